@@ -1,0 +1,1 @@
+//! hsasim: a software GPU behind the HSA runtime C API.

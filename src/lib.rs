@@ -1,0 +1,1 @@
+//! hipshim: a HIP runtime (`libamdhip64.so`) that owns its AQL queues.
