@@ -1,0 +1,131 @@
+//! The HSA runtime's entry points, resolved once from whichever library serves this process
+//! (ROCr or hsasim). The shim calls the HSA runtime only through this table, so the simulator
+//! is never special-cased.
+
+use hsa_abi::*;
+use libloading::Library;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+
+macro_rules! hsa_table {
+    (
+        required { $( $name:ident : fn($($arg:ty),*) -> $ret:ty; )* }
+        optional { $( $oname:ident : fn($($oarg:ty),*) -> $oret:ty; )* }
+    ) => {
+        /// Function pointers into the loaded HSA runtime. Optional entry points are absent
+        /// from older ROCr releases (e.g. ROCm 5.2 has no `..._async_copy_on_engine`).
+        pub struct HsaApi {
+            $( pub $name: unsafe extern "C" fn($($arg),*) -> $ret, )*
+            $( pub $oname: Option<unsafe extern "C" fn($($oarg),*) -> $oret>, )*
+            /// Where the library was loaded from.
+            pub path: PathBuf,
+            _library: Library,
+        }
+
+        impl HsaApi {
+            /// Opens `path` (a file path or a soname for the dynamic loader) and resolves
+            /// every entry point; a missing required one is an error naming it.
+            pub fn load(path: &Path) -> Result<HsaApi, String> {
+                // SAFETY: loading a shared library runs its initialisers; the candidates are
+                // HSA runtimes chosen by configuration or the well-known ROCr soname.
+                let library = unsafe { Library::new(path) }
+                    .map_err(|e| format!("cannot load {}: {e}", path.display()))?;
+                // SAFETY: each symbol is looked up by its HSA name and given the signature
+                // the HSA specification / ROCm headers declare for it.
+                unsafe {
+                    Ok(HsaApi {
+                        $( $name: *library
+                            .get::<unsafe extern "C" fn($($arg),*) -> $ret>(concat!(stringify!($name), "\0").as_bytes())
+                            .map_err(|_| format!("{} does not export {}", path.display(), stringify!($name)))?, )*
+                        $( $oname: library
+                            .get::<unsafe extern "C" fn($($oarg),*) -> $oret>(concat!(stringify!($oname), "\0").as_bytes())
+                            .ok()
+                            .map(|s| *s), )*
+                        path: path.to_path_buf(),
+                        _library: library,
+                    })
+                }
+            }
+        }
+    };
+}
+
+hsa_table! {
+    required {
+        hsa_init: fn() -> hsa_status_t;
+        hsa_shut_down: fn() -> hsa_status_t;
+        hsa_status_string: fn(hsa_status_t, *mut *const std::ffi::c_char) -> hsa_status_t;
+        hsa_system_get_info: fn(u32, *mut c_void) -> hsa_status_t;
+        hsa_iterate_agents: fn(AgentCallback, *mut c_void) -> hsa_status_t;
+        hsa_agent_get_info: fn(hsa_agent_t, u32, *mut c_void) -> hsa_status_t;
+        hsa_agent_iterate_isas: fn(hsa_agent_t, IsaCallback, *mut c_void) -> hsa_status_t;
+        hsa_isa_get_info_alt: fn(hsa_isa_t, u32, *mut c_void) -> hsa_status_t;
+        hsa_amd_agent_iterate_memory_pools: fn(hsa_agent_t, PoolCallback, *mut c_void) -> hsa_status_t;
+        hsa_amd_memory_pool_get_info: fn(hsa_amd_memory_pool_t, u32, *mut c_void) -> hsa_status_t;
+        hsa_amd_memory_pool_allocate: fn(hsa_amd_memory_pool_t, usize, u32, *mut *mut c_void) -> hsa_status_t;
+        hsa_amd_memory_pool_free: fn(*mut c_void) -> hsa_status_t;
+        hsa_amd_agents_allow_access: fn(u32, *const hsa_agent_t, *const u32, *const c_void) -> hsa_status_t;
+        hsa_signal_create: fn(hsa_signal_value_t, u32, *const hsa_agent_t, *mut hsa_signal_t) -> hsa_status_t;
+        hsa_signal_destroy: fn(hsa_signal_t) -> hsa_status_t;
+        hsa_signal_load_relaxed: fn(hsa_signal_t) -> hsa_signal_value_t;
+        hsa_signal_store_relaxed: fn(hsa_signal_t, hsa_signal_value_t) -> ();
+        hsa_signal_store_screlease: fn(hsa_signal_t, hsa_signal_value_t) -> ();
+        hsa_signal_add_relaxed: fn(hsa_signal_t, hsa_signal_value_t) -> ();
+        hsa_signal_wait_scacquire: fn(hsa_signal_t, u32, hsa_signal_value_t, u64, u32) -> hsa_signal_value_t;
+        hsa_queue_create: fn(hsa_agent_t, u32, u32, Option<QueueErrorCallback>, *mut c_void, u32, u32, *mut *mut hsa_queue_t) -> hsa_status_t;
+        hsa_queue_destroy: fn(*mut hsa_queue_t) -> hsa_status_t;
+        hsa_queue_load_read_index_scacquire: fn(*const hsa_queue_t) -> u64;
+        hsa_queue_add_write_index_screlease: fn(*const hsa_queue_t, u64) -> u64;
+        hsa_amd_memory_async_copy: fn(*mut c_void, hsa_agent_t, *const c_void, hsa_agent_t, usize, u32, *const hsa_signal_t, hsa_signal_t) -> hsa_status_t;
+        hsa_code_object_reader_create_from_memory: fn(*const c_void, usize, *mut hsa_code_object_reader_t) -> hsa_status_t;
+        hsa_code_object_reader_destroy: fn(hsa_code_object_reader_t) -> hsa_status_t;
+        hsa_executable_create_alt: fn(u32, u32, *const std::ffi::c_char, *mut hsa_executable_t) -> hsa_status_t;
+        hsa_executable_load_agent_code_object: fn(hsa_executable_t, hsa_agent_t, hsa_code_object_reader_t, *const std::ffi::c_char, *mut hsa_loaded_code_object_t) -> hsa_status_t;
+        hsa_executable_freeze: fn(hsa_executable_t, *const std::ffi::c_char) -> hsa_status_t;
+        hsa_executable_get_symbol_by_name: fn(hsa_executable_t, *const std::ffi::c_char, *const hsa_agent_t, *mut hsa_executable_symbol_t) -> hsa_status_t;
+        hsa_executable_symbol_get_info: fn(hsa_executable_symbol_t, u32, *mut c_void) -> hsa_status_t;
+        hsa_executable_destroy: fn(hsa_executable_t) -> hsa_status_t;
+    }
+    optional {
+        hsa_amd_memory_async_copy_on_engine: fn(*mut c_void, hsa_agent_t, *const c_void, hsa_agent_t, usize, u32, *const hsa_signal_t, hsa_signal_t, u32, bool) -> hsa_status_t;
+    }
+}
+
+impl HsaApi {
+    /// The runtime's own text for a status, for log lines.
+    pub fn describe(&self, status: hsa_status_t) -> String {
+        let mut text: *const std::ffi::c_char = std::ptr::null();
+        // SAFETY: `text` is a valid out-pointer; on success the runtime stores a pointer to a
+        // static NUL-terminated string.
+        let ok = unsafe { (self.hsa_status_string)(status, &mut text) } == status::SUCCESS;
+        if ok && !text.is_null() {
+            // SAFETY: checked non-null above; HSA returns static C strings.
+            let s = unsafe { std::ffi::CStr::from_ptr(text) };
+            format!("{status:#x} ({})", s.to_string_lossy())
+        } else {
+            format!("{status:#x}")
+        }
+    }
+}
+
+/// An HSA call failed: which one, and with what status.
+#[derive(Debug, Clone)]
+pub struct HsaError {
+    pub call: &'static str,
+    pub status: hsa_status_t,
+}
+
+impl std::fmt::Display for HsaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} failed with status {:#x}", self.call, self.status)
+    }
+}
+
+/// Turns an HSA status into a `Result` that names the call.
+pub fn check(call: &'static str, status: hsa_status_t) -> Result<(), HsaError> {
+    if status == status::SUCCESS || status == status::INFO_BREAK {
+        Ok(())
+    } else {
+        Err(HsaError { call, status })
+    }
+}

@@ -1,0 +1,256 @@
+//! The HSA layer: choosing and loading the HSA runtime, and one small type per HSA resource
+//! (agents and pools here, [`queue::Queue`], [`signal::Signal`]).
+
+pub mod api;
+pub mod queue;
+pub mod signal;
+
+pub use api::{check, HsaApi, HsaError};
+
+use crate::config::{Config, DeviceChoice};
+use hsa_abi::*;
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+
+/// ROCr's soname, found by the dynamic loader.
+const ROCR_SONAME: &str = "libhsa-runtime64.so.1";
+/// The software GPU shipped next to this library.
+const HSASIM_FILE: &str = "libhsasim.so";
+
+/// An initialised HSA runtime with at least one GPU agent.
+pub struct HsaRuntime {
+    pub api: &'static HsaApi,
+    pub gpus: Vec<hsa_agent_t>,
+    pub cpu: hsa_agent_t,
+    /// `HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY`, to turn waits into timestamp units.
+    pub timestamp_hz: u64,
+    /// True when this is hsasim rather than ROCr or another runtime.
+    pub is_simulator: bool,
+}
+
+/// Picks and initialises the HSA runtime per `HIPSHIM_HSA_LIB` / `HIPSHIM_DEVICE`:
+/// an explicit library wins; otherwise ROCr if it initialises and has a GPU; otherwise the
+/// bundled hsasim, with one notice on stderr saying why.
+pub fn open_runtime(config: &Config) -> Result<HsaRuntime, String> {
+    if let Some(path) = &config.hsa_lib {
+        return init_runtime(path);
+    }
+    let sim_path = || {
+        own_directory()
+            .map(|dir| dir.join(HSASIM_FILE))
+            .unwrap_or_else(|| PathBuf::from(HSASIM_FILE))
+    };
+    if config.device == DeviceChoice::Sim {
+        return init_runtime(&sim_path());
+    }
+    let why_not_rocr = match init_runtime(Path::new(ROCR_SONAME)) {
+        Ok(runtime) => return Ok(runtime),
+        Err(why) => why,
+    };
+    if config.device == DeviceChoice::Gpu {
+        return Err(format!(
+            "HIPSHIM_DEVICE=gpu but no GPU is usable: {why_not_rocr}"
+        ));
+    }
+    let path = sim_path();
+    let runtime = init_runtime(&path)?;
+    eprintln!(
+        "hipshim: using the software GPU hsasim ({}): {why_not_rocr}",
+        path.display()
+    );
+    Ok(runtime)
+}
+
+fn init_runtime(path: &Path) -> Result<HsaRuntime, String> {
+    let api: &'static HsaApi = Box::leak(Box::new(HsaApi::load(path)?));
+    // SAFETY: hsa_init takes no arguments; the table was resolved from this library.
+    let status = unsafe { (api.hsa_init)() };
+    if status != status::SUCCESS {
+        return Err(format!(
+            "hsa_init in {} returned {}",
+            path.display(),
+            api.describe(status)
+        ));
+    }
+    let mut agents: Vec<(hsa_agent_t, u32)> = Vec::new();
+    unsafe extern "C" fn collect(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: `data` is the `&mut (Vec, api)` passed below, alive for the iteration.
+        let (agents, api) = unsafe { &mut *(data as *mut (&mut Vec<(hsa_agent_t, u32)>, &HsaApi)) };
+        let mut device_type: u32 = u32::MAX;
+        // SAFETY: DEVICE is a u32 attribute; the out-pointer is valid.
+        unsafe {
+            (api.hsa_agent_get_info)(
+                agent,
+                agent_info::DEVICE,
+                &mut device_type as *mut u32 as *mut c_void,
+            )
+        };
+        agents.push((agent, device_type));
+        status::SUCCESS
+    }
+    let mut ctx = (&mut agents, api);
+    // SAFETY: the callback matches the HSA signature and `ctx` outlives the call.
+    let status = unsafe { (api.hsa_iterate_agents)(collect, &mut ctx as *mut _ as *mut c_void) };
+    check("hsa_iterate_agents", status).map_err(|e| e.to_string())?;
+
+    let gpus: Vec<hsa_agent_t> = agents
+        .iter()
+        .filter(|a| a.1 == HSA_DEVICE_TYPE_GPU)
+        .map(|a| a.0)
+        .collect();
+    let cpu = agents
+        .iter()
+        .find(|a| a.1 == HSA_DEVICE_TYPE_CPU)
+        .map(|a| a.0);
+    let (Some(cpu), false) = (cpu, gpus.is_empty()) else {
+        // SAFETY: balances the successful hsa_init above.
+        unsafe { (api.hsa_shut_down)() };
+        return Err(format!("{} reports no GPU agent", path.display()));
+    };
+    let mut timestamp_hz: u64 = 0;
+    // SAFETY: TIMESTAMP_FREQUENCY is a u64 attribute; the out-pointer is valid.
+    unsafe {
+        (api.hsa_system_get_info)(
+            system_info::TIMESTAMP_FREQUENCY,
+            &mut timestamp_hz as *mut u64 as *mut c_void,
+        )
+    };
+    let is_simulator = agent_string(api, gpus[0], agent_info::AMD_PRODUCT_NAME)
+        .map(|name| name.starts_with("hsasim"))
+        .unwrap_or(false);
+    tracing::info!(library = %path.display(), gpus = gpus.len(), is_simulator, "HSA runtime initialised");
+    Ok(HsaRuntime {
+        api,
+        gpus,
+        cpu,
+        timestamp_hz: timestamp_hz.max(1),
+        is_simulator,
+    })
+}
+
+/// Reads a fixed-size (at most 64-byte) string attribute of an agent.
+pub fn agent_string(api: &HsaApi, agent: hsa_agent_t, attribute: u32) -> Option<String> {
+    let mut buf = [0u8; 64];
+    // SAFETY: string attributes (NAME, VENDOR_NAME, PRODUCT_NAME) are at most 64 bytes.
+    let status =
+        unsafe { (api.hsa_agent_get_info)(agent, attribute, buf.as_mut_ptr() as *mut c_void) };
+    if status != status::SUCCESS {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// Reads a plain-old-data attribute of an agent.
+pub fn agent_value<T: Copy + Default>(
+    api: &HsaApi,
+    agent: hsa_agent_t,
+    attribute: u32,
+) -> Option<T> {
+    let mut value = T::default();
+    // SAFETY: the caller names an attribute whose HSA type is `T`.
+    let status =
+        unsafe { (api.hsa_agent_get_info)(agent, attribute, &mut value as *mut T as *mut c_void) };
+    (status == status::SUCCESS).then_some(value)
+}
+
+/// The names of an agent's ISAs, e.g. `amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`.
+pub fn agent_isa_names(api: &HsaApi, agent: hsa_agent_t) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    unsafe extern "C" fn collect(isa: hsa_isa_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: `data` is the `(Vec, api)` pair passed below, alive for the iteration.
+        let (names, api) = unsafe { &mut *(data as *mut (&mut Vec<String>, &HsaApi)) };
+        let mut len: u32 = 0;
+        // SAFETY: NAME_LENGTH is a u32 attribute.
+        unsafe {
+            (api.hsa_isa_get_info_alt)(
+                isa,
+                isa_info::NAME_LENGTH,
+                &mut len as *mut u32 as *mut c_void,
+            )
+        };
+        let mut buf = vec![0u8; len as usize + 1];
+        // SAFETY: NAME writes NAME_LENGTH bytes; the buffer has one more.
+        let status = unsafe {
+            (api.hsa_isa_get_info_alt)(isa, isa_info::NAME, buf.as_mut_ptr() as *mut c_void)
+        };
+        if status == status::SUCCESS {
+            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            names.push(String::from_utf8_lossy(&buf[..end]).into_owned());
+        }
+        status::SUCCESS
+    }
+    let mut ctx = (&mut names, api);
+    // SAFETY: callback signature matches; ctx outlives the call.
+    unsafe { (api.hsa_agent_iterate_isas)(agent, collect, &mut ctx as *mut _ as *mut c_void) };
+    names
+}
+
+/// A memory pool of an agent with the properties the runtime selects pools by.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolInfo {
+    pub pool: hsa_amd_memory_pool_t,
+    pub segment: u32,
+    pub global_flags: u32,
+    pub size: usize,
+    pub alloc_allowed: bool,
+}
+
+/// Every memory pool of `agent`.
+pub fn agent_pools(api: &HsaApi, agent: hsa_agent_t) -> Vec<PoolInfo> {
+    let mut pools: Vec<PoolInfo> = Vec::new();
+    unsafe extern "C" fn collect(pool: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: `data` is the `(Vec, api)` pair passed below, alive for the iteration.
+        let (pools, api) = unsafe { &mut *(data as *mut (&mut Vec<PoolInfo>, &HsaApi)) };
+        let get = |attribute: u32, out: *mut c_void| {
+            // SAFETY: each attribute below is read into a value of its HSA type.
+            unsafe { (api.hsa_amd_memory_pool_get_info)(pool, attribute, out) }
+        };
+        let mut info = PoolInfo {
+            pool,
+            segment: u32::MAX,
+            global_flags: 0,
+            size: 0,
+            alloc_allowed: false,
+        };
+        get(
+            memory_pool_info::SEGMENT,
+            &mut info.segment as *mut u32 as *mut c_void,
+        );
+        get(
+            memory_pool_info::GLOBAL_FLAGS,
+            &mut info.global_flags as *mut u32 as *mut c_void,
+        );
+        get(
+            memory_pool_info::SIZE,
+            &mut info.size as *mut usize as *mut c_void,
+        );
+        get(
+            memory_pool_info::RUNTIME_ALLOC_ALLOWED,
+            &mut info.alloc_allowed as *mut bool as *mut c_void,
+        );
+        pools.push(info);
+        status::SUCCESS
+    }
+    let mut ctx = (&mut pools, api);
+    // SAFETY: callback signature matches; ctx outlives the call.
+    unsafe {
+        (api.hsa_amd_agent_iterate_memory_pools)(agent, collect, &mut ctx as *mut _ as *mut c_void)
+    };
+    pools
+}
+
+/// The directory of the file this library was loaded from (the path ld.so used, so a
+/// `libamdhip64.so.5` symlink resolves to the directory holding the link).
+fn own_directory() -> Option<PathBuf> {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address of a function in this library and fills `info`.
+    let found = unsafe { libc::dladdr(own_directory as *const c_void, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr returned a NUL-terminated path owned by the loader.
+    let file = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
+    let path = PathBuf::from(file.to_string_lossy().into_owned());
+    path.parent().map(Path::to_path_buf)
+}

@@ -1,0 +1,218 @@
+//! AQL queues the shim creates and writes packets into itself.
+//!
+//! Concurrency rule: a `Queue` may be shared by several streams; every method here is safe
+//! to call from several threads at once, because slots are reserved with the atomic
+//! `add_write_index` and each writer only touches its own slot.
+
+use super::{check, HsaApi, HsaError};
+use hsa_abi::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Bytes of kernarg memory per packet slot. AMD's limit on explicit kernel arguments is 4 KiB
+/// including hidden arguments for our purposes; larger kernarg segments are refused at launch.
+pub const KERNARG_SLOT_BYTES: usize = 4096;
+
+/// What the error callback of a queue records; 0 while the queue is healthy.
+struct QueueHealth {
+    status: AtomicU32,
+    queue_id: u64,
+}
+
+pub struct Queue {
+    api: &'static HsaApi,
+    raw: *mut hsa_queue_t,
+    ring: *mut AqlPacket,
+    size: u64,
+    pub id: u64,
+    health: Box<QueueHealth>,
+    /// `2 * size` slots of [`KERNARG_SLOT_BYTES`]: packet `i` uses slot `i % (2 * size)`.
+    /// Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
+    /// every packet carries the barrier bit, so packet `j - 2 * size` has completed by then.
+    kernargs: *mut u8,
+}
+
+// SAFETY: the queue ring and kernarg memory are shared with the device by design; concurrent
+// use follows the AQL protocol (atomic index reservation, one writer per slot).
+unsafe impl Send for Queue {}
+// SAFETY: as above.
+unsafe impl Sync for Queue {}
+
+unsafe extern "C" fn on_queue_error(
+    status: hsa_status_t,
+    _queue: *mut hsa_queue_t,
+    data: *mut c_void,
+) {
+    if data.is_null() {
+        return;
+    }
+    // SAFETY: `data` is the boxed `QueueHealth` of a live `Queue` (the queue is destroyed
+    // before its health record is dropped).
+    let health = unsafe { &*(data as *const QueueHealth) };
+    health.status.store(status, Ordering::Release);
+    tracing::error!(
+        queue = health.queue_id,
+        status = format_args!("{status:#x}"),
+        "queue error reported by the HSA runtime"
+    );
+}
+
+impl Queue {
+    /// Creates a queue of `size` packets on `agent` and its kernarg ring in `kernarg_pool`.
+    pub fn create(
+        api: &'static HsaApi,
+        agent: hsa_agent_t,
+        size: u32,
+        kernarg_pool: hsa_amd_memory_pool_t,
+    ) -> Result<Queue, HsaError> {
+        let health = Box::new(QueueHealth {
+            status: AtomicU32::new(0),
+            queue_id: 0,
+        });
+        let mut raw: *mut hsa_queue_t = std::ptr::null_mut();
+        // SAFETY: `raw` is a valid out-pointer; the callback data (`health`) is boxed so its
+        // address is stable and outlives the queue (see Drop).
+        let status = unsafe {
+            (api.hsa_queue_create)(
+                agent,
+                size,
+                HSA_QUEUE_TYPE_MULTI,
+                Some(on_queue_error),
+                &*health as *const QueueHealth as *mut c_void,
+                u32::MAX,
+                u32::MAX,
+                &mut raw,
+            )
+        };
+        check("hsa_queue_create", status)?;
+        // SAFETY: hsa_queue_create succeeded, so `raw` points to a live queue.
+        let (ring, size, id) = unsafe {
+            (
+                (*raw).base_address as *mut AqlPacket,
+                (*raw).size as u64,
+                (*raw).id,
+            )
+        };
+        let kernarg_bytes = 2 * size as usize * KERNARG_SLOT_BYTES;
+        let mut kernargs: *mut c_void = std::ptr::null_mut();
+        // SAFETY: valid pool handle and out-pointer.
+        let status = unsafe {
+            (api.hsa_amd_memory_pool_allocate)(kernarg_pool, kernarg_bytes, 0, &mut kernargs)
+        };
+        if let Err(e) = check("hsa_amd_memory_pool_allocate(kernarg)", status) {
+            // SAFETY: the queue was created above and is not used elsewhere yet.
+            unsafe { (api.hsa_queue_destroy)(raw) };
+            return Err(e);
+        }
+        // SAFETY: grants the GPU agent access to memory we just allocated.
+        unsafe { (api.hsa_amd_agents_allow_access)(1, &agent, std::ptr::null(), kernargs) };
+        let mut health = health;
+        health.queue_id = id;
+        tracing::debug!(queue = id, size, "created AQL queue");
+        Ok(Queue {
+            api,
+            raw,
+            ring,
+            size,
+            id,
+            health,
+            kernargs: kernargs as *mut u8,
+        })
+    }
+
+    /// The status the HSA runtime reported for this queue, if it failed.
+    pub fn error(&self) -> Option<hsa_status_t> {
+        match self.health.status.load(Ordering::Acquire) {
+            0 => None,
+            status => Some(status),
+        }
+    }
+
+    /// Publishes one packet and rings the doorbell; returns its index.
+    ///
+    /// `fill` receives the reserved index and that slot's kernarg memory and returns the
+    /// packet. AQL protocol: reserve an index, wait for room, write bytes 4..64, then store
+    /// the header+setup word last with release ordering (until then the packet processor sees
+    /// an INVALID packet and never reads a half-written one), then store the index to the
+    /// doorbell signal.
+    pub fn submit(&self, fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket) -> u64 {
+        // SAFETY: `raw` is live for the lifetime of `self`.
+        let index = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, 1) };
+        while index - self.read_index() >= self.size {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+        let kernarg_slot = (index % (2 * self.size)) as usize;
+        // SAFETY: slot `kernarg_slot` belongs to this index alone until the packet completes
+        // (see the `kernargs` field); the ring was sized for 2 * size slots.
+        let kernarg = unsafe {
+            std::slice::from_raw_parts_mut(
+                self.kernargs.add(kernarg_slot * KERNARG_SLOT_BYTES),
+                KERNARG_SLOT_BYTES,
+            )
+        };
+        let packet = fill(index, kernarg);
+        // SAFETY: the slot at `index % size` was released by the packet processor (room was
+        // checked above) and is written by this thread only.
+        unsafe {
+            let slot = self.ring.add((index % self.size) as usize) as *mut u8;
+            std::ptr::copy_nonoverlapping(packet.bytes.as_ptr().add(4), slot.add(4), 60);
+            let header_and_setup = u32::from_le_bytes([
+                packet.bytes[0],
+                packet.bytes[1],
+                packet.bytes[2],
+                packet.bytes[3],
+            ]);
+            (*(slot as *const AtomicU32)).store(header_and_setup, Ordering::Release);
+            (self.api.hsa_signal_store_screlease)((*self.raw).doorbell_signal, index as i64);
+        }
+        tracing::trace!(
+            queue = self.id,
+            index,
+            header = format_args!(
+                "{:#06x}",
+                u16::from_le_bytes([packet.bytes[0], packet.bytes[1]])
+            ),
+            "packet published, doorbell rung"
+        );
+        index
+    }
+
+    fn read_index(&self) -> u64 {
+        // SAFETY: `raw` is live for the lifetime of `self`.
+        unsafe { (self.api.hsa_queue_load_read_index_scacquire)(self.raw) }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // SAFETY: the queue and its kernarg ring were created by `create` and are released
+        // exactly once; the queue goes first so its error callback cannot run afterwards.
+        unsafe {
+            (self.api.hsa_queue_destroy)(self.raw);
+            (self.api.hsa_amd_memory_pool_free)(self.kernargs as *mut c_void);
+        }
+    }
+}
+
+/// Header word of a packet the shim publishes: streams are in order, so every packet carries
+/// the barrier bit; system-scope fences make host writes visible before and results after.
+pub const fn stream_packet_header(packet_type: u16) -> u16 {
+    packet_header(
+        packet_type,
+        true,
+        HSA_FENCE_SCOPE_SYSTEM,
+        HSA_FENCE_SCOPE_SYSTEM,
+    )
+}
+
+/// Serialises a typed packet into the 64 raw bytes `submit` publishes.
+pub fn to_bytes<T: Copy>(packet: &T) -> AqlPacket {
+    const { assert!(std::mem::size_of::<T>() == 64) };
+    let mut out = AqlPacket { bytes: [0; 64] };
+    // SAFETY: `T` is one of the 64-byte repr(C) packet types (asserted above), plain data.
+    unsafe {
+        std::ptr::copy_nonoverlapping(packet as *const T as *const u8, out.bytes.as_mut_ptr(), 64)
+    };
+    out
+}

@@ -1,0 +1,98 @@
+//! The HIP runtime proper: devices, streams, memory, modules and launches, all in terms of the
+//! HSA layer. Functions here take typed arguments and return `HipResult`; the C ABI is in
+//! `api/`.
+
+pub mod code_object;
+pub mod device;
+pub mod kernarg;
+pub mod launch;
+pub mod memory;
+pub mod module;
+pub mod stream;
+
+use crate::config::Config;
+use crate::error::{HipError, HipResult};
+use crate::hsa::{self, HsaRuntime};
+use device::Device;
+use once_cell::sync::OnceCell;
+use std::cell::Cell;
+
+pub struct Runtime {
+    pub config: Config,
+    pub hsa: HsaRuntime,
+    pub devices: Vec<Device>,
+}
+
+static RUNTIME: OnceCell<Result<Runtime, HipError>> = OnceCell::new();
+
+thread_local! {
+    /// The device selected by `hipSetDevice` on this thread.
+    static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The process-wide runtime, initialised on first use (by `hipInit` or any other call).
+pub fn runtime() -> HipResult<&'static Runtime> {
+    RUNTIME
+        .get_or_init(|| {
+            let config = Config::from_env();
+            crate::logging::init(config.log.as_deref());
+            let hsa = hsa::open_runtime(&config).map_err(|why| {
+                eprintln!("hipshim: no HSA runtime could be initialised: {why}");
+                HipError::NO_DEVICE
+            })?;
+            let devices = hsa
+                .gpus
+                .iter()
+                .enumerate()
+                .map(|(index, &agent)| Device::open(index, agent, &hsa, &config))
+                .collect::<HipResult<Vec<_>>>()?;
+            tracing::info!(devices = devices.len(), "hipshim runtime ready");
+            Ok(Runtime {
+                config,
+                hsa,
+                devices,
+            })
+        })
+        .as_ref()
+        .map_err(|e| *e)
+}
+
+impl Runtime {
+    pub fn device(&self, ordinal: usize) -> HipResult<&Device> {
+        self.devices.get(ordinal).ok_or(HipError::INVALID_DEVICE)
+    }
+
+    /// The device current on this thread.
+    pub fn current_device(&self) -> HipResult<&Device> {
+        self.device(CURRENT_DEVICE.with(Cell::get))
+    }
+}
+
+pub fn init(flags: u32) -> HipResult {
+    if flags != 0 {
+        return Err(HipError::INVALID_VALUE);
+    }
+    runtime().map(|_| ())
+}
+
+pub fn device_count() -> HipResult<i32> {
+    Ok(runtime()?.devices.len() as i32)
+}
+
+pub fn set_device(ordinal: i32) -> HipResult {
+    let rt = runtime()?;
+    let index = usize::try_from(ordinal).map_err(|_| HipError::INVALID_DEVICE)?;
+    rt.device(index)?;
+    CURRENT_DEVICE.with(|c| c.set(index));
+    Ok(())
+}
+
+pub fn get_device() -> HipResult<i32> {
+    runtime()?;
+    Ok(CURRENT_DEVICE.with(Cell::get) as i32)
+}
+
+/// Waits for all work on every stream of the current device.
+pub fn device_synchronize() -> HipResult {
+    runtime()?.current_device()?.synchronize()
+}
