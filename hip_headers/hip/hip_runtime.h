@@ -1,0 +1,15 @@
+// hipshim HIP headers: everything a HIP source file includes.
+//
+// Build with a stock clang, e.g.
+//   clang++-19 -x hip --offload-arch=gfx942 -O3 -nogpuinc \
+//       --rocm-device-lib-path=DIR -I hip_headers prog.hip -L LIBDIR -lamdhip64
+#ifndef HIP_HIP_RUNTIME_H
+#define HIP_HIP_RUNTIME_H
+
+#include "hip_runtime_api.h"
+
+#if defined(__HIP__)
+#include "hipshim/device_builtins.h"
+#endif
+
+#endif // HIP_HIP_RUNTIME_H

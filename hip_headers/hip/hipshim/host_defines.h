@@ -1,0 +1,43 @@
+// hipshim HIP headers: platform macros and function/variable attribute macros.
+//
+// These headers are written for hipshim and target a stock clang in HIP mode
+// (`clang++ -x hip -nogpuinc ...`); they do not need any ROCm header.
+#ifndef HIPSHIM_HOST_DEFINES_H
+#define HIPSHIM_HOST_DEFINES_H
+
+#if !defined(__cplusplus)
+#error "the hipshim HIP headers support C++ only"
+#endif
+
+// The platform macros HIP programs test for.
+#ifndef __HIP_PLATFORM_AMD__
+#define __HIP_PLATFORM_AMD__ 1
+#endif
+#ifndef __HIP_PLATFORM_HCC__
+#define __HIP_PLATFORM_HCC__ 1
+#endif
+
+// Marks these headers (as opposed to AMD's) for programs that care.
+#define __HIPSHIM_HEADERS__ 1
+
+// Execution-space and memory-space attributes understood by clang in HIP mode.
+#define __host__ __attribute__((host))
+#define __device__ __attribute__((device))
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+
+#define __noinline__ __attribute__((noinline))
+#define __forceinline__ inline __attribute__((always_inline))
+
+// clang maps CUDA-style launch bounds onto amdgpu-flat-work-group-size.
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+
+// Ignoring a hipError_t is discouraged; C++17 lets that be a warning.
+#if __cplusplus >= 201703L
+#define HIPSHIM_NODISCARD [[nodiscard]]
+#else
+#define HIPSHIM_NODISCARD
+#endif
+
+#endif // HIPSHIM_HOST_DEFINES_H

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Stage the "lib dir": one directory from which HIP programs load hipshim.
+#
+#   <target>/<profile>/hipshim-lib/
+#     libamdhip64.so, libamdhip64.so.5, .6, .7  -> ../libamdhip64.so
+#     libhsasim.so                              -> ../libhsasim.so
+#
+# Programs linked with -lamdhip64 record NEEDED libamdhip64.so.6 (ours) or
+# libamdhip64.so.5 (Debian's hipcc), so every soname must answer here; the shim
+# looks for libhsasim.so next to the libamdhip64.so* it was loaded from.
+#
+# Usage: scripts/stage-libs.sh [PROFILE]     (PROFILE defaults to debug)
+#   The target dir is $CARGO_TARGET_DIR, else <repo>/target. Build first
+#   (cargo build --workspace). Prints the lib dir on stdout.
+# This is the only place that knows the layout; tests/common calls it.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+profile="${1:-debug}"
+profile_dir="${CARGO_TARGET_DIR:-$repo/target}/$profile"
+lib_dir="$profile_dir/hipshim-lib"
+
+for lib in libamdhip64.so libhsasim.so; do
+    if [[ ! -f "$profile_dir/$lib" ]]; then
+        echo "stage-libs: $profile_dir/$lib is missing; build it with" \
+            "'cargo build --workspace' (or run 'cargo test --workspace')" >&2
+        exit 1
+    fi
+done
+
+mkdir -p "$lib_dir"
+for name in libamdhip64.so libamdhip64.so.5 libamdhip64.so.6 libamdhip64.so.7; do
+    ln -sfn ../libamdhip64.so "$lib_dir/$name"
+done
+ln -sfn ../libhsasim.so "$lib_dir/libhsasim.so"
+echo "$lib_dir"

@@ -1,0 +1,208 @@
+//! HIP programs in `c_tests/` built with a stock clang against `hip_headers/`
+//! and run on hipshim over the software GPU (hsasim).
+//!
+//! Each `c_tests/NAME.hip` checks its own results and exits non-zero with a
+//! message when something differs. The program is built once, as a fat binary
+//! holding a code object for each of its targets, linked with `-lamdhip64`
+//! against the staged lib dir (rpath to it), and run once per target with
+//! `HSASIM_GFX=<target>`: one test function per program × target, so a failure
+//! names both.
+//!
+//! A program may declare, in a comment line anywhere in its first lines,
+//!
+//! ```text
+//! // hipshim-test: targets=gfx90a sim=gfx942 expect-stderr=gfx90a expect-exit=0
+//! ```
+//!
+//! - `targets`: comma-separated offload archs (default `gfx942,gfx90a`);
+//! - `sim`: the model to run on instead of the target itself (to run code on a
+//!   device it was not built for);
+//! - `expect-stderr`: text the program's stderr must contain;
+//! - `expect-exit`: the exit status (default 0).
+//!
+//! Built programs are cached in `<target>/c_tests/`, keyed by a hash of the
+//! source, the headers, the flags and the compiler.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Fnv;
+
+const CLANG: &str = "clang++-19";
+const DEFAULT_TARGETS: &[&str] = &["gfx942", "gfx90a"];
+
+/// One test function per (program, target), and the list of those pairs that
+/// `every_c_test_has_a_test_function` compares with `c_tests/*.hip`.
+macro_rules! c_tests {
+    ($($test:ident => $program:literal on $target:literal;)*) => {
+        const DECLARED: &[(&str, &str)] = &[$(($program, $target)),*];
+        $(
+            #[test]
+            fn $test() {
+                run_c_test($program, $target);
+            }
+        )*
+    };
+}
+
+c_tests! {
+    vector_add_gfx942 => "vector_add" on "gfx942";
+    vector_add_gfx90a => "vector_add" on "gfx90a";
+    bad_input_gfx942 => "bad_input" on "gfx942";
+    no_binary_gfx90a => "no_binary" on "gfx90a";
+}
+
+/// What a program's `// hipshim-test:` line asks for.
+#[derive(Debug)]
+struct Spec {
+    targets: Vec<String>,
+    sim: Option<String>,
+    expect_stderr: Option<String>,
+    expect_exit: i32,
+}
+
+impl Spec {
+    fn parse(source: &str, path: &Path) -> Spec {
+        let mut spec = Spec {
+            targets: DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect(),
+            sim: None,
+            expect_stderr: None,
+            expect_exit: 0,
+        };
+        let header = source
+            .lines()
+            .take(20)
+            .filter_map(|l| l.trim().strip_prefix("// hipshim-test:"));
+        for line in header {
+            for field in line.split_whitespace() {
+                let (key, value) = field
+                    .split_once('=')
+                    .unwrap_or_else(|| panic!("{}: `{field}` is not key=value", path.display()));
+                match key {
+                    "targets" => spec.targets = value.split(',').map(str::to_owned).collect(),
+                    "sim" => spec.sim = Some(value.to_owned()),
+                    "expect-stderr" => spec.expect_stderr = Some(value.to_owned()),
+                    "expect-exit" => {
+                        spec.expect_exit = value.parse().unwrap_or_else(|_| {
+                            panic!("{}: expect-exit={value} is not a number", path.display())
+                        })
+                    }
+                    _ => panic!("{}: unknown hipshim-test key `{key}`", path.display()),
+                }
+            }
+        }
+        spec
+    }
+}
+
+fn c_tests_dir() -> PathBuf {
+    common::repo_root().join("c_tests")
+}
+
+/// Builds (or reuses) `c_tests/<name>.hip` for all of its targets.
+fn build(name: &str, spec: &Spec) -> PathBuf {
+    let source = c_tests_dir().join(format!("{name}.hip"));
+    let headers = common::repo_root().join("hip_headers");
+    let lib_dir = common::lib_dir();
+    let devlibs = common::devlibs_dir();
+    let clang = common::require_tool(CLANG);
+
+    let mut flags: Vec<String> = vec!["-x".into(), "hip".into()];
+    flags.extend(spec.targets.iter().map(|t| format!("--offload-arch={t}")));
+    flags.extend(
+        [
+            "-O3",
+            "-nogpuinc",
+            "-no-hip-rt",
+            "-mcode-object-version=5",
+            "-Wall",
+        ]
+        .map(String::from),
+    );
+    flags.push(format!("--rocm-device-lib-path={}", devlibs.display()));
+    flags.push(format!("-I{}", headers.display()));
+    flags.push(source.display().to_string());
+    flags.push(format!("-L{}", lib_dir.display()));
+    flags.push("-lamdhip64".into());
+    flags.push(format!("-Wl,-rpath,{}", lib_dir.display()));
+
+    let mut key = Fnv::new();
+    key.tool(&clang).file(&source).tree(&headers);
+    for f in &flags {
+        key.bytes(f.as_bytes());
+    }
+    let cache = common::target_dir().join("c_tests");
+    common::cached_build(&cache, name, &key, |out| {
+        let mut cmd = Command::new(&clang);
+        cmd.args(&flags).arg("-o").arg(out);
+        cmd
+    })
+}
+
+fn run_c_test(name: &str, target: &str) {
+    let source_path = c_tests_dir().join(format!("{name}.hip"));
+    let source = std::fs::read_to_string(&source_path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", source_path.display()));
+    let spec = Spec::parse(&source, &source_path);
+    assert!(
+        spec.targets.iter().any(|t| t == target),
+        "{name}.hip does not list target {target} (targets={:?})",
+        spec.targets
+    );
+    let program = build(name, &spec);
+    let gfx = spec.sim.as_deref().unwrap_or(target);
+
+    let mut cmd = Command::new(&program);
+    common::clear_loader_env(&mut cmd);
+    common::use_simulator(&mut cmd, gfx);
+    let out = common::run(&mut cmd, common::program_timeout());
+    let report = out.report(&cmd);
+
+    assert!(!out.timed_out, "{name} ({target}) did not finish\n{report}");
+    assert_eq!(
+        out.status.code(),
+        Some(spec.expect_exit),
+        "{name} ({target} on {gfx}) exited with {} instead of {}\n{report}",
+        out.status,
+        spec.expect_exit
+    );
+    if let Some(text) = &spec.expect_stderr {
+        assert!(
+            out.stderr().contains(text.as_str()),
+            "{name} ({target} on {gfx}): stderr does not mention `{text}`\n{report}"
+        );
+    }
+    // Visible with `cargo test -- --nocapture`.
+    print!("{}", out.stdout());
+    eprint!("{}", out.stderr());
+}
+
+#[test]
+fn every_c_test_has_a_test_function() {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(c_tests_dir()).expect("c_tests/ exists") {
+        let path = entry.expect("dir entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("hip") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let source = std::fs::read_to_string(&path).expect("readable source");
+        let spec = Spec::parse(&source, &path);
+        for target in spec.targets {
+            found.push((name.clone(), target));
+        }
+    }
+    found.sort();
+    let mut declared: Vec<(String, String)> = DECLARED
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect();
+    declared.sort();
+    assert_eq!(
+        found, declared,
+        "c_tests/*.hip (with their `targets=`) and the c_tests! list in tests/c_tests.rs \
+         differ: add a `NAME_TARGET => \"NAME\" on \"TARGET\";` line per program and target"
+    );
+}

@@ -1,0 +1,183 @@
+//! An existing binary: `c_tests/vector_add.hip` built by Debian's `hipcc`
+//! (ROCm 5.2: clang-15, AMD's own headers from /usr/include/hip,
+//! `--offload-arch=gfx90a`, code object v4) and linked to the real
+//! `libamdhip64.so.5`, then run on hipshim without relinking:
+//!
+//! - with `LD_LIBRARY_PATH=<lib dir>`, where our library answers to
+//!   `libamdhip64.so.5`;
+//! - with `LD_PRELOAD=<lib dir>/libamdhip64.so` (the real library still loads,
+//!   but every HIP symbol binds to ours first).
+//!
+//! Both run on the gfx90a model of the software GPU. Built binaries are cached
+//! in `<target>/existing_binary/`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Fnv;
+
+const HIPCC: &str = "hipcc";
+const SUCCESS_LINE: &str = "vector_add: PASSED";
+
+/// Builds `source` with Debian's hipcc for gfx90a (cached).
+fn hipcc_build(source: &Path, stem: &str) -> PathBuf {
+    let hipcc = common::require_tool(HIPCC);
+    let flags = ["--offload-arch=gfx90a", "-O3"];
+    let mut key = Fnv::new();
+    key.tool(&hipcc).file(source);
+    for f in flags {
+        key.bytes(f.as_bytes());
+    }
+    let cache = common::target_dir().join("existing_binary");
+    common::cached_build(&cache, stem, &key, |out| {
+        let mut cmd = Command::new(&hipcc);
+        // hipcc (a Perl driver) reads these; pin them so a CUDA-flavoured
+        // environment cannot redirect it. /usr is where Debian puts ROCm.
+        cmd.env("HIP_PLATFORM", "amd")
+            .env("HIP_PATH", "/usr")
+            .env("ROCM_PATH", "/usr")
+            .args(flags)
+            .arg(source)
+            .arg("-o")
+            .arg(out);
+        cmd
+    })
+}
+
+fn vector_add_hipcc() -> PathBuf {
+    let source = common::repo_root().join("c_tests/vector_add.hip");
+    hipcc_build(&source, "vector_add-hipcc")
+}
+
+/// Runs an existing binary on hipshim's gfx90a simulator; `how` sets the
+/// loader variables that make it pick up our library.
+fn run_on_hipshim(program: &Path, how: impl FnOnce(&mut Command)) -> (Command, common::Output) {
+    let mut cmd = Command::new(program);
+    common::clear_loader_env(&mut cmd);
+    common::use_simulator(&mut cmd, "gfx90a");
+    how(&mut cmd);
+    let out = common::run(&mut cmd, common::program_timeout());
+    (cmd, out)
+}
+
+fn assert_passed(what: &str, cmd: &Command, out: &common::Output) {
+    let report = out.report(cmd);
+    assert!(!out.timed_out, "{what}: did not finish\n{report}");
+    assert!(
+        out.status.success(),
+        "{what}: exited with {}\n{report}",
+        out.status
+    );
+    assert!(
+        out.stdout().contains(SUCCESS_LINE),
+        "{what}: no `{SUCCESS_LINE}` in its output\n{report}"
+    );
+    print!("{}", out.stdout());
+    eprint!("{}", out.stderr());
+}
+
+/// The premise of the other tests: hipcc's output asks for the real library
+/// by its ROCm 5 soname and imports versioned HIP symbols.
+#[test]
+fn hipcc_binary_needs_libamdhip64_so_5() {
+    let program = vector_add_hipcc();
+    let dynamic = common::tool_output("readelf", &["-d", "-W"], &program);
+    assert!(
+        dynamic.contains("Shared library: [libamdhip64.so.5]"),
+        "hipcc's binary does not need libamdhip64.so.5:\n{dynamic}"
+    );
+    let symbols = common::tool_output("objdump", &["-T", "-w"], &program);
+    let imports: Vec<&str> = symbols
+        .lines()
+        .filter(|l| l.contains("*UND*") && l.contains("(hip_"))
+        .collect();
+    assert!(
+        imports.iter().any(|l| l.ends_with(" hipLaunchKernel")),
+        "hipcc's binary imports no hipLaunchKernel@hip_*:\n{symbols}"
+    );
+    println!("HIP imports of {}:", program.display());
+    for line in imports {
+        println!(
+            "  {}",
+            line.split_whitespace()
+                .rev()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+}
+
+#[test]
+fn hipcc_vector_add_runs_with_ld_library_path() {
+    let program = vector_add_hipcc();
+    let lib_dir = common::lib_dir();
+    let (cmd, out) = run_on_hipshim(&program, |cmd| {
+        cmd.env("LD_LIBRARY_PATH", lib_dir);
+    });
+    assert_passed("LD_LIBRARY_PATH run", &cmd, &out);
+}
+
+#[test]
+fn hipcc_vector_add_runs_with_ld_preload() {
+    let program = vector_add_hipcc();
+    let lib = common::lib_dir().join("libamdhip64.so");
+    let (cmd, out) = run_on_hipshim(&program, |cmd| {
+        cmd.env("LD_PRELOAD", &lib);
+    });
+    assert_passed("LD_PRELOAD run", &cmd, &out);
+}
+
+/// `ldd` under `LD_LIBRARY_PATH` resolves the ROCm 5 soname to our library.
+#[test]
+fn ldd_resolves_libamdhip64_so_5_to_hipshim() {
+    let program = vector_add_hipcc();
+    let lib_dir = common::lib_dir();
+    let mut cmd = Command::new(common::require_tool("ldd"));
+    common::clear_loader_env(&mut cmd);
+    cmd.env("LD_LIBRARY_PATH", lib_dir).arg(&program);
+    let out = common::run(&mut cmd, std::time::Duration::from_secs(60));
+    let report = out.report(&cmd);
+    assert!(out.status.success(), "{report}");
+    let want = format!(
+        "libamdhip64.so.5 => {}",
+        lib_dir.join("libamdhip64.so.5").display()
+    );
+    assert!(
+        out.stdout().contains(&want),
+        "ldd does not show `{want}`\n{report}"
+    );
+}
+
+/// A hipcc binary importing from every version node of libamdhip64.so.5
+/// (hip_4.2 ... hip_5.2) starts on our library: ld.so checks the nodes at
+/// load time and refuses a library that lacks one.
+#[test]
+fn hipcc_binary_importing_every_rocm5_version_node_starts() {
+    let source = common::repo_root().join("c_tests/hipcc/version_nodes.cpp");
+    let program = hipcc_build(&source, "version_nodes-hipcc");
+    let symbols = common::tool_output("objdump", &["-T", "-w"], &program);
+    for node in [
+        "hip_4.2", "hip_4.3", "hip_4.4", "hip_4.5", "hip_5.0", "hip_5.1", "hip_5.2",
+    ] {
+        assert!(
+            symbols.contains(&format!("({node})")),
+            "version_nodes imports nothing from {node}:\n{symbols}"
+        );
+    }
+    let lib_dir = common::lib_dir();
+    let (cmd, out) = run_on_hipshim(&program, |cmd| {
+        cmd.env("LD_LIBRARY_PATH", lib_dir);
+    });
+    let report = out.report(&cmd);
+    assert!(
+        out.status.success() && out.stdout().contains("version_nodes: started"),
+        "the program did not start on our library\n{report}"
+    );
+    assert!(
+        !out.stderr().contains("version `"),
+        "ld.so complained about a version node\n{report}"
+    );
+}
