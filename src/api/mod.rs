@@ -89,3 +89,38 @@ fn log_not_supported(name: &'static str) {
         eprintln!("hipshim: {name} is not supported yet; returning an error");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_hip_error_unknown_and_the_last_error() {
+        take_last_error();
+        let code = call("test", || panic!("boom"));
+        assert_eq!(code, HipError::UNKNOWN.code());
+        assert_eq!(peek_last_error(), HipError::UNKNOWN.code());
+        assert_eq!(take_last_error(), HipError::UNKNOWN.code());
+        assert_eq!(take_last_error(), 0, "hipGetLastError resets to success");
+    }
+
+    #[test]
+    fn success_does_not_overwrite_the_last_error() {
+        take_last_error();
+        call("fails", || Err(HipError::INVALID_VALUE));
+        assert_eq!(call("succeeds", || Ok(())), 0);
+        assert_eq!(take_last_error(), HipError::INVALID_VALUE.code());
+    }
+
+    #[test]
+    fn unimplemented_exports_say_not_supported() {
+        assert!(NOT_SUPPORTED.contains(&"hipGraphCreate"));
+        assert!(!NOT_SUPPORTED.contains(&"hipLaunchKernel"));
+        assert_eq!(not_supported("hipGraphCreate"), HipError::NOT_SUPPORTED.code());
+    }
+
+    #[test]
+    fn null_out_pointers_are_invalid_values() {
+        assert_eq!(write_out(std::ptr::null_mut::<i32>(), 1), Err(HipError::INVALID_VALUE));
+    }
+}
