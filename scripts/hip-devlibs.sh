@@ -18,11 +18,19 @@ if [[ ! -f "$src/ockl.bc" ]]; then
     exit 1
 fi
 
-mkdir -p "$dir"
+# link NAME TARGET: make $dir/NAME point at TARGET, writing only when it does
+# not already (so a directory set up by root stays usable read-only).
+link() {
+    if [[ "$(readlink "$dir/$1" 2>/dev/null || true)" != "$2" ]]; then
+        ln -sfn "$2" "$dir/$1"
+    fi
+}
+
+[[ -d "$dir" ]] || mkdir -p "$dir"
 for f in "$src"/*.bc; do
-    ln -sfn "$f" "$dir/$(basename "$f")"
+    link "$(basename "$f")" "$f"
 done
 if [[ ! -e "$src/oclc_isa_version_942.bc" ]]; then
-    ln -sfn "$src/oclc_isa_version_940.bc" "$dir/oclc_isa_version_942.bc"
+    link oclc_isa_version_942.bc "$src/oclc_isa_version_940.bc"
 fi
 echo "$dir"

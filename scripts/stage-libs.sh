@@ -28,9 +28,16 @@ for lib in libamdhip64.so libhsasim.so; do
     fi
 done
 
-mkdir -p "$lib_dir"
+# link NAME TARGET: make $lib_dir/NAME point at TARGET, writing only if needed.
+link() {
+    if [[ "$(readlink "$lib_dir/$1" 2>/dev/null || true)" != "$2" ]]; then
+        ln -sfn "$2" "$lib_dir/$1"
+    fi
+}
+
+[[ -d "$lib_dir" ]] || mkdir -p "$lib_dir"
 for name in libamdhip64.so libamdhip64.so.5 libamdhip64.so.6 libamdhip64.so.7; do
-    ln -sfn ../libamdhip64.so "$lib_dir/$name"
+    link "$name" ../libamdhip64.so
 done
-ln -sfn ../libhsasim.so "$lib_dir/libhsasim.so"
+link libhsasim.so ../libhsasim.so
 echo "$lib_dir"

@@ -2,7 +2,8 @@
 //! and run on hipshim over the software GPU (hsasim).
 //!
 //! Each `c_tests/NAME.hip` checks its own results and exits non-zero with a
-//! message when something differs. The program is built once, as a fat binary
+//! message when something differs. The program is built once by
+//! `scripts/build-hip.sh` (clang-19, `-nogpuinc`, our headers), as a fat binary
 //! holding a code object for each of its targets, linked with `-lamdhip64`
 //! against the staged lib dir (rpath to it), and run once per target with
 //! `HSASIM_GFX=<target>`: one test function per program × target, so a failure
@@ -21,7 +22,7 @@
 //! - `expect-exit`: the exit status (default 0).
 //!
 //! Built programs are cached in `<target>/c_tests/`, keyed by a hash of the
-//! source, the headers, the flags and the compiler.
+//! source, the headers, the build scripts, the targets and the compiler.
 
 mod common;
 
@@ -101,42 +102,39 @@ fn c_tests_dir() -> PathBuf {
     common::repo_root().join("c_tests")
 }
 
-/// Builds (or reuses) `c_tests/<name>.hip` for all of its targets.
+/// Builds (or reuses) `c_tests/<name>.hip` for all of its targets with
+/// `scripts/build-hip.sh`, the one place that holds the compile flags.
 fn build(name: &str, spec: &Spec) -> PathBuf {
+    let repo = common::repo_root();
     let source = c_tests_dir().join(format!("{name}.hip"));
-    let headers = common::repo_root().join("hip_headers");
-    let lib_dir = common::lib_dir();
-    let devlibs = common::devlibs_dir();
+    let scripts = repo.join("scripts");
     let clang = common::require_tool(CLANG);
-
-    let mut flags: Vec<String> = vec!["-x".into(), "hip".into()];
-    flags.extend(spec.targets.iter().map(|t| format!("--offload-arch={t}")));
-    flags.extend(
-        [
-            "-O3",
-            "-nogpuinc",
-            "-no-hip-rt",
-            "-mcode-object-version=5",
-            "-Wall",
-        ]
-        .map(String::from),
-    );
-    flags.push(format!("--rocm-device-lib-path={}", devlibs.display()));
-    flags.push(format!("-I{}", headers.display()));
-    flags.push(source.display().to_string());
-    flags.push(format!("-L{}", lib_dir.display()));
-    flags.push("-lamdhip64".into());
-    flags.push(format!("-Wl,-rpath,{}", lib_dir.display()));
+    // Fails early, with instructions, when the cdylibs are not built.
+    let lib_dir = common::lib_dir();
+    let profile = common::profile_dir();
+    let profile_name = profile.file_name().expect("profile dir name");
 
     let mut key = Fnv::new();
-    key.tool(&clang).file(&source).tree(&headers);
-    for f in &flags {
-        key.bytes(f.as_bytes());
+    key.tool(&clang)
+        .file(&source)
+        .tree(&repo.join("hip_headers"))
+        .file(&scripts.join("build-hip.sh"))
+        .file(&scripts.join("stage-libs.sh"))
+        .file(&scripts.join("hip-devlibs.sh"))
+        .bytes(lib_dir.as_os_str().as_encoded_bytes());
+    for t in &spec.targets {
+        key.bytes(t.as_bytes());
     }
     let cache = common::target_dir().join("c_tests");
     common::cached_build(&cache, name, &key, |out| {
-        let mut cmd = Command::new(&clang);
-        cmd.args(&flags).arg("-o").arg(out);
+        let mut cmd = Command::new("bash");
+        cmd.arg(scripts.join("build-hip.sh"))
+            .arg(&source)
+            .arg(out)
+            .args(&spec.targets)
+            .env("CARGO_TARGET_DIR", common::target_dir())
+            .env("HIPSHIM_PROFILE", profile_name)
+            .env("CLANGXX", &clang);
         cmd
     })
 }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# One-time set-up of a Debian 12 (bookworm) machine for hipshim. Idempotent.
+#
+#   sudo scripts/setup.sh      (or as root)
+#
+# - installs the toolchain from Debian's own archive (skipped when present):
+#     clang-19 lld-19 llvm-19 clang-tools-19  stock clang that compiles HIP
+#     rocm-device-libs                        device bitcode (ockl/ocml/oclc)
+#     libamdhip64-dev libhsa-runtime-dev hipcc rocminfo
+#                                             AMD's ROCm 5.2 stack: the
+#                                             "existing binary" tests build with
+#                                             Debian's hipcc
+#     binutils                                readelf/objdump used by tests
+# - creates the device-library directory with the gfx942 workaround
+#   (scripts/hip-devlibs.sh -> target/hip-devlibs), owned by the invoking
+#   user, so tests later run without root;
+# - checks for a Rust toolchain (cargo, rustc >= 1.74), which it does not
+#   install.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+packages=(clang-19 lld-19 llvm-19 clang-tools-19 rocm-device-libs
+    libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils)
+
+installed() {
+    [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+missing=()
+for p in "${packages[@]}"; do
+    installed "$p" || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "setup: toolchain packages already installed"
+else
+    echo "setup: installing ${missing[*]}"
+    as_root=()
+    if [[ $EUID -ne 0 ]]; then
+        if command -v sudo >/dev/null; then
+            as_root=(sudo)
+        else
+            echo "setup: installing packages needs root: run 'sudo $0' (or as root)" >&2
+            exit 1
+        fi
+    fi
+    "${as_root[@]}" apt-get update
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+
+# Files under the repo belong to the user who owns the checkout, even when
+# this script runs under sudo.
+as_owner=()
+if [[ $EUID -eq 0 && -n "${SUDO_USER:-}" && "$SUDO_USER" != root ]]; then
+    as_owner=(sudo -u "$SUDO_USER" --preserve-env=CARGO_TARGET_DIR)
+fi
+devlibs="$("${as_owner[@]}" "$repo/scripts/hip-devlibs.sh")"
+echo "setup: device libraries (with gfx942) in $devlibs"
+
+# Rust: assumed present (Debian 12's rustc is too old for this workspace).
+rust_ok=1
+for tool in cargo rustc; do
+    if ! "${as_owner[@]}" bash -lc "command -v $tool" >/dev/null 2>&1; then
+        rust_ok=0
+    fi
+done
+if [[ $rust_ok -eq 0 ]]; then
+    cat >&2 <<'MSG'
+setup: no Rust toolchain (cargo/rustc) found. It is not installed by this
+script. Install it for your user with rustup, then open a new shell:
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y
+MSG
+    exit 1
+fi
+echo "setup: $("${as_owner[@]}" bash -lc 'rustc --version')"
+echo "setup: done. Next: scripts/demo.sh (vector_add on the software GPU)" \
+    "or 'cargo test --workspace'"
