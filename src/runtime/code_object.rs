@@ -754,7 +754,7 @@ pub fn select_code_object<'e, 'a>(
             continue;
         }
         let score = target.specificity();
-        if best.map_or(true, |(_, s)| score > s) {
+        if best.is_none_or(|(_, s)| score > s) {
             best = Some((entry, score));
         }
     }
@@ -971,9 +971,9 @@ pub fn read_code_object(elf: &[u8]) -> Result<CodeObjectInfo> {
     }
     let flags = header.e_flags(endian);
     let abi_version = header.e_ident().abi_version;
-    check_complete(&header, endian, elf)?;
+    check_complete(header, endian, elf)?;
 
-    let desc = find_metadata_note(&header, endian, elf)?.ok_or(CodeObjectError::MissingMetadata)?;
+    let desc = find_metadata_note(header, endian, elf)?.ok_or(CodeObjectError::MissingMetadata)?;
     let root = rmpv::decode::read_value(&mut &desc[..])
         .map_err(|e| CodeObjectError::BadMetadata(format!("msgpack: {e}")))?;
     let root = as_map(&root, "metadata root")?;
