@@ -1,0 +1,580 @@
+//! The kernarg segment layout: the one place that writes a kernel's arguments into kernarg
+//! memory.
+//!
+//! Layout comes from the code object metadata ([`KernelInfo::args`]): explicit arguments at
+//! their `.offset`, then hidden arguments, whose meaning is fixed by LLVM `AMDGPUUsage`
+//! ("Code Object V3/V4 Metadata" and "Code Object V5 Metadata", hidden argument tables):
+//!
+//! | value kind                       | written here                                        |
+//! |----------------------------------|-----------------------------------------------------|
+//! | `hidden_block_count_{x,y,z}`     | work-groups per dimension (u32)                     |
+//! | `hidden_group_size_{x,y,z}`      | work-group size per dimension (u16)                 |
+//! | `hidden_remainder_{x,y,z}`       | grid size mod group size: the partial last group (u16), 0 if none |
+//! | `hidden_grid_dims`               | [`LaunchGeometry::dimensions`] (u16)                |
+//! | `hidden_dynamic_lds_size`        | dynamic LDS bytes of the launch (u32)               |
+//! | `hidden_global_offset_{x,y,z}`   | 0: HIP has no global offsets (v4 and v5)            |
+//! | everything else                  | 0 (see below)                                       |
+//!
+//! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`,
+//! `hidden_hostcall_buffer`, `hidden_heap_v1` (device printf/hostcall/malloc need runtime
+//! services the shim does not have yet), `hidden_multigrid_sync_arg` (cooperative multi-
+//! device launch), `hidden_default_queue` / `hidden_completion_action` (device-side
+//! enqueue), `hidden_private_base` / `hidden_shared_base` (listed only for targets without
+//! aperture registers, i.e. before gfx9), `hidden_queue_ptr` (the `hsa_queue_t` address,
+//! listed when a kernel asks for the queue pointer; the geometry does not carry it yet),
+//! `hidden_none` and unknown hidden kinds. A kernel that needs one of these services will
+//! misbehave rather than fault; the launcher may want to refuse such kernels until they
+//! are supported.
+//!
+//! [`write_kernargs`] is on the launch hot path: it does not allocate or log on success.
+
+use std::ffi::c_void;
+use std::fmt;
+
+use super::code_object::{ArgKind, HiddenArg, KernelInfo};
+
+/// A launch's grid and work-group shape, validated once so the writer cannot fail on it.
+///
+/// The grid is kept in work-items, as in the AQL dispatch packet's `grid_size_*`, so both
+/// HIP's grid-of-blocks launches and work-item launches with a partial last block (e.g.
+/// `hipExtLaunchKernel`) are representable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchGeometry {
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_lds: u32,
+}
+
+/// Why a launch's kernarg segment could not be written. No heap data, so returning one
+/// from the hot path costs nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernargError {
+    /// A zero dimension, a block dimension over 65535 (the AQL packet's u16), or a grid
+    /// of more than u32::MAX work-items in a dimension.
+    InvalidGeometry(&'static str),
+    /// The output buffer is smaller than `.kernarg_segment_size`.
+    BufferTooSmall { needed: u32, got: usize },
+    /// `args` does not have one pointer per explicit argument.
+    ArgCountMismatch { expected: usize, got: usize },
+    /// The pointer for explicit argument `index` is null.
+    NullArg { index: usize },
+    /// Argument `index` of the metadata lies outside `.kernarg_segment_size`.
+    ArgOutOfRange {
+        index: usize,
+        offset: u32,
+        size: u32,
+    },
+}
+
+impl fmt::Display for KernargError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::InvalidGeometry(why) => write!(f, "invalid launch configuration: {why}"),
+            Self::BufferTooSmall { needed, got } => {
+                write!(f, "kernarg buffer of {got} bytes, kernel needs {needed}")
+            }
+            Self::ArgCountMismatch { expected, got } => write!(
+                f,
+                "kernel takes {expected} explicit arguments, {got} were passed"
+            ),
+            Self::NullArg { index } => write!(f, "kernel argument {index} is a null pointer"),
+            Self::ArgOutOfRange {
+                index,
+                offset,
+                size,
+            } => write!(
+                f,
+                "kernel metadata argument {index} ({size} bytes at {offset}) lies outside \
+                 the kernarg segment"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KernargError {}
+
+impl LaunchGeometry {
+    /// HIP's `<<<grid, block, shmem>>>`: `grid_blocks` work-groups of `block` work-items.
+    pub fn from_blocks(
+        grid_blocks: [u32; 3],
+        block: [u32; 3],
+        dynamic_lds: u32,
+    ) -> Result<Self, KernargError> {
+        let mut grid = [0u32; 3];
+        for d in 0..3 {
+            grid[d] = grid_blocks[d]
+                .checked_mul(block[d])
+                .ok_or(KernargError::InvalidGeometry(
+                    "grid has more than 2^32-1 work-items in a dimension",
+                ))?;
+        }
+        Self::from_work_items(grid, block, dynamic_lds)
+    }
+
+    /// A grid of `grid` work-items per dimension (as in the AQL packet) in work-groups of
+    /// `block`; a grid that is not a multiple of the block has a partial last work-group.
+    pub fn from_work_items(
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_lds: u32,
+    ) -> Result<Self, KernargError> {
+        if grid.contains(&0) {
+            return Err(KernargError::InvalidGeometry("grid dimension is 0"));
+        }
+        if block.contains(&0) {
+            return Err(KernargError::InvalidGeometry("block dimension is 0"));
+        }
+        if block.iter().any(|&b| b > u32::from(u16::MAX)) {
+            return Err(KernargError::InvalidGeometry(
+                "block dimension exceeds 65535",
+            ));
+        }
+        Ok(Self {
+            grid,
+            block,
+            dynamic_lds,
+        })
+    }
+
+    /// Work-items per dimension (the AQL packet's `grid_size_x/y/z`).
+    pub fn grid_size(&self) -> [u32; 3] {
+        self.grid
+    }
+
+    /// Work-group size per dimension (the AQL packet's `workgroup_size_x/y/z`); each fits
+    /// in a u16.
+    pub fn block(&self) -> [u32; 3] {
+        self.block
+    }
+
+    /// Dynamic LDS bytes requested by the launch (add to the kernel's static group
+    /// segment size for the packet's `group_segment_size`).
+    pub fn dynamic_lds(&self) -> u32 {
+        self.dynamic_lds
+    }
+
+    /// Work-groups per dimension, a partial last group included.
+    pub fn block_counts(&self) -> [u32; 3] {
+        [0, 1, 2].map(|d| self.grid[d].div_ceil(self.block[d]))
+    }
+
+    /// Work-items in the partial last work-group per dimension, 0 if the grid divides
+    /// evenly.
+    pub fn remainders(&self) -> [u32; 3] {
+        [0, 1, 2].map(|d| self.grid[d] % self.block[d])
+    }
+
+    /// The number of grid dimensions in use: 3 if the grid has more than one work-item in
+    /// z, else 2 if it has more than one in y, else 1. The launcher should put the same
+    /// value in the AQL packet's `setup` field so the kernel sees one consistent answer.
+    pub fn dimensions(&self) -> u16 {
+        if self.grid[2] > 1 {
+            3
+        } else if self.grid[1] > 1 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The value of a hidden argument for this launch (0 for those the runtime does not
+    /// provide).
+    fn hidden_value(&self, arg: &HiddenArg) -> u64 {
+        let counts = || self.block_counts();
+        let rem = || self.remainders();
+        let v = match arg {
+            HiddenArg::BlockCountX => counts()[0],
+            HiddenArg::BlockCountY => counts()[1],
+            HiddenArg::BlockCountZ => counts()[2],
+            HiddenArg::GroupSizeX => self.block[0],
+            HiddenArg::GroupSizeY => self.block[1],
+            HiddenArg::GroupSizeZ => self.block[2],
+            HiddenArg::RemainderX => rem()[0],
+            HiddenArg::RemainderY => rem()[1],
+            HiddenArg::RemainderZ => rem()[2],
+            HiddenArg::GridDims => u32::from(self.dimensions()),
+            HiddenArg::DynamicLdsSize => self.dynamic_lds,
+            // HIP launches have no global offset.
+            HiddenArg::GlobalOffsetX | HiddenArg::GlobalOffsetY | HiddenArg::GlobalOffsetZ => 0,
+            // Not provided yet; see the module documentation.
+            HiddenArg::HeapV1
+            | HiddenArg::HostcallBuffer
+            | HiddenArg::PrintfBuffer
+            | HiddenArg::MultigridSyncArg
+            | HiddenArg::DefaultQueue
+            | HiddenArg::CompletionAction
+            | HiddenArg::PrivateBase
+            | HiddenArg::SharedBase
+            | HiddenArg::QueuePtr
+            | HiddenArg::None
+            | HiddenArg::Unknown(_) => 0,
+        };
+        u64::from(v)
+    }
+}
+
+/// Writes `kernel`'s kernarg segment for one launch into `out[..kernel.kernarg_size]`:
+/// zeroes it, copies each explicit argument (`size` bytes from its pointer in `args`) to
+/// its offset, and fills the hidden arguments from `geometry` (module documentation).
+/// Bytes of `out` past the segment are not touched.
+///
+/// Everything is checked before anything is written, so on error `out` is unchanged.
+///
+/// # Safety
+/// `args` is HIP's `void **kernelParams`: for every explicit argument `i` (in metadata
+/// order), `args[i]` must be null or point to at least that argument's metadata `.size`
+/// readable bytes (the value of the i-th kernel parameter). Null pointers are reported as
+/// errors; any other invalid pointer is undefined behaviour.
+pub unsafe fn write_kernargs(
+    kernel: &KernelInfo,
+    args: &[*const c_void],
+    geometry: &LaunchGeometry,
+    out: &mut [u8],
+) -> Result<(), KernargError> {
+    let size = kernel.kernarg_size as usize;
+    if out.len() < size {
+        return Err(KernargError::BufferTooSmall {
+            needed: kernel.kernarg_size,
+            got: out.len(),
+        });
+    }
+    let mut explicit = 0;
+    for (index, arg) in kernel.args.iter().enumerate() {
+        if u64::from(arg.offset) + u64::from(arg.size) > u64::from(kernel.kernarg_size) {
+            return Err(KernargError::ArgOutOfRange {
+                index,
+                offset: arg.offset,
+                size: arg.size,
+            });
+        }
+        if !arg.kind.is_hidden() {
+            if args.get(explicit).is_some_and(|p| p.is_null()) && arg.size > 0 {
+                return Err(KernargError::NullArg { index: explicit });
+            }
+            explicit += 1;
+        }
+    }
+    if explicit != args.len() {
+        return Err(KernargError::ArgCountMismatch {
+            expected: explicit,
+            got: args.len(),
+        });
+    }
+
+    let segment = &mut out[..size];
+    // Hidden arguments the runtime does not provide must read 0, and so must padding.
+    segment.fill(0);
+    let mut next_explicit = args.iter();
+    for arg in &kernel.args {
+        // In range: checked against kernarg_size above.
+        let dst = &mut segment[arg.offset as usize..(arg.offset + arg.size) as usize];
+        match &arg.kind {
+            ArgKind::Hidden(hidden) => {
+                let value = geometry.hidden_value(hidden).to_le_bytes();
+                // Values are written in the argument's own width (u16 for group sizes,
+                // remainders and grid dims, u32 for block counts, u64 for offsets);
+                // geometry validation guarantees each value fits its width.
+                let n = dst.len().min(value.len());
+                dst[..n].copy_from_slice(&value[..n]);
+            }
+            _ => {
+                // Counted above: there is one pointer per explicit argument.
+                let Some(&src) = next_explicit.next() else {
+                    break;
+                };
+                if dst.is_empty() {
+                    continue;
+                }
+                // SAFETY: the caller guarantees `src` points to at least `arg.size` readable
+                // bytes (HIP's kernelParams contract; null was rejected above), and `dst` is
+                // a distinct, in-bounds `arg.size`-byte region of `out`, which the caller
+                // cannot alias with argument storage while we hold `&mut out`.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.as_mut_ptr(), dst.len());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::code_object::test_support::built;
+    use super::super::code_object::{read_code_object, KernelArg};
+    use super::*;
+
+    fn kernel(elf: &[u8], name: &str) -> KernelInfo {
+        read_code_object(elf)
+            .unwrap()
+            .kernel(name)
+            .unwrap_or_else(|| panic!("no kernel {name}"))
+            .clone()
+    }
+
+    /// Little-endian value of the hidden argument `h`, read at its metadata offset/size.
+    fn hidden(k: &KernelInfo, seg: &[u8], h: HiddenArg) -> u64 {
+        let a = k
+            .args
+            .iter()
+            .find(|a| a.kind == ArgKind::Hidden(h.clone()))
+            .unwrap_or_else(|| panic!("{} has no {h:?}", k.name));
+        let mut v = [0u8; 8];
+        let n = (a.size as usize).min(8);
+        v[..n].copy_from_slice(&seg[a.offset as usize..a.offset as usize + n]);
+        u64::from_le_bytes(v)
+    }
+
+    #[repr(C)]
+    struct S {
+        c: i8,
+        d: f64,
+    }
+
+    #[test]
+    fn explicit_args_land_at_their_metadata_offsets() {
+        let k = kernel(&built().co_v5, "scale");
+        let out_ptr: u64 = 0x7f00_dead_beef_0000;
+        let n: i32 = 12345;
+        let s = S { c: -7, d: 2.5 };
+        let f: f32 = 1.5;
+        let args = [
+            (&out_ptr as *const u64).cast::<c_void>(),
+            (&n as *const i32).cast(),
+            (&s as *const S).cast(),
+            (&f as *const f32).cast(),
+        ];
+        let geometry = LaunchGeometry::from_blocks([4, 1, 1], [256, 1, 1], 0).unwrap();
+        let mut buf = vec![0xaa_u8; k.kernarg_size as usize + 16];
+        // SAFETY: one pointer per explicit argument, each to a value of the parameter type.
+        unsafe { write_kernargs(&k, &args, &geometry, &mut buf) }.unwrap();
+
+        assert_eq!(buf[0..8], out_ptr.to_le_bytes());
+        assert_eq!(buf[8..12], n.to_le_bytes());
+        assert_eq!(buf[12..16], [0; 4], "padding reads 0");
+        assert_eq!(buf[16] as i8, -7);
+        assert_eq!(buf[24..32], 2.5f64.to_le_bytes());
+        assert_eq!(buf[32..36], 1.5f32.to_le_bytes());
+        let seg = &buf[..k.kernarg_size as usize];
+        assert_eq!(hidden(&k, seg, HiddenArg::BlockCountX), 4);
+        assert_eq!(hidden(&k, seg, HiddenArg::BlockCountY), 1);
+        assert_eq!(hidden(&k, seg, HiddenArg::GroupSizeX), 256);
+        assert_eq!(hidden(&k, seg, HiddenArg::GroupSizeZ), 1);
+        assert_eq!(hidden(&k, seg, HiddenArg::RemainderX), 0);
+        assert_eq!(hidden(&k, seg, HiddenArg::GlobalOffsetX), 0);
+        assert_eq!(hidden(&k, seg, HiddenArg::GridDims), 1);
+        assert!(
+            buf[k.kernarg_size as usize..].iter().all(|&b| b == 0xaa),
+            "bytes past the segment are untouched"
+        );
+    }
+
+    #[test]
+    fn ragged_3d_launch_fills_block_counts_group_sizes_and_remainders() {
+        let k = kernel(&built().co_v5, "fill3d");
+        let out_ptr: u64 = 0x1000;
+        let (py, pz): (i32, i32) = (100, 700);
+        let args = [
+            (&out_ptr as *const u64).cast::<c_void>(),
+            (&py as *const i32).cast(),
+            (&pz as *const i32).cast(),
+        ];
+        // 100 x 7 x 3 work-items in 16 x 4 x 2 groups: 7 x 2 x 2 groups, the last ones
+        // partial with 4 x 3 x 1 work-items.
+        let g = LaunchGeometry::from_work_items([100, 7, 3], [16, 4, 2], 0).unwrap();
+        assert_eq!(g.block_counts(), [7, 2, 2]);
+        assert_eq!(g.remainders(), [4, 3, 1]);
+        let mut buf = vec![0xcc_u8; k.kernarg_size as usize];
+        // SAFETY: one pointer per explicit argument, each to a value of the parameter type.
+        unsafe { write_kernargs(&k, &args, &g, &mut buf) }.unwrap();
+        let expect = [
+            (HiddenArg::BlockCountX, 7),
+            (HiddenArg::BlockCountY, 2),
+            (HiddenArg::BlockCountZ, 2),
+            (HiddenArg::GroupSizeX, 16),
+            (HiddenArg::GroupSizeY, 4),
+            (HiddenArg::GroupSizeZ, 2),
+            (HiddenArg::RemainderX, 4),
+            (HiddenArg::RemainderY, 3),
+            (HiddenArg::RemainderZ, 1),
+            (HiddenArg::GlobalOffsetX, 0),
+            (HiddenArg::GlobalOffsetY, 0),
+            (HiddenArg::GlobalOffsetZ, 0),
+            (HiddenArg::GridDims, 3),
+        ];
+        for (h, v) in expect {
+            assert_eq!(hidden(&k, &buf, h.clone()), v, "{h:?}");
+        }
+        assert_eq!(buf[8..12], 100i32.to_le_bytes());
+        assert_eq!(buf[12..16], 700i32.to_le_bytes());
+    }
+
+    #[test]
+    fn services_not_provided_read_zero() {
+        for (elf, v) in [(&built().co_v5, 5), (&built().co_v4, 4)] {
+            let k = kernel(elf, "implicit");
+            let p: u64 = 0x2000;
+            let args = [(&p as *const u64).cast::<c_void>()];
+            let g = LaunchGeometry::from_blocks([3, 2, 1], [64, 1, 1], 512).unwrap();
+            let mut buf = vec![0xee_u8; k.kernarg_size as usize];
+            // SAFETY: one pointer per explicit argument, to a value of the parameter type.
+            unsafe { write_kernargs(&k, &args, &g, &mut buf) }.unwrap();
+            for a in &k.args[1..] {
+                let ArgKind::Hidden(h) = &a.kind else {
+                    panic!("explicit after hidden")
+                };
+                let value = hidden(&k, &buf, h.clone());
+                let want = match h {
+                    HiddenArg::BlockCountX => 3,
+                    HiddenArg::BlockCountY => 2,
+                    HiddenArg::BlockCountZ => 1,
+                    HiddenArg::GroupSizeX => 64,
+                    HiddenArg::GroupSizeY | HiddenArg::GroupSizeZ => 1,
+                    HiddenArg::GridDims => 2,
+                    _ => 0,
+                };
+                assert_eq!(value, want, "v{v} {h:?}");
+            }
+            // Reserved space between listed arguments is zero too.
+            assert!(buf[8..].iter().filter(|&&b| b == 0xee).count() == 0, "v{v}");
+        }
+    }
+
+    /// A synthetic kernel with a dynamic-LDS hidden argument (clang-19 does not list it
+    /// for plain `extern __shared__` use) and deliberately odd widths.
+    fn synthetic() -> KernelInfo {
+        let arg = |offset, size, kind| KernelArg { offset, size, kind };
+        KernelInfo {
+            name: "synthetic".into(),
+            symbol: "synthetic.kd".into(),
+            kernarg_size: 64,
+            kernarg_align: 8,
+            group_segment_fixed_size: 0,
+            private_segment_fixed_size: 0,
+            max_flat_workgroup_size: 1024,
+            wavefront_size: 64,
+            uses_dynamic_stack: false,
+            args: vec![
+                arg(0, 2, ArgKind::ByValue),
+                arg(8, 0, ArgKind::ByValue), // empty struct
+                arg(16, 4, ArgKind::Hidden(HiddenArg::DynamicLdsSize)),
+                arg(20, 2, ArgKind::Hidden(HiddenArg::GroupSizeX)),
+                arg(24, 16, ArgKind::Hidden(HiddenArg::BlockCountX)), // wider than the value
+                arg(
+                    40,
+                    8,
+                    ArgKind::Hidden(HiddenArg::Unknown("hidden_future".into())),
+                ),
+                arg(48, 8, ArgKind::Hidden(HiddenArg::PrintfBuffer)),
+            ],
+        }
+    }
+
+    #[test]
+    fn dynamic_lds_and_widths_follow_the_metadata() {
+        let k = synthetic();
+        assert_eq!(k.explicit_arg_count(), 2);
+        let x: u16 = 0xbeef;
+        let args = [(&x as *const u16).cast::<c_void>(), std::ptr::null()];
+        let g = LaunchGeometry::from_blocks([70000, 1, 1], [1024, 1, 1], 4096).unwrap();
+        let mut buf = [0xff_u8; 64];
+        // SAFETY: the first pointer is to a u16; the second argument has size 0 and is
+        // never read.
+        unsafe { write_kernargs(&k, &args, &g, &mut buf) }.unwrap();
+        assert_eq!(buf[0..2], 0xbeef_u16.to_le_bytes());
+        assert_eq!(buf[2..16], [0; 14]);
+        assert_eq!(buf[16..20], 4096u32.to_le_bytes());
+        assert_eq!(buf[20..22], 1024u16.to_le_bytes());
+        assert_eq!(buf[24..28], 70000u32.to_le_bytes());
+        assert_eq!(buf[28..64], [0; 36]);
+    }
+
+    #[test]
+    fn bad_calls_are_errors_and_leave_the_buffer_alone() {
+        let k = synthetic();
+        let x: u16 = 1;
+        let good = [(&x as *const u16).cast::<c_void>(), std::ptr::null()];
+        let g = LaunchGeometry::from_blocks([1, 1, 1], [64, 1, 1], 0).unwrap();
+        let mut buf = [0x5a_u8; 64];
+        let call = |args: &[*const c_void], k: &KernelInfo, buf: &mut [u8]| {
+            // SAFETY: every non-null pointer is to a u16 and only argument 0 has a size.
+            unsafe { write_kernargs(k, args, &g, buf) }
+        };
+        assert_eq!(
+            call(&good[..1], &k, &mut buf),
+            Err(KernargError::ArgCountMismatch {
+                expected: 2,
+                got: 1
+            })
+        );
+        assert_eq!(
+            call(&[std::ptr::null(), std::ptr::null()], &k, &mut buf),
+            Err(KernargError::NullArg { index: 0 })
+        );
+        assert_eq!(
+            call(&good, &k, &mut buf[..63]),
+            Err(KernargError::BufferTooSmall {
+                needed: 64,
+                got: 63
+            })
+        );
+        let mut bad = k.clone();
+        bad.args[6].offset = 60;
+        assert_eq!(
+            call(&good, &bad, &mut buf),
+            Err(KernargError::ArgOutOfRange {
+                index: 6,
+                offset: 60,
+                size: 8
+            })
+        );
+        assert!(buf.iter().all(|&b| b == 0x5a), "buffer written on error");
+        assert!(call(&good, &k, &mut buf).is_ok());
+    }
+
+    #[test]
+    fn geometry_is_validated() {
+        use KernargError::InvalidGeometry;
+        assert!(matches!(
+            LaunchGeometry::from_blocks([0, 1, 1], [1, 1, 1], 0),
+            Err(InvalidGeometry(_))
+        ));
+        assert!(matches!(
+            LaunchGeometry::from_blocks([1, 1, 1], [1, 0, 1], 0),
+            Err(InvalidGeometry(_))
+        ));
+        assert!(matches!(
+            LaunchGeometry::from_work_items([1, 1, 1], [65536, 1, 1], 0),
+            Err(InvalidGeometry(_))
+        ));
+        assert!(matches!(
+            LaunchGeometry::from_blocks([1 << 22, 1, 1], [1024, 1, 1], 0),
+            Err(InvalidGeometry(_))
+        ));
+        let g = LaunchGeometry::from_blocks([2, 3, 1], [32, 4, 1], 128).unwrap();
+        assert_eq!(g.grid_size(), [64, 12, 1]);
+        assert_eq!(g.block(), [32, 4, 1]);
+        assert_eq!(g.dynamic_lds(), 128);
+        assert_eq!(g.block_counts(), [2, 3, 1]);
+        assert_eq!(g.remainders(), [0, 0, 0]);
+        assert_eq!(g.dimensions(), 2);
+        assert_eq!(
+            LaunchGeometry::from_work_items([1, 1, 5], [1, 1, 1], 0)
+                .unwrap()
+                .dimensions(),
+            3
+        );
+    }
+
+    #[test]
+    fn errors_read_well() {
+        let e = KernargError::ArgCountMismatch {
+            expected: 4,
+            got: 3,
+        };
+        assert_eq!(
+            e.to_string(),
+            "kernel takes 4 explicit arguments, 3 were passed"
+        );
+    }
+}
