@@ -4,6 +4,7 @@
 #   <target>/<profile>/hipshim-lib/
 #     libamdhip64.so, libamdhip64.so.5, .6, .7  -> ../libamdhip64.so
 #     libhsasim.so                              -> ../libhsasim.so
+#   (or ../deps/..., where `cargo test` leaves the cdylibs)
 #
 # Programs linked with -lamdhip64 record NEEDED libamdhip64.so.6 (ours) or
 # libamdhip64.so.5 (Debian's hipcc), so every soname must answer here; the shim
@@ -20,13 +21,23 @@ profile="${1:-debug}"
 profile_dir="${CARGO_TARGET_DIR:-$repo/target}/$profile"
 lib_dir="$profile_dir/hipshim-lib"
 
-for lib in libamdhip64.so libhsasim.so; do
-    if [[ ! -f "$profile_dir/$lib" ]]; then
-        echo "stage-libs: $profile_dir/$lib is missing; build it with" \
-            "'cargo build --workspace' (or run 'cargo test --workspace')" >&2
-        exit 1
+# Where cargo put each cdylib: `cargo build` links it into the profile dir,
+# `cargo test` leaves it in deps/ (which is never older than the profile-dir
+# copy, since that is linked from it). Prints the path relative to the lib dir.
+locate() {
+    local deps="$profile_dir/deps/$1" top="$profile_dir/$1"
+    if [[ -f "$deps" && ! "$top" -nt "$deps" ]]; then
+        echo "../deps/$1"
+    elif [[ -f "$top" ]]; then
+        echo "../$1"
+    else
+        echo "stage-libs: $1 is not built in $profile_dir (nor its deps/): run" \
+            "'cargo test --workspace' or 'cargo build --workspace' first" >&2
+        return 1
     fi
-done
+}
+hip_lib="$(locate libamdhip64.so)"
+sim_lib="$(locate libhsasim.so)"
 
 # link NAME TARGET: make $lib_dir/NAME point at TARGET, writing only if needed.
 link() {
@@ -37,7 +48,7 @@ link() {
 
 [[ -d "$lib_dir" ]] || mkdir -p "$lib_dir"
 for name in libamdhip64.so libamdhip64.so.5 libamdhip64.so.6 libamdhip64.so.7; do
-    link "$name" ../libamdhip64.so
+    link "$name" "$hip_lib"
 done
-link libhsasim.so ../libhsasim.so
+link libhsasim.so "$sim_lib"
 echo "$lib_dir"

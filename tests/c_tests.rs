@@ -121,7 +121,9 @@ fn build(name: &str, spec: &Spec) -> PathBuf {
         .file(&scripts.join("build-hip.sh"))
         .file(&scripts.join("stage-libs.sh"))
         .file(&scripts.join("hip-devlibs.sh"))
-        .bytes(lib_dir.as_os_str().as_encoded_bytes());
+        .bytes(lib_dir.as_os_str().as_encoded_bytes())
+        // Relink when the shim is rebuilt: its version nodes are recorded.
+        .tool(&lib_dir.join("libamdhip64.so"));
     for t in &spec.targets {
         key.bytes(t.as_bytes());
     }
