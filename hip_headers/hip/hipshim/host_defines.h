@@ -20,6 +20,7 @@
 // Marks these headers (as opposed to AMD's) for programs that care.
 #define __HIPSHIM_HEADERS__ 1
 
+#if defined(__HIP__)
 // Execution-space and memory-space attributes understood by clang in HIP mode.
 #define __host__ __attribute__((host))
 #define __device__ __attribute__((device))
@@ -27,11 +28,21 @@
 #define __shared__ __attribute__((shared))
 #define __constant__ __attribute__((constant))
 
-#define __noinline__ __attribute__((noinline))
-#define __forceinline__ inline __attribute__((always_inline))
-
 // clang maps CUDA-style launch bounds onto amdgpu-flat-work-group-size.
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#else
+// A host-only C++ compiler (g++, clang++ without -x hip) including the API:
+// everything is host code.
+#define __host__
+#define __device__
+#define __global__
+#define __shared__
+#define __constant__
+#define __launch_bounds__(...)
+#endif
+
+#define __noinline__ __attribute__((noinline))
+#define __forceinline__ inline __attribute__((always_inline))
 
 // Ignoring a hipError_t is discouraged; C++17 lets that be a warning.
 #if __cplusplus >= 201703L
