@@ -11,7 +11,7 @@
 
 #define HIPSHIM_DEVICE_INLINE __device__ inline __attribute__((always_inline))
 
-// Declares a struct type whose x/y/z read `builtin##_x()` etc.
+// Declares TYPE, whose read-only x/y/z evaluate EXPR_X/EXPR_Y/EXPR_Z on the device.
 #define HIPSHIM_COORD_TYPE(TYPE, EXPR_X, EXPR_Y, EXPR_Z)                                     \
     struct TYPE {                                                                             \
         __declspec(property(get = get_x)) uint32_t x;                                         \
@@ -28,7 +28,7 @@
         TYPE* operator&() const = delete;                                                     \
     }
 
-// Work-item id within the work-group (the hardware's v0/v1/v2 lanes).
+// Work-item id within the work-group (the ids the hardware puts in v0 at wave start).
 HIPSHIM_COORD_TYPE(__hipshim_threadIdx_t, __builtin_amdgcn_workitem_id_x(),
                    __builtin_amdgcn_workitem_id_y(), __builtin_amdgcn_workitem_id_z());
 // Work-group id within the grid (system SGPRs).
