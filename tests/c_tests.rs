@@ -9,7 +9,7 @@
 //! `HSASIM_GFX=<target>`: one test function per program × target, so a failure
 //! names both.
 //!
-//! A program may declare, in a comment line anywhere in its first lines,
+//! A program may declare what it needs in a line within its first 20 lines:
 //!
 //! ```text
 //! // hipshim-test: targets=gfx90a sim=gfx942 expect-stderr=gfx90a expect-exit=0
@@ -18,7 +18,7 @@
 //! - `targets`: comma-separated offload archs (default `gfx942,gfx90a`);
 //! - `sim`: the model to run on instead of the target itself (to run code on a
 //!   device it was not built for);
-//! - `expect-stderr`: text the program's stderr must contain;
+//! - `expect-stderr`: text (without spaces) the program's stderr must contain;
 //! - `expect-exit`: the exit status (default 0).
 //!
 //! Built programs are cached in `<target>/c_tests/`, keyed by a hash of the
