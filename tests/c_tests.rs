@@ -21,6 +21,10 @@
 //! - `expect-stderr`: text (without spaces) the program's stderr must contain;
 //! - `expect-exit`: the exit status (default 0).
 //!
+//! `c_tests/compile_only/` holds programs that are only built: they check that
+//! the headers cover what they declare, in HIP mode and for a host-only C++
+//! compiler.
+//!
 //! Built programs are cached in `<target>/c_tests/`, keyed by a hash of the
 //! source, the headers, the build scripts, the targets and the compiler.
 
@@ -102,11 +106,10 @@ fn c_tests_dir() -> PathBuf {
     common::repo_root().join("c_tests")
 }
 
-/// Builds (or reuses) `c_tests/<name>.hip` for all of its targets with
+/// Builds (or reuses) `source` as a fat binary for `targets` with
 /// `scripts/build-hip.sh`, the one place that holds the compile flags.
-fn build(name: &str, spec: &Spec) -> PathBuf {
+fn build(source: &Path, stem: &str, targets: &[String]) -> PathBuf {
     let repo = common::repo_root();
-    let source = c_tests_dir().join(format!("{name}.hip"));
     let scripts = repo.join("scripts");
     let clang = common::require_tool(CLANG);
     // Fails early, with instructions, when the cdylibs are not built.
@@ -116,7 +119,7 @@ fn build(name: &str, spec: &Spec) -> PathBuf {
 
     let mut key = Fnv::new();
     key.tool(&clang)
-        .file(&source)
+        .file(source)
         .tree(&repo.join("hip_headers"))
         .file(&scripts.join("build-hip.sh"))
         .file(&scripts.join("stage-libs.sh"))
@@ -124,16 +127,16 @@ fn build(name: &str, spec: &Spec) -> PathBuf {
         .bytes(lib_dir.as_os_str().as_encoded_bytes())
         // Relink when the shim is rebuilt: its version nodes are recorded.
         .tool(&lib_dir.join("libamdhip64.so"));
-    for t in &spec.targets {
+    for t in targets {
         key.bytes(t.as_bytes());
     }
     let cache = common::target_dir().join("c_tests");
-    common::cached_build(&cache, name, &key, |out| {
+    common::cached_build(&cache, stem, &key, |out| {
         let mut cmd = Command::new("bash");
         cmd.arg(scripts.join("build-hip.sh"))
-            .arg(&source)
+            .arg(source)
             .arg(out)
-            .args(&spec.targets)
+            .args(targets)
             .env("CARGO_TARGET_DIR", common::target_dir())
             .env("HIPSHIM_PROFILE", profile_name)
             .env("CLANGXX", &clang);
@@ -151,7 +154,7 @@ fn run_c_test(name: &str, target: &str) {
         "{name}.hip does not list target {target} (targets={:?})",
         spec.targets
     );
-    let program = build(name, &spec);
+    let program = build(&source_path, name, &spec.targets);
     let gfx = spec.sim.as_deref().unwrap_or(target);
 
     let mut cmd = Command::new(&program);
@@ -205,4 +208,41 @@ fn every_c_test_has_a_test_function() {
         "c_tests/*.hip (with their `targets=`) and the c_tests! list in tests/c_tests.rs \
          differ: add a `NAME_TARGET => \"NAME\" on \"TARGET\";` line per program and target"
     );
+}
+
+/// The headers cover the device and host surface they declare: a program using
+/// all of it compiles for every target and links against the shim.
+#[test]
+fn headers_compile_a_program_using_all_they_declare() {
+    let source = c_tests_dir().join("compile_only/headers.hip");
+    let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
+    build(&source, "headers", &targets);
+}
+
+/// A plain C++ compiler (not in HIP mode) can include the headers for host code.
+#[test]
+fn headers_serve_a_host_only_cpp_compiler() {
+    let source = c_tests_dir().join("compile_only/host_only.cpp");
+    let headers = common::repo_root().join("hip_headers");
+    let clang = common::require_tool(CLANG);
+    let mut key = Fnv::new();
+    key.tool(&clang).file(&source).tree(&headers);
+    let cache = common::target_dir().join("c_tests");
+    common::cached_build(&cache, "host_only.o", &key, |out| {
+        let mut cmd = Command::new(&clang);
+        cmd.args([
+            "-x",
+            "c++",
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-c",
+        ])
+        .arg(format!("-I{}", headers.display()))
+        .arg(&source)
+        .arg("-o")
+        .arg(out);
+        cmd
+    });
 }
