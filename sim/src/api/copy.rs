@@ -1,0 +1,305 @@
+//! Asynchronous copies on the SDMA engines.
+
+use super::guard;
+use crate::cabi::out;
+use crate::error::{HsaError, HsaResult};
+use crate::sdma::{CopyJob, CopyShape, SdmaEngine};
+use crate::signal::Signal;
+use crate::system::{rt, Runtime};
+use hsa_abi::*;
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// `hsa_pitched_ptr_t`
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PitchedPtr {
+    pub base: *mut c_void,
+    pub pitch: usize,
+    pub slice: usize,
+}
+
+/// `hsa_dim3_t`
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+fn deps_of(rt: &Runtime, n: u32, deps: *const hsa_signal_t) -> HsaResult<Vec<Arc<Signal>>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if deps.is_null() {
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    // SAFETY: `n` signals at non-null `deps` per the caller.
+    unsafe { std::slice::from_raw_parts(deps, n as usize) }
+        .iter()
+        .map(|h| rt.signals.get(*h))
+        .collect()
+}
+
+/// Both sides of a copy must be memory the agents can reach (pool allocations, locked or
+/// registered host memory): ROCr rejects pageable memory the same way.
+fn check_range(rt: &Runtime, what: &str, addr: u64, len: u64) -> HsaResult {
+    if addr == 0 || (len > 0 && rt.memory.find(addr, len).is_none()) {
+        tracing::error!(target: "hsasim", "async copy: {what} range {addr:#x}+{len:#x} is not device-accessible memory (allocate it from a pool or lock/register it)");
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    Ok(())
+}
+
+/// The GPU whose engines serve a copy between these agents (ROCr uses the device side).
+fn engines_for(
+    rt: &Runtime,
+    dst_agent: hsa_agent_t,
+    src_agent: hsa_agent_t,
+) -> HsaResult<&[Arc<SdmaEngine>]> {
+    let d = rt.agent(dst_agent)?;
+    let s = rt.agent(src_agent)?;
+    let gpu = if d.is_gpu() {
+        d
+    } else if s.is_gpu() {
+        s
+    } else {
+        rt.agents
+            .iter()
+            .find(|a| a.is_gpu())
+            .ok_or(HsaError::INVALID_AGENT)?
+    };
+    Ok(&gpu.sdma)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn submit(
+    rt: &Runtime,
+    engine: &Arc<SdmaEngine>,
+    shape: CopyShape,
+    num_deps: u32,
+    deps: *const hsa_signal_t,
+    completion: hsa_signal_t,
+) -> HsaResult {
+    let deps = deps_of(rt, num_deps, deps)?;
+    let completion = rt.signals.get_opt(completion)?;
+    tracing::trace!(target: "hsasim", engine = engine.index, ?shape, deps = deps.len(), "async copy queued");
+    engine.submit(
+        CopyJob {
+            shape,
+            deps,
+            completion,
+            profile: rt.async_copy_profiling.load(Ordering::Relaxed),
+        },
+        rt.config.threaded,
+    );
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn linear_copy(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_deps: u32,
+    deps: *const hsa_signal_t,
+    completion: hsa_signal_t,
+    engine: Option<u32>,
+) -> HsaResult {
+    let rt = rt()?;
+    let engines = engines_for(&rt, dst_agent, src_agent)?;
+    check_range(&rt, "destination", dst as u64, size as u64)?;
+    check_range(&rt, "source", src as u64, size as u64)?;
+    let index = match engine {
+        Some(mask) => {
+            if mask.count_ones() != 1 || mask.trailing_zeros() as usize >= engines.len() {
+                tracing::error!(target: "hsasim", "async copy: engine id {mask:#x} is not one of this agent's {} SDMA engines", engines.len());
+                return Err(HsaError::INVALID_ARGUMENT);
+            }
+            mask.trailing_zeros() as usize
+        }
+        // Host-to-device on engine 0, everything else on engine 1 (when present), so the
+        // two directions overlap as they do on ROCr.
+        None => {
+            usize::from(!rt.agent(dst_agent)?.is_gpu() || rt.agent(src_agent)?.is_gpu())
+                % engines.len()
+        }
+    };
+    submit(
+        &rt,
+        &engines[index],
+        CopyShape::Linear {
+            dst: dst as u64,
+            src: src as u64,
+            size: size as u64,
+        },
+        num_deps,
+        deps,
+        completion,
+    )
+}
+
+/// # Safety
+/// `dep_signals` must hold `num_dep_signals` signals; the memory ranges must stay valid
+/// until the completion signal is decremented.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_async_copy(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_dep_signals: u32,
+    dep_signals: *const hsa_signal_t,
+    completion_signal: hsa_signal_t,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_async_copy", || {
+        linear_copy(
+            dst,
+            dst_agent,
+            src,
+            src_agent,
+            size,
+            num_dep_signals,
+            dep_signals,
+            completion_signal,
+            None,
+        )
+    })
+}
+
+/// `engine_id` is an `hsa_amd_sdma_engine_id_t` bit (`HSA_AMD_SDMA_ENGINE_0` = 1, ...).
+///
+/// # Safety
+/// As for `hsa_amd_memory_async_copy`.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_async_copy_on_engine(
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    num_dep_signals: u32,
+    dep_signals: *const hsa_signal_t,
+    completion_signal: hsa_signal_t,
+    engine_id: u32,
+    _force_copy_on_sdma: bool,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_async_copy_on_engine", || {
+        linear_copy(
+            dst,
+            dst_agent,
+            src,
+            src_agent,
+            size,
+            num_dep_signals,
+            dep_signals,
+            completion_signal,
+            Some(engine_id),
+        )
+    })
+}
+
+/// Reports the engines with nothing queued as a mask of `HSA_AMD_SDMA_ENGINE_*` bits;
+/// OUT_OF_RESOURCES when all are busy.
+///
+/// # Safety
+/// `engine_ids_mask` must be null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_copy_engine_status(
+    dst_agent: hsa_agent_t,
+    src_agent: hsa_agent_t,
+    engine_ids_mask: *mut u32,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_copy_engine_status", || {
+        let rt = rt()?;
+        let engines = engines_for(&rt, dst_agent, src_agent)?;
+        let mask = engines
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.is_idle())
+            .fold(0u32, |m, (i, _)| m | (1 << i));
+        if mask == 0 {
+            return Err(HsaError::OUT_OF_RESOURCES);
+        }
+        // SAFETY: valid per the caller.
+        unsafe { out(engine_ids_mask, mask) }
+    })
+}
+
+/// 2D/3D copy: offsets and range are (bytes, rows, slices).
+///
+/// # Safety
+/// All pointers must be valid; `dep_signals` holds `num_dep_signals` signals.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
+    dst: *const PitchedPtr,
+    dst_offset: *const Dim3,
+    src: *const PitchedPtr,
+    src_offset: *const Dim3,
+    range: *const Dim3,
+    copy_agent: hsa_agent_t,
+    _dir: u32,
+    num_dep_signals: u32,
+    dep_signals: *const hsa_signal_t,
+    completion_signal: hsa_signal_t,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_async_copy_rect", || {
+        let rt = rt()?;
+        if dst.is_null()
+            || dst_offset.is_null()
+            || src.is_null()
+            || src_offset.is_null()
+            || range.is_null()
+        {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: all non-null and valid per the caller.
+        let (d, dof, s, sof, r) = unsafe { (*dst, *dst_offset, *src, *src_offset, *range) };
+        let extent = |p: &PitchedPtr, o: &Dim3| -> HsaResult<(u64, u64)> {
+            let pitch = p.pitch as u64;
+            let slice = p.slice as u64;
+            if u64::from(r.x) > pitch || (r.z > 1 && pitch * u64::from(r.y + o.y) > slice) {
+                return Err(HsaError::INVALID_ARGUMENT);
+            }
+            let first =
+                p.base as u64 + u64::from(o.z) * slice + u64::from(o.y) * pitch + u64::from(o.x);
+            let last = first
+                + u64::from(r.z.max(1) - 1) * slice
+                + u64::from(r.y.max(1) - 1) * pitch
+                + u64::from(r.x);
+            Ok((first, last - first))
+        };
+        let (dfirst, dlen) = extent(&d, &dof)?;
+        let (sfirst, slen) = extent(&s, &sof)?;
+        check_range(&rt, "destination", dfirst, dlen)?;
+        check_range(&rt, "source", sfirst, slen)?;
+        let agent = rt.agent(copy_agent)?;
+        let engines = if agent.is_gpu() {
+            &agent.sdma
+        } else {
+            engines_for(&rt, copy_agent, copy_agent)?
+        };
+        let engine = engines.first().ok_or(HsaError::INVALID_AGENT)?;
+        submit(
+            &rt,
+            engine,
+            CopyShape::Rect {
+                dst: dfirst,
+                dst_pitch: d.pitch as u64,
+                dst_slice: d.slice as u64,
+                src: sfirst,
+                src_pitch: s.pitch as u64,
+                src_slice: s.slice as u64,
+                range: [u64::from(r.x), u64::from(r.y), u64::from(r.z)],
+            },
+            num_dep_signals,
+            dep_signals,
+            completion_signal,
+        )
+    })
+}

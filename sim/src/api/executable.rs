@@ -1,0 +1,297 @@
+//! Code-object readers and executables.
+
+use super::guard;
+use super::system::iterate;
+use crate::cabi::out;
+use crate::error::HsaError;
+use crate::loader::symbol_get_info;
+use crate::system::rt;
+use hsa_abi::*;
+use std::ffi::{c_char, c_void, CStr};
+
+fn c_str<'a>(p: *const c_char) -> Result<&'a str, HsaError> {
+    if p.is_null() {
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    // SAFETY: non-null, NUL-terminated per every caller's contract.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| HsaError::INVALID_ARGUMENT)
+}
+
+/// Copies the bytes: the client may free its buffer after this returns.
+///
+/// # Safety
+/// `code_object` must be valid for `size` bytes; `reader` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_code_object_reader_create_from_memory(
+    code_object: *const c_void,
+    size: usize,
+    reader: *mut hsa_code_object_reader_t,
+) -> hsa_status_t {
+    guard("hsa_code_object_reader_create_from_memory", || {
+        let rt = rt()?;
+        if code_object.is_null() || size == 0 || reader.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: valid for `size` bytes per the caller.
+        let bytes = unsafe { std::slice::from_raw_parts(code_object.cast::<u8>(), size) }.to_vec();
+        // SAFETY: checked non-null.
+        unsafe { out(reader, rt.loader.add_reader(bytes)) }
+    })
+}
+
+/// Reads the whole file from the descriptor's current position.
+///
+/// # Safety
+/// `reader` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_code_object_reader_create_from_file(
+    file: i32,
+    reader: *mut hsa_code_object_reader_t,
+) -> hsa_status_t {
+    guard("hsa_code_object_reader_create_from_file", || {
+        let rt = rt()?;
+        if reader.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: fstat only writes the stat buffer; an invalid fd just fails.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if file < 0 || unsafe { libc::fstat(file, &mut st) } != 0 {
+            return Err(HsaError::INVALID_FILE);
+        }
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 65536];
+        loop {
+            // SAFETY: reading into our own buffer from the caller's descriptor.
+            let n = unsafe { libc::read(file, buf.as_mut_ptr().cast(), buf.len()) };
+            if n < 0 {
+                return Err(HsaError::INVALID_FILE);
+            }
+            if n == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&buf[..n as usize]);
+        }
+        if bytes.is_empty() {
+            return Err(HsaError::INVALID_FILE);
+        }
+        // SAFETY: checked non-null.
+        unsafe { out(reader, rt.loader.add_reader(bytes)) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_code_object_reader_destroy(reader: hsa_code_object_reader_t) -> hsa_status_t {
+    guard("hsa_code_object_reader_destroy", || {
+        rt()?.loader.remove_reader(reader)
+    })
+}
+
+/// # Safety
+/// `executable` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_create_alt(
+    profile: u32,
+    rounding: u32,
+    _options: *const c_char,
+    executable: *mut hsa_executable_t,
+) -> hsa_status_t {
+    guard("hsa_executable_create_alt", || {
+        let rt = rt()?;
+        if executable.is_null()
+            || profile > HSA_PROFILE_FULL
+            || rounding > HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR
+        {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: checked non-null.
+        unsafe { out(executable, rt.loader.create_executable()) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
+    guard("hsa_executable_destroy", || {
+        let rt = rt()?;
+        rt.loader.destroy_executable(&rt.memory, executable)
+    })
+}
+
+/// # Safety
+/// `loaded_code_object` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
+    executable: hsa_executable_t,
+    agent: hsa_agent_t,
+    reader: hsa_code_object_reader_t,
+    _options: *const c_char,
+    loaded_code_object: *mut hsa_loaded_code_object_t,
+) -> hsa_status_t {
+    guard("hsa_executable_load_agent_code_object", || {
+        let rt = rt()?;
+        let a = rt.agent(agent)?;
+        let r = rt.loader.reader(reader)?;
+        let lco = rt.loader.load(&rt.memory, executable, a, &r.bytes)?;
+        if !loaded_code_object.is_null() {
+            // SAFETY: non-null and valid per the caller.
+            unsafe { out(loaded_code_object, lco) }?;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_executable_freeze(
+    executable: hsa_executable_t,
+    _options: *const c_char,
+) -> hsa_status_t {
+    guard("hsa_executable_freeze", || rt()?.loader.freeze(executable))
+}
+
+/// # Safety
+/// `attribute` value pointer valid for its type.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_get_info(
+    executable: hsa_executable_t,
+    attribute: u32,
+    value: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_executable_get_info", || {
+        let rt = rt()?;
+        let _ = rt.loader.executable(executable)?;
+        // HSA_EXECUTABLE_INFO_PROFILE = 1, HSA_EXECUTABLE_INFO_STATE = 2,
+        // HSA_EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE = 3
+        match attribute {
+            // SAFETY: valid per the caller.
+            1 => unsafe { crate::cabi::put(value, HSA_PROFILE_FULL) },
+            2 => Err(HsaError::INVALID_ARGUMENT),
+            // SAFETY: valid per the caller.
+            3 => unsafe { crate::cabi::put(value, HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR) },
+            _ => Err(HsaError::INVALID_ARGUMENT),
+        }
+    })
+}
+
+/// Defines an external device variable the next loaded code object references
+/// (resolved by its `R_AMDGPU_64` relocations).
+///
+/// # Safety
+/// `variable_name` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_agent_global_variable_define(
+    executable: hsa_executable_t,
+    agent: hsa_agent_t,
+    variable_name: *const c_char,
+    address: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_executable_agent_global_variable_define", || {
+        let rt = rt()?;
+        rt.agent(agent)?;
+        let name = c_str(variable_name)?;
+        rt.loader.define_global(executable, name, address as u64)
+    })
+}
+
+/// # Safety
+/// `symbol_name` a NUL-terminated string; `agent` null or valid; `symbol` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_get_symbol_by_name(
+    executable: hsa_executable_t,
+    symbol_name: *const c_char,
+    agent: *const hsa_agent_t,
+    symbol: *mut hsa_executable_symbol_t,
+) -> hsa_status_t {
+    guard("hsa_executable_get_symbol_by_name", || {
+        let rt = rt()?;
+        let name = c_str(symbol_name)?;
+        if symbol.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: non-null agent pointers are valid per the caller.
+        let agent = if agent.is_null() {
+            None
+        } else {
+            Some(unsafe { *agent })
+        };
+        let s = rt.loader.find_symbol(executable, name, agent)?;
+        let h = hsa_executable_symbol_t {
+            handle: std::sync::Arc::as_ptr(&s) as u64,
+        };
+        // SAFETY: checked non-null.
+        unsafe { out(symbol, h) }
+    })
+}
+
+/// # Safety
+/// `value` valid for the attribute's type.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_symbol_get_info(
+    symbol: hsa_executable_symbol_t,
+    attribute: u32,
+    value: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_executable_symbol_get_info", || {
+        let s = rt()?.loader.symbol(symbol)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { symbol_get_info(&s, attribute, value) }
+    })
+}
+
+/// # Safety
+/// `callback` is called with `data`, which must be what it expects.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_iterate_symbols(
+    executable: hsa_executable_t,
+    callback: Option<SymbolCallback>,
+    data: *mut c_void,
+) -> hsa_status_t {
+    iterate("hsa_executable_iterate_symbols", || {
+        let rt = rt()?;
+        let cb = callback.ok_or(HsaError::INVALID_ARGUMENT)?;
+        for s in rt.loader.symbols_of(executable)? {
+            let h = hsa_executable_symbol_t {
+                handle: std::sync::Arc::as_ptr(&s) as u64,
+            };
+            // SAFETY: the client's callback with its own data.
+            let st = unsafe { cb(executable, h, data) };
+            if st != status::SUCCESS {
+                return Ok(st);
+            }
+        }
+        Ok(status::SUCCESS)
+    })
+}
+
+/// # Safety
+/// `callback` is called with `data`, which must be what it expects.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_iterate_agent_symbols(
+    executable: hsa_executable_t,
+    agent: hsa_agent_t,
+    callback: Option<AgentSymbolCallback>,
+    data: *mut c_void,
+) -> hsa_status_t {
+    iterate("hsa_executable_iterate_agent_symbols", || {
+        let rt = rt()?;
+        rt.agent(agent)?;
+        let cb = callback.ok_or(HsaError::INVALID_ARGUMENT)?;
+        for s in rt
+            .loader
+            .symbols_of(executable)?
+            .into_iter()
+            .filter(|s| s.agent == agent)
+        {
+            let h = hsa_executable_symbol_t {
+                handle: std::sync::Arc::as_ptr(&s) as u64,
+            };
+            // SAFETY: the client's callback with its own data.
+            let st = unsafe { cb(executable, agent, h, data) };
+            if st != status::SUCCESS {
+                return Ok(st);
+            }
+        }
+        Ok(status::SUCCESS)
+    })
+}

@@ -1,0 +1,414 @@
+//! Memory entry points: pools, allocation, access, locking/registration, pointer info.
+
+use super::guard;
+use super::system::iterate;
+use crate::cabi::{out, put};
+use crate::error::{HsaError, HsaResult};
+use crate::memory::{pool_allocate, pool_free, PoolKind, Region, RegionKind, PAGE};
+use crate::system::{rt, Runtime};
+use hsa_abi::*;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// # Safety
+/// `callback` is called with `data`, which must be what it expects.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
+    agent: hsa_agent_t,
+    callback: Option<PoolCallback>,
+    data: *mut c_void,
+) -> hsa_status_t {
+    iterate("hsa_amd_agent_iterate_memory_pools", || {
+        let rt = rt()?;
+        let a = rt.agent(agent)?;
+        let cb = callback.ok_or(HsaError::INVALID_ARGUMENT)?;
+        for p in &a.pools {
+            let h = hsa_amd_memory_pool_t {
+                handle: Arc::as_ptr(p) as u64,
+            };
+            // SAFETY: the client's callback with its own data.
+            let s = unsafe { cb(h, data) };
+            if s != status::SUCCESS {
+                return Ok(s);
+            }
+        }
+        Ok(status::SUCCESS)
+    })
+}
+
+/// # Safety
+/// `value` must be null or valid for the attribute's type.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
+    pool: hsa_amd_memory_pool_t,
+    attr: u32,
+    value: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_pool_get_info", || {
+        let rt = rt()?;
+        let (_, p) = rt.pool(pool)?;
+        use memory_pool_info::*;
+        // SAFETY (all calls): `value` is valid for the attribute's type per the caller.
+        unsafe {
+            match attr {
+                SEGMENT => put(value, HSA_AMD_SEGMENT_GLOBAL),
+                GLOBAL_FLAGS => put(value, p.global_flags()),
+                SIZE => put(value, p.size as usize),
+                RUNTIME_ALLOC_ALLOWED => put(value, true),
+                RUNTIME_ALLOC_GRANULE | RUNTIME_ALLOC_ALIGNMENT | RUNTIME_ALLOC_REC_GRANULE => {
+                    put(value, PAGE as usize)
+                }
+                ACCESSIBLE_BY_ALL => put(value, p.kind != PoolKind::Device),
+                ALLOC_MAX_SIZE => put(value, p.size as usize),
+                // HSA_AMD_MEMORY_POOL_LOCATION_CPU = 0, _GPU = 1
+                LOCATION => put(value, if p.kind == PoolKind::Device { 1u32 } else { 0 }),
+                _ => Err(HsaError::INVALID_ARGUMENT),
+            }
+        }
+    })
+}
+
+/// # Safety
+/// `value` must be null or valid for the attribute's type.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
+    agent: hsa_agent_t,
+    pool: hsa_amd_memory_pool_t,
+    attr: u32,
+    value: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_agent_memory_pool_get_info", || {
+        let rt = rt()?;
+        let a = rt.agent(agent)?;
+        let (owner, p) = rt.pool(pool)?;
+        if attr != HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let access = if Arc::ptr_eq(a, owner) || p.kind != PoolKind::Device {
+            HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
+        } else {
+            HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT
+        };
+        // SAFETY: valid per the caller.
+        unsafe { put(value, access) }
+    })
+}
+
+/// # Safety
+/// `ptr` must be null or valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
+    pool: hsa_amd_memory_pool_t,
+    size: usize,
+    _flags: u32,
+    ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_pool_allocate", || {
+        let rt = rt()?;
+        let (_, p) = rt.pool(pool)?;
+        if ptr.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let a = pool_allocate(&rt.memory, p, pool.handle, size as u64)?;
+        // SAFETY: checked non-null; valid per the caller.
+        unsafe { out(ptr, a.cast::<c_void>()) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
+    guard("hsa_amd_memory_pool_free", || {
+        let rt = rt()?;
+        pool_free(&rt.memory, ptr as u64, |h| rt.pool_by_handle(h))
+    })
+}
+
+/// All memory is host memory, so access needs no mapping; the call validates its
+/// arguments (agents exist, the pointer is a known allocation).
+///
+/// # Safety
+/// `agents` must hold `num_agents` agents.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_agents_allow_access(
+    num_agents: u32,
+    agents: *const hsa_agent_t,
+    _flags: *const u32,
+    ptr: *const c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_agents_allow_access", || {
+        let rt = rt()?;
+        if num_agents == 0 || agents.is_null() || ptr.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: `num_agents` elements at non-null `agents` per the caller.
+        for a in unsafe { std::slice::from_raw_parts(agents, num_agents as usize) } {
+            rt.agent(*a)?;
+        }
+        rt.memory
+            .find(ptr as u64, 1)
+            .ok_or(HsaError::INVALID_ARGUMENT)?;
+        Ok(())
+    })
+}
+
+fn lock(
+    rt: &Runtime,
+    host: *mut c_void,
+    size: usize,
+    agents: *const hsa_agent_t,
+    num_agents: i32,
+    global_flags: u32,
+) -> HsaResult<u64> {
+    if host.is_null() || size == 0 || num_agents < 0 || (num_agents > 0 && agents.is_null()) {
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    if num_agents > 0 {
+        // SAFETY: `num_agents` elements at non-null `agents` per the caller.
+        for a in unsafe { std::slice::from_raw_parts(agents, num_agents as usize) } {
+            rt.agent(*a)?;
+        }
+    }
+    rt.memory.add(Region {
+        start: host as u64,
+        len: size as u64,
+        kind: RegionKind::Locked,
+        owner: rt.cpu_agent().handle(),
+        global_flags,
+        user_data: 0,
+        mapped_len: size as u64,
+    });
+    Ok(host as u64)
+}
+
+/// Host memory becomes device-accessible; the agent pointer equals the host pointer.
+///
+/// # Safety
+/// `agents` must hold `num_agent` agents; `agent_ptr` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_lock(
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *const hsa_agent_t,
+    num_agent: i32,
+    agent_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_lock", || {
+        let rt = rt()?;
+        if agent_ptr.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let p = lock(
+            &rt,
+            host_ptr,
+            size,
+            agents,
+            num_agent,
+            HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
+        )?;
+        // SAFETY: checked non-null; valid per the caller.
+        unsafe { out(agent_ptr, p as *mut c_void) }
+    })
+}
+
+/// # Safety
+/// As for `hsa_amd_memory_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_memory_lock_to_pool(
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *const hsa_agent_t,
+    num_agent: i32,
+    pool: hsa_amd_memory_pool_t,
+    _flags: u32,
+    agent_ptr: *mut *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_memory_lock_to_pool", || {
+        let rt = rt()?;
+        let (_, p) = rt.pool(pool)?;
+        if agent_ptr.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let a = lock(&rt, host_ptr, size, agents, num_agent, p.global_flags())?;
+        // SAFETY: checked non-null; valid per the caller.
+        unsafe { out(agent_ptr, a as *mut c_void) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
+    guard("hsa_amd_memory_unlock", || {
+        rt()?
+            .memory
+            .remove_at(host_ptr as u64, |r| r.kind == RegionKind::Locked)
+            .map(|_| ())
+            .ok_or(HsaError::INVALID_ARGUMENT)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_memory_register(ptr: *mut c_void, size: usize) -> hsa_status_t {
+    guard("hsa_memory_register", || {
+        let rt = rt()?;
+        if ptr.is_null() || size == 0 {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        rt.memory.add(Region {
+            start: ptr as u64,
+            len: size as u64,
+            kind: RegionKind::Registered,
+            owner: rt.cpu_agent().handle(),
+            global_flags: HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+            user_data: 0,
+            mapped_len: size as u64,
+        });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_memory_deregister(ptr: *mut c_void, _size: usize) -> hsa_status_t {
+    guard("hsa_memory_deregister", || {
+        rt()?
+            .memory
+            .remove_at(ptr as u64, |r| r.kind == RegionKind::Registered)
+            .map(|_| ())
+            .ok_or(HsaError::INVALID_ARGUMENT)
+    })
+}
+
+/// A synchronous host copy (all memory is host memory).
+///
+/// # Safety
+/// `dst`/`src` must be valid for `size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_memory_copy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+) -> hsa_status_t {
+    guard("hsa_memory_copy", || {
+        rt()?;
+        if dst.is_null() || src.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: both valid for `size` bytes per the caller; `copy` allows overlap.
+        unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), size) };
+        Ok(())
+    })
+}
+
+/// Fills `count` 32-bit words with `value`.
+#[no_mangle]
+pub extern "C" fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
+    guard("hsa_amd_memory_fill", || {
+        let rt = rt()?;
+        let bytes = count.checked_mul(4).ok_or(HsaError::INVALID_ARGUMENT)?;
+        if ptr.is_null()
+            || !(ptr as usize).is_multiple_of(4)
+            || rt.memory.find(ptr as u64, bytes as u64).is_none()
+        {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let words = ptr.cast::<u32>();
+        for i in 0..count {
+            // SAFETY: the range is a registered, 4-aligned allocation of >= count words.
+            unsafe { words.add(i).write(value) };
+        }
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `info` must be valid with `info->size` set; `accessible`/`num_agents_accessible` null or
+/// valid; `alloc` (if given) returns memory for the agent list.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_pointer_info(
+    ptr: *const c_void,
+    info: *mut hsa_amd_pointer_info_t,
+    alloc: Option<unsafe extern "C" fn(usize) -> *mut c_void>,
+    num_agents_accessible: *mut u32,
+    accessible: *mut *mut hsa_agent_t,
+) -> hsa_status_t {
+    guard("hsa_amd_pointer_info", || {
+        let rt = rt()?;
+        if info.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: non-null; the caller sets `size` before calling.
+        let declared =
+            unsafe { std::ptr::read_unaligned(std::ptr::addr_of!((*info).size)) } as usize;
+        if declared < std::mem::size_of::<hsa_amd_pointer_info_t>() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let region = rt.memory.find(ptr as u64, 1);
+        let result = match region {
+            None => hsa_amd_pointer_info_t {
+                size: declared as u32,
+                type_: HSA_EXT_POINTER_TYPE_UNKNOWN,
+                agent_base_address: std::ptr::null_mut(),
+                host_base_address: std::ptr::null_mut(),
+                size_in_bytes: 0,
+                user_data: std::ptr::null_mut(),
+                agent_owner: hsa_agent_t::default(),
+                global_flags: 0,
+            },
+            Some(r) => hsa_amd_pointer_info_t {
+                size: declared as u32,
+                type_: match r.kind {
+                    RegionKind::Locked | RegionKind::Registered => HSA_EXT_POINTER_TYPE_LOCKED,
+                    _ => HSA_EXT_POINTER_TYPE_HSA,
+                },
+                agent_base_address: r.start as *mut c_void,
+                host_base_address: r.start as *mut c_void,
+                size_in_bytes: r.len as usize,
+                user_data: r.user_data as *mut c_void,
+                agent_owner: r.owner,
+                global_flags: r.global_flags,
+            },
+        };
+        // SAFETY: `info` is valid for at least the struct size (checked above).
+        unsafe { out(info, result) }?;
+        if !num_agents_accessible.is_null() || !accessible.is_null() {
+            let list: Vec<hsa_agent_t> = if region.is_some() {
+                rt.agents.iter().map(|a| a.handle()).collect()
+            } else {
+                Vec::new()
+            };
+            if !num_agents_accessible.is_null() {
+                // SAFETY: non-null and valid per the caller.
+                unsafe { out(num_agents_accessible, list.len() as u32) }?;
+            }
+            if !accessible.is_null() {
+                let alloc = alloc.ok_or(HsaError::INVALID_ARGUMENT)?;
+                // SAFETY: the client's allocator; we write `list.len()` agents into it.
+                unsafe {
+                    let buf = alloc(list.len().max(1) * std::mem::size_of::<hsa_agent_t>())
+                        .cast::<hsa_agent_t>();
+                    if buf.is_null() {
+                        return Err(HsaError::OUT_OF_RESOURCES);
+                    }
+                    for (i, a) in list.iter().enumerate() {
+                        buf.add(i).write_unaligned(*a);
+                    }
+                    out(accessible, buf)?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_amd_pointer_info_set_userdata(
+    ptr: *const c_void,
+    userdata: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_pointer_info_set_userdata", || {
+        let rt = rt()?;
+        let r = rt
+            .memory
+            .find(ptr as u64, 1)
+            .ok_or(HsaError::INVALID_ARGUMENT)?;
+        rt.memory.set_user_data(r.start, userdata as u64)
+    })
+}

@@ -1,0 +1,70 @@
+//! The exported HSA C ABI. Each shell catches panics, converts arguments and calls a typed
+//! function returning `HsaResult`; no simulator logic lives here.
+
+pub mod copy;
+pub mod executable;
+pub mod memory;
+pub mod queue;
+pub mod signal;
+pub mod system;
+pub mod unsupported;
+
+use crate::error::{HsaError, HsaResult};
+use hsa_abi::{hsa_status_t, status};
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs an API body: `Ok` -> SUCCESS, `Err` -> its status, a panic -> `ERROR` with a log
+/// line naming the function (a panic never crosses the C ABI).
+pub(crate) fn guard(name: &'static str, f: impl FnOnce() -> HsaResult) -> hsa_status_t {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => status::SUCCESS,
+        Ok(Err(e)) => {
+            tracing::debug!(target: "hsasim", "{name} -> {:#x}", e.status());
+            e.status()
+        }
+        Err(_) => {
+            tracing::error!(target: "hsasim", "{name}: internal panic (reported as HSA_STATUS_ERROR)");
+            eprintln!("hsasim: internal panic in {name}");
+            HsaError::GENERIC.status()
+        }
+    }
+}
+
+/// For entry points that return a value instead of a status (signal and queue-index
+/// operations): errors and panics are logged once per function and `fallback` returned.
+pub(crate) fn guard_value<T>(
+    name: &'static str,
+    fallback: T,
+    f: impl FnOnce() -> HsaResult<T>,
+) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            report_once(
+                name,
+                &format!(
+                    "{name}: invalid handle or argument (status {:#x}); returning a neutral value",
+                    e.status()
+                ),
+            );
+            fallback
+        }
+        Err(_) => {
+            report_once(name, &format!("{name}: internal panic"));
+            fallback
+        }
+    }
+}
+
+static REPORTED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+
+/// Logs `message` at error level always, and on stderr the first time for `key`.
+pub(crate) fn report_once(key: &'static str, message: &str) {
+    tracing::error!(target: "hsasim", "{message}");
+    let first = REPORTED.lock().get_or_insert_with(HashSet::new).insert(key);
+    if first {
+        eprintln!("hsasim: {message}");
+    }
+}

@@ -1,0 +1,386 @@
+//! Signal entry points: create/destroy, every load/store/RMW variant ROCr exports, waits.
+
+use super::{guard, guard_value};
+use crate::cabi::out;
+use crate::error::HsaError;
+use crate::signal::{condition_holds, deadline_after};
+use crate::system::rt;
+use hsa_abi::*;
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+
+fn consumers_of(num: u32, consumers: *const hsa_agent_t) -> crate::error::HsaResult<Vec<u64>> {
+    if num == 0 {
+        return Ok(Vec::new());
+    }
+    if consumers.is_null() {
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    let rt = rt()?;
+    // SAFETY: the caller passes `num` agents at `consumers` (checked non-null).
+    let list = unsafe { std::slice::from_raw_parts(consumers, num as usize) };
+    list.iter()
+        .map(|a| rt.agent(*a).map(|_| a.handle))
+        .collect()
+}
+
+/// # Safety
+/// `consumers` must hold `num_consumers` agents (or be null when zero); `signal` valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_signal_create(
+    initial_value: hsa_signal_value_t,
+    num_consumers: u32,
+    consumers: *const hsa_agent_t,
+    signal: *mut hsa_signal_t,
+) -> hsa_status_t {
+    guard("hsa_signal_create", || {
+        let rt = rt()?;
+        if signal.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let cons = consumers_of(num_consumers, consumers)?;
+        let s = rt
+            .signals
+            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, 0);
+        // SAFETY: checked non-null; valid per the caller.
+        unsafe { out(signal, s.handle()) }
+    })
+}
+
+/// # Safety
+/// As for `hsa_signal_create`.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_signal_create(
+    initial_value: hsa_signal_value_t,
+    num_consumers: u32,
+    consumers: *const hsa_agent_t,
+    attributes: u64,
+    signal: *mut hsa_signal_t,
+) -> hsa_status_t {
+    guard("hsa_amd_signal_create", || {
+        let rt = rt()?;
+        if signal.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // HSA_AMD_SIGNAL_AMD_GPU_ONLY = 1, HSA_AMD_SIGNAL_IPC = 2.
+        if attributes & !3 != 0 {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        if attributes & 2 != 0 {
+            super::report_once(
+                "hsa_amd_signal_create(IPC)",
+                "hsa_amd_signal_create: IPC signals are not modelled",
+            );
+            return Err(HsaError::OUT_OF_RESOURCES);
+        }
+        let cons = consumers_of(num_consumers, consumers)?;
+        let s = rt
+            .signals
+            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, attributes);
+        // SAFETY: checked non-null; valid per the caller.
+        unsafe { out(signal, s.handle()) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_signal_destroy(signal: hsa_signal_t) -> hsa_status_t {
+    guard("hsa_signal_destroy", || {
+        let rt = rt()?;
+        let s = rt.signals.get(signal)?;
+        if s.kind() != AMD_SIGNAL_KIND_USER {
+            // Doorbells belong to their queue.
+            return Err(HsaError::INVALID_SIGNAL);
+        }
+        rt.signals.destroy(signal)
+    })
+}
+
+/// # Safety
+/// `value_ptr` must be null or valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_signal_value_pointer(
+    signal: hsa_signal_t,
+    value_ptr: *mut *mut hsa_signal_value_t,
+) -> hsa_status_t {
+    guard("hsa_amd_signal_value_pointer", || {
+        let s = rt()?.signals.get(signal)?;
+        // SAFETY: valid per the caller.
+        unsafe { out(value_ptr, s.value_ptr()) }
+    })
+}
+
+fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal_value_t {
+    guard_value(name, 0, || {
+        let rt = rt()?;
+        let s = rt.signals.get(signal)?;
+        // Deterministic mode: a polling client must see queued work make progress.
+        rt.pump();
+        Ok(s.load(order))
+    })
+}
+
+fn store(name: &'static str, signal: hsa_signal_t, value: i64, order: Ordering) {
+    guard_value(name, (), || {
+        let s = rt()?.signals.get(signal)?;
+        s.store(value, order);
+        Ok(())
+    })
+}
+
+fn rmw(
+    name: &'static str,
+    signal: hsa_signal_t,
+    order: Ordering,
+    f: impl Fn(&std::sync::atomic::AtomicI64, Ordering) -> i64,
+) -> hsa_signal_value_t {
+    guard_value(name, 0, || {
+        let s = rt()?.signals.get(signal)?;
+        Ok(s.rmw(order, f))
+    })
+}
+
+macro_rules! loads {
+    ($($name:ident => $ord:expr;)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name(signal: hsa_signal_t) -> hsa_signal_value_t {
+            load(stringify!($name), signal, $ord)
+        }
+    )*};
+}
+loads! {
+    hsa_signal_load_relaxed => Ordering::Relaxed;
+    hsa_signal_load_acquire => Ordering::Acquire;
+    hsa_signal_load_scacquire => Ordering::Acquire;
+}
+
+macro_rules! stores {
+    ($($name:ident => $ord:expr;)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
+            store(stringify!($name), signal, value, $ord)
+        }
+    )*};
+}
+stores! {
+    hsa_signal_store_relaxed => Ordering::Relaxed;
+    hsa_signal_store_release => Ordering::Release;
+    hsa_signal_store_screlease => Ordering::Release;
+    hsa_signal_silent_store_relaxed => Ordering::Relaxed;
+    hsa_signal_silent_store_screlease => Ordering::Release;
+}
+
+macro_rules! exchanges {
+    ($($name:ident => $ord:expr;)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
+            rmw(stringify!($name), signal, $ord, |a, o| a.swap(value, o))
+        }
+    )*};
+}
+
+/// The HSA add/subtract/and/or/xor functions return nothing; exchange returns the old value.
+macro_rules! void_rmws {
+    ($atomic:ident: $($name:ident => $ord:expr;)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
+            rmw(stringify!($name), signal, $ord, |a, o| a.$atomic(value, o));
+        }
+    )*};
+}
+void_rmws! { fetch_add:
+    hsa_signal_add_relaxed => Ordering::Relaxed;
+    hsa_signal_add_acquire => Ordering::Acquire;
+    hsa_signal_add_scacquire => Ordering::Acquire;
+    hsa_signal_add_release => Ordering::Release;
+    hsa_signal_add_screlease => Ordering::Release;
+    hsa_signal_add_acq_rel => Ordering::AcqRel;
+    hsa_signal_add_scacq_screl => Ordering::AcqRel;
+}
+void_rmws! { fetch_sub:
+    hsa_signal_subtract_relaxed => Ordering::Relaxed;
+    hsa_signal_subtract_acquire => Ordering::Acquire;
+    hsa_signal_subtract_scacquire => Ordering::Acquire;
+    hsa_signal_subtract_release => Ordering::Release;
+    hsa_signal_subtract_screlease => Ordering::Release;
+    hsa_signal_subtract_acq_rel => Ordering::AcqRel;
+    hsa_signal_subtract_scacq_screl => Ordering::AcqRel;
+}
+void_rmws! { fetch_and:
+    hsa_signal_and_relaxed => Ordering::Relaxed;
+    hsa_signal_and_acquire => Ordering::Acquire;
+    hsa_signal_and_scacquire => Ordering::Acquire;
+    hsa_signal_and_release => Ordering::Release;
+    hsa_signal_and_screlease => Ordering::Release;
+    hsa_signal_and_acq_rel => Ordering::AcqRel;
+    hsa_signal_and_scacq_screl => Ordering::AcqRel;
+}
+void_rmws! { fetch_or:
+    hsa_signal_or_relaxed => Ordering::Relaxed;
+    hsa_signal_or_acquire => Ordering::Acquire;
+    hsa_signal_or_scacquire => Ordering::Acquire;
+    hsa_signal_or_release => Ordering::Release;
+    hsa_signal_or_screlease => Ordering::Release;
+    hsa_signal_or_acq_rel => Ordering::AcqRel;
+    hsa_signal_or_scacq_screl => Ordering::AcqRel;
+}
+void_rmws! { fetch_xor:
+    hsa_signal_xor_relaxed => Ordering::Relaxed;
+    hsa_signal_xor_acquire => Ordering::Acquire;
+    hsa_signal_xor_scacquire => Ordering::Acquire;
+    hsa_signal_xor_release => Ordering::Release;
+    hsa_signal_xor_screlease => Ordering::Release;
+    hsa_signal_xor_acq_rel => Ordering::AcqRel;
+    hsa_signal_xor_scacq_screl => Ordering::AcqRel;
+}
+exchanges! {
+    hsa_signal_exchange_relaxed => Ordering::Relaxed;
+    hsa_signal_exchange_acquire => Ordering::Acquire;
+    hsa_signal_exchange_scacquire => Ordering::Acquire;
+    hsa_signal_exchange_release => Ordering::Release;
+    hsa_signal_exchange_screlease => Ordering::Release;
+    hsa_signal_exchange_acq_rel => Ordering::AcqRel;
+    hsa_signal_exchange_scacq_screl => Ordering::AcqRel;
+}
+
+macro_rules! cas {
+    ($($name:ident => $ord:expr;)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
+            guard_value(stringify!($name), 0, || {
+                let s = rt()?.signals.get(signal)?;
+                Ok(s.cas(expected, value, $ord))
+            })
+        }
+    )*};
+}
+cas! {
+    hsa_signal_cas_relaxed => Ordering::Relaxed;
+    hsa_signal_cas_acquire => Ordering::Acquire;
+    hsa_signal_cas_scacquire => Ordering::Acquire;
+    hsa_signal_cas_release => Ordering::Release;
+    hsa_signal_cas_screlease => Ordering::Release;
+    hsa_signal_cas_acq_rel => Ordering::AcqRel;
+    hsa_signal_cas_scacq_screl => Ordering::AcqRel;
+}
+
+/// A value that does *not* satisfy `cond`: what an invalid-handle wait returns, so a
+/// client treats it like a timed-out wait instead of a completion.
+fn unsatisfying(cond: u32, compare: i64) -> i64 {
+    match cond {
+        HSA_SIGNAL_CONDITION_EQ => compare.wrapping_add(1),
+        HSA_SIGNAL_CONDITION_GTE => compare.wrapping_sub(1),
+        _ => compare,
+    }
+}
+
+/// Waits until the condition holds or `timeout_hint` (ns) passes; returns the value seen.
+fn wait(
+    name: &'static str,
+    signal: hsa_signal_t,
+    cond: u32,
+    compare: i64,
+    timeout: u64,
+    order: Ordering,
+) -> i64 {
+    guard_value(name, unsatisfying(cond, compare), || {
+        let rt = rt()?;
+        let s = rt.signals.get(signal)?;
+        condition_holds(cond, 0, 0)?;
+        let deadline = deadline_after(timeout);
+        rt.wait_until(deadline, &mut || {
+            condition_holds(cond, s.load(Ordering::Relaxed), compare).unwrap_or(true)
+        });
+        Ok(s.load(order))
+    })
+}
+
+macro_rules! waits {
+    ($($name:ident => $ord:expr;)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name(signal: hsa_signal_t, condition: u32, compare_value: hsa_signal_value_t,
+            timeout_hint: u64, _wait_state_hint: u32) -> hsa_signal_value_t {
+            wait(stringify!($name), signal, condition, compare_value, timeout_hint, $ord)
+        }
+    )*};
+}
+waits! {
+    hsa_signal_wait_relaxed => Ordering::Relaxed;
+    hsa_signal_wait_acquire => Ordering::Acquire;
+    hsa_signal_wait_scacquire => Ordering::Acquire;
+}
+
+/// Returns the index of the first signal whose condition holds, or `u32::MAX` on timeout
+/// or bad arguments.
+///
+/// # Safety
+/// `signals`, `conds`, `values` must each hold `signal_count` elements;
+/// `satisfying_value` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_signal_wait_any(
+    signal_count: u32,
+    signals: *const hsa_signal_t,
+    conds: *const u32,
+    values: *const hsa_signal_value_t,
+    timeout_hint: u64,
+    _wait_hint: u32,
+    satisfying_value: *mut hsa_signal_value_t,
+) -> u32 {
+    guard_value("hsa_amd_signal_wait_any", u32::MAX, || {
+        let rt = rt()?;
+        if signal_count == 0 || signals.is_null() || conds.is_null() || values.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let n = signal_count as usize;
+        // SAFETY: the caller provides `signal_count` elements in each array (non-null).
+        let (hs, cs, vs) = unsafe {
+            (
+                std::slice::from_raw_parts(signals, n),
+                std::slice::from_raw_parts(conds, n),
+                std::slice::from_raw_parts(values, n),
+            )
+        };
+        let sigs = hs
+            .iter()
+            .map(|h| rt.signals.get(*h))
+            .collect::<Result<Vec<_>, _>>()?;
+        for c in cs {
+            condition_holds(*c, 0, 0)?;
+        }
+        let mut hit = None;
+        rt.wait_until(deadline_after(timeout_hint), &mut || {
+            hit = sigs.iter().enumerate().find_map(|(i, s)| {
+                let v = s.load(Ordering::Acquire);
+                condition_holds(cs[i], v, vs[i])
+                    .unwrap_or(false)
+                    .then_some((i, v))
+            });
+            hit.is_some()
+        });
+        match hit {
+            Some((i, v)) => {
+                if !satisfying_value.is_null() {
+                    // SAFETY: non-null and valid per the caller.
+                    unsafe { out(satisfying_value, v) }?;
+                }
+                Ok(i as u32)
+            }
+            None => Ok(u32::MAX),
+        }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_amd_signal_async_handler(
+    signal: hsa_signal_t,
+    cond: u32,
+    value: hsa_signal_value_t,
+    handler: Option<SignalHandler>,
+    arg: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_amd_signal_async_handler", || {
+        let rt = rt()?;
+        let s = rt.signals.get(signal)?;
+        let h = handler.ok_or(HsaError::INVALID_ARGUMENT)?;
+        rt.add_async_handler(s, cond, value, h, arg)
+    })
+}

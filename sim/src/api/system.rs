@@ -1,0 +1,332 @@
+//! Runtime, system, agent and ISA queries.
+
+use super::guard;
+use crate::agent::{isa_for, isa_from_handle, isa_get_info, isa_handle, ISAS};
+use crate::cabi::{now_ns, out, put};
+use crate::error::{status_text, HsaError};
+use crate::system::{self, rt};
+use hsa_abi::*;
+use std::ffi::{c_char, c_void, CStr};
+
+#[no_mangle]
+pub extern "C" fn hsa_init() -> hsa_status_t {
+    guard("hsa_init", system::init)
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_shut_down() -> hsa_status_t {
+    guard("hsa_shut_down", system::shut_down)
+}
+
+/// # Safety
+/// `out_string` must be null or valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_status_string(
+    code: hsa_status_t,
+    out_string: *mut *const c_char,
+) -> hsa_status_t {
+    guard("hsa_status_string", || {
+        let text = status_text(code).ok_or(HsaError::INVALID_ARGUMENT)?;
+        // Leaked once per distinct status: the strings must outlive every caller.
+        static CACHE: parking_lot::Mutex<Vec<(hsa_status_t, &'static CStr)>> =
+            parking_lot::Mutex::new(Vec::new());
+        let mut cache = CACHE.lock();
+        let s = match cache.iter().find(|(c, _)| *c == code) {
+            Some((_, s)) => *s,
+            None => {
+                let owned = std::ffi::CString::new(text).map_err(|_| HsaError::GENERIC)?;
+                let s: &'static CStr = Box::leak(owned.into_boxed_c_str());
+                cache.push((code, s));
+                s
+            }
+        };
+        // SAFETY: `out_string` is valid per the caller.
+        unsafe { out(out_string, s.as_ptr()) }
+    })
+}
+
+/// # Safety
+/// `value` must be null or valid for the attribute's type.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> hsa_status_t {
+    guard("hsa_system_get_info", || {
+        let _rt = rt()?;
+        use system_info::*;
+        // SAFETY (all calls): `value` is valid for the attribute's type per the caller.
+        unsafe {
+            match attr {
+                VERSION_MAJOR => put(value, 1u16),
+                VERSION_MINOR => put(value, 1u16),
+                TIMESTAMP => put(value, now_ns()),
+                TIMESTAMP_FREQUENCY => put(value, 1_000_000_000u64),
+                SIGNAL_MAX_WAIT => put(value, u64::MAX),
+                ENDIANNESS => put(value, HSA_ENDIANNESS_LITTLE),
+                MACHINE_MODEL => put(value, HSA_MACHINE_MODEL_LARGE),
+                EXTENSIONS => put(value, [0u8; 128]),
+                AMD_BUILD_VERSION => {
+                    static VERSION: &CStr = c"hsasim 0.1";
+                    put(value, VERSION.as_ptr())
+                }
+                AMD_SVM_SUPPORTED | AMD_SVM_ACCESSIBLE_BY_DEFAULT => put(value, true),
+                AMD_MWAITX_ENABLED | AMD_DMABUF_SUPPORTED => put(value, false),
+                _ => Err(HsaError::INVALID_ARGUMENT),
+            }
+        }
+    })
+}
+
+/// No extension tables are modelled: every extension reports "not supported".
+///
+/// # Safety
+/// `result` must be null or valid for one bool write.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_system_extension_supported(
+    extension: u16,
+    _major: u16,
+    _minor: u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    guard("hsa_system_extension_supported", || {
+        rt()?;
+        tracing::debug!(target: "hsasim", extension, "extension query: not supported");
+        // SAFETY: valid per the caller.
+        unsafe { out(result, false) }
+    })
+}
+
+/// # Safety
+/// `version_minor` and `result` must be null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_system_major_extension_supported(
+    extension: u16,
+    _major: u16,
+    version_minor: *mut u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    guard("hsa_system_major_extension_supported", || {
+        rt()?;
+        tracing::debug!(target: "hsasim", extension, "extension query: not supported");
+        if !version_minor.is_null() {
+            // SAFETY: non-null and valid per the caller.
+            unsafe { out(version_minor, 0) }?;
+        }
+        // SAFETY: valid per the caller.
+        unsafe { out(result, false) }
+    })
+}
+
+/// # Safety
+/// `result` must be null or valid for one bool write.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_agent_extension_supported(
+    _extension: u16,
+    agent: hsa_agent_t,
+    _major: u16,
+    _minor: u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    guard("hsa_agent_extension_supported", || {
+        rt()?.agent(agent)?;
+        // SAFETY: valid per the caller.
+        unsafe { out(result, false) }
+    })
+}
+
+/// # Safety
+/// `version_minor` and `result` must be null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_agent_major_extension_supported(
+    _extension: u16,
+    agent: hsa_agent_t,
+    _major: u16,
+    version_minor: *mut u16,
+    result: *mut bool,
+) -> hsa_status_t {
+    guard("hsa_agent_major_extension_supported", || {
+        rt()?.agent(agent)?;
+        if !version_minor.is_null() {
+            // SAFETY: non-null and valid per the caller.
+            unsafe { out(version_minor, 0) }?;
+        }
+        // SAFETY: valid per the caller.
+        unsafe { out(result, false) }
+    })
+}
+
+/// Extension function tables (AMD loader, images, ...) are not modelled.
+#[no_mangle]
+pub extern "C" fn hsa_system_get_major_extension_table(
+    extension: u16,
+    _major: u16,
+    _size: usize,
+    _table: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_system_get_major_extension_table", || {
+        rt()?;
+        super::report_once(
+            "hsa_system_get_major_extension_table",
+            &format!("hsa_system_get_major_extension_table({extension:#x}): extension tables are not modelled; returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
+        );
+        Err(HsaError::INVALID_ARGUMENT)
+    })
+}
+
+/// # Safety
+/// `name` must be null or valid for one pointer write.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_extension_get_name(
+    extension: u16,
+    name: *mut *const c_char,
+) -> hsa_status_t {
+    guard("hsa_extension_get_name", || {
+        rt()?;
+        let s: &'static CStr = match extension {
+            0 => c"HSA_EXTENSION_FINALIZER",
+            1 => c"HSA_EXTENSION_IMAGES",
+            2 => c"HSA_EXTENSION_PERFORMANCE_COUNTERS",
+            3 => c"HSA_EXTENSION_PROFILING_EVENTS",
+            0x200 => c"HSA_EXTENSION_AMD_PROFILER",
+            0x201 => c"HSA_EXTENSION_AMD_LOADER",
+            0x202 => c"HSA_EXTENSION_AMD_AQLPROFILE",
+            _ => return Err(HsaError::INVALID_ARGUMENT),
+        };
+        // SAFETY: valid per the caller.
+        unsafe { out(name, s.as_ptr()) }
+    })
+}
+
+/// Calls `callback` for the CPU agent, then each GPU agent; stops early on a non-SUCCESS
+/// return and passes that status back (INFO_BREAK included), as ROCr does.
+///
+/// # Safety
+/// `callback` is called with `data`, which must be what it expects.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_iterate_agents(
+    callback: Option<AgentCallback>,
+    data: *mut c_void,
+) -> hsa_status_t {
+    iterate("hsa_iterate_agents", || {
+        let rt = rt()?;
+        let cb = callback.ok_or(HsaError::INVALID_ARGUMENT)?;
+        for a in &rt.agents {
+            // SAFETY: the client's callback, called with its own data pointer.
+            let s = unsafe { cb(a.handle(), data) };
+            if s != status::SUCCESS {
+                return Ok(s);
+            }
+        }
+        Ok(status::SUCCESS)
+    })
+}
+
+/// # Safety
+/// `value` must be null or valid for the attribute's type.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_agent_get_info(
+    agent: hsa_agent_t,
+    attr: u32,
+    value: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_agent_get_info", || {
+        let rt = rt()?;
+        let a = rt.agent(agent)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { a.get_info(attr, value, rt.cpu_agent().handle()) }
+    })
+}
+
+/// # Safety
+/// `callback` is called with `data`, which must be what it expects.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_agent_iterate_isas(
+    agent: hsa_agent_t,
+    callback: Option<IsaCallback>,
+    data: *mut c_void,
+) -> hsa_status_t {
+    iterate("hsa_agent_iterate_isas", || {
+        let rt = rt()?;
+        let a = rt.agent(agent)?;
+        let cb = callback.ok_or(HsaError::INVALID_ARGUMENT)?;
+        if !a.is_gpu() {
+            return Ok(status::SUCCESS);
+        }
+        // SAFETY: the client's callback with its own data.
+        Ok(unsafe { cb(isa_handle(isa_for(a.model)), data) })
+    })
+}
+
+/// Runs an iteration whose body returns the callback's last status: SUCCESS, INFO_BREAK
+/// (passed through as ROCr does) or the callback's error.
+pub(crate) fn iterate(
+    name: &'static str,
+    f: impl FnOnce() -> crate::error::HsaResult<hsa_status_t>,
+) -> hsa_status_t {
+    let mut result = status::SUCCESS;
+    let s = guard(name, || {
+        result = f()?;
+        Ok(())
+    });
+    if s != status::SUCCESS {
+        s
+    } else {
+        result
+    }
+}
+
+/// # Safety
+/// `value` must be null or valid for the attribute's type.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_isa_get_info_alt(
+    isa: hsa_isa_t,
+    attr: u32,
+    value: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_isa_get_info_alt", || {
+        rt()?;
+        let i = isa_from_handle(isa)?;
+        // SAFETY: forwarded caller contract.
+        unsafe { isa_get_info(i, attr, value) }
+    })
+}
+
+/// # Safety
+/// `name` must be null or a NUL-terminated string; `isa` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_isa_from_name(
+    name: *const c_char,
+    isa: *mut hsa_isa_t,
+) -> hsa_status_t {
+    guard("hsa_isa_from_name", || {
+        rt()?;
+        if name.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: non-null NUL-terminated string per the caller.
+        let n = unsafe { CStr::from_ptr(name) }
+            .to_str()
+            .map_err(|_| HsaError::INVALID_ISA_NAME)?;
+        let found = ISAS
+            .iter()
+            .find(|i| i.name == n || i.name.split(':').next() == Some(n))
+            .ok_or(HsaError::INVALID_ISA_NAME)?;
+        // SAFETY: valid per the caller.
+        unsafe { out(isa, isa_handle(found)) }
+    })
+}
+
+/// # Safety
+/// `result` must be null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_isa_compatible(
+    code_isa: hsa_isa_t,
+    agent_isa: hsa_isa_t,
+    result: *mut bool,
+) -> hsa_status_t {
+    guard("hsa_isa_compatible", || {
+        rt()?;
+        let a = isa_from_handle(code_isa)?;
+        let b = isa_from_handle(agent_isa)?;
+        // SAFETY: valid per the caller.
+        unsafe { out(result, a.model == b.model) }
+    })
+}

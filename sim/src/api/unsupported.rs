@@ -1,0 +1,95 @@
+//! HSA entry points the simulator does not model. Each returns `HSA_STATUS_ERROR` (the
+//! documented generic failure) and logs its name once; none pretends to succeed.
+
+use super::report_once;
+use hsa_abi::{hsa_status_t, status};
+
+macro_rules! unsupported {
+    ($($name:ident),* $(,)?) => {$(
+        #[no_mangle]
+        pub extern "C" fn $name() -> hsa_status_t {
+            report_once(stringify!($name), concat!(stringify!($name), " is not modelled by hsasim; returning HSA_STATUS_ERROR"));
+            status::ERROR
+        }
+    )*};
+}
+
+// Callers pass arguments we ignore: with the C calling convention an argument-less callee
+// is safe to call with any arguments, and we never touch them.
+unsupported!(
+    hsa_amd_coherency_get_type,
+    hsa_amd_coherency_set_type,
+    hsa_amd_image_create,
+    hsa_amd_image_get_info_max_dim,
+    hsa_amd_interop_map_buffer,
+    hsa_amd_interop_unmap_buffer,
+    hsa_amd_ipc_memory_attach,
+    hsa_amd_ipc_memory_create,
+    hsa_amd_ipc_memory_detach,
+    hsa_amd_ipc_signal_attach,
+    hsa_amd_ipc_signal_create,
+    hsa_amd_memory_migrate,
+    hsa_amd_memory_pool_can_migrate,
+    hsa_amd_svm_attributes_get,
+    hsa_amd_svm_attributes_set,
+    hsa_amd_svm_prefetch_async,
+    hsa_amd_register_system_event_handler,
+    hsa_amd_register_deallocation_callback,
+    hsa_amd_deregister_deallocation_callback,
+    hsa_amd_async_function,
+    hsa_ext_image_create,
+    hsa_ext_image_create_with_layout,
+    hsa_ext_image_data_get_info,
+    hsa_ext_image_data_get_info_with_layout,
+    hsa_ext_image_destroy,
+    hsa_ext_image_export,
+    hsa_ext_image_import,
+    hsa_ext_image_clear,
+    hsa_ext_image_copy,
+    hsa_ext_image_get_capability,
+    hsa_ext_image_get_capability_with_layout,
+    hsa_ext_sampler_create,
+    hsa_ext_sampler_destroy,
+    hsa_ext_program_create,
+    hsa_ext_program_destroy,
+    hsa_ext_program_add_module,
+    hsa_ext_program_finalize,
+    hsa_ext_program_get_info,
+    hsa_ext_program_iterate_modules,
+    hsa_code_object_serialize,
+    hsa_code_object_deserialize,
+    hsa_code_object_destroy,
+    hsa_code_object_get_info,
+    hsa_code_object_get_symbol,
+    hsa_code_object_get_symbol_from_name,
+    hsa_code_object_iterate_symbols,
+    hsa_code_symbol_get_info,
+    hsa_executable_create,
+    hsa_executable_load_code_object,
+    hsa_executable_load_program_code_object,
+    hsa_executable_get_symbol,
+    hsa_executable_global_variable_define,
+    hsa_executable_readonly_variable_define,
+    hsa_executable_iterate_program_symbols,
+    hsa_executable_validate,
+    hsa_executable_validate_alt,
+    hsa_agent_iterate_regions,
+    hsa_region_get_info,
+    hsa_memory_allocate,
+    hsa_memory_free,
+    hsa_memory_assign_agent,
+    hsa_agent_iterate_caches,
+    hsa_cache_get_info,
+    hsa_agent_get_exception_policies,
+    hsa_isa_get_exception_policies,
+    hsa_isa_get_info,
+    hsa_isa_get_round_method,
+    hsa_isa_iterate_wavefronts,
+    hsa_wavefront_get_info,
+    hsa_signal_group_create,
+    hsa_signal_group_destroy,
+    hsa_signal_group_wait_any_relaxed,
+    hsa_signal_group_wait_any_scacquire,
+    hsa_soft_queue_create,
+    hsa_system_get_extension_table,
+);

@@ -1,0 +1,611 @@
+//! Code-object loader: readers, executables, symbols.
+//!
+//! An AMDGPU code object (ELF, `e_machine` EM_AMDGPU) is loaded by mapping its PT_LOAD
+//! segments at their virtual addresses inside one fresh 64 KiB-aligned host buffer, applying
+//! its dynamic relocations against that base, and registering the buffer as
+//! device-accessible. Kernel properties come from the `amdhsa.kernels` metadata note, with
+//! the kernel descriptor as fallback.
+
+use crate::agent::Agent;
+use crate::cabi::{put, put_bytes};
+use crate::error::{HsaError, HsaResult};
+use crate::memory::{map_anon, round_up, unmap, MemoryRegistry, Region, RegionKind};
+use hsa_abi::*;
+use hsasim_isa::GfxModel;
+use object::elf::{FileHeader64, PT_LOAD, PT_NOTE};
+use object::read::elf::{FileHeader, ProgramHeader};
+use object::{
+    LittleEndian, Object, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget,
+};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+pub const EM_AMDGPU: u16 = 224;
+const ELFOSABI_AMDGPU_HSA: u8 = 64;
+pub const EF_AMDGPU_MACH_GFX90A: u32 = 0x3f;
+pub const EF_AMDGPU_MACH_GFX942: u32 = 0x4c;
+const EF_AMDGPU_MACH: u32 = 0xff;
+const EF_AMDGPU_FEATURE_XNACK_V3: u32 = 0x100;
+const EF_AMDGPU_FEATURE_XNACK_V4: u32 = 0x300;
+const EF_AMDGPU_FEATURE_XNACK_ON_V4: u32 = 0x300;
+const EF_AMDGPU_FEATURE_SRAMECC_V4: u32 = 0xc00;
+const EF_AMDGPU_FEATURE_SRAMECC_OFF_V4: u32 = 0x800;
+const NT_AMDGPU_METADATA: u32 = 32;
+const R_AMDGPU_32_LOW: u32 = 1;
+const R_AMDGPU_32_HIGH: u32 = 2;
+const R_AMDGPU_64: u32 = 3;
+const R_AMDGPU_RELATIVE64: u32 = 13;
+const SEGMENT_ALIGN: u64 = 64 << 10;
+
+pub struct CodeObjectReader {
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct KernelInfo {
+    pub kernarg_size: u32,
+    pub kernarg_align: u32,
+    pub group_size: u32,
+    pub private_size: u32,
+    pub dynamic_callstack: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    pub executable: u64,
+    pub agent: hsa_agent_t,
+    pub name: String,
+    pub address: u64,
+    pub size: u64,
+    /// `Some` for kernels (`NAME.kd`), `None` for variables.
+    pub kernel: Option<KernelInfo>,
+}
+
+struct LoadedCodeObject {
+    map_base: *mut u8,
+    map_len: u64,
+    base: u64,
+}
+
+#[derive(Default)]
+struct ExecutableState {
+    frozen: bool,
+    loaded: Vec<LoadedCodeObject>,
+    symbols: Vec<Arc<Symbol>>,
+    /// `hsa_executable_agent_global_variable_define`: external variables by name.
+    defined: HashMap<String, u64>,
+}
+
+pub struct Executable {
+    state: Mutex<ExecutableState>,
+}
+
+// SAFETY: the raw pointers in `LoadedCodeObject` are mappings owned by the executable and
+// only unmapped under the state lock at destruction.
+unsafe impl Send for Executable {}
+// SAFETY: as above.
+unsafe impl Sync for Executable {}
+
+#[derive(Default)]
+pub struct LoaderState {
+    readers: Mutex<HashMap<u64, Arc<CodeObjectReader>>>,
+    executables: Mutex<HashMap<u64, Arc<Executable>>>,
+    symbols: Mutex<HashMap<u64, Arc<Symbol>>>,
+}
+
+fn isa_of_mach(mach: u32) -> Option<GfxModel> {
+    match mach {
+        EF_AMDGPU_MACH_GFX942 => Some(GfxModel::Gfx942),
+        EF_AMDGPU_MACH_GFX90A => Some(GfxModel::Gfx90a),
+        _ => None,
+    }
+}
+
+fn bad(why: String) -> HsaError {
+    tracing::error!(target: "hsasim", "code object rejected: {why}");
+    eprintln!("hsasim: code object rejected: {why}");
+    HsaError::INVALID_CODE_OBJECT
+}
+
+impl LoaderState {
+    pub fn add_reader(&self, bytes: Vec<u8>) -> hsa_code_object_reader_t {
+        let r = Arc::new(CodeObjectReader { bytes });
+        let h = Arc::as_ptr(&r) as u64;
+        self.readers.lock().insert(h, r);
+        hsa_code_object_reader_t { handle: h }
+    }
+    pub fn reader(&self, h: hsa_code_object_reader_t) -> HsaResult<Arc<CodeObjectReader>> {
+        self.readers
+            .lock()
+            .get(&h.handle)
+            .cloned()
+            .ok_or(HsaError::INVALID_CODE_OBJECT_READER)
+    }
+    pub fn remove_reader(&self, h: hsa_code_object_reader_t) -> HsaResult {
+        self.readers
+            .lock()
+            .remove(&h.handle)
+            .map(|_| ())
+            .ok_or(HsaError::INVALID_CODE_OBJECT_READER)
+    }
+
+    pub fn create_executable(&self) -> hsa_executable_t {
+        let e = Arc::new(Executable {
+            state: Mutex::new(ExecutableState::default()),
+        });
+        let h = Arc::as_ptr(&e) as u64;
+        self.executables.lock().insert(h, e);
+        hsa_executable_t { handle: h }
+    }
+    pub fn executable(&self, h: hsa_executable_t) -> HsaResult<Arc<Executable>> {
+        self.executables
+            .lock()
+            .get(&h.handle)
+            .cloned()
+            .ok_or(HsaError::INVALID_EXECUTABLE)
+    }
+    pub fn destroy_executable(&self, memory: &MemoryRegistry, h: hsa_executable_t) -> HsaResult {
+        let e = self
+            .executables
+            .lock()
+            .remove(&h.handle)
+            .ok_or(HsaError::INVALID_EXECUTABLE)?;
+        let mut st = e.state.lock();
+        let mut syms = self.symbols.lock();
+        for s in st.symbols.drain(..) {
+            syms.remove(&(Arc::as_ptr(&s) as u64));
+        }
+        for lco in st.loaded.drain(..) {
+            memory.remove_at(lco.base, |r| r.kind == RegionKind::CodeObject);
+            // SAFETY: the mapping was created by `load` and has just been unregistered, so
+            // no new dispatch can reach it (in-flight dispatches are the client's bug, as
+            // with ROCr).
+            unsafe { unmap(lco.map_base, lco.map_len) };
+        }
+        Ok(())
+    }
+    pub fn symbol(&self, h: hsa_executable_symbol_t) -> HsaResult<Arc<Symbol>> {
+        self.symbols
+            .lock()
+            .get(&h.handle)
+            .cloned()
+            .ok_or(HsaError::INVALID_EXECUTABLE_SYMBOL)
+    }
+    pub fn clear(&self) {
+        self.readers.lock().clear();
+        self.executables.lock().clear();
+        self.symbols.lock().clear();
+    }
+
+    /// `hsa_executable_load_agent_code_object`.
+    pub fn load(
+        &self,
+        memory: &MemoryRegistry,
+        exec_handle: hsa_executable_t,
+        agent: &Arc<Agent>,
+        bytes: &[u8],
+    ) -> HsaResult<hsa_loaded_code_object_t> {
+        let exec = self.executable(exec_handle)?;
+        let mut st = exec.state.lock();
+        if st.frozen {
+            return Err(HsaError::FROZEN_EXECUTABLE);
+        }
+        if !agent.is_gpu() {
+            return Err(HsaError::INVALID_AGENT);
+        }
+        check_header(bytes, agent.model)?;
+        let file = object::read::elf::ElfFile64::<LittleEndian>::parse(bytes)
+            .map_err(|e| bad(format!("not a parsable ELF64: {e}")))?;
+        let endian = file.endian();
+
+        // Map the PT_LOAD image.
+        let mut span = 0u64;
+        for ph in file.elf_program_headers() {
+            if ph.p_type(endian) == PT_LOAD {
+                let end = ph.p_vaddr(endian).checked_add(ph.p_memsz(endian));
+                span = span.max(end.ok_or_else(|| bad("segment end overflows".into()))?);
+            }
+        }
+        if span == 0 || span > (1 << 34) {
+            return Err(bad(format!(
+                "PT_LOAD span of {span:#x} bytes is empty or absurd"
+            )));
+        }
+        let image = round_up(span, SEGMENT_ALIGN).ok_or(HsaError::OUT_OF_RESOURCES)?;
+        let map_len = image + SEGMENT_ALIGN;
+        let map_base = map_anon(map_len)?;
+        let base = round_up(map_base as u64, SEGMENT_ALIGN).ok_or(HsaError::OUT_OF_RESOURCES)?;
+        let loaded = LoadedCodeObject {
+            map_base,
+            map_len,
+            base,
+        };
+        let result = (|| -> HsaResult<Vec<Arc<Symbol>>> {
+            for ph in file.elf_program_headers() {
+                if ph.p_type(endian) != PT_LOAD {
+                    continue;
+                }
+                let data = ph
+                    .data(endian, bytes)
+                    .map_err(|_| bad("PT_LOAD file range outside the file".into()))?;
+                let filesz = data.len() as u64;
+                if filesz > ph.p_memsz(endian) {
+                    return Err(bad("PT_LOAD filesz > memsz".into()));
+                }
+                // SAFETY: vaddr + filesz <= vaddr + memsz <= span <= image, inside the
+                // fresh mapping at `base`; the source is the parsed file slice.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        (base + ph.p_vaddr(endian)) as *mut u8,
+                        data.len(),
+                    )
+                };
+            }
+            apply_relocations(&file, base, span, &st.defined)?;
+            let metadata = read_metadata(&file, bytes);
+            collect_symbols(
+                &file,
+                base,
+                span,
+                exec_handle.handle,
+                agent.handle(),
+                &metadata,
+            )
+        })();
+        let symbols = match result {
+            Ok(s) => s,
+            Err(e) => {
+                // SAFETY: the mapping was created above and never published.
+                unsafe { unmap(map_base, map_len) };
+                return Err(e);
+            }
+        };
+        memory.add(Region {
+            start: base,
+            len: image,
+            kind: RegionKind::CodeObject,
+            owner: agent.handle(),
+            global_flags: 0,
+            user_data: 0,
+            mapped_len: image,
+        });
+        let mut reg = self.symbols.lock();
+        for s in &symbols {
+            tracing::debug!(target: "hsasim", name = %s.name, address = format_args!("{:#x}", s.address), kernel = s.kernel.is_some(), "symbol loaded");
+            reg.insert(Arc::as_ptr(s) as u64, s.clone());
+        }
+        st.symbols.extend(symbols);
+        st.loaded.push(loaded);
+        Ok(hsa_loaded_code_object_t { handle: base })
+    }
+
+    pub fn freeze(&self, h: hsa_executable_t) -> HsaResult {
+        let e = self.executable(h)?;
+        let mut st = e.state.lock();
+        if st.frozen {
+            return Err(HsaError::FROZEN_EXECUTABLE);
+        }
+        st.frozen = true;
+        Ok(())
+    }
+
+    pub fn define_global(&self, h: hsa_executable_t, name: &str, address: u64) -> HsaResult {
+        let e = self.executable(h)?;
+        let mut st = e.state.lock();
+        if st.frozen {
+            return Err(HsaError::FROZEN_EXECUTABLE);
+        }
+        if st.defined.contains_key(name) || st.symbols.iter().any(|s| s.name == name) {
+            return Err(HsaError::VARIABLE_ALREADY_DEFINED);
+        }
+        st.defined.insert(name.to_string(), address);
+        Ok(())
+    }
+
+    pub fn symbols_of(&self, h: hsa_executable_t) -> HsaResult<Vec<Arc<Symbol>>> {
+        Ok(self.executable(h)?.state.lock().symbols.clone())
+    }
+
+    /// Kernels are found by their descriptor name (`NAME.kd`, as ROCr names them); a bare
+    /// kernel name also finds its `.kd` for convenience.
+    pub fn find_symbol(
+        &self,
+        h: hsa_executable_t,
+        name: &str,
+        agent: Option<hsa_agent_t>,
+    ) -> HsaResult<Arc<Symbol>> {
+        let syms = self.symbols_of(h)?;
+        let matches = |s: &&Arc<Symbol>, n: &str| s.name == n && agent.is_none_or(|a| a == s.agent);
+        syms.iter()
+            .find(|s| matches(s, name))
+            .or_else(|| {
+                let kd = format!("{name}.kd");
+                syms.iter().find(|s| matches(s, &kd))
+            })
+            .cloned()
+            .ok_or(HsaError::INVALID_SYMBOL_NAME)
+    }
+}
+
+/// Checks machine, OS ABI, code object version and target (processor and features)
+/// against the agent before anything is mapped.
+pub fn check_header(bytes: &[u8], model: GfxModel) -> HsaResult {
+    let hdr = FileHeader64::<LittleEndian>::parse(bytes)
+        .map_err(|e| bad(format!("not an ELF64 file: {e}")))?;
+    let endian = LittleEndian;
+    let machine = hdr.e_machine(endian);
+    if machine != EM_AMDGPU {
+        return Err(bad(format!(
+            "e_machine is {machine}, not EM_AMDGPU ({EM_AMDGPU})"
+        )));
+    }
+    let ident = hdr.e_ident();
+    if ident.os_abi != ELFOSABI_AMDGPU_HSA {
+        return Err(bad(format!("OS ABI {} is not AMDGPU_HSA", ident.os_abi)));
+    }
+    // ABI version 1 = code object v3, 2 = v4, 3 = v5, 4 = v6; v2 and older are not loaded.
+    let abi = ident.abi_version;
+    if !(1..=4).contains(&abi) {
+        return Err(bad(format!("code object ABI version {abi} is not v3..v6")));
+    }
+    let flags = hdr.e_flags(endian);
+    let mach = flags & EF_AMDGPU_MACH;
+    let agent_isa = crate::agent::isa_for(model).name;
+    let Some(obj_model) = isa_of_mach(mach) else {
+        tracing::error!(target: "hsasim", "code object for EF_AMDGPU_MACH {mach:#x} cannot run on agent ISA {agent_isa}");
+        eprintln!(
+            "hsasim: code object for EF_AMDGPU_MACH {mach:#x} cannot run on agent ISA {agent_isa}"
+        );
+        return Err(HsaError::INVALID_ISA);
+    };
+    let xnack_on = if abi == 1 {
+        flags & EF_AMDGPU_FEATURE_XNACK_V3 != 0
+    } else {
+        flags & EF_AMDGPU_FEATURE_XNACK_V4 == EF_AMDGPU_FEATURE_XNACK_ON_V4
+    };
+    let sramecc_off =
+        abi >= 2 && flags & EF_AMDGPU_FEATURE_SRAMECC_V4 == EF_AMDGPU_FEATURE_SRAMECC_OFF_V4;
+    if obj_model != model || xnack_on || sramecc_off {
+        let obj = format!(
+            "amdgcn-amd-amdhsa--{}{}{}",
+            obj_model.processor(),
+            if sramecc_off { ":sramecc-" } else { "" },
+            if xnack_on { ":xnack+" } else { "" }
+        );
+        tracing::error!(target: "hsasim", "code object ISA {obj} is incompatible with agent ISA {agent_isa}");
+        eprintln!("hsasim: code object ISA {obj} is incompatible with agent ISA {agent_isa}");
+        return Err(HsaError::INVALID_ISA);
+    }
+    Ok(())
+}
+
+fn apply_relocations(
+    file: &object::read::elf::ElfFile64<LittleEndian>,
+    base: u64,
+    span: u64,
+    defined: &HashMap<String, u64>,
+) -> HsaResult {
+    let Some(relocs) = file.dynamic_relocations() else {
+        return Ok(());
+    };
+    let dynsym = file.dynamic_symbol_table();
+    for (offset, r) in relocs {
+        let RelocationFlags::Elf { r_type } = r.flags() else {
+            return Err(bad("non-ELF relocation".into()));
+        };
+        let width = if r_type == R_AMDGPU_64 || r_type == R_AMDGPU_RELATIVE64 {
+            8
+        } else {
+            4
+        };
+        if offset.checked_add(width).is_none_or(|end| end > span) {
+            return Err(bad(format!("relocation at {offset:#x} outside the image")));
+        }
+        let symbol_value = || -> HsaResult<u64> {
+            let RelocationTarget::Symbol(idx) = r.target() else {
+                return Ok(0);
+            };
+            let sym = dynsym
+                .as_ref()
+                .and_then(|t| t.symbol_by_index(idx).ok())
+                .ok_or_else(|| bad(format!("relocation at {offset:#x} names a missing symbol")))?;
+            if !sym.is_undefined() {
+                return Ok(base + sym.address());
+            }
+            let name = sym.name().unwrap_or("");
+            defined.get(name).copied().ok_or_else(|| {
+                tracing::error!(target: "hsasim", "code object needs external variable `{name}`, which is not defined (hsa_executable_agent_global_variable_define)");
+                HsaError::VARIABLE_UNDEFINED
+            })
+        };
+        let place = (base + offset) as *mut u8;
+        let value = match r_type {
+            R_AMDGPU_RELATIVE64 => base.wrapping_add(r.addend() as u64),
+            R_AMDGPU_64 | R_AMDGPU_32_LOW | R_AMDGPU_32_HIGH => {
+                symbol_value()?.wrapping_add(r.addend() as u64)
+            }
+            0 => continue,
+            other => {
+                return Err(bad(format!(
+                    "unsupported dynamic relocation type {other} at {offset:#x}"
+                )))
+            }
+        };
+        // SAFETY: the place lies inside the image (checked above); unaligned writes are
+        // fine for any relocation placement.
+        unsafe {
+            match r_type {
+                R_AMDGPU_32_LOW => std::ptr::write_unaligned(place.cast::<u32>(), value as u32),
+                R_AMDGPU_32_HIGH => {
+                    std::ptr::write_unaligned(place.cast::<u32>(), (value >> 32) as u32)
+                }
+                _ => std::ptr::write_unaligned(place.cast::<u64>(), value),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Kernel properties from the `amdhsa.kernels` msgpack note, keyed by descriptor symbol.
+fn read_metadata(
+    file: &object::read::elf::ElfFile64<LittleEndian>,
+    bytes: &[u8],
+) -> HashMap<String, KernelInfo> {
+    let mut out = HashMap::new();
+    let endian = file.endian();
+    for ph in file.elf_program_headers() {
+        if ph.p_type(endian) != PT_NOTE {
+            continue;
+        }
+        let Ok(Some(mut notes)) = ph.notes(endian, bytes) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.name() != b"AMDGPU" || note.n_type(endian) != NT_AMDGPU_METADATA {
+                continue;
+            }
+            let Ok(root) = rmpv::decode::read_value(&mut &note.desc()[..]) else {
+                tracing::warn!(target: "hsasim", "unparsable AMDGPU metadata note; using kernel descriptors");
+                continue;
+            };
+            let Some(kernels) = map_get(&root, "amdhsa.kernels").and_then(|v| v.as_array()) else {
+                continue;
+            };
+            for k in kernels {
+                let num = |key: &str| map_get(k, key).and_then(|v| v.as_u64()).map(|v| v as u32);
+                let Some(sym) = map_get(k, ".symbol").and_then(|v| v.as_str()) else {
+                    continue;
+                };
+                out.insert(
+                    sym.to_string(),
+                    KernelInfo {
+                        kernarg_size: num(".kernarg_segment_size").unwrap_or(0),
+                        kernarg_align: num(".kernarg_segment_align").unwrap_or(16),
+                        group_size: num(".group_segment_fixed_size").unwrap_or(0),
+                        private_size: num(".private_segment_fixed_size").unwrap_or(0),
+                        dynamic_callstack: map_get(k, ".uses_dynamic_stack")
+                            .and_then(|v| v.as_bool())
+                            .unwrap_or(false),
+                    },
+                );
+            }
+        }
+    }
+    out
+}
+
+fn map_get<'a>(v: &'a rmpv::Value, key: &str) -> Option<&'a rmpv::Value> {
+    v.as_map()?
+        .iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(_, v)| v)
+}
+
+fn collect_symbols(
+    file: &object::read::elf::ElfFile64<LittleEndian>,
+    base: u64,
+    span: u64,
+    executable: u64,
+    agent: hsa_agent_t,
+    metadata: &HashMap<String, KernelInfo>,
+) -> HsaResult<Vec<Arc<Symbol>>> {
+    let mut out = Vec::new();
+    for sym in file.dynamic_symbols() {
+        let Ok(name) = sym.name() else { continue };
+        if name.is_empty() || sym.is_undefined() || sym.kind() != object::SymbolKind::Data {
+            continue;
+        }
+        if sym
+            .address()
+            .checked_add(sym.size())
+            .is_none_or(|end| end > span)
+        {
+            return Err(bad(format!("symbol {name} lies outside the image")));
+        }
+        let address = base + sym.address();
+        let kernel = if name.ends_with(".kd") && sym.size() == 64 {
+            Some(metadata.get(name).cloned().unwrap_or_else(|| {
+                // SAFETY: 64 bytes at `address` are inside the image (checked above) and
+                // the descriptor layout is plain data.
+                let kd = unsafe { std::ptr::read_unaligned(address as *const KernelDescriptor) };
+                KernelInfo {
+                    kernarg_size: kd.kernarg_size,
+                    kernarg_align: 16,
+                    group_size: kd.group_segment_fixed_size,
+                    private_size: kd.private_segment_fixed_size,
+                    dynamic_callstack: kd.kernel_code_properties
+                        & kernel_code_properties::USES_DYNAMIC_STACK
+                        != 0,
+                }
+            }))
+        } else {
+            None
+        };
+        out.push(Arc::new(Symbol {
+            executable,
+            agent,
+            name: name.to_string(),
+            address,
+            size: sym.size(),
+            kernel,
+        }));
+    }
+    Ok(out)
+}
+
+/// `hsa_executable_symbol_get_info`.
+///
+/// # Safety
+/// `value` must be null or valid for the attribute's documented type.
+pub unsafe fn symbol_get_info(s: &Symbol, attr: u32, value: *mut c_void) -> HsaResult {
+    use symbol_info::*;
+    let k = s.kernel.as_ref();
+    let kernel_only = |v: Option<u32>| v.ok_or(HsaError::INVALID_ARGUMENT);
+    // SAFETY (all calls): `value` is valid for the attribute's type per the caller.
+    unsafe {
+        match attr {
+            TYPE => put(
+                value,
+                if k.is_some() {
+                    HSA_SYMBOL_KIND_KERNEL
+                } else {
+                    HSA_SYMBOL_KIND_VARIABLE
+                },
+            ),
+            NAME_LENGTH => put(value, s.name.len() as u32),
+            NAME => put_bytes(value, s.name.as_bytes()),
+            MODULE_NAME_LENGTH => put(value, 0u32),
+            MODULE_NAME => Ok(()),
+            // HSA_SYMBOL_LINKAGE_PROGRAM
+            LINKAGE => put(value, 1u32),
+            AGENT => put(value, s.agent),
+            IS_DEFINITION => put(value, true),
+            VARIABLE_ADDRESS if k.is_none() => put(value, s.address),
+            // HSA_VARIABLE_ALLOCATION_AGENT, HSA_VARIABLE_SEGMENT_GLOBAL
+            VARIABLE_ALLOCATION if k.is_none() => put(value, 0u32),
+            VARIABLE_SEGMENT if k.is_none() => put(value, 0u32),
+            VARIABLE_ALIGNMENT if k.is_none() => {
+                put(value, 8u32.min(s.size.next_power_of_two().max(1) as u32))
+            }
+            VARIABLE_SIZE if k.is_none() => put(value, s.size as u32),
+            VARIABLE_IS_CONST if k.is_none() => put(value, false),
+            KERNEL_OBJECT if k.is_some() => put(value, s.address),
+            KERNEL_KERNARG_SEGMENT_SIZE => put(value, kernel_only(k.map(|k| k.kernarg_size))?),
+            KERNEL_KERNARG_SEGMENT_ALIGNMENT => {
+                put(value, kernel_only(k.map(|k| k.kernarg_align))?)
+            }
+            KERNEL_GROUP_SEGMENT_SIZE => put(value, kernel_only(k.map(|k| k.group_size))?),
+            KERNEL_PRIVATE_SEGMENT_SIZE => put(value, kernel_only(k.map(|k| k.private_size))?),
+            KERNEL_DYNAMIC_CALLSTACK => put(
+                value,
+                k.map(|k| k.dynamic_callstack)
+                    .ok_or(HsaError::INVALID_ARGUMENT)?,
+            ),
+            KERNEL_CALL_CONVENTION if k.is_some() => put(value, 0u32),
+            _ => Err(HsaError::INVALID_ARGUMENT),
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! Memory: pools, allocations and the registry of device-accessible ranges.
+//!
+//! Device addresses are host addresses. Every allocation is backed by an anonymous host
+//! mapping (`MAP_NORESERVE`, so a 16 GiB device costs nothing until touched), and every range
+//! the simulated GPU may touch is recorded in [`MemoryRegistry`], which is what the
+//! interpreter's [`GuestMemory`] checks and what `hsa_amd_pointer_info` answers from.
+
+use crate::error::{HsaError, HsaResult};
+use hsa_abi::hsa_agent_t;
+use hsasim_isa::GuestMemory;
+use parking_lot::{Mutex, RwLock};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const PAGE: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolKind {
+    /// A GPU's coarse-grained global memory.
+    Device,
+    /// The CPU's fine-grained system memory.
+    System,
+    /// The CPU's fine-grained, kernarg-capable memory.
+    Kernarg,
+}
+
+pub struct Pool {
+    pub kind: PoolKind,
+    /// The agent this pool belongs to.
+    pub owner: hsa_agent_t,
+    pub size: u64,
+    used: Mutex<u64>,
+}
+
+impl Pool {
+    pub fn new(kind: PoolKind, owner: hsa_agent_t, size: u64) -> Self {
+        Pool {
+            kind,
+            owner,
+            size,
+            used: Mutex::new(0),
+        }
+    }
+    pub fn used(&self) -> u64 {
+        *self.used.lock()
+    }
+    pub fn global_flags(&self) -> u32 {
+        use hsa_abi::*;
+        match self.kind {
+            PoolKind::Device => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
+            PoolKind::System => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::Kernarg => {
+                HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+                    | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+            }
+        }
+    }
+    /// Reserves `bytes` of the pool's capacity; fails with OUT_OF_RESOURCES past the size.
+    fn reserve(&self, bytes: u64) -> HsaResult {
+        let mut used = self.used.lock();
+        match used.checked_add(bytes) {
+            Some(n) if n <= self.size => {
+                *used = n;
+                Ok(())
+            }
+            _ => Err(HsaError::OUT_OF_RESOURCES),
+        }
+    }
+    fn release(&self, bytes: u64) {
+        let mut used = self.used.lock();
+        *used = used.saturating_sub(bytes);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionKind {
+    /// From `hsa_amd_memory_pool_allocate`; `pool` is the pool handle.
+    PoolAllocation { pool: u64 },
+    /// Host memory made device-accessible by `hsa_amd_memory_lock(_to_pool)`.
+    Locked,
+    /// Host memory registered with `hsa_memory_register`.
+    Registered,
+    /// A loaded code object's segments.
+    CodeObject,
+    /// Runtime-owned memory the device reads: queue rings and `amd_queue_t` blocks.
+    Internal,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    pub start: u64,
+    pub len: u64,
+    pub kind: RegionKind,
+    pub owner: hsa_agent_t,
+    pub global_flags: u32,
+    pub user_data: u64,
+    /// Bytes actually mapped (allocation sizes are rounded up to the page granule).
+    pub mapped_len: u64,
+}
+
+impl Region {
+    fn contains(&self, addr: u64, len: u64) -> bool {
+        addr >= self.start
+            && addr
+                .checked_add(len)
+                .is_some_and(|end| end <= self.start + self.len)
+    }
+}
+
+/// Ranges may overlap (a buffer can be locked twice, or registered and locked), so they are
+/// keyed by (start, sequence number); lookups scan backwards from the address and stop once
+/// no region could reach it (tracked through the longest region ever added).
+#[derive(Default)]
+pub struct MemoryRegistry {
+    regions: RwLock<BTreeMap<(u64, u64), Region>>,
+    next_seq: AtomicU64,
+    longest: AtomicU64,
+}
+
+impl MemoryRegistry {
+    pub fn add(&self, region: Region) -> (u64, u64) {
+        let key = (region.start, self.next_seq.fetch_add(1, Ordering::Relaxed));
+        self.longest.fetch_max(region.len, Ordering::Relaxed);
+        self.regions.write().insert(key, region);
+        key
+    }
+
+    /// The most recently added region containing `[addr, addr + len)`.
+    pub fn find(&self, addr: u64, len: u64) -> Option<Region> {
+        let longest = self.longest.load(Ordering::Relaxed);
+        let map = self.regions.read();
+        for ((start, _), r) in map.range(..=(addr, u64::MAX)).rev() {
+            if start.saturating_add(longest) < addr {
+                break;
+            }
+            if r.contains(addr, len.max(1)) {
+                return Some(*r);
+            }
+        }
+        None
+    }
+
+    /// Removes the region starting exactly at `start` whose kind satisfies `pred`.
+    pub fn remove_at(&self, start: u64, pred: impl Fn(&Region) -> bool) -> Option<Region> {
+        let mut map = self.regions.write();
+        let key = map
+            .range((start, 0)..=(start, u64::MAX))
+            .rev()
+            .find(|(_, r)| pred(r))
+            .map(|(k, _)| *k)?;
+        map.remove(&key)
+    }
+
+    pub fn set_user_data(&self, start: u64, user_data: u64) -> HsaResult {
+        let mut map = self.regions.write();
+        let r = map
+            .range_mut((start, 0)..=(start, u64::MAX))
+            .next_back()
+            .ok_or(HsaError::INVALID_ARGUMENT)?;
+        r.1.user_data = user_data;
+        Ok(())
+    }
+
+    /// Every pool allocation (for tear-down at `hsa_shut_down`).
+    pub fn drain_pool_allocations(&self) -> Vec<Region> {
+        let mut map = self.regions.write();
+        let keys: Vec<_> = map
+            .iter()
+            .filter(|(_, r)| matches!(r.kind, RegionKind::PoolAllocation { .. }))
+            .map(|(k, _)| *k)
+            .collect();
+        keys.iter().filter_map(|k| map.remove(k)).collect()
+    }
+}
+
+impl GuestMemory for MemoryRegistry {
+    fn is_accessible(&self, address: u64, len: u64) -> bool {
+        self.find(address, len).is_some()
+    }
+}
+
+/// An anonymous private mapping: zeroed, lazily backed, page aligned.
+pub fn map_anon(len: u64) -> HsaResult<*mut u8> {
+    let len = usize::try_from(len).map_err(|_| HsaError::OUT_OF_RESOURCES)?;
+    // SAFETY: a fresh anonymous mapping has no aliasing requirements; failure is checked.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(HsaError::OUT_OF_RESOURCES);
+    }
+    Ok(p.cast())
+}
+
+/// # Safety
+/// `ptr`/`len` must be a mapping returned by [`map_anon`] that nothing uses any more.
+pub unsafe fn unmap(ptr: *mut u8, len: u64) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        libc::munmap(ptr.cast(), len as usize);
+    }
+}
+
+pub fn round_up(v: u64, to: u64) -> Option<u64> {
+    v.checked_add(to - 1).map(|x| x / to * to)
+}
+
+/// Allocates `size` bytes from `pool` (handle `pool_handle`) and records the region.
+pub fn pool_allocate(
+    registry: &MemoryRegistry,
+    pool: &Pool,
+    pool_handle: u64,
+    size: u64,
+) -> HsaResult<*mut u8> {
+    if size == 0 {
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    let mapped = round_up(size, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
+    pool.reserve(mapped)?;
+    let ptr = match map_anon(mapped) {
+        Ok(p) => p,
+        Err(e) => {
+            pool.release(mapped);
+            return Err(e);
+        }
+    };
+    registry.add(Region {
+        start: ptr as u64,
+        len: size,
+        kind: RegionKind::PoolAllocation { pool: pool_handle },
+        owner: pool.owner,
+        global_flags: pool.global_flags(),
+        user_data: 0,
+        mapped_len: mapped,
+    });
+    tracing::debug!(target: "hsasim", ?ptr, size, pool = ?pool.kind, "pool allocate");
+    Ok(ptr)
+}
+
+/// Frees an allocation made by [`pool_allocate`]; `pool_of` maps a pool handle to its pool.
+pub fn pool_free(
+    registry: &MemoryRegistry,
+    ptr: u64,
+    pool_of: impl Fn(u64) -> Option<std::sync::Arc<Pool>>,
+) -> HsaResult {
+    let region = registry
+        .remove_at(ptr, |r| matches!(r.kind, RegionKind::PoolAllocation { .. }))
+        .ok_or_else(|| {
+            tracing::error!(target: "hsasim", ptr = format_args!("{ptr:#x}"), "hsa_amd_memory_pool_free of a pointer no pool allocated");
+            HsaError::INVALID_ARGUMENT
+        })?;
+    if let RegionKind::PoolAllocation { pool } = region.kind {
+        if let Some(p) = pool_of(pool) {
+            p.release(region.mapped_len);
+        }
+    }
+    // SAFETY: the region came from pool_allocate's mapping and was just unregistered.
+    unsafe { unmap(region.start as *mut u8, region.mapped_len) };
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(start: u64, len: u64, kind: RegionKind) -> Region {
+        Region {
+            start,
+            len,
+            kind,
+            owner: hsa_agent_t::default(),
+            global_flags: 0,
+            user_data: 0,
+            mapped_len: len,
+        }
+    }
+
+    #[test]
+    fn registry_finds_containing_ranges_only() {
+        let r = MemoryRegistry::default();
+        r.add(region(0x10000, 0x1000, RegionKind::Registered));
+        r.add(region(0x20000, 0x100000, RegionKind::Locked));
+        assert!(r.is_accessible(0x10000, 0x1000));
+        assert!(!r.is_accessible(0x10000, 0x1001));
+        assert!(!r.is_accessible(0xffff, 1));
+        assert!(r.is_accessible(0x20000 + 0xffff0, 0x10));
+        assert!(!r.is_accessible(0x1f000, 0x2000));
+        assert!(!r.is_accessible(u64::MAX - 1, 4));
+    }
+
+    #[test]
+    fn overlapping_regions_are_removed_independently() {
+        let r = MemoryRegistry::default();
+        r.add(region(0x10000, 0x1000, RegionKind::Registered));
+        r.add(region(0x10000, 0x2000, RegionKind::Locked));
+        assert!(r.is_accessible(0x10800, 0x1000));
+        r.remove_at(0x10000, |x| x.kind == RegionKind::Locked)
+            .unwrap();
+        assert!(!r.is_accessible(0x10800, 0x1000));
+        assert!(r.is_accessible(0x10800, 0x100));
+    }
+
+    #[test]
+    fn pool_accounting_rejects_over_allocation() {
+        let reg = MemoryRegistry::default();
+        let pool = std::sync::Arc::new(Pool::new(
+            PoolKind::Device,
+            hsa_agent_t::default(),
+            3 * PAGE,
+        ));
+        let a = pool_allocate(&reg, &pool, 1, 2 * PAGE).unwrap();
+        assert_eq!(pool.used(), 2 * PAGE);
+        assert_eq!(
+            pool_allocate(&reg, &pool, 1, 2 * PAGE),
+            Err(HsaError::OUT_OF_RESOURCES)
+        );
+        pool_free(&reg, a as u64, |_| Some(pool.clone())).unwrap();
+        assert_eq!(pool.used(), 0);
+        assert_eq!(
+            pool_free(&reg, a as u64, |_| Some(pool.clone())),
+            Err(HsaError::INVALID_ARGUMENT)
+        );
+    }
+}

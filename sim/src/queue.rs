@@ -1,0 +1,459 @@
+//! AQL queues and their packet processors.
+//!
+//! A queue is ROCr's `amd_queue_t` (its first member is the `hsa_queue_t` clients see) plus
+//! a ring of 64-byte packet slots, both in runtime-owned device-accessible memory. The
+//! packet processor consumes packets strictly in order, one at a time: a packet starts only
+//! after the previous one completed, so the barrier bit is always honoured (in-order
+//! completion is inherent) and acquire/release fences reduce to full memory fences, because
+//! host and "device" share one coherent memory.
+//!
+//! Protocol with producers: a slot is ready when its header type is not INVALID (read with
+//! Acquire; producers store it last with Release). After a packet completes the processor
+//! stores INVALID into the header *before* advancing `read_dispatch_id`, so a producer that
+//! sees the new read index may reuse the slot without racing our reset.
+
+use crate::agent::Agent;
+use crate::cabi::now_ns;
+use crate::error::{HsaError, HsaResult};
+use crate::memory::{map_anon, round_up, unmap, Region, RegionKind, PAGE};
+use crate::signal::{Signal, HUB};
+use crate::system::Runtime;
+use hsa_abi::*;
+use hsasim_isa::{Dispatch, DispatchError, ExecConfig};
+use parking_lot::Mutex;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+const ACTIVE: u8 = 0;
+const ERROR: u8 = 1;
+const STOPPING: u8 = 2;
+
+static NEXT_QUEUE_ID: AtomicU64 = AtomicU64::new(0);
+
+/// What the processor found at the read index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peek {
+    /// No packet published (header INVALID) or the queue stopped.
+    Empty,
+    /// A barrier packet whose dependencies are not met yet.
+    Blocked,
+    /// A packet that can be processed now.
+    Ready,
+}
+
+pub struct Queue {
+    /// The `amd_queue_t` (one page, `mmap`ed so it is page aligned and device-accessible).
+    amd: *mut amd_queue_t,
+    ring: *mut u8,
+    ring_bytes: u64,
+    pub size: u32,
+    pub id: u64,
+    pub agent: Arc<Agent>,
+    pub doorbell: Arc<Signal>,
+    error_callback: Option<QueueErrorCallback>,
+    callback_data: usize,
+    state: AtomicU8,
+    /// Serialises packet processing: exactly one packet is in flight per queue, whichever
+    /// thread (processor or deterministic-mode waiter) runs it.
+    exec: Mutex<()>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    pub priority: AtomicU32,
+    pub cu_mask: Mutex<Vec<u32>>,
+    pub profiling: AtomicBool,
+    stalled_warned: AtomicBool,
+    stall_since: Mutex<Option<Instant>>,
+}
+
+// SAFETY: the raw pointers are to mappings this queue owns for its whole life; every access
+// to shared fields (indices, headers) goes through atomics.
+unsafe impl Send for Queue {}
+// SAFETY: as above.
+unsafe impl Sync for Queue {}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // SAFETY: both mappings were created in `Queue::new`, are unregistered by
+        // `Runtime::destroy_queue` before the last reference goes, and nothing else
+        // references them once the queue is dropped.
+        unsafe {
+            unmap(self.ring, self.ring_bytes);
+            unmap(self.amd.cast(), PAGE);
+        }
+    }
+}
+
+pub struct QueueParams {
+    pub size: u32,
+    pub queue_type: u32,
+    pub callback: Option<QueueErrorCallback>,
+    pub data: *mut c_void,
+}
+
+impl Queue {
+    pub fn new(rt: &Runtime, agent: Arc<Agent>, p: QueueParams) -> HsaResult<Arc<Queue>> {
+        let ring_bytes =
+            round_up(u64::from(p.size) * 64, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
+        let ring = map_anon(ring_bytes)?;
+        let amd = match map_anon(PAGE) {
+            Ok(a) => a.cast::<amd_queue_t>(),
+            Err(e) => {
+                // SAFETY: just mapped, not shared.
+                unsafe { unmap(ring, ring_bytes) };
+                return Err(e);
+            }
+        };
+        for slot in 0..u64::from(p.size) {
+            // SAFETY: slot * 64 < ring_bytes; the ring is private until the queue is returned.
+            unsafe {
+                ring.add((slot * 64) as usize)
+                    .cast::<u16>()
+                    .write(packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0));
+            }
+        }
+        let doorbell = rt
+            .signals
+            .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0);
+        doorbell.set_queue_ptr(amd as u64);
+        let id = NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `amd` is a fresh zeroed page, large and aligned enough for amd_queue_t.
+        unsafe {
+            let q = &mut *amd;
+            q.hsa_queue = hsa_queue_t {
+                type_: p.queue_type,
+                features: HSA_QUEUE_FEATURE_KERNEL_DISPATCH,
+                base_address: ring.cast(),
+                doorbell_signal: doorbell.handle(),
+                size: p.size,
+                reserved1: 0,
+                id,
+            };
+            q.max_cu_id = agent.compute_units.saturating_sub(1);
+            q.max_wave_id = 31;
+            // AMD_QUEUE_PROPERTIES_IS_PTR64
+            q.queue_properties = 1 << 1;
+        }
+        for (start, len) in [(ring as u64, ring_bytes), (amd as u64, PAGE)] {
+            rt.memory.add(Region {
+                start,
+                len,
+                kind: RegionKind::Internal,
+                owner: agent.handle(),
+                global_flags: 0,
+                user_data: 0,
+                mapped_len: len,
+            });
+        }
+        Ok(Arc::new(Queue {
+            amd,
+            ring,
+            ring_bytes,
+            size: p.size,
+            id,
+            agent,
+            doorbell,
+            error_callback: p.callback,
+            callback_data: p.data as usize,
+            state: AtomicU8::new(ACTIVE),
+            exec: Mutex::new(()),
+            thread: Mutex::new(None),
+            priority: AtomicU32::new(HSA_AMD_QUEUE_PRIORITY_NORMAL),
+            cu_mask: Mutex::new(Vec::new()),
+            profiling: AtomicBool::new(false),
+            stalled_warned: AtomicBool::new(false),
+            stall_since: Mutex::new(None),
+        }))
+    }
+
+    /// The `hsa_queue_t*` clients hold (also the `amd_queue_t*`).
+    pub fn address(&self) -> u64 {
+        self.amd as u64
+    }
+    pub fn memory_ranges(&self) -> [u64; 2] {
+        [self.ring as u64, self.amd as u64]
+    }
+
+    pub fn read_index(&self) -> &AtomicU64 {
+        // SAFETY: an 8-aligned u64 field of the live amd_queue_t page, only accessed
+        // atomically once the queue is shared.
+        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.amd).read_dispatch_id)) }
+    }
+    pub fn write_index(&self) -> &AtomicU64 {
+        // SAFETY: as for `read_index`.
+        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.amd).write_dispatch_id)) }
+    }
+    fn slot(&self, index: u64) -> *mut u8 {
+        let slot = index % u64::from(self.size);
+        // SAFETY: slot < size, so the offset stays inside the ring mapping.
+        unsafe { self.ring.add((slot * 64) as usize) }
+    }
+    fn header(&self, index: u64) -> &AtomicU16 {
+        // SAFETY: the first two bytes of a 64-byte aligned slot in the live ring; producers
+        // and the processor access headers only atomically.
+        unsafe { AtomicU16::from_ptr(self.slot(index).cast::<u16>()) }
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.state.load(Ordering::SeqCst) == ACTIVE
+    }
+
+    pub fn start_thread(self: &Arc<Self>, rt: Arc<Runtime>) -> HsaResult {
+        let me = self.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("hsasim-queue{}", self.id))
+            .spawn(move || me.serve(&rt))
+            .map_err(|_| HsaError::OUT_OF_RESOURCES)?;
+        *self.thread.lock() = Some(handle);
+        Ok(())
+    }
+
+    fn serve(&self, rt: &Runtime) {
+        while self.is_active() {
+            if !self.step(rt) {
+                HUB.sleep_unless(
+                    &mut || !self.is_active() || self.peek(rt) == Peek::Ready,
+                    Duration::from_millis(50),
+                );
+            }
+        }
+    }
+
+    /// Stops the processor and waits for it, unless called from the processor itself
+    /// (an error callback destroying its own queue), which then just exits when it returns.
+    pub fn stop(&self) {
+        self.state.store(STOPPING, Ordering::SeqCst);
+        HUB.notify();
+        let handle = self.thread.lock().take();
+        if let Some(h) = handle {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn dep_signals(
+        &self,
+        rt: &Runtime,
+        p: &hsa_barrier_and_packet_t,
+    ) -> Result<Vec<Arc<Signal>>, HsaError> {
+        p.dep_signal
+            .iter()
+            .filter(|s| s.handle != 0)
+            .map(|s| rt.signals.get(*s))
+            .collect()
+    }
+
+    fn read_barrier(&self, index: u64) -> hsa_barrier_and_packet_t {
+        // SAFETY: the slot is a live, 64-byte aligned packet the producer finished (its
+        // header was observed non-INVALID with Acquire); a volatile copy avoids assuming
+        // nobody else touches the memory.
+        unsafe { std::ptr::read_volatile(self.slot(index).cast::<hsa_barrier_and_packet_t>()) }
+    }
+
+    pub fn peek(&self, rt: &Runtime) -> Peek {
+        if !self.is_active() {
+            return Peek::Empty;
+        }
+        let read = self.read_index().load(Ordering::Acquire);
+        let header = PacketHeader(self.header(read).load(Ordering::Acquire));
+        match header.packet_type() {
+            HSA_PACKET_TYPE_INVALID => {
+                self.note_stall(read);
+                Peek::Empty
+            }
+            t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
+                let p = self.read_barrier(read);
+                match self.dep_signals(rt, &p) {
+                    // An invalid dependency is an error the step reports.
+                    Err(_) => Peek::Ready,
+                    Ok(deps) => {
+                        if barrier_satisfied(t, &deps) {
+                            Peek::Ready
+                        } else {
+                            Peek::Blocked
+                        }
+                    }
+                }
+            }
+            _ => Peek::Ready,
+        }
+    }
+
+    /// A producer that rang the doorbell past a slot whose header stays INVALID is either
+    /// still writing it (legal with several producers) or forgot it. Hardware just waits;
+    /// so do we, but say so once after a second so a hang has an explanation.
+    fn note_stall(&self, read: u64) {
+        let rung = self.doorbell.load(Ordering::Relaxed);
+        let pending =
+            rung >= 0 && (rung as u64) >= read && self.write_index().load(Ordering::Relaxed) > read;
+        let mut since = self.stall_since.lock();
+        if !pending {
+            *since = None;
+            return;
+        }
+        let start = *since.get_or_insert_with(Instant::now);
+        if start.elapsed() > Duration::from_secs(1)
+            && !self.stalled_warned.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(target: "hsasim", queue = self.id, index = read, doorbell = rung,
+                "doorbell rung past packet {read} but its header is still INVALID; waiting for the producer");
+        }
+    }
+
+    /// Processes the packet at the read index if it can run now. Returns true if one was
+    /// consumed (or the queue just failed).
+    pub fn step(&self, rt: &Runtime) -> bool {
+        let _one_at_a_time = self.exec.lock();
+        if self.peek(rt) != Peek::Ready {
+            return false;
+        }
+        let read = self.read_index().load(Ordering::Acquire);
+        let header = PacketHeader(self.header(read).load(Ordering::Acquire));
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let result = match header.packet_type() {
+            HSA_PACKET_TYPE_KERNEL_DISPATCH => self.kernel_dispatch(rt, read),
+            t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
+                let p = self.read_barrier(read);
+                match self.dep_signals(rt, &p) {
+                    Err(_) => Err((
+                        status::ERROR_INVALID_SIGNAL,
+                        format!("barrier packet {read} names a dependency signal that does not exist"),
+                    )),
+                    Ok(_) => self.complete(rt, p.completion_signal, read, None),
+                }
+                .map(|()| tracing::trace!(target: "hsasim", queue = self.id, index = read, and = (t == HSA_PACKET_TYPE_BARRIER_AND), "barrier done"))
+            }
+            other => Err((
+                status::ERROR_INVALID_PACKET_FORMAT,
+                format!(
+                    "packet {read} at {:#x} has type {other} ({}), which this packet processor does not execute",
+                    self.slot(read) as u64,
+                    packet_type_name(other)
+                ),
+            )),
+        };
+        std::sync::atomic::fence(Ordering::SeqCst);
+        match result {
+            Ok(()) => {
+                self.header(read).store(
+                    packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0),
+                    Ordering::Release,
+                );
+                self.read_index().store(read + 1, Ordering::Release);
+                HUB.notify();
+            }
+            Err((code, message)) => self.fail(code, &message),
+        }
+        true
+    }
+
+    fn kernel_dispatch(&self, rt: &Runtime, index: u64) -> Result<(), (hsa_status_t, String)> {
+        let slot = self.slot(index);
+        // SAFETY: as in `read_barrier`: a published, aligned packet slot.
+        let packet =
+            unsafe { std::ptr::read_volatile(slot.cast::<hsa_kernel_dispatch_packet_t>()) };
+        let dispatch = Dispatch {
+            model: self.agent.model,
+            packet,
+            packet_address: slot as u64,
+            queue_address: self.address(),
+            dispatch_id: index,
+        };
+        tracing::trace!(target: "hsasim", queue = self.id, index, kernel_object = format_args!("{:#x}", packet.kernel_object),
+            grid = ?[packet.grid_size_x, packet.grid_size_y, packet.grid_size_z],
+            block = ?[packet.workgroup_size_x, packet.workgroup_size_y, packet.workgroup_size_z], "kernel dispatch");
+        let start = now_ns();
+        let outcome = if rt.memory.find(packet.kernel_object, 64).is_none() {
+            Err(DispatchError::InvalidDispatch(format!(
+                "kernel_object {:#x} is not a loaded kernel descriptor (not in device-accessible memory)",
+                packet.kernel_object
+            )))
+        } else {
+            hsasim_isa::run_dispatch(
+                &dispatch,
+                &rt.memory,
+                &ExecConfig {
+                    worker_threads: rt.config.workers,
+                    compute_units: self.agent.compute_units,
+                },
+            )
+        };
+        let end = now_ns();
+        match outcome {
+            Ok(()) => self.complete(rt, packet.completion_signal, index, Some((start, end))),
+            Err(e) => Err((
+                e.hsa_status(),
+                format!(
+                    "dispatch {index} (packet at {:#x}) failed: {e}",
+                    slot as u64
+                ),
+            )),
+        }
+    }
+
+    fn complete(
+        &self,
+        rt: &Runtime,
+        signal: hsa_signal_t,
+        index: u64,
+        times: Option<(u64, u64)>,
+    ) -> Result<(), (hsa_status_t, String)> {
+        let sig = rt.signals.get_opt(signal).map_err(|_| {
+            (
+                status::ERROR_INVALID_SIGNAL,
+                format!(
+                    "packet {index} has completion signal {:#x}, which does not exist",
+                    signal.handle
+                ),
+            )
+        })?;
+        if let Some(s) = sig {
+            let (start, end) = times.unwrap_or_else(|| {
+                let t = now_ns();
+                (t, t)
+            });
+            s.set_timestamps(start, end);
+            s.rmw(Ordering::Release, |v, o| v.fetch_sub(1, o));
+        }
+        Ok(())
+    }
+
+    /// Puts the queue in the error state (as hardware does: nothing after the failing packet
+    /// runs, its completion signal is not touched), reports once, and calls the client's
+    /// error callback on this thread.
+    fn fail(&self, code: hsa_status_t, message: &str) {
+        self.state.store(ERROR, Ordering::SeqCst);
+        HUB.notify();
+        tracing::error!(target: "hsasim", queue = self.id, status = format_args!("{code:#x}"), "{message}");
+        eprintln!("hsasim: queue {} error {code:#x}: {message}", self.id);
+        if let Some(cb) = self.error_callback {
+            // SAFETY: the callback and its data were supplied by the client at
+            // hsa_queue_create for exactly this use; the queue pointer is live.
+            unsafe { cb(code, self.amd.cast(), self.callback_data as *mut c_void) };
+        }
+    }
+}
+
+fn barrier_satisfied(packet_type: u16, deps: &[Arc<Signal>]) -> bool {
+    let zero = |s: &Arc<Signal>| s.load(Ordering::Acquire) == 0;
+    if packet_type == HSA_PACKET_TYPE_BARRIER_AND {
+        deps.iter().all(zero)
+    } else {
+        // All-null dependencies satisfy a barrier-OR immediately.
+        deps.is_empty() || deps.iter().any(zero)
+    }
+}
+
+fn packet_type_name(t: u16) -> &'static str {
+    match t {
+        HSA_PACKET_TYPE_VENDOR_SPECIFIC => "VENDOR_SPECIFIC",
+        HSA_PACKET_TYPE_INVALID => "INVALID",
+        HSA_PACKET_TYPE_KERNEL_DISPATCH => "KERNEL_DISPATCH",
+        HSA_PACKET_TYPE_BARRIER_AND => "BARRIER_AND",
+        HSA_PACKET_TYPE_AGENT_DISPATCH => "AGENT_DISPATCH",
+        HSA_PACKET_TYPE_BARRIER_OR => "BARRIER_OR",
+        _ => "unknown",
+    }
+}

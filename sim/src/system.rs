@@ -1,0 +1,345 @@
+//! The runtime instance: everything `hsa_init` creates and `hsa_shut_down` tears down, and
+//! the one place that knows whether work runs on service threads or on waiting threads.
+
+use crate::agent::Agent;
+use crate::config::Config;
+use crate::error::{HsaError, HsaResult};
+use crate::loader::LoaderState;
+use crate::memory::{MemoryRegistry, Pool};
+use crate::queue::Queue;
+use crate::signal::{condition_holds, Signal, SignalRegistry, HUB};
+use hsa_abi::*;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub struct Runtime {
+    pub config: Config,
+    /// CPU agent first, then the GPUs (the order `hsa_iterate_agents` reports).
+    pub agents: Vec<Arc<Agent>>,
+    pub memory: MemoryRegistry,
+    pub signals: SignalRegistry,
+    /// Live queues by `hsa_queue_t*` address.
+    pub queues: RwLock<HashMap<u64, Arc<Queue>>>,
+    pub loader: LoaderState,
+    pub async_copy_profiling: AtomicBool,
+    handlers: Mutex<Vec<AsyncHandler>>,
+    handler_thread: Mutex<Option<JoinHandle<()>>>,
+    stopping: AtomicBool,
+}
+
+struct AsyncHandler {
+    signal: Arc<Signal>,
+    condition: u32,
+    value: i64,
+    handler: SignalHandler,
+    arg: usize,
+}
+
+struct Global {
+    refcount: u32,
+    runtime: Option<Arc<Runtime>>,
+}
+
+static GLOBAL: Mutex<Global> = Mutex::new(Global {
+    refcount: 0,
+    runtime: None,
+});
+/// Read-mostly copy of `GLOBAL.runtime` so API calls don't contend on the init lock.
+static CURRENT: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
+
+/// The initialised runtime, or NOT_INITIALIZED.
+pub fn rt() -> HsaResult<Arc<Runtime>> {
+    CURRENT.read().clone().ok_or(HsaError::NOT_INITIALIZED)
+}
+
+pub fn init() -> HsaResult {
+    let mut g = GLOBAL.lock();
+    if g.refcount == u32::MAX {
+        return Err(HsaError::REFCOUNT_OVERFLOW);
+    }
+    if g.refcount == 0 {
+        crate::logging::init();
+        let rt = Arc::new(Runtime::new(Config::from_env()));
+        tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
+        *CURRENT.write() = Some(rt.clone());
+        g.runtime = Some(rt);
+    }
+    g.refcount += 1;
+    Ok(())
+}
+
+pub fn shut_down() -> HsaResult {
+    let mut g = GLOBAL.lock();
+    if g.refcount == 0 {
+        return Err(HsaError::NOT_INITIALIZED);
+    }
+    g.refcount -= 1;
+    if g.refcount == 0 {
+        *CURRENT.write() = None;
+        if let Some(rt) = g.runtime.take() {
+            rt.tear_down();
+        }
+        tracing::info!(target: "hsasim", "hsa_shut_down: runtime released");
+    }
+    Ok(())
+}
+
+fn host_memory_bytes() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages > 0 && page > 0 {
+        pages as u64 * page as u64
+    } else {
+        16 << 30
+    }
+}
+
+impl Runtime {
+    fn new(config: Config) -> Runtime {
+        // Pools record their owner's handle (the agent's address), known only once the
+        // agent's Arc exists: new_cyclic hands it out before construction.
+        let mut agents = Vec::new();
+        let cpu = Arc::new_cyclic(|w: &std::sync::Weak<Agent>| {
+            Agent::cpu(
+                hsa_agent_t {
+                    handle: w.as_ptr() as u64,
+                },
+                host_memory_bytes(),
+                &config,
+            )
+        });
+        agents.push(cpu);
+        for i in 0..config.gpus {
+            agents.push(Arc::new_cyclic(|w: &std::sync::Weak<Agent>| {
+                Agent::gpu(
+                    hsa_agent_t {
+                        handle: w.as_ptr() as u64,
+                    },
+                    i + 1,
+                    &config,
+                )
+            }));
+        }
+        Runtime {
+            config,
+            agents,
+            memory: MemoryRegistry::default(),
+            signals: SignalRegistry::default(),
+            queues: RwLock::new(HashMap::new()),
+            loader: LoaderState::default(),
+            async_copy_profiling: AtomicBool::new(false),
+            handlers: Mutex::new(Vec::new()),
+            handler_thread: Mutex::new(None),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    fn tear_down(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        HUB.notify();
+        let queues: Vec<_> = self.queues.write().drain().map(|(_, q)| q).collect();
+        for q in queues {
+            self.release_queue(&q);
+        }
+        for a in &self.agents {
+            for e in &a.sdma {
+                e.shut_down();
+            }
+        }
+        if let Some(h) = self.handler_thread.lock().take() {
+            let _ = h.join();
+        }
+        for r in self.memory.drain_pool_allocations() {
+            // SAFETY: pool allocations are our own mappings; after shut-down no client may
+            // use HSA memory (the HSA spec makes it invalid).
+            unsafe { crate::memory::unmap(r.start as *mut u8, r.mapped_len) };
+        }
+        self.loader.clear();
+    }
+
+    pub fn cpu_agent(&self) -> &Arc<Agent> {
+        &self.agents[0]
+    }
+
+    pub fn agent(&self, h: hsa_agent_t) -> HsaResult<&Arc<Agent>> {
+        self.agents
+            .iter()
+            .find(|a| a.handle() == h)
+            .ok_or(HsaError::INVALID_AGENT)
+    }
+
+    pub fn pool(&self, h: hsa_amd_memory_pool_t) -> HsaResult<(&Arc<Agent>, &Arc<Pool>)> {
+        self.agents
+            .iter()
+            .flat_map(|a| a.pools.iter().map(move |p| (a, p)))
+            .find(|(_, p)| Arc::as_ptr(p) as u64 == h.handle)
+            .ok_or(HsaError::INVALID_ARGUMENT)
+    }
+
+    pub fn pool_by_handle(&self, h: u64) -> Option<Arc<Pool>> {
+        self.pool(hsa_amd_memory_pool_t { handle: h })
+            .ok()
+            .map(|(_, p)| p.clone())
+    }
+
+    pub fn queue(&self, addr: u64) -> HsaResult<Arc<Queue>> {
+        self.queues
+            .read()
+            .get(&addr)
+            .cloned()
+            .ok_or(HsaError::INVALID_QUEUE)
+    }
+
+    /// Unregisters and stops a queue that was already removed from `queues`.
+    pub fn release_queue(&self, q: &Arc<Queue>) {
+        q.stop();
+        q.agent.queue_count.fetch_sub(1, Ordering::SeqCst);
+        for start in q.memory_ranges() {
+            self.memory
+                .remove_at(start, |r| r.kind == crate::memory::RegionKind::Internal);
+        }
+        let _ = self.signals.destroy(q.doorbell.handle());
+    }
+
+    /// Deterministic mode: runs every queue and copy engine until nothing can progress.
+    /// Returns true if anything ran. In threaded mode the service threads do this.
+    pub fn pump(&self) -> bool {
+        if self.config.threaded {
+            return false;
+        }
+        let mut any = false;
+        loop {
+            let mut progressed = false;
+            let queues: Vec<_> = self.queues.read().values().cloned().collect();
+            for q in &queues {
+                while q.step(self) {
+                    progressed = true;
+                }
+            }
+            for a in &self.agents {
+                for e in &a.sdma {
+                    while e.step() {
+                        progressed = true;
+                    }
+                }
+            }
+            progressed |= self.run_ready_handlers();
+            if !progressed {
+                return any;
+            }
+            any = true;
+        }
+    }
+
+    /// Blocks until `done()` holds or the deadline passes (returns false then). Spins
+    /// briefly first (the common short wait), then sleeps on the signal hub; in
+    /// deterministic mode it runs pending work itself between checks.
+    pub fn wait_until(&self, deadline: Option<Instant>, done: &mut dyn FnMut() -> bool) -> bool {
+        let spin_until = Instant::now() + Duration::from_micros(50);
+        loop {
+            if done() {
+                return true;
+            }
+            if self.pump() {
+                continue;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return done();
+            }
+            if now < spin_until {
+                std::hint::spin_loop();
+                std::thread::yield_now();
+                continue;
+            }
+            let cap = Duration::from_millis(if self.config.threaded { 20 } else { 5 });
+            let sleep = deadline.map_or(cap, |d| d.saturating_duration_since(now).min(cap));
+            HUB.sleep_unless(done, sleep);
+        }
+    }
+
+    // ---- hsa_amd_signal_async_handler ---------------------------------------------------
+
+    pub fn add_async_handler(
+        self: &Arc<Self>,
+        signal: Arc<Signal>,
+        condition: u32,
+        value: i64,
+        handler: SignalHandler,
+        arg: *mut c_void,
+    ) -> HsaResult {
+        condition_holds(condition, 0, 0)?;
+        self.handlers.lock().push(AsyncHandler {
+            signal,
+            condition,
+            value,
+            handler,
+            arg: arg as usize,
+        });
+        if self.config.threaded {
+            let mut t = self.handler_thread.lock();
+            if t.is_none() {
+                let me = self.clone();
+                *t = Some(
+                    std::thread::Builder::new()
+                        .name("hsasim-async-handlers".into())
+                        .spawn(move || me.serve_handlers())
+                        .map_err(|_| HsaError::OUT_OF_RESOURCES)?,
+                );
+            }
+        }
+        HUB.notify();
+        Ok(())
+    }
+
+    fn any_handler_ready(&self) -> bool {
+        self.handlers.lock().iter().any(|h| {
+            condition_holds(h.condition, h.signal.load(Ordering::Acquire), h.value).unwrap_or(false)
+        })
+    }
+
+    /// Calls every handler whose condition holds (outside the lock: handlers may register
+    /// new handlers); those returning false are dropped, as in ROCr.
+    fn run_ready_handlers(&self) -> bool {
+        let ready: Vec<AsyncHandler> = {
+            let mut list = self.handlers.lock();
+            let (ready, waiting): (Vec<_>, Vec<_>) = list.drain(..).partition(|h| {
+                condition_holds(h.condition, h.signal.load(Ordering::Acquire), h.value)
+                    .unwrap_or(false)
+            });
+            *list = waiting;
+            ready
+        };
+        let ran = !ready.is_empty();
+        for h in ready {
+            let v = h.signal.load(Ordering::Acquire);
+            // SAFETY: the client registered this function and argument for this call.
+            let keep = unsafe { (h.handler)(v, h.arg as *mut c_void) };
+            if keep {
+                self.handlers.lock().push(h);
+            }
+        }
+        ran
+    }
+
+    fn serve_handlers(&self) {
+        while !self.stopping.load(Ordering::SeqCst) {
+            if !self.run_ready_handlers() {
+                HUB.sleep_unless(
+                    &mut || self.stopping.load(Ordering::SeqCst) || self.any_handler_ready(),
+                    Duration::from_millis(50),
+                );
+            }
+        }
+    }
+}
