@@ -13,6 +13,15 @@
 use hsa_abi::{hsa_kernel_dispatch_packet_t, hsa_status_t};
 use std::fmt;
 
+pub mod decode;
+mod disasm;
+mod dispatch;
+pub mod exec;
+pub mod wave;
+
+pub use decode::{decode, DecodeError, Enc, Inst};
+pub use dispatch::DispatchStats;
+
 /// The GPU model whose encodings and semantics apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GfxModel {
@@ -139,8 +148,14 @@ pub fn run_dispatch(
     memory: &dyn GuestMemory,
     config: &ExecConfig,
 ) -> Result<(), DispatchError> {
-    let _ = (dispatch, memory, config);
-    Err(DispatchError::InvalidDispatch(
-        "the interpreter is not built yet".into(),
-    ))
+    dispatch::run(dispatch, memory, config).map(|_| ())
+}
+
+/// [`run_dispatch`], returning counts of what ran (for benchmarks and traces).
+pub fn run_dispatch_with_stats(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+) -> Result<DispatchStats, DispatchError> {
+    dispatch::run(dispatch, memory, config)
 }

@@ -1,0 +1,527 @@
+//! Running a dispatch: workgroups over host threads, waves of a workgroup interleaved on
+//! one thread (switching at `s_barrier`), the initial register state of each wave, and the
+//! per-thread decoded-instruction cache.
+
+use crate::decode::{decode, Inst};
+use crate::exec::{self, Ctx, DispatchInfo, Step, PRIVATE_BASE};
+use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
+use crate::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
+use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Figures of one dispatch, for benchmarks and traces.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DispatchStats {
+    pub workgroups: u64,
+    pub waves: u64,
+    /// Wave-instructions executed.
+    pub instructions: u64,
+    /// VALU/VMEM lane-operations (active lanes summed over vector instructions).
+    pub lane_ops: u64,
+}
+
+/// Everything fixed for the whole dispatch.
+struct Plan {
+    model: GfxModel,
+    entry: u64,
+    kd: KernelDescriptor,
+    wg_size: [u32; 3],
+    grid: [u32; 3],
+    wg_count: [u32; 3],
+    lds_bytes: usize,
+    private_per_lane: u64,
+    kernarg: u64,
+    packet_address: u64,
+    queue_address: u64,
+    dispatch_id: u64,
+}
+
+// COMPUTE_PGM_RSRC2 fields (AMDGPUUsage, "compute_pgm_rsrc2 for GFX6-GFX12").
+const RSRC2_ENABLE_PRIVATE_SEGMENT: u32 = 1 << 0;
+const RSRC2_USER_SGPR_COUNT_SHIFT: u32 = 1;
+const RSRC2_WORKGROUP_ID_X: u32 = 1 << 7;
+const RSRC2_WORKGROUP_ID_Y: u32 = 1 << 8;
+const RSRC2_WORKGROUP_ID_Z: u32 = 1 << 9;
+const RSRC2_WORKGROUP_INFO: u32 = 1 << 10;
+
+/// Largest LDS a workgroup may ask for (gfx90a/gfx942 have 64 KiB per CU).
+const MAX_LDS: usize = 64 * 1024;
+/// Largest private segment per work-item hsasim backs (hardware allows far less).
+const MAX_PRIVATE: u64 = 1 << 20;
+
+fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
+    let p = &d.packet;
+    let bad = |s: String| Err(DispatchError::InvalidDispatch(s));
+    let kd_addr = p.kernel_object;
+    if kd_addr == 0 || !mem.is_accessible(kd_addr, 64) {
+        return bad(format!(
+            "kernel object {kd_addr:#x} is not a readable 64-byte kernel descriptor"
+        ));
+    }
+    // SAFETY: the 64 bytes at kd_addr were approved by is_accessible just above, and
+    // KernelDescriptor is plain old data of exactly that size.
+    let kd: KernelDescriptor = unsafe { exec::host_read(kd_addr) };
+    if kd.kernel_code_properties & kcp::ENABLE_WAVEFRONT_SIZE32 != 0 {
+        return bad("the kernel is wave32 code; gfx90a/gfx942 run wave64 only".into());
+    }
+    let entry = kd_addr.wrapping_add(kd.kernel_code_entry_byte_offset as u64);
+    if entry % 4 != 0 || !mem.is_accessible(entry, 4) {
+        return bad(format!(
+            "kernel entry {entry:#x} (descriptor {kd_addr:#x} + {:#x}) is not readable code",
+            kd.kernel_code_entry_byte_offset
+        ));
+    }
+    let wg_size = [
+        p.workgroup_size_x as u32,
+        p.workgroup_size_y as u32,
+        p.workgroup_size_z as u32,
+    ];
+    let grid = [p.grid_size_x, p.grid_size_y, p.grid_size_z];
+    if wg_size.contains(&0) || grid.contains(&0) {
+        return bad(format!("zero-sized workgroup {wg_size:?} or grid {grid:?}"));
+    }
+    let items: u32 = wg_size.iter().product();
+    if items > 1024 {
+        return bad(format!("workgroup of {items} work-items exceeds 1024"));
+    }
+    let wg_count = [
+        grid[0].div_ceil(wg_size[0]),
+        grid[1].div_ceil(wg_size[1]),
+        grid[2].div_ceil(wg_size[2]),
+    ];
+    let lds_bytes = kd.group_segment_fixed_size as usize + p.group_segment_size as usize;
+    if lds_bytes > MAX_LDS {
+        return bad(format!(
+            "group segment of {lds_bytes} bytes exceeds the {MAX_LDS}-byte LDS"
+        ));
+    }
+    let private =
+        (kd.private_segment_fixed_size.max(p.private_segment_size) as u64).next_multiple_of(16);
+    if private > MAX_PRIVATE {
+        return bad(format!(
+            "private segment of {private} bytes per work-item is too large"
+        ));
+    }
+    Ok(Plan {
+        model: d.model,
+        entry,
+        kd,
+        wg_size,
+        grid,
+        wg_count,
+        lds_bytes,
+        private_per_lane: private,
+        kernarg: p.kernarg_address,
+        packet_address: d.packet_address,
+        queue_address: d.queue_address,
+        dispatch_id: d.dispatch_id,
+    })
+}
+
+/// Decoded instructions by address, filled on first execution.
+struct DecodeCache {
+    base: u64,
+    slots: Vec<u32>,
+    insts: Vec<Inst>,
+    far: HashMap<u64, u32>,
+}
+
+const CACHE_WINDOW_WORDS: u64 = 4 << 20;
+
+impl DecodeCache {
+    fn new(entry: u64) -> DecodeCache {
+        // Non-inlined functions may sit before the kernel in .text: start the dense
+        // window 1 MiB below the entry.
+        let base = entry.saturating_sub(1 << 20) & !3;
+        DecodeCache {
+            base,
+            slots: Vec::new(),
+            insts: Vec::new(),
+            far: HashMap::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn lookup(&self, pc: u64) -> Option<u32> {
+        let idx = pc.wrapping_sub(self.base) / 4;
+        if pc >= self.base && idx < CACHE_WINDOW_WORDS {
+            match self.slots.get(idx as usize) {
+                Some(&s) if s != 0 => Some(s - 1),
+                _ => None,
+            }
+        } else {
+            self.far.get(&pc).copied()
+        }
+    }
+
+    #[cold]
+    fn fill(
+        &mut self,
+        pc: u64,
+        model: GfxModel,
+        mem: &dyn GuestMemory,
+    ) -> Result<u32, DispatchError> {
+        if pc % 4 != 0 {
+            return Err(DispatchError::Illegal {
+                pc,
+                reason: "the program counter is not 4-byte aligned".into(),
+            });
+        }
+        if !mem.is_accessible(pc, 4) {
+            return Err(DispatchError::Illegal {
+                pc,
+                reason:
+                    "the program counter left readable code (branch or return to a bad address)"
+                        .into(),
+            });
+        }
+        let mut words = [0u32; 3];
+        let mut n = 0;
+        for (k, slot) in words.iter_mut().enumerate() {
+            let a = pc + 4 * k as u64;
+            if !mem.is_accessible(a, 4) {
+                break;
+            }
+            // SAFETY: a..a+4 was approved by is_accessible just above.
+            *slot = unsafe { exec::host_read::<u32>(a) };
+            n += 1;
+        }
+        let inst = decode(model, &words[..n]).map_err(|e| DispatchError::UnknownInstruction {
+            pc,
+            words: e.words,
+            detail: e.detail,
+        })?;
+        let id = self.insts.len() as u32;
+        self.insts.push(inst);
+        let idx = pc.wrapping_sub(self.base) / 4;
+        if pc >= self.base && idx < CACHE_WINDOW_WORDS {
+            let idx = idx as usize;
+            if self.slots.len() <= idx {
+                self.slots.resize(idx + 1, 0);
+            }
+            self.slots[idx] = id + 1;
+        } else {
+            self.far.insert(pc, id);
+        }
+        Ok(id)
+    }
+}
+
+/// A host thread's reusable state: wave register files, LDS, decode cache.
+struct Worker {
+    waves: Vec<Wave>,
+    lds: Vec<u8>,
+    cache: DecodeCache,
+    stats: DispatchStats,
+}
+
+impl Worker {
+    fn new(plan: &Plan) -> Worker {
+        Worker {
+            waves: Vec::new(),
+            lds: vec![0; plan.lds_bytes],
+            cache: DecodeCache::new(plan.entry),
+            stats: DispatchStats::default(),
+        }
+    }
+
+    fn run_workgroup(
+        &mut self,
+        plan: &Plan,
+        info: &DispatchInfo,
+        mem: &dyn GuestMemory,
+        wg: [u32; 3],
+        wg_index: u64,
+        stop: &AtomicBool,
+    ) -> Result<(), DispatchError> {
+        // The last workgroup in a dimension may be partial.
+        let size: [u32; 3] =
+            std::array::from_fn(|k| plan.wg_size[k].min(plan.grid[k] - wg[k] * plan.wg_size[k]));
+        let items = size[0] * size[1] * size[2];
+        let nwaves = items.div_ceil(LANES as u32) as usize;
+        while self.waves.len() < nwaves {
+            self.waves.push(Wave::new());
+        }
+        self.lds.iter_mut().for_each(|b| *b = 0);
+        for (id, w) in self.waves[..nwaves].iter_mut().enumerate() {
+            init_wave(w, plan, mem, wg, size, id as u32, items);
+        }
+        let mut ctx = Ctx {
+            mem,
+            lds: &mut self.lds,
+            workgroup: wg,
+            pc: 0,
+            info,
+            wg_index,
+        };
+        self.stats.workgroups += 1;
+        self.stats.waves += nwaves as u64;
+        loop {
+            let mut running = 0;
+            for w in self.waves[..nwaves].iter_mut() {
+                if w.state != WaveState::Running {
+                    continue;
+                }
+                running += 1;
+                let step = run_wave(
+                    w,
+                    &mut self.cache,
+                    &mut ctx,
+                    plan.model,
+                    stop,
+                    &mut self.stats,
+                )?;
+                w.state = match step {
+                    Step::Barrier => WaveState::AtBarrier,
+                    _ => WaveState::Ended,
+                };
+            }
+            let waiting = self.waves[..nwaves]
+                .iter()
+                .filter(|w| w.state == WaveState::AtBarrier)
+                .count();
+            if waiting == 0 || running == 0 {
+                break;
+            }
+            // Each pass runs every live wave up to a barrier or its end, so now every wave
+            // still alive waits at the barrier: release them together.
+            for w in self.waves[..nwaves].iter_mut() {
+                if w.state == WaveState::AtBarrier {
+                    w.state = WaveState::Running;
+                }
+            }
+        }
+        for w in &mut self.waves[..nwaves] {
+            self.stats.lane_ops += w.lane_ops;
+            w.lane_ops = 0;
+        }
+        Ok(())
+    }
+}
+
+/// Runs one wave until it ends or reaches a barrier.
+#[inline(never)]
+fn run_wave(
+    w: &mut Wave,
+    cache: &mut DecodeCache,
+    ctx: &mut Ctx,
+    model: GfxModel,
+    stop: &AtomicBool,
+    stats: &mut DispatchStats,
+) -> Result<Step, DispatchError> {
+    let mut count: u64 = 0;
+    let result = loop {
+        let pc = w.pc;
+        let id = match cache.lookup(pc) {
+            Some(id) => id,
+            None => match cache.fill(pc, model, ctx.mem) {
+                Ok(id) => id,
+                Err(e) => break Err(e),
+            },
+        };
+        let inst = &cache.insts[id as usize];
+        w.pc = pc.wrapping_add(inst.len as u64);
+        ctx.pc = pc;
+        let Some(handler) = inst.info.exec else {
+            break Err(exec::unimplemented(inst, pc));
+        };
+        count += 1;
+        match handler(w, inst, ctx) {
+            Ok(Step::Continue) => {}
+            Ok(s) => break Ok(s),
+            Err(e) => break Err(e),
+        }
+        // Another thread's error ends the dispatch: look now and then, not every time.
+        if count & 0xfff == 0 && stop.load(Ordering::Relaxed) {
+            break Ok(Step::End);
+        }
+    };
+    stats.instructions += count;
+    result
+}
+
+/// Sets the registers a wave starts with (AMDGPUUsage, "Initial Kernel Execution State").
+fn init_wave(
+    w: &mut Wave,
+    plan: &Plan,
+    mem: &dyn GuestMemory,
+    wg: [u32; 3],
+    size: [u32; 3],
+    id: u32,
+    items: u32,
+) {
+    let kd = &plan.kd;
+    w.s = [0; 128];
+    w.pc = plan.entry;
+    w.scc = false;
+    w.mode = 0;
+    w.trapsts = 0;
+    w.state = WaveState::Running;
+    w.id = id;
+    w.lane_ops = 0;
+    let mut n = 0usize;
+    let mut push = |w: &mut Wave, v: u32| {
+        if n < 106 {
+            w.s[n] = v;
+        }
+        n += 1;
+    };
+    let props = kd.kernel_code_properties;
+    if props & kcp::ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER != 0 {
+        // A buffer resource over the private window: base, no stride, all records.
+        push(w, PRIVATE_BASE as u32);
+        push(w, (PRIVATE_BASE >> 32) as u32);
+        push(w, u32::MAX);
+        push(w, 0x0002_7000);
+    }
+    if props & kcp::ENABLE_SGPR_DISPATCH_PTR != 0 {
+        push(w, plan.packet_address as u32);
+        push(w, (plan.packet_address >> 32) as u32);
+    }
+    if props & kcp::ENABLE_SGPR_QUEUE_PTR != 0 {
+        push(w, plan.queue_address as u32);
+        push(w, (plan.queue_address >> 32) as u32);
+    }
+    if props & kcp::ENABLE_SGPR_KERNARG_SEGMENT_PTR != 0 {
+        push(w, plan.kernarg as u32);
+        push(w, (plan.kernarg >> 32) as u32);
+    }
+    if props & kcp::ENABLE_SGPR_DISPATCH_ID != 0 {
+        push(w, plan.dispatch_id as u32);
+        push(w, (plan.dispatch_id >> 32) as u32);
+    }
+    if props & kcp::ENABLE_SGPR_FLAT_SCRATCH_INIT != 0 {
+        push(w, PRIVATE_BASE as u32);
+        push(w, (PRIVATE_BASE >> 32) as u32);
+    }
+    if props & kcp::ENABLE_SGPR_PRIVATE_SEGMENT_SIZE != 0 {
+        push(w, plan.private_per_lane as u32);
+    }
+    // gfx940+: kernel arguments preloaded into the SGPRs after the other user SGPRs.
+    let preload_len = (kd.kernarg_preload & 0x7f) as u64;
+    let preload_off = (kd.kernarg_preload >> 7) as u64 * 4;
+    if plan.model == GfxModel::Gfx942 && preload_len > 0 {
+        for k in 0..preload_len {
+            let a = plan.kernarg.wrapping_add(preload_off + 4 * k);
+            // An unreadable kernarg word preloads as 0; the kernel's own loads of the
+            // same word would fault and report it.
+            let v = if mem.is_accessible(a, 4) {
+                // SAFETY: a..a+4 was approved by is_accessible just above.
+                unsafe { exec::host_read::<u32>(a) }
+            } else {
+                0
+            };
+            push(w, v);
+        }
+    }
+    let rsrc2 = kd.compute_pgm_rsrc2;
+    let mut n = ((rsrc2 >> RSRC2_USER_SGPR_COUNT_SHIFT) & 0x1f) as usize;
+    let mut sys = |w: &mut Wave, v: u32| {
+        if n < 106 {
+            w.s[n] = v;
+        }
+        n += 1;
+    };
+    if rsrc2 & RSRC2_WORKGROUP_ID_X != 0 {
+        sys(w, wg[0]);
+    }
+    if rsrc2 & RSRC2_WORKGROUP_ID_Y != 0 {
+        sys(w, wg[1]);
+    }
+    if rsrc2 & RSRC2_WORKGROUP_ID_Z != 0 {
+        sys(w, wg[2]);
+    }
+    if rsrc2 & RSRC2_WORKGROUP_INFO != 0 {
+        sys(w, 0);
+    }
+    if rsrc2 & RSRC2_ENABLE_PRIVATE_SEGMENT != 0 {
+        // Private segment wave byte offset: each wave has its own scratch here.
+        sys(w, 0);
+    }
+    w.s[FLAT_SCRATCH_LO] = PRIVATE_BASE as u32;
+    w.s[FLAT_SCRATCH_LO + 1] = (PRIVATE_BASE >> 32) as u32;
+    // v0 = packed work-item ids x | y << 10 | z << 20 (gfx90a/gfx942), EXEC = live lanes.
+    let mut exec = 0u64;
+    let v0 = &mut w.v[0];
+    for (l, slot) in v0.iter_mut().enumerate() {
+        let t = id * LANES as u32 + l as u32;
+        if t < items {
+            exec |= 1 << l;
+            let x = t % size[0];
+            let y = (t / size[0]) % size[1];
+            let z = t / (size[0] * size[1]);
+            *slot = x | y << 10 | z << 20;
+        } else {
+            *slot = 0;
+        }
+    }
+    w.s[EXEC_LO] = exec as u32;
+    w.s[EXEC_LO + 1] = (exec >> 32) as u32;
+    let scratch = (plan.private_per_lane * LANES as u64) as usize;
+    w.scratch_per_lane = plan.private_per_lane;
+    if w.scratch.len() != scratch {
+        w.scratch = vec![0; scratch];
+    }
+}
+
+pub fn run(
+    d: &Dispatch,
+    mem: &dyn GuestMemory,
+    config: &ExecConfig,
+) -> Result<DispatchStats, DispatchError> {
+    let plan = plan(d, mem)?;
+    let info = DispatchInfo {
+        model: plan.model,
+        compute_units: config.compute_units.max(1),
+        private_segment_size: plan.private_per_lane as u32,
+    };
+    let [cx, cy, cz] = plan.wg_count;
+    let total = cx as u64 * cy as u64 * cz as u64;
+    let threads = config.worker_threads.max(1).min(total.min(256) as usize);
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let first_error: Mutex<Option<DispatchError>> = Mutex::new(None);
+    let totals: Mutex<DispatchStats> = Mutex::new(DispatchStats::default());
+    let work = || {
+        let mut worker = Worker::new(&plan);
+        while !stop.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= total {
+                break;
+            }
+            let wg = [
+                (k % cx as u64) as u32,
+                ((k / cx as u64) % cy as u64) as u32,
+                (k / (cx as u64 * cy as u64)) as u32,
+            ];
+            if let Err(e) = worker.run_workgroup(&plan, &info, mem, wg, k, &stop) {
+                stop.store(true, Ordering::Relaxed);
+                let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.is_none() {
+                    *slot = Some(e);
+                }
+                break;
+            }
+        }
+        let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
+        t.workgroups += worker.stats.workgroups;
+        t.waves += worker.stats.waves;
+        t.instructions += worker.stats.instructions;
+        t.lane_ops += worker.stats.lane_ops;
+    };
+    if threads <= 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(work);
+            }
+        });
+    }
+    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    Ok(totals.into_inner().unwrap_or_else(|p| p.into_inner()))
+}

@@ -1,0 +1,343 @@
+//! DS: the workgroup's LDS (local data share) and cross-lane permutes.
+//!
+//! All waves of a workgroup run on one host thread, so LDS needs no atomics: a
+//! read-modify-write is a plain read and write. An access outside the workgroup's LDS
+//! allocation is reported as a memory fault at the LDS offset (hardware would drop the
+//! write / return 0, which hides bugs).
+
+use super::{Ctx, Step, SHARED_BASE};
+use crate::decode::Inst;
+use crate::wave::{Wave, LANES};
+use crate::DispatchError;
+
+type R = Result<Step, DispatchError>;
+
+/// Byte range of one lane's LDS access, or a fault naming the LDS address.
+#[inline(always)]
+fn lds_off(
+    w: &Wave,
+    i: &Inst,
+    c: &Ctx,
+    addr: u64,
+    size: u64,
+    write: bool,
+) -> Result<usize, DispatchError> {
+    if addr + size > c.lds.len() as u64 {
+        return Err(c.fault(w, i, SHARED_BASE + addr, write));
+    }
+    Ok(addr as usize)
+}
+
+fn rd(lds: &[u8], off: usize, n: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&lds[off..off + n]);
+    u64::from_le_bytes(b)
+}
+
+fn wr(lds: &mut [u8], off: usize, n: usize, v: u64) {
+    lds[off..off + n].copy_from_slice(&v.to_le_bytes()[..n]);
+}
+
+fn vreg(code: u16) -> usize {
+    (code as usize).wrapping_sub(256)
+}
+
+pub fn ds_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
+    Ok(Step::Continue)
+}
+
+pub fn ds_read(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+    let exec = w.exec();
+    let size: u64 = match i.op {
+        57 | 58 => 1,
+        59 | 60 => 2,
+        _ => i.info.w[0] as u64 * 4,
+    };
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let addr = w.vlane(a, l) as u64 + i.imm as u64;
+        let off = lds_off(w, i, c, addr, size, false)?;
+        match i.op {
+            57 => w.set_vlane(d, l, rd(c.lds, off, 1) as u8 as i8 as i32 as u32),
+            58 => w.set_vlane(d, l, rd(c.lds, off, 1) as u32),
+            59 => w.set_vlane(d, l, rd(c.lds, off, 2) as u16 as i16 as i32 as u32),
+            60 => w.set_vlane(d, l, rd(c.lds, off, 2) as u32),
+            _ => {
+                for k in 0..(size / 4) as usize {
+                    let v = rd(c.lds, off + 4 * k, 4) as u32;
+                    w.set_vlane(d + k, l, v);
+                }
+            }
+        }
+    }
+    Ok(Step::Continue)
+}
+
+pub fn ds_write(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (a, s) = (vreg(i.src[0]), vreg(i.src[1]));
+    let exec = w.exec();
+    let size: u64 = match i.op {
+        30 | 0x54 => 1,
+        31 | 0x55 => 2,
+        _ => i.info.w[2] as u64 * 4,
+    };
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let addr = w.vlane(a, l) as u64 + i.imm as u64;
+        let off = lds_off(w, i, c, addr, size, true)?;
+        let v = w.vlane(s, l);
+        match i.op {
+            0x54 | 0x55 => wr(c.lds, off, size as usize, (v >> 16) as u64),
+            30 | 31 => wr(c.lds, off, size as usize, v as u64),
+            _ => {
+                for k in 0..(size / 4) as usize {
+                    let v = w.vlane(s + k, l);
+                    wr(c.lds, off + 4 * k, 4, v as u64);
+                }
+            }
+        }
+    }
+    Ok(Step::Continue)
+}
+
+/// `ds_write2*` / `ds_read2*`: two accesses at offset0 and offset1 scaled by the element
+/// size (times 64 for the st64 forms).
+fn two_offsets(i: &Inst) -> (u64, u64, usize) {
+    let (elem, st64) = match i.op {
+        14 | 55 => (4, false),
+        15 | 56 => (4, true),
+        78 | 119 => (8, false),
+        _ => (8, true),
+    };
+    let scale = if st64 { elem * 64 } else { elem };
+    (
+        (i.imm as u64 & 0xff) * scale,
+        i.imm2 as u64 * scale,
+        elem as usize,
+    )
+}
+
+pub fn ds_write2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (a, s0, s1) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.src[2]));
+    let (o0, o1, elem) = two_offsets(i);
+    let exec = w.exec();
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let base = w.vlane(a, l) as u64;
+        let p0 = lds_off(w, i, c, base + o0, elem as u64, true)?;
+        let p1 = lds_off(w, i, c, base + o1, elem as u64, true)?;
+        for k in 0..elem / 4 {
+            let v0 = w.vlane(s0 + k, l);
+            let v1 = w.vlane(s1 + k, l);
+            wr(c.lds, p0 + 4 * k, 4, v0 as u64);
+            wr(c.lds, p1 + 4 * k, 4, v1 as u64);
+        }
+    }
+    Ok(Step::Continue)
+}
+
+pub fn ds_read2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+    let (o0, o1, elem) = two_offsets(i);
+    let exec = w.exec();
+    let words = elem / 4;
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let base = w.vlane(a, l) as u64;
+        let p0 = lds_off(w, i, c, base + o0, elem as u64, false)?;
+        let p1 = lds_off(w, i, c, base + o1, elem as u64, false)?;
+        for k in 0..words {
+            let v0 = rd(c.lds, p0 + 4 * k, 4) as u32;
+            let v1 = rd(c.lds, p1 + 4 * k, 4) as u32;
+            w.set_vlane(d + k, l, v0);
+            w.set_vlane(d + words + k, l, v1);
+        }
+    }
+    Ok(Step::Continue)
+}
+
+/// LDS atomics (with and without return).
+pub fn ds_atomic(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (a, s0, s1, d) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.src[2]), vreg(i.dst));
+    let wide = i.info.w[2] == 2;
+    let size = if wide { 8 } else { 4 };
+    let ret = i.info.w[0] != 0;
+    // Map the returning opcode onto its non-returning twin for the operation.
+    let op = match i.op {
+        124 => 92,
+        96..=127 => i.op - 32,
+        32..=63 => i.op - 32,
+        x => x,
+    };
+    let exec = w.exec();
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let addr = w.vlane(a, l) as u64 + i.imm as u64;
+        let off = lds_off(w, i, c, addr, size, true)?;
+        let old = rd(c.lds, off, size as usize);
+        let (x, y) = if wide {
+            (
+                w.vlane(s0, l) as u64 | (w.vlane(s0 + 1, l) as u64) << 32,
+                w.vlane(s1, l) as u64 | (w.vlane(s1 + 1, l) as u64) << 32,
+            )
+        } else {
+            (w.vlane(s0, l) as u64, w.vlane(s1, l) as u64)
+        };
+        let new = if wide {
+            lds_op64(op, old, x, y)
+        } else {
+            lds_op32(op, old as u32, x as u32, y as u32) as u64
+        };
+        wr(c.lds, off, size as usize, new);
+        if ret {
+            w.set_vlane(d, l, old as u32);
+            if wide {
+                w.set_vlane(d + 1, l, (old >> 32) as u32);
+            }
+        }
+    }
+    Ok(Step::Continue)
+}
+
+fn lds_op32(op: u16, m: u32, x: u32, y: u32) -> u32 {
+    let f = f32::from_bits;
+    match op {
+        0 => m.wrapping_add(x),
+        1 => m.wrapping_sub(x),
+        2 => x.wrapping_sub(m),
+        3 => {
+            if m >= x {
+                0
+            } else {
+                m + 1
+            }
+        }
+        4 => {
+            if m == 0 || m > x {
+                x
+            } else {
+                m - 1
+            }
+        }
+        5 => (m as i32).min(x as i32) as u32,
+        6 => (m as i32).max(x as i32) as u32,
+        7 => m.min(x),
+        8 => m.max(x),
+        9 => m & x,
+        10 => m | x,
+        11 => m ^ x,
+        12 => (m & !x) | y,
+        13 => x,
+        // cmpst: DATA0 is the compare value, DATA1 the value stored on a match.
+        16 => {
+            if m == x {
+                y
+            } else {
+                m
+            }
+        }
+        17 => {
+            if f(m) == f(x) {
+                y
+            } else {
+                m
+            }
+        }
+        18 => f(m).min(f(x)).to_bits(),
+        19 => f(m).max(f(x)).to_bits(),
+        21 => (f(m) + f(x)).to_bits(),
+        _ => m,
+    }
+}
+
+fn lds_op64(op: u16, m: u64, x: u64, y: u64) -> u64 {
+    match op {
+        64 => m.wrapping_add(x),
+        65 => m.wrapping_sub(x),
+        69 => (m as i64).min(x as i64) as u64,
+        70 => (m as i64).max(x as i64) as u64,
+        71 => m.min(x),
+        72 => m.max(x),
+        73 => m & x,
+        74 => m | x,
+        75 => m ^ x,
+        77 => x,
+        80 => {
+            if m == x {
+                y
+            } else {
+                m
+            }
+        }
+        92 => (f64::from_bits(m) + f64::from_bits(x)).to_bits(),
+        _ => m,
+    }
+}
+
+/// `ds_swizzle_b32`: lane shuffle within groups of 32 (bit-mask mode) or quads.
+pub fn ds_swizzle(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+    let off = i.imm as u32 & 0xffff;
+    let exec = w.exec();
+    let src = w.v[a & 511];
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let s = if off & 0x8000 != 0 {
+            (l & !3) | ((off >> (2 * (l & 3))) & 3) as usize
+        } else {
+            let (and, or, xor) = (off & 0x1f, (off >> 5) & 0x1f, (off >> 10) & 0x1f);
+            let g = (((l as u32 & 0x1f) & and) | or) ^ xor;
+            (l & 0x20) | g as usize
+        };
+        // Reading an inactive lane yields 0.
+        let v = if exec >> s & 1 != 0 { src[s] } else { 0 };
+        w.set_vlane(d, l, v);
+    }
+    Ok(Step::Continue)
+}
+
+/// `ds_permute_b32` (push to lane addr/4) and `ds_bpermute_b32` (pull from lane addr/4).
+pub fn ds_permute(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let (a, s, d) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.dst));
+    let exec = w.exec();
+    let addr = w.v[a & 511];
+    let data = w.v[s & 511];
+    let mut out = w.v[d & 511];
+    let backward = i.op == 63;
+    if backward {
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let src = ((addr[l].wrapping_add(i.imm as u32) >> 2) & 63) as usize;
+                out[l] = if exec >> src & 1 != 0 { data[src] } else { 0 };
+            }
+        }
+    } else {
+        let mut res = [0u32; LANES];
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let dst = ((addr[l].wrapping_add(i.imm as u32) >> 2) & 63) as usize;
+                res[dst] = data[l];
+            }
+        }
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                out[l] = res[l];
+            }
+        }
+    }
+    w.v[d & 511] = out;
+    Ok(Step::Continue)
+}

@@ -1,0 +1,97 @@
+//! Scalar memory (SMEM): loads and stores of dwords through the scalar cache.
+
+use super::{host_read, host_write, Ctx, Step};
+use crate::decode::Inst;
+use crate::wave::Wave;
+use crate::DispatchError;
+
+type R = Result<Step, DispatchError>;
+
+/// Byte offset of an SMEM instruction: the immediate and/or the SGPR soffset.
+fn offset(w: &Wave, i: &Inst) -> u64 {
+    let imm = (i.words[0] >> 17) & 1 != 0;
+    let soe = (i.words[0] >> 14) & 1 != 0;
+    let mut off = 0i64;
+    if imm {
+        off += i.imm as i64;
+    }
+    if (!imm || soe) && i.seg != 0xffff {
+        off += w.sread32(i.seg, 0, i.info.fk) as i64;
+    }
+    off as u64
+}
+
+pub fn s_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let base = w.sreg64(i.saddr);
+    // The scalar unit ignores the two low address bits.
+    let addr = base.wrapping_add(offset(w, i)) & !3;
+    let n = i.info.w[0] as u64;
+    c.check(w, i, addr, n * 4, false)?;
+    for k in 0..n {
+        // SAFETY: the whole range addr..addr+4n was checked just above.
+        let v: u32 = unsafe { host_read(addr + 4 * k) };
+        w.write_s32(i.dst + k as u16, v);
+    }
+    Ok(Step::Continue)
+}
+
+/// `s_buffer_load_*`: sbase is a 128-bit buffer resource (base in the low 48 bits,
+/// num_records in dword 2). Dwords past num_records read as zero, as on hardware.
+pub fn s_buffer_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let d0 = w.sreg64(i.saddr);
+    let base = d0 & 0xffff_ffff_ffff;
+    let num_records = w.s[(i.saddr as usize + 2) & 127] as u64;
+    let off = offset(w, i) & 0xffff_ffff & !3;
+    let n = i.info.w[0] as u64;
+    for k in 0..n {
+        let o = off + 4 * k;
+        let v = if o + 4 <= num_records {
+            let addr = base.wrapping_add(o);
+            c.check(w, i, addr, 4, false)?;
+            // SAFETY: checked just above.
+            unsafe { host_read::<u32>(addr) }
+        } else {
+            0
+        };
+        w.write_s32(i.dst + k as u16, v);
+    }
+    Ok(Step::Continue)
+}
+
+pub fn s_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let base = w.sreg64(i.saddr);
+    let addr = base.wrapping_add(offset(w, i)) & !3;
+    let n = i.info.w[0] as u64;
+    c.check(w, i, addr, n * 4, true)?;
+    for k in 0..n {
+        let v = w.s[(i.dst as usize + k as usize) & 127];
+        // SAFETY: the whole range was checked just above.
+        unsafe { host_write(addr + 4 * k, v) };
+    }
+    Ok(Step::Continue)
+}
+
+pub fn s_cache_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
+    Ok(Step::Continue)
+}
+
+fn now_ns() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// `s_memtime`: a 64-bit free-running counter (nanoseconds here, monotonic enough for
+/// kernels that time themselves).
+pub fn s_memtime(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    w.write_s64(i.dst, now_ns());
+    Ok(Step::Continue)
+}
+
+/// `s_memrealtime`: the 100 MHz "real time" clock the HSA agent reports.
+pub fn s_memrealtime(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    w.write_s64(i.dst, now_ns() / 10);
+    Ok(Step::Continue)
+}

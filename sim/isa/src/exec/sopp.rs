@@ -1,0 +1,70 @@
+//! SOPP: program control. Memory effects are immediate in this in-order interpreter, so
+//! `s_waitcnt` and friends have nothing to wait for.
+
+use super::{Ctx, Step};
+use crate::decode::Inst;
+use crate::wave::Wave;
+use crate::DispatchError;
+
+type R = Result<Step, DispatchError>;
+
+pub fn s_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
+    Ok(Step::Continue)
+}
+
+pub fn s_endpgm(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
+    Ok(Step::End)
+}
+
+pub fn s_barrier(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
+    Ok(Step::Barrier)
+}
+
+#[inline(always)]
+fn branch(w: &mut Wave, i: &Inst, taken: bool) -> R {
+    if taken {
+        // Target = address of the next instruction + simm16 * 4.
+        w.pc = w.pc.wrapping_add((i.imm as i64 * 4) as u64);
+    }
+    Ok(Step::Continue)
+}
+
+pub fn s_branch(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    branch(w, i, true)
+}
+pub fn s_cbranch_scc0(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let t = !w.scc;
+    branch(w, i, t)
+}
+pub fn s_cbranch_scc1(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let t = w.scc;
+    branch(w, i, t)
+}
+pub fn s_cbranch_vccz(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let t = w.vcc() == 0;
+    branch(w, i, t)
+}
+pub fn s_cbranch_vccnz(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let t = w.vcc() != 0;
+    branch(w, i, t)
+}
+pub fn s_cbranch_execz(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let t = w.exec() == 0;
+    branch(w, i, t)
+}
+pub fn s_cbranch_execnz(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let t = w.exec() != 0;
+    branch(w, i, t)
+}
+
+/// `s_trap`: on hsasim there is no trap handler; the queue reports it as an error.
+pub fn s_trap(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    Err(c.illegal(format!(
+        "s_trap {} executed (no trap handler)",
+        i.imm & 0xff
+    )))
+}
+
+pub fn s_sethalt(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    Err(c.illegal(format!("`{i}` halted the wave")))
+}

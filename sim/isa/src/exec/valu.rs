@@ -1,0 +1,1230 @@
+//! Vector ALU: VOP1, VOP2, VOPC, VOP3 (incl. VOP3b), VOP3P, with DPP/SDWA source forms.
+//!
+//! Handlers read whole source registers (64 lanes) into stack arrays, compute every lane
+//! (arithmetic has no side effects, so inactive lanes cost nothing but time) and write the
+//! result under EXEC. That keeps the inner loops branch-free for the compiler.
+
+use super::{Ctx, Step};
+use crate::decode::{Enc, Ext, Inst};
+use crate::wave::{Lanes, Wave, LANES};
+use crate::DispatchError;
+
+type R = Result<Step, DispatchError>;
+const OK: R = Ok(Step::Continue);
+type L64 = [u64; LANES];
+
+// ------------------------------------------------------------------ operand plumbing
+
+/// Reads `N` 32-bit sources; returns them and the write mask (EXEC, narrowed by DPP).
+#[inline(always)]
+fn srcs32<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([Lanes; N], u64) {
+    let mut s = [[0u32; LANES]; N];
+    let mut mask = w.exec();
+    for (n, out) in s.iter_mut().enumerate() {
+        w.vread32(i.src[n], i.lit, i.info.fk, out);
+    }
+    if i.ext != Ext::None {
+        mask &= ext_sources(w, i, &mut s);
+    }
+    if float && (i.abs | i.neg) != 0 && i.ext != Ext::Sdwa {
+        for (n, v) in s.iter_mut().enumerate() {
+            let (abs, neg) = (i.abs >> n & 1 != 0, i.neg >> n & 1 != 0);
+            if abs || neg {
+                for x in v.iter_mut() {
+                    if abs {
+                        *x &= 0x7fff_ffff;
+                    }
+                    if neg {
+                        *x ^= 0x8000_0000;
+                    }
+                }
+            }
+        }
+    }
+    (s, mask)
+}
+
+/// 64-bit sources (`wide` says which of the N operands are 64-bit; others zero-extend).
+#[inline(always)]
+fn srcs64<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([L64; N], u64) {
+    let mut s = [[0u64; LANES]; N];
+    for (n, out) in s.iter_mut().enumerate() {
+        if i.info.w[n + 1] >= 2 {
+            w.vread64(i.src[n], i.lit, i.info.fk, out);
+        } else {
+            let mut t = [0u32; LANES];
+            w.vread32(i.src[n], i.lit, i.info.fk, &mut t);
+            for l in 0..LANES {
+                out[l] = t[l] as u64;
+            }
+        }
+    }
+    let mut mask = w.exec();
+    if i.ext == Ext::Dpp {
+        // 64-bit DPP (v_mov_b64 on gfx942 and friends): permute both halves alike.
+        let mut lo = [0u32; LANES];
+        let mut hi = [0u32; LANES];
+        for l in 0..LANES {
+            lo[l] = s[0][l] as u32;
+            hi[l] = (s[0][l] >> 32) as u32;
+        }
+        let m = dpp(w, i, &mut lo);
+        dpp(w, i, &mut hi);
+        mask &= m;
+        for l in 0..LANES {
+            s[0][l] = lo[l] as u64 | (hi[l] as u64) << 32;
+        }
+    }
+    if float && (i.abs | i.neg) != 0 {
+        for (n, v) in s.iter_mut().enumerate() {
+            let (abs, neg) = (i.abs >> n & 1 != 0, i.neg >> n & 1 != 0);
+            for x in v.iter_mut() {
+                if abs {
+                    *x &= !(1 << 63);
+                }
+                if neg {
+                    *x ^= 1 << 63;
+                }
+            }
+        }
+    }
+    (s, mask)
+}
+
+/// Applies DPP or SDWA to the sources; returns the lanes allowed to write.
+fn ext_sources<const N: usize>(w: &Wave, i: &Inst, s: &mut [Lanes; N]) -> u64 {
+    match i.ext {
+        Ext::Dpp if N > 0 => dpp(w, i, &mut s[0]),
+        Ext::Sdwa => {
+            let e = i.lit;
+            if N > 0 {
+                sdwa_sel(&mut s[0], (e >> 16) & 7, (e >> 19) & 1 != 0);
+                sdwa_mods(
+                    &mut s[0],
+                    (e >> 21) & 1 != 0,
+                    (e >> 20) & 1 != 0,
+                    (e >> 16) & 7,
+                );
+            }
+            if N > 1 && i.enc != Enc::Vop1 {
+                sdwa_sel(&mut s[1], (e >> 24) & 7, (e >> 27) & 1 != 0);
+                sdwa_mods(
+                    &mut s[1],
+                    (e >> 29) & 1 != 0,
+                    (e >> 28) & 1 != 0,
+                    (e >> 24) & 7,
+                );
+            }
+            u64::MAX
+        }
+        _ => u64::MAX,
+    }
+}
+
+fn sdwa_sel(v: &mut Lanes, sel: u32, sext: bool) {
+    if sel >= 6 {
+        return;
+    }
+    for x in v.iter_mut() {
+        *x = match sel {
+            0..=3 => {
+                let b = (*x >> (8 * sel)) & 0xff;
+                if sext {
+                    b as u8 as i8 as i32 as u32
+                } else {
+                    b
+                }
+            }
+            _ => {
+                let h = (*x >> (16 * (sel - 4))) & 0xffff;
+                if sext {
+                    h as u16 as i16 as i32 as u32
+                } else {
+                    h
+                }
+            }
+        };
+    }
+}
+
+/// SDWA float modifiers apply to the selected field's float format.
+fn sdwa_mods(v: &mut Lanes, abs: bool, neg: bool, sel: u32) {
+    if !abs && !neg {
+        return;
+    }
+    let sign = if sel >= 6 { 0x8000_0000 } else { 0x8000 };
+    for x in v.iter_mut() {
+        if abs {
+            *x &= !sign;
+        }
+        if neg {
+            *x ^= sign;
+        }
+    }
+}
+
+/// DPP lane permutation of src0 (GFX9 controls). Returns the lanes that may write.
+fn dpp(w: &Wave, i: &Inst, v: &mut Lanes) -> u64 {
+    let e = i.lit;
+    let ctrl = (e >> 8) & 0x1ff;
+    let bound_ctrl = (e >> 19) & 1 != 0;
+    let bank_mask = (e >> 24) & 0xf;
+    let row_mask = (e >> 28) & 0xf;
+    let exec = w.exec();
+    let orig = *v;
+    let mut mask = 0u64;
+    for l in 0..LANES {
+        let row = l / 16;
+        let in_row = l % 16;
+        let src: Option<usize> = match ctrl {
+            0x000..=0x0ff => Some((l & !3) | ((ctrl >> ((l & 3) * 2)) & 3) as usize),
+            0x101..=0x10f => {
+                let n = (ctrl & 0xf) as usize;
+                (in_row + n < 16).then(|| l + n)
+            }
+            0x111..=0x11f => {
+                let n = (ctrl & 0xf) as usize;
+                (in_row >= n).then(|| l - n)
+            }
+            0x121..=0x12f => {
+                let n = (ctrl & 0xf) as usize;
+                Some(row * 16 + (in_row + 16 - n) % 16)
+            }
+            0x130 => (l < 63).then(|| l + 1),
+            0x134 => Some((l + 1) % 64),
+            0x138 => (l > 0).then(|| l - 1),
+            0x13c => Some((l + 63) % 64),
+            0x140 => Some(row * 16 + 15 - in_row),
+            0x141 => Some(row * 16 + (in_row & 8) + 7 - (in_row & 7)),
+            0x142 => (row > 0).then(|| row * 16 - 1),
+            0x143 => (l >= 32).then_some(31),
+            _ => None,
+        };
+        let enabled = (row_mask >> row) & 1 != 0 && (bank_mask >> ((l >> 2) & 3)) & 1 != 0;
+        if !enabled {
+            continue;
+        }
+        // A source lane that does not exist or is inactive reads 0 with bound_ctrl,
+        // otherwise the destination lane keeps its value.
+        match src {
+            Some(s) if exec >> s & 1 != 0 => {
+                v[l] = orig[s];
+                mask |= 1 << l;
+            }
+            _ if bound_ctrl => {
+                v[l] = 0;
+                mask |= 1 << l;
+            }
+            _ => {}
+        }
+    }
+    mask
+}
+
+/// Output modifiers of float results (VOP3 omod/clamp).
+#[inline(always)]
+fn fmods32(i: &Inst, d: &mut Lanes) {
+    let (omod, clamp) = if i.ext == Ext::Sdwa {
+        ((i.lit >> 14) & 3, (i.lit >> 13) & 1 != 0)
+    } else {
+        (i.omod as u32, i.clamp)
+    };
+    if omod == 0 && !clamp {
+        return;
+    }
+    for x in d.iter_mut() {
+        let mut f = f32::from_bits(*x);
+        f = match omod {
+            1 => f * 2.0,
+            2 => f * 4.0,
+            3 => f * 0.5,
+            _ => f,
+        };
+        if clamp {
+            f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+        }
+        *x = f.to_bits();
+    }
+}
+
+#[inline(always)]
+fn fmods64(i: &Inst, d: &mut L64) {
+    if i.omod == 0 && !i.clamp {
+        return;
+    }
+    for x in d.iter_mut() {
+        let mut f = f64::from_bits(*x);
+        f = match i.omod {
+            1 => f * 2.0,
+            2 => f * 4.0,
+            3 => f * 0.5,
+            _ => f,
+        };
+        if i.clamp {
+            f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+        }
+        *x = f.to_bits();
+    }
+}
+
+/// Writes a 32-bit result (SDWA destination selection applied).
+#[inline(always)]
+fn out32(w: &mut Wave, i: &Inst, mask: u64, d: &mut Lanes) {
+    if i.ext == Ext::Sdwa && i.enc != Enc::Vopc {
+        let e = i.lit;
+        let sel = (e >> 8) & 7;
+        let unused = (e >> 11) & 3;
+        if sel < 6 {
+            let old = w.v[(i.dst as usize - 256) & 511];
+            let (shift, width) = if sel < 4 {
+                (8 * sel, 8)
+            } else {
+                (16 * (sel - 4), 16)
+            };
+            let fmask = ((1u32 << width) - 1) << shift;
+            for l in 0..LANES {
+                let v = (d[l] << shift) & fmask;
+                d[l] = match unused {
+                    2 => (old[l] & !fmask) | v,
+                    1 => {
+                        let top = shift + width;
+                        let sx = if top < 32 && (v >> (top - 1)) & 1 != 0 {
+                            !0u32 << top
+                        } else {
+                            0
+                        };
+                        v | sx
+                    }
+                    _ => v,
+                };
+            }
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    w.vwrite32(i.dst, mask, d);
+}
+
+#[inline(always)]
+fn out64(w: &mut Wave, i: &Inst, mask: u64, d: &L64) {
+    w.lane_ops += mask.count_ones() as u64;
+    w.vwrite64(i.dst, mask, d);
+}
+
+#[inline(always)]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+#[inline(always)]
+fn b(x: f32) -> u32 {
+    x.to_bits()
+}
+#[inline(always)]
+fn g(x: u64) -> f64 {
+    f64::from_bits(x)
+}
+#[inline(always)]
+fn h(x: f64) -> u64 {
+    x.to_bits()
+}
+
+// ------------------------------------------------------------------ generators
+
+macro_rules! v1 {
+    ($($name:ident($fl:expr) => |$a:ident| $body:expr;)*) => {$(
+        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            let ([$a], mask) = srcs32::<1>(w, i, $fl);
+            let mut d = [0u32; LANES];
+            for l in 0..LANES { let $a = $a[l]; d[l] = $body; }
+            if $fl { fmods32(i, &mut d); }
+            out32(w, i, mask, &mut d);
+            OK
+        }
+    )*};
+}
+
+macro_rules! v2 {
+    ($($name:ident($fl:expr) => |$a:ident, $bb:ident| $body:expr;)*) => {$(
+        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            let ([$a, $bb], mask) = srcs32::<2>(w, i, $fl);
+            let mut d = [0u32; LANES];
+            for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; }
+            if $fl { fmods32(i, &mut d); }
+            out32(w, i, mask, &mut d);
+            OK
+        }
+    )*};
+}
+
+macro_rules! v3 {
+    ($($name:ident($fl:expr) => |$a:ident, $bb:ident, $cc:ident| $body:expr;)*) => {$(
+        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            let ([$a, $bb, $cc], mask) = srcs32::<3>(w, i, $fl);
+            let mut d = [0u32; LANES];
+            for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; }
+            if $fl { fmods32(i, &mut d); }
+            out32(w, i, mask, &mut d);
+            OK
+        }
+    )*};
+}
+
+/// 64-bit result from `N` sources (each 32 or 64 bits wide per the op's widths).
+macro_rules! w64 {
+    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr;)*) => {$(
+        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
+            let mut d = [0u64; LANES];
+            for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; }
+            if $fl { fmods64(i, &mut d); }
+            out64(w, i, mask, &mut d);
+            OK
+        }
+    )*};
+}
+
+/// 32-bit result from 64-bit-capable sources (conversions from f64, f64 class...).
+macro_rules! n64 {
+    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr;)*) => {$(
+        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
+            let mut d = [0u32; LANES];
+            for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; }
+            out32(w, i, mask, &mut d);
+            OK
+        }
+    )*};
+}
+
+// ------------------------------------------------------------------ VOP1
+
+pub fn v_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
+    OK
+}
+
+v1! {
+    v_mov_b32(false) => |a| a;
+    v_cvt_f32_i32(false) => |a| b(a as i32 as f32);
+    v_cvt_f32_u32(false) => |a| b(a as f32);
+    v_cvt_u32_f32(true) => |a| f(a) as u32;
+    v_cvt_i32_f32(true) => |a| f(a) as i32 as u32;
+    v_cvt_f16_f32(true) => |a| f32_to_f16(f(a)) as u32;
+    v_cvt_f32_f16(false) => |a| b(f16_to_f32(a as u16));
+    v_cvt_rpi_i32_f32(true) => |a| (f(a) + 0.5).floor() as i32 as u32;
+    v_cvt_flr_i32_f32(true) => |a| f(a).floor() as i32 as u32;
+    v_cvt_f32_ubyte0(false) => |a| b((a & 0xff) as f32);
+    v_cvt_f32_ubyte1(false) => |a| b(((a >> 8) & 0xff) as f32);
+    v_cvt_f32_ubyte2(false) => |a| b(((a >> 16) & 0xff) as f32);
+    v_cvt_f32_ubyte3(false) => |a| b((a >> 24) as f32);
+    v_fract_f32(true) => |a| { let x = f(a); b(if x.is_infinite() { f32::NAN } else { (x - x.floor()).min(f32::from_bits(0x3f7f_ffff)) }) };
+    v_trunc_f32(true) => |a| b(f(a).trunc());
+    v_ceil_f32(true) => |a| b(f(a).ceil());
+    v_rndne_f32(true) => |a| b(f(a).round_ties_even());
+    v_floor_f32(true) => |a| b(f(a).floor());
+    v_exp_f32(true) => |a| b(f(a).exp2());
+    v_log_f32(true) => |a| b(f(a).log2());
+    v_rcp_f32(true) => |a| b(1.0 / f(a));
+    v_rsq_f32(true) => |a| b(1.0 / f(a).sqrt());
+    v_sqrt_f32(true) => |a| b(f(a).sqrt());
+    // The hardware takes the angle in revolutions (x * 2*pi radians).
+    v_sin_f32(true) => |a| b((f(a) * std::f32::consts::TAU).sin());
+    v_cos_f32(true) => |a| b((f(a) * std::f32::consts::TAU).cos());
+    v_not_b32(false) => |a| !a;
+    v_bfrev_b32(false) => |a| a.reverse_bits();
+    v_ffbh_u32(false) => |a| if a == 0 { u32::MAX } else { a.leading_zeros() };
+    v_ffbl_b32(false) => |a| if a == 0 { u32::MAX } else { a.trailing_zeros() };
+    v_ffbh_i32(false) => |a| {
+        if a == 0 || a == u32::MAX { u32::MAX } else if (a as i32) < 0 { (!a).leading_zeros() } else { a.leading_zeros() }
+    };
+    v_frexp_exp_i32_f32(true) => |a| { let x = f(a); if x.is_nan() || x.is_infinite() || x == 0.0 { 0 } else { frexp32(x).1 as u32 } };
+    v_frexp_mant_f32(true) => |a| { let x = f(a); if x.is_nan() || x.is_infinite() { a } else { b(frexp32(x).0) } };
+    v_cvt_f16_u16(false) => |a| f32_to_f16((a & 0xffff) as f32) as u32;
+    v_cvt_f16_i16(false) => |a| f32_to_f16(a as u16 as i16 as f32) as u32;
+    v_cvt_u16_f16(false) => |a| f16_to_f32(a as u16) as u16 as u32;
+    v_cvt_i16_f16(false) => |a| f16_to_f32(a as u16) as i16 as u16 as u32;
+    v_rcp_f16(false) => |a| f32_to_f16(1.0 / f16_to_f32(a as u16)) as u32;
+    v_sqrt_f16(false) => |a| f32_to_f16(f16_to_f32(a as u16).sqrt()) as u32;
+    v_rsq_f16(false) => |a| f32_to_f16(1.0 / f16_to_f32(a as u16).sqrt()) as u32;
+    v_log_f16(false) => |a| f32_to_f16(f16_to_f32(a as u16).log2()) as u32;
+    v_exp_f16(false) => |a| f32_to_f16(f16_to_f32(a as u16).exp2()) as u32;
+    v_floor_f16(false) => |a| f32_to_f16(f16_to_f32(a as u16).floor()) as u32;
+    v_ceil_f16(false) => |a| f32_to_f16(f16_to_f32(a as u16).ceil()) as u32;
+    v_trunc_f16(false) => |a| f32_to_f16(f16_to_f32(a as u16).trunc()) as u32;
+    v_rndne_f16(false) => |a| f32_to_f16(f16_to_f32(a as u16).round_ties_even()) as u32;
+}
+
+n64! {
+    v_cvt_i32_f64<1>(true) => |a| g(a) as i32 as u32;
+    v_cvt_u32_f64<1>(true) => |a| g(a) as u32;
+    v_cvt_f32_f64<1>(true) => |a| b(g(a) as f32);
+    v_frexp_exp_i32_f64<1>(true) => |a| { let x = g(a); if x.is_nan() || x.is_infinite() || x == 0.0 { 0 } else { frexp64(x).1 as u32 } };
+}
+
+w64! {
+    v_cvt_f64_i32<1>(false) => |a| h(a as u32 as i32 as f64);
+    v_cvt_f64_u32<1>(false) => |a| h(a as u32 as f64);
+    v_cvt_f64_f32<1>(false) => |a| h(f(a as u32) as f64);
+    v_trunc_f64<1>(true) => |a| h(g(a).trunc());
+    v_ceil_f64<1>(true) => |a| h(g(a).ceil());
+    v_rndne_f64<1>(true) => |a| h(g(a).round_ties_even());
+    v_floor_f64<1>(true) => |a| h(g(a).floor());
+    v_rcp_f64<1>(true) => |a| h(1.0 / g(a));
+    v_rsq_f64<1>(true) => |a| h(1.0 / g(a).sqrt());
+    v_sqrt_f64<1>(true) => |a| h(g(a).sqrt());
+    v_frexp_mant_f64<1>(true) => |a| { let x = g(a); if x.is_nan() || x.is_infinite() { a } else { h(frexp64(x).0) } };
+    v_fract_f64<1>(true) => |a| { let x = g(a); h(if x.is_infinite() { f64::NAN } else { (x - x.floor()).min(f64::from_bits(0x3fef_ffff_ffff_ffff)) }) };
+    v_mov_b64<1>(false) => |a| a;
+    v_fma_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c)));
+    v_fmac_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c)));
+    v_add_f64<2>(true) => |a, bb| h(g(a) + g(bb));
+    v_mul_f64<2>(true) => |a, bb| h(g(a) * g(bb));
+    v_min_f64<2>(true) => |a, bb| h(g(a).min(g(bb)));
+    v_max_f64<2>(true) => |a, bb| h(g(a).max(g(bb)));
+    v_ldexp_f64<2>(true) => |a, bb| h(ldexp64(g(a), bb as u32 as i32));
+    v_lshlrev_b64<2>(false) => |a, bb| bb << (a & 63);
+    v_lshrrev_b64<2>(false) => |a, bb| bb >> (a & 63);
+    v_ashrrev_i64<2>(false) => |a, bb| ((bb as i64) >> (a & 63)) as u64;
+    v_lshl_add_u64<3>(false) => |a, bb, c| (a << (bb & 7)).wrapping_add(c);
+    v_div_fmas_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c)));
+    v_div_fixup_f64<3>(true) => |a, bb, c| h(div_fixup64(g(a), g(bb), g(c)));
+}
+
+pub fn v_readfirstlane_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let exec = w.exec();
+    let lane = if exec == 0 {
+        0
+    } else {
+        exec.trailing_zeros() as usize
+    };
+    let mut v = [0u32; LANES];
+    w.vread32(i.src[0], i.lit, i.info.fk, &mut v);
+    w.write_s32(i.dst, v[lane]);
+    OK
+}
+
+pub fn v_swap_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let mask = w.exec();
+    let (a, d) = (
+        (i.src[0] as usize - 256) & 511,
+        (i.dst as usize - 256) & 511,
+    );
+    for l in 0..LANES {
+        if mask >> l & 1 != 0 {
+            let t = w.v[a][l];
+            w.v[a][l] = w.v[d][l];
+            w.v[d][l] = t;
+        }
+    }
+    OK
+}
+
+// ------------------------------------------------------------------ VOP2 / VOP3 two-source
+
+v2! {
+    v_add_f32(true) => |a, bb| b(f(a) + f(bb));
+    v_sub_f32(true) => |a, bb| b(f(a) - f(bb));
+    v_subrev_f32(true) => |a, bb| b(f(bb) - f(a));
+    v_mul_f32(true) => |a, bb| b(f(a) * f(bb));
+    v_mul_i32_i24(false) => |a, bb| (sext24(a) * sext24(bb)) as u32;
+    v_mul_hi_i32_i24(false) => |a, bb| ((sext24(a) * sext24(bb)) >> 32) as u32;
+    v_mul_u32_u24(false) => |a, bb| (a & 0xff_ffff).wrapping_mul(bb & 0xff_ffff);
+    v_mul_hi_u32_u24(false) => |a, bb| (((a & 0xff_ffff) as u64 * (bb & 0xff_ffff) as u64) >> 32) as u32;
+    v_min_f32(true) => |a, bb| b(f(a).min(f(bb)));
+    v_max_f32(true) => |a, bb| b(f(a).max(f(bb)));
+    v_min_i32(false) => |a, bb| (a as i32).min(bb as i32) as u32;
+    v_max_i32(false) => |a, bb| (a as i32).max(bb as i32) as u32;
+    v_min_u32(false) => |a, bb| a.min(bb);
+    v_max_u32(false) => |a, bb| a.max(bb);
+    v_lshrrev_b32(false) => |a, bb| bb >> (a & 31);
+    v_ashrrev_i32(false) => |a, bb| ((bb as i32) >> (a & 31)) as u32;
+    v_lshlrev_b32(false) => |a, bb| bb << (a & 31);
+    v_and_b32(false) => |a, bb| a & bb;
+    v_or_b32(false) => |a, bb| a | bb;
+    v_xor_b32(false) => |a, bb| a ^ bb;
+    v_xnor_b32(false) => |a, bb| !(a ^ bb);
+    v_add_u32(false) => |a, bb| a.wrapping_add(bb);
+    v_sub_u32(false) => |a, bb| a.wrapping_sub(bb);
+    v_subrev_u32(false) => |a, bb| bb.wrapping_sub(a);
+    v_add_i32(false) => |a, bb| a.wrapping_add(bb);
+    v_sub_i32(false) => |a, bb| a.wrapping_sub(bb);
+    v_add_f16(false) => |a, bb| hf2(a, bb, |x, y| x + y);
+    v_sub_f16(false) => |a, bb| hf2(a, bb, |x, y| x - y);
+    v_subrev_f16(false) => |a, bb| hf2(a, bb, |x, y| y - x);
+    v_mul_f16(false) => |a, bb| hf2(a, bb, |x, y| x * y);
+    v_max_f16(false) => |a, bb| hf2(a, bb, f32::max);
+    v_min_f16(false) => |a, bb| hf2(a, bb, f32::min);
+    v_add_u16(false) => |a, bb| (a as u16).wrapping_add(bb as u16) as u32;
+    v_sub_u16(false) => |a, bb| (a as u16).wrapping_sub(bb as u16) as u32;
+    v_subrev_u16(false) => |a, bb| (bb as u16).wrapping_sub(a as u16) as u32;
+    v_mul_lo_u16(false) => |a, bb| (a as u16).wrapping_mul(bb as u16) as u32;
+    v_lshlrev_b16(false) => |a, bb| ((bb as u16) << (a & 15)) as u32;
+    v_lshrrev_b16(false) => |a, bb| ((bb as u16) >> (a & 15)) as u32;
+    v_ashrrev_i16(false) => |a, bb| ((bb as u16 as i16) >> (a & 15)) as u16 as u32;
+    v_max_u16(false) => |a, bb| (a as u16).max(bb as u16) as u32;
+    v_max_i16(false) => |a, bb| (a as u16 as i16).max(bb as u16 as i16) as u16 as u32;
+    v_min_u16(false) => |a, bb| (a as u16).min(bb as u16) as u32;
+    v_min_i16(false) => |a, bb| (a as u16 as i16).min(bb as u16 as i16) as u16 as u32;
+    v_mul_lo_u32(false) => |a, bb| a.wrapping_mul(bb);
+    v_mul_hi_u32(false) => |a, bb| ((a as u64 * bb as u64) >> 32) as u32;
+    v_mul_hi_i32(false) => |a, bb| ((a as i32 as i64 * bb as i32 as i64) >> 32) as u32;
+    v_ldexp_f32(true) => |a, bb| b(ldexp32(f(a), bb as i32));
+    v_bcnt_u32_b32(false) => |a, bb| a.count_ones().wrapping_add(bb);
+    v_bfm_b32(false) => |a, bb| (((1u64 << (a & 31)) - 1) as u32) << (bb & 31);
+    v_cvt_pkrtz_f16_f32(true) => |a, bb| f32_to_f16_rtz(f(a)) as u32 | (f32_to_f16_rtz(f(bb)) as u32) << 16;
+    v_pack_b32_f16(false) => |a, bb| (a & 0xffff) | (bb << 16);
+}
+
+/// `v_mbcnt_lo_u32_b32`: bits of src0 set below this lane (lanes 0..31), plus src1.
+pub fn v_mbcnt_lo_u32_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, bb], mask) = srcs32::<2>(w, i, false);
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let below = if l >= 32 { u32::MAX } else { (1u32 << l) - 1 };
+        d[l] = (a[l] & below).count_ones().wrapping_add(bb[l]);
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+pub fn v_mbcnt_hi_u32_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, bb], mask) = srcs32::<2>(w, i, false);
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let below = if l < 32 {
+            0
+        } else if l == 63 {
+            u32::MAX >> 1
+        } else {
+            (1u32 << (l - 32)) - 1
+        };
+        d[l] = (a[l] & below).count_ones().wrapping_add(bb[l]);
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+pub fn v_readlane_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let lane = (w.sread32(i.src[1], i.lit, i.info.fk) & 63) as usize;
+    let mut v = [0u32; LANES];
+    w.vread32(i.src[0], i.lit, i.info.fk, &mut v);
+    w.write_s32(i.dst, v[lane]);
+    OK
+}
+
+pub fn v_writelane_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let v = w.sread32(i.src[0], i.lit, i.info.fk);
+    let lane = (w.sread32(i.src[1], i.lit, i.info.fk) & 63) as usize;
+    // Writes regardless of EXEC, by definition.
+    w.set_vlane((i.dst as usize).wrapping_sub(256), lane, v);
+    OK
+}
+
+pub fn v_cndmask_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, bb], mask) = srcs32::<2>(w, i, true);
+    let sel = w.sreg64(i.src[2]);
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        d[l] = if sel >> l & 1 != 0 { bb[l] } else { a[l] };
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+/// Carry-out ops: `(a, b, carry_in) -> (result, carry_out)`; carry bits go to sdst for the
+/// active lanes (inactive lanes read as 0 there, as the hardware writes them).
+macro_rules! carry {
+    ($($name:ident($cin:expr) => |$a:ident, $bb:ident, $ci:ident| $body:expr;)*) => {$(
+        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            let ([$a, $bb], mask) = srcs32::<2>(w, i, false);
+            let cin_mask = if $cin { w.sreg64(i.src[2]) } else { 0 };
+            let mut d = [0u32; LANES];
+            let mut co = 0u64;
+            for l in 0..LANES {
+                let ($a, $bb, $ci) = ($a[l] as u64, $bb[l] as u64, (cin_mask >> l) & 1);
+                let (r, c): (u64, bool) = $body;
+                d[l] = r as u32;
+                co |= (c as u64) << l;
+            }
+            out32(w, i, mask, &mut d);
+            w.write_s64(i.sdst, co & mask);
+            OK
+        }
+    )*};
+}
+
+carry! {
+    v_add_co_u32(false) => |a, bb, _ci| { let t = a + bb; (t, t >> 32 != 0) };
+    v_sub_co_u32(false) => |a, bb, _ci| (a.wrapping_sub(bb), bb > a);
+    v_subrev_co_u32(false) => |a, bb, _ci| (bb.wrapping_sub(a), a > bb);
+    v_addc_co_u32(true) => |a, bb, ci| { let t = a + bb + ci; (t, t >> 32 != 0) };
+    v_subb_co_u32(true) => |a, bb, ci| (a.wrapping_sub(bb).wrapping_sub(ci), bb + ci > a);
+    v_subbrev_co_u32(true) => |a, bb, ci| (bb.wrapping_sub(a).wrapping_sub(ci), a + ci > bb);
+}
+
+// ------------------------------------------------------------------ three-source
+
+v3! {
+    v_fma_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c)));
+    v_fmac_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c)));
+    v_mac_f32(true) => |a, bb, c| b(f(a) * f(bb) + f(c));
+    v_mad_f32(true) => |a, bb, c| b(f(a) * f(bb) + f(c));
+    v_mad_legacy_f32(true) => |a, bb, c| { let (x, y) = (f(a), f(bb)); b(if x == 0.0 || y == 0.0 { f(c) } else { x * y + f(c) }) };
+    v_mad_i32_i24(false) => |a, bb, c| ((sext24(a) * sext24(bb)) as u32).wrapping_add(c);
+    v_mad_u32_u24(false) => |a, bb, c| (a & 0xff_ffff).wrapping_mul(bb & 0xff_ffff).wrapping_add(c);
+    v_bfe_u32(false) => |a, bb, c| super::salu::bfe_u32(a, bb & 31, c & 31);
+    v_bfe_i32(false) => |a, bb, c| super::salu::bfe_i32(a, bb & 31, c & 31);
+    v_bfi_b32(false) => |a, bb, c| (a & bb) | (!a & c);
+    v_alignbit_b32(false) => |a, bb, c| ((((a as u64) << 32) | bb as u64) >> (c & 31)) as u32;
+    v_alignbyte_b32(false) => |a, bb, c| ((((a as u64) << 32) | bb as u64) >> (8 * (c & 3))) as u32;
+    v_min3_f32(true) => |a, bb, c| b(f(a).min(f(bb)).min(f(c)));
+    v_max3_f32(true) => |a, bb, c| b(f(a).max(f(bb)).max(f(c)));
+    v_med3_f32(true) => |a, bb, c| b(med3f(f(a), f(bb), f(c)));
+    v_min3_i32(false) => |a, bb, c| (a as i32).min(bb as i32).min(c as i32) as u32;
+    v_max3_i32(false) => |a, bb, c| (a as i32).max(bb as i32).max(c as i32) as u32;
+    v_med3_i32(false) => |a, bb, c| { let (x, y, z) = (a as i32, bb as i32, c as i32); x.max(y).min(x.min(y).max(z)) as u32 };
+    v_min3_u32(false) => |a, bb, c| a.min(bb).min(c);
+    v_max3_u32(false) => |a, bb, c| a.max(bb).max(c);
+    v_med3_u32(false) => |a, bb, c| a.max(bb).min(a.min(bb).max(c));
+    v_sad_u32(false) => |a, bb, c| a.abs_diff(bb).wrapping_add(c);
+    v_div_fixup_f32(true) => |a, bb, c| b(div_fixup32(f(a), f(bb), f(c)));
+    v_div_fmas_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c)));
+    v_perm_b32(false) => |a, bb, c| perm(a, bb, c);
+    v_mad_u32_u16(false) => |a, bb, c| (a & 0xffff).wrapping_mul(bb & 0xffff).wrapping_add(c);
+    v_mad_i32_i16(false) => |a, bb, c| ((a as u16 as i16 as i32).wrapping_mul(bb as u16 as i16 as i32) as u32).wrapping_add(c);
+    v_xad_u32(false) => |a, bb, c| (a ^ bb).wrapping_add(c);
+    v_lshl_add_u32(false) => |a, bb, c| (a << (bb & 31)).wrapping_add(c);
+    v_add_lshl_u32(false) => |a, bb, c| a.wrapping_add(bb) << (c & 31);
+    v_add3_u32(false) => |a, bb, c| a.wrapping_add(bb).wrapping_add(c);
+    v_lshl_or_b32(false) => |a, bb, c| (a << (bb & 31)) | c;
+    v_and_or_b32(false) => |a, bb, c| (a & bb) | c;
+    v_or3_b32(false) => |a, bb, c| a | bb | c;
+    // The f16 product is exact in f64, so one rounding to f16 at the end (via f32,
+    // which is exact for f16-range sums of this size) models the fused operation.
+    v_fma_f16(false) => |a, bb, c| f32_to_f16((f16_to_f32(a as u16) as f64 * f16_to_f32(bb as u16) as f64 + f16_to_f32(c as u16) as f64) as f32) as u32;
+}
+
+/// `v_madmk_f32 vdst, src0, K, vsrc1`: src0 * K + vsrc1 (K is the literal).
+pub fn v_madmk_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    mk(w, i, false, false)
+}
+pub fn v_madak_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    mk(w, i, true, false)
+}
+pub fn v_fmamk_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    mk(w, i, false, true)
+}
+pub fn v_fmaak_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    mk(w, i, true, true)
+}
+
+fn mk(w: &mut Wave, i: &Inst, ak: bool, fused: bool) -> R {
+    let ([a, bb], mask) = srcs32::<2>(w, i, false);
+    let k = f(i.lit);
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let (x, y) = (f(a[l]), f(bb[l]));
+        // madak: src0 * vsrc1 + K; madmk: src0 * K + vsrc1.
+        let (m, add) = if ak { (y, k) } else { (k, y) };
+        d[l] = b(if fused {
+            x.mul_add(m, add)
+        } else {
+            x * m + add
+        });
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+/// `v_mad_u64_u32 vdst, sdst, a, b, c64`: a*b + c with the carry per lane in sdst.
+pub fn v_mad_u64_u32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    mad64(w, i, false)
+}
+pub fn v_mad_i64_i32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    mad64(w, i, true)
+}
+
+fn mad64(w: &mut Wave, i: &Inst, signed: bool) -> R {
+    let ([a, bb, c], mask) = srcs64::<3>(w, i, false);
+    let mut d = [0u64; LANES];
+    let mut co = 0u64;
+    for l in 0..LANES {
+        let (r, carry) = if signed {
+            let p = (a[l] as u32 as i32 as i128) * (bb[l] as u32 as i32 as i128);
+            let t = p + c[l] as i64 as i128;
+            (t as u64, t > i64::MAX as i128 || t < i64::MIN as i128)
+        } else {
+            let p = a[l] as u32 as u128 * bb[l] as u32 as u128;
+            let t = p + c[l] as u128;
+            (t as u64, t >> 64 != 0)
+        };
+        d[l] = r;
+        co |= (carry as u64) << l;
+    }
+    out64(w, i, mask, &d);
+    w.write_s64(i.sdst, co & mask);
+    OK
+}
+
+/// `v_div_scale_f32`: hsasim does not pre-scale (results of the division sequence are
+/// exact for operands away from the float range limits); VCC says "no scaling".
+pub fn v_div_scale_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, _bb, _c], mask) = srcs32::<3>(w, i, true);
+    let mut d = a;
+    out32(w, i, mask, &mut d);
+    w.write_s64(i.sdst, 0);
+    OK
+}
+
+pub fn v_div_scale_f64(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, _bb, _c], mask) = srcs64::<3>(w, i, true);
+    out64(w, i, mask, &a);
+    w.write_s64(i.sdst, 0);
+    OK
+}
+
+// ------------------------------------------------------------------ VOPC
+
+/// All VOPC compares (and their VOP3 forms): the opcode selects type and condition.
+pub fn v_cmp(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let op = i.op as u32;
+    let exec = w.exec();
+    let wide = i.info.w[1] >= 2;
+    let mut bits = 0u64;
+    if wide {
+        let ([a, bb], _) = srcs64::<2>(w, i, op < 0xa0);
+        for l in 0..LANES {
+            let r = match op {
+                0x12 | 0x13 => class(
+                    g(a[l]).classify(),
+                    g(a[l]).is_sign_negative(),
+                    a[l],
+                    true,
+                    bb[l] as u32,
+                ),
+                0x60..=0x7f => fcmp(op & 15, g(a[l]), g(bb[l])),
+                0xe0..=0xe7 | 0xf0..=0xf7 => icmp(op & 7, a[l] as i64, bb[l] as i64),
+                _ => icmp(op & 7, a[l], bb[l]),
+            };
+            bits |= (r as u64) << l;
+        }
+    } else {
+        let ([a, bb], _) = srcs32::<2>(w, i, op < 0xa0);
+        for l in 0..LANES {
+            let (x, y) = (a[l], bb[l]);
+            let r = match op {
+                0x10 | 0x11 => class(f(x).classify(), f(x).is_sign_negative(), x as u64, false, y),
+                0x14 | 0x15 => {
+                    let v = f16_to_f32(x as u16);
+                    class(
+                        v.classify(),
+                        v.is_sign_negative(),
+                        x as u64 & 0xffff,
+                        false,
+                        y,
+                    )
+                }
+                0x20..=0x3f => fcmp(op & 15, f16_to_f32(x as u16), f16_to_f32(y as u16)),
+                0x40..=0x5f => fcmp(op & 15, f(x), f(y)),
+                0xa0..=0xa7 | 0xb0..=0xb7 => icmp(op & 7, x as u16 as i16, y as u16 as i16),
+                0xa8..=0xaf | 0xb8..=0xbf => icmp(op & 7, x as u16, y as u16),
+                0xc0..=0xc7 | 0xd0..=0xd7 => icmp(op & 7, x as i32, y as i32),
+                _ => icmp(op & 7, x, y),
+            };
+            bits |= (r as u64) << l;
+        }
+    }
+    bits &= exec;
+    w.lane_ops += exec.count_ones() as u64;
+    w.write_s64(i.sdst, bits);
+    // v_cmpx_* also writes EXEC (on GFX9 in addition to the VCC/SGPR result).
+    let is_x = matches!(op, 0x11 | 0x13 | 0x15)
+        || matches!(op, 0x30..=0x3f | 0x50..=0x5f | 0x70..=0x7f)
+        || matches!(op, 0xb0..=0xbf | 0xd0..=0xdf | 0xf0..=0xff);
+    if is_x {
+        w.set_exec(bits);
+    }
+    OK
+}
+
+#[inline(always)]
+fn icmp<T: PartialOrd + PartialEq>(cond: u32, a: T, b: T) -> bool {
+    match cond {
+        0 => false,
+        1 => a < b,
+        2 => a == b,
+        3 => a <= b,
+        4 => a > b,
+        5 => a != b,
+        6 => a >= b,
+        _ => true,
+    }
+}
+
+#[inline(always)]
+fn fcmp<T: PartialOrd + Copy>(cond: u32, a: T, b: T) -> bool {
+    let unordered = a.partial_cmp(&b).is_none();
+    match cond {
+        0 => false,
+        1 => a < b,
+        2 => a == b,
+        3 => a <= b,
+        4 => a > b,
+        5 => !unordered && a != b,
+        6 => a >= b,
+        7 => !unordered,
+        8 => unordered,
+        9 => !(a >= b),
+        10 => unordered || a == b,
+        11 => !(a > b),
+        12 => !(a <= b),
+        13 => !(a == b),
+        14 => !(a < b),
+        _ => true,
+    }
+}
+
+/// `v_cmp_class`: mask bits 0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denorm, 5 -0, 6 +0,
+/// 7 +denorm, 8 +normal, 9 +inf.
+fn class(c: std::num::FpCategory, neg: bool, bits: u64, is64: bool, mask: u32) -> bool {
+    use std::num::FpCategory::*;
+    let quiet_bit = if is64 { 1u64 << 51 } else { 1 << 22 };
+    let k = match (c, neg) {
+        (Nan, _) => {
+            if bits & quiet_bit != 0 {
+                1
+            } else {
+                0
+            }
+        }
+        (Infinite, true) => 2,
+        (Normal, true) => 3,
+        (Subnormal, true) => 4,
+        (Zero, true) => 5,
+        (Zero, false) => 6,
+        (Subnormal, false) => 7,
+        (Normal, false) => 8,
+        (Infinite, false) => 9,
+    };
+    mask >> k & 1 != 0
+}
+
+// ------------------------------------------------------------------ VOP3P (packed)
+
+/// Packed f32: each source's two dwords are selected by op_sel (low result) and
+/// op_sel_hi (high result); neg/neg_hi negate.
+fn pk32(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32) -> R {
+    let mut s = [[0u64; LANES]; 3];
+    for (k, out) in s.iter_mut().enumerate().take(n) {
+        w.vread64(i.src[k], i.lit, i.info.fk, out);
+    }
+    let mask = w.exec();
+    let mut d = [0u64; LANES];
+    for l in 0..LANES {
+        let mut lo = [0f32; 3];
+        let mut hi = [0f32; 3];
+        for k in 0..n {
+            let v = s[k][l];
+            let pick = |hi_half: bool| if hi_half { (v >> 32) as u32 } else { v as u32 };
+            let mut x = f(pick(i.opsel >> k & 1 != 0));
+            let mut y = f(pick(i.opsel_hi >> k & 1 != 0));
+            if i.neg >> k & 1 != 0 {
+                x = -x;
+            }
+            if i.neg_hi >> k & 1 != 0 {
+                y = -y;
+            }
+            lo[k] = x;
+            hi[k] = y;
+        }
+        let r0 = op(lo[0], lo[1], lo[2]);
+        let r1 = op(hi[0], hi[1], hi[2]);
+        d[l] = b(r0) as u64 | (b(r1) as u64) << 32;
+    }
+    out64(w, i, mask, &d);
+    OK
+}
+
+pub fn v_pk_fma_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk32(w, i, 3, |a, b, c| a.mul_add(b, c))
+}
+pub fn v_pk_mul_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk32(w, i, 2, |a, b, _| a * b)
+}
+pub fn v_pk_add_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk32(w, i, 2, |a, b, _| a + b)
+}
+
+/// `v_pk_mov_b32`: low dword from src0 (op_sel[0] picks its half), high from src1.
+pub fn v_pk_mov_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let mut a = [0u64; LANES];
+    let mut bb = [0u64; LANES];
+    w.vread64(i.src[0], i.lit, i.info.fk, &mut a);
+    w.vread64(i.src[1], i.lit, i.info.fk, &mut bb);
+    let mask = w.exec();
+    let mut d = [0u64; LANES];
+    for l in 0..LANES {
+        let lo = if i.opsel & 1 != 0 {
+            a[l] >> 32
+        } else {
+            a[l] & 0xffff_ffff
+        };
+        let hi = if i.opsel & 2 != 0 {
+            bb[l] >> 32
+        } else {
+            bb[l] & 0xffff_ffff
+        };
+        d[l] = lo | hi << 32;
+    }
+    out64(w, i, mask, &d);
+    OK
+}
+
+fn pk16(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32) -> R {
+    let mut s = [[0u32; LANES]; 3];
+    for (k, out) in s.iter_mut().enumerate().take(n) {
+        w.vread32(i.src[k], i.lit, crate::decode::FloatKind::F16, out);
+    }
+    let mask = w.exec();
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let mut lo = [0f32; 3];
+        let mut hi = [0f32; 3];
+        for k in 0..n {
+            let v = s[k][l];
+            let pick = |hh: bool| f16_to_f32(if hh { (v >> 16) as u16 } else { v as u16 });
+            let mut x = pick(i.opsel >> k & 1 != 0);
+            let mut y = pick(i.opsel_hi >> k & 1 != 0);
+            if i.neg >> k & 1 != 0 {
+                x = -x;
+            }
+            if i.neg_hi >> k & 1 != 0 {
+                y = -y;
+            }
+            lo[k] = x;
+            hi[k] = y;
+        }
+        d[l] = f32_to_f16(op(lo[0], lo[1], lo[2])) as u32
+            | (f32_to_f16(op(hi[0], hi[1], hi[2])) as u32) << 16;
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+pub fn v_pk_fma_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk16(w, i, 3, |a, b, c| (a as f64 * b as f64 + c as f64) as f32)
+}
+pub fn v_pk_add_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk16(w, i, 2, |a, b, _| a + b)
+}
+pub fn v_pk_mul_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk16(w, i, 2, |a, b, _| a * b)
+}
+
+// ------------------------------------------------------------------ numeric helpers
+
+#[inline(always)]
+fn sext24(x: u32) -> i64 {
+    (((x << 8) as i32) >> 8) as i64
+}
+
+fn med3f(a: f32, b: f32, c: f32) -> f32 {
+    a.max(b).min(a.min(b).max(c))
+}
+
+fn hf2(a: u32, b: u32, op: fn(f32, f32) -> f32) -> u32 {
+    f32_to_f16(op(f16_to_f32(a as u16), f16_to_f32(b as u16))) as u32
+}
+
+fn perm(a: u32, b: u32, sel: u32) -> u32 {
+    let bytes = ((a as u64) << 32) | b as u64;
+    let mut d = 0u32;
+    for k in 0..4 {
+        let s = (sel >> (8 * k)) & 0xff;
+        let v = match s {
+            0..=7 => ((bytes >> (8 * s)) & 0xff) as u32,
+            8..=11 => {
+                // Sign of byte 1, 3, 5 or 7 replicated.
+                let src = 2 * (s - 8) + 1;
+                if (bytes >> (8 * src + 7)) & 1 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            12 => 0,
+            _ => 0xff,
+        };
+        d |= v << (8 * k);
+    }
+    d
+}
+
+fn ldexp32(x: f32, e: i32) -> f32 {
+    (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
+}
+
+fn ldexp64(x: f64, e: i32) -> f64 {
+    let e = e.clamp(-2200, 2200);
+    // Split so intermediate powers stay finite.
+    let half = e / 2;
+    x * 2f64.powi(half) * 2f64.powi(e - half)
+}
+
+fn frexp32(x: f32) -> (f32, i32) {
+    let (m, e) = frexp64(x as f64);
+    (m as f32, e)
+}
+
+fn frexp64(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0 {
+        // Subnormal: normalise first.
+        let (m, e) = frexp64(x * 2f64.powi(64));
+        return (m, e - 64);
+    }
+    let e = exp - 1022;
+    let m = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m, e)
+}
+
+fn div_fixup32(q: f32, den: f32, num: f32) -> f32 {
+    div_fixup64(q as f64, den as f64, num as f64) as f32
+}
+
+/// `v_div_fixup`: the quotient `q` of `num / den` with IEEE special cases applied.
+fn div_fixup64(q: f64, den: f64, num: f64) -> f64 {
+    let neg = den.is_sign_negative() != num.is_sign_negative();
+    if num.is_nan() {
+        return num;
+    }
+    if den.is_nan() {
+        return den;
+    }
+    if (den == 0.0 && num == 0.0) || (den.is_infinite() && num.is_infinite()) {
+        return f64::NAN;
+    }
+    if den == 0.0 || num.is_infinite() {
+        return if neg {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    if den.is_infinite() || num == 0.0 {
+        return if neg { -0.0 } else { 0.0 };
+    }
+    if q.is_nan() {
+        return if neg {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    if neg {
+        -q.abs()
+    } else {
+        q.abs()
+    }
+}
+
+/// IEEE binary16 -> binary32 (exact).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    let bits = match exp {
+        0 if man == 0 => sign,
+        0 => {
+            // Subnormal: value = man * 2^-24.
+            let v = man as f32 * f32::from_bits(0x3380_0000);
+            return if sign != 0 { -v } else { v };
+        }
+        31 => sign | 0x7f80_0000 | (man << 13),
+        _ => sign | ((exp + 112) << 23) | (man << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// binary32 -> binary16, round to nearest even.
+pub fn f32_to_f16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let man = bits & 0x7f_ffff;
+    if exp == 255 {
+        return sign
+            | 0x7c00
+            | if man != 0 {
+                0x200 | (man >> 13) as u16
+            } else {
+                0
+            };
+    }
+    let e = exp - 127 + 15;
+    if e >= 31 {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = 1u32 << (shift - 1);
+        let rest = m & ((1u32 << shift) - 1);
+        let mut r = m >> shift;
+        if rest > half || (rest == half && r & 1 != 0) {
+            r += 1;
+        }
+        return sign | r as u16;
+    }
+    let mut r = ((e as u32) << 10) | (man >> 13);
+    let rest = man & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && r & 1 != 0) {
+        r += 1;
+    }
+    sign | r as u16
+}
+
+fn f32_to_f16_rtz(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let man = bits & 0x7f_ffff;
+    if exp == 255 {
+        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 31 {
+        return sign | 0x7bff;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        return sign | ((man | 0x80_0000) >> (14 - e) as u32) as u16;
+    }
+    sign | (((e as u32) << 10) | (man >> 13)) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_conversions_round_trip() {
+        for h in [0u16, 0x3c00, 0xbc00, 0x7bff, 0x0001, 0x03ff, 0x7c00, 0x3555] {
+            assert_eq!(f32_to_f16(f16_to_f32(h)), h, "{h:#x}");
+        }
+        assert_eq!(f32_to_f16(1.0 + 1.0 / 4096.0), 0x3c00);
+    }
+
+    #[test]
+    fn perm_selects_bytes() {
+        assert_eq!(perm(0x0403_0201, 0x0807_0605, 0x0706_0504), 0x0403_0201);
+        assert_eq!(perm(0, 0x8000_0000, 0x0c0d_0909), 0x00ff_ffff);
+    }
+}

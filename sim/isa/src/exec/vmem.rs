@@ -1,0 +1,381 @@
+//! Vector memory: FLAT / GLOBAL / SCRATCH and MUBUF.
+//!
+//! Every lane's address resolves to a host pointer before any data moves: global addresses
+//! through [`GuestMemory::is_accessible`](crate::GuestMemory), LDS and private addresses
+//! (flat apertures, scratch instructions, the private-segment buffer) against the
+//! workgroup's LDS and the wave's scratch. A faulting lane stops the instruction before it
+//! has any effect.
+
+use super::{Ctx, Step, APERTURE_SIZE, PRIVATE_BASE, SHARED_BASE};
+use crate::decode::Inst;
+use crate::wave::{Wave, LANES};
+use crate::DispatchError;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+type R = Result<Step, DispatchError>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Space {
+    Global,
+    Lds,
+    Private,
+}
+
+/// Bytes moved per lane by a FLAT/MUBUF opcode (loads and stores share the numbering).
+fn access_bytes(op: u16, dwords: u8) -> u64 {
+    match op {
+        16 | 17 | 24 | 25 | 32..=35 => 1,
+        18 | 19 | 26 | 27 | 36 | 37 => 2,
+        _ => dwords as u64 * 4,
+    }
+}
+
+/// Resolves each active lane's address to a host pointer.
+fn resolve(
+    w: &mut Wave,
+    i: &Inst,
+    c: &mut Ctx,
+    addrs: &[u64; LANES],
+    private: bool,
+    size: u64,
+    write: bool,
+) -> Result<[*mut u8; LANES], DispatchError> {
+    let exec = w.exec();
+    let mut ptrs = [std::ptr::null_mut::<u8>(); LANES];
+    // Fast path: all lanes global; one accessibility check over the span of addresses.
+    if !private {
+        let (mut lo, mut hi, mut all_global) = (u64::MAX, 0u64, true);
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let a = addrs[l];
+                if a >= SHARED_BASE {
+                    all_global = false;
+                    break;
+                }
+                lo = lo.min(a);
+                hi = hi.max(a.saturating_add(size));
+            }
+        }
+        if all_global {
+            if lo == u64::MAX {
+                return Ok(ptrs);
+            }
+            if !(hi > lo && hi - lo <= 1 << 32 && c.mem.is_accessible(lo, hi - lo)) {
+                for l in 0..LANES {
+                    if exec >> l & 1 != 0 {
+                        c.check(w, i, addrs[l], size, write)?;
+                    }
+                }
+            }
+            for l in 0..LANES {
+                ptrs[l] = addrs[l] as usize as *mut u8;
+            }
+            return Ok(ptrs);
+        }
+    }
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let a = addrs[l];
+        let (space, off) = if private {
+            (Space::Private, a)
+        } else if (SHARED_BASE..SHARED_BASE + APERTURE_SIZE).contains(&a) {
+            (Space::Lds, a - SHARED_BASE)
+        } else if (PRIVATE_BASE..PRIVATE_BASE + APERTURE_SIZE).contains(&a) {
+            (Space::Private, a - PRIVATE_BASE)
+        } else {
+            (Space::Global, a)
+        };
+        ptrs[l] = match space {
+            Space::Global => {
+                c.check(w, i, a, size, write)?;
+                a as usize as *mut u8
+            }
+            Space::Lds => {
+                if off + size > c.lds.len() as u64 {
+                    return Err(c.fault(w, i, a, write));
+                }
+                // SAFETY: off + size is within the LDS slice (checked above).
+                unsafe { c.lds.as_mut_ptr().add(off as usize) }
+            }
+            Space::Private => {
+                let per = w.scratch_per_lane;
+                if off + size > per {
+                    return Err(c.illegal(format!(
+                        "private (scratch) access at offset {off:#x} size {size} by lane {l} \
+                         is beyond the {per}-byte private segment (stack overflow?) in `{i}`"
+                    )));
+                }
+                let idx = l as u64 * per + off;
+                // SAFETY: idx + size <= 64 * per == scratch.len(), checked above.
+                unsafe { w.scratch.as_mut_ptr().add(idx as usize) }
+            }
+        };
+    }
+    Ok(ptrs)
+}
+
+/// Per-lane addresses of a FLAT-family instruction; `private` for SCRATCH.
+fn flat_addrs(w: &Wave, i: &Inst) -> ([u64; LANES], bool) {
+    let mut a = [0u64; LANES];
+    let off = i.imm as i64 as u64;
+    match i.seg {
+        1 => {
+            let base = if i.saddr != 0x7f {
+                w.sread32(i.saddr, 0, i.info.fk) as u64
+            } else {
+                0
+            };
+            let v = &w.v[(i.src[0] as usize).wrapping_sub(256) & 511];
+            let use_v = i.src[0] != 0xffff;
+            for l in 0..LANES {
+                let vo = if use_v { v[l] as u64 } else { 0 };
+                a[l] = (base.wrapping_add(vo).wrapping_add(off)) & 0xffff_ffff;
+            }
+            (a, true)
+        }
+        2 if i.saddr != 0x7f => {
+            let base = w.sreg64(i.saddr);
+            let v = &w.v[(i.src[0] as usize - 256) & 511];
+            for l in 0..LANES {
+                a[l] = base.wrapping_add(v[l] as u64).wrapping_add(off);
+            }
+            (a, false)
+        }
+        _ => {
+            let r = (i.src[0] as usize - 256) & 511;
+            for l in 0..LANES {
+                let v = w.v[r][l] as u64 | (w.v[(r + 1) & 511][l] as u64) << 32;
+                a[l] = v.wrapping_add(off);
+            }
+            (a, false)
+        }
+    }
+}
+
+pub fn flat_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (addrs, private) = flat_addrs(w, i);
+    load(w, i, c, &addrs, private, i.op)
+}
+
+pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (addrs, private) = flat_addrs(w, i);
+    store(w, i, c, &addrs, private, i.op)
+}
+
+fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool, op: u16) -> R {
+    let size = access_bytes(op, i.info.w[0]);
+    let ptrs = resolve(w, i, c, addrs, private, size, false)?;
+    let exec = w.exec();
+    let d = (i.dst as usize).wrapping_sub(256);
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let p = ptrs[l];
+        // SAFETY: resolve() approved [p, p+size) for this lane.
+        unsafe {
+            let rd8 = || std::ptr::read_unaligned(p);
+            let rd16 = || std::ptr::read_unaligned(p as *const u16);
+            match op {
+                16 => w.set_vlane(d, l, rd8() as u32),
+                17 => w.set_vlane(d, l, rd8() as i8 as i32 as u32),
+                18 => w.set_vlane(d, l, rd16() as u32),
+                19 => w.set_vlane(d, l, rd16() as i16 as i32 as u32),
+                32..=37 => {
+                    let v: u32 = match op {
+                        32 | 33 => rd8() as u32,
+                        34 | 35 => rd8() as i8 as i16 as u16 as u32,
+                        _ => rd16() as u32,
+                    };
+                    let old = w.vlane(d, l);
+                    // d16 loads replace one half of the register and keep the other.
+                    let new = if op & 1 == 1 {
+                        (old & 0xffff) | (v << 16)
+                    } else {
+                        (old & 0xffff_0000) | v
+                    };
+                    w.set_vlane(d, l, new);
+                }
+                _ => {
+                    for k in 0..(size / 4) as usize {
+                        let v = std::ptr::read_unaligned((p as *const u32).add(k));
+                        w.set_vlane(d + k, l, v);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Step::Continue)
+}
+
+fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool, op: u16) -> R {
+    let size = access_bytes(op, i.info.w[0]);
+    let ptrs = resolve(w, i, c, addrs, private, size, true)?;
+    let exec = w.exec();
+    let s = (i.src[1] as usize).wrapping_sub(256);
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let p = ptrs[l];
+        let v = w.vlane(s, l);
+        // SAFETY: resolve() approved [p, p+size) for this lane.
+        unsafe {
+            match op {
+                24 => std::ptr::write_unaligned(p, v as u8),
+                25 => std::ptr::write_unaligned(p, (v >> 16) as u8),
+                26 => std::ptr::write_unaligned(p as *mut u16, v as u16),
+                27 => std::ptr::write_unaligned(p as *mut u16, (v >> 16) as u16),
+                _ => {
+                    for k in 0..(size / 4) as usize {
+                        let v = w.vlane(s + k, l);
+                        std::ptr::write_unaligned((p as *mut u32).add(k), v);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Step::Continue)
+}
+
+/// FLAT/GLOBAL atomics. Global memory is shared with other host threads running other
+/// workgroups, so read-modify-writes are real host atomics (naturally aligned, as the
+/// hardware requires).
+pub fn flat_atomic(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let (addrs, private) = flat_addrs(w, i);
+    let wide = i.op >= 96 || matches!(i.op, 79..=81);
+    let size = if wide { 8 } else { 4 };
+    let ptrs = resolve(w, i, c, &addrs, private, size, true)?;
+    let exec = w.exec();
+    let data = (i.src[1] as usize).wrapping_sub(256);
+    let dst = (i.dst as usize).wrapping_sub(256);
+    let ret = i.mflags & 1 != 0;
+    let base_op = if i.op >= 96 { i.op - 32 } else { i.op };
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let p = ptrs[l];
+        if (p as usize) % size as usize != 0 {
+            return Err(c.fault(w, i, addrs[l], true));
+        }
+        if wide {
+            let d0 = w.vlane(data, l) as u64 | (w.vlane(data + 1, l) as u64) << 32;
+            let d1 = w.vlane(data + 2, l) as u64 | (w.vlane(data + 3, l) as u64) << 32;
+            // SAFETY: p is approved for 8 bytes and 8-byte aligned (checked above).
+            let a = unsafe { AtomicU64::from_ptr(p as *mut u64) };
+            let old = rmw64(a, i.op, base_op, d0, d1);
+            if ret {
+                w.set_vlane(dst, l, old as u32);
+                w.set_vlane(dst + 1, l, (old >> 32) as u32);
+            }
+        } else {
+            let d0 = w.vlane(data, l);
+            let d1 = w.vlane(data + 1, l);
+            // SAFETY: p is approved for 4 bytes and 4-byte aligned (checked above).
+            let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
+            let old = rmw32(a, base_op, d0, d1);
+            if ret {
+                w.set_vlane(dst, l, old);
+            }
+        }
+    }
+    Ok(Step::Continue)
+}
+
+/// 32-bit atomic by FLAT opcode; `d1` is the compare value of cmpswap.
+pub fn rmw32(a: &AtomicU32, op: u16, d0: u32, d1: u32) -> u32 {
+    let o = Ordering::SeqCst;
+    let upd = |f: &dyn Fn(u32) -> u32| a.fetch_update(o, o, |x| Some(f(x))).unwrap_or_else(|x| x);
+    match op {
+        64 => a.swap(d0, o),
+        65 => match a.compare_exchange(d1, d0, o, o) {
+            Ok(x) | Err(x) => x,
+        },
+        66 => a.fetch_add(d0, o),
+        67 => a.fetch_sub(d0, o),
+        68 => upd(&|x| (x as i32).min(d0 as i32) as u32),
+        69 => a.fetch_min(d0, o),
+        70 => upd(&|x| (x as i32).max(d0 as i32) as u32),
+        71 => a.fetch_max(d0, o),
+        72 => a.fetch_and(d0, o),
+        73 => a.fetch_or(d0, o),
+        74 => a.fetch_xor(d0, o),
+        75 => upd(&|x| if x >= d0 { 0 } else { x + 1 }),
+        76 => upd(&|x| if x == 0 || x > d0 { d0 } else { x - 1 }),
+        77 => upd(&|x| (f32::from_bits(x) + f32::from_bits(d0)).to_bits()),
+        _ => a.load(o),
+    }
+}
+
+pub fn rmw64(a: &AtomicU64, op: u16, base_op: u16, d0: u64, d1: u64) -> u64 {
+    let o = Ordering::SeqCst;
+    let upd = |f: &dyn Fn(u64) -> u64| a.fetch_update(o, o, |x| Some(f(x))).unwrap_or_else(|x| x);
+    match op {
+        79 => return upd(&|x| (f64::from_bits(x) + f64::from_bits(d0)).to_bits()),
+        80 => return upd(&|x| f64::from_bits(x).min(f64::from_bits(d0)).to_bits()),
+        81 => return upd(&|x| f64::from_bits(x).max(f64::from_bits(d0)).to_bits()),
+        _ => {}
+    }
+    match base_op {
+        64 => a.swap(d0, o),
+        65 => match a.compare_exchange(d1, d0, o, o) {
+            Ok(x) | Err(x) => x,
+        },
+        66 => a.fetch_add(d0, o),
+        67 => a.fetch_sub(d0, o),
+        68 => upd(&|x| (x as i64).min(d0 as i64) as u64),
+        69 => a.fetch_min(d0, o),
+        70 => upd(&|x| (x as i64).max(d0 as i64) as u64),
+        71 => a.fetch_max(d0, o),
+        72 => a.fetch_and(d0, o),
+        73 => a.fetch_or(d0, o),
+        74 => a.fetch_xor(d0, o),
+        75 => upd(&|x| if x >= d0 { 0 } else { x + 1 }),
+        76 => upd(&|x| if x == 0 || x > d0 { d0 } else { x - 1 }),
+        _ => a.load(o),
+    }
+}
+
+/// MUBUF loads/stores. The private-segment buffer resource hsasim hands to kernels has
+/// its base in the private aperture, so stack accesses through it land in the wave's
+/// per-lane scratch; any other resource addresses global memory (base + offsets, without
+/// swizzling).
+pub fn buffer_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let rsrc = i.saddr;
+    let d0 = w.sreg64(rsrc);
+    let base = d0 & 0xffff_ffff_ffff;
+    let stride = (d0 >> 48) & 0x3fff;
+    let soff = w.sread32(i.imm2, 0, i.info.fk) as u64;
+    let offen = i.mflags & (1 << 6) != 0;
+    let idxen = i.mflags & (1 << 7) != 0;
+    let vr = (i.src[0] as usize).wrapping_sub(256);
+    let mut addrs = [0u64; LANES];
+    let in_private = (PRIVATE_BASE..PRIVATE_BASE + APERTURE_SIZE).contains(&base);
+    for (l, a) in addrs.iter_mut().enumerate() {
+        let (idx, voff) = match (idxen, offen) {
+            (true, true) => (w.vlane(vr, l) as u64, w.vlane(vr + 1, l) as u64),
+            (true, false) => (w.vlane(vr, l) as u64, 0),
+            (false, true) => (0, w.vlane(vr, l) as u64),
+            _ => (0, 0),
+        };
+        let off = soff + i.imm as u64 + voff + idx * stride;
+        *a = if in_private {
+            (base - PRIVATE_BASE) + off
+        } else {
+            base.wrapping_add(off)
+        };
+    }
+    let is_store = matches!(i.op, 0x18..=0x1f);
+    if is_store {
+        store(w, i, c, &addrs, in_private, i.op)
+    } else {
+        load(w, i, c, &addrs, in_private, i.op)
+    }
+}
+
+pub fn buffer_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
+    Ok(Step::Continue)
+}
