@@ -1,0 +1,165 @@
+//! Shared helpers for hsasim's HSA-level tests: they drive the exported C functions exactly
+//! as a client would.
+#![allow(dead_code, unused_imports)]
+
+pub use hsa_abi::*;
+pub use hsasim::api::copy::*;
+pub use hsasim::api::executable::*;
+pub use hsasim::api::memory::*;
+pub use hsasim::api::queue::*;
+pub use hsasim::api::signal::*;
+pub use hsasim::api::system::*;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+/// Initialises the runtime for one test; shuts it down (refcounted) when dropped.
+pub struct Hsa;
+impl Hsa {
+    pub fn init() -> Hsa {
+        assert_eq!(hsa_init(), status::SUCCESS);
+        Hsa
+    }
+}
+impl Drop for Hsa {
+    fn drop(&mut self) {
+        assert_eq!(hsa_shut_down(), status::SUCCESS);
+    }
+}
+
+unsafe extern "C" fn collect_agent(a: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
+    // SAFETY: `data` is the Vec passed by `agents()`.
+    unsafe { (*(data as *mut Vec<hsa_agent_t>)).push(a) };
+    status::SUCCESS
+}
+
+pub fn agents() -> Vec<hsa_agent_t> {
+    let mut v: Vec<hsa_agent_t> = Vec::new();
+    // SAFETY: the callback writes into `v` only.
+    let s = unsafe { hsa_iterate_agents(Some(collect_agent), &mut v as *mut _ as *mut c_void) };
+    assert_eq!(s, status::SUCCESS);
+    v
+}
+
+pub fn cpu() -> hsa_agent_t {
+    agents()[0]
+}
+pub fn gpu() -> hsa_agent_t {
+    agents()[1]
+}
+
+unsafe extern "C" fn collect_pool(p: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t {
+    // SAFETY: `data` is the Vec passed by `pools()`.
+    unsafe { (*(data as *mut Vec<hsa_amd_memory_pool_t>)).push(p) };
+    status::SUCCESS
+}
+
+pub fn pools(agent: hsa_agent_t) -> Vec<hsa_amd_memory_pool_t> {
+    let mut v: Vec<hsa_amd_memory_pool_t> = Vec::new();
+    // SAFETY: the callback writes into `v` only.
+    let s = unsafe {
+        hsa_amd_agent_iterate_memory_pools(
+            agent,
+            Some(collect_pool),
+            &mut v as *mut _ as *mut c_void,
+        )
+    };
+    assert_eq!(s, status::SUCCESS);
+    v
+}
+
+pub fn signal(initial: i64) -> hsa_signal_t {
+    let mut s = hsa_signal_t::default();
+    // SAFETY: out-pointer to a local.
+    assert_eq!(
+        unsafe { hsa_signal_create(initial, 0, std::ptr::null(), &mut s) },
+        status::SUCCESS
+    );
+    s
+}
+
+pub fn queue(size: u32, cb: Option<QueueErrorCallback>, data: *mut c_void) -> *mut hsa_queue_t {
+    let mut q = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local; callback/data outlive the queue in every test.
+    let s = unsafe { hsa_queue_create(gpu(), size, HSA_QUEUE_TYPE_MULTI, cb, data, 0, 0, &mut q) };
+    assert_eq!(s, status::SUCCESS);
+    q
+}
+
+/// The AQL publish protocol: reserve, wait for room, body, header last (release), doorbell.
+///
+/// # Safety
+/// `q` must be a live queue; `packet` a 64-byte packet whose first u16 is the header.
+pub unsafe fn publish<P: Copy>(q: *mut hsa_queue_t, packet: P) -> u64 {
+    assert_eq!(std::mem::size_of::<P>(), 64);
+    let index = hsa_queue_add_write_index_screlease(q, 1);
+    // SAFETY: `q` is live per the caller.
+    let (size, base, doorbell) =
+        unsafe { ((*q).size as u64, (*q).base_address, (*q).doorbell_signal) };
+    while index - hsa_queue_load_read_index_scacquire(q) >= size {
+        std::thread::yield_now();
+    }
+    // SAFETY: the slot is ours (index reserved and the ring has room).
+    unsafe {
+        let slot = (base as *mut u8).add(((index % size) * 64) as usize);
+        let bytes = &packet as *const P as *const u8;
+        std::ptr::copy_nonoverlapping(bytes.add(2), slot.add(2), 62);
+        let header = std::ptr::read(bytes as *const u16);
+        AtomicU16::from_ptr(slot as *mut u16).store(header, Ordering::Release);
+    }
+    hsa_signal_store_screlease(doorbell, index as i64);
+    index
+}
+
+pub fn barrier(
+    kind: u16,
+    deps: &[hsa_signal_t],
+    completion: hsa_signal_t,
+) -> hsa_barrier_and_packet_t {
+    let mut p = hsa_barrier_and_packet_t {
+        header: packet_header(kind, true, HSA_FENCE_SCOPE_SYSTEM, HSA_FENCE_SCOPE_SYSTEM),
+        completion_signal: completion,
+        ..Default::default()
+    };
+    p.dep_signal[..deps.len()].copy_from_slice(deps);
+    p
+}
+
+pub const SECOND: u64 = 1_000_000_000;
+
+pub fn wait_eq(s: hsa_signal_t, v: i64, timeout_ns: u64) -> i64 {
+    hsa_signal_wait_scacquire(
+        s,
+        HSA_SIGNAL_CONDITION_EQ,
+        v,
+        timeout_ns,
+        HSA_WAIT_STATE_BLOCKED,
+    )
+}
+
+/// Compiles `source` for `arch` with clang-19 into a raw code object.
+pub fn compile_hip(source: &str, arch: &str) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("hsasim-test-{}-{arch}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("k_{}.hip", source.len()));
+    let out = dir.join(format!("k_{}.co", source.len()));
+    std::fs::write(&src, source).unwrap();
+    let st = std::process::Command::new("clang++-19")
+        .args([
+            "-x",
+            "hip",
+            "-nogpuinc",
+            "-nogpulib",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+            "-O3",
+            "-mcode-object-version=5",
+        ])
+        .arg(format!("--offload-arch={arch}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("clang++-19 is needed for loader tests (apt-get install clang-19)");
+    assert!(st.success(), "clang++-19 failed for {arch}");
+    std::fs::read(&out).unwrap()
+}
