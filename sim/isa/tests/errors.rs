@@ -1,0 +1,152 @@
+//! Bad input stops a dispatch with an error naming the cause, never a panic.
+
+mod common;
+
+use common::*;
+use hsa_abi::KernelDescriptor;
+use hsasim_isa::{run_dispatch, DispatchError, ExecConfig, GfxModel};
+
+const CFG: ExecConfig = ExecConfig {
+    worker_threads: 2,
+    compute_units: 80,
+};
+
+/// A hand-made kernel: a descriptor followed (at +256) by `code`.
+fn handmade(code: &[u32], mem: &Ranges) -> (Aligned, u64) {
+    let mut buf = Aligned::new(4096, 256);
+    let kd = KernelDescriptor {
+        group_segment_fixed_size: 0,
+        private_segment_fixed_size: 0,
+        kernarg_size: 0,
+        reserved0: [0; 4],
+        kernel_code_entry_byte_offset: 256,
+        reserved1: [0; 20],
+        compute_pgm_rsrc3: 0,
+        compute_pgm_rsrc1: 0,
+        compute_pgm_rsrc2: 0,
+        kernel_code_properties: 0,
+        kernarg_preload: 0,
+        reserved2: [0; 4],
+    };
+    let bytes = buf.bytes();
+    // SAFETY: the buffer holds 4096 bytes; the descriptor takes the first 64.
+    unsafe { std::ptr::write_unaligned(bytes.as_mut_ptr() as *mut KernelDescriptor, kd) };
+    for (k, w) in code.iter().enumerate() {
+        bytes[256 + 4 * k..260 + 4 * k].copy_from_slice(&w.to_le_bytes());
+    }
+    let addr = buf.addr();
+    // Only the descriptor and the code words are readable: fetching past them faults.
+    mem.add(addr, 256 + 4 * code.len() as u64);
+    (buf, addr)
+}
+
+fn run_handmade(code: &[u32], model: GfxModel) -> DispatchError {
+    let mem = Ranges::default();
+    let (_buf, kd) = handmade(code, &mem);
+    let (d, _p) = packet(model, kd, 0, [256, 1, 1], [64, 1, 1], 0, &mem);
+    run_dispatch(&d, &mem, &CFG).expect_err("the dispatch must fail")
+}
+
+#[test]
+fn unknown_instruction_is_reported_with_encoding_and_opcode() {
+    for model in MODELS {
+        // SOP2 opcode 53 is unassigned on GFX9.
+        let word = 0x8000_0000 | (53 << 23);
+        match run_handmade(&[0xbf80_0000, word, 0xbf81_0000], model) {
+            DispatchError::UnknownInstruction { pc, words, detail } => {
+                assert_eq!(words[0], word);
+                assert!(detail.contains("SOP2 opcode 53"), "{detail}");
+                assert_eq!(pc % 256, 4, "pc {pc:#x}");
+            }
+            e => panic!("expected UnknownInstruction, got {e}"),
+        }
+        // An encoding family hsasim does not model (MIMG).
+        let e = run_handmade(&[0xf000_0000, 0, 0xbf81_0000], model);
+        assert!(matches!(e, DispatchError::UnknownInstruction { .. }), "{e}");
+        assert!(e.to_string().contains("MIMG"), "{e}");
+    }
+}
+
+#[test]
+fn model_specific_opcode_is_unknown_on_the_other_model() {
+    // v_lshl_add_u64 exists on gfx942 only.
+    let e = run_handmade(&[0xd208_0004, 0x0401_0004, 0xbf81_0000], GfxModel::Gfx90a);
+    assert!(matches!(e, DispatchError::UnknownInstruction { .. }), "{e}");
+}
+
+#[test]
+fn s_trap_and_s_sethalt_are_illegal() {
+    for model in MODELS {
+        let e = run_handmade(&[0xbf92_0002, 0xbf81_0000], model);
+        assert!(matches!(e, DispatchError::Illegal { .. }), "{e}");
+        assert!(e.to_string().contains("s_trap"), "{e}");
+        let e = run_handmade(&[0xbf8d_0001, 0xbf81_0000], model);
+        assert!(matches!(e, DispatchError::Illegal { .. }), "{e}");
+    }
+}
+
+#[test]
+fn branch_out_of_the_code_is_illegal() {
+    for model in MODELS {
+        // s_branch 1000: far past the readable code.
+        let e = run_handmade(&[0xbf82_03e8, 0xbf81_0000], model);
+        match e {
+            DispatchError::Illegal { pc, .. } => assert!(pc > 1000 * 4, "pc {pc:#x}"),
+            e => panic!("expected Illegal, got {e}"),
+        }
+        // Running off the end of the code without s_endpgm.
+        let e = run_handmade(&[0xbf80_0000], model);
+        assert!(matches!(e, DispatchError::Illegal { .. }), "{e}");
+    }
+}
+
+#[test]
+fn truncated_literal_at_the_end_of_code_is_unknown_not_a_panic() {
+    // s_and_b32 s3, s3, <literal> with the literal word missing.
+    let e = run_handmade(&[0x8603_ff03], GfxModel::Gfx942);
+    assert!(matches!(e, DispatchError::UnknownInstruction { .. }), "{e}");
+}
+
+#[test]
+fn bad_kernel_object_is_an_invalid_dispatch() {
+    let mem = Ranges::default();
+    let (d, _p) = packet(GfxModel::Gfx942, 0x1234_0000, 0, [64, 1, 1], [64, 1, 1], 0, &mem);
+    let e = run_dispatch(&d, &mem, &CFG).unwrap_err();
+    assert!(matches!(e, DispatchError::InvalidDispatch(_)), "{e}");
+}
+
+#[test]
+fn out_of_bounds_store_is_a_memory_fault_naming_the_address() {
+    for model in MODELS {
+        let elf = compile(&kernel_source("vector_add.hip"), model, 5);
+        let lo = Loaded::new(&elf);
+        let mem = Ranges::default();
+        mem.add(lo.image.addr(), lo.image.len as u64);
+        let kd = lo.symbol("vector_add.kd");
+        let n = 1000usize;
+        let a = vec![1f32; n];
+        let b = vec![2f32; n];
+        mem.add_slice(&a);
+        mem.add_slice(&b);
+        let bad_c: u64 = 0x7000_0000_0000;
+        let mut ka = Kernargs::new();
+        ka.put(0, a.as_ptr() as u64);
+        ka.put(8, b.as_ptr() as u64);
+        ka.put(16, bad_c);
+        ka.put(24, n as i32);
+        ka.put_hidden_v5(32, [n as u32, 1, 1], [64, 1, 1]);
+        mem.add(ka.addr(), 512);
+        let (d, _p) = packet(model, kd, ka.addr(), [n as u32, 1, 1], [64, 1, 1], 0, &mem);
+        let cfg = ExecConfig { worker_threads: 1, compute_units: 80 };
+        match run_dispatch(&d, &mem, &cfg).unwrap_err() {
+            DispatchError::MemoryFault { address, write, instruction, workgroup, wave, .. } => {
+                assert_eq!(address, bad_c);
+                assert!(write);
+                assert!(instruction.starts_with("global_store_dword"), "{instruction}");
+                assert_eq!(workgroup, [0, 0, 0]);
+                assert_eq!(wave, 0);
+            }
+            e => panic!("expected MemoryFault, got {e}"),
+        }
+    }
+}
