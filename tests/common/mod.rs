@@ -62,17 +62,81 @@ fn run_script(script: &str, args: &[&OsStr]) -> PathBuf {
     PathBuf::from(last)
 }
 
+static LIB_DIR: OnceLock<PathBuf> = OnceLock::new();
+
 /// The staged lib dir (`<profile>/hipshim-lib`), created once per test binary.
 ///
 /// Panics with the script's instructions when the cdylibs (`libamdhip64.so`,
 /// `libhsasim.so`) have not been built: run `cargo test --workspace`.
 pub fn lib_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
+    LIB_DIR.get_or_init(|| {
         let profile = profile_dir();
         let name = profile.file_name().expect("profile dir name").to_owned();
         run_script("stage-libs.sh", &[&name])
     })
+}
+
+/// Sources each staged library is built from (relative to the repo root).
+const LIB_SOURCES: &[(&str, &[&str])] = &[
+    (
+        "libamdhip64.so",
+        &["src", "hsa-abi/src", "build.rs", "Cargo.toml"],
+    ),
+    (
+        "libhsasim.so",
+        &["sim/src", "sim/isa/src", "hsa-abi/src", "sim/Cargo.toml"],
+    ),
+];
+
+/// A note for failure reports when a staged library is older than one of its
+/// sources. `cargo test --test c_tests` rebuilds only what that test links
+/// (the shim), not libhsasim.so, which the shim loads at run time; a stale
+/// simulator then fails in ways that have nothing to do with the change
+/// under test.
+pub fn stale_build_note() -> Option<&'static str> {
+    // Only once the lib dir is staged (never stage it from a failure report).
+    let lib_dir = LIB_DIR.get()?;
+    static NOTE: OnceLock<Option<String>> = OnceLock::new();
+    NOTE.get_or_init(|| {
+        let repo = repo_root();
+        let mut notes = Vec::new();
+        for (lib, sources) in LIB_SOURCES {
+            let Some(built) = mtime(&lib_dir.join(lib)) else {
+                continue;
+            };
+            let newer = sources
+                .iter()
+                .filter_map(|s| newest_file(&repo.join(s)))
+                .filter(|(t, _)| *t > built)
+                .max();
+            if let Some((_, path)) = newer {
+                notes.push(format!(
+                    "NOTE: {lib} is older than {}; cargo did not rebuild it for this run. \
+                     Run `cargo test --workspace` (all targets) or `cargo build --workspace`.",
+                    path.display()
+                ));
+            }
+        }
+        (!notes.is_empty()).then(|| notes.join("\n"))
+    })
+    .as_deref()
+}
+
+fn mtime(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The most recently modified file under `path` (or `path` itself).
+fn newest_file(path: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_dir() {
+        return Some((meta.modified().ok()?, path.to_path_buf()));
+    }
+    std::fs::read_dir(path)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| newest_file(&e.path()))
+        .max()
 }
 
 /// The ROCm device-library dir with the gfx942 workaround
@@ -124,6 +188,9 @@ impl Output {
         }
         let _ = writeln!(s, "--- stdout ---\n{}", self.stdout().trim_end());
         let _ = write!(s, "--- stderr ---\n{}", self.stderr().trim_end());
+        if let Some(note) = stale_build_note() {
+            let _ = write!(s, "\n{note}");
+        }
         s
     }
 }
