@@ -225,7 +225,7 @@ impl Inst {
         match self.enc {
             Enc::Vop1 | Enc::Vop2 | Enc::Vopc => {
                 let plain = matches!(self.info.form, Form::MadMk | Form::MadAk)
-                    || (self.enc == Enc::Vop1 && base == "v_nop");
+                    || (self.enc == Enc::Vop1 && (base == "v_nop" || self.info.form == Form::SDst));
                 match self.ext {
                     Ext::Dpp => format!("{base}_dpp"),
                     Ext::Sdwa => format!("{base}_sdwa"),
@@ -1531,8 +1531,8 @@ fn decode_ds(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         59 => ("ds_read_i16", Some(ds_read), [1, 1, 0, 0], Load),
         60 => ("ds_read_u16", Some(ds_read), [1, 1, 0, 0], Load),
         61 => ("ds_swizzle_b32", Some(ds_swizzle), [1, 1, 0, 0], Load),
-        62 => ("ds_permute_b32", Some(ds_permute), [1, 1, 1, 0]),
-        63 => ("ds_bpermute_b32", Some(ds_permute), [1, 1, 1, 0]),
+        62 => ("ds_permute_b32", Some(ds_permute), [1, 1, 1, 0], Load),
+        63 => ("ds_bpermute_b32", Some(ds_permute), [1, 1, 1, 0], Load),
         64 => ("ds_add_u64", Some(ds_atomic), [0, 1, 2, 0], Atomic),
         65 => ("ds_sub_u64", Some(ds_atomic), [0, 1, 2, 0], Atomic),
         69 => ("ds_min_i64", Some(ds_atomic), [0, 1, 2, 0], Atomic),

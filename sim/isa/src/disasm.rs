@@ -57,10 +57,33 @@ pub fn operand(code: u16, width: u8, lit: u32) -> String {
         252 => "src_execz".into(),
         253 => "src_scc".into(),
         254 => "src_lds_direct".into(),
-        255 => format!("0x{lit:x}"),
+        255 => literal(lit),
         256..=511 => range("v", code - 256),
         512..=767 => range("a", code - 512),
         _ => format!("<operand {code}>"),
+    }
+}
+
+/// LLVM prints a literal whose value an inline constant could encode in its inline form.
+fn literal(lit: u32) -> String {
+    let v = lit as i32;
+    if (-16..=64).contains(&v) {
+        return v.to_string();
+    }
+    const FLOATS: [(u32, &str); 9] = [
+        (0x3f00_0000, "0.5"),
+        (0xbf00_0000, "-0.5"),
+        (0x3f80_0000, "1.0"),
+        (0xbf80_0000, "-1.0"),
+        (0x4000_0000, "2.0"),
+        (0xc000_0000, "-2.0"),
+        (0x4080_0000, "4.0"),
+        (0xc080_0000, "-4.0"),
+        (0x3e22_f983, "0.15915494"),
+    ];
+    match FLOATS.iter().find(|(b, _)| *b == lit) {
+        Some((_, s)) => s.to_string(),
+        None => format!("0x{lit:x}"),
     }
 }
 
@@ -152,7 +175,8 @@ impl fmt::Display for Inst {
             Enc::Sopp => match i.info.form {
                 Form::None => {}
                 Form::Waitcnt => args.push(waitcnt(i.imm as u32 & 0xffff)),
-                Form::Branch => args.push(format!("{}", i.imm)),
+                // LLVM prints the branch offset as the raw unsigned 16-bit field.
+                Form::Branch => args.push(format!("{}", i.imm as u32 & 0xffff)),
                 _ => {
                     if i.op == 16 || i.op == 17 {
                         args.push(format!("sendmsg({})", i.imm as u32 & 0xffff));

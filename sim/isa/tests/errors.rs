@@ -110,7 +110,15 @@ fn truncated_literal_at_the_end_of_code_is_unknown_not_a_panic() {
 #[test]
 fn bad_kernel_object_is_an_invalid_dispatch() {
     let mem = Ranges::default();
-    let (d, _p) = packet(GfxModel::Gfx942, 0x1234_0000, 0, [64, 1, 1], [64, 1, 1], 0, &mem);
+    let (d, _p) = packet(
+        GfxModel::Gfx942,
+        0x1234_0000,
+        0,
+        [64, 1, 1],
+        [64, 1, 1],
+        0,
+        &mem,
+    );
     let e = run_dispatch(&d, &mem, &CFG).unwrap_err();
     assert!(matches!(e, DispatchError::InvalidDispatch(_)), "{e}");
 }
@@ -137,12 +145,25 @@ fn out_of_bounds_store_is_a_memory_fault_naming_the_address() {
         ka.put_hidden_v5(32, [n as u32, 1, 1], [64, 1, 1]);
         mem.add(ka.addr(), 512);
         let (d, _p) = packet(model, kd, ka.addr(), [n as u32, 1, 1], [64, 1, 1], 0, &mem);
-        let cfg = ExecConfig { worker_threads: 1, compute_units: 80 };
+        let cfg = ExecConfig {
+            worker_threads: 1,
+            compute_units: 80,
+        };
         match run_dispatch(&d, &mem, &cfg).unwrap_err() {
-            DispatchError::MemoryFault { address, write, instruction, workgroup, wave, .. } => {
+            DispatchError::MemoryFault {
+                address,
+                write,
+                instruction,
+                workgroup,
+                wave,
+                ..
+            } => {
                 assert_eq!(address, bad_c);
                 assert!(write);
-                assert!(instruction.starts_with("global_store_dword"), "{instruction}");
+                assert!(
+                    instruction.starts_with("global_store_dword"),
+                    "{instruction}"
+                );
                 assert_eq!(workgroup, [0, 0, 0]);
                 assert_eq!(wave, 0);
             }
