@@ -248,7 +248,9 @@ fn async_copy_rejects_unregistered_memory_and_bad_engines() {
     assert_eq!(s, status::ERROR_INVALID_SIGNAL);
     let mut mask = 0u32;
     let s = unsafe { hsa_amd_memory_copy_engine_status(gpu(), cpu(), &mut mask) };
-    assert_eq!((s, mask), (status::SUCCESS, 0b11));
+    // Other tests may have copies queued; only the two engines can appear.
+    assert_eq!(s, status::SUCCESS);
+    assert!(mask != 0 && mask & !0b11 == 0, "{mask:#b}");
     assert_eq!(hsa_signal_load_relaxed(done), 1);
     hsa_amd_memory_pool_free(dev);
 }

@@ -1,0 +1,49 @@
+//! `HSASIM_THREADS=0`: no processor or engine threads; waiting threads run the work.
+mod common;
+use common::*;
+use std::ffi::c_void;
+
+fn init() -> Hsa {
+    std::env::set_var("HSASIM_THREADS", "0");
+    Hsa::init()
+}
+
+#[test]
+fn deterministic_mode_runs_barriers_and_copies_on_the_waiting_thread() {
+    let _h = init();
+    let q = queue(64, None, std::ptr::null_mut());
+    let gate = signal(1);
+    let done = signal(2);
+    // SAFETY (publish): live queue, 64-byte packets.
+    unsafe {
+        publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[gate], done));
+        publish(q, barrier(HSA_PACKET_TYPE_BARRIER_OR, &[gate], done));
+    }
+    assert_eq!(wait_eq(done, 0, 5_000_000), 2, "blocked on the gate");
+    hsa_signal_store_relaxed(gate, 0);
+    assert_eq!(wait_eq(done, 0, 5 * SECOND), 0);
+
+    let mut src = vec![3u8; 256];
+    let mut dst = vec![0u8; 256];
+    hsa_memory_register(src.as_mut_ptr() as *mut c_void, 256);
+    hsa_memory_register(dst.as_mut_ptr() as *mut c_void, 256);
+    let copied = signal(1);
+    // SAFETY: registered 256-byte ranges.
+    let s = unsafe {
+        hsa_amd_memory_async_copy(
+            dst.as_mut_ptr() as *mut c_void,
+            cpu(),
+            src.as_ptr() as *const c_void,
+            cpu(),
+            256,
+            0,
+            std::ptr::null(),
+            copied,
+        )
+    };
+    assert_eq!(s, status::SUCCESS);
+    assert_eq!(dst[0], 0, "nothing runs until someone waits");
+    assert_eq!(wait_eq(copied, 0, 5 * SECOND), 0);
+    assert!(dst.iter().all(|&b| b == 3));
+    hsa_queue_destroy(q);
+}

@@ -1,0 +1,182 @@
+mod common;
+use common::*;
+use std::ffi::{c_void, CString};
+
+const KERNELS: &str = r#"
+__attribute__((global)) void add(float* a, const float* b, int n) {
+    int i = __builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workgroup_id_x() * 256;
+    if (i < n) a[i] += b[i];
+}
+__attribute__((device)) int counter = 5;
+__attribute__((device)) int* ptr_to_counter = &counter;
+__attribute__((global)) void inc() { *ptr_to_counter += 1; }
+"#;
+
+fn load(bytes: &[u8]) -> Result<hsa_executable_t, hsa_status_t> {
+    let mut reader = hsa_code_object_reader_t::default();
+    let mut exec = hsa_executable_t::default();
+    // SAFETY: the byte slice outlives the call (the reader copies it); out-pointers to locals.
+    unsafe {
+        assert_eq!(
+            hsa_code_object_reader_create_from_memory(
+                bytes.as_ptr() as *const c_void,
+                bytes.len(),
+                &mut reader
+            ),
+            status::SUCCESS
+        );
+        assert_eq!(
+            hsa_executable_create_alt(
+                HSA_PROFILE_FULL,
+                HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+                std::ptr::null(),
+                &mut exec
+            ),
+            status::SUCCESS
+        );
+        let s = hsa_executable_load_agent_code_object(
+            exec,
+            gpu(),
+            reader,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        );
+        assert_eq!(hsa_code_object_reader_destroy(reader), status::SUCCESS);
+        if s != status::SUCCESS {
+            hsa_executable_destroy(exec);
+            return Err(s);
+        }
+        assert_eq!(
+            hsa_executable_freeze(exec, std::ptr::null()),
+            status::SUCCESS
+        );
+    }
+    Ok(exec)
+}
+
+fn symbol(exec: hsa_executable_t, name: &str) -> Result<hsa_executable_symbol_t, hsa_status_t> {
+    let n = CString::new(name).unwrap();
+    let mut s = hsa_executable_symbol_t::default();
+    let g = gpu();
+    // SAFETY: NUL-terminated name, local out-pointers.
+    match unsafe { hsa_executable_get_symbol_by_name(exec, n.as_ptr(), &g, &mut s) } {
+        status::SUCCESS => Ok(s),
+        e => Err(e),
+    }
+}
+
+fn info<T: Copy + Default>(s: hsa_executable_symbol_t, attr: u32) -> T {
+    let mut v = T::default();
+    // SAFETY: `T` is the attribute's documented type in every call below.
+    assert_eq!(
+        unsafe { hsa_executable_symbol_get_info(s, attr, &mut v as *mut T as *mut c_void) },
+        status::SUCCESS
+    );
+    v
+}
+
+#[test]
+fn executable_load_and_symbol_lookup_on_gfx942() {
+    let _h = Hsa::init();
+    let exec =
+        load(&compile_hip(KERNELS, "gfx942")).expect("gfx942 code object loads on a gfx942 agent");
+    let k = symbol(exec, "_Z3addPfPKfi.kd").unwrap();
+    assert_eq!(info::<u32>(k, symbol_info::TYPE), HSA_SYMBOL_KIND_KERNEL);
+    let kobj: u64 = info(k, symbol_info::KERNEL_OBJECT);
+    assert_eq!(kobj % 64, 0, "kernel descriptors are 64-byte aligned");
+    assert!(info::<u32>(k, symbol_info::KERNEL_KERNARG_SEGMENT_SIZE) >= 20);
+    assert!(info::<u32>(k, symbol_info::KERNEL_KERNARG_SEGMENT_ALIGNMENT) >= 8);
+    assert!(!info::<bool>(k, symbol_info::KERNEL_DYNAMIC_CALLSTACK));
+    let len: u32 = info(k, symbol_info::NAME_LENGTH);
+    let mut name = vec![0u8; len as usize];
+    // SAFETY: a buffer of NAME_LENGTH bytes.
+    unsafe {
+        hsa_executable_symbol_get_info(k, symbol_info::NAME, name.as_mut_ptr() as *mut c_void)
+    };
+    assert_eq!(name, b"_Z3addPfPKfi.kd");
+    // SAFETY: the descriptor lives in the loaded image.
+    let kd = unsafe { &*(kobj as *const KernelDescriptor) };
+    assert_ne!(kd.kernel_code_entry_byte_offset, 0);
+
+    // The variable's RELATIVE64 relocation points at `counter` in the loaded image.
+    let counter = symbol(exec, "counter").unwrap();
+    let ptr = symbol(exec, "ptr_to_counter").unwrap();
+    let counter_addr: u64 = info(counter, symbol_info::VARIABLE_ADDRESS);
+    let ptr_addr: u64 = info(ptr, symbol_info::VARIABLE_ADDRESS);
+    // SAFETY: both are live variables of the loaded image.
+    unsafe {
+        assert_eq!(*(counter_addr as *const i32), 5);
+        assert_eq!(*(ptr_addr as *const u64), counter_addr);
+    }
+    assert_eq!(
+        symbol(exec, "nope.kd"),
+        Err(status::ERROR_INVALID_SYMBOL_NAME)
+    );
+    assert_eq!(hsa_executable_destroy(exec), status::SUCCESS);
+    assert_eq!(
+        hsa_executable_destroy(exec),
+        status::ERROR_INVALID_EXECUTABLE
+    );
+}
+
+#[test]
+fn gfx90a_code_object_is_rejected_by_gfx942_agent() {
+    let _h = Hsa::init();
+    assert_eq!(
+        load(&compile_hip(KERNELS, "gfx90a")),
+        Err(status::ERROR_INVALID_ISA)
+    );
+    assert_eq!(
+        load(b"\x7fELF not really"),
+        Err(status::ERROR_INVALID_CODE_OBJECT)
+    );
+}
+
+#[test]
+fn agents_and_isa_names_match_rocr() {
+    let _h = Hsa::init();
+    let a = agents();
+    assert_eq!(a.len(), 2);
+    let mut name = [0u8; 64];
+    let mut dev = 0u32;
+    // SAFETY (get_info calls): buffers of the documented sizes.
+    unsafe {
+        hsa_agent_get_info(a[0], agent_info::DEVICE, &mut dev as *mut _ as *mut c_void);
+        assert_eq!(dev, HSA_DEVICE_TYPE_CPU);
+        hsa_agent_get_info(a[1], agent_info::NAME, name.as_mut_ptr() as *mut c_void);
+    }
+    assert!(name.starts_with(b"gfx942\0"));
+    let mut isa = hsa_isa_t::default();
+    // SAFETY: as above.
+    unsafe { hsa_agent_get_info(a[1], agent_info::ISA, &mut isa as *mut _ as *mut c_void) };
+    let mut len = 0u32;
+    // SAFETY: as above.
+    unsafe {
+        hsa_isa_get_info_alt(
+            isa,
+            isa_info::NAME_LENGTH,
+            &mut len as *mut _ as *mut c_void,
+        )
+    };
+    let mut isa_name = vec![0u8; len as usize];
+    // SAFETY: NAME_LENGTH bytes.
+    unsafe { hsa_isa_get_info_alt(isa, isa_info::NAME, isa_name.as_mut_ptr() as *mut c_void) };
+    assert_eq!(isa_name, b"amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-\0");
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    for code in [
+        status::SUCCESS,
+        status::ERROR_INVALID_SIGNAL,
+        status::AMD_ERROR_MEMORY_FAULT,
+    ] {
+        // SAFETY: out-pointer to a local.
+        assert_eq!(
+            unsafe { hsa_status_string(code, &mut text) },
+            status::SUCCESS
+        );
+        assert!(!text.is_null());
+    }
+    assert_eq!(
+        unsafe { hsa_status_string(0x7777, &mut text) },
+        status::ERROR_INVALID_ARGUMENT
+    );
+}
