@@ -92,7 +92,10 @@ pub fn ensure_device_libs() {
 pub fn compile(source: &Path, model: GfxModel, cov: u32) -> Vec<u8> {
     ensure_device_libs();
     let stem = source.file_stem().unwrap().to_string_lossy().to_string();
-    let out = out_dir().join(format!("{stem}.{}.v{cov}.co", model.processor()));
+    // Tests run in parallel and may build the same source: one output file per call.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = out_dir().join(format!("{stem}.{}.v{cov}.{seq}.co", model.processor()));
     let status = Command::new("clang++-19")
         .args(["-x", "hip", "-nogpuinc", "-nogpulib"])
         .arg(format!("--offload-arch={}", model.processor()))
@@ -104,7 +107,9 @@ pub fn compile(source: &Path, model: GfxModel, cov: u32) -> Vec<u8> {
         .status()
         .expect("clang++-19 must be installed (apt-get install clang-19)");
     assert!(status.success(), "clang failed on {}", source.display());
-    std::fs::read(&out).unwrap()
+    let bytes = std::fs::read(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    bytes
 }
 
 pub fn kernel_source(name: &str) -> PathBuf {
