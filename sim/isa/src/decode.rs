@@ -296,7 +296,7 @@ pub fn decode(model: GfxModel, words: &[u32]) -> Result<Inst, DecodeError> {
     let lit_pos = inst.len as usize / 4;
     let needs_extra = match inst.enc {
         Enc::Sop1 | Enc::Sop2 | Enc::Sopc | Enc::Vop1 | Enc::Vop2 | Enc::Vopc => {
-            inst.src.iter().any(|&s| s == 255)
+            inst.src.contains(&255)
                 || matches!(inst.info.form, Form::MadMk | Form::MadAk)
                 || inst.ext != Ext::None
         }
@@ -1386,7 +1386,7 @@ fn decode_vop3(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         // v_writelane_b32 keeps the other lanes of vdst: it reads it.
         i.dst = 256 + vdst;
     }
-    if i.src.iter().any(|&s| s == 255) {
+    if i.src.contains(&255) {
         return Err(format!(
             "VOP3 opcode {op} ({op:#x}) uses a literal, which GFX9 VOP3 cannot encode"
         ));
@@ -1468,7 +1468,7 @@ fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         }
         _ => {}
     }
-    if i.src.iter().any(|&s| s == 255) {
+    if i.src.contains(&255) {
         return Err(format!("VOP3P opcode {op} ({op:#x}) with a literal"));
     }
     Ok(i)
@@ -1688,9 +1688,8 @@ fn decode_flat(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
     if seg == 1 && i.saddr != 0x7f {
         i.src[0] = 0xffff;
     }
-    if seg == 2 && i.saddr != 0x7f {
-        i.info.w[1] = 1;
-    } else if seg == 1 {
+    // Global with an SGPR base and scratch address with a 32-bit VGPR offset.
+    if (seg == 2 && i.saddr != 0x7f) || seg == 1 {
         i.info.w[1] = 1;
     }
     Ok(i)

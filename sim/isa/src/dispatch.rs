@@ -67,7 +67,7 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
         return bad("the kernel is wave32 code; gfx90a/gfx942 run wave64 only".into());
     }
     let entry = kd_addr.wrapping_add(kd.kernel_code_entry_byte_offset as u64);
-    if entry % 4 != 0 || !mem.is_accessible(entry, 4) {
+    if !entry.is_multiple_of(4) || !mem.is_accessible(entry, 4) {
         return bad(format!(
             "kernel entry {entry:#x} (descriptor {kd_addr:#x} + {:#x}) is not readable code",
             kd.kernel_code_entry_byte_offset
@@ -163,7 +163,7 @@ impl DecodeCache {
         model: GfxModel,
         mem: &dyn GuestMemory,
     ) -> Result<u32, DispatchError> {
-        if pc % 4 != 0 {
+        if !pc.is_multiple_of(4) {
             return Err(DispatchError::Illegal {
                 pc,
                 reason: "the program counter is not 4-byte aligned".into(),

@@ -10,6 +10,10 @@
 //! memory, so a global load is a host load after [`GuestMemory::is_accessible`] says the
 //! range is valid.
 
+// Lane loops index several 64-entry arrays (sources, results, addresses) by the lane
+// number; iterator chains over four arrays would hide the per-lane EXEC test.
+#![allow(clippy::needless_range_loop)]
+
 use hsa_abi::{hsa_kernel_dispatch_packet_t, hsa_status_t};
 use std::fmt;
 

@@ -859,6 +859,8 @@ fn icmp<T: PartialOrd + PartialEq>(cond: u32, a: T, b: T) -> bool {
     }
 }
 
+// The negated compares are the point: they are true for unordered (NaN) operands.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 #[inline(always)]
 fn fcmp<T: PartialOrd + Copy>(cond: u32, a: T, b: T) -> bool {
     let unordered = a.partial_cmp(&b).is_none();

@@ -258,7 +258,7 @@ pub fn flat_atomic(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
             continue;
         }
         let p = ptrs[l];
-        if (p as usize) % size as usize != 0 {
+        if !(p as usize).is_multiple_of(size as usize) {
             return Err(c.fault(w, i, addrs[l], true));
         }
         if wide {
