@@ -8,14 +8,22 @@ use std::path::PathBuf;
 
 fn built_library() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
     let lib = profile_dir.join("libamdhip64.so");
-    assert!(lib.exists(), "{} is missing: build with `cargo test --workspace`", lib.display());
+    assert!(
+        lib.exists(),
+        "{} is missing: build with `cargo test --workspace`",
+        lib.display()
+    );
     lib
 }
 
 fn amd_list() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/abi/hip_exports.txt")).unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/abi/hip_exports.txt"))
+        .unwrap();
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
@@ -32,7 +40,13 @@ fn every_amd_export_is_defined_with_amds_version_node() {
     let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
     let endian = elf.endian();
     // Map each dynamic symbol to its version name through .gnu.version / .gnu.version_d.
-    let versions = elf.elf_header().sections(endian, &*bytes).unwrap().versions(endian, &*bytes).unwrap().expect("versioned");
+    let versions = elf
+        .elf_header()
+        .sections(endian, &*bytes)
+        .unwrap()
+        .versions(endian, &*bytes)
+        .unwrap()
+        .expect("versioned");
     let mut exported = BTreeMap::new();
     for symbol in elf.dynamic_symbols() {
         if symbol.is_undefined() {
@@ -50,9 +64,16 @@ fn every_amd_export_is_defined_with_amds_version_node() {
     let expected = amd_list();
     assert!(expected.len() > 500, "the AMD list looks truncated");
     for (name, node) in &expected {
-        assert_eq!(exported.get(name), Some(node), "{name} must be exported as {name}@@{node}");
+        assert_eq!(
+            exported.get(name),
+            Some(node),
+            "{name} must be exported as {name}@@{node}"
+        );
     }
-    let extra: Vec<_> = exported.keys().filter(|n| !expected.contains_key(*n)).collect();
+    let extra: Vec<_> = exported
+        .keys()
+        .filter(|n| !expected.contains_key(*n))
+        .collect();
     assert!(extra.is_empty(), "exports that are not HIP API: {extra:?}");
 }
 
@@ -62,11 +83,16 @@ fn soname_is_amds() {
     let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
     let endian = elf.endian();
     let sections = elf.elf_header().sections(endian, &*bytes).unwrap();
-    let (dynamic, link) = sections.dynamic(endian, &*bytes).unwrap().expect("a dynamic section");
+    let (dynamic, link) = sections
+        .dynamic(endian, &*bytes)
+        .unwrap()
+        .expect("a dynamic section");
     let strings = sections.strings(endian, &*bytes, link).unwrap();
     let soname = dynamic
         .iter()
         .find(|d| d.d_tag.get(endian) == object::elf::DT_SONAME as u64)
-        .map(|d| String::from_utf8_lossy(strings.get(d.d_val.get(endian) as u32).unwrap()).into_owned());
+        .map(|d| {
+            String::from_utf8_lossy(strings.get(d.d_val.get(endian) as u32).unwrap()).into_owned()
+        });
     assert_eq!(soname.as_deref(), Some("libamdhip64.so.6"));
 }

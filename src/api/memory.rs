@@ -17,19 +17,22 @@ pub extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
 }
 
 #[no_mangle]
-pub extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
-    call("hipFree", || memory::free(ptr))
+pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
+    // SAFETY: `free` only dereferences pointers it finds in its allocation table.
+    call("hipFree", || unsafe { memory::free(ptr) })
 }
 
 #[no_mangle]
-pub extern "C" fn hipMemcpy(
+pub unsafe extern "C" fn hipMemcpy(
     dst: *mut c_void,
     src: *const c_void,
     size: usize,
     kind: u32,
 ) -> hipError_t {
     call("hipMemcpy", || {
-        memory::memcpy(dst, src, size, CopyKind::from_raw(kind)?)
+        let kind = CopyKind::from_raw(kind)?;
+        // SAFETY: HIP's contract: host-side ranges are valid for `size` bytes.
+        unsafe { memory::memcpy(dst, src, size, kind) }
     })
 }
 

@@ -84,7 +84,10 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
     Ok(ptr)
 }
 
-pub fn free(ptr: *mut c_void) -> HipResult {
+/// # Safety
+/// `ptr` is null or any pointer value; only pointers found in the allocation table are
+/// passed on to the HSA runtime.
+pub unsafe fn free(ptr: *mut c_void) -> HipResult {
     if ptr.is_null() {
         return Ok(());
     }
@@ -107,7 +110,12 @@ pub fn free(ptr: *mut c_void) -> HipResult {
 }
 
 /// Synchronous copy in the null stream's order (waits for earlier work first).
-pub fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKind) -> HipResult {
+///
+/// # Safety
+/// Host-side ranges (`src` for host-to-device, `dst` for device-to-host, both for
+/// host-to-host) must be valid for `size` bytes; device-side ranges are checked against the
+/// allocation table.
+pub unsafe fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKind) -> HipResult {
     if size == 0 {
         return Ok(());
     }
@@ -174,7 +182,8 @@ pub fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKind)
     }
 }
 
-/// Fills `size` bytes at device address `dst` with `value`.
+/// Fills `size` bytes at device address `dst` with `value` (checked against the allocation
+/// table, so any pointer value is safe to pass).
 pub fn memset(dst: *mut c_void, value: u8, size: usize) -> HipResult {
     if size == 0 {
         return Ok(());
