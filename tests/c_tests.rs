@@ -57,6 +57,8 @@ c_tests! {
     vector_add_gfx90a => "vector_add" on "gfx90a";
     bad_input_gfx942 => "bad_input" on "gfx942";
     no_binary_gfx90a => "no_binary" on "gfx90a";
+    device_fault_gfx942 => "device_fault" on "gfx942";
+    device_fault_gfx90a => "device_fault" on "gfx90a";
 }
 
 /// What a program's `// hipshim-test:` line asks for.
@@ -64,7 +66,8 @@ c_tests! {
 struct Spec {
     targets: Vec<String>,
     sim: Option<String>,
-    expect_stderr: Option<String>,
+    /// Each of these must appear in the program's stderr (the key may repeat).
+    expect_stderr: Vec<String>,
     expect_exit: i32,
 }
 
@@ -73,7 +76,7 @@ impl Spec {
         let mut spec = Spec {
             targets: DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect(),
             sim: None,
-            expect_stderr: None,
+            expect_stderr: Vec::new(),
             expect_exit: 0,
         };
         let header = source
@@ -88,7 +91,7 @@ impl Spec {
                 match key {
                     "targets" => spec.targets = value.split(',').map(str::to_owned).collect(),
                     "sim" => spec.sim = Some(value.to_owned()),
-                    "expect-stderr" => spec.expect_stderr = Some(value.to_owned()),
+                    "expect-stderr" => spec.expect_stderr.push(value.to_owned()),
                     "expect-exit" => {
                         spec.expect_exit = value.parse().unwrap_or_else(|_| {
                             panic!("{}: expect-exit={value} is not a number", path.display())
@@ -171,7 +174,7 @@ fn run_c_test(name: &str, target: &str) {
         out.status,
         spec.expect_exit
     );
-    if let Some(text) = &spec.expect_stderr {
+    for text in &spec.expect_stderr {
         assert!(
             out.stderr().contains(text.as_str()),
             "{name} ({target} on {gfx}): stderr does not mention `{text}`\n{report}"

@@ -116,11 +116,17 @@ mod tests {
     fn unimplemented_exports_say_not_supported() {
         assert!(NOT_SUPPORTED.contains(&"hipGraphCreate"));
         assert!(!NOT_SUPPORTED.contains(&"hipLaunchKernel"));
-        assert_eq!(not_supported("hipGraphCreate"), HipError::NOT_SUPPORTED.code());
+        assert_eq!(
+            not_supported("hipGraphCreate"),
+            HipError::NOT_SUPPORTED.code()
+        );
     }
 
     #[test]
     fn null_out_pointers_are_invalid_values() {
-        assert_eq!(write_out(std::ptr::null_mut::<i32>(), 1), Err(HipError::INVALID_VALUE));
+        assert_eq!(
+            write_out(std::ptr::null_mut::<i32>(), 1),
+            Err(HipError::INVALID_VALUE)
+        );
     }
 }

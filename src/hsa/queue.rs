@@ -50,10 +50,11 @@ unsafe extern "C" fn on_queue_error(
     // before its health record is dropped).
     let health = unsafe { &*(data as *const QueueHealth) };
     health.status.store(status, Ordering::Release);
-    tracing::error!(
+    // Reported to the program at its next synchronising call (see Stream::synchronize).
+    tracing::debug!(
         queue = health.queue_id,
         status = format_args!("{status:#x}"),
-        "queue error reported by the HSA runtime"
+        "queue error callback"
     );
 }
 

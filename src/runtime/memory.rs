@@ -115,7 +115,12 @@ pub unsafe fn free(ptr: *mut c_void) -> HipResult {
 /// Host-side ranges (`src` for host-to-device, `dst` for device-to-host, both for
 /// host-to-host) must be valid for `size` bytes; device-side ranges are checked against the
 /// allocation table.
-pub unsafe fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKind) -> HipResult {
+pub unsafe fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: CopyKind,
+) -> HipResult {
     if size == 0 {
         return Ok(());
     }

@@ -67,9 +67,8 @@ impl Stream {
                     | status::AMD_ERROR_MEMORY_FAULT => HipError::ILLEGAL_ADDRESS,
                     _ => HipError::LAUNCH_FAILURE,
                 };
-                tracing::error!(device = device.index, queue = queue.id, status = %device.api.describe(status), ?error, "work on the device failed");
-                eprintln!(
-                    "hipshim: a kernel failed on device {} (queue {}): {}; reported as {error:?}",
+                tracing::error!(
+                    "a kernel failed on device {} (queue {}): {}; reported as {error:?}",
                     device.index,
                     queue.id,
                     device.api.describe(status)
