@@ -249,3 +249,52 @@ fn headers_serve_a_host_only_cpp_compiler() {
         cmd
     });
 }
+
+/// `HIPSHIM_LOG` selects what the shim prints: API calls at debug, packets and doorbells at
+/// trace, and by default (unset) nothing but the simulator notice for a passing program.
+#[test]
+fn hipshim_log_shows_api_calls_at_debug_and_packets_at_trace() {
+    let source_path = c_tests_dir().join("vector_add.hip");
+    let source = std::fs::read_to_string(&source_path).unwrap();
+    let spec = Spec::parse(&source, &source_path);
+    let program = build(&source_path, "vector_add", &spec.targets);
+    let run_with = |log: Option<&str>| {
+        let mut cmd = Command::new(&program);
+        common::clear_loader_env(&mut cmd);
+        common::use_simulator(&mut cmd, "gfx942");
+        match log {
+            Some(filter) => cmd.env("HIPSHIM_LOG", filter),
+            None => cmd.env_remove("HIPSHIM_LOG"),
+        };
+        let out = common::run(&mut cmd, common::program_timeout());
+        assert!(
+            out.status.success(),
+            "vector_add failed\n{}",
+            out.report(&cmd)
+        );
+        out.stderr()
+    };
+    let quiet = run_with(None);
+    assert!(
+        !quiet.contains("hipMalloc"),
+        "no API log by default:\n{quiet}"
+    );
+    let debug = run_with(Some("debug"));
+    assert!(
+        debug.contains("api=\"hipLaunchKernel\""),
+        "debug shows API calls:\n{debug}"
+    );
+    assert!(
+        !debug.contains("doorbell"),
+        "debug does not show packets:\n{debug}"
+    );
+    let trace = run_with(Some("trace"));
+    assert!(
+        trace.contains("packet published, doorbell rung"),
+        "trace shows packets:\n{trace}"
+    );
+    assert!(
+        trace.contains("signal wait done"),
+        "trace shows waits:\n{trace}"
+    );
+}
