@@ -7,8 +7,11 @@
 
 mod device;
 mod errors;
+mod event;
 mod memory;
+mod memory_async;
 mod module;
+mod stream;
 
 pub use crate::error::hipError_t;
 use crate::error::{to_code, HipError, HipResult};

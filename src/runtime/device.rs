@@ -1,12 +1,11 @@
 //! A HIP device: one GPU agent, its memory pools, the queues the policy hands to its streams,
 //! and the staging state for copies from pageable host memory.
 
-use super::stream::Stream;
+use super::stream::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::signal::Signal;
 use crate::hsa::{self, HsaApi, HsaRuntime, PoolInfo};
-use crate::policy::QueuePolicy;
 use hsa_abi::*;
 use parking_lot::Mutex;
 use std::ffi::c_void;
@@ -29,8 +28,8 @@ pub struct Device {
     pub host_pool: hsa_amd_memory_pool_t,
     pub api: &'static HsaApi,
     pub timestamp_hz: u64,
-    pub policy: QueuePolicy,
-    pub null_stream: Stream,
+    /// The device's streams and the policy that assigns them queues (see `stream.rs`).
+    pub streams: DeviceStreams,
     /// Serialises synchronous copies through the staging buffer.
     pub copy: Mutex<CopyState>,
 }
@@ -110,8 +109,7 @@ impl Device {
             host_pool,
             api,
             timestamp_hz: hsa.timestamp_hz,
-            policy: QueuePolicy::new(config),
-            null_stream: Stream::new(api).map_err(runtime_error)?,
+            streams: DeviceStreams::new(api, config).map_err(runtime_error)?,
             copy: Mutex::new(CopyState {
                 staging: staging as *mut u8,
                 signal: copy_signal,
@@ -121,7 +119,7 @@ impl Device {
 
     /// Waits for all work submitted to this device.
     pub fn synchronize(&self) -> HipResult {
-        self.null_stream.synchronize(self)
+        self.streams.synchronize_all(self)
     }
 }
 

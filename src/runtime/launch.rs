@@ -6,7 +6,6 @@
 use super::kernarg::{self, LaunchGeometry};
 use super::module;
 use super::runtime;
-use super::stream::Stream;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
 use hsa_abi::*;
@@ -90,7 +89,7 @@ pub unsafe fn launch_kernel(
         tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, group_segment, "launch exceeds kernarg or LDS limits");
         return Err(HipError::INVALID_CONFIGURATION);
     }
-    let stream = resolve_stream(stream, device)?;
+    let stream = super::stream::resolve(stream, device)?;
     let [gx, gy, gz] = geometry.grid_size();
     // SAFETY: the caller guarantees one valid pointer per explicit argument.
     let args = unsafe { std::slice::from_raw_parts(args, info.explicit_arg_count()) };
@@ -124,14 +123,4 @@ pub unsafe fn launch_kernel(
             ..Default::default()
         })
     })
-}
-
-/// The stream a `hipStream_t` names. Only the null stream exists so far.
-fn resolve_stream(stream: *mut c_void, device: &super::device::Device) -> HipResult<&Stream> {
-    if stream.is_null() {
-        Ok(&device.null_stream)
-    } else {
-        tracing::warn!(stream = format_args!("{stream:p}"), "unknown stream handle");
-        Err(HipError::INVALID_HANDLE)
-    }
 }

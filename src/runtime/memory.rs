@@ -43,6 +43,26 @@ struct Allocation {
 /// Live device allocations by start address.
 static ALLOCATIONS: RwLock<BTreeMap<usize, Allocation>> = RwLock::new(BTreeMap::new());
 
+/// Where a host-visible address range lives, which decides how it is copied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residence {
+    /// Inside one allocation of device `.0`.
+    Device(usize),
+    /// Host memory the devices can access directly (hipHostMalloc, hipHostRegister): copied
+    /// by the copy engine without staging.
+    PinnedHost,
+    /// Ordinary pageable host memory: copied through the pinned staging buffer.
+    Pageable,
+}
+
+/// Where `[ptr, ptr + len)` lives.
+pub fn residence(ptr: usize, len: usize) -> Residence {
+    match owner(ptr, len) {
+        Some(device) => Residence::Device(device),
+        None => Residence::Pageable,
+    }
+}
+
 /// The device owning `[ptr, ptr + len)` if that range lies inside one allocation.
 fn owner(ptr: usize, len: usize) -> Option<usize> {
     let table = ALLOCATIONS.read();

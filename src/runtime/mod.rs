@@ -4,6 +4,7 @@
 
 pub mod code_object;
 pub mod device;
+pub mod event;
 pub mod kernarg;
 pub mod launch;
 pub mod memory;

@@ -5,13 +5,35 @@
 //! packet's completion signal), so synchronising is waiting for it to read 0.
 
 use super::device::Device;
+use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::Queue;
 use crate::hsa::signal::Signal;
 use crate::hsa::{HsaApi, HsaError};
+use crate::policy::QueuePolicy;
 use hsa_abi::*;
 use parking_lot::Mutex;
 use std::sync::Arc;
+
+/// The streams of one device and the policy that assigns them queues.
+pub struct DeviceStreams {
+    pub policy: QueuePolicy,
+    pub null_stream: Stream,
+}
+
+impl DeviceStreams {
+    pub fn new(api: &'static HsaApi, config: &Config) -> Result<DeviceStreams, HsaError> {
+        Ok(DeviceStreams {
+            policy: QueuePolicy::new(config),
+            null_stream: Stream::new(api)?,
+        })
+    }
+
+    /// Waits for the work of every stream of `device`.
+    pub fn synchronize_all(&self, device: &Device) -> HipResult {
+        self.null_stream.synchronize(device)
+    }
+}
 
 pub struct Stream {
     /// The one lock a launch takes: it orders this stream's packets on its queue.
@@ -36,7 +58,7 @@ impl Stream {
         let mut slot = self.queue.lock();
         let queue = match slot.as_ref() {
             Some(queue) => queue,
-            None => slot.insert(device.policy.queue_for(device)?),
+            None => slot.insert(device.streams.policy.queue_for(device)?),
         };
         self.pending.add(1);
         let completion = self.pending.handle;
@@ -60,7 +82,7 @@ impl Stream {
                 if slot.as_ref().is_some_and(|q| Arc::ptr_eq(q, &queue)) {
                     *slot = None;
                 }
-                device.policy.retire(&queue);
+                device.streams.policy.retire(&queue);
                 self.pending.store(0);
                 let error = match status {
                     status::AMD_ERROR_MEMORY_APERTURE_VIOLATION
@@ -76,5 +98,15 @@ impl Stream {
                 Err(error)
             }
         }
+    }
+}
+
+/// The stream a `hipStream_t` names on `device`. Only the null stream exists so far.
+pub fn resolve(handle: *mut std::ffi::c_void, device: &Device) -> HipResult<&Stream> {
+    if handle.is_null() {
+        Ok(&device.streams.null_stream)
+    } else {
+        tracing::warn!(stream = format_args!("{handle:p}"), "unknown stream handle");
+        Err(HipError::INVALID_HANDLE)
     }
 }

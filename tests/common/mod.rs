@@ -9,6 +9,8 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod ctest;
+
 use std::ffi::OsStr;
 use std::fmt::Write as _;
 use std::io::Read;

@@ -1,0 +1,8 @@
+// Events.
+#ifndef HIPSHIM_API_EVENT_H
+#define HIPSHIM_API_EVENT_H
+
+#include "hip_error.h"
+#include "hip_types.h"
+
+#endif // HIPSHIM_API_EVENT_H

@@ -1,0 +1,4 @@
+//! Events.
+#![allow(non_snake_case)]
+
+include!(concat!(env!("OUT_DIR"), "/symver_event.rs"));

@@ -1,0 +1,1 @@
+//! Events: markers recorded into streams, with completion signals and timestamps.
