@@ -85,9 +85,37 @@ hsa_table! {
         hsa_executable_get_symbol_by_name: fn(hsa_executable_t, *const std::ffi::c_char, *const hsa_agent_t, *mut hsa_executable_symbol_t) -> hsa_status_t;
         hsa_executable_symbol_get_info: fn(hsa_executable_symbol_t, u32, *mut c_void) -> hsa_status_t;
         hsa_executable_destroy: fn(hsa_executable_t) -> hsa_status_t;
+        hsa_executable_iterate_symbols: fn(hsa_executable_t, SymbolCallback, *mut c_void) -> hsa_status_t;
+        hsa_executable_agent_global_variable_define: fn(hsa_executable_t, hsa_agent_t, *const std::ffi::c_char, *mut c_void) -> hsa_status_t;
+        hsa_amd_agent_memory_pool_get_info: fn(hsa_agent_t, hsa_amd_memory_pool_t, u32, *mut c_void) -> hsa_status_t;
+        hsa_signal_load_scacquire: fn(hsa_signal_t) -> hsa_signal_value_t;
+        hsa_signal_subtract_relaxed: fn(hsa_signal_t, hsa_signal_value_t) -> ();
+        hsa_signal_subtract_screlease: fn(hsa_signal_t, hsa_signal_value_t) -> ();
+        hsa_signal_add_screlease: fn(hsa_signal_t, hsa_signal_value_t) -> ();
+        hsa_signal_wait_relaxed: fn(hsa_signal_t, u32, hsa_signal_value_t, u64, u32) -> hsa_signal_value_t;
+        hsa_amd_signal_create: fn(hsa_signal_value_t, u32, *const hsa_agent_t, u64, *mut hsa_signal_t) -> hsa_status_t;
+        hsa_amd_signal_wait_any: fn(u32, *mut hsa_signal_t, *mut u32, *mut hsa_signal_value_t, u64, u32, *mut hsa_signal_value_t) -> u32;
+        hsa_amd_signal_async_handler: fn(hsa_signal_t, u32, hsa_signal_value_t, SignalHandler, *mut c_void) -> hsa_status_t;
+        hsa_queue_load_write_index_relaxed: fn(*const hsa_queue_t) -> u64;
+        hsa_queue_load_read_index_relaxed: fn(*const hsa_queue_t) -> u64;
+        hsa_amd_queue_cu_set_mask: fn(*const hsa_queue_t, u32, *const u32) -> hsa_status_t;
+        hsa_amd_queue_set_priority: fn(*mut hsa_queue_t, u32) -> hsa_status_t;
+        hsa_amd_profiling_set_profiler_enabled: fn(*mut hsa_queue_t, i32) -> hsa_status_t;
+        hsa_amd_profiling_get_dispatch_time: fn(hsa_agent_t, hsa_signal_t, *mut hsa_amd_profiling_time_t) -> hsa_status_t;
+        hsa_amd_profiling_async_copy_enable: fn(bool) -> hsa_status_t;
+        hsa_amd_profiling_get_async_copy_time: fn(hsa_signal_t, *mut hsa_amd_profiling_time_t) -> hsa_status_t;
+        hsa_amd_memory_lock: fn(*mut c_void, usize, *mut hsa_agent_t, i32, *mut *mut c_void) -> hsa_status_t;
+        hsa_amd_memory_lock_to_pool: fn(*mut c_void, usize, *mut hsa_agent_t, i32, hsa_amd_memory_pool_t, u32, *mut *mut c_void) -> hsa_status_t;
+        hsa_amd_memory_unlock: fn(*mut c_void) -> hsa_status_t;
+        hsa_amd_pointer_info: fn(*const c_void, *mut hsa_amd_pointer_info_t, Option<unsafe extern "C" fn(usize) -> *mut c_void>, *mut u32, *mut *mut hsa_agent_t) -> hsa_status_t;
+        hsa_memory_register: fn(*mut c_void, usize) -> hsa_status_t;
+        hsa_memory_deregister: fn(*mut c_void, usize) -> hsa_status_t;
+        hsa_amd_memory_fill: fn(*mut c_void, u32, usize) -> hsa_status_t;
     }
     optional {
+        // Not in ROCm 5.2's ROCr; plain hsa_amd_memory_async_copy is the fallback.
         hsa_amd_memory_async_copy_on_engine: fn(*mut c_void, hsa_agent_t, *const c_void, hsa_agent_t, usize, u32, *const hsa_signal_t, hsa_signal_t, u32, bool) -> hsa_status_t;
+        hsa_amd_memory_copy_engine_status: fn(hsa_agent_t, hsa_agent_t, *mut u32) -> hsa_status_t;
     }
 }
 

@@ -2,6 +2,7 @@
 //! HSA layer. Functions here take typed arguments and return `HipResult`; the C ABI is in
 //! `api/`.
 
+pub mod async_copy;
 pub mod code_object;
 pub mod device;
 pub mod event;
