@@ -11,6 +11,9 @@
 
 #if defined(__HIP__)
 #include "hipshim/device_builtins.h"
+#include "hipshim/device_math.h"
+#include "hipshim/device_warp.h"
+#include "hipshim/device_atomics.h"
 #endif
 
 #endif // HIP_HIP_RUNTIME_H

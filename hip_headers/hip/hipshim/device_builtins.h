@@ -66,4 +66,32 @@ HIPSHIM_DEVICE_INLINE void __threadfence_block() {
 HIPSHIM_DEVICE_INLINE void __threadfence() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
 HIPSHIM_DEVICE_INLINE void __threadfence_system() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, ""); }
 
+// Dynamic shared memory: `extern __shared__ T name[];` is sized by the launch's
+// shared-memory argument; this is AMD's macro spelling of the same.
+#define HIP_DYNAMIC_SHARED(type, var) extern __shared__ type var[];
+
+// Barrier variants that also count or vote on a predicate over the work-group.
+HIPSHIM_DEVICE_INLINE int __syncthreads_count(int predicate) {
+    __shared__ int __hipshim_sync_count;
+    if (__builtin_amdgcn_workitem_id_x() + __builtin_amdgcn_workitem_id_y() +
+            __builtin_amdgcn_workitem_id_z() == 0)
+        __hipshim_sync_count = 0;
+    __syncthreads();
+    if (predicate)
+        __hip_atomic_fetch_add(&__hipshim_sync_count, 1, __ATOMIC_RELAXED,
+                               __HIP_MEMORY_SCOPE_WORKGROUP);
+    __syncthreads();
+    int n = __hipshim_sync_count;
+    __syncthreads();
+    return n;
+}
+HIPSHIM_DEVICE_INLINE int __syncthreads_and(int predicate) {
+    return __syncthreads_count(predicate != 0) ==
+           (int)(__builtin_amdgcn_workgroup_size_x() * __builtin_amdgcn_workgroup_size_y() *
+                 __builtin_amdgcn_workgroup_size_z());
+}
+HIPSHIM_DEVICE_INLINE int __syncthreads_or(int predicate) {
+    return __syncthreads_count(predicate != 0) != 0;
+}
+
 #endif // HIPSHIM_DEVICE_BUILTINS_H
