@@ -303,3 +303,5 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
         )
     })
 }
+
+include!(concat!(env!("OUT_DIR"), "/symver_api_copy.rs"));

@@ -295,3 +295,5 @@ pub unsafe extern "C" fn hsa_executable_iterate_agent_symbols(
         Ok(status::SUCCESS)
     })
 }
+
+include!(concat!(env!("OUT_DIR"), "/symver_api_executable.rs"));

@@ -412,3 +412,5 @@ pub extern "C" fn hsa_amd_pointer_info_set_userdata(
         rt.memory.set_user_data(r.start, userdata as u64)
     })
 }
+
+include!(concat!(env!("OUT_DIR"), "/symver_api_memory.rs"));

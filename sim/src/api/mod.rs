@@ -10,8 +10,25 @@ pub mod system;
 pub mod unsupported;
 
 use crate::error::{HsaError, HsaResult};
+
+/// Binds a macro-generated export to ROCr's version node (`NAME@@ROCR_1`). Functions
+/// written out literally get theirs from the `symver_*.rs` file `build.rs` generates for
+/// their source file; a macro's expansion sits in the same module (so the same object) as
+/// the function it defines, which is what `.symver` needs.
+macro_rules! rocr_symver {
+    ($name:ident) => {
+        std::arch::global_asm!(concat!(
+            ".symver ",
+            stringify!($name),
+            ", ",
+            stringify!($name),
+            "@@ROCR_1"
+        ));
+    };
+}
 use hsa_abi::{hsa_status_t, status};
 use parking_lot::Mutex;
+pub(crate) use rocr_symver;
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -122,6 +122,7 @@ macro_rules! index_loads {
                 Ok(q.$field().load($ord))
             })
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 index_loads! {
@@ -139,6 +140,7 @@ macro_rules! index_stores {
         pub extern "C" fn $name(queue: *const hsa_queue_t, value: u64) {
             with_queue(stringify!($name), queue, (), |q| q.$field().store(value, $ord))
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 index_stores! {
@@ -156,6 +158,7 @@ macro_rules! index_adds {
         pub extern "C" fn $name(queue: *const hsa_queue_t, value: u64) -> u64 {
             with_queue(stringify!($name), queue, 0, |q| q.write_index().fetch_add(value, $ord))
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 index_adds! {
@@ -178,6 +181,7 @@ macro_rules! index_cas {
                 }
             })
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 index_cas! {
@@ -348,3 +352,5 @@ pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(
         unsafe { out(system_tick, agent_tick) }
     })
 }
+
+include!(concat!(env!("OUT_DIR"), "/symver_api_queue.rs"));

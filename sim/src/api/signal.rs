@@ -145,6 +145,7 @@ macro_rules! loads {
         pub extern "C" fn $name(signal: hsa_signal_t) -> hsa_signal_value_t {
             load(stringify!($name), signal, $ord)
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 loads! {
@@ -159,6 +160,7 @@ macro_rules! stores {
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
             store(stringify!($name), signal, value, $ord)
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 stores! {
@@ -175,6 +177,7 @@ macro_rules! exchanges {
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
             rmw(stringify!($name), signal, $ord, |a, o| a.swap(value, o))
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 
@@ -185,6 +188,7 @@ macro_rules! void_rmws {
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
             rmw(stringify!($name), signal, $ord, |a, o| a.$atomic(value, o));
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 void_rmws! { fetch_add:
@@ -251,6 +255,7 @@ macro_rules! cas {
                 Ok(s.cas(expected, value, $ord))
             })
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 cas! {
@@ -301,6 +306,7 @@ macro_rules! waits {
             timeout_hint: u64, _wait_state_hint: u32) -> hsa_signal_value_t {
             wait(stringify!($name), signal, condition, compare_value, timeout_hint, $ord)
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 waits! {
@@ -384,3 +390,5 @@ pub extern "C" fn hsa_amd_signal_async_handler(
         rt.add_async_handler(s, cond, value, h, arg)
     })
 }
+
+include!(concat!(env!("OUT_DIR"), "/symver_api_signal.rs"));

@@ -330,3 +330,5 @@ pub unsafe extern "C" fn hsa_isa_compatible(
         unsafe { out(result, a.model == b.model) }
     })
 }
+
+include!(concat!(env!("OUT_DIR"), "/symver_api_system.rs"));

@@ -11,6 +11,7 @@ macro_rules! unsupported {
             report_once(stringify!($name), concat!(stringify!($name), " is not modelled by hsasim; returning HSA_STATUS_ERROR"));
             status::ERROR
         }
+        crate::api::rocr_symver!($name);
     )*};
 }
 
@@ -93,3 +94,5 @@ unsupported!(
     hsa_soft_queue_create,
     hsa_system_get_extension_table,
 );
+
+include!(concat!(env!("OUT_DIR"), "/symver_api_unsupported.rs"));

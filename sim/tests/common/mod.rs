@@ -163,3 +163,30 @@ pub fn compile_hip(source: &str, arch: &str) -> Vec<u8> {
     assert!(st.success(), "clang++-19 failed for {arch}");
     std::fs::read(&out).unwrap()
 }
+
+/// The `libhsasim.so` cargo built next to this test executable (`target/<profile>/`).
+pub fn built_library() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let lib = profile_dir.join("libhsasim.so");
+    assert!(
+        lib.exists(),
+        "{} is missing: build it with `cargo test -p hsasim`",
+        lib.display()
+    );
+    lib
+}
+
+/// A fresh directory holding `libhsa-runtime64.so.1 -> libhsasim.so`: put it on
+/// `LD_LIBRARY_PATH` and ROCr's clients load the simulator.
+pub fn rocr_link_dir(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("hsasim-rocr-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("libhsa-runtime64.so.1");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(built_library(), &link).unwrap();
+    dir
+}

@@ -1,0 +1,84 @@
+//! The built `libhsasim.so` can stand in for ROCr's `libhsa-runtime64.so.1`: every `hsa_*`
+//! export is bound to ROCr's version node `ROCR_1` (clients import `NAME@ROCR_1`), every
+//! name ROCr 5.2 exports is defined, and the soname is ROCr's.
+mod common;
+
+use object::read::elf::{Dyn, ElfFile64, FileHeader};
+use object::{Object, ObjectSymbol};
+use std::collections::BTreeMap;
+
+/// Dynamic symbols defined by the library, with their version names.
+fn exported() -> BTreeMap<String, String> {
+    let bytes = std::fs::read(common::built_library()).unwrap();
+    let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
+    let endian = elf.endian();
+    let versions = elf
+        .elf_header()
+        .sections(endian, &*bytes)
+        .unwrap()
+        .versions(endian, &*bytes)
+        .unwrap()
+        .expect("libhsasim.so has symbol versions");
+    let mut out = BTreeMap::new();
+    for symbol in elf.dynamic_symbols() {
+        if symbol.is_undefined() {
+            continue;
+        }
+        let index = versions.version_index(endian, symbol.index());
+        let version = versions
+            .version(index)
+            .ok()
+            .flatten()
+            .map(|v| String::from_utf8_lossy(v.name()).into_owned())
+            .unwrap_or_default();
+        out.insert(symbol.name().unwrap().to_owned(), version);
+    }
+    out
+}
+
+#[test]
+fn every_exported_hsa_function_carries_rocr_1() {
+    let exports = exported();
+    let hsa: Vec<_> = exports
+        .iter()
+        .filter(|(n, _)| n.starts_with("hsa_"))
+        .collect();
+    assert!(hsa.len() > 200, "only {} hsa_* exports", hsa.len());
+    let wrong: Vec<_> = hsa.iter().filter(|(_, v)| *v != "ROCR_1").collect();
+    assert!(
+        wrong.is_empty(),
+        "exports without @@ROCR_1 (add the file's include! of its symver_*.rs, or \
+         crate::api::rocr_symver! in the macro that generates them): {wrong:?}"
+    );
+}
+
+#[test]
+fn every_rocr_5_2_export_is_defined() {
+    let exports = exported();
+    let list = include_str!("data/rocr_5_2_exports.txt");
+    let missing: Vec<_> = list
+        .lines()
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && !exports.contains_key(*n))
+        .collect();
+    assert!(missing.is_empty(), "ROCr 5.2 exports we lack: {missing:?}");
+}
+
+#[test]
+fn soname_is_rocrs() {
+    let bytes = std::fs::read(common::built_library()).unwrap();
+    let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
+    let endian = elf.endian();
+    let sections = elf.elf_header().sections(endian, &*bytes).unwrap();
+    let (dynamic, index) = sections
+        .dynamic(endian, &*bytes)
+        .unwrap()
+        .expect("a dynamic section");
+    let strings = sections.strings(endian, &*bytes, index).unwrap();
+    let soname = dynamic
+        .iter()
+        .find(|d| d.d_tag(endian) == u64::from(object::elf::DT_SONAME))
+        .map(|d| d.string(endian, strings).unwrap())
+        .expect("DT_SONAME");
+    assert_eq!(soname, b"libhsa-runtime64.so.1");
+}
