@@ -1435,6 +1435,9 @@ fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         0x58 => ("v_accvgpr_read_b32", Some(v_mov_b32), W1),
         0x59 => ("v_accvgpr_write_b32", Some(v_mov_b32), W1),
     };
+    if op >= 0x40 {
+        return decode_mai(model, op as u16, w0, w1);
+    }
     let info = t(op).ok_or_else(|| {
         if op >= 0x40 {
             format!(
@@ -1471,6 +1474,55 @@ fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
     if i.src.contains(&255) {
         return Err(format!("VOP3P opcode {op} ({op:#x}) with a literal"));
     }
+    Ok(i)
+}
+
+/// MAI (matrix) instructions share the VOP3P opcode space from 0x40 up. Fields: vdst
+/// [7:0], cbsz [10:8], abid [14:11], acc_cd [15] (C and D are AGPRs), src0/1/2 as VOP3P,
+/// acc [28:27] (A/B are AGPRs), blgp [31:29].
+fn decode_mai(model: GfxModel, op: u16, w0: u32, w1: u32) -> Result<Inst, String> {
+    use crate::exec::mai;
+    let (name, shape) = mai::lookup(op, model == GfxModel::Gfx942).ok_or_else(|| {
+        format!(
+            "VOP3P opcode {op} ({op:#x}) (MAI/MFMA) is not a {} matrix instruction this decoder knows",
+            model.processor()
+        )
+    })?;
+    let (_, ab) = shape.ty.per_lane();
+    let d = shape.d_regs();
+    let info = OpInfo {
+        name,
+        exec: Some(mai::v_mfma),
+        w: [d, ab, ab, d],
+        form: Form::Std,
+        fk: FloatKind::F32,
+    };
+    let mut i = Inst::new(Enc::Vop3p, op, info, model);
+    i.len = 8;
+    i.words[1] = w1;
+    let acc_cd = (w0 >> 15) & 1 != 0;
+    let acc = (w1 >> 27) & 3;
+    let cd = if acc_cd { 512 } else { 256 };
+    i.dst = cd + (w0 & 0xff) as u16;
+    let mut src = [
+        (w1 & 0x1ff) as u16,
+        ((w1 >> 9) & 0x1ff) as u16,
+        ((w1 >> 18) & 0x1ff) as u16,
+    ];
+    for (k, s) in src.iter_mut().enumerate().take(2) {
+        if *s >= 256 && (acc >> k) & 1 != 0 {
+            *s += 256;
+        }
+    }
+    if src[2] >= 256 && acc_cd {
+        src[2] += 256;
+    }
+    if src.contains(&255) {
+        return Err(format!("MAI opcode {op} ({op:#x}) with a literal"));
+    }
+    i.src = src;
+    // cbsz | abid << 3 | blgp << 7: nonzero only for broadcast forms.
+    i.imm = (((w0 >> 8) & 7) | ((w0 >> 11) & 0xf) << 3 | ((w1 >> 29) & 7) << 7) as i32;
     Ok(i)
 }
 

@@ -289,6 +289,23 @@ impl fmt::Display for Inst {
                     let _ = write!(tail, " op_sel:[{}]", bits.join(","));
                 }
             }
+            Enc::Vop3p if i.op >= 0x40 => {
+                // MAI: vdst, A, B, C, then the broadcast controls when set.
+                args.push(op(i.dst, w(i, 0)));
+                for k in 0..3 {
+                    args.push(op(i.src[k], w(i, k + 1)));
+                }
+                let (cbsz, abid, blgp) = (i.imm & 7, (i.imm >> 3) & 15, (i.imm >> 7) & 7);
+                if cbsz != 0 {
+                    let _ = write!(tail, " cbsz:{cbsz}");
+                }
+                if abid != 0 {
+                    let _ = write!(tail, " abid:{abid}");
+                }
+                if blgp != 0 {
+                    let _ = write!(tail, " blgp:{blgp}");
+                }
+            }
             Enc::Vop3p => {
                 let n = match i.op {
                     0x58 | 0x59 => 1,

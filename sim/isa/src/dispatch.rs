@@ -356,7 +356,11 @@ fn init_wave(
     w.s = [0; 128];
     w.pc = plan.entry;
     w.scc = false;
-    w.mode = 0;
+    // MODE starts from the descriptor (COMPUTE_PGM_RSRC1): FLOAT_ROUND_MODE_32/16_64 and
+    // FLOAT_DENORM_MODE_32/16_64 (bits 19:12) land in MODE.FP_ROUND/FP_DENORM (7:0),
+    // ENABLE_DX10_CLAMP (21) in MODE.DX10_CLAMP (8), ENABLE_IEEE_MODE (23) in MODE.IEEE (9).
+    let rsrc1 = plan.kd.compute_pgm_rsrc1;
+    w.mode = ((rsrc1 >> 12) & 0xff) | ((rsrc1 >> 21) & 1) << 8 | ((rsrc1 >> 23) & 1) << 9;
     w.trapsts = 0;
     w.state = WaveState::Running;
     w.id = id;

@@ -221,9 +221,50 @@ fn dpp(w: &Wave, i: &Inst, v: &mut Lanes) -> u64 {
     mask
 }
 
-/// Output modifiers of float results (VOP3 omod/clamp).
+/// MODE.FP_DENORM bits for f32 (5:4) and f64/f16 (7:6): 0 flushes denormal inputs and
+/// outputs to a signed zero, 3 (HIP's default) keeps them. The partial modes (flush only
+/// inputs or only outputs) are treated as "keep".
 #[inline(always)]
-fn fmods32(i: &Inst, d: &mut Lanes) {
+fn flush32(w: &Wave) -> bool {
+    w.mode & 0x30 == 0
+}
+#[inline(always)]
+fn flush64(w: &Wave) -> bool {
+    w.mode & 0xc0 == 0
+}
+
+/// True when opcode `name` produces a float of the type `suffix` names (conversions to
+/// integers and exponent extraction produce integers, which are never flushed).
+fn float_result(name: &str, suffix: &str) -> bool {
+    let convert_to = name.strip_prefix("v_cvt_");
+    match convert_to {
+        Some(rest) => rest.starts_with(&suffix[1..]),
+        None => name.ends_with(suffix) && !name.contains("frexp_exp"),
+    }
+}
+
+/// True when an f32 operation's inputs are flushed (f16 operations have their own mode
+/// bits and keep f16 denormals here).
+#[inline(always)]
+fn flush_inputs(w: &Wave, i: &Inst) -> bool {
+    flush32(w) && i.info.fk == crate::decode::FloatKind::F32
+}
+
+#[inline(always)]
+fn flush_lanes32(d: &mut Lanes) {
+    for x in d.iter_mut() {
+        if *x & 0x7f80_0000 == 0 {
+            *x &= 0x8000_0000;
+        }
+    }
+}
+
+/// Output modifiers of float results (VOP3 omod/clamp), then the MODE denormal flush.
+#[inline(always)]
+fn fmods32(w: &Wave, i: &Inst, d: &mut Lanes) {
+    if flush32(w) && float_result(i.info.name, "_f32") {
+        flush_lanes32(d);
+    }
     let (omod, clamp) = if i.ext == Ext::Sdwa {
         ((i.lit >> 14) & 3, (i.lit >> 13) & 1 != 0)
     } else {
@@ -248,7 +289,14 @@ fn fmods32(i: &Inst, d: &mut Lanes) {
 }
 
 #[inline(always)]
-fn fmods64(i: &Inst, d: &mut L64) {
+fn fmods64(w: &Wave, i: &Inst, d: &mut L64) {
+    if flush64(w) && float_result(i.info.name, "_f64") {
+        for x in d.iter_mut() {
+            if *x & 0x7ff0_0000_0000_0000 == 0 {
+                *x &= 1 << 63;
+            }
+        }
+    }
     if i.omod == 0 && !i.clamp {
         return;
     }
@@ -332,10 +380,11 @@ fn h(x: f64) -> u64 {
 macro_rules! v1 {
     ($($name:ident($fl:expr) => |$a:ident| $body:expr;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-            let ([$a], mask) = srcs32::<1>(w, i, $fl);
+            let ([mut $a], mask) = srcs32::<1>(w, i, $fl);
+            if $fl && flush_inputs(w, i) { flush_lanes32(&mut $a); }
             let mut d = [0u32; LANES];
             for l in 0..LANES { let $a = $a[l]; d[l] = $body; }
-            if $fl { fmods32(i, &mut d); }
+            if $fl { fmods32(w, i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
         }
@@ -345,10 +394,15 @@ macro_rules! v1 {
 macro_rules! v2 {
     ($($name:ident($fl:expr) => |$a:ident, $bb:ident| $body:expr;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-            let ([$a, $bb], mask) = srcs32::<2>(w, i, $fl);
+            let ([mut $a, mut $bb], mask) = srcs32::<2>(w, i, $fl);
+            if $fl && flush_inputs(w, i) {
+                flush_lanes32(&mut $a);
+                // ldexp's second operand is an integer exponent.
+                if stringify!($name) != "v_ldexp_f32" { flush_lanes32(&mut $bb); }
+            }
             let mut d = [0u32; LANES];
             for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; }
-            if $fl { fmods32(i, &mut d); }
+            if $fl { fmods32(w, i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
         }
@@ -358,10 +412,15 @@ macro_rules! v2 {
 macro_rules! v3 {
     ($($name:ident($fl:expr) => |$a:ident, $bb:ident, $cc:ident| $body:expr;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-            let ([$a, $bb, $cc], mask) = srcs32::<3>(w, i, $fl);
+            let ([mut $a, mut $bb, mut $cc], mask) = srcs32::<3>(w, i, $fl);
+            if $fl && flush_inputs(w, i) {
+                flush_lanes32(&mut $a);
+                flush_lanes32(&mut $bb);
+                flush_lanes32(&mut $cc);
+            }
             let mut d = [0u32; LANES];
             for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; }
-            if $fl { fmods32(i, &mut d); }
+            if $fl { fmods32(w, i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
         }
@@ -375,7 +434,7 @@ macro_rules! w64 {
             let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
             let mut d = [0u64; LANES];
             for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; }
-            if $fl { fmods64(i, &mut d); }
+            if $fl { fmods64(w, i, &mut d); }
             out64(w, i, mask, &mut d);
             OK
         }
@@ -484,7 +543,6 @@ w64! {
     v_lshrrev_b64<2>(false) => |a, bb| bb >> (a & 63);
     v_ashrrev_i64<2>(false) => |a, bb| ((bb as i64) >> (a & 63)) as u64;
     v_lshl_add_u64<3>(false) => |a, bb, c| (a << (bb & 7)).wrapping_add(c);
-    v_div_fmas_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c)));
     v_div_fixup_f64<3>(true) => |a, bb, c| h(div_fixup64(g(a), g(bb), g(c)));
 }
 
@@ -619,7 +677,7 @@ pub fn v_writelane_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
 }
 
 pub fn v_cndmask_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    let ([a, bb], mask) = srcs32::<2>(w, i, true);
+    let ([a, bb], mask) = srcs32::<2>(w, i, (i.abs | i.neg) != 0);
     let sel = w.sreg64(i.src[2]);
     let mut d = [0u32; LANES];
     for l in 0..LANES {
@@ -686,7 +744,6 @@ v3! {
     v_med3_u32(false) => |a, bb, c| a.max(bb).min(a.min(bb).max(c));
     v_sad_u32(false) => |a, bb, c| a.abs_diff(bb).wrapping_add(c);
     v_div_fixup_f32(true) => |a, bb, c| b(div_fixup32(f(a), f(bb), f(c)));
-    v_div_fmas_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c)));
     v_perm_b32(false) => |a, bb, c| perm(a, bb, c);
     v_mad_u32_u16(false) => |a, bb, c| (a & 0xffff).wrapping_mul(bb & 0xffff).wrapping_add(c);
     v_mad_i32_i16(false) => |a, bb, c| ((a as u16 as i16 as i32).wrapping_mul(bb as u16 as i16 as i32) as u32).wrapping_add(c);
@@ -764,20 +821,117 @@ fn mad64(w: &mut Wave, i: &Inst, signed: bool) -> R {
     OK
 }
 
-/// `v_div_scale_f32`: hsasim does not pre-scale (results of the division sequence are
-/// exact for operands away from the float range limits); VCC says "no scaling".
+// IEEE division is a sequence: `v_div_scale` (numerator and denominator), a Newton-Raphson
+// refinement of `v_rcp` with fmas, `v_div_fmas` (last step, undoing any post-scale VCC asks
+// for) and `v_div_fixup` (signs, zeros, infinities, NaNs). The scaling keeps every
+// intermediate of the refinement in the normal range, whatever the operands:
+//
+// - both operands are scaled by 2^-e, e the denominator's exponent, so the denominator
+//   lies in [1, 2) and its reciprocal is normal;
+// - when the quotient itself would leave the normal range (its exponent beyond +-BIG),
+//   the numerator gets an extra 2^-+S and VCC says so; `v_div_fmas` multiplies its
+//   result by 2^+S when the scaled quotient is >= 1 (it was scaled down: a huge
+//   quotient) and by 2^-S otherwise (a tiny one), so denormal and overflowing quotients
+//   are rounded once, at the end, in the result's own precision.
+//
+// This is hsasim's model of the hardware's scaling (the ISA manual gives the shape of it:
+// scale operands by powers of two, VCC = "post-scaling is required"); it is exact in the
+// same cases the hardware is: the sequence LLVM emits yields the correctly rounded
+// quotient over the whole range, denormals included.
+
+/// Scaling of `v_div_scale`: (exponent shift for the value, VCC) given the denominator and
+/// numerator, in the operand's precision (`big`, `post` as above).
+fn div_scale_plan(den: f64, num: f64, is_den: bool, big: i32, post: i32) -> Option<(i32, bool)> {
+    if den == 0.0 || num == 0.0 || !den.is_finite() || !num.is_finite() {
+        return None;
+    }
+    let (ed, en) = (frexp64(den).1, frexp64(num).1);
+    let eq = en - ed;
+    let extra = if eq > big {
+        -post
+    } else if eq < -big {
+        post
+    } else {
+        0
+    };
+    let shift = -ed + if is_den { 0 } else { extra };
+    Some((shift, extra != 0))
+}
+
 pub fn v_div_scale_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    let ([a, _bb, _c], mask) = srcs32::<3>(w, i, true);
-    let mut d = a;
+    let ([a, bb, c], mask) = srcs32::<3>(w, i, true);
+    let mut d = [0u32; LANES];
+    let mut vcc = 0u64;
+    for l in 0..LANES {
+        let (x, den, num) = (f(a[l]), f(bb[l]), f(c[l]));
+        d[l] = match div_scale_plan(den as f64, num as f64, a[l] == bb[l], 100, 64) {
+            Some((shift, post)) => {
+                vcc |= (post as u64) << l;
+                b(ldexp64(x as f64, shift) as f32)
+            }
+            None => a[l],
+        };
+    }
     out32(w, i, mask, &mut d);
-    w.write_s64(i.sdst, 0);
+    w.write_s64(i.sdst, vcc & mask);
     OK
 }
 
 pub fn v_div_scale_f64(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    let ([a, _bb, _c], mask) = srcs64::<3>(w, i, true);
-    out64(w, i, mask, &a);
-    w.write_s64(i.sdst, 0);
+    let ([a, bb, c], mask) = srcs64::<3>(w, i, true);
+    let mut d = [0u64; LANES];
+    let mut vcc = 0u64;
+    for l in 0..LANES {
+        let (x, den, num) = (g(a[l]), g(bb[l]), g(c[l]));
+        d[l] = match div_scale_plan(den, num, a[l] == bb[l], 900, 128) {
+            Some((shift, post)) => {
+                vcc |= (post as u64) << l;
+                h(ldexp64(x, shift))
+            }
+            None => a[l],
+        };
+    }
+    out64(w, i, mask, &d);
+    w.write_s64(i.sdst, vcc & mask);
+    OK
+}
+
+/// `v_div_fmas_f32`: fma, post-scaled by 2^+-64 in lanes whose VCC bit is set.
+pub fn v_div_fmas_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, bb, c], mask) = srcs32::<3>(w, i, true);
+    let vcc = w.vcc();
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let (x, y, z) = (f(a[l]) as f64, f(bb[l]) as f64, f(c[l]) as f64);
+        // The f32 product is exact in f64: one rounding here, one to f32 below.
+        let r = x.mul_add(y, z);
+        d[l] = b(if vcc >> l & 1 != 0 {
+            let e = if z.abs() >= 1.0 { 64 } else { -64 };
+            ldexp64(r, e) as f32
+        } else {
+            f(a[l]).mul_add(f(bb[l]), f(c[l]))
+        });
+    }
+    fmods32(w, i, &mut d);
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+pub fn v_div_fmas_f64(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, bb, c], mask) = srcs64::<3>(w, i, true);
+    let vcc = w.vcc();
+    let mut d = [0u64; LANES];
+    for l in 0..LANES {
+        let r = g(a[l]).mul_add(g(bb[l]), g(c[l]));
+        d[l] = h(if vcc >> l & 1 != 0 {
+            let e = if g(c[l]).abs() >= 1.0 { 128 } else { -128 };
+            ldexp64(r, e)
+        } else {
+            r
+        });
+    }
+    fmods64(w, i, &mut d);
+    out64(w, i, mask, &d);
     OK
 }
 

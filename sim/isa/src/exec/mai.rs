@@ -1,0 +1,346 @@
+//! Matrix instructions (MAI): `v_mfma_*` on gfx90a (CDNA2) and gfx942 (CDNA3).
+//!
+//! An MFMA computes `D = A * B + C` for `blocks` independent M x N x K products spread
+//! over the 64 lanes. The placement of matrix elements in lanes and registers follows the
+//! CDNA2/CDNA3 ISA manuals (and AMD's matrix instruction calculator):
+//!
+//! - A (M x K per block): lane `l` holds row `l % M`; `h = l / M` splits into
+//!   `block = h / (K / kpl)` and the K-group `h % (K / kpl)`; element `e` of the lane's
+//!   `kpl` packed inputs is `k = group * kpl + e`.
+//! - B (K x N per block): the same with column `l % N`.
+//! - C and D (M x N per block): register `r` of lane `l` holds column `l % N`; with
+//!   `q = l / N + (64 / N) * (r / 4)`, the block is `q / (M / 4)` and the row is
+//!   `4 * (q % (M / 4)) + r % 4`.
+//!
+//! A and B come from VGPRs or AGPRs (the `acc` bits), C and D from AGPRs when `acc_cd` is
+//! set, else VGPRs (gfx90a/gfx942 allow both). MFMA ignores EXEC: all 64 lanes take part.
+//! Float products are exact in f64; each output is summed in f64 and rounded once to f32
+//! (the hardware's internal summation order is not modelled; results agree whenever the
+//! exact sum is representable). Integer MFMAs wrap in 32 bits.
+//! The broadcast controls `cbsz`/`abid`/`blgp` are not modelled: a nonzero value stops the
+//! dispatch with the instruction's name rather than computing something else.
+
+use super::valu::f16_to_f32;
+use super::{unimplemented, Ctx, Step};
+use crate::decode::{FloatKind, Inst};
+use crate::wave::{Wave, LANES};
+use crate::DispatchError;
+
+/// Element type of A and B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaiType {
+    F32,
+    F16,
+    /// bf16, four per lane (`_1k` forms and all gfx942 bf16 shapes).
+    Bf16x4,
+    /// bf16, two per lane (gfx90a's original bf16 shapes).
+    Bf16x2,
+    /// i8, four per lane (32-bit A/B).
+    I8x4,
+    /// i8, eight per lane (gfx942's 64-bit A/B shapes).
+    I8x8,
+    F64,
+}
+
+impl MaiType {
+    /// Inputs per lane (`kpl`) and the A/B operand width in dwords.
+    pub const fn per_lane(self) -> (usize, u8) {
+        match self {
+            MaiType::F32 => (1, 1),
+            MaiType::F16 | MaiType::Bf16x4 => (4, 2),
+            MaiType::Bf16x2 => (2, 1),
+            MaiType::I8x4 => (4, 1),
+            MaiType::I8x8 => (8, 2),
+            MaiType::F64 => (1, 2),
+        }
+    }
+}
+
+/// Shape of one MAI opcode.
+#[derive(Clone, Copy, Debug)]
+pub struct MaiShape {
+    pub ty: MaiType,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub blocks: usize,
+}
+
+impl MaiShape {
+    /// Dwords of D (and C) per lane.
+    pub const fn d_regs(&self) -> u8 {
+        let elems = self.m * self.n * self.blocks / LANES;
+        (if matches!(self.ty, MaiType::F64) {
+            2 * elems
+        } else {
+            elems
+        }) as u8
+    }
+}
+
+/// The MAI opcodes of each model: (opcode, gfx942 name, gfx90a name, shape). A name of ""
+/// means the opcode does not exist on that model.
+pub const MAI_OPS: &[(u16, &str, &str, MaiShape)] = {
+    use MaiType::*;
+    const fn s(ty: MaiType, m: usize, n: usize, k: usize, blocks: usize) -> MaiShape {
+        MaiShape {
+            ty,
+            m,
+            n,
+            k,
+            blocks,
+        }
+    }
+    &[
+        (
+            0x40,
+            "v_mfma_f32_32x32x1_2b_f32",
+            "v_mfma_f32_32x32x1f32",
+            s(F32, 32, 32, 1, 2),
+        ),
+        (
+            0x41,
+            "v_mfma_f32_16x16x1_4b_f32",
+            "v_mfma_f32_16x16x1f32",
+            s(F32, 16, 16, 1, 4),
+        ),
+        (
+            0x42,
+            "v_mfma_f32_4x4x1_16b_f32",
+            "v_mfma_f32_4x4x1f32",
+            s(F32, 4, 4, 1, 16),
+        ),
+        (
+            0x44,
+            "v_mfma_f32_32x32x2_f32",
+            "v_mfma_f32_32x32x2f32",
+            s(F32, 32, 32, 2, 1),
+        ),
+        (
+            0x45,
+            "v_mfma_f32_16x16x4_f32",
+            "v_mfma_f32_16x16x4f32",
+            s(F32, 16, 16, 4, 1),
+        ),
+        (
+            0x48,
+            "v_mfma_f32_32x32x4_2b_f16",
+            "v_mfma_f32_32x32x4f16",
+            s(F16, 32, 32, 4, 2),
+        ),
+        (
+            0x49,
+            "v_mfma_f32_16x16x4_4b_f16",
+            "v_mfma_f32_16x16x4f16",
+            s(F16, 16, 16, 4, 4),
+        ),
+        (
+            0x4a,
+            "v_mfma_f32_4x4x4_16b_f16",
+            "v_mfma_f32_4x4x4f16",
+            s(F16, 4, 4, 4, 16),
+        ),
+        (
+            0x4c,
+            "v_mfma_f32_32x32x8_f16",
+            "v_mfma_f32_32x32x8f16",
+            s(F16, 32, 32, 8, 1),
+        ),
+        (
+            0x4d,
+            "v_mfma_f32_16x16x16_f16",
+            "v_mfma_f32_16x16x16f16",
+            s(F16, 16, 16, 16, 1),
+        ),
+        (
+            0x50,
+            "v_mfma_i32_32x32x4_2b_i8",
+            "v_mfma_i32_32x32x4i8",
+            s(I8x4, 32, 32, 4, 2),
+        ),
+        (
+            0x51,
+            "v_mfma_i32_16x16x4_4b_i8",
+            "v_mfma_i32_16x16x4i8",
+            s(I8x4, 16, 16, 4, 4),
+        ),
+        (
+            0x52,
+            "v_mfma_i32_4x4x4_16b_i8",
+            "v_mfma_i32_4x4x4i8",
+            s(I8x4, 4, 4, 4, 16),
+        ),
+        (0x54, "", "v_mfma_i32_32x32x8i8", s(I8x4, 32, 32, 8, 1)),
+        (0x55, "", "v_mfma_i32_16x16x16i8", s(I8x4, 16, 16, 16, 1)),
+        (0x56, "v_mfma_i32_32x32x16_i8", "", s(I8x8, 32, 32, 16, 1)),
+        (0x57, "v_mfma_i32_16x16x32_i8", "", s(I8x8, 16, 16, 32, 1)),
+        (
+            0x5d,
+            "v_mfma_f32_32x32x4_2b_bf16",
+            "",
+            s(Bf16x4, 32, 32, 4, 2),
+        ),
+        (
+            0x5e,
+            "v_mfma_f32_16x16x4_4b_bf16",
+            "",
+            s(Bf16x4, 16, 16, 4, 4),
+        ),
+        (
+            0x5f,
+            "v_mfma_f32_4x4x4_16b_bf16",
+            "",
+            s(Bf16x4, 4, 4, 4, 16),
+        ),
+        (0x60, "v_mfma_f32_32x32x8_bf16", "", s(Bf16x4, 32, 32, 8, 1)),
+        (
+            0x61,
+            "v_mfma_f32_16x16x16_bf16",
+            "",
+            s(Bf16x4, 16, 16, 16, 1),
+        ),
+        (
+            0x63,
+            "",
+            "v_mfma_f32_32x32x4bf16_1k",
+            s(Bf16x4, 32, 32, 4, 2),
+        ),
+        (
+            0x64,
+            "",
+            "v_mfma_f32_16x16x4bf16_1k",
+            s(Bf16x4, 16, 16, 4, 4),
+        ),
+        (0x65, "", "v_mfma_f32_4x4x4bf16_1k", s(Bf16x4, 4, 4, 4, 16)),
+        (
+            0x66,
+            "",
+            "v_mfma_f32_32x32x8bf16_1k",
+            s(Bf16x4, 32, 32, 8, 1),
+        ),
+        (
+            0x67,
+            "",
+            "v_mfma_f32_16x16x16bf16_1k",
+            s(Bf16x4, 16, 16, 16, 1),
+        ),
+        (0x68, "", "v_mfma_f32_32x32x2bf16", s(Bf16x2, 32, 32, 2, 2)),
+        (0x69, "", "v_mfma_f32_16x16x2bf16", s(Bf16x2, 16, 16, 2, 4)),
+        (0x6b, "", "v_mfma_f32_4x4x2bf16", s(Bf16x2, 4, 4, 2, 16)),
+        (0x6c, "", "v_mfma_f32_32x32x4bf16", s(Bf16x2, 32, 32, 4, 1)),
+        (0x6d, "", "v_mfma_f32_16x16x8bf16", s(Bf16x2, 16, 16, 8, 1)),
+        (
+            0x6e,
+            "v_mfma_f64_16x16x4_f64",
+            "v_mfma_f64_16x16x4f64",
+            s(F64, 16, 16, 4, 1),
+        ),
+        (
+            0x6f,
+            "v_mfma_f64_4x4x4_4b_f64",
+            "v_mfma_f64_4x4x4f64",
+            s(F64, 4, 4, 4, 4),
+        ),
+    ]
+};
+
+/// The shape of MAI opcode `op` on `gfx942` (true) or gfx90a, with its name.
+pub fn lookup(op: u16, gfx942: bool) -> Option<(&'static str, MaiShape)> {
+    MAI_OPS.iter().find_map(|&(o, n942, n90a, shape)| {
+        let name = if gfx942 { n942 } else { n90a };
+        (o == op && !name.is_empty()).then_some((name, shape))
+    })
+}
+
+/// Reads `regs` dwords of operand `code` for all lanes (a register range, or one scalar
+/// constant replicated, as the C operand may be an inline constant).
+fn read_block(w: &Wave, code: u16, regs: usize, fk: FloatKind) -> Vec<[u32; LANES]> {
+    (0..regs)
+        .map(|k| {
+            if code >= 256 {
+                w.v[(code as usize - 256 + k) & 511]
+            } else {
+                [w.sread32(code, 0, fk); LANES]
+            }
+        })
+        .collect()
+}
+
+/// One A or B input element as f64 (or integer as f64, exact for i8).
+fn element(ty: MaiType, regs: &[[u32; LANES]], lane: usize, e: usize) -> f64 {
+    let word = |k: usize| regs.get(k).map_or(0, |r| r[lane]);
+    match ty {
+        MaiType::F32 => f32::from_bits(word(0)) as f64,
+        MaiType::F16 => f16_to_f32((word(e / 2) >> (16 * (e % 2))) as u16) as f64,
+        MaiType::Bf16x4 | MaiType::Bf16x2 => {
+            f32::from_bits(((word(e / 2) >> (16 * (e % 2))) & 0xffff) << 16) as f64
+        }
+        MaiType::I8x4 | MaiType::I8x8 => (word(e / 4) >> (8 * (e % 4))) as u8 as i8 as f64,
+        MaiType::F64 => f64::from_bits(word(0) as u64 | (word(1) as u64) << 32),
+    }
+}
+
+pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+    let Some((_, sh)) = lookup(i.op, i.model == crate::GfxModel::Gfx942) else {
+        return Err(unimplemented(i, c.pc));
+    };
+    if sh.ty == MaiType::F64 || i.imm != 0 {
+        // f64 MFMA has its own output layout, and broadcasts select other lanes' inputs:
+        // neither is modelled, so say so instead of computing something else.
+        return Err(unimplemented(i, c.pc));
+    }
+    let (kpl, ab_regs) = sh.ty.per_lane();
+    let d_regs = sh.d_regs() as usize;
+    let a = read_block(w, i.src[0], ab_regs as usize, FloatKind::F32);
+    let b = read_block(w, i.src[1], ab_regs as usize, FloatKind::F32);
+    let cc = read_block(w, i.src[2], d_regs, FloatKind::F32);
+    let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
+    let groups = (sh.k / kpl).max(1);
+    // Gather A[block][row][k] and B[block][col][k] from the lanes.
+    let mut am = vec![0f64; sh.blocks * sh.m * sh.k];
+    let mut bm = vec![0f64; sh.blocks * sh.n * sh.k];
+    for l in 0..LANES {
+        for (mat, dim, src) in [(&mut am, sh.m, &a), (&mut bm, sh.n, &b)] {
+            let h = l / dim;
+            let (block, group) = (h / groups, h % groups);
+            if block >= sh.blocks {
+                continue;
+            }
+            for e in 0..kpl {
+                let k = group * kpl + e;
+                if k < sh.k {
+                    mat[(block * dim + l % dim) * sh.k + k] = element(sh.ty, src, l, e);
+                }
+            }
+        }
+    }
+    let mut out = vec![[0u32; LANES]; d_regs];
+    let quads = sh.m / 4;
+    for l in 0..LANES {
+        for r in 0..d_regs {
+            let q = l / sh.n + (LANES / sh.n) * (r / 4);
+            let (block, row, col) = (q / quads, 4 * (q % quads) + r % 4, l % sh.n);
+            if block >= sh.blocks {
+                continue;
+            }
+            let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
+            let bcol = &bm[(block * sh.n + col) * sh.k..][..sh.k];
+            out[r][l] = if integer {
+                let dot = arow
+                    .iter()
+                    .zip(bcol)
+                    .fold(0i32, |s, (&x, &y)| s.wrapping_add((x as i32) * (y as i32)));
+                (cc[r][l] as i32).wrapping_add(dot) as u32
+            } else {
+                let dot: f64 = arow.iter().zip(bcol).map(|(&x, &y)| x * y).sum();
+                ((f32::from_bits(cc[r][l]) as f64 + dot) as f32).to_bits()
+            };
+        }
+    }
+    let base = (i.dst as usize).wrapping_sub(256);
+    for (r, vals) in out.iter().enumerate() {
+        w.v[(base + r) & 511] = *vals;
+    }
+    w.lane_ops += (LANES * d_regs) as u64;
+    Ok(Step::Continue)
+}
