@@ -8,17 +8,16 @@ use std::path::PathBuf;
 
 fn built_library() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let lib = profile_dir.join("libamdhip64.so");
-    assert!(
-        lib.exists(),
-        "{} is missing: build with `cargo test --workspace`",
-        lib.display()
-    );
-    lib
+    let deps = exe.parent().expect("target/<profile>/deps");
+    // `cargo test` leaves the cdylib in deps/; `cargo build` also copies it one level up.
+    [
+        deps.to_path_buf(),
+        deps.parent().expect("target/<profile>").to_path_buf(),
+    ]
+    .into_iter()
+    .map(|dir| dir.join("libamdhip64.so"))
+    .find(|lib| lib.exists())
+    .expect("libamdhip64.so is missing: build with `cargo test --workspace`")
 }
 
 fn amd_list() -> BTreeMap<String, String> {
