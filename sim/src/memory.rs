@@ -105,6 +105,15 @@ impl Region {
                 .checked_add(len)
                 .is_some_and(|end| end <= self.start + self.len)
     }
+
+    /// What the GPU can touch: whole pages, as the hardware maps them. A kernel may read
+    /// past the end of a 28-byte kernarg block within its page (scalar loads fetch 16 or
+    /// 32 bytes at a time) without faulting, exactly as on a real device.
+    fn page_contains(&self, addr: u64, len: u64) -> bool {
+        let first = self.start / PAGE * PAGE;
+        let end = round_up(self.start + self.len.max(self.mapped_len), PAGE).unwrap_or(u64::MAX);
+        addr >= first && addr.checked_add(len).is_some_and(|e| e <= end)
+    }
 }
 
 /// Ranges may overlap (a buffer can be locked twice, or registered and locked), so they are
@@ -127,13 +136,33 @@ impl MemoryRegistry {
 
     /// The most recently added region containing `[addr, addr + len)`.
     pub fn find(&self, addr: u64, len: u64) -> Option<Region> {
-        let longest = self.longest.load(Ordering::Relaxed);
+        self.search(addr, len, Region::contains)
+    }
+
+    /// The most recently added region whose pages contain `[addr, addr + len)`: what the
+    /// simulated GPU may access.
+    pub fn find_page(&self, addr: u64, len: u64) -> Option<Region> {
+        self.search(addr, len, Region::page_contains)
+    }
+
+    fn search(
+        &self,
+        addr: u64,
+        len: u64,
+        hit: impl Fn(&Region, u64, u64) -> bool,
+    ) -> Option<Region> {
+        // Regions start at most a page before the address they can cover.
+        let longest = self
+            .longest
+            .load(Ordering::Relaxed)
+            .saturating_add(2 * PAGE);
         let map = self.regions.read();
-        for ((start, _), r) in map.range(..=(addr, u64::MAX)).rev() {
+        let upper = addr.saturating_add(PAGE);
+        for ((start, _), r) in map.range(..=(upper, u64::MAX)).rev() {
             if start.saturating_add(longest) < addr {
                 break;
             }
-            if r.contains(addr, len.max(1)) {
+            if hit(r, addr, len.max(1)) {
                 return Some(*r);
             }
         }
@@ -175,7 +204,7 @@ impl MemoryRegistry {
 
 impl GuestMemory for MemoryRegistry {
     fn is_accessible(&self, address: u64, len: u64) -> bool {
-        self.find(address, len).is_some()
+        self.find_page(address, len).is_some()
     }
 }
 
@@ -293,6 +322,21 @@ mod tests {
         assert!(r.is_accessible(0x20000 + 0xffff0, 0x10));
         assert!(!r.is_accessible(0x1f000, 0x2000));
         assert!(!r.is_accessible(u64::MAX - 1, 4));
+    }
+
+    #[test]
+    fn gpu_access_is_page_granular_but_lookups_are_exact() {
+        let r = MemoryRegistry::default();
+        r.add(region(0x30010, 28, RegionKind::PoolAllocation { pool: 1 }));
+        assert!(
+            r.is_accessible(0x30020, 16),
+            "a scalar load past a small kernarg block"
+        );
+        assert!(r.is_accessible(0x30000, 0x1000));
+        assert!(!r.is_accessible(0x30ff0, 0x20));
+        assert!(!r.is_accessible(0x31000, 1));
+        assert!(r.find(0x30020, 16).is_none());
+        assert!(r.find(0x30010, 28).is_some());
     }
 
     #[test]

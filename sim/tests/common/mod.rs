@@ -164,20 +164,27 @@ pub fn compile_hip(source: &str, arch: &str) -> Vec<u8> {
     std::fs::read(&out).unwrap()
 }
 
-/// The `libhsasim.so` cargo built next to this test executable (`target/<profile>/`).
+/// The `libhsasim.so` cargo built for this test run. `cargo test -p hsasim` links it into
+/// `target/<profile>/deps/` and copies it up to `target/<profile>/` only on some builds,
+/// so take whichever of the two is newer.
 pub fn built_library() -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let lib = profile_dir.join("libhsasim.so");
-    assert!(
-        lib.exists(),
-        "{} is missing: build it with `cargo test -p hsasim`",
-        lib.display()
-    );
-    lib
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let profile_dir = deps.parent().expect("target/<profile>");
+    let newest = [deps.join("libhsasim.so"), profile_dir.join("libhsasim.so")]
+        .into_iter()
+        .filter_map(|p| {
+            let t = std::fs::metadata(&p).and_then(|m| m.modified()).ok()?;
+            Some((t, p))
+        })
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p);
+    newest.unwrap_or_else(|| {
+        panic!(
+            "libhsasim.so is missing under {}: build it with `cargo test -p hsasim`",
+            profile_dir.display()
+        )
+    })
 }
 
 /// A fresh directory holding `libhsa-runtime64.so.1 -> libhsasim.so`: put it on
