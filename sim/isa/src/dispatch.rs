@@ -36,6 +36,8 @@ struct Plan {
     packet_address: u64,
     queue_address: u64,
     dispatch_id: u64,
+    /// Watchdog: instructions one wave may execute.
+    max_wave_instructions: u64,
 }
 
 // COMPUTE_PGM_RSRC2 fields (AMDGPUUsage, "compute_pgm_rsrc2 for GFX6-GFX12").
@@ -48,6 +50,9 @@ const RSRC2_WORKGROUP_INFO: u32 = 1 << 10;
 
 /// Largest LDS a workgroup may ask for (gfx90a/gfx942 have 64 KiB per CU).
 const MAX_LDS: usize = 64 * 1024;
+/// Stack added for kernels whose descriptor says USES_DYNAMIC_STACK (AMD's default
+/// hipLimitStackSize).
+const DEFAULT_DYNAMIC_STACK: u64 = 1024;
 /// Largest private segment per work-item hsasim backs (hardware allows far less).
 const MAX_PRIVATE: u64 = 1 << 20;
 
@@ -65,6 +70,17 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
     let kd: KernelDescriptor = unsafe { exec::host_read(kd_addr) };
     if kd.kernel_code_properties & kcp::ENABLE_WAVEFRONT_SIZE32 != 0 {
         return bad("the kernel is wave32 code; gfx90a/gfx942 run wave64 only".into());
+    }
+    // COMPUTE_PGM_RSRC1 bits 29..31 (WGP_MODE, MEM_ORDERED, FWD_PROGRESS) exist from gfx10
+    // on and are reserved (zero) on GFX9: a descriptor with them set was built for an
+    // RDNA/gfx10+ ISA, whose encodings this interpreter does not decode.
+    if kd.compute_pgm_rsrc1 >> 29 != 0 {
+        return bad(format!(
+            "the kernel descriptor sets COMPUTE_PGM_RSRC1 bits 29-31 (WGP_MODE/MEM_ORDERED/\
+             FWD_PROGRESS = {:#x}), which only gfx10+ define: the code object is for an ISA \
+             hsasim does not model (it runs gfx90a and gfx942)",
+            kd.compute_pgm_rsrc1 >> 29
+        ));
     }
     let entry = kd_addr.wrapping_add(kd.kernel_code_entry_byte_offset as u64);
     if !entry.is_multiple_of(4) || !mem.is_accessible(entry, 4) {
@@ -97,8 +113,15 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
             "group segment of {lds_bytes} bytes exceeds the {MAX_LDS}-byte LDS"
         ));
     }
-    let private =
-        (kd.private_segment_fixed_size.max(p.private_segment_size) as u64).next_multiple_of(16);
+    let mut private = kd.private_segment_fixed_size.max(p.private_segment_size) as u64;
+    if kd.kernel_code_properties & kcp::USES_DYNAMIC_STACK != 0 {
+        // Recursion or variable-sized frames: the compiler cannot size the stack, and
+        // HIP runtimes give such kernels their stack-size limit (hipLimitStackSize,
+        // 1024 bytes by default) on top of the fixed part. A runtime that passes less in
+        // the packet still gets that default here, as on AMD's runtime.
+        private = private.max(kd.private_segment_fixed_size as u64 + DEFAULT_DYNAMIC_STACK);
+    }
+    let private = private.next_multiple_of(16);
     if private > MAX_PRIVATE {
         return bad(format!(
             "private segment of {private} bytes per work-item is too large"
@@ -117,6 +140,7 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
         packet_address: d.packet_address,
         queue_address: d.queue_address,
         dispatch_id: d.dispatch_id,
+        max_wave_instructions: crate::DEFAULT_MAX_WAVE_INSTRUCTIONS,
     })
 }
 
@@ -265,14 +289,7 @@ impl Worker {
                     continue;
                 }
                 running += 1;
-                let step = run_wave(
-                    w,
-                    &mut self.cache,
-                    &mut ctx,
-                    plan.model,
-                    stop,
-                    &mut self.stats,
-                )?;
+                let step = run_wave(w, &mut self.cache, &mut ctx, plan, stop, &mut self.stats)?;
                 w.state = match step {
                     Step::Barrier => WaveState::AtBarrier,
                     _ => WaveState::Ended,
@@ -307,12 +324,23 @@ fn run_wave(
     w: &mut Wave,
     cache: &mut DecodeCache,
     ctx: &mut Ctx,
-    model: GfxModel,
+    plan: &Plan,
     stop: &AtomicBool,
     stats: &mut DispatchStats,
 ) -> Result<Step, DispatchError> {
+    let model = plan.model;
     let mut count: u64 = 0;
+    // What is left of this wave's watchdog allowance (it may have run before a barrier).
+    let budget = plan.max_wave_instructions.saturating_sub(w.executed);
     let result = loop {
+        if count >= budget {
+            break Err(DispatchError::Watchdog {
+                pc: w.pc,
+                limit: plan.max_wave_instructions,
+                workgroup: ctx.workgroup,
+                wave: w.id,
+            });
+        }
         let pc = w.pc;
         let id = match cache.lookup(pc) {
             Some(id) => id,
@@ -339,6 +367,7 @@ fn run_wave(
         }
     };
     stats.instructions += count;
+    w.executed += count;
     result
 }
 
@@ -365,6 +394,7 @@ fn init_wave(
     w.state = WaveState::Running;
     w.id = id;
     w.lane_ops = 0;
+    w.executed = 0;
     let mut n = 0usize;
     let mut push = |w: &mut Wave, v: u32| {
         if n < 106 {
@@ -474,8 +504,10 @@ pub fn run(
     d: &Dispatch,
     mem: &dyn GuestMemory,
     config: &ExecConfig,
+    max_wave_instructions: u64,
 ) -> Result<DispatchStats, DispatchError> {
-    let plan = plan(d, mem)?;
+    let mut plan = plan(d, mem)?;
+    plan.max_wave_instructions = max_wave_instructions.max(1);
     let info = DispatchInfo {
         model: plan.model,
         compute_units: config.compute_units.max(1),

@@ -64,6 +64,29 @@ pub struct Dispatch {
     pub dispatch_id: u64,
 }
 
+/// Instructions one wave may execute before the watchdog stops the dispatch, unless
+/// `HSASIM_MAX_WAVE_INSTRUCTIONS` says otherwise (read once per process): 2^36, about
+/// ten minutes of a busy wave in the interpreter, far beyond any real kernel in tests.
+pub const DEFAULT_MAX_WAVE_INSTRUCTIONS: u64 = 1 << 36;
+
+/// The watchdog limit in force: `HSASIM_MAX_WAVE_INSTRUCTIONS` (a positive integer) or
+/// [`DEFAULT_MAX_WAVE_INSTRUCTIONS`]. A malformed value is reported once and ignored.
+pub fn max_wave_instructions() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| match std::env::var("HSASIM_MAX_WAVE_INSTRUCTIONS") {
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                tracing::warn!(
+                    "HSASIM_MAX_WAVE_INSTRUCTIONS={v:?} is not a positive integer; using {DEFAULT_MAX_WAVE_INSTRUCTIONS}"
+                );
+                DEFAULT_MAX_WAVE_INSTRUCTIONS
+            }
+        },
+        Err(_) => DEFAULT_MAX_WAVE_INSTRUCTIONS,
+    })
+}
+
 /// How to run a dispatch.
 #[derive(Clone, Copy, Debug)]
 pub struct ExecConfig {
@@ -94,6 +117,14 @@ pub enum DispatchError {
     /// `s_trap`, `s_sethalt`, an instruction the ISA defines as illegal, a branch out of the
     /// code object, a private-segment (stack) overflow.
     Illegal { pc: u64, reason: String },
+    /// A wave ran more instructions than the watchdog allows (`HSASIM_MAX_WAVE_INSTRUCTIONS`):
+    /// almost certainly an endless loop, which on hardware would hang the queue.
+    Watchdog {
+        pc: u64,
+        limit: u64,
+        workgroup: [u32; 3],
+        wave: u32,
+    },
     /// The kernel descriptor or the packet cannot be run (bad object address, model mismatch,
     /// wave32 code, zero-sized grid, ...).
     InvalidDispatch(String),
@@ -104,9 +135,9 @@ impl DispatchError {
     pub fn hsa_status(&self) -> hsa_status_t {
         use hsa_abi::status;
         match self {
-            DispatchError::UnknownInstruction { .. } | DispatchError::Illegal { .. } => {
-                status::AMD_ERROR_ILLEGAL_INSTRUCTION
-            }
+            DispatchError::UnknownInstruction { .. }
+            | DispatchError::Illegal { .. }
+            | DispatchError::Watchdog { .. } => status::AMD_ERROR_ILLEGAL_INSTRUCTION,
             DispatchError::MemoryFault { .. } => status::AMD_ERROR_MEMORY_APERTURE_VIOLATION,
             DispatchError::InvalidDispatch(_) => status::ERROR_INVALID_PACKET_FORMAT,
         }
@@ -137,6 +168,16 @@ impl fmt::Display for DispatchError {
                 workgroup[2]
             ),
             DispatchError::Illegal { pc, reason } => write!(f, "illegal at pc {pc:#x}: {reason}"),
+            DispatchError::Watchdog {
+                pc,
+                limit,
+                workgroup,
+                wave,
+            } => write!(
+                f,
+                "watchdog: wave {wave} of workgroup ({}, {}, {}) executed more than {limit} instructions (HSASIM_MAX_WAVE_INSTRUCTIONS) and was stopped at pc {pc:#x}; an endless loop?",
+                workgroup[0], workgroup[1], workgroup[2]
+            ),
             DispatchError::InvalidDispatch(why) => write!(f, "invalid dispatch: {why}"),
         }
     }
@@ -152,7 +193,18 @@ pub fn run_dispatch(
     memory: &dyn GuestMemory,
     config: &ExecConfig,
 ) -> Result<(), DispatchError> {
-    dispatch::run(dispatch, memory, config).map(|_| ())
+    dispatch::run(dispatch, memory, config, max_wave_instructions()).map(|_| ())
+}
+
+/// [`run_dispatch_with_stats`] with an explicit watchdog limit (instructions per wave)
+/// instead of the process-wide one.
+pub fn run_dispatch_limited(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+    max_wave_instructions: u64,
+) -> Result<DispatchStats, DispatchError> {
+    dispatch::run(dispatch, memory, config, max_wave_instructions)
 }
 
 /// [`run_dispatch`], returning counts of what ran (for benchmarks and traces).
@@ -161,5 +213,5 @@ pub fn run_dispatch_with_stats(
     memory: &dyn GuestMemory,
     config: &ExecConfig,
 ) -> Result<DispatchStats, DispatchError> {
-    dispatch::run(dispatch, memory, config)
+    dispatch::run(dispatch, memory, config, max_wave_instructions())
 }

@@ -42,6 +42,8 @@ pub struct Wave {
     pub scratch_per_lane: u64,
     /// Lane-instructions executed (active lanes summed over VALU instructions) for figures.
     pub lane_ops: u64,
+    /// Instructions this wave has executed (for the watchdog).
+    pub executed: u64,
 }
 
 impl Wave {
@@ -58,6 +60,7 @@ impl Wave {
             scratch: Vec::new(),
             scratch_per_lane: 0,
             lane_ops: 0,
+            executed: 0,
         }
     }
 

@@ -756,6 +756,8 @@ v3! {
     v_or3_b32(false) => |a, bb, c| a | bb | c;
     // The f16 product is exact in f64, so one rounding to f16 at the end (via f32,
     // which is exact for f16-range sums of this size) models the fused operation.
+    // f16 division ends in this fixup of the quotient computed through f32.
+    v_div_fixup_f16(false) => |a, bb, c| f64_to_f16(div_fixup64(f16_to_f32(a as u16) as f64, f16_to_f32(bb as u16) as f64, f16_to_f32(c as u16) as f64)) as u32;
     v_fma_f16(false) => |a, bb, c| f32_to_f16((f16_to_f32(a as u16) as f64 * f16_to_f32(bb as u16) as f64 + f16_to_f32(c as u16) as f64) as f32) as u32;
 }
 
@@ -1175,6 +1177,111 @@ pub fn v_pk_mul_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     pk16(w, i, 2, |a, b, _| a * b)
 }
 
+/// The fraction bits of 2/pi (0.A2F9836E...), 1584 of them: the hardware's table holds
+/// 1201 (`v_trig_preop_f64` reads b_1200..b_0 = the first 1201 bits after the point).
+const TWO_OVER_PI: &str = "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561\
+b7246e3a424dd2e006492eea09d1921cfe1deb1cb129a73ee88235f52ebb4484e99c7026b45f7e413991d639\
+835339f49c845f8bbdf9283b1ff897ffde05980fef2f118b5a0a6d1f6d367ecf27cb09b74f463f669e5fea2d\
+7527bac7ebe5f17b3d0739f78a5292ea6bfb5fb11f8d5d0856033046fc7b6babf0cfbc209af4361da9e39161\
+5ee61b086599855f14a068408dffd8804d73273106061556ca73a8c960e27bc08c6b";
+
+/// Bit `p` (1-based after the binary point) of 2/pi; 0 past the hardware's 1201 bits.
+fn two_over_pi_bit(p: usize) -> u64 {
+    if p == 0 || p > 1201 {
+        return 0;
+    }
+    let digit = TWO_OVER_PI.as_bytes()[(p - 1) / 4];
+    let v = (digit as char).to_digit(16).unwrap_or(0) as u64;
+    (v >> (3 - (p - 1) % 4)) & 1
+}
+
+/// `v_trig_preop_f64 d, x, seg`: 53 bits of 2/pi for Payne-Hanek range reduction: the bits
+/// after `shift = 53 * seg[4:0]` (plus the exponent excess of x over 1077), as a double
+/// scaled by 2^(-53 - shift) (2^128 more for exponents >= 1968), per the ISA manual.
+pub fn v_trig_preop_f64(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let ([a, bb], mask) = srcs64::<2>(w, i, true);
+    let mut d = [0u64; LANES];
+    for l in 0..LANES {
+        let exp = ((a[l] >> 52) & 0x7ff) as i64;
+        let mut shift = (bb[l] & 31) as i64 * 53;
+        if exp > 1077 {
+            shift += exp - 1077;
+        }
+        let mut bits = 0u64;
+        for k in 1..=53 {
+            bits = bits << 1 | two_over_pi_bit(shift as usize + k);
+        }
+        let mut scale = -53 - shift;
+        if exp >= 1968 {
+            scale += 128;
+        }
+        d[l] = h(ldexp64(bits as f64, scale as i32));
+    }
+    fmods64(w, i, &mut d);
+    out64(w, i, mask, &d);
+    OK
+}
+
+/// `v_fma_mix_f32` / `v_fma_mixlo_f16` / `v_fma_mixhi_f16`: a fused a*b+c whose sources
+/// are each f32 (op_sel_hi = 0) or the f16 half op_sel picks (op_sel_hi = 1); neg_lo
+/// negates, neg_hi takes the absolute value. The f16 forms round the result to f16 into
+/// the low or high half of vdst, keeping the other half.
+fn fma_mix(w: &mut Wave, i: &Inst, out: u8) -> R {
+    let mut s = [[0u32; LANES]; 3];
+    for (k, v) in s.iter_mut().enumerate() {
+        w.vread32(i.src[k], i.lit, crate::decode::FloatKind::F32, v);
+    }
+    let mask = w.exec();
+    let old = w.v[(i.dst as usize).wrapping_sub(256) & 511];
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let mut x = [0f64; 3];
+        for k in 0..3 {
+            let raw = s[k][l];
+            let mut v = if i.opsel_hi >> k & 1 != 0 {
+                let half = if i.opsel >> k & 1 != 0 {
+                    raw >> 16
+                } else {
+                    raw
+                };
+                f16_to_f32(half as u16) as f64
+            } else {
+                f(raw) as f64
+            };
+            if i.neg_hi >> k & 1 != 0 {
+                v = v.abs();
+            }
+            if i.neg >> k & 1 != 0 {
+                v = -v;
+            }
+            x[k] = v;
+        }
+        // The product of two f32 (or f16) values is exact in f64.
+        let mut r = x[0].mul_add(x[1], x[2]);
+        if i.clamp {
+            r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
+        }
+        d[l] = match out {
+            0 => b(r as f32),
+            1 => (old[l] & 0xffff_0000) | f64_to_f16(r) as u32,
+            _ => (old[l] & 0xffff) | (f64_to_f16(r) as u32) << 16,
+        };
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    w.vwrite32(i.dst, mask, &d);
+    OK
+}
+
+pub fn v_fma_mix_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    fma_mix(w, i, 0)
+}
+pub fn v_fma_mixlo_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    fma_mix(w, i, 1)
+}
+pub fn v_fma_mixhi_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    fma_mix(w, i, 2)
+}
+
 // ------------------------------------------------------------------ numeric helpers
 
 #[inline(always)]
@@ -1302,6 +1409,21 @@ pub fn f16_to_f32(h: u16) -> f32 {
         _ => sign | ((exp + 112) << 23) | (man << 13),
     };
     f32::from_bits(bits)
+}
+
+/// binary64 -> binary16 with one rounding (to nearest even): round to f32 with
+/// round-to-odd first (24 bits keep enough to make the second rounding exact).
+pub fn f64_to_f16(x: f64) -> u16 {
+    let mut y = x as f32;
+    if y.is_finite() && (y as f64) != x {
+        // Step toward zero if the nearest rounding went away from it, then make the last
+        // bit sticky.
+        if (y as f64).abs() > x.abs() {
+            y = f32::from_bits(y.to_bits() - 1);
+        }
+        y = f32::from_bits(y.to_bits() | 1);
+    }
+    f32_to_f16(y)
 }
 
 /// binary32 -> binary16, round to nearest even.

@@ -343,6 +343,13 @@ pub fn rmw64(a: &AtomicU64, op: u16, base_op: u16, d0: u64, d1: u64) -> u64 {
 /// its base in the private aperture, so stack accesses through it land in the wave's
 /// per-lane scratch; any other resource addresses global memory (base + offsets, without
 /// swizzling).
+///
+/// Scratch through the private-segment buffer is swizzled on GFX9 (element size 4, index
+/// stride 64): the wave's bytes are laid out dword-interleaved by lane, the soffset SGPR
+/// is a *wave* byte offset added before swizzling, and the instruction and VGPR offsets
+/// are per-lane. Code built for it keeps the stack and frame pointers (s32/s33) in wave
+/// units, i.e. 64 times the per-lane offset, so in hsasim's per-lane model soffset
+/// contributes soffset / 64.
 pub fn buffer_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     let rsrc = i.saddr;
     let d0 = w.sreg64(rsrc);
@@ -361,11 +368,11 @@ pub fn buffer_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
             (false, true) => (0, w.vlane(vr, l) as u64),
             _ => (0, 0),
         };
-        let off = soff + i.imm as u64 + voff + idx * stride;
         *a = if in_private {
+            let off = soff / LANES as u64 + i.imm as u64 + voff + idx * stride;
             (base - PRIVATE_BASE) + off
         } else {
-            base.wrapping_add(off)
+            base.wrapping_add(soff + i.imm as u64 + voff + idx * stride)
         };
     }
     let is_store = matches!(i.op, 0x18..=0x1f);
