@@ -1885,7 +1885,9 @@ fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
 /// True when `form` has a result register (for printing memory instructions).
 pub fn returns(i: &Inst) -> bool {
     match i.info.form {
-        Form::Load | Form::Ds2 => true,
+        Form::Load => true,
+        // ds_read2 returns two values; ds_write2 returns nothing.
+        Form::Ds2 => i.info.w[0] != 0,
         Form::Atomic => match i.enc {
             Enc::Ds => i.info.w[0] != 0,
             _ => i.mflags & 1 != 0,

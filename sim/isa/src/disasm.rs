@@ -327,7 +327,10 @@ impl fmt::Display for Inst {
                     if i.opsel & full != 0 {
                         let _ = write!(tail, " op_sel:[{}]", list(i.opsel, n));
                     }
-                    if i.opsel_hi & full != full {
+                    // op_sel_hi defaults to all ones, except for the mix ops where it
+                    // selects f16 sources and defaults to zeros.
+                    let mix = matches!(i.op, 0x20..=0x22);
+                    if (mix && i.opsel_hi & full != 0) || (!mix && i.opsel_hi & full != full) {
                         let _ = write!(tail, " op_sel_hi:[{}]", list(i.opsel_hi, n));
                     }
                     if i.neg & full != 0 {
