@@ -5,7 +5,6 @@
 //! `cargo bench -p hsasim-isa --bench interp`
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use common::*;
