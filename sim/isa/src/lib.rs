@@ -10,6 +10,24 @@
 //! memory, so a global load is a host load after [`GuestMemory::is_accessible`] says the
 //! range is valid.
 
+//! ## What is modelled
+//! - Floats: IEEE round-to-nearest-even everywhere; MODE starts from the descriptor's
+//!   COMPUTE_PGM_RSRC1 and `s_setreg` changes it; its FP_DENORM field flushes f32 (and
+//!   f64) denormal inputs and results to signed zero when 0 and keeps them when 3 (HIP's
+//!   default). Other rounding modes and the partial denormal modes are not modelled.
+//! - Division: `v_div_scale`/`v_div_fmas`/`v_div_fixup` scale so the compiler's
+//!   Newton-Raphson sequence is correctly rounded over the whole range (see exec/valu.rs).
+//! - MFMA: every dense gfx90a/gfx942 shape (f32, f16, bf16, i8; not f64, sparse or fp8),
+//!   AGPR/VGPR operands, without the cbsz/abid/blgp broadcasts (exec/mai.rs).
+//! - Scratch: per-lane private memory; FLAT/SCRATCH addresses are per-lane offsets, GFX9
+//!   MUBUF through the private-segment buffer takes soffset in wave units (swizzled
+//!   layout); an access past the private segment is `Illegal` ("stack overflow?").
+//!   Kernels with USES_DYNAMIC_STACK get at least 1024 extra bytes (HIP's default limit).
+//! - Watchdog: a wave that executes more than `HSASIM_MAX_WAVE_INSTRUCTIONS` (default
+//!   2^36) instructions stops the dispatch with [`DispatchError::Watchdog`].
+//! - Other ISAs: wave32 code and descriptors with gfx10+ RSRC1 bits are refused before
+//!   running; unknown encodings are `UnknownInstruction` naming family and opcode.
+
 // Lane loops index several 64-entry arrays (sources, results, addresses) by the lane
 // number; iterator chains over four arrays would hide the per-lane EXEC test.
 #![allow(clippy::needless_range_loop)]
