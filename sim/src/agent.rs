@@ -92,6 +92,7 @@ impl Agent {
             pools: vec![
                 Arc::new(Pool::new(PoolKind::System, handle_hint, host_memory)),
                 Arc::new(Pool::new(PoolKind::Kernarg, handle_hint, host_memory)),
+                Arc::new(Pool::new(PoolKind::SystemCoarse, handle_hint, host_memory)),
             ],
             sdma: Vec::new(),
             queue_count: AtomicU32::new(0),
@@ -105,11 +106,18 @@ impl Agent {
             model: config.model,
             compute_units: config.compute_units,
             max_queues: config.max_queues,
-            pools: vec![Arc::new(Pool::new(
-                PoolKind::Device,
-                handle_hint,
-                config.device_memory_bytes,
-            ))],
+            pools: vec![
+                Arc::new(Pool::new(
+                    PoolKind::Device,
+                    handle_hint,
+                    config.device_memory_bytes,
+                )),
+                Arc::new(Pool::new(
+                    PoolKind::Group,
+                    handle_hint,
+                    crate::memory::GROUP_SEGMENT_BYTES,
+                )),
+            ],
             sdma: (0..config.sdma_engines)
                 .map(|i| Arc::new(SdmaEngine::new(node, i)))
                 .collect(),
@@ -253,7 +261,8 @@ impl Agent {
                     },
                 ),
                 AMD_COOPERATIVE_QUEUES => put(value, false),
-                AMD_SVM_DIRECT_HOST_ACCESS => put(value, true),
+                // Discrete parts over PCIe: system memory is not directly accessible.
+                AMD_SVM_DIRECT_HOST_ACCESS => put(value, !gpu),
                 AMD_UUID => put_fixed_str::<21>(
                     value,
                     &if gpu {

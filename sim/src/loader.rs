@@ -39,6 +39,7 @@ const R_AMDGPU_64: u32 = 3;
 const R_AMDGPU_RELATIVE64: u32 = 13;
 const SEGMENT_ALIGN: u64 = 64 << 10;
 
+#[derive(Debug)]
 pub struct CodeObjectReader {
     pub bytes: Vec<u8>,
 }
@@ -67,6 +68,23 @@ struct LoadedCodeObject {
     map_base: *mut u8,
     map_len: u64,
     base: u64,
+    /// Bytes of the loaded image (the PT_LOAD span rounded to 64 KiB).
+    image_len: u64,
+    agent: hsa_agent_t,
+    /// The code object as the client supplied it (kept for the AMD loader extension's
+    /// storage queries).
+    storage: Arc<CodeObjectReader>,
+}
+
+/// What the AMD loader extension reports about one loaded code object.
+#[derive(Clone, Debug)]
+pub struct LoadedInfo {
+    pub executable: hsa_executable_t,
+    pub agent: hsa_agent_t,
+    /// `hsa_loaded_code_object_t` handle: the load base.
+    pub base: u64,
+    pub len: u64,
+    pub storage: Arc<CodeObjectReader>,
 }
 
 #[derive(Default)]
@@ -185,8 +203,9 @@ impl LoaderState {
         memory: &MemoryRegistry,
         exec_handle: hsa_executable_t,
         agent: &Arc<Agent>,
-        bytes: &[u8],
+        reader: &Arc<CodeObjectReader>,
     ) -> HsaResult<hsa_loaded_code_object_t> {
+        let bytes = &reader.bytes[..];
         let exec = self.executable(exec_handle)?;
         let mut st = exec.state.lock();
         if st.frozen {
@@ -221,6 +240,9 @@ impl LoaderState {
             map_base,
             map_len,
             base,
+            image_len: image,
+            agent: agent.handle(),
+            storage: reader.clone(),
         };
         let result = (|| -> HsaResult<Vec<Arc<Symbol>>> {
             for ph in file.elf_program_headers() {
@@ -303,6 +325,44 @@ impl LoaderState {
         }
         st.defined.insert(name.to_string(), address);
         Ok(())
+    }
+
+    pub fn is_frozen(&self, h: hsa_executable_t) -> HsaResult<bool> {
+        Ok(self.executable(h)?.state.lock().frozen)
+    }
+
+    /// Every live executable's handle (creation order is not tracked; sorted by handle).
+    pub fn executables(&self) -> Vec<hsa_executable_t> {
+        let mut v: Vec<_> = self.executables.lock().keys().copied().collect();
+        v.sort_unstable();
+        v.into_iter()
+            .map(|handle| hsa_executable_t { handle })
+            .collect()
+    }
+
+    /// The loaded code objects of one executable, in load order.
+    pub fn loaded_of(&self, h: hsa_executable_t) -> HsaResult<Vec<LoadedInfo>> {
+        let e = self.executable(h)?;
+        let st = e.state.lock();
+        Ok(st
+            .loaded
+            .iter()
+            .map(|l| LoadedInfo {
+                executable: h,
+                agent: l.agent,
+                base: l.base,
+                len: l.image_len,
+                storage: l.storage.clone(),
+            })
+            .collect())
+    }
+
+    /// Every loaded code object of every executable.
+    pub fn all_loaded(&self) -> Vec<LoadedInfo> {
+        self.executables()
+            .into_iter()
+            .flat_map(|e| self.loaded_of(e).unwrap_or_default())
+            .collect()
     }
 
     pub fn symbols_of(&self, h: hsa_executable_t) -> HsaResult<Vec<Arc<Symbol>>> {

@@ -22,7 +22,16 @@ pub enum PoolKind {
     System,
     /// The CPU's fine-grained, kernarg-capable memory.
     Kernarg,
+    /// The CPU's coarse-grained system memory (ROCr lists it third on the CPU agent; AMD's
+    /// HIP runtime uses it for pinned host buffers that need no coherence).
+    SystemCoarse,
+    /// A GPU's group segment (LDS): reported with its size so clients learn the LDS
+    /// capacity, as ROCr does; not allocatable.
+    Group,
 }
+
+/// LDS bytes available to one workgroup on gfx90a and gfx942.
+pub const GROUP_SEGMENT_BYTES: u64 = 64 << 10;
 
 pub struct Pool {
     pub kind: PoolKind,
@@ -47,13 +56,31 @@ impl Pool {
     pub fn global_flags(&self) -> u32 {
         use hsa_abi::*;
         match self.kind {
-            PoolKind::Device => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
+            PoolKind::Device | PoolKind::SystemCoarse => {
+                HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED
+            }
             PoolKind::System => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
             PoolKind::Kernarg => {
                 HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
                     | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
             }
+            PoolKind::Group => 0,
         }
+    }
+    /// Memory that lives on a GPU (device memory and LDS), as opposed to system memory.
+    pub fn on_gpu(&self) -> bool {
+        matches!(self.kind, PoolKind::Device | PoolKind::Group)
+    }
+    /// `hsa_amd_segment_t`.
+    pub fn segment(&self) -> u32 {
+        if self.kind == PoolKind::Group {
+            hsa_abi::HSA_AMD_SEGMENT_GROUP
+        } else {
+            hsa_abi::HSA_AMD_SEGMENT_GLOBAL
+        }
+    }
+    pub fn alloc_allowed(&self) -> bool {
+        self.kind != PoolKind::Group
     }
     /// Reserves `bytes` of the pool's capacity; fails with OUT_OF_RESOURCES past the size.
     fn reserve(&self, bytes: u64) -> HsaResult {
@@ -250,6 +277,10 @@ pub fn pool_allocate(
 ) -> HsaResult<*mut u8> {
     if size == 0 {
         return Err(HsaError::INVALID_ARGUMENT);
+    }
+    if !pool.alloc_allowed() {
+        tracing::error!(target: "hsasim", kind = ?pool.kind, "allocation from a pool that does not allow runtime allocation");
+        return Err(HsaError::new(hsa_abi::status::ERROR_INVALID_ALLOCATION));
     }
     let mapped = round_up(size, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
     pool.reserve(mapped)?;

@@ -133,7 +133,7 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
         let rt = rt()?;
         let a = rt.agent(agent)?;
         let r = rt.loader.reader(reader)?;
-        let lco = rt.loader.load(&rt.memory, executable, a, &r.bytes)?;
+        let lco = rt.loader.load(&rt.memory, executable, a, &r)?;
         if !loaded_code_object.is_null() {
             // SAFETY: non-null and valid per the caller.
             unsafe { out(loaded_code_object, lco) }?;
@@ -166,7 +166,9 @@ pub unsafe extern "C" fn hsa_executable_get_info(
         match attribute {
             // SAFETY: valid per the caller.
             1 => unsafe { crate::cabi::put(value, HSA_PROFILE_FULL) },
-            2 => Err(HsaError::INVALID_ARGUMENT),
+            // HSA_EXECUTABLE_STATE_UNFROZEN = 0, _FROZEN = 1
+            // SAFETY: valid per the caller.
+            2 => unsafe { crate::cabi::put(value, u32::from(rt.loader.is_frozen(executable)?)) },
             // SAFETY: valid per the caller.
             3 => unsafe { crate::cabi::put(value, HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR) },
             _ => Err(HsaError::INVALID_ARGUMENT),

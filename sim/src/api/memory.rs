@@ -10,6 +10,21 @@ use hsa_abi::*;
 use std::ffi::c_void;
 use std::sync::Arc;
 
+/// `hsa_amd_memory_pool_link_info_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LinkInfo {
+    min_latency: u32,
+    max_latency: u32,
+    min_bandwidth: u32,
+    max_bandwidth: u32,
+    atomic_support_32bit: bool,
+    atomic_support_64bit: bool,
+    coherent_support: bool,
+    link_type: u32,
+    numa_distance: u32,
+}
+
 /// # Safety
 /// `callback` is called with `data`, which must be what it expects.
 #[no_mangle]
@@ -51,18 +66,24 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
         // SAFETY (all calls): `value` is valid for the attribute's type per the caller.
         unsafe {
             match attr {
-                SEGMENT => put(value, HSA_AMD_SEGMENT_GLOBAL),
+                SEGMENT => put(value, p.segment()),
                 GLOBAL_FLAGS => put(value, p.global_flags()),
                 SIZE => put(value, p.size as usize),
-                RUNTIME_ALLOC_ALLOWED => put(value, true),
+                RUNTIME_ALLOC_ALLOWED => put(value, p.alloc_allowed()),
                 RUNTIME_ALLOC_GRANULE | RUNTIME_ALLOC_ALIGNMENT | RUNTIME_ALLOC_REC_GRANULE => {
                     put(value, PAGE as usize)
                 }
-                ACCESSIBLE_BY_ALL => put(value, p.kind != PoolKind::Device),
+                ACCESSIBLE_BY_ALL => put(value, !p.on_gpu()),
                 ALLOC_MAX_SIZE => put(value, p.size as usize),
                 // HSA_AMD_MEMORY_POOL_LOCATION_CPU = 0, _GPU = 1
-                LOCATION => put(value, if p.kind == PoolKind::Device { 1u32 } else { 0 }),
-                _ => Err(HsaError::INVALID_ARGUMENT),
+                LOCATION => put(value, u32::from(p.on_gpu())),
+                _ => {
+                    super::report_once(
+                        "hsa_amd_memory_pool_get_info(attr)",
+                        &format!("hsa_amd_memory_pool_get_info: attribute {attr:#x} is not modelled; returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
+                    );
+                    Err(HsaError::INVALID_ARGUMENT)
+                }
             }
         }
     })
@@ -81,16 +102,54 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
         let rt = rt()?;
         let a = rt.agent(agent)?;
         let (owner, p) = rt.pool(pool)?;
-        if attr != HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS {
-            return Err(HsaError::INVALID_ARGUMENT);
+        let local = Arc::ptr_eq(a, owner);
+        // One PCIe hop between the CPU and a GPU, or between two GPUs (no XGMI modelled);
+        // none to an agent's own memory.
+        let hops = u32::from(!local);
+        // SAFETY (all calls): valid for the attribute's type per the caller.
+        unsafe {
+            match attr {
+                HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS => {
+                    let access = if p.kind == PoolKind::Group && !local {
+                        HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED
+                    } else if local || !p.on_gpu() {
+                        HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
+                    } else {
+                        HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT
+                    };
+                    put(value, access)
+                }
+                // HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS
+                1 => put(value, hops),
+                // HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO: an array of `hops` entries.
+                2 => {
+                    if hops == 0 {
+                        return Ok(());
+                    }
+                    put(
+                        value,
+                        LinkInfo {
+                            min_latency: 1000,
+                            max_latency: 1000,
+                            min_bandwidth: 32_000,
+                            max_bandwidth: 32_000,
+                            atomic_support_32bit: true,
+                            atomic_support_64bit: true,
+                            coherent_support: !p.on_gpu(),
+                            link_type: 2, // HSA_AMD_LINK_INFO_TYPE_PCIE
+                            numa_distance: 20,
+                        },
+                    )
+                }
+                _ => {
+                    super::report_once(
+                        "hsa_amd_agent_memory_pool_get_info(attr)",
+                        &format!("hsa_amd_agent_memory_pool_get_info: attribute {attr:#x} is not modelled; returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
+                    );
+                    Err(HsaError::INVALID_ARGUMENT)
+                }
+            }
         }
-        let access = if Arc::ptr_eq(a, owner) || p.kind != PoolKind::Device {
-            HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
-        } else {
-            HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT
-        };
-        // SAFETY: valid per the caller.
-        unsafe { put(value, access) }
     })
 }
 

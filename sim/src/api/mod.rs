@@ -3,8 +3,10 @@
 
 pub mod copy;
 pub mod executable;
+pub mod extension;
 pub mod memory;
 pub mod queue;
+pub mod region;
 pub mod signal;
 pub mod system;
 pub mod unsupported;

@@ -67,7 +67,12 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
                     static VERSION: &CStr = c"hsasim 0.1";
                     put(value, VERSION.as_ptr())
                 }
-                AMD_SVM_SUPPORTED | AMD_SVM_ACCESSIBLE_BY_DEFAULT => put(value, true),
+                AMD_SVM_SUPPORTED => put(value, true),
+                // The modelled parts run xnack-: the GPU reaches only memory the runtime
+                // mapped for it (pool allocations, locked/registered host memory), never
+                // arbitrary pageable memory, so clients must stage or lock (as ROCr reports
+                // on xnack- systems).
+                AMD_SVM_ACCESSIBLE_BY_DEFAULT => put(value, false),
                 AMD_MWAITX_ENABLED | AMD_DMABUF_SUPPORTED => put(value, false),
                 _ => Err(HsaError::INVALID_ARGUMENT),
             }
@@ -75,22 +80,23 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
     })
 }
 
-/// No extension tables are modelled: every extension reports "not supported".
+/// Only `HSA_EXTENSION_AMD_LOADER` v1.0..1.3 is supported (see `api::extension`).
 ///
 /// # Safety
 /// `result` must be null or valid for one bool write.
 #[no_mangle]
 pub unsafe extern "C" fn hsa_system_extension_supported(
     extension: u16,
-    _major: u16,
-    _minor: u16,
+    major: u16,
+    minor: u16,
     result: *mut bool,
 ) -> hsa_status_t {
     guard("hsa_system_extension_supported", || {
         rt()?;
-        tracing::debug!(target: "hsasim", extension, "extension query: not supported");
+        let yes = super::extension::supported(extension, major, Some(minor));
+        tracing::debug!(target: "hsasim", extension, major, minor, yes, "extension query");
         // SAFETY: valid per the caller.
-        unsafe { out(result, false) }
+        unsafe { out(result, yes) }
     })
 }
 
@@ -99,19 +105,20 @@ pub unsafe extern "C" fn hsa_system_extension_supported(
 #[no_mangle]
 pub unsafe extern "C" fn hsa_system_major_extension_supported(
     extension: u16,
-    _major: u16,
+    major: u16,
     version_minor: *mut u16,
     result: *mut bool,
 ) -> hsa_status_t {
     guard("hsa_system_major_extension_supported", || {
         rt()?;
-        tracing::debug!(target: "hsasim", extension, "extension query: not supported");
+        let minor = super::extension::newest_minor(extension, major);
+        tracing::debug!(target: "hsasim", extension, major, ?minor, "extension query");
         if !version_minor.is_null() {
             // SAFETY: non-null and valid per the caller.
-            unsafe { out(version_minor, 0) }?;
+            unsafe { out(version_minor, minor.unwrap_or(0)) }?;
         }
         // SAFETY: valid per the caller.
-        unsafe { out(result, false) }
+        unsafe { out(result, minor.is_some()) }
     })
 }
 
@@ -150,24 +157,6 @@ pub unsafe extern "C" fn hsa_agent_major_extension_supported(
         }
         // SAFETY: valid per the caller.
         unsafe { out(result, false) }
-    })
-}
-
-/// Extension function tables (AMD loader, images, ...) are not modelled.
-#[no_mangle]
-pub extern "C" fn hsa_system_get_major_extension_table(
-    extension: u16,
-    _major: u16,
-    _size: usize,
-    _table: *mut c_void,
-) -> hsa_status_t {
-    guard("hsa_system_get_major_extension_table", || {
-        rt()?;
-        super::report_once(
-            "hsa_system_get_major_extension_table",
-            &format!("hsa_system_get_major_extension_table({extension:#x}): extension tables are not modelled; returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
-        );
-        Err(HsaError::INVALID_ARGUMENT)
     })
 }
 

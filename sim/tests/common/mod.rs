@@ -192,8 +192,11 @@ pub fn built_library() -> std::path::PathBuf {
 pub fn rocr_link_dir(tag: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("hsasim-rocr-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let link = dir.join("libhsa-runtime64.so.1");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(built_library(), &link).unwrap();
+    // Tests run in parallel: make the link under a unique name, then rename it into place
+    // (atomic, and replaces a link another test made).
+    let tmp = dir.join(format!("link-{:?}", std::thread::current().id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(built_library(), &tmp).unwrap();
+    std::fs::rename(&tmp, dir.join("libhsa-runtime64.so.1")).unwrap();
     dir
 }
