@@ -2,6 +2,7 @@
 //! on stderr with the accepted forms and the default is used: a typo must never stop a
 //! program that would otherwise run.
 
+use crate::policy::PolicySpec;
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +25,9 @@ pub struct Config {
     pub log: Option<String>,
     /// `HIPSHIM_QUEUE_SIZE`: packets per AQL queue, a power of two (default 1024).
     pub queue_size: u32,
+    /// `HIPSHIM_QUEUE_POLICY`: which HSA queue serves each stream (default `pool:4`; AMD's
+    /// `GPU_MAX_HW_QUEUES` sets the pool size when the policy does not name one).
+    pub queue_policy: PolicySpec,
 }
 
 impl Config {
@@ -57,7 +61,36 @@ impl Config {
                 }
             },
         };
+        let pool_size = match lookup("GPU_MAX_HW_QUEUES") {
+            None => PolicySpec::DEFAULT_POOL,
+            Some(text) => match text.trim().parse::<u32>() {
+                Ok(n) if (1..=PolicySpec::MAX_POOL).contains(&n) => n,
+                _ => {
+                    warn_malformed(
+                        "GPU_MAX_HW_QUEUES",
+                        &text,
+                        "a queue count from 1 to 1024",
+                        "4",
+                    );
+                    PolicySpec::DEFAULT_POOL
+                }
+            },
+        };
+        let queue_policy = match lookup("HIPSHIM_QUEUE_POLICY") {
+            None => PolicySpec::pool(pool_size),
+            Some(text) if text.trim().is_empty() => PolicySpec::pool(pool_size),
+            Some(text) => PolicySpec::parse(&text, pool_size).unwrap_or_else(|| {
+                warn_malformed(
+                    "HIPSHIM_QUEUE_POLICY",
+                    &text,
+                    PolicySpec::ACCEPTED,
+                    &PolicySpec::pool(pool_size).to_string(),
+                );
+                PolicySpec::pool(pool_size)
+            }),
+        };
         Config {
+            queue_policy,
             hsa_lib: lookup("HIPSHIM_HSA_LIB")
                 .filter(|s| !s.is_empty())
                 .map(PathBuf::from),
@@ -109,6 +142,40 @@ mod tests {
             config(&[("HIPSHIM_DEVICE", "tpu")]).device,
             DeviceChoice::Auto
         );
+    }
+
+    #[test]
+    fn queue_policy_defaults_to_a_pool_of_four_least_loaded() {
+        assert_eq!(config(&[]).queue_policy, PolicySpec::pool(4));
+        assert_eq!(config(&[]).queue_policy.to_string(), "pool:4");
+    }
+
+    #[test]
+    fn queue_policy_is_parsed_and_bad_values_fall_back_to_the_default() {
+        let policy = |v: &str| config(&[("HIPSHIM_QUEUE_POLICY", v)]).queue_policy;
+        assert_eq!(policy("single"), PolicySpec::Single);
+        assert_eq!(policy("dedicated"), PolicySpec::Dedicated);
+        assert_eq!(policy("pool:2:rr").to_string(), "pool:2:rr");
+        assert_eq!(policy("fastest"), PolicySpec::pool(4));
+        assert_eq!(policy("pool:0"), PolicySpec::pool(4));
+    }
+
+    #[test]
+    fn gpu_max_hw_queues_sets_the_pool_size_unless_the_policy_names_one() {
+        let c = config(&[("GPU_MAX_HW_QUEUES", "2")]);
+        assert_eq!(c.queue_policy, PolicySpec::pool(2));
+        let c = config(&[
+            ("GPU_MAX_HW_QUEUES", "2"),
+            ("HIPSHIM_QUEUE_POLICY", "pool:rr"),
+        ]);
+        assert_eq!(c.queue_policy.to_string(), "pool:2:rr");
+        let c = config(&[
+            ("GPU_MAX_HW_QUEUES", "2"),
+            ("HIPSHIM_QUEUE_POLICY", "pool:8"),
+        ]);
+        assert_eq!(c.queue_policy, PolicySpec::pool(8));
+        let c = config(&[("GPU_MAX_HW_QUEUES", "lots")]);
+        assert_eq!(c.queue_policy, PolicySpec::pool(4));
     }
 
     #[test]

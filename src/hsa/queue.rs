@@ -29,6 +29,9 @@ pub struct Queue {
     /// `2 * size` slots of [`KERNARG_SLOT_BYTES`]: packet `i` uses slot `i % (2 * size)`.
     /// Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
     /// every packet carries the barrier bit, so packet `j - 2 * size` has completed by then.
+    /// That holds however many streams share the queue: every packet the shim publishes, from
+    /// any stream (kernels, markers, barrier-AND waits), is built with
+    /// [`stream_packet_header`], which sets the barrier bit.
     kernargs: *mut u8,
 }
 
@@ -121,6 +124,30 @@ impl Queue {
         })
     }
 
+    /// Sets the queue's scheduling priority (`HSA_AMD_QUEUE_PRIORITY_*`).
+    pub fn set_priority(&self, priority: u32) -> Result<(), HsaError> {
+        // SAFETY: `raw` is live for the lifetime of `self`.
+        let status = unsafe { (self.api.hsa_amd_queue_set_priority)(self.raw, priority) };
+        check("hsa_amd_queue_set_priority", status)
+    }
+
+    /// Restricts the queue's dispatches to the compute units set in `mask` (bit i of word j is
+    /// CU 32 * j + i).
+    pub fn set_cu_mask(&self, mask: &[u32]) -> Result<(), HsaError> {
+        let bits = u32::try_from(mask.len() * 32).unwrap_or(u32::MAX & !31);
+        // SAFETY: `mask` holds `bits / 32` words; `raw` is live.
+        let status = unsafe { (self.api.hsa_amd_queue_cu_set_mask)(self.raw, bits, mask.as_ptr()) };
+        check("hsa_amd_queue_cu_set_mask", status)
+    }
+
+    /// Asks the packet processor to record start/end timestamps in every completion signal,
+    /// which events read with `hsa_amd_profiling_get_dispatch_time`.
+    pub fn enable_profiling(&self) -> Result<(), HsaError> {
+        // SAFETY: `raw` is live for the lifetime of `self`.
+        let status = unsafe { (self.api.hsa_amd_profiling_set_profiler_enabled)(self.raw, 1) };
+        check("hsa_amd_profiling_set_profiler_enabled", status)
+    }
+
     /// The status the HSA runtime reported for this queue, if it failed.
     pub fn error(&self) -> Option<hsa_status_t> {
         match self.health.status.load(Ordering::Acquire) {
@@ -205,6 +232,26 @@ pub const fn stream_packet_header(packet_type: u16) -> u16 {
         HSA_FENCE_SCOPE_SYSTEM,
         HSA_FENCE_SCOPE_SYSTEM,
     )
+}
+
+/// Most dependency signals one barrier-AND packet carries.
+pub const BARRIER_DEPS: usize = 5;
+
+/// A barrier-AND packet: completes (decrementing `completion`) once every signal in `deps`
+/// (at most [`BARRIER_DEPS`]; null handles are ignored by the packet processor) reads 0 and,
+/// through the barrier bit, every earlier packet of its queue has completed.
+pub fn barrier_and(deps: &[hsa_signal_t], completion: hsa_signal_t) -> AqlPacket {
+    debug_assert!(deps.len() <= BARRIER_DEPS);
+    let mut dep_signal = [hsa_signal_t::default(); BARRIER_DEPS];
+    for (slot, dep) in dep_signal.iter_mut().zip(deps) {
+        *slot = *dep;
+    }
+    to_bytes(&hsa_barrier_and_packet_t {
+        header: stream_packet_header(HSA_PACKET_TYPE_BARRIER_AND),
+        dep_signal,
+        completion_signal: completion,
+        ..Default::default()
+    })
 }
 
 /// Serialises a typed packet into the 64 raw bytes `submit` publishes.

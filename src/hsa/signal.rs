@@ -1,7 +1,10 @@
-//! HSA signals owned by the shim, and the one place that waits on them.
+//! HSA signals owned by the shim, the pool that recycles them, and the one place that waits
+//! on them.
 
 use super::{check, HsaApi, HsaError};
 use hsa_abi::*;
+use parking_lot::Mutex;
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a wait spins (lowest latency for short kernels) before it blocks in the runtime.
@@ -43,12 +46,36 @@ impl Signal {
         unsafe { (self.api.hsa_signal_store_screlease)(self.handle, value) }
     }
 
+    /// Reads the value with acquire ordering (so work the signal reports done is visible).
+    pub fn load_acquire(&self) -> i64 {
+        // SAFETY: the handle is live for as long as `self`.
+        unsafe { (self.api.hsa_signal_load_scacquire)(self.handle) }
+    }
+
+    /// Decrements with release ordering: what this thread did before is visible to whoever
+    /// observes the new value (a barrier packet, a waiting host thread).
+    pub fn subtract_release(&self, delta: i64) {
+        // SAFETY: the handle is live for as long as `self`.
+        unsafe { (self.api.hsa_signal_subtract_screlease)(self.handle, delta) }
+    }
+
     /// Waits until the signal reads 0. Spins for a short while, then blocks in the runtime in
     /// slices, asking `failed` between slices whether the work it waits for can no longer
     /// complete (a queue error); if so returns that error instead of waiting forever.
     pub fn wait_zero<E>(
         &self,
         timestamp_hz: u64,
+        failed: impl FnMut() -> Option<E>,
+    ) -> Result<(), E> {
+        self.wait_zero_with(timestamp_hz, false, failed)
+    }
+
+    /// [`Signal::wait_zero`], optionally without the initial spin (`hipEventBlockingSync`
+    /// asks for the waiting thread to sleep rather than burn a core).
+    pub fn wait_zero_with<E>(
+        &self,
+        timestamp_hz: u64,
+        block_at_once: bool,
         mut failed: impl FnMut() -> Option<E>,
     ) -> Result<(), E> {
         let started = Instant::now();
@@ -56,7 +83,7 @@ impl Signal {
             ticks(SPIN, timestamp_hz),
             ticks(BLOCKED_SLICE, timestamp_hz),
         );
-        let mut blocked = false;
+        let mut blocked = block_at_once;
         loop {
             let (state, timeout) = if blocked {
                 (HSA_WAIT_STATE_BLOCKED, slice_ticks)
@@ -92,6 +119,114 @@ impl Signal {
 
 fn ticks(duration: Duration, hz: u64) -> u64 {
     (duration.as_nanos() as u64).saturating_mul(hz) / 1_000_000_000
+}
+
+/// Signals recycled between uses: markers, copy completions, host-task gates and event
+/// records each need a signal of their own, and creating one per use would put an HSA call
+/// (and, on ROCr, an ioctl for its event) on paths that must stay cheap.
+///
+/// A slot is handed out with one reference ([`PooledSignal`]); clones share it and the last
+/// drop returns it to the free list. Whoever publishes a packet or copy naming a pooled signal
+/// keeps a clone until that packet or copy is known to be complete, so a signal is never
+/// reused while the device may still touch it. Slots live for the rest of the process (the
+/// pool is leaked with its device), which is what makes `&'static` references sound.
+pub struct SignalPool {
+    api: &'static HsaApi,
+    /// Slots ready for reuse. Locked only to take or return a slot, never while waiting.
+    free: Mutex<Vec<&'static PoolSlot>>,
+    /// Slots ever created.
+    total: AtomicUsize,
+}
+
+struct PoolSlot {
+    signal: Signal,
+    refs: AtomicUsize,
+    pool: &'static SignalPool,
+}
+
+/// A counted reference to a pooled signal.
+pub struct PooledSignal(&'static PoolSlot);
+
+impl SignalPool {
+    /// A new, empty pool that lives for the rest of the process.
+    pub fn leak(api: &'static HsaApi) -> &'static SignalPool {
+        Box::leak(Box::new(SignalPool {
+            api,
+            free: Mutex::new(Vec::with_capacity(64)),
+            total: AtomicUsize::new(0),
+        }))
+    }
+
+    /// A signal holding `initial`: a recycled one if any is free, else a new one.
+    pub fn get(&'static self, initial: i64) -> Result<PooledSignal, HsaError> {
+        let recycled = self.free.lock().pop();
+        let slot = match recycled {
+            Some(slot) => slot,
+            None => {
+                let slot: &'static PoolSlot = Box::leak(Box::new(PoolSlot {
+                    signal: Signal::new(self.api, initial)?,
+                    refs: AtomicUsize::new(0),
+                    pool: self,
+                }));
+                // Grow the free list with the pool so returning a slot never allocates.
+                let total = self.total.fetch_add(1, Ordering::Relaxed) + 1;
+                let mut free = self.free.lock();
+                if free.capacity() < total {
+                    let more = total - free.len();
+                    free.reserve(more);
+                }
+                slot
+            }
+        };
+        slot.refs.store(1, Ordering::Relaxed);
+        slot.signal.store(initial);
+        Ok(PooledSignal(slot))
+    }
+}
+
+impl PooledSignal {
+    pub fn handle(&self) -> hsa_signal_t {
+        self.0.signal.handle
+    }
+
+    pub fn signal(&self) -> &Signal {
+        &self.0.signal
+    }
+
+    /// True once the signal reads 0 (acquire: the work it reports is visible).
+    pub fn is_zero(&self) -> bool {
+        self.0.signal.load_acquire() == 0
+    }
+
+    /// Gives up this reference without ever returning the slot to the pool: for signals a
+    /// failed (stuck) queue may still name, which must never be reused.
+    pub fn leak(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Clone for PooledSignal {
+    fn clone(&self) -> Self {
+        self.0.refs.fetch_add(1, Ordering::Relaxed);
+        PooledSignal(self.0)
+    }
+}
+
+impl Drop for PooledSignal {
+    fn drop(&mut self) {
+        if self.0.refs.fetch_sub(1, Ordering::Release) == 1 {
+            // Pairs with the Release above in other holders: their last uses happen before
+            // the slot is reused.
+            fence(Ordering::Acquire);
+            self.0.pool.free.lock().push(self.0);
+        }
+    }
+}
+
+impl std::fmt::Debug for PooledSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "signal {:#x}", self.handle().handle)
+    }
 }
 
 impl Drop for Signal {

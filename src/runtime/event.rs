@@ -1,1 +1,225 @@
 //! Events: markers recorded into streams, with completion signals and timestamps.
+//!
+//! Each `hipEventRecord` publishes a marker (a barrier-AND packet, see `stream.rs`) with a
+//! fresh pooled signal; the event keeps that signal until it is recorded again or destroyed,
+//! so a stream still waiting for an earlier record (`hipStreamWaitEvent`) is never confused by
+//! a later one.
+//!
+//! Timing: every queue hipshim creates has profiling enabled, so the packet processor stores
+//! start/end timestamps in each completion signal (ROCr: the CP writes them into the
+//! `amd_signal_t`; hsasim does the same). `hipEventElapsedTime` reads the *end* timestamp of
+//! both markers with `hsa_amd_profiling_get_dispatch_time`, the portable HSA call for it, and
+//! converts with the system timestamp frequency. A marker ends when all work before it has,
+//! so the difference is the time the work between the two records took.
+
+use super::device::Device;
+use super::runtime;
+use super::stream::{self, Dep};
+use crate::error::{HipError, HipResult};
+use crate::hsa::queue::Queue;
+use crate::hsa::signal::PooledSignal;
+use dashmap::DashMap;
+use hsa_abi::*;
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+pub const DEFAULT: u32 = 0;
+pub const BLOCKING_SYNC: u32 = 1;
+pub const DISABLE_TIMING: u32 = 2;
+pub const INTERPROCESS: u32 = 4;
+/// AMD extensions accepted and ignored: hipshim's markers always carry system-scope fences.
+const AMD_FENCE_FLAGS: u32 = 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+
+pub struct Event {
+    pub flags: u32,
+    record: Mutex<Option<Record>>,
+}
+
+#[derive(Clone)]
+struct Record {
+    signal: PooledSignal,
+    queue: Arc<Queue>,
+    device: usize,
+}
+
+static EVENTS: Lazy<DashMap<usize, Arc<Event>>> = Lazy::new(DashMap::new);
+static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
+
+/// Event handles, like stream handles, are checked against the live set before use and never
+/// reused (see `stream::new_handle`).
+fn new_handle() -> usize {
+    (NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 8) | 0xe0
+}
+
+fn event(handle: *mut c_void) -> HipResult<Arc<Event>> {
+    EVENTS
+        .get(&(handle as usize))
+        .map(|e| e.clone())
+        .ok_or_else(|| {
+            tracing::warn!(
+                event = format_args!("{handle:p}"),
+                "not a live event handle"
+            );
+            HipError::INVALID_HANDLE
+        })
+}
+
+/// `hipEventCreateWithFlags`.
+pub fn create(flags: u32) -> HipResult<*mut c_void> {
+    if flags & INTERPROCESS != 0 {
+        eprintln!("hipshim: hipEventInterprocess events are not supported; returning hipErrorNotSupported");
+        return Err(HipError::NOT_SUPPORTED);
+    }
+    if flags & !(BLOCKING_SYNC | DISABLE_TIMING | AMD_FENCE_FLAGS) != 0 {
+        tracing::warn!(flags, "unknown event flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    runtime()?;
+    let handle = new_handle();
+    EVENTS.insert(
+        handle,
+        Arc::new(Event {
+            flags,
+            record: Mutex::new(None),
+        }),
+    );
+    Ok(handle as *mut c_void)
+}
+
+/// `hipEventDestroy`: an outstanding record still completes (its marker's signal is held by
+/// the stream until then).
+pub fn destroy(handle: *mut c_void) -> HipResult {
+    EVENTS
+        .remove(&(handle as usize))
+        .map(|_| ())
+        .ok_or_else(|| {
+            tracing::warn!(
+                event = format_args!("{handle:p}"),
+                "hipEventDestroy of a handle that is not a live event"
+            );
+            HipError::INVALID_HANDLE
+        })
+}
+
+/// `hipEventRecord`.
+pub fn record(handle: *mut c_void, stream_handle: *mut c_void) -> HipResult {
+    let event = event(handle)?;
+    let (device, stream) = stream::lookup(stream_handle)?;
+    let (signal, queue) = stream.record(device)?;
+    *event.record.lock() = Some(Record {
+        signal,
+        queue,
+        device: device.index,
+    });
+    Ok(())
+}
+
+/// `hipEventQuery`: success if complete (or never recorded, as AMD's runtime does).
+pub fn query(handle: *mut c_void) -> HipResult {
+    let event = event(handle)?;
+    let Some(record) = event.record.lock().clone() else {
+        return Ok(());
+    };
+    if record.signal.is_zero() {
+        return Ok(());
+    }
+    if let Some(status) = record.queue.error() {
+        return Err(queue_error(status));
+    }
+    Err(HipError::NOT_READY)
+}
+
+/// `hipEventSynchronize`: waits on the host (without spinning for `hipEventBlockingSync`).
+pub fn synchronize(handle: *mut c_void) -> HipResult {
+    let event = event(handle)?;
+    let Some(record) = event.record.lock().clone() else {
+        return Ok(());
+    };
+    let device = runtime()?.device(record.device)?;
+    record
+        .signal
+        .signal()
+        .wait_zero_with(
+            device.timestamp_hz,
+            event.flags & BLOCKING_SYNC != 0,
+            || record.queue.error(),
+        )
+        .map_err(|status| {
+            tracing::error!(
+                queue = record.queue.id,
+                "the queue an event was recorded on failed: {}",
+                device.api.describe(status)
+            );
+            queue_error(status)
+        })
+}
+
+/// `hipStreamWaitEvent`: the stream's later work waits for the event's latest record, on the
+/// device. An event never recorded is no dependency (CUDA and AMD agree).
+pub fn stream_wait(stream_handle: *mut c_void, handle: *mut c_void, flags: u32) -> HipResult {
+    let event = event(handle)?;
+    // hipEventWaitDefault (0) and hipEventWaitExternal (1, graph capture only).
+    if flags > 1 {
+        tracing::warn!(flags, "unknown hipStreamWaitEvent flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let (device, stream) = stream::lookup(stream_handle)?;
+    let Some(record) = event.record.lock().clone() else {
+        return Ok(());
+    };
+    stream.wait_for(
+        device,
+        Dep {
+            signal: record.signal,
+            producer: Some(record.queue),
+        },
+    )
+}
+
+/// `hipEventElapsedTime` in milliseconds, with AMD's errors: an event not recorded or created
+/// with `hipEventDisableTiming` is an invalid handle; one not complete is `NotReady`.
+pub fn elapsed_ms(start: *mut c_void, stop: *mut c_void) -> HipResult<f32> {
+    let (start, stop) = (event(start)?, event(stop)?);
+    let (Some(a), Some(b)) = (start.record.lock().clone(), stop.record.lock().clone()) else {
+        tracing::warn!("hipEventElapsedTime: an event was never recorded");
+        return Err(HipError::INVALID_HANDLE);
+    };
+    if (start.flags | stop.flags) & DISABLE_TIMING != 0 {
+        tracing::warn!("hipEventElapsedTime: an event was created with hipEventDisableTiming");
+        return Err(HipError::INVALID_HANDLE);
+    }
+    if !a.signal.is_zero() || !b.signal.is_zero() {
+        return Err(HipError::NOT_READY);
+    }
+    let rt = runtime()?;
+    let end = |r: &Record| -> HipResult<(u64, &Device)> {
+        let device = rt.device(r.device)?;
+        let mut time = hsa_amd_profiling_time_t::default();
+        // SAFETY: the signal is live (held by the event) and `time` is a valid out-pointer.
+        let status = unsafe {
+            (device.api.hsa_amd_profiling_get_dispatch_time)(
+                device.agent,
+                r.signal.handle(),
+                &mut time,
+            )
+        };
+        crate::hsa::check("hsa_amd_profiling_get_dispatch_time", status)
+            .map_err(super::device::runtime_error)?;
+        Ok((time.end, device))
+    };
+    let ((t0, device), (t1, _)) = (end(&a)?, end(&b)?);
+    let ticks = t1 as i128 - t0 as i128;
+    Ok((ticks as f64 * 1000.0 / device.timestamp_hz as f64) as f32)
+}
+
+fn queue_error(status: hsa_status_t) -> HipError {
+    match status {
+        status::AMD_ERROR_MEMORY_APERTURE_VIOLATION | status::AMD_ERROR_MEMORY_FAULT => {
+            HipError::ILLEGAL_ADDRESS
+        }
+        _ => HipError::LAUNCH_FAILURE,
+    }
+}

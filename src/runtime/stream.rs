@@ -1,112 +1,1166 @@
-//! Streams: in-order sequences of packets on the queue the policy assigned.
+//! Streams: in-order sequences of work on the queue the policy assigned, and the ordering
+//! between them.
 //!
-//! Completion is tracked without a signal per packet: `pending` counts the stream's
-//! outstanding packets (incremented on submit, decremented by the packet processor as the
-//! packet's completion signal), so synchronising is waiting for it to read 0.
+//! ## Completion tracking
+//! Kernels and the barrier packets that make a stream wait are *counted*: their completion
+//! signal is the stream's `pending` signal, incremented at submit and decremented by the packet
+//! processor, so "everything done" is `pending == 0` and no signal is needed per launch. The
+//! launch path takes only this stream's lock, allocates nothing and makes no system call.
+//!
+//! Work that is not a packet on the stream's queue (an SDMA copy, a host callback or fill) ends
+//! in a *gate*: a pooled signal the work decrements when done. The next packet of the stream
+//! first publishes a barrier-AND on the gate, and the next copy or host task depends on a
+//! marker that covers it, so the stream stays in order.
+//!
+//! Whenever something else must wait for "this stream so far" (another stream, a copy, an
+//! event), the stream publishes a *marker*: a barrier-AND packet (the barrier bit makes it wait
+//! for all earlier packets of its queue) whose completion signal is a pooled signal. Pooled
+//! signals are recycled, never created per use; every packet or copy that names one is paired
+//! with a clone kept in `held` until the stream knows the packet is complete (a later counted
+//! packet completed), so a signal is never reused while the device may still touch it.
+//!
+//! ## Cross-stream ordering
+//! Always on the device: a barrier-AND packet on the waiting stream's queue whose dependency
+//! is the other stream's marker (or an event's). The host never waits for another stream.
+//!
+//! ## The null stream (legacy semantics)
+//! An operation on the null stream first waits for every *blocking* stream of its device
+//! (created without `hipStreamNonBlocking`, including per-thread streams) that has work since
+//! the null stream last waited for it; an operation on a blocking stream first waits for the
+//! null stream's work since it last did. Each stream counts its operations (`ops`), so the
+//! common case costs one atomic load and no lock of the other stream.
 
 use super::device::Device;
+use super::runtime;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::Queue;
-use crate::hsa::signal::Signal;
+use crate::hsa::queue::{barrier_and, Queue, BARRIER_DEPS};
+use crate::hsa::signal::{PooledSignal, Signal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
-use crate::policy::QueuePolicy;
+use crate::policy::{Priority, QueuePolicy, QueueRequest};
+use dashmap::DashMap;
 use hsa_abi::*;
-use parking_lot::Mutex;
+use once_cell::sync::Lazy;
+use parking_lot::{Mutex, RwLock};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// `hipStreamNonBlocking`: no implicit ordering with the null stream.
+pub const NON_BLOCKING: u32 = 1;
+/// `hipStreamLegacy`: the null stream with legacy semantics.
+pub const LEGACY_HANDLE: usize = 1;
+/// `hipStreamPerThread`: the calling thread's default stream.
+pub const PER_THREAD_HANDLE: usize = 2;
 
 /// The streams of one device and the policy that assigns them queues.
 pub struct DeviceStreams {
     pub policy: QueuePolicy,
-    pub null_stream: Stream,
+    /// Markers, gates and event records draw their signals from here.
+    pub signals: &'static SignalPool,
+    null: Stream,
+    /// Created and per-thread streams of this device, for legacy ordering and device sync.
+    others: RwLock<Vec<Arc<Stream>>>,
+    /// How many of `others` are blocking: 0 lets null-stream work skip the list entirely.
+    blocking: AtomicUsize,
+    /// Destroyed streams whose work may still be running; dropped once idle.
+    retiring: Mutex<Vec<Arc<Stream>>>,
 }
 
 impl DeviceStreams {
     pub fn new(api: &'static HsaApi, config: &Config) -> Result<DeviceStreams, HsaError> {
+        let signals = SignalPool::leak(api);
+        tracing::info!(target: "hipshim", policy = %config.queue_policy, "queue policy in force");
         Ok(DeviceStreams {
-            policy: QueuePolicy::new(config),
-            null_stream: Stream::new(api)?,
+            policy: QueuePolicy::new(config.queue_policy, config.queue_size),
+            signals,
+            null: Stream::new(
+                api,
+                signals,
+                StreamKind::Null,
+                usize::MAX,
+                0,
+                Priority::Normal,
+                None,
+            )?,
+            others: RwLock::new(Vec::new()),
+            blocking: AtomicUsize::new(0),
+            retiring: Mutex::new(Vec::new()),
         })
     }
 
-    /// Waits for the work of every stream of `device`.
+    /// The device's null stream.
+    pub fn null_stream(&self) -> &Stream {
+        &self.null
+    }
+
+    /// Waits for the work of every stream of `device`, destroyed ones still running included.
     pub fn synchronize_all(&self, device: &Device) -> HipResult {
-        self.null_stream.synchronize(device)
+        let mut result = self.null.synchronize(device);
+        let others: Vec<Arc<Stream>> = self.others.read().clone();
+        for stream in others {
+            result = result.and(stream.synchronize(device));
+        }
+        let retiring: Vec<Arc<Stream>> = self.retiring.lock().clone();
+        for stream in retiring {
+            if let Err(e) = stream.synchronize(device) {
+                tracing::warn!(stream = %stream.kind, error = ?e, "work of a destroyed stream failed");
+            }
+        }
+        self.reap();
+        result
+    }
+
+    /// `hipStreamSynchronize(0)`: AMD's runtime waits for the null stream and every blocking
+    /// stream of the device; so does hipshim.
+    pub fn synchronize_null(&self, device: &Device) -> HipResult {
+        let mut result = self.null.synchronize(device);
+        let blocking: Vec<Arc<Stream>> = self
+            .others
+            .read()
+            .iter()
+            .filter(|s| s.is_blocking())
+            .cloned()
+            .collect();
+        for stream in blocking {
+            result = result.and(stream.synchronize(device));
+        }
+        result
+    }
+
+    fn register(&self, stream: Arc<Stream>) {
+        if stream.is_blocking() {
+            self.blocking.fetch_add(1, Ordering::AcqRel);
+        }
+        self.others.write().push(stream);
+        self.reap();
+    }
+
+    /// Forgets `stream`; its outstanding work still completes (it is kept until idle).
+    fn unregister(&self, stream: &Arc<Stream>) {
+        let mut others = self.others.write();
+        let before = others.len();
+        others.retain(|s| !Arc::ptr_eq(s, stream));
+        if others.len() != before && stream.is_blocking() {
+            self.blocking.fetch_sub(1, Ordering::AcqRel);
+        }
+        drop(others);
+        if !stream.is_quiescent() {
+            self.retiring.lock().push(stream.clone());
+        }
+        self.reap();
+    }
+
+    /// Drops destroyed streams whose work has finished.
+    fn reap(&self) {
+        let mut retiring = self.retiring.lock();
+        if !retiring.is_empty() {
+            retiring.retain(|s| !s.is_quiescent());
+        }
+    }
+}
+
+/// Which stream this is, for logs and for the handle the callbacks receive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamKind {
+    Null,
+    PerThread,
+    /// A stream created by the program; the value is its `hipStream_t`.
+    Created(usize),
+}
+
+impl StreamKind {
+    /// The `hipStream_t` value the program knows this stream by.
+    pub fn handle(self) -> *mut c_void {
+        match self {
+            StreamKind::Null => std::ptr::null_mut(),
+            StreamKind::PerThread => PER_THREAD_HANDLE as *mut c_void,
+            StreamKind::Created(h) => h as *mut c_void,
+        }
+    }
+}
+
+impl fmt::Display for StreamKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StreamKind::Null => f.write_str("null"),
+            StreamKind::PerThread => f.write_str("per-thread"),
+            StreamKind::Created(h) => write!(f, "{h:#x}"),
+        }
     }
 }
 
 pub struct Stream {
-    /// The one lock a launch takes: it orders this stream's packets on its queue.
-    queue: Mutex<Option<Arc<Queue>>>,
+    pub kind: StreamKind,
+    /// Device ordinal (`usize::MAX` for a null stream, which belongs to its `DeviceStreams`).
+    device: usize,
+    pub flags: u32,
+    pub priority: Priority,
+    pub cu_mask: Option<Box<[u32]>>,
+    /// Counted packets not yet complete (see the module comment).
     pending: Signal,
+    signals: &'static SignalPool,
+    /// Operations enqueued so far (kernels, copies, waits, callbacks, records).
+    ops: AtomicU64,
+    /// Blocking streams: the null stream's `ops` this stream has already waited for.
+    seen_null: AtomicU64,
+    /// Blocking streams: this stream's `ops` the null stream has already waited for.
+    seen_by_null: AtomicU64,
+    /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
+    /// while waiting, and never while taking another stream's lock.
+    state: Mutex<State>,
+}
+
+struct State {
+    queue: Option<Arc<Queue>>,
+    /// Counted packets published (the ones `pending` tracks).
+    counted: u64,
+    /// Out-of-queue work the stream's next packet must wait for.
+    gate: Option<Gate>,
+    /// Pooled signals named by published packets or copies, released in order once the
+    /// counted packet `release_at` has completed.
+    held: VecDeque<Held>,
+    /// The last marker and the `ops` it covers, reused while no new work arrives.
+    tail: Option<(u64, PooledSignal)>,
+}
+
+/// Completion of out-of-queue work, and the marker that work depended on.
+struct Gate {
+    signal: PooledSignal,
+    after: Option<PooledSignal>,
+}
+
+struct Held {
+    release_at: u64,
+    signal: PooledSignal,
+    /// The queue whose marker this signal is, if it comes from another stream or an event:
+    /// if that queue fails the signal never completes, and this stream must not wait forever.
+    producer: Option<Arc<Queue>>,
+}
+
+/// Something a stream operation must wait for: a signal that reads 0 when it is done.
+pub struct Dep {
+    pub signal: PooledSignal,
+    pub producer: Option<Arc<Queue>>,
+}
+
+/// Dependencies of one operation, without heap allocation for the usual handful.
+#[derive(Default)]
+pub struct DepList {
+    inline: [Option<Dep>; 6],
+    len: usize,
+    spill: Vec<Dep>,
+}
+
+impl DepList {
+    pub fn push(&mut self, dep: Dep) {
+        if self.len < self.inline.len() {
+            self.inline[self.len] = Some(dep);
+            self.len += 1;
+        } else {
+            self.spill.push(dep);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0 && self.spill.is_empty()
+    }
+
+    fn drain(&mut self) -> impl Iterator<Item = Dep> + '_ {
+        let len = std::mem::take(&mut self.len);
+        self.inline[..len]
+            .iter_mut()
+            .filter_map(Option::take)
+            .chain(self.spill.drain(..))
+    }
+}
+
+/// What legacy ordering found before an operation, to record once it is published.
+#[derive(Default)]
+struct Legacy {
+    deps: DepList,
+    /// For a blocking stream: the null stream's `ops` now waited for.
+    null_ops: Option<u64>,
+    /// For the null stream: blocking streams and their `ops` now waited for.
+    streams: Vec<(Arc<Stream>, u64)>,
+}
+
+/// A stream resolved from a handle: the null stream is borrowed, others are shared.
+pub enum StreamRef<'a> {
+    Borrowed(&'a Stream),
+    Shared(Arc<Stream>),
+}
+
+impl Deref for StreamRef<'_> {
+    type Target = Stream;
+    fn deref(&self) -> &Stream {
+        match self {
+            StreamRef::Borrowed(s) => s,
+            StreamRef::Shared(s) => s,
+        }
+    }
+}
+
+/// How a failed wait ended: the queue that failed and its status.
+struct Failure {
+    queue: Arc<Queue>,
+    status: hsa_status_t,
+    /// True if the failing queue is not this stream's (a dependency's producer).
+    foreign: bool,
 }
 
 impl Stream {
-    pub fn new(api: &'static HsaApi) -> Result<Stream, HsaError> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        api: &'static HsaApi,
+        signals: &'static SignalPool,
+        kind: StreamKind,
+        device: usize,
+        flags: u32,
+        priority: Priority,
+        cu_mask: Option<Box<[u32]>>,
+    ) -> Result<Stream, HsaError> {
         Ok(Stream {
-            queue: Mutex::new(None),
+            kind,
+            device,
+            flags,
+            priority,
+            cu_mask,
             pending: Signal::new(api, 0)?,
+            signals,
+            ops: AtomicU64::new(0),
+            seen_null: AtomicU64::new(0),
+            seen_by_null: AtomicU64::new(0),
+            state: Mutex::new(State {
+                queue: None,
+                counted: 0,
+                gate: None,
+                held: VecDeque::with_capacity(16),
+                tail: None,
+            }),
         })
     }
 
-    /// Publishes one packet built by `fill` from its kernarg slot and completion signal.
+    /// True unless the stream was created with `hipStreamNonBlocking` (the null stream itself
+    /// is not "blocking" in this sense: it is the one the others block with).
+    pub fn is_blocking(&self) -> bool {
+        self.kind != StreamKind::Null && self.flags & NON_BLOCKING == 0
+    }
+
+    /// The device ordinal of this stream (`device` for a null stream).
+    pub fn device_index(&self, device: &Device) -> usize {
+        if self.kind == StreamKind::Null {
+            device.index
+        } else {
+            self.device
+        }
+    }
+
+    /// Publishes one kernel dispatch (or other counted packet) built by `fill` from its kernarg
+    /// slot and completion signal, after whatever the stream must wait for.
     pub fn submit(
         &self,
         device: &Device,
         fill: impl FnOnce(&mut [u8], hsa_signal_t) -> AqlPacket,
     ) -> HipResult {
-        let mut slot = self.queue.lock();
-        let queue = match slot.as_ref() {
-            Some(queue) => queue,
-            None => slot.insert(device.streams.policy.queue_for(device)?),
-        };
-        self.pending.add(1);
-        let completion = self.pending.handle;
-        queue.submit(|_, kernarg| fill(kernarg, completion));
-        Ok(())
+        self.operation(device, None, |st, deps| {
+            let queue = self.queue(st, device)?;
+            self.wait_in_queue(st, &queue, deps);
+            self.publish_counted(st, &queue, |kernarg, completion| fill(kernarg, completion));
+            Ok(())
+        })
     }
 
-    /// Waits until every packet submitted so far has completed. A queue error (a kernel
-    /// fault) is returned here, once; the failed queue is retired so later work gets a new one.
-    pub fn synchronize(&self, device: &Device) -> HipResult {
-        let Some(queue) = self.queue.lock().clone() else {
+    /// `hipStreamWaitEvent`: later work of this stream waits for `dep` (a barrier-AND packet
+    /// on this stream's queue; the host does not wait).
+    pub fn wait_for(&self, device: &Device, dep: Dep) -> HipResult {
+        self.operation(device, Some(dep), |st, deps| {
+            if deps.is_empty() {
+                return Ok(());
+            }
+            let queue = self.queue(st, device)?;
+            self.wait_in_queue(st, &queue, deps);
+            Ok(())
+        })
+    }
+
+    /// `hipEventRecord`: a marker after all work so far; returns its signal and queue.
+    pub fn record(&self, device: &Device) -> HipResult<(PooledSignal, Arc<Queue>)> {
+        self.operation(device, None, |st, deps| {
+            let queue = self.queue(st, device)?;
+            let marker = self.marker(st, &queue, deps)?;
+            st.tail = Some((self.ops.load(Ordering::Relaxed) + 1, marker.clone()));
+            Ok((marker, queue))
+        })
+    }
+
+    /// Enqueues out-of-queue work: `start` is called (under the stream lock) with the signals
+    /// the work must wait for (none if the stream is idle) and a completion signal holding
+    /// `completions`; the work decrements it once per part. The stream's later work waits for
+    /// it to reach 0.
+    pub fn enqueue_external(
+        &self,
+        device: &Device,
+        completions: i64,
+        start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
+    ) -> HipResult {
+        self.operation(device, None, |st, deps| {
+            let before = if deps.is_empty() && self.idle(st) {
+                None
+            } else {
+                let queue = self.queue(st, device)?;
+                Some(self.marker(st, &queue, deps)?)
+            };
+            let done = self.signals.get(completions).map_err(hsa_failure)?;
+            start(before.as_ref(), &done)?;
+            // An earlier gate was covered by the marker (or already complete).
+            st.gate = Some(Gate {
+                signal: done,
+                after: before,
+            });
+            Ok(())
+        })
+    }
+
+    /// Waits on the host until all work enqueued so far (and, on the null stream or a blocking
+    /// stream, what legacy ordering adds) is complete. For operations that are synchronous
+    /// with respect to the host, like copies from pageable memory.
+    pub fn host_fence(&self, device: &Device) -> HipResult {
+        let (marker, queue, producers) = self
+            .operation(device, None, |st, deps| {
+                if deps.is_empty() && self.idle(st) {
+                    return Ok(None);
+                }
+                let producers: Vec<Arc<Queue>> = deps
+                    .inline
+                    .iter()
+                    .flatten()
+                    .chain(deps.spill.iter())
+                    .filter_map(|d| d.producer.clone())
+                    .collect();
+                let queue = self.queue(st, device)?;
+                let marker = self.marker(st, &queue, deps)?;
+                Ok(Some((marker, queue, producers)))
+            })?
+            .map_or((None, None, Vec::new()), |(m, q, p)| (Some(m), Some(q), p));
+        let (Some(marker), Some(queue)) = (marker, queue) else {
             return Ok(());
         };
-        let result = self
-            .pending
-            .wait_zero(device.timestamp_hz, || queue.error());
-        match result {
+        let waited = marker
+            .signal()
+            .wait_zero(device.timestamp_hz, || failure_of(&queue, &producers));
+        match waited {
             Ok(()) => Ok(()),
-            Err(status) => {
-                let mut slot = self.queue.lock();
-                if slot.as_ref().is_some_and(|q| Arc::ptr_eq(q, &queue)) {
-                    *slot = None;
+            Err(failure) => {
+                let mut st = self.state.lock();
+                Err(self.fail(&mut st, device, failure))
+            }
+        }
+    }
+
+    /// Waits until every operation enqueued so far has completed. A queue error (a kernel
+    /// fault) is returned here, once; the failed queue is retired so later work gets a new one.
+    pub fn synchronize(&self, device: &Device) -> HipResult {
+        let (queue, gate, producers) = {
+            let st = self.state.lock();
+            let producers: Vec<Arc<Queue>> =
+                st.held.iter().filter_map(|h| h.producer.clone()).collect();
+            (
+                st.queue.clone(),
+                st.gate.as_ref().map(|g| g.signal.clone()),
+                producers,
+            )
+        };
+        let failed = || queue.as_ref().and_then(|q| failure_of(q, &producers));
+        let mut result = self.pending.wait_zero(device.timestamp_hz, failed);
+        if let (Ok(()), Some(gate)) = (&result, &gate) {
+            result = gate.signal().wait_zero(device.timestamp_hz, failed);
+        }
+        let mut st = self.state.lock();
+        match result {
+            Ok(()) => {
+                if let (Some(done), Some(current)) = (&gate, &st.gate) {
+                    if done.handle() == current.signal.handle() {
+                        st.gate = None;
+                    }
                 }
-                device.streams.policy.retire(&queue);
-                self.pending.store(0);
-                let error = match status {
-                    status::AMD_ERROR_MEMORY_APERTURE_VIOLATION
-                    | status::AMD_ERROR_MEMORY_FAULT => HipError::ILLEGAL_ADDRESS,
-                    _ => HipError::LAUNCH_FAILURE,
-                };
-                tracing::error!(
-                    "a kernel failed on device {} (queue {}): {}; reported as {error:?}",
-                    device.index,
-                    queue.id,
-                    device.api.describe(status)
-                );
-                Err(error)
+                self.sweep(&mut st);
+                Ok(())
+            }
+            Err(failure) => Err(self.fail(&mut st, device, failure)),
+        }
+    }
+
+    /// `hipStreamQuery`: Ok if all work is complete, `NotReady` if not, or the queue's error.
+    pub fn query(&self, device: &Device) -> HipResult {
+        let mut st = self.state.lock();
+        if let Some(queue) = st.queue.clone() {
+            let producers: Vec<Arc<Queue>> =
+                st.held.iter().filter_map(|h| h.producer.clone()).collect();
+            if let Some(failure) = failure_of(&queue, &producers) {
+                return Err(self.fail(&mut st, device, failure));
+            }
+        }
+        if self.idle(&st) {
+            if st.gate.as_ref().is_some_and(|g| g.signal.is_zero()) {
+                st.gate = None;
+            }
+            self.sweep(&mut st);
+            Ok(())
+        } else {
+            Err(HipError::NOT_READY)
+        }
+    }
+
+    /// All enqueued work is done and no published packet still names a pooled signal: the
+    /// stream may be dropped.
+    fn is_quiescent(&self) -> bool {
+        let st = self.state.lock();
+        self.idle(&st)
+            && st.held.iter().all(|h| h.signal.is_zero())
+            && st.tail.as_ref().is_none_or(|t| t.1.is_zero())
+    }
+
+    // ---- building blocks (all called with the stream lock held) ----
+
+    /// Runs one operation: gathers legacy-ordering dependencies (taking other streams' locks
+    /// one at a time, before ours), then calls `body` under this stream's lock with everything
+    /// the operation must wait for, then records what was waited for.
+    fn operation<R>(
+        &self,
+        device: &Device,
+        extra: Option<Dep>,
+        body: impl FnOnce(&mut State, DepList) -> HipResult<R>,
+    ) -> HipResult<R> {
+        let mut legacy = self.legacy_deps(device)?;
+        if let Some(dep) = extra {
+            legacy.deps.push(dep);
+        }
+        let deps = std::mem::take(&mut legacy.deps);
+        let mut st = self.state.lock();
+        self.sweep(&mut st);
+        let result = body(&mut st, deps)?;
+        self.ops.fetch_add(1, Ordering::AcqRel);
+        drop(st);
+        // Only now is the wait published: a concurrent operation that reads these marks
+        // takes our lock after us, so it is ordered behind the wait.
+        if let Some(ops) = legacy.null_ops {
+            self.seen_null.fetch_max(ops, Ordering::AcqRel);
+        }
+        for (stream, ops) in legacy.streams {
+            stream.seen_by_null.fetch_max(ops, Ordering::AcqRel);
+        }
+        Ok(result)
+    }
+
+    /// What an operation on this stream must wait for under legacy null-stream semantics.
+    fn legacy_deps(&self, device: &Device) -> HipResult<Legacy> {
+        let mut legacy = Legacy::default();
+        let streams = &device.streams;
+        if self.kind == StreamKind::Null {
+            if streams.blocking.load(Ordering::Acquire) == 0 {
+                return Ok(legacy);
+            }
+            let blocking: Vec<Arc<Stream>> = streams
+                .others
+                .read()
+                .iter()
+                .filter(|s| {
+                    s.is_blocking()
+                        && s.ops.load(Ordering::Acquire) != s.seen_by_null.load(Ordering::Acquire)
+                })
+                .cloned()
+                .collect();
+            for stream in blocking {
+                let (ops, dep) = stream.tail_dep(device)?;
+                if let Some(dep) = dep {
+                    legacy.deps.push(dep);
+                }
+                legacy.streams.push((stream, ops));
+            }
+        } else if self.is_blocking() {
+            let null = &streams.null;
+            if null.ops.load(Ordering::Acquire) != self.seen_null.load(Ordering::Acquire) {
+                let (ops, dep) = null.tail_dep(device)?;
+                if let Some(dep) = dep {
+                    legacy.deps.push(dep);
+                }
+                legacy.null_ops = Some(ops);
+            }
+        }
+        Ok(legacy)
+    }
+
+    /// A signal that reads 0 once all this stream's operations so far are complete (`None` if
+    /// they already are), and the `ops` count it covers. Takes this stream's lock.
+    fn tail_dep(&self, device: &Device) -> HipResult<(u64, Option<Dep>)> {
+        let mut st = self.state.lock();
+        let ops = self.ops.load(Ordering::Acquire);
+        if self.idle(&st) {
+            return Ok((ops, None));
+        }
+        let producer = st.queue.clone();
+        if let Some((at, marker)) = &st.tail {
+            if *at == ops {
+                let signal = marker.clone();
+                return Ok((ops, Some(Dep { signal, producer })));
+            }
+        }
+        // Only out-of-queue work outstanding: its gate already covers everything before it.
+        if self.pending.load() == 0 {
+            if let Some(gate) = &st.gate {
+                let signal = gate.signal.clone();
+                return Ok((ops, Some(Dep { signal, producer })));
+            }
+        }
+        let queue = self.queue(&mut st, device)?;
+        let marker = self.marker(&mut st, &queue, DepList::default())?;
+        st.tail = Some((ops, marker.clone()));
+        Ok((
+            ops,
+            Some(Dep {
+                signal: marker,
+                producer: Some(queue),
+            }),
+        ))
+    }
+
+    /// True when nothing enqueued is still running (markers aside: they complete on their own
+    /// right after the work before them).
+    fn idle(&self, st: &State) -> bool {
+        self.pending.load() == 0 && st.gate.as_ref().is_none_or(|g| g.signal.is_zero())
+    }
+
+    /// The stream's queue, assigned by the policy at first use.
+    fn queue(&self, st: &mut State, device: &Device) -> HipResult<Arc<Queue>> {
+        if let Some(queue) = &st.queue {
+            return Ok(queue.clone());
+        }
+        let queue = device.streams.policy.queue_for(
+            device,
+            &QueueRequest {
+                stream: &self.kind,
+                priority: self.priority,
+                cu_mask: self.cu_mask.as_deref(),
+            },
+        )?;
+        st.queue = Some(queue.clone());
+        Ok(queue)
+    }
+
+    /// Publishes a packet whose completion signal is `pending`.
+    fn publish_counted(
+        &self,
+        st: &mut State,
+        queue: &Queue,
+        fill: impl FnOnce(&mut [u8], hsa_signal_t) -> AqlPacket,
+    ) {
+        self.pending.add(1);
+        st.counted += 1;
+        let completion = self.pending.handle;
+        queue.submit(|_, kernarg| fill(kernarg, completion));
+    }
+
+    /// Makes the stream's next packet wait for `deps` and for its gate: counted barrier-AND
+    /// packets, up to five dependencies each. Dependencies already complete are dropped.
+    fn wait_in_queue(&self, st: &mut State, queue: &Queue, mut deps: DepList) {
+        type Entry = (PooledSignal, Option<Arc<Queue>>, Option<PooledSignal>);
+        let gate = st.gate.take().map(|g| (g.signal, None, g.after));
+        let mut all = gate
+            .into_iter()
+            .chain(deps.drain().map(|d| (d.signal, d.producer, None)))
+            .filter(|(signal, _, _)| !signal.is_zero())
+            .peekable();
+        while all.peek().is_some() {
+            let mut batch: [Option<Entry>; BARRIER_DEPS] = Default::default();
+            let mut handles = [hsa_signal_t::default(); BARRIER_DEPS];
+            for (slot, entry) in batch.iter_mut().zip(handles.iter_mut()) {
+                let Some(next) = all.next() else { break };
+                *entry = next.0.handle();
+                *slot = Some(next);
+            }
+            self.publish_counted(st, queue, |_, completion| barrier_and(&handles, completion));
+            let release_at = st.counted;
+            for (signal, producer, after) in batch.into_iter().flatten() {
+                st.held.push_back(Held {
+                    release_at,
+                    signal,
+                    producer,
+                });
+                if let Some(after) = after {
+                    st.held.push_back(Held {
+                        release_at,
+                        signal: after,
+                        producer: None,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Publishes a marker after `deps`, the gate and all earlier packets; returns its signal.
+    fn marker(&self, st: &mut State, queue: &Arc<Queue>, deps: DepList) -> HipResult<PooledSignal> {
+        self.wait_in_queue(st, queue, deps);
+        let marker = self.signals.get(1).map_err(hsa_failure)?;
+        let handle = marker.handle();
+        queue.submit(|_, _| barrier_and(&[], handle));
+        // Complete once the next counted packet is (the barrier bit orders them).
+        st.held.push_back(Held {
+            release_at: st.counted + 1,
+            signal: marker.clone(),
+            producer: None,
+        });
+        tracing::trace!(stream = %self.kind, queue = queue.id, ?marker, "marker");
+        Ok(marker)
+    }
+
+    /// Returns pooled signals whose packets are known complete to the pool.
+    fn sweep(&self, st: &mut State) {
+        if st.held.is_empty() {
+            return;
+        }
+        let completed = st.counted.saturating_sub(self.pending.load().max(0) as u64);
+        while st.held.front().is_some_and(|h| h.release_at <= completed) {
+            st.held.pop_front();
+        }
+    }
+
+    /// Recovers from a failed queue: reports the error once, retires the queue (the policy
+    /// stops handing it out) and leaks every pooled signal a stuck packet may still name.
+    fn fail(&self, st: &mut State, device: &Device, failure: Failure) -> HipError {
+        let Failure {
+            queue,
+            status,
+            foreign,
+        } = failure;
+        device.streams.policy.retire(&queue);
+        if let Some(own) = st.queue.take() {
+            // Behind a barrier that waits for a failed queue, our queue is stuck too.
+            device.streams.policy.retire(&own);
+        }
+        for held in st.held.drain(..) {
+            held.signal.leak();
+        }
+        if let Some(gate) = st.gate.take() {
+            gate.signal.leak();
+            if let Some(after) = gate.after {
+                after.leak();
+            }
+        }
+        if let Some((_, tail)) = st.tail.take() {
+            tail.leak();
+        }
+        self.pending.store(0);
+        st.counted = 0;
+        let error = match status {
+            status::AMD_ERROR_MEMORY_APERTURE_VIOLATION | status::AMD_ERROR_MEMORY_FAULT => {
+                HipError::ILLEGAL_ADDRESS
+            }
+            _ => HipError::LAUNCH_FAILURE,
+        };
+        if foreign {
+            tracing::error!(
+                "stream {} on device {} waited for work on queue {} which failed: {}; reported as {error:?}",
+                self.kind,
+                device.index,
+                queue.id,
+                device.api.describe(status)
+            );
+        } else {
+            tracing::error!(
+                "a kernel failed on device {} (queue {}): {}; reported as {error:?}",
+                device.index,
+                queue.id,
+                device.api.describe(status)
+            );
+        }
+        error
+    }
+}
+
+/// The first failed queue among a stream's own and the producers of what it waits for.
+fn failure_of(own: &Arc<Queue>, producers: &[Arc<Queue>]) -> Option<Failure> {
+    if let Some(status) = own.error() {
+        return Some(Failure {
+            queue: own.clone(),
+            status,
+            foreign: false,
+        });
+    }
+    producers.iter().find_map(|q| {
+        q.error().map(|status| Failure {
+            queue: q.clone(),
+            status,
+            foreign: true,
+        })
+    })
+}
+
+fn hsa_failure(error: HsaError) -> HipError {
+    super::device::runtime_error(error)
+}
+
+// ---- host tasks (callbacks, host functions, fills) ----
+
+/// Host work ordered in a stream: it runs on hipshim's callback thread once the stream's
+/// earlier work is complete, and the stream's later work waits for it (its gate).
+struct HostTask {
+    run: Box<dyn FnOnce() + Send>,
+    done: PooledSignal,
+    /// The marker the task waited for, kept until the task has run.
+    _after: Option<PooledSignal>,
+}
+
+/// One thread runs every stream's host tasks in the order they become ready. Host tasks must
+/// not wait for other stream work (CUDA's rule for callbacks), or they would wait for it here.
+static CALLBACK_THREAD: Lazy<Result<std::sync::mpsc::Sender<HostTask>, String>> = Lazy::new(|| {
+    let (send, receive) = std::sync::mpsc::channel::<HostTask>();
+    std::thread::Builder::new()
+        .name("hipshim-callbacks".into())
+        .spawn(move || {
+            for task in receive {
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(task.run)).is_err() {
+                    eprintln!("hipshim: internal error in a stream host task");
+                }
+                // Opens the gate: the stream's next packet (a barrier on it) may now run.
+                task.done.signal().subtract_release(1);
+            }
+        })
+        .map(|_| send)
+        .map_err(|e| e.to_string())
+});
+
+fn send_host_task(task: HostTask) {
+    match &*CALLBACK_THREAD {
+        Ok(sender) => {
+            if let Err(failed) = sender.send(task) {
+                // The thread is gone (process exit): run it here rather than never.
+                let task = failed.0;
+                (task.run)();
+                task.done.signal().subtract_release(1);
+            }
+        }
+        Err(_) => {
+            (task.run)();
+            task.done.signal().subtract_release(1);
+        }
+    }
+}
+
+/// Called by the HSA runtime's async-handler thread when the marker a host task waits for
+/// completes; hands the task to the callback thread (user code never runs on the HSA thread).
+unsafe extern "C" fn on_marker_done(_value: hsa_signal_value_t, arg: *mut c_void) -> bool {
+    // SAFETY: `arg` is the `Box<HostTask>` leaked when the handler was registered; the HSA
+    // runtime calls a handler that returns false exactly once.
+    let task = unsafe { Box::from_raw(arg as *mut HostTask) };
+    send_host_task(*task);
+    false
+}
+
+/// Enqueues `run` as host work in `stream` (see [`HostTask`]).
+pub fn enqueue_host_task(
+    device: &Device,
+    stream: &Stream,
+    run: Box<dyn FnOnce() + Send>,
+) -> HipResult {
+    let mut run = Some(run);
+    stream.enqueue_external(device, 1, |after, done| {
+        let task = HostTask {
+            run: run.take().expect("called once"),
+            done: done.clone(),
+            _after: after.cloned(),
+        };
+        let Some(after) = after else {
+            send_host_task(task);
+            return Ok(());
+        };
+        let arg = Box::into_raw(Box::new(task));
+        // SAFETY: the marker signal is live (held by the task and the stream); the handler
+        // takes ownership of `arg` when it runs.
+        let status = unsafe {
+            (device.api.hsa_amd_signal_async_handler)(
+                after.handle(),
+                HSA_SIGNAL_CONDITION_EQ,
+                0,
+                on_marker_done,
+                arg as *mut c_void,
+            )
+        };
+        if let Err(e) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
+            // SAFETY: the handler was not registered, so `arg` is still ours.
+            let task = unsafe { Box::from_raw(arg) };
+            task.done.signal().store(0);
+            return Err(hsa_failure(e));
+        }
+        Ok(())
+    })
+}
+
+// ---- handles ----
+
+/// Live created streams by handle. A handle is checked here before anything is done with it,
+/// so a pointer that never was a stream, or a destroyed one, is rejected without being
+/// dereferenced.
+static STREAMS: Lazy<DashMap<usize, Arc<Stream>>> = Lazy::new(DashMap::new);
+static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
+
+/// A new handle value: never reused, 16-byte aligned like a pointer, never 0, 1 or 2. Handles
+/// are not addresses (the program never dereferences a `hipStream_t`), which is what makes a
+/// destroyed handle distinguishable from a new stream allocated at the same address.
+fn new_handle() -> usize {
+    (NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 8) | 0x50
+}
+
+thread_local! {
+    /// This thread's per-thread default streams, by device ordinal.
+    static PER_THREAD: PerThreadStreams = const { PerThreadStreams(RefCell::new(Vec::new())) };
+}
+
+struct PerThreadStreams(RefCell<Vec<Option<Arc<Stream>>>>);
+
+impl Drop for PerThreadStreams {
+    fn drop(&mut self) {
+        // The thread is exiting: its streams are destroyed; their work still completes.
+        let Ok(rt) = runtime() else { return };
+        for (index, stream) in self.0.get_mut().drain(..).enumerate() {
+            if let (Some(stream), Ok(device)) = (stream, rt.device(index)) {
+                device.streams.unregister(&stream);
             }
         }
     }
 }
 
-/// The stream a `hipStream_t` names on `device`. Only the null stream exists so far.
-pub fn resolve(handle: *mut std::ffi::c_void, device: &Device) -> HipResult<&Stream> {
-    if handle.is_null() {
-        Ok(&device.streams.null_stream)
+fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
+    PER_THREAD
+        .try_with(|streams| {
+            let mut streams = streams.0.borrow_mut();
+            if streams.len() <= device.index {
+                streams.resize(device.index + 1, None);
+            }
+            if let Some(stream) = &streams[device.index] {
+                return Ok(stream.clone());
+            }
+            let stream = Arc::new(
+                Stream::new(
+                    device.api,
+                    device.streams.signals,
+                    StreamKind::PerThread,
+                    device.index,
+                    0,
+                    Priority::Normal,
+                    None,
+                )
+                .map_err(hsa_failure)?,
+            );
+            device.streams.register(stream.clone());
+            streams[device.index] = Some(stream.clone());
+            Ok(stream)
+        })
+        .unwrap_or(Err(HipError::INVALID_HANDLE))
+}
+
+/// The stream a `hipStream_t` names on `device` (the launch path's lookup: a map read, no
+/// allocation). 0 and `hipStreamLegacy` are the null stream, `hipStreamPerThread` the calling
+/// thread's stream.
+pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
+    let (owner, stream) = resolve_any(handle, Some(device))?;
+    if owner.index != device.index {
+        tracing::warn!(
+            stream = %stream.kind,
+            "the stream belongs to device {}, not the current device {}",
+            owner.index,
+            device.index
+        );
+        return Err(HipError::INVALID_HANDLE);
+    }
+    Ok(stream)
+}
+
+/// The stream a `hipStream_t` names and its device (the current device for the null and
+/// per-thread streams).
+pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'static>)> {
+    resolve_any(handle, None)
+}
+
+fn resolve_any<'a>(
+    handle: *mut c_void,
+    current: Option<&'a Device>,
+) -> HipResult<(&'a Device, StreamRef<'a>)> {
+    let rt = runtime()?;
+    let current = || -> HipResult<&'a Device> {
+        match current {
+            Some(device) => Ok(device),
+            None => rt.current_device(),
+        }
+    };
+    match handle as usize {
+        0 | LEGACY_HANDLE => {
+            let device = current()?;
+            Ok((device, StreamRef::Borrowed(&device.streams.null)))
+        }
+        PER_THREAD_HANDLE => {
+            let device = current()?;
+            Ok((device, StreamRef::Shared(per_thread(device)?)))
+        }
+        value => {
+            let Some(stream) = STREAMS.get(&value).map(|s| s.clone()) else {
+                tracing::warn!(
+                    stream = format_args!("{handle:p}"),
+                    "not a live stream handle"
+                );
+                return Err(HipError::INVALID_HANDLE);
+            };
+            let device = rt.device(stream.device)?;
+            Ok((device, StreamRef::Shared(stream)))
+        }
+    }
+}
+
+/// `hipStreamCreateWithFlags` / `WithPriority` / `hipExtStreamCreateWithCUMask` on the current
+/// device; returns the new handle.
+pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*mut c_void> {
+    if flags & !NON_BLOCKING != 0 {
+        tracing::warn!(flags, "unknown stream flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let rt = runtime()?;
+    let device = rt.current_device()?;
+    let cu_mask = match cu_mask {
+        None => None,
+        Some(mask) => Some(trim_cu_mask(device, mask)?),
+    };
+    let handle = new_handle();
+    let stream = Arc::new(
+        Stream::new(
+            device.api,
+            device.streams.signals,
+            StreamKind::Created(handle),
+            device.index,
+            flags,
+            Priority::from_hip(priority),
+            cu_mask,
+        )
+        .map_err(hsa_failure)?,
+    );
+    tracing::debug!(stream = %stream.kind, flags, priority = ?stream.priority, device = device.index, "stream created");
+    device.streams.register(stream.clone());
+    STREAMS.insert(handle, stream);
+    Ok(handle as *mut c_void)
+}
+
+/// `hipStreamDestroy`: the handle dies now; work already enqueued still completes.
+pub fn destroy(handle: *mut c_void) -> HipResult {
+    let value = handle as usize;
+    if matches!(value, 0 | LEGACY_HANDLE | PER_THREAD_HANDLE) {
+        tracing::warn!("hipStreamDestroy of the null or per-thread stream");
+        return Err(HipError::INVALID_HANDLE);
+    }
+    let Some((_, stream)) = STREAMS.remove(&value) else {
+        tracing::warn!(
+            stream = format_args!("{handle:p}"),
+            "hipStreamDestroy of a handle that is not a live stream"
+        );
+        return Err(HipError::INVALID_HANDLE);
+    };
+    let device = runtime()?.device(stream.device)?;
+    device.streams.unregister(&stream);
+    tracing::debug!(stream = %stream.kind, "stream destroyed");
+    Ok(())
+}
+
+/// `hipStreamSynchronize`.
+pub fn synchronize(handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup(handle)?;
+    if stream.kind == StreamKind::Null {
+        device.streams.synchronize_null(device)
     } else {
-        tracing::warn!(stream = format_args!("{handle:p}"), "unknown stream handle");
-        Err(HipError::INVALID_HANDLE)
+        stream.synchronize(device)
+    }
+}
+
+/// `hipStreamQuery`.
+pub fn query(handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup(handle)?;
+    stream.query(device)
+}
+
+/// The CU mask a stream runs with: its own, or every CU of the device.
+pub fn cu_mask_of(handle: *mut c_void) -> HipResult<Vec<u32>> {
+    let (device, stream) = lookup(handle)?;
+    if let Some(mask) = &stream.cu_mask {
+        return Ok(mask.to_vec());
+    }
+    let cus = compute_units(device);
+    Ok(full_mask(cus))
+}
+
+fn compute_units(device: &Device) -> u32 {
+    crate::hsa::agent_value::<u32>(device.api, device.agent, agent_info::AMD_COMPUTE_UNIT_COUNT)
+        .unwrap_or(0)
+}
+
+fn full_mask(cus: u32) -> Vec<u32> {
+    let words = cus.div_ceil(32).max(1) as usize;
+    (0..words)
+        .map(|w| {
+            let lo = w as u32 * 32;
+            match cus.saturating_sub(lo) {
+                n if n >= 32 => u32::MAX,
+                n => (1u32 << n) - 1,
+            }
+        })
+        .collect()
+}
+
+/// Drops CUs the device does not have, as AMD does; a mask left with no CU is invalid.
+fn trim_cu_mask(device: &Device, mask: &[u32]) -> HipResult<Box<[u32]>> {
+    let cus = compute_units(device);
+    let full = full_mask(cus);
+    let trimmed: Vec<u32> = full
+        .iter()
+        .enumerate()
+        .map(|(i, f)| mask.get(i).copied().unwrap_or(0) & f)
+        .collect();
+    if trimmed.iter().all(|&w| w == 0) {
+        tracing::warn!(
+            ?mask,
+            cus,
+            "the CU mask enables none of the device's compute units"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(trimmed.into_boxed_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_are_unique_aligned_and_never_the_special_values() {
+        let a = new_handle();
+        let b = new_handle();
+        assert_ne!(a, b);
+        for h in [a, b] {
+            assert_eq!(h % 16, 0);
+            assert!(h > PER_THREAD_HANDLE);
+        }
+    }
+
+    #[test]
+    fn full_masks_cover_exactly_the_device_cus() {
+        assert_eq!(full_mask(80), vec![u32::MAX, u32::MAX, 0xffff]);
+        assert_eq!(full_mask(32), vec![u32::MAX]);
+        assert_eq!(full_mask(4), vec![0xf]);
+    }
+
+    #[test]
+    fn dep_lists_spill_past_their_inline_capacity() {
+        let list = DepList::default();
+        assert!(list.is_empty());
     }
 }

@@ -1,8 +1,91 @@
-// Streams.
+// Streams, stream callbacks, per-thread streams, and stream-ordered memory operations.
 #ifndef HIPSHIM_API_STREAM_H
 #define HIPSHIM_API_STREAM_H
 
+#include "api_event.h"
 #include "hip_error.h"
 #include "hip_types.h"
+
+// Stream creation flags.
+#define hipStreamDefault 0x00     // ordered with the null stream (legacy semantics)
+#define hipStreamNonBlocking 0x01 // no implicit ordering with the null stream
+
+// Special stream handles. 0 and hipStreamLegacy name the device's null stream;
+// hipStreamPerThread names the calling thread's default stream.
+#define hipStreamLegacy ((hipStream_t)1)
+#define hipStreamPerThread ((hipStream_t)2)
+
+// Host work in a stream: runs on a runtime thread after the stream's earlier work;
+// the stream's later work waits for it. It must not call HIP functions that wait
+// for stream work.
+typedef void (*hipStreamCallback_t)(hipStream_t stream, hipError_t status, void* userData);
+typedef void (*hipHostFn_t)(void* userData);
+
+extern "C" {
+
+hipError_t hipStreamCreate(hipStream_t* stream);
+hipError_t hipStreamCreateWithFlags(hipStream_t* stream, unsigned int flags);
+// Priorities: lower numbers are more urgent; see hipDeviceGetStreamPriorityRange
+// (least 1, greatest -1). Values outside the range are clamped.
+hipError_t hipStreamCreateWithPriority(hipStream_t* stream, unsigned int flags, int priority);
+hipError_t hipDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority);
+// The stream runs on a private queue limited to the compute units set in cuMask
+// (cuMaskSize 32-bit words; bit i of word j is CU 32*j+i).
+hipError_t hipExtStreamCreateWithCUMask(hipStream_t* stream, uint32_t cuMaskSize,
+                                        const uint32_t* cuMask);
+hipError_t hipExtStreamGetCUMask(hipStream_t stream, uint32_t cuMaskSize, uint32_t* outputCUMask);
+// Work already enqueued still completes; the handle is invalid afterwards.
+hipError_t hipStreamDestroy(hipStream_t stream);
+hipError_t hipStreamSynchronize(hipStream_t stream);
+// hipSuccess when all work is complete, hipErrorNotReady when not.
+hipError_t hipStreamQuery(hipStream_t stream);
+// Later work of `stream` waits (on the device) for the event's latest record.
+hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event, unsigned int flags);
+hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback, void* userData,
+                                unsigned int flags);
+hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData);
+hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags);
+hipError_t hipStreamGetPriority(hipStream_t stream, int* priority);
+hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
+int hipGetStreamDeviceId(hipStream_t stream);
+
+// Per-thread-default-stream variants: a null stream means hipStreamPerThread.
+hipError_t hipStreamSynchronize_spt(hipStream_t stream);
+hipError_t hipStreamQuery_spt(hipStream_t stream);
+hipError_t hipStreamWaitEvent_spt(hipStream_t stream, hipEvent_t event, unsigned int flags);
+hipError_t hipStreamAddCallback_spt(hipStream_t stream, hipStreamCallback_t callback,
+                                    void* userData, unsigned int flags);
+hipError_t hipLaunchHostFunc_spt(hipStream_t stream, hipHostFn_t fn, void* userData);
+hipError_t hipStreamGetFlags_spt(hipStream_t stream, unsigned int* flags);
+hipError_t hipStreamGetPriority_spt(hipStream_t stream, int* priority);
+hipError_t hipLaunchKernel_spt(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
+                               void** args, size_t sharedMemBytes, hipStream_t stream);
+
+// ---- stream-ordered memory ----
+// Device and pinned host memory are copied asynchronously by the copy engines;
+// copies involving pageable host memory return when complete (as CUDA allows).
+hipError_t hipMemcpyAsync(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind,
+                          hipStream_t stream);
+hipError_t hipMemcpyHtoDAsync(void* dst, const void* src, size_t sizeBytes, hipStream_t stream);
+hipError_t hipMemcpyDtoHAsync(void* dst, const void* src, size_t sizeBytes, hipStream_t stream);
+hipError_t hipMemcpyDtoDAsync(void* dst, const void* src, size_t sizeBytes, hipStream_t stream);
+// Like hipMemcpyAsync, then waits for the stream.
+hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind,
+                               hipStream_t stream);
+hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                            size_t height, hipMemcpyKind kind, hipStream_t stream);
+hipError_t hipMemsetAsync(void* dst, int value, size_t sizeBytes, hipStream_t stream);
+hipError_t hipMemsetD8Async(void* dst, unsigned char value, size_t count, hipStream_t stream);
+hipError_t hipMemsetD16Async(void* dst, unsigned short value, size_t count, hipStream_t stream);
+hipError_t hipMemsetD32Async(void* dst, int value, size_t count, hipStream_t stream);
+
+hipError_t hipMemcpyAsync_spt(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind,
+                              hipStream_t stream);
+hipError_t hipMemcpy2DAsync_spt(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                size_t width, size_t height, hipMemcpyKind kind,
+                                hipStream_t stream);
+hipError_t hipMemsetAsync_spt(void* dst, int value, size_t sizeBytes, hipStream_t stream);
+
+} // extern "C"
 
 #endif // HIPSHIM_API_STREAM_H
