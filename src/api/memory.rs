@@ -1,9 +1,10 @@
-//! Memory allocation and copies.
+//! Memory allocation, synchronous copies and fills, pointer queries, device symbols.
 #![allow(non_snake_case)]
 
 use super::{call, write_out};
 use crate::error::{hipError_t, HipError};
-use crate::runtime::memory::{self, CopyKind};
+use crate::runtime::memory::{self, CopyKind, PointerAttributes, Rows};
+use crate::runtime::module;
 use std::ffi::c_void;
 
 #[no_mangle]
@@ -23,6 +24,142 @@ pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
 }
 
 #[no_mangle]
+pub extern "C" fn hipMallocPitch(
+    ptr: *mut *mut c_void,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    call("hipMallocPitch", || {
+        if ptr.is_null() || pitch.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (p, row_pitch) = memory::malloc_pitch(width, height)?;
+        write_out(pitch, row_pitch)?;
+        write_out(ptr, p)
+    })
+}
+
+/// The driver-API form; the element size only matters to CUDA's texture path.
+#[no_mangle]
+pub extern "C" fn hipMemAllocPitch(
+    ptr: *mut *mut c_void,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+    _element_size: u32,
+) -> hipError_t {
+    call("hipMemAllocPitch", || {
+        if ptr.is_null() || pitch.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (p, row_pitch) = memory::malloc_pitch(width, height)?;
+        write_out(pitch, row_pitch)?;
+        write_out(ptr, p)
+    })
+}
+
+fn host_malloc(name: &'static str, ptr: *mut *mut c_void, size: usize, flags: u32) -> hipError_t {
+    call(name, || {
+        if ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        write_out(ptr, memory::host_malloc(size, flags)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipHostMalloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> hipError_t {
+    host_malloc("hipHostMalloc", ptr, size, flags)
+}
+
+/// CUDA's spelling: only the portable, mapped and write-combined flags (AMD checks so too).
+#[no_mangle]
+pub extern "C" fn hipHostAlloc(ptr: *mut *mut c_void, size: usize, flags: u32) -> hipError_t {
+    use memory::host_flags::*;
+    if flags & !(PORTABLE | MAPPED | WRITE_COMBINED) != 0 {
+        return call("hipHostAlloc", || Err(HipError::INVALID_VALUE));
+    }
+    host_malloc("hipHostAlloc", ptr, size, flags)
+}
+
+/// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
+#[no_mangle]
+pub extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    host_malloc("hipMallocHost", ptr, size, 0)
+}
+
+/// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
+#[no_mangle]
+pub extern "C" fn hipMemAllocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    host_malloc("hipMemAllocHost", ptr, size, 0)
+}
+
+#[no_mangle]
+pub extern "C" fn hipHostFree(ptr: *mut c_void) -> hipError_t {
+    call("hipHostFree", || memory::host_free(ptr))
+}
+
+/// Deprecated alias of `hipHostFree`.
+#[no_mangle]
+pub extern "C" fn hipFreeHost(ptr: *mut c_void) -> hipError_t {
+    call("hipFreeHost", || memory::host_free(ptr))
+}
+
+#[no_mangle]
+pub extern "C" fn hipMallocManaged(ptr: *mut *mut c_void, size: usize, flags: u32) -> hipError_t {
+    call("hipMallocManaged", || {
+        if ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        write_out(ptr, memory::malloc_managed(size, flags)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipHostRegister(ptr: *mut c_void, size: usize, flags: u32) -> hipError_t {
+    // SAFETY: HIP's contract: the range is the caller's live host memory.
+    call("hipHostRegister", || unsafe {
+        memory::host_register(ptr, size, flags)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipHostUnregister(ptr: *mut c_void) -> hipError_t {
+    // SAFETY: only a registered pointer is passed on (checked against the registry).
+    call("hipHostUnregister", || unsafe {
+        memory::host_unregister(ptr)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipHostGetDevicePointer(
+    device_ptr: *mut *mut c_void,
+    host_ptr: *mut c_void,
+    flags: u32,
+) -> hipError_t {
+    call("hipHostGetDevicePointer", || {
+        if device_ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        write_out(
+            device_ptr,
+            memory::host_get_device_pointer(host_ptr, flags)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipHostGetFlags(flags: *mut u32, host_ptr: *mut c_void) -> hipError_t {
+    call("hipHostGetFlags", || {
+        if flags.is_null() || host_ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        write_out(flags, memory::host_get_flags(host_ptr)?)
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn hipMemcpy(
     dst: *mut c_void,
     src: *const c_void,
@@ -37,8 +174,247 @@ pub unsafe extern "C" fn hipMemcpy(
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn hipMemcpyHtoD(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+) -> hipError_t {
+    // SAFETY: HIP's contract: `src` is valid host memory of `size` bytes.
+    call("hipMemcpyHtoD", || unsafe {
+        memory::memcpy(dst, src, size, CopyKind::HostToDevice)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyDtoH(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+) -> hipError_t {
+    // SAFETY: HIP's contract: `dst` is valid host memory of `size` bytes.
+    call("hipMemcpyDtoH", || unsafe {
+        memory::memcpy(dst, src, size, CopyKind::DeviceToHost)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyDtoD(
+    dst: *mut c_void,
+    src: *mut c_void,
+    size: usize,
+) -> hipError_t {
+    // SAFETY: both sides are checked against the registry.
+    call("hipMemcpyDtoD", || unsafe {
+        memory::memcpy(dst, src, size, CopyKind::DeviceToDevice)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy2D(
+    dst: *mut c_void,
+    dst_pitch: usize,
+    src: *const c_void,
+    src_pitch: usize,
+    width: usize,
+    height: usize,
+    kind: u32,
+) -> hipError_t {
+    call("hipMemcpy2D", || {
+        let kind = CopyKind::from_raw(kind)?;
+        let rows = Rows {
+            width,
+            height,
+            dst_pitch,
+            src_pitch,
+        };
+        // SAFETY: HIP's contract: host-side rows are valid memory.
+        unsafe { memory::memcpy_2d(dst, src, rows, kind) }
+    })
+}
+
+#[no_mangle]
 pub extern "C" fn hipMemset(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
     call("hipMemset", || memory::memset(dst, value as u8, size))
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemsetD8(dst: *mut c_void, value: u8, count: usize) -> hipError_t {
+    call("hipMemsetD8", || {
+        memory::memset_pattern(dst, &[value], count)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemsetD16(dst: *mut c_void, value: u16, count: usize) -> hipError_t {
+    call("hipMemsetD16", || {
+        memory::memset_pattern(dst, &value.to_le_bytes(), count)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemsetD32(dst: *mut c_void, value: i32, count: usize) -> hipError_t {
+    call("hipMemsetD32", || {
+        memory::memset_pattern(dst, &value.to_le_bytes(), count)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemset2D(
+    dst: *mut c_void,
+    pitch: usize,
+    value: i32,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    call("hipMemset2D", || {
+        memory::memset_2d(dst, pitch, value as u8, width, height)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> hipError_t {
+    call("hipMemGetInfo", || {
+        let (f, t) = memory::mem_get_info()?;
+        // Either may be null (AMD fills the ones given).
+        if !free.is_null() {
+            write_out(free, f)?;
+        }
+        if !total.is_null() {
+            write_out(total, t)?;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) -> hipError_t {
+    call("hipMemPtrGetInfo", || {
+        if size.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        write_out(size, memory::mem_ptr_get_info(ptr)?)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemGetAddressRange(
+    base: *mut *mut c_void,
+    size: *mut usize,
+    ptr: *mut c_void,
+) -> hipError_t {
+    call("hipMemGetAddressRange", || {
+        let alloc = memory::lookup(ptr as usize, 1).ok_or(HipError::NOT_FOUND)?;
+        if !base.is_null() {
+            write_out(base, alloc.start as *mut c_void)?;
+        }
+        if !size.is_null() {
+            write_out(size, alloc.size)?;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipPointerGetAttributes(
+    attributes: *mut PointerAttributes,
+    ptr: *const c_void,
+) -> hipError_t {
+    call("hipPointerGetAttributes", || {
+        if attributes.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        write_out(attributes, memory::pointer_attributes(ptr)?)
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Device symbols (`__device__` / `__constant__` variables registered by __hipRegisterVar)
+
+#[no_mangle]
+pub extern "C" fn hipGetSymbolAddress(ptr: *mut *mut c_void, symbol: *const c_void) -> hipError_t {
+    call("hipGetSymbolAddress", || {
+        if ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (address, _) = module::symbol_on_current_device(symbol)?;
+        write_out(ptr, address as *mut c_void)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipGetSymbolSize(size: *mut usize, symbol: *const c_void) -> hipError_t {
+    call("hipGetSymbolSize", || {
+        if size.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (_, bytes) = module::symbol_on_current_device(symbol)?;
+        write_out(size, bytes)
+    })
+}
+
+/// The device range `[symbol + offset, + size)`, checked against the variable's size.
+fn symbol_range(
+    symbol: *const c_void,
+    offset: usize,
+    size: usize,
+) -> crate::error::HipResult<usize> {
+    let (address, bytes) = module::symbol_on_current_device(symbol)?;
+    match offset.checked_add(size) {
+        Some(end) if end <= bytes => Ok(address + offset),
+        _ => {
+            tracing::warn!(
+                offset,
+                size,
+                bytes,
+                "copy beyond the end of a device symbol"
+            );
+            Err(HipError::INVALID_VALUE)
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyToSymbol(
+    symbol: *const c_void,
+    src: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+) -> hipError_t {
+    call("hipMemcpyToSymbol", || {
+        let kind = CopyKind::from_raw(kind)?;
+        if !matches!(
+            kind,
+            CopyKind::HostToDevice | CopyKind::DeviceToDevice | CopyKind::Default
+        ) {
+            return Err(HipError::INVALID_MEMCPY_DIRECTION);
+        }
+        let dst = symbol_range(symbol, offset, size)?;
+        // SAFETY: HIP's contract: a host `src` is valid for `size` bytes.
+        unsafe { memory::memcpy(dst as *mut c_void, src, size, kind) }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyFromSymbol(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+) -> hipError_t {
+    call("hipMemcpyFromSymbol", || {
+        let kind = CopyKind::from_raw(kind)?;
+        if !matches!(
+            kind,
+            CopyKind::DeviceToHost | CopyKind::DeviceToDevice | CopyKind::Default
+        ) {
+            return Err(HipError::INVALID_MEMCPY_DIRECTION);
+        }
+        let src = symbol_range(symbol, offset, size)?;
+        // SAFETY: HIP's contract: a host `dst` is valid for `size` bytes.
+        unsafe { memory::memcpy(dst, src as *const c_void, size, kind) }
+    })
 }
 
 include!(concat!(env!("OUT_DIR"), "/symver_memory.rs"));

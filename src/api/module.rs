@@ -2,9 +2,12 @@
 #![allow(non_snake_case)]
 
 use super::{call, call_void, write_out};
-use crate::error::{hipError_t, HipError};
-use crate::runtime::launch::{self, CallConfiguration, Dim3};
-use crate::runtime::module::{self, FatBinary};
+use crate::error::{hipError_t, HipError, HipResult};
+use crate::runtime::code_object::KernelInfo;
+use crate::runtime::launch::{self, Args, CallConfiguration, Dim3};
+use crate::runtime::module::{self, FatBinary, Function};
+use crate::runtime::occupancy::{self, CuLimits};
+use crate::runtime::{self, device::Device};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
@@ -150,6 +153,516 @@ pub unsafe extern "C" fn hipLaunchKernel(
                 stream,
             )
         }
+    })
+}
+
+/// `__hipRegisterVar`: clang registers each `__device__`/`__constant__` variable with the
+/// address of its host shadow and its device-side name (clang passes the same string as
+/// `host_var` and `device_var`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __hipRegisterVar(
+    modules: *mut *mut c_void,
+    var: *mut c_void,
+    _host_var: *mut c_char,
+    device_var: *const c_char,
+    _ext: i32,
+    size: usize,
+    _constant: i32,
+    _global: i32,
+) {
+    call_void("__hipRegisterVar", || {
+        let Some(fat_binary) = fat_binary(modules) else {
+            eprintln!("hipshim: __hipRegisterVar with an unknown fat binary handle");
+            return;
+        };
+        if var.is_null() || device_var.is_null() {
+            eprintln!("hipshim: __hipRegisterVar with a null variable");
+            return;
+        }
+        // SAFETY: clang passes the variable's NUL-terminated device-side name.
+        let name = unsafe { CStr::from_ptr(device_var) }
+            .to_string_lossy()
+            .into_owned();
+        module::register_variable(fat_binary, var as usize, name, size);
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Modules
+
+/// Reads a module handle argument: null is hipErrorInvalidHandle, like a dead one.
+fn module_handle(module: *mut c_void) -> HipResult<usize> {
+    if module.is_null() {
+        return Err(HipError::INVALID_HANDLE);
+    }
+    Ok(module as usize)
+}
+
+/// A non-empty C string argument.
+///
+/// # Safety
+/// `s` is null or NUL-terminated.
+unsafe fn c_str<'a>(s: *const c_char) -> HipResult<&'a str> {
+    if s.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: non-null and NUL-terminated per the contract.
+    let text = unsafe { CStr::from_ptr(s) }
+        .to_str()
+        .map_err(|_| HipError::INVALID_VALUE)?;
+    if text.is_empty() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(text)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoad(
+    module: *mut *mut c_void,
+    fname: *const c_char,
+) -> hipError_t {
+    call("hipModuleLoad", || {
+        if module.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: NUL-terminated per the API.
+        let path = unsafe { c_str(fname) }?;
+        let handle = module::load_module_file(std::path::Path::new(path))?;
+        write_out(module, handle as *mut c_void)
+    })
+}
+
+/// Loads a module from memory: an ELF code object, an offload bundle or a fat binary.
+///
+/// # Safety
+/// `image` is null or one of those forms, readable for its whole extent.
+unsafe fn load_data(module: *mut *mut c_void, image: *const c_void) -> HipResult {
+    if module.is_null() || image.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: forwarded contract.
+    let bytes = unsafe { crate::runtime::code_object::image_from_memory(image) }.map_err(|e| {
+        tracing::warn!(error = %e, "hipModuleLoadData: not a code object or bundle");
+        HipError::INVALID_IMAGE
+    })?;
+    let handle = module::load_module(bytes)?;
+    write_out(module, handle as *mut c_void)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoadData(
+    module: *mut *mut c_void,
+    image: *const c_void,
+) -> hipError_t {
+    // SAFETY: HIP's contract for `image`.
+    call("hipModuleLoadData", || unsafe { load_data(module, image) })
+}
+
+/// JIT options do not apply: hipshim loads finished code objects only.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLoadDataEx(
+    module: *mut *mut c_void,
+    image: *const c_void,
+    _num_options: u32,
+    _options: *mut c_void,
+    _values: *mut *mut c_void,
+) -> hipError_t {
+    // SAFETY: HIP's contract for `image`.
+    call("hipModuleLoadDataEx", || unsafe {
+        load_data(module, image)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipModuleUnload(module: *mut c_void) -> hipError_t {
+    call("hipModuleUnload", || {
+        module::unload_module(module_handle(module)?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetFunction(
+    function: *mut *mut c_void,
+    module: *mut c_void,
+    name: *const c_char,
+) -> hipError_t {
+    call("hipModuleGetFunction", || {
+        if function.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: NUL-terminated per the API.
+        let name = unsafe { c_str(name) }?;
+        let handle = module::module_get_function(module_handle(module)?, name)?;
+        write_out(function, handle as *mut c_void)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleGetGlobal(
+    dptr: *mut *mut c_void,
+    bytes: *mut usize,
+    module: *mut c_void,
+    name: *const c_char,
+) -> hipError_t {
+    call("hipModuleGetGlobal", || {
+        if dptr.is_null() && bytes.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: NUL-terminated per the API.
+        let name = unsafe { c_str(name) }?;
+        let (address, size) = module::module_get_global(module_handle(module)?, name)?;
+        if !dptr.is_null() {
+            write_out(dptr, address as *mut c_void)?;
+        }
+        if !bytes.is_null() {
+            write_out(bytes, size)?;
+        }
+        Ok(())
+    })
+}
+
+/// `HIP_LAUNCH_PARAM_BUFFER_POINTER`, `_SIZE`, `_END` (AMD's values).
+const LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+const LAUNCH_PARAM_END: usize = 3;
+
+/// The packed argument buffer named by an `extra` array:
+/// `{BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}` (the order AMD requires).
+///
+/// # Safety
+/// `extra` is a readable array of that form (checked entry by entry up to END).
+unsafe fn packed_args<'a>(extra: *mut *mut c_void) -> HipResult<&'a [u8]> {
+    // SAFETY: the first five entries of a well-formed array; the tags are checked before the
+    // pointers they introduce are used.
+    let e = |i: usize| unsafe { *extra.add(i) } as usize;
+    if e(0) != LAUNCH_PARAM_BUFFER_POINTER
+        || e(2) != LAUNCH_PARAM_BUFFER_SIZE
+        || e(4) != LAUNCH_PARAM_END
+    {
+        tracing::warn!("hipModuleLaunchKernel: malformed `extra` array");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let (buffer, size_ptr) = (e(1) as *const u8, e(3) as *const usize);
+    if buffer.is_null() || size_ptr.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: BUFFER_SIZE points to the buffer's size, and the buffer holds that many bytes.
+    Ok(unsafe { std::slice::from_raw_parts(buffer, *size_ptr) })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    function: *mut c_void,
+    grid_x: u32,
+    grid_y: u32,
+    grid_z: u32,
+    block_x: u32,
+    block_y: u32,
+    block_z: u32,
+    shared_mem: u32,
+    stream: *mut c_void,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    call("hipModuleLaunchKernel", || {
+        if function.is_null() {
+            return Err(HipError::INVALID_HANDLE);
+        }
+        let f = module::function_handle(function as usize)?;
+        if !kernel_params.is_null() && !extra.is_null() {
+            tracing::warn!("hipModuleLaunchKernel: both kernelParams and extra given");
+            return Err(HipError::INVALID_VALUE);
+        }
+        let args = if extra.is_null() {
+            Args::Pointers(kernel_params as *const *const c_void)
+        } else {
+            // SAFETY: HIP's contract for `extra`.
+            Args::Packed(unsafe { packed_args(extra) }?)
+        };
+        let grid = Dim3 {
+            x: grid_x,
+            y: grid_y,
+            z: grid_z,
+        };
+        let block = Dim3 {
+            x: block_x,
+            y: block_y,
+            z: block_z,
+        };
+        // SAFETY: HIP's contract: kernelParams has one pointer per explicit argument.
+        unsafe { launch::launch_function(&f, grid, block, args, shared_mem as usize, stream) }
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Function attributes and occupancy
+
+/// `hipFuncAttributes` (same layout in ROCm 5 and 6), 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FuncAttributes {
+    pub binary_version: i32,
+    pub cache_mode_ca: i32,
+    pub const_size_bytes: usize,
+    pub local_size_bytes: usize,
+    pub max_dynamic_shared_size_bytes: i32,
+    pub max_threads_per_block: i32,
+    pub num_regs: i32,
+    pub preferred_shmem_carveout: i32,
+    pub ptx_version: i32,
+    pub shared_size_bytes: usize,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<FuncAttributes>() == 56);
+    assert!(std::mem::offset_of!(FuncAttributes, const_size_bytes) == 8);
+    assert!(std::mem::offset_of!(FuncAttributes, local_size_bytes) == 16);
+    assert!(std::mem::offset_of!(FuncAttributes, max_dynamic_shared_size_bytes) == 24);
+    assert!(std::mem::offset_of!(FuncAttributes, ptx_version) == 40);
+    assert!(std::mem::offset_of!(FuncAttributes, shared_size_bytes) == 48);
+};
+
+fn func_attributes(info: &KernelInfo, device: &Device) -> FuncAttributes {
+    // AMD reports the ISA version (major * 10 + minor) as both versions.
+    let version = device.info.major * 10 + device.info.minor;
+    FuncAttributes {
+        binary_version: version,
+        cache_mode_ca: 0,
+        const_size_bytes: 0,
+        local_size_bytes: info.private_segment_fixed_size as usize,
+        max_dynamic_shared_size_bytes: device
+            .lds_bytes
+            .saturating_sub(info.group_segment_fixed_size)
+            as i32,
+        max_threads_per_block: match info.max_flat_workgroup_size {
+            0 => 1024,
+            n => n.min(1024) as i32,
+        },
+        num_regs: info.vgpr_count as i32,
+        preferred_shmem_carveout: 0,
+        ptx_version: version,
+        shared_size_bytes: info.group_segment_fixed_size as usize,
+    }
+}
+
+/// The registered kernel behind a host function pointer, on the current device.
+fn host_kernel(func: *const c_void) -> HipResult<(Arc<Function>, &'static Device)> {
+    if func.is_null() {
+        return Err(HipError::INVALID_DEVICE_FUNCTION);
+    }
+    let device = runtime::runtime()?.current_device()?;
+    Ok((module::function(func as usize)?, device))
+}
+
+#[no_mangle]
+pub extern "C" fn hipFuncGetAttributes(
+    attr: *mut FuncAttributes,
+    func: *const c_void,
+) -> hipError_t {
+    call("hipFuncGetAttributes", || {
+        if attr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (f, device) = host_kernel(func)?;
+        let kernel = f.kernel(device)?;
+        write_out(attr, func_attributes(&kernel.info, device))
+    })
+}
+
+/// `hipFunction_attribute` values.
+mod func_attr {
+    pub const MAX_THREADS_PER_BLOCK: i32 = 0;
+    pub const SHARED_SIZE_BYTES: i32 = 1;
+    pub const CONST_SIZE_BYTES: i32 = 2;
+    pub const LOCAL_SIZE_BYTES: i32 = 3;
+    pub const NUM_REGS: i32 = 4;
+    pub const PTX_VERSION: i32 = 5;
+    pub const BINARY_VERSION: i32 = 6;
+    pub const CACHE_MODE_CA: i32 = 7;
+    pub const MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+    pub const PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
+}
+
+#[no_mangle]
+pub extern "C" fn hipFuncGetAttribute(
+    value: *mut i32,
+    attribute: i32,
+    function: *mut c_void,
+) -> hipError_t {
+    call("hipFuncGetAttribute", || {
+        if value.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        if function.is_null() {
+            return Err(HipError::INVALID_HANDLE);
+        }
+        let f = module::function_handle(function as usize)?;
+        let device = runtime::runtime()?.current_device()?;
+        let a = func_attributes(&f.kernel(device)?.info, device);
+        use func_attr::*;
+        let v = match attribute {
+            MAX_THREADS_PER_BLOCK => a.max_threads_per_block,
+            SHARED_SIZE_BYTES => a.shared_size_bytes as i32,
+            CONST_SIZE_BYTES => a.const_size_bytes as i32,
+            LOCAL_SIZE_BYTES => a.local_size_bytes as i32,
+            NUM_REGS => a.num_regs,
+            PTX_VERSION => a.ptx_version,
+            BINARY_VERSION => a.binary_version,
+            CACHE_MODE_CA => a.cache_mode_ca,
+            MAX_DYNAMIC_SHARED_SIZE_BYTES => a.max_dynamic_shared_size_bytes,
+            PREFERRED_SHARED_MEMORY_CARVEOUT => a.preferred_shmem_carveout,
+            _ => return Err(HipError::INVALID_VALUE),
+        };
+        write_out(value, v)
+    })
+}
+
+fn cu_limits(device: &Device) -> CuLimits {
+    CuLimits {
+        wave_size: device.info.warp_size.max(1) as u32,
+        max_waves_per_cu: device.info.max_waves_per_cu.max(4) as u32,
+        lds_bytes: device.lds_bytes,
+    }
+}
+
+fn max_active_blocks(
+    f: &Function,
+    device: &Device,
+    block_size: i32,
+    dynamic_lds: usize,
+) -> HipResult<i32> {
+    if block_size <= 0 {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let info = &f.kernel(device)?.info;
+    Ok(
+        occupancy::max_active_blocks(info, cu_limits(device), block_size as u32, dynamic_lds)
+            as i32,
+    )
+}
+
+fn max_potential_block_size(
+    f: &Function,
+    device: &Device,
+    dynamic_lds: usize,
+    block_limit: i32,
+) -> HipResult<(i32, i32)> {
+    let info = &f.kernel(device)?.info;
+    let (grid, block) = occupancy::max_potential_block_size(
+        info,
+        cu_limits(device),
+        device.info.compute_units.max(1) as u32,
+        dynamic_lds,
+        block_limit.max(0) as u32,
+    );
+    if block == 0 {
+        // Not even one wave fits (the dynamic LDS alone exceeds the device's).
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok((grid as i32, block as i32))
+}
+
+#[no_mangle]
+pub extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessor(
+    num_blocks: *mut i32,
+    func: *const c_void,
+    block_size: i32,
+    dynamic_lds: usize,
+) -> hipError_t {
+    call("hipOccupancyMaxActiveBlocksPerMultiprocessor", || {
+        if num_blocks.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (f, device) = host_kernel(func)?;
+        write_out(
+            num_blocks,
+            max_active_blocks(&f, device, block_size, dynamic_lds)?,
+        )
+    })
+}
+
+/// The flags (hipOccupancyDefault / DisableCachingOverride) do not change the model.
+#[no_mangle]
+pub extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    num_blocks: *mut i32,
+    func: *const c_void,
+    block_size: i32,
+    dynamic_lds: usize,
+    _flags: u32,
+) -> hipError_t {
+    call(
+        "hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        || {
+            if num_blocks.is_null() {
+                return Err(HipError::INVALID_VALUE);
+            }
+            let (f, device) = host_kernel(func)?;
+            write_out(
+                num_blocks,
+                max_active_blocks(&f, device, block_size, dynamic_lds)?,
+            )
+        },
+    )
+}
+
+#[no_mangle]
+pub extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+    num_blocks: *mut i32,
+    function: *mut c_void,
+    block_size: i32,
+    dynamic_lds: usize,
+) -> hipError_t {
+    call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", || {
+        if num_blocks.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let f = module::function_handle(function as usize)?;
+        let device = runtime::runtime()?.current_device()?;
+        write_out(
+            num_blocks,
+            max_active_blocks(&f, device, block_size, dynamic_lds)?,
+        )
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipOccupancyMaxPotentialBlockSize(
+    grid_size: *mut i32,
+    block_size: *mut i32,
+    func: *const c_void,
+    dynamic_lds: usize,
+    block_limit: i32,
+) -> hipError_t {
+    call("hipOccupancyMaxPotentialBlockSize", || {
+        if grid_size.is_null() || block_size.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (f, device) = host_kernel(func)?;
+        let (grid, block) = max_potential_block_size(&f, device, dynamic_lds, block_limit)?;
+        write_out(grid_size, grid)?;
+        write_out(block_size, block)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipModuleOccupancyMaxPotentialBlockSize(
+    grid_size: *mut i32,
+    block_size: *mut i32,
+    function: *mut c_void,
+    dynamic_lds: usize,
+    block_limit: i32,
+) -> hipError_t {
+    call("hipModuleOccupancyMaxPotentialBlockSize", || {
+        if grid_size.is_null() || block_size.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let f = module::function_handle(function as usize)?;
+        let device = runtime::runtime()?.current_device()?;
+        let (grid, block) = max_potential_block_size(&f, device, dynamic_lds, block_limit)?;
+        write_out(grid_size, grid)?;
+        write_out(block_size, block)
     })
 }
 

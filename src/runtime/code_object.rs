@@ -228,9 +228,9 @@ impl ByteSource for RawBytes {
                 len: MAX_BUNDLE_SIZE,
             });
         }
-        // SAFETY: `RawBytes` is built only in `bundle_from_wrapper`, whose caller guarantees
-        // the pointer is the start of a clang-generated offload bundle that stays mapped for
-        // the life of the process. The header walk only reads fields that a well-formed
+        // SAFETY: `RawBytes` is built only in `bundle_from_wrapper` and `image_from_memory`,
+        // whose callers guarantee the pointer is the start of a clang-generated offload
+        // bundle or code object that is readable for its whole extent. The header walk only reads fields that a well-formed
         // bundle has at these offsets (each position was derived from earlier fields and
         // capped by the MAX_* limits), and `offset + len <= MAX_BUNDLE_SIZE < isize::MAX`.
         unsafe {
@@ -282,6 +282,55 @@ pub unsafe fn bundle_from_wrapper(wrapper: *const c_void) -> Result<&'static [u8
     // process; `bundle_length` computed its extent from its header (capped well below
     // isize::MAX), so these `len` bytes are that bundle.
     Ok(unsafe { std::slice::from_raw_parts(w.bundle, len as usize) })
+}
+
+/// The code image at `image` as `hipModuleLoadData` receives it, with no length: an ELF
+/// code object (its extent from the ELF header: the end of the section header table, or of
+/// the furthest program segment), an offload bundle (compressed or not), or a fat-binary
+/// wrapper (`HIPF`, as `__hipRegisterFatBinary` gets). Returns a copy of exactly the image.
+///
+/// # Safety
+/// `image` must be null or point to one of those forms, readable for its full extent.
+pub unsafe fn image_from_memory(image: *const c_void) -> Result<Vec<u8>> {
+    if image.is_null() {
+        return Err(CodeObjectError::NullPointer("code image"));
+    }
+    let src = RawBytes(image.cast());
+    let magic = src.u32_at(0, "image magic")?;
+    if magic == HIP_FATBIN_MAGIC {
+        // SAFETY: forwarded: a fat binary wrapper per the caller's contract.
+        return Ok(unsafe { bundle_from_wrapper(image) }?.to_vec());
+    }
+    let len = if magic.to_le_bytes() == *b"\x7fELF" {
+        // ELF64 header: e_phoff @32, e_shoff @40, e_phentsize @54, e_phnum @56,
+        // e_shentsize @58, e_shnum @60.
+        let shoff = src.u64_at(40, "e_shoff")?;
+        let shentsize = u64::from(src.u16_at(58, "e_shentsize")?);
+        let shnum = u64::from(src.u16_at(60, "e_shnum")?);
+        let phoff = src.u64_at(32, "e_phoff")?;
+        let phentsize = u64::from(src.u16_at(54, "e_phentsize")?);
+        let phnum = u64::from(src.u16_at(56, "e_phnum")?);
+        let mut end = shoff
+            .saturating_add(shentsize.saturating_mul(shnum))
+            .max(64);
+        end = end.max(phoff.saturating_add(phentsize.saturating_mul(phnum)));
+        for i in 0..phnum {
+            let ph = phoff.saturating_add(i.saturating_mul(phentsize));
+            // p_offset @8, p_filesz @32 of an Elf64_Phdr.
+            let offset = src.u64_at(ph.saturating_add(8), "p_offset")?;
+            let filesz = src.u64_at(ph.saturating_add(32), "p_filesz")?;
+            end = end.max(offset.saturating_add(filesz));
+        }
+        if end > MAX_BUNDLE_SIZE {
+            return Err(corrupt(format!("ELF image claims {end} bytes")));
+        }
+        end
+    } else {
+        bundle_length(&src)?
+    };
+    // SAFETY: the extent was computed from the image's own headers (capped well below
+    // isize::MAX) and the caller guarantees it is readable.
+    Ok(unsafe { std::slice::from_raw_parts(image.cast::<u8>(), len as usize) }.to_vec())
 }
 
 /// One entry of an uncompressed bundle's header, not yet checked against the data length.
@@ -807,6 +856,12 @@ pub struct KernelInfo {
     pub wavefront_size: u32,
     /// `.uses_dynamic_stack` (v5+); false when absent.
     pub uses_dynamic_stack: bool,
+    /// `.sgpr_count`: scalar registers per wave; 0 when absent.
+    pub sgpr_count: u32,
+    /// `.vgpr_count`: vector registers per work-item (ArchVGPRs); 0 when absent.
+    pub vgpr_count: u32,
+    /// `.agpr_count`: accumulation registers per work-item (gfx90a+); 0 when absent.
+    pub agpr_count: u32,
     /// `.args`, in kernarg order: explicit arguments first, then hidden ones.
     pub args: Vec<KernelArg>,
 }
@@ -1202,6 +1257,9 @@ fn kernel_from_metadata(v: &Value) -> Result<KernelInfo> {
             })?,
             None => false,
         },
+        sgpr_count: optional_u32(map, ".sgpr_count", ctx)?,
+        vgpr_count: optional_u32(map, ".vgpr_count", ctx)?,
+        agpr_count: optional_u32(map, ".agpr_count", ctx)?,
         args,
         name,
     })
@@ -1241,6 +1299,14 @@ fn get_u32(map: &[(Value, Value)], key: &str, ctx: &str) -> Result<u32> {
     v.as_u64()
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| CodeObjectError::BadMetadata(format!("{ctx}: {key} = {v} is not a u32")))
+}
+
+/// A u32 field that older code objects may omit (0 when absent).
+fn optional_u32(map: &[(Value, Value)], key: &str, ctx: &str) -> Result<u32> {
+    match get(map, key) {
+        Some(_) => get_u32(map, key, ctx),
+        None => Ok(0),
+    }
 }
 
 fn get_str(map: &[(Value, Value)], key: &str, ctx: &str) -> Result<String> {

@@ -1,6 +1,7 @@
 //! A HIP device: one GPU agent, its memory pools, the queues the policy hands to its streams,
 //! and the staging state for copies from pageable host memory.
 
+use super::device_props::{self, DeviceInfo};
 use super::stream::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
@@ -32,7 +33,52 @@ pub struct Device {
     pub streams: DeviceStreams,
     /// Serialises synchronous copies through the staging buffer.
     pub copy: Mutex<CopyState>,
+    /// What the device reports (properties and attributes), gathered once at open.
+    pub info: DeviceInfo,
+    /// LDS bytes a work-group may use (static + dynamic): the launch-time limit.
+    pub lds_bytes: u32,
+    /// Flags and limits the application set.
+    pub settings: Mutex<DeviceSettings>,
 }
+
+/// What `hipSetDeviceFlags` and `hipDeviceSetLimit` recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceSettings {
+    pub flags: u32,
+    /// `hipLimitStackSize`: bytes of stack per work-item.
+    pub stack_size: usize,
+    /// `hipLimitPrintfFifoSize`.
+    pub printf_fifo_size: usize,
+    /// `hipLimitMallocHeapSize`.
+    pub malloc_heap_size: usize,
+}
+
+impl Default for DeviceSettings {
+    /// AMD's defaults: 1 KiB stack, 1 MiB printf buffer, 8 MiB device heap... the values a
+    /// program reads back before setting anything.
+    fn default() -> Self {
+        DeviceSettings {
+            flags: 0,
+            stack_size: 1024,
+            printf_fifo_size: 1 << 20,
+            malloc_heap_size: 8 << 20,
+        }
+    }
+}
+
+/// `hipLimit_t`.
+pub mod limit {
+    pub const STACK_SIZE: u32 = 0;
+    pub const PRINTF_FIFO_SIZE: u32 = 1;
+    pub const MALLOC_HEAP_SIZE: u32 = 2;
+}
+
+/// Largest per-work-item stack AMD accepts for hipLimitStackSize: (128 Ki - 16) dwords... in
+/// AMD's words "units of 256 dwords, up to 128K - 16"; bytes here.
+const MAX_STACK_BYTES: usize = (128 * 1024 - 16) * 4;
+
+/// `hipSetDeviceFlags` flags: the schedule mask, hipDeviceMapHost, hipDeviceLmemResizeToMax.
+pub const DEVICE_FLAGS_ALL: u32 = 0x7 | 0x8 | 0x10;
 
 /// A pinned buffer and a completion signal for synchronous copies.
 pub struct CopyState {
@@ -96,6 +142,15 @@ impl Device {
         let product_name = hsa::agent_string(api, agent, agent_info::AMD_PRODUCT_NAME)
             .unwrap_or_else(|| name.clone());
         let isas = hsa::agent_isa_names(api, agent);
+        let info = gather_info(
+            api,
+            agent,
+            &gpu_pools,
+            device_pool.size,
+            &name,
+            &product_name,
+            &isas,
+        );
         tracing::info!(device = index, %name, %product_name, ?isas, "opened device");
         Ok(Device {
             index,
@@ -114,7 +169,55 @@ impl Device {
                 staging: staging as *mut u8,
                 signal: copy_signal,
             }),
+            lds_bytes: info.lds_bytes as u32,
+            info,
+            settings: Mutex::new(DeviceSettings::default()),
         })
+    }
+
+    /// `hipDeviceGetLimit`.
+    pub fn limit(&self, which: u32) -> HipResult<usize> {
+        let s = self.settings.lock();
+        match which {
+            limit::STACK_SIZE => Ok(s.stack_size),
+            limit::PRINTF_FIFO_SIZE => Ok(s.printf_fifo_size),
+            limit::MALLOC_HEAP_SIZE => Ok(s.malloc_heap_size),
+            _ => Err(HipError::UNSUPPORTED_LIMIT),
+        }
+    }
+
+    /// `hipDeviceSetLimit`: recorded (the printf buffer and device heap are not provided
+    /// yet, see kernarg.rs; the stack size is what a kernel's scratch would be sized by).
+    pub fn set_limit(&self, which: u32, value: usize) -> HipResult {
+        let mut s = self.settings.lock();
+        match which {
+            limit::STACK_SIZE if value > MAX_STACK_BYTES => Err(HipError::INVALID_VALUE),
+            limit::STACK_SIZE => {
+                s.stack_size = value;
+                Ok(())
+            }
+            limit::PRINTF_FIFO_SIZE => {
+                s.printf_fifo_size = value;
+                Ok(())
+            }
+            limit::MALLOC_HEAP_SIZE if value > self.info.total_global_mem => {
+                Err(HipError::INVALID_VALUE)
+            }
+            limit::MALLOC_HEAP_SIZE => {
+                s.malloc_heap_size = value;
+                Ok(())
+            }
+            _ => Err(HipError::UNSUPPORTED_LIMIT),
+        }
+    }
+
+    /// `hipDeviceReset`: drains the device's work, frees its allocations and forgets the
+    /// flags and limits the application set.
+    pub fn reset(&self) -> HipResult {
+        self.synchronize()?;
+        super::memory::free_device_allocations(self);
+        *self.settings.lock() = DeviceSettings::default();
+        Ok(())
     }
 
     /// Waits for all work submitted to this device.
@@ -137,5 +240,92 @@ pub fn runtime_error(error: hsa::HsaError) -> HipError {
     match error.status {
         status::ERROR_OUT_OF_RESOURCES => HipError::OUT_OF_MEMORY,
         _ => HipError::RUNTIME_OTHER,
+    }
+}
+
+/// Everything the device reports, from the agent's HSA attributes.
+fn gather_info(
+    api: &HsaApi,
+    agent: hsa_agent_t,
+    pools: &[PoolInfo],
+    memory: usize,
+    name: &str,
+    product_name: &str,
+    isas: &[String],
+) -> DeviceInfo {
+    let u32_of = |attribute| hsa::agent_value::<u32>(api, agent, attribute).unwrap_or(0);
+    let int = |v: u32| v.min(i32::MAX as u32) as i32;
+    // The group segment pool's size is the LDS a work-group may use; 64 KiB on gfx9 when the
+    // runtime lists no group pool.
+    let lds = pools
+        .iter()
+        .find(|p| p.segment == HSA_AMD_SEGMENT_GROUP)
+        .map(|p| p.size)
+        .filter(|&s| s > 0)
+        .unwrap_or(64 << 10);
+    let isa = isas.first().map(String::as_str).unwrap_or(name);
+    let gcn_arch_name = isa
+        .strip_prefix("amdgcn-amd-amdhsa--")
+        .unwrap_or(isa)
+        .to_owned();
+    let (major, minor, gcn_arch) = device_props::gfx_version(name).unwrap_or((0, 0, 0));
+    let wave = u32_of(agent_info::WAVEFRONT_SIZE).max(1);
+    let max_waves = u32_of(agent_info::AMD_MAX_WAVES_PER_CU);
+    let dims = hsa::agent_value::<[u16; 3]>(api, agent, agent_info::WORKGROUP_MAX_DIM)
+        .unwrap_or([1024; 3]);
+    let grid =
+        hsa::agent_value::<[u32; 3]>(api, agent, agent_info::GRID_MAX_DIM).unwrap_or([u32::MAX; 3]);
+    let caches = hsa::agent_value::<[u32; 4]>(api, agent, agent_info::CACHE_SIZE).unwrap_or([0; 4]);
+    let bdf = u32_of(agent_info::AMD_BDFID);
+    let timestamp_hz =
+        hsa::agent_value::<u64>(api, agent, agent_info::AMD_TIMESTAMP_FREQUENCY).unwrap_or(0);
+    let uuid_text = hsa::agent_string(api, agent, agent_info::AMD_UUID).unwrap_or_default();
+    let mut uuid = [0u8; 16];
+    for (o, b) in uuid
+        .iter_mut()
+        .zip(uuid_text.strip_prefix("GPU-").unwrap_or(&uuid_text).bytes())
+    {
+        *o = b;
+    }
+    let async_engines =
+        hsa::agent_value::<u32>(api, agent, agent_info::AMD_NUM_SDMA_ENG).unwrap_or(1);
+    DeviceInfo {
+        name: product_name.to_owned(),
+        ecc_enabled: gcn_arch_name.contains("sramecc+"),
+        gcn_arch_name,
+        gcn_arch,
+        major,
+        minor,
+        total_global_mem: memory,
+        lds_bytes: lds,
+        // A work-group may use the whole register file of one SIMD: 512 VGPRs x 64 lanes
+        // on gfx90a/gfx942 is more than a 32-bit int of CUDA's meaning needs; AMD reports
+        // 64 Ki per block and the CU's four SIMDs' worth per multiprocessor.
+        regs_per_block: 65536,
+        regs_per_cu: 4 * 512 * int(wave),
+        warp_size: int(wave),
+        max_threads_per_block: int(u32_of(agent_info::WORKGROUP_MAX_SIZE).max(1)),
+        max_threads_dim: dims.map(i32::from),
+        max_grid_size: grid.map(int),
+        clock_rate: int(u32_of(agent_info::AMD_MAX_CLOCK_FREQUENCY).saturating_mul(1000)),
+        memory_clock_rate: int(u32_of(agent_info::AMD_MEMORY_MAX_FREQUENCY).saturating_mul(1000)),
+        memory_bus_width: int(u32_of(agent_info::AMD_MEMORY_WIDTH)),
+        l2_cache_size: int(caches[1]),
+        compute_units: int(u32_of(agent_info::AMD_COMPUTE_UNIT_COUNT)),
+        max_waves_per_cu: int(max_waves),
+        max_threads_per_cu: int(max_waves.saturating_mul(wave)),
+        clock_instruction_rate: (timestamp_hz / 1000).min(i32::MAX as u64) as i32,
+        pci_domain: int(u32_of(agent_info::AMD_DOMAIN)),
+        pci_bus: int((bdf >> 8) & 0xff),
+        pci_device: int((bdf >> 3) & 0x1f),
+        async_engines: int(async_engines),
+        cooperative_launch: hsa::agent_value::<bool>(
+            api,
+            agent,
+            agent_info::AMD_COOPERATIVE_QUEUES,
+        )
+        .unwrap_or(false),
+        asic_revision: int(u32_of(agent_info::AMD_ASIC_REVISION)),
+        uuid,
     }
 }

@@ -64,6 +64,8 @@ pub enum KernargError {
         offset: u32,
         size: u32,
     },
+    /// A packed argument buffer shorter than the explicit arguments' extent.
+    PackedTooSmall { needed: usize, got: usize },
 }
 
 impl fmt::Display for KernargError {
@@ -86,6 +88,10 @@ impl fmt::Display for KernargError {
                 f,
                 "kernel metadata argument {index} ({size} bytes at {offset}) lies outside \
                  the kernarg segment"
+            ),
+            Self::PackedTooSmall { needed, got } => write!(
+                f,
+                "argument buffer of {got} bytes, the explicit arguments need {needed}"
             ),
         }
     }
@@ -231,6 +237,35 @@ pub unsafe fn write_kernargs(
     geometry: &LaunchGeometry,
     out: &mut [u8],
 ) -> Result<(), KernargError> {
+    // SAFETY: forwarded contract.
+    unsafe { write_kernargs_from(kernel, ArgSource::Pointers(args), geometry, out) }
+}
+
+/// Where a launch's explicit argument values come from.
+#[derive(Debug, Clone, Copy)]
+pub enum ArgSource<'a> {
+    /// HIP's `void **kernelParams`: one pointer per explicit argument, in order.
+    Pointers(&'a [*const c_void]),
+    /// `hipModuleLaunchKernel`'s `HIP_LAUNCH_PARAM_BUFFER_POINTER`: the explicit arguments
+    /// already laid out at their kernarg offsets (the segment's explicit part).
+    Packed(&'a [u8]),
+}
+
+/// [`write_kernargs`] for either argument source; a packed buffer must cover every explicit
+/// argument (`offset + size` within its length).
+///
+/// # Safety
+/// For [`ArgSource::Pointers`], as for [`write_kernargs`]; a packed buffer is a checked slice.
+pub unsafe fn write_kernargs_from(
+    kernel: &KernelInfo,
+    source: ArgSource<'_>,
+    geometry: &LaunchGeometry,
+    out: &mut [u8],
+) -> Result<(), KernargError> {
+    let args: &[*const c_void] = match source {
+        ArgSource::Pointers(args) => args,
+        ArgSource::Packed(_) => &[],
+    };
     let size = kernel.kernarg_size as usize;
     if out.len() < size {
         return Err(KernargError::BufferTooSmall {
@@ -248,13 +283,21 @@ pub unsafe fn write_kernargs(
             });
         }
         if !arg.kind.is_hidden() {
-            if args.get(explicit).is_some_and(|p| p.is_null()) && arg.size > 0 {
+            if let ArgSource::Packed(buffer) = source {
+                let end = arg.offset as usize + arg.size as usize;
+                if end > buffer.len() {
+                    return Err(KernargError::PackedTooSmall {
+                        needed: end,
+                        got: buffer.len(),
+                    });
+                }
+            } else if args.get(explicit).is_some_and(|p| p.is_null()) && arg.size > 0 {
                 return Err(KernargError::NullArg { index: explicit });
             }
             explicit += 1;
         }
     }
-    if explicit != args.len() {
+    if matches!(source, ArgSource::Pointers(_)) && explicit != args.len() {
         return Err(KernargError::ArgCountMismatch {
             expected: explicit,
             got: args.len(),
@@ -278,9 +321,14 @@ pub unsafe fn write_kernargs(
                 dst[..n].copy_from_slice(&value[..n]);
             }
             _ => {
-                // Counted above: there is one pointer per explicit argument.
-                let Some(&src) = next_explicit.next() else {
-                    break;
+                let src: *const c_void = match source {
+                    // In range: checked against the buffer's length above.
+                    ArgSource::Packed(buffer) => buffer[arg.offset as usize..].as_ptr().cast(),
+                    // Counted above: there is one pointer per explicit argument.
+                    ArgSource::Pointers(_) => match next_explicit.next() {
+                        Some(&src) => src,
+                        None => break,
+                    },
                 };
                 if dst.is_empty() {
                     continue;
@@ -454,6 +502,9 @@ mod tests {
             max_flat_workgroup_size: 1024,
             wavefront_size: 64,
             uses_dynamic_stack: false,
+            sgpr_count: 0,
+            vgpr_count: 0,
+            agpr_count: 0,
             args: vec![
                 arg(0, 2, ArgKind::ByValue),
                 arg(8, 0, ArgKind::ByValue), // empty struct

@@ -3,8 +3,9 @@
 //! This is the hot path. Per launch: a registry lookup, one stream lock, kernarg writes into
 //! a recycled ring slot and one packet; no heap allocation and no system call.
 
-use super::kernarg::{self, LaunchGeometry};
-use super::module;
+use super::code_object::KernelInfo;
+use super::kernarg::{self, ArgSource, LaunchGeometry};
+use super::module::{self, Function};
 use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
@@ -44,8 +45,9 @@ pub fn pop_call_configuration() -> HipResult<CallConfiguration> {
         .ok_or(HipError::MISSING_CONFIGURATION)
 }
 
-/// Most work-items a workgroup may have on the devices hipshim targets.
-const MAX_BLOCK_THREADS: u64 = 1024;
+/// Most work-items a workgroup may have on the devices hipshim targets (also the limit of
+/// each block dimension).
+pub const MAX_BLOCK_THREADS: u64 = 1024;
 
 /// `hipLaunchKernel`.
 ///
@@ -60,20 +62,93 @@ pub unsafe fn launch_kernel(
     shared_mem: usize,
     stream: *mut c_void,
 ) -> HipResult {
-    let rt = runtime()?;
-    let device = rt.current_device()?;
     let function = module::function(host_function as usize)?;
-    let kernel = function.kernel(device)?;
-    let info = &kernel.info;
+    // SAFETY: forwarded contract.
+    unsafe {
+        launch_function(
+            &function,
+            grid,
+            block,
+            Args::Pointers(args),
+            shared_mem,
+            stream,
+        )
+    }
+}
 
+/// The explicit arguments of a launch as the application passed them.
+#[derive(Clone, Copy, Debug)]
+pub enum Args<'a> {
+    /// `void** kernelParams`: one pointer per explicit argument (may be null for a kernel
+    /// without arguments).
+    Pointers(*const *const c_void),
+    /// The `HIP_LAUNCH_PARAM_BUFFER_POINTER` buffer of `hipModuleLaunchKernel`.
+    Packed(&'a [u8]),
+}
+
+/// Why a launch configuration is rejected, or `None` if it is valid: zero dimensions and
+/// too many threads (over 1024, a block dimension over 1024 or over the kernel's
+/// `max_flat_workgroup_size`) are `hipErrorInvalidConfiguration` (CUDA's code);
+/// more LDS than the device has is `hipErrorInvalidValue` (what AMD's runtime returns).
+pub fn check_configuration(
+    info: &KernelInfo,
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+    device_lds: u32,
+) -> Option<(HipError, &'static str)> {
     let threads = block.x as u64 * block.y as u64 * block.z as u64;
     let max_threads = match info.max_flat_workgroup_size {
         0 => MAX_BLOCK_THREADS,
         n => (n as u64).min(MAX_BLOCK_THREADS),
     };
-    if threads == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0 || threads > max_threads {
-        tracing::warn!(kernel = %function.name, ?grid, ?block, max_threads, "invalid launch configuration");
-        return Err(HipError::INVALID_CONFIGURATION);
+    if threads == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0 {
+        return Some((
+            HipError::INVALID_CONFIGURATION,
+            "a grid or block dimension is 0",
+        ));
+    }
+    if [block.x, block.y, block.z]
+        .iter()
+        .any(|&b| b as u64 > MAX_BLOCK_THREADS)
+        || threads > max_threads
+    {
+        return Some((
+            HipError::INVALID_CONFIGURATION,
+            "the block has more threads than the device or the kernel allows",
+        ));
+    }
+    if info.group_segment_fixed_size as u64 + shared_mem as u64 > device_lds as u64 {
+        return Some((
+            HipError::INVALID_VALUE,
+            "static plus dynamic shared memory exceeds the device's LDS",
+        ));
+    }
+    None
+}
+
+/// Launches `function` on the current device: validates the configuration and the
+/// arguments, then writes kernargs and one dispatch packet under the stream's lock.
+///
+/// # Safety
+/// For [`Args::Pointers`], as for [`launch_kernel`].
+pub unsafe fn launch_function(
+    function: &Function,
+    grid: Dim3,
+    block: Dim3,
+    args: Args<'_>,
+    shared_mem: usize,
+    stream: *mut c_void,
+) -> HipResult {
+    let rt = runtime()?;
+    let device = rt.current_device()?;
+    let kernel = function.kernel(device)?;
+    let info = &kernel.info;
+
+    if let Some((error, why)) = check_configuration(info, grid, block, shared_mem, device.lds_bytes)
+    {
+        tracing::warn!(kernel = %function.name, ?grid, ?block, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, "invalid launch: {why}");
+        return Err(error);
     }
     let geometry = LaunchGeometry::from_blocks(
         [grid.x, grid.y, grid.z],
@@ -85,17 +160,44 @@ pub unsafe fn launch_kernel(
         HipError::INVALID_CONFIGURATION
     })?;
     let group_segment = info.group_segment_fixed_size as u64 + shared_mem as u64;
-    if info.kernarg_size as usize > KERNARG_SLOT_BYTES || group_segment > u32::MAX as u64 {
-        tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, group_segment, "launch exceeds kernarg or LDS limits");
+    if info.kernarg_size as usize > KERNARG_SLOT_BYTES {
+        tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, "kernarg segment larger than a kernarg slot");
         return Err(HipError::INVALID_CONFIGURATION);
     }
+    let explicit = info.explicit_arg_count();
+    let source = match args {
+        Args::Pointers(p) if p.is_null() => {
+            if explicit != 0 {
+                tracing::warn!(kernel = %function.name, explicit, "kernel arguments missing");
+                return Err(HipError::INVALID_VALUE);
+            }
+            ArgSource::Pointers(&[])
+        }
+        // SAFETY: the caller guarantees one valid pointer per explicit argument.
+        Args::Pointers(p) => {
+            ArgSource::Pointers(unsafe { std::slice::from_raw_parts(p, explicit) })
+        }
+        Args::Packed(buffer) => {
+            let needed = info
+                .args
+                .iter()
+                .filter(|a| !a.kind.is_hidden())
+                .map(|a| a.offset as usize + a.size as usize)
+                .max()
+                .unwrap_or(0);
+            if buffer.len() < needed {
+                tracing::warn!(kernel = %function.name, got = buffer.len(), needed, "argument buffer too small");
+                return Err(HipError::INVALID_VALUE);
+            }
+            ArgSource::Packed(buffer)
+        }
+    };
     let stream = super::stream::resolve(stream, device)?;
     let [gx, gy, gz] = geometry.grid_size();
-    // SAFETY: the caller guarantees one valid pointer per explicit argument.
-    let args = unsafe { std::slice::from_raw_parts(args, info.explicit_arg_count()) };
     stream.submit(device, |kernarg, completion_signal| {
-        // SAFETY: `args` holds one valid pointer per explicit argument (caller's contract).
-        if let Err(e) = unsafe { kernarg::write_kernargs(info, args, &geometry, kernarg) } {
+        // SAFETY: `source` holds one valid pointer per explicit argument (caller's
+        // contract) or a buffer checked to cover them.
+        if let Err(e) = unsafe { kernarg::write_kernargs_from(info, source, &geometry, kernarg) } {
             // Validated above, so this is an internal inconsistency: publish a no-op barrier
             // in the reserved slot so the queue and the stream's accounting stay consistent.
             tracing::error!(error = %e, kernel = %function.name, "kernarg layout failed; kernel skipped");
@@ -123,4 +225,68 @@ pub unsafe fn launch_kernel(
             ..Default::default()
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(max_flat: u32, lds: u32) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            symbol: "k.kd".into(),
+            kernarg_size: 0,
+            kernarg_align: 8,
+            group_segment_fixed_size: lds,
+            private_segment_fixed_size: 0,
+            max_flat_workgroup_size: max_flat,
+            wavefront_size: 64,
+            uses_dynamic_stack: false,
+            sgpr_count: 0,
+            vgpr_count: 0,
+            agpr_count: 0,
+            args: Vec::new(),
+        }
+    }
+
+    fn d(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+
+    #[test]
+    fn launch_configurations_get_the_documented_errors() {
+        let k = info(256, 1024);
+        let lds = 64 << 10;
+        assert_eq!(
+            check_configuration(&k, d(1, 1, 1), d(256, 1, 1), 0, lds),
+            None
+        );
+        let err = |g, b, s| check_configuration(&k, g, b, s, lds).map(|e| e.0);
+        assert_eq!(
+            err(d(0, 1, 1), d(1, 1, 1), 0),
+            Some(HipError::INVALID_CONFIGURATION)
+        );
+        assert_eq!(
+            err(d(1, 1, 1), d(1, 0, 1), 0),
+            Some(HipError::INVALID_CONFIGURATION)
+        );
+        assert_eq!(
+            err(d(1, 1, 1), d(257, 1, 1), 0),
+            Some(HipError::INVALID_CONFIGURATION)
+        );
+        assert_eq!(
+            err(d(1, 1, 1), d(1, 1, 2048), 0),
+            Some(HipError::INVALID_CONFIGURATION)
+        );
+        assert_eq!(err(d(1, 1, 1), d(64, 1, 1), lds as usize - 1024), None);
+        assert_eq!(
+            err(d(1, 1, 1), d(64, 1, 1), lds as usize - 1023),
+            Some(HipError::INVALID_VALUE)
+        );
+        let big = info(1024, 0);
+        assert_eq!(
+            check_configuration(&big, d(1, 1, 1), d(32, 32, 2), 0, lds).map(|e| e.0),
+            Some(HipError::INVALID_CONFIGURATION)
+        );
+    }
 }

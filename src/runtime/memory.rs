@@ -1,6 +1,12 @@
-//! Device memory: the table of live allocations, and copies/fills. Copies run on the HSA
-//! runtime's copy engines (`hsa_amd_memory_async_copy`); pageable host memory goes through
-//! the device's pinned staging buffer in chunks.
+//! Memory: the registry of every address range the runtime knows (device allocations,
+//! pinned host allocations, registered host ranges, managed allocations and device globals
+//! of loaded code objects), and the synchronous copies and fills.
+//!
+//! Copies run on the HSA runtime's copy engines (`hsa_amd_memory_async_copy`). A side that
+//! the devices can reach directly (device memory, pinned, registered or managed host memory)
+//! is handed to the engine as is; ordinary pageable host memory goes through the device's
+//! pinned staging buffer in chunks. Every copy — 1D, 2D, to a symbol — is one row list
+//! copied by [`copy_rows`].
 
 use super::device::{runtime_error, Device, STAGING_BYTES};
 use super::runtime;
@@ -32,24 +38,82 @@ impl CopyKind {
             _ => return Err(HipError::INVALID_MEMCPY_DIRECTION),
         })
     }
+
+    /// Whether the kind says the (source, destination) is device memory; `None` = infer.
+    fn device_sides(self) -> (Option<bool>, Option<bool>) {
+        match self {
+            CopyKind::HostToHost => (Some(false), Some(false)),
+            CopyKind::HostToDevice => (Some(false), Some(true)),
+            CopyKind::DeviceToHost => (Some(true), Some(false)),
+            CopyKind::DeviceToDevice => (Some(true), Some(true)),
+            CopyKind::Default => (None, None),
+        }
+    }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Allocation {
-    size: usize,
-    device: usize,
+/// What kind of memory a registry entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    /// `hipMalloc`/`hipMallocPitch`: coarse-grained memory of one device.
+    Device,
+    /// A `__device__`/`__constant__` variable of a loaded code object (not freeable).
+    DeviceGlobal,
+    /// `hipHostMalloc`: fine-grained system memory every device can access.
+    PinnedHost,
+    /// `hipHostRegister`: the application's memory, locked for device access.
+    Registered,
+    /// `hipMallocManaged`: fine-grained system memory (host-visible, device-accessible).
+    Managed,
 }
 
-/// Live device allocations by start address.
+impl MemKind {
+    fn is_host(self) -> bool {
+        matches!(
+            self,
+            MemKind::PinnedHost | MemKind::Registered | MemKind::Managed
+        )
+    }
+}
+
+/// One registry entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    pub start: usize,
+    pub size: usize,
+    /// The device it belongs to (for host kinds: the device current when it was made).
+    pub device: usize,
+    pub kind: MemKind,
+    /// The HIP flags it was made with (`hipHostMalloc*`, `hipHostRegister*`, `hipMemAttach*`).
+    pub flags: u32,
+    /// The address devices use for it: equal to `start` except for registered memory on
+    /// runtimes whose `hsa_amd_memory_lock` hands out a separate agent address.
+    pub device_address: usize,
+}
+
+impl Allocation {
+    /// The address the copy engines use for `ptr` inside this entry.
+    fn engine_address(&self, ptr: usize) -> usize {
+        self.device_address + (ptr - self.start)
+    }
+}
+
+/// Every known range by start address.
 static ALLOCATIONS: RwLock<BTreeMap<usize, Allocation>> = RwLock::new(BTreeMap::new());
+
+/// The entry containing `[ptr, ptr + len)`, if one does.
+pub fn lookup(ptr: usize, len: usize) -> Option<Allocation> {
+    let table = ALLOCATIONS.read();
+    let (_, alloc) = table.range(..=ptr).next_back()?;
+    (ptr.checked_add(len)? <= alloc.start + alloc.size.max(1)).then_some(*alloc)
+}
 
 /// Where a host-visible address range lives, which decides how it is copied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Residence {
     /// Inside one allocation of device `.0`.
     Device(usize),
-    /// Host memory the devices can access directly (hipHostMalloc, hipHostRegister): copied
-    /// by the copy engine without staging.
+    /// Host memory the devices can access directly (hipHostMalloc, hipHostRegister,
+    /// hipMallocManaged): copied by the copy engine without staging.
     PinnedHost,
     /// Ordinary pageable host memory: copied through the pinned staging buffer.
     Pageable,
@@ -57,18 +121,61 @@ pub enum Residence {
 
 /// Where `[ptr, ptr + len)` lives.
 pub fn residence(ptr: usize, len: usize) -> Residence {
-    match owner(ptr, len) {
-        Some(device) => Residence::Device(device),
+    match lookup(ptr, len) {
+        Some(a) if a.kind.is_host() => Residence::PinnedHost,
+        Some(a) => Residence::Device(a.device),
         None => Residence::Pageable,
     }
 }
 
-/// The device owning `[ptr, ptr + len)` if that range lies inside one allocation.
-fn owner(ptr: usize, len: usize) -> Option<usize> {
-    let table = ALLOCATIONS.read();
-    let (&start, alloc) = table.range(..=ptr).next_back()?;
-    (ptr.checked_add(len)? <= start + alloc.size.max(1)).then_some(alloc.device)
+/// The address a copy engine must be given for `ptr` (differs from `ptr` only inside
+/// registered host memory on runtimes with separate agent addresses).
+pub fn engine_address(ptr: usize) -> usize {
+    match lookup(ptr, 1) {
+        Some(a) => a.engine_address(ptr),
+        None => ptr,
+    }
 }
+
+fn insert(alloc: Allocation) {
+    ALLOCATIONS.write().insert(alloc.start, alloc);
+}
+
+/// Records a device global of a loaded code object (so copies and pointer queries know it).
+pub(crate) fn register_device_global(start: usize, size: usize, device: usize) {
+    insert(Allocation {
+        start,
+        size,
+        device,
+        kind: MemKind::DeviceGlobal,
+        flags: 0,
+        device_address: start,
+    });
+}
+
+/// Forgets a device global (its code object was unloaded).
+pub(crate) fn unregister_device_global(start: usize) {
+    let mut table = ALLOCATIONS.write();
+    if table
+        .get(&start)
+        .is_some_and(|a| a.kind == MemKind::DeviceGlobal)
+    {
+        table.remove(&start);
+    }
+}
+
+/// Bytes of device memory allocated on `device` through hipMalloc*.
+pub fn device_bytes_in_use(device: usize) -> usize {
+    ALLOCATIONS
+        .read()
+        .values()
+        .filter(|a| a.kind == MemKind::Device && a.device == device)
+        .map(|a| a.size)
+        .sum()
+}
+
+// ---------------------------------------------------------------------------------------
+// Allocation
 
 pub fn malloc(size: usize) -> HipResult<*mut c_void> {
     let rt = runtime()?;
@@ -89,44 +196,476 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
     let status = unsafe {
         (device.api.hsa_amd_memory_pool_allocate)(device.device_pool.pool, size, 0, &mut ptr)
     };
-    if status != status::SUCCESS {
+    if status != status::SUCCESS || ptr.is_null() {
         tracing::warn!(size, status = %device.api.describe(status), "device allocation failed");
         return Err(HipError::OUT_OF_MEMORY);
     }
-    ALLOCATIONS.write().insert(
-        ptr as usize,
-        Allocation {
-            size,
-            device: device.index,
-        },
-    );
+    insert(Allocation {
+        start: ptr as usize,
+        size,
+        device: device.index,
+        kind: MemKind::Device,
+        flags: 0,
+        device_address: ptr as usize,
+    });
     tracing::debug!(size, ptr = format_args!("{ptr:p}"), "hipMalloc");
     Ok(ptr)
 }
 
-/// # Safety
-/// `ptr` is null or any pointer value; only pointers found in the allocation table are
-/// passed on to the HSA runtime.
-pub unsafe fn free(ptr: *mut c_void) -> HipResult {
+/// Row pitches are multiples of this (the texture pitch alignment the device reports), so
+/// every row of a pitched allocation starts on a cache-line-friendly boundary.
+pub const PITCH_ALIGNMENT: usize = 256;
+
+/// The pitch `hipMallocPitch` gives a row of `width` bytes; `None` on overflow.
+pub fn pitch_for(width: usize) -> Option<usize> {
+    width
+        .checked_add(PITCH_ALIGNMENT - 1)
+        .map(|w| w / PITCH_ALIGNMENT * PITCH_ALIGNMENT)
+}
+
+/// `hipMallocPitch`: (pointer, pitch); a zero width or height gives (null, 0) as AMD does.
+pub fn malloc_pitch(width: usize, height: usize) -> HipResult<(*mut c_void, usize)> {
+    if width == 0 || height == 0 {
+        return Ok((std::ptr::null_mut(), 0));
+    }
+    let pitch = pitch_for(width).ok_or(HipError::INVALID_VALUE)?;
+    let size = pitch.checked_mul(height).ok_or(HipError::OUT_OF_MEMORY)?;
+    Ok((malloc(size)?, pitch))
+}
+
+/// `hipHostMalloc` flags (AMD's values).
+pub mod host_flags {
+    pub const PORTABLE: u32 = 0x1;
+    pub const MAPPED: u32 = 0x2;
+    pub const WRITE_COMBINED: u32 = 0x4;
+    pub const NUMA_USER: u32 = 0x2000_0000;
+    pub const COHERENT: u32 = 0x4000_0000;
+    pub const NON_COHERENT: u32 = 0x8000_0000;
+    pub const ALL: u32 = PORTABLE | MAPPED | WRITE_COMBINED | NUMA_USER | COHERENT | NON_COHERENT;
+    /// `hipHostRegister` flags: portable, mapped, I/O memory, read-only.
+    pub const REGISTER_ALL: u32 = 0xf;
+    /// `hipMallocManaged` flags.
+    pub const ATTACH_GLOBAL: u32 = 0x1;
+    pub const ATTACH_HOST: u32 = 0x2;
+}
+
+/// Fine-grained system memory every device may access (hipHostMalloc, hipMallocManaged).
+fn allocate_host(size: usize, kind: MemKind, flags: u32) -> HipResult<*mut c_void> {
+    let rt = runtime()?;
+    let device = rt.current_device()?;
+    let mut ptr: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid pool and out-pointer.
+    let status =
+        unsafe { (device.api.hsa_amd_memory_pool_allocate)(device.host_pool, size, 0, &mut ptr) };
+    if status != status::SUCCESS || ptr.is_null() {
+        tracing::warn!(size, status = %device.api.describe(status), "host allocation failed");
+        return Err(HipError::OUT_OF_MEMORY);
+    }
+    let gpus = &rt.hsa.gpus;
+    // SAFETY: `gpus` holds `gpus.len()` agents; `ptr` is the allocation made above.
+    let status = unsafe {
+        (device.api.hsa_amd_agents_allow_access)(
+            gpus.len() as u32,
+            gpus.as_ptr(),
+            std::ptr::null(),
+            ptr,
+        )
+    };
+    if let Err(e) = hsa::check("hsa_amd_agents_allow_access", status) {
+        // SAFETY: allocated above and not yet published.
+        unsafe { (device.api.hsa_amd_memory_pool_free)(ptr) };
+        return Err(runtime_error(e));
+    }
+    insert(Allocation {
+        start: ptr as usize,
+        size,
+        device: device.index,
+        kind,
+        flags,
+        device_address: ptr as usize,
+    });
+    tracing::debug!(
+        size,
+        ?kind,
+        flags,
+        ptr = format_args!("{ptr:p}"),
+        "host memory allocated"
+    );
+    Ok(ptr)
+}
+
+/// `hipHostMalloc`/`hipHostAlloc`. Every flag combination maps to pinned fine-grained system
+/// memory; coherent together with non-coherent is contradictory.
+pub fn host_malloc(size: usize, flags: u32) -> HipResult<*mut c_void> {
+    use host_flags::*;
+    if flags & !ALL != 0 || flags & (COHERENT | NON_COHERENT) == COHERENT | NON_COHERENT {
+        tracing::warn!(flags, "hipHostMalloc: invalid flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    if size == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    allocate_host(size, MemKind::PinnedHost, flags)
+}
+
+/// `hipMallocManaged`: host-visible memory kernels can use (fine-grained system memory).
+pub fn malloc_managed(size: usize, flags: u32) -> HipResult<*mut c_void> {
+    if size == 0 || (flags != host_flags::ATTACH_GLOBAL && flags != host_flags::ATTACH_HOST) {
+        tracing::warn!(size, flags, "hipMallocManaged: zero size or invalid flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let rt = runtime()?;
+    if size > rt.current_device()?.device_pool.size {
+        return Err(HipError::OUT_OF_MEMORY);
+    }
+    allocate_host(size, MemKind::Managed, flags)
+}
+
+/// Waits for every device (host memory may be in use by kernels on any of them).
+fn synchronize_all() -> HipResult {
+    for device in &runtime()?.devices {
+        device.synchronize()?;
+    }
+    Ok(())
+}
+
+/// Frees a registry entry of one of `kinds` starting exactly at `ptr`.
+fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
     if ptr.is_null() {
         return Ok(());
     }
     let rt = runtime()?;
-    let Some(alloc) = ALLOCATIONS.read().get(&(ptr as usize)).copied() else {
+    let alloc = ALLOCATIONS.read().get(&(ptr as usize)).copied();
+    let Some(alloc) = alloc.filter(|a| kinds.contains(&a.kind)) else {
         tracing::warn!(
             ptr = format_args!("{ptr:p}"),
-            "hipFree of a pointer hipMalloc did not return"
+            "{what} of a pointer that is not a live allocation of its kind"
         );
         return Err(HipError::INVALID_VALUE);
     };
-    // Freeing memory a queued kernel may still use would be a use-after-free on the device.
-    let device = rt.device(alloc.device)?;
-    device.synchronize()?;
-    ALLOCATIONS.write().remove(&(ptr as usize));
+    // Freeing memory a queued kernel or copy may still use would be a use-after-free on the
+    // device.
+    if alloc.kind.is_host() {
+        synchronize_all()?;
+    } else {
+        rt.device(alloc.device)?.synchronize()?;
+    }
+    if ALLOCATIONS.write().remove(&(ptr as usize)).is_none() {
+        // Another thread freed it meanwhile.
+        return Err(HipError::INVALID_VALUE);
+    }
     // SAFETY: `ptr` was returned by hsa_amd_memory_pool_allocate and is freed once (it was
     // just removed from the table).
-    let status = unsafe { (device.api.hsa_amd_memory_pool_free)(ptr) };
+    let status = unsafe { (rt.hsa.api.hsa_amd_memory_pool_free)(ptr) };
     hsa::check("hsa_amd_memory_pool_free", status).map_err(runtime_error)
+}
+
+/// `hipFree`: device, managed and (as AMD allows) pinned host memory.
+///
+/// # Safety
+/// `ptr` is null or any pointer value; only pointers found in the registry are passed on to
+/// the HSA runtime.
+pub unsafe fn free(ptr: *mut c_void) -> HipResult {
+    free_kinds(
+        ptr,
+        &[MemKind::Device, MemKind::Managed, MemKind::PinnedHost],
+        "hipFree",
+    )
+}
+
+/// `hipHostFree`: memory from hipHostMalloc only.
+pub fn host_free(ptr: *mut c_void) -> HipResult {
+    free_kinds(ptr, &[MemKind::PinnedHost], "hipHostFree")
+}
+
+/// `hipHostRegister`: locks `[ptr, ptr + size)` for access by every device.
+///
+/// # Safety
+/// `[ptr, ptr + size)` must be live host memory of the caller (HIP's contract); it is pinned
+/// by the HSA runtime until [`host_unregister`].
+pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipResult {
+    if ptr.is_null() || size == 0 || flags & !host_flags::REGISTER_ALL != 0 {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let start = ptr as usize;
+    let end = start.checked_add(size).ok_or(HipError::INVALID_VALUE)?;
+    {
+        let table = ALLOCATIONS.read();
+        // Overlapping an existing registration (or any known range) is CUDA's
+        // "already registered".
+        let overlaps = table
+            .range(..end)
+            .next_back()
+            .is_some_and(|(_, a)| a.start + a.size > start);
+        if overlaps {
+            tracing::warn!(
+                ptr = format_args!("{ptr:p}"),
+                size,
+                "hipHostRegister: the range overlaps memory the runtime already knows"
+            );
+            return Err(HipError::HOST_MEMORY_ALREADY_REGISTERED);
+        }
+    }
+    let rt = runtime()?;
+    let device = rt.current_device()?;
+    let mut gpus = rt.hsa.gpus.clone();
+    let mut agent_ptr: *mut c_void = std::ptr::null_mut();
+    // SAFETY: the caller's range is live host memory; `gpus` holds `len` agents.
+    let status = unsafe {
+        (rt.hsa.api.hsa_amd_memory_lock)(
+            ptr,
+            size,
+            gpus.as_mut_ptr(),
+            gpus.len() as i32,
+            &mut agent_ptr,
+        )
+    };
+    if status != status::SUCCESS || agent_ptr.is_null() {
+        tracing::warn!(status = %rt.hsa.api.describe(status), "hsa_amd_memory_lock failed");
+        return Err(HipError::OUT_OF_MEMORY);
+    }
+    insert(Allocation {
+        start,
+        size,
+        device: device.index,
+        kind: MemKind::Registered,
+        flags,
+        device_address: agent_ptr as usize,
+    });
+    Ok(())
+}
+
+/// `hipHostUnregister`.
+///
+/// # Safety
+/// `ptr` is any pointer value; only a pointer found registered is passed on to the HSA
+/// runtime.
+pub unsafe fn host_unregister(ptr: *mut c_void) -> HipResult {
+    if ptr.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let registered = ALLOCATIONS
+        .read()
+        .get(&(ptr as usize))
+        .is_some_and(|a| a.kind == MemKind::Registered);
+    if !registered {
+        tracing::warn!(
+            ptr = format_args!("{ptr:p}"),
+            "hipHostUnregister of memory that is not registered"
+        );
+        return Err(HipError::HOST_MEMORY_NOT_REGISTERED);
+    }
+    synchronize_all()?;
+    let rt = runtime()?;
+    if ALLOCATIONS.write().remove(&(ptr as usize)).is_none() {
+        return Err(HipError::HOST_MEMORY_NOT_REGISTERED);
+    }
+    // SAFETY: `ptr` was locked by hipHostRegister and is unlocked once.
+    let status = unsafe { (rt.hsa.api.hsa_amd_memory_unlock)(ptr) };
+    hsa::check("hsa_amd_memory_unlock", status).map_err(runtime_error)
+}
+
+/// `hipHostGetDevicePointer`: the device address of pinned, registered or managed memory.
+pub fn host_get_device_pointer(ptr: *mut c_void, flags: u32) -> HipResult<*mut c_void> {
+    if flags != 0 {
+        return Err(HipError::INVALID_VALUE);
+    }
+    match lookup(ptr as usize, 1) {
+        Some(a) if a.kind.is_host() => Ok(a.engine_address(ptr as usize) as *mut c_void),
+        _ => {
+            tracing::warn!(
+                ptr = format_args!("{ptr:p}"),
+                "hipHostGetDevicePointer: not pinned host memory"
+            );
+            Err(HipError::INVALID_VALUE)
+        }
+    }
+}
+
+/// `hipHostGetFlags`: the flags of hipHostMalloc'd (or registered/managed) memory.
+pub fn host_get_flags(ptr: *mut c_void) -> HipResult<u32> {
+    match lookup(ptr as usize, 1) {
+        Some(a) if a.kind.is_host() => Ok(a.flags),
+        _ => Err(HipError::INVALID_VALUE),
+    }
+}
+
+/// `hipMemGetInfo` for the current device: (free, total).
+pub fn mem_get_info() -> HipResult<(usize, usize)> {
+    let device = runtime()?.current_device()?;
+    let total = device.device_pool.size;
+    Ok((
+        total.saturating_sub(device_bytes_in_use(device.index)),
+        total,
+    ))
+}
+
+/// `hipMemPtrGetInfo`: the size of the allocation containing `ptr`.
+pub fn mem_ptr_get_info(ptr: *mut c_void) -> HipResult<usize> {
+    runtime()?;
+    lookup(ptr as usize, 1)
+        .map(|a| a.size)
+        .ok_or(HipError::INVALID_VALUE)
+}
+
+/// Frees every allocation of `device` (hipDeviceReset); the caller has drained its work.
+pub(crate) fn free_device_allocations(device: &Device) {
+    let doomed: Vec<Allocation> = {
+        let mut table = ALLOCATIONS.write();
+        let doomed: Vec<Allocation> = table
+            .values()
+            .filter(|a| {
+                a.device == device.index
+                    && matches!(
+                        a.kind,
+                        MemKind::Device | MemKind::PinnedHost | MemKind::Managed
+                    )
+            })
+            .copied()
+            .collect();
+        for a in &doomed {
+            table.remove(&a.start);
+        }
+        doomed
+    };
+    for a in doomed {
+        // SAFETY: each pointer came from hsa_amd_memory_pool_allocate and was removed from
+        // the table above, so it is freed once.
+        let status = unsafe { (device.api.hsa_amd_memory_pool_free)(a.start as *mut c_void) };
+        if let Err(e) = hsa::check("hsa_amd_memory_pool_free", status) {
+            tracing::warn!(error = %e, "hipDeviceReset: freeing an allocation failed");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Pointer attributes
+
+/// `hipMemoryType` as ROCm 6 numbers it (ROCm 5 used Host = 0, Device = 1).
+pub mod memory_type {
+    pub const UNREGISTERED: u32 = 0;
+    pub const HOST: u32 = 1;
+    pub const DEVICE: u32 = 2;
+    pub const MANAGED: u32 = 3;
+}
+
+/// `hipPointerAttribute_t` (identical layout in ROCm 5.x and 6.x: the first field is
+/// `memoryType` in 5.x and the union `type`/`memoryType` in 6.x; only the enum's values
+/// differ, and hipshim answers with ROCm 6's).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PointerAttributes {
+    pub type_: u32,
+    pub device: i32,
+    pub device_pointer: *mut c_void,
+    pub host_pointer: *mut c_void,
+    pub is_managed: i32,
+    pub allocation_flags: u32,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<PointerAttributes>() == 32);
+    assert!(std::mem::offset_of!(PointerAttributes, device) == 4);
+    assert!(std::mem::offset_of!(PointerAttributes, device_pointer) == 8);
+    assert!(std::mem::offset_of!(PointerAttributes, host_pointer) == 16);
+    assert!(std::mem::offset_of!(PointerAttributes, is_managed) == 24);
+    assert!(std::mem::offset_of!(PointerAttributes, allocation_flags) == 28);
+};
+
+/// `hipPointerGetAttributes`: like ROCm 6, memory the runtime does not know is
+/// `hipMemoryTypeUnregistered` with device -1 (success, not an error).
+pub fn pointer_attributes(ptr: *const c_void) -> HipResult<PointerAttributes> {
+    if ptr.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    runtime()?;
+    let p = ptr as usize;
+    let Some(a) = lookup(p, 1) else {
+        return Ok(PointerAttributes {
+            type_: memory_type::UNREGISTERED,
+            device: -1,
+            device_pointer: std::ptr::null_mut(),
+            host_pointer: std::ptr::null_mut(),
+            is_managed: 0,
+            allocation_flags: 0,
+        });
+    };
+    let device_pointer = a.engine_address(p) as *mut c_void;
+    let (type_, host_pointer) = match a.kind {
+        MemKind::Device | MemKind::DeviceGlobal => (memory_type::DEVICE, std::ptr::null_mut()),
+        MemKind::PinnedHost | MemKind::Registered => (memory_type::HOST, p as *mut c_void),
+        MemKind::Managed => (memory_type::MANAGED, p as *mut c_void),
+    };
+    Ok(PointerAttributes {
+        type_,
+        device: a.device as i32,
+        device_pointer,
+        host_pointer,
+        is_managed: i32::from(a.kind == MemKind::Managed),
+        allocation_flags: a.flags,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Copies
+
+/// How one side of a copy is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Side {
+    /// Device memory of device `.0`.
+    Device(usize),
+    /// Host memory the copy engine can reach directly; `.0` is the engine address of the
+    /// side's base pointer.
+    Pinned(usize),
+    /// Pageable host memory: the CPU copies it, the engine only sees staging.
+    Pageable,
+}
+
+/// Classifies `[ptr, ptr + len)`. The registry wins when it knows the range (AMD, too,
+/// trusts pointer info over the kind); the kind only decides for ranges the registry does
+/// not know: "device" there is an error, since the range cannot be device memory.
+fn classify(ptr: usize, len: usize, says_device: Option<bool>, what: &str) -> HipResult<Side> {
+    match lookup(ptr, len) {
+        Some(a) if a.kind.is_host() => Ok(Side::Pinned(a.engine_address(ptr))),
+        Some(a) => Ok(Side::Device(a.device)),
+        None if says_device == Some(true) => {
+            tracing::warn!(
+                ptr = format_args!("{ptr:#x}"),
+                len,
+                "the {what} range is not inside a device allocation"
+            );
+            Err(HipError::INVALID_VALUE)
+        }
+        None => Ok(Side::Pageable),
+    }
+}
+
+/// A strided set of rows: `height` rows of `width` bytes, `pitch` bytes apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    pub width: usize,
+    pub height: usize,
+    pub dst_pitch: usize,
+    pub src_pitch: usize,
+}
+
+impl Rows {
+    pub fn linear(size: usize) -> Rows {
+        Rows {
+            width: size,
+            height: 1,
+            dst_pitch: size,
+            src_pitch: size,
+        }
+    }
+
+    /// Bytes from the first to the last byte touched, for a side with `pitch`.
+    pub fn extent(&self, pitch: usize) -> Option<usize> {
+        if self.height == 0 || self.width == 0 {
+            return Some(0);
+        }
+        pitch.checked_mul(self.height - 1)?.checked_add(self.width)
+    }
 }
 
 /// Synchronous copy in the null stream's order (waits for earlier work first).
@@ -134,7 +673,7 @@ pub unsafe fn free(ptr: *mut c_void) -> HipResult {
 /// # Safety
 /// Host-side ranges (`src` for host-to-device, `dst` for device-to-host, both for
 /// host-to-host) must be valid for `size` bytes; device-side ranges are checked against the
-/// allocation table.
+/// registry.
 pub unsafe fn memcpy(
     dst: *mut c_void,
     src: *const c_void,
@@ -144,207 +683,415 @@ pub unsafe fn memcpy(
     if size == 0 {
         return Ok(());
     }
+    // SAFETY: forwarded contract.
+    unsafe { memcpy_2d(dst, src, Rows::linear(size), kind) }
+}
+
+/// `hipMemcpy2D`: `height` rows of `width` bytes between pitched ranges.
+///
+/// # Safety
+/// As for [`memcpy`], for every row of each host side.
+pub unsafe fn memcpy_2d(
+    dst: *mut c_void,
+    src: *const c_void,
+    rows: Rows,
+    kind: CopyKind,
+) -> HipResult {
+    if rows.width == 0 || rows.height == 0 {
+        return Ok(());
+    }
     if dst.is_null() || src.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
+    if rows.width > rows.dst_pitch || rows.width > rows.src_pitch {
+        return Err(HipError::INVALID_PITCH_VALUE);
+    }
+    let dst_extent = rows.extent(rows.dst_pitch).ok_or(HipError::INVALID_VALUE)?;
+    let src_extent = rows.extent(rows.src_pitch).ok_or(HipError::INVALID_VALUE)?;
+    let (src_dev, dst_dev) = kind.device_sides();
+    let dst_side = classify(dst as usize, dst_extent, dst_dev, "destination")?;
+    let src_side = classify(src as usize, src_extent, src_dev, "source")?;
     let rt = runtime()?;
-    let (dst_dev, src_dev) = (owner(dst as usize, size), owner(src as usize, size));
-    let kind = match kind {
-        CopyKind::Default => match (src_dev.is_some(), dst_dev.is_some()) {
-            (false, false) => CopyKind::HostToHost,
-            (false, true) => CopyKind::HostToDevice,
-            (true, false) => CopyKind::DeviceToHost,
-            (true, true) => CopyKind::DeviceToDevice,
-        },
-        kind => kind,
+    // The device whose copy engine and staging buffer serve the copy.
+    let device = match (dst_side, src_side) {
+        (Side::Device(d), _) | (_, Side::Device(d)) => Some(rt.device(d)?),
+        _ => None,
     };
-    let device_of = |found: Option<usize>, what: &str| {
-        found.ok_or_else(|| {
-            tracing::warn!("hipMemcpy: the {what} range is not inside a device allocation");
-            HipError::INVALID_VALUE
-        })
-    };
-    match kind {
-        CopyKind::HostToHost => {
-            // SAFETY: both are caller-provided host ranges of `size` bytes; hipMemcpy with
-            // overlapping ranges is undefined in HIP as in C's memcpy, so memmove is a
-            // conservative choice.
-            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size) };
+    match device {
+        Some(device) => {
+            // Earlier work on the other device of a device-to-device copy must be done too.
+            if let (Side::Device(a), Side::Device(b)) = (dst_side, src_side) {
+                if a != b {
+                    rt.device(a)?.synchronize()?;
+                }
+                rt.device(b)?.synchronize()?;
+            } else {
+                device.synchronize()?;
+            }
+            copy_rows(
+                device,
+                (dst as usize, dst_side),
+                (src as usize, src_side),
+                rows,
+            )
+        }
+        None => {
+            // Host to host. Kernels may be writing pinned memory: wait for them first.
+            if dst_side != Side::Pageable || src_side != Side::Pageable {
+                rt.current_device()?.synchronize()?;
+            }
+            for r in 0..rows.height {
+                // SAFETY: both are host ranges valid per the caller's contract; `copy`
+                // tolerates overlap (undefined in HIP, harmless here).
+                unsafe {
+                    std::ptr::copy(
+                        (src as usize + r * rows.src_pitch) as *const u8,
+                        (dst as usize + r * rows.dst_pitch) as *mut u8,
+                        rows.width,
+                    )
+                };
+            }
             Ok(())
         }
-        CopyKind::HostToDevice => {
-            let device = rt.device(device_of(dst_dev, "destination")?)?;
-            device.synchronize()?;
-            copy_through_staging(
-                device,
-                dst as usize,
-                src as usize,
-                size,
-                Direction::ToDevice,
-            )
-        }
-        CopyKind::DeviceToHost => {
-            let device = rt.device(device_of(src_dev, "source")?)?;
-            device.synchronize()?;
-            copy_through_staging(device, dst as usize, src as usize, size, Direction::ToHost)
-        }
-        CopyKind::DeviceToDevice => {
-            let device = rt.device(device_of(dst_dev, "destination")?)?;
-            device_of(src_dev, "source")?;
-            device.synchronize()?;
-            let copy = device.copy.lock();
-            engine_copy(
-                device,
-                &copy.signal,
-                dst,
-                device.agent,
-                src,
-                device.agent,
-                size,
-            )
-        }
-        CopyKind::Default => unreachable!("resolved above"),
     }
 }
 
-/// Fills `size` bytes at device address `dst` with `value` (checked against the allocation
-/// table, so any pointer value is safe to pass).
+/// One engine copy of a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct EngineCopy {
+    dst: usize,
+    dst_agent: hsa_agent_t,
+    src: usize,
+    src_agent: hsa_agent_t,
+    len: usize,
+}
+
+/// A piece of a row that fits in the staging buffer: (row, offset in row, length).
+fn segments(rows: Rows) -> impl Iterator<Item = (usize, usize, usize)> {
+    (0..rows.height).flat_map(move |r| {
+        (0..rows.width)
+            .step_by(STAGING_BYTES)
+            .map(move |off| (r, off, (rows.width - off).min(STAGING_BYTES)))
+    })
+}
+
+/// Groups row segments into batches whose total length fits the staging buffer.
+fn staging_batches(rows: Rows) -> Vec<Vec<(usize, usize, usize)>> {
+    let mut batches: Vec<Vec<(usize, usize, usize)>> = Vec::new();
+    let mut used = STAGING_BYTES;
+    for seg in segments(rows) {
+        if used + seg.2 > STAGING_BYTES {
+            batches.push(Vec::new());
+            used = 0;
+        }
+        used += seg.2;
+        batches.last_mut().expect("pushed above").push(seg);
+    }
+    batches
+}
+
+/// Copies `rows` between two sides at least one of which `device` serves. Both sides
+/// reachable by the engine: one engine copy per row, batched on one signal. A pageable side:
+/// rows are packed into the staging buffer and moved by the CPU on that side.
+fn copy_rows(
+    device: &Device,
+    (dst, dst_side): (usize, Side),
+    (src, src_side): (usize, Side),
+    rows: Rows,
+) -> HipResult {
+    let rt = runtime()?;
+    let agent_of = |side: Side| -> HipResult<hsa_agent_t> {
+        Ok(match side {
+            Side::Device(d) => rt.device(d)?.agent,
+            _ => device.cpu_agent,
+        })
+    };
+    let engine_base = |ptr: usize, side: Side| match side {
+        Side::Pinned(engine) => engine,
+        _ => ptr,
+    };
+    let copy = device.copy.lock();
+    let staging = copy.staging as usize;
+    match (dst_side, src_side) {
+        (Side::Pageable, Side::Pageable) => unreachable!("host-to-host copies use the CPU"),
+        (Side::Pageable, src_side) => {
+            let (src_agent, src_base) = (agent_of(src_side)?, engine_base(src, src_side));
+            for batch in staging_batches(rows) {
+                let mut at = 0;
+                let copies: Vec<EngineCopy> = batch
+                    .iter()
+                    .map(|&(r, off, len)| {
+                        let c = EngineCopy {
+                            dst: staging + at,
+                            dst_agent: device.cpu_agent,
+                            src: src_base + r * rows.src_pitch + off,
+                            src_agent,
+                            len,
+                        };
+                        at += len;
+                        c
+                    })
+                    .collect();
+                engine_copies(device, &copy.signal, &copies)?;
+                let mut at = 0;
+                for &(r, off, len) in &batch {
+                    // SAFETY: the destination row is caller-valid host memory; staging holds
+                    // the batch (at most STAGING_BYTES).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (staging + at) as *const u8,
+                            (dst + r * rows.dst_pitch + off) as *mut u8,
+                            len,
+                        )
+                    };
+                    at += len;
+                }
+            }
+        }
+        (dst_side, Side::Pageable) => {
+            let (dst_agent, dst_base) = (agent_of(dst_side)?, engine_base(dst, dst_side));
+            for batch in staging_batches(rows) {
+                let mut at = 0;
+                let mut copies = Vec::with_capacity(batch.len());
+                for &(r, off, len) in &batch {
+                    // SAFETY: the source row is caller-valid host memory; staging holds the
+                    // batch (at most STAGING_BYTES).
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (src + r * rows.src_pitch + off) as *const u8,
+                            (staging + at) as *mut u8,
+                            len,
+                        )
+                    };
+                    copies.push(EngineCopy {
+                        dst: dst_base + r * rows.dst_pitch + off,
+                        dst_agent,
+                        src: staging + at,
+                        src_agent: device.cpu_agent,
+                        len,
+                    });
+                    at += len;
+                }
+                engine_copies(device, &copy.signal, &copies)?;
+            }
+        }
+        (dst_side, src_side) => {
+            let (dst_agent, dst_base) = (agent_of(dst_side)?, engine_base(dst, dst_side));
+            let (src_agent, src_base) = (agent_of(src_side)?, engine_base(src, src_side));
+            let copies: Vec<EngineCopy> =
+                if rows.width == rows.dst_pitch && rows.width == rows.src_pitch {
+                    // Contiguous on both sides: one copy.
+                    vec![EngineCopy {
+                        dst: dst_base,
+                        dst_agent,
+                        src: src_base,
+                        src_agent,
+                        len: rows.width * rows.height,
+                    }]
+                } else {
+                    (0..rows.height)
+                        .map(|r| EngineCopy {
+                            dst: dst_base + r * rows.dst_pitch,
+                            dst_agent,
+                            src: src_base + r * rows.src_pitch,
+                            src_agent,
+                            len: rows.width,
+                        })
+                        .collect()
+                };
+            for chunk in copies.chunks(MAX_BATCH) {
+                engine_copies(device, &copy.signal, chunk)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Most copies in flight on one signal (bounds the engine's queue of outstanding copies).
+const MAX_BATCH: usize = 256;
+
+/// Submits `copies` to the copy engine with one completion signal and waits for all.
+fn engine_copies(
+    device: &Device,
+    signal: &crate::hsa::signal::Signal,
+    copies: &[EngineCopy],
+) -> HipResult {
+    if copies.is_empty() {
+        return Ok(());
+    }
+    signal.store(copies.len() as i64);
+    for (i, c) in copies.iter().enumerate() {
+        // SAFETY: both ranges are device-accessible (device memory, pinned/registered host
+        // memory or the staging buffer) and cover `len` bytes; no dependency signals.
+        let status = unsafe {
+            (device.api.hsa_amd_memory_async_copy)(
+                c.dst as *mut c_void,
+                c.dst_agent,
+                c.src as *const c_void,
+                c.src_agent,
+                c.len,
+                0,
+                std::ptr::null(),
+                signal.handle,
+            )
+        };
+        if let Err(e) = hsa::check("hsa_amd_memory_async_copy", status) {
+            // Account for the copies never submitted, then wait for those that were.
+            signal.add(-((copies.len() - i) as i64));
+            let _ = signal.wait_zero(device.timestamp_hz, || None::<HipError>);
+            return Err(runtime_error(e));
+        }
+    }
+    tracing::trace!(copies = copies.len(), "copies submitted to the copy engine");
+    signal
+        .wait_zero(device.timestamp_hz, || None::<HipError>)
+        .map_err(|_| HipError::UNKNOWN)
+}
+
+// ---------------------------------------------------------------------------------------
+// Fills
+
+/// Fills `count` elements of `pattern.len()` bytes (1, 2 or 4) at `dst` with the
+/// pattern (hipMemset, hipMemsetD8/D16/D32).
+pub fn memset_pattern(dst: *mut c_void, pattern: &[u8], count: usize) -> HipResult {
+    let size = count
+        .checked_mul(pattern.len())
+        .ok_or(HipError::INVALID_VALUE)?;
+    memset_2d_pattern(dst, size, pattern, size, 1)
+}
+
+/// Fills `size` bytes at `dst` with `value` (checked against the registry, so any pointer
+/// value is safe to pass).
 pub fn memset(dst: *mut c_void, value: u8, size: usize) -> HipResult {
-    if size == 0 {
+    memset_pattern(dst, &[value], size)
+}
+
+/// `hipMemset2D`: `height` rows of `width` bytes, `pitch` apart.
+pub fn memset_2d(
+    dst: *mut c_void,
+    pitch: usize,
+    value: u8,
+    width: usize,
+    height: usize,
+) -> HipResult {
+    if width > pitch && height > 1 {
+        return Err(HipError::INVALID_PITCH_VALUE);
+    }
+    memset_2d_pattern(dst, pitch, &[value], width, height)
+}
+
+fn memset_2d_pattern(
+    dst: *mut c_void,
+    pitch: usize,
+    pattern: &[u8],
+    width: usize,
+    height: usize,
+) -> HipResult {
+    if width == 0 || height == 0 {
         return Ok(());
     }
     if dst.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
-    let rt = runtime()?;
-    let device = rt.device(owner(dst as usize, size).ok_or_else(|| {
-        tracing::warn!("hipMemset: the range is not inside a device allocation");
-        HipError::INVALID_VALUE
-    })?)?;
-    device.synchronize()?;
-    let copy = device.copy.lock();
-    let chunk = size.min(STAGING_BYTES);
-    // SAFETY: the staging buffer holds STAGING_BYTES and is ours while `copy` is locked.
-    unsafe { std::ptr::write_bytes(copy.staging, value, chunk) };
-    let mut done = 0;
-    while done < size {
-        let n = (size - done).min(STAGING_BYTES);
-        engine_copy(
-            device,
-            &copy.signal,
-            (dst as usize + done) as *mut c_void,
-            device.agent,
-            copy.staging as *const c_void,
-            device.cpu_agent,
-            n,
-        )?;
-        done += n;
-    }
-    Ok(())
-}
-
-#[derive(Clone, Copy)]
-enum Direction {
-    ToDevice,
-    ToHost,
-}
-
-/// Copies between pageable host memory and the device through the pinned staging buffer.
-fn copy_through_staging(
-    device: &Device,
-    dst: usize,
-    src: usize,
-    size: usize,
-    direction: Direction,
-) -> HipResult {
-    let copy = device.copy.lock();
-    let staging = copy.staging;
-    let mut done = 0;
-    while done < size {
-        let n = (size - done).min(STAGING_BYTES);
-        match direction {
-            Direction::ToDevice => {
-                // SAFETY: the caller's source range covers `size` bytes; staging holds n.
-                unsafe { std::ptr::copy_nonoverlapping((src + done) as *const u8, staging, n) };
-                engine_copy(
-                    device,
-                    &copy.signal,
-                    (dst + done) as *mut c_void,
-                    device.agent,
-                    staging as *const c_void,
-                    device.cpu_agent,
-                    n,
-                )?;
-            }
-            Direction::ToHost => {
-                engine_copy(
-                    device,
-                    &copy.signal,
-                    staging as *mut c_void,
-                    device.cpu_agent,
-                    (src + done) as *const c_void,
-                    device.agent,
-                    n,
-                )?;
-                // SAFETY: the caller's destination range covers `size` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(staging, (dst + done) as *mut u8, n) };
-            }
-        }
-        done += n;
-    }
-    Ok(())
-}
-
-/// One copy on the HSA runtime's copy engine, waited for on `signal`.
-fn engine_copy(
-    device: &Device,
-    signal: &crate::hsa::signal::Signal,
-    dst: *mut c_void,
-    dst_agent: hsa_agent_t,
-    src: *const c_void,
-    src_agent: hsa_agent_t,
-    size: usize,
-) -> HipResult {
-    signal.store(1);
-    // SAFETY: both ranges are device-accessible (device allocations or pinned staging) and
-    // cover `size` bytes; no dependency signals.
-    let status = unsafe {
-        (device.api.hsa_amd_memory_async_copy)(
-            dst,
-            dst_agent,
-            src,
-            src_agent,
-            size,
-            0,
-            std::ptr::null(),
-            signal.handle,
-        )
+    let rows = Rows {
+        width,
+        height,
+        dst_pitch: pitch,
+        src_pitch: width,
     };
-    hsa::check("hsa_amd_memory_async_copy", status).map_err(runtime_error)?;
-    tracing::trace!(size, "copy submitted to the copy engine");
-    signal
-        .wait_zero(device.timestamp_hz, || None::<HipError>)
-        .map_err(|_| HipError::UNKNOWN)
+    let extent = rows.extent(pitch).ok_or(HipError::INVALID_VALUE)?;
+    let side = classify(dst as usize, extent, Some(true), "memset")?;
+    let rt = runtime()?;
+    match side {
+        Side::Device(d) => {
+            let device = rt.device(d)?;
+            device.synchronize()?;
+            let copy = device.copy.lock();
+            let fill = width.min(STAGING_BYTES);
+            // SAFETY: the staging buffer holds STAGING_BYTES and is ours while `copy` is
+            // locked; the pattern repeats from offset 0 (width is a multiple of its size).
+            let staging = unsafe { std::slice::from_raw_parts_mut(copy.staging, fill) };
+            for (i, b) in staging.iter_mut().enumerate() {
+                *b = pattern[i % pattern.len()];
+            }
+            // Every segment starts at a multiple of STAGING_BYTES within its row, a multiple
+            // of the pattern size, so the staged pattern lines up.
+            let copies: Vec<EngineCopy> = segments(rows)
+                .map(|(r, off, len)| EngineCopy {
+                    dst: dst as usize + r * pitch + off,
+                    dst_agent: device.agent,
+                    src: copy.staging as usize,
+                    src_agent: device.cpu_agent,
+                    len,
+                })
+                .collect();
+            for chunk in copies.chunks(MAX_BATCH) {
+                engine_copies(device, &copy.signal, chunk)?;
+            }
+            Ok(())
+        }
+        Side::Pinned(_) => {
+            // Host memory: the CPU fills it once the devices are done with it.
+            synchronize_all()?;
+            for r in 0..height {
+                // SAFETY: the registry says this range is live host memory of ours.
+                let row = unsafe {
+                    std::slice::from_raw_parts_mut((dst as usize + r * pitch) as *mut u8, width)
+                };
+                for (i, b) in row.iter_mut().enumerate() {
+                    *b = pattern[i % pattern.len()];
+                }
+            }
+            Ok(())
+        }
+        Side::Pageable => unreachable!("classify rejects unknown ranges said to be device"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn fake(start: usize, size: usize, device: usize, kind: MemKind) -> Allocation {
+        Allocation {
+            start,
+            size,
+            device,
+            kind,
+            flags: 0,
+            device_address: start,
+        }
+    }
+
     #[test]
-    fn owner_finds_ranges_inside_allocations_only() {
-        ALLOCATIONS.write().insert(
-            0x10_0000,
-            Allocation {
-                size: 0x100,
-                device: 3,
-            },
-        );
-        assert_eq!(owner(0x10_0000, 0x100), Some(3));
-        assert_eq!(owner(0x10_0080, 0x80), Some(3));
-        assert_eq!(owner(0x10_0080, 0x81), None);
-        assert_eq!(owner(0x0f_ffff, 1), None);
+    fn lookup_finds_ranges_inside_entries_only() {
+        insert(fake(0x10_0000, 0x100, 3, MemKind::Device));
+        assert_eq!(lookup(0x10_0000, 0x100).map(|a| a.device), Some(3));
+        assert_eq!(lookup(0x10_0080, 0x80).map(|a| a.device), Some(3));
+        assert_eq!(lookup(0x10_0080, 0x81), None);
+        assert_eq!(lookup(0x0f_ffff, 1), None);
+        assert_eq!(residence(0x10_0010, 4), Residence::Device(3));
         ALLOCATIONS.write().remove(&0x10_0000);
+    }
+
+    #[test]
+    fn host_kinds_are_pinned_residence_and_translate_engine_addresses() {
+        let mut reg = fake(0x20_0000, 0x1000, 0, MemKind::Registered);
+        reg.device_address = 0x7000_0000;
+        insert(reg);
+        assert_eq!(residence(0x20_0010, 16), Residence::PinnedHost);
+        assert_eq!(engine_address(0x20_0010), 0x7000_0010);
+        assert_eq!(residence(0x30_0000, 16), Residence::Pageable);
+        assert_eq!(
+            classify(0x20_0000, 8, Some(true), "x"),
+            Ok(Side::Pinned(0x7000_0000))
+        );
+        assert_eq!(
+            classify(0x30_0000, 8, Some(true), "x"),
+            Err(HipError::INVALID_VALUE)
+        );
+        assert_eq!(classify(0x30_0000, 8, None, "x"), Ok(Side::Pageable));
+        ALLOCATIONS.write().remove(&0x20_0000);
     }
 
     #[test]
@@ -354,5 +1101,49 @@ mod tests {
             CopyKind::from_raw(5),
             Err(HipError::INVALID_MEMCPY_DIRECTION)
         );
+    }
+
+    #[test]
+    fn pitch_rounds_rows_up_to_the_alignment() {
+        assert_eq!(pitch_for(1), Some(256));
+        assert_eq!(pitch_for(256), Some(256));
+        assert_eq!(pitch_for(257), Some(512));
+        assert_eq!(pitch_for(usize::MAX), None);
+    }
+
+    #[test]
+    fn row_extent_covers_first_to_last_byte() {
+        let rows = Rows {
+            width: 10,
+            height: 3,
+            dst_pitch: 64,
+            src_pitch: 10,
+        };
+        assert_eq!(rows.extent(64), Some(138));
+        assert_eq!(rows.extent(10), Some(30));
+        assert_eq!(Rows::linear(7).extent(7), Some(7));
+    }
+
+    #[test]
+    fn staging_batches_split_rows_and_fill_the_buffer() {
+        let rows = Rows {
+            width: STAGING_BYTES + 10,
+            height: 2,
+            dst_pitch: STAGING_BYTES + 10,
+            src_pitch: STAGING_BYTES + 10,
+        };
+        let batches = staging_batches(rows);
+        let total: usize = batches.iter().flatten().map(|s| s.2).sum();
+        assert_eq!(total, 2 * (STAGING_BYTES + 10));
+        for b in &batches {
+            assert!(b.iter().map(|s| s.2).sum::<usize>() <= STAGING_BYTES);
+        }
+        let small = Rows {
+            width: 100,
+            height: 5,
+            dst_pitch: 256,
+            src_pitch: 100,
+        };
+        assert_eq!(staging_batches(small).len(), 1);
     }
 }

@@ -5,11 +5,13 @@
 pub mod async_copy;
 pub mod code_object;
 pub mod device;
+pub mod device_props;
 pub mod event;
 pub mod kernarg;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod occupancy;
 pub mod stream;
 
 use crate::config::Config;

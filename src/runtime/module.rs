@@ -1,13 +1,24 @@
-//! Code registered by the program at start-up (`__hipRegisterFatBinary`,
-//! `__hipRegisterFunction`) and loaded onto a device lazily, on the first launch there.
+//! Code images and what they hold: fat binaries registered by the program at start-up
+//! (`__hipRegisterFatBinary`, `__hipRegisterFunction`, `__hipRegisterVar`) and modules loaded
+//! explicitly (`hipModuleLoad*`). Both are a [`CodeImage`]; both are loaded onto a device by
+//! the one loader here ([`CodeImage::load`]): lazily on first use for fat binaries, eagerly on
+//! the current device for modules (so a bad image fails `hipModuleLoad`, not a later launch).
+//!
+//! Handles given to the application (`hipModule_t`, `hipFunction_t`) are addresses of small
+//! boxed tags, resolved only through live registries: a pointer that was never a handle, or
+//! whose module was unloaded, is `hipErrorInvalidHandle` without ever being dereferenced.
 
-use super::code_object::{self, BundleEntry, KernelInfo};
+use super::code_object::{self, BundleEntry, KernelInfo, TargetId};
 use super::device::{runtime_error, Device};
+use super::memory;
+use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa;
 use dashmap::DashMap;
 use hsa_abi::*;
-use once_cell::sync::OnceCell;
+use once_cell::sync::{Lazy, OnceCell};
+use parking_lot::Mutex;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::sync::Arc;
@@ -15,18 +26,27 @@ use std::sync::Arc;
 /// Devices a process can address; per-device state lives in fixed arrays of this length.
 pub const MAX_DEVICES: usize = 16;
 
-/// One `__hipRegisterFatBinary` call: the bundle, and what it loaded on each device.
-pub struct FatBinary {
-    bundle: &'static [u8],
-    loaded: [OnceCell<Result<Arc<LoadedCodeObject>, HipError>>; MAX_DEVICES],
+/// A code image: a fat binary's offload bundle, or a module's bundle or raw code object.
+pub struct CodeImage {
+    bytes: Cow<'static, [u8]>,
+    /// What the image loaded on each device. A mutex, not a once-cell, so a module can be
+    /// unloaded; the launch path never takes it (functions cache their kernels).
+    loaded: [Mutex<Option<Arc<LoadedCodeObject>>>; MAX_DEVICES],
+    /// Serialises first loads so two threads do not load the same image twice.
+    load_lock: Mutex<()>,
 }
+
+/// Kept for the name the fat-binary hooks already use.
+pub type FatBinary = CodeImage;
 
 /// A code object loaded into an HSA executable on one device.
 pub struct LoadedCodeObject {
     pub kernels: HashMap<String, Arc<Kernel>>,
+    /// Device variables by name: (address, size).
+    pub variables: HashMap<String, (usize, usize)>,
     /// Kept alive for the executable: ROCr may reference the code object bytes after loading.
     _elf: Vec<u8>,
-    _executable: hsa_executable_t,
+    executable: hsa_executable_t,
 }
 
 /// A kernel ready to dispatch on one device.
@@ -35,19 +55,28 @@ pub struct Kernel {
     pub info: KernelInfo,
 }
 
-/// One `__hipRegisterFunction` call: a host-side handle for a kernel of a fat binary.
+/// A kernel of a code image by name: what `__hipRegisterFunction` registers and what
+/// `hipModuleGetFunction` returns, with its per-device kernel cached.
 pub struct Function {
     pub name: String,
-    fat_binary: Arc<FatBinary>,
+    image: Arc<CodeImage>,
     kernels: [OnceCell<Result<Arc<Kernel>, HipError>>; MAX_DEVICES],
 }
 
+/// A `__device__`/`__constant__` variable registered by `__hipRegisterVar`.
+struct Variable {
+    image: Arc<CodeImage>,
+    name: String,
+    size: usize,
+}
+
 /// Registered kernels by the host address clang passes to `hipLaunchKernel`.
-static FUNCTIONS: once_cell::sync::Lazy<DashMap<usize, Arc<Function>>> =
-    once_cell::sync::Lazy::new(DashMap::new);
+static FUNCTIONS: Lazy<DashMap<usize, Arc<Function>>> = Lazy::new(DashMap::new);
+/// Registered device variables by the address of their host shadow.
+static VARIABLES: Lazy<DashMap<usize, Arc<Variable>>> = Lazy::new(DashMap::new);
 
 /// `__hipRegisterFatBinary`: remembers the bundle; nothing is parsed or loaded until a
-/// kernel of it is launched (start-up must stay cheap and must not touch the GPU).
+/// kernel of it is used (start-up must stay cheap and must not touch the GPU).
 ///
 /// # Safety
 /// `wrapper` must be null or point to the fat-binary wrapper clang emits.
@@ -58,28 +87,32 @@ pub unsafe fn register_fat_binary(wrapper: *const c_void) -> HipResult<Arc<FatBi
         HipError::INVALID_IMAGE
     })?;
     tracing::debug!(bytes = bundle.len(), "fat binary registered");
-    Ok(Arc::new(FatBinary {
-        bundle,
-        loaded: std::array::from_fn(|_| OnceCell::new()),
-    }))
+    Ok(CodeImage::new(Cow::Borrowed(bundle)))
 }
 
 pub fn register_function(fat_binary: Arc<FatBinary>, host_function: usize, name: String) {
     tracing::debug!(%name, host_function = format_args!("{host_function:#x}"), "kernel registered");
-    FUNCTIONS.insert(
-        host_function,
-        Arc::new(Function {
+    FUNCTIONS.insert(host_function, Function::new(fat_binary, name));
+}
+
+/// `__hipRegisterVar`: the host shadow's address names the device variable `name`.
+pub fn register_variable(fat_binary: Arc<FatBinary>, host_var: usize, name: String, size: usize) {
+    tracing::debug!(%name, size, host_var = format_args!("{host_var:#x}"), "device variable registered");
+    VARIABLES.insert(
+        host_var,
+        Arc::new(Variable {
+            image: fat_binary,
             name,
-            fat_binary,
-            kernels: std::array::from_fn(|_| OnceCell::new()),
+            size,
         }),
     );
 }
 
-/// `__hipUnregisterFatBinary`: forget its kernels. Executables stay loaded until exit, as
-/// the program is shutting down and queued work may still reference them.
+/// `__hipUnregisterFatBinary`: forget its kernels and variables. Executables stay loaded
+/// until exit, as the program is shutting down and queued work may still reference them.
 pub fn unregister_fat_binary(fat_binary: &Arc<FatBinary>) {
-    FUNCTIONS.retain(|_, f| !Arc::ptr_eq(&f.fat_binary, fat_binary));
+    FUNCTIONS.retain(|_, f| !Arc::ptr_eq(&f.image, fat_binary));
+    VARIABLES.retain(|_, v| !Arc::ptr_eq(&v.image, fat_binary));
 }
 
 pub fn function(host_function: usize) -> HipResult<Arc<Function>> {
@@ -89,7 +122,39 @@ pub fn function(host_function: usize) -> HipResult<Arc<Function>> {
         .ok_or(HipError::INVALID_DEVICE_FUNCTION)
 }
 
+/// The (device address, size) of a registered variable on the current device, loading its
+/// code image there if needed. An address nobody registered is `hipErrorInvalidSymbol`.
+pub fn symbol_on_current_device(host_var: *const c_void) -> HipResult<(usize, usize)> {
+    let variable = VARIABLES
+        .get(&(host_var as usize))
+        .map(|v| v.value().clone())
+        .ok_or_else(|| {
+            tracing::warn!(
+                symbol = format_args!("{host_var:p}"),
+                "not a registered device variable"
+            );
+            HipError::INVALID_SYMBOL
+        })?;
+    let device = runtime()?.current_device()?;
+    let loaded = variable.image.load(device)?;
+    match loaded.variables.get(&variable.name) {
+        Some(&(address, size)) => Ok((address, size.max(variable.size))),
+        None => {
+            tracing::error!(name = %variable.name, "the code object has no such variable");
+            Err(HipError::INVALID_SYMBOL)
+        }
+    }
+}
+
 impl Function {
+    fn new(image: Arc<CodeImage>, name: String) -> Arc<Function> {
+        Arc::new(Function {
+            name,
+            image,
+            kernels: std::array::from_fn(|_| OnceCell::new()),
+        })
+    }
+
     /// This kernel on `device`, loading its code object there on first use.
     pub fn kernel(&self, device: &Device) -> HipResult<&Arc<Kernel>> {
         let cell = self
@@ -97,7 +162,7 @@ impl Function {
             .get(device.index)
             .ok_or(HipError::INVALID_DEVICE)?;
         cell.get_or_init(|| {
-            let loaded = self.fat_binary.load(device)?;
+            let loaded = self.image.load(device)?;
             loaded.kernels.get(&self.name).cloned().ok_or_else(|| {
                 tracing::error!(kernel = %self.name, "the code object has no such kernel");
                 HipError::INVALID_DEVICE_FUNCTION
@@ -108,24 +173,88 @@ impl Function {
     }
 }
 
-impl FatBinary {
-    fn load(&self, device: &Device) -> HipResult<Arc<LoadedCodeObject>> {
-        let cell = self
+impl CodeImage {
+    fn new(bytes: Cow<'static, [u8]>) -> Arc<CodeImage> {
+        Arc::new(CodeImage {
+            bytes,
+            loaded: std::array::from_fn(|_| Mutex::new(None)),
+            load_lock: Mutex::new(()),
+        })
+    }
+
+    /// This image loaded on `device`, loading it on first use.
+    pub fn load(&self, device: &Device) -> HipResult<Arc<LoadedCodeObject>> {
+        let slot = self
             .loaded
             .get(device.index)
             .ok_or(HipError::INVALID_DEVICE)?;
-        cell.get_or_init(|| load_for_device(self.bundle, device).map(Arc::new))
-            .clone()
+        if let Some(loaded) = slot.lock().as_ref() {
+            return Ok(loaded.clone());
+        }
+        let _loading = self.load_lock.lock();
+        if let Some(loaded) = slot.lock().as_ref() {
+            return Ok(loaded.clone());
+        }
+        let loaded = Arc::new(load_for_device(&self.bytes, device)?);
+        *slot.lock() = Some(loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Destroys what the image loaded on every device (after draining their work).
+    fn unload(&self) -> HipResult {
+        let rt = runtime()?;
+        for (index, slot) in self.loaded.iter().enumerate() {
+            let Some(loaded) = slot.lock().take() else {
+                continue;
+            };
+            if let Ok(device) = rt.device(index) {
+                device.synchronize()?;
+            }
+            for &(address, _) in loaded.variables.values() {
+                memory::unregister_device_global(address);
+            }
+            // SAFETY: the executable was created by load_for_device and is destroyed once
+            // (its slot was just emptied); no queued work references it any more.
+            let status = unsafe { (rt.hsa.api.hsa_executable_destroy)(loaded.executable) };
+            if let Err(e) = hsa::check("hsa_executable_destroy", status) {
+                tracing::warn!(error = %e, "unloading a module failed");
+            }
+        }
+        Ok(())
     }
 }
 
-fn load_for_device(bundle: &[u8], device: &Device) -> HipResult<LoadedCodeObject> {
-    let entries = code_object::parse_bundle(bundle).map_err(|e| {
+const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
+
+/// Picks the code object of `image` for `device`: the image itself if it is an ELF code
+/// object, else the best bundle entry.
+fn code_object_for(image: &[u8], device: &Device) -> HipResult<Vec<u8>> {
+    if image.starts_with(ELF_MAGIC) {
+        let info = code_object::read_code_object(image).map_err(|e| {
+            tracing::error!(error = %e, "not a usable code object");
+            HipError::INVALID_IMAGE
+        })?;
+        let target = TargetId::parse(&info.target).map_err(|_| HipError::INVALID_IMAGE)?;
+        let fits = device
+            .isas
+            .iter()
+            .filter_map(|isa| TargetId::parse(isa).ok())
+            .any(|agent| target.runs_on(&agent));
+        if !fits {
+            tracing::error!(target = %info.target, device = device.index, isas = ?device.isas, "the code object is for another GPU");
+            return Err(HipError::NO_BINARY_FOR_GPU);
+        }
+        return Ok(image.to_vec());
+    }
+    let entries = code_object::parse_bundle(image).map_err(|e| {
         tracing::error!(error = %e, "cannot parse the offload bundle");
         HipError::INVALID_IMAGE
     })?;
-    let entry = select_entry(&entries, device)?;
-    let elf = entry.data.to_vec();
+    Ok(select_entry(&entries, device)?.data.to_vec())
+}
+
+fn load_for_device(image: &[u8], device: &Device) -> HipResult<LoadedCodeObject> {
+    let elf = code_object_for(image, device)?;
     let info = code_object::read_code_object(&elf).map_err(|e| {
         tracing::error!(error = %e, "cannot read the code object's metadata");
         HipError::INVALID_IMAGE
@@ -161,27 +290,57 @@ fn load_for_device(bundle: &[u8], device: &Device) -> HipResult<LoadedCodeObject
         )
     };
     hsa::check("hsa_executable_create_alt", status).map_err(hsa_err)?;
-    // SAFETY: executable and reader are live; null options and no loaded-object handle.
-    let status = unsafe {
-        (api.hsa_executable_load_agent_code_object)(
-            executable,
-            device.agent,
-            reader,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        )
-    };
-    hsa::check("hsa_executable_load_agent_code_object", status).map_err(hsa_err)?;
-    // SAFETY: the executable is live; null options.
-    let status = unsafe { (api.hsa_executable_freeze)(executable, std::ptr::null()) };
-    hsa::check("hsa_executable_freeze", status).map_err(hsa_err)?;
-    // SAFETY: the reader is no longer needed once the executable is frozen.
+    let loaded = (|| {
+        // SAFETY: executable and reader are live; null options and no loaded-object handle.
+        let status = unsafe {
+            (api.hsa_executable_load_agent_code_object)(
+                executable,
+                device.agent,
+                reader,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            )
+        };
+        hsa::check("hsa_executable_load_agent_code_object", status).map_err(hsa_err)?;
+        // SAFETY: the executable is live; null options.
+        let status = unsafe { (api.hsa_executable_freeze)(executable, std::ptr::null()) };
+        hsa::check("hsa_executable_freeze", status).map_err(hsa_err)?;
+        let kernels = find_kernels(device, executable, info.kernels).map_err(hsa_err)?;
+        let variables = find_variables(api, executable).map_err(hsa_err)?;
+        Ok((kernels, variables))
+    })();
+    // SAFETY: the reader is no longer needed once loading has succeeded or failed.
     unsafe { (api.hsa_code_object_reader_destroy)(reader) };
+    let (kernels, variables) = match loaded {
+        Ok(found) => found,
+        Err(e) => {
+            // SAFETY: the executable was created above and is not referenced elsewhere.
+            unsafe { (api.hsa_executable_destroy)(executable) };
+            return Err(e);
+        }
+    };
+    for &(address, size) in variables.values() {
+        memory::register_device_global(address, size, device.index);
+    }
+    Ok(LoadedCodeObject {
+        kernels,
+        variables,
+        _elf: elf,
+        executable,
+    })
+}
 
+fn find_kernels(
+    device: &Device,
+    executable: hsa_executable_t,
+    infos: Vec<KernelInfo>,
+) -> Result<HashMap<String, Arc<Kernel>>, hsa::HsaError> {
+    let api = device.api;
     let mut kernels = HashMap::new();
-    for kernel in info.kernels {
-        let symbol_name =
-            CString::new(kernel.symbol.clone()).map_err(|_| HipError::INVALID_IMAGE)?;
+    for kernel in infos {
+        let Ok(symbol_name) = CString::new(kernel.symbol.clone()) else {
+            continue;
+        };
         let mut symbol = hsa_executable_symbol_t::default();
         // SAFETY: NUL-terminated name, live executable, valid agent and out-pointer.
         let status = unsafe {
@@ -192,7 +351,7 @@ fn load_for_device(bundle: &[u8], device: &Device) -> HipResult<LoadedCodeObject
                 &mut symbol,
             )
         };
-        hsa::check("hsa_executable_get_symbol_by_name", status).map_err(hsa_err)?;
+        hsa::check("hsa_executable_get_symbol_by_name", status)?;
         let mut kernel_object: u64 = 0;
         // SAFETY: KERNEL_OBJECT is a u64 attribute.
         let status = unsafe {
@@ -202,7 +361,7 @@ fn load_for_device(bundle: &[u8], device: &Device) -> HipResult<LoadedCodeObject
                 &mut kernel_object as *mut u64 as *mut c_void,
             )
         };
-        hsa::check("hsa_executable_symbol_get_info(KERNEL_OBJECT)", status).map_err(hsa_err)?;
+        hsa::check("hsa_executable_symbol_get_info(KERNEL_OBJECT)", status)?;
         tracing::debug!(kernel = %kernel.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         kernels.insert(
             kernel.name.clone(),
@@ -212,11 +371,73 @@ fn load_for_device(bundle: &[u8], device: &Device) -> HipResult<LoadedCodeObject
             }),
         );
     }
-    Ok(LoadedCodeObject {
-        kernels,
-        _elf: elf,
-        _executable: executable,
-    })
+    Ok(kernels)
+}
+
+/// Every variable symbol of a frozen executable: name -> (address, size).
+fn find_variables(
+    api: &hsa::HsaApi,
+    executable: hsa_executable_t,
+) -> Result<HashMap<String, (usize, usize)>, hsa::HsaError> {
+    struct Ctx<'a> {
+        api: &'a hsa::HsaApi,
+        found: HashMap<String, (usize, usize)>,
+    }
+    unsafe extern "C" fn visit(
+        _exec: hsa_executable_t,
+        symbol: hsa_executable_symbol_t,
+        data: *mut c_void,
+    ) -> hsa_status_t {
+        // SAFETY: `data` is the Ctx passed below, alive for the iteration.
+        let ctx = unsafe { &mut *(data as *mut Ctx) };
+        let info = |attribute: u32, out: *mut c_void| {
+            // SAFETY: each attribute is read into a value of its HSA type.
+            unsafe { (ctx.api.hsa_executable_symbol_get_info)(symbol, attribute, out) }
+        };
+        let mut kind: u32 = u32::MAX;
+        info(symbol_info::TYPE, &mut kind as *mut u32 as *mut c_void);
+        if kind != HSA_SYMBOL_KIND_VARIABLE {
+            return status::SUCCESS;
+        }
+        let mut len: u32 = 0;
+        info(
+            symbol_info::NAME_LENGTH,
+            &mut len as *mut u32 as *mut c_void,
+        );
+        let mut name = vec![0u8; len as usize + 1];
+        info(symbol_info::NAME, name.as_mut_ptr() as *mut c_void);
+        name.truncate(len as usize);
+        if let Some(end) = name.iter().position(|&b| b == 0) {
+            name.truncate(end);
+        }
+        let mut address: u64 = 0;
+        let mut size: u32 = 0;
+        info(
+            symbol_info::VARIABLE_ADDRESS,
+            &mut address as *mut u64 as *mut c_void,
+        );
+        info(
+            symbol_info::VARIABLE_SIZE,
+            &mut size as *mut u32 as *mut c_void,
+        );
+        if address != 0 {
+            ctx.found.insert(
+                String::from_utf8_lossy(&name).into_owned(),
+                (address as usize, size as usize),
+            );
+        }
+        status::SUCCESS
+    }
+    let mut ctx = Ctx {
+        api,
+        found: HashMap::new(),
+    };
+    // SAFETY: the callback matches the HSA signature and `ctx` outlives the call.
+    let status = unsafe {
+        (api.hsa_executable_iterate_symbols)(executable, visit, &mut ctx as *mut Ctx as *mut c_void)
+    };
+    hsa::check("hsa_executable_iterate_symbols", status)?;
+    Ok(ctx.found)
 }
 
 /// The bundle entry for this device's ISA, or `hipErrorNoBinaryForGpu` naming what exists.
@@ -241,4 +462,147 @@ fn select_entry<'e, 'a>(
         device.index, device.name
     );
     Err(HipError::NO_BINARY_FOR_GPU)
+}
+
+// ---------------------------------------------------------------------------------------
+// hipModule_t / hipFunction_t handles
+
+/// What a handle points to: a tag word, so the address is real memory the application may
+/// hold, but the runtime only ever looks handles up in the registries below.
+#[repr(C)]
+struct HandleTag(u64);
+const MODULE_TAG: u64 = u64::from_le_bytes(*b"hipMODUL");
+const FUNCTION_TAG: u64 = u64::from_le_bytes(*b"hipFUNCT");
+
+/// A module loaded by `hipModuleLoad*`.
+pub struct Module {
+    image: Arc<CodeImage>,
+    /// Function handles handed out for it (invalidated when it is unloaded).
+    functions: Mutex<HashMap<String, usize>>,
+}
+
+static MODULES: Lazy<DashMap<usize, Arc<Module>>> = Lazy::new(DashMap::new);
+static FUNCTION_HANDLES: Lazy<DashMap<usize, Arc<Function>>> = Lazy::new(DashMap::new);
+
+fn new_handle(tag: u64) -> usize {
+    Box::into_raw(Box::new(HandleTag(tag))) as usize
+}
+
+/// Frees a handle's tag box.
+///
+/// # Safety
+/// `handle` came from [`new_handle`] and was just removed from its registry.
+unsafe fn free_handle(handle: usize) {
+    // SAFETY: per the contract, a live box from new_handle, freed once.
+    drop(unsafe { Box::from_raw(handle as *mut HandleTag) });
+}
+
+/// `hipModuleLoadData(Ex)`: `image` is an offload bundle or an ELF code object. Loaded on
+/// the current device now, on others at first use.
+pub fn load_module(image: Vec<u8>) -> HipResult<usize> {
+    let device = runtime()?.current_device()?;
+    let image = CodeImage::new(Cow::Owned(image));
+    image.load(device)?;
+    let handle = new_handle(MODULE_TAG);
+    MODULES.insert(
+        handle,
+        Arc::new(Module {
+            image,
+            functions: Mutex::new(HashMap::new()),
+        }),
+    );
+    tracing::debug!(module = format_args!("{handle:#x}"), "module loaded");
+    Ok(handle)
+}
+
+/// `hipModuleLoad`: reads the file, then as [`load_module`].
+pub fn load_module_file(path: &std::path::Path) -> HipResult<usize> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        tracing::warn!(path = %path.display(), error = %e, "hipModuleLoad: cannot read the file");
+        match e.kind() {
+            std::io::ErrorKind::NotFound => HipError::FILE_NOT_FOUND,
+            _ => HipError::INVALID_VALUE,
+        }
+    })?;
+    load_module(bytes)
+}
+
+fn module(handle: usize) -> HipResult<Arc<Module>> {
+    MODULES
+        .get(&handle)
+        .map(|m| m.value().clone())
+        .ok_or_else(|| {
+            tracing::warn!(
+                module = format_args!("{handle:#x}"),
+                "not a live module handle"
+            );
+            HipError::INVALID_HANDLE
+        })
+}
+
+/// `hipModuleUnload`: its function handles die with it.
+pub fn unload_module(handle: usize) -> HipResult {
+    let (_, module) = MODULES.remove(&handle).ok_or_else(|| {
+        tracing::warn!(
+            module = format_args!("{handle:#x}"),
+            "hipModuleUnload of a handle that is not a live module"
+        );
+        HipError::INVALID_HANDLE
+    })?;
+    for (_, f) in module.functions.lock().drain() {
+        if FUNCTION_HANDLES.remove(&f).is_some() {
+            // SAFETY: a function handle made by new_handle, removed from its registry above.
+            unsafe { free_handle(f) };
+        }
+    }
+    // SAFETY: made by new_handle and removed from MODULES above.
+    unsafe { free_handle(handle) };
+    module.image.unload()
+}
+
+/// `hipModuleGetFunction`: one handle per (module, name), reused on repeated calls.
+pub fn module_get_function(handle: usize, name: &str) -> HipResult<usize> {
+    let module = module(handle)?;
+    let device = runtime()?.current_device()?;
+    let loaded = module.image.load(device)?;
+    if !loaded.kernels.contains_key(name) {
+        tracing::warn!(
+            kernel = name,
+            "hipModuleGetFunction: no such kernel in the module"
+        );
+        return Err(HipError::NOT_FOUND);
+    }
+    let mut functions = module.functions.lock();
+    if let Some(&f) = functions.get(name) {
+        return Ok(f);
+    }
+    let f = new_handle(FUNCTION_TAG);
+    FUNCTION_HANDLES.insert(f, Function::new(module.image.clone(), name.to_owned()));
+    functions.insert(name.to_owned(), f);
+    Ok(f)
+}
+
+/// `hipModuleGetGlobal`: (device address, size) of a module variable on the current device.
+pub fn module_get_global(handle: usize, name: &str) -> HipResult<(usize, usize)> {
+    let module = module(handle)?;
+    let device = runtime()?.current_device()?;
+    let loaded = module.image.load(device)?;
+    loaded.variables.get(name).copied().ok_or_else(|| {
+        tracing::warn!(name, "hipModuleGetGlobal: no such variable in the module");
+        HipError::NOT_FOUND
+    })
+}
+
+/// The function behind a `hipFunction_t`.
+pub fn function_handle(handle: usize) -> HipResult<Arc<Function>> {
+    FUNCTION_HANDLES
+        .get(&handle)
+        .map(|f| f.value().clone())
+        .ok_or_else(|| {
+            tracing::warn!(
+                function = format_args!("{handle:#x}"),
+                "not a live function handle"
+            );
+            HipError::INVALID_HANDLE
+        })
 }

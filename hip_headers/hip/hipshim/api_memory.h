@@ -1,16 +1,102 @@
-// Memory management: allocation, copies, fills, pointer queries.
+// Memory management: allocation, copies, fills, pointer queries, device symbols.
 #ifndef HIPSHIM_API_MEMORY_H
 #define HIPSHIM_API_MEMORY_H
 
 #include "hip_error.h"
 #include "hip_types.h"
 
+// hipHostMalloc flags. Every combination gives pinned, fine-grained host memory that
+// every device can access; coherent together with non-coherent is an error.
+#define hipHostMallocDefault 0x0
+#define hipHostMallocPortable 0x1
+#define hipHostMallocMapped 0x2
+#define hipHostMallocWriteCombined 0x4
+#define hipHostMallocNumaUser 0x20000000
+#define hipHostMallocCoherent 0x40000000
+#define hipHostMallocNonCoherent 0x80000000
+#define hipHostAllocDefault 0x0
+#define hipHostAllocPortable 0x1
+#define hipHostAllocMapped 0x2
+#define hipHostAllocWriteCombined 0x4
+
+// hipHostRegister flags.
+#define hipHostRegisterDefault 0x0
+#define hipHostRegisterPortable 0x1
+#define hipHostRegisterMapped 0x2
+#define hipHostRegisterIoMemory 0x4
+#define hipHostRegisterReadOnly 0x08
+
+// hipMallocManaged flags (global or host attachment; both accepted).
+#define hipMemAttachGlobal 0x01
+#define hipMemAttachHost 0x02
+#define hipMemAttachSingle 0x04
+
+// Where memory lives (ROCm 6 numbering, which hipPointerGetAttributes reports).
+typedef enum hipMemoryType {
+    hipMemoryTypeUnregistered = 0,
+    hipMemoryTypeHost = 1,
+    hipMemoryTypeDevice = 2,
+    hipMemoryTypeManaged = 3,
+    hipMemoryTypeArray = 10,
+    hipMemoryTypeUnified = 11
+} hipMemoryType;
+
+// hipPointerGetAttributes (32 bytes; ROCm 5 called the first field memoryType).
+typedef struct hipPointerAttribute_t {
+    union {
+        enum hipMemoryType memoryType;
+        enum hipMemoryType type;
+    };
+    int device; // -1 for memory the runtime does not know
+    void* devicePointer;
+    void* hostPointer;
+    int isManaged;
+    unsigned allocationFlags;
+} hipPointerAttribute_t;
+
+// `__managed__` variables need the runtime's __hipRegisterManagedVar, which hipshim does
+// not provide yet; use hipMallocManaged.
+
 extern "C" {
 
 hipError_t hipMalloc(void** ptr, size_t size);
 hipError_t hipFree(void* ptr);
+hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
+hipError_t hipMemAllocPitch(hipDeviceptr_t* dptr, size_t* pitch, size_t widthInBytes,
+                            size_t height, unsigned int elementSizeBytes);
+hipError_t hipHostMalloc(void** ptr, size_t size, unsigned int flags);
+hipError_t hipHostAlloc(void** ptr, size_t size, unsigned int flags);
+hipError_t hipHostFree(void* ptr);
+hipError_t hipMallocManaged(void** dev_ptr, size_t size, unsigned int flags = hipMemAttachGlobal);
+hipError_t hipHostRegister(void* hostPtr, size_t sizeBytes, unsigned int flags);
+hipError_t hipHostUnregister(void* hostPtr);
+hipError_t hipHostGetDevicePointer(void** devPtr, void* hstPtr, unsigned int flags);
+hipError_t hipHostGetFlags(unsigned int* flagsPtr, void* hostPtr);
+
 hipError_t hipMemcpy(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind);
+hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes);
+hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes);
+hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes);
+hipError_t hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                       size_t height, hipMemcpyKind kind);
 hipError_t hipMemset(void* dst, int value, size_t sizeBytes);
+hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count);
+hipError_t hipMemsetD16(hipDeviceptr_t dest, unsigned short value, size_t count);
+hipError_t hipMemsetD32(hipDeviceptr_t dest, int value, size_t count);
+hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height);
+
+hipError_t hipMemGetInfo(size_t* free, size_t* total);
+hipError_t hipMemPtrGetInfo(void* ptr, size_t* size);
+hipError_t hipMemGetAddressRange(hipDeviceptr_t* pbase, size_t* psize, hipDeviceptr_t dptr);
+hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr);
+
+// Device variables (`__device__`, `__constant__`) named by their host-side symbol.
+hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol);
+hipError_t hipGetSymbolSize(size_t* size, const void* symbol);
+hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes,
+                             size_t offset = 0, hipMemcpyKind kind = hipMemcpyHostToDevice);
+hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes,
+                               size_t offset = 0, hipMemcpyKind kind = hipMemcpyDeviceToHost);
 
 } // extern "C"
 
@@ -18,6 +104,41 @@ hipError_t hipMemset(void* dst, int value, size_t sizeBytes);
 template <class T>
 static inline hipError_t hipMalloc(T** ptr, size_t size) {
     return hipMalloc(reinterpret_cast<void**>(ptr), size);
+}
+template <class T>
+static inline hipError_t hipMallocPitch(T** ptr, size_t* pitch, size_t width, size_t height) {
+    return hipMallocPitch(reinterpret_cast<void**>(ptr), pitch, width, height);
+}
+template <class T>
+static inline hipError_t hipHostMalloc(T** ptr, size_t size,
+                                       unsigned int flags = hipHostMallocDefault) {
+    return hipHostMalloc(reinterpret_cast<void**>(ptr), size, flags);
+}
+template <class T>
+static inline hipError_t hipMallocManaged(T** ptr, size_t size,
+                                          unsigned int flags = hipMemAttachGlobal) {
+    return hipMallocManaged(reinterpret_cast<void**>(ptr), size, flags);
+}
+template <class T>
+static inline hipError_t hipGetSymbolAddress(void** devPtr, const T& symbol) {
+    return hipGetSymbolAddress(devPtr, reinterpret_cast<const void*>(&symbol));
+}
+template <class T>
+static inline hipError_t hipGetSymbolSize(size_t* size, const T& symbol) {
+    return hipGetSymbolSize(size, reinterpret_cast<const void*>(&symbol));
+}
+template <class T>
+static inline hipError_t hipMemcpyToSymbol(const T& symbol, const void* src, size_t sizeBytes,
+                                           size_t offset = 0,
+                                           hipMemcpyKind kind = hipMemcpyHostToDevice) {
+    return hipMemcpyToSymbol(reinterpret_cast<const void*>(&symbol), src, sizeBytes, offset, kind);
+}
+template <class T>
+static inline hipError_t hipMemcpyFromSymbol(void* dst, const T& symbol, size_t sizeBytes,
+                                             size_t offset = 0,
+                                             hipMemcpyKind kind = hipMemcpyDeviceToHost) {
+    return hipMemcpyFromSymbol(dst, reinterpret_cast<const void*>(&symbol), sizeBytes, offset,
+                               kind);
 }
 
 #endif // HIPSHIM_API_MEMORY_H

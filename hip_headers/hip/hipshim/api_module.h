@@ -5,4 +5,124 @@
 #include "hip_error.h"
 #include "hip_types.h"
 
+// The `extra` argument of hipModuleLaunchKernel: {HIP_LAUNCH_PARAM_BUFFER_POINTER, buf,
+// HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END}, with the kernel's explicit
+// arguments laid out in `buf` at their kernarg offsets.
+#define HIP_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)
+#define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
+#define HIP_LAUNCH_PARAM_END ((void*)0x03)
+
+// JIT options of hipModuleLoadDataEx (accepted and ignored: code objects are final).
+typedef enum hipJitOption {
+    hipJitOptionMaxRegisters = 0,
+    hipJitOptionThreadsPerBlock,
+    hipJitOptionWallTime,
+    hipJitOptionInfoLogBuffer,
+    hipJitOptionInfoLogBufferSizeBytes,
+    hipJitOptionErrorLogBuffer,
+    hipJitOptionErrorLogBufferSizeBytes,
+    hipJitOptionOptimizationLevel,
+    hipJitOptionTargetFromContext,
+    hipJitOptionTarget,
+    hipJitOptionFallbackStrategy,
+    hipJitOptionGenerateDebugInfo,
+    hipJitOptionLogVerbose,
+    hipJitOptionGenerateLineInfo,
+    hipJitOptionCacheMode,
+    hipJitOptionSm3xOpt,
+    hipJitOptionFastCompile,
+    hipJitOptionNumOptions
+} hipJitOption;
+
+// hipFuncGetAttributes (56 bytes on LP64).
+typedef struct hipFuncAttributes {
+    int binaryVersion;
+    int cacheModeCA;
+    size_t constSizeBytes;
+    size_t localSizeBytes;           // scratch bytes per thread
+    int maxDynamicSharedSizeBytes;   // device LDS minus the kernel's static LDS
+    int maxThreadsPerBlock;          // the kernel's launch bound
+    int numRegs;                     // VGPRs per thread
+    int preferredShmemCarveout;
+    int ptxVersion;
+    size_t sharedSizeBytes;          // static LDS
+} hipFuncAttributes;
+
+// hipFuncGetAttribute.
+typedef enum hipFunction_attribute {
+    HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+    HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+    HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+    HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+    HIP_FUNC_ATTRIBUTE_NUM_REGS,
+    HIP_FUNC_ATTRIBUTE_PTX_VERSION,
+    HIP_FUNC_ATTRIBUTE_BINARY_VERSION,
+    HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA,
+    HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+    HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+    HIP_FUNC_ATTRIBUTE_MAX
+} hipFunction_attribute;
+
+#define hipOccupancyDefault 0x00
+#define hipOccupancyDisableCachingOverride 0x01
+
+extern "C" {
+
+// A module is an ELF code object or an offload bundle (a file, or bytes in memory).
+hipError_t hipModuleLoad(hipModule_t* module, const char* fname);
+hipError_t hipModuleLoadData(hipModule_t* module, const void* image);
+hipError_t hipModuleLoadDataEx(hipModule_t* module, const void* image, unsigned int numOptions,
+                               hipJitOption* options, void** optionValues);
+hipError_t hipModuleUnload(hipModule_t module);
+hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname);
+hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod,
+                              const char* name);
+// Grid dimensions in blocks. Either kernelParams (one pointer per argument) or extra.
+hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY,
+                                 unsigned int gridDimZ, unsigned int blockDimX,
+                                 unsigned int blockDimY, unsigned int blockDimZ,
+                                 unsigned int sharedMemBytes, hipStream_t stream,
+                                 void** kernelParams, void** extra);
+
+hipError_t hipFuncGetAttributes(struct hipFuncAttributes* attr, const void* func);
+hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t hfunc);
+
+// Occupancy per compute unit from the kernel's VGPR/SGPR/LDS use and the device's limits.
+hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f,
+                                                        int blockSize, size_t dynSharedMemPerBlk);
+hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* numBlocks, const void* f, int blockSize, size_t dynSharedMemPerBlk,
+    unsigned int flags = hipOccupancyDefault);
+hipError_t hipOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize, const void* f,
+                                             size_t dynSharedMemPerBlk, int blockSizeLimit);
+hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, hipFunction_t f,
+                                                              int blockSize,
+                                                              size_t dynSharedMemPerBlk);
+hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize, hipFunction_t f,
+                                                   size_t dynSharedMemPerBlk, int blockSizeLimit);
+
+} // extern "C"
+
+// Typed convenience overloads for kernels.
+template <class T>
+static inline hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, T* kernel) {
+    return hipFuncGetAttributes(attr, reinterpret_cast<const void*>(kernel));
+}
+template <class T>
+static inline hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, T* kernel,
+                                                                      int blockSize,
+                                                                      size_t dynSharedMemPerBlk) {
+    return hipOccupancyMaxActiveBlocksPerMultiprocessor(
+        numBlocks, reinterpret_cast<const void*>(kernel), blockSize, dynSharedMemPerBlk);
+}
+template <class T>
+static inline hipError_t hipOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize,
+                                                           T* kernel,
+                                                           size_t dynSharedMemPerBlk = 0,
+                                                           int blockSizeLimit = 0) {
+    return hipOccupancyMaxPotentialBlockSize(gridSize, blockSize,
+                                             reinterpret_cast<const void*>(kernel),
+                                             dynSharedMemPerBlk, blockSizeLimit);
+}
+
 #endif // HIPSHIM_API_MODULE_H

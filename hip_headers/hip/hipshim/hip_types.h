@@ -32,5 +32,36 @@ typedef int hipDevice_t;
 
 // Opaque handles: the runtime owns the objects behind them.
 typedef struct ihipStream_t* hipStream_t;
+typedef struct ihipModule_t* hipModule_t;
+typedef struct ihipModuleSymbol_t* hipFunction_t;
+
+// A device address as the driver-style API (hipMemcpyHtoD, hipModuleGetGlobal) takes it.
+typedef void* hipDeviceptr_t;
+
+// 16 bytes identifying a device (hipDeviceGetUuid, hipDeviceProp_t::uuid).
+typedef struct hipUUID_t {
+    char bytes[16];
+} hipUUID;
+
+// Feature bits of a device (hipDeviceProp_t::arch): 17 one-bit fields, 4 bytes.
+typedef struct {
+    unsigned hasGlobalInt32Atomics : 1;
+    unsigned hasGlobalFloatAtomicExch : 1;
+    unsigned hasSharedInt32Atomics : 1;
+    unsigned hasSharedFloatAtomicExch : 1;
+    unsigned hasFloatAtomicAdd : 1;
+    unsigned hasGlobalInt64Atomics : 1;
+    unsigned hasSharedInt64Atomics : 1;
+    unsigned hasDoubles : 1;
+    unsigned hasWarpVote : 1;
+    unsigned hasWarpBallot : 1;
+    unsigned hasWarpShuffle : 1;
+    unsigned hasFunnelShift : 1;
+    unsigned hasThreadFenceSystem : 1;
+    unsigned hasSyncThreadsExt : 1;
+    unsigned hasSurfaceFuncs : 1;
+    unsigned has3dGrid : 1;
+    unsigned hasDynamicParallelism : 1;
+} hipDeviceArch_t;
 
 #endif // HIPSHIM_HIP_TYPES_H

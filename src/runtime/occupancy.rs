@@ -1,0 +1,198 @@
+//! Occupancy: how many work-groups of a kernel one compute unit can hold at once, from the
+//! kernel's register and LDS use (code object metadata) and the device's limits.
+//!
+//! The model (GFX9 CDNA: gfx90a, gfx942), per compute unit:
+//! - 4 SIMDs; a work-group's waves are spread over them, so each SIMD must hold
+//!   `ceil(waves_per_group / 4)` waves of every resident group;
+//! - per SIMD at most `max_waves_per_cu / 4` waves (8 on these GPUs);
+//! - vector registers: 512 per lane per SIMD, allocated in granules of 8, shared by the
+//!   ArchVGPRs and AccVGPRs of a wave (unified register file);
+//! - scalar registers: 800 per SIMD, allocated in granules of 16;
+//! - LDS: the device's LDS per CU, shared by the resident groups (static + dynamic bytes).
+//!
+//! Resident groups = the smallest of the per-SIMD wave limit, the VGPR and SGPR limits
+//! (all in waves per SIMD, divided by the group's waves per SIMD) and the LDS limit.
+
+use super::code_object::KernelInfo;
+
+const SIMDS_PER_CU: u32 = 4;
+const VGPRS_PER_SIMD_LANE: u32 = 512;
+const VGPR_GRANULE: u32 = 8;
+const SGPRS_PER_SIMD: u32 = 800;
+const SGPR_GRANULE: u32 = 16;
+
+/// What the device contributes to the formula.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CuLimits {
+    pub wave_size: u32,
+    pub max_waves_per_cu: u32,
+    pub lds_bytes: u32,
+}
+
+fn round_up(v: u32, granule: u32) -> u32 {
+    v.div_ceil(granule) * granule
+}
+
+/// Work-groups of `block_threads` threads that fit on one compute unit at once (0 if the
+/// block cannot run at all: too large for the kernel or for the LDS).
+pub fn max_active_blocks(
+    info: &KernelInfo,
+    limits: CuLimits,
+    block_threads: u32,
+    dynamic_lds: usize,
+) -> u32 {
+    let max_block = match info.max_flat_workgroup_size {
+        0 => 1024,
+        n => n.min(1024),
+    };
+    if block_threads == 0 || block_threads > max_block {
+        return 0;
+    }
+    let wave = limits.wave_size.max(1);
+    let waves_per_group = block_threads.div_ceil(wave);
+    let waves_per_simd_per_group = waves_per_group.div_ceil(SIMDS_PER_CU);
+    let simd_wave_slots = (limits.max_waves_per_cu / SIMDS_PER_CU).max(1);
+    let vgprs = round_up(info.vgpr_count + info.agpr_count, VGPR_GRANULE);
+    let by_vgpr = match vgprs {
+        0 => simd_wave_slots,
+        v => VGPRS_PER_SIMD_LANE / v,
+    };
+    let sgprs = round_up(info.sgpr_count, SGPR_GRANULE);
+    let by_sgpr = match sgprs {
+        0 => simd_wave_slots,
+        s => SGPRS_PER_SIMD / s,
+    };
+    let waves_per_simd = simd_wave_slots.min(by_vgpr).min(by_sgpr);
+    let by_waves = waves_per_simd / waves_per_simd_per_group;
+    let lds_per_group = info.group_segment_fixed_size as usize + dynamic_lds;
+    let by_lds = match lds_per_group {
+        0 => u32::MAX,
+        n if n > limits.lds_bytes as usize => 0,
+        n => (limits.lds_bytes as usize / n) as u32,
+    };
+    by_waves.min(by_lds)
+}
+
+/// `hipOccupancyMaxPotentialBlockSize`: the block size (a multiple of the wave size, at
+/// most `block_limit` if non-zero) that keeps the most threads resident per CU, the larger
+/// block on ties; and the grid (in blocks) that fills every CU at that occupancy.
+pub fn max_potential_block_size(
+    info: &KernelInfo,
+    limits: CuLimits,
+    compute_units: u32,
+    dynamic_lds: usize,
+    block_limit: u32,
+) -> (u32, u32) {
+    let wave = limits.wave_size.max(1);
+    let mut cap = match info.max_flat_workgroup_size {
+        0 => 1024,
+        n => n.min(1024),
+    };
+    if block_limit > 0 {
+        cap = cap.min(block_limit);
+    }
+    let mut best = (0u32, 0u32, 0u32); // (resident threads, block size, blocks per CU)
+    let mut block = wave;
+    while block <= cap.max(wave) {
+        let size = block.min(cap);
+        let blocks = max_active_blocks(info, limits, size, dynamic_lds);
+        let threads = blocks * size;
+        if threads >= best.0 && blocks > 0 {
+            best = (threads, size, blocks);
+        }
+        block += wave;
+    }
+    (best.2 * compute_units, best.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(vgpr: u32, agpr: u32, sgpr: u32, lds: u32, max_flat: u32) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            symbol: "k.kd".into(),
+            kernarg_size: 0,
+            kernarg_align: 8,
+            group_segment_fixed_size: lds,
+            private_segment_fixed_size: 0,
+            max_flat_workgroup_size: max_flat,
+            wavefront_size: 64,
+            uses_dynamic_stack: false,
+            sgpr_count: sgpr,
+            vgpr_count: vgpr,
+            agpr_count: agpr,
+            args: Vec::new(),
+        }
+    }
+
+    const CDNA: CuLimits = CuLimits {
+        wave_size: 64,
+        max_waves_per_cu: 32,
+        lds_bytes: 64 << 10,
+    };
+
+    #[test]
+    fn light_kernels_are_limited_by_wave_slots() {
+        let k = kernel(16, 0, 16, 0, 1024);
+        // 8 waves per SIMD; a 256-thread group has 4 waves = 1 per SIMD.
+        assert_eq!(max_active_blocks(&k, CDNA, 256, 0), 8);
+        // 1024 threads = 16 waves = 4 per SIMD.
+        assert_eq!(max_active_blocks(&k, CDNA, 1024, 0), 2);
+        assert_eq!(max_active_blocks(&k, CDNA, 64, 0), 8, "1 wave on one SIMD");
+    }
+
+    #[test]
+    fn registers_and_lds_limit_residency() {
+        // 128 VGPRs: 4 waves per SIMD.
+        assert_eq!(
+            max_active_blocks(&kernel(128, 0, 16, 0, 1024), CDNA, 256, 0),
+            4
+        );
+        // 64 + 64 AGPRs share the unified file: same as 128.
+        assert_eq!(
+            max_active_blocks(&kernel(64, 64, 16, 0, 1024), CDNA, 256, 0),
+            4
+        );
+        // 100 SGPRs -> 112 allocated -> 7 waves per SIMD.
+        assert_eq!(
+            max_active_blocks(&kernel(8, 0, 100, 0, 1024), CDNA, 256, 0),
+            7
+        );
+        // 20 KiB of LDS per group: 3 groups in 64 KiB.
+        assert_eq!(
+            max_active_blocks(&kernel(8, 0, 16, 20 << 10, 1024), CDNA, 256, 0),
+            3
+        );
+        assert_eq!(
+            max_active_blocks(&kernel(8, 0, 16, 0, 1024), CDNA, 256, 32 << 10),
+            2
+        );
+        assert_eq!(
+            max_active_blocks(&kernel(8, 0, 16, 0, 1024), CDNA, 256, 65 << 10),
+            0
+        );
+    }
+
+    #[test]
+    fn blocks_over_the_kernel_limit_cannot_run() {
+        assert_eq!(
+            max_active_blocks(&kernel(8, 0, 16, 0, 256), CDNA, 512, 0),
+            0
+        );
+    }
+
+    #[test]
+    fn potential_block_size_maximises_resident_threads() {
+        let k = kernel(16, 0, 16, 0, 1024);
+        let (grid, block) = max_potential_block_size(&k, CDNA, 80, 0, 0);
+        // Every multiple of 256 up to 1024 reaches 2048 threads; the largest wins.
+        assert_eq!(block, 1024);
+        assert_eq!(grid, 2 * 80);
+        let (_, limited) = max_potential_block_size(&k, CDNA, 80, 0, 128);
+        assert_eq!(limited, 128);
+        let bounded = kernel(16, 0, 16, 0, 256);
+        assert_eq!(max_potential_block_size(&bounded, CDNA, 80, 0, 0).1, 256);
+    }
+}
