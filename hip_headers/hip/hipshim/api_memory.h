@@ -54,6 +54,10 @@ typedef struct hipPointerAttribute_t {
     unsigned allocationFlags;
 } hipPointerAttribute_t;
 
+// Names a device variable for the symbol functions (AMD: the variable itself; the typed
+// overloads below take its address).
+#define HIP_SYMBOL(X) X
+
 // `__managed__` variables need the runtime's __hipRegisterManagedVar, which hipshim does
 // not provide yet; use hipMallocManaged.
 
