@@ -1435,7 +1435,9 @@ fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         0x58 => ("v_accvgpr_read_b32", Some(v_mov_b32), W1),
         0x59 => ("v_accvgpr_write_b32", Some(v_mov_b32), W1),
     };
-    if op >= 0x40 {
+    // Matrix instructions share the opcode space from 0x40 up with the AGPR moves
+    // (v_accvgpr_read/write at 0x58/0x59).
+    if op >= 0x40 && crate::exec::mai::lookup(op as u16, model == GfxModel::Gfx942).is_some() {
         return decode_mai(model, op as u16, w0, w1);
     }
     let info = t(op).ok_or_else(|| {
@@ -1845,13 +1847,19 @@ fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         0x23 => ("buffer_load_sbyte_d16_hi", None, [1, 1, 0, 0], Load),
         0x24 => ("buffer_load_short_d16", None, [1, 1, 0, 0], Load),
         0x25 => ("buffer_load_short_d16_hi", None, [1, 1, 0, 0], Load),
-        0x3e => ("buffer_wbl2", Some(buffer_nop), [0, 0, 0, 0], None),
-        0x3f => ("buffer_invl2", Some(buffer_nop), [0, 0, 0, 0], None),
+        // Cache maintenance: hsasim has no caches, so these order nothing and cost nothing.
+        0x28 => ("buffer_wbl2", Some(buffer_nop), [0, 0, 0, 0], None),
+        0x29 => ("buffer_invl2", Some(buffer_nop), [0, 0, 0, 0], None),
+        0x3e => ("buffer_wbinvl1", Some(buffer_nop), [0, 0, 0, 0], None),
+        0x3f => ("buffer_wbinvl1_vol", Some(buffer_nop), [0, 0, 0, 0], None),
         0x40 => ("buffer_atomic_swap", None, [1, 1, 1, 0], Atomic),
         0x41 => ("buffer_atomic_cmpswap", None, [2, 1, 2, 0], Atomic),
         0x42 => ("buffer_atomic_add", None, [1, 1, 1, 0], Atomic),
     };
-    let info = t(op).ok_or_else(|| missing(Enc::Mubuf, op, model))?;
+    let mut info = t(op).ok_or_else(|| missing(Enc::Mubuf, op, model))?;
+    if op == 0x29 && model == GfxModel::Gfx942 {
+        info.name = "buffer_inv";
+    }
     let mut i = Inst::new(Enc::Mubuf, op as u16, info, model);
     i.len = 8;
     i.words[1] = w1;

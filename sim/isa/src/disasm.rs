@@ -57,7 +57,7 @@ pub fn operand(code: u16, width: u8, lit: u32) -> String {
         252 => "src_execz".into(),
         253 => "src_scc".into(),
         254 => "src_lds_direct".into(),
-        255 => literal(lit),
+        255 => literal(lit, width),
         256..=511 => range("v", code - 256),
         512..=767 => range("a", code - 512),
         _ => format!("<operand {code}>"),
@@ -65,10 +65,15 @@ pub fn operand(code: u16, width: u8, lit: u32) -> String {
 }
 
 /// LLVM prints a literal whose value an inline constant could encode in its inline form.
-fn literal(lit: u32) -> String {
+fn literal(lit: u32, width: u8) -> String {
     let v = lit as i32;
     if (-16..=64).contains(&v) {
         return v.to_string();
+    }
+    // A 32-bit literal of a 64-bit operand is never one of the float inline values
+    // (those are 64-bit patterns there): llvm prints it in hex.
+    if width >= 2 {
+        return format!("0x{lit:x}");
     }
     const FLOATS: [(u32, &str); 9] = [
         (0x3f00_0000, "0.5"),
@@ -194,7 +199,12 @@ impl fmt::Display for Inst {
                     args.push(op(i.saddr, w(i, 1)));
                     let imm = (i.words[0] >> 17) & 1 != 0;
                     if imm {
-                        args.push(format!("0x{:x}", i.imm as u32 & 0x1f_ffff));
+                        // A 21-bit signed byte offset: llvm prints negative ones as -0xN.
+                        args.push(if i.imm < 0 {
+                            format!("-0x{:x}", i.imm.unsigned_abs())
+                        } else {
+                            format!("0x{:x}", i.imm)
+                        });
                     } else {
                         args.push(op(i.seg, 1));
                     }
@@ -289,7 +299,7 @@ impl fmt::Display for Inst {
                     let _ = write!(tail, " op_sel:[{}]", bits.join(","));
                 }
             }
-            Enc::Vop3p if i.op >= 0x40 => {
+            Enc::Vop3p if i.op >= 0x40 && !matches!(i.op, 0x58 | 0x59) => {
                 // MAI: vdst, A, B, C, then the broadcast controls when set.
                 args.push(op(i.dst, w(i, 0)));
                 for k in 0..3 {

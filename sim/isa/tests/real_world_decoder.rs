@@ -3,8 +3,8 @@
 //! code object v4). Skipped, with a message, when a library is not installed
 //! (`apt-get install librocrand1 librocsparse0`).
 //!
-//! rocSPARSE carries ~180 MB of gfx90a code: its check takes minutes and is opt-in with
-//! `HSASIM_REAL_WORLD_ALL=1`; rocRAND is always checked when present.
+//! Figures (Debian 12, ROCm 5.3 packages): rocRAND 1 code object, 54,967 instructions;
+//! rocSPARSE 111 code objects, 6,603,848 instructions (about 30 s, mostly objdump).
 
 mod common;
 
@@ -98,7 +98,12 @@ fn check(co: &[u8], model: GfxModel, report: &mut Vec<String>) -> (u64, u64) {
         };
         if got != expected {
             bad += 1;
-            if report.len() < 40 {
+            // One example per mnemonic llvm printed, so every kind of mismatch shows.
+            let m = expected.split(' ').next().unwrap_or("").to_string();
+            let seen = report.iter().any(|r: &String| {
+                r.contains(&format!("llvm: {m} ")) || r.ends_with(&format!("llvm: {m}"))
+            });
+            if !seen && report.len() < 60 {
                 report.push(format!("{words:08x?}\n   llvm: {expected}\n   ours: {got}"));
             }
         }
