@@ -83,6 +83,8 @@ hip_errors! {
     ILLEGAL_ADDRESS = 700, c"hipErrorIllegalAddress", c"a kernel accessed memory it may not access";
     LAUNCH_OUT_OF_RESOURCES = 701, c"hipErrorLaunchOutOfResources", c"the launch needs more resources than the device has";
     LAUNCH_TIME_OUT = 702, c"hipErrorLaunchTimeOut", c"the kernel timed out";
+    PEER_ACCESS_ALREADY_ENABLED = 704, c"hipErrorPeerAccessAlreadyEnabled", c"peer access is already enabled";
+    PEER_ACCESS_NOT_ENABLED = 705, c"hipErrorPeerAccessNotEnabled", c"peer access is not enabled";
     SET_ON_ACTIVE_PROCESS = 708, c"hipErrorSetOnActiveProcess", c"cannot set while the device is active";
     CONTEXT_IS_DESTROYED = 709, c"hipErrorContextIsDestroyed", c"context is destroyed";
     ASSERT = 710, c"hipErrorAssert", c"a device-side assert failed";
@@ -101,6 +103,8 @@ hip_errors! {
     CAPTURED_EVENT = 907, c"hipErrorCapturedEvent", c"the event was captured";
     STREAM_CAPTURE_WRONG_THREAD = 908, c"hipErrorStreamCaptureWrongThread", c"capture started on another thread";
     GRAPH_EXEC_UPDATE_FAILURE = 910, c"hipErrorGraphExecUpdateFailure", c"graph update failed";
+    INVALID_CHANNEL_DESCRIPTOR = 911, c"hipErrorInvalidChannelDescriptor", c"invalid channel descriptor";
+    INVALID_TEXTURE = 912, c"hipErrorInvalidTexture", c"invalid texture";
     UNKNOWN = 999, c"hipErrorUnknown", c"unknown error";
     RUNTIME_MEMORY = 1052, c"hipErrorRuntimeMemory", c"the HSA runtime failed to allocate memory";
     RUNTIME_OTHER = 1053, c"hipErrorRuntimeOther", c"the HSA runtime reported an error";
@@ -162,6 +166,26 @@ mod tests {
         assert_eq!(HipError::INVALID_HANDLE.code(), 400);
         assert_eq!(HipError::LAUNCH_FAILURE.code(), 719);
         assert_eq!(HipError::NOT_SUPPORTED.code(), 801);
+    }
+
+    /// The header's enum and this table must list the same values: every enumerator of
+    /// hip_error.h has a name here (so hipGetErrorName never falls back for a real code).
+    #[test]
+    fn every_value_of_the_header_has_a_name() {
+        let header = include_str!("../hip_headers/hip/hipshim/hip_error.h");
+        for line in header.lines() {
+            let line = line.trim();
+            let Some((_, value)) = line.split_once(" = ") else {
+                continue;
+            };
+            let digits: String = value.chars().take_while(char::is_ascii_digit).collect();
+            if let Ok(code) = digits.parse::<u32>() {
+                assert!(
+                    HipError::name_of(code).is_some(),
+                    "hip_error.h value {code} ({line}) has no name"
+                );
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::ctest::{build, c_tests_dir, CLANG};
+use common::ctest::{build, c_tests_dir, CLANG, DEFAULT_TARGETS};
 use common::Fnv;
 
 c_tests! {
@@ -19,4 +19,88 @@ c_tests! {
     device_gfx90a => "device" on "gfx90a";
     symbols_gfx942 => "symbols" on "gfx942";
     symbols_gfx90a => "symbols" on "gfx90a";
+    errors_gfx942 => "errors" on "gfx942";
+    errors_gfx90a => "errors" on "gfx90a";
+}
+
+/// Builds `c_tests/api/modules/kernels.hip` with clang-19 as device code only: a raw code
+/// object for `targets[0]` when `bundle` is false, else an offload bundle of all `targets`.
+fn build_kernels(targets: &[&str], bundle: bool) -> PathBuf {
+    let source = c_tests_dir("api").join("modules/kernels.hip");
+    let headers = common::repo_root().join("hip_headers");
+    let clang = common::require_tool(CLANG);
+    let devlibs = common::devlibs_dir();
+    let mut key = Fnv::new();
+    key.tool(&clang).file(&source).tree(&headers);
+    for t in targets {
+        key.bytes(t.as_bytes());
+    }
+    key.bytes(if bundle { b"bundle" } else { b"co" });
+    let stem = if bundle {
+        "kernels-bundle".to_owned()
+    } else {
+        format!("kernels-{}.co", targets[0])
+    };
+    let cache = common::target_dir().join("c_tests");
+    common::cached_build(&cache, &stem, &key, |out: &Path| {
+        let mut cmd = Command::new(&clang);
+        cmd.args([
+            "-x",
+            "hip",
+            "-O3",
+            "-nogpuinc",
+            "-nogpulib",
+            "--cuda-device-only",
+            "-c",
+        ]);
+        for t in targets {
+            cmd.arg(format!("--offload-arch={t}"));
+        }
+        if !bundle {
+            cmd.arg("--no-gpu-bundle-output");
+        }
+        cmd.arg("-mcode-object-version=5")
+            .arg(format!("--rocm-device-lib-path={}", devlibs.display()))
+            .arg(format!("-I{}", headers.display()))
+            .arg(&source)
+            .arg("-o")
+            .arg(out);
+        cmd
+    })
+}
+
+/// Runs `c_tests/api/modules/modules.hip` on `target` with the module files it loads.
+fn run_modules(target: &str) {
+    let source = c_tests_dir("api").join("modules/modules.hip");
+    let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
+    let program = build(&source, "modules", &targets);
+    let code_object = build_kernels(&[target], false);
+    let bundle = build_kernels(DEFAULT_TARGETS, true);
+    let mut cmd = Command::new(&program);
+    common::clear_loader_env(&mut cmd);
+    common::use_simulator(&mut cmd, target);
+    cmd.env("HIPSHIM_TEST_CODE_OBJECT", &code_object)
+        .env("HIPSHIM_TEST_BUNDLE", &bundle);
+    let out = common::run(&mut cmd, common::program_timeout());
+    let report = out.report(&cmd);
+    assert!(
+        !out.timed_out,
+        "modules ({target}) did not finish\n{report}"
+    );
+    assert!(
+        out.status.success(),
+        "modules ({target}) failed: {}\n{report}",
+        out.status
+    );
+    print!("{}", out.stdout());
+}
+
+#[test]
+fn modules_gfx942() {
+    run_modules("gfx942");
+}
+
+#[test]
+fn modules_gfx90a() {
+    run_modules("gfx90a");
 }
