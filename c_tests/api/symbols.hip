@@ -71,6 +71,19 @@ int main() {
     EXPECT_OK(hipMemcpyFromSymbol(&count, HIP_SYMBOL(coefficients), sizeof count));
     EXPECT_EQ(count, host[0]);
 
+    // Stream-ordered forms, on the null stream.
+    int seven[2] = {7, 7}, read[2] = {};
+    EXPECT_OK(hipMemcpyToSymbolAsync(HIP_SYMBOL(coefficients), seven, sizeof seven,
+                                     2 * sizeof(int), hipMemcpyHostToDevice, nullptr));
+    EXPECT_OK(hipMemcpyFromSymbolAsync(read, HIP_SYMBOL(coefficients), sizeof read,
+                                       2 * sizeof(int), hipMemcpyDeviceToHost, nullptr));
+    EXPECT_OK(hipDeviceSynchronize());
+    EXPECT_EQ(read[0], 7);
+    EXPECT_EQ(read[1], 7);
+    EXPECT_ERR(hipMemcpyToSymbolAsync(HIP_SYMBOL(coefficients), seven, sizeof seven,
+                                      7 * sizeof(int), hipMemcpyHostToDevice, nullptr),
+               hipErrorInvalidValue);
+
     // Errors: an address that is not a registered symbol, and ranges past the end.
     int not_a_symbol = 0;
     const void* bogus = &not_a_symbol;

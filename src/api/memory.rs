@@ -4,7 +4,7 @@
 use super::{call, write_out};
 use crate::error::{hipError_t, HipError};
 use crate::runtime::memory::{self, CopyKind, PointerAttributes, Rows};
-use crate::runtime::module;
+use crate::runtime::{async_copy, module};
 use std::ffi::c_void;
 
 #[no_mangle]
@@ -414,6 +414,55 @@ pub unsafe extern "C" fn hipMemcpyFromSymbol(
         let src = symbol_range(symbol, offset, size)?;
         // SAFETY: HIP's contract: a host `dst` is valid for `size` bytes.
         unsafe { memory::memcpy(dst, src as *const c_void, size, kind) }
+    })
+}
+
+/// Stream-ordered copy into a device variable: the symbol is resolved now, the copy is
+/// the stream owner's `memcpy_async`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyToSymbolAsync(
+    symbol: *const c_void,
+    src: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+    stream: *mut c_void,
+) -> hipError_t {
+    call("hipMemcpyToSymbolAsync", || {
+        let kind = CopyKind::from_raw(kind)?;
+        if !matches!(
+            kind,
+            CopyKind::HostToDevice | CopyKind::DeviceToDevice | CopyKind::Default
+        ) {
+            return Err(HipError::INVALID_MEMCPY_DIRECTION);
+        }
+        let dst = symbol_range(symbol, offset, size)?;
+        // SAFETY: HIP's contract: a host `src` stays valid until the copy completes.
+        unsafe { async_copy::memcpy_async(dst as *mut c_void, src, size, kind, stream) }
+    })
+}
+
+/// Stream-ordered copy out of a device variable.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyFromSymbolAsync(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+    stream: *mut c_void,
+) -> hipError_t {
+    call("hipMemcpyFromSymbolAsync", || {
+        let kind = CopyKind::from_raw(kind)?;
+        if !matches!(
+            kind,
+            CopyKind::DeviceToHost | CopyKind::DeviceToDevice | CopyKind::Default
+        ) {
+            return Err(HipError::INVALID_MEMCPY_DIRECTION);
+        }
+        let src = symbol_range(symbol, offset, size)?;
+        // SAFETY: HIP's contract: a host `dst` stays valid until the copy completes.
+        unsafe { async_copy::memcpy_async(dst, src as *const c_void, size, kind, stream) }
     })
 }
 

@@ -101,6 +101,10 @@ hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeByt
                              size_t offset = 0, hipMemcpyKind kind = hipMemcpyHostToDevice);
 hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes,
                                size_t offset = 0, hipMemcpyKind kind = hipMemcpyDeviceToHost);
+hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t sizeBytes,
+                                  size_t offset, hipMemcpyKind kind, hipStream_t stream = 0);
+hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes,
+                                    size_t offset, hipMemcpyKind kind, hipStream_t stream = 0);
 
 } // extern "C"
 
@@ -143,6 +147,21 @@ static inline hipError_t hipMemcpyFromSymbol(void* dst, const T& symbol, size_t 
                                              hipMemcpyKind kind = hipMemcpyDeviceToHost) {
     return hipMemcpyFromSymbol(dst, reinterpret_cast<const void*>(&symbol), sizeBytes, offset,
                                kind);
+}
+
+template <class T>
+static inline hipError_t hipMemcpyToSymbolAsync(const T& symbol, const void* src,
+                                                size_t sizeBytes, size_t offset,
+                                                hipMemcpyKind kind, hipStream_t stream = 0) {
+    return hipMemcpyToSymbolAsync(reinterpret_cast<const void*>(&symbol), src, sizeBytes, offset,
+                                  kind, stream);
+}
+template <class T>
+static inline hipError_t hipMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t sizeBytes,
+                                                  size_t offset, hipMemcpyKind kind,
+                                                  hipStream_t stream = 0) {
+    return hipMemcpyFromSymbolAsync(dst, reinterpret_cast<const void*>(&symbol), sizeBytes,
+                                    offset, kind, stream);
 }
 
 #endif // HIPSHIM_API_MEMORY_H
