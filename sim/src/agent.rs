@@ -9,7 +9,7 @@ use crate::sdma::SdmaEngine;
 use hsa_abi::*;
 use hsasim_isa::GfxModel;
 use std::ffi::c_void;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 /// An instruction set the simulator runs; `hsa_isa_t` handles are addresses of [`ISAS`]
@@ -71,6 +71,9 @@ pub struct Agent {
     pub sdma: Vec<Arc<SdmaEngine>>,
     /// Live queues on this agent (the per-agent limit).
     pub queue_count: AtomicU32,
+    /// `hsa_amd_coherency_set_type`: recorded and reported back; all simulated memory is
+    /// coherent whatever the setting.
+    pub coherency: AtomicU32,
 }
 
 impl Agent {
@@ -96,6 +99,7 @@ impl Agent {
             ],
             sdma: Vec::new(),
             queue_count: AtomicU32::new(0),
+            coherency: AtomicU32::new(0),
         }
     }
 
@@ -122,7 +126,12 @@ impl Agent {
                 .map(|i| Arc::new(SdmaEngine::new(node, i)))
                 .collect(),
             queue_count: AtomicU32::new(0),
+            coherency: AtomicU32::new(0),
         }
+    }
+
+    pub fn coherency_type(&self) -> u32 {
+        self.coherency.load(Ordering::Relaxed)
     }
 
     pub fn is_gpu(&self) -> bool {

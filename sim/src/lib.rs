@@ -14,6 +14,18 @@
 //! - [`loader`]: code-object readers, executables and symbols;
 //! - [`api`]: the exported C shells;
 //! - `hsasim_isa`: the GFX9 interpreter a kernel dispatch runs on.
+//!
+//! ## Standing in for ROCr
+//! The library's soname is `libhsa-runtime64.so.1` and every `hsa_*` export carries ROCr's
+//! version node `ROCR_1` (see `build.rs`), so ROCr's own clients bind to it: put a link
+//! `libhsa-runtime64.so.1 -> libhsasim.so` in a directory on `LD_LIBRARY_PATH` and Debian's
+//! `rocminfo` or AMD's `libamdhip64.so.5` run on the simulated GPUs. hipshim itself loads
+//! the library by path, which the soname does not affect.
+//!
+//! ## What is not modelled
+//! `api::unsupported` lists the exported functions that return `HSA_STATUS_ERROR` and log
+//! their name once (images and samplers, IPC, graphics interop, SVM attributes, the HSA 1.0
+//! code-object API, soft queues, ...). The only extension table is the AMD loader's.
 
 pub mod agent;
 pub mod api;

@@ -28,6 +28,9 @@ pub enum CopyShape {
         src_slice: u64,
         range: [u64; 3],
     },
+    /// `hsa_amd_svm_prefetch_async`: nothing moves (all memory is already where the
+    /// device reads it); the job orders the completion after the dependencies.
+    Prefetch,
 }
 
 pub struct CopyJob {
@@ -68,6 +71,7 @@ impl CopyJob {
                     }
                 }
             }
+            CopyShape::Prefetch => {}
         }
         std::sync::atomic::fence(Ordering::Release);
         if let Some(c) = &self.completion {

@@ -27,6 +27,8 @@ pub struct Runtime {
     pub queues: RwLock<HashMap<u64, Arc<Queue>>>,
     pub loader: LoaderState,
     pub async_copy_profiling: AtomicBool,
+    /// `hsa_signal_group_t` handles (the address of the member list) to their signals.
+    pub signal_groups: Mutex<HashMap<u64, Arc<Vec<Arc<Signal>>>>>,
     handlers: Mutex<Vec<AsyncHandler>>,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
@@ -138,6 +140,7 @@ impl Runtime {
             queues: RwLock::new(HashMap::new()),
             loader: LoaderState::default(),
             async_copy_profiling: AtomicBool::new(false),
+            signal_groups: Mutex::new(HashMap::new()),
             handlers: Mutex::new(Vec::new()),
             handler_thread: Mutex::new(None),
             stopping: AtomicBool::new(false),

@@ -84,14 +84,19 @@ fn scale_code_object() -> &'static PathBuf {
 }
 
 /// Runs the program in one mode with a 120 s limit; panics with its output on failure.
-fn run(exe: &Path, args: &[&Path], threads: &str) {
-    let mut child = Command::new(exe)
-        .args(args)
+fn run(exe: &Path, args: &[&Path], env: &[(&str, &str)], threads: &str) {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
         .env("LD_LIBRARY_PATH", build_dir())
         .env("HSASIM_THREADS", threads)
         .env_remove("HSASIM_GPUS")
         .env_remove("HSASIM_GFX")
-        .env_remove("HSASIM_MAX_QUEUES")
+        .env_remove("HSASIM_CUS")
+        .env_remove("HSASIM_MAX_QUEUES");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -123,9 +128,13 @@ fn run(exe: &Path, args: &[&Path], threads: &str) {
 }
 
 fn both_modes(name: &str, args: &[&Path]) {
+    both_modes_with(name, args, &[]);
+}
+
+fn both_modes_with(name: &str, args: &[&Path], env: &[(&str, &str)]) {
     let exe = program(name);
-    run(&exe, args, "1");
-    run(&exe, args, "0");
+    run(&exe, args, env, "1");
+    run(&exe, args, env, "0");
 }
 
 #[test]
@@ -156,4 +165,22 @@ fn c_queue_error_callback_reports_bad_packets_and_stops_the_queue() {
 #[test]
 fn c_executable_loads_a_clang_code_object_and_dispatches_it() {
     both_modes("executable_dispatch", &[scale_code_object()]);
+}
+
+#[test]
+fn c_system_agent_region_cache_info_signal_groups_and_queue_limit() {
+    both_modes_with(
+        "system_agent_info",
+        &[],
+        &[
+            ("HSASIM_GPUS", "2"),
+            ("HSASIM_CUS", "40"),
+            ("HSASIM_MAX_QUEUES", "4"),
+        ],
+    );
+}
+
+#[test]
+fn c_amd_loader_extension_maps_addresses_to_loaded_code_objects() {
+    both_modes("loader_extension", &[scale_code_object()]);
 }

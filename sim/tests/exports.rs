@@ -82,3 +82,56 @@ fn soname_is_rocrs() {
         .expect("DT_SONAME");
     assert_eq!(soname, b"libhsa-runtime64.so.1");
 }
+
+/// AMD's `libamdhip64.so.5` (ROCm 5.2) imports 76 `hsa_*` functions: all are exported, and
+/// all but the ones hsasim documents as not modelled (images and samplers, IPC, graphics
+/// interop, SVM attributes) are implemented.
+#[test]
+fn every_libamdhip64_import_is_exported_and_the_unmodelled_ones_are_documented() {
+    let exports = exported();
+    let imports: Vec<&str> = include_str!("data/libamdhip64_5_hsa_imports.txt")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(imports.len(), 76);
+    for name in &imports {
+        assert_eq!(
+            exports.get(*name).map(String::as_str),
+            Some("ROCR_1"),
+            "{name}"
+        );
+    }
+    let unsupported: Vec<&str> = imports
+        .iter()
+        .copied()
+        .filter(|n| hsasim::api::unsupported::UNSUPPORTED.contains(n))
+        .collect();
+    let documented = [
+        "hsa_amd_image_create",
+        "hsa_amd_interop_map_buffer",
+        "hsa_amd_interop_unmap_buffer",
+        "hsa_amd_ipc_memory_attach",
+        "hsa_amd_ipc_memory_create",
+        "hsa_amd_ipc_memory_detach",
+        "hsa_amd_svm_attributes_get",
+        "hsa_amd_svm_attributes_set",
+        "hsa_ext_image_create",
+        "hsa_ext_image_create_with_layout",
+        "hsa_ext_image_data_get_info",
+        "hsa_ext_image_destroy",
+        "hsa_ext_image_export",
+        "hsa_ext_image_import",
+        "hsa_ext_sampler_create",
+        "hsa_ext_sampler_destroy",
+    ];
+    assert_eq!(
+        unsupported, documented,
+        "update the documented list deliberately"
+    );
+    eprintln!(
+        "libamdhip64.so.5 imports: {} implemented, {} not modelled",
+        imports.len() - unsupported.len(),
+        unsupported.len()
+    );
+}

@@ -304,4 +304,37 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
     })
 }
 
+/// Orders `completion_signal` after the dependencies on the agent's first copy engine;
+/// no data moves (host and device share memory, so the range is already resident).
+///
+/// # Safety
+/// `dep_signals` must hold `num_dep_signals` signals.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_svm_prefetch_async(
+    ptr: *mut c_void,
+    size: usize,
+    agent: hsa_agent_t,
+    num_dep_signals: u32,
+    dep_signals: *const hsa_signal_t,
+    completion_signal: hsa_signal_t,
+) -> hsa_status_t {
+    guard("hsa_amd_svm_prefetch_async", || {
+        let rt = rt()?;
+        if ptr.is_null() || size == 0 {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let engines = engines_for(&rt, agent, agent)?;
+        let engine = engines.first().ok_or(HsaError::INVALID_AGENT)?;
+        tracing::debug!(target: "hsasim", ?ptr, size, "svm prefetch (no data movement)");
+        submit(
+            &rt,
+            engine,
+            CopyShape::Prefetch,
+            num_dep_signals,
+            dep_signals,
+            completion_signal,
+        )
+    })
+}
+
 include!(concat!(env!("OUT_DIR"), "/symver_api_copy.rs"));

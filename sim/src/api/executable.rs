@@ -298,4 +298,131 @@ pub unsafe extern "C" fn hsa_executable_iterate_agent_symbols(
     })
 }
 
+// ---- deprecated / program-level forms (HSA 1.0) ---------------------------------------
+
+/// `hsa_executable_create` (deprecated): `state` must be UNFROZEN (0); FROZEN (1) creates
+/// an executable that accepts no code objects.
+///
+/// # Safety
+/// `executable` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_create(
+    profile: u32,
+    executable_state: u32,
+    _options: *const c_char,
+    executable: *mut hsa_executable_t,
+) -> hsa_status_t {
+    guard("hsa_executable_create", || {
+        let rt = rt()?;
+        if executable.is_null() || profile > HSA_PROFILE_FULL || executable_state > 1 {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let e = rt.loader.create_executable();
+        if executable_state == 1 {
+            rt.loader.freeze(e)?;
+        }
+        // SAFETY: checked non-null.
+        unsafe { out(executable, e) }
+    })
+}
+
+/// `hsa_executable_get_symbol` (deprecated): the module name is ignored (code objects v3+
+/// have none); kernels are found by `NAME.kd` or `NAME`.
+///
+/// # Safety
+/// `symbol_name` a NUL-terminated string; `symbol` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_get_symbol(
+    executable: hsa_executable_t,
+    _module_name: *const c_char,
+    symbol_name: *const c_char,
+    agent: hsa_agent_t,
+    _call_convention: i32,
+    symbol: *mut hsa_executable_symbol_t,
+) -> hsa_status_t {
+    // SAFETY: forwarded caller contract; `agent` is a local.
+    unsafe { hsa_executable_get_symbol_by_name(executable, symbol_name, &agent, symbol) }
+}
+
+/// Program-allocation variables: code objects v3+ have none, so the name is recorded like
+/// an agent variable and resolves undefined references of later loads on every agent.
+///
+/// # Safety
+/// `variable_name` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_global_variable_define(
+    executable: hsa_executable_t,
+    variable_name: *const c_char,
+    address: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_executable_global_variable_define", || {
+        let rt = rt()?;
+        let name = c_str(variable_name)?;
+        rt.loader.define_global(executable, name, address as u64)
+    })
+}
+
+/// # Safety
+/// `variable_name` must be a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_readonly_variable_define(
+    executable: hsa_executable_t,
+    agent: hsa_agent_t,
+    variable_name: *const c_char,
+    address: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_executable_readonly_variable_define", || {
+        let rt = rt()?;
+        rt.agent(agent)?;
+        let name = c_str(variable_name)?;
+        rt.loader.define_global(executable, name, address as u64)
+    })
+}
+
+/// Program-linkage symbols do not exist in code objects v3+: the iteration is empty.
+///
+/// # Safety
+/// `callback` is never called.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_iterate_program_symbols(
+    executable: hsa_executable_t,
+    callback: Option<SymbolCallback>,
+    _data: *mut c_void,
+) -> hsa_status_t {
+    guard("hsa_executable_iterate_program_symbols", || {
+        rt()?.loader.executable(executable)?;
+        callback.ok_or(HsaError::INVALID_ARGUMENT)?;
+        Ok(())
+    })
+}
+
+/// Every load was checked (ISA, relocations, symbols) when it happened, so a live
+/// executable is valid: `*result = 0`.
+///
+/// # Safety
+/// `result` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_validate(
+    executable: hsa_executable_t,
+    result: *mut u32,
+) -> hsa_status_t {
+    guard("hsa_executable_validate", || {
+        rt()?.loader.executable(executable)?;
+        // SAFETY: valid per the caller.
+        unsafe { out(result, 0u32) }
+    })
+}
+
+/// # Safety
+/// `result` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_executable_validate_alt(
+    executable: hsa_executable_t,
+    _options: *const c_char,
+    result: *mut u32,
+) -> hsa_status_t {
+    // SAFETY: forwarded caller contract.
+    unsafe { hsa_executable_validate(executable, result) }
+}
+
 include!(concat!(env!("OUT_DIR"), "/symver_api_executable.rs"));

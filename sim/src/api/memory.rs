@@ -472,4 +472,44 @@ pub extern "C" fn hsa_amd_pointer_info_set_userdata(
     })
 }
 
+/// `HSA_AMD_COHERENCY_TYPE_COHERENT` (0) unless set otherwise; GPU agents only.
+///
+/// # Safety
+/// `type_` must be null or valid for a u32.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_coherency_get_type(
+    agent: hsa_agent_t,
+    type_: *mut u32,
+) -> hsa_status_t {
+    guard("hsa_amd_coherency_get_type", || {
+        let rt = rt()?;
+        let a = rt.agent(agent)?;
+        if !a.is_gpu() {
+            return Err(HsaError::INVALID_AGENT);
+        }
+        // SAFETY: valid per the caller.
+        unsafe { out(type_, a.coherency_type()) }
+    })
+}
+
+/// Records the type (reported back by `hsa_amd_coherency_get_type`); simulated memory is
+/// coherent either way.
+#[no_mangle]
+pub extern "C" fn hsa_amd_coherency_set_type(agent: hsa_agent_t, type_: u32) -> hsa_status_t {
+    guard("hsa_amd_coherency_set_type", || {
+        let rt = rt()?;
+        let a = rt.agent(agent)?;
+        if !a.is_gpu() {
+            return Err(HsaError::INVALID_AGENT);
+        }
+        if type_ > 1 {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        a.coherency
+            .store(type_, std::sync::atomic::Ordering::Relaxed);
+        tracing::info!(target: "hsasim", node = a.node, coherent = (type_ == 0), "coherency type set (recorded; memory stays coherent)");
+        Ok(())
+    })
+}
+
 include!(concat!(env!("OUT_DIR"), "/symver_api_memory.rs"));

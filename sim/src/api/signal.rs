@@ -391,4 +391,166 @@ pub extern "C" fn hsa_amd_signal_async_handler(
     })
 }
 
+// ---- signal groups ---------------------------------------------------------------------
+
+/// `hsa_signal_group_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hsa_signal_group_t {
+    pub handle: u64,
+}
+
+/// # Safety
+/// `signals` must hold `num_signals` signals, `consumers` `num_consumers` agents (or be
+/// null when zero); `signal_group` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_signal_group_create(
+    num_signals: u32,
+    signals: *const hsa_signal_t,
+    num_consumers: u32,
+    consumers: *const hsa_agent_t,
+    signal_group: *mut hsa_signal_group_t,
+) -> hsa_status_t {
+    guard("hsa_signal_group_create", || {
+        let rt = rt()?;
+        if num_signals == 0 || signals.is_null() || signal_group.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        consumers_of(num_consumers, consumers)?;
+        // SAFETY: `num_signals` handles at non-null `signals` per the caller.
+        let handles = unsafe { std::slice::from_raw_parts(signals, num_signals as usize) };
+        let mut members: Vec<std::sync::Arc<crate::signal::Signal>> = Vec::new();
+        for h in handles {
+            let s = rt.signals.get(*h)?;
+            if members.iter().any(|m| std::sync::Arc::ptr_eq(m, &s)) {
+                // hsa.h: the list must not contain duplicates.
+                return Err(HsaError::INVALID_ARGUMENT);
+            }
+            members.push(s);
+        }
+        let group = std::sync::Arc::new(members);
+        let handle = std::sync::Arc::as_ptr(&group) as u64;
+        rt.signal_groups.lock().insert(handle, group);
+        // SAFETY: checked non-null.
+        unsafe { out(signal_group, hsa_signal_group_t { handle }) }
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hsa_signal_group_destroy(signal_group: hsa_signal_group_t) -> hsa_status_t {
+    guard("hsa_signal_group_destroy", || {
+        rt()?
+            .signal_groups
+            .lock()
+            .remove(&signal_group.handle)
+            .map(|_| ())
+            .ok_or(HsaError::new(status::ERROR_INVALID_SIGNAL_GROUP))
+    })
+}
+
+/// Blocks until some member satisfies its condition; reports that member and the value.
+///
+/// # Safety
+/// `conditions` and `compare_values` must hold one element per member; `signal` and
+/// `value` null or valid.
+unsafe fn group_wait_any(
+    name: &'static str,
+    signal_group: hsa_signal_group_t,
+    conditions: *const u32,
+    compare_values: *const hsa_signal_value_t,
+    signal: *mut hsa_signal_t,
+    value: *mut hsa_signal_value_t,
+    order: Ordering,
+) -> hsa_status_t {
+    guard(name, || {
+        let rt = rt()?;
+        let group = rt
+            .signal_groups
+            .lock()
+            .get(&signal_group.handle)
+            .cloned()
+            .ok_or(HsaError::new(status::ERROR_INVALID_SIGNAL_GROUP))?;
+        if conditions.is_null() || compare_values.is_null() || signal.is_null() || value.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let n = group.len();
+        // SAFETY: one condition and one compare value per member, per the caller.
+        let (cs, vs) = unsafe {
+            (
+                std::slice::from_raw_parts(conditions, n),
+                std::slice::from_raw_parts(compare_values, n),
+            )
+        };
+        for c in cs {
+            condition_holds(*c, 0, 0)?;
+        }
+        let mut hit = None;
+        rt.wait_until(None, &mut || {
+            hit = group.iter().enumerate().find_map(|(i, s)| {
+                let v = s.load(order);
+                condition_holds(cs[i], v, vs[i])
+                    .unwrap_or(false)
+                    .then_some((i, v))
+            });
+            hit.is_some()
+        });
+        let (i, v) = hit.ok_or(HsaError::GENERIC)?;
+        // SAFETY: both checked non-null; valid per the caller.
+        unsafe {
+            out(signal, group[i].handle())?;
+            out(value, v)
+        }
+    })
+}
+
+/// # Safety
+/// As for the HSA function: see `group_wait_any`.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_signal_group_wait_any_scacquire(
+    signal_group: hsa_signal_group_t,
+    conditions: *const u32,
+    compare_values: *const hsa_signal_value_t,
+    _wait_state_hint: u32,
+    signal: *mut hsa_signal_t,
+    value: *mut hsa_signal_value_t,
+) -> hsa_status_t {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        group_wait_any(
+            "hsa_signal_group_wait_any_scacquire",
+            signal_group,
+            conditions,
+            compare_values,
+            signal,
+            value,
+            Ordering::Acquire,
+        )
+    }
+}
+
+/// # Safety
+/// As for the HSA function: see `group_wait_any`.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_signal_group_wait_any_relaxed(
+    signal_group: hsa_signal_group_t,
+    conditions: *const u32,
+    compare_values: *const hsa_signal_value_t,
+    _wait_state_hint: u32,
+    signal: *mut hsa_signal_t,
+    value: *mut hsa_signal_value_t,
+) -> hsa_status_t {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        group_wait_any(
+            "hsa_signal_group_wait_any_relaxed",
+            signal_group,
+            conditions,
+            compare_values,
+            signal,
+            value,
+            Ordering::Relaxed,
+        )
+    }
+}
+
 include!(concat!(env!("OUT_DIR"), "/symver_api_signal.rs"));

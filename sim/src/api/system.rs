@@ -62,7 +62,13 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
                 SIGNAL_MAX_WAIT => put(value, u64::MAX),
                 ENDIANNESS => put(value, HSA_ENDIANNESS_LITTLE),
                 MACHINE_MODEL => put(value, HSA_MACHINE_MODEL_LARGE),
-                EXTENSIONS => put(value, [0u8; 128]),
+                EXTENSIONS => {
+                    // One bit per extension id: only HSA_EXTENSION_AMD_LOADER (0x201).
+                    let mut mask = [0u8; 128];
+                    let id = usize::from(super::extension::EXTENSION_AMD_LOADER);
+                    mask[id / 8] |= 1 << (id % 8);
+                    put(value, mask)
+                }
                 AMD_BUILD_VERSION => {
                     static VERSION: &CStr = c"hsasim 0.1";
                     put(value, VERSION.as_ptr())

@@ -5,21 +5,23 @@ use super::report_once;
 use hsa_abi::{hsa_status_t, status};
 
 macro_rules! unsupported {
-    ($($name:ident),* $(,)?) => {$(
-        #[no_mangle]
-        pub extern "C" fn $name() -> hsa_status_t {
-            report_once(stringify!($name), concat!(stringify!($name), " is not modelled by hsasim; returning HSA_STATUS_ERROR"));
-            status::ERROR
-        }
-        crate::api::rocr_symver!($name);
-    )*};
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[no_mangle]
+            pub extern "C" fn $name() -> hsa_status_t {
+                report_once(stringify!($name), concat!(stringify!($name), " is not modelled by hsasim; returning HSA_STATUS_ERROR"));
+                status::ERROR
+            }
+            crate::api::rocr_symver!($name);
+        )*
+        /// Every exported function that only reports "not modelled".
+        pub const UNSUPPORTED: &[&str] = &[$(stringify!($name)),*];
+    };
 }
 
 // Callers pass arguments we ignore: with the C calling convention an argument-less callee
 // is safe to call with any arguments, and we never touch them.
 unsupported!(
-    hsa_amd_coherency_get_type,
-    hsa_amd_coherency_set_type,
     hsa_amd_image_create,
     hsa_amd_image_get_info_max_dim,
     hsa_amd_interop_map_buffer,
@@ -33,7 +35,6 @@ unsupported!(
     hsa_amd_memory_pool_can_migrate,
     hsa_amd_svm_attributes_get,
     hsa_amd_svm_attributes_set,
-    hsa_amd_svm_prefetch_async,
     hsa_amd_register_system_event_handler,
     hsa_amd_register_deallocation_callback,
     hsa_amd_deregister_deallocation_callback,
@@ -65,19 +66,8 @@ unsupported!(
     hsa_code_object_get_symbol_from_name,
     hsa_code_object_iterate_symbols,
     hsa_code_symbol_get_info,
-    hsa_executable_create,
     hsa_executable_load_code_object,
     hsa_executable_load_program_code_object,
-    hsa_executable_get_symbol,
-    hsa_executable_global_variable_define,
-    hsa_executable_readonly_variable_define,
-    hsa_executable_iterate_program_symbols,
-    hsa_executable_validate,
-    hsa_executable_validate_alt,
-    hsa_signal_group_create,
-    hsa_signal_group_destroy,
-    hsa_signal_group_wait_any_relaxed,
-    hsa_signal_group_wait_any_scacquire,
     hsa_soft_queue_create,
 );
 
