@@ -12,6 +12,8 @@ c_tests! {
     saxpy_gfx90a => "saxpy" on "gfx90a";
     grid_2d_3d_gfx942 => "grid_2d_3d" on "gfx942";
     grid_2d_3d_gfx90a => "grid_2d_3d" on "gfx90a";
+    x_only_ids_gfx942 => "x_only_ids" on "gfx942";
+    x_only_ids_gfx90a => "x_only_ids" on "gfx90a";
     matmul_tiled_gfx942 => "matmul_tiled" on "gfx942";
     matmul_tiled_gfx90a => "matmul_tiled" on "gfx90a";
     block_reduce_gfx942 => "block_reduce" on "gfx942";

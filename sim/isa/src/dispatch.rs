@@ -47,6 +47,8 @@ const RSRC2_WORKGROUP_ID_X: u32 = 1 << 7;
 const RSRC2_WORKGROUP_ID_Y: u32 = 1 << 8;
 const RSRC2_WORKGROUP_ID_Z: u32 = 1 << 9;
 const RSRC2_WORKGROUP_INFO: u32 = 1 << 10;
+/// ENABLE_VGPR_WORKITEM_ID (bits 12:11): 0 = x, 1 = x and y, 2 = x, y and z.
+const RSRC2_VGPR_WORKITEM_ID_SHIFT: u32 = 11;
 
 /// Largest LDS a workgroup may ask for (gfx90a/gfx942 have 64 KiB per CU).
 const MAX_LDS: usize = 64 * 1024;
@@ -477,6 +479,9 @@ fn init_wave(
     w.s[FLAT_SCRATCH_LO] = PRIVATE_BASE as u32;
     w.s[FLAT_SCRATCH_LO + 1] = (PRIVATE_BASE >> 32) as u32;
     // v0 = packed work-item ids x | y << 10 | z << 20 (gfx90a/gfx942), EXEC = live lanes.
+    // Only the components ENABLE_VGPR_WORKITEM_ID asks for are set: a kernel that never
+    // reads y/z gets 0 there, and the compiler relies on it (it does not mask v0).
+    let id_components = (rsrc2 >> RSRC2_VGPR_WORKITEM_ID_SHIFT) & 3;
     let mut exec = 0u64;
     let v0 = &mut w.v[0];
     for (l, slot) in v0.iter_mut().enumerate() {
@@ -484,8 +489,16 @@ fn init_wave(
         if t < items {
             exec |= 1 << l;
             let x = t % size[0];
-            let y = (t / size[0]) % size[1];
-            let z = t / (size[0] * size[1]);
+            let y = if id_components >= 1 {
+                (t / size[0]) % size[1]
+            } else {
+                0
+            };
+            let z = if id_components >= 2 {
+                t / (size[0] * size[1])
+            } else {
+                0
+            };
             *slot = x | y << 10 | z << 20;
         } else {
             *slot = 0;
