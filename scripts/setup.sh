@@ -11,6 +11,9 @@
 #                                             "existing binary" tests build with
 #                                             Debian's hipcc
 #     binutils                                readelf/objdump used by tests
+#     librocsparse0 librocrand1 librocsparse-dev librocrand-dev
+#                                             AMD-built gfx90a kernels (and their
+#                                             headers) for the real-world tests
 # - creates the device-library directory with the gfx942 workaround
 #   (scripts/hip-devlibs.sh -> target/hip-devlibs), owned by the invoking
 #   user, so tests later run without root;
@@ -20,7 +23,8 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(clang-19 lld-19 llvm-19 clang-tools-19 rocm-device-libs
-    libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils)
+    libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils
+    librocsparse0 librocrand1 librocsparse-dev librocrand-dev)
 
 installed() {
     [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
