@@ -9,4 +9,8 @@ c_tests! {
     dir "streams";
     streams_gfx942 => "streams" on "gfx942";
     streams_gfx90a => "streams" on "gfx90a";
+    events_gfx942 => "events" on "gfx942";
+    events_gfx90a => "events" on "gfx90a";
+    memory_async_gfx942 => "memory_async" on "gfx942";
+    memory_async_gfx90a => "memory_async" on "gfx90a";
 }

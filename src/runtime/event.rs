@@ -183,7 +183,10 @@ pub fn stream_wait(stream_handle: *mut c_void, handle: *mut c_void, flags: u32) 
 /// with `hipEventDisableTiming` is an invalid handle; one not complete is `NotReady`.
 pub fn elapsed_ms(start: *mut c_void, stop: *mut c_void) -> HipResult<f32> {
     let (start, stop) = (event(start)?, event(stop)?);
-    let (Some(a), Some(b)) = (start.record.lock().clone(), stop.record.lock().clone()) else {
+    // One lock at a time: `start` and `stop` may be the same event.
+    let a = start.record.lock().clone();
+    let b = stop.record.lock().clone();
+    let (Some(a), Some(b)) = (a, b) else {
         tracing::warn!("hipEventElapsedTime: an event was never recorded");
         return Err(HipError::INVALID_HANDLE);
     };
