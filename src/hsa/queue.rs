@@ -134,8 +134,9 @@ impl Queue {
     /// Restricts the queue's dispatches to the compute units set in `mask` (bit i of word j is
     /// CU 32 * j + i).
     pub fn set_cu_mask(&self, mask: &[u32]) -> Result<(), HsaError> {
-        let bits = u32::try_from(mask.len() * 32).unwrap_or(u32::MAX & !31);
-        // SAFETY: `mask` holds `bits / 32` words; `raw` is live.
+        let words = mask.len().min(u32::MAX as usize / 32);
+        let bits = words as u32 * 32;
+        // SAFETY: `mask` holds at least `bits / 32` words; `raw` is live.
         let status = unsafe { (self.api.hsa_amd_queue_cu_set_mask)(self.raw, bits, mask.as_ptr()) };
         check("hsa_amd_queue_cu_set_mask", status)
     }

@@ -358,7 +358,7 @@ pub fn memset_async(
         return Err(HipError::INVALID_VALUE);
     }
     let bytes = count.checked_mul(element).ok_or(HipError::INVALID_VALUE)?;
-    if dst as usize % element != 0 {
+    if !(dst as usize).is_multiple_of(element) {
         tracing::warn!(
             element,
             dst = format_args!("{dst:p}"),
