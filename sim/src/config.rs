@@ -20,8 +20,10 @@ pub struct Config {
     pub max_queues: u32,
     /// `HSASIM_WORKERS` (default: host parallelism): interpreter threads per dispatch.
     pub workers: usize,
-    /// `HSASIM_THREADS=0` selects deterministic mode: no packet-processor or SDMA threads;
-    /// the work runs on whichever thread waits for it. Default 1 (threaded).
+    /// `HSASIM_THREADS=0` selects deterministic mode: no packet-processor, SDMA or
+    /// async-handler threads; the work runs on whichever thread waits for it (an HSA wait,
+    /// or a loop of polls: see `Runtime::poll`). A single poll only observes. Default 1
+    /// (threaded).
     pub threaded: bool,
 }
 

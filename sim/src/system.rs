@@ -17,6 +17,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// Deterministic mode: consecutive polls by one thread after which the poll runs pending
+/// work (see [`Runtime::poll`]).
+pub const POLLS_PER_PUMP: u32 = 64;
+
 pub struct Runtime {
     pub config: Config,
     /// CPU agent first, then the GPUs (the order `hsa_iterate_agents` reports).
@@ -241,6 +245,28 @@ impl Runtime {
                 return any;
             }
             any = true;
+        }
+    }
+
+    /// A non-blocking observation (a signal load, a queue-index load). In deterministic mode
+    /// a single poll only observes: it must not run the device, or a query right after a
+    /// launch could never report "not ready". A thread that keeps polling is waiting in a
+    /// loop, though, so every [`POLLS_PER_PUMP`]th consecutive poll of a thread runs pending
+    /// work as a wait would. Threaded mode: no effect.
+    pub fn poll(&self) {
+        if self.config.threaded {
+            return;
+        }
+        thread_local! {
+            static POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+        }
+        let n = POLLS.with(|p| {
+            let n = p.get() + 1;
+            p.set(if n >= POLLS_PER_PUMP { 0 } else { n });
+            n
+        });
+        if n >= POLLS_PER_PUMP {
+            self.pump();
         }
     }
 

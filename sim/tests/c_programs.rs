@@ -56,31 +56,41 @@ fn program(name: &str) -> PathBuf {
     exe
 }
 
-/// The kernel for `executable_dispatch`, built by clang-19 into a raw gfx942 code object.
-fn scale_code_object() -> &'static PathBuf {
-    static CO: OnceLock<PathBuf> = OnceLock::new();
-    CO.get_or_init(|| {
-        let out = build_dir().join("scale.co");
-        let st = Command::new("clang++-19")
-            .args([
-                "-x",
-                "hip",
-                "-nogpuinc",
-                "-nogpulib",
-                "--offload-arch=gfx942",
-                "--cuda-device-only",
-                "--no-gpu-bundle-output",
-                "-O3",
-                "-mcode-object-version=5",
-            ])
-            .arg(Path::new(SOURCE_DIR).join("scale.hip"))
-            .arg("-o")
-            .arg(&out)
-            .status()
-            .expect("clang++-19 runs (apt-get install clang-19 lld-19)");
-        assert!(st.success(), "clang++-19 failed on scale.hip");
-        out
-    })
+/// Builds `tests/c/<stem>.hip` with clang-19 into a raw gfx942 code object (once per test
+/// process and stem).
+fn code_object(stem: &str, extra: &[&str]) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap();
+    if let Some((_, p)) = built.iter().find(|(s, _)| s == stem) {
+        return p.clone();
+    }
+    let out = build_dir().join(format!("{stem}.co"));
+    let st = Command::new("clang++-19")
+        .args([
+            "-x",
+            "hip",
+            "-nogpuinc",
+            "-nogpulib",
+            "--offload-arch=gfx942",
+            "--cuda-device-only",
+            "--no-gpu-bundle-output",
+            "-O3",
+            "-mcode-object-version=5",
+        ])
+        .args(extra)
+        .arg(Path::new(SOURCE_DIR).join(format!("{stem}.hip")))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("clang++-19 runs (apt-get install clang-19 lld-19)");
+    assert!(st.success(), "clang++-19 failed on {stem}.hip");
+    built.push((stem.to_string(), out.clone()));
+    out
+}
+
+/// The kernel for `executable_dispatch` and `loader_extension`.
+fn scale_code_object() -> PathBuf {
+    code_object("scale", &[])
 }
 
 /// Runs the program in one mode with a 120 s limit; panics with its output on failure.
@@ -164,7 +174,7 @@ fn c_queue_error_callback_reports_bad_packets_and_stops_the_queue() {
 
 #[test]
 fn c_executable_loads_a_clang_code_object_and_dispatches_it() {
-    both_modes("executable_dispatch", &[scale_code_object()]);
+    both_modes("executable_dispatch", &[&scale_code_object()]);
 }
 
 #[test]
@@ -182,5 +192,15 @@ fn c_system_agent_region_cache_info_signal_groups_and_queue_limit() {
 
 #[test]
 fn c_amd_loader_extension_maps_addresses_to_loaded_code_objects() {
-    both_modes("loader_extension", &[scale_code_object()]);
+    both_modes("loader_extension", &[&scale_code_object()]);
+}
+
+#[test]
+fn c_device_globals_resolve_external_variables_and_relative_relocations() {
+    // The external `ext_bias` stays undefined in the code object (the loader resolves it).
+    let co = code_object(
+        "globals",
+        &["-Xoffload-linker", "--unresolved-symbols=ignore-all"],
+    );
+    both_modes("global_variables", &[&co]);
 }

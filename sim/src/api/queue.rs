@@ -118,7 +118,7 @@ macro_rules! index_loads {
                 let rt = rt()?;
                 let q = rt.queue(queue as u64)?;
                 // Deterministic mode: a producer polling for room must see progress.
-                rt.pump();
+                rt.poll();
                 Ok(q.$field().load($ord))
             })
         }

@@ -113,8 +113,8 @@ fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal
     guard_value(name, 0, || {
         let rt = rt()?;
         let s = rt.signals.get(signal)?;
-        // Deterministic mode: a polling client must see queued work make progress.
-        rt.pump();
+        // Deterministic mode: a polling loop (not a single query) makes queued work progress.
+        rt.poll();
         Ok(s.load(order))
     })
 }
