@@ -32,6 +32,8 @@ c_tests! {
     no_binary_gfx90a => "no_binary" on "gfx90a";
     device_fault_gfx942 => "device_fault" on "gfx942";
     device_fault_gfx90a => "device_fault" on "gfx90a";
+    launch_bounds_gfx942 => "launch_bounds" on "gfx942";
+    launch_bounds_gfx90a => "launch_bounds" on "gfx90a";
 }
 
 /// The headers cover the device and host surface they declare: a program using

@@ -29,7 +29,17 @@
 #define __constant__ __attribute__((constant))
 
 // clang maps CUDA-style launch bounds onto amdgpu-flat-work-group-size.
-#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+// clang ignores CUDA's launch_bounds attribute for AMDGPU: the bound must become the
+// kernel's flat work-group size range (it lands in the code object's metadata as
+// .max_flat_workgroup_size, which the runtime checks launches against). HIP's optional
+// second argument is the minimum number of waves per execution unit.
+#define __hipshim_launch_bounds_1(max_threads) \
+    __attribute__((amdgpu_flat_work_group_size(1, max_threads)))
+#define __hipshim_launch_bounds_2(max_threads, min_waves_per_eu) \
+    __attribute__((amdgpu_flat_work_group_size(1, max_threads), amdgpu_waves_per_eu(min_waves_per_eu)))
+#define __hipshim_launch_bounds_pick(_1, _2, name, ...) name
+#define __launch_bounds__(...) \
+    __hipshim_launch_bounds_pick(__VA_ARGS__, __hipshim_launch_bounds_2, __hipshim_launch_bounds_1, )(__VA_ARGS__)
 #else
 // A host-only C++ compiler (g++, clang++ without -x hip) including the API:
 // everything is host code.
