@@ -221,31 +221,37 @@ impl Runtime {
     /// Deterministic mode: runs every queue and copy engine until nothing can progress.
     /// Returns true if anything ran. In threaded mode the service threads do this.
     pub fn pump(&self) -> bool {
+        let mut any = false;
+        while self.pump_step() {
+            any = true;
+        }
+        any
+    }
+
+    /// Deterministic mode: one unit of progress, in a fixed order: a ready async handler,
+    /// else one job of the first copy engine that has a ready one, else one packet of the
+    /// first queue (by creation order) that has a ready one. Waiters re-check their
+    /// condition after every step, so a wait runs no more work than it needs in this
+    /// order; copies go before kernels because a kernel may spin on data a copy delivers
+    /// (the reverse needs a dependency signal, which the copy honours). Returns false when
+    /// nothing can progress, and always in threaded mode.
+    pub fn pump_step(&self) -> bool {
         if self.config.threaded {
             return false;
         }
-        let mut any = false;
-        loop {
-            let mut progressed = false;
-            let queues: Vec<_> = self.queues.read().values().cloned().collect();
-            for q in &queues {
-                while q.step(self) {
-                    progressed = true;
-                }
-            }
-            for a in &self.agents {
-                for e in &a.sdma {
-                    while e.step() {
-                        progressed = true;
-                    }
-                }
-            }
-            progressed |= self.run_ready_handlers();
-            if !progressed {
-                return any;
-            }
-            any = true;
+        if self.run_ready_handlers() {
+            return true;
         }
+        for a in &self.agents {
+            for e in &a.sdma {
+                if e.step() {
+                    return true;
+                }
+            }
+        }
+        let mut queues: Vec<_> = self.queues.read().values().cloned().collect();
+        queues.sort_by_key(|q| q.id);
+        queues.iter().any(|q| q.step(self))
     }
 
     /// A non-blocking observation (a signal load, a queue-index load). In deterministic mode
@@ -279,7 +285,7 @@ impl Runtime {
             if done() {
                 return true;
             }
-            if self.pump() {
+            if self.pump_step() {
                 continue;
             }
             let now = Instant::now();
