@@ -1,0 +1,183 @@
+//! `hipshim`: the command line of the hipshim HIP runtime.
+//!
+//! Exit codes: 0 success, 1 the command failed, 2 a usage error (clap's convention, also
+//! used for an unknown policy), and for `run` the program's own status (128 + signal when a
+//! signal ended it). Progress and errors go to stderr; results to stdout.
+
+mod bench;
+mod info;
+mod libdir;
+mod plot;
+mod run;
+mod summarize;
+
+use amdhip64::policy::PolicySpec;
+use clap::{Args, Parser, Subcommand};
+use run::{Launch, LoadMode};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "hipshim",
+    version,
+    about = "hipshim: see and steer how HIP work reaches the GPU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The HSA runtime in use, its agents, ISAs, memory pools, queue limits and the
+    /// effective configuration.
+    Info,
+    /// Run a HIP program on hipshim with the given settings.
+    Run(RunArgs),
+    /// Work with trace files written by HIPSHIM_TRACE / `hipshim run --trace`.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+    /// Bundled experiments.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Print the lib dir programs load hipshim from (staging it in a cargo build).
+    LibDir(LibDirArgs),
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// The stats tables (API calls, queues, copy engines, waits) of a trace file.
+    Summarize {
+        /// A trace written by HIPSHIM_TRACE.
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// K streams x M kernels under each queue policy: throughput, makespan, overlap.
+    Policies(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct LibDirArgs {
+    /// Use this lib dir instead of the one beside hipshim.
+    #[arg(long, value_name = "DIR")]
+    lib_dir: Option<PathBuf>,
+}
+
+/// How a program is started on hipshim (shared by `run` and `bench`).
+#[derive(Args, Clone, Debug)]
+pub struct LoadArgs {
+    /// Load hipshim by LD_PRELOAD of its libamdhip64.so.
+    #[arg(long, conflicts_with = "libpath")]
+    preload: bool,
+    /// Load hipshim by putting its lib dir first on LD_LIBRARY_PATH (the default).
+    #[arg(long)]
+    libpath: bool,
+    /// The lib dir to load from (default: staged beside this hipshim).
+    #[arg(long, value_name = "DIR")]
+    lib_dir: Option<PathBuf>,
+    /// The GPU model hsasim simulates (HSASIM_GFX; no effect on a real GPU).
+    #[arg(long, value_parser = ["gfx942", "gfx90a"])]
+    gfx: Option<String>,
+    /// HIPSHIM_LOG filter, e.g. `debug`, `hipshim=info`, `trace`.
+    #[arg(long, value_name = "FILTER")]
+    log: Option<String>,
+}
+
+impl LoadArgs {
+    fn mode(&self) -> LoadMode {
+        if self.preload {
+            LoadMode::Preload
+        } else {
+            LoadMode::Libpath
+        }
+    }
+
+    /// A launch with these loading settings and nothing else set.
+    fn launch(&self) -> Result<Launch, String> {
+        Ok(Launch {
+            lib_dir: libdir::resolve(self.lib_dir.as_deref())?,
+            mode: self.mode(),
+            policy: None,
+            trace: None,
+            stats: None,
+            log: self.log.clone(),
+            gfx: self.gfx.clone(),
+        })
+    }
+}
+
+#[derive(Args)]
+#[command(trailing_var_arg = true)]
+struct RunArgs {
+    /// Queue policy (HIPSHIM_QUEUE_POLICY): dedicated | single | pool | pool:N | pool:N:rr |
+    /// pool:N:ll.
+    #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
+    policy: Option<String>,
+    /// Write a Chrome/Perfetto trace to FILE (HIPSHIM_TRACE).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Print the stats tables at exit (HIPSHIM_STATS=1), or write them to FILE with
+    /// --stats=FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true)]
+    stats: Option<Option<PathBuf>>,
+    #[command(flatten)]
+    load: LoadArgs,
+    /// The program and its arguments (after `--`).
+    #[arg(required = true, value_name = "PROGRAM")]
+    command: Vec<OsString>,
+}
+
+/// Validates a policy with the runtime's own parser and keeps the text as given, so the
+/// program's runtime resolves it (e.g. `pool` takes the pool size from GPU_MAX_HW_QUEUES).
+pub fn parse_policy(text: &str) -> Result<String, String> {
+    PolicySpec::parse(text, PolicySpec::DEFAULT_POOL)
+        .map(|_| text.trim().to_string())
+        .ok_or_else(|| format!("accepted forms: {}", PolicySpec::ACCEPTED))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info => info::info().map(|text| {
+            print!("{text}");
+            0
+        }),
+        Command::Run(args) => run_program(args),
+        Command::Trace(TraceCommand::Summarize { file }) => summarize::summarize(&file).map(|t| {
+            print!("{t}");
+            0
+        }),
+        Command::Bench(BenchCommand::Policies(args)) => bench::policies(&args).map(|()| 0),
+        Command::LibDir(args) => libdir::resolve(args.lib_dir.as_deref()).map(|dir| {
+            println!("{}", dir.display());
+            0
+        }),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(message) => {
+            eprintln!("hipshim: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_program(args: RunArgs) -> Result<i32, String> {
+    let mut launch = args.load.launch()?;
+    launch.policy = args.policy;
+    launch.trace = args.trace;
+    launch.stats = args.stats;
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or("no program given (hipshim run [OPTIONS] -- PROGRAM ARGS)")?;
+    eprintln!("{}", launch.describe(program, rest));
+    let status = run::run_to_end(&mut launch.command(program, rest))
+        .map_err(|e| format!("cannot start {}: {e}", program.to_string_lossy()))?;
+    Ok(run::exit_code(status))
+}
