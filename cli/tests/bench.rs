@@ -1,0 +1,115 @@
+//! `hipshim bench policies` on hsasim: the policy experiment shows serialization when all
+//! streams share one queue and overlap when each stream has its own.
+//!
+//! The bench kernels wait on device wall-clock time rather than doing a fixed amount of
+//! work, so overlap shows even on a loaded 2-core host where hsasim's queue threads get
+//! only slices of a core: a kernel lasts its 20 ms whatever share of the CPU it gets.
+//! The thresholds leave room for that: `single` must be close to fully serial (overlap
+//! below 1.2, makespan at least 90% of the serial time), `dedicated` must have more than
+//! 1.5 streams busy on average (4 is ideal).
+
+mod common;
+
+use std::time::Duration;
+
+const STREAMS: usize = 4;
+const KERNELS: usize = 3;
+const WORK_US: f64 = 20_000.0;
+
+struct Row {
+    policy: String,
+    makespan_ms: f64,
+    overlap: f64,
+    peak: usize,
+}
+
+/// The table rows `hipshim bench policies` printed.
+fn rows(stdout: &str) -> Vec<Row> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // policy kernels/s makespan overlap peak vs-serial host
+            if f.len() != 7 || f[1].parse::<f64>().is_err() {
+                return None;
+            }
+            Some(Row {
+                policy: f[0].to_string(),
+                makespan_ms: f[2].parse().ok()?,
+                overlap: f[3].parse().ok()?,
+                peak: f[4].parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn single_serializes_the_streams_and_dedicated_overlaps_them() {
+    let dir = common::profile_dir().join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let plot = dir.join(format!("policies-{}.svg", std::process::id()));
+    let mut cmd = common::hipshim([
+        "bench".into(),
+        "policies".into(),
+        "--streams".into(),
+        STREAMS.to_string().into(),
+        "--kernels".into(),
+        KERNELS.to_string().into(),
+        "--work".into(),
+        (WORK_US as u64).to_string().into(),
+        "--policies".into(),
+        "single,pool:2,dedicated".into(),
+        "--plot".into(),
+        plot.clone().into_os_string(),
+    ]);
+    // The first run builds the bench program (clang, two targets).
+    let out = common::run(&mut cmd, Duration::from_secs(300));
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let rows = rows(&out.stdout);
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r.policy == name)
+            .unwrap_or_else(|| panic!("no {name} row\n{}", out.report()))
+    };
+    let serial_ms = (STREAMS * KERNELS) as f64 * WORK_US / 1000.0;
+
+    let single = row("single");
+    assert!(single.overlap < 1.2, "single overlapped\n{}", out.report());
+    assert_eq!(single.peak, 1, "{}", out.report());
+    assert!(
+        single.makespan_ms >= 0.9 * serial_ms,
+        "single finished faster than serial ({serial_ms} ms)\n{}",
+        out.report()
+    );
+
+    let dedicated = row("dedicated");
+    assert!(
+        dedicated.overlap > 1.5,
+        "dedicated did not overlap\n{}",
+        out.report()
+    );
+    assert!(dedicated.peak >= 2, "{}", out.report());
+    assert!(
+        dedicated.makespan_ms < single.makespan_ms,
+        "dedicated was not faster than single\n{}",
+        out.report()
+    );
+
+    // A pool of two: at most two streams at once.
+    let pool = row("pool:2");
+    assert!(pool.peak <= 2, "{}", out.report());
+
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains(">dedicated<"),
+        "{svg}"
+    );
+    let _ = std::fs::remove_file(&plot);
+}
+
+#[test]
+fn an_unknown_policy_in_the_list_is_a_usage_error() {
+    let out = common::hipshim_output(["bench", "policies", "--policies", "single,many"]);
+    assert_eq!(out.code(), Some(2), "{}", out.report());
+    assert!(out.stderr.contains("pool:N:rr"), "{}", out.report());
+}
