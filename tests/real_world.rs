@@ -8,7 +8,10 @@
 //!   matrix, against a CPU SpMV;
 //! - `rocrand_philox.cpp`: rocRAND's Philox4x32-10 generator bit for bit
 //!   against a CPU Philox4x32-10 (words, uniform floats), and normal floats
-//!   against CPU Box-Muller plus moments.
+//!   against CPU Box-Muller plus moments;
+//! - `rocrand_xorwow.cpp`: rocRAND's XORWOW generator bit for bit against a
+//!   CPU XORWOW, including the per-engine subsequence jump (2^67 steps) that
+//!   its init kernel does with 160x160 GF(2) matrices (~10 s on hsasim).
 //!
 //! The programs are built with Debian's `hipcc` (ROCm 5.2), so they link the
 //! real `libamdhip64.so.5` and the libraries' own dependency on it; the tests
@@ -244,4 +247,24 @@ fn rocrand_philox_matches_cpu_philox_in_deterministic_mode() {
     }
     let program = build(PHILOX, &ROCRAND);
     run_passes(&program, PHILOX, Loader::LibraryPath, Mode::Deterministic);
+}
+
+const XORWOW: &str = "rocrand_xorwow";
+
+#[test]
+fn rocrand_xorwow_matches_cpu_xorwow_with_ld_library_path() {
+    if !ROCRAND.available(XORWOW) {
+        return;
+    }
+    let program = build(XORWOW, &ROCRAND);
+    run_passes(&program, XORWOW, Loader::LibraryPath, Mode::Threaded);
+}
+
+#[test]
+fn rocrand_xorwow_matches_cpu_xorwow_in_deterministic_mode() {
+    if !ROCRAND.available(XORWOW) {
+        return;
+    }
+    let program = build(XORWOW, &ROCRAND);
+    run_passes(&program, XORWOW, Loader::LibraryPath, Mode::Deterministic);
 }
