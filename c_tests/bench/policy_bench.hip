@@ -1,6 +1,6 @@
 // policy_bench: the program `hipshim bench policies` runs once per queue policy.
 //
-//   policy_bench [--streams K] [--kernels M] [--work US]
+//   policy_bench [--streams K] [--kernels M] [--work US] [--churn]
 //
 // K non-blocking streams each get M kernels, launched round-robin (kernel m of every stream
 // before kernel m+1 of any). Each kernel is one work-item that spins until US microseconds
@@ -9,8 +9,13 @@
 // independent of how fast the device (or hsasim's interpreter on an oversubscribed host)
 // executes instructions: two kernels overlap exactly when their queues run them at once.
 //
+// --churn replaces every other stream (0, 2, 4, ...) with a new one after the first streams
+// got their queues, as a program whose streams come and go does. That is where pool
+// strategies part: least-loaded gives the new streams the queues that fell idle,
+// round-robin keeps cycling and stacks some of them on queues still serving old streams.
+//
 // Output on stdout, one record per line (parsed by hipshim; fields are key=value):
-//   config streams=K kernels=M work_us=US clock_hz=F clock_attr_khz=A
+//   config streams=K kernels=M work_us=US churn=0|1 clock_hz=F clock_attr_khz=A
 //   host launch_ns=L total_ns=T
 //   kernel stream=S index=I start=T0 end=T1        (device ticks at clock_hz)
 // clock_hz is measured against the host clock (two timestamps 100 ms apart), because the
@@ -85,6 +90,7 @@ static long arg_value(int argc, char** argv, int* i) {
 
 int main(int argc, char** argv) {
     long streams = 4, kernels = 8, work_us = 10000;
+    bool churn = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--streams")) {
             streams = arg_value(argc, argv, &i);
@@ -92,9 +98,11 @@ int main(int argc, char** argv) {
             kernels = arg_value(argc, argv, &i);
         } else if (!std::strcmp(argv[i], "--work")) {
             work_us = arg_value(argc, argv, &i);
+        } else if (!std::strcmp(argv[i], "--churn")) {
+            churn = true;
         } else {
             std::fprintf(stderr,
-                         "usage: policy_bench [--streams K] [--kernels M] [--work US]\n");
+                         "usage: policy_bench [--streams K] [--kernels M] [--work US] [--churn]\n");
             return 2;
         }
     }
@@ -136,6 +144,17 @@ int main(int argc, char** argv) {
     }
     CHECK(hipGetLastError());
     CHECK(hipDeviceSynchronize());
+    if (churn) {
+        for (long k = 0; k < streams; k += 2) {
+            CHECK(hipStreamDestroy(s[k]));
+        }
+        for (long k = 0; k < streams; k += 2) {
+            CHECK(hipStreamCreateWithFlags(&s[k], hipStreamNonBlocking));
+            busy<<<1, 1, 0, s[k]>>>(0, times);
+        }
+        CHECK(hipGetLastError());
+        CHECK(hipDeviceSynchronize());
+    }
 
     u64 t0 = host_ns();
     for (long m = 0; m < kernels; ++m) {
@@ -151,8 +170,9 @@ int main(int argc, char** argv) {
     std::vector<u64> host(2 * n);
     CHECK(hipMemcpy(host.data(), times, 2 * n * sizeof(u64), hipMemcpyDeviceToHost));
 
-    std::printf("config streams=%ld kernels=%ld work_us=%ld clock_hz=%.0f clock_attr_khz=%d\n",
-                streams, kernels, work_us, clock_hz, attr_khz);
+    std::printf(
+        "config streams=%ld kernels=%ld work_us=%ld churn=%d clock_hz=%.0f clock_attr_khz=%d\n",
+        streams, kernels, work_us, churn ? 1 : 0, clock_hz, attr_khz);
     std::printf("host launch_ns=%llu total_ns=%llu\n", t_launched - t0, t1 - t0);
     for (long k = 0; k < streams; ++k) {
         for (long m = 0; m < kernels; ++m) {

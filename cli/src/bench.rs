@@ -56,6 +56,10 @@ pub struct BenchArgs {
     /// Also write an SVG bar chart of makespan per policy.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Replace every other stream after the first ones got their queues (streams that come
+    /// and go): where least-loaded and round-robin pools differ.
+    #[arg(long)]
+    churn: bool,
     /// Write a trace per policy into DIR (DIR/<policy>.json, via HIPSHIM_TRACE).
     #[arg(long, value_name = "DIR")]
     trace_dir: Option<PathBuf>,
@@ -77,6 +81,7 @@ pub struct RunOutput {
     pub streams: u32,
     pub kernels: u32,
     pub work_us: u64,
+    pub churn: bool,
     pub clock_hz: f64,
     pub clock_attr_khz: i64,
     pub host_total_ns: u64,
@@ -120,6 +125,7 @@ pub fn parse_output(text: &str) -> Result<RunOutput, String> {
                 out.streams = num("streams")? as u32;
                 out.kernels = num("kernels")? as u32;
                 out.work_us = num("work_us")?;
+                out.churn = get("churn").is_ok_and(|v| v == "1");
                 out.clock_hz = get("clock_hz")?
                     .parse()
                     .map_err(|_| format!("line {line:?}: bad clock_hz"))?;
@@ -217,8 +223,9 @@ pub fn format_table(config: &RunOutput, rows: &[(String, Metrics)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} streams x {} kernels x {} us (serial {:.1} ms, fully parallel {:.1} ms); device clock {:.1} MHz measured",
+        "{} streams{} x {} kernels x {} us (serial {:.1} ms, fully parallel {:.1} ms); device clock {:.1} MHz measured",
         config.streams,
+        if config.churn { " (churned)" } else { "" },
         config.kernels,
         config.work_us,
         (config.streams * config.kernels) as f64 * config.work_us as f64 * 1e-3,
@@ -256,7 +263,7 @@ pub fn policies(args: &BenchArgs) -> Result<(), String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let bench_args: Vec<std::ffi::OsString> = vec![
+    let mut bench_args: Vec<std::ffi::OsString> = vec![
         "--streams".into(),
         args.streams.to_string().into(),
         "--kernels".into(),
@@ -264,6 +271,9 @@ pub fn policies(args: &BenchArgs) -> Result<(), String> {
         "--work".into(),
         args.work.to_string().into(),
     ];
+    if args.churn {
+        bench_args.push("--churn".into());
+    }
     let mut rows: Vec<(String, Metrics)> = Vec::new();
     let mut first_run: Option<RunOutput> = None;
     for policy in &args.policies {
@@ -402,6 +412,7 @@ mod tests {
             // One tick per microsecond keeps the figures readable.
             clock_hz: 1e6,
             clock_attr_khz: 1000,
+            churn: false,
             host_total_ns: 0,
             times: times
                 .iter()

@@ -10,7 +10,11 @@
 
 mod common;
 
+use std::sync::Mutex;
 use std::time::Duration;
+
+/// The timing tests run one at a time: side by side they would share the two cores.
+static TIMING: Mutex<()> = Mutex::new(());
 
 const STREAMS: usize = 4;
 const KERNELS: usize = 3;
@@ -43,34 +47,43 @@ fn rows(stdout: &str) -> Vec<Row> {
         .collect()
 }
 
+/// Runs `hipshim bench policies` with the test's sizes and `extra` arguments.
+fn bench(extra: &[&str]) -> (common::Output, Vec<Row>) {
+    let mut args: Vec<String> = [
+        "bench",
+        "policies",
+        "--streams",
+        &STREAMS.to_string(),
+        "--kernels",
+        &KERNELS.to_string(),
+        "--work",
+        &(WORK_US as u64).to_string(),
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let _guard = TIMING.lock().unwrap_or_else(|e| e.into_inner());
+    // The first run builds the bench program (clang, two targets).
+    let out = common::run(&mut common::hipshim(args), Duration::from_secs(300));
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let rows = rows(&out.stdout);
+    (out, rows)
+}
+
+fn row<'a>(rows: &'a [Row], out: &common::Output, name: &str) -> &'a Row {
+    rows.iter()
+        .find(|r| r.policy == name)
+        .unwrap_or_else(|| panic!("no {name} row\n{}", out.report()))
+}
+
 #[test]
 fn single_serializes_the_streams_and_dedicated_overlaps_them() {
     let dir = common::profile_dir().join("cli-tests");
     std::fs::create_dir_all(&dir).unwrap();
     let plot = dir.join(format!("policies-{}.svg", std::process::id()));
-    let mut cmd = common::hipshim([
-        "bench".into(),
-        "policies".into(),
-        "--streams".into(),
-        STREAMS.to_string().into(),
-        "--kernels".into(),
-        KERNELS.to_string().into(),
-        "--work".into(),
-        (WORK_US as u64).to_string().into(),
-        "--policies".into(),
-        "single,pool:2,dedicated".into(),
-        "--plot".into(),
-        plot.clone().into_os_string(),
-    ]);
-    // The first run builds the bench program (clang, two targets).
-    let out = common::run(&mut cmd, Duration::from_secs(300));
-    assert_eq!(out.code(), Some(0), "{}", out.report());
-    let rows = rows(&out.stdout);
-    let row = |name: &str| {
-        rows.iter()
-            .find(|r| r.policy == name)
-            .unwrap_or_else(|| panic!("no {name} row\n{}", out.report()))
-    };
+    let plot_arg = plot.to_str().unwrap();
+    let (out, rows) = bench(&["--policies", "single,pool:2,dedicated", "--plot", plot_arg]);
+    let row = |name| row(&rows, &out, name);
     let serial_ms = (STREAMS * KERNELS) as f64 * WORK_US / 1000.0;
 
     let single = row("single");
@@ -112,4 +125,32 @@ fn an_unknown_policy_in_the_list_is_a_usage_error() {
     let out = common::hipshim_output(["bench", "policies", "--policies", "single,many"]);
     assert_eq!(out.code(), Some(2), "{}", out.report());
     assert!(out.stderr.contains("pool:N:rr"), "{}", out.report());
+}
+
+/// With streams that come and go (`--churn` replaces streams 0 and 2 of 4), a least-loaded
+/// pool of two gives the new streams the queue that fell idle (two streams per queue),
+/// while round-robin keeps cycling and puts three streams on one queue. Those three
+/// streams' kernels run one after another, so round-robin cannot finish in less than
+/// 3 x kernels x work.
+#[test]
+fn with_stream_churn_round_robin_stacks_streams_that_least_loaded_spreads() {
+    let (out, rows) = bench(&["--churn", "--policies", "pool:2,pool:2:rr"]);
+    let least_loaded = row(&rows, &out, "pool:2");
+    let round_robin = row(&rows, &out, "pool:2:rr");
+    let three_streams_ms = 3.0 * KERNELS as f64 * WORK_US / 1000.0;
+    assert!(
+        round_robin.makespan_ms >= 0.95 * three_streams_ms,
+        "round-robin did not stack three streams on one queue\n{}",
+        out.report()
+    );
+    assert!(
+        least_loaded.peak == 2 && round_robin.peak <= 2,
+        "{}",
+        out.report()
+    );
+    assert!(
+        least_loaded.makespan_ms < round_robin.makespan_ms,
+        "least-loaded was not faster than round-robin\n{}",
+        out.report()
+    );
 }
