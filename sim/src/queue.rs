@@ -281,6 +281,20 @@ impl Queue {
         }
     }
 
+    /// The packet at the read index if it can run now: its type and completion signal
+    /// handle (both packet formats keep it at byte 56). Deterministic-mode scheduling uses
+    /// it to pick work.
+    pub fn ready_front(&self, rt: &Runtime) -> Option<(u16, u64)> {
+        if self.peek(rt) != Peek::Ready {
+            return None;
+        }
+        let read = self.read_index().load(Ordering::Acquire);
+        let header = PacketHeader(self.header(read).load(Ordering::Acquire));
+        // SAFETY: a published, 64-byte aligned slot; bytes 56..64 are the completion signal.
+        let completion = unsafe { std::ptr::read_volatile(self.slot(read).add(56).cast::<u64>()) };
+        Some((header.packet_type(), completion))
+    }
+
     /// A producer that rang the doorbell past a slot whose header stays INVALID is either
     /// still writing it (legal with several producers) or forgot it. Hardware just waits;
     /// so do we, but say so once after a second so a hang has an explanation.

@@ -135,6 +135,15 @@ impl SdmaEngine {
         }
     }
 
+    /// The completion signal handle (0 for none) of the front job, if it can run now.
+    pub fn ready_front(&self) -> Option<u64> {
+        self.jobs
+            .lock()
+            .front()
+            .filter(|j| j.ready())
+            .map(|j| j.completion.as_ref().map_or(0, |c| Arc::as_ptr(c) as u64))
+    }
+
     fn front_ready(&self) -> bool {
         self.jobs.lock().front().is_some_and(|j| j.ready())
     }

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 /// Deterministic mode: consecutive polls by one thread after which the poll runs pending
 /// work (see [`Runtime::poll`]).
 pub const POLLS_PER_PUMP: u32 = 64;
+/// Deterministic mode: consecutive unchanged polls after which a poll runs everything.
+pub const POLLS_PER_FULL_PUMP: u32 = 8192;
 
 pub struct Runtime {
     pub config: Config,
@@ -218,24 +220,31 @@ impl Runtime {
         let _ = self.signals.destroy(q.doorbell.handle());
     }
 
-    /// Deterministic mode: runs every queue and copy engine until nothing can progress.
-    /// Returns true if anything ran. In threaded mode the service threads do this.
+    /// Deterministic mode: runs everything until nothing can progress. Returns true if
+    /// anything ran. In threaded mode the service threads do this.
     pub fn pump(&self) -> bool {
         let mut any = false;
-        while self.pump_step() {
+        while self.pump_step(None, true) {
             any = true;
         }
         any
     }
 
-    /// Deterministic mode: one unit of progress, in a fixed order: a ready async handler,
-    /// else one job of the first copy engine that has a ready one, else one packet of the
-    /// first queue (by creation order) that has a ready one. Waiters re-check their
-    /// condition after every step, so a wait runs no more work than it needs in this
-    /// order; copies go before kernels because a kernel may spin on data a copy delivers
-    /// (the reverse needs a dependency signal, which the copy honours). Returns false when
-    /// nothing can progress, and always in threaded mode.
-    pub fn pump_step(&self) -> bool {
+    /// Deterministic mode: one unit of progress, chosen in a fixed order so runs repeat:
+    ///
+    /// 1. a ready async handler;
+    /// 2. a ready copy job (copies are short and never wait on kernels except through
+    ///    dependency signals, which they honour);
+    /// 3. a ready barrier packet, or the kernel dispatch whose completion signal is
+    ///    `target` (the signal the caller waits for or polls; or any kernel of the queue
+    ///    whose address `target` is), at the front of its queue;
+    /// 4. only if `any_kernel`: the first ready kernel dispatch, queues in creation order.
+    ///
+    /// Kernels run to completion, so starting an unrelated kernel is the one step that can
+    /// block the caller for long (a kernel spinning on a flag the host has yet to set):
+    /// polls never do it, waits only when nothing in 1-3 can progress. Returns false when
+    /// nothing could run, and always in threaded mode.
+    pub fn pump_step(&self, target: Option<u64>, any_kernel: bool) -> bool {
         if self.config.threaded {
             return false;
         }
@@ -244,48 +253,85 @@ impl Runtime {
         }
         for a in &self.agents {
             for e in &a.sdma {
-                if e.step() {
+                if e.ready_front().is_some() && e.step() {
                     return true;
                 }
             }
         }
         let mut queues: Vec<_> = self.queues.read().values().cloned().collect();
         queues.sort_by_key(|q| q.id);
-        queues.iter().any(|q| q.step(self))
+        let cheap_or_target = |q: &Arc<Queue>| match q.ready_front(self) {
+            Some((t, _)) if t != HSA_PACKET_TYPE_KERNEL_DISPATCH => true,
+            // A kernel completing the awaited signal, or any kernel of the polled queue (a
+            // producer waiting for room).
+            Some((_, completion)) => {
+                target.is_some_and(|t| t != 0 && (t == completion || t == q.address()))
+            }
+            None => false,
+        };
+        if queues.iter().any(|q| cheap_or_target(q) && q.step(self)) {
+            return true;
+        }
+        any_kernel && queues.iter().any(|q| q.step(self))
     }
 
-    /// A non-blocking observation (a signal load, a queue-index load). In deterministic mode
-    /// a single poll only observes: it must not run the device, or a query right after a
-    /// launch could never report "not ready". A thread that keeps polling is waiting in a
-    /// loop, though, so every [`POLLS_PER_PUMP`]th consecutive poll of a thread runs pending
-    /// work as a wait would. Threaded mode: no effect.
-    pub fn poll(&self) {
+    /// A non-blocking observation of `key` (a signal or queue address) that saw `value`.
+    /// In deterministic mode a single poll only observes: it must not run the device, or a
+    /// query right after a launch could never report "not ready". A thread that keeps
+    /// polling the same thing and seeing the same value is waiting in a loop, though: every
+    /// [`POLLS_PER_PUMP`]th such poll in a row runs the cheap and targeted work of
+    /// [`Runtime::pump_step`] (`key` as the target), and a loop that still sees nothing
+    /// change after [`POLLS_PER_FULL_PUMP`] polls runs everything, as a wait would.
+    /// Returns true if it ran anything (the caller then observes again). Threaded mode: no
+    /// effect.
+    pub fn poll(&self, key: u64, value: i64) -> bool {
         if self.config.threaded {
-            return;
+            return false;
         }
         thread_local! {
-            static POLLS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+            /// (key, value, consecutive polls of that key seeing that value)
+            static LAST: std::cell::Cell<(u64, i64, u32)> = const { std::cell::Cell::new((0, 0, 0)) };
         }
-        let n = POLLS.with(|p| {
-            let n = p.get() + 1;
-            p.set(if n >= POLLS_PER_PUMP { 0 } else { n });
+        let n = LAST.with(|last| {
+            let (k, v, n) = last.get();
+            let n = if k == key && v == value { n + 1 } else { 1 };
+            last.set((key, value, if n >= POLLS_PER_FULL_PUMP { 0 } else { n }));
             n
         });
-        if n >= POLLS_PER_PUMP {
-            self.pump();
+        if n >= POLLS_PER_FULL_PUMP {
+            return self.pump();
         }
+        if n % POLLS_PER_PUMP != 0 {
+            return false;
+        }
+        let mut any = false;
+        while self.pump_step(Some(key), false) {
+            any = true;
+        }
+        any
     }
 
     /// Blocks until `done()` holds or the deadline passes (returns false then). Spins
     /// briefly first (the common short wait), then sleeps on the signal hub; in
     /// deterministic mode it runs pending work itself between checks.
     pub fn wait_until(&self, deadline: Option<Instant>, done: &mut dyn FnMut() -> bool) -> bool {
+        self.wait_for(None, deadline, done)
+    }
+
+    /// [`Runtime::wait_until`] for a waiter on the signal `target` (deterministic mode runs
+    /// the work that completes it first; see [`Runtime::pump_step`]).
+    pub fn wait_for(
+        &self,
+        target: Option<u64>,
+        deadline: Option<Instant>,
+        done: &mut dyn FnMut() -> bool,
+    ) -> bool {
         let spin_until = Instant::now() + Duration::from_micros(50);
         loop {
             if done() {
                 return true;
             }
-            if self.pump_step() {
+            if self.pump_step(target, false) || self.pump_step(target, true) {
                 continue;
             }
             let now = Instant::now();

@@ -117,9 +117,12 @@ macro_rules! index_loads {
             guard_value(stringify!($name), 0, || {
                 let rt = rt()?;
                 let q = rt.queue(queue as u64)?;
+                let v = q.$field().load($ord);
                 // Deterministic mode: a producer polling for room must see progress.
-                rt.poll();
-                Ok(q.$field().load($ord))
+                if rt.poll(queue as u64, v as i64) {
+                    return Ok(q.$field().load($ord));
+                }
+                Ok(v)
             })
         }
         crate::api::rocr_symver!($name);

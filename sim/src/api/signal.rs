@@ -113,9 +113,12 @@ fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal
     guard_value(name, 0, || {
         let rt = rt()?;
         let s = rt.signals.get(signal)?;
+        let v = s.load(order);
         // Deterministic mode: a polling loop (not a single query) makes queued work progress.
-        rt.poll();
-        Ok(s.load(order))
+        if rt.poll(signal.handle, v) {
+            return Ok(s.load(order));
+        }
+        Ok(v)
     })
 }
 
@@ -292,7 +295,7 @@ fn wait(
         let s = rt.signals.get(signal)?;
         condition_holds(cond, 0, 0)?;
         let deadline = deadline_after(timeout);
-        rt.wait_until(deadline, &mut || {
+        rt.wait_for(Some(signal.handle), deadline, &mut || {
             condition_holds(cond, s.load(Ordering::Relaxed), compare).unwrap_or(true)
         });
         Ok(s.load(order))
