@@ -301,7 +301,7 @@ impl Runtime {
         if n >= POLLS_PER_FULL_PUMP {
             return self.pump();
         }
-        if n % POLLS_PER_PUMP != 0 {
+        if !n.is_multiple_of(POLLS_PER_PUMP) {
             return false;
         }
         let mut any = false;
