@@ -28,6 +28,45 @@ pub struct Config {
     /// `HIPSHIM_QUEUE_POLICY`: which HSA queue serves each stream (default `pool:4`; AMD's
     /// `GPU_MAX_HW_QUEUES` sets the pool size when the policy does not name one).
     pub queue_policy: PolicySpec,
+    /// `HIPSHIM_TRACE`: write a Chrome/Perfetto JSON timeline to this file at exit.
+    pub trace: Option<PathBuf>,
+    /// `HIPSHIM_STATS` = 1 (tables on stderr at exit) | a file path | 0 (default).
+    pub stats: StatsOutput,
+}
+
+/// Where `HIPSHIM_STATS` sends the tables printed at exit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatsOutput {
+    Off,
+    Stderr,
+    File(PathBuf),
+}
+
+impl StatsOutput {
+    pub const ACCEPTED: &'static str = "1 | stderr | 0 | a file path (containing '/' or '.')";
+
+    /// `None` if malformed.
+    pub fn parse(text: &str) -> Option<StatsOutput> {
+        let t = text.trim();
+        match t.to_ascii_lowercase().as_str() {
+            "" | "0" | "off" | "false" | "no" => Some(StatsOutput::Off),
+            "1" | "on" | "true" | "yes" | "stderr" => Some(StatsOutput::Stderr),
+            _ if t.contains('/') || t.contains('.') => Some(StatsOutput::File(PathBuf::from(t))),
+            _ => None,
+        }
+    }
+}
+
+/// `HIPSHIM_TRACE`: a file path, or off. `Err` if malformed (a flag value instead of a path,
+/// or a directory).
+fn parse_trace(text: &str) -> Result<Option<PathBuf>, ()> {
+    let t = text.trim();
+    match t.to_ascii_lowercase().as_str() {
+        "" | "0" | "off" | "false" | "no" => Ok(None),
+        "1" | "on" | "true" | "yes" => Err(()),
+        _ if t.ends_with('/') || std::path::Path::new(t).is_dir() => Err(()),
+        _ => Ok(Some(PathBuf::from(t))),
+    }
 }
 
 impl Config {
@@ -89,7 +128,33 @@ impl Config {
                 PolicySpec::pool(pool_size)
             }),
         };
+        let trace = match lookup("HIPSHIM_TRACE") {
+            None => None,
+            Some(text) => parse_trace(&text).unwrap_or_else(|()| {
+                warn_malformed(
+                    "HIPSHIM_TRACE",
+                    &text,
+                    "a path of a file to write, e.g. HIPSHIM_TRACE=trace.json",
+                    "no trace",
+                );
+                None
+            }),
+        };
+        let stats = match lookup("HIPSHIM_STATS") {
+            None => StatsOutput::Off,
+            Some(text) => StatsOutput::parse(&text).unwrap_or_else(|| {
+                warn_malformed(
+                    "HIPSHIM_STATS",
+                    &text,
+                    StatsOutput::ACCEPTED,
+                    "0 (no stats)",
+                );
+                StatsOutput::Off
+            }),
+        };
         Config {
+            trace,
+            stats,
             queue_policy,
             hsa_lib: lookup("HIPSHIM_HSA_LIB")
                 .filter(|s| !s.is_empty())
@@ -176,6 +241,21 @@ mod tests {
         assert_eq!(c.queue_policy, PolicySpec::pool(8));
         let c = config(&[("GPU_MAX_HW_QUEUES", "lots")]);
         assert_eq!(c.queue_policy, PolicySpec::pool(4));
+    }
+
+    #[test]
+    fn trace_and_stats_take_paths_and_flags() {
+        assert_eq!(config(&[]).trace, None);
+        assert_eq!(config(&[]).stats, StatsOutput::Off);
+        let c = config(&[("HIPSHIM_TRACE", "out.json"), ("HIPSHIM_STATS", "1")]);
+        assert_eq!(c.trace, Some(PathBuf::from("out.json")));
+        assert_eq!(c.stats, StatsOutput::Stderr);
+        let c = config(&[("HIPSHIM_TRACE", "1"), ("HIPSHIM_STATS", "/tmp/s.txt")]);
+        assert_eq!(c.trace, None, "a flag is not a path");
+        assert_eq!(c.stats, StatsOutput::File(PathBuf::from("/tmp/s.txt")));
+        assert_eq!(config(&[("HIPSHIM_TRACE", "/tmp/")]).trace, None);
+        assert_eq!(config(&[("HIPSHIM_STATS", "lots")]).stats, StatsOutput::Off);
+        assert_eq!(config(&[("HIPSHIM_STATS", "0")]).stats, StatsOutput::Off);
     }
 
     #[test]

@@ -12,3 +12,4 @@ pub mod hsa;
 mod logging;
 pub mod policy;
 pub mod runtime;
+pub mod trace;

@@ -7,6 +7,36 @@ use libloading::Library;
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 
+/// A wrapper with the signature of one HSA entry point that counts the call and its time for
+/// the stats, then calls the real function (whose address is in `REAL`). Installed in the
+/// table instead of the real function only while recording, so it costs nothing otherwise.
+/// The recursive arms give the parameters names (`a0`, `a1`, ...), which the table omits.
+macro_rules! counted_fn {
+    ($name:ident, $id:expr, ($($ty:ty),*) -> $ret:ty) => {
+        counted_fn!(@names $name, $id, $ret, [] [a0 a1 a2 a3 a4 a5 a6 a7 a8 a9 a10 a11] $($ty,)*);
+    };
+    (@names $name:ident, $id:expr, $ret:ty, [$($n:ident : $t:ty,)*] [$next:ident $($names:ident)*] $ty0:ty, $($rest:ty,)*) => {
+        counted_fn!(@names $name, $id, $ret, [$($n : $t,)* $next : $ty0,] [$($names)*] $($rest,)*);
+    };
+    (@names $name:ident, $id:expr, $ret:ty, [$($n:ident : $t:ty,)*] [$($names:ident)*]) => {
+        pub mod $name {
+            use super::*;
+            pub static REAL: AtomicUsize = AtomicUsize::new(0);
+            pub unsafe extern "C" fn wrapper($($n: $t),*) -> $ret {
+                // SAFETY: REAL holds the address of the runtime's function of exactly this
+                // signature, stored by `HsaApi::load` before this wrapper was put in the table.
+                let real: unsafe extern "C" fn($($t),*) -> $ret =
+                    unsafe { std::mem::transmute::<usize, _>(REAL.load(Ordering::Relaxed)) };
+                let started = crate::trace::record::now_ns();
+                // SAFETY: the caller's contract for the HSA function.
+                let result = unsafe { real($($n),*) };
+                crate::trace::record::count_hsa($id as usize, started);
+                result
+            }
+        }
+    };
+}
+
 macro_rules! hsa_table {
     (
         required { $( $name:ident : fn($($arg:ty),*) -> $ret:ty; )* }
@@ -22,10 +52,29 @@ macro_rules! hsa_table {
             _library: Library,
         }
 
+        /// The table's entry points in order: the stats name HSA calls by these indices.
+        pub const HSA_FN_NAMES: &[&str] = &[$(stringify!($name),)* $(stringify!($oname),)*];
+
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[derive(Clone, Copy)]
+        enum FnId { $($name,)* $($oname,)* }
+
+        /// Counting wrappers, one per entry point (see `counted_fn!`).
+        #[allow(clippy::too_many_arguments)]
+        mod counted {
+            use super::*;
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            $( counted_fn!($name, FnId::$name, ($($arg),*) -> $ret); )*
+            $( counted_fn!($oname, FnId::$oname, ($($oarg),*) -> $oret); )*
+        }
+
         impl HsaApi {
             /// Opens `path` (a file path or a soname for the dynamic loader) and resolves
-            /// every entry point; a missing required one is an error naming it.
+            /// every entry point; a missing required one is an error naming it. While
+            /// recording (`HIPSHIM_TRACE`/`HIPSHIM_STATS`), every entry is a counting wrapper.
             pub fn load(path: &Path) -> Result<HsaApi, String> {
+                use std::sync::atomic::Ordering;
+                let count = crate::trace::recording();
                 // SAFETY: loading a shared library runs its initialisers; the candidates are
                 // HSA runtimes chosen by configuration or the well-known ROCr soname.
                 let library = unsafe { Library::new(path) }
@@ -34,13 +83,29 @@ macro_rules! hsa_table {
                 // the HSA specification / ROCm headers declare for it.
                 unsafe {
                     Ok(HsaApi {
-                        $( $name: *library
-                            .get::<unsafe extern "C" fn($($arg),*) -> $ret>(concat!(stringify!($name), "\0").as_bytes())
-                            .map_err(|_| format!("{} does not export {}", path.display(), stringify!($name)))?, )*
+                        $( $name: {
+                            let real = *library
+                                .get::<unsafe extern "C" fn($($arg),*) -> $ret>(concat!(stringify!($name), "\0").as_bytes())
+                                .map_err(|_| format!("{} does not export {}", path.display(), stringify!($name)))?;
+                            if count {
+                                counted::$name::REAL.store(real as usize, Ordering::Relaxed);
+                                counted::$name::wrapper as unsafe extern "C" fn($($arg),*) -> $ret
+                            } else {
+                                real
+                            }
+                        }, )*
                         $( $oname: library
                             .get::<unsafe extern "C" fn($($oarg),*) -> $oret>(concat!(stringify!($oname), "\0").as_bytes())
                             .ok()
-                            .map(|s| *s), )*
+                            .map(|s| {
+                                let real = *s;
+                                if count {
+                                    counted::$oname::REAL.store(real as usize, Ordering::Relaxed);
+                                    counted::$oname::wrapper as unsafe extern "C" fn($($oarg),*) -> $oret
+                                } else {
+                                    real
+                                }
+                            }), )*
                         path: path.to_path_buf(),
                         _library: library,
                     })

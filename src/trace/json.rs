@@ -1,0 +1,783 @@
+//! The timeline file: Chrome trace-event JSON (the format chrome://tracing and Perfetto UI
+//! open), written by hand and read back with `serde_json`.
+//!
+//! Layout:
+//! - process 1 "host threads": one track per host thread; API calls are "X" slices (cat `api`),
+//!   signal waits nested inside them (cat `wait`), queue creation and stream assignment are
+//!   instant events (cat `policy`);
+//! - process 2 "HSA queues": one track per queue; each packet is an "X" slice (cat `packet`)
+//!   from the packet processor's start to its end timestamp, named after its kernel;
+//! - process 3 "copy engines": one track per copy engine, copies as "X" slices (cat `copy`);
+//! - flow arrows ("s" on the API slice at the moment of submission, "f" with `bp: "e"` on the
+//!   packet or copy slice) from each API call to the packets and copies it submitted.
+//!
+//! Everything [`summarize`](super::summarize) needs is in the slices' `args` (exact integer
+//! nanoseconds where the drawn slice may differ, e.g. for incomplete packets), plus a top-level
+//! `hipshim` object with the HSA call counts and the clock alignment; viewers ignore it.
+//! Slices that would overlap on one track (which viewers cannot draw) move to an extra lane
+//! ("queue 3 (lane 1)").
+//!
+//! A writer here rather than `serde_json`'s: the trace is streamed at exit without building a
+//! second copy of every event in memory. The reader uses `serde_json`, so any valid JSON (a
+//! file re-saved by a viewer, pretty-printed, keys in any order) reads back.
+
+use super::*;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::Path;
+
+pub const HOST_PID: u64 = 1;
+pub const QUEUE_PID: u64 = 2;
+pub const COPY_PID: u64 = 3;
+
+/// Facts about the run the writer adds to the file.
+#[derive(Clone, Debug, Default)]
+pub struct TraceInfo {
+    /// The process id of the traced program (shown in the host process name).
+    pub pid: u32,
+    /// When the trace was written (ns, same clock): packets and copies still running are drawn
+    /// up to here.
+    pub end_ns: u64,
+    /// How device timestamps were aligned with the host clock, for the reader of the file.
+    pub clock: String,
+}
+
+#[derive(Debug)]
+pub enum TraceError {
+    Io(io::Error),
+    Json(serde_json::Error),
+    /// Valid JSON that is not a trace hipshim wrote (message says what is wrong).
+    Format(String),
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceError::Io(e) => write!(f, "cannot read the trace: {e}"),
+            TraceError::Json(e) => write!(f, "the trace is not valid JSON: {e}"),
+            TraceError::Format(why) => write!(f, "not a hipshim trace: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// Where one device-side slice is drawn.
+struct Drawn {
+    tid: u64,
+    start: u64,
+    end: u64,
+}
+
+/// Assigns slices of one track to lanes so that none overlap; returns (lane, start, end) per
+/// input in order. Inputs must be sorted in the order they ran.
+fn lanes(spans: &[(u64, u64)]) -> Vec<usize> {
+    let mut ends: Vec<u64> = Vec::new();
+    spans
+        .iter()
+        .map(|&(start, end)| {
+            let lane = match ends.iter().position(|&e| e <= start) {
+                Some(l) => l,
+                None => {
+                    ends.push(0);
+                    ends.len() - 1
+                }
+            };
+            ends[lane] = end;
+            lane
+        })
+        .collect()
+}
+
+/// Drawn spans of a track's items: `(submit, start, end)` with `None` times for incomplete
+/// items. The first incomplete item is drawn up to `end_ns`, later ones as zero-length slices
+/// at `end_ns` (they had not started).
+fn spans(items: &[(u64, Option<u64>, Option<u64>)], end_ns: u64) -> Vec<(u64, u64)> {
+    let mut last_end = 0;
+    let mut open = false;
+    items
+        .iter()
+        .map(|&(submit, start, end)| match (start, end) {
+            (Some(s), Some(e)) => {
+                last_end = last_end.max(e);
+                (s, e.max(s))
+            }
+            _ if !open => {
+                open = true;
+                let s = submit.max(last_end).min(end_ns);
+                (s, end_ns)
+            }
+            _ => (end_ns, end_ns),
+        })
+        .collect()
+}
+
+fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn hex(v: u64) -> String {
+    format!("\"{v:#x}\"")
+}
+
+/// Writes `events` as a Chrome trace-event JSON document.
+pub fn write_trace(
+    out: &mut impl Write,
+    events: &[TraceEvent],
+    info: &TraceInfo,
+) -> io::Result<()> {
+    let mut w = Lines { out, first: true };
+    w.out.write_all(b"{\"traceEvents\":[\n")?;
+    let meta = |pid: u64, name: &str, sort: u64| {
+        [
+            format!("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}", escape(name)),
+            format!("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{sort}}}}}"),
+        ]
+    };
+    for line in meta(HOST_PID, &format!("host threads (pid {})", info.pid), 0)
+        .into_iter()
+        .chain(meta(QUEUE_PID, "HSA queues", 1))
+        .chain(meta(COPY_PID, "copy engines", 2))
+    {
+        w.line(&line)?;
+    }
+
+    // Host threads: named ones first, then any tid seen without a name.
+    let mut threads: BTreeMap<u64, String> = BTreeMap::new();
+    for e in events {
+        if let TraceEvent::Thread { tid, name } = e {
+            threads.insert(*tid, name.clone());
+        }
+    }
+    for e in events {
+        let tid = match e {
+            TraceEvent::Api(a) => a.tid,
+            TraceEvent::Packet(p) => p.tid,
+            TraceEvent::Copy(c) => c.tid,
+            TraceEvent::Wait(wt) => wt.tid,
+            TraceEvent::QueueCreated { tid, .. } | TraceEvent::StreamAssigned { tid, .. } => *tid,
+            _ => continue,
+        };
+        threads
+            .entry(tid)
+            .or_insert_with(|| format!("thread {tid}"));
+    }
+    for (tid, name) in &threads {
+        w.line(&format!(
+            "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{HOST_PID},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
+            escape(name)
+        ))?;
+    }
+
+    // Device tracks: packets per queue in index order, copies per engine in start order.
+    let mut next_tid = 1u64;
+    let mut track_names: Vec<(u64, u64, String)> = Vec::new();
+    let mut track_tid: HashMap<(u64, String, usize), u64> = HashMap::new();
+    let mut tid_for = |pid: u64, track: &str, lane: usize, names: &mut Vec<(u64, u64, String)>| {
+        *track_tid
+            .entry((pid, track.to_string(), lane))
+            .or_insert_with(|| {
+                let tid = next_tid;
+                next_tid += 1;
+                let name = if lane == 0 {
+                    track.to_string()
+                } else {
+                    format!("{track} (lane {lane})")
+                };
+                names.push((pid, tid, name));
+                tid
+            })
+    };
+    let mut packets: BTreeMap<u64, Vec<&PacketEvent>> = BTreeMap::new();
+    let mut copies: BTreeMap<&str, Vec<&CopyEvent>> = BTreeMap::new();
+    for e in events {
+        match e {
+            TraceEvent::Packet(p) => packets.entry(p.queue).or_default().push(p),
+            TraceEvent::Copy(c) => copies.entry(&c.engine).or_default().push(c),
+            _ => {}
+        }
+    }
+    let mut drawn_packets: Vec<(&PacketEvent, Drawn)> = Vec::new();
+    for (queue, list) in &mut packets {
+        list.sort_by_key(|p| p.index);
+        let items: Vec<_> = list
+            .iter()
+            .map(|p| (p.submit_ns, p.start_ns, p.end_ns))
+            .collect();
+        let spans = spans(&items, info.end_ns);
+        let track = format!("queue {queue} (device {})", list[0].device);
+        for ((p, span), lane) in list.iter().zip(&spans).zip(lanes(&spans)) {
+            let tid = tid_for(QUEUE_PID, &track, lane, &mut track_names);
+            drawn_packets.push((
+                p,
+                Drawn {
+                    tid,
+                    start: span.0,
+                    end: span.1,
+                },
+            ));
+        }
+    }
+    let mut drawn_copies: Vec<(&CopyEvent, Drawn)> = Vec::new();
+    for (engine, list) in &mut copies {
+        list.sort_by_key(|c| (c.start_ns.is_none(), c.start_ns.unwrap_or(c.submit_ns)));
+        let items: Vec<_> = list
+            .iter()
+            .map(|c| (c.submit_ns, c.start_ns, c.end_ns))
+            .collect();
+        let spans = spans(&items, info.end_ns);
+        let track = format!("copy engine {engine} (device {})", list[0].device);
+        for ((c, span), lane) in list.iter().zip(&spans).zip(lanes(&spans)) {
+            let tid = tid_for(COPY_PID, &track, lane, &mut track_names);
+            drawn_copies.push((
+                c,
+                Drawn {
+                    tid,
+                    start: span.0,
+                    end: span.1,
+                },
+            ));
+        }
+    }
+    for (pid, tid, name) in &track_names {
+        w.line(&format!(
+            "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
+            escape(name)
+        ))?;
+        w.line(&format!(
+            "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{tid}}}}}"
+        ))?;
+    }
+
+    let opt = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
+    for e in events {
+        match e {
+            TraceEvent::Api(a) => w.line(&format!(
+                "{{\"ph\":\"X\",\"cat\":\"api\",\"name\":{},\"pid\":{HOST_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"result\":{},\"id\":{}}}}}",
+                escape(&a.name),
+                a.tid,
+                us(a.start_ns),
+                us(a.dur_ns),
+                a.result,
+                a.id
+            ))?,
+            TraceEvent::Wait(wt) => w.line(&format!(
+                "{{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"signal wait{}\",\"pid\":{HOST_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"signal\":{},\"condition\":{},\"spin_ns\":{},\"blocked\":{}}}}}",
+                if wt.blocked { " (blocked)" } else { " (spin)" },
+                wt.tid,
+                us(wt.start_ns),
+                us(wt.dur_ns),
+                hex(wt.signal),
+                escape(&wt.condition),
+                wt.spin_ns,
+                wt.blocked
+            ))?,
+            TraceEvent::QueueCreated {
+                tid,
+                ts_ns,
+                queue,
+                device,
+                size,
+                reason,
+            } => w.line(&format!(
+                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"policy\",\"name\":\"queue created\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"queue\":{queue},\"device\":{device},\"size\":{size},\"reason\":{}}}}}",
+                us(*ts_ns),
+                escape(reason)
+            ))?,
+            TraceEvent::StreamAssigned {
+                tid,
+                ts_ns,
+                stream,
+                queue,
+                device,
+                reason,
+            } => w.line(&format!(
+                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"policy\",\"name\":\"stream assigned\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"stream\":{},\"queue\":{queue},\"device\":{device},\"reason\":{}}}}}",
+                us(*ts_ns),
+                escape(stream),
+                escape(reason)
+            ))?,
+            _ => {}
+        }
+    }
+    let mut flow = 0u64;
+    for (p, d) in &drawn_packets {
+        let complete = p.end_ns.is_some();
+        let mut name = match (p.kind, &p.kernel) {
+            (PacketKind::KernelDispatch, Some(k)) => k.to_string(),
+            (PacketKind::KernelDispatch, None) => "kernel".to_string(),
+            (PacketKind::BarrierAnd, _) if p.deps.is_empty() => "marker (barrier-AND)".into(),
+            (PacketKind::BarrierAnd, _) => "wait (barrier-AND)".into(),
+            (PacketKind::BarrierOr, _) => "barrier-OR".into(),
+            (PacketKind::TraceBarrier, _) => "trace completion barrier".into(),
+            (PacketKind::Other(t), _) => format!("packet type {t}"),
+        };
+        if !complete {
+            name.push_str(" (incomplete)");
+        }
+        let deps: Vec<String> = p.deps.iter().map(|&d| hex(d)).collect();
+        let note = if p.kind == PacketKind::TraceBarrier {
+            ",\"note\":\"added by hipshim while tracing: completes the previous packet's original completion signal, so that packet can carry its own signal for timestamps\""
+        } else {
+            ""
+        };
+        w.line(&format!(
+            "{{\"ph\":\"X\",\"cat\":\"packet\",\"name\":{},\"pid\":{QUEUE_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"queue\":{},\"device\":{},\"index\":{},\"type\":\"{}\",\"barrier\":{},\"kernel\":{},\"grid\":[{},{},{}],\"workgroup\":[{},{},{}],\"kernarg_bytes\":{},\"deps\":[{}],\"completion_signal\":{},\"depth\":{},\"doorbell\":{},\"submit_tid\":{},\"submit_ns\":{},\"start_ns\":{},\"end_ns\":{},\"api\":{},\"complete\":{complete}{note}}}}}",
+            escape(&name),
+            d.tid,
+            us(d.start),
+            us(d.end - d.start),
+            p.queue,
+            p.device,
+            p.index,
+            p.kind.label(),
+            p.barrier,
+            p.kernel.as_deref().map_or("null".to_string(), escape),
+            p.grid[0], p.grid[1], p.grid[2],
+            p.workgroup[0], p.workgroup[1], p.workgroup[2],
+            p.kernarg_bytes,
+            deps.join(","),
+            hex(p.completion_signal),
+            p.depth,
+            p.doorbell,
+            p.tid,
+            p.submit_ns,
+            opt(p.start_ns),
+            opt(p.end_ns),
+            opt(p.api),
+        ))?;
+        if p.api.is_some() {
+            flow += 1;
+            w.flow(flow, p.tid, p.submit_ns, QUEUE_PID, d)?;
+        }
+    }
+    for (c, d) in &drawn_copies {
+        let complete = c.end_ns.is_some();
+        let name = format!(
+            "{} {}{}",
+            c.direction.label(),
+            human_bytes(c.bytes),
+            if complete { "" } else { " (incomplete)" }
+        );
+        w.line(&format!(
+            "{{\"ph\":\"X\",\"cat\":\"copy\",\"name\":{},\"pid\":{COPY_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"engine\":{},\"device\":{},\"bytes\":{},\"pieces\":{},\"direction\":\"{}\",\"staged\":{},\"submit_tid\":{},\"submit_ns\":{},\"start_ns\":{},\"end_ns\":{},\"api\":{},\"complete\":{complete}}}}}",
+            escape(&name),
+            d.tid,
+            us(d.start),
+            us(d.end - d.start),
+            escape(&c.engine),
+            c.device,
+            c.bytes,
+            c.pieces,
+            c.direction.label(),
+            c.staged,
+            c.tid,
+            c.submit_ns,
+            opt(c.start_ns),
+            opt(c.end_ns),
+            opt(c.api),
+        ))?;
+        if c.api.is_some() {
+            flow += 1;
+            w.flow(flow, c.tid, c.submit_ns, COPY_PID, d)?;
+        }
+    }
+    let hsa: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::HsaCall {
+                name,
+                calls,
+                total_ns,
+            } => Some(format!(
+                "{{\"name\":{},\"calls\":{calls},\"total_ns\":{total_ns}}}",
+                escape(name)
+            )),
+            _ => None,
+        })
+        .collect();
+    write!(
+        w.out,
+        "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"producer\":\"hipshim {}\"}},\n\"hipshim\":{{\"format\":1,\"pid\":{},\"end_ns\":{},\"clock\":{},\"hsa_calls\":[{}]}}\n}}\n",
+        env!("CARGO_PKG_VERSION"),
+        info.pid,
+        info.end_ns,
+        escape(&info.clock),
+        hsa.join(",\n")
+    )
+}
+
+/// Bytes for a slice name: `4 KiB`, `1.5 MiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || value.fract() == 0.0 {
+        format!("{} {}", value as u64, UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+struct Lines<'a, W: Write> {
+    out: &'a mut W,
+    first: bool,
+}
+
+impl<W: Write> Lines<'_, W> {
+    fn line(&mut self, text: &str) -> io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",\n")?;
+        }
+        self.first = false;
+        self.out.write_all(text.as_bytes())
+    }
+
+    /// A flow arrow from the host thread `tid` at `at` (inside the API slice that submitted)
+    /// to the start of the drawn device slice.
+    fn flow(&mut self, id: u64, tid: u64, at: u64, pid: u64, to: &Drawn) -> io::Result<()> {
+        self.line(&format!(
+            "{{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":{id},\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{}}}",
+            us(at)
+        ))?;
+        self.line(&format!(
+            "{{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{}}}",
+            to.tid,
+            us(to.start)
+        ))
+    }
+}
+
+// ---- reading ----
+
+use serde_json::Value;
+
+/// Reads a trace file written by hipshim back into events.
+pub fn read_trace(path: impl AsRef<Path>) -> Result<Vec<TraceEvent>, TraceError> {
+    let file = std::fs::File::open(path.as_ref()).map_err(TraceError::Io)?;
+    let value: Value =
+        serde_json::from_reader(io::BufReader::new(file)).map_err(TraceError::Json)?;
+    parse_trace(&value)
+}
+
+/// [`read_trace`] for a document already in memory.
+pub fn parse_trace(value: &Value) -> Result<Vec<TraceEvent>, TraceError> {
+    let bad = |why: &str| TraceError::Format(why.to_string());
+    let list = match value {
+        Value::Object(o) => o
+            .get("traceEvents")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("no traceEvents array"))?,
+        Value::Array(a) => a,
+        _ => return Err(bad("neither an object nor an array")),
+    };
+    let mut events = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let at = |what: &str| TraceError::Format(format!("event {i}: {what}"));
+        let ph = e.get("ph").and_then(Value::as_str).unwrap_or("");
+        let cat = e.get("cat").and_then(Value::as_str).unwrap_or("");
+        let args = e.get("args").cloned().unwrap_or(Value::Null);
+        let u = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64);
+        let need = |v: &Value, key: &str| u(v, key).ok_or_else(|| at(&format!("no {key}")));
+        let s = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+        let ns = |v: &Value, key: &str| -> Result<u64, TraceError> {
+            let us = v
+                .get(key)
+                .and_then(Value::as_f64)
+                .ok_or_else(|| at(&format!("no {key}")))?;
+            Ok((us * 1000.0).round().max(0.0) as u64)
+        };
+        let b = |v: &Value, key: &str| v.get(key).and_then(Value::as_bool).unwrap_or(false);
+        let signal = |v: &Value| -> u64 {
+            v.as_str()
+                .and_then(|t| u64::from_str_radix(t.trim_start_matches("0x"), 16).ok())
+                .or_else(|| v.as_u64())
+                .unwrap_or(0)
+        };
+        let tid = u(e, "tid").unwrap_or(0);
+        match (ph, cat) {
+            ("M", _) if s(e, "name").as_deref() == Some("thread_name") => {
+                if u(e, "pid") == Some(HOST_PID) {
+                    events.push(TraceEvent::Thread {
+                        tid,
+                        name: s(&args, "name").unwrap_or_default(),
+                    });
+                }
+            }
+            ("X", "api") => events.push(TraceEvent::Api(ApiEvent {
+                tid,
+                name: s(e, "name").unwrap_or_default().into(),
+                start_ns: ns(e, "ts")?,
+                dur_ns: ns(e, "dur")?,
+                result: u(&args, "result").unwrap_or(0) as u32,
+                id: u(&args, "id").unwrap_or(0),
+            })),
+            ("X", "wait") => events.push(TraceEvent::Wait(WaitEvent {
+                tid,
+                signal: args.get("signal").map_or(0, signal),
+                condition: s(&args, "condition").unwrap_or_default(),
+                start_ns: ns(e, "ts")?,
+                dur_ns: ns(e, "dur")?,
+                spin_ns: u(&args, "spin_ns").unwrap_or(0),
+                blocked: b(&args, "blocked"),
+            })),
+            ("X", "packet") => {
+                let triple = |key: &str| -> [u64; 3] {
+                    let mut out = [0; 3];
+                    if let Some(a) = args.get(key).and_then(Value::as_array) {
+                        for (o, v) in out.iter_mut().zip(a) {
+                            *o = v.as_u64().unwrap_or(0);
+                        }
+                    }
+                    out
+                };
+                let grid = triple("grid");
+                let wg = triple("workgroup");
+                let kind = s(&args, "type")
+                    .and_then(|t| PacketKind::parse(&t))
+                    .ok_or_else(|| at("unknown packet type"))?;
+                events.push(TraceEvent::Packet(PacketEvent {
+                    queue: need(&args, "queue")?,
+                    device: u(&args, "device").unwrap_or(0) as u32,
+                    index: need(&args, "index")?,
+                    kind,
+                    barrier: b(&args, "barrier"),
+                    kernel: s(&args, "kernel").map(Arc::from),
+                    grid: grid.map(|g| g as u32),
+                    workgroup: wg.map(|g| g as u16),
+                    kernarg_bytes: u(&args, "kernarg_bytes").unwrap_or(0) as u32,
+                    deps: args
+                        .get("deps")
+                        .and_then(Value::as_array)
+                        .map(|d| d.iter().map(signal).collect())
+                        .unwrap_or_default(),
+                    completion_signal: args.get("completion_signal").map_or(0, signal),
+                    depth: u(&args, "depth").unwrap_or(0),
+                    doorbell: b(&args, "doorbell"),
+                    tid: u(&args, "submit_tid").unwrap_or(0),
+                    submit_ns: need(&args, "submit_ns")?,
+                    start_ns: u(&args, "start_ns"),
+                    end_ns: u(&args, "end_ns"),
+                    api: u(&args, "api"),
+                }));
+            }
+            ("X", "copy") => events.push(TraceEvent::Copy(CopyEvent {
+                engine: s(&args, "engine").unwrap_or_default(),
+                device: u(&args, "device").unwrap_or(0) as u32,
+                bytes: need(&args, "bytes")?,
+                pieces: u(&args, "pieces").unwrap_or(1) as u32,
+                direction: s(&args, "direction")
+                    .and_then(|d| Direction::parse(&d))
+                    .ok_or_else(|| at("unknown copy direction"))?,
+                staged: b(&args, "staged"),
+                tid: u(&args, "submit_tid").unwrap_or(0),
+                submit_ns: need(&args, "submit_ns")?,
+                start_ns: u(&args, "start_ns"),
+                end_ns: u(&args, "end_ns"),
+                api: u(&args, "api"),
+            })),
+            ("i", "policy") => {
+                let name = s(e, "name").unwrap_or_default();
+                let ts_ns = ns(e, "ts")?;
+                let queue = need(&args, "queue")?;
+                let device = u(&args, "device").unwrap_or(0) as u32;
+                let reason = s(&args, "reason").unwrap_or_default();
+                if name == "queue created" {
+                    events.push(TraceEvent::QueueCreated {
+                        tid,
+                        ts_ns,
+                        queue,
+                        device,
+                        size: u(&args, "size").unwrap_or(0) as u32,
+                        reason,
+                    });
+                } else {
+                    events.push(TraceEvent::StreamAssigned {
+                        tid,
+                        ts_ns,
+                        stream: s(&args, "stream").unwrap_or_default(),
+                        queue,
+                        device,
+                        reason,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(calls) = value
+        .get("hipshim")
+        .and_then(|h| h.get("hsa_calls"))
+        .and_then(Value::as_array)
+    {
+        for c in calls {
+            events.push(TraceEvent::HsaCall {
+                name: c.get("name").and_then(Value::as_str).unwrap_or("").into(),
+                calls: c.get("calls").and_then(Value::as_u64).unwrap_or(0),
+                total_ns: c.get("total_ns").and_then(Value::as_u64).unwrap_or(0),
+            });
+        }
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<TraceEvent> {
+        vec![
+            TraceEvent::Thread {
+                tid: 7,
+                name: "main \"thread\"".into(),
+            },
+            TraceEvent::Api(ApiEvent {
+                tid: 7,
+                name: "hipLaunchKernel".into(),
+                start_ns: 1_000,
+                dur_ns: 2_345,
+                result: 0,
+                id: 1,
+            }),
+            TraceEvent::Packet(PacketEvent {
+                queue: 3,
+                device: 0,
+                index: 0,
+                kind: PacketKind::KernelDispatch,
+                barrier: true,
+                kernel: Some("k".into()),
+                grid: [64, 1, 1],
+                workgroup: [64, 1, 1],
+                kernarg_bytes: 24,
+                deps: vec![],
+                completion_signal: 0xdead_beef_0000_0001,
+                depth: 0,
+                doorbell: false,
+                tid: 7,
+                submit_ns: 2_000,
+                start_ns: Some(4_000),
+                end_ns: Some(9_001),
+                api: Some(1),
+            }),
+            TraceEvent::Packet(PacketEvent {
+                queue: 3,
+                device: 0,
+                index: 1,
+                kind: PacketKind::TraceBarrier,
+                barrier: true,
+                kernel: None,
+                grid: [0; 3],
+                workgroup: [0; 3],
+                kernarg_bytes: 0,
+                deps: vec![5, 6],
+                completion_signal: 9,
+                depth: 1,
+                doorbell: true,
+                tid: 7,
+                submit_ns: 2_000,
+                start_ns: None,
+                end_ns: None,
+                api: None,
+            }),
+            TraceEvent::Copy(CopyEvent {
+                engine: "sdma0".into(),
+                device: 0,
+                bytes: 4096,
+                pieces: 1,
+                direction: Direction::HostToDevice,
+                staged: true,
+                tid: 7,
+                submit_ns: 3_000,
+                start_ns: Some(3_500),
+                end_ns: Some(5_000),
+                api: Some(1),
+            }),
+            TraceEvent::Wait(WaitEvent {
+                tid: 7,
+                signal: 42,
+                condition: "== 0".into(),
+                start_ns: 1_500,
+                dur_ns: 10,
+                spin_ns: 10,
+                blocked: false,
+            }),
+            TraceEvent::QueueCreated {
+                tid: 7,
+                ts_ns: 1_100,
+                queue: 3,
+                device: 0,
+                size: 1024,
+                reason: "new pool queue".into(),
+            },
+            TraceEvent::StreamAssigned {
+                tid: 7,
+                ts_ns: 1_200,
+                stream: "null".into(),
+                queue: 3,
+                device: 0,
+                reason: "new pool queue".into(),
+            },
+            TraceEvent::HsaCall {
+                name: "hsa_signal_create".into(),
+                calls: 3,
+                total_ns: 999,
+            },
+        ]
+    }
+
+    #[test]
+    fn a_written_trace_reads_back_to_the_same_events() {
+        let events = sample();
+        let mut out = Vec::new();
+        let info = TraceInfo {
+            pid: 1,
+            end_ns: 20_000,
+            clock: "test".into(),
+        };
+        write_trace(&mut out, &events, &info).unwrap();
+        let value: Value = serde_json::from_slice(&out).expect("valid JSON");
+        let back = parse_trace(&value).unwrap();
+        for e in &events {
+            assert!(back.contains(e), "{e:?} missing from {back:?}");
+        }
+        assert_eq!(back.len(), events.len());
+    }
+
+    #[test]
+    fn overlapping_slices_get_extra_lanes_and_incomplete_ones_end_at_exit() {
+        assert_eq!(
+            lanes(&[(0, 10), (10, 20), (15, 30), (31, 40)]),
+            [0, 0, 1, 0]
+        );
+        let s = spans(
+            &[(0, Some(1), Some(5)), (2, None, None), (3, None, None)],
+            100,
+        );
+        assert_eq!(s, [(1, 5), (5, 100), (100, 100)]);
+    }
+}

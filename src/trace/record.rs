@@ -1,0 +1,731 @@
+//! Live recording: the hooks the runtime calls, per-thread buffers, and writing the trace and
+//! the stats when the process exits.
+//!
+//! ## Cost when off
+//! Every hook is behind [`recording`], one relaxed load of a process-wide flag set once at
+//! start-up. With `HIPSHIM_TRACE` and `HIPSHIM_STATS` unset nothing else runs: no clock read,
+//! no allocation, no formatting.
+//!
+//! ## Buffers
+//! Each thread records into its own buffer (a mutex only that thread takes while running, and
+//! the exit hook once), registered in a global list the first time the thread records. HSA
+//! call counts are per-thread atomics outside that mutex, because the recorder itself calls
+//! the HSA runtime (to read completion timestamps) while holding its buffer.
+//!
+//! ## Per-packet completion times
+//! A stream's kernels share one counting completion signal (see `runtime/stream.rs`), which
+//! cannot say when each one ended. While recording, `Queue::submit` reserves two slots: the
+//! packet itself, carrying a signal of the recorder's own (recycled per thread), and a
+//! barrier-AND packet (barrier bit set, no dependencies) carrying the packet's original
+//! completion signal. The barrier completes right after the packet, so the stream's counter,
+//! markers and events see the same completions as without tracing, a few microseconds later.
+//! The extra packet is in the trace as a `trace_barrier` slice and counted apart in the stats.
+//! The recorder reads each signal's start/end with `hsa_amd_profiling_get_dispatch_time` once
+//! it reads 0 (checked when the thread publishes its next packet, and at exit), then reuses it.
+//!
+//! ## Clocks
+//! Host times are `CLOCK_MONOTONIC` nanoseconds minus the moment recording started. Device
+//! timestamps are in the HSA system timestamp domain (`HSA_SYSTEM_INFO_TIMESTAMP`, frequency
+//! `HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY`; ROCr converts GPU ticks into it in the profiling
+//! calls; hsasim uses `CLOCK_MONOTONIC` ns directly). At start-up the recorder reads the HSA
+//! timestamp between two host clock reads five times and keeps the offset of the tightest
+//! pair: `host_ns = ticks * 1e9 / frequency + offset`. The bracket width (the alignment's
+//! uncertainty) is written into the trace.
+//!
+//! ## Exit
+//! The trace and the stats are written by an `atexit` handler registered right after the HSA
+//! runtime was loaded and initialised: handlers run in reverse order of registration, so ours
+//! runs before the destructors ROCr registered while loading, while the runtime can still
+//! answer. A program that exits without synchronising gets a valid trace; what had not
+//! completed is marked incomplete and drawn up to the exit.
+
+use super::json::{write_trace, TraceInfo};
+use super::stats::summarize;
+use super::*;
+use crate::config::{Config, StatsOutput};
+use crate::hsa::signal::PooledSignal;
+use crate::hsa::HsaApi;
+use hsa_abi::*;
+use once_cell::sync::OnceCell;
+use parking_lot::Mutex;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::ffi::c_void;
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static FINISHED: AtomicBool = AtomicBool::new(false);
+
+/// True while hipshim records events (`HIPSHIM_TRACE` or `HIPSHIM_STATS` is set): the one
+/// check every hook makes when it is off.
+#[inline(always)]
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+/// `CLOCK_MONOTONIC` in ns (the clock of every host time in the trace).
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-parameter; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Host time since recording started.
+fn rel(host_ns: u64) -> u64 {
+    host_ns.saturating_sub(EPOCH.load(Ordering::Relaxed))
+}
+
+/// Where the results go, decided at start-up.
+struct Output {
+    trace: Option<(PathBuf, File)>,
+    stats: StatsOutput,
+    stats_file: Option<File>,
+}
+
+static OUTPUT: Mutex<Option<Output>> = Mutex::new(None);
+
+/// The HSA runtime in use, once loaded.
+struct Attached {
+    api: &'static HsaApi,
+    hz: u64,
+    /// host ns = device ns + offset.
+    offset_ns: i128,
+    clock: String,
+}
+
+static ATTACHED: OnceCell<Attached> = OnceCell::new();
+
+/// Starts recording if the configuration asks for a trace or stats. Must run before the HSA
+/// runtime is loaded (HSA calls are counted through wrappers installed at load time).
+pub fn init(config: &Config) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| start(config));
+}
+
+fn start(config: &Config) {
+    let trace = config.trace.as_ref().and_then(|path| {
+        match File::create(path) {
+            Ok(file) => Some((path.clone(), file)),
+            Err(e) => {
+                eprintln!(
+                    "hipshim: cannot write the trace file HIPSHIM_TRACE={}: {e}; tracing is disabled",
+                    path.display()
+                );
+                None
+            }
+        }
+    });
+    let mut stats = config.stats.clone();
+    let stats_file = match &stats {
+        StatsOutput::File(path) => match File::create(path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!(
+                    "hipshim: cannot write the stats file HIPSHIM_STATS={}: {e}; printing the stats on stderr instead",
+                    path.display()
+                );
+                stats = StatsOutput::Stderr;
+                None
+            }
+        },
+        _ => None,
+    };
+    if trace.is_none() && stats == StatsOutput::Off {
+        return;
+    }
+    *OUTPUT.lock() = Some(Output {
+        trace,
+        stats,
+        stats_file,
+    });
+    EPOCH.store(now_ns(), Ordering::Relaxed);
+    RECORDING.store(true, Ordering::Release);
+}
+
+/// Called once the HSA runtime is initialised (or failed to be): aligns its clock with the
+/// host's, asks for copy timestamps, and registers the exit hook (after the runtime's own).
+pub fn attach(api: Option<&'static HsaApi>, hz: u64) {
+    static ONCE: AtomicBool = AtomicBool::new(false);
+    if !recording() || ONCE.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if let Some(api) = api {
+        let hz = hz.max(1);
+        let (mut best, mut offset) = (u64::MAX, 0i128);
+        for _ in 0..5 {
+            let mut ticks: u64 = 0;
+            let h0 = now_ns();
+            // SAFETY: TIMESTAMP is a u64 attribute; the out-pointer is valid.
+            unsafe {
+                (api.hsa_system_get_info)(
+                    system_info::TIMESTAMP,
+                    &mut ticks as *mut u64 as *mut c_void,
+                )
+            };
+            let h1 = now_ns();
+            if h1 - h0 < best {
+                best = h1 - h0;
+                offset = (h0 as i128 + h1 as i128) / 2 - ticks_to_ns(ticks, hz) as i128;
+            }
+        }
+        // SAFETY: a plain flag for the runtime's copy engines.
+        let copy_profiling = unsafe { (api.hsa_amd_profiling_async_copy_enable)(true) };
+        if copy_profiling != status::SUCCESS {
+            tracing::warn!(
+                target: "hipshim::trace",
+                status = copy_profiling,
+                "copy timestamps unavailable; copies will show as incomplete"
+            );
+        }
+        let clock = format!(
+            "host CLOCK_MONOTONIC ns since recording started; device ns = HSA system timestamp * 1e9 / {hz} Hz + {offset} ns (aligned within {best} ns)"
+        );
+        let _ = ATTACHED.set(Attached {
+            api,
+            hz,
+            offset_ns: offset,
+            clock,
+        });
+    }
+    extern "C" fn at_exit() {
+        // No panic may unwind into libc's exit.
+        let _ = std::panic::catch_unwind(finish);
+    }
+    // SAFETY: registers a plain function; the C library calls it once at exit.
+    unsafe { libc::atexit(at_exit) };
+}
+
+fn ticks_to_ns(ticks: u64, hz: u64) -> u64 {
+    (ticks as u128 * 1_000_000_000 / hz as u128) as u64
+}
+
+/// A device timestamp as trace time.
+fn device_time(ticks: u64) -> Option<u64> {
+    let a = ATTACHED.get()?;
+    if ticks == 0 {
+        return None;
+    }
+    let host = ticks_to_ns(ticks, a.hz) as i128 + a.offset_ns;
+    Some(rel(host.max(0) as u64))
+}
+
+// ---- per-thread buffers ----
+
+enum InFlight {
+    Packet {
+        event: usize,
+        barrier_event: usize,
+        signal: hsa_signal_t,
+        agent: hsa_agent_t,
+    },
+    Copy {
+        event: usize,
+        signal: PooledSignal,
+    },
+}
+
+struct Buffer {
+    tid: u64,
+    events: Vec<TraceEvent>,
+    in_flight: VecDeque<InFlight>,
+    /// Length of `in_flight` at which the next full scan happens (a packet on a failed queue
+    /// never completes and must not stop the harvest of the ones behind it).
+    next_scan: usize,
+    /// Recorder-owned completion signals ready for reuse.
+    free: Vec<hsa_signal_t>,
+}
+
+/// HSA calls of one thread, by table index. Atomics (written by the owning thread only) so
+/// counting never takes a lock: the recorder calls the HSA runtime while holding its buffer.
+struct HsaCounts {
+    calls: Vec<AtomicU64>,
+    ns: Vec<AtomicU64>,
+}
+
+type Shared<T> = std::sync::Arc<Mutex<T>>;
+
+static BUFFERS: Mutex<Vec<Shared<Buffer>>> = Mutex::new(Vec::new());
+static HSA_COUNTS: Mutex<Vec<std::sync::Arc<HsaCounts>>> = Mutex::new(Vec::new());
+static NEXT_API: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    static LOCAL: OnceCell<Shared<Buffer>> = const { OnceCell::new() };
+    static LOCAL_HSA: OnceCell<std::sync::Arc<HsaCounts>> = const { OnceCell::new() };
+    /// The API call running on this thread (0: none), for flow arrows.
+    static CURRENT_API: Cell<u64> = const { Cell::new(0) };
+    /// The kernel the next dispatch packet of this thread launches, and its kernarg size.
+    static KERNEL_NOTE: RefCell<Option<(std::sync::Arc<str>, u32)>> = const { RefCell::new(None) };
+    /// Kernel names interned by address, so a launch does not allocate one each time.
+    static NAMES: RefCell<HashMap<(usize, usize), std::sync::Arc<str>>> = RefCell::new(HashMap::new());
+}
+
+fn os_tid() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u64 }
+}
+
+fn new_buffer() -> Shared<Buffer> {
+    let tid = os_tid();
+    let name = match std::thread::current().name() {
+        Some(n) => format!("{n} ({tid})"),
+        // SAFETY: getpid has no preconditions.
+        None if tid == unsafe { libc::getpid() } as u64 => format!("main thread ({tid})"),
+        None => format!("thread {tid}"),
+    };
+    let buffer = std::sync::Arc::new(Mutex::new(Buffer {
+        tid,
+        events: vec![TraceEvent::Thread { tid, name }],
+        in_flight: VecDeque::new(),
+        next_scan: 256,
+        free: Vec::new(),
+    }));
+    BUFFERS.lock().push(buffer.clone());
+    buffer
+}
+
+/// Runs `f` on this thread's buffer (`None` if not recording or the thread is exiting).
+fn with_buffer<R>(f: impl FnOnce(&mut Buffer) -> R) -> Option<R> {
+    if !recording() {
+        return None;
+    }
+    LOCAL
+        .try_with(|cell| {
+            let buffer = cell.get_or_init(new_buffer);
+            let mut b = buffer.lock();
+            f(&mut b)
+        })
+        .ok()
+}
+
+// ---- hooks ----
+
+/// Counts one HSA call (called by the wrappers in `hsa/api.rs`, installed only when recording).
+pub fn count_hsa(id: usize, started: u64) {
+    let elapsed = now_ns().saturating_sub(started);
+    let _ = LOCAL_HSA.try_with(|cell| {
+        let counts = cell.get_or_init(|| {
+            let n = crate::hsa::api::HSA_FN_NAMES.len();
+            let counts = std::sync::Arc::new(HsaCounts {
+                calls: (0..n).map(|_| AtomicU64::new(0)).collect(),
+                ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            });
+            HSA_COUNTS.lock().push(counts.clone());
+            counts
+        });
+        if let (Some(c), Some(t)) = (counts.calls.get(id), counts.ns.get(id)) {
+            c.fetch_add(1, Ordering::Relaxed);
+            t.fetch_add(elapsed, Ordering::Relaxed);
+        }
+    });
+}
+
+/// An API call starts: returns the id of the call it interrupts (to restore at its end).
+pub fn api_enter() -> (u64, u64) {
+    let id = NEXT_API.fetch_add(1, Ordering::Relaxed);
+    let outer = CURRENT_API.try_with(|c| c.replace(id)).unwrap_or(0);
+    (id, outer)
+}
+
+/// An API call ends.
+pub fn api_exit(name: &'static str, (id, outer): (u64, u64), start: u64, dur: u64, result: u32) {
+    let _ = CURRENT_API.try_with(|c| c.set(outer));
+    with_buffer(|b| {
+        b.events.push(TraceEvent::Api(ApiEvent {
+            tid: b.tid,
+            name: name.into(),
+            start_ns: rel(start),
+            dur_ns: dur,
+            result,
+            id,
+        }))
+    });
+}
+
+fn current_api() -> Option<u64> {
+    match CURRENT_API.try_with(Cell::get).unwrap_or(0) {
+        0 => None,
+        id => Some(id),
+    }
+}
+
+/// The launch path names the kernel of the dispatch packet it is about to publish.
+pub fn note_kernel(name: &str, kernarg_bytes: u32) {
+    let key = (name.as_ptr() as usize, name.len());
+    let _ = NAMES.try_with(|names| {
+        let name = names
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| std::sync::Arc::from(name))
+            .clone();
+        let _ = KERNEL_NOTE.try_with(|n| *n.borrow_mut() = Some((name, kernarg_bytes)));
+    });
+}
+
+/// A recorder-owned completion signal for a packet about to be published (value 1).
+pub fn packet_signal(api: &HsaApi) -> Option<hsa_signal_t> {
+    with_buffer(|b| {
+        if let Some(s) = b.free.pop() {
+            // SAFETY: a signal this recorder created and that no packet names any more.
+            unsafe { (api.hsa_signal_store_relaxed)(s, 1) };
+            return Some(s);
+        }
+        let mut s = hsa_signal_t::default();
+        // SAFETY: valid out-pointer; no consumer list.
+        let status = unsafe { (api.hsa_signal_create)(1, 0, std::ptr::null(), &mut s) };
+        (status == status::SUCCESS).then_some(s)
+    })
+    .flatten()
+}
+
+/// What `Queue::submit` knows about a packet it published while recording.
+pub struct Published<'a> {
+    pub queue: u64,
+    pub device: u32,
+    pub agent: hsa_agent_t,
+    pub index: u64,
+    pub depth: u64,
+    pub packet: &'a AqlPacket,
+    /// The signal the recorder gave the packet (its original one moved to the trace barrier).
+    pub signal: hsa_signal_t,
+    pub original_completion: hsa_signal_t,
+    pub submit_ns: u64,
+}
+
+/// Records a traced packet and the trace barrier after it; harvests completed ones.
+pub fn packet_published(p: Published<'_>) {
+    let kind_of = |header: u16| match (header & 0xff) as u8 {
+        t if t as u32 == HSA_PACKET_TYPE_KERNEL_DISPATCH as u32 => PacketKind::KernelDispatch,
+        t if t as u32 == HSA_PACKET_TYPE_BARRIER_AND as u32 => PacketKind::BarrierAnd,
+        t if t as u32 == HSA_PACKET_TYPE_BARRIER_OR as u32 => PacketKind::BarrierOr,
+        t => PacketKind::Other(t),
+    };
+    let header = u16::from_le_bytes([p.packet.bytes[0], p.packet.bytes[1]]);
+    let kind = kind_of(header);
+    let barrier = header & (1 << HSA_PACKET_HEADER_BARRIER) != 0;
+    let (mut kernel, mut kernarg_bytes, mut grid, mut workgroup, mut deps) =
+        (None, 0, [0u32; 3], [0u16; 3], Vec::new());
+    match kind {
+        PacketKind::KernelDispatch => {
+            // SAFETY: a 64-byte dispatch packet is plain data of exactly this layout.
+            let d: hsa_kernel_dispatch_packet_t =
+                unsafe { std::ptr::read_unaligned(p.packet.bytes.as_ptr() as *const _) };
+            grid = [d.grid_size_x, d.grid_size_y, d.grid_size_z];
+            workgroup = [d.workgroup_size_x, d.workgroup_size_y, d.workgroup_size_z];
+            if let Ok(Some((name, bytes))) = KERNEL_NOTE.try_with(|n| n.borrow_mut().take()) {
+                kernel = Some(name);
+                kernarg_bytes = bytes;
+            }
+        }
+        PacketKind::BarrierAnd | PacketKind::BarrierOr => {
+            // SAFETY: barrier-AND and barrier-OR packets share this 64-byte layout.
+            let b: hsa_barrier_and_packet_t =
+                unsafe { std::ptr::read_unaligned(p.packet.bytes.as_ptr() as *const _) };
+            deps = b
+                .dep_signal
+                .iter()
+                .map(|s| s.handle)
+                .filter(|&h| h != 0)
+                .collect();
+        }
+        _ => {}
+    }
+    let api = current_api();
+    with_buffer(|b| {
+        let tid = b.tid;
+        let submit_ns = rel(p.submit_ns);
+        let event = b.events.len();
+        b.events.push(TraceEvent::Packet(PacketEvent {
+            queue: p.queue,
+            device: p.device,
+            index: p.index,
+            kind,
+            barrier,
+            kernel,
+            grid,
+            workgroup,
+            kernarg_bytes,
+            deps,
+            completion_signal: p.original_completion.handle,
+            depth: p.depth,
+            doorbell: false,
+            tid,
+            submit_ns,
+            start_ns: None,
+            end_ns: None,
+            api,
+        }));
+        b.events.push(TraceEvent::Packet(PacketEvent {
+            queue: p.queue,
+            device: p.device,
+            index: p.index + 1,
+            kind: PacketKind::TraceBarrier,
+            barrier: true,
+            kernel: None,
+            grid: [0; 3],
+            workgroup: [0; 3],
+            kernarg_bytes: 0,
+            deps: Vec::new(),
+            completion_signal: p.original_completion.handle,
+            depth: p.depth + 1,
+            doorbell: true,
+            tid,
+            submit_ns,
+            start_ns: None,
+            end_ns: None,
+            api: None,
+        }));
+        b.in_flight.push_back(InFlight::Packet {
+            event,
+            barrier_event: event + 1,
+            signal: p.signal,
+            agent: p.agent,
+        });
+        harvest(b, false);
+    });
+}
+
+/// What a copy hook knows.
+pub struct CopyInfo {
+    pub engine: Option<u32>,
+    pub device: u32,
+    pub bytes: u64,
+    pub pieces: u32,
+    pub direction: Direction,
+    pub staged: bool,
+    pub submit_ns: u64,
+}
+
+fn copy_event(info: &CopyInfo, tid: u64) -> CopyEvent {
+    CopyEvent {
+        engine: match info.engine {
+            Some(bit) => format!("sdma{}", bit.trailing_zeros()),
+            None => "runtime".into(),
+        },
+        device: info.device,
+        bytes: info.bytes,
+        pieces: info.pieces,
+        direction: info.direction,
+        staged: info.staged,
+        tid,
+        submit_ns: rel(info.submit_ns),
+        start_ns: None,
+        end_ns: None,
+        api: current_api(),
+    }
+}
+
+/// A stream-ordered copy was handed to the copy engines; `signal` reads 0 when it is done.
+pub fn copy_submitted(info: CopyInfo, signal: &PooledSignal) {
+    with_buffer(|b| {
+        let event = b.events.len();
+        b.events.push(TraceEvent::Copy(copy_event(&info, b.tid)));
+        b.in_flight.push_back(InFlight::Copy {
+            event,
+            signal: signal.clone(),
+        });
+    });
+}
+
+/// A synchronous copy completed on `signal` (read its timestamps now, before reuse).
+pub fn copy_completed(info: CopyInfo, signal: hsa_signal_t) {
+    let times = copy_times(signal);
+    with_buffer(|b| {
+        let mut event = copy_event(&info, b.tid);
+        if let Some((s, e)) = times {
+            event.start_ns = Some(s);
+            event.end_ns = Some(e);
+        }
+        b.events.push(TraceEvent::Copy(event));
+    });
+}
+
+fn copy_times(signal: hsa_signal_t) -> Option<(u64, u64)> {
+    let a = ATTACHED.get()?;
+    let mut t = hsa_amd_profiling_time_t::default();
+    // SAFETY: a live signal and a valid out-pointer.
+    let status = unsafe { (a.api.hsa_amd_profiling_get_async_copy_time)(signal, &mut t) };
+    if status != status::SUCCESS {
+        return None;
+    }
+    Some((device_time(t.start)?, device_time(t.end)?))
+}
+
+/// A host wait on `signal` finished.
+pub fn wait_done(signal: u64, start: u64, end: u64, spin_ns: u64, blocked: bool) {
+    with_buffer(|b| {
+        b.events.push(TraceEvent::Wait(WaitEvent {
+            tid: b.tid,
+            signal,
+            condition: "== 0".into(),
+            start_ns: rel(start),
+            dur_ns: end.saturating_sub(start),
+            spin_ns,
+            blocked,
+        }))
+    });
+}
+
+pub fn queue_created(queue: u64, device: u32, size: u32, reason: &str) {
+    let ts = now_ns();
+    with_buffer(|b| {
+        b.events.push(TraceEvent::QueueCreated {
+            tid: b.tid,
+            ts_ns: rel(ts),
+            queue,
+            device,
+            size,
+            reason: reason.to_string(),
+        })
+    });
+}
+
+pub fn stream_assigned(stream: &dyn std::fmt::Display, queue: u64, device: u32, reason: &str) {
+    let ts = now_ns();
+    with_buffer(|b| {
+        b.events.push(TraceEvent::StreamAssigned {
+            tid: b.tid,
+            ts_ns: rel(ts),
+            stream: stream.to_string(),
+            queue,
+            device,
+            reason: reason.to_string(),
+        })
+    });
+}
+
+/// Fills in the times of completed work. `all`: look at every entry (not just the oldest).
+fn harvest(b: &mut Buffer, all: bool) {
+    let Some(a) = ATTACHED.get() else { return };
+    let done = |entry: &InFlight| -> bool {
+        let signal = match entry {
+            InFlight::Packet { signal, .. } => *signal,
+            InFlight::Copy { signal, .. } => signal.handle(),
+        };
+        // SAFETY: the signal is live (the recorder's own, or a pooled one it holds).
+        unsafe { (a.api.hsa_signal_load_scacquire)(signal) == 0 }
+    };
+    let complete = |b: &mut Buffer, entry: InFlight| match entry {
+        InFlight::Packet {
+            event,
+            barrier_event,
+            signal,
+            agent,
+        } => {
+            let mut t = hsa_amd_profiling_time_t::default();
+            // SAFETY: a live signal, the queue's agent and a valid out-pointer.
+            let status =
+                unsafe { (a.api.hsa_amd_profiling_get_dispatch_time)(agent, signal, &mut t) };
+            let times = (status == status::SUCCESS)
+                .then(|| Some((device_time(t.start)?, device_time(t.end)?)))
+                .flatten();
+            if let Some((s, e)) = times {
+                for (i, (s, e)) in [(event, (s, e)), (barrier_event, (e, e))] {
+                    if let Some(TraceEvent::Packet(p)) = b.events.get_mut(i) {
+                        p.start_ns = Some(s);
+                        p.end_ns = Some(e);
+                    }
+                }
+            }
+            b.free.push(signal);
+        }
+        InFlight::Copy { event, signal } => {
+            let times = copy_times(signal.handle());
+            if let (Some((s, e)), Some(TraceEvent::Copy(c))) = (times, b.events.get_mut(event)) {
+                c.start_ns = Some(s);
+                c.end_ns = Some(e);
+            }
+        }
+    };
+    while b.in_flight.front().is_some_and(done) {
+        let entry = b.in_flight.pop_front().expect("checked");
+        complete(b, entry);
+    }
+    if all || b.in_flight.len() >= b.next_scan {
+        let pending = std::mem::take(&mut b.in_flight);
+        for entry in pending {
+            if done(&entry) {
+                complete(b, entry);
+            } else {
+                b.in_flight.push_back(entry);
+            }
+        }
+        b.next_scan = (b.in_flight.len() * 2).max(256);
+    }
+}
+
+/// Everything recorded so far (completed work harvested first), for the exit hook and tests.
+pub fn collect() -> Vec<TraceEvent> {
+    let buffers: Vec<Shared<Buffer>> = BUFFERS.lock().clone();
+    let mut events = Vec::new();
+    for buffer in buffers {
+        let mut b = buffer.lock();
+        harvest(&mut b, true);
+        events.append(&mut b.events);
+    }
+    let names = crate::hsa::api::HSA_FN_NAMES;
+    let mut totals = vec![(0u64, 0u64); names.len()];
+    for counts in HSA_COUNTS.lock().iter() {
+        for (i, t) in totals.iter_mut().enumerate() {
+            t.0 += counts.calls[i].load(Ordering::Relaxed);
+            t.1 += counts.ns[i].load(Ordering::Relaxed);
+        }
+    }
+    for (name, (calls, ns)) in names.iter().zip(totals) {
+        if calls > 0 {
+            events.push(TraceEvent::HsaCall {
+                name: name.to_string(),
+                calls,
+                total_ns: ns,
+            });
+        }
+    }
+    events
+}
+
+/// Writes the trace and prints the stats (once; at exit).
+pub fn finish() {
+    if FINISHED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let end_ns = rel(now_ns());
+    let events = collect();
+    RECORDING.store(false, Ordering::Release);
+    let Some(output) = OUTPUT.lock().take() else {
+        return;
+    };
+    if let Some((path, file)) = output.trace {
+        let info = TraceInfo {
+            // SAFETY: getpid has no preconditions.
+            pid: unsafe { libc::getpid() } as u32,
+            end_ns,
+            clock: ATTACHED
+                .get()
+                .map_or_else(|| "no HSA runtime".to_string(), |a| a.clock.clone()),
+        };
+        let mut out = std::io::BufWriter::new(file);
+        if let Err(e) = write_trace(&mut out, &events, &info).and_then(|_| out.flush()) {
+            eprintln!(
+                "hipshim: writing the trace HIPSHIM_TRACE={} failed: {e}",
+                path.display()
+            );
+        }
+    }
+    if output.stats != StatsOutput::Off {
+        let text = summarize(&events).to_string();
+        match output.stats_file {
+            Some(mut f) => {
+                let _ = f.write_all(text.as_bytes());
+            }
+            None => eprint!("{text}"),
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! The tables of `HIPSHIM_STATS` and `hipshim trace summarize`: computed in one place from
+//! [`TraceEvent`]s, whether they were just recorded or read from a trace file.
+
+use super::*;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Calls and time of one function (a HIP API or an HSA call).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CallRow {
+    pub name: String,
+    pub calls: u64,
+    pub total_ns: u64,
+    /// Calls that returned an error (HIP API only).
+    pub errors: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueueRow {
+    pub queue: u64,
+    pub device: u32,
+    /// Every packet, the trace barriers included.
+    pub packets: u64,
+    pub kernels: u64,
+    /// Barrier-AND/OR packets hipshim publishes for markers and waits.
+    pub barriers: u64,
+    /// Packets added only because tracing was on (see `PacketKind::TraceBarrier`).
+    pub trace_barriers: u64,
+    pub doorbells: u64,
+    /// Most packets in the ring at once (the packet itself included).
+    pub max_depth: u64,
+    /// Time with at least one packet executing (union of start..end).
+    pub busy_ns: u64,
+    pub incomplete: u64,
+    /// Streams assigned to this queue, and why it was created.
+    pub streams: u64,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EngineRow {
+    pub engine: String,
+    pub device: u32,
+    pub direction: String,
+    pub copies: u64,
+    pub bytes: u64,
+    pub staged: u64,
+    /// Union of the copies' start..end on this engine.
+    pub busy_ns: u64,
+    pub incomplete: u64,
+}
+
+impl EngineRow {
+    /// Bytes per second of busy time, in GB/s (10^9 bytes).
+    pub fn gb_per_s(&self) -> f64 {
+        if self.busy_ns == 0 {
+            0.0
+        } else {
+            self.bytes as f64 / self.busy_ns as f64
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WaitRow {
+    pub waits: u64,
+    pub total_ns: u64,
+    /// Waits that ended while spinning, and their time.
+    pub spin_only: u64,
+    pub spin_ns: u64,
+    /// Waits that went to sleep, and the time after they did.
+    pub blocked: u64,
+    pub blocked_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stats {
+    /// From the first to the last recorded moment.
+    pub span_ns: u64,
+    pub threads: u64,
+    pub api: Vec<CallRow>,
+    pub hsa: Vec<CallRow>,
+    pub queues: Vec<QueueRow>,
+    pub engines: Vec<EngineRow>,
+    pub waits: WaitRow,
+}
+
+/// Union length of intervals.
+fn busy(mut spans: Vec<(u64, u64)>) -> u64 {
+    spans.sort_unstable();
+    let (mut total, mut cur): (u64, Option<(u64, u64)>) = (0, None);
+    for (s, e) in spans {
+        cur = match cur {
+            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
+            Some((cs, ce)) => {
+                total += ce - cs;
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    }
+    total + cur.map_or(0, |(s, e)| e - s)
+}
+
+/// Computes the stats tables from `events`.
+pub fn summarize(events: &[TraceEvent]) -> Stats {
+    let mut stats = Stats::default();
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    let mut seen = |t: u64| {
+        first = first.min(t);
+        last = last.max(t);
+    };
+    let mut api: BTreeMap<&str, CallRow> = BTreeMap::new();
+    let mut hsa: BTreeMap<&str, CallRow> = BTreeMap::new();
+    let mut queues: BTreeMap<u64, (QueueRow, Vec<(u64, u64)>)> = BTreeMap::new();
+    let mut engines: BTreeMap<(String, u32, Direction), (EngineRow, Vec<(u64, u64)>)> =
+        BTreeMap::new();
+    let mut threads = std::collections::BTreeSet::new();
+    for e in events {
+        match e {
+            TraceEvent::Thread { tid, .. } => {
+                threads.insert(*tid);
+            }
+            TraceEvent::Api(a) => {
+                threads.insert(a.tid);
+                seen(a.start_ns);
+                seen(a.start_ns + a.dur_ns);
+                let row = api.entry(&a.name).or_insert_with(|| CallRow {
+                    name: a.name.to_string(),
+                    ..Default::default()
+                });
+                row.calls += 1;
+                row.total_ns += a.dur_ns;
+                row.errors += u64::from(a.result != 0);
+            }
+            TraceEvent::HsaCall {
+                name,
+                calls,
+                total_ns,
+            } => {
+                let row = hsa.entry(name).or_insert_with(|| CallRow {
+                    name: name.clone(),
+                    ..Default::default()
+                });
+                row.calls += calls;
+                row.total_ns += total_ns;
+            }
+            TraceEvent::Packet(p) => {
+                seen(p.submit_ns);
+                let (row, spans) = queues.entry(p.queue).or_insert_with(|| {
+                    (
+                        QueueRow {
+                            queue: p.queue,
+                            device: p.device,
+                            ..Default::default()
+                        },
+                        Vec::new(),
+                    )
+                });
+                row.packets += 1;
+                match p.kind {
+                    PacketKind::KernelDispatch => row.kernels += 1,
+                    PacketKind::BarrierAnd | PacketKind::BarrierOr => row.barriers += 1,
+                    PacketKind::TraceBarrier => row.trace_barriers += 1,
+                    PacketKind::Other(_) => {}
+                }
+                row.doorbells += u64::from(p.doorbell);
+                row.max_depth = row.max_depth.max(p.depth + 1);
+                match (p.start_ns, p.end_ns) {
+                    (Some(s), Some(e)) => {
+                        seen(e);
+                        spans.push((s, e.max(s)));
+                    }
+                    _ => row.incomplete += 1,
+                }
+            }
+            TraceEvent::Copy(c) => {
+                seen(c.submit_ns);
+                let (row, spans) = engines
+                    .entry((c.engine.clone(), c.device, c.direction))
+                    .or_insert_with(|| {
+                        (
+                            EngineRow {
+                                engine: c.engine.clone(),
+                                device: c.device,
+                                direction: c.direction.label().to_string(),
+                                ..Default::default()
+                            },
+                            Vec::new(),
+                        )
+                    });
+                row.copies += 1;
+                row.bytes += c.bytes;
+                row.staged += u64::from(c.staged);
+                match (c.start_ns, c.end_ns) {
+                    (Some(s), Some(e)) => {
+                        seen(e);
+                        spans.push((s, e.max(s)));
+                    }
+                    _ => row.incomplete += 1,
+                }
+            }
+            TraceEvent::Wait(w) => {
+                threads.insert(w.tid);
+                let r = &mut stats.waits;
+                r.waits += 1;
+                r.total_ns += w.dur_ns;
+                r.spin_ns += w.spin_ns;
+                if w.blocked {
+                    r.blocked += 1;
+                    r.blocked_ns += w.dur_ns.saturating_sub(w.spin_ns);
+                } else {
+                    r.spin_only += 1;
+                }
+            }
+            TraceEvent::QueueCreated {
+                queue,
+                device,
+                reason,
+                ts_ns,
+                ..
+            } => {
+                seen(*ts_ns);
+                let (row, _) = queues.entry(*queue).or_insert_with(|| {
+                    (
+                        QueueRow {
+                            queue: *queue,
+                            device: *device,
+                            ..Default::default()
+                        },
+                        Vec::new(),
+                    )
+                });
+                row.reason = reason.clone();
+            }
+            TraceEvent::StreamAssigned { queue, device, .. } => {
+                let (row, _) = queues.entry(*queue).or_insert_with(|| {
+                    (
+                        QueueRow {
+                            queue: *queue,
+                            device: *device,
+                            ..Default::default()
+                        },
+                        Vec::new(),
+                    )
+                });
+                row.streams += 1;
+            }
+        }
+    }
+    stats.span_ns = last.saturating_sub(first.min(last));
+    stats.threads = threads.len() as u64;
+    let by_time = |rows: &mut Vec<CallRow>| {
+        rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)))
+    };
+    stats.api = api.into_values().collect();
+    by_time(&mut stats.api);
+    stats.hsa = hsa.into_values().collect();
+    by_time(&mut stats.hsa);
+    stats.queues = queues
+        .into_values()
+        .map(|(mut row, spans)| {
+            row.busy_ns = busy(spans);
+            row
+        })
+        .collect();
+    stats.engines = engines
+        .into_values()
+        .map(|(mut row, spans)| {
+            row.busy_ns = busy(spans);
+            row
+        })
+        .collect();
+    stats
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn usf(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e3)
+}
+
+fn call_table(f: &mut fmt::Formatter<'_>, title: &str, rows: &[CallRow]) -> fmt::Result {
+    let total: u64 = rows.iter().map(|r| r.total_ns).sum();
+    writeln!(f, "{title}")?;
+    writeln!(
+        f,
+        "  {:<40} {:>9} {:>14} {:>13} {:>8}",
+        "Name", "Calls", "Total (us)", "Average (us)", "Percent"
+    )?;
+    for r in rows {
+        let pct = if total == 0 {
+            0.0
+        } else {
+            r.total_ns as f64 * 100.0 / total as f64
+        };
+        let errors = if r.errors > 0 {
+            format!("  ({} failed)", r.errors)
+        } else {
+            String::new()
+        };
+        writeln!(
+            f,
+            "  {:<40} {:>9} {:>14} {:>13} {:>8.2}{errors}",
+            r.name,
+            r.calls,
+            usf(r.total_ns),
+            usf(r.total_ns / r.calls.max(1)),
+            pct
+        )?;
+    }
+    if rows.is_empty() {
+        writeln!(f, "  (none recorded)")?;
+    }
+    writeln!(f)
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "hipshim stats: {} ms recorded, {} host threads",
+            ms(self.span_ns),
+            self.threads
+        )?;
+        writeln!(f)?;
+        call_table(f, "HIP API calls", &self.api)?;
+        call_table(
+            f,
+            "HSA calls (every call hipshim made through its HSA function table while recording)",
+            &self.hsa,
+        )?;
+        writeln!(f, "Queues")?;
+        writeln!(
+            f,
+            "  {:>6} {:>6} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>13} {:>10} {:>7}  {}",
+            "Queue",
+            "Device",
+            "Packets",
+            "Kernels",
+            "Barriers",
+            "TraceBarr",
+            "Doorbells",
+            "MaxDepth",
+            "Busy (us)",
+            "Incomplete",
+            "Streams",
+            "Created as"
+        )?;
+        for q in &self.queues {
+            writeln!(
+                f,
+                "  {:>6} {:>6} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>13} {:>10} {:>7}  {}",
+                q.queue,
+                q.device,
+                q.packets,
+                q.kernels,
+                q.barriers,
+                q.trace_barriers,
+                q.doorbells,
+                q.max_depth,
+                usf(q.busy_ns),
+                q.incomplete,
+                q.streams,
+                q.reason
+            )?;
+        }
+        if self.queues.is_empty() {
+            writeln!(f, "  (none)")?;
+        }
+        writeln!(f)?;
+        writeln!(f, "Copy engines")?;
+        writeln!(
+            f,
+            "  {:<10} {:>6} {:>9} {:>7} {:>14} {:>7} {:>13} {:>9} {:>10}",
+            "Engine",
+            "Device",
+            "Direction",
+            "Copies",
+            "Bytes",
+            "Staged",
+            "Busy (us)",
+            "GB/s",
+            "Incomplete"
+        )?;
+        for e in &self.engines {
+            writeln!(
+                f,
+                "  {:<10} {:>6} {:>9} {:>7} {:>14} {:>7} {:>13} {:>9.3} {:>10}",
+                e.engine,
+                e.device,
+                e.direction,
+                e.copies,
+                e.bytes,
+                e.staged,
+                usf(e.busy_ns),
+                e.gb_per_s(),
+                e.incomplete
+            )?;
+        }
+        if self.engines.is_empty() {
+            writeln!(f, "  (none)")?;
+        }
+        writeln!(f)?;
+        let w = &self.waits;
+        writeln!(f, "Signal waits")?;
+        writeln!(
+            f,
+            "  {:>7} {:>14} {:>13} {:>10} {:>13} {:>8} {:>13}",
+            "Waits",
+            "Total (us)",
+            "Average (us)",
+            "Spin only",
+            "Spin (us)",
+            "Blocked",
+            "Blocked (us)"
+        )?;
+        writeln!(
+            f,
+            "  {:>7} {:>14} {:>13} {:>10} {:>13} {:>8} {:>13}",
+            w.waits,
+            usf(w.total_ns),
+            usf(w.total_ns / w.waits.max(1)),
+            w.spin_only,
+            usf(w.spin_ns),
+            w.blocked,
+            usf(w.blocked_ns)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet(queue: u64, index: u64, kind: PacketKind, times: Option<(u64, u64)>) -> TraceEvent {
+        TraceEvent::Packet(PacketEvent {
+            queue,
+            device: 0,
+            index,
+            kind,
+            barrier: true,
+            kernel: None,
+            grid: [1; 3],
+            workgroup: [1; 3],
+            kernarg_bytes: 0,
+            deps: vec![],
+            completion_signal: 1,
+            depth: index,
+            doorbell: true,
+            tid: 1,
+            submit_ns: 0,
+            start_ns: times.map(|t| t.0),
+            end_ns: times.map(|t| t.1),
+            api: None,
+        })
+    }
+
+    fn api(name: &'static str, dur: u64, result: u32) -> TraceEvent {
+        TraceEvent::Api(ApiEvent {
+            tid: 1,
+            name: name.into(),
+            start_ns: 0,
+            dur_ns: dur,
+            result,
+            id: 0,
+        })
+    }
+
+    #[test]
+    fn counts_and_times_per_api_queue_and_engine() {
+        let events = vec![
+            api("hipMalloc", 100, 0),
+            api("hipMalloc", 300, 2),
+            api("hipLaunchKernel", 50, 0),
+            packet(0, 0, PacketKind::KernelDispatch, Some((10, 20))),
+            packet(0, 1, PacketKind::BarrierAnd, Some((15, 30))),
+            packet(0, 2, PacketKind::KernelDispatch, None),
+            packet(1, 0, PacketKind::TraceBarrier, Some((40, 40))),
+            TraceEvent::Copy(CopyEvent {
+                engine: "sdma0".into(),
+                device: 0,
+                bytes: 2000,
+                pieces: 1,
+                direction: Direction::HostToDevice,
+                staged: false,
+                tid: 1,
+                submit_ns: 0,
+                start_ns: Some(0),
+                end_ns: Some(1000),
+                api: None,
+            }),
+            TraceEvent::Wait(WaitEvent {
+                tid: 1,
+                signal: 1,
+                condition: "== 0".into(),
+                start_ns: 0,
+                dur_ns: 500,
+                spin_ns: 100,
+                blocked: true,
+            }),
+        ];
+        let s = summarize(&events);
+        assert_eq!(s.api[0].name, "hipMalloc");
+        assert_eq!(
+            (s.api[0].calls, s.api[0].total_ns, s.api[0].errors),
+            (2, 400, 1)
+        );
+        let q0 = &s.queues[0];
+        assert_eq!(
+            (
+                q0.packets,
+                q0.kernels,
+                q0.barriers,
+                q0.incomplete,
+                q0.max_depth,
+                q0.busy_ns
+            ),
+            (3, 2, 1, 1, 3, 20)
+        );
+        assert_eq!(s.queues[1].trace_barriers, 1);
+        assert_eq!(s.engines[0].gb_per_s(), 2.0);
+        assert_eq!(
+            (s.waits.blocked, s.waits.blocked_ns, s.waits.spin_ns),
+            (1, 400, 100)
+        );
+        let text = s.to_string();
+        assert!(text.contains("hipMalloc"), "{text}");
+    }
+}
