@@ -2,7 +2,7 @@
 //! picks (same choice, same code: `runtime::runtime()`), its agents, ISAs, pools and queue
 //! limits, and the effective configuration with where each value came from.
 
-use amdhip64::config::{Config, DeviceChoice};
+use amdhip64::config::{Config, DeviceChoice, StatsOutput};
 use amdhip64::hsa::{self, HsaApi, PoolInfo};
 use amdhip64::policy::PolicySpec;
 use amdhip64::runtime;
@@ -173,6 +173,8 @@ pub fn settings(config: &Config) -> Vec<Setting> {
         log,
         queue_size,
         queue_policy,
+        trace,
+        stats,
     } = config;
     let raw = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let setting = |name: &'static str, value: String| Setting {
@@ -197,6 +199,20 @@ pub fn settings(config: &Config) -> Vec<Setting> {
         setting("HIPSHIM_QUEUE_SIZE", queue_size.to_string()),
         setting("HIPSHIM_QUEUE_POLICY", queue_policy.to_string()),
         setting("GPU_MAX_HW_QUEUES", default_pool_size().to_string()),
+        setting(
+            "HIPSHIM_TRACE",
+            trace
+                .as_ref()
+                .map_or("(off)".into(), |p| p.display().to_string()),
+        ),
+        setting(
+            "HIPSHIM_STATS",
+            match stats {
+                StatsOutput::Off => "0".into(),
+                StatsOutput::Stderr => "1".into(),
+                StatsOutput::File(path) => path.display().to_string(),
+            },
+        ),
         setting(
             "HSASIM_GFX",
             raw("HSASIM_GFX").unwrap_or_else(|| "gfx942".into()),
