@@ -229,7 +229,12 @@ impl QueuePolicy {
     /// the queue; the number of such holders is the queue's load).
     pub fn queue_for(&self, device: &Device, request: &QueueRequest) -> HipResult<Arc<Queue>> {
         if let Some(mask) = request.cu_mask {
-            let queue = self.create(device, request.priority, Some(mask))?;
+            let queue = self.create(
+                device,
+                request.priority,
+                Some(mask),
+                "private queue for a CU-masked stream",
+            )?;
             self.log(
                 device,
                 request,
@@ -240,7 +245,7 @@ impl QueuePolicy {
         }
         match self.spec {
             PolicySpec::Dedicated => {
-                let queue = self.create(device, request.priority, None)?;
+                let queue = self.create(device, request.priority, None, "dedicated queue")?;
                 self.log(device, request, &queue, "dedicated queue");
                 Ok(queue)
             }
@@ -252,7 +257,8 @@ impl QueuePolicy {
                     self.log(device, request, &queue, "the device's single queue");
                     return Ok(queue);
                 }
-                let queue = self.create(device, Priority::Normal, None)?;
+                let queue =
+                    self.create(device, Priority::Normal, None, "the device's single queue")?;
                 shared.single = Some(queue.clone());
                 drop(shared);
                 self.log(
@@ -274,14 +280,23 @@ impl QueuePolicy {
                 let (queue, reason) = match choice {
                     PoolChoice::Reuse(i) => (pool[i].clone(), "shared pool queue"),
                     PoolChoice::Create => {
-                        let queue = self.create(device, request.priority, None)?;
+                        let queue =
+                            self.create(device, request.priority, None, "new pool queue")?;
                         pool.push(queue.clone());
                         (queue, "new pool queue")
                     }
                 };
                 let load = Arc::strong_count(&queue) - 1;
+                if crate::trace::recording() {
+                    crate::trace::record::stream_assigned(
+                        request.stream,
+                        queue.id,
+                        device.index as u32,
+                        reason,
+                    );
+                }
                 tracing::info!(
-                    target: "hipshim",
+                    target: "hipshim::policy",
                     device = device.index,
                     stream = %request.stream,
                     queue = queue.id,
@@ -296,8 +311,16 @@ impl QueuePolicy {
     }
 
     fn log(&self, device: &Device, request: &QueueRequest, queue: &Queue, reason: &str) {
+        if crate::trace::recording() {
+            crate::trace::record::stream_assigned(
+                request.stream,
+                queue.id,
+                device.index as u32,
+                reason,
+            );
+        }
         tracing::info!(
-            target: "hipshim",
+            target: "hipshim::policy",
             device = device.index,
             stream = %request.stream,
             queue = queue.id,
@@ -312,10 +335,12 @@ impl QueuePolicy {
         device: &Device,
         priority: Priority,
         cu_mask: Option<&[u32]>,
+        reason: &'static str,
     ) -> HipResult<Arc<Queue>> {
         let queue = Queue::create(
             device.api,
             device.agent,
+            device.index as u32,
             self.queue_size,
             device.kernarg_pool,
         )
@@ -330,6 +355,24 @@ impl QueuePolicy {
         }
         if let Some(mask) = cu_mask {
             queue.set_cu_mask(mask).map_err(runtime_error)?;
+        }
+        tracing::info!(
+            target: "hipshim::policy",
+            device = device.index,
+            queue = queue.id,
+            size = self.queue_size,
+            policy = %self.spec,
+            ?priority,
+            cu_masked = cu_mask.is_some(),
+            "queue created: {reason}"
+        );
+        if crate::trace::recording() {
+            crate::trace::record::queue_created(
+                queue.id,
+                device.index as u32,
+                self.queue_size,
+                reason,
+            );
         }
         Ok(Arc::new(queue))
     }

@@ -25,8 +25,22 @@ thread_local! {
     static LAST_ERROR: Cell<hipError_t> = const { Cell::new(0) };
 }
 
-/// Runs one API call: catches panics, records a failure as the last error, logs at debug.
+/// Runs one API call: catches panics, records a failure as the last error, logs it at debug
+/// (target `hipshim::api`: name, result, duration) and records it while tracing.
+///
+/// With neither the log nor the recorder on, this reads no clock: the two checks are a relaxed
+/// load each.
 pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipError_t {
+    let recording = crate::trace::recording();
+    let logging = tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG);
+    let (started, token) = if recording || logging {
+        (
+            crate::trace::record::now_ns(),
+            recording.then(crate::trace::record::api_enter),
+        )
+    } else {
+        (0, None)
+    };
     let result = std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<&str>()
@@ -36,11 +50,19 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipE
         eprintln!("hipshim: internal error in {name}: {why}");
         Err(HipError::UNKNOWN)
     });
-    match result {
-        Ok(()) => tracing::debug!(api = name, "ok"),
-        Err(error) => {
-            LAST_ERROR.with(|e| e.set(error.code()));
-            tracing::debug!(api = name, ?error, "failed");
+    if let Err(error) = result {
+        LAST_ERROR.with(|e| e.set(error.code()));
+    }
+    if recording || logging {
+        let dur_ns = crate::trace::record::now_ns().saturating_sub(started);
+        match result {
+            Ok(()) => tracing::debug!(target: "hipshim::api", api = name, dur_ns, "ok"),
+            Err(error) => {
+                tracing::debug!(target: "hipshim::api", api = name, ?error, dur_ns, "failed")
+            }
+        }
+        if let Some(token) = token {
+            crate::trace::record::api_exit(name, token, started, dur_ns, to_code(result) as u32);
         }
     }
     to_code(result)

@@ -25,6 +25,9 @@ pub struct Queue {
     ring: *mut AqlPacket,
     size: u64,
     pub id: u64,
+    /// The GPU agent and the device ordinal the queue belongs to (for traces).
+    agent: hsa_agent_t,
+    pub device: u32,
     health: Box<QueueHealth>,
     /// `2 * size` slots of [`KERNARG_SLOT_BYTES`]: packet `i` uses slot `i % (2 * size)`.
     /// Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
@@ -62,10 +65,12 @@ unsafe extern "C" fn on_queue_error(
 }
 
 impl Queue {
-    /// Creates a queue of `size` packets on `agent` and its kernarg ring in `kernarg_pool`.
+    /// Creates a queue of `size` packets on `agent` (device ordinal `device`) and its kernarg
+    /// ring in `kernarg_pool`.
     pub fn create(
         api: &'static HsaApi,
         agent: hsa_agent_t,
+        device: u32,
         size: u32,
         kernarg_pool: hsa_amd_memory_pool_t,
     ) -> Result<Queue, HsaError> {
@@ -112,13 +117,15 @@ impl Queue {
         unsafe { (api.hsa_amd_agents_allow_access)(1, &agent, std::ptr::null(), kernargs) };
         let mut health = health;
         health.queue_id = id;
-        tracing::debug!(queue = id, size, "created AQL queue");
+        tracing::debug!(target: "hipshim::queue", queue = id, device, size, "created AQL queue");
         Ok(Queue {
             api,
             raw,
             ring,
             size,
             id,
+            agent,
+            device,
             health,
             kernargs: kernargs as *mut u8,
         })
@@ -164,25 +171,97 @@ impl Queue {
     /// the header+setup word last with release ordering (until then the packet processor sees
     /// an INVALID packet and never reads a half-written one), then store the index to the
     /// doorbell signal.
+    ///
+    /// While recording (`HIPSHIM_TRACE`/`HIPSHIM_STATS`) the packet is published by
+    /// [`Queue::submit_traced`] instead; otherwise the only extra cost is one relaxed load.
     pub fn submit(&self, fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket) -> u64 {
+        if crate::trace::recording() {
+            if let Some(signal) = crate::trace::record::packet_signal(self.api) {
+                return self.submit_traced(fill, signal);
+            }
+        }
+        let (index, _) = self.reserve(1);
+        let packet = fill(index, self.kernarg_slot(index));
+        // SAFETY: `index` was reserved above and room for it checked.
+        unsafe {
+            self.write(index, &packet);
+            self.ring_doorbell(index);
+        }
+        index
+    }
+
+    /// [`Queue::submit`] while recording: the packet carries the recorder's `signal` (its
+    /// timestamps are the packet's), and a barrier-AND packet right behind it (reserved
+    /// together, one doorbell for both) carries the packet's original completion signal, so
+    /// whoever waits for that signal still sees it complete after the packet. See
+    /// `trace::record` for why.
+    fn submit_traced(
+        &self,
+        fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket,
+        signal: hsa_signal_t,
+    ) -> u64 {
+        let submit_ns = crate::trace::record::now_ns();
+        let (index, depth) = self.reserve(2);
+        let mut packet = fill(index, self.kernarg_slot(index));
+        let original = completion_of(&packet);
+        set_completion(&mut packet, signal);
+        let barrier = barrier_and(&[], original);
+        crate::trace::record::packet_published(crate::trace::record::Published {
+            queue: self.id,
+            device: self.device,
+            agent: self.agent,
+            index,
+            depth,
+            packet: &packet,
+            signal,
+            original_completion: original,
+            submit_ns,
+        });
+        // SAFETY: `index` and `index + 1` were reserved above and room for both checked.
+        unsafe {
+            self.write(index, &packet);
+            self.write(index + 1, &barrier);
+            self.ring_doorbell(index + 1);
+        }
+        index
+    }
+
+    /// Reserves `n` consecutive indices and waits until the ring has room for them; returns
+    /// the first and how many packets were in the ring ahead of it.
+    fn reserve(&self, n: u64) -> (u64, u64) {
         // SAFETY: `raw` is live for the lifetime of `self`.
-        let index = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, 1) };
-        while index - self.read_index() >= self.size {
+        let index = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, n) };
+        let mut read = self.read_index();
+        while index + n - 1 - read >= self.size {
             std::hint::spin_loop();
             std::thread::yield_now();
+            read = self.read_index();
         }
+        (index, index - read)
+    }
+
+    /// The kernarg slot of packet `index`. Mutable from `&self`: the slot is memory shared with
+    /// the device, owned by whoever reserved `index` (see the `kernargs` field).
+    #[allow(clippy::mut_from_ref)]
+    fn kernarg_slot(&self, index: u64) -> &mut [u8] {
         let kernarg_slot = (index % (2 * self.size)) as usize;
         // SAFETY: slot `kernarg_slot` belongs to this index alone until the packet completes
         // (see the `kernargs` field); the ring was sized for 2 * size slots.
-        let kernarg = unsafe {
+        unsafe {
             std::slice::from_raw_parts_mut(
                 self.kernargs.add(kernarg_slot * KERNARG_SLOT_BYTES),
                 KERNARG_SLOT_BYTES,
             )
-        };
-        let packet = fill(index, kernarg);
+        }
+    }
+
+    /// Writes `packet` into its slot: body first, then the header+setup word with release.
+    ///
+    /// # Safety
+    /// `index` was reserved by this thread and the ring has room for it.
+    unsafe fn write(&self, index: u64, packet: &AqlPacket) {
         // SAFETY: the slot at `index % size` was released by the packet processor (room was
-        // checked above) and is written by this thread only.
+        // checked) and is written by this thread only.
         unsafe {
             let slot = self.ring.add((index % self.size) as usize) as *mut u8;
             std::ptr::copy_nonoverlapping(packet.bytes.as_ptr().add(4), slot.add(4), 60);
@@ -193,18 +272,18 @@ impl Queue {
                 packet.bytes[3],
             ]);
             (*(slot as *const AtomicU32)).store(header_and_setup, Ordering::Release);
-            (self.api.hsa_signal_store_screlease)((*self.raw).doorbell_signal, index as i64);
         }
-        tracing::trace!(
-            queue = self.id,
-            index,
-            header = format_args!(
-                "{:#06x}",
-                u16::from_le_bytes([packet.bytes[0], packet.bytes[1]])
-            ),
-            "packet published, doorbell rung"
-        );
-        index
+        log_packet(self.id, index, packet);
+    }
+
+    /// Tells the packet processor that packets up to `index` are written.
+    ///
+    /// # Safety
+    /// Every packet up to `index` has been written.
+    unsafe fn ring_doorbell(&self, index: u64) {
+        // SAFETY: `raw` is live; the doorbell signal belongs to the queue.
+        unsafe { (self.api.hsa_signal_store_screlease)((*self.raw).doorbell_signal, index as i64) };
+        tracing::trace!(target: "hipshim::doorbell", queue = self.id, index, "doorbell rung");
     }
 
     fn read_index(&self) -> u64 {
@@ -221,6 +300,72 @@ impl Drop for Queue {
             (self.api.hsa_queue_destroy)(self.raw);
             (self.api.hsa_amd_memory_pool_free)(self.kernargs as *mut c_void);
         }
+    }
+}
+
+/// Byte offset of the completion signal in every AQL packet type.
+const COMPLETION_OFFSET: usize = 56;
+
+fn completion_of(packet: &AqlPacket) -> hsa_signal_t {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&packet.bytes[COMPLETION_OFFSET..]);
+    hsa_signal_t {
+        handle: u64::from_le_bytes(bytes),
+    }
+}
+
+fn set_completion(packet: &mut AqlPacket, signal: hsa_signal_t) {
+    packet.bytes[COMPLETION_OFFSET..].copy_from_slice(&signal.handle.to_le_bytes());
+}
+
+/// The `hipshim::packet` trace event: what the packet processor will read, decoded. Formats
+/// only when that target is enabled.
+fn log_packet(queue: u64, index: u64, packet: &AqlPacket) {
+    if !tracing::enabled!(target: "hipshim::packet", tracing::Level::TRACE) {
+        return;
+    }
+    let header = u16::from_le_bytes([packet.bytes[0], packet.bytes[1]]);
+    let kind = (header & 0xff) as u32;
+    let barrier = header & (1 << HSA_PACKET_HEADER_BARRIER) != 0;
+    let completion = completion_of(packet).handle;
+    if kind == HSA_PACKET_TYPE_KERNEL_DISPATCH as u32 {
+        // SAFETY: a dispatch packet is 64 bytes of plain data of this layout.
+        let d: hsa_kernel_dispatch_packet_t =
+            unsafe { std::ptr::read_unaligned(packet.bytes.as_ptr() as *const _) };
+        tracing::trace!(
+            target: "hipshim::packet",
+            queue,
+            index,
+            r#type = "kernel_dispatch",
+            barrier,
+            grid = ?[d.grid_size_x, d.grid_size_y, d.grid_size_z],
+            workgroup = ?[d.workgroup_size_x, d.workgroup_size_y, d.workgroup_size_z],
+            group_segment = d.group_segment_size,
+            kernel_object = format_args!("{:#x}", d.kernel_object),
+            kernarg = format_args!("{:#x}", d.kernarg_address),
+            completion = format_args!("{completion:#x}"),
+            "packet published, doorbell rung"
+        );
+    } else {
+        // SAFETY: barrier packets are 64 bytes of plain data of this layout.
+        let b: hsa_barrier_and_packet_t =
+            unsafe { std::ptr::read_unaligned(packet.bytes.as_ptr() as *const _) };
+        let deps: Vec<String> = b
+            .dep_signal
+            .iter()
+            .filter(|s| s.handle != 0)
+            .map(|s| format!("{:#x}", s.handle))
+            .collect();
+        tracing::trace!(
+            target: "hipshim::packet",
+            queue,
+            index,
+            r#type = if kind == HSA_PACKET_TYPE_BARRIER_AND as u32 { "barrier_and" } else { "other" },
+            barrier,
+            deps = ?deps,
+            completion = format_args!("{completion:#x}"),
+            "packet published, doorbell rung"
+        );
     }
 }
 

@@ -5,7 +5,7 @@ use super::{check, HsaApi, HsaError};
 use hsa_abi::*;
 use parking_lot::Mutex;
 use std::sync::atomic::{fence, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a wait spins (lowest latency for short kernels) before it blocks in the runtime.
 const SPIN: Duration = Duration::from_micros(50);
@@ -78,12 +78,23 @@ impl Signal {
         block_at_once: bool,
         mut failed: impl FnMut() -> Option<E>,
     ) -> Result<(), E> {
-        let started = Instant::now();
+        // Timed only when someone looks: the recorder or the `hipshim::wait` log.
+        let timed = crate::trace::recording()
+            || tracing::enabled!(target: "hipshim::wait", tracing::Level::TRACE);
+        let started = if timed {
+            crate::trace::record::now_ns()
+        } else {
+            0
+        };
+        let mut spin_end = None;
         let (spin_ticks, slice_ticks) = (
             ticks(SPIN, timestamp_hz),
             ticks(BLOCKED_SLICE, timestamp_hz),
         );
         let mut blocked = block_at_once;
+        if blocked {
+            spin_end = Some(started);
+        }
         loop {
             let (state, timeout) = if blocked {
                 (HSA_WAIT_STATE_BLOCKED, slice_ticks)
@@ -101,16 +112,36 @@ impl Signal {
                 )
             };
             if value == 0 {
-                tracing::trace!(
-                    signal = self.handle.handle,
-                    waited_us = started.elapsed().as_micros() as u64,
-                    blocked,
-                    "signal wait done"
-                );
+                if timed {
+                    let ended = crate::trace::record::now_ns();
+                    let spin_ns = spin_end.unwrap_or(ended).saturating_sub(started);
+                    let waited_ns = ended.saturating_sub(started);
+                    tracing::trace!(
+                        target: "hipshim::wait",
+                        signal = format_args!("{:#x}", self.handle.handle),
+                        condition = "== 0",
+                        waited_us = waited_ns / 1000,
+                        spin_us = spin_ns / 1000,
+                        blocked,
+                        "signal wait done"
+                    );
+                    if crate::trace::recording() {
+                        crate::trace::record::wait_done(
+                            self.handle.handle,
+                            started,
+                            ended,
+                            spin_ns,
+                            blocked,
+                        );
+                    }
+                }
                 return Ok(());
             }
             if let Some(error) = failed() {
                 return Err(error);
+            }
+            if !blocked && timed {
+                spin_end = Some(crate::trace::record::now_ns());
             }
             blocked = true;
         }

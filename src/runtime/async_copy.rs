@@ -179,9 +179,17 @@ fn engine_copies(
     src_agent: hsa_agent_t,
 ) -> HipResult {
     let to_device = src_agent.handle == device.cpu_agent.handle;
+    let direction =
+        crate::trace::Direction::of(to_device, dst_agent.handle == device.cpu_agent.handle);
     stream.enqueue_external(device, pieces.len() as i64, |after, done| {
         let marker = after.map(|m| [m.handle()]);
         let deps: &[hsa_signal_t] = marker.as_ref().map_or(&[], |m| m.as_slice());
+        let submit_ns = if crate::trace::recording() {
+            crate::trace::record::now_ns()
+        } else {
+            0
+        };
+        let mut engine = None;
         for (issued, p) in pieces.iter().enumerate() {
             let copied = issue_copy(
                 device.api,
@@ -194,24 +202,48 @@ fn engine_copies(
                 done.handle(),
                 to_device,
             );
-            if let Err(e) = copied {
-                // Let the stream go on past the copies that were issued.
-                done.signal().add(-((pieces.len() - issued) as i64));
-                return Err(runtime_error(e));
+            match copied {
+                Ok(used) => engine = used,
+                Err(e) => {
+                    // Let the stream go on past the copies that were issued.
+                    done.signal().add(-((pieces.len() - issued) as i64));
+                    return Err(runtime_error(e));
+                }
             }
         }
-        tracing::trace!(
+        let bytes: usize = pieces.iter().map(|p| p.len).sum();
+        tracing::debug!(
+            target: "hipshim::copy",
+            device = device.index,
+            engine = engine.map_or(-1, |e| e.trailing_zeros() as i64),
+            bytes,
             pieces = pieces.len(),
-            to_device,
+            direction = direction.label(),
+            staged = false,
             "stream copy on the copy engine"
         );
+        if crate::trace::recording() {
+            crate::trace::record::copy_submitted(
+                crate::trace::record::CopyInfo {
+                    engine,
+                    device: device.index as u32,
+                    bytes: bytes as u64,
+                    pieces: pieces.len() as u32,
+                    direction,
+                    staged: false,
+                    submit_ns,
+                },
+                done,
+            );
+        }
         Ok(())
     })
 }
 
 /// One copy on a copy engine: on a chosen SDMA engine when the runtime has
 /// `hsa_amd_memory_async_copy_on_engine` (host-to-device on one engine, the rest on another,
-/// so directions overlap), else wherever the runtime puts it.
+/// so directions overlap), else wherever the runtime puts it. Returns the engine chosen (its
+/// bit), or `None` when the runtime chose.
 #[allow(clippy::too_many_arguments)]
 fn issue_copy(
     api: &HsaApi,
@@ -223,7 +255,7 @@ fn issue_copy(
     deps: &[hsa_signal_t],
     completion: hsa_signal_t,
     to_device: bool,
-) -> Result<(), HsaError> {
+) -> Result<Option<u32>, HsaError> {
     if let (Some(on_engine), Some(status_of)) = (
         api.hsa_amd_memory_async_copy_on_engine,
         api.hsa_amd_memory_copy_engine_status,
@@ -254,7 +286,8 @@ fn issue_copy(
                     false,
                 )
             };
-            return hsa::check("hsa_amd_memory_async_copy_on_engine", status);
+            return hsa::check("hsa_amd_memory_async_copy_on_engine", status)
+                .map(|()| Some(engine));
         }
     }
     // SAFETY: as above.
@@ -270,7 +303,7 @@ fn issue_copy(
             completion,
         )
     };
-    hsa::check("hsa_amd_memory_async_copy", status)
+    hsa::check("hsa_amd_memory_async_copy", status).map(|()| None)
 }
 
 /// A synchronous copy between pageable host memory and `device` through its staging buffer.
@@ -323,7 +356,12 @@ fn engine_copy_wait(
 ) -> HipResult {
     signal.store(1);
     let to_device = dst_agent.handle == device.agent.handle;
-    issue_copy(
+    let submit_ns = if crate::trace::recording() {
+        crate::trace::record::now_ns()
+    } else {
+        0
+    };
+    let engine = issue_copy(
         device.api,
         dst,
         dst_agent,
@@ -335,9 +373,37 @@ fn engine_copy_wait(
         to_device,
     )
     .map_err(runtime_error)?;
+    let direction = crate::trace::Direction::of(
+        src_agent.handle == device.cpu_agent.handle,
+        dst_agent.handle == device.cpu_agent.handle,
+    );
+    tracing::debug!(
+        target: "hipshim::copy",
+        device = device.index,
+        engine = engine.map_or(-1, |e| e.trailing_zeros() as i64),
+        bytes = len,
+        direction = direction.label(),
+        staged = true,
+        "staged copy on the copy engine"
+    );
     signal
         .wait_zero(device.timestamp_hz, || None::<HipError>)
-        .map_err(|_| HipError::UNKNOWN)
+        .map_err(|_| HipError::UNKNOWN)?;
+    if crate::trace::recording() {
+        crate::trace::record::copy_completed(
+            crate::trace::record::CopyInfo {
+                engine,
+                device: device.index as u32,
+                bytes: len as u64,
+                pieces: 1,
+                direction,
+                staged: true,
+                submit_ns,
+            },
+            signal.handle,
+        );
+    }
+    Ok(())
 }
 
 /// `hipMemsetAsync` / `hipMemsetD8/D16/D32Async`: `count` elements of `element` bytes (1, 2 or

@@ -194,6 +194,10 @@ pub unsafe fn launch_function(
     };
     let stream = super::stream::resolve(stream, device)?;
     let [gx, gy, gz] = geometry.grid_size();
+    if crate::trace::recording() {
+        // Names the dispatch packet in the trace (the packet itself only has the code address).
+        crate::trace::record::note_kernel(&function.name, info.kernarg_size);
+    }
     stream.submit(device, |kernarg, completion_signal| {
         // SAFETY: `source` holds one valid pointer per explicit argument (caller's
         // contract) or a buffer checked to cover them.
@@ -207,7 +211,7 @@ pub unsafe fn launch_function(
                 ..Default::default()
             });
         }
-        tracing::trace!(kernel = %function.name, ?grid, ?block, shared_mem, "kernel dispatch");
+        tracing::trace!(target: "hipshim::launch", kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size, "kernel dispatch");
         to_bytes(&hsa_kernel_dispatch_packet_t {
             header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
             setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,

@@ -832,7 +832,7 @@ fn copy_rows(
                         c
                     })
                     .collect();
-                engine_copies(device, &copy.signal, &copies)?;
+                engine_copies(device, &copy.signal, true, &copies)?;
                 let mut at = 0;
                 for &(r, off, len) in &batch {
                     // SAFETY: the destination row is caller-valid host memory; staging holds
@@ -872,7 +872,7 @@ fn copy_rows(
                     });
                     at += len;
                 }
-                engine_copies(device, &copy.signal, &copies)?;
+                engine_copies(device, &copy.signal, true, &copies)?;
             }
         }
         (dst_side, src_side) => {
@@ -900,7 +900,7 @@ fn copy_rows(
                         .collect()
                 };
             for chunk in copies.chunks(MAX_BATCH) {
-                engine_copies(device, &copy.signal, chunk)?;
+                engine_copies(device, &copy.signal, false, chunk)?;
             }
         }
     }
@@ -911,14 +911,21 @@ fn copy_rows(
 const MAX_BATCH: usize = 256;
 
 /// Submits `copies` to the copy engine with one completion signal and waits for all.
+/// `staged`: one side is the pinned staging buffer (for the trace and stats).
 fn engine_copies(
     device: &Device,
     signal: &crate::hsa::signal::Signal,
+    staged: bool,
     copies: &[EngineCopy],
 ) -> HipResult {
     if copies.is_empty() {
         return Ok(());
     }
+    let submit_ns = if crate::trace::recording() {
+        crate::trace::record::now_ns()
+    } else {
+        0
+    };
     signal.store(copies.len() as i64);
     for (i, c) in copies.iter().enumerate() {
         // SAFETY: both ranges are device-accessible (device memory, pinned/registered host
@@ -942,10 +949,38 @@ fn engine_copies(
             return Err(runtime_error(e));
         }
     }
-    tracing::trace!(copies = copies.len(), "copies submitted to the copy engine");
+    let bytes: usize = copies.iter().map(|c| c.len).sum();
+    let is_host = |agent: hsa_agent_t| agent.handle == device.cpu_agent.handle;
+    let direction =
+        crate::trace::Direction::of(is_host(copies[0].src_agent), is_host(copies[0].dst_agent));
+    tracing::debug!(
+        target: "hipshim::copy",
+        device = device.index,
+        engine = "runtime",
+        bytes,
+        pieces = copies.len(),
+        direction = direction.label(),
+        staged,
+        "copies submitted to the copy engine"
+    );
     signal
         .wait_zero(device.timestamp_hz, || None::<HipError>)
-        .map_err(|_| HipError::UNKNOWN)
+        .map_err(|_| HipError::UNKNOWN)?;
+    if crate::trace::recording() {
+        crate::trace::record::copy_completed(
+            crate::trace::record::CopyInfo {
+                engine: None,
+                device: device.index as u32,
+                bytes: bytes as u64,
+                pieces: copies.len() as u32,
+                direction,
+                staged,
+                submit_ns,
+            },
+            signal.handle,
+        );
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1026,7 +1061,7 @@ fn memset_2d_pattern(
                 })
                 .collect();
             for chunk in copies.chunks(MAX_BATCH) {
-                engine_copies(device, &copy.signal, chunk)?;
+                engine_copies(device, &copy.signal, true, chunk)?;
             }
             Ok(())
         }

@@ -74,7 +74,7 @@ pub struct DeviceStreams {
 impl DeviceStreams {
     pub fn new(api: &'static HsaApi, config: &Config) -> Result<DeviceStreams, HsaError> {
         let signals = SignalPool::leak(api);
-        tracing::info!(target: "hipshim", policy = %config.queue_policy, "queue policy in force");
+        tracing::info!(target: "hipshim::policy", policy = %config.queue_policy, "queue policy in force");
         Ok(DeviceStreams {
             policy: QueuePolicy::new(config.queue_policy, config.queue_size),
             signals,
@@ -714,7 +714,7 @@ impl Stream {
             signal: marker.clone(),
             producer: None,
         });
-        tracing::trace!(stream = %self.kind, queue = queue.id, ?marker, "marker");
+        tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, ?marker, "marker");
         Ok(marker)
     }
 

@@ -521,13 +521,14 @@ pub fn parse_trace(value: &Value) -> Result<Vec<TraceEvent>, TraceError> {
         };
         let tid = u(e, "tid").unwrap_or(0);
         match (ph, cat) {
-            ("M", _) if s(e, "name").as_deref() == Some("thread_name") => {
-                if u(e, "pid") == Some(HOST_PID) {
-                    events.push(TraceEvent::Thread {
-                        tid,
-                        name: s(&args, "name").unwrap_or_default(),
-                    });
-                }
+            ("M", _)
+                if s(e, "name").as_deref() == Some("thread_name")
+                    && u(e, "pid") == Some(HOST_PID) =>
+            {
+                events.push(TraceEvent::Thread {
+                    tid,
+                    name: s(&args, "name").unwrap_or_default(),
+                });
             }
             ("X", "api") => events.push(TraceEvent::Api(ApiEvent {
                 tid,

@@ -541,11 +541,21 @@ pub fn copy_completed(info: CopyInfo, signal: hsa_signal_t) {
     with_buffer(|b| {
         let mut event = copy_event(&info, b.tid);
         if let Some((s, e)) = times {
-            event.start_ns = Some(s);
+            event.start_ns = Some(piece_start(&event, s));
             event.end_ns = Some(e);
         }
         b.events.push(TraceEvent::Copy(event));
     });
+}
+
+/// The start of a copy: a signal shared by several pieces keeps only the last piece's start,
+/// so a batch is drawn from its submission (an upper bound on its time, not a lower one).
+fn piece_start(copy: &CopyEvent, last_piece_start: u64) -> u64 {
+    if copy.pieces > 1 {
+        copy.submit_ns.min(last_piece_start)
+    } else {
+        last_piece_start
+    }
 }
 
 fn copy_times(signal: hsa_signal_t) -> Option<(u64, u64)> {
@@ -640,7 +650,7 @@ fn harvest(b: &mut Buffer, all: bool) {
         InFlight::Copy { event, signal } => {
             let times = copy_times(signal.handle());
             if let (Some((s, e)), Some(TraceEvent::Copy(c))) = (times, b.events.get_mut(event)) {
-                c.start_ns = Some(s);
+                c.start_ns = Some(piece_start(c, s));
                 c.end_ns = Some(e);
             }
         }

@@ -113,8 +113,8 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
     let mut api: BTreeMap<&str, CallRow> = BTreeMap::new();
     let mut hsa: BTreeMap<&str, CallRow> = BTreeMap::new();
     let mut queues: BTreeMap<u64, (QueueRow, Vec<(u64, u64)>)> = BTreeMap::new();
-    let mut engines: BTreeMap<(String, u32, Direction), (EngineRow, Vec<(u64, u64)>)> =
-        BTreeMap::new();
+    type EngineKey = (String, u32, Direction);
+    let mut engines: BTreeMap<EngineKey, (EngineRow, Vec<(u64, u64)>)> = BTreeMap::new();
     let mut threads = std::collections::BTreeSet::new();
     for e in events {
         match e {
@@ -335,7 +335,7 @@ impl fmt::Display for Stats {
         writeln!(f, "Queues")?;
         writeln!(
             f,
-            "  {:>6} {:>6} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>13} {:>10} {:>7}  {}",
+            "  {:>6} {:>6} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>13} {:>10} {:>7}  Created as",
             "Queue",
             "Device",
             "Packets",
@@ -347,7 +347,6 @@ impl fmt::Display for Stats {
             "Busy (us)",
             "Incomplete",
             "Streams",
-            "Created as"
         )?;
         for q in &self.queues {
             writeln!(
