@@ -53,7 +53,17 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipE
     if let Err(error) = result {
         LAST_ERROR.with(|e| e.set(error.code()));
     }
-    if recording || logging {
+    // The first call of the process starts the recorder inside `body`: it is recorded from
+    // the moment recording started (hipshim's initialisation is most of it anyway).
+    let (started, token) = if !recording && crate::trace::recording() {
+        (
+            crate::trace::record::epoch(),
+            Some(crate::trace::record::api_started_late()),
+        )
+    } else {
+        (started, token)
+    };
+    if token.is_some() || logging {
         let dur_ns = crate::trace::record::now_ns().saturating_sub(started);
         match result {
             Ok(()) => tracing::debug!(target: "hipshim::api", api = name, dur_ns, "ok"),

@@ -335,6 +335,16 @@ pub fn api_enter() -> (u64, u64) {
     (id, outer)
 }
 
+/// The host time recording started at.
+pub fn epoch() -> u64 {
+    EPOCH.load(Ordering::Relaxed)
+}
+
+/// An id for an API call during which recording started (no call was interrupted).
+pub fn api_started_late() -> (u64, u64) {
+    (NEXT_API.fetch_add(1, Ordering::Relaxed), 0)
+}
+
 /// An API call ends.
 pub fn api_exit(name: &'static str, (id, outer): (u64, u64), start: u64, dur: u64, result: u32) {
     let _ = CURRENT_API.try_with(|c| c.set(outer));
