@@ -14,12 +14,15 @@
 //!   serialized (one at a time); K means all streams ran side by side the whole time;
 //! - **peak**: the most streams ever running at the same instant;
 //! - **vs serial**: makespan / (K·M·work): 1.0 when everything ran one after another,
-//!   1/K when the streams ran fully in parallel.
+//!   1/K when the streams ran fully in parallel;
+//! - **queues** (with `--trace-dir`): how many HSA queues the kernels were dispatched on,
+//!   read from each run's trace with the runtime's trace reader.
 
 use crate::libdir;
 use crate::plot;
 use crate::run::Launch;
 use crate::LoadArgs;
+use amdhip64::trace::{PacketKind, TraceEvent};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -98,6 +101,8 @@ pub struct Metrics {
     pub peak: usize,
     pub vs_serial: f64,
     pub host_s: f64,
+    /// Distinct HSA queues that ran kernels, when a trace was written.
+    pub queues: Option<usize>,
 }
 
 pub fn parse_output(text: &str) -> Result<RunOutput, String> {
@@ -216,6 +221,7 @@ pub fn metrics(run: &RunOutput) -> Metrics {
         peak: peak.max(0) as usize,
         vs_serial: ratio(makespan_s, serial_s),
         host_s: run.host_total_ns as f64 * 1e-9,
+        queues: None,
     }
 }
 
@@ -232,13 +238,15 @@ pub fn format_table(config: &RunOutput, rows: &[(String, Metrics)]) -> String {
         config.kernels as f64 * config.work_us as f64 * 1e-3,
         config.clock_hz * 1e-6,
     );
-    let _ = writeln!(
+    let traced = rows.iter().any(|(_, m)| m.queues.is_some());
+    let _ = write!(
         out,
         "{:<12} {:>10} {:>12} {:>8} {:>5} {:>10} {:>9}",
         "policy", "kernels/s", "makespan ms", "overlap", "peak", "vs serial", "host ms"
     );
+    out.push_str(if traced { "  queues\n" } else { "\n" });
     for (policy, m) in rows {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{:<12} {:>10.1} {:>12.1} {:>8.2} {:>5} {:>10.2} {:>9.1}",
             policy,
@@ -249,6 +257,11 @@ pub fn format_table(config: &RunOutput, rows: &[(String, Metrics)]) -> String {
             m.vs_serial,
             m.host_s * 1e3
         );
+        match (traced, m.queues) {
+            (false, _) => out.push('\n'),
+            (true, Some(q)) => out.push_str(&format!(" {q:>7}\n")),
+            (true, None) => out.push_str("       ?\n"),
+        }
     }
     out
 }
@@ -301,7 +314,10 @@ pub fn policies(args: &BenchArgs) -> Result<(), String> {
         }
         let run = parse_output(&String::from_utf8_lossy(&output.stdout))
             .map_err(|e| format!("policy {policy}: unexpected output: {e}"))?;
-        let m = metrics(&run);
+        let mut m = metrics(&run);
+        if let Some(trace) = &launch.trace {
+            m.queues = queues_used(trace);
+        }
         eprintln!(
             " makespan {:.1} ms, overlap {:.2}",
             m.makespan_s * 1e3,
@@ -328,6 +344,24 @@ pub fn policies(args: &BenchArgs) -> Result<(), String> {
         eprintln!("hipshim bench: plot written to {}", path.display());
     }
     Ok(())
+}
+
+/// How many HSA queues ran kernel dispatches, from a trace (`None` if it cannot be read:
+/// the table then shows `?` and the run's own figures stand).
+fn queues_used(trace: &Path) -> Option<usize> {
+    let events = amdhip64::trace::read_trace(trace)
+        .map_err(|e| eprintln!("hipshim bench: {}: {e}", trace.display()))
+        .ok()?;
+    let mut queues: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::Packet(p) if p.kind == PacketKind::KernelDispatch => Some(p.queue),
+            _ => None,
+        })
+        .collect();
+    queues.sort_unstable();
+    queues.dedup();
+    Some(queues.len())
 }
 
 /// The experiment program beside this hipshim, built (or rebuilt when its source, the
@@ -455,6 +489,25 @@ mod tests {
         ));
         assert!((m.overlap - 40.0 / 30.0).abs() < 1e-9);
         assert_eq!(m.peak, 2);
+    }
+
+    #[test]
+    fn the_queue_column_appears_only_with_traces() {
+        let r = run(10, &[(0, 0, 10), (1, 10, 20)]);
+        let plain = metrics(&r);
+        let traced = Metrics {
+            queues: Some(3),
+            ..plain.clone()
+        };
+        let table = format_table(&r, &[("single".into(), plain.clone())]);
+        assert!(!table.contains("queues"), "{table}");
+        let table = format_table(&r, &[("a".into(), traced), ("b".into(), plain)]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[1].ends_with("queues"), "{table}");
+        assert!(
+            lines[2].ends_with(" 3") && lines[3].ends_with(" ?"),
+            "{table}"
+        );
     }
 
     #[test]

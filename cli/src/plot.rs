@@ -120,6 +120,7 @@ mod tests {
             peak: 1,
             vs_serial: 1.0,
             host_s: 0.0,
+            queues: None,
         };
         let svg = makespan_svg(
             &config,
