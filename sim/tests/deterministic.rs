@@ -47,3 +47,21 @@ fn deterministic_mode_runs_barriers_and_copies_on_the_waiting_thread() {
     assert!(dst.iter().all(|&b| b == 3));
     hsa_queue_destroy(q);
 }
+
+#[test]
+fn deterministic_single_poll_only_observes_and_a_polling_loop_makes_progress() {
+    let _h = init();
+    let q = queue(64, None, std::ptr::null_mut());
+    let done = signal(1);
+    // SAFETY (publish): live queue, 64-byte packet.
+    unsafe { publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], done)) };
+    // One query right after the publish sees the packet pending (hipStreamQuery semantics).
+    assert_eq!(hsa_signal_load_relaxed(done), 1);
+    // A loop of polls is a wait: within POLLS_PER_PUMP polls the barrier has run.
+    let polls = (0..1000)
+        .position(|_| hsa_signal_load_relaxed(done) == 0)
+        .expect("a polling loop never saw the barrier complete");
+    assert!(polls < hsasim::system::POLLS_PER_PUMP as usize, "{polls} polls");
+    hsa_queue_destroy(q);
+    hsa_signal_destroy(done);
+}
