@@ -13,38 +13,57 @@ use std::sync::OnceLock;
 const HIPCC: &str = "/usr/bin/hipcc";
 const AMD_HIP: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
 
-/// The hipcc-built vector_add, or `None` (with a SKIPPED line) when Debian's HIP is absent.
+/// Debian's HIP is installed (else prints a SKIPPED line).
+fn have_amd_hip() -> bool {
+    let ok = Path::new(HIPCC).exists() && Path::new(AMD_HIP).exists();
+    if !ok {
+        eprintln!(
+            "SKIPPED: Debian's hipcc and libamdhip64.so.5 are not installed (scripts/setup.sh installs them)"
+        );
+    }
+    ok
+}
+
+/// `c_tests/<rel>.hip` built by hipcc for gfx90a, cached in cargo's per-target test
+/// directory and rebuilt when the source is newer.
+fn hipcc_build(rel: &str) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../c_tests/{rel}.hip"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("amd-hip");
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(rel.replace('/', "_"));
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if mtime(&exe).is_some() && mtime(&exe) >= mtime(&source) {
+        return exe;
+    }
+    let partial = dir.join(format!(
+        "{}.partial-{}",
+        rel.replace('/', "_"),
+        std::process::id()
+    ));
+    let out = Command::new(HIPCC)
+        .env("HIP_PLATFORM", "amd")
+        .env("HIP_PATH", "/usr")
+        .env("ROCM_PATH", "/usr")
+        .args(["--offload-arch=gfx90a", "-O3"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&partial)
+        .output()
+        .expect("hipcc runs");
+    assert!(
+        out.status.success(),
+        "hipcc failed on {rel}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&partial, &exe).unwrap();
+    exe
+}
+
+/// The hipcc-built vector_add, or `None` when Debian's HIP is absent.
 fn vector_add() -> Option<&'static PathBuf> {
     static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    EXE.get_or_init(|| {
-        if !Path::new(HIPCC).exists() || !Path::new(AMD_HIP).exists() {
-            eprintln!(
-                "SKIPPED: Debian's hipcc and libamdhip64.so.5 are not installed (scripts/setup.sh installs them)"
-            );
-            return None;
-        }
-        let dir = std::env::temp_dir().join(format!("hsasim-amdhip-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let exe = dir.join("vector_add");
-        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../c_tests/vector_add.hip");
-        let out = Command::new(HIPCC)
-            .env("HIP_PLATFORM", "amd")
-            .env("HIP_PATH", "/usr")
-            .env("ROCM_PATH", "/usr")
-            .args(["--offload-arch=gfx90a", "-O3"])
-            .arg(&source)
-            .arg("-o")
-            .arg(&exe)
-            .output()
-            .expect("hipcc runs");
-        assert!(
-            out.status.success(),
-            "hipcc failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Some(exe)
-    })
-    .as_ref()
+    EXE.get_or_init(|| have_amd_hip().then(|| hipcc_build("vector_add")))
+        .as_ref()
 }
 
 fn run_on_hsasim(exe: &Path, threads: &str) -> (bool, String, String) {
@@ -66,9 +85,13 @@ fn run_on_hsasim(exe: &Path, threads: &str) -> (bool, String, String) {
 
 fn check(threads: &str) {
     let Some(exe) = vector_add() else { return };
+    check_program(exe, "vector_add: PASSED", threads);
+}
+
+fn check_program(exe: &Path, success: &str, threads: &str) {
     let (ok, stdout, stderr) = run_on_hsasim(exe, threads);
     assert!(
-        ok && stdout.contains("vector_add: PASSED"),
+        ok && stdout.contains(success),
         "AMD's libamdhip64.so.5 on hsasim (HSASIM_THREADS={threads}) failed:\n{stdout}\n{stderr}"
     );
     assert!(
@@ -85,4 +108,38 @@ fn amd_libamdhip64_runs_hipcc_vector_add_on_hsasim() {
 #[test]
 fn amd_libamdhip64_runs_hipcc_vector_add_on_hsasim_deterministically() {
     check("0");
+}
+
+/// More of AMD's runtime on the simulator: LDS reductions and histograms, tiled matmul,
+/// atomics, hipMemset/hipMemcpy through AMD's blit kernels.
+#[test]
+fn amd_libamdhip64_runs_hipcc_corpus_programs_on_hsasim() {
+    if !have_amd_hip() {
+        return;
+    }
+    for name in [
+        "block_reduce",
+        "lds_histogram",
+        "matmul_tiled",
+        "atomics",
+        "x_only_ids",
+    ] {
+        let exe = hipcc_build(&format!("corpus/{name}"));
+        check_program(&exe, &format!("{name}: PASSED"), "1");
+    }
+}
+
+/// AMD's ROCm 5.2 compiler (clang-15, code object v4) builds the flat address of a stack
+/// object from `s_getreg_b32 hwreg(HW_REG_SH_MEM_BASES, 0, 16)` (the private aperture base,
+/// shifted left by 16 into the high dword); the interpreter answers that register with 0,
+/// so the store goes to address 0 and faults. clang-19 uses `src_private_base` instead,
+/// which the interpreter models, so hipshim's own build of this program passes.
+#[test]
+#[ignore = "sim/isa: s_getreg_b32 of HW_REG_SH_MEM_BASES returns 0 (needs the private/shared aperture bases); clang-15 stack code faults at address 0"]
+fn amd_libamdhip64_runs_hipcc_noinline_stack_on_hsasim() {
+    if !have_amd_hip() {
+        return;
+    }
+    let exe = hipcc_build("corpus/noinline_stack");
+    check_program(&exe, "noinline_stack: PASSED", "1");
 }

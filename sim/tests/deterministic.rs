@@ -61,7 +61,10 @@ fn deterministic_single_poll_only_observes_and_a_polling_loop_makes_progress() {
     let polls = (0..1000)
         .position(|_| hsa_signal_load_relaxed(done) == 0)
         .expect("a polling loop never saw the barrier complete");
-    assert!(polls < hsasim::system::POLLS_PER_PUMP as usize, "{polls} polls");
+    assert!(
+        polls < hsasim::system::POLLS_PER_PUMP as usize,
+        "{polls} polls"
+    );
     hsa_queue_destroy(q);
     hsa_signal_destroy(done);
 }
