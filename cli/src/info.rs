@@ -13,7 +13,19 @@ use std::path::PathBuf;
 
 pub fn info() -> Result<String, String> {
     let rt = runtime::runtime().map_err(|e| {
-        format!("the HIP runtime did not initialise ({e:?}); see the message above")
+        let mut why = format!("the HIP runtime did not initialise ({e:?}); see the message above");
+        // Linked into this executable, the runtime looks for hsasim beside it; `cargo test`
+        // leaves libhsasim.so only in deps/ (cargo build puts it here).
+        if let Ok(dir) = crate::libdir::exe_dir() {
+            if !dir.join("libhsasim.so").is_file() {
+                why.push_str(&format!(
+                    "\n(there is no libhsasim.so beside {}: run `cargo build --workspace`, or set \
+                     HIPSHIM_HSA_LIB=\"$(hipshim lib-dir)/libhsasim.so\")",
+                    dir.join("hipshim").display()
+                ));
+            }
+        }
+        why
     })?;
     let api = rt.hsa.api;
     let mut out = String::new();
