@@ -24,7 +24,7 @@
 //!
 //! ## What is not modelled
 //! `api::unsupported` lists the exported functions that return `HSA_STATUS_ERROR` and log
-//! their name once (images and samplers, IPC, graphics interop, SVM attributes, the HSA 1.0
+//! their name once (images and samplers, IPC, graphics interop, the HSA 1.0
 //! code-object API, soft queues, ...). The only extension table is the AMD loader's.
 
 pub mod agent;

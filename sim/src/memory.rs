@@ -111,6 +111,8 @@ pub enum RegionKind {
     CodeObject,
     /// Runtime-owned memory the device reads: queue rings and `amd_queue_t` blocks.
     Internal,
+    /// Host memory a GPU was given access to through `hsa_amd_svm_attributes_set`.
+    Svm,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -35,6 +35,8 @@ pub struct Runtime {
     pub async_copy_profiling: AtomicBool,
     /// `hsa_signal_group_t` handles (the address of the member list) to their signals.
     pub signal_groups: Mutex<HashMap<u64, Arc<Vec<Arc<Signal>>>>>,
+    /// SVM attribute ranges (`hsa_amd_svm_attributes_set`), newest last.
+    pub svm: Mutex<Vec<crate::api::svm::SvmRange>>,
     handlers: Mutex<Vec<AsyncHandler>>,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
@@ -147,6 +149,7 @@ impl Runtime {
             loader: LoaderState::default(),
             async_copy_profiling: AtomicBool::new(false),
             signal_groups: Mutex::new(HashMap::new()),
+            svm: Mutex::new(Vec::new()),
             handlers: Mutex::new(Vec::new()),
             handler_thread: Mutex::new(None),
             stopping: AtomicBool::new(false),

@@ -27,12 +27,18 @@ fn have_amd_hip() -> bool {
 /// `c_tests/<rel>.hip` built by hipcc for gfx90a, cached in cargo's per-target test
 /// directory and rebuilt when the source is newer.
 fn hipcc_build(rel: &str) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../c_tests/{rel}.hip"));
+    hipcc_build_source(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../c_tests/{rel}.hip")),
+        rel,
+    )
+}
+
+fn hipcc_build_source(source: &Path, rel: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("amd-hip");
     std::fs::create_dir_all(&dir).unwrap();
     let exe = dir.join(rel.replace('/', "_"));
     let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if mtime(&exe).is_some() && mtime(&exe) >= mtime(&source) {
+    if mtime(&exe).is_some() && mtime(&exe) >= mtime(source) {
         return exe;
     }
     let partial = dir.join(format!(
@@ -45,7 +51,7 @@ fn hipcc_build(rel: &str) -> PathBuf {
         .env("HIP_PATH", "/usr")
         .env("ROCM_PATH", "/usr")
         .args(["--offload-arch=gfx90a", "-O3"])
-        .arg(&source)
+        .arg(source)
         .arg("-o")
         .arg(&partial)
         .output()
@@ -142,4 +148,17 @@ fn amd_libamdhip64_runs_hipcc_noinline_stack_on_hsasim() {
     }
     let exe = hipcc_build("corpus/noinline_stack");
     check_program(&exe, "noinline_stack: PASSED", "1");
+}
+
+/// `hipMallocManaged` + `hipMemAdvise` + `hipMemPrefetchAsync` on AMD's runtime: SVM
+/// attributes make plain host memory device-accessible on the xnack- model.
+#[test]
+fn amd_libamdhip64_managed_memory_uses_svm_attributes_on_hsasim() {
+    if !have_amd_hip() {
+        return;
+    }
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/amd_hip/managed.hip");
+    let exe = hipcc_build_source(&source, "managed");
+    check_program(&exe, "managed: PASSED", "1");
+    check_program(&exe, "managed: PASSED", "0");
 }

@@ -85,7 +85,7 @@ fn soname_is_rocrs() {
 
 /// AMD's `libamdhip64.so.5` (ROCm 5.2) imports 76 `hsa_*` functions: all are exported, and
 /// all but the ones hsasim documents as not modelled (images and samplers, IPC, graphics
-/// interop, SVM attributes) are implemented.
+/// interop) are implemented.
 #[test]
 fn every_libamdhip64_import_is_exported_and_the_unmodelled_ones_are_documented() {
     let exports = exported();
@@ -114,8 +114,6 @@ fn every_libamdhip64_import_is_exported_and_the_unmodelled_ones_are_documented()
         "hsa_amd_ipc_memory_attach",
         "hsa_amd_ipc_memory_create",
         "hsa_amd_ipc_memory_detach",
-        "hsa_amd_svm_attributes_get",
-        "hsa_amd_svm_attributes_set",
         "hsa_ext_image_create",
         "hsa_ext_image_create_with_layout",
         "hsa_ext_image_data_get_info",

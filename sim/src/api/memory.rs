@@ -415,6 +415,8 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
                 size: declared as u32,
                 type_: match r.kind {
                     RegionKind::Locked | RegionKind::Registered => HSA_EXT_POINTER_TYPE_LOCKED,
+                    // Plain (SVM) host memory is not an HSA allocation, as in ROCr.
+                    RegionKind::Svm => HSA_EXT_POINTER_TYPE_UNKNOWN,
                     _ => HSA_EXT_POINTER_TYPE_HSA,
                 },
                 agent_base_address: r.start as *mut c_void,

@@ -8,6 +8,7 @@ pub mod memory;
 pub mod queue;
 pub mod region;
 pub mod signal;
+pub mod svm;
 pub mod system;
 pub mod unsupported;
 

@@ -33,8 +33,6 @@ unsupported!(
     hsa_amd_ipc_signal_create,
     hsa_amd_memory_migrate,
     hsa_amd_memory_pool_can_migrate,
-    hsa_amd_svm_attributes_get,
-    hsa_amd_svm_attributes_set,
     hsa_amd_register_system_event_handler,
     hsa_amd_register_deallocation_callback,
     hsa_amd_deregister_deallocation_callback,

@@ -152,6 +152,49 @@ int main(void) {
   /* Over-allocation of a device pool fails with OUT_OF_RESOURCES. */
   EXPECT_STATUS(hsa_memory_allocate(rs.coarse, (size_t)1 << 50, &p), HSA_STATUS_ERROR_OUT_OF_RESOURCES);
 
+  /* SVM attributes: plain host memory becomes device-accessible only when a GPU is given
+   * access (the model is xnack-), and the attributes read back. */
+  {
+    enum { SVM_BYTES = 3 * 4096 };
+    uint8_t *host = aligned_alloc(4096, SVM_BYTES);
+    hsa_amd_svm_attribute_pair_t q[2] = {{HSA_AMD_SVM_ATTRIB_ACCESS_QUERY, ag.gpu.handle},
+                                         {HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG, 99}};
+    OK(hsa_amd_svm_attributes_get(host, SVM_BYTES, q, 2));
+    CHECK(q[0].attribute == HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS, "default GPU access %#lx",
+          (unsigned long)q[0].attribute);
+    void *dev = NULL;
+    OK(hsa_amd_memory_pool_allocate(find_pool(ag.gpu, 0, 1), SVM_BYTES, 0, &dev));
+    hsa_signal_t copied = make_signal(1);
+    EXPECT_STATUS(hsa_amd_memory_async_copy(dev, ag.gpu, host, ag.cpu, SVM_BYTES, 0, NULL, copied),
+                  HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    hsa_amd_svm_attribute_pair_t set[3] = {
+        {HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG, HSA_AMD_SVM_GLOBAL_FLAG_COARSE_GRAINED},
+        {HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE, ag.gpu.handle},
+        {HSA_AMD_SVM_ATTRIB_PREFERRED_LOCATION, ag.gpu.handle}};
+    OK(hsa_amd_svm_attributes_set(host, SVM_BYTES, set, 3));
+    hsa_amd_svm_attribute_pair_t bad = {HSA_AMD_SVM_ATTRIB_ACCESS_QUERY, ag.gpu.handle};
+    EXPECT_STATUS(hsa_amd_svm_attributes_set(host, SVM_BYTES, &bad, 1), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    hsa_amd_svm_attribute_pair_t back[3] = {{HSA_AMD_SVM_ATTRIB_ACCESS_QUERY, ag.gpu.handle},
+                                            {HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG, 99},
+                                            {HSA_AMD_SVM_ATTRIB_PREFERRED_LOCATION, 0}};
+    OK(hsa_amd_svm_attributes_get(host + 4096, 100, back, 3));
+    CHECK(back[0].attribute == HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE &&
+              back[1].value == HSA_AMD_SVM_GLOBAL_FLAG_COARSE_GRAINED &&
+              back[2].value == ag.gpu.handle,
+          "svm attributes read back");
+    memset(host, 0x42, SVM_BYTES);
+    OK(hsa_amd_memory_async_copy(dev, ag.gpu, host, ag.cpu, SVM_BYTES, 0, NULL, copied));
+    CHECK(wait_eq(copied, 0, 10 * SECOND_NS) == 0, "copy from SVM memory");
+    CHECK(((uint8_t *)dev)[SVM_BYTES - 1] == 0x42, "copied data");
+    hsa_amd_svm_attribute_pair_t revoke = {HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS, ag.gpu.handle};
+    OK(hsa_amd_svm_attributes_set(host, SVM_BYTES, &revoke, 1));
+    hsa_signal_store_relaxed(copied, 1);
+    EXPECT_STATUS(hsa_amd_memory_async_copy(dev, ag.gpu, host, ag.cpu, SVM_BYTES, 0, NULL, copied),
+                  HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    OK(hsa_amd_memory_pool_free(dev));
+    free(host);
+  }
+
   /* Signal groups. */
   hsa_signal_t a = make_signal(1), b = make_signal(0);
   hsa_signal_t members[2] = {a, b};
