@@ -1,5 +1,22 @@
 //! Log output through `tracing`, filtered by `HIPSHIM_LOG` (e.g. `debug` for API calls,
 //! `trace` for packets and doorbells). When unset only warnings and errors are printed.
+//!
+//! hipshim's structured events use these targets (an `EnvFilter` directive matches a target
+//! prefix, so `hipshim=trace` selects all of them, `hipshim::packet=trace` just one):
+//!
+//! | target | level | event |
+//! | --- | --- | --- |
+//! | `hipshim::api` | debug | every HIP API call: `api`, `error` if it failed, `dur_ns` |
+//! | `hipshim::policy` | info | policy in force, queue created (reason), stream → queue |
+//! | `hipshim::queue` | debug | AQL queue created (id, device, size) |
+//! | `hipshim::copy` | debug | every copy: engine, bytes, pieces, direction, staged |
+//! | `hipshim::launch` | trace | kernel name, grid, block, LDS, kernarg size of a launch |
+//! | `hipshim::packet` | trace | every packet published: queue, index, type, barrier bit, grid/workgroup or dependency signals, completion signal |
+//! | `hipshim::doorbell` | trace | every doorbell ring: queue, index written |
+//! | `hipshim::wait` | trace | every signal wait: signal, condition, total and spin time, blocked or not |
+//!
+//! Disabled events cost a check of a cached level, no formatting; the timeline and the stats
+//! (`HIPSHIM_TRACE`, `HIPSHIM_STATS`) are recorded separately, see `crate::trace`.
 
 pub fn init(filter: Option<&str>) {
     let explicit = filter.is_some();
