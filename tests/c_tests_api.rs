@@ -21,6 +21,8 @@ c_tests! {
     symbols_gfx90a => "symbols" on "gfx90a";
     errors_gfx942 => "errors" on "gfx942";
     errors_gfx90a => "errors" on "gfx90a";
+    wall_clock_gfx942 => "wall_clock" on "gfx942";
+    wall_clock_gfx90a => "wall_clock" on "gfx90a";
 }
 
 /// Builds `c_tests/api/modules/kernels.hip` with clang-19 as device code only: a raw code

@@ -11,6 +11,10 @@ use hsa_abi::*;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 
+/// `s_memrealtime` on GFX9 (gfx90a, gfx942) reads a constant 100 MHz reference clock,
+/// independent of the shader clock; HSA has no portable query for it.
+const GFX9_REALTIME_CLOCK_KHZ: i32 = 100_000;
+
 /// Size of each pinned staging buffer for pageable host copies.
 pub const STAGING_BYTES: usize = 4 << 20;
 
@@ -315,6 +319,7 @@ fn gather_info(
         max_waves_per_cu: int(max_waves),
         max_threads_per_cu: int(max_waves.saturating_mul(wave)),
         clock_instruction_rate: (timestamp_hz / 1000).min(i32::MAX as u64) as i32,
+        wall_clock_rate: GFX9_REALTIME_CLOCK_KHZ,
         pci_domain: int(u32_of(agent_info::AMD_DOMAIN)),
         pci_bus: int((bdf >> 8) & 0xff),
         pci_device: int((bdf >> 3) & 0x1f),

@@ -41,8 +41,10 @@ pub struct DeviceInfo {
     pub compute_units: i32,
     pub max_waves_per_cu: i32,
     pub max_threads_per_cu: i32,
-    /// kHz of the device timestamp clock (`clock64()`/`wall_clock64()`).
+    /// kHz of the counter `clock64()` reads (`s_memtime`).
     pub clock_instruction_rate: i32,
+    /// kHz of the counter `wall_clock64()` reads (`s_memrealtime`).
+    pub wall_clock_rate: i32,
     pub pci_domain: i32,
     pub pci_bus: i32,
     pub pci_device: i32,
@@ -637,7 +639,7 @@ pub fn attribute(d: &DeviceInfo, attribute: i32) -> Option<i32> {
         IMAGE_SUPPORT => 0,
         PHYSICAL_MULTI_PROCESSOR_COUNT => p.multi_processor_count,
         FINE_GRAIN_SUPPORT => 1,
-        WALL_CLOCK_RATE => p.clock_instruction_rate,
+        WALL_CLOCK_RATE => d.wall_clock_rate,
         _ => return None,
     })
 }
