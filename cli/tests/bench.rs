@@ -63,8 +63,12 @@ fn bench(extra: &[&str]) -> (common::Output, Vec<Row>) {
     .to_vec();
     args.extend(extra.iter().map(|s| s.to_string()));
     let _guard = TIMING.lock().unwrap_or_else(|e| e.into_inner());
+    // The experiment measures how queues run concurrently; hsasim's deterministic mode
+    // (HSASIM_THREADS=0) runs them one at a time by design, so pin the threaded model.
+    let mut cmd = common::hipshim(args);
+    cmd.env("HSASIM_THREADS", "1");
     // The first run builds the bench program (clang, two targets).
-    let out = common::run(&mut common::hipshim(args), Duration::from_secs(300));
+    let out = common::run(&mut cmd, Duration::from_secs(300));
     assert_eq!(out.code(), Some(0), "{}", out.report());
     let rows = rows(&out.stdout);
     (out, rows)
