@@ -32,6 +32,13 @@ pub type Handler = fn(&mut Wave, &Inst, &mut Ctx) -> Result<Step, DispatchError>
 pub const SHARED_BASE: u64 = 0x0000_a000_0000_0000;
 pub const PRIVATE_BASE: u64 = 0x0000_c000_0000_0000;
 pub const APERTURE_SIZE: u64 = 1 << 32;
+/// The flat *apertures* for LDS and private memory, as SH_MEM_BASES (and so `src_shared_base`
+/// / `src_private_base`) expresses them: on GFX9 only address bits 63:48 are programmable, so
+/// an aperture starts at a multiple of 2^48. As on hardware, a flat access in an aperture is
+/// translated to the same LDS / per-lane scratch the windows above reach; the windows stay
+/// for buffer and flat-scratch addressing, whose 48-bit bases cannot reach the apertures.
+pub const SHARED_APERTURE: u64 = 1 << 48;
+pub const PRIVATE_APERTURE: u64 = 2 << 48;
 
 /// Per-dispatch facts a handler may need.
 pub struct DispatchInfo {

@@ -450,6 +450,7 @@ const HW_REG_MODE: u32 = 1;
 const HW_REG_STATUS: u32 = 2;
 const HW_REG_TRAPSTS: u32 = 3;
 const HW_REG_HW_ID: u32 = 4;
+const HW_REG_SH_MEM_BASES: u32 = 15;
 
 fn hwreg_fields(simm: u32) -> (u32, u32, u32) {
     (simm & 0x3f, (simm >> 6) & 0x1f, ((simm >> 11) & 0x1f) + 1)
@@ -468,6 +469,11 @@ pub fn s_getreg_b32(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         HW_REG_HW_ID => {
             let cu = (c.wg_index % c.info.compute_units.max(1) as u64) as u32;
             (w.id & 0xf) | ((w.id >> 4) & 3) << 4 | (cu & 0xf) << 8
+        }
+        // Address bits 63:48 of the private (15:0) and shared (31:16) apertures; code built by
+        // older compilers forms flat private/LDS pointers from this instead of src_*_base.
+        HW_REG_SH_MEM_BASES => {
+            (super::PRIVATE_APERTURE >> 48) as u32 | ((super::SHARED_APERTURE >> 48) as u32) << 16
         }
         _ => 0,
     };

@@ -6,7 +6,9 @@
 //! workgroup's LDS and the wave's scratch. A faulting lane stops the instruction before it
 //! has any effect.
 
-use super::{Ctx, Step, APERTURE_SIZE, PRIVATE_BASE, SHARED_BASE};
+use super::{
+    Ctx, Step, APERTURE_SIZE, PRIVATE_APERTURE, PRIVATE_BASE, SHARED_APERTURE, SHARED_BASE,
+};
 use crate::decode::Inst;
 use crate::wave::{Wave, LANES};
 use crate::DispatchError;
@@ -84,6 +86,10 @@ fn resolve(
             (Space::Lds, a - SHARED_BASE)
         } else if (PRIVATE_BASE..PRIVATE_BASE + APERTURE_SIZE).contains(&a) {
             (Space::Private, a - PRIVATE_BASE)
+        } else if (SHARED_APERTURE..SHARED_APERTURE + APERTURE_SIZE).contains(&a) {
+            (Space::Lds, a - SHARED_APERTURE)
+        } else if (PRIVATE_APERTURE..PRIVATE_APERTURE + APERTURE_SIZE).contains(&a) {
+            (Space::Private, a - PRIVATE_APERTURE)
         } else {
             (Space::Global, a)
         };
