@@ -21,6 +21,8 @@ c_tests! {
     legacy_stream_gfx90a => "legacy_stream" on "gfx90a";
     policy_gfx942 => "policy" on "gfx942";
     policy_gfx90a => "policy" on "gfx90a";
+    per_thread_default_gfx942 => "per_thread_default" on "gfx942";
+    per_thread_default_gfx90a => "per_thread_default" on "gfx90a";
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with

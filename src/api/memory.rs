@@ -166,9 +166,37 @@ pub unsafe extern "C" fn hipMemcpy(
     size: usize,
     kind: u32,
 ) -> hipError_t {
-    call("hipMemcpy", || {
+    // SAFETY: forwarded caller contract.
+    unsafe { memcpy_shell("hipMemcpy", dst, src, size, kind) }
+}
+
+// The synchronous `_spt` forms ("per-thread default stream") must be ordered after the
+// calling thread's stream; the synchronous copies and fills already wait for every stream
+// of the device, which includes it, so they share the shells below under their own names.
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy_spt(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: u32,
+) -> hipError_t {
+    // SAFETY: forwarded caller contract.
+    unsafe { memcpy_shell("hipMemcpy_spt", dst, src, size, kind) }
+}
+
+/// # Safety
+/// HIP's contract for hipMemcpy: host-side ranges are valid for `size` bytes.
+unsafe fn memcpy_shell(
+    name: &'static str,
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: u32,
+) -> hipError_t {
+    call(name, || {
         let kind = CopyKind::from_raw(kind)?;
-        // SAFETY: HIP's contract: host-side ranges are valid for `size` bytes.
+        // SAFETY: the caller's contract.
         unsafe { memory::memcpy(dst, src, size, kind) }
     })
 }
@@ -219,7 +247,60 @@ pub unsafe extern "C" fn hipMemcpy2D(
     height: usize,
     kind: u32,
 ) -> hipError_t {
-    call("hipMemcpy2D", || {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        memcpy_2d_shell(
+            "hipMemcpy2D",
+            dst,
+            dst_pitch,
+            src,
+            src_pitch,
+            width,
+            height,
+            kind,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy2D_spt(
+    dst: *mut c_void,
+    dst_pitch: usize,
+    src: *const c_void,
+    src_pitch: usize,
+    width: usize,
+    height: usize,
+    kind: u32,
+) -> hipError_t {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        memcpy_2d_shell(
+            "hipMemcpy2D_spt",
+            dst,
+            dst_pitch,
+            src,
+            src_pitch,
+            width,
+            height,
+            kind,
+        )
+    }
+}
+
+/// # Safety
+/// HIP's contract for hipMemcpy2D: host-side rows are valid memory.
+#[allow(clippy::too_many_arguments)]
+unsafe fn memcpy_2d_shell(
+    name: &'static str,
+    dst: *mut c_void,
+    dst_pitch: usize,
+    src: *const c_void,
+    src_pitch: usize,
+    width: usize,
+    height: usize,
+    kind: u32,
+) -> hipError_t {
+    call(name, || {
         let kind = CopyKind::from_raw(kind)?;
         let rows = Rows {
             width,
@@ -235,6 +316,11 @@ pub unsafe extern "C" fn hipMemcpy2D(
 #[no_mangle]
 pub extern "C" fn hipMemset(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
     call("hipMemset", || memory::memset(dst, value as u8, size))
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemset_spt(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
+    call("hipMemset_spt", || memory::memset(dst, value as u8, size))
 }
 
 #[no_mangle]
@@ -267,6 +353,19 @@ pub extern "C" fn hipMemset2D(
     height: usize,
 ) -> hipError_t {
     call("hipMemset2D", || {
+        memory::memset_2d(dst, pitch, value as u8, width, height)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn hipMemset2D_spt(
+    dst: *mut c_void,
+    pitch: usize,
+    value: i32,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    call("hipMemset2D_spt", || {
         memory::memset_2d(dst, pitch, value as u8, width, height)
     })
 }
@@ -381,18 +480,42 @@ pub unsafe extern "C" fn hipMemcpyToSymbol(
     offset: usize,
     kind: u32,
 ) -> hipError_t {
-    call("hipMemcpyToSymbol", || {
-        let kind = CopyKind::from_raw(kind)?;
-        if !matches!(
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyToSymbol",
+            Towards::Symbol,
+            symbol,
+            src as *mut c_void,
+            size,
+            offset,
             kind,
-            CopyKind::HostToDevice | CopyKind::DeviceToDevice | CopyKind::Default
-        ) {
-            return Err(HipError::INVALID_MEMCPY_DIRECTION);
-        }
-        let dst = symbol_range(symbol, offset, size)?;
-        // SAFETY: HIP's contract: a host `src` is valid for `size` bytes.
-        unsafe { memory::memcpy(dst as *mut c_void, src, size, kind) }
-    })
+            None,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyToSymbol_spt(
+    symbol: *const c_void,
+    src: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+) -> hipError_t {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyToSymbol_spt",
+            Towards::Symbol,
+            symbol,
+            src as *mut c_void,
+            size,
+            offset,
+            kind,
+            None,
+        )
+    }
 }
 
 #[no_mangle]
@@ -403,18 +526,42 @@ pub unsafe extern "C" fn hipMemcpyFromSymbol(
     offset: usize,
     kind: u32,
 ) -> hipError_t {
-    call("hipMemcpyFromSymbol", || {
-        let kind = CopyKind::from_raw(kind)?;
-        if !matches!(
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyFromSymbol",
+            Towards::Host,
+            symbol,
+            dst,
+            size,
+            offset,
             kind,
-            CopyKind::DeviceToHost | CopyKind::DeviceToDevice | CopyKind::Default
-        ) {
-            return Err(HipError::INVALID_MEMCPY_DIRECTION);
-        }
-        let src = symbol_range(symbol, offset, size)?;
-        // SAFETY: HIP's contract: a host `dst` is valid for `size` bytes.
-        unsafe { memory::memcpy(dst, src as *const c_void, size, kind) }
-    })
+            None,
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyFromSymbol_spt(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+) -> hipError_t {
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyFromSymbol_spt",
+            Towards::Host,
+            symbol,
+            dst,
+            size,
+            offset,
+            kind,
+            None,
+        )
+    }
 }
 
 /// Stream-ordered copy into a device variable: the symbol is resolved now, the copy is
@@ -428,18 +575,44 @@ pub unsafe extern "C" fn hipMemcpyToSymbolAsync(
     kind: u32,
     stream: *mut c_void,
 ) -> hipError_t {
-    call("hipMemcpyToSymbolAsync", || {
-        let kind = CopyKind::from_raw(kind)?;
-        if !matches!(
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyToSymbolAsync",
+            Towards::Symbol,
+            symbol,
+            src as *mut c_void,
+            size,
+            offset,
             kind,
-            CopyKind::HostToDevice | CopyKind::DeviceToDevice | CopyKind::Default
-        ) {
-            return Err(HipError::INVALID_MEMCPY_DIRECTION);
-        }
-        let dst = symbol_range(symbol, offset, size)?;
-        // SAFETY: HIP's contract: a host `src` stays valid until the copy completes.
-        unsafe { async_copy::memcpy_async(dst as *mut c_void, src, size, kind, stream) }
-    })
+            Some(stream),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyToSymbolAsync_spt(
+    symbol: *const c_void,
+    src: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+    stream: *mut c_void,
+) -> hipError_t {
+    let stream = per_thread_if_null(stream);
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyToSymbolAsync_spt",
+            Towards::Symbol,
+            symbol,
+            src as *mut c_void,
+            size,
+            offset,
+            kind,
+            Some(stream),
+        )
+    }
 }
 
 /// Stream-ordered copy out of a device variable.
@@ -452,17 +625,103 @@ pub unsafe extern "C" fn hipMemcpyFromSymbolAsync(
     kind: u32,
     stream: *mut c_void,
 ) -> hipError_t {
-    call("hipMemcpyFromSymbolAsync", || {
-        let kind = CopyKind::from_raw(kind)?;
-        if !matches!(
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyFromSymbolAsync",
+            Towards::Host,
+            symbol,
+            dst,
+            size,
+            offset,
             kind,
-            CopyKind::DeviceToHost | CopyKind::DeviceToDevice | CopyKind::Default
-        ) {
+            Some(stream),
+        )
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyFromSymbolAsync_spt(
+    dst: *mut c_void,
+    symbol: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+    stream: *mut c_void,
+) -> hipError_t {
+    let stream = per_thread_if_null(stream);
+    // SAFETY: forwarded caller contract.
+    unsafe {
+        symbol_copy(
+            "hipMemcpyFromSymbolAsync_spt",
+            Towards::Host,
+            symbol,
+            dst,
+            size,
+            offset,
+            kind,
+            Some(stream),
+        )
+    }
+}
+
+/// In `_spt` entry points the null stream means the calling thread's stream.
+fn per_thread_if_null(stream: *mut c_void) -> *mut c_void {
+    if stream.is_null() {
+        crate::runtime::stream::PER_THREAD_HANDLE as *mut c_void
+    } else {
+        stream
+    }
+}
+
+/// Which way a symbol copy goes.
+#[derive(Clone, Copy)]
+enum Towards {
+    /// From `other` (host or device memory) into the symbol.
+    Symbol,
+    /// From the symbol into `other`.
+    Host,
+}
+
+/// The one body of every hipMemcpy{To,From}Symbol{,Async}{,_spt}: check the kind for the
+/// direction, resolve the symbol's range, then copy synchronously or on `stream`.
+///
+/// # Safety
+/// HIP's contract: the non-symbol side is valid for `size` bytes (until the copy completes,
+/// for the stream-ordered forms).
+#[allow(clippy::too_many_arguments)]
+unsafe fn symbol_copy(
+    name: &'static str,
+    towards: Towards,
+    symbol: *const c_void,
+    other: *mut c_void,
+    size: usize,
+    offset: usize,
+    kind: u32,
+    stream: Option<*mut c_void>,
+) -> hipError_t {
+    call(name, || {
+        let kind = CopyKind::from_raw(kind)?;
+        let allowed = match towards {
+            Towards::Symbol => CopyKind::HostToDevice,
+            Towards::Host => CopyKind::DeviceToHost,
+        };
+        if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) && kind != allowed {
             return Err(HipError::INVALID_MEMCPY_DIRECTION);
         }
-        let src = symbol_range(symbol, offset, size)?;
-        // SAFETY: HIP's contract: a host `dst` stays valid until the copy completes.
-        unsafe { async_copy::memcpy_async(dst, src as *const c_void, size, kind, stream) }
+        let at = symbol_range(symbol, offset, size)? as *mut c_void;
+        let (dst, src) = match towards {
+            Towards::Symbol => (at, other as *const c_void),
+            Towards::Host => (other, at as *const c_void),
+        };
+        // SAFETY: the caller's contract covers `other`; `at` was checked against the
+        // symbol's registered size.
+        unsafe {
+            match stream {
+                None => memory::memcpy(dst, src, size, kind),
+                Some(stream) => async_copy::memcpy_async(dst, src, size, kind, stream),
+            }
+        }
     })
 }
 

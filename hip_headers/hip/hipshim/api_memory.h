@@ -106,6 +106,21 @@ hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t si
 hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t sizeBytes,
                                     size_t offset, hipMemcpyKind kind, hipStream_t stream = 0);
 
+// Per-thread-default-stream forms (see hip_runtime_api.h: HIP_API_PER_THREAD_DEFAULT_STREAM).
+hipError_t hipMemcpy_spt(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind);
+hipError_t hipMemset_spt(void* dst, int value, size_t sizeBytes);
+hipError_t hipMemcpy2D_spt(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                           size_t height, hipMemcpyKind kind);
+hipError_t hipMemset2D_spt(void* dst, size_t pitch, int value, size_t width, size_t height);
+hipError_t hipMemcpyToSymbol_spt(const void* symbol, const void* src, size_t sizeBytes,
+                                 size_t offset, hipMemcpyKind kind);
+hipError_t hipMemcpyFromSymbol_spt(void* dst, const void* symbol, size_t sizeBytes, size_t offset,
+                                   hipMemcpyKind kind);
+hipError_t hipMemcpyToSymbolAsync_spt(const void* symbol, const void* src, size_t sizeBytes,
+                                      size_t offset, hipMemcpyKind kind, hipStream_t stream);
+hipError_t hipMemcpyFromSymbolAsync_spt(void* dst, const void* symbol, size_t sizeBytes,
+                                        size_t offset, hipMemcpyKind kind, hipStream_t stream);
+
 } // extern "C"
 
 // Typed convenience overloads (inline wrappers around the C entry points).
@@ -135,33 +150,41 @@ template <class T>
 static inline hipError_t hipGetSymbolSize(size_t* size, const T& symbol) {
     return hipGetSymbolSize(size, reinterpret_cast<const void*>(&symbol));
 }
-template <class T>
-static inline hipError_t hipMemcpyToSymbol(const T& symbol, const void* src, size_t sizeBytes,
-                                           size_t offset = 0,
-                                           hipMemcpyKind kind = hipMemcpyHostToDevice) {
-    return hipMemcpyToSymbol(reinterpret_cast<const void*>(&symbol), src, sizeBytes, offset, kind);
-}
-template <class T>
-static inline hipError_t hipMemcpyFromSymbol(void* dst, const T& symbol, size_t sizeBytes,
-                                             size_t offset = 0,
-                                             hipMemcpyKind kind = hipMemcpyDeviceToHost) {
-    return hipMemcpyFromSymbol(dst, reinterpret_cast<const void*>(&symbol), sizeBytes, offset,
-                               kind);
-}
-
-template <class T>
-static inline hipError_t hipMemcpyToSymbolAsync(const T& symbol, const void* src,
-                                                size_t sizeBytes, size_t offset,
-                                                hipMemcpyKind kind, hipStream_t stream = 0) {
-    return hipMemcpyToSymbolAsync(reinterpret_cast<const void*>(&symbol), src, sizeBytes, offset,
-                                  kind, stream);
-}
-template <class T>
-static inline hipError_t hipMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t sizeBytes,
-                                                  size_t offset, hipMemcpyKind kind,
-                                                  hipStream_t stream = 0) {
-    return hipMemcpyFromSymbolAsync(dst, reinterpret_cast<const void*>(&symbol), sizeBytes,
-                                    offset, kind, stream);
-}
+// Symbol copies taking the device variable itself, for both the plain and the
+// per-thread-default-stream (`_spt`) entry points.
+#define HIPSHIM_SYMBOL_COPY_TEMPLATES(suffix)                                                    \
+    template <class T>                                                                           \
+    static inline hipError_t hipMemcpyToSymbol##suffix(const T& symbol, const void* src,         \
+                                                       size_t sizeBytes, size_t offset = 0,      \
+                                                       hipMemcpyKind kind = hipMemcpyHostToDevice) { \
+        return hipMemcpyToSymbol##suffix(reinterpret_cast<const void*>(&symbol), src, sizeBytes, \
+                                         offset, kind);                                          \
+    }                                                                                            \
+    template <class T>                                                                           \
+    static inline hipError_t hipMemcpyFromSymbol##suffix(void* dst, const T& symbol,             \
+                                                         size_t sizeBytes, size_t offset = 0,    \
+                                                         hipMemcpyKind kind = hipMemcpyDeviceToHost) { \
+        return hipMemcpyFromSymbol##suffix(dst, reinterpret_cast<const void*>(&symbol), sizeBytes, \
+                                           offset, kind);                                        \
+    }                                                                                            \
+    template <class T>                                                                           \
+    static inline hipError_t hipMemcpyToSymbolAsync##suffix(const T& symbol, const void* src,    \
+                                                            size_t sizeBytes, size_t offset,     \
+                                                            hipMemcpyKind kind,                  \
+                                                            hipStream_t stream = 0) {            \
+        return hipMemcpyToSymbolAsync##suffix(reinterpret_cast<const void*>(&symbol), src,       \
+                                              sizeBytes, offset, kind, stream);                  \
+    }                                                                                            \
+    template <class T>                                                                           \
+    static inline hipError_t hipMemcpyFromSymbolAsync##suffix(void* dst, const T& symbol,        \
+                                                              size_t sizeBytes, size_t offset,   \
+                                                              hipMemcpyKind kind,                \
+                                                              hipStream_t stream = 0) {          \
+        return hipMemcpyFromSymbolAsync##suffix(dst, reinterpret_cast<const void*>(&symbol),     \
+                                                sizeBytes, offset, kind, stream);                \
+    }
+HIPSHIM_SYMBOL_COPY_TEMPLATES()
+HIPSHIM_SYMBOL_COPY_TEMPLATES(_spt)
+#undef HIPSHIM_SYMBOL_COPY_TEMPLATES
 
 #endif // HIPSHIM_API_MEMORY_H
