@@ -4,6 +4,7 @@
 
 pub mod ds;
 pub mod mai;
+pub mod round;
 pub mod salu;
 pub mod smem;
 pub mod sopp;

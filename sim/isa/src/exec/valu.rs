@@ -4,6 +4,7 @@
 //! (arithmetic has no side effects, so inactive lanes cost nothing but time) and write the
 //! result under EXEC. That keeps the inner loops branch-free for the compiler.
 
+use super::round::{self, Rm, F16 as H16, F32 as S32, F64 as D64};
 use super::{Ctx, Step};
 use crate::decode::{Enc, Ext, Inst};
 use crate::wave::{Lanes, Wave, LANES};
@@ -26,16 +27,32 @@ fn srcs32<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([Lanes; N], u64) 
     if i.ext != Ext::None {
         mask &= ext_sources(w, i, &mut s);
     }
+    if i.opsel & 7 != 0 && i.enc == Enc::Vop3 {
+        // VOP3 op_sel[n] reads the high half of 16-bit source n.
+        for (n, v) in s.iter_mut().enumerate() {
+            if i.opsel >> n & 1 != 0 {
+                for x in v.iter_mut() {
+                    *x >>= 16;
+                }
+            }
+        }
+    }
     if float && (i.abs | i.neg) != 0 && i.ext != Ext::Sdwa {
+        // f16 sources keep their sign in bit 15 (the op's name ends in its source type).
+        let sign = if i.info.name.ends_with("_f16") {
+            0x8000
+        } else {
+            0x8000_0000
+        };
         for (n, v) in s.iter_mut().enumerate() {
             let (abs, neg) = (i.abs >> n & 1 != 0, i.neg >> n & 1 != 0);
             if abs || neg {
                 for x in v.iter_mut() {
                     if abs {
-                        *x &= 0x7fff_ffff;
+                        *x &= !sign;
                     }
                     if neg {
-                        *x ^= 0x8000_0000;
+                        *x ^= sign;
                     }
                 }
             }
@@ -348,6 +365,13 @@ fn out32(w: &mut Wave, i: &Inst, mask: u64, d: &mut Lanes) {
             }
         }
     }
+    if i.opsel & 8 != 0 && i.enc == Enc::Vop3 {
+        // VOP3 op_sel[3]: a 16-bit result goes to the high half; the low half is kept.
+        let old = w.v[(i.dst as usize).wrapping_sub(256) & 511];
+        for l in 0..LANES {
+            d[l] = (old[l] & 0xffff) | d[l] << 16;
+        }
+    }
     w.lane_ops += mask.count_ones() as u64;
     w.vwrite32(i.dst, mask, d);
 }
@@ -378,12 +402,20 @@ fn h(x: f64) -> u64 {
 // ------------------------------------------------------------------ generators
 
 macro_rules! v1 {
-    ($($name:ident($fl:expr) => |$a:ident| $body:expr;)*) => {$(
+    ($($name:ident($fl:expr) => |$a:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
             let ([mut $a], mask) = srcs32::<1>(w, i, $fl);
             if $fl && flush_inputs(w, i) { flush_lanes32(&mut $a); }
             let mut d = [0u32; LANES];
-            for l in 0..LANES { let $a = $a[l]; d[l] = $body; }
+            // A directed rounding mode takes the exact (slow) path; the mode is read once.
+            #[allow(unused_mut)]
+            let mut directed = false;
+            $(let $rm = round::$rk(w.mode);
+            if $rm != Rm::NearestEven {
+                directed = true;
+                for l in 0..LANES { let $a = $a[l]; d[l] = $rbody; }
+            })?
+            if !directed { for l in 0..LANES { let $a = $a[l]; d[l] = $body; } }
             if $fl { fmods32(w, i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
@@ -392,7 +424,7 @@ macro_rules! v1 {
 }
 
 macro_rules! v2 {
-    ($($name:ident($fl:expr) => |$a:ident, $bb:ident| $body:expr;)*) => {$(
+    ($($name:ident($fl:expr) => |$a:ident, $bb:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
             let ([mut $a, mut $bb], mask) = srcs32::<2>(w, i, $fl);
             if $fl && flush_inputs(w, i) {
@@ -401,7 +433,14 @@ macro_rules! v2 {
                 if stringify!($name) != "v_ldexp_f32" { flush_lanes32(&mut $bb); }
             }
             let mut d = [0u32; LANES];
-            for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; }
+            #[allow(unused_mut)]
+            let mut directed = false;
+            $(let $rm = round::$rk(w.mode);
+            if $rm != Rm::NearestEven {
+                directed = true;
+                for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $rbody; }
+            })?
+            if !directed { for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; } }
             if $fl { fmods32(w, i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
@@ -410,7 +449,7 @@ macro_rules! v2 {
 }
 
 macro_rules! v3 {
-    ($($name:ident($fl:expr) => |$a:ident, $bb:ident, $cc:ident| $body:expr;)*) => {$(
+    ($($name:ident($fl:expr) => |$a:ident, $bb:ident, $cc:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
             let ([mut $a, mut $bb, mut $cc], mask) = srcs32::<3>(w, i, $fl);
             if $fl && flush_inputs(w, i) {
@@ -419,7 +458,14 @@ macro_rules! v3 {
                 flush_lanes32(&mut $cc);
             }
             let mut d = [0u32; LANES];
-            for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; }
+            #[allow(unused_mut)]
+            let mut directed = false;
+            $(let $rm = round::$rk(w.mode);
+            if $rm != Rm::NearestEven {
+                directed = true;
+                for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $rbody; }
+            })?
+            if !directed { for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; } }
             if $fl { fmods32(w, i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
@@ -429,11 +475,18 @@ macro_rules! v3 {
 
 /// 64-bit result from `N` sources (each 32 or 64 bits wide per the op's widths).
 macro_rules! w64 {
-    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr;)*) => {$(
+    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
             let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
             let mut d = [0u64; LANES];
-            for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; }
+            #[allow(unused_mut)]
+            let mut directed = false;
+            $(let $rm = round::$rk(w.mode);
+            if $rm != Rm::NearestEven {
+                directed = true;
+                for l in 0..LANES { $(let $ra = $ra[l];)* d[l] = $rbody; }
+            })?
+            if !directed { for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; } }
             if $fl { fmods64(w, i, &mut d); }
             out64(w, i, mask, &mut d);
             OK
@@ -443,11 +496,18 @@ macro_rules! w64 {
 
 /// 32-bit result from 64-bit-capable sources (conversions from f64, f64 class...).
 macro_rules! n64 {
-    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr;)*) => {$(
+    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
             let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
             let mut d = [0u32; LANES];
-            for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; }
+            #[allow(unused_mut)]
+            let mut directed = false;
+            $(let $rm = round::$rk(w.mode);
+            if $rm != Rm::NearestEven {
+                directed = true;
+                for l in 0..LANES { $(let $ra = $ra[l];)* d[l] = $rbody; }
+            })?
+            if !directed { for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; } }
             out32(w, i, mask, &mut d);
             OK
         }
@@ -462,11 +522,12 @@ pub fn v_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
 
 v1! {
     v_mov_b32(false) => |a| a;
-    v_cvt_f32_i32(false) => |a| b(a as i32 as f32);
-    v_cvt_f32_u32(false) => |a| b(a as f32);
+    v_cvt_f32_i32(false) => |a| b(a as i32 as f32), round rm32 |rm| round::from_int(S32, rm, a as i32 as i64) as u32;
+    v_cvt_f32_u32(false) => |a| b(a as f32), round rm32 |rm| round::from_int(S32, rm, a as i64) as u32;
     v_cvt_u32_f32(true) => |a| f(a) as u32;
     v_cvt_i32_f32(true) => |a| f(a) as i32 as u32;
-    v_cvt_f16_f32(true) => |a| f32_to_f16(f(a)) as u32;
+    // The result is f16, so the f64/f16 rounding field applies.
+    v_cvt_f16_f32(true) => |a| f32_to_f16(f(a)) as u32, round rm64 |rm| round::convert(S32, H16, rm, a as u64) as u32;
     v_cvt_f32_f16(false) => |a| b(f16_to_f32(a as u16));
     v_cvt_rpi_i32_f32(true) => |a| (f(a) + 0.5).floor() as i32 as u32;
     v_cvt_flr_i32_f32(true) => |a| f(a).floor() as i32 as u32;
@@ -496,8 +557,8 @@ v1! {
     };
     v_frexp_exp_i32_f32(true) => |a| { let x = f(a); if x.is_nan() || x.is_infinite() || x == 0.0 { 0 } else { frexp32(x).1 as u32 } };
     v_frexp_mant_f32(true) => |a| { let x = f(a); if x.is_nan() || x.is_infinite() { a } else { b(frexp32(x).0) } };
-    v_cvt_f16_u16(false) => |a| f32_to_f16((a & 0xffff) as f32) as u32;
-    v_cvt_f16_i16(false) => |a| f32_to_f16(a as u16 as i16 as f32) as u32;
+    v_cvt_f16_u16(false) => |a| f32_to_f16((a & 0xffff) as f32) as u32, round rm64 |rm| round::from_int(H16, rm, (a & 0xffff) as i64) as u32;
+    v_cvt_f16_i16(false) => |a| f32_to_f16(a as u16 as i16 as f32) as u32, round rm64 |rm| round::from_int(H16, rm, a as u16 as i16 as i64) as u32;
     v_cvt_u16_f16(false) => |a| f16_to_f32(a as u16) as u16 as u32;
     v_cvt_i16_f16(false) => |a| f16_to_f32(a as u16) as i16 as u16 as u32;
     v_rcp_f16(false) => |a| f32_to_f16(1.0 / f16_to_f32(a as u16)) as u32;
@@ -514,7 +575,7 @@ v1! {
 n64! {
     v_cvt_i32_f64<1>(true) => |a| g(a) as i32 as u32;
     v_cvt_u32_f64<1>(true) => |a| g(a) as u32;
-    v_cvt_f32_f64<1>(true) => |a| b(g(a) as f32);
+    v_cvt_f32_f64<1>(true) => |a| b(g(a) as f32), round rm32 |rm; a| round::convert(D64, S32, rm, a) as u32;
     v_frexp_exp_i32_f64<1>(true) => |a| { let x = g(a); if x.is_nan() || x.is_infinite() || x == 0.0 { 0 } else { frexp64(x).1 as u32 } };
 }
 
@@ -532,10 +593,10 @@ w64! {
     v_frexp_mant_f64<1>(true) => |a| { let x = g(a); if x.is_nan() || x.is_infinite() { a } else { h(frexp64(x).0) } };
     v_fract_f64<1>(true) => |a| { let x = g(a); h(if x.is_infinite() { f64::NAN } else { (x - x.floor()).min(f64::from_bits(0x3fef_ffff_ffff_ffff)) }) };
     v_mov_b64<1>(false) => |a| a;
-    v_fma_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c)));
-    v_fmac_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c)));
-    v_add_f64<2>(true) => |a, bb| h(g(a) + g(bb));
-    v_mul_f64<2>(true) => |a, bb| h(g(a) * g(bb));
+    v_fma_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c))), round rm64 |rm; a, bb, c| round::fma(D64, rm, a, bb, c);
+    v_fmac_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c))), round rm64 |rm; a, bb, c| round::fma(D64, rm, a, bb, c);
+    v_add_f64<2>(true) => |a, bb| h(g(a) + g(bb)), round rm64 |rm; a, bb| round::add(D64, rm, a, bb);
+    v_mul_f64<2>(true) => |a, bb| h(g(a) * g(bb)), round rm64 |rm; a, bb| round::mul(D64, rm, a, bb);
     v_min_f64<2>(true) => |a, bb| h(g(a).min(g(bb)));
     v_max_f64<2>(true) => |a, bb| h(g(a).max(g(bb)));
     v_ldexp_f64<2>(true) => |a, bb| h(ldexp64(g(a), bb as u32 as i32));
@@ -578,10 +639,10 @@ pub fn v_swap_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
 // ------------------------------------------------------------------ VOP2 / VOP3 two-source
 
 v2! {
-    v_add_f32(true) => |a, bb| b(f(a) + f(bb));
-    v_sub_f32(true) => |a, bb| b(f(a) - f(bb));
-    v_subrev_f32(true) => |a, bb| b(f(bb) - f(a));
-    v_mul_f32(true) => |a, bb| b(f(a) * f(bb));
+    v_add_f32(true) => |a, bb| b(f(a) + f(bb)), round rm32 |rm| round::add(S32, rm, a as u64, bb as u64) as u32;
+    v_sub_f32(true) => |a, bb| b(f(a) - f(bb)), round rm32 |rm| round::sub(S32, rm, a as u64, bb as u64) as u32;
+    v_subrev_f32(true) => |a, bb| b(f(bb) - f(a)), round rm32 |rm| round::sub(S32, rm, bb as u64, a as u64) as u32;
+    v_mul_f32(true) => |a, bb| b(f(a) * f(bb)), round rm32 |rm| round::mul(S32, rm, a as u64, bb as u64) as u32;
     v_mul_i32_i24(false) => |a, bb| (sext24(a) * sext24(bb)) as u32;
     v_mul_hi_i32_i24(false) => |a, bb| ((sext24(a) * sext24(bb)) >> 32) as u32;
     v_mul_u32_u24(false) => |a, bb| (a & 0xff_ffff).wrapping_mul(bb & 0xff_ffff);
@@ -604,10 +665,10 @@ v2! {
     v_subrev_u32(false) => |a, bb| bb.wrapping_sub(a);
     v_add_i32(false) => |a, bb| a.wrapping_add(bb);
     v_sub_i32(false) => |a, bb| a.wrapping_sub(bb);
-    v_add_f16(false) => |a, bb| hf2(a, bb, |x, y| x + y);
-    v_sub_f16(false) => |a, bb| hf2(a, bb, |x, y| x - y);
-    v_subrev_f16(false) => |a, bb| hf2(a, bb, |x, y| y - x);
-    v_mul_f16(false) => |a, bb| hf2(a, bb, |x, y| x * y);
+    v_add_f16(false) => |a, bb| hf2(a, bb, |x, y| x + y), round rm64 |rm| round::add(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64) as u32;
+    v_sub_f16(false) => |a, bb| hf2(a, bb, |x, y| x - y), round rm64 |rm| round::sub(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64) as u32;
+    v_subrev_f16(false) => |a, bb| hf2(a, bb, |x, y| y - x), round rm64 |rm| round::sub(H16, rm, (bb & 0xffff) as u64, (a & 0xffff) as u64) as u32;
+    v_mul_f16(false) => |a, bb| hf2(a, bb, |x, y| x * y), round rm64 |rm| round::mul(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64) as u32;
     v_max_f16(false) => |a, bb| hf2(a, bb, f32::max);
     v_min_f16(false) => |a, bb| hf2(a, bb, f32::min);
     v_add_u16(false) => |a, bb| (a as u16).wrapping_add(bb as u16) as u32;
@@ -721,10 +782,10 @@ carry! {
 // ------------------------------------------------------------------ three-source
 
 v3! {
-    v_fma_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c)));
-    v_fmac_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c)));
-    v_mac_f32(true) => |a, bb, c| b(f(a) * f(bb) + f(c));
-    v_mad_f32(true) => |a, bb, c| b(f(a) * f(bb) + f(c));
+    v_fma_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c))), round rm32 |rm| round::fma(S32, rm, a as u64, bb as u64, c as u64) as u32;
+    v_fmac_f32(true) => |a, bb, c| b(f(a).mul_add(f(bb), f(c))), round rm32 |rm| round::fma(S32, rm, a as u64, bb as u64, c as u64) as u32;
+    v_mac_f32(true) => |a, bb, c| b(f(a) * f(bb) + f(c)), round rm32 |rm| round::mad(S32, rm, a as u64, bb as u64, c as u64) as u32;
+    v_mad_f32(true) => |a, bb, c| b(f(a) * f(bb) + f(c)), round rm32 |rm| round::mad(S32, rm, a as u64, bb as u64, c as u64) as u32;
     v_mad_legacy_f32(true) => |a, bb, c| { let (x, y) = (f(a), f(bb)); b(if x == 0.0 || y == 0.0 { f(c) } else { x * y + f(c) }) };
     v_mad_i32_i24(false) => |a, bb, c| ((sext24(a) * sext24(bb)) as u32).wrapping_add(c);
     v_mad_u32_u24(false) => |a, bb, c| (a & 0xff_ffff).wrapping_mul(bb & 0xff_ffff).wrapping_add(c);
@@ -758,7 +819,20 @@ v3! {
     // which is exact for f16-range sums of this size) models the fused operation.
     // f16 division ends in this fixup of the quotient computed through f32.
     v_div_fixup_f16(false) => |a, bb, c| f64_to_f16(div_fixup64(f16_to_f32(a as u16) as f64, f16_to_f32(bb as u16) as f64, f16_to_f32(c as u16) as f64)) as u32;
-    v_fma_f16(false) => |a, bb, c| f32_to_f16((f16_to_f32(a as u16) as f64 * f16_to_f32(bb as u16) as f64 + f16_to_f32(c as u16) as f64) as f32) as u32;
+    v_fma_f16(false) => |a, bb, c| f64_to_f16(f16_to_f32(a as u16) as f64 * f16_to_f32(bb as u16) as f64 + f16_to_f32(c as u16) as f64) as u32, round rm64 |rm| round::fma(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64, (c & 0xffff) as u64) as u32;
+    // Unfused: the product is rounded to f16 first.
+    v_mad_f16(false) => |a, bb, c| hf2(hf2(a, bb, |x, y| x * y), c, |x, y| x + y), round rm64 |rm| round::mad(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64, (c & 0xffff) as u64) as u32;
+    v_min3_f16(false) => |a, bb, c| f32_to_f16(f16_to_f32(a as u16).min(f16_to_f32(bb as u16)).min(f16_to_f32(c as u16))) as u32;
+    v_max3_f16(false) => |a, bb, c| f32_to_f16(f16_to_f32(a as u16).max(f16_to_f32(bb as u16)).max(f16_to_f32(c as u16))) as u32;
+    v_med3_f16(false) => |a, bb, c| f32_to_f16(med3f(f16_to_f32(a as u16), f16_to_f32(bb as u16), f16_to_f32(c as u16))) as u32;
+    v_min3_i16(false) => |a, bb, c| (a as u16 as i16).min(bb as u16 as i16).min(c as u16 as i16) as u16 as u32;
+    v_max3_i16(false) => |a, bb, c| (a as u16 as i16).max(bb as u16 as i16).max(c as u16 as i16) as u16 as u32;
+    v_med3_i16(false) => |a, bb, c| { let (x, y, z) = (a as u16 as i16, bb as u16 as i16, c as u16 as i16); x.max(y).min(x.min(y).max(z)) as u16 as u32 };
+    v_min3_u16(false) => |a, bb, c| (a as u16).min(bb as u16).min(c as u16) as u32;
+    v_max3_u16(false) => |a, bb, c| (a as u16).max(bb as u16).max(c as u16) as u32;
+    v_med3_u16(false) => |a, bb, c| { let (x, y, z) = (a as u16, bb as u16, c as u16); x.max(y).min(x.min(y).max(z)) as u32 };
+    v_mad_u16(false) => |a, bb, c| (a as u16).wrapping_mul(bb as u16).wrapping_add(c as u16) as u32;
+    v_mad_i16(false) => |a, bb, c| (a as u16).wrapping_mul(bb as u16).wrapping_add(c as u16) as u32;
 }
 
 /// `v_madmk_f32 vdst, src0, K, vsrc1`: src0 * K + vsrc1 (K is the literal).
@@ -779,6 +853,20 @@ fn mk(w: &mut Wave, i: &Inst, ak: bool, fused: bool) -> R {
     let ([a, bb], mask) = srcs32::<2>(w, i, false);
     let k = f(i.lit);
     let mut d = [0u32; LANES];
+    let rm = round::rm32(w.mode);
+    if rm != Rm::NearestEven {
+        for l in 0..LANES {
+            let (m, add) = if ak { (bb[l], i.lit) } else { (i.lit, bb[l]) };
+            let (x, m, add) = (a[l] as u64, m as u64, add as u64);
+            d[l] = if fused {
+                round::fma(S32, rm, x, m, add)
+            } else {
+                round::mad(S32, rm, x, m, add)
+            } as u32;
+        }
+        out32(w, i, mask, &mut d);
+        return OK;
+    }
     for l in 0..LANES {
         let (x, y) = (f(a[l]), f(bb[l]));
         // madak: src0 * vsrc1 + K; madmk: src0 * K + vsrc1.
@@ -1069,12 +1157,13 @@ fn class(c: std::num::FpCategory, neg: bool, bits: u64, is64: bool, mask: u32) -
 
 /// Packed f32: each source's two dwords are selected by op_sel (low result) and
 /// op_sel_hi (high result); neg/neg_hi negate.
-fn pk32(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32) -> R {
+fn pk32(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32, rop: RoundOp) -> R {
     let mut s = [[0u64; LANES]; 3];
     for (k, out) in s.iter_mut().enumerate().take(n) {
         w.vread64(i.src[k], i.lit, i.info.fk, out);
     }
     let mask = w.exec();
+    let rm = round::rm32(w.mode);
     let mut d = [0u64; LANES];
     for l in 0..LANES {
         let mut lo = [0f32; 3];
@@ -1093,22 +1182,39 @@ fn pk32(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32) -> R {
             lo[k] = x;
             hi[k] = y;
         }
-        let r0 = op(lo[0], lo[1], lo[2]);
-        let r1 = op(hi[0], hi[1], hi[2]);
-        d[l] = b(r0) as u64 | (b(r1) as u64) << 32;
+        let (r0, r1) = if rm == Rm::NearestEven {
+            (b(op(lo[0], lo[1], lo[2])), b(op(hi[0], hi[1], hi[2])))
+        } else {
+            let bits = |v: [f32; 3]| v.map(|x| b(x) as u64);
+            (rop(S32, rm, bits(lo)) as u32, rop(S32, rm, bits(hi)) as u32)
+        };
+        d[l] = r0 as u64 | (r1 as u64) << 32;
     }
     out64(w, i, mask, &d);
     OK
 }
 
+/// The directed-rounding form of a packed op: (format, mode, operand bits) -> result bits.
+type RoundOp = fn(round::Fmt, Rm, [u64; 3]) -> u64;
+
+fn r_fma(t: round::Fmt, rm: Rm, v: [u64; 3]) -> u64 {
+    round::fma(t, rm, v[0], v[1], v[2])
+}
+fn r_mul(t: round::Fmt, rm: Rm, v: [u64; 3]) -> u64 {
+    round::mul(t, rm, v[0], v[1])
+}
+fn r_add(t: round::Fmt, rm: Rm, v: [u64; 3]) -> u64 {
+    round::add(t, rm, v[0], v[1])
+}
+
 pub fn v_pk_fma_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk32(w, i, 3, |a, b, c| a.mul_add(b, c))
+    pk32(w, i, 3, |a, b, c| a.mul_add(b, c), r_fma)
 }
 pub fn v_pk_mul_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk32(w, i, 2, |a, b, _| a * b)
+    pk32(w, i, 2, |a, b, _| a * b, r_mul)
 }
 pub fn v_pk_add_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk32(w, i, 2, |a, b, _| a + b)
+    pk32(w, i, 2, |a, b, _| a + b, r_add)
 }
 
 /// `v_pk_mov_b32`: low dword from src0 (op_sel[0] picks its half), high from src1.
@@ -1136,12 +1242,16 @@ pub fn v_pk_mov_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     OK
 }
 
-fn pk16(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32) -> R {
+fn pk16(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32, rop: Option<RoundOp>) -> R {
     let mut s = [[0u32; LANES]; 3];
     for (k, out) in s.iter_mut().enumerate().take(n) {
         w.vread32(i.src[k], i.lit, crate::decode::FloatKind::F16, out);
     }
     let mask = w.exec();
+    let rm = round::rm64(w.mode);
+    if let (Some(rop), true) = (rop, rm != Rm::NearestEven) {
+        return pk16_directed(w, i, n, &s, mask, rm, rop);
+    }
     let mut d = [0u32; LANES];
     for l in 0..LANES {
         let mut lo = [0f32; 3];
@@ -1167,14 +1277,230 @@ fn pk16(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32) -> R {
     OK
 }
 
+/// `pk16` under a directed rounding mode: operands stay f16 bit patterns.
+fn pk16_directed(
+    w: &mut Wave,
+    i: &Inst,
+    n: usize,
+    s: &[Lanes; 3],
+    mask: u64,
+    rm: Rm,
+    rop: RoundOp,
+) -> R {
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let mut lo = [0u64; 3];
+        let mut hi = [0u64; 3];
+        for k in 0..n {
+            let v = s[k][l];
+            let pick = |hh: bool| (if hh { v >> 16 } else { v & 0xffff }) as u64;
+            lo[k] = pick(i.opsel >> k & 1 != 0) ^ ((i.neg >> k & 1) as u64) << 15;
+            hi[k] = pick(i.opsel_hi >> k & 1 != 0) ^ ((i.neg_hi >> k & 1) as u64) << 15;
+        }
+        d[l] = rop(H16, rm, lo) as u32 | (rop(H16, rm, hi) as u32) << 16;
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
 pub fn v_pk_fma_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk16(w, i, 3, |a, b, c| (a as f64 * b as f64 + c as f64) as f32)
+    pk16(
+        w,
+        i,
+        3,
+        |a, b, c| (a as f64 * b as f64 + c as f64) as f32,
+        Some(r_fma),
+    )
 }
 pub fn v_pk_add_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk16(w, i, 2, |a, b, _| a + b)
+    pk16(w, i, 2, |a, b, _| a + b, Some(r_add))
 }
 pub fn v_pk_mul_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk16(w, i, 2, |a, b, _| a * b)
+    pk16(w, i, 2, |a, b, _| a * b, Some(r_mul))
+}
+pub fn v_pk_min_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk16(w, i, 2, |a, b, _| a.min(b), None)
+}
+pub fn v_pk_max_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    pk16(w, i, 2, |a, b, _| a.max(b), None)
+}
+
+// ------------------------------------------------------------------ VOP3P integer
+
+/// Packed 16-bit integer ops: `op(a, b, c, clamp)` per half; op_sel picks the halves of
+/// the low result's sources, op_sel_hi those of the high result's.
+fn pk_int(w: &mut Wave, i: &Inst, n: usize, op: fn(u16, u16, u16, bool) -> u16) -> R {
+    let mut s = [[0u32; LANES]; 3];
+    for (k, out) in s.iter_mut().enumerate().take(n) {
+        w.vread32(i.src[k], i.lit, i.info.fk, out);
+    }
+    let mask = w.exec();
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let mut lo = [0u16; 3];
+        let mut hi = [0u16; 3];
+        for k in 0..n {
+            let v = s[k][l];
+            let pick = |hh: bool| if hh { (v >> 16) as u16 } else { v as u16 };
+            lo[k] = pick(i.opsel >> k & 1 != 0);
+            hi[k] = pick(i.opsel_hi >> k & 1 != 0);
+        }
+        d[l] = op(lo[0], lo[1], lo[2], i.clamp) as u32
+            | (op(hi[0], hi[1], hi[2], i.clamp) as u32) << 16;
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+/// Saturates a wide result to u16 when clamping, else wraps.
+fn sat_u16(v: i64, clamp: bool) -> u16 {
+    if clamp {
+        v.clamp(0, u16::MAX as i64) as u16
+    } else {
+        v as u16
+    }
+}
+fn sat_i16(v: i64, clamp: bool) -> u16 {
+    if clamp {
+        v.clamp(i16::MIN as i64, i16::MAX as i64) as i16 as u16
+    } else {
+        v as u16
+    }
+}
+
+macro_rules! pk_int_ops {
+    ($($name:ident<$n:literal> => |$a:ident, $bb:ident, $cc:ident, $cl:ident| $body:expr;)*) => {$(
+        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            #[allow(unused_variables)]
+            fn op($a: u16, $bb: u16, $cc: u16, $cl: bool) -> u16 { $body }
+            pk_int(w, i, $n, op)
+        }
+    )*};
+}
+
+pk_int_ops! {
+    v_pk_add_u16<2> => |a, bb, c, cl| sat_u16(a as i64 + bb as i64, cl);
+    v_pk_add_i16<2> => |a, bb, c, cl| sat_i16(a as i16 as i64 + bb as i16 as i64, cl);
+    v_pk_sub_u16<2> => |a, bb, c, cl| sat_u16(a as i64 - bb as i64, cl);
+    v_pk_sub_i16<2> => |a, bb, c, cl| sat_i16(a as i16 as i64 - bb as i16 as i64, cl);
+    v_pk_mul_lo_u16<2> => |a, bb, c, cl| a.wrapping_mul(bb);
+    v_pk_mad_u16<3> => |a, bb, c, cl| sat_u16(a as i64 * bb as i64 + c as i64, cl);
+    v_pk_mad_i16<3> => |a, bb, c, cl| sat_i16(a as i16 as i64 * bb as i16 as i64 + c as i16 as i64, cl);
+    // Shifts: src0 is the shift amount (low 4 bits), src1 the value.
+    v_pk_lshlrev_b16<2> => |a, bb, c, cl| bb << (a & 15);
+    v_pk_lshrrev_b16<2> => |a, bb, c, cl| bb >> (a & 15);
+    v_pk_ashrrev_i16<2> => |a, bb, c, cl| ((bb as i16) >> (a & 15)) as u16;
+    v_pk_max_u16<2> => |a, bb, c, cl| a.max(bb);
+    v_pk_min_u16<2> => |a, bb, c, cl| a.min(bb);
+    v_pk_max_i16<2> => |a, bb, c, cl| (a as i16).max(bb as i16) as u16;
+    v_pk_min_i16<2> => |a, bb, c, cl| (a as i16).min(bb as i16) as u16;
+}
+
+// ------------------------------------------------------------------ dot products
+
+/// Integer dot products: `lanes` elements of `bits` each from src0 and src1 (signed or
+/// not), summed with src2; clamp saturates to the 32-bit result type.
+fn dot_int(w: &mut Wave, i: &Inst, bits: u32, signed: bool) -> R {
+    let mut s = [[0u32; LANES]; 3];
+    for (k, out) in s.iter_mut().enumerate() {
+        w.vread32(i.src[k], i.lit, i.info.fk, out);
+    }
+    let mask = w.exec();
+    let n = 32 / bits;
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let (x, y) = (s[0][l], s[1][l]);
+        let mut acc: i64 = if signed {
+            s[2][l] as i32 as i64
+        } else {
+            s[2][l] as i64
+        };
+        for e in 0..n {
+            let field = |v: u32| -> i64 {
+                let raw = (v >> (e * bits)) as u64 & ((1u64 << bits) - 1);
+                if signed {
+                    // Sign-extend the `bits`-wide field.
+                    ((raw << (64 - bits)) as i64) >> (64 - bits)
+                } else {
+                    raw as i64
+                }
+            };
+            acc += field(x) * field(y);
+        }
+        d[l] = match (i.clamp, signed) {
+            (true, true) => acc.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32,
+            (true, false) => acc.clamp(0, u32::MAX as i64) as u32,
+            _ => acc as u32,
+        };
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+
+pub fn v_dot2_i32_i16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dot_int(w, i, 16, true)
+}
+pub fn v_dot2_u32_u16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dot_int(w, i, 16, false)
+}
+pub fn v_dot4_i32_i8(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dot_int(w, i, 8, true)
+}
+pub fn v_dot4_u32_u8(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dot_int(w, i, 8, false)
+}
+pub fn v_dot8_i32_i4(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dot_int(w, i, 4, true)
+}
+pub fn v_dot8_u32_u4(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dot_int(w, i, 4, false)
+}
+
+/// `v_dot2_f32_f16`: a.lo*b.lo + a.hi*b.hi + c (f32). op_sel/op_sel_hi pick the halves of
+/// the first/second product, neg/neg_hi negate them. The f16 products and their sum are
+/// exact in f64 and then added to c with one rounding to f32 per MODE (an exact model of
+/// a fused dot product; hardware may round differently where the manual leaves it open).
+pub fn v_dot2_f32_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    let mut s = [[0u32; LANES]; 3];
+    for (k, out) in s.iter_mut().enumerate() {
+        let fk = if k < 2 {
+            crate::decode::FloatKind::F16
+        } else {
+            crate::decode::FloatKind::F32
+        };
+        w.vread32(i.src[k], i.lit, fk, out);
+    }
+    let mask = w.exec();
+    let rm = round::rm32(w.mode);
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        let mut lo = [0f64; 2];
+        let mut hi = [0f64; 2];
+        for k in 0..2 {
+            let v = s[k][l];
+            let pick = |hh: bool| f16_to_f32(if hh { (v >> 16) as u16 } else { v as u16 }) as f64;
+            lo[k] = pick(i.opsel >> k & 1 != 0) * if i.neg >> k & 1 != 0 { -1.0 } else { 1.0 };
+            hi[k] =
+                pick(i.opsel_hi >> k & 1 != 0) * if i.neg_hi >> k & 1 != 0 { -1.0 } else { 1.0 };
+        }
+        // Each f16 product is exact in f64; their f64 sum is exact unless the two differ in
+        // scale by more than 2^31 (then the smaller is rounded at 2^-53 of the larger, a
+        // known approximation). The final addition of c rounds once, per MODE.
+        let p = lo[0] * lo[1] + hi[0] * hi[1];
+        let mut c = s[2][l];
+        if i.neg >> 2 & 1 != 0 {
+            c ^= 0x8000_0000;
+        }
+        let sum = round::add_f64_to(S32, rm, p, f(c) as f64);
+        d[l] = if i.clamp {
+            let x = f(sum as u32);
+            b(if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
+        } else {
+            sum as u32
+        };
+    }
+    out32(w, i, mask, &mut d);
+    OK
 }
 
 /// The fraction bits of 2/pi (0.A2F9836E...), 1584 of them: the hardware's table holds
