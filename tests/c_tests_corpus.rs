@@ -41,4 +41,8 @@ c_tests! {
     cross_lane_gfx942 => "cross_lane" on "gfx942";
     cross_lane_gfx90a => "cross_lane" on "gfx90a";
     mfma_gfx942 => "mfma" on "gfx942";
+    rounding_modes_gfx942 => "rounding_modes" on "gfx942";
+    rounding_modes_gfx90a => "rounding_modes" on "gfx90a";
+    packed_int_dot_gfx942 => "packed_int_dot" on "gfx942";
+    packed_int_dot_gfx90a => "packed_int_dot" on "gfx90a";
 }

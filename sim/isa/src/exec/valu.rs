@@ -1437,6 +1437,46 @@ fn dot_int(w: &mut Wave, i: &Inst, bits: u32, signed: bool) -> R {
     OK
 }
 
+/// VOP2 `v_dot*c_*`: the dot product of src0 and src1 accumulated into vdst (signed
+/// `bits`-wide elements; `bits == 0` is the f16 pair form, rounded to f32 per MODE).
+fn dotc(w: &mut Wave, i: &Inst, bits: u32) -> R {
+    let ([x, y], mask) = srcs32::<2>(w, i, false);
+    let acc = w.v[(i.dst as usize).wrapping_sub(256) & 511];
+    let rm = round::rm32(w.mode);
+    let mut d = [0u32; LANES];
+    for l in 0..LANES {
+        d[l] = if bits == 0 {
+            let hv = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16) as f64;
+            let p = hv(x[l], 0) * hv(y[l], 0) + hv(x[l], 1) * hv(y[l], 1);
+            round::add_f64_to(S32, rm, p, f(acc[l]) as f64) as u32
+        } else {
+            let mut sum = acc[l] as i32 as i64;
+            for e in 0..32 / bits {
+                let field = |v: u32| {
+                    let raw = (v >> (e * bits)) as u64 & ((1u64 << bits) - 1);
+                    ((raw << (64 - bits)) as i64) >> (64 - bits)
+                };
+                sum += field(x[l]) * field(y[l]);
+            }
+            sum as u32
+        };
+    }
+    out32(w, i, mask, &mut d);
+    OK
+}
+pub fn v_dot2c_f32_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dotc(w, i, 0)
+}
+pub fn v_dot2c_i32_i16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dotc(w, i, 16)
+}
+pub fn v_dot4c_i32_i8(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dotc(w, i, 8)
+}
+pub fn v_dot8c_i32_i4(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    dotc(w, i, 4)
+}
+
 pub fn v_dot2_i32_i16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     dot_int(w, i, 16, true)
 }
