@@ -19,6 +19,7 @@ use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 
 include!(concat!(env!("OUT_DIR"), "/exports.rs"));
+include!(concat!(env!("OUT_DIR"), "/symver_mod.rs"));
 
 thread_local! {
     /// The last error returned on this thread, until `hipGetLastError` reads it.

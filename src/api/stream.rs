@@ -337,10 +337,8 @@ pub unsafe extern "C" fn hipLaunchKernel_spt(
     shared_mem: usize,
     stream: *mut c_void,
 ) -> hipError_t {
+    // A null or unregistered `function` is hipErrorInvalidDeviceFunction (launch_kernel).
     call("hipLaunchKernel_spt", || {
-        if function.is_null() {
-            return Err(HipError::INVALID_DEVICE_FUNCTION);
-        }
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
         unsafe {
             launch::launch_kernel(
