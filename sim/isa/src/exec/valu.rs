@@ -1445,13 +1445,9 @@ fn dotc(w: &mut Wave, i: &Inst, bits: u32) -> R {
     let rm = round::rm32(w.mode);
     let mut d = [0u32; LANES];
     for l in 0..LANES {
-        d[l] = if bits == 0 {
-            let hv = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16) as f64;
-            let p = hv(x[l], 0) * hv(y[l], 0) + hv(x[l], 1) * hv(y[l], 1);
-            round::add_f64_to(S32, rm, p, f(acc[l]) as f64) as u32
-        } else {
+        d[l] = if let Some(n) = 32u32.checked_div(bits) {
             let mut sum = acc[l] as i32 as i64;
-            for e in 0..32 / bits {
+            for e in 0..n {
                 let field = |v: u32| {
                     let raw = (v >> (e * bits)) as u64 & ((1u64 << bits) - 1);
                     ((raw << (64 - bits)) as i64) >> (64 - bits)
@@ -1459,6 +1455,10 @@ fn dotc(w: &mut Wave, i: &Inst, bits: u32) -> R {
                 sum += field(x[l]) * field(y[l]);
             }
             sum as u32
+        } else {
+            let hv = |v: u32, k: u32| f16_to_f32((v >> (16 * k)) as u16) as f64;
+            let p = hv(x[l], 0) * hv(y[l], 0) + hv(x[l], 1) * hv(y[l], 1);
+            round::add_f64_to(S32, rm, p, f(acc[l]) as f64) as u32
         };
     }
     out32(w, i, mask, &mut d);
