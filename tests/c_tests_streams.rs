@@ -23,6 +23,8 @@ c_tests! {
     policy_gfx90a => "policy" on "gfx90a";
     per_thread_default_gfx942 => "per_thread_default" on "gfx942";
     per_thread_default_gfx90a => "per_thread_default" on "gfx90a";
+    device_reset_gfx942 => "device_reset" on "gfx942";
+    device_reset_gfx90a => "device_reset" on "gfx90a";
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with

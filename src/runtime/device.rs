@@ -215,10 +215,11 @@ impl Device {
         }
     }
 
-    /// `hipDeviceReset`: drains the device's work, frees its allocations and forgets the
-    /// flags and limits the application set.
+    /// `hipDeviceReset`: drains the device's work, destroys the streams the program created
+    /// on it, frees its allocations and forgets the flags and limits the application set.
     pub fn reset(&self) -> HipResult {
         self.synchronize()?;
+        super::stream::destroy_created_streams(self);
         super::memory::free_device_allocations(self);
         *self.settings.lock() = DeviceSettings::default();
         Ok(())

@@ -1072,6 +1072,21 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
     Ok(())
 }
 
+/// For `hipDeviceReset`: destroys every stream the program created on `device` (their
+/// handles become invalid, as after hipStreamDestroy). The caller has drained the device.
+pub fn destroy_created_streams(device: &Device) {
+    let doomed: Vec<usize> = STREAMS
+        .iter()
+        .filter(|s| s.value().device == device.index)
+        .map(|s| *s.key())
+        .collect();
+    for handle in doomed {
+        if let Some((_, stream)) = STREAMS.remove(&handle) {
+            device.streams.unregister(&stream);
+        }
+    }
+}
+
 /// `hipStreamSynchronize`.
 pub fn synchronize(handle: *mut c_void) -> HipResult {
     let (device, stream) = lookup(handle)?;
