@@ -90,7 +90,11 @@ fn build(stem: &str, lib: &RocmLib) -> PathBuf {
     // hipcc from probing for a GPU (rocm_agent_enumerator).
     let flags = ["--offload-arch=gfx90a", "-O2", lib.link];
     let mut key = Fnv::new();
-    key.tool(&hipcc).file(&source).file(Path::new(lib.header));
+    let checks = source.with_file_name("checks.h");
+    key.tool(&hipcc)
+        .file(&source)
+        .file(&checks)
+        .file(Path::new(lib.header));
     for f in flags {
         key.bytes(f.as_bytes());
     }

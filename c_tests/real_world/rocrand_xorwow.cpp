@@ -19,6 +19,8 @@
 //
 // Prints "rocrand_xorwow: PASSED" and exits 0, or says what differed.
 
+#include "checks.h"
+
 #include <hip/hip_runtime.h>
 #include <rocrand/rocrand.h>
 
@@ -28,25 +30,7 @@
 #include <cstring>
 #include <vector>
 
-#define HIP_CHECK(call)                                                              \
-    do {                                                                             \
-        hipError_t e_ = (call);                                                      \
-        if (e_ != hipSuccess) {                                                      \
-            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, \
-                         #call, hipGetErrorString(e_), (int)e_);                     \
-            std::exit(1);                                                            \
-        }                                                                            \
-    } while (0)
-
-#define RAND_CHECK(call)                                                                   \
-    do {                                                                                   \
-        rocrand_status s_ = (call);                                                        \
-        if (s_ != ROCRAND_STATUS_SUCCESS) {                                                \
-            std::fprintf(stderr, "%s:%d: %s failed: rocrand_status %d\n", __FILE__,        \
-                         __LINE__, #call, (int)s_);                                        \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
+#define RAND_CHECK(call) STATUS_CHECK(call, ROCRAND_STATUS_SUCCESS, "rocrand_status")
 
 // ---- CPU XORWOW ----------------------------------------------------------------
 

@@ -14,6 +14,8 @@
 //
 // Prints "rocsparse_csrmv: PASSED" and exits 0, or says what differed.
 
+#include "checks.h"
+
 #include <hip/hip_runtime.h>
 #include <rocsparse/rocsparse.h>
 
@@ -23,25 +25,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define HIP_CHECK(call)                                                              \
-    do {                                                                             \
-        hipError_t e_ = (call);                                                      \
-        if (e_ != hipSuccess) {                                                      \
-            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, \
-                         #call, hipGetErrorString(e_), (int)e_);                     \
-            std::exit(1);                                                            \
-        }                                                                            \
-    } while (0)
-
-#define SPARSE_CHECK(call)                                                                 \
-    do {                                                                                   \
-        rocsparse_status s_ = (call);                                                      \
-        if (s_ != rocsparse_status_success) {                                              \
-            std::fprintf(stderr, "%s:%d: %s failed: rocsparse_status %d\n", __FILE__,      \
-                         __LINE__, #call, (int)s_);                                        \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
+#define SPARSE_CHECK(call) STATUS_CHECK(call, rocsparse_status_success, "rocsparse_status")
 
 // A small deterministic generator for the matrix (not what is under test).
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
