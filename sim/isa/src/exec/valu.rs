@@ -473,12 +473,15 @@ macro_rules! v3 {
     )*};
 }
 
-/// 64-bit result from `N` sources (each 32 or 64 bits wide per the op's widths).
-macro_rules! w64 {
-    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
+/// Ops whose `N` sources may be 64 bits wide (per the op's widths): `w64!` gives a 64-bit
+/// result (float output modifiers applied), `n64!` a 32-bit one (conversions from f64, f64
+/// class...). Both expand [`wide_sources!`], which differs only in the result element and
+/// how it is written back.
+macro_rules! wide_sources {
+    ($elem:ty, $finish:path; $($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
         pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
             let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
-            let mut d = [0u64; LANES];
+            let mut d: [$elem; LANES] = [0; LANES];
             #[allow(unused_mut)]
             let mut directed = false;
             $(let $rm = round::$rk(w.mode);
@@ -487,31 +490,29 @@ macro_rules! w64 {
                 for l in 0..LANES { $(let $ra = $ra[l];)* d[l] = $rbody; }
             })?
             if !directed { for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; } }
-            if $fl { fmods64(w, i, &mut d); }
-            out64(w, i, mask, &mut d);
+            $finish(w, i, mask, &mut d, $fl);
             OK
         }
     )*};
 }
-
-/// 32-bit result from 64-bit-capable sources (conversions from f64, f64 class...).
+macro_rules! w64 {
+    ($($t:tt)*) => { wide_sources!(u64, finish_wide; $($t)*); };
+}
 macro_rules! n64 {
-    ($($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
-        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-            let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
-            let mut d = [0u32; LANES];
-            #[allow(unused_mut)]
-            let mut directed = false;
-            $(let $rm = round::$rk(w.mode);
-            if $rm != Rm::NearestEven {
-                directed = true;
-                for l in 0..LANES { $(let $ra = $ra[l];)* d[l] = $rbody; }
-            })?
-            if !directed { for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; } }
-            out32(w, i, mask, &mut d);
-            OK
-        }
-    )*};
+    ($($t:tt)*) => { wide_sources!(u32, finish_narrow; $($t)*); };
+}
+
+/// Writes a 64-bit result, after the float output modifiers for float ops.
+fn finish_wide(w: &mut Wave, i: &Inst, mask: u64, d: &mut L64, float: bool) {
+    if float {
+        fmods64(w, i, d);
+    }
+    out64(w, i, mask, d);
+}
+
+/// Writes a 32-bit result computed from wide sources (no output modifiers apply).
+fn finish_narrow(w: &mut Wave, i: &Inst, mask: u64, d: &mut Lanes, _float: bool) {
+    out32(w, i, mask, d);
 }
 
 // ------------------------------------------------------------------ VOP1
