@@ -1,10 +1,9 @@
 //! The built `libamdhip64.so` exports exactly AMD's HIP names, each in the version node AMD
 //! defines it in, under AMD's soname: what ld.so checks before a HIP program may start.
 
-use object::read::elf::{ElfFile64, FileHeader};
-use object::{Object, ObjectSymbol};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use symver_build::inspect;
 
 fn built_library() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
@@ -35,31 +34,7 @@ fn amd_list() -> BTreeMap<String, String> {
 
 #[test]
 fn every_amd_export_is_defined_with_amds_version_node() {
-    let bytes = std::fs::read(built_library()).unwrap();
-    let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
-    let endian = elf.endian();
-    // Map each dynamic symbol to its version name through .gnu.version / .gnu.version_d.
-    let versions = elf
-        .elf_header()
-        .sections(endian, &*bytes)
-        .unwrap()
-        .versions(endian, &*bytes)
-        .unwrap()
-        .expect("versioned");
-    let mut exported = BTreeMap::new();
-    for symbol in elf.dynamic_symbols() {
-        if symbol.is_undefined() {
-            continue;
-        }
-        let index = versions.version_index(endian, symbol.index());
-        let version = versions
-            .version(index)
-            .ok()
-            .flatten()
-            .map(|v| String::from_utf8_lossy(v.name()).into_owned())
-            .unwrap_or_default();
-        exported.insert(symbol.name().unwrap().to_owned(), version);
-    }
+    let exported = inspect::exported_versions(&built_library());
     let expected = amd_list();
     assert!(expected.len() > 500, "the AMD list looks truncated");
     for (name, node) in &expected {
@@ -78,20 +53,8 @@ fn every_amd_export_is_defined_with_amds_version_node() {
 
 #[test]
 fn soname_is_amds() {
-    let bytes = std::fs::read(built_library()).unwrap();
-    let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
-    let endian = elf.endian();
-    let sections = elf.elf_header().sections(endian, &*bytes).unwrap();
-    let (dynamic, link) = sections
-        .dynamic(endian, &*bytes)
-        .unwrap()
-        .expect("a dynamic section");
-    let strings = sections.strings(endian, &*bytes, link).unwrap();
-    let soname = dynamic
-        .iter()
-        .find(|d| d.d_tag.get(endian) == object::elf::DT_SONAME as u64)
-        .map(|d| {
-            String::from_utf8_lossy(strings.get(d.d_val.get(endian) as u32).unwrap()).into_owned()
-        });
-    assert_eq!(soname.as_deref(), Some("libamdhip64.so.6"));
+    assert_eq!(
+        inspect::soname(&built_library()).as_deref(),
+        Some("libamdhip64.so.6")
+    );
 }

@@ -109,6 +109,61 @@ pub fn link_with_version_nodes(out: &Path, nodes: &[&str], soname: &str) {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
 }
 
+/// Reading the result back from a built library (feature `inspect`), for tests.
+#[cfg(feature = "inspect")]
+pub mod inspect {
+    use object::read::elf::{Dyn, ElfFile64, FileHeader};
+    use object::{Object, ObjectSymbol};
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    /// Every dynamic symbol the ELF shared object at `path` defines, with the name of its
+    /// version node (empty for an unversioned one).
+    pub fn exported_versions(path: &Path) -> BTreeMap<String, String> {
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let elf = ElfFile64::<object::Endianness>::parse(&*bytes).expect("an ELF64 object");
+        let endian = elf.endian();
+        let versions = elf
+            .elf_header()
+            .sections(endian, &*bytes)
+            .expect("section headers")
+            .versions(endian, &*bytes)
+            .expect("version sections");
+        let mut out = BTreeMap::new();
+        for symbol in elf.dynamic_symbols() {
+            if symbol.is_undefined() {
+                continue;
+            }
+            let version = versions
+                .as_ref()
+                .and_then(|v| {
+                    v.version(v.version_index(endian, symbol.index()))
+                        .ok()
+                        .flatten()
+                })
+                .map(|v| String::from_utf8_lossy(v.name()).into_owned())
+                .unwrap_or_default();
+            out.insert(symbol.name().unwrap_or_default().to_owned(), version);
+        }
+        out
+    }
+
+    /// The DT_SONAME of the ELF shared object at `path`.
+    pub fn soname(path: &Path) -> Option<String> {
+        let bytes = std::fs::read(path).ok()?;
+        let elf = ElfFile64::<object::Endianness>::parse(&*bytes).ok()?;
+        let endian = elf.endian();
+        let sections = elf.elf_header().sections(endian, &*bytes).ok()?;
+        let (dynamic, link) = sections.dynamic(endian, &*bytes).ok()??;
+        let strings = sections.strings(endian, &*bytes, link).ok()?;
+        dynamic
+            .iter()
+            .find(|d| d.d_tag(endian) == u64::from(object::elf::DT_SONAME))
+            .and_then(|d| d.string(endian, strings).ok())
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

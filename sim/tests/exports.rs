@@ -3,37 +3,12 @@
 //! name ROCr 5.2 exports is defined, and the soname is ROCr's.
 mod common;
 
-use object::read::elf::{Dyn, ElfFile64, FileHeader};
-use object::{Object, ObjectSymbol};
 use std::collections::BTreeMap;
+use symver_build::inspect;
 
 /// Dynamic symbols defined by the library, with their version names.
 fn exported() -> BTreeMap<String, String> {
-    let bytes = std::fs::read(common::built_library()).unwrap();
-    let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
-    let endian = elf.endian();
-    let versions = elf
-        .elf_header()
-        .sections(endian, &*bytes)
-        .unwrap()
-        .versions(endian, &*bytes)
-        .unwrap()
-        .expect("libhsasim.so has symbol versions");
-    let mut out = BTreeMap::new();
-    for symbol in elf.dynamic_symbols() {
-        if symbol.is_undefined() {
-            continue;
-        }
-        let index = versions.version_index(endian, symbol.index());
-        let version = versions
-            .version(index)
-            .ok()
-            .flatten()
-            .map(|v| String::from_utf8_lossy(v.name()).into_owned())
-            .unwrap_or_default();
-        out.insert(symbol.name().unwrap().to_owned(), version);
-    }
-    out
+    inspect::exported_versions(&common::built_library())
 }
 
 #[test]
@@ -66,21 +41,10 @@ fn every_rocr_5_2_export_is_defined() {
 
 #[test]
 fn soname_is_rocrs() {
-    let bytes = std::fs::read(common::built_library()).unwrap();
-    let elf = ElfFile64::<object::Endianness>::parse(&*bytes).unwrap();
-    let endian = elf.endian();
-    let sections = elf.elf_header().sections(endian, &*bytes).unwrap();
-    let (dynamic, index) = sections
-        .dynamic(endian, &*bytes)
-        .unwrap()
-        .expect("a dynamic section");
-    let strings = sections.strings(endian, &*bytes, index).unwrap();
-    let soname = dynamic
-        .iter()
-        .find(|d| d.d_tag(endian) == u64::from(object::elf::DT_SONAME))
-        .map(|d| d.string(endian, strings).unwrap())
-        .expect("DT_SONAME");
-    assert_eq!(soname, b"libhsa-runtime64.so.1");
+    assert_eq!(
+        inspect::soname(&common::built_library()).as_deref(),
+        Some("libhsa-runtime64.so.1")
+    );
 }
 
 /// AMD's `libamdhip64.so.5` (ROCm 5.2) imports 76 `hsa_*` functions: all are exported, and
