@@ -4,7 +4,6 @@
 use super::{call, write_out};
 use crate::error::{hipError_t, HipError};
 use crate::runtime::event;
-use crate::runtime::stream::PER_THREAD_HANDLE;
 use std::ffi::c_void;
 
 #[no_mangle]
@@ -39,11 +38,7 @@ pub extern "C" fn hipEventRecord(event: *mut c_void, stream: *mut c_void) -> hip
 
 #[no_mangle]
 pub extern "C" fn hipEventRecord_spt(event: *mut c_void, stream: *mut c_void) -> hipError_t {
-    let stream = if stream.is_null() {
-        PER_THREAD_HANDLE as *mut c_void
-    } else {
-        stream
-    };
+    let stream = crate::runtime::stream::spt_stream(stream);
     call("hipEventRecord_spt", || event::record(event, stream))
 }
 

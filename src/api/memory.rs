@@ -599,7 +599,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbolAsync_spt(
     kind: u32,
     stream: *mut c_void,
 ) -> hipError_t {
-    let stream = per_thread_if_null(stream);
+    let stream = crate::runtime::stream::spt_stream(stream);
     // SAFETY: forwarded caller contract.
     unsafe {
         symbol_copy(
@@ -649,7 +649,7 @@ pub unsafe extern "C" fn hipMemcpyFromSymbolAsync_spt(
     kind: u32,
     stream: *mut c_void,
 ) -> hipError_t {
-    let stream = per_thread_if_null(stream);
+    let stream = crate::runtime::stream::spt_stream(stream);
     // SAFETY: forwarded caller contract.
     unsafe {
         symbol_copy(
@@ -662,15 +662,6 @@ pub unsafe extern "C" fn hipMemcpyFromSymbolAsync_spt(
             kind,
             Some(stream),
         )
-    }
-}
-
-/// In `_spt` entry points the null stream means the calling thread's stream.
-fn per_thread_if_null(stream: *mut c_void) -> *mut c_void {
-    if stream.is_null() {
-        crate::runtime::stream::PER_THREAD_HANDLE as *mut c_void
-    } else {
-        stream
     }
 }
 

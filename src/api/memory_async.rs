@@ -5,16 +5,8 @@ use super::call;
 use crate::error::hipError_t;
 use crate::runtime::async_copy;
 use crate::runtime::memory::CopyKind;
-use crate::runtime::stream::{self, PER_THREAD_HANDLE};
+use crate::runtime::stream;
 use std::ffi::c_void;
-
-fn spt(stream: *mut c_void) -> *mut c_void {
-    if stream.is_null() {
-        PER_THREAD_HANDLE as *mut c_void
-    } else {
-        stream
-    }
-}
 
 /// # Safety
 /// HIP's contract: host ranges are valid for `size` bytes (until the copy completes for
@@ -47,7 +39,7 @@ pub unsafe extern "C" fn hipMemcpyAsync_spt(
     call("hipMemcpyAsync_spt", || {
         let kind = CopyKind::from_raw(kind)?;
         // SAFETY: forwarded caller contract.
-        unsafe { async_copy::memcpy_async(dst, src, size, kind, spt(stream)) }
+        unsafe { async_copy::memcpy_async(dst, src, size, kind, stream::spt_stream(stream)) }
     })
 }
 
@@ -191,7 +183,7 @@ pub unsafe extern "C" fn hipMemcpy2DAsync_spt(
             width,
             height,
             kind,
-            spt(stream),
+            stream::spt_stream(stream),
         )
     }
 }
@@ -216,7 +208,7 @@ pub extern "C" fn hipMemsetAsync_spt(
     stream: *mut c_void,
 ) -> hipError_t {
     call("hipMemsetAsync_spt", || {
-        async_copy::memset_async(dst, value as u8 as u32, 1, size, spt(stream))
+        async_copy::memset_async(dst, value as u8 as u32, 1, size, stream::spt_stream(stream))
     })
 }
 

@@ -8,22 +8,13 @@ use super::{call, write_out};
 use crate::error::{hipError_t, HipError};
 use crate::policy::Priority;
 use crate::runtime::launch::{self, Dim3};
-use crate::runtime::stream::{self, PER_THREAD_HANDLE};
+use crate::runtime::stream;
 use std::ffi::c_void;
 
 /// `hipStreamCallback_t`.
 type StreamCallback = unsafe extern "C" fn(*mut c_void, hipError_t, *mut c_void);
 /// `hipHostFn_t`.
 type HostFn = unsafe extern "C" fn(*mut c_void);
-
-/// The stream an `_spt` entry point means: null is the calling thread's stream.
-fn spt(stream: *mut c_void) -> *mut c_void {
-    if stream.is_null() {
-        PER_THREAD_HANDLE as *mut c_void
-    } else {
-        stream
-    }
-}
 
 fn create(out: *mut *mut c_void, flags: u32, priority: i32, mask: Option<&[u32]>) -> hipError_t {
     call("hipStreamCreate", || {
@@ -124,7 +115,7 @@ pub extern "C" fn hipStreamSynchronize(stream: *mut c_void) -> hipError_t {
 #[no_mangle]
 pub extern "C" fn hipStreamSynchronize_spt(stream: *mut c_void) -> hipError_t {
     call("hipStreamSynchronize_spt", || {
-        stream::synchronize(spt(stream))
+        stream::synchronize(stream::spt_stream(stream))
     })
 }
 
@@ -135,7 +126,9 @@ pub extern "C" fn hipStreamQuery(stream: *mut c_void) -> hipError_t {
 
 #[no_mangle]
 pub extern "C" fn hipStreamQuery_spt(stream: *mut c_void) -> hipError_t {
-    call("hipStreamQuery_spt", || stream::query(spt(stream)))
+    call("hipStreamQuery_spt", || {
+        stream::query(stream::spt_stream(stream))
+    })
 }
 
 #[no_mangle]
@@ -156,7 +149,7 @@ pub extern "C" fn hipStreamWaitEvent_spt(
     flags: u32,
 ) -> hipError_t {
     call("hipStreamWaitEvent_spt", || {
-        crate::runtime::event::stream_wait(spt(stream), event, flags)
+        crate::runtime::event::stream_wait(stream::spt_stream(stream), event, flags)
     })
 }
 
@@ -177,7 +170,7 @@ pub extern "C" fn hipStreamGetFlags(stream: *mut c_void, flags: *mut u32) -> hip
 
 #[no_mangle]
 pub extern "C" fn hipStreamGetFlags_spt(stream: *mut c_void, flags: *mut u32) -> hipError_t {
-    get_flags("hipStreamGetFlags_spt", spt(stream), flags)
+    get_flags("hipStreamGetFlags_spt", stream::spt_stream(stream), flags)
 }
 
 fn get_priority(name: &'static str, stream: *mut c_void, priority: *mut i32) -> hipError_t {
@@ -197,7 +190,11 @@ pub extern "C" fn hipStreamGetPriority(stream: *mut c_void, priority: *mut i32) 
 
 #[no_mangle]
 pub extern "C" fn hipStreamGetPriority_spt(stream: *mut c_void, priority: *mut i32) -> hipError_t {
-    get_priority("hipStreamGetPriority_spt", spt(stream), priority)
+    get_priority(
+        "hipStreamGetPriority_spt",
+        stream::spt_stream(stream),
+        priority,
+    )
 }
 
 #[no_mangle]
@@ -275,7 +272,7 @@ pub extern "C" fn hipStreamAddCallback_spt(
 ) -> hipError_t {
     add_callback(
         "hipStreamAddCallback_spt",
-        spt(stream),
+        stream::spt_stream(stream),
         callback,
         user_data,
         flags,
@@ -321,7 +318,12 @@ pub extern "C" fn hipLaunchHostFunc_spt(
     function: Option<HostFn>,
     user_data: *mut c_void,
 ) -> hipError_t {
-    launch_host_func("hipLaunchHostFunc_spt", spt(stream), function, user_data)
+    launch_host_func(
+        "hipLaunchHostFunc_spt",
+        stream::spt_stream(stream),
+        function,
+        user_data,
+    )
 }
 
 /// `hipLaunchKernel` on the per-thread stream when `stream` is null.
@@ -347,7 +349,7 @@ pub unsafe extern "C" fn hipLaunchKernel_spt(
                 block,
                 args as *const *const c_void,
                 shared_mem,
-                spt(stream),
+                stream::spt_stream(stream),
             )
         }
     })

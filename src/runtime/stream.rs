@@ -57,6 +57,16 @@ pub const LEGACY_HANDLE: usize = 1;
 /// `hipStreamPerThread`: the calling thread's default stream.
 pub const PER_THREAD_HANDLE: usize = 2;
 
+/// The stream an `_spt` ("per-thread default stream") entry point means: there, null is the
+/// calling thread's own stream rather than the legacy null stream.
+pub fn spt_stream(handle: *mut c_void) -> *mut c_void {
+    if handle.is_null() {
+        PER_THREAD_HANDLE as *mut c_void
+    } else {
+        handle
+    }
+}
+
 /// The streams of one device and the policy that assigns them queues.
 pub struct DeviceStreams {
     pub policy: QueuePolicy,
