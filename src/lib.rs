@@ -8,6 +8,7 @@
 pub mod api;
 pub mod config;
 pub mod error;
+pub mod fork_guard;
 pub mod hsa;
 mod logging;
 pub mod policy;

@@ -23,6 +23,8 @@ c_tests! {
     errors_gfx90a => "errors" on "gfx90a";
     wall_clock_gfx942 => "wall_clock" on "gfx942";
     wall_clock_gfx90a => "wall_clock" on "gfx90a";
+    fork_gfx942 => "fork" on "gfx942";
+    fork_gfx90a => "fork" on "gfx90a";
 }
 
 /// Builds `c_tests/api/modules/kernels.hip` with clang-19 as device code only: a raw code

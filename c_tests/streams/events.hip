@@ -116,6 +116,9 @@ static void create_and_errors() {
     EXPECT_ERR(hipErrorInvalidValue, hipEventCreate(nullptr));
     EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(nullptr, 0));
     EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(&e, 0x100));
+    // Unknown bits are invalid even beside a known but unsupported one.
+    EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(&e, 0x100 | hipEventInterprocess));
+    EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(&e, 0xffffffffu));
     EXPECT_ERR(hipErrorNotSupported, hipEventCreateWithFlags(&e, hipEventInterprocess));
     EXPECT_ERR(hipErrorNotSupported,
                hipEventCreateWithFlags(&e, hipEventInterprocess | hipEventDisableTiming));

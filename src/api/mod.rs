@@ -32,6 +32,12 @@ thread_local! {
 /// With neither the log nor the recorder on, this reads no clock: the two checks are a relaxed
 /// load each.
 pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipError_t {
+    if crate::fork_guard::in_forked_child() {
+        // Before anything that could take a lock a vanished parent thread holds.
+        crate::fork_guard::report_once(name);
+        LAST_ERROR.with(|e| e.set(HipError::NOT_INITIALIZED.code()));
+        return HipError::NOT_INITIALIZED.code();
+    }
     let recording = crate::trace::recording();
     let logging = tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG);
     let (started, token) = if recording || logging {
@@ -81,6 +87,10 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipE
 
 /// Like [`call`] for functions that return no status: a panic is logged and swallowed.
 pub(crate) fn call_void(name: &'static str, body: impl FnOnce()) {
+    if crate::fork_guard::in_forked_child() {
+        crate::fork_guard::report_once(name);
+        return;
+    }
     if std::panic::catch_unwind(AssertUnwindSafe(body)).is_err() {
         eprintln!("hipshim: internal error in {name}");
     }

@@ -69,13 +69,14 @@ fn event(handle: *mut c_void) -> HipResult<Arc<Event>> {
 
 /// `hipEventCreateWithFlags`.
 pub fn create(flags: u32) -> HipResult<*mut c_void> {
+    // Unknown bits are a caller error whatever else is asked for.
+    if flags & !(BLOCKING_SYNC | DISABLE_TIMING | INTERPROCESS | AMD_FENCE_FLAGS) != 0 {
+        tracing::warn!(flags, "unknown event flags");
+        return Err(HipError::INVALID_VALUE);
+    }
     if flags & INTERPROCESS != 0 {
         eprintln!("hipshim: hipEventInterprocess events are not supported; returning hipErrorNotSupported");
         return Err(HipError::NOT_SUPPORTED);
-    }
-    if flags & !(BLOCKING_SYNC | DISABLE_TIMING | AMD_FENCE_FLAGS) != 0 {
-        tracing::warn!(flags, "unknown event flags");
-        return Err(HipError::INVALID_VALUE);
     }
     runtime()?;
     let handle = new_handle();

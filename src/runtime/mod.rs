@@ -36,6 +36,10 @@ thread_local! {
 
 /// The process-wide runtime, initialised on first use (by `hipInit` or any other call).
 pub fn runtime() -> HipResult<&'static Runtime> {
+    if crate::fork_guard::in_forked_child() {
+        crate::fork_guard::report_once("a HIP call");
+        return Err(HipError::NOT_INITIALIZED);
+    }
     RUNTIME
         .get_or_init(|| {
             let config = Config::from_env();
@@ -51,6 +55,7 @@ pub fn runtime() -> HipResult<&'static Runtime> {
                 .map(|(index, &agent)| Device::open(index, agent, &hsa, &config))
                 .collect::<HipResult<Vec<_>>>()?;
             tracing::info!(devices = devices.len(), "hipshim runtime ready");
+            crate::fork_guard::watch();
             Ok(Runtime {
                 config,
                 hsa,

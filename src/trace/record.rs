@@ -713,6 +713,11 @@ pub fn collect() -> Vec<TraceEvent> {
 
 /// Writes the trace and prints the stats (once; at exit).
 pub fn finish() {
+    // A forked child inherited the parent's handler and a copy of its events: the parent
+    // writes the trace, and the child must not take locks a vanished thread may hold.
+    if crate::fork_guard::in_forked_child() {
+        return;
+    }
     if FINISHED.swap(true, Ordering::AcqRel) {
         return;
     }
