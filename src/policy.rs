@@ -232,7 +232,7 @@ pub fn choose_fallback(candidates: &[Candidate], priority: Priority) -> Option<u
 pub struct QueuePolicy {
     pub spec: PolicySpec,
     queue_size: u32,
-    /// Queues the policy shares between streams. Locked only while assigning (which may
+    /// The queues the policy made. Locked only while assigning (which may
     /// create a queue: milliseconds on ROCr, once per queue); never on the launch path.
     shared: Mutex<Shared>,
 }
@@ -327,11 +327,12 @@ impl QueuePolicy {
             (None, PolicySpec::Dedicated) => Some("dedicated queue"),
             _ => None,
         };
+        // Queues are made under the lock, private ones too: a creation that fails at the
+        // limit must see every queue made before it, or it could find none to share while
+        // another thread is still making one.
+        let mut shared = self.shared.lock();
         if let Some(reason) = private {
-            // Made outside the lock: private queues need no coordination until they fail.
-            let made = self.create(device, request.priority, request.cu_mask, reason);
-            let mut shared = self.shared.lock();
-            return match made {
+            return match self.create(device, request.priority, request.cu_mask, reason) {
                 Ok(queue) => {
                     shared.track(&queue, request.priority, request.cu_mask.is_some());
                     let load = shared.load(&queue);
@@ -342,7 +343,6 @@ impl QueuePolicy {
                 Err(error) => self.fall_back(shared, device, request, error),
             };
         }
-        let mut shared = self.shared.lock();
         shared.forget_failed();
         let (queue, reason) = if let PolicySpec::Pool { size, strategy } = self.spec {
             let level = request.priority.index();
