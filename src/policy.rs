@@ -337,7 +337,7 @@ impl QueuePolicy {
                     shared.track(&queue, request.priority, request.cu_mask.is_some());
                     let load = shared.load(&queue);
                     drop(shared);
-                    self.assigned(device, request, &queue, reason, load);
+                    self.assigned(device, request, &queue, reason, load, false);
                     Ok(queue)
                 }
                 Err(error) => self.fall_back(shared, device, request, error),
@@ -375,7 +375,7 @@ impl QueuePolicy {
         };
         let load = shared.load(&queue);
         drop(shared);
-        self.assigned(device, request, &queue, reason, load);
+        self.assigned(device, request, &queue, reason, load, false);
         Ok(queue)
     }
 
@@ -436,22 +436,12 @@ impl QueuePolicy {
         }
         // A CU mask not honoured is news for every stream; plain sharing only once per
         // episode of the limit, or a program over it would warn once per stream.
-        if first || request.cu_mask.is_some() {
-            tracing::warn!(
-                target: "hipshim::policy",
-                device = device.index,
-                stream = %request.stream,
-                queue = queue.id,
-                policy = %self.spec,
-                streams_on_queue = load,
-                "stream assigned to queue: {reason}"
-            );
-        }
-        self.assigned(device, request, &queue, &reason, load);
+        let warn = first || request.cu_mask.is_some();
+        self.assigned(device, request, &queue, &reason, load, warn);
         Ok(queue)
     }
 
-    /// Logs (at info) and records one assignment.
+    /// Logs (at info, or at warn for a fallback worth telling) and records one assignment.
     fn assigned(
         &self,
         device: &Device,
@@ -459,6 +449,7 @@ impl QueuePolicy {
         queue: &Queue,
         reason: &str,
         load: usize,
+        warn: bool,
     ) {
         if crate::trace::recording() {
             crate::trace::record::stream_assigned(
@@ -468,16 +459,25 @@ impl QueuePolicy {
                 reason,
             );
         }
-        tracing::info!(
-            target: "hipshim::policy",
-            device = device.index,
-            stream = %request.stream,
-            queue = queue.id,
-            policy = %self.spec,
-            priority = ?request.priority,
-            streams_on_queue = load,
-            "stream assigned to queue: {reason}"
-        );
+        macro_rules! log {
+            ($level:ident) => {
+                tracing::$level!(
+                    target: "hipshim::policy",
+                    device = device.index,
+                    stream = %request.stream,
+                    queue = queue.id,
+                    policy = %self.spec,
+                    priority = ?request.priority,
+                    streams_on_queue = load,
+                    "stream assigned to queue: {reason}"
+                )
+            };
+        }
+        if warn {
+            log!(warn);
+        } else {
+            log!(info);
+        }
     }
 
     fn create(

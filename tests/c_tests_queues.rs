@@ -129,6 +129,10 @@ fn the_fallback_is_traced_with_its_reason() {
         "the reason names hsa_queue_create's status"
     );
     assert!(reasons.iter().any(|r| r.contains(MASK_DROPPED)));
+    // The high-priority stream found no queue of its priority to share.
+    assert!(reasons
+        .iter()
+        .any(|r| r.contains("that queue has Normal priority")));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
