@@ -13,14 +13,22 @@
 //!
 //! Whatever the policy, a stream with a CU mask gets a private queue with that mask, and a
 //! queue's priority is the stream priority (`hsa_amd_queue_set_priority`).
+//!
+//! When a queue cannot be made (`hsa_queue_create` fails, typically at the device's queue
+//! limit), whatever the policy, the stream shares one of the device's working queues instead
+//! (see [`choose_fallback`]), a CU-masked stream too: its work runs without the mask, with a
+//! warning, rather than not at all (AMD's runtime instead refuses such a stream at
+//! `hipExtStreamCreateWithCUMask`; hipshim only makes queues at a stream's first packet).
+//! Only a device left with no working queue refuses the work, with `hipErrorOutOfMemory`.
 
-use crate::error::HipResult;
+use crate::error::{HipError, HipResult};
 use crate::hsa::queue::Queue;
-use crate::runtime::device::{runtime_error, Device};
+use crate::hsa::HsaError;
+use crate::runtime::device::Device;
 use hsa_abi::*;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// How a pool picks among its queues.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,10 +208,31 @@ pub fn choose_pool_queue(
     }
 }
 
+/// A queue a stream could share when no new queue can be made, as the fallback weighs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub priority: Priority,
+    /// The queue has a CU mask (it was made for a CU-masked stream).
+    pub masked: bool,
+    /// Streams currently on the queue.
+    pub load: usize,
+}
+
+/// The fallback decision, a pure function of the usable queues (in creation order): an
+/// unmasked queue before a masked one (a mask would restrict the stream's work to some CUs),
+/// then one of the stream's priority, then the least-loaded, then the oldest. `None` if there
+/// is no queue to share.
+pub fn choose_fallback(candidates: &[Candidate], priority: Priority) -> Option<usize> {
+    (0..candidates.len()).min_by_key(|&i| {
+        let c = candidates[i];
+        (c.masked, c.priority != priority, c.load)
+    })
+}
+
 pub struct QueuePolicy {
     pub spec: PolicySpec,
     queue_size: u32,
-    /// Queues the policy shares between streams. Locked only while assigning (which may
+    /// The queues the policy made. Locked only while assigning (which may
     /// create a queue: milliseconds on ROCr, once per queue); never on the launch path.
     shared: Mutex<Shared>,
 }
@@ -214,6 +243,66 @@ struct Shared {
     /// Pool queues per priority level (high, normal, low), in creation order.
     pools: [Vec<Arc<Queue>>; 3],
     cursors: [usize; 3],
+    /// Every queue the policy made and has not retired, private ones included, in creation
+    /// order: what a stream shares when no new queue can be made. Weak, so a private queue
+    /// still goes away with its stream.
+    known: Vec<Known>,
+    /// A fallback was logged at warn since the device last made a queue; later ones are
+    /// logged at info (over the queue limit, every new stream falls back).
+    fallback_warned: bool,
+}
+
+struct Known {
+    queue: Weak<Queue>,
+    priority: Priority,
+    masked: bool,
+}
+
+impl Shared {
+    /// Streams on `queue`: the holders of an `Arc` other than the policy itself (the single
+    /// queue and pool queues are also held here).
+    fn load(&self, queue: &Arc<Queue>) -> usize {
+        let kept = self.single.iter().chain(self.pools.iter().flatten());
+        let kept = kept.filter(|q| Arc::ptr_eq(q, queue)).count();
+        Arc::strong_count(queue).saturating_sub(kept)
+    }
+
+    fn track(&mut self, queue: &Arc<Queue>, priority: Priority, masked: bool) {
+        self.known.retain(|k| k.queue.strong_count() > 0);
+        self.known.push(Known {
+            queue: Arc::downgrade(queue),
+            priority,
+            masked,
+        });
+        self.fallback_warned = false;
+    }
+
+    fn forget(&mut self, queue: &Arc<Queue>) {
+        if self.single.as_ref().is_some_and(|q| Arc::ptr_eq(q, queue)) {
+            self.single = None;
+        }
+        for pool in &mut self.pools {
+            pool.retain(|q| !Arc::ptr_eq(q, queue));
+        }
+        self.known.retain(|k| {
+            k.queue.strong_count() > 0 && !std::ptr::eq(k.queue.as_ptr(), Arc::as_ptr(queue))
+        });
+    }
+
+    /// Retires queues whose error callback fired though no stream has synchronised with the
+    /// failure yet: work given to them would never run.
+    fn forget_failed(&mut self) {
+        let failed: Vec<Arc<Queue>> = self
+            .known
+            .iter()
+            .filter_map(|k| k.queue.upgrade())
+            .filter(|q| q.error().is_some())
+            .collect();
+        for queue in &failed {
+            tracing::debug!(target: "hipshim::policy", queue = queue.id, "failed queue retired");
+            self.forget(queue);
+        }
+    }
 }
 
 impl QueuePolicy {
@@ -227,90 +316,141 @@ impl QueuePolicy {
 
     /// The queue a stream of `device` should use (the stream keeps the `Arc` while it uses
     /// the queue; the number of such holders is the queue's load).
+    ///
+    /// When no new queue can be made (`hsa_queue_create` fails, as at the device's queue
+    /// limit) the stream shares an existing queue instead ([`choose_fallback`]), CU-masked
+    /// streams included (their mask is then not applied); only a device with no working queue
+    /// at all is an error (`hipErrorOutOfMemory`). A failed queue is never handed out.
     pub fn queue_for(&self, device: &Device, request: &QueueRequest) -> HipResult<Arc<Queue>> {
-        if let Some(mask) = request.cu_mask {
-            let queue = self.create(
-                device,
-                request.priority,
-                Some(mask),
-                "private queue for a CU-masked stream",
-            )?;
-            self.log(
-                device,
-                request,
-                &queue,
-                "private queue for a CU-masked stream",
-            );
-            return Ok(queue);
-        }
-        match self.spec {
-            PolicySpec::Dedicated => {
-                let queue = self.create(device, request.priority, None, "dedicated queue")?;
-                self.log(device, request, &queue, "dedicated queue");
-                Ok(queue)
-            }
-            PolicySpec::Single => {
-                let mut shared = self.shared.lock();
-                if let Some(queue) = &shared.single {
-                    let queue = queue.clone();
+        let private = match (request.cu_mask, self.spec) {
+            (Some(_), _) => Some("private queue for a CU-masked stream"),
+            (None, PolicySpec::Dedicated) => Some("dedicated queue"),
+            _ => None,
+        };
+        // Queues are made under the lock, private ones too: a creation that fails at the
+        // limit must see every queue made before it, or it could find none to share while
+        // another thread is still making one.
+        let mut shared = self.shared.lock();
+        if let Some(reason) = private {
+            return match self.create(device, request.priority, request.cu_mask, reason) {
+                Ok(queue) => {
+                    shared.track(&queue, request.priority, request.cu_mask.is_some());
+                    let load = shared.load(&queue);
                     drop(shared);
-                    self.log(device, request, &queue, "the device's single queue");
-                    return Ok(queue);
+                    self.assigned(device, request, &queue, reason, load, false);
+                    Ok(queue)
                 }
-                let queue =
-                    self.create(device, Priority::Normal, None, "the device's single queue")?;
-                shared.single = Some(queue.clone());
-                drop(shared);
-                self.log(
-                    device,
-                    request,
-                    &queue,
-                    "the device's single queue (created)",
-                );
-                Ok(queue)
-            }
-            PolicySpec::Pool { size, strategy } => {
-                let level = request.priority.index();
-                let mut shared = self.shared.lock();
-                let shared = &mut *shared;
-                let pool = &mut shared.pools[level];
-                let loads: Vec<usize> = pool.iter().map(|q| Arc::strong_count(q) - 1).collect();
-                let choice =
-                    choose_pool_queue(&loads, size as usize, strategy, &mut shared.cursors[level]);
-                let (queue, reason) = match choice {
-                    PoolChoice::Reuse(i) => (pool[i].clone(), "shared pool queue"),
-                    PoolChoice::Create => {
-                        let queue =
-                            self.create(device, request.priority, None, "new pool queue")?;
-                        pool.push(queue.clone());
-                        (queue, "new pool queue")
-                    }
-                };
-                let load = Arc::strong_count(&queue) - 1;
-                if crate::trace::recording() {
-                    crate::trace::record::stream_assigned(
-                        request.stream,
-                        queue.id,
-                        device.index as u32,
-                        reason,
-                    );
-                }
-                tracing::info!(
-                    target: "hipshim::policy",
-                    device = device.index,
-                    stream = %request.stream,
-                    queue = queue.id,
-                    policy = %self.spec,
-                    priority = ?request.priority,
-                    streams_on_queue = load,
-                    "stream assigned to queue: {reason}"
-                );
-                Ok(queue)
-            }
+                Err(error) => self.fall_back(shared, device, request, error),
+            };
         }
+        shared.forget_failed();
+        let (queue, reason) = if let PolicySpec::Pool { size, strategy } = self.spec {
+            let level = request.priority.index();
+            let loads: Vec<usize> = shared.pools[level].iter().map(|q| shared.load(q)).collect();
+            let cursor = &mut shared.cursors[level];
+            match choose_pool_queue(&loads, size as usize, strategy, cursor) {
+                PoolChoice::Reuse(i) => (shared.pools[level][i].clone(), "shared pool queue"),
+                PoolChoice::Create => {
+                    match self.create(device, request.priority, None, "new pool queue") {
+                        Ok(queue) => {
+                            shared.pools[level].push(queue.clone());
+                            shared.track(&queue, request.priority, false);
+                            (queue, "new pool queue")
+                        }
+                        Err(error) => return self.fall_back(shared, device, request, error),
+                    }
+                }
+            }
+        } else if let Some(queue) = &shared.single {
+            (queue.clone(), "the device's single queue")
+        } else {
+            match self.create(device, Priority::Normal, None, "the device's single queue") {
+                Ok(queue) => {
+                    shared.single = Some(queue.clone());
+                    shared.track(&queue, Priority::Normal, false);
+                    (queue, "the device's single queue (created)")
+                }
+                Err(error) => return self.fall_back(shared, device, request, error),
+            }
+        };
+        let load = shared.load(&queue);
+        drop(shared);
+        self.assigned(device, request, &queue, reason, load, false);
+        Ok(queue)
     }
 
-    fn log(&self, device: &Device, request: &QueueRequest, queue: &Queue, reason: &str) {
+    /// No new queue could be made for `request`: shares the best existing working queue of the
+    /// device, or fails with `hipErrorOutOfMemory` if there is none.
+    fn fall_back(
+        &self,
+        mut shared: MutexGuard<'_, Shared>,
+        device: &Device,
+        request: &QueueRequest,
+        error: HsaError,
+    ) -> HipResult<Arc<Queue>> {
+        let why = format!(
+            "{} failed: {}",
+            error.call,
+            device.api.describe(error.status)
+        );
+        shared.forget_failed();
+        let usable: Vec<(Arc<Queue>, Priority, bool)> = shared
+            .known
+            .iter()
+            .filter_map(|k| Some((k.queue.upgrade()?, k.priority, k.masked)))
+            .collect();
+        let candidates: Vec<Candidate> = usable
+            .iter()
+            .map(|(queue, priority, masked)| Candidate {
+                priority: *priority,
+                masked: *masked,
+                // Less the `Arc` just upgraded.
+                load: shared.load(queue).saturating_sub(1),
+            })
+            .collect();
+        let Some(chosen) = choose_fallback(&candidates, request.priority) else {
+            drop(shared);
+            tracing::error!(
+                target: "hipshim::policy",
+                device = device.index,
+                stream = %request.stream,
+                policy = %self.spec,
+                "no HSA queue for the stream: {why}, and the device has no working queue to \
+                 share; its work is refused (hipErrorOutOfMemory)"
+            );
+            return Err(HipError::OUT_OF_MEMORY);
+        };
+        let (queue, priority, masked) = usable[chosen].clone();
+        drop(usable);
+        let load = shared.load(&queue);
+        let first = !std::mem::replace(&mut shared.fallback_warned, true);
+        drop(shared);
+        let mut reason = format!("fallback: no new queue ({why}); sharing an existing one");
+        if request.cu_mask.is_some() {
+            reason.push_str("; the stream's CU mask is NOT applied");
+        } else if masked {
+            reason.push_str("; that queue's CU mask restricts the stream");
+        }
+        if priority != request.priority {
+            reason.push_str(&format!("; that queue has {priority:?} priority"));
+        }
+        // A CU mask not honoured is news for every stream; plain sharing only once per
+        // episode of the limit, or a program over it would warn once per stream.
+        let warn = first || request.cu_mask.is_some();
+        self.assigned(device, request, &queue, &reason, load, warn);
+        Ok(queue)
+    }
+
+    /// Logs (at info, or at warn for a fallback worth telling) and records one assignment.
+    fn assigned(
+        &self,
+        device: &Device,
+        request: &QueueRequest,
+        queue: &Queue,
+        reason: &str,
+        load: usize,
+        warn: bool,
+    ) {
         if crate::trace::recording() {
             crate::trace::record::stream_assigned(
                 request.stream,
@@ -319,15 +459,25 @@ impl QueuePolicy {
                 reason,
             );
         }
-        tracing::info!(
-            target: "hipshim::policy",
-            device = device.index,
-            stream = %request.stream,
-            queue = queue.id,
-            policy = %self.spec,
-            priority = ?request.priority,
-            "stream assigned to queue: {reason}"
-        );
+        macro_rules! log {
+            ($level:ident) => {
+                tracing::$level!(
+                    target: "hipshim::policy",
+                    device = device.index,
+                    stream = %request.stream,
+                    queue = queue.id,
+                    policy = %self.spec,
+                    priority = ?request.priority,
+                    streams_on_queue = load,
+                    "stream assigned to queue: {reason}"
+                )
+            };
+        }
+        if warn {
+            log!(warn);
+        } else {
+            log!(info);
+        }
     }
 
     fn create(
@@ -336,25 +486,24 @@ impl QueuePolicy {
         priority: Priority,
         cu_mask: Option<&[u32]>,
         reason: &'static str,
-    ) -> HipResult<Arc<Queue>> {
+    ) -> Result<Arc<Queue>, HsaError> {
         let queue = Queue::create(
             device.api,
             device.agent,
             device.index as u32,
             self.queue_size,
             device.kernarg_pool,
-        )
-        .map_err(runtime_error)?;
+        )?;
         // Events read completion timestamps from marker packets; without profiling ROCr
         // does not write them.
         if let Err(e) = queue.enable_profiling() {
             tracing::warn!(queue = queue.id, error = %e, "queue profiling unavailable; event timings will read 0");
         }
         if priority != Priority::Normal {
-            queue.set_priority(priority.hsa()).map_err(runtime_error)?;
+            queue.set_priority(priority.hsa())?;
         }
         if let Some(mask) = cu_mask {
-            queue.set_cu_mask(mask).map_err(runtime_error)?;
+            queue.set_cu_mask(mask)?;
         }
         tracing::info!(
             target: "hipshim::policy",
@@ -379,17 +528,7 @@ impl QueuePolicy {
 
     /// Stops handing out `queue` (it failed); streams that use it get a new one next time.
     pub fn retire(&self, queue: &Arc<Queue>) {
-        let mut shared = self.shared.lock();
-        if shared
-            .single
-            .as_ref()
-            .is_some_and(|q| Arc::ptr_eq(q, queue))
-        {
-            shared.single = None;
-        }
-        for pool in &mut shared.pools {
-            pool.retain(|q| !Arc::ptr_eq(q, queue));
-        }
+        self.shared.lock().forget(queue);
     }
 }
 
@@ -519,6 +658,42 @@ mod tests {
                 PoolChoice::Reuse(0)
             );
         }
+    }
+
+    #[test]
+    fn the_fallback_prefers_unmasked_then_same_priority_then_least_loaded() {
+        let c = |priority, masked, load| Candidate {
+            priority,
+            masked,
+            load,
+        };
+        let (high, normal) = (Priority::High, Priority::Normal);
+        assert_eq!(choose_fallback(&[], normal), None);
+        assert_eq!(
+            choose_fallback(&[c(normal, false, 3), c(normal, false, 1)], normal),
+            Some(1)
+        );
+        // Equal loads: the oldest.
+        assert_eq!(
+            choose_fallback(&[c(normal, false, 2), c(normal, false, 2)], normal),
+            Some(0)
+        );
+        // The stream's priority before a lighter load.
+        assert_eq!(
+            choose_fallback(&[c(high, false, 0), c(normal, false, 9)], normal),
+            Some(1)
+        );
+        // Any priority when none matches.
+        assert_eq!(
+            choose_fallback(&[c(high, false, 4), c(Priority::Low, false, 1)], normal),
+            Some(1)
+        );
+        // A CU-masked queue only when nothing else is left.
+        assert_eq!(
+            choose_fallback(&[c(normal, true, 0), c(high, false, 7)], normal),
+            Some(1)
+        );
+        assert_eq!(choose_fallback(&[c(high, true, 1)], normal), Some(0));
     }
 
     #[test]
