@@ -1256,7 +1256,7 @@ mod tests {
         insert(reg);
         assert_eq!(residence(0x20_0010, 16, "x"), Ok(Residence::PinnedHost));
         assert_eq!(engine_address(0x20_0010), 0x7000_0010);
-        let pageable = vec![0u8; 64];
+        let pageable = [0u8; 64];
         let host = pageable.as_ptr() as usize;
         assert_eq!(residence(host, 64, "x"), Ok(Residence::Pageable));
         assert_eq!(
