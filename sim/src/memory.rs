@@ -274,9 +274,9 @@ impl MemoryRegistry {
 ///
 /// The one place hsasim asks "is this host memory there?" (ROCr's driver answers it when it
 /// pins pages; hsasim has no driver). It uses `mincore`, which answers from the page tables:
-/// nothing is read or faulted in, an unmapped page is an answer instead of a SIGSEGV, and a
-/// 4 MiB range costs about a microsecond (parsing `/proc/self/maps` costs ~100 us with a few
-/// hundred mappings; `process_vm_readv` copies the bytes and is subject to ptrace policy).
+/// nothing is read or faulted in, an unmapped page is an answer instead of a SIGSEGV, and one
+/// call covers up to 16 MiB for about a microsecond (parsing `/proc/self/maps` costs ~100 us
+/// with a few hundred mappings; `process_vm_readv` has to copy the bytes).
 /// Protections are not seen: a PROT_NONE page counts as mapped. Where the kernel cannot
 /// answer (the call is filtered), the range is taken as mapped.
 pub fn host_range_mapped(addr: u64, len: u64) -> Result<(), u64> {
