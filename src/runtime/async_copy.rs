@@ -83,8 +83,8 @@ pub unsafe fn memcpy_2d_async(
     };
     let (dst_span, src_span) = (span(dpitch)?, span(spitch)?);
     let (dst_at, src_at) = (
-        memory::residence(dst as usize, dst_span),
-        memory::residence(src as usize, src_span),
+        memory::residence(dst as usize, dst_span, "destination")?,
+        memory::residence(src as usize, src_span, "source")?,
     );
     check_kind(kind, dst_at, src_at)?;
     let pieces = move || {
@@ -439,7 +439,7 @@ pub fn memset_async(
         pattern,
         element,
     };
-    match memory::residence(dst as usize, bytes) {
+    match memory::residence(dst as usize, bytes, "fill destination")? {
         Residence::Device(i) => {
             let owner = runtime()?.device(i)?;
             stream::enqueue_host_task(

@@ -44,10 +44,19 @@ fn deps_of(rt: &Runtime, n: u32, deps: *const hsa_signal_t) -> HsaResult<Vec<Arc
 }
 
 /// Both sides of a copy must be memory the agents can reach (pool allocations, locked or
-/// registered host memory): ROCr rejects pageable memory the same way.
+/// registered host memory that is still mapped): ROCr rejects pageable memory the same way.
+/// Checked at submission, so a bad range is an error to the caller, not a fault on the copy
+/// engine's thread.
 fn check_range(rt: &Runtime, what: &str, addr: u64, len: u64) -> HsaResult {
-    if addr == 0 || (len > 0 && rt.memory.find(addr, len).is_none()) {
-        tracing::error!(target: "hsasim", "async copy: {what} range {addr:#x}+{len:#x} is not device-accessible memory (allocate it from a pool or lock/register it)");
+    if addr == 0 {
+        tracing::error!(target: "hsasim", "async copy: null {what}");
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    if let Err(why) = rt.memory.accessible(addr, len) {
+        tracing::error!(target: "hsasim", "async copy: {what} range {addr:#x}+{len:#x} {why}");
         return Err(HsaError::INVALID_ARGUMENT);
     }
     Ok(())
@@ -260,22 +269,30 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
         }
         // SAFETY: all non-null and valid per the caller.
         let (d, dof, s, sof, r) = unsafe { (*dst, *dst_offset, *src, *src_offset, *range) };
-        let extent = |p: &PitchedPtr, o: &Dim3| -> HsaResult<(u64, u64)> {
-            let pitch = p.pitch as u64;
-            let slice = p.slice as u64;
-            if u64::from(r.x) > pitch || (r.z > 1 && pitch * u64::from(r.y + o.y) > slice) {
-                return Err(HsaError::INVALID_ARGUMENT);
+        // (first byte, bytes to the last one); any overflow is a range that cannot exist.
+        let extent = |p: &PitchedPtr, o: &Dim3| -> Option<(u64, u64)> {
+            let (pitch, slice) = (p.pitch as u64, p.slice as u64);
+            let rows_end = pitch.checked_mul(u64::from(r.y).checked_add(u64::from(o.y))?)?;
+            if u64::from(r.x) > pitch || (r.z > 1 && rows_end > slice) {
+                return None;
             }
-            let first =
-                p.base as u64 + u64::from(o.z) * slice + u64::from(o.y) * pitch + u64::from(o.x);
-            let last = first
-                + u64::from(r.z.max(1) - 1) * slice
-                + u64::from(r.y.max(1) - 1) * pitch
-                + u64::from(r.x);
-            Ok((first, last - first))
+            let first = (p.base as u64)
+                .checked_add(u64::from(o.z).checked_mul(slice)?)?
+                .checked_add(u64::from(o.y).checked_mul(pitch)?)?
+                .checked_add(u64::from(o.x))?;
+            let len = u64::from(r.z.max(1) - 1)
+                .checked_mul(slice)?
+                .checked_add(u64::from(r.y.max(1) - 1).checked_mul(pitch)?)?
+                .checked_add(u64::from(r.x))?;
+            first.checked_add(len)?;
+            Some((first, len))
         };
-        let (dfirst, dlen) = extent(&d, &dof)?;
-        let (sfirst, slen) = extent(&s, &sof)?;
+        let bad_shape = || {
+            tracing::error!(target: "hsasim", "async copy rect: the offsets, pitches and range overflow or do not fit the slices");
+            HsaError::INVALID_ARGUMENT
+        };
+        let (dfirst, dlen) = extent(&d, &dof).ok_or_else(bad_shape)?;
+        let (sfirst, slen) = extent(&s, &sof).ok_or_else(bad_shape)?;
         check_range(&rt, "destination", dfirst, dlen)?;
         check_range(&rt, "source", sfirst, slen)?;
         let agent = rt.agent(copy_agent)?;

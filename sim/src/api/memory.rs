@@ -4,7 +4,9 @@ use super::guard;
 use super::system::iterate;
 use crate::cabi::{out, put};
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{pool_allocate, pool_free, PoolKind, Region, RegionKind, PAGE};
+use crate::memory::{
+    host_range_mapped, pool_allocate, pool_free, PoolKind, Region, RegionKind, PAGE,
+};
 use crate::system::{rt, Runtime};
 use hsa_abi::*;
 use std::ffi::c_void;
@@ -227,6 +229,17 @@ fn lock(
             rt.agent(*a)?;
         }
     }
+    if (host as u64).checked_add(size as u64).is_none() {
+        tracing::error!(target: "hsasim", "memory lock: {host:p}+{size:#x} wraps around the address space");
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    // ROCr's driver pins the pages and fails for any that is not mapped, and ROCr then
+    // returns HSA_STATUS_ERROR; a lock that succeeded here would let a later copy or kernel
+    // touch the hole.
+    if let Err(page) = host_range_mapped(host as u64, size as u64) {
+        tracing::error!(target: "hsasim", "memory lock: {host:p}+{size:#x} is not all mapped host memory (page {page:#x} is not mapped)");
+        return Err(HsaError::GENERIC);
+    }
     rt.memory.add(Region {
         start: host as u64,
         len: size as u64,
@@ -346,9 +359,23 @@ pub unsafe extern "C" fn hsa_memory_copy(
     size: usize,
 ) -> hsa_status_t {
     guard("hsa_memory_copy", || {
-        rt()?;
+        let rt = rt()?;
         if dst.is_null() || src.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // Any memory of the process will do (as on ROCr), but it has to be there: a bad
+        // range is an error, not a SIGSEGV in the caller.
+        for (what, p) in [("destination", dst as u64), ("source", src as u64)] {
+            let pool = matches!(
+                rt.memory.find(p, size as u64).map(|r| r.kind),
+                Some(RegionKind::PoolAllocation { .. })
+            );
+            if !pool {
+                if let Err(page) = host_range_mapped(p, size as u64) {
+                    tracing::error!(target: "hsasim", "hsa_memory_copy: {what} range {p:#x}+{size:#x} is not mapped memory (page {page:#x})");
+                    return Err(HsaError::INVALID_ARGUMENT);
+                }
+            }
         }
         // SAFETY: both valid for `size` bytes per the caller; `copy` allows overlap.
         unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), size) };
@@ -362,10 +389,11 @@ pub extern "C" fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize
     guard("hsa_amd_memory_fill", || {
         let rt = rt()?;
         let bytes = count.checked_mul(4).ok_or(HsaError::INVALID_ARGUMENT)?;
-        if ptr.is_null()
-            || !(ptr as usize).is_multiple_of(4)
-            || rt.memory.find(ptr as u64, bytes as u64).is_none()
-        {
+        if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        if let Err(why) = rt.memory.accessible(ptr as u64, bytes as u64) {
+            tracing::error!(target: "hsasim", "hsa_amd_memory_fill: {ptr:p}+{bytes:#x} {why}");
             return Err(HsaError::INVALID_ARGUMENT);
         }
         let words = ptr.cast::<u32>();
