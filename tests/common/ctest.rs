@@ -19,7 +19,8 @@
 //! - `env`: `NAME=VALUE` set for the run (may be given several times).
 //!
 //! Built programs are cached in `<target>/c_tests/`, keyed by a hash of the
-//! source, the headers, the build scripts, the targets and the compiler.
+//! source and the `.h` files beside it, `hip_headers/`, the build scripts, the
+//! targets and the compiler.
 
 #![allow(dead_code)]
 
@@ -131,6 +132,15 @@ pub fn build(source: &Path, stem: &str, targets: &[String]) -> PathBuf {
         .bytes(lib_dir.as_os_str().as_encoded_bytes())
         // Relink when the shim is rebuilt: its version nodes are recorded.
         .tool(&lib_dir.join("libamdhip64.so"));
+    // Headers beside the program (a directory's shared check.h) are part of what it is.
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(source.parent().expect("source dir"))
+        .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    headers.retain(|p| p.extension().is_some_and(|e| e == "h"));
+    headers.sort();
+    for header in &headers {
+        key.file(header);
+    }
     for t in targets {
         key.bytes(t.as_bytes());
     }
