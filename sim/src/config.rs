@@ -2,6 +2,16 @@
 
 use hsasim_isa::GfxModel;
 use std::str::FromStr;
+use std::time::Duration;
+
+/// Default watchdog limit in wave-instructions. Measured on one wave in a release build:
+/// a scalar-only endless loop runs about 200 M instructions/s and reaches it in ~20 s; a
+/// loop that polls memory runs ~24 M/s (~3 min). Slower mixes (vector, MFMA: 10 M/s down
+/// to 1 M/s) meet [`DEFAULT_DISPATCH_TIMEOUT_S`] first.
+pub const DEFAULT_MAX_WAVE_INSTRUCTIONS: u64 = 1 << 32;
+/// Default wall-clock limit of one dispatch, in seconds: what bounds every hang, whatever
+/// the kernel executes.
+pub const DEFAULT_DISPATCH_TIMEOUT_S: u64 = 300;
 
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -20,6 +30,13 @@ pub struct Config {
     pub max_queues: u32,
     /// `HSASIM_WORKERS` (default: host parallelism): interpreter threads per dispatch.
     pub workers: usize,
+    /// `HSASIM_MAX_WAVE_INSTRUCTIONS`: a wave that executes more stops its dispatch with a
+    /// queue error (exact, so the same on every run).
+    pub max_wave_instructions: u64,
+    /// `HSASIM_DISPATCH_TIMEOUT` (seconds): a dispatch still running after this long is
+    /// stopped, all its waves, with a queue error. Only a dispatch that runs this long is
+    /// affected, so deterministic mode stays deterministic for every other kernel.
+    pub dispatch_timeout: Duration,
     /// `HSASIM_THREADS=0` selects deterministic mode: no packet-processor, SDMA or
     /// async-handler threads; the work runs on whichever thread waits for it (an HSA wait,
     /// or a loop of polls: see `Runtime::poll`). A single poll only observes. Default 1
@@ -54,10 +71,25 @@ impl Config {
             sdma_engines: read_num("HSASIM_SDMA_ENGINES", 2u32, 1, 16),
             max_queues: read_num("HSASIM_MAX_QUEUES", 128u32, 1, 4096),
             workers: read_num("HSASIM_WORKERS", workers_default, 1, 1024),
+            max_wave_instructions: read_num(
+                "HSASIM_MAX_WAVE_INSTRUCTIONS",
+                DEFAULT_MAX_WAVE_INSTRUCTIONS,
+                1,
+                u64::MAX,
+            ),
+            dispatch_timeout: Duration::from_secs(read_num(
+                "HSASIM_DISPATCH_TIMEOUT",
+                DEFAULT_DISPATCH_TIMEOUT_S,
+                1,
+                MAX_DISPATCH_TIMEOUT_S,
+            )),
             threaded: read_num("HSASIM_THREADS", 1u32, 0, 1) != 0,
         }
     }
 }
+
+/// A year: the largest `HSASIM_DISPATCH_TIMEOUT`, for "never" in practice.
+const MAX_DISPATCH_TIMEOUT_S: u64 = 365 * 24 * 3600;
 
 /// Reads `name`; a malformed value is reported on stderr (naming the variable and the
 /// accepted forms) and the default is used, so a typo never silently changes the machine.

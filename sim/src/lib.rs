@@ -39,3 +39,5 @@ pub mod queue;
 pub mod sdma;
 pub mod signal;
 pub mod system;
+#[doc(hidden)]
+pub mod testing;
