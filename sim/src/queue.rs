@@ -336,7 +336,8 @@ impl Queue {
         let read = self.read_index().load(Ordering::Acquire);
         let header = PacketHeader(self.header(read).load(Ordering::Acquire));
         std::sync::atomic::fence(Ordering::SeqCst);
-        let work = || match header.packet_type() {
+        let work = || {
+            match header.packet_type() {
             HSA_PACKET_TYPE_KERNEL_DISPATCH => self.kernel_dispatch(rt, read),
             t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
                 let p = self.read_barrier(read);
@@ -357,6 +358,7 @@ impl Queue {
                     packet_type_name(other)
                 ),
             )),
+        }
         };
         // An internal panic fails this packet like any other error: the queue stops with
         // an error report, and the process and the other queues go on.

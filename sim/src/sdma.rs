@@ -61,7 +61,9 @@ impl CopyJob {
     /// when it moves nothing.
     fn extents(&self) -> Result<Option<[(u64, u64); 2]>, String> {
         match self.shape {
-            CopyShape::Linear { dst, src, size } => Ok((size > 0).then_some([(src, size), (dst, size)])),
+            CopyShape::Linear { dst, src, size } => {
+                Ok((size > 0).then_some([(src, size), (dst, size)]))
+            }
             CopyShape::Rect {
                 dst,
                 dst_pitch,
@@ -75,8 +77,12 @@ impl CopyJob {
                     return Ok(None);
                 }
                 let extent = |pitch, slice| {
-                    pitched_extent(width, rows, slices, pitch, slice)
-                        .ok_or_else(|| format!("the rectangle's extent overflows 64 bits ({:?})", self.shape))
+                    pitched_extent(width, rows, slices, pitch, slice).ok_or_else(|| {
+                        format!(
+                            "the rectangle's extent overflows 64 bits ({:?})",
+                            self.shape
+                        )
+                    })
                 };
                 Ok(Some([
                     (src, extent(src_pitch, src_slice)?),
@@ -149,7 +155,9 @@ impl CopyJob {
     }
 
     fn completion_handle(&self) -> u64 {
-        self.completion.as_ref().map_or(0, |c| Arc::as_ptr(c) as u64)
+        self.completion
+            .as_ref()
+            .map_or(0, |c| Arc::as_ptr(c) as u64)
     }
 }
 

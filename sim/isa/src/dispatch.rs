@@ -109,7 +109,8 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
     if wg_size.contains(&0) || grid.contains(&0) {
         return bad(format!("zero-sized workgroup {wg_size:?} or grid {grid:?}"));
     }
-    let items: u32 = wg_size.iter().product();
+    // In u64: three u16 sizes can multiply past u32 (and wrap to something small).
+    let items: u64 = wg_size.iter().map(|&n| u64::from(n)).product();
     if items > 1024 {
         return bad(format!("workgroup of {items} work-items exceeds 1024"));
     }
