@@ -622,7 +622,11 @@ pub fn run(
                 record(e);
                 break;
             }
-            finished.fetch_add(1, Ordering::Relaxed);
+            // Its waves may have ended early because another worker's error stopped the
+            // dispatch: count it only if not.
+            if !stop.load(Ordering::Relaxed) {
+                finished.fetch_add(1, Ordering::Relaxed);
+            }
         }
         let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
         t.workgroups += worker.stats.workgroups;
