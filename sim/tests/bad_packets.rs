@@ -111,7 +111,7 @@ fn kernel_objects_that_are_not_loaded_descriptors_are_invalid_packets() {
         k.kernel + 4,
         variable,
         fake as u64,
-        u64::MAX & !63,
+        !63,
     ] {
         let status = queue_error_for(|c| dispatch(bogus, k.kernarg, 64, 64, c));
         assert_eq!(

@@ -7,7 +7,6 @@
 //! mode.
 mod common;
 use common::*;
-use std::ffi::c_void;
 use std::process::Command;
 
 const KERNELS: &str = r#"
@@ -142,7 +141,7 @@ fn child() {
     // SAFETY: the kernel finished writing the buffer.
     assert_eq!(unsafe { *(buffer as *const i32).add(63) }, 7);
     hsa_queue_destroy(q);
-    hsa_amd_memory_pool_free(buffer as *mut c_void);
+    hsa_amd_memory_pool_free(buffer);
     hsa_amd_memory_pool_free(kernarg);
     println!("child passed");
 }
