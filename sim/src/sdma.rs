@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// What one job moves. Addresses were checked against the memory registry at submission,
-/// and are checked again when the job runs (see [`CopyJob::check`]).
+/// and are checked again when the job runs (the client may have freed the memory since).
 #[derive(Clone, Copy, Debug)]
 pub enum CopyShape {
     Linear {
