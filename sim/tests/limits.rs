@@ -1,10 +1,11 @@
 //! The dispatch limits: `HSASIM_MAX_WAVE_INSTRUCTIONS` and `HSASIM_DISPATCH_TIMEOUT` stop an
 //! endless kernel, all its waves, with a queue error naming the limit, and the device
-//! keeps working; malformed values warn on stderr and leave the defaults.
+//! keeps working; malformed values warn on stderr and leave the defaults. The host's own
+//! limit too: private memory it cannot provide fails the dispatch, not the process.
 //!
 //! hsasim reads its configuration once, at `hsa_init`, so each case runs this test binary
-//! again as a child process (the `child` test) with the limit in its environment, once per
-//! mode.
+//! again as a child process (the `child` test) with the limit in its environment (or its
+//! address space limited), once per mode.
 mod common;
 use common::*;
 use std::process::Command;
@@ -104,6 +105,27 @@ fn zero_limits_warn_and_the_defaults_apply() {
     }
 }
 
+#[test]
+fn private_memory_the_host_cannot_provide_is_an_out_of_resources_queue_error() {
+    run_child("private_memory", &[]);
+}
+
+/// Limits the process's address space to what it uses now plus `headroom` bytes.
+fn limit_address_space(headroom: u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let vm_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmSize in /proc/self/status");
+    let limit = libc::rlimit {
+        rlim_cur: vm_kib * 1024 + headroom,
+        rlim_max: vm_kib * 1024 + headroom,
+    };
+    // SAFETY: setrlimit reads the struct; lowering a limit has no other effect.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
+}
+
 /// The child side; does nothing when run as an ordinary test.
 #[test]
 fn child() {
@@ -130,6 +152,19 @@ fn child() {
         unsafe { publish(q, dispatch(spin, kernarg, 256, 64, done)) };
         assert_eq!(queue_error(q), status::AMD_ERROR_ILLEGAL_INSTRUCTION);
         assert_eq!(hsa_signal_load_relaxed(done), 1);
+        assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    }
+    if case == "private_memory" {
+        // A workgroup of 16 waves, each wanting 64 MiB of private memory (1 MiB per
+        // work-item), in a process left 256 MiB to grow.
+        let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+        let done = signal(1);
+        let mut packet = dispatch(kernel_object(exec, "store.kd"), kernarg, 1024, 1024, done);
+        packet.private_segment_size = 1 << 20;
+        limit_address_space(256 << 20);
+        // SAFETY: a live queue and a 64-byte packet.
+        unsafe { publish(q, packet) };
+        assert_eq!(queue_error(q), status::ERROR_OUT_OF_RESOURCES);
         assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
     }
     let q = queue(64, Some(record_queue_error), std::ptr::null_mut());

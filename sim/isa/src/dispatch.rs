@@ -561,7 +561,7 @@ fn init_wave(
         // need the previous one's memory on top.
         w.scratch = Vec::new();
         w.scratch = zeroed_bytes(scratch).ok_or_else(|| {
-            DispatchError::InvalidDispatch(format!(
+            DispatchError::OutOfResources(format!(
                 "cannot allocate {scratch} bytes of private memory for a wave ({} bytes per work-item)",
                 plan.private_per_lane
             ))

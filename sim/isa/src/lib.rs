@@ -150,6 +150,9 @@ pub enum DispatchError {
     /// The interpreter failed internally (a panic in one of its threads); the message
     /// says where.
     Internal(String),
+    /// The host could not provide what the dispatch needs (its private memory), as ROCr
+    /// reports a failed scratch allocation.
+    OutOfResources(String),
     /// The kernel descriptor or the packet cannot be run (bad object address, model mismatch,
     /// wave32 code, zero-sized grid, ...).
     InvalidDispatch(String),
@@ -165,6 +168,7 @@ impl DispatchError {
             | DispatchError::Watchdog { .. }
             | DispatchError::Timeout { .. } => status::AMD_ERROR_ILLEGAL_INSTRUCTION,
             DispatchError::Internal(_) => status::ERROR,
+            DispatchError::OutOfResources(_) => status::ERROR_OUT_OF_RESOURCES,
             DispatchError::MemoryFault { .. } => status::AMD_ERROR_MEMORY_APERTURE_VIOLATION,
             DispatchError::InvalidDispatch(_) => status::ERROR_INVALID_PACKET_FORMAT,
         }
@@ -215,6 +219,7 @@ impl fmt::Display for DispatchError {
                 limit.as_secs_f64()
             ),
             DispatchError::Internal(why) => write!(f, "internal error in the interpreter: {why}"),
+            DispatchError::OutOfResources(why) => write!(f, "out of host memory: {why}"),
             DispatchError::InvalidDispatch(why) => write!(f, "invalid dispatch: {why}"),
         }
     }
