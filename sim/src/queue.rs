@@ -336,8 +336,37 @@ impl Queue {
         let read = self.read_index().load(Ordering::Acquire);
         let header = PacketHeader(self.header(read).load(Ordering::Acquire));
         std::sync::atomic::fence(Ordering::SeqCst);
-        let work = || {
-            match header.packet_type() {
+        // An internal panic fails this packet like any other error: the queue stops with
+        // an error report, and the process and the other queues go on.
+        let result = catch_panic(|| self.execute(rt, read, header)).unwrap_or_else(|why| {
+            Err((
+                status::ERROR,
+                format!("internal error while processing packet {read}: {why}"),
+            ))
+        });
+        std::sync::atomic::fence(Ordering::SeqCst);
+        match result {
+            Ok(()) => {
+                self.header(read).store(
+                    packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0),
+                    Ordering::Release,
+                );
+                self.read_index().store(read + 1, Ordering::Release);
+                HUB.notify();
+            }
+            Err((code, message)) => self.fail(code, &message),
+        }
+        true
+    }
+
+    /// What the packet at `read` asks for; an error fails the queue.
+    fn execute(
+        &self,
+        rt: &Runtime,
+        read: u64,
+        header: PacketHeader,
+    ) -> Result<(), (hsa_status_t, String)> {
+        match header.packet_type() {
             HSA_PACKET_TYPE_KERNEL_DISPATCH => self.kernel_dispatch(rt, read),
             t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
                 let p = self.read_barrier(read);
@@ -359,28 +388,6 @@ impl Queue {
                 ),
             )),
         }
-        };
-        // An internal panic fails this packet like any other error: the queue stops with
-        // an error report, and the process and the other queues go on.
-        let result = catch_panic(work).unwrap_or_else(|why| {
-            Err((
-                status::ERROR,
-                format!("internal error while processing packet {read}: {why}"),
-            ))
-        });
-        std::sync::atomic::fence(Ordering::SeqCst);
-        match result {
-            Ok(()) => {
-                self.header(read).store(
-                    packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0),
-                    Ordering::Release,
-                );
-                self.read_index().store(read + 1, Ordering::Release);
-                HUB.notify();
-            }
-            Err((code, message)) => self.fail(code, &message),
-        }
-        true
     }
 
     fn kernel_dispatch(&self, rt: &Runtime, index: u64) -> Result<(), (hsa_status_t, String)> {
