@@ -5,11 +5,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::ctest::{build, c_tests_dir, CLANG, DEFAULT_TARGETS};
-use common::Fnv;
+use common::ctest::{build, build_module_kernels as build_kernels, c_tests_dir, DEFAULT_TARGETS};
 
 c_tests! {
     dir "api";
@@ -25,52 +23,6 @@ c_tests! {
     wall_clock_gfx90a => "wall_clock" on "gfx90a";
     fork_gfx942 => "fork" on "gfx942";
     fork_gfx90a => "fork" on "gfx90a";
-}
-
-/// Builds `c_tests/api/modules/kernels.hip` with clang-19 as device code only: a raw code
-/// object for `targets[0]` when `bundle` is false, else an offload bundle of all `targets`.
-fn build_kernels(targets: &[&str], bundle: bool) -> PathBuf {
-    let source = c_tests_dir("api").join("modules/kernels.hip");
-    let headers = common::repo_root().join("hip_headers");
-    let clang = common::require_tool(CLANG);
-    let devlibs = common::devlibs_dir();
-    let mut key = Fnv::new();
-    key.tool(&clang).file(&source).tree(&headers);
-    for t in targets {
-        key.bytes(t.as_bytes());
-    }
-    key.bytes(if bundle { b"bundle" } else { b"co" });
-    let stem = if bundle {
-        "kernels-bundle".to_owned()
-    } else {
-        format!("kernels-{}.co", targets[0])
-    };
-    let cache = common::target_dir().join("c_tests");
-    common::cached_build(&cache, &stem, &key, |out: &Path| {
-        let mut cmd = Command::new(&clang);
-        cmd.args([
-            "-x",
-            "hip",
-            "-O3",
-            "-nogpuinc",
-            "-nogpulib",
-            "--cuda-device-only",
-            "-c",
-        ]);
-        for t in targets {
-            cmd.arg(format!("--offload-arch={t}"));
-        }
-        if !bundle {
-            cmd.arg("--no-gpu-bundle-output");
-        }
-        cmd.arg("-mcode-object-version=5")
-            .arg(format!("--rocm-device-lib-path={}", devlibs.display()))
-            .arg(format!("-I{}", headers.display()))
-            .arg(&source)
-            .arg("-o")
-            .arg(out);
-        cmd
-    })
 }
 
 /// Runs `c_tests/api/modules/modules.hip` on `target` with the module files it loads.

@@ -4,7 +4,7 @@
 use crate::cabi::{put, put_fixed_str};
 use crate::config::Config;
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{Pool, PoolKind};
+use crate::memory::{MemoryRegistry, Pool, PoolKind};
 use crate::sdma::SdmaEngine;
 use hsa_abi::*;
 use hsasim_isa::GfxModel;
@@ -103,7 +103,13 @@ impl Agent {
         }
     }
 
-    pub fn gpu(handle_hint: hsa_agent_t, node: u32, config: &Config) -> Agent {
+    /// `memory` is the registry the agent's copy engines check their ranges against.
+    pub fn gpu(
+        handle_hint: hsa_agent_t,
+        node: u32,
+        config: &Config,
+        memory: &Arc<MemoryRegistry>,
+    ) -> Agent {
         Agent {
             kind: AgentKind::Gpu,
             node,
@@ -123,7 +129,7 @@ impl Agent {
                 )),
             ],
             sdma: (0..config.sdma_engines)
-                .map(|i| Arc::new(SdmaEngine::new(node, i)))
+                .map(|i| Arc::new(SdmaEngine::new(node, i, memory.clone())))
                 .collect(),
             queue_count: AtomicU32::new(0),
             coherency: AtomicU32::new(0),

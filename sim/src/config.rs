@@ -1,7 +1,18 @@
 //! Every knob of the simulated machine, read once from the environment at `hsa_init`.
 
 use hsasim_isa::GfxModel;
+use std::env::VarError;
 use std::str::FromStr;
+use std::time::Duration;
+
+/// Default watchdog limit in wave-instructions. Measured on one wave in a release build:
+/// a scalar-only endless loop runs about 200 M instructions/s and reaches it in ~20 s; a
+/// loop that polls memory runs ~24 M/s (~3 min). Slower mixes (vector, MFMA: 10 M/s down
+/// to 1 M/s) meet [`DEFAULT_DISPATCH_TIMEOUT_S`] first.
+pub const DEFAULT_MAX_WAVE_INSTRUCTIONS: u64 = 1 << 32;
+/// Default wall-clock limit of one dispatch, in seconds: what bounds every hang, whatever
+/// the kernel executes.
+pub const DEFAULT_DISPATCH_TIMEOUT_S: u64 = 300;
 
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -20,6 +31,13 @@ pub struct Config {
     pub max_queues: u32,
     /// `HSASIM_WORKERS` (default: host parallelism): interpreter threads per dispatch.
     pub workers: usize,
+    /// `HSASIM_MAX_WAVE_INSTRUCTIONS`: a wave that executes more stops its dispatch with a
+    /// queue error (exact, so the same on every run).
+    pub max_wave_instructions: u64,
+    /// `HSASIM_DISPATCH_TIMEOUT` (seconds): a dispatch still running after this long is
+    /// stopped, all its waves, with a queue error. Only a dispatch that runs this long is
+    /// affected, so deterministic mode stays deterministic for every other kernel.
+    pub dispatch_timeout: Duration,
     /// `HSASIM_THREADS=0` selects deterministic mode: no packet-processor, SDMA or
     /// async-handler threads; the work runs on whichever thread waits for it (an HSA wait,
     /// or a loop of polls: see `Runtime::poll`). A single poll only observes. Default 1
@@ -28,8 +46,23 @@ pub struct Config {
 }
 
 impl Config {
+    /// Reads every knob; malformed values are reported on stderr and replaced by defaults.
     pub fn from_env() -> Self {
-        let model = read_env(
+        let (config, warnings) = Self::from_vars(&|name| std::env::var(name));
+        for w in warnings {
+            eprintln!("hsasim: {w}");
+        }
+        config
+    }
+
+    /// The configuration `get` describes (`std::env::var`'s contract), and a warning per
+    /// malformed value.
+    fn from_vars(get: &dyn Fn(&str) -> Result<String, VarError>) -> (Self, Vec<String>) {
+        let mut vars = Vars {
+            get,
+            warnings: Vec::new(),
+        };
+        let model = vars.read(
             "HSASIM_GFX",
             "gfx942 or gfx90a",
             GfxModel::Gfx942,
@@ -46,48 +79,160 @@ impl Config {
         let workers_default = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
-        Config {
+        let config = Config {
             model,
-            gpus: read_num("HSASIM_GPUS", 1u32, 1, 16),
-            compute_units: read_num("HSASIM_CUS", default_cus, 1, 1024),
-            device_memory_bytes: read_num("HSASIM_MEM_GB", 16u64, 1, 1 << 16) << 30,
-            sdma_engines: read_num("HSASIM_SDMA_ENGINES", 2u32, 1, 16),
-            max_queues: read_num("HSASIM_MAX_QUEUES", 128u32, 1, 4096),
-            workers: read_num("HSASIM_WORKERS", workers_default, 1, 1024),
-            threaded: read_num("HSASIM_THREADS", 1u32, 0, 1) != 0,
-        }
+            gpus: vars.num("HSASIM_GPUS", 1u32, 1, 16),
+            compute_units: vars.num("HSASIM_CUS", default_cus, 1, 1024),
+            device_memory_bytes: vars.num("HSASIM_MEM_GB", 16u64, 1, 1 << 16) << 30,
+            sdma_engines: vars.num("HSASIM_SDMA_ENGINES", 2u32, 1, 16),
+            max_queues: vars.num("HSASIM_MAX_QUEUES", 128u32, 1, 4096),
+            workers: vars.num("HSASIM_WORKERS", workers_default, 1, 1024),
+            max_wave_instructions: vars.num(
+                "HSASIM_MAX_WAVE_INSTRUCTIONS",
+                DEFAULT_MAX_WAVE_INSTRUCTIONS,
+                1,
+                u64::MAX,
+            ),
+            dispatch_timeout: Duration::from_secs(vars.num(
+                "HSASIM_DISPATCH_TIMEOUT",
+                DEFAULT_DISPATCH_TIMEOUT_S,
+                1,
+                MAX_DISPATCH_TIMEOUT_S,
+            )),
+            threaded: vars.num("HSASIM_THREADS", 1u32, 0, 1) != 0,
+        };
+        (config, vars.warnings)
     }
 }
 
-/// Reads `name`; a malformed value is reported on stderr (naming the variable and the
-/// accepted forms) and the default is used, so a typo never silently changes the machine.
-fn read_env<T>(name: &str, accepted: &str, default: T, parse: impl Fn(&str) -> Option<T>) -> T {
-    match std::env::var(name) {
-        Err(std::env::VarError::NotPresent) => default,
-        Ok(v) if v.trim().is_empty() => default,
-        Ok(v) => match parse(&v) {
-            Some(x) => x,
-            None => {
-                eprintln!("hsasim: ignoring {name}={v:?}: expected {accepted}; using the default");
+/// A year: the largest `HSASIM_DISPATCH_TIMEOUT`, for "never" in practice.
+const MAX_DISPATCH_TIMEOUT_S: u64 = 365 * 24 * 3600;
+
+/// Where the knobs come from, and what was wrong with them.
+struct Vars<'a> {
+    get: &'a dyn Fn(&str) -> Result<String, VarError>,
+    warnings: Vec<String>,
+}
+
+impl Vars<'_> {
+    /// Reads `name`; a malformed value is reported (naming the variable and the accepted
+    /// forms) and the default is used, so a typo never silently changes the machine.
+    fn read<T>(
+        &mut self,
+        name: &str,
+        accepted: &str,
+        default: T,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> T {
+        match (self.get)(name) {
+            Err(VarError::NotPresent) => default,
+            Ok(v) if v.trim().is_empty() => default,
+            Ok(v) => match parse(&v) {
+                Some(x) => x,
+                None => {
+                    self.warnings.push(format!(
+                        "ignoring {name}={v:?}: expected {accepted}; using the default"
+                    ));
+                    default
+                }
+            },
+            Err(VarError::NotUnicode(_)) => {
+                self.warnings.push(format!(
+                    "ignoring {name}: not valid UTF-8; expected {accepted}; using the default"
+                ));
                 default
             }
-        },
-        Err(_) => {
-            eprintln!("hsasim: ignoring {name}: not valid UTF-8; expected {accepted}");
-            default
         }
+    }
+
+    fn num<T>(&mut self, name: &str, default: T, min: T, max: T) -> T
+    where
+        T: FromStr + PartialOrd + Copy + std::fmt::Display,
+    {
+        let accepted = format!("an integer from {min} to {max}");
+        self.read(name, &accepted, default, |s| {
+            s.trim()
+                .parse::<T>()
+                .ok()
+                .filter(|v| *v >= min && *v <= max)
+        })
     }
 }
 
-fn read_num<T>(name: &str, default: T, min: T, max: T) -> T
-where
-    T: FromStr + PartialOrd + Copy + std::fmt::Display,
-{
-    let accepted = format!("an integer from {min} to {max}");
-    read_env(name, &accepted, default, |s| {
-        s.trim()
-            .parse::<T>()
-            .ok()
-            .filter(|v| *v >= min && *v <= max)
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(vars: &[(&str, &str)]) -> (Config, Vec<String>) {
+        Config::from_vars(&|name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+                .ok_or(VarError::NotPresent)
+        })
+    }
+
+    #[test]
+    fn limits_default_to_the_documented_values() {
+        let (c, warnings) = parse(&[]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.max_wave_instructions, 1 << 32);
+        assert_eq!(c.dispatch_timeout, Duration::from_secs(300));
+    }
+
+    #[test]
+    fn limits_take_positive_integers() {
+        let (c, warnings) = parse(&[
+            ("HSASIM_MAX_WAVE_INSTRUCTIONS", "1000000"),
+            ("HSASIM_DISPATCH_TIMEOUT", " 2 "),
+        ]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.max_wave_instructions, 1_000_000);
+        assert_eq!(c.dispatch_timeout, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn zero_or_malformed_limits_warn_and_keep_the_defaults() {
+        for (name, value) in [
+            ("HSASIM_MAX_WAVE_INSTRUCTIONS", "0"),
+            ("HSASIM_MAX_WAVE_INSTRUCTIONS", "-1"),
+            ("HSASIM_MAX_WAVE_INSTRUCTIONS", "1e9"),
+            ("HSASIM_MAX_WAVE_INSTRUCTIONS", "18446744073709551616"),
+            ("HSASIM_DISPATCH_TIMEOUT", "0"),
+            ("HSASIM_DISPATCH_TIMEOUT", "1.5"),
+            ("HSASIM_DISPATCH_TIMEOUT", "99999999999"),
+        ] {
+            let (c, warnings) = parse(&[(name, value)]);
+            assert_eq!(
+                warnings,
+                [format!(
+                    "ignoring {name}={value:?}: expected an integer from 1 to {}; using the default",
+                    if name == "HSASIM_DISPATCH_TIMEOUT" {
+                        MAX_DISPATCH_TIMEOUT_S
+                    } else {
+                        u64::MAX
+                    }
+                )]
+            );
+            assert_eq!(c.max_wave_instructions, DEFAULT_MAX_WAVE_INSTRUCTIONS);
+            assert_eq!(
+                c.dispatch_timeout,
+                Duration::from_secs(DEFAULT_DISPATCH_TIMEOUT_S)
+            );
+        }
+    }
+
+    #[test]
+    fn other_malformed_values_warn_the_same_way() {
+        let (c, warnings) = parse(&[("HSASIM_GFX", "gfx1100"), ("HSASIM_THREADS", "2")]);
+        assert_eq!(c.model, GfxModel::Gfx942);
+        assert!(c.threaded);
+        assert_eq!(
+            warnings,
+            [
+                "ignoring HSASIM_GFX=\"gfx1100\": expected gfx942 or gfx90a; using the default",
+                "ignoring HSASIM_THREADS=\"2\": expected an integer from 0 to 1; using the default",
+            ]
+        );
+    }
 }

@@ -50,6 +50,15 @@ impl HsaError {
     pub const INVALID_RUNTIME_STATE: Self = Self::new(status::ERROR_INVALID_RUNTIME_STATE);
 }
 
+/// Runs `f`, turning a panic into its message. Service threads (packet processors, copy
+/// engines, async handlers) and the work they run on waiting threads use it, so that an
+/// internal bug fails one packet or copy instead of killing the thread, and with it every
+/// queue or copy waiting behind it.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|payload| hsasim_isa::panic_message(payload.as_ref()).to_owned())
+}
+
 const fn unreachable_nonzero() -> NonZeroU32 {
     panic!("status::ERROR is non-zero")
 }

@@ -22,6 +22,19 @@
 //! `rocminfo` or AMD's `libamdhip64.so.5` run on the simulated GPUs. hipshim itself loads
 //! the library by path, which the soname does not affect.
 //!
+//! ## Bad packets, faults and runaway kernels
+//! Nothing a client submits can take the process down. A packet the processor cannot run
+//! (an unknown type, a `kernel_object` that is not a kernel descriptor the loader placed,
+//! impossible workgroup or segment sizes) fails its queue with
+//! `HSA_STATUS_ERROR_INVALID_PACKET_FORMAT`, one naming a signal that does not exist with
+//! `HSA_STATUS_ERROR_INVALID_SIGNAL`, a kernel access outside every allocation (a bad
+//! kernarg address included) with `HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION`; the error
+//! callback is told, as on ROCr. `HSASIM_MAX_WAVE_INSTRUCTIONS` and
+//! `HSASIM_DISPATCH_TIMEOUT` stop a dispatch that would never end (see [`config`]). A copy
+//! whose memory is gone by the time its engine runs it is not done, is reported on stderr,
+//! and still completes its signal. A panic inside a packet processor, a copy engine or
+//! the interpreter fails that packet (`HSA_STATUS_ERROR`) or copy the same way.
+//!
 //! ## What is not modelled
 //! `api::unsupported` lists the exported functions that return `HSA_STATUS_ERROR` and log
 //! their name once (images and samplers, IPC, graphics interop, the HSA 1.0
@@ -39,3 +52,5 @@ pub mod queue;
 pub mod sdma;
 pub mod signal;
 pub mod system;
+#[doc(hidden)]
+pub mod testing;

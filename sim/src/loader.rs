@@ -17,8 +17,8 @@ use object::read::elf::{FileHeader, ProgramHeader};
 use object::{
     LittleEndian, Object, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget,
 };
-use parking_lot::Mutex;
-use std::collections::HashMap;
+use parking_lot::{Mutex, RwLock};
+use std::collections::{HashMap, HashSet};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -111,6 +111,9 @@ pub struct LoaderState {
     readers: Mutex<HashMap<u64, Arc<CodeObjectReader>>>,
     executables: Mutex<HashMap<u64, Arc<Executable>>>,
     symbols: Mutex<HashMap<u64, Arc<Symbol>>>,
+    /// Addresses of the kernel descriptors of every loaded code object: what a dispatch
+    /// packet's `kernel_object` may name.
+    kernel_objects: RwLock<HashSet<u64>>,
 }
 
 fn isa_of_mach(mach: u32) -> Option<GfxModel> {
@@ -172,8 +175,12 @@ impl LoaderState {
             .ok_or(HsaError::INVALID_EXECUTABLE)?;
         let mut st = e.state.lock();
         let mut syms = self.symbols.lock();
+        let mut kernels = self.kernel_objects.write();
         for s in st.symbols.drain(..) {
             syms.remove(&(Arc::as_ptr(&s) as u64));
+            if s.kernel.is_some() {
+                kernels.remove(&s.address);
+            }
         }
         for lco in st.loaded.drain(..) {
             memory.remove_at(lco.base, |r| r.kind == RegionKind::CodeObject);
@@ -195,6 +202,12 @@ impl LoaderState {
         self.readers.lock().clear();
         self.executables.lock().clear();
         self.symbols.lock().clear();
+        self.kernel_objects.write().clear();
+    }
+
+    /// True when `address` is the kernel descriptor of a kernel in a loaded code object.
+    pub fn is_kernel_object(&self, address: u64) -> bool {
+        self.kernel_objects.read().contains(&address)
     }
 
     /// `hsa_executable_load_agent_code_object`.
@@ -295,7 +308,11 @@ impl LoaderState {
             mapped_len: image,
         });
         let mut reg = self.symbols.lock();
+        let mut kernels = self.kernel_objects.write();
         for s in &symbols {
+            if s.kernel.is_some() {
+                kernels.insert(s.address);
+            }
             tracing::debug!(target: "hsasim", name = %s.name, address = format_args!("{:#x}", s.address), kernel = s.kernel.is_some(), "symbol loaded");
             reg.insert(Arc::as_ptr(s) as u64, s.clone());
         }

@@ -14,7 +14,7 @@
 
 use crate::agent::Agent;
 use crate::cabi::now_ns;
-use crate::error::{HsaError, HsaResult};
+use crate::error::{catch_panic, HsaError, HsaResult};
 use crate::memory::{map_anon, round_up, unmap, Region, RegionKind, PAGE};
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
@@ -211,7 +211,17 @@ impl Queue {
 
     fn serve(&self, rt: &Runtime) {
         while self.is_active() {
-            if !self.step(rt) {
+            // `step` already turns a panic in a packet's work into a queue error; this
+            // catches one anywhere else, so the thread never dies with the queue active
+            // (its producers would wait forever).
+            let stepped = catch_panic(|| self.step(rt)).unwrap_or_else(|why| {
+                self.fail(
+                    status::ERROR,
+                    &format!("internal error in the packet processor: {why}"),
+                );
+                true
+            });
+            if !stepped {
                 HUB.sleep_unless(
                     &mut || !self.is_active() || self.peek(rt) == Peek::Ready,
                     Duration::from_millis(50),
@@ -326,7 +336,37 @@ impl Queue {
         let read = self.read_index().load(Ordering::Acquire);
         let header = PacketHeader(self.header(read).load(Ordering::Acquire));
         std::sync::atomic::fence(Ordering::SeqCst);
-        let result = match header.packet_type() {
+        // An internal panic fails this packet like any other error: the queue stops with
+        // an error report, and the process and the other queues go on.
+        let result = catch_panic(|| self.execute(rt, read, header)).unwrap_or_else(|why| {
+            Err((
+                status::ERROR,
+                format!("internal error while processing packet {read}: {why}"),
+            ))
+        });
+        std::sync::atomic::fence(Ordering::SeqCst);
+        match result {
+            Ok(()) => {
+                self.header(read).store(
+                    packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0),
+                    Ordering::Release,
+                );
+                self.read_index().store(read + 1, Ordering::Release);
+                HUB.notify();
+            }
+            Err((code, message)) => self.fail(code, &message),
+        }
+        true
+    }
+
+    /// What the packet at `read` asks for; an error fails the queue.
+    fn execute(
+        &self,
+        rt: &Runtime,
+        read: u64,
+        header: PacketHeader,
+    ) -> Result<(), (hsa_status_t, String)> {
+        match header.packet_type() {
             HSA_PACKET_TYPE_KERNEL_DISPATCH => self.kernel_dispatch(rt, read),
             t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
                 let p = self.read_barrier(read);
@@ -347,20 +387,7 @@ impl Queue {
                     packet_type_name(other)
                 ),
             )),
-        };
-        std::sync::atomic::fence(Ordering::SeqCst);
-        match result {
-            Ok(()) => {
-                self.header(read).store(
-                    packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0),
-                    Ordering::Release,
-                );
-                self.read_index().store(read + 1, Ordering::Release);
-                HUB.notify();
-            }
-            Err((code, message)) => self.fail(code, &message),
         }
-        true
     }
 
     fn kernel_dispatch(&self, rt: &Runtime, index: u64) -> Result<(), (hsa_status_t, String)> {
@@ -378,19 +405,30 @@ impl Queue {
         tracing::trace!(target: "hsasim", queue = self.id, index, kernel_object = format_args!("{:#x}", packet.kernel_object),
             grid = ?[packet.grid_size_x, packet.grid_size_y, packet.grid_size_z],
             block = ?[packet.workgroup_size_x, packet.workgroup_size_y, packet.workgroup_size_z], "kernel dispatch");
+        crate::testing::dispatch_hook(packet.completion_signal.handle);
         let start = now_ns();
-        let outcome = if rt.memory.find(packet.kernel_object, 64).is_none() {
+        // Only descriptors the loader placed are run: anything else (a stale or garbage
+        // pointer, an address inside a descriptor or a data symbol) would make the
+        // interpreter decode whatever bytes it points at.
+        let outcome = if !rt.loader.is_kernel_object(packet.kernel_object) {
             Err(DispatchError::InvalidDispatch(format!(
-                "kernel_object {:#x} is not a loaded kernel descriptor (not in device-accessible memory)",
-                packet.kernel_object
+                "kernel_object {:#x} is not the kernel descriptor of a loaded kernel{}",
+                packet.kernel_object,
+                if packet.kernel_object % 64 != 0 {
+                    " (not even 64-byte aligned)"
+                } else {
+                    ""
+                }
             )))
         } else {
             hsasim_isa::run_dispatch(
                 &dispatch,
-                &rt.memory,
+                &*rt.memory,
                 &ExecConfig {
                     worker_threads: rt.config.workers,
                     compute_units: self.agent.compute_units,
+                    max_wave_instructions: rt.config.max_wave_instructions,
+                    timeout: Some(rt.config.dispatch_timeout),
                 },
             )
         };

@@ -2,6 +2,8 @@
 //! thread (started on first use) or, in deterministic mode, by whichever thread waits.
 
 use crate::cabi::now_ns;
+use crate::error::catch_panic;
+use crate::memory::MemoryRegistry;
 use crate::signal::{Signal, HUB};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -10,7 +12,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// What one job moves. Addresses were checked against the memory registry at submission.
+/// What one job moves. Addresses were checked against the memory registry at submission,
+/// and are checked again when the job runs (the client may have freed the memory since).
 #[derive(Clone, Copy, Debug)]
 pub enum CopyShape {
     Linear {
@@ -40,17 +43,80 @@ pub struct CopyJob {
     pub profile: bool,
 }
 
+/// The bytes from `base` a pitched copy touches: the last row of the last slice ends
+/// `(slices - 1) * slice + (rows - 1) * pitch + width` bytes in. `None` on overflow.
+fn pitched_extent(width: u64, rows: u64, slices: u64, pitch: u64, slice: u64) -> Option<u64> {
+    (slices - 1)
+        .checked_mul(slice)?
+        .checked_add((rows - 1).checked_mul(pitch)?)?
+        .checked_add(width)
+}
+
 impl CopyJob {
     fn ready(&self) -> bool {
         self.deps.iter().all(|s| s.load(Ordering::Acquire) == 0)
     }
 
-    fn run(&self) {
-        let start = now_ns();
+    /// The (source, destination) byte ranges the job touches, as (start, length); `None`
+    /// when it moves nothing.
+    fn extents(&self) -> Result<Option<[(u64, u64); 2]>, String> {
         match self.shape {
             CopyShape::Linear { dst, src, size } => {
-                // SAFETY: both ranges were verified device-accessible (registered memory of
-                // at least `size` bytes) when the job was submitted; `copy` tolerates overlap.
+                Ok((size > 0).then_some([(src, size), (dst, size)]))
+            }
+            CopyShape::Rect {
+                dst,
+                dst_pitch,
+                dst_slice,
+                src,
+                src_pitch,
+                src_slice,
+                range: [width, rows, slices],
+            } => {
+                if width == 0 || rows == 0 || slices == 0 {
+                    return Ok(None);
+                }
+                let extent = |pitch, slice| {
+                    pitched_extent(width, rows, slices, pitch, slice).ok_or_else(|| {
+                        format!(
+                            "the rectangle's extent overflows 64 bits ({:?})",
+                            self.shape
+                        )
+                    })
+                };
+                Ok(Some([
+                    (src, extent(src_pitch, src_slice)?),
+                    (dst, extent(dst_pitch, dst_slice)?),
+                ]))
+            }
+            CopyShape::Prefetch => Ok(None),
+        }
+    }
+
+    /// The ranges must still lie inside memory the agents can reach: the client may have
+    /// freed or unlocked it since submission. A copy engine then faults; hsasim fails the
+    /// copy instead of touching memory that may be gone.
+    fn check(&self, memory: &MemoryRegistry) -> Result<(), String> {
+        let Some(ranges) = self.extents()? else {
+            return Ok(());
+        };
+        for ((start, len), what) in ranges.into_iter().zip(["source", "destination"]) {
+            if memory.find(start, len).is_none() {
+                return Err(format!(
+                    "the {what} range {start:#x}+{len:#x} is not (or no longer) inside one allocation, locked or registered range"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the bytes, after checking the ranges.
+    fn transfer(&self, memory: &MemoryRegistry) -> Result<(), String> {
+        self.check(memory)?;
+        match self.shape {
+            CopyShape::Linear { dst, src, size } => {
+                // SAFETY: `check` found both ranges inside registered memory just now;
+                // `copy` tolerates overlap.
                 unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size as usize) };
             }
             CopyShape::Rect {
@@ -66,13 +132,19 @@ impl CopyJob {
                     for y in 0..range[1] {
                         let d = dst + z * dst_slice + y * dst_pitch;
                         let s = src + z * src_slice + y * src_pitch;
-                        // SAFETY: every row lies inside the extents validated at submission.
+                        // SAFETY: every row lies inside the extents `check` just found
+                        // registered (and their arithmetic did not overflow).
                         unsafe { std::ptr::copy(s as *const u8, d as *mut u8, range[0] as usize) };
                     }
                 }
             }
             CopyShape::Prefetch => {}
         }
+        Ok(())
+    }
+
+    /// Decrements the completion signal (with timestamps when profiling).
+    fn complete(&self, start: u64) {
         std::sync::atomic::fence(Ordering::Release);
         if let Some(c) = &self.completion {
             if self.profile {
@@ -81,11 +153,19 @@ impl CopyJob {
             c.rmw(Ordering::Release, |v, o| v.fetch_sub(1, o));
         }
     }
+
+    fn completion_handle(&self) -> u64 {
+        self.completion
+            .as_ref()
+            .map_or(0, |c| Arc::as_ptr(c) as u64)
+    }
 }
 
 pub struct SdmaEngine {
     pub node: u32,
     pub index: u32,
+    /// What jobs are checked against before they touch memory.
+    memory: Arc<MemoryRegistry>,
     jobs: Mutex<VecDeque<CopyJob>>,
     /// Serialises job execution so the engine stays in order even when several threads pump
     /// it in deterministic mode.
@@ -95,10 +175,11 @@ pub struct SdmaEngine {
 }
 
 impl SdmaEngine {
-    pub fn new(node: u32, index: u32) -> Self {
+    pub fn new(node: u32, index: u32, memory: Arc<MemoryRegistry>) -> Self {
         SdmaEngine {
             node,
             index,
+            memory,
             jobs: Mutex::new(VecDeque::new()),
             exec: Mutex::new(()),
             stop: AtomicBool::new(false),
@@ -141,7 +222,7 @@ impl SdmaEngine {
             .lock()
             .front()
             .filter(|j| j.ready())
-            .map(|j| j.completion.as_ref().map_or(0, |c| Arc::as_ptr(c) as u64))
+            .map(CopyJob::completion_handle)
     }
 
     fn front_ready(&self) -> bool {
@@ -160,16 +241,44 @@ impl SdmaEngine {
         };
         match job {
             Some(j) => {
-                j.run();
+                self.run(&j);
                 true
             }
             None => false,
         }
     }
 
+    /// Runs one job. A copy that cannot be done (its memory is gone, or an internal panic)
+    /// moves nothing more and is reported on stderr and in the log; its completion signal
+    /// is still decremented, so no waiter hangs. (ROCr has no per-copy error: a faulting
+    /// copy engine raises a GPU memory fault, which by default aborts the process.)
+    fn run(&self, job: &CopyJob) {
+        let start = now_ns();
+        let outcome = catch_panic(|| {
+            crate::testing::copy_hook(job.completion_handle());
+            job.transfer(&self.memory)
+        })
+        .unwrap_or_else(|why| Err(format!("internal error: {why}")));
+        if let Err(why) = outcome {
+            tracing::error!(target: "hsasim", engine = format_args!("{}.{}", self.node, self.index), shape = ?job.shape, "copy failed: {why}");
+            eprintln!(
+                "hsasim: copy engine {}.{}: copy failed, not (completely) done: {why}",
+                self.node, self.index
+            );
+        }
+        job.complete(start);
+    }
+
     fn serve(&self) {
         while !self.stop.load(Ordering::SeqCst) {
-            if !self.step() {
+            // `run` already contains a panic in a job; this keeps the thread alive through
+            // one anywhere else, so later copies still run.
+            let stepped = catch_panic(|| self.step()).unwrap_or_else(|why| {
+                tracing::error!(target: "hsasim", "copy engine {}.{}: internal error: {why}", self.node, self.index);
+                eprintln!("hsasim: copy engine {}.{}: internal error: {why}", self.node, self.index);
+                true
+            });
+            if !stepped {
                 HUB.sleep_unless(
                     &mut || self.stop.load(Ordering::SeqCst) || self.front_ready(),
                     Duration::from_millis(50),

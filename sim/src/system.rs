@@ -27,7 +27,8 @@ pub struct Runtime {
     pub config: Config,
     /// CPU agent first, then the GPUs (the order `hsa_iterate_agents` reports).
     pub agents: Vec<Arc<Agent>>,
-    pub memory: MemoryRegistry,
+    /// Shared with the copy engines, which check their ranges against it.
+    pub memory: Arc<MemoryRegistry>,
     pub signals: SignalRegistry,
     /// Live queues by `hsa_queue_t*` address.
     pub queues: RwLock<HashMap<u64, Arc<Queue>>>,
@@ -118,6 +119,7 @@ impl Runtime {
     fn new(config: Config) -> Runtime {
         // Pools record their owner's handle (the agent's address), known only once the
         // agent's Arc exists: new_cyclic hands it out before construction.
+        let memory = Arc::new(MemoryRegistry::default());
         let mut agents = Vec::new();
         let cpu = Arc::new_cyclic(|w: &std::sync::Weak<Agent>| {
             Agent::cpu(
@@ -137,13 +139,14 @@ impl Runtime {
                     },
                     i + 1,
                     &config,
+                    &memory,
                 )
             }));
         }
         Runtime {
             config,
             agents,
-            memory: MemoryRegistry::default(),
+            memory,
             signals: SignalRegistry::default(),
             queues: RwLock::new(HashMap::new()),
             loader: LoaderState::default(),
@@ -418,7 +421,14 @@ impl Runtime {
 
     fn serve_handlers(&self) {
         while !self.stopping.load(Ordering::SeqCst) {
-            if !self.run_ready_handlers() {
+            // An internal panic must not end the thread: every later handler would be
+            // silently never called.
+            let ran = crate::error::catch_panic(|| self.run_ready_handlers()).unwrap_or_else(|why| {
+                tracing::error!(target: "hsasim", "async signal handlers: internal error: {why}");
+                eprintln!("hsasim: async signal handlers: internal error: {why}");
+                true
+            });
+            if !ran {
                 HUB.sleep_unless(
                     &mut || self.stopping.load(Ordering::SeqCst) || self.any_handler_ready(),
                     Duration::from_millis(50),

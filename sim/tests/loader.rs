@@ -1,6 +1,7 @@
 mod common;
 use common::*;
-use std::ffi::{c_void, CString};
+use common::{executable_symbol as symbol, load_executable as load, symbol_value as info};
+use std::ffi::c_void;
 
 const KERNELS: &str = r#"
 __attribute__((global)) void add(float* a, const float* b, int n) {
@@ -11,69 +12,6 @@ __attribute__((device)) int counter = 5;
 __attribute__((device)) int* ptr_to_counter = &counter;
 __attribute__((global)) void inc() { *ptr_to_counter += 1; }
 "#;
-
-fn load(bytes: &[u8]) -> Result<hsa_executable_t, hsa_status_t> {
-    let mut reader = hsa_code_object_reader_t::default();
-    let mut exec = hsa_executable_t::default();
-    // SAFETY: the byte slice outlives the call (the reader copies it); out-pointers to locals.
-    unsafe {
-        assert_eq!(
-            hsa_code_object_reader_create_from_memory(
-                bytes.as_ptr() as *const c_void,
-                bytes.len(),
-                &mut reader
-            ),
-            status::SUCCESS
-        );
-        assert_eq!(
-            hsa_executable_create_alt(
-                HSA_PROFILE_FULL,
-                HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
-                std::ptr::null(),
-                &mut exec
-            ),
-            status::SUCCESS
-        );
-        let s = hsa_executable_load_agent_code_object(
-            exec,
-            gpu(),
-            reader,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        );
-        assert_eq!(hsa_code_object_reader_destroy(reader), status::SUCCESS);
-        if s != status::SUCCESS {
-            hsa_executable_destroy(exec);
-            return Err(s);
-        }
-        assert_eq!(
-            hsa_executable_freeze(exec, std::ptr::null()),
-            status::SUCCESS
-        );
-    }
-    Ok(exec)
-}
-
-fn symbol(exec: hsa_executable_t, name: &str) -> Result<hsa_executable_symbol_t, hsa_status_t> {
-    let n = CString::new(name).unwrap();
-    let mut s = hsa_executable_symbol_t::default();
-    let g = gpu();
-    // SAFETY: NUL-terminated name, local out-pointers.
-    match unsafe { hsa_executable_get_symbol_by_name(exec, n.as_ptr(), &g, &mut s) } {
-        status::SUCCESS => Ok(s),
-        e => Err(e),
-    }
-}
-
-fn info<T: Copy + Default>(s: hsa_executable_symbol_t, attr: u32) -> T {
-    let mut v = T::default();
-    // SAFETY: `T` is the attribute's documented type in every call below.
-    assert_eq!(
-        unsafe { hsa_executable_symbol_get_info(s, attr, &mut v as *mut T as *mut c_void) },
-        status::SUCCESS
-    );
-    v
-}
 
 #[test]
 fn executable_load_and_symbol_lookup_on_gfx942() {

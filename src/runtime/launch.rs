@@ -86,16 +86,19 @@ pub enum Args<'a> {
     Packed(&'a [u8]),
 }
 
-/// Why a launch configuration is rejected, or `None` if it is valid: zero dimensions and
-/// too many threads (over 1024, a block dimension over 1024 or over the kernel's
-/// `max_flat_workgroup_size`) are `hipErrorInvalidConfiguration` (CUDA's code);
-/// more LDS than the device has is `hipErrorInvalidValue` (what AMD's runtime returns).
+/// Why a launch configuration is rejected, or `None` if it is valid: zero dimensions, too
+/// many threads (over 1024, a block dimension over 1024 or over the kernel's
+/// `max_flat_workgroup_size`) and more blocks in a dimension than the device reports as
+/// `maxGridSize` (`max_grid`) are `hipErrorInvalidConfiguration` (CUDA's code); more LDS
+/// than the device has is `hipErrorInvalidValue` (what AMD's runtime returns). (The AQL
+/// packet's own limit, 2^32-1 work-items per dimension, is `LaunchGeometry`'s check.)
 pub fn check_configuration(
     info: &KernelInfo,
     grid: Dim3,
     block: Dim3,
     shared_mem: usize,
     device_lds: u32,
+    max_grid: [i32; 3],
 ) -> Option<(HipError, &'static str)> {
     let threads = block.x as u64 * block.y as u64 * block.z as u64;
     let max_threads = match info.max_flat_workgroup_size {
@@ -116,6 +119,18 @@ pub fn check_configuration(
         return Some((
             HipError::INVALID_CONFIGURATION,
             "the block has more threads than the device or the kernel allows",
+        ));
+    }
+    // AMD's runtime reports 2^31-1 blocks per dimension but launches up to 2^32-1; a grid
+    // the device says it cannot take is refused here instead.
+    if [grid.x, grid.y, grid.z]
+        .iter()
+        .zip(max_grid)
+        .any(|(&g, max)| i64::from(g) > i64::from(max))
+    {
+        return Some((
+            HipError::INVALID_CONFIGURATION,
+            "the grid has more blocks in a dimension than the device's maxGridSize",
         ));
     }
     if info.group_segment_fixed_size as u64 + shared_mem as u64 > device_lds as u64 {
@@ -145,9 +160,11 @@ pub unsafe fn launch_function(
     let kernel = function.kernel(device)?;
     let info = &kernel.info;
 
-    if let Some((error, why)) = check_configuration(info, grid, block, shared_mem, device.lds_bytes)
+    let max_grid = device.info.max_grid_size;
+    if let Some((error, why)) =
+        check_configuration(info, grid, block, shared_mem, device.lds_bytes, max_grid)
     {
-        tracing::warn!(kernel = %function.name, ?grid, ?block, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, "invalid launch: {why}");
+        tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, "invalid launch: {why}");
         return Err(error);
     }
     let geometry = LaunchGeometry::from_blocks(
@@ -262,10 +279,10 @@ mod tests {
         let k = info(256, 1024);
         let lds = 64 << 10;
         assert_eq!(
-            check_configuration(&k, d(1, 1, 1), d(256, 1, 1), 0, lds),
+            check_configuration(&k, d(1, 1, 1), d(256, 1, 1), 0, lds, MAX_GRID),
             None
         );
-        let err = |g, b, s| check_configuration(&k, g, b, s, lds).map(|e| e.0);
+        let err = |g, b, s| check_configuration(&k, g, b, s, lds, MAX_GRID).map(|e| e.0);
         assert_eq!(
             err(d(0, 1, 1), d(1, 1, 1), 0),
             Some(HipError::INVALID_CONFIGURATION)
@@ -289,7 +306,30 @@ mod tests {
         );
         let big = info(1024, 0);
         assert_eq!(
-            check_configuration(&big, d(1, 1, 1), d(32, 32, 2), 0, lds).map(|e| e.0),
+            check_configuration(&big, d(1, 1, 1), d(32, 32, 2), 0, lds, MAX_GRID).map(|e| e.0),
+            Some(HipError::INVALID_CONFIGURATION)
+        );
+    }
+
+    /// What hipshim reports on hsasim and ROCr: i32::MAX blocks per dimension.
+    const MAX_GRID: [i32; 3] = [i32::MAX; 3];
+
+    #[test]
+    fn grids_past_max_grid_size_are_invalid_configurations() {
+        let k = info(256, 1024);
+        let lds = 64 << 10;
+        let err = |g, max| check_configuration(&k, g, d(1, 1, 1), 0, lds, max).map(|e| e.0);
+        let max = i32::MAX as u32;
+        assert_eq!(err(d(max, max, max), MAX_GRID), None);
+        for g in [d(max + 1, 1, 1), d(1, u32::MAX, 1), d(1, 1, max + 1)] {
+            assert_eq!(
+                err(g, MAX_GRID),
+                Some(HipError::INVALID_CONFIGURATION),
+                "{g:?}"
+            );
+        }
+        assert_eq!(
+            err(d(65536, 65536, 1), [i32::MAX, 65535, 65535]),
             Some(HipError::INVALID_CONFIGURATION)
         );
     }

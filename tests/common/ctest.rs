@@ -158,6 +158,53 @@ pub fn build(source: &Path, stem: &str, targets: &[String]) -> PathBuf {
     })
 }
 
+/// Builds `c_tests/api/modules/kernels.hip` (the kernels programs load as modules) with
+/// clang-19 as device code only: a raw code object for `targets[0]` when `bundle` is
+/// false, else an offload bundle of all `targets`.
+pub fn build_module_kernels(targets: &[&str], bundle: bool) -> PathBuf {
+    let source = c_tests_dir("api").join("modules/kernels.hip");
+    let headers = common::repo_root().join("hip_headers");
+    let clang = common::require_tool(CLANG);
+    let devlibs = common::devlibs_dir();
+    let mut key = Fnv::new();
+    key.tool(&clang).file(&source).tree(&headers);
+    for t in targets {
+        key.bytes(t.as_bytes());
+    }
+    key.bytes(if bundle { b"bundle" } else { b"co" });
+    let stem = if bundle {
+        "kernels-bundle".to_owned()
+    } else {
+        format!("kernels-{}.co", targets[0])
+    };
+    let cache = common::target_dir().join("c_tests");
+    common::cached_build(&cache, &stem, &key, |out: &Path| {
+        let mut cmd = Command::new(&clang);
+        cmd.args([
+            "-x",
+            "hip",
+            "-O3",
+            "-nogpuinc",
+            "-nogpulib",
+            "--cuda-device-only",
+            "-c",
+        ]);
+        for t in targets {
+            cmd.arg(format!("--offload-arch={t}"));
+        }
+        if !bundle {
+            cmd.arg("--no-gpu-bundle-output");
+        }
+        cmd.arg("-mcode-object-version=5")
+            .arg(format!("--rocm-device-lib-path={}", devlibs.display()))
+            .arg(format!("-I{}", headers.display()))
+            .arg(&source)
+            .arg("-o")
+            .arg(out);
+        cmd
+    })
+}
+
 pub fn run_c_test(dir: &str, name: &str, target: &str) {
     let source_path = c_tests_dir(dir).join(format!("{name}.hip"));
     let source = std::fs::read_to_string(&source_path)

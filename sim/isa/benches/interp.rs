@@ -35,6 +35,7 @@ fn main() {
         let cfg = ExecConfig {
             worker_threads: threads,
             compute_units: 80,
+            ..ExecConfig::BASE
         };
         let t = Instant::now();
         let stats = run_dispatch_with_stats(&d, &mem, &cfg).expect("dispatch");

@@ -8,8 +8,10 @@ use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
 use crate::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
 use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Figures of one dispatch, for benchmarks and traces.
 #[derive(Clone, Copy, Debug, Default)]
@@ -38,7 +40,14 @@ struct Plan {
     dispatch_id: u64,
     /// Watchdog: instructions one wave may execute.
     max_wave_instructions: u64,
+    /// Wall-clock limit of the dispatch, and when it passes.
+    timeout: Option<(Duration, Instant)>,
 }
+
+/// Waves look at the stop flag and the clock whenever their instruction count crosses a
+/// multiple of this (a power of two): rarely enough to cost nothing, often enough that a
+/// stop takes effect within microseconds.
+const CHECK_EVERY: u64 = 0x1000;
 
 // COMPUTE_PGM_RSRC2 fields (AMDGPUUsage, "compute_pgm_rsrc2 for GFX6-GFX12").
 const RSRC2_ENABLE_PRIVATE_SEGMENT: u32 = 1 << 0;
@@ -100,7 +109,8 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
     if wg_size.contains(&0) || grid.contains(&0) {
         return bad(format!("zero-sized workgroup {wg_size:?} or grid {grid:?}"));
     }
-    let items: u32 = wg_size.iter().product();
+    // In u64: three u16 sizes can multiply past u32 (and wrap to something small).
+    let items: u64 = wg_size.iter().map(|&n| u64::from(n)).product();
     if items > 1024 {
         return bad(format!("workgroup of {items} work-items exceeds 1024"));
     }
@@ -142,7 +152,8 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
         packet_address: d.packet_address,
         queue_address: d.queue_address,
         dispatch_id: d.dispatch_id,
-        max_wave_instructions: crate::DEFAULT_MAX_WAVE_INSTRUCTIONS,
+        max_wave_instructions: u64::MAX,
+        timeout: None,
     })
 }
 
@@ -272,7 +283,7 @@ impl Worker {
         }
         self.lds.iter_mut().for_each(|b| *b = 0);
         for (id, w) in self.waves[..nwaves].iter_mut().enumerate() {
-            init_wave(w, plan, mem, wg, size, id as u32, items);
+            init_wave(w, plan, mem, wg, size, id as u32, items)?;
         }
         let mut ctx = Ctx {
             mem,
@@ -334,6 +345,9 @@ fn run_wave(
     let mut count: u64 = 0;
     // What is left of this wave's watchdog allowance (it may have run before a barrier).
     let budget = plan.max_wave_instructions.saturating_sub(w.executed);
+    // The periodic check keys on the wave's total count, not this call's: a loop around
+    // `s_barrier` returns here every few instructions and must still be checked.
+    let base = w.executed;
     let result = loop {
         if count >= budget {
             break Err(DispatchError::Watchdog {
@@ -364,13 +378,47 @@ fn run_wave(
             Err(e) => break Err(e),
         }
         // Another thread's error ends the dispatch: look now and then, not every time.
-        if count & 0xfff == 0 && stop.load(Ordering::Relaxed) {
-            break Ok(Step::End);
+        if (base + count) & (CHECK_EVERY - 1) == 0 {
+            if stop.load(Ordering::Relaxed) {
+                break Ok(Step::End);
+            }
+            if let Some(e) = timed_out(plan) {
+                break Err(e);
+            }
         }
     };
     stats.instructions += count;
     w.executed += count;
     result
+}
+
+/// The timeout error if the dispatch's wall-clock limit has passed. The workgroup counts
+/// are filled in by [`run`].
+fn timed_out(plan: &Plan) -> Option<DispatchError> {
+    let (limit, deadline) = plan.timeout?;
+    (Instant::now() >= deadline).then_some(DispatchError::Timeout {
+        limit,
+        finished: 0,
+        workgroups: 0,
+    })
+}
+
+/// Allocates `len` zeroed bytes, or `None` when the host cannot: a huge private segment
+/// must fail its dispatch, not abort the process. Large zeroed allocations come from the
+/// system lazily, so only what the kernel touches costs memory.
+fn zeroed_bytes(len: usize) -> Option<Vec<u8>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).ok()?;
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with exactly this layout (u8,
+    // capacity `len`), and all `len` bytes are initialised (zeroed).
+    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
 }
 
 /// Sets the registers a wave starts with (AMDGPUUsage, "Initial Kernel Execution State").
@@ -382,7 +430,7 @@ fn init_wave(
     size: [u32; 3],
     id: u32,
     items: u32,
-) {
+) -> Result<(), DispatchError> {
     let kd = &plan.kd;
     w.s = [0; 128];
     w.pc = plan.entry;
@@ -509,18 +557,29 @@ fn init_wave(
     let scratch = (plan.private_per_lane * LANES as u64) as usize;
     w.scratch_per_lane = plan.private_per_lane;
     if w.scratch.len() != scratch {
-        w.scratch = vec![0; scratch];
+        // Drop the old buffer first: a dispatch with a huge private segment should not
+        // need the previous one's memory on top.
+        w.scratch = Vec::new();
+        w.scratch = zeroed_bytes(scratch).ok_or_else(|| {
+            DispatchError::OutOfResources(format!(
+                "cannot allocate {scratch} bytes of private memory for a wave ({} bytes per work-item)",
+                plan.private_per_lane
+            ))
+        })?;
     }
+    Ok(())
 }
 
 pub fn run(
     d: &Dispatch,
     mem: &dyn GuestMemory,
     config: &ExecConfig,
-    max_wave_instructions: u64,
 ) -> Result<DispatchStats, DispatchError> {
     let mut plan = plan(d, mem)?;
-    plan.max_wave_instructions = max_wave_instructions.max(1);
+    plan.max_wave_instructions = config.max_wave_instructions.max(1);
+    plan.timeout = config
+        .timeout
+        .and_then(|t| Some((t, Instant::now().checked_add(t)?)));
     let info = DispatchInfo {
         model: plan.model,
         compute_units: config.compute_units.max(1),
@@ -530,14 +589,28 @@ pub fn run(
     let total = cx as u64 * cy as u64 * cz as u64;
     let threads = config.worker_threads.max(1).min(total.min(256) as usize);
     let next = AtomicU64::new(0);
+    let finished = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let first_error: Mutex<Option<DispatchError>> = Mutex::new(None);
     let totals: Mutex<DispatchStats> = Mutex::new(DispatchStats::default());
+    let record = |e: DispatchError| {
+        stop.store(true, Ordering::Relaxed);
+        let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    };
     let work = || {
         let mut worker = Worker::new(&plan);
         while !stop.load(Ordering::Relaxed) {
             let k = next.fetch_add(1, Ordering::Relaxed);
             if k >= total {
+                break;
+            }
+            // Also between workgroups: a grid of many short workgroups never reaches a
+            // wave's periodic check.
+            if let Some(e) = timed_out(&plan) {
+                record(e);
                 break;
             }
             let wg = [
@@ -546,12 +619,13 @@ pub fn run(
                 (k / (cx as u64 * cy as u64)) as u32,
             ];
             if let Err(e) = worker.run_workgroup(&plan, &info, mem, wg, k, &stop) {
-                stop.store(true, Ordering::Relaxed);
-                let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                if slot.is_none() {
-                    *slot = Some(e);
-                }
+                record(e);
                 break;
+            }
+            // Its waves may have ended early because another worker's error stopped the
+            // dispatch: count it only if not.
+            if !stop.load(Ordering::Relaxed) {
+                finished.fetch_add(1, Ordering::Relaxed);
             }
         }
         let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
@@ -560,17 +634,45 @@ pub fn run(
         t.instructions += worker.stats.instructions;
         t.lane_ops += worker.stats.lane_ops;
     };
+    // A panic in the interpreter fails this dispatch only; the caller's queue, and the
+    // process, go on.
+    let guarded = || {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(&work)) {
+            record(DispatchError::Internal(format!(
+                "a worker thread panicked: {}",
+                panic_message(payload.as_ref())
+            )));
+        }
+    };
     if threads <= 1 {
-        work();
+        guarded();
     } else {
         std::thread::scope(|s| {
             for _ in 0..threads {
-                s.spawn(work);
+                s.spawn(guarded);
             }
         });
     }
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    if let Some(mut e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        if let DispatchError::Timeout {
+            finished: f,
+            workgroups,
+            ..
+        } = &mut e
+        {
+            *f = finished.load(Ordering::Relaxed);
+            *workgroups = total;
+        }
         return Err(e);
     }
     Ok(totals.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// The text of a panic payload (`panic!` with a literal or a formatted message).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }

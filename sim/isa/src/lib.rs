@@ -23,8 +23,10 @@
 //!   MUBUF through the private-segment buffer takes soffset in wave units (swizzled
 //!   layout); an access past the private segment is `Illegal` ("stack overflow?").
 //!   Kernels with USES_DYNAMIC_STACK get at least 1024 extra bytes (HIP's default limit).
-//! - Watchdog: a wave that executes more than `HSASIM_MAX_WAVE_INSTRUCTIONS` (default
-//!   2^36) instructions stops the dispatch with [`DispatchError::Watchdog`].
+//! - Watchdog: a wave that executes more than [`ExecConfig::max_wave_instructions`]
+//!   instructions stops the dispatch with [`DispatchError::Watchdog`]; a dispatch still
+//!   running after [`ExecConfig::timeout`] stops with [`DispatchError::Timeout`]. Either
+//!   stops every wave of the dispatch. hsasim fills both from its configuration.
 //! - Other ISAs: wave32 code and descriptors with gfx10+ RSRC1 bits are refused before
 //!   running; unknown encodings are `UnknownInstruction` naming family and opcode.
 
@@ -42,7 +44,7 @@ pub mod exec;
 pub mod wave;
 
 pub use decode::{decode, DecodeError, Enc, Inst};
-pub use dispatch::DispatchStats;
+pub use dispatch::{panic_message, DispatchStats};
 
 /// The GPU model whose encodings and semantics apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -82,29 +84,6 @@ pub struct Dispatch {
     pub dispatch_id: u64,
 }
 
-/// Instructions one wave may execute before the watchdog stops the dispatch, unless
-/// `HSASIM_MAX_WAVE_INSTRUCTIONS` says otherwise (read once per process): 2^36, about
-/// ten minutes of a busy wave in the interpreter, far beyond any real kernel in tests.
-pub const DEFAULT_MAX_WAVE_INSTRUCTIONS: u64 = 1 << 36;
-
-/// The watchdog limit in force: `HSASIM_MAX_WAVE_INSTRUCTIONS` (a positive integer) or
-/// [`DEFAULT_MAX_WAVE_INSTRUCTIONS`]. A malformed value is reported once and ignored.
-pub fn max_wave_instructions() -> u64 {
-    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| match std::env::var("HSASIM_MAX_WAVE_INSTRUCTIONS") {
-        Ok(v) => match v.trim().parse::<u64>() {
-            Ok(n) if n > 0 => n,
-            _ => {
-                tracing::warn!(
-                    "HSASIM_MAX_WAVE_INSTRUCTIONS={v:?} is not a positive integer; using {DEFAULT_MAX_WAVE_INSTRUCTIONS}"
-                );
-                DEFAULT_MAX_WAVE_INSTRUCTIONS
-            }
-        },
-        Err(_) => DEFAULT_MAX_WAVE_INSTRUCTIONS,
-    })
-}
-
 /// How to run a dispatch.
 #[derive(Clone, Copy, Debug)]
 pub struct ExecConfig {
@@ -112,6 +91,23 @@ pub struct ExecConfig {
     pub worker_threads: usize,
     /// Compute units reported by the agent (used for hardware-id registers).
     pub compute_units: u32,
+    /// Watchdog: instructions one wave may execute (hsasim: `HSASIM_MAX_WAVE_INSTRUCTIONS`).
+    /// The count is exact, so this limit stops a runaway wave at the same instruction on
+    /// every run.
+    pub max_wave_instructions: u64,
+    /// Wall-clock limit for the whole dispatch (hsasim: `HSASIM_DISPATCH_TIMEOUT`); `None`
+    /// for none. Waves look at the clock every 4096 instructions and between workgroups.
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl ExecConfig {
+    /// One worker, 80 compute units and no limits: a base for `..ExecConfig::BASE`.
+    pub const BASE: ExecConfig = ExecConfig {
+        worker_threads: 1,
+        compute_units: 80,
+        max_wave_instructions: u64::MAX,
+        timeout: None,
+    };
 }
 
 /// Why a dispatch stopped. Every variant names enough to find the cause in the kernel.
@@ -143,6 +139,20 @@ pub enum DispatchError {
         workgroup: [u32; 3],
         wave: u32,
     },
+    /// The dispatch was still running when its wall-clock limit (`HSASIM_DISPATCH_TIMEOUT`)
+    /// passed: an endless loop, or more work than the interpreter does in that time.
+    Timeout {
+        limit: std::time::Duration,
+        /// Workgroups that had finished, of `workgroups`.
+        finished: u64,
+        workgroups: u64,
+    },
+    /// The interpreter failed internally (a panic in one of its threads); the message
+    /// says where.
+    Internal(String),
+    /// The host could not provide what the dispatch needs (its private memory), as ROCr
+    /// reports a failed scratch allocation.
+    OutOfResources(String),
     /// The kernel descriptor or the packet cannot be run (bad object address, model mismatch,
     /// wave32 code, zero-sized grid, ...).
     InvalidDispatch(String),
@@ -155,7 +165,10 @@ impl DispatchError {
         match self {
             DispatchError::UnknownInstruction { .. }
             | DispatchError::Illegal { .. }
-            | DispatchError::Watchdog { .. } => status::AMD_ERROR_ILLEGAL_INSTRUCTION,
+            | DispatchError::Watchdog { .. }
+            | DispatchError::Timeout { .. } => status::AMD_ERROR_ILLEGAL_INSTRUCTION,
+            DispatchError::Internal(_) => status::ERROR,
+            DispatchError::OutOfResources(_) => status::ERROR_OUT_OF_RESOURCES,
             DispatchError::MemoryFault { .. } => status::AMD_ERROR_MEMORY_APERTURE_VIOLATION,
             DispatchError::InvalidDispatch(_) => status::ERROR_INVALID_PACKET_FORMAT,
         }
@@ -196,6 +209,17 @@ impl fmt::Display for DispatchError {
                 "watchdog: wave {wave} of workgroup ({}, {}, {}) executed more than {limit} instructions (HSASIM_MAX_WAVE_INSTRUCTIONS) and was stopped at pc {pc:#x}; an endless loop?",
                 workgroup[0], workgroup[1], workgroup[2]
             ),
+            DispatchError::Timeout {
+                limit,
+                finished,
+                workgroups,
+            } => write!(
+                f,
+                "dispatch timeout: still running after {} s (HSASIM_DISPATCH_TIMEOUT), so all its waves were stopped with {finished} of {workgroups} workgroups finished; an endless loop, or a kernel too long for the interpreter?",
+                limit.as_secs_f64()
+            ),
+            DispatchError::Internal(why) => write!(f, "internal error in the interpreter: {why}"),
+            DispatchError::OutOfResources(why) => write!(f, "out of host memory: {why}"),
             DispatchError::InvalidDispatch(why) => write!(f, "invalid dispatch: {why}"),
         }
     }
@@ -211,18 +235,7 @@ pub fn run_dispatch(
     memory: &dyn GuestMemory,
     config: &ExecConfig,
 ) -> Result<(), DispatchError> {
-    dispatch::run(dispatch, memory, config, max_wave_instructions()).map(|_| ())
-}
-
-/// [`run_dispatch_with_stats`] with an explicit watchdog limit (instructions per wave)
-/// instead of the process-wide one.
-pub fn run_dispatch_limited(
-    dispatch: &Dispatch,
-    memory: &dyn GuestMemory,
-    config: &ExecConfig,
-    max_wave_instructions: u64,
-) -> Result<DispatchStats, DispatchError> {
-    dispatch::run(dispatch, memory, config, max_wave_instructions)
+    dispatch::run(dispatch, memory, config).map(|_| ())
 }
 
 /// [`run_dispatch`], returning counts of what ran (for benchmarks and traces).
@@ -231,5 +244,5 @@ pub fn run_dispatch_with_stats(
     memory: &dyn GuestMemory,
     config: &ExecConfig,
 ) -> Result<DispatchStats, DispatchError> {
-    dispatch::run(dispatch, memory, config, max_wave_instructions())
+    dispatch::run(dispatch, memory, config)
 }

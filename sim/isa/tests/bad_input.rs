@@ -4,12 +4,13 @@
 mod common;
 
 use common::*;
-use hsasim_isa::{run_dispatch, run_dispatch_limited, DispatchError, ExecConfig, GfxModel};
+use hsasim_isa::{run_dispatch, DispatchError, ExecConfig, GfxModel};
 use std::process::Command;
 
 const CFG: ExecConfig = ExecConfig {
     worker_threads: 2,
     compute_units: 80,
+    ..ExecConfig::BASE
 };
 
 /// Builds `bad_input.hip` for any offload arch (gfx10+ included) with extra flags.
@@ -55,7 +56,7 @@ impl Setup {
         ka: &mut Kernargs,
         explicit: usize,
         wg: u16,
-        limit: Option<u64>,
+        limits: Option<ExecConfig>,
     ) -> Result<(), DispatchError> {
         let kd = self.lo.symbol(&format!("{name}.kd"));
         ka.put_hidden_v5(explicit.next_multiple_of(8), [wg as u32, 1, 1], [wg, 1, 1]);
@@ -69,10 +70,7 @@ impl Setup {
             0,
             &self.mem,
         );
-        match limit {
-            Some(n) => run_dispatch_limited(&d, &self.mem, &CFG, n).map(|_| ()),
-            None => run_dispatch(&d, &self.mem, &CFG),
-        }
+        run_dispatch(&d, &self.mem, &limits.unwrap_or(CFG))
     }
 }
 
@@ -129,7 +127,17 @@ fn watchdog_stops_an_endless_loop() {
         ka.put(0, stop.as_ptr() as u64);
         ka.put(8, out.as_ptr() as u64);
         let e = s
-            .dispatch(model, "spin", &mut ka, 16, 64, Some(100_000))
+            .dispatch(
+                model,
+                "spin",
+                &mut ka,
+                16,
+                64,
+                Some(ExecConfig {
+                    max_wave_instructions: 100_000,
+                    ..CFG
+                }),
+            )
             .expect_err("an endless loop must be stopped");
         match &e {
             DispatchError::Watchdog { limit, .. } => assert_eq!(*limit, 100_000),
@@ -140,6 +148,63 @@ fn watchdog_stops_an_endless_loop() {
             "{e}"
         );
     }
+}
+
+/// A limit of 50 ms for a dispatch that never ends on its own.
+const SHORT_TIMEOUT: ExecConfig = ExecConfig {
+    timeout: Some(std::time::Duration::from_millis(50)),
+    ..CFG
+};
+
+fn expect_timeout(e: DispatchError) -> (u64, u64) {
+    assert!(e.to_string().contains("HSASIM_DISPATCH_TIMEOUT"), "{e}");
+    match e {
+        DispatchError::Timeout {
+            limit,
+            finished,
+            workgroups,
+        } => {
+            assert_eq!(limit, std::time::Duration::from_millis(50));
+            (finished, workgroups)
+        }
+        other => panic!("expected Timeout, got {other}"),
+    }
+}
+
+#[test]
+fn dispatch_timeout_stops_endless_loops_with_and_without_barriers() {
+    for model in MODELS {
+        let s = Setup::new(&compile(&kernel_source("bad_input.hip"), model, 5));
+        let stop = vec![0i32; 1];
+        let out = vec![0i32; 256];
+        s.mem.add_slice(&stop);
+        s.mem.add_slice(&out);
+        for (kernel, wg) in [("spin", 64), ("spin_barrier", 256)] {
+            let mut ka = Kernargs::new();
+            ka.put(0, stop.as_ptr() as u64);
+            ka.put(8, out.as_ptr() as u64);
+            let e = s
+                .dispatch(model, kernel, &mut ka, 16, wg, Some(SHORT_TIMEOUT))
+                .expect_err("an endless loop must be stopped");
+            assert_eq!(expect_timeout(e), (0, 1), "{kernel}");
+        }
+    }
+}
+
+#[test]
+fn dispatch_timeout_stops_a_grid_too_large_to_finish() {
+    let model = GfxModel::Gfx942;
+    let s = Setup::new(&compile(&kernel_source("bad_input.hip"), model, 5));
+    let kd = s.lo.symbol("nothing.kd");
+    let mut ka = Kernargs::new();
+    let grid = [u32::MAX, 1, 1];
+    ka.put_hidden_v5(0, grid, [64, 1, 1]);
+    s.mem.add(ka.addr(), 512);
+    let (d, _p) = packet(model, kd, ka.addr(), grid, [64, 1, 1], 0, &s.mem);
+    let e = run_dispatch(&d, &s.mem, &SHORT_TIMEOUT).expect_err("2^26 workgroups in 50 ms?");
+    let (finished, workgroups) = expect_timeout(e);
+    assert_eq!(workgroups, u64::from(u32::MAX).div_ceil(64));
+    assert!(finished < workgroups);
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::time::Instant;
 const CFG: ExecConfig = ExecConfig {
     worker_threads: 2,
     compute_units: 80,
+    ..ExecConfig::BASE
 };
 
 struct Kernel {

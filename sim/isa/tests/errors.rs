@@ -9,6 +9,7 @@ use hsasim_isa::{run_dispatch, DispatchError, ExecConfig, GfxModel};
 const CFG: ExecConfig = ExecConfig {
     worker_threads: 2,
     compute_units: 80,
+    ..ExecConfig::BASE
 };
 
 /// A hand-made kernel: a descriptor followed (at +256) by `code`.
@@ -148,6 +149,7 @@ fn out_of_bounds_store_is_a_memory_fault_naming_the_address() {
         let cfg = ExecConfig {
             worker_threads: 1,
             compute_units: 80,
+            ..ExecConfig::BASE
         };
         match run_dispatch(&d, &mem, &cfg).unwrap_err() {
             DispatchError::MemoryFault {

@@ -39,6 +39,7 @@ fn run_1d(source: &str, r: &Run, n: usize, wg: u16) {
     let cfg = ExecConfig {
         worker_threads: r.threads,
         compute_units: 80,
+        ..ExecConfig::BASE
     };
     let t = Instant::now();
     let stats = run_dispatch_with_stats(&d, &mem, &cfg).unwrap_or_else(|e| {
@@ -159,6 +160,7 @@ fn vector_add_2d_uses_y_ids_and_workgroup_ids() {
             let cfg = ExecConfig {
                 worker_threads: 2,
                 compute_units: 80,
+                ..ExecConfig::BASE
             };
             hsasim_isa::run_dispatch(&d, &mem, &cfg)
                 .unwrap_or_else(|e| panic!("{} v{cov}: {e}", model.processor()));

@@ -200,3 +200,160 @@ pub fn rocr_link_dir(tag: &str) -> std::path::PathBuf {
     std::fs::rename(&tmp, dir.join("libhsa-runtime64.so.1")).unwrap();
     dir
 }
+
+/// Loads a raw code object for the GPU agent into a fresh, frozen executable.
+pub fn load_executable(bytes: &[u8]) -> Result<hsa_executable_t, hsa_status_t> {
+    let mut reader = hsa_code_object_reader_t::default();
+    let mut exec = hsa_executable_t::default();
+    // SAFETY: the byte slice outlives the call (the reader copies it); out-pointers to locals.
+    unsafe {
+        assert_eq!(
+            hsa_code_object_reader_create_from_memory(
+                bytes.as_ptr() as *const c_void,
+                bytes.len(),
+                &mut reader
+            ),
+            status::SUCCESS
+        );
+        assert_eq!(
+            hsa_executable_create_alt(
+                HSA_PROFILE_FULL,
+                HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+                std::ptr::null(),
+                &mut exec
+            ),
+            status::SUCCESS
+        );
+        let s = hsa_executable_load_agent_code_object(
+            exec,
+            gpu(),
+            reader,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        );
+        assert_eq!(hsa_code_object_reader_destroy(reader), status::SUCCESS);
+        if s != status::SUCCESS {
+            hsa_executable_destroy(exec);
+            return Err(s);
+        }
+        assert_eq!(
+            hsa_executable_freeze(exec, std::ptr::null()),
+            status::SUCCESS
+        );
+    }
+    Ok(exec)
+}
+
+pub fn executable_symbol(
+    exec: hsa_executable_t,
+    name: &str,
+) -> Result<hsa_executable_symbol_t, hsa_status_t> {
+    let n = std::ffi::CString::new(name).unwrap();
+    let mut s = hsa_executable_symbol_t::default();
+    let g = gpu();
+    // SAFETY: NUL-terminated name, local out-pointers.
+    match unsafe { hsa_executable_get_symbol_by_name(exec, n.as_ptr(), &g, &mut s) } {
+        status::SUCCESS => Ok(s),
+        e => Err(e),
+    }
+}
+
+/// An attribute of an executable symbol; `T` must be the attribute's documented type.
+pub fn symbol_value<T: Copy + Default>(s: hsa_executable_symbol_t, attr: u32) -> T {
+    let mut v = T::default();
+    // SAFETY: `T` is the attribute's type per the caller.
+    assert_eq!(
+        unsafe { hsa_executable_symbol_get_info(s, attr, &mut v as *mut T as *mut c_void) },
+        status::SUCCESS
+    );
+    v
+}
+
+/// The `kernel_object` of the kernel `name` (its `.kd` symbol) in `exec`.
+pub fn kernel_object(exec: hsa_executable_t, name: &str) -> u64 {
+    symbol_value(
+        executable_symbol(exec, name).unwrap_or_else(|e| panic!("no kernel {name}: {e:#x}")),
+        symbol_info::KERNEL_OBJECT,
+    )
+}
+
+/// `size` bytes from `pool`.
+pub fn pool_alloc(pool: hsa_amd_memory_pool_t, size: usize) -> Result<*mut c_void, hsa_status_t> {
+    let mut p = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local.
+    match unsafe { hsa_amd_memory_pool_allocate(pool, size, 0, &mut p) } {
+        status::SUCCESS => Ok(p),
+        e => Err(e),
+    }
+}
+
+/// The CPU agent's kernarg pool (ROCr lists it second).
+pub fn kernarg_pool() -> hsa_amd_memory_pool_t {
+    pools(cpu())[1]
+}
+
+/// A one-dimensional kernel dispatch packet with the barrier bit and system-scope fences.
+pub fn dispatch(
+    kernel_object: u64,
+    kernarg: *const c_void,
+    grid: u32,
+    workgroup: u16,
+    completion: hsa_signal_t,
+) -> hsa_kernel_dispatch_packet_t {
+    hsa_kernel_dispatch_packet_t {
+        header: packet_header(
+            HSA_PACKET_TYPE_KERNEL_DISPATCH,
+            true,
+            HSA_FENCE_SCOPE_SYSTEM,
+            HSA_FENCE_SCOPE_SYSTEM,
+        ),
+        setup: 1,
+        workgroup_size_x: workgroup,
+        workgroup_size_y: 1,
+        workgroup_size_z: 1,
+        grid_size_x: grid,
+        grid_size_y: 1,
+        grid_size_z: 1,
+        kernel_object,
+        kernarg_address: kernarg as u64,
+        completion_signal: completion,
+        ..Default::default()
+    }
+}
+
+/// Queue errors seen by [`record_queue_error`], as (status, queue address).
+pub static QUEUE_ERRORS: std::sync::Mutex<Vec<(hsa_status_t, usize)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// A queue error callback that records what it is told in [`QUEUE_ERRORS`].
+pub unsafe extern "C" fn record_queue_error(
+    status: hsa_status_t,
+    q: *mut hsa_queue_t,
+    _data: *mut c_void,
+) {
+    QUEUE_ERRORS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push((status, q as usize));
+}
+
+/// Waits (up to 10 s) for the error callback of `q` and returns its status, taking it out
+/// of [`QUEUE_ERRORS`] (a later queue may get the same address). Polls the queue's read
+/// index meanwhile, which is what runs the queue in deterministic mode.
+pub fn queue_error(q: *mut hsa_queue_t) -> hsa_status_t {
+    let t = std::time::Instant::now();
+    loop {
+        {
+            let mut errors = QUEUE_ERRORS.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(i) = errors.iter().position(|e| e.1 == q as usize) {
+                return errors.remove(i).0;
+            }
+        }
+        assert!(
+            t.elapsed().as_secs() < 10,
+            "queue {q:?}: no error callback within 10 s"
+        );
+        hsa_queue_load_read_index_relaxed(q);
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}

@@ -21,6 +21,20 @@ extern "C" __global__ void spin(volatile int* stop, int* out) {
   out[0] = i;
 }
 
+// The same around a workgroup barrier: each wave returns to the scheduler every few
+// instructions, so limits must be checked across those returns.
+extern "C" __global__ void spin_barrier(volatile int* stop, int* out) {
+  int i = 0;
+  while (*stop == 0) {
+    ++i;
+    __builtin_amdgcn_s_barrier();
+  }
+  out[__builtin_amdgcn_workitem_id_x()] = i;
+}
+
+// Does nothing: a huge grid of it is work no single wave's count measures.
+extern "C" __global__ void nothing() {}
+
 // Denormal arithmetic: out = a * b (a, b chosen so the product is an f32 denormal).
 extern "C" __global__ void mul(const float* a, const float* b, float* out) {
   unsigned t = __builtin_amdgcn_workitem_id_x();
