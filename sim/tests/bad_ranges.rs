@@ -117,6 +117,40 @@ fn locking_memory_that_is_not_all_mapped_fails_as_on_rocr() {
 }
 
 #[test]
+fn gpu_access_to_memory_that_is_not_all_mapped_is_refused() {
+    use hsasim::api::svm::{hsa_amd_svm_attributes_set, AttributePair};
+    const AGENT_ACCESSIBLE: u64 = 0x200;
+    let _serial = serial();
+    let _h = Hsa::init();
+    let page = page();
+    let p = half_mapped();
+    let set = |ptr: *mut u8, size: usize| {
+        let mut access = [AttributePair {
+            attribute: AGENT_ACCESSIBLE,
+            value: gpu().handle,
+        }];
+        // SAFETY: one attribute pair; the range is only checked, never touched.
+        unsafe { hsa_amd_svm_attributes_set(ptr.cast(), size, access.as_mut_ptr(), 1) }
+    };
+    assert_eq!(set(p, 2 * page), status::ERROR_INVALID_ARGUMENT);
+    // SAFETY (pointer arithmetic): the unmapped second page of the reservation.
+    assert_eq!(
+        set(unsafe { p.add(page) }, page),
+        status::ERROR_INVALID_ARGUMENT
+    );
+    // Nothing was made device-accessible: a copy from the range is still refused.
+    let dev = device_alloc(page);
+    let done = signal(1);
+    assert_eq!(
+        copy_to_device(dev, p, 2 * page, done),
+        status::ERROR_INVALID_ARGUMENT
+    );
+    // The mapped page alone may be given to the GPU.
+    assert_eq!(set(p, page), status::SUCCESS);
+    release(p);
+}
+
+#[test]
 fn copies_from_locked_memory_unmapped_since_are_refused_at_submission() {
     let _serial = serial();
     let _h = Hsa::init();

@@ -249,9 +249,12 @@ fn async_copy_rejects_unregistered_memory_and_bad_engines() {
     assert_eq!(s, status::ERROR_INVALID_SIGNAL);
     let mut mask = 0u32;
     let s = unsafe { hsa_amd_memory_copy_engine_status(gpu(), cpu(), &mut mask) };
-    // Other tests may have copies queued; only the two engines can appear.
-    assert_eq!(s, status::SUCCESS);
-    assert!(mask != 0 && mask & !0b11 == 0, "{mask:#b}");
+    // Other tests may have copies queued: both engines busy is OUT_OF_RESOURCES (as on
+    // ROCr); otherwise only the two engines can appear.
+    if s != status::ERROR_OUT_OF_RESOURCES {
+        assert_eq!(s, status::SUCCESS);
+        assert!(mask != 0 && mask & !0b11 == 0, "{mask:#b}");
+    }
     assert_eq!(hsa_signal_load_relaxed(done), 1);
     hsa_amd_memory_pool_free(dev);
 }

@@ -158,6 +158,14 @@ pub unsafe extern "C" fn hsa_amd_svm_attributes_set(
             }
         }
         let accessible = range.gpu_accessible(&rt);
+        // As KFD refuses ranges with no mapping behind them: a GPU given access to a hole
+        // would fault the process on its first touch (a kernel's or a copy engine's).
+        if accessible {
+            if let Err(page) = crate::memory::host_range_mapped(start, end - start) {
+                tracing::error!(target: "hsasim", start = format_args!("{start:#x}"), end = format_args!("{end:#x}"), unmapped = format_args!("{page:#x}"), "hsa_amd_svm_attributes_set: the range is not all mapped memory");
+                return Err(HsaError::INVALID_ARGUMENT);
+            }
+        }
         rt.memory.remove_at(start, |r| r.kind == RegionKind::Svm);
         if accessible {
             rt.memory.add(Region {
