@@ -232,16 +232,18 @@ pub unsafe extern "C" fn hipModuleLoad(
 }
 
 /// Loads a module from memory: an ELF code object, an offload bundle or a fat binary.
+/// The image has no length: its headers say how long it is, and bytes they claim that are
+/// not readable memory make it `hipErrorInvalidImage` (`image_from_memory`).
 ///
 /// # Safety
-/// `image` is null or one of those forms, readable for its whole extent.
-unsafe fn load_data(module: *mut *mut c_void, image: *const c_void) -> HipResult {
+/// `image` is null or one of those forms (see `image_from_memory` for what is checked).
+unsafe fn load_data(api: &str, module: *mut *mut c_void, image: *const c_void) -> HipResult {
     if module.is_null() || image.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
     // SAFETY: forwarded contract.
     let bytes = unsafe { crate::runtime::code_object::image_from_memory(image) }.map_err(|e| {
-        tracing::warn!(error = %e, "hipModuleLoadData: not a code object or bundle");
+        tracing::warn!(error = %e, "{api}: unusable code image");
         HipError::INVALID_IMAGE
     })?;
     let handle = module::load_module(bytes)?;
@@ -254,7 +256,9 @@ pub unsafe extern "C" fn hipModuleLoadData(
     image: *const c_void,
 ) -> hipError_t {
     // SAFETY: HIP's contract for `image`.
-    call("hipModuleLoadData", || unsafe { load_data(module, image) })
+    call("hipModuleLoadData", || unsafe {
+        load_data("hipModuleLoadData", module, image)
+    })
 }
 
 /// JIT options do not apply: hipshim loads finished code objects only.
@@ -268,7 +272,7 @@ pub unsafe extern "C" fn hipModuleLoadDataEx(
 ) -> hipError_t {
     // SAFETY: HIP's contract for `image`.
     call("hipModuleLoadDataEx", || unsafe {
-        load_data(module, image)
+        load_data("hipModuleLoadDataEx", module, image)
     })
 }
 
