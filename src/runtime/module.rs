@@ -321,7 +321,7 @@ fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeO
         // SAFETY: the executable is live; null options.
         let status = unsafe { (api.hsa_executable_freeze)(executable, std::ptr::null()) };
         hsa::check("hsa_executable_freeze", status).map_err(hsa_err)?;
-        let kernels = find_kernels(device, executable, info.kernels).map_err(hsa_err)?;
+        let kernels = find_kernels(device, executable, info.kernels)?;
         let variables = find_variables(api, executable).map_err(hsa_err)?;
         Ok((kernels, variables))
     })();
@@ -346,17 +346,23 @@ fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeO
     })
 }
 
+/// The kernel descriptor of every kernel the metadata lists. A listed kernel whose
+/// descriptor the loaded executable does not have is an inconsistent code object:
+/// `hipErrorInvalidImage`.
 fn find_kernels(
     device: &Device,
     executable: hsa_executable_t,
     infos: Vec<KernelInfo>,
-) -> Result<HashMap<String, Arc<Kernel>>, hsa::HsaError> {
+) -> HipResult<HashMap<String, Arc<Kernel>>> {
     let api = device.api;
     let mut kernels = HashMap::new();
     for kernel in infos {
-        let Ok(symbol_name) = CString::new(kernel.symbol.clone()) else {
-            continue;
+        let missing = |why: &dyn std::fmt::Display| {
+            tracing::error!(kernel = %kernel.name, symbol = %kernel.symbol, "the code object's metadata lists a kernel whose descriptor it lacks: {why}");
+            HipError::INVALID_IMAGE
         };
+        let symbol_name = CString::new(kernel.symbol.clone())
+            .map_err(|_| missing(&"the symbol name contains a NUL byte"))?;
         let mut symbol = hsa_executable_symbol_t::default();
         // SAFETY: NUL-terminated name, live executable, valid agent and out-pointer.
         let status = unsafe {
@@ -367,7 +373,7 @@ fn find_kernels(
                 &mut symbol,
             )
         };
-        hsa::check("hsa_executable_get_symbol_by_name", status)?;
+        hsa::check("hsa_executable_get_symbol_by_name", status).map_err(|e| missing(&e))?;
         let mut kernel_object: u64 = 0;
         // SAFETY: KERNEL_OBJECT is a u64 attribute.
         let status = unsafe {
@@ -377,7 +383,8 @@ fn find_kernels(
                 &mut kernel_object as *mut u64 as *mut c_void,
             )
         };
-        hsa::check("hsa_executable_symbol_get_info(KERNEL_OBJECT)", status)?;
+        hsa::check("hsa_executable_symbol_get_info(KERNEL_OBJECT)", status)
+            .map_err(|e| missing(&e))?;
         tracing::debug!(kernel = %kernel.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         kernels.insert(
             kernel.name.clone(),
