@@ -891,7 +891,7 @@ fn zstd_frame_length(src: &(impl ByteSource + ?Sized), start: u64) -> Result<u64
             if has_checksum {
                 pos += 4;
             }
-            // Make sure the frame's last byte exists (for slices; raw memory trusts it).
+            // Make sure the frame's last byte exists (readable, for memory of unknown extent).
             let mut b = [0u8];
             src.read(pos - 1, &mut b, "zstd frame")?;
             return Ok(pos - start);

@@ -545,14 +545,26 @@ pub fn load_module(image: Vec<u8>) -> HipResult<usize> {
 }
 
 /// `hipModuleLoad`: reads the file, then as [`load_module`].
+/// Only regular files are read, and only as many bytes as their size: opening a FIFO would
+/// block, and a device such as `/dev/zero` never ends.
 pub fn load_module_file(path: &std::path::Path) -> HipResult<usize> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    use std::io::Read;
+    let fail = |e: std::io::Error| {
         tracing::warn!(path = %path.display(), error = %e, "hipModuleLoad: cannot read the file");
         match e.kind() {
             std::io::ErrorKind::NotFound => HipError::FILE_NOT_FOUND,
             _ => HipError::INVALID_VALUE,
         }
-    })?;
+    };
+    let meta = std::fs::metadata(path).map_err(fail)?;
+    if !meta.is_file() {
+        tracing::warn!(path = %path.display(), file_type = ?meta.file_type(), "hipModuleLoad: not a regular file");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(meta.len()).read_to_end(&mut bytes))
+        .map_err(fail)?;
     load_module(bytes)
 }
 
