@@ -2686,6 +2686,71 @@ mod tests {
         ));
     }
 
+    /// A zstd frame of `blocks` RLE blocks of 128 KiB (zeros): 4 bytes each.
+    fn rle_bomb(blocks: usize) -> Vec<u8> {
+        let mut frame = 0xFD2F_B528u32.to_le_bytes().to_vec();
+        // Frame header: no content size, a window descriptor for 128 KiB (2^17).
+        frame.extend_from_slice(&[0x00, (17 - 10) << 3]);
+        for i in 0..blocks {
+            let last = u32::from(i + 1 == blocks);
+            let header = (128 << 10) << 3 | 1 << 1 | last;
+            frame.extend_from_slice(&header.to_le_bytes()[..3]);
+            frame.push(0);
+        }
+        frame
+    }
+
+    #[test]
+    fn decompression_is_bounded_by_the_compressed_size() {
+        // 256 MiB of zeros from 8 KiB: more than 1024:1, refused before decompressing.
+        let frame = rle_bomb(2048);
+        let bomb = make_ccob(3, CCOB_METHOD_ZSTD, 256 << 20, &frame);
+        let err = parse_bundle(&bomb).unwrap_err();
+        assert!(
+            matches!(&err, CodeObjectError::Corrupt(m) if m.contains("1024:1")),
+            "{err}"
+        );
+        // A header promising 32 GiB from a few bytes, likewise.
+        let lying = make_ccob(3, CCOB_METHOD_ZSTD, 1 << 35, &rle_bomb(1));
+        assert!(matches!(
+            parse_bundle(&lying),
+            Err(CodeObjectError::Corrupt(_))
+        ));
+        // Up to 64 MiB is allowed whatever the ratio: the frame decompresses, and then it
+        // is not a bundle.
+        let small = make_ccob(3, CCOB_METHOD_ZSTD, 32 << 20, &rle_bomb(256));
+        assert!(matches!(
+            parse_bundle(&small),
+            Err(CodeObjectError::UnknownBundleFormat { .. })
+        ));
+    }
+
+    #[test]
+    fn deeply_nested_metadata_is_an_error() {
+        let mut co = built().co_v5.clone();
+        // The msgpack map after the metadata note's name becomes 4000 nested arrays.
+        let pos = (0..co.len() - 20)
+            .find(|&i| {
+                co[i..i + 4] == [7, 0, 0, 0] && co[i + 8..i + 20] == *b"\x20\0\0\0AMDGPU\0\0"
+            })
+            .expect("metadata note header");
+        let desc = pos + 20;
+        let len = u32::from_le_bytes(co[pos + 4..pos + 8].try_into().unwrap()) as usize;
+        co[desc..desc + len.min(4000)].fill(0x91);
+        // On a thread with a small stack, as an application's may be: the reader recurses
+        // once per level, so the nesting it follows is bounded well below what overflows.
+        let result = std::thread::Builder::new()
+            .stack_size(64 << 10)
+            .spawn(move || read_code_object(&co))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(matches!(
+            result,
+            Err(CodeObjectError::BadMetadata(m)) if m.contains("msgpack")
+        ));
+    }
+
     #[test]
     fn random_corruption_never_panics() {
         let plain = built().bundle.clone();
