@@ -57,14 +57,20 @@ int main() {
     if (mkfifo(fifo.c_str(), 0600) != 0) std::exit(2);
     EXPECT_ERR(hipModuleLoad(&module, fifo.c_str()), hipErrorInvalidValue);
 
-    // An endless device, under a limit of 1 GiB more address space than in use.
+    // An endless device is refused without reading it: under a limit of 1 GiB more address
+    // space than in use (so reading it fails instead of filling the machine), and with
+    // less than 64 MiB added to the peak resident size.
     struct rlimit old_limit, limit;
     getrlimit(RLIMIT_AS, &old_limit);
     limit = old_limit;
     limit.rlim_cur = vm_size() + (1ull << 30);
     setrlimit(RLIMIT_AS, &limit);
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
     EXPECT_ERR(hipModuleLoad(&module, "/dev/zero"), hipErrorInvalidValue);
+    getrusage(RUSAGE_SELF, &after);
     setrlimit(RLIMIT_AS, &old_limit);
+    EXPECT_TRUE(after.ru_maxrss - before.ru_maxrss < 64 * 1024);  // kB
 
     for (const std::string& p : {good, cut, empty, fifo}) unlink(p.c_str());
     return finish("module_files");
