@@ -474,7 +474,11 @@ fn select_entry(
     for isa in &device.isas {
         match select(isa) {
             Ok(code_object) => return Ok(code_object),
-            Err(e @ code_object::CodeObjectError::NoBinaryForGpu { .. }) => last_error = Some(e),
+            // Not this ISA (or one whose name does not parse): try the next.
+            Err(
+                e @ (code_object::CodeObjectError::NoBinaryForGpu { .. }
+                | code_object::CodeObjectError::InvalidTargetId(_)),
+            ) => last_error = Some(e),
             Err(e) => {
                 tracing::error!(error = %e, device = device.index, "unusable offload bundle");
                 return Err(HipError::INVALID_IMAGE);
