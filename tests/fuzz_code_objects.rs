@@ -221,7 +221,7 @@ fn ccob(version: u16, plain: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The seeds, in a fixed order, written to `<target>/fuzz-seeds/set/` for the child.
+/// The seeds, in a fixed order.
 fn seeds() -> Vec<(String, Vec<u8>)> {
     let arches = ["--offload-arch=gfx942", "--offload-arch=gfx90a:xnack-"];
     let host = clang_seed("host.o", &[&arches[..], &["-c"]].concat(), false).unwrap();
@@ -738,12 +738,10 @@ enum ChildEnd {
     },
 }
 
-fn seed_set_dir() -> PathBuf {
-    common::target_dir().join("fuzz-seeds/set")
-}
-
+/// Writes the seeds for the children, in a directory of this process's own (another run
+/// may be writing its set at the same time).
 fn write_seed_set(seeds: &[(String, Vec<u8>)]) -> PathBuf {
-    let dir = seed_set_dir();
+    let dir = common::target_dir().join(format!("fuzz-seeds/set-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for (i, (name, bytes)) in seeds.iter().enumerate() {
@@ -891,6 +889,7 @@ fn fuzz_module_loads_in_child() {
         cases as f64 / elapsed.as_secs_f64(),
         histogram.trim_end()
     );
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(findings.is_empty(), "{}", findings.join("\n\n"));
 }
 
