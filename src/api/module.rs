@@ -232,16 +232,18 @@ pub unsafe extern "C" fn hipModuleLoad(
 }
 
 /// Loads a module from memory: an ELF code object, an offload bundle or a fat binary.
+/// The image has no length: its headers say how long it is, and bytes they claim that are
+/// not readable memory make it `hipErrorInvalidImage` (`image_from_memory`).
 ///
 /// # Safety
-/// `image` is null or one of those forms, readable for its whole extent.
-unsafe fn load_data(module: *mut *mut c_void, image: *const c_void) -> HipResult {
+/// `image` is null or one of those forms (see `image_from_memory` for what is checked).
+unsafe fn load_data(api: &str, module: *mut *mut c_void, image: *const c_void) -> HipResult {
     if module.is_null() || image.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
     // SAFETY: forwarded contract.
     let bytes = unsafe { crate::runtime::code_object::image_from_memory(image) }.map_err(|e| {
-        tracing::warn!(error = %e, "hipModuleLoadData: not a code object or bundle");
+        tracing::warn!(error = %e, "{api}: unusable code image");
         HipError::INVALID_IMAGE
     })?;
     let handle = module::load_module(bytes)?;
@@ -254,7 +256,9 @@ pub unsafe extern "C" fn hipModuleLoadData(
     image: *const c_void,
 ) -> hipError_t {
     // SAFETY: HIP's contract for `image`.
-    call("hipModuleLoadData", || unsafe { load_data(module, image) })
+    call("hipModuleLoadData", || unsafe {
+        load_data("hipModuleLoadData", module, image)
+    })
 }
 
 /// JIT options do not apply: hipshim loads finished code objects only.
@@ -268,7 +272,7 @@ pub unsafe extern "C" fn hipModuleLoadDataEx(
 ) -> hipError_t {
     // SAFETY: HIP's contract for `image`.
     call("hipModuleLoadDataEx", || unsafe {
-        load_data(module, image)
+        load_data("hipModuleLoadDataEx", module, image)
     })
 }
 
@@ -326,11 +330,15 @@ const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
 const LAUNCH_PARAM_END: usize = 3;
 
 /// The packed argument buffer named by an `extra` array:
-/// `{BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}` (the order AMD requires).
+/// `{BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}` (the order AMD requires), for a launch
+/// of `kernel`. A size larger than the kernel's whole kernarg segment cannot be an argument
+/// buffer for it and is `hipErrorInvalidValue` (AMD's ROCm 5.2 runtime ignores the size);
+/// `launch_function` checks that the buffer covers the explicit arguments.
 ///
 /// # Safety
-/// `extra` is a readable array of that form (checked entry by entry up to END).
-unsafe fn packed_args<'a>(extra: *mut *mut c_void) -> HipResult<&'a [u8]> {
+/// `extra` is a readable array of that form (checked entry by entry up to END), and the
+/// buffer holds `size` bytes.
+unsafe fn packed_args<'a>(extra: *mut *mut c_void, kernel: &KernelInfo) -> HipResult<&'a [u8]> {
     // SAFETY: the first five entries of a well-formed array; the tags are checked before the
     // pointers they introduce are used.
     let e = |i: usize| unsafe { *extra.add(i) } as usize;
@@ -343,10 +351,24 @@ unsafe fn packed_args<'a>(extra: *mut *mut c_void) -> HipResult<&'a [u8]> {
     }
     let (buffer, size_ptr) = (e(1) as *const u8, e(3) as *const usize);
     if buffer.is_null() || size_ptr.is_null() {
+        tracing::warn!("hipModuleLaunchKernel: null buffer or size in `extra`");
         return Err(HipError::INVALID_VALUE);
     }
-    // SAFETY: BUFFER_SIZE points to the buffer's size, and the buffer holds that many bytes.
-    Ok(unsafe { std::slice::from_raw_parts(buffer, *size_ptr) })
+    // SAFETY: BUFFER_SIZE points to the buffer's size.
+    let size = unsafe { *size_ptr };
+    if size > kernel.kernarg_size as usize {
+        tracing::warn!(
+            kernel = %kernel.name,
+            size,
+            kernarg_size = kernel.kernarg_size,
+            "hipModuleLaunchKernel: HIP_LAUNCH_PARAM_BUFFER_SIZE is larger than the kernel's \
+             kernarg segment"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: the buffer holds `size` bytes (HIP's contract), and `size` is at most the
+    // kernarg segment size, a u32.
+    Ok(unsafe { std::slice::from_raw_parts(buffer, size) })
 }
 
 #[no_mangle]
@@ -376,8 +398,9 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         let args = if extra.is_null() {
             Args::Pointers(kernel_params as *const *const c_void)
         } else {
+            let device = runtime::runtime()?.current_device()?;
             // SAFETY: HIP's contract for `extra`.
-            Args::Packed(unsafe { packed_args(extra) }?)
+            Args::Packed(unsafe { packed_args(extra, &f.kernel(device)?.info) }?)
         };
         let grid = Dim3 {
             x: grid_x,

@@ -1,14 +1,20 @@
 //! Code objects: from the fat binary clang embeds in a HIP program to the per-kernel
 //! metadata a launch needs.
 //!
-//! The path is `__hipRegisterFatBinary(wrapper)` → [`bundle_from_wrapper`] (find the
-//! bundle and its length) → [`parse_bundle`] (split it into one entry per target) →
-//! [`select_code_object`] (pick the entry that runs on the agent's ISA) →
-//! [`read_code_object`] (kernel names, kernarg layout, segment sizes).
+//! The path is `__hipRegisterFatBinary(wrapper)` → [`ForeignBundle::from_wrapper`] (find
+//! the bundle and its length) → [`ForeignBundle::code_object_for`] or, for an image in
+//! hand, [`parse_bundle`] (split it into one entry per target) → [`select_code_object`]
+//! (pick the entry that runs on the agent's ISA) → [`read_code_object`] (kernel names,
+//! kernarg layout, segment sizes). `hipModuleLoadData` gets its image through
+//! [`image_from_memory`].
 //!
-//! Everything here except [`bundle_from_wrapper`] is safe code over byte slices, and every
-//! length and offset read from those bytes is checked: a corrupt fat binary produces a
-//! [`CodeObjectError`], never a panic or an out-of-bounds read.
+//! Every parser here is total: every length, offset, count and alignment read from the
+//! bytes is checked, so a corrupt image produces a [`CodeObjectError`], never a panic, an
+//! overflow or an out-of-bounds read, and no header can make it allocate more than the
+//! limits below. Images that come without a length (a pointer and a header that claims
+//! an extent) are read only through a checked reader (see "Memory of unknown extent"):
+//! a header that claims more bytes than exist is [`CodeObjectError::Unreadable`], never a
+//! fault. `tests/fuzz_code_objects.rs` holds all of this to account.
 //!
 //! # Formats (verified against the sources named, and against clang-19 output)
 //!
@@ -65,12 +71,28 @@ const CCOB_METHOD_ZSTD: u16 = 1;
 pub const NT_AMDGPU_METADATA: u32 = 32;
 
 // Sanity limits. A real bundle has a handful of entries with ids under 100 bytes; these
-// bound what a corrupt header can make us walk, which matters most in
-// `bundle_from_wrapper`, where the bytes are raw memory with no known end.
+// bound what a corrupt header can make us walk or allocate, which matters most for images
+// without a length (`ForeignBundle`, `image_from_memory`), whose only bound is the header.
 const MAX_BUNDLE_ENTRIES: u64 = 4096;
 const MAX_ENTRY_ID_LEN: u64 = 4096;
+/// The most bytes any header may claim for an image (bundles of many GPUs in large
+/// libraries pass 4 GiB, hence CCOB v3).
 const MAX_BUNDLE_SIZE: u64 = 1 << 36;
+/// The most bytes copied out of memory for an image without a length; it is copied a step
+/// at a time, so a lying header allocates no more than what is readable.
+const MAX_IMAGE_COPY: u64 = 1 << 32;
 const MAX_ZSTD_BLOCKS: u64 = 1 << 22;
+/// ELF extended section numbering allows 2^32 sections; code objects have a few dozen.
+const MAX_ELF_SECTIONS: u64 = 1 << 20;
+/// A compressed bundle may expand to at most this many times its compressed size, and
+/// always to `MIN_DECOMPRESSED_LIMIT`: code objects compress 5 to 20 times, while a zstd
+/// frame of RLE blocks can promise 32768 times its size. Decompression output is what
+/// would be allocated, so a header (or frame) past this is refused before decompressing.
+const MAX_EXPANSION: u64 = 1024;
+const MIN_DECOMPRESSED_LIMIT: u64 = 64 << 20;
+/// msgpack nesting the metadata reader follows (the metadata nests five levels; rmpv
+/// counts two per container).
+const MAX_METADATA_DEPTH: usize = 64;
 
 // ELF `e_flags` for AMDGPU (LLVM `BinaryFormat/ELF.h`).
 const EF_AMDGPU_MACH: u32 = 0x0ff;
@@ -94,6 +116,15 @@ pub enum CodeObjectError {
     BadWrapper { magic: u32, version: u32 },
     /// The bytes are neither `__CLANG_OFFLOAD_BUNDLE__` nor `CCOB`.
     UnknownBundleFormat { magic: [u8; 4] },
+    /// An image without a length (`hipModuleLoadData`, `__hipRegisterFatBinary`) needs bytes
+    /// up to `end` (from its header), but the memory at `address` is unreadable from
+    /// offset `at` on.
+    Unreadable {
+        what: &'static str,
+        address: usize,
+        at: u64,
+        end: u64,
+    },
     /// A field or entry extends past the end of the available bytes.
     Truncated {
         what: &'static str,
@@ -136,6 +167,17 @@ impl fmt::Display for CodeObjectError {
                  (expected \"__CLANG_OFFLOAD_BUNDLE__\" or \"CCOB\")",
                 magic
             ),
+            Self::Unreadable {
+                what,
+                address,
+                at,
+                end,
+            } => write!(
+                f,
+                "{what}: the image at {address:#x} needs {end} bytes by its header, but the \
+                 memory is unreadable from byte {at} on (a truncated image, or a header that \
+                 claims more bytes than exist)"
+            ),
             Self::Truncated { what, end, len } => write!(
                 f,
                 "truncated offload bundle or code object: {what} ends at byte {end} \
@@ -176,10 +218,10 @@ fn corrupt(msg: impl Into<String>) -> CodeObjectError {
 }
 
 // ---------------------------------------------------------------------------------------
-// Reading little-endian fields from either a slice (bounds-checked) or raw memory.
+// Reading little-endian fields from a slice or from memory of unknown extent.
 
-/// Where header fields come from. The slice implementation bounds-checks; the raw one
-/// exists only for `bundle_from_wrapper`, where the length is what we are computing.
+/// Where header fields come from: a slice (bounds-checked) or [`ForeignBytes`] (each read
+/// checked for readability), so one header walk serves both.
 trait ByteSource {
     fn read(&self, offset: u64, out: &mut [u8], what: &'static str) -> Result<()>;
 
@@ -213,35 +255,248 @@ impl ByteSource for [u8] {
     }
 }
 
-/// Memory starting at a pointer whose extent is unknown.
-struct RawBytes(*const u8);
+// ---------------------------------------------------------------------------------------
+// Memory of unknown extent.
+//
+// `hipModuleLoadData(Ex)` and `__hipRegisterFatBinary` get a pointer and no length: the
+// length is whatever the header there claims, and a truncated or corrupt header claims
+// bytes that need not be mapped. Such memory is only ever read through `read_foreign`,
+// which copies with process_vm_readv(2) on our own pid: the kernel performs the access,
+// so an unmapped or unreadable page ends the copy (EFAULT, or a short count) instead of
+// raising SIGSEGV in the caller.
+//
+// Why process_vm_readv and not /proc/self/maps: the check and the copy are one step, so
+// no mapping can change between them; there is no text to read and parse whose size grows
+// with the process (a fat binary is registered per translation unit, thousands of times
+// in large libraries); and it answers exactly "can these bytes be read now", PROT_NONE
+// guard pages and holes between mappings included. Reading one's own memory needs no
+// ptrace permission: the kernel exempts the caller's own thread group from those checks.
+// /proc/self/maps is consulted only where process_vm_readv cannot give the answer: when a
+// seccomp filter refuses the call (EPERM, ENOSYS), and when it stops on memory it cannot
+// pin (VM_IO/VM_PFNMAP mappings, such as host memory a GPU driver mapped), so readable
+// memory is never refused. With neither available the memory is trusted, as it was before
+// these checks, and a warning says so once.
 
-impl ByteSource for RawBytes {
+/// Bytes [`ForeignBytes`] reads at a time: header walks read many small fields.
+const FOREIGN_CHUNK: usize = 4096;
+/// Bytes [`copy_foreign`] adds to its result at a time: the most it allocates beyond what
+/// turned out to be readable.
+const COPY_STEP: u64 = 1 << 20;
+
+/// Copies from address `addr` of this process into `out`; returns how many leading bytes
+/// were readable (those are now in `out`). The first `needed` bytes are the ones the caller
+/// must have; the rest are read ahead, and are not read at all where the memory has to be
+/// trusted.
+fn read_foreign(addr: usize, out: &mut [u8], needed: usize) -> usize {
+    // A range that would wrap around the address space is unreadable past the top.
+    let len = out.len().min(usize::MAX - addr);
+    let out = &mut out[..len];
+    let (copied, refused) = vm_read(addr, out);
+    if copied == out.len() {
+        return copied;
+    }
+    let rest = &mut out[copied..];
+    let start = addr + copied;
+    match std::fs::read_to_string("/proc/self/maps") {
+        Ok(maps) => {
+            let readable = readable_prefix(&maps, start, rest.len());
+            if readable > 0 {
+                // SAFETY: /proc/self/maps lists [start, start + readable) as mapped and
+                // readable (process_vm_readv could not pin it, or was not allowed to run).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(start as *const u8, rest.as_mut_ptr(), readable)
+                };
+            }
+            copied + readable
+        }
+        Err(e) if refused => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                tracing::warn!(
+                    error = %e,
+                    "neither process_vm_readv nor /proc/self/maps is available: code images \
+                     without a length are trusted to be as long as their headers claim"
+                )
+            });
+            // SAFETY: unchecked: the caller's pointer and the header it came with are
+            // trusted for the bytes the walk needs, as before these checks existed (see the
+            // comment above `FOREIGN_CHUNK`); nothing is read ahead.
+            let must = needed.min(len).saturating_sub(copied);
+            unsafe { std::ptr::copy_nonoverlapping(start as *const u8, rest.as_mut_ptr(), must) };
+            copied + must
+        }
+        Err(_) => copied,
+    }
+}
+
+/// `process_vm_readv` of our own memory. Returns the bytes copied and whether the kernel
+/// refused the call itself (so the count says nothing about readability).
+fn vm_read(addr: usize, out: &mut [u8]) -> (usize, bool) {
+    let mut done = 0;
+    while done < out.len() {
+        let left = out.len() - done;
+        let local = libc::iovec {
+            iov_base: out[done..].as_mut_ptr().cast(),
+            iov_len: left,
+        };
+        let remote = libc::iovec {
+            iov_base: (addr + done) as *mut c_void,
+            iov_len: left,
+        };
+        // SAFETY: `local` is our own writable buffer of `left` bytes; the kernel checks
+        // the remote range and reports EFAULT rather than faulting.
+        let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+        if n > 0 {
+            done += n as usize;
+            continue;
+        }
+        if n == 0 {
+            break;
+        }
+        match std::io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ENOSYS | libc::EPERM) => return (done, true),
+            // EFAULT: unreadable from `addr + done` on (or memory it cannot pin).
+            _ => break,
+        }
+    }
+    (done, false)
+}
+
+/// How many bytes from `addr` (at most `len`) lie in consecutive readable mappings of a
+/// `/proc/<pid>/maps` listing (`start-end perms ...`, ascending).
+fn readable_prefix(maps: &str, addr: usize, len: usize) -> usize {
+    let end = addr.saturating_add(len);
+    let mut at = addr;
+    for line in maps.lines() {
+        let Some((range, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some((lo, hi)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+        else {
+            continue;
+        };
+        if hi <= at {
+            continue;
+        }
+        if lo > at || !rest.starts_with('r') {
+            break;
+        }
+        at = hi;
+        if at >= end {
+            break;
+        }
+    }
+    at.min(end) - addr
+}
+
+/// Memory at an address the application passed, whose extent only its header tells.
+/// Every read goes through [`read_foreign`]; the last chunk read is kept, so a header walk
+/// of many small fields costs few system calls.
+struct ForeignBytes {
+    base: usize,
+    /// The readable prefix of a `FOREIGN_CHUNK`-byte read at `.0`.
+    chunk: std::cell::RefCell<(u64, Vec<u8>)>,
+}
+
+impl ForeignBytes {
+    fn new(base: usize) -> Self {
+        Self {
+            base,
+            chunk: std::cell::RefCell::new((0, Vec::new())),
+        }
+    }
+
+    fn unreadable(&self, what: &'static str, at: u64, end: u64) -> CodeObjectError {
+        CodeObjectError::Unreadable {
+            what,
+            address: self.base,
+            at,
+            end,
+        }
+    }
+}
+
+impl ByteSource for ForeignBytes {
     fn read(&self, offset: u64, out: &mut [u8], what: &'static str) -> Result<()> {
         let end = offset.saturating_add(out.len() as u64);
-        // Not a bounds check (there is no known bound), but it keeps a corrupt header from
-        // steering the read to an address computation that overflows.
+        // A corrupt header must not steer reads across the address space.
         if end > MAX_BUNDLE_SIZE {
-            return Err(CodeObjectError::Truncated {
-                what,
-                end,
-                len: MAX_BUNDLE_SIZE,
-            });
+            return Err(corrupt(format!(
+                "{what} would lie at byte {offset}, beyond the {MAX_BUNDLE_SIZE} bytes an \
+                 image may have"
+            )));
         }
-        // SAFETY: `RawBytes` is built only in `bundle_from_wrapper` and `image_from_memory`,
-        // whose callers guarantee the pointer is the start of a clang-generated offload
-        // bundle or code object that is readable for its whole extent. The header walk only reads fields that a well-formed
-        // bundle has at these offsets (each position was derived from earlier fields and
-        // capped by the MAX_* limits), and `offset + len <= MAX_BUNDLE_SIZE < isize::MAX`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(self.0.add(offset as usize), out.as_mut_ptr(), out.len());
+        // Lossless: offset < MAX_BUNDLE_SIZE; an address past the top is unreadable.
+        let Some(addr) = self.base.checked_add(offset as usize) else {
+            return Err(self.unreadable(what, offset, end));
+        };
+        if out.len() > FOREIGN_CHUNK {
+            let needed = out.len();
+            let n = read_foreign(addr, out, needed);
+            return if n == out.len() {
+                Ok(())
+            } else {
+                Err(self.unreadable(what, offset + n as u64, end))
+            };
         }
+        let mut chunk = self.chunk.borrow_mut();
+        let covers = |c: &(u64, Vec<u8>)| offset >= c.0 && end <= c.0 + c.1.len() as u64;
+        if !covers(&chunk) {
+            chunk.1.resize(FOREIGN_CHUNK, 0);
+            let needed = out.len();
+            let n = read_foreign(addr, &mut chunk.1, needed);
+            chunk.1.truncate(n);
+            chunk.0 = offset;
+            if !covers(&chunk) {
+                return Err(self.unreadable(what, offset + n as u64, end));
+            }
+        }
+        // In range: `covers` holds.
+        let start = (offset - chunk.0) as usize;
+        out.copy_from_slice(&chunk.1[start..start + out.len()]);
         Ok(())
     }
 }
 
+/// The `len` bytes at address `base`, read through [`read_foreign`] a step at a time, so
+/// a header that overstates the length costs at most one step of allocation beyond the
+/// bytes that exist.
+fn copy_foreign(base: usize, len: u64, what: &'static str) -> Result<Vec<u8>> {
+    if len > MAX_IMAGE_COPY {
+        return Err(corrupt(format!(
+            "{what} claims {len} bytes; an image without a length may have at most \
+             {MAX_IMAGE_COPY} (load larger ones from a file with hipModuleLoad)"
+        )));
+    }
+    let unreadable = |at: u64| CodeObjectError::Unreadable {
+        what,
+        address: base,
+        at,
+        end: len,
+    };
+    let mut out = Vec::new();
+    while (out.len() as u64) < len {
+        let done = out.len();
+        // Lossless: both are at most COPY_STEP.
+        let step = (len - done as u64).min(COPY_STEP) as usize;
+        out.resize(done + step, 0);
+        let Some(addr) = base.checked_add(done) else {
+            return Err(unreadable(done as u64));
+        };
+        let n = read_foreign(addr, &mut out[done..], step);
+        if n < step {
+            return Err(unreadable((done + n) as u64));
+        }
+    }
+    Ok(out)
+}
+
 // ---------------------------------------------------------------------------------------
-// Fat binary wrapper and bundle length.
+// Fat binary wrapper, images without a length, and bundle length.
 
 #[repr(C)]
 struct FatbinWrapper {
@@ -251,86 +506,202 @@ struct FatbinWrapper {
     reserved: *const c_void,
 }
 
-/// Finds the offload bundle behind the pointer `__hipRegisterFatBinary` receives and
-/// returns it as a slice of its exact length (worked out from the bundle's own header,
-/// because the wrapper carries no length).
-///
-/// # Safety
-/// `wrapper` must be null or point to a readable fat binary wrapper whose `bundle` field is
-/// null or points to a clang offload bundle; the bundle must stay mapped and unmodified for
-/// the rest of the process (true for the `.hip_fatbin` section of a loaded binary; the shim
-/// must not use the slice after `__hipUnregisterFatBinary` of a `dlclose`d library).
-/// The magic and version are checked, but a pointer to arbitrary memory cannot be detected.
-pub unsafe fn bundle_from_wrapper(wrapper: *const c_void) -> Result<&'static [u8]> {
-    if wrapper.is_null() {
-        return Err(CodeObjectError::NullPointer("fat binary wrapper"));
+/// The bundle address a "HIPF" wrapper at offset 0 of `src` points to.
+fn wrapper_bundle(src: &ForeignBytes) -> Result<usize> {
+    let magic = src.u32_at(0, "fat binary wrapper magic")?;
+    let version = src.u32_at(4, "fat binary wrapper version")?;
+    if magic != HIP_FATBIN_MAGIC || version != HIP_FATBIN_VERSION {
+        return Err(CodeObjectError::BadWrapper { magic, version });
     }
-    // SAFETY: non-null and, per the caller's contract, a readable wrapper; read unaligned
-    // because nothing here relies on the section alignment clang happens to use.
-    let w = unsafe { std::ptr::read_unaligned(wrapper.cast::<FatbinWrapper>()) };
-    if w.magic != HIP_FATBIN_MAGIC || w.version != HIP_FATBIN_VERSION {
-        return Err(CodeObjectError::BadWrapper {
-            magic: w.magic,
-            version: w.version,
-        });
+    let mut pointer = [0u8; std::mem::size_of::<usize>()];
+    src.read(
+        std::mem::offset_of!(FatbinWrapper, bundle) as u64,
+        &mut pointer,
+        "fat binary wrapper bundle pointer",
+    )?;
+    match usize::from_ne_bytes(pointer) {
+        0 => Err(CodeObjectError::NullPointer("fat binary bundle")),
+        bundle => Ok(bundle),
     }
-    if w.bundle.is_null() {
-        return Err(CodeObjectError::NullPointer("fat binary bundle"));
+}
+
+/// A registered fat binary's offload bundle: memory the program owns (its `.hip_fatbin`
+/// section) whose length only the bundle's header gives. Registering reads just the
+/// header; loading reads the entry table and the one code object it needs, every byte
+/// through [`read_foreign`]. So a header that overstates the bundle is an error when the
+/// missing bytes are needed, and the code objects for other GPUs are never touched (AMD's
+/// runtime, too, extracts only the matching entry).
+#[derive(Debug)]
+pub struct ForeignBundle {
+    base: usize,
+    len: u64,
+}
+
+impl ForeignBundle {
+    /// Finds the offload bundle behind the pointer `__hipRegisterFatBinary` receives and
+    /// works out its length from its header (the wrapper carries none).
+    ///
+    /// # Safety
+    /// `wrapper` may be any pointer: every read is checked (module comment above
+    /// `FOREIGN_CHUNK`). Only where neither process_vm_readv nor /proc/self/maps can be
+    /// used must it be null or point to a well-formed wrapper and bundle.
+    pub unsafe fn from_wrapper(wrapper: *const c_void) -> Result<Self> {
+        if wrapper.is_null() {
+            return Err(CodeObjectError::NullPointer("fat binary wrapper"));
+        }
+        let base = wrapper_bundle(&ForeignBytes::new(wrapper as usize))?;
+        let len = bundle_length(&ForeignBytes::new(base))?;
+        Ok(Self { base, len })
     }
-    let len = bundle_length(&RawBytes(w.bundle))?;
-    // SAFETY: the caller guarantees a well-formed bundle at `w.bundle` that lives for the
-    // process; `bundle_length` computed its extent from its header (capped well below
-    // isize::MAX), so these `len` bytes are that bundle.
-    Ok(unsafe { std::slice::from_raw_parts(w.bundle, len as usize) })
+
+    /// The bundle's length as its header gives it.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Always false: a bundle has at least its magic and entry count.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The code object for an agent (the rules of [`select_code_object`]), copied out of
+    /// the bundle. A compressed bundle is copied whole and decompressed.
+    pub fn code_object_for(&self, agent_isa: &str) -> Result<Vec<u8>> {
+        let src = ForeignBytes::new(self.base);
+        let mut magic = [0u8; 4];
+        src.read(0, &mut magic, "bundle magic")?;
+        if &magic == CCOB_MAGIC {
+            let bytes = copy_foreign(self.base, self.len, "compressed offload bundle")?;
+            let entries = parse_bundle(&bytes)?;
+            return Ok(select_code_object(&entries, agent_isa)?.data.to_vec());
+        }
+        let index = index_bundle(&src, self.len)?;
+        let entry = select_by(&index, agent_isa, |e| (e.target.as_ref(), e.size != 0))?;
+        // Lossless and in range: offset + size <= len <= MAX_BUNDLE_SIZE.
+        let start =
+            self.base
+                .checked_add(entry.offset as usize)
+                .ok_or(CodeObjectError::Unreadable {
+                    what: "code object",
+                    address: self.base,
+                    at: entry.offset,
+                    end: entry.offset + entry.size,
+                })?;
+        copy_foreign(start, entry.size, "code object")
+    }
 }
 
 /// The code image at `image` as `hipModuleLoadData` receives it, with no length: an ELF
-/// code object (its extent from the ELF header: the end of the section header table, or of
-/// the furthest program segment), an offload bundle (compressed or not), or a fat-binary
-/// wrapper (`HIPF`, as `__hipRegisterFatBinary` gets). Returns a copy of exactly the image.
+/// code object (its extent from the ELF headers, [`elf_extent`]), an offload bundle
+/// (compressed or not), or a fat-binary wrapper (`HIPF`, as `__hipRegisterFatBinary`
+/// gets). Returns a copy of exactly the image; bytes the headers claim but that are not
+/// readable memory are [`CodeObjectError::Unreadable`], never a fault.
 ///
 /// # Safety
-/// `image` must be null or point to one of those forms, readable for its full extent.
+/// As for [`ForeignBundle::from_wrapper`]: any pointer, except where the checks are
+/// unavailable.
 pub unsafe fn image_from_memory(image: *const c_void) -> Result<Vec<u8>> {
     if image.is_null() {
         return Err(CodeObjectError::NullPointer("code image"));
     }
-    let src = RawBytes(image.cast());
-    let magic = src.u32_at(0, "image magic")?;
-    if magic == HIP_FATBIN_MAGIC {
-        // SAFETY: forwarded: a fat binary wrapper per the caller's contract.
-        return Ok(unsafe { bundle_from_wrapper(image) }?.to_vec());
+    let src = ForeignBytes::new(image as usize);
+    let mut magic = [0u8; 4];
+    src.read(0, &mut magic, "image magic")?;
+    if u32::from_le_bytes(magic) == HIP_FATBIN_MAGIC {
+        let bundle = wrapper_bundle(&src)?;
+        let len = bundle_length(&ForeignBytes::new(bundle))?;
+        return copy_foreign(bundle, len, "offload bundle");
     }
-    let len = if magic.to_le_bytes() == *b"\x7fELF" {
-        // ELF64 header: e_phoff @32, e_shoff @40, e_phentsize @54, e_phnum @56,
-        // e_shentsize @58, e_shnum @60.
-        let shoff = src.u64_at(40, "e_shoff")?;
-        let shentsize = u64::from(src.u16_at(58, "e_shentsize")?);
-        let shnum = u64::from(src.u16_at(60, "e_shnum")?);
-        let phoff = src.u64_at(32, "e_phoff")?;
-        let phentsize = u64::from(src.u16_at(54, "e_phentsize")?);
-        let phnum = u64::from(src.u16_at(56, "e_phnum")?);
-        let mut end = shoff
-            .saturating_add(shentsize.saturating_mul(shnum))
-            .max(64);
-        end = end.max(phoff.saturating_add(phentsize.saturating_mul(phnum)));
-        for i in 0..phnum {
-            let ph = phoff.saturating_add(i.saturating_mul(phentsize));
-            // p_offset @8, p_filesz @32 of an Elf64_Phdr.
-            let offset = src.u64_at(ph.saturating_add(8), "p_offset")?;
-            let filesz = src.u64_at(ph.saturating_add(32), "p_filesz")?;
-            end = end.max(offset.saturating_add(filesz));
+    if &magic == ELF_MAGIC {
+        return copy_foreign(image as usize, elf_extent(&src)?, "code object");
+    }
+    copy_foreign(image as usize, bundle_length(&src)?, "offload bundle")
+}
+
+const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
+
+/// The extent of an ELF64 file from its headers alone: the furthest end of the program
+/// header table, each segment's file bytes, the section header table and each section's
+/// file bytes (all of which [`read_code_object`] checks are present).
+fn elf_extent(src: &(impl ByteSource + ?Sized)) -> Result<u64> {
+    const ELFCLASS64: u8 = 2;
+    const ELFDATA2LSB: u8 = 1;
+    const EHDR_SIZE: u64 = 64;
+    const PHDR_SIZE: u64 = 56;
+    const SHDR_SIZE: u64 = 64;
+    const SHT_NOBITS: u32 = 8;
+    let mut ident = [0u8; 16];
+    src.read(0, &mut ident, "ELF identification")?;
+    if ident[4] != ELFCLASS64 || ident[5] != ELFDATA2LSB {
+        return Err(CodeObjectError::NotAmdgpuElf(format!(
+            "class {} data {}: not a little-endian ELF64 file",
+            ident[4], ident[5]
+        )));
+    }
+    let phoff = src.u64_at(32, "e_phoff")?;
+    let shoff = src.u64_at(40, "e_shoff")?;
+    let phentsize = u64::from(src.u16_at(54, "e_phentsize")?);
+    let phnum = u64::from(src.u16_at(56, "e_phnum")?);
+    let shentsize = u64::from(src.u16_at(58, "e_shentsize")?);
+    let mut shnum = u64::from(src.u16_at(60, "e_shnum")?);
+
+    let mut end = EHDR_SIZE;
+    let mut extend = |start: u64, size: u64, what: &str| -> Result<()> {
+        match start.checked_add(size) {
+            Some(e) if e <= MAX_BUNDLE_SIZE => {
+                end = end.max(e);
+                Ok(())
+            }
+            _ => Err(corrupt(format!(
+                "ELF {what} at {start}+{size} ends beyond the {MAX_BUNDLE_SIZE} bytes an \
+                 image may have"
+            ))),
         }
-        if end > MAX_BUNDLE_SIZE {
-            return Err(corrupt(format!("ELF image claims {end} bytes")));
-        }
-        end
-    } else {
-        bundle_length(&src)?
     };
-    // SAFETY: the extent was computed from the image's own headers (capped well below
-    // isize::MAX) and the caller guarantees it is readable.
-    Ok(unsafe { std::slice::from_raw_parts(image.cast::<u8>(), len as usize) }.to_vec())
+    if phnum > 0 {
+        if phentsize < PHDR_SIZE {
+            return Err(CodeObjectError::NotAmdgpuElf(format!(
+                "e_phentsize {phentsize} is smaller than an ELF64 program header"
+            )));
+        }
+        // phnum and phentsize are u16s: the product cannot overflow.
+        extend(phoff, phnum * phentsize, "program header table")?;
+        for i in 0..phnum {
+            // In range: the table lies below MAX_BUNDLE_SIZE (checked just above).
+            let ph = phoff + i * phentsize;
+            let offset = src.u64_at(ph + 8, "p_offset")?;
+            let filesz = src.u64_at(ph + 32, "p_filesz")?;
+            extend(offset, filesz, "segment")?;
+        }
+    }
+    if shoff != 0 {
+        if shentsize < SHDR_SIZE {
+            return Err(CodeObjectError::NotAmdgpuElf(format!(
+                "e_shentsize {shentsize} is smaller than an ELF64 section header"
+            )));
+        }
+        if shnum == 0 {
+            // Extended numbering: the section count is section 0's sh_size.
+            extend(shoff, SHDR_SIZE, "section header 0")?;
+            shnum = src.u64_at(shoff + 32, "section count (sh_size of section 0)")?;
+            if shnum > MAX_ELF_SECTIONS {
+                return Err(corrupt(format!(
+                    "{shnum} ELF sections (more than {MAX_ELF_SECTIONS})"
+                )));
+            }
+        }
+        // At most 2^20 * 65535: no overflow.
+        extend(shoff, shnum * shentsize, "section header table")?;
+        for i in 0..shnum {
+            let sh = shoff + i * shentsize;
+            if src.u32_at(sh + 4, "sh_type")? != SHT_NOBITS {
+                let offset = src.u64_at(sh + 24, "sh_offset")?;
+                let size = src.u64_at(sh + 32, "sh_size")?;
+                extend(offset, size, "section")?;
+            }
+        }
+    }
+    Ok(end)
 }
 
 /// One entry of an uncompressed bundle's header, not yet checked against the data length.
@@ -520,7 +891,7 @@ fn zstd_frame_length(src: &(impl ByteSource + ?Sized), start: u64) -> Result<u64
             if has_checksum {
                 pos += 4;
             }
-            // Make sure the frame's last byte exists (for slices; raw memory trusts it).
+            // Make sure the frame's last byte exists (readable, for memory of unknown extent).
             let mut b = [0u8];
             src.read(pos - 1, &mut b, "zstd frame")?;
             return Ok(pos - start);
@@ -596,6 +967,16 @@ fn decompress_ccob(bytes: &[u8]) -> Result<Vec<u8>> {
     // In range: header_len <= total <= bytes.len().
     let payload = &bytes[header.header_len as usize..total as usize];
     let expected = header.uncompressed_size;
+    let limit = (payload.len() as u64)
+        .saturating_mul(MAX_EXPANSION)
+        .max(MIN_DECOMPRESSED_LIMIT);
+    if expected > limit {
+        return Err(corrupt(format!(
+            "compressed bundle claims {expected} bytes from {} compressed bytes (more than \
+             {MAX_EXPANSION}:1, or {MIN_DECOMPRESSED_LIMIT} bytes, is refused)",
+            payload.len()
+        )));
+    }
     let decoder = zstd::stream::read::Decoder::with_buffer(payload)
         .map_err(|e| CodeObjectError::Decompress(e.to_string()))?
         .single_frame();
@@ -621,40 +1002,63 @@ fn decompress_ccob(bytes: &[u8]) -> Result<Vec<u8>> {
 }
 
 fn parse_uncompressed(bytes: &[u8]) -> Result<Vec<BundleEntry<'_>>> {
-    let (raw, _) = read_bundle_header(bytes)?;
-    let len = bytes.len() as u64;
-    let mut entries = Vec::with_capacity(raw.len());
-    for e in raw {
-        let id_end = e.id_offset + e.id_len;
-        if id_end > len {
-            return Err(CodeObjectError::Truncated {
-                what: "bundle entry id",
-                end: id_end,
-                len,
-            });
-        }
-        let id = std::str::from_utf8(&bytes[e.id_offset as usize..id_end as usize])
-            .map_err(|_| corrupt("bundle entry id is not UTF-8"))?
-            .to_owned();
-        let end = e
-            .offset
-            .checked_add(e.size)
-            .ok_or_else(|| corrupt(format!("entry {id}: offset + size overflows")))?;
-        if end > len {
-            return Err(CodeObjectError::Truncated {
-                what: "bundle entry data",
-                end,
-                len,
-            });
-        }
-        let target = target_of_entry_id(&id)?;
-        entries.push(BundleEntry {
-            id,
-            target,
-            data: Cow::Borrowed(&bytes[e.offset as usize..end as usize]),
-        });
-    }
-    Ok(entries)
+    Ok(index_bundle(bytes, bytes.len() as u64)?
+        .into_iter()
+        .map(|e| BundleEntry {
+            // In range: index_bundle checked offset + size <= bytes.len().
+            data: Cow::Borrowed(&bytes[e.offset as usize..(e.offset + e.size) as usize]),
+            id: e.id,
+            target: e.target,
+        })
+        .collect())
+}
+
+/// An entry of an uncompressed bundle, checked to lie inside the bundle, without its data.
+struct EntryIndex {
+    id: String,
+    target: Option<TargetId>,
+    offset: u64,
+    size: u64,
+}
+
+/// The entries of the uncompressed bundle of `len` bytes at the start of `src`.
+fn index_bundle(src: &(impl ByteSource + ?Sized), len: u64) -> Result<Vec<EntryIndex>> {
+    let (raw, _) = read_bundle_header(src)?;
+    raw.into_iter()
+        .map(|e| {
+            // Cannot overflow: both are bounded by the header walk's limits.
+            let id_end = e.id_offset + e.id_len;
+            if id_end > len {
+                return Err(CodeObjectError::Truncated {
+                    what: "bundle entry id",
+                    end: id_end,
+                    len,
+                });
+            }
+            // At most MAX_ENTRY_ID_LEN bytes.
+            let mut id = vec![0; e.id_len as usize];
+            src.read(e.id_offset, &mut id, "bundle entry id")?;
+            let id = String::from_utf8(id).map_err(|_| corrupt("bundle entry id is not UTF-8"))?;
+            let end = e
+                .offset
+                .checked_add(e.size)
+                .ok_or_else(|| corrupt(format!("entry {id}: offset + size overflows")))?;
+            if end > len {
+                return Err(CodeObjectError::Truncated {
+                    what: "bundle entry data",
+                    end,
+                    len,
+                });
+            }
+            let target = target_of_entry_id(&id)?;
+            Ok(EntryIndex {
+                id,
+                target,
+                offset: e.offset,
+                size: e.size,
+            })
+        })
+        .collect()
 }
 
 /// `<kind>-<arch>-<vendor>-<os>-<env>-<target id>`: HIP device entries yield a target.
@@ -793,13 +1197,25 @@ pub fn select_code_object<'e, 'a>(
     entries: &'e [BundleEntry<'a>],
     agent_isa: &str,
 ) -> Result<&'e BundleEntry<'a>> {
+    select_by(entries, agent_isa, |e| {
+        (e.target.as_ref(), !e.data.is_empty())
+    })
+}
+
+/// [`select_code_object`] over any entry type: `describe` gives an entry's target and
+/// whether it holds a code object.
+fn select_by<'e, E>(
+    entries: &'e [E],
+    agent_isa: &str,
+    describe: impl Fn(&E) -> (Option<&TargetId>, bool),
+) -> Result<&'e E> {
     let agent = TargetId::parse(agent_isa)?;
-    let mut best: Option<(&'e BundleEntry<'a>, u32)> = None;
+    let mut best: Option<(&'e E, u32)> = None;
     for entry in entries {
-        let Some(target) = &entry.target else {
+        let (Some(target), true) = describe(entry) else {
             continue;
         };
-        if entry.data.is_empty() || !target.runs_on(&agent) {
+        if !target.runs_on(&agent) {
             continue;
         }
         let score = target.specificity();
@@ -810,7 +1226,10 @@ pub fn select_code_object<'e, 'a>(
     best.map(|(e, _)| e)
         .ok_or_else(|| CodeObjectError::NoBinaryForGpu {
             agent: agent_isa.to_owned(),
-            available: entries.iter().filter_map(BundleEntry::isa_name).collect(),
+            available: entries
+                .iter()
+                .filter_map(|e| describe(e).0.map(TargetId::isa_name))
+                .collect(),
         })
 }
 
@@ -1029,7 +1448,7 @@ pub fn read_code_object(elf: &[u8]) -> Result<CodeObjectInfo> {
     check_complete(header, endian, elf)?;
 
     let desc = find_metadata_note(header, endian, elf)?.ok_or(CodeObjectError::MissingMetadata)?;
-    let root = rmpv::decode::read_value(&mut &desc[..])
+    let root = rmpv::decode::read_value_with_max_depth(&mut &desc[..], MAX_METADATA_DEPTH)
         .map_err(|e| CodeObjectError::BadMetadata(format!("msgpack: {e}")))?;
     let root = as_map(&root, "metadata root")?;
 
@@ -1605,6 +2024,51 @@ mod tests {
         }
     }
 
+    /// `bytes` copied to end exactly where 4 MiB of inaccessible (PROT_NONE) memory begin,
+    /// so any read past them would fault. PROT_NONE rather than unmapped, so no other
+    /// test's mapping can move in. Leaked: the tests keep pointers into it.
+    fn at_page_end(bytes: &[u8]) -> &'static [u8] {
+        const GUARD: usize = 4 << 20;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let data = bytes.len().div_ceil(page) * page;
+        // SAFETY: a fresh private anonymous mapping, whose tail is made inaccessible and
+        // which is never unmapped (it is leaked).
+        unsafe {
+            let base = libc::mmap(
+                std::ptr::null_mut(),
+                data + GUARD,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(base, libc::MAP_FAILED);
+            let guard = base.cast::<u8>().add(data);
+            assert_eq!(libc::mprotect(guard.cast(), GUARD, libc::PROT_NONE), 0);
+            let start = guard.sub(bytes.len());
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), start, bytes.len());
+            std::slice::from_raw_parts(start, bytes.len())
+        }
+    }
+
+    fn wrapper_bytes(bundle: *const u8) -> Vec<u8> {
+        let w = FatbinWrapper {
+            magic: HIP_FATBIN_MAGIC,
+            version: HIP_FATBIN_VERSION,
+            bundle,
+            reserved: std::ptr::null(),
+        };
+        // SAFETY: FatbinWrapper is plain old data without padding (two u32, two pointers).
+        unsafe {
+            std::slice::from_raw_parts(
+                (&w as *const FatbinWrapper).cast::<u8>(),
+                std::mem::size_of::<FatbinWrapper>(),
+            )
+        }
+        .to_vec()
+    }
+
     #[test]
     fn wrapper_yields_exactly_the_bundle() {
         let plain = &built().bundle;
@@ -1612,42 +2076,201 @@ mod tests {
         if let Ok(c) = &built().compressed {
             bundles.push(c.clone());
         }
+        let expected = parse_bundle(plain).unwrap();
+        let expected = select_code_object(&expected, GFX942_AGENT).unwrap();
         for bundle in bundles {
-            let memory = leaked_with_trailer(&bundle);
-            let wrapper = wrapper_for(memory);
-            // SAFETY: a valid wrapper pointing at a leaked (process-lifetime) bundle.
-            let found =
-                unsafe { bundle_from_wrapper((&wrapper as *const FatbinWrapper).cast()) }.unwrap();
-            assert_eq!(found, &bundle[..]);
+            for memory in [leaked_with_trailer(&bundle), at_page_end(&bundle)] {
+                let wrapper = wrapper_for(memory);
+                // SAFETY: any pointer is allowed; this one is a valid wrapper.
+                let found = unsafe {
+                    ForeignBundle::from_wrapper((&wrapper as *const FatbinWrapper).cast())
+                }
+                .unwrap();
+                assert_eq!(found.len(), bundle.len() as u64);
+                let co = found.code_object_for(GFX942_AGENT).unwrap();
+                assert_eq!(
+                    read_code_object(&co).unwrap(),
+                    read_code_object(&expected.data).unwrap()
+                );
+            }
         }
     }
 
     #[test]
     fn wrapper_rejects_bad_input() {
-        // SAFETY: null is allowed by the contract.
-        let err = unsafe { bundle_from_wrapper(std::ptr::null()) }.unwrap_err();
+        let from = |w: &FatbinWrapper| {
+            // SAFETY: any pointer is allowed.
+            unsafe { ForeignBundle::from_wrapper((w as *const FatbinWrapper).cast()) }
+        };
+        // SAFETY: null is allowed.
+        let err = unsafe { ForeignBundle::from_wrapper(std::ptr::null()) }.unwrap_err();
         assert_eq!(err, CodeObjectError::NullPointer("fat binary wrapper"));
 
         let bundle = leaked_with_trailer(&make_bundle(&[]));
         let mut w = wrapper_for(bundle);
         w.magic = 0x1234;
-        // SAFETY (all three calls): the wrapper is readable; its bundle is valid or null.
-        let err = unsafe { bundle_from_wrapper((&w as *const FatbinWrapper).cast()) };
         assert!(matches!(
-            err,
+            from(&w),
             Err(CodeObjectError::BadWrapper { magic: 0x1234, .. })
         ));
         w.magic = HIP_FATBIN_MAGIC;
         w.version = 2;
-        let err = unsafe { bundle_from_wrapper((&w as *const FatbinWrapper).cast()) };
         assert!(matches!(
-            err,
+            from(&w),
             Err(CodeObjectError::BadWrapper { version: 2, .. })
         ));
         w.version = 1;
         w.bundle = std::ptr::null();
-        let err = unsafe { bundle_from_wrapper((&w as *const FatbinWrapper).cast()) };
-        assert_eq!(err, Err(CodeObjectError::NullPointer("fat binary bundle")));
+        assert_eq!(
+            from(&w).unwrap_err(),
+            CodeObjectError::NullPointer("fat binary bundle")
+        );
+        // A bundle pointer into unmapped memory, and a wrapper cut short by one.
+        let gone = at_page_end(b"x").as_ptr().wrapping_add(1);
+        w.bundle = gone;
+        assert!(matches!(
+            from(&w),
+            Err(CodeObjectError::Unreadable { at: 0, .. })
+        ));
+        let cut = wrapper_bytes(bundle.as_ptr());
+        let cut = at_page_end(&cut[..cut.len() - 9]);
+        // SAFETY: any pointer is allowed.
+        let err = unsafe { ForeignBundle::from_wrapper(cut.as_ptr().cast()) }.unwrap_err();
+        assert!(matches!(err, CodeObjectError::Unreadable { .. }), "{err}");
+    }
+
+    #[test]
+    fn registered_bundle_reads_only_the_entry_it_needs() {
+        // The gfx942 entry lies inside the memory; the header says the gfx90a entry is
+        // 1 MiB past its end.
+        let gfx942 = built().co_v5.clone();
+        let (host, id942, id90a) = (
+            "host-x86_64-unknown-linux--",
+            "hipv4-amdgcn-amd-amdhsa--gfx942",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+        );
+        let mut bundle = make_bundle(&[(host, b""), (id942, &gfx942), (id90a, b"x")]);
+        let third = 32 + (24 + host.len()) + (24 + id942.len());
+        let far = bundle.len() as u64 + (1 << 20);
+        bundle[third..third + 8].copy_from_slice(&far.to_le_bytes());
+        bundle[third + 8..third + 16].copy_from_slice(&4096u64.to_le_bytes());
+        let memory = at_page_end(&bundle);
+        let wrapper = wrapper_for(memory);
+        // SAFETY: any pointer is allowed.
+        let found =
+            unsafe { ForeignBundle::from_wrapper((&wrapper as *const FatbinWrapper).cast()) }
+                .unwrap();
+        assert_eq!(found.len(), far + 4096);
+        assert_eq!(found.code_object_for(GFX942_AGENT).unwrap(), gfx942);
+        let err = found
+            .code_object_for("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-")
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                CodeObjectError::Unreadable {
+                    what: "code object",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn images_without_a_length_never_read_past_what_exists() {
+        let co = &built().co_v5;
+        let bundle = &built().bundle;
+        let load = |bytes: &[u8]| {
+            // SAFETY: any pointer is allowed.
+            unsafe { image_from_memory(at_page_end(bytes).as_ptr().cast()) }
+        };
+        // Complete images that end at an unmapped page load, exactly.
+        assert_eq!(&load(co).unwrap(), co);
+        assert_eq!(&load(bundle).unwrap(), bundle);
+        let wrapper = wrapper_bytes(at_page_end(bundle).as_ptr());
+        assert_eq!(&load(&wrapper).unwrap(), bundle);
+        assert_eq!(elf_extent(co.as_slice()).unwrap(), co.len() as u64);
+        assert_eq!(
+            elf_extent(built().co_v4.as_slice()).unwrap(),
+            built().co_v4.len() as u64
+        );
+        // Every truncation is an error naming unreadable memory (or a bad header).
+        for image in [co, bundle] {
+            for len in (1..image.len()).step_by(97).chain([image.len() - 1]) {
+                match load(&image[..len]) {
+                    // `at` is where the walk met unreadable memory: at or past the cut.
+                    Err(CodeObjectError::Unreadable { at, end, .. }) => {
+                        assert!(at >= len as u64 && end > at, "cut at {len}: {at}, {end}");
+                    }
+                    Err(CodeObjectError::Corrupt(_) | CodeObjectError::NotAmdgpuElf(_))
+                        if len < 64 => {}
+                    other => panic!("prefix of {len} bytes: {other:?}"),
+                }
+            }
+        }
+        // Header fields that point far away, and absurd lengths, allocate nothing big.
+        let mut far = co[..64].to_vec();
+        far[56..58].fill(0); // e_phnum: no program headers to read first
+        far[40..48].copy_from_slice(&(1u64 << 34).to_le_bytes());
+        assert!(matches!(
+            load(&far),
+            Err(CodeObjectError::Unreadable { .. })
+        ));
+        far[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(load(&far), Err(CodeObjectError::Corrupt(_))));
+        let mut huge = make_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx942", b"x")]);
+        huge[40..48].copy_from_slice(&(MAX_IMAGE_COPY + 1).to_le_bytes());
+        assert!(matches!(load(&huge), Err(CodeObjectError::Corrupt(m)) if m.contains("at most")));
+        // SAFETY: null is allowed.
+        assert_eq!(
+            unsafe { image_from_memory(std::ptr::null()) }.unwrap_err(),
+            CodeObjectError::NullPointer("code image")
+        );
+    }
+
+    #[test]
+    fn maps_listing_gives_the_readable_prefix() {
+        let maps = "\
+1000-3000 r-xp 00000000 08:01 1 /bin/x
+3000-4000 rw-p 00000000 00:00 0
+4000-5000 ---p 00000000 00:00 0
+6000-7000 r--p 00000000 00:00 0 [heap]
+";
+        assert_eq!(readable_prefix(maps, 0x1000, 0x10), 0x10);
+        assert_eq!(readable_prefix(maps, 0x2ff0, 0x100), 0x100);
+        assert_eq!(readable_prefix(maps, 0x2ff0, 0x2000), 0x1010);
+        assert_eq!(readable_prefix(maps, 0x5800, 0x10), 0);
+        assert_eq!(readable_prefix(maps, 0x6800, 0x1000), 0x800);
+        assert_eq!(readable_prefix(maps, 0x800, 0x10), 0);
+        assert_eq!(readable_prefix("garbage\n\n", 0x1000, 0x10), 0);
+        assert_eq!(readable_prefix(maps, usize::MAX - 4, 100), 0);
+    }
+
+    #[test]
+    fn foreign_reads_stop_at_unmapped_memory() {
+        let data: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
+        let memory = at_page_end(&data);
+        let mut out = vec![0u8; 6000];
+        assert_eq!(read_foreign(memory.as_ptr() as usize, &mut out, 1), 5000);
+        assert_eq!(&out[..5000], &data[..]);
+        assert_eq!(
+            read_foreign(memory.as_ptr() as usize + 5000, &mut out, 1),
+            0
+        );
+        assert_eq!(read_foreign(usize::MAX - 3, &mut out, 1), 0);
+        assert_eq!(read_foreign(16, &mut out, 1), 0);
+        let copy = copy_foreign(memory.as_ptr() as usize, 5000, "test").unwrap();
+        assert_eq!(copy, data);
+        assert_eq!(
+            copy_foreign(memory.as_ptr() as usize, 5001, "test").unwrap_err(),
+            CodeObjectError::Unreadable {
+                what: "test",
+                address: memory.as_ptr() as usize,
+                at: 5000,
+                end: 5001
+            }
+        );
     }
 
     #[test]
@@ -1664,6 +2287,9 @@ mod tests {
                 bundle_length(leaked_with_trailer(&ccob)).unwrap(),
                 ccob.len() as u64
             );
+            // SAFETY: any pointer is allowed.
+            let copied = unsafe { image_from_memory(at_page_end(&ccob).as_ptr().cast()) };
+            assert_eq!(copied.unwrap(), ccob);
             // Trailing bytes after the bundle are ignored by parse_bundle too.
             assert_eq!(parse_bundle(leaked_with_trailer(&ccob)).unwrap(), expected);
         }
@@ -2057,6 +2683,71 @@ mod tests {
         assert!(matches!(
             parse_bundle(&method7),
             Err(CodeObjectError::Corrupt(_))
+        ));
+    }
+
+    /// A zstd frame of `blocks` RLE blocks of 128 KiB (zeros): 4 bytes each.
+    fn rle_bomb(blocks: usize) -> Vec<u8> {
+        let mut frame = 0xFD2F_B528u32.to_le_bytes().to_vec();
+        // Frame header: no content size, a window descriptor for 128 KiB (2^17).
+        frame.extend_from_slice(&[0x00, (17 - 10) << 3]);
+        for i in 0..blocks {
+            let last = u32::from(i + 1 == blocks);
+            let header = (128 << 10) << 3 | 1 << 1 | last;
+            frame.extend_from_slice(&header.to_le_bytes()[..3]);
+            frame.push(0);
+        }
+        frame
+    }
+
+    #[test]
+    fn decompression_is_bounded_by_the_compressed_size() {
+        // 256 MiB of zeros from 8 KiB: more than 1024:1, refused before decompressing.
+        let frame = rle_bomb(2048);
+        let bomb = make_ccob(3, CCOB_METHOD_ZSTD, 256 << 20, &frame);
+        let err = parse_bundle(&bomb).unwrap_err();
+        assert!(
+            matches!(&err, CodeObjectError::Corrupt(m) if m.contains("1024:1")),
+            "{err}"
+        );
+        // A header promising 32 GiB from a few bytes, likewise.
+        let lying = make_ccob(3, CCOB_METHOD_ZSTD, 1 << 35, &rle_bomb(1));
+        assert!(matches!(
+            parse_bundle(&lying),
+            Err(CodeObjectError::Corrupt(_))
+        ));
+        // Up to 64 MiB is allowed whatever the ratio: the frame decompresses, and then it
+        // is not a bundle.
+        let small = make_ccob(3, CCOB_METHOD_ZSTD, 32 << 20, &rle_bomb(256));
+        assert!(matches!(
+            parse_bundle(&small),
+            Err(CodeObjectError::UnknownBundleFormat { .. })
+        ));
+    }
+
+    #[test]
+    fn deeply_nested_metadata_is_an_error() {
+        let mut co = built().co_v5.clone();
+        // The msgpack map after the metadata note's name becomes 4000 nested arrays.
+        let pos = (0..co.len() - 20)
+            .find(|&i| {
+                co[i..i + 4] == [7, 0, 0, 0] && co[i + 8..i + 20] == *b"\x20\0\0\0AMDGPU\0\0"
+            })
+            .expect("metadata note header");
+        let desc = pos + 20;
+        let len = u32::from_le_bytes(co[pos + 4..pos + 8].try_into().unwrap()) as usize;
+        co[desc..desc + len.min(4000)].fill(0x91);
+        // On a thread with a small stack, as an application's may be: the reader recurses
+        // once per level, so the nesting it follows is bounded well below what overflows.
+        let result = std::thread::Builder::new()
+            .stack_size(64 << 10)
+            .spawn(move || read_code_object(&co))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(matches!(
+            result,
+            Err(CodeObjectError::BadMetadata(m)) if m.contains("msgpack")
         ));
     }
 

@@ -8,7 +8,7 @@
 //! boxed tags, resolved only through live registries: a pointer that was never a handle, or
 //! whose module was unloaded, is `hipErrorInvalidHandle` without ever being dereferenced.
 
-use super::code_object::{self, BundleEntry, KernelInfo, TargetId};
+use super::code_object::{self, KernelInfo, TargetId};
 use super::device::{runtime_error, Device};
 use super::memory;
 use super::runtime;
@@ -18,7 +18,6 @@ use dashmap::DashMap;
 use hsa_abi::*;
 use once_cell::sync::{Lazy, OnceCell};
 use parking_lot::Mutex;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::sync::Arc;
@@ -28,7 +27,7 @@ pub const MAX_DEVICES: usize = 16;
 
 /// A code image: a fat binary's offload bundle, or a module's bundle or raw code object.
 pub struct CodeImage {
-    bytes: Cow<'static, [u8]>,
+    bytes: ImageBytes,
     /// What the image loaded on each device. A mutex, not a once-cell, so a module can be
     /// unloaded; the launch path never takes it (functions cache their kernels).
     loaded: [Mutex<Option<Arc<LoadedCodeObject>>>; MAX_DEVICES],
@@ -38,6 +37,15 @@ pub struct CodeImage {
 
 /// Kept for the name the fat-binary hooks already use.
 pub type FatBinary = CodeImage;
+
+/// Where an image's bytes are.
+enum ImageBytes {
+    /// A module's copy (`hipModuleLoad*`).
+    Owned(Vec<u8>),
+    /// A registered fat binary, read in place (only the parts a load needs, each read
+    /// checked: its length comes from its own header).
+    Registered(code_object::ForeignBundle),
+}
 
 /// A code object loaded into an HSA executable on one device.
 pub struct LoadedCodeObject {
@@ -82,12 +90,12 @@ static VARIABLES: Lazy<DashMap<usize, Arc<Variable>>> = Lazy::new(DashMap::new);
 /// `wrapper` must be null or point to the fat-binary wrapper clang emits.
 pub unsafe fn register_fat_binary(wrapper: *const c_void) -> HipResult<Arc<FatBinary>> {
     // SAFETY: forwarded from the caller's contract.
-    let bundle = unsafe { code_object::bundle_from_wrapper(wrapper) }.map_err(|e| {
+    let bundle = unsafe { code_object::ForeignBundle::from_wrapper(wrapper) }.map_err(|e| {
         tracing::error!(error = %e, "__hipRegisterFatBinary: unusable fat binary");
         HipError::INVALID_IMAGE
     })?;
     tracing::debug!(bytes = bundle.len(), "fat binary registered");
-    Ok(CodeImage::new(Cow::Borrowed(bundle)))
+    Ok(CodeImage::new(ImageBytes::Registered(bundle)))
 }
 
 pub fn register_function(fat_binary: Arc<FatBinary>, host_function: usize, name: String) {
@@ -174,7 +182,7 @@ impl Function {
 }
 
 impl CodeImage {
-    fn new(bytes: Cow<'static, [u8]>) -> Arc<CodeImage> {
+    fn new(bytes: ImageBytes) -> Arc<CodeImage> {
         Arc::new(CodeImage {
             bytes,
             loaded: std::array::from_fn(|_| Mutex::new(None)),
@@ -228,7 +236,13 @@ const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
 
 /// Picks the code object of `image` for `device`: the image itself if it is an ELF code
 /// object, else the best bundle entry.
-fn code_object_for(image: &[u8], device: &Device) -> HipResult<Vec<u8>> {
+fn code_object_for(image: &ImageBytes, device: &Device) -> HipResult<Vec<u8>> {
+    let image = match image {
+        ImageBytes::Owned(bytes) => bytes,
+        ImageBytes::Registered(bundle) => {
+            return select_entry(device, |isa| bundle.code_object_for(isa));
+        }
+    };
     if image.starts_with(ELF_MAGIC) {
         let info = code_object::read_code_object(image).map_err(|e| {
             tracing::error!(error = %e, "not a usable code object");
@@ -250,10 +264,12 @@ fn code_object_for(image: &[u8], device: &Device) -> HipResult<Vec<u8>> {
         tracing::error!(error = %e, "cannot parse the offload bundle");
         HipError::INVALID_IMAGE
     })?;
-    Ok(select_entry(&entries, device)?.data.to_vec())
+    select_entry(device, |isa| {
+        code_object::select_code_object(&entries, isa).map(|e| e.data.to_vec())
+    })
 }
 
-fn load_for_device(image: &[u8], device: &Device) -> HipResult<LoadedCodeObject> {
+fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeObject> {
     let elf = code_object_for(image, device)?;
     let info = code_object::read_code_object(&elf).map_err(|e| {
         tracing::error!(error = %e, "cannot read the code object's metadata");
@@ -305,7 +321,7 @@ fn load_for_device(image: &[u8], device: &Device) -> HipResult<LoadedCodeObject>
         // SAFETY: the executable is live; null options.
         let status = unsafe { (api.hsa_executable_freeze)(executable, std::ptr::null()) };
         hsa::check("hsa_executable_freeze", status).map_err(hsa_err)?;
-        let kernels = find_kernels(device, executable, info.kernels).map_err(hsa_err)?;
+        let kernels = find_kernels(device, executable, info.kernels)?;
         let variables = find_variables(api, executable).map_err(hsa_err)?;
         Ok((kernels, variables))
     })();
@@ -330,17 +346,23 @@ fn load_for_device(image: &[u8], device: &Device) -> HipResult<LoadedCodeObject>
     })
 }
 
+/// The kernel descriptor of every kernel the metadata lists. A listed kernel whose
+/// descriptor the loaded executable does not have is an inconsistent code object:
+/// `hipErrorInvalidImage`.
 fn find_kernels(
     device: &Device,
     executable: hsa_executable_t,
     infos: Vec<KernelInfo>,
-) -> Result<HashMap<String, Arc<Kernel>>, hsa::HsaError> {
+) -> HipResult<HashMap<String, Arc<Kernel>>> {
     let api = device.api;
     let mut kernels = HashMap::new();
     for kernel in infos {
-        let Ok(symbol_name) = CString::new(kernel.symbol.clone()) else {
-            continue;
+        let missing = |why: &dyn std::fmt::Display| {
+            tracing::error!(kernel = %kernel.name, symbol = %kernel.symbol, "the code object's metadata lists a kernel whose descriptor it lacks: {why}");
+            HipError::INVALID_IMAGE
         };
+        let symbol_name = CString::new(kernel.symbol.clone())
+            .map_err(|_| missing(&"the symbol name contains a NUL byte"))?;
         let mut symbol = hsa_executable_symbol_t::default();
         // SAFETY: NUL-terminated name, live executable, valid agent and out-pointer.
         let status = unsafe {
@@ -351,7 +373,7 @@ fn find_kernels(
                 &mut symbol,
             )
         };
-        hsa::check("hsa_executable_get_symbol_by_name", status)?;
+        hsa::check("hsa_executable_get_symbol_by_name", status).map_err(|e| missing(&e))?;
         let mut kernel_object: u64 = 0;
         // SAFETY: KERNEL_OBJECT is a u64 attribute.
         let status = unsafe {
@@ -361,7 +383,8 @@ fn find_kernels(
                 &mut kernel_object as *mut u64 as *mut c_void,
             )
         };
-        hsa::check("hsa_executable_symbol_get_info(KERNEL_OBJECT)", status)?;
+        hsa::check("hsa_executable_symbol_get_info(KERNEL_OBJECT)", status)
+            .map_err(|e| missing(&e))?;
         tracing::debug!(kernel = %kernel.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         kernels.insert(
             kernel.name.clone(),
@@ -440,16 +463,26 @@ fn find_variables(
     Ok(ctx.found)
 }
 
-/// The bundle entry for this device's ISA, or `hipErrorNoBinaryForGpu` naming what exists.
-fn select_entry<'e, 'a>(
-    entries: &'e [BundleEntry<'a>],
+/// The code object `select` finds for one of this device's ISAs (tried in order), or
+/// `hipErrorNoBinaryForGpu` naming what exists; an unusable bundle is
+/// `hipErrorInvalidImage`.
+fn select_entry(
     device: &Device,
-) -> HipResult<&'e BundleEntry<'a>> {
+    select: impl Fn(&str) -> Result<Vec<u8>, code_object::CodeObjectError>,
+) -> HipResult<Vec<u8>> {
     let mut last_error = None;
     for isa in &device.isas {
-        match code_object::select_code_object(entries, isa) {
-            Ok(entry) => return Ok(entry),
-            Err(e) => last_error = Some(e),
+        match select(isa) {
+            Ok(code_object) => return Ok(code_object),
+            // Not this ISA (or one whose name does not parse): try the next.
+            Err(
+                e @ (code_object::CodeObjectError::NoBinaryForGpu { .. }
+                | code_object::CodeObjectError::InvalidTargetId(_)),
+            ) => last_error = Some(e),
+            Err(e) => {
+                tracing::error!(error = %e, device = device.index, "unusable offload bundle");
+                return Err(HipError::INVALID_IMAGE);
+            }
         }
     }
     let message = match last_error {
@@ -501,7 +534,7 @@ unsafe fn free_handle(handle: usize) {
 /// the current device now, on others at first use.
 pub fn load_module(image: Vec<u8>) -> HipResult<usize> {
     let device = runtime()?.current_device()?;
-    let image = CodeImage::new(Cow::Owned(image));
+    let image = CodeImage::new(ImageBytes::Owned(image));
     image.load(device)?;
     let handle = new_handle(MODULE_TAG);
     MODULES.insert(
@@ -516,14 +549,26 @@ pub fn load_module(image: Vec<u8>) -> HipResult<usize> {
 }
 
 /// `hipModuleLoad`: reads the file, then as [`load_module`].
+/// Only regular files are read, and only as many bytes as their size: opening a FIFO would
+/// block, and a device such as `/dev/zero` never ends.
 pub fn load_module_file(path: &std::path::Path) -> HipResult<usize> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    use std::io::Read;
+    let fail = |e: std::io::Error| {
         tracing::warn!(path = %path.display(), error = %e, "hipModuleLoad: cannot read the file");
         match e.kind() {
             std::io::ErrorKind::NotFound => HipError::FILE_NOT_FOUND,
             _ => HipError::INVALID_VALUE,
         }
-    })?;
+    };
+    let meta = std::fs::metadata(path).map_err(fail)?;
+    if !meta.is_file() {
+        tracing::warn!(path = %path.display(), file_type = ?meta.file_type(), "hipModuleLoad: not a regular file");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(meta.len()).read_to_end(&mut bytes))
+        .map_err(fail)?;
     load_module(bytes)
 }
 
