@@ -144,15 +144,6 @@ pub fn build(source: &Path, stem: &str, targets: &[String]) -> PathBuf {
     for t in targets {
         key.bytes(t.as_bytes());
     }
-    // Headers beside the program (shared by the programs of its directory) are inputs too.
-    let mut headers: Vec<PathBuf> = std::fs::read_dir(source.parent().expect("source dir"))
-        .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    headers.retain(|p| p.extension().is_some_and(|e| e == "h"));
-    headers.sort();
-    for h in &headers {
-        key.file(h);
-    }
     let cache = common::target_dir().join("c_tests");
     common::cached_build(&cache, stem, &key, |out| {
         let mut cmd = Command::new("bash");
