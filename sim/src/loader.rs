@@ -544,7 +544,10 @@ fn read_metadata(
             if note.name() != b"AMDGPU" || note.n_type(endian) != NT_AMDGPU_METADATA {
                 continue;
             }
-            let Ok(root) = rmpv::decode::read_value(&mut &note.desc()[..]) else {
+            // Bounded nesting: rmpv's default (1024) recurses deep enough to overflow the
+            // small stacks clients load code objects on; real metadata nests a few levels.
+            let Ok(root) = rmpv::decode::read_value_with_max_depth(&mut &note.desc()[..], 64)
+            else {
                 tracing::warn!(target: "hsasim", "unparsable AMDGPU metadata note; using kernel descriptors");
                 continue;
             };

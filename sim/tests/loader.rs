@@ -118,3 +118,24 @@ fn agents_and_isa_names_match_rocr() {
         status::ERROR_INVALID_ARGUMENT
     );
 }
+
+#[test]
+fn deeply_nested_metadata_loads_on_a_small_stack() {
+    let _h = Hsa::init();
+    let mut co = compile_hip(KERNELS, "gfx942");
+    // The metadata note's msgpack becomes thousands of nested arrays (0x91: a one-element
+    // array): the loader must give up on it rather than recurse off a client's stack.
+    let pos = (0..co.len() - 20)
+        .find(|&i| co[i..i + 4] == [7, 0, 0, 0] && co[i + 8..i + 20] == *b"\x20\0\0\0AMDGPU\0\0")
+        .expect("metadata note header");
+    let len = u32::from_le_bytes(co[pos + 4..pos + 8].try_into().unwrap()) as usize;
+    co[pos + 20..pos + 20 + len].fill(0x91);
+    let loaded = std::thread::Builder::new()
+        .stack_size(64 << 10)
+        .spawn(move || load(&co).map(|exec| hsa_executable_destroy(exec)))
+        .unwrap()
+        .join()
+        .expect("the loader thread survives");
+    // The kernel descriptors still describe the kernels: the image loads without its note.
+    assert_eq!(loaded, Ok(status::SUCCESS));
+}
