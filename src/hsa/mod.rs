@@ -2,6 +2,7 @@
 //! (agents and pools here, [`queue::Queue`], [`signal::Signal`]).
 
 pub mod api;
+pub mod callback;
 pub mod queue;
 pub mod signal;
 
