@@ -41,6 +41,7 @@ static void on_alarm(int) {
 
 // A hang fails the program within `seconds`, well inside the test runner's timeout.
 static void start_watchdog(unsigned seconds) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     std::signal(SIGALRM, on_alarm);
     alarm(seconds);
 }

@@ -595,3 +595,41 @@ pub fn to_bytes<T: Copy>(packet: &T) -> AqlPacket {
     };
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_error_callback_records_the_status_and_tolerates_no_data() {
+        let health = QueueHealth {
+            status: AtomicU32::new(0),
+            queue_id: 3,
+        };
+        let data = &health as *const QueueHealth as *mut c_void;
+        // SAFETY: `data` points at a live QueueHealth, as the HSA runtime's would.
+        unsafe {
+            on_queue_error(
+                status::AMD_ERROR_MEMORY_APERTURE_VIOLATION,
+                std::ptr::null_mut(),
+                data,
+            )
+        };
+        assert_eq!(
+            health.status.load(Ordering::Acquire),
+            status::AMD_ERROR_MEMORY_APERTURE_VIOLATION
+        );
+        // SAFETY: null data is ignored.
+        unsafe { on_queue_error(status::ERROR, std::ptr::null_mut(), std::ptr::null_mut()) };
+    }
+
+    #[test]
+    fn a_queue_error_reported_as_success_still_marks_the_queue_failed() {
+        let health = QueueHealth {
+            status: AtomicU32::new(0),
+            queue_id: 4,
+        };
+        record_queue_error(&health, status::SUCCESS);
+        assert_eq!(health.status.load(Ordering::Acquire), status::ERROR);
+    }
+}

@@ -297,6 +297,23 @@ struct State {
 struct Gate {
     signal: PooledSignal,
     after: Option<Marker>,
+    /// The work is a copy-engine job. An engine runs its jobs in order, so one waiting for a
+    /// lost marker would hold up every later copy on that engine, of any stream: when the
+    /// stream gives up its work, such a job is released instead (see `Stream::abandon`).
+    on_engine: bool,
+}
+
+/// A copy-engine job waiting for a lost marker, to be released once no stream lock is held.
+struct Wedged(PooledSignal);
+
+impl Wedged {
+    /// Completes the marker the job waits for: only the job waits for that signal (a marker
+    /// of `enqueue_external`'s own), and the packet that would have completed it never runs.
+    fn release(self) {
+        self.0.signal().store(0);
+        // Still named by that packet, on a queue nothing will run again: never reused.
+        self.0.leak();
+    }
 }
 
 struct Held {
@@ -477,7 +494,7 @@ impl Stream {
         })
     }
 
-    /// Enqueues out-of-queue work: `start` is called (under the stream lock) with the signals
+    /// Enqueues copy-engine work: `start` is called (under the stream lock) with the signal
     /// the work must wait for (none if the stream is idle) and a completion signal holding
     /// `completions`; the work decrements it once per part. The stream's later work waits for
     /// it to reach 0.
@@ -485,6 +502,17 @@ impl Stream {
         &self,
         device: &Device,
         completions: i64,
+        start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
+    ) -> HipResult {
+        self.enqueue_out_of_queue(device, completions, true, start)
+    }
+
+    /// [`Stream::enqueue_external`] for copy-engine jobs (`on_engine`) and host tasks alike.
+    fn enqueue_out_of_queue(
+        &self,
+        device: &Device,
+        completions: i64,
+        on_engine: bool,
         start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
     ) -> HipResult {
         self.operation(device, None, |st, deps| {
@@ -500,6 +528,7 @@ impl Stream {
             st.gate = Some(Gate {
                 signal: done,
                 after: before,
+                on_engine,
             });
             Ok(())
         })
@@ -646,9 +675,20 @@ impl Stream {
     /// lost work, else leaves a failed queue once nothing of the stream is left on it.
     fn after_fault(&self, device: &Device) {
         let mut st = self.state.lock();
-        match self.lost(&st) {
+        let wedged = match self.lost(&st) {
             Some(doom) => self.abandon(&mut st, device, doom),
-            None => self.leave_if_failed(&mut st, device),
+            None => {
+                self.leave_if_failed(&mut st, device);
+                None
+            }
+        };
+        drop(st);
+        if let Some(wedged) = wedged {
+            tracing::warn!(
+                stream = %self.kind,
+                "a copy queued behind the fault is let go so that its copy engine goes on; what it copies is undefined"
+            );
+            wedged.release();
         }
     }
 
@@ -689,8 +729,9 @@ impl Stream {
     /// Gives up the stream's work after a fault: retires its queue (the policy stops handing
     /// it out; the stream's next operation gets a new one), leaks every pooled signal a stuck
     /// packet may still name, and owes the fault to the stream's next call and the next
-    /// device-wide call.
-    fn abandon(&self, st: &mut State, device: &Device, doom: Doom) {
+    /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
+    /// caller to release once the lock is dropped; the stream keeps waiting for that job.
+    fn abandon(&self, st: &mut State, device: &Device, doom: Doom) -> Option<Wedged> {
         let error = fault_error(doom.status);
         let queue = st.queue.take();
         if let Some(queue) = &queue {
@@ -699,10 +740,26 @@ impl Stream {
         for held in st.held.drain(..) {
             held.signal.leak();
         }
+        let mut wedged = None;
         if let Some(gate) = st.gate.take() {
-            gate.signal.leak();
-            if let Some(after) = gate.after {
-                after.signal.leak();
+            match gate.after {
+                Some(after) if gate.on_engine && !after.signal.is_zero() => {
+                    // Only this stream's own later packets, on the queue given up now, wait
+                    // for the job directly (see `tail_dep`); the stream's next work waits for
+                    // it too, so nothing the job touches is freed under it.
+                    wedged = Some(Wedged(after.signal));
+                    st.gate = Some(Gate {
+                        signal: gate.signal,
+                        after: None,
+                        on_engine: true,
+                    });
+                }
+                after => {
+                    gate.signal.leak();
+                    if let Some(after) = after {
+                        after.signal.leak();
+                    }
+                }
             }
         }
         if let Some((_, tail)) = st.tail.take() {
@@ -734,6 +791,7 @@ impl Stream {
                 doom.origin
             );
         }
+        wedged
     }
 
     // ---- building blocks (all called with the stream lock held) ----
@@ -819,16 +877,8 @@ impl Stream {
                 return Ok((ops, Some(Dep::on(marker.clone()))));
             }
         }
-        // Only out-of-queue work outstanding: its gate already covers everything before it.
-        if st.pending.signal().load() == 0 {
-            if let Some(gate) = &st.gate {
-                let dep = Dep {
-                    signal: gate.signal.clone(),
-                    producer: gate.after.clone(),
-                };
-                return Ok((ops, Some(dep)));
-            }
-        }
+        // Always a marker, also when only out-of-queue work is outstanding: other streams
+        // wait for this queue's packets, never for a gate itself (see `Wedged`).
         let queue = self.queue(&mut st, device)?;
         let marker = self.marker(&mut st, &queue, DepList::default())?;
         st.tail = Some((ops, marker.clone()));
@@ -1072,7 +1122,7 @@ pub fn enqueue_host_task(
     run: Box<dyn FnOnce() + Send>,
 ) -> HipResult {
     let mut run = Some(run);
-    stream.enqueue_external(device, 1, |after, done| {
+    stream.enqueue_out_of_queue(device, 1, false, |after, done| {
         let task = HostTask {
             run: run.take(),
             done: done.clone(),
@@ -1381,5 +1431,101 @@ mod tests {
     fn dep_lists_spill_past_their_inline_capacity() {
         let list = DepList::default();
         assert!(list.is_empty());
+    }
+
+    /// A gate that counts how often it was opened.
+    struct CountingGate(Arc<AtomicUsize>);
+
+    impl Opens for CountingGate {
+        fn open(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn task(
+        run: Option<Box<dyn FnOnce() + Send>>,
+    ) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<Mutex<Owed>>) {
+        let opened = Arc::new(AtomicUsize::new(0));
+        let owed = Arc::new(Mutex::new(Owed::default()));
+        let task = HostTask {
+            run,
+            done: CountingGate(opened.clone()),
+            owed: owed.clone(),
+            _after: None,
+        };
+        (task, opened, owed)
+    }
+
+    #[test]
+    fn a_host_task_that_runs_opens_its_gate_once_and_owes_nothing() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        let (task, opened, owed) = task(Some(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })));
+        task.execute();
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        let owed = owed.lock();
+        assert!(owed.stream.is_none() && owed.device.is_none());
+    }
+
+    #[test]
+    fn a_host_task_that_panics_still_opens_its_gate_and_its_stream_reports_it() {
+        let (task, opened, owed) = task(Some(Box::new(|| panic!("a panic in a host task"))));
+        task.execute();
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            1,
+            "the stream is not left waiting"
+        );
+        let owed = owed.lock();
+        assert_eq!(owed.stream, Some(HipError::UNKNOWN));
+        assert_eq!(owed.device, Some(HipError::UNKNOWN));
+    }
+
+    #[test]
+    fn a_host_task_dropped_without_running_opens_its_gate_and_its_stream_reports_it() {
+        let (task, opened, owed) = task(Some(Box::new(|| {})));
+        // What a panic between the signal handler and the callback thread does to it.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _task = task;
+            panic!("a panic on the way to the callback thread");
+        }));
+        assert!(result.is_err());
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        assert_eq!(owed.lock().stream, Some(HipError::UNKNOWN));
+    }
+
+    #[test]
+    fn a_host_task_that_is_refused_opens_its_gate_and_owes_nothing() {
+        let (mut task, opened, owed) = task(Some(Box::new(|| {})));
+        task.run = None;
+        drop(task);
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        assert!(owed.lock().stream.is_none());
+    }
+
+    #[test]
+    fn a_fault_is_owed_once_to_each_kind_of_call_and_the_first_one_sticks() {
+        let mut owed = Owed::default();
+        owed.owe(HipError::ILLEGAL_ADDRESS);
+        owed.owe(HipError::LAUNCH_FAILURE);
+        assert_eq!(owed.stream.take(), Some(HipError::ILLEGAL_ADDRESS));
+        assert_eq!(owed.device.take(), Some(HipError::ILLEGAL_ADDRESS));
+        assert!(owed.stream.is_none() && owed.device.is_none());
+    }
+
+    #[test]
+    fn memory_faults_are_illegal_addresses_and_other_faults_launch_failures() {
+        assert_eq!(
+            fault_error(status::AMD_ERROR_MEMORY_APERTURE_VIOLATION),
+            HipError::ILLEGAL_ADDRESS
+        );
+        assert_eq!(
+            fault_error(status::AMD_ERROR_MEMORY_FAULT),
+            HipError::ILLEGAL_ADDRESS
+        );
+        assert_eq!(fault_error(status::ERROR), HipError::LAUNCH_FAILURE);
     }
 }
