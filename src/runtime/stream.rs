@@ -597,30 +597,31 @@ impl Stream {
     /// Waits until all work enqueued so far has completed or can never complete; in the
     /// latter case the fault is contained (and owed, see "Faults").
     fn settle(&self, device: &Device) {
-        let (pending, queue, last, gate) = {
+        let (pending, gate) = {
             let st = self.state.lock();
             (
                 st.pending.clone(),
-                st.queue.clone(),
-                st.last,
-                st.gate
-                    .as_ref()
-                    .map(|g| (g.signal.clone(), g.after.clone())),
+                st.gate.as_ref().map(|g| g.signal.clone()),
             )
         };
+        // Between blocked slices: the stream as it is now (other threads may have added work
+        // behind a fault, or given the stream's work up and replaced its counter).
+        let interrupted = || {
+            let st = self.state.lock();
+            if st.pending.handle() != pending.handle() {
+                return Some(None);
+            }
+            self.lost(&st).map(Some)
+        };
         let hz = device.timestamp_hz;
-        let mut result = pending
-            .signal()
-            .wait_zero(hz, || queue.as_ref().and_then(|q| q.doomed_at(last)));
-        if let (Ok(()), Some((signal, after))) = (&result, &gate) {
-            result = signal
-                .signal()
-                .wait_zero(hz, || after.as_ref().and_then(Marker::lost));
+        let mut result = pending.signal().wait_zero(hz, interrupted);
+        if let (Ok(()), Some(signal)) = (&result, &gate) {
+            result = signal.signal().wait_zero(hz, interrupted);
         }
         match result {
             Ok(()) => {
                 let mut st = self.state.lock();
-                if let (Some((done, _)), Some(current)) = (&gate, &st.gate) {
+                if let (Some(done), Some(current)) = (&gate, &st.gate) {
                     if done.handle() == current.signal.handle() {
                         st.gate = None;
                     }
@@ -628,7 +629,9 @@ impl Stream {
                 self.sweep(&mut st);
                 self.leave_if_failed(&mut st, device);
             }
-            Err(doom) => contain(doom),
+            Err(Some(doom)) => contain(doom),
+            // Given up by another thread, which contained the fault.
+            Err(None) => {}
         }
     }
 
