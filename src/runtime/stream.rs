@@ -174,11 +174,10 @@ impl DeviceStreams {
     pub fn discard_reports(&self) {
         for stream in std::iter::once(&self.null).chain(self.shared_streams().iter().map(|s| &**s))
         {
-            let mut owed = stream.owed.lock();
-            if let Some(error) = owed.stream.take().or(owed.device.take()) {
+            let owed = std::mem::take(&mut *stream.owed.lock());
+            if let Some(error) = owed.stream.or(owed.device) {
                 tracing::warn!(stream = %stream.kind, ?error, "device reset: an unreported fault is discarded");
             }
-            *owed = Owed::default();
         }
         self.reap();
     }
@@ -733,7 +732,7 @@ impl Stream {
     /// it out; the stream's next operation gets a new one), leaks every pooled signal a stuck
     /// packet may still name, and owes the fault to the stream's next call and the next
     /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
-    /// caller to release once the lock is dropped; the stream keeps waiting for that job.
+    /// caller to release once the lock is dropped.
     fn abandon(&self, st: &mut State, device: &Device, doom: Doom) -> Option<Wedged> {
         let error = fault_error(doom.status);
         let queue = st.queue.take();
@@ -743,26 +742,34 @@ impl Stream {
         for held in st.held.drain(..) {
             held.signal.leak();
         }
+        // Out-of-queue work that will still finish stays the stream's gate, so that its next
+        // work waits for it. So does a copy-engine job that waits for a lost marker: it is let
+        // go (only this stream's own packets, on the queue given up now, wait for the job
+        // itself; see `tail_dep`). A host task that waits for a lost marker never runs.
         let mut wedged = None;
-        if let Some(gate) = st.gate.take() {
-            match gate.after {
-                Some(after) if gate.on_engine && !after.signal.is_zero() => {
-                    // Only this stream's own later packets, on the queue given up now, wait
-                    // for the job directly (see `tail_dep`); the stream's next work waits for
-                    // it too, so nothing the job touches is freed under it.
+        if let Some(Gate {
+            signal,
+            after,
+            on_engine,
+        }) = st.gate.take()
+        {
+            let lost = after.as_ref().is_some_and(|m| m.lost().is_some());
+            if let Some(after) = after {
+                if lost && on_engine {
                     wedged = Some(Wedged(after.signal));
-                    st.gate = Some(Gate {
-                        signal: gate.signal,
-                        after: None,
-                        on_engine: true,
-                    });
+                } else {
+                    // Still named by its packet or by the work: never reused.
+                    after.signal.leak();
                 }
-                after => {
-                    gate.signal.leak();
-                    if let Some(after) = after {
-                        after.signal.leak();
-                    }
-                }
+            }
+            if lost && !on_engine {
+                signal.leak();
+            } else {
+                st.gate = Some(Gate {
+                    signal,
+                    after: None,
+                    on_engine,
+                });
             }
         }
         if let Some((_, tail)) = st.tail.take() {
