@@ -19,6 +19,7 @@ use super::signal::PooledSignal;
 use super::{check, HsaApi, HsaError};
 use hsa_abi::*;
 use parking_lot::Mutex;
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -143,8 +144,10 @@ struct Blocker {
 
 #[derive(Default)]
 struct Waits {
-    /// Cross-queue waits not yet known complete.
-    blockers: Vec<Blocker>,
+    /// Cross-queue waits not yet known complete, oldest first.
+    blockers: VecDeque<Blocker>,
+    /// How many were left after the last full sweep of `blockers` (see `add_blocker`).
+    swept: usize,
     /// The first packet index from which nothing on this queue can complete any more, and why.
     stuck: Option<(u64, Doom)>,
 }
@@ -154,6 +157,9 @@ struct Waits {
 /// could be walked many times over. An unanswered question is asked again at the next check
 /// of the waiter, and every stuck queue found is remembered, so the walk makes progress.
 const WALK_BUDGET: u32 = 256;
+
+/// Outstanding cross-queue waits of a queue below which `add_blocker` sweeps only the front.
+const SWEEP_AT: usize = 32;
 
 impl Queue {
     /// Creates a queue of `size` packets on `agent` (device ordinal `device`) and its kernarg
@@ -258,10 +264,24 @@ impl Queue {
 
     /// Records that this queue's barrier packet `at` cannot complete before `upstream`, a
     /// marker of another queue. Called for cross-queue waits only.
+    ///
+    /// Completed waits are dropped from the front, where the oldest are, and by a full sweep
+    /// only when the list has doubled since the last one: a handful of signal reads per wait
+    /// however many are outstanding.
     pub fn add_blocker(&self, at: u64, upstream: &Marker) {
         let mut waits = self.waits.lock();
-        waits.blockers.retain(|b| !b.upstream.signal.is_zero());
-        waits.blockers.push(Blocker {
+        while waits
+            .blockers
+            .front()
+            .is_some_and(|b| b.upstream.signal.is_zero())
+        {
+            waits.blockers.pop_front();
+        }
+        if waits.blockers.len() >= (2 * waits.swept).max(SWEEP_AT) {
+            waits.blockers.retain(|b| !b.upstream.signal.is_zero());
+            waits.swept = waits.blockers.len();
+        }
+        waits.blockers.push_back(Blocker {
             at,
             upstream: upstream.clone(),
         });
