@@ -210,6 +210,32 @@ static void two_faults() {
     MUST(hipStreamDestroy(b));
 }
 
+// Calls that wait for the whole device before their own work report a fault like
+// hipDeviceSynchronize, and then have not done their work: called again, they do it.
+static void implicit_device_wait() {
+    step("synchronous copy and free see the fault first");
+    int* buf = nullptr;
+    MUST(hipMalloc(&buf, sizeof(int)));
+    MUST(hipMemset(buf, 0, sizeof(int)));
+    hipStream_t f;
+    MUST(hipStreamCreateWithFlags(&f, hipStreamNonBlocking));
+    store_to_nowhere<<<1, 64, 0, f>>>(8);
+    int value = -1;
+    expect("hipMemcpy", hipMemcpy(&value, buf, sizeof value, hipMemcpyDeviceToHost),
+           hipErrorIllegalAddress);
+    expect_true("... did not copy", value == -1);
+    expect("hipMemcpy again", hipMemcpy(&value, buf, sizeof value, hipMemcpyDeviceToHost),
+           hipSuccess);
+    expect_true("... copied", value == 0);
+    expect("the stream reports it too", hipStreamSynchronize(f), hipErrorIllegalAddress);
+    store_to_nowhere<<<1, 64, 0, f>>>(9);
+    expect("hipFree", hipFree(buf), hipErrorIllegalAddress);
+    expect("hipFree again frees", hipFree(buf), hipSuccess);
+    expect("the stream reports the second fault", hipStreamSynchronize(f), hipErrorIllegalAddress);
+    (void)hipGetLastError();
+    MUST(hipStreamDestroy(f));
+}
+
 // hipDeviceReset is the way back to a clean slate: it succeeds after faults, and afterwards no
 // call reports them any more (CUDA's reset clears its errors as well).
 static void reset_after_fault() {
@@ -241,6 +267,7 @@ int main() {
         null_stream_first();
         out_of_queue_work();
         two_faults();
+        implicit_device_wait();
     }
     MUST(hipFree(counts));
     reset_after_fault();
