@@ -2,6 +2,7 @@
 //! (agents and pools here, [`queue::Queue`], [`signal::Signal`]).
 
 pub mod api;
+pub mod callback;
 pub mod queue;
 pub mod signal;
 
@@ -86,6 +87,12 @@ fn init_runtime(path: &Path) -> Result<HsaRuntime, String> {
     }
     let mut agents: Vec<(hsa_agent_t, u32)> = Vec::new();
     unsafe extern "C" fn collect(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: forwarded from the HSA runtime's call.
+        callback::guarded("the agent iteration callback", status::ERROR, || unsafe {
+            collect_agent(agent, data)
+        })
+    }
+    unsafe fn collect_agent(agent: hsa_agent_t, data: *mut c_void) -> hsa_status_t {
         // SAFETY: `data` is the `&mut (Vec, api)` passed below, alive for the iteration.
         let (agents, api) = unsafe { &mut *(data as *mut (&mut Vec<(hsa_agent_t, u32)>, &HsaApi)) };
         let mut device_type: u32 = u32::MAX;
@@ -170,6 +177,12 @@ pub fn agent_value<T: Copy + Default>(
 pub fn agent_isa_names(api: &HsaApi, agent: hsa_agent_t) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     unsafe extern "C" fn collect(isa: hsa_isa_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: forwarded from the HSA runtime's call.
+        callback::guarded("the ISA iteration callback", status::ERROR, || unsafe {
+            collect_isa(isa, data)
+        })
+    }
+    unsafe fn collect_isa(isa: hsa_isa_t, data: *mut c_void) -> hsa_status_t {
         // SAFETY: `data` is the `(Vec, api)` pair passed below, alive for the iteration.
         let (names, api) = unsafe { &mut *(data as *mut (&mut Vec<String>, &HsaApi)) };
         let mut len: u32 = 0;
@@ -212,6 +225,14 @@ pub struct PoolInfo {
 pub fn agent_pools(api: &HsaApi, agent: hsa_agent_t) -> Vec<PoolInfo> {
     let mut pools: Vec<PoolInfo> = Vec::new();
     unsafe extern "C" fn collect(pool: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t {
+        // SAFETY: forwarded from the HSA runtime's call.
+        callback::guarded(
+            "the memory pool iteration callback",
+            status::ERROR,
+            || unsafe { collect_pool(pool, data) },
+        )
+    }
+    unsafe fn collect_pool(pool: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t {
         // SAFETY: `data` is the `(Vec, api)` pair passed below, alive for the iteration.
         let (pools, api) = unsafe { &mut *(data as *mut (&mut Vec<PoolInfo>, &HsaApi)) };
         let get = |attribute: u32, out: *mut c_void| {

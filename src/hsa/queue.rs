@@ -3,11 +3,26 @@
 //! Concurrency rule: a `Queue` may be shared by several streams; every method here is safe
 //! to call from several threads at once, because slots are reserved with the atomic
 //! `add_write_index` and each writer only touches its own slot.
+//!
+//! ## When a queue fails
+//! The HSA runtime reports a failed packet (a memory fault, an illegal instruction, a trap)
+//! through the queue's error callback, and from then on nothing on that queue runs. Other
+//! queues learn of it only through barrier packets that wait for a packet of the failed
+//! queue: such a barrier never completes, so its queue is *stuck* from that barrier on, and
+//! so is every queue that waits for a packet behind it, however long the chain. Each queue
+//! therefore records its barrier packets that wait for another queue ([`Queue::add_blocker`],
+//! called only for cross-queue waits, never on the launch path), and
+//! [`Queue::doomed_at`] answers, by walking those records back, whether a given packet can
+//! still complete.
 
+use super::signal::PooledSignal;
 use super::{check, HsaApi, HsaError};
 use hsa_abi::*;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 /// Bytes of kernarg memory per packet slot. AMD's limit on explicit kernel arguments is 4 KiB
 /// including hidden arguments for our purposes; larger kernarg segments are refused at launch.
@@ -29,6 +44,9 @@ pub struct Queue {
     agent: hsa_agent_t,
     pub device: u32,
     health: Box<QueueHealth>,
+    /// Cross-queue waits of this queue's barrier packets, and where it is stuck (see the
+    /// module comment). Locked only by cross-queue waits and by fault checks.
+    waits: Mutex<Waits>,
     /// `2 * size` slots of [`KERNARG_SLOT_BYTES`]: packet `i` uses slot `i % (2 * size)`.
     /// Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
     /// every packet carries the barrier bit, so packet `j - 2 * size` has completed by then.
@@ -44,6 +62,7 @@ unsafe impl Send for Queue {}
 // SAFETY: as above.
 unsafe impl Sync for Queue {}
 
+/// The queue error callback the HSA runtime calls (on its own thread) when a packet fails.
 unsafe extern "C" fn on_queue_error(
     status: hsa_status_t,
     _queue: *mut hsa_queue_t,
@@ -55,14 +74,92 @@ unsafe extern "C" fn on_queue_error(
     // SAFETY: `data` is the boxed `QueueHealth` of a live `Queue` (the queue is destroyed
     // before its health record is dropped).
     let health = unsafe { &*(data as *const QueueHealth) };
-    health.status.store(status, Ordering::Release);
-    // Reported to the program at its next synchronising call (see Stream::synchronize).
-    tracing::debug!(
-        queue = health.queue_id,
-        status = format_args!("{status:#x}"),
-        "queue error callback"
-    );
+    record_queue_error(health, status);
 }
+
+/// Records a queue's failure; what waiters look for is stored before anything that could
+/// panic, and the rest is guarded (see `callback.rs`).
+fn record_queue_error(health: &QueueHealth, status: hsa_status_t) {
+    // A runtime that reports "success" as an error still means the queue stopped.
+    let stored = if status == status::SUCCESS {
+        status::ERROR
+    } else {
+        status
+    };
+    health.status.store(stored, Ordering::Release);
+    super::callback::guarded("the queue error callback", (), || {
+        // Reported to the program at its next synchronising call (see `stream.rs`).
+        tracing::debug!(
+            queue = health.queue_id,
+            status = format_args!("{status:#x}"),
+            "queue error callback"
+        );
+    });
+}
+
+/// A barrier packet published for others to wait for (an event record, "this stream so
+/// far"): its completion signal and where it is.
+#[derive(Clone)]
+pub struct Marker {
+    pub signal: PooledSignal,
+    pub queue: Arc<Queue>,
+    pub index: u64,
+}
+
+impl Marker {
+    /// Why this marker can never complete, if it has not and cannot (see
+    /// [`Queue::doomed_at`]).
+    pub fn lost(&self) -> Option<Doom> {
+        let doom = self.queue.doomed_at(self.index)?;
+        // Read after the fault became visible: had the marker completed before the fault, it
+        // would read 0 now.
+        (!self.signal.is_zero()).then_some(doom)
+    }
+}
+
+impl std::fmt::Debug for Marker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?} (queue {} packet {})",
+            self.signal, self.queue.id, self.index
+        )
+    }
+}
+
+/// Why a packet can never complete: queue `origin` failed with `status`, and the packet is on
+/// it or behind a barrier that waits, directly or through other queues, for a packet of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Doom {
+    pub status: hsa_status_t,
+    pub origin: u64,
+}
+
+/// A barrier packet of a queue (at index `at`) that waits for something `upstream`, a marker
+/// of another queue, must complete first.
+struct Blocker {
+    at: u64,
+    upstream: Marker,
+}
+
+#[derive(Default)]
+struct Waits {
+    /// Cross-queue waits not yet known complete, oldest first.
+    blockers: VecDeque<Blocker>,
+    /// How many were left after the last full sweep of `blockers` (see `add_blocker`).
+    swept: usize,
+    /// The first packet index from which nothing on this queue can complete any more, and why.
+    stuck: Option<(u64, Doom)>,
+}
+
+/// How many cross-queue waits one [`Queue::doomed_at`] question follows at most: the wait
+/// graph is acyclic (a barrier only waits for packets published before it), but a wide one
+/// could be walked many times over. An unanswered question is asked again at the next check
+/// of the waiter, and every stuck queue found is remembered, so the walk makes progress.
+const WALK_BUDGET: u32 = 256;
+
+/// Outstanding cross-queue waits of a queue below which `add_blocker` sweeps only the front.
+const SWEEP_AT: usize = 32;
 
 impl Queue {
     /// Creates a queue of `size` packets on `agent` (device ordinal `device`) and its kernarg
@@ -127,6 +224,7 @@ impl Queue {
             agent,
             device,
             health,
+            waits: Mutex::new(Waits::default()),
             kernargs: kernargs as *mut u8,
         })
     }
@@ -162,6 +260,113 @@ impl Queue {
             0 => None,
             status => Some(status),
         }
+    }
+
+    /// Records that this queue's barrier packet `at` cannot complete before `upstream`, a
+    /// marker of another queue. Called for cross-queue waits only.
+    ///
+    /// Completed waits are dropped from the front, where the oldest are, and by a full sweep
+    /// only when the list has doubled since the last one: a handful of signal reads per wait
+    /// however many are outstanding.
+    pub fn add_blocker(&self, at: u64, upstream: &Marker) {
+        let mut waits = self.waits.lock();
+        while waits
+            .blockers
+            .front()
+            .is_some_and(|b| b.upstream.signal.is_zero())
+        {
+            waits.blockers.pop_front();
+        }
+        if waits.blockers.len() >= (2 * waits.swept).max(SWEEP_AT) {
+            waits.blockers.retain(|b| !b.upstream.signal.is_zero());
+            waits.swept = waits.blockers.len();
+        }
+        waits.blockers.push_back(Blocker {
+            at,
+            upstream: upstream.clone(),
+        });
+    }
+
+    /// Why the packet at `index` can never complete, if it cannot: this queue failed, or the
+    /// packet is at or behind a barrier whose dependency can never complete. Every stuck
+    /// queue found on the way is remembered. Waiters call this between waits, never on the
+    /// launch path.
+    pub fn doomed_at(&self, index: u64) -> Option<Doom> {
+        let mut budget = WALK_BUDGET;
+        self.walk(index, &mut budget)
+    }
+
+    /// What this queue is already known to suffer (a reported error, or a stuck barrier found
+    /// by an earlier walk), without walking.
+    pub fn known_fault(&self) -> Option<Doom> {
+        if let Some(status) = self.error() {
+            return Some(Doom {
+                status,
+                origin: self.id,
+            });
+        }
+        self.waits.lock().stuck.map(|(_, doom)| doom)
+    }
+
+    /// Signals are read only once a fault is found: a thread polling a stream or event
+    /// (hsasim's deterministic mode runs the device for a thread that keeps polling one
+    /// signal) sees the same single signal read on every poll.
+    fn walk(&self, index: u64, budget: &mut u32) -> Option<Doom> {
+        if let Some(status) = self.error() {
+            return Some(Doom {
+                status,
+                origin: self.id,
+            });
+        }
+        let upstream: Vec<(u64, Marker)> = {
+            let waits = self.waits.lock();
+            if let Some((at, doom)) = waits.stuck {
+                if index >= at {
+                    return Some(doom);
+                }
+            }
+            waits
+                .blockers
+                .iter()
+                .filter(|b| b.at <= index)
+                .map(|b| (b.at, b.upstream.clone()))
+                .collect()
+        };
+        for (at, marker) in upstream {
+            if *budget == 0 {
+                return None;
+            }
+            *budget -= 1;
+            let Some(doom) = marker.queue.walk(marker.index, budget) else {
+                continue;
+            };
+            // As in `Marker::lost`: only a marker still incomplete after the fault is lost.
+            if marker.signal.is_zero() {
+                let mut waits = self.waits.lock();
+                waits
+                    .blockers
+                    .retain(|b| b.at != at || b.upstream.signal.handle() != marker.signal.handle());
+                continue;
+            }
+            self.mark_stuck(at, doom);
+            return Some(doom);
+        }
+        None
+    }
+
+    fn mark_stuck(&self, at: u64, doom: Doom) {
+        let mut waits = self.waits.lock();
+        if waits.stuck.is_some_and(|(known, _)| known <= at) {
+            return;
+        }
+        waits.stuck = Some((at, doom));
+        drop(waits);
+        tracing::error!(
+            queue = self.id,
+            "queue {} is stuck from packet {at} on: that barrier waits for work of queue {}, which failed",
+            self.id,
+            doom.origin
+        );
     }
 
     /// Publishes one packet and rings the doorbell; returns its index.
@@ -409,4 +614,42 @@ pub fn to_bytes<T: Copy>(packet: &T) -> AqlPacket {
         std::ptr::copy_nonoverlapping(packet as *const T as *const u8, out.bytes.as_mut_ptr(), 64)
     };
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_error_callback_records_the_status_and_tolerates_no_data() {
+        let health = QueueHealth {
+            status: AtomicU32::new(0),
+            queue_id: 3,
+        };
+        let data = &health as *const QueueHealth as *mut c_void;
+        // SAFETY: `data` points at a live QueueHealth, as the HSA runtime's would.
+        unsafe {
+            on_queue_error(
+                status::AMD_ERROR_MEMORY_APERTURE_VIOLATION,
+                std::ptr::null_mut(),
+                data,
+            )
+        };
+        assert_eq!(
+            health.status.load(Ordering::Acquire),
+            status::AMD_ERROR_MEMORY_APERTURE_VIOLATION
+        );
+        // SAFETY: null data is ignored.
+        unsafe { on_queue_error(status::ERROR, std::ptr::null_mut(), std::ptr::null_mut()) };
+    }
+
+    #[test]
+    fn a_queue_error_reported_as_success_still_marks_the_queue_failed() {
+        let health = QueueHealth {
+            status: AtomicU32::new(0),
+            queue_id: 4,
+        };
+        record_queue_error(&health, status::SUCCESS);
+        assert_eq!(health.status.load(Ordering::Acquire), status::ERROR);
+    }
 }

@@ -217,9 +217,18 @@ impl Device {
 
     /// `hipDeviceReset`: drains the device's work, destroys the streams the program created
     /// on it, frees its allocations and forgets the flags and limits the application set.
+    /// Faults are part of the state it resets: those no call has reported yet are forgotten
+    /// (logged), as CUDA's reset clears its errors.
     pub fn reset(&self) -> HipResult {
-        self.synchronize()?;
+        if let Err(error) = self.synchronize() {
+            tracing::warn!(
+                device = self.index,
+                ?error,
+                "hipDeviceReset: a fault found while draining the device is discarded"
+            );
+        }
         super::stream::destroy_created_streams(self);
+        self.streams.discard_reports();
         super::memory::free_device_allocations(self);
         *self.settings.lock() = DeviceSettings::default();
         Ok(())

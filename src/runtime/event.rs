@@ -11,13 +11,16 @@
 //! both markers with `hsa_amd_profiling_get_dispatch_time`, the portable HSA call for it, and
 //! converts with the system timestamp frequency. A marker ends when all work before it has,
 //! so the difference is the time the work between the two records took.
+//!
+//! Faults: a record that can never complete (its marker is behind a failed packet, directly
+//! or through any chain of waits, see `stream.rs`) makes `hipEventSynchronize` and
+//! `hipEventQuery` return the fault, every time, until the event is recorded again.
 
 use super::device::Device;
 use super::runtime;
 use super::stream::{self, Dep};
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::Queue;
-use crate::hsa::signal::PooledSignal;
+use crate::hsa::queue::{Doom, Marker};
 use dashmap::DashMap;
 use hsa_abi::*;
 use once_cell::sync::Lazy;
@@ -40,8 +43,7 @@ pub struct Event {
 
 #[derive(Clone)]
 struct Record {
-    signal: PooledSignal,
-    queue: Arc<Queue>,
+    marker: Marker,
     device: usize,
 }
 
@@ -109,10 +111,9 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
 pub fn record(handle: *mut c_void, stream_handle: *mut c_void) -> HipResult {
     let event = event(handle)?;
     let (device, stream) = stream::lookup(stream_handle)?;
-    let (signal, queue) = stream.record(device)?;
+    let marker = stream.record(device)?;
     *event.record.lock() = Some(Record {
-        signal,
-        queue,
+        marker,
         device: device.index,
     });
     Ok(())
@@ -124,11 +125,11 @@ pub fn query(handle: *mut c_void) -> HipResult {
     let Some(record) = event.record.lock().clone() else {
         return Ok(());
     };
-    if record.signal.is_zero() {
+    if record.marker.signal.is_zero() {
         return Ok(());
     }
-    if let Some(status) = record.queue.error() {
-        return Err(queue_error(status));
+    if let Some(doom) = record.marker.lost() {
+        return Err(lost_record(&record, doom));
     }
     Err(HipError::NOT_READY)
 }
@@ -141,21 +142,34 @@ pub fn synchronize(handle: *mut c_void) -> HipResult {
     };
     let device = runtime()?.device(record.device)?;
     record
+        .marker
         .signal
         .signal()
         .wait_zero_with(
             device.timestamp_hz,
             event.flags & BLOCKING_SYNC != 0,
-            || record.queue.error(),
+            || record.marker.lost(),
         )
-        .map_err(|status| {
-            tracing::error!(
-                queue = record.queue.id,
-                "the queue an event was recorded on failed: {}",
-                device.api.describe(status)
-            );
-            queue_error(status)
-        })
+        .map_err(|doom| lost_record(&record, doom))
+}
+
+/// An event whose record can never complete: the streams that lost work to the fault owe it
+/// (see `stream::contain`), and the event reports it.
+fn lost_record(record: &Record, doom: Doom) -> HipError {
+    stream::contain(doom);
+    let error = stream::fault_error(doom.status);
+    let why = runtime().map_or_else(
+        |_| format!("{:#x}", doom.status),
+        |rt| rt.hsa.api.describe(doom.status),
+    );
+    // The fault itself was logged as an error where it was found; this is a repeat.
+    tracing::debug!(
+        "an event recorded on queue {} (packet {}) can never complete: it is behind work of queue {} which failed: {why}; reported as {error:?}",
+        record.marker.queue.id,
+        record.marker.index,
+        doom.origin
+    );
+    error
 }
 
 /// `hipStreamWaitEvent`: the stream's later work waits for the event's latest record, on the
@@ -171,13 +185,7 @@ pub fn stream_wait(stream_handle: *mut c_void, handle: *mut c_void, flags: u32) 
     let Some(record) = event.record.lock().clone() else {
         return Ok(());
     };
-    stream.wait_for(
-        device,
-        Dep {
-            signal: record.signal,
-            producer: Some(record.queue),
-        },
-    )
+    stream.wait_for(device, Dep::on(record.marker))
 }
 
 /// `hipEventElapsedTime` in milliseconds, with AMD's errors: an event not recorded or created
@@ -195,7 +203,7 @@ pub fn elapsed_ms(start: *mut c_void, stop: *mut c_void) -> HipResult<f32> {
         tracing::warn!("hipEventElapsedTime: an event was created with hipEventDisableTiming");
         return Err(HipError::INVALID_HANDLE);
     }
-    if !a.signal.is_zero() || !b.signal.is_zero() {
+    if !a.marker.signal.is_zero() || !b.marker.signal.is_zero() {
         return Err(HipError::NOT_READY);
     }
     let rt = runtime()?;
@@ -206,7 +214,7 @@ pub fn elapsed_ms(start: *mut c_void, stop: *mut c_void) -> HipResult<f32> {
         let status = unsafe {
             (device.api.hsa_amd_profiling_get_dispatch_time)(
                 device.agent,
-                r.signal.handle(),
+                r.marker.signal.handle(),
                 &mut time,
             )
         };
@@ -217,13 +225,4 @@ pub fn elapsed_ms(start: *mut c_void, stop: *mut c_void) -> HipResult<f32> {
     let ((t0, device), (t1, _)) = (end(&a)?, end(&b)?);
     let ticks = t1 as i128 - t0 as i128;
     Ok((ticks as f64 * 1000.0 / device.timestamp_hz as f64) as f32)
-}
-
-fn queue_error(status: hsa_status_t) -> HipError {
-    match status {
-        status::AMD_ERROR_MEMORY_APERTURE_VIOLATION | status::AMD_ERROR_MEMORY_FAULT => {
-            HipError::ILLEGAL_ADDRESS
-        }
-        _ => HipError::LAUNCH_FAILURE,
-    }
 }

@@ -407,6 +407,16 @@ fn find_variables(
         found: HashMap<String, (usize, usize)>,
     }
     unsafe extern "C" fn visit(
+        exec: hsa_executable_t,
+        symbol: hsa_executable_symbol_t,
+        data: *mut c_void,
+    ) -> hsa_status_t {
+        // SAFETY: forwarded from the HSA runtime's call.
+        hsa::callback::guarded("the symbol iteration callback", status::ERROR, || unsafe {
+            visit_symbol(exec, symbol, data)
+        })
+    }
+    unsafe fn visit_symbol(
         _exec: hsa_executable_t,
         symbol: hsa_executable_symbol_t,
         data: *mut c_void,

@@ -29,13 +29,28 @@
 //! the null stream last waited for it; an operation on a blocking stream first waits for the
 //! null stream's work since it last did. Each stream counts its operations (`ops`), so the
 //! common case costs one atomic load and no lock of the other stream.
+//!
+//! ## Faults
+//! A failed packet stops its queue for good, and a queue whose barrier waits for a packet that
+//! can never complete is stuck from that barrier on; `hsa/queue.rs` answers, through any chain
+//! of waits, whether a given packet can still complete. A stream has *lost work* when one of
+//! its counted packets, or the marker its out-of-queue work waits for, can never complete.
+//! Every wait checks between its blocked slices whether what it waits for is lost; the first
+//! that finds a fault calls [`contain`], which goes through every stream: each stream that lost
+//! work gives up its queue (the policy retires it; its next operation gets a new one) and
+//! *owes* the fault twice, to its own next synchronize, query or host-waiting copy and to the
+//! next device-wide call; a stream idle on a failed queue just leaves it. So what each stream
+//! reports does not depend on which call happened to look first. Markers are not work: an
+//! event recorded behind a fault reports it itself, for as long as the record stands. A host
+//! task that panics, or is dropped without running, opens its gate anyway and leaves its
+//! stream `hipErrorUnknown` to report.
 
 use super::device::Device;
 use super::runtime;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::{barrier_and, Queue, BARRIER_DEPS};
-use crate::hsa::signal::{PooledSignal, Signal, SignalPool};
+use crate::hsa::queue::{barrier_and, Doom, Marker, Queue, BARRIER_DEPS};
+use crate::hsa::signal::{PooledSignal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
 use dashmap::DashMap;
@@ -77,7 +92,8 @@ pub struct DeviceStreams {
     others: RwLock<Vec<Arc<Stream>>>,
     /// How many of `others` are blocking: 0 lets null-stream work skip the list entirely.
     blocking: AtomicUsize,
-    /// Destroyed streams whose work may still be running; dropped once idle.
+    /// Destroyed streams whose work may still be running, or whose fault no device-wide call
+    /// has reported yet; dropped once neither holds.
     retiring: Mutex<Vec<Arc<Stream>>>,
 }
 
@@ -89,7 +105,6 @@ impl DeviceStreams {
             policy: QueuePolicy::new(config.queue_policy, config.queue_size),
             signals,
             null: Stream::new(
-                api,
                 signals,
                 StreamKind::Null,
                 usize::MAX,
@@ -108,27 +123,34 @@ impl DeviceStreams {
         &self.null
     }
 
+    /// Every stream of the device but the null stream, destroyed ones still kept included.
+    fn shared_streams(&self) -> Vec<Arc<Stream>> {
+        let mut all = self.others.read().clone();
+        all.extend(self.retiring.lock().iter().cloned());
+        all
+    }
+
     /// Waits for the work of every stream of `device`, destroyed ones still running included.
+    /// A device-wide call: reports the faults no device-wide call has reported yet.
     pub fn synchronize_all(&self, device: &Device) -> HipResult {
-        let mut result = self.null.synchronize(device);
-        let others: Vec<Arc<Stream>> = self.others.read().clone();
-        for stream in others {
-            result = result.and(stream.synchronize(device));
+        let others = self.shared_streams();
+        self.null.settle(device);
+        for stream in &others {
+            stream.settle(device);
         }
-        let retiring: Vec<Arc<Stream>> = self.retiring.lock().clone();
-        for stream in retiring {
-            if let Err(e) = stream.synchronize(device) {
-                tracing::warn!(stream = %stream.kind, error = ?e, "work of a destroyed stream failed");
-            }
+        // Every stream's report is taken, also after the first error.
+        let mut result = self.null.take_device_report();
+        for stream in &others {
+            result = result.and(stream.take_device_report());
         }
         self.reap();
         result
     }
 
     /// `hipStreamSynchronize(0)`: AMD's runtime waits for the null stream and every blocking
-    /// stream of the device; so does hipshim.
+    /// stream of the device; so does hipshim. Reports the null stream's own faults and, like a
+    /// device-wide call, the faults of the streams it waited for.
     pub fn synchronize_null(&self, device: &Device) -> HipResult {
-        let mut result = self.null.synchronize(device);
         let blocking: Vec<Arc<Stream>> = self
             .others
             .read()
@@ -136,10 +158,36 @@ impl DeviceStreams {
             .filter(|s| s.is_blocking())
             .cloned()
             .collect();
-        for stream in blocking {
-            result = result.and(stream.synchronize(device));
+        self.null.settle(device);
+        for stream in &blocking {
+            stream.settle(device);
+        }
+        let mut result = self.null.take_stream_report();
+        result = result.and(self.null.take_device_report());
+        for stream in &blocking {
+            result = result.and(stream.take_device_report());
         }
         result
+    }
+
+    /// For `hipDeviceReset`: forgets every fault the streams of this device still owe.
+    pub fn discard_reports(&self) {
+        for stream in std::iter::once(&self.null).chain(self.shared_streams().iter().map(|s| &**s))
+        {
+            let owed = std::mem::take(&mut *stream.owed.lock());
+            if let Some(error) = owed.stream.or(owed.device) {
+                tracing::warn!(stream = %stream.kind, ?error, "device reset: an unreported fault is discarded");
+            }
+        }
+        self.reap();
+    }
+
+    /// Lets every stream of the device check whether it lost work to a fault (see [`contain`]).
+    fn after_fault(&self, device: &Device) {
+        self.null.after_fault(device);
+        for stream in self.shared_streams() {
+            stream.after_fault(device);
+        }
     }
 
     fn register(&self, stream: Arc<Stream>) {
@@ -165,7 +213,7 @@ impl DeviceStreams {
         self.reap();
     }
 
-    /// Drops destroyed streams whose work has finished.
+    /// Drops destroyed streams whose work has finished and whose faults were reported.
     fn reap(&self) {
         let mut retiring = self.retiring.lock();
         if !retiring.is_empty() {
@@ -211,8 +259,6 @@ pub struct Stream {
     pub flags: u32,
     pub priority: Priority,
     pub cu_mask: Option<Box<[u32]>>,
-    /// Counted packets not yet complete (see the module comment).
-    pending: Signal,
     signals: &'static SignalPool,
     /// Operations enqueued so far (kernels, copies, waits, callbacks, records).
     ops: AtomicU64,
@@ -220,6 +266,8 @@ pub struct Stream {
     seen_null: AtomicU64,
     /// Blocking streams: this stream's `ops` the null stream has already waited for.
     seen_by_null: AtomicU64,
+    /// Faults this stream owes its callers (see "Faults"); shared with its host tasks.
+    owed: Arc<Mutex<Owed>>,
     /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
     /// while waiting, and never while taking another stream's lock.
     state: Mutex<State>,
@@ -227,35 +275,80 @@ pub struct Stream {
 
 struct State {
     queue: Option<Arc<Queue>>,
+    /// Counted packets not yet complete (see the module comment). Replaced, and never reused,
+    /// when the stream gives up a failed queue: packets there may still name it.
+    pending: PooledSignal,
     /// Counted packets published (the ones `pending` tracks).
     counted: u64,
+    /// Queue index of the latest counted packet on `queue`: where the stream's work there
+    /// ends, for fault checks.
+    last: u64,
     /// Out-of-queue work the stream's next packet must wait for.
     gate: Option<Gate>,
     /// Pooled signals named by published packets or copies, released in order once the
     /// counted packet `release_at` has completed.
     held: VecDeque<Held>,
     /// The last marker and the `ops` it covers, reused while no new work arrives.
-    tail: Option<(u64, PooledSignal)>,
+    tail: Option<(u64, Marker)>,
 }
 
 /// Completion of out-of-queue work, and the marker that work depended on.
 struct Gate {
     signal: PooledSignal,
-    after: Option<PooledSignal>,
+    after: Option<Marker>,
+    /// The work is a copy-engine job. An engine runs its jobs in order, so one waiting for a
+    /// lost marker would hold up every later copy on that engine, of any stream: when the
+    /// stream gives up its work, such a job is released instead (see `Stream::abandon`).
+    on_engine: bool,
+}
+
+/// A copy-engine job waiting for a lost marker, to be released once no stream lock is held.
+struct Wedged(PooledSignal);
+
+impl Wedged {
+    /// Completes the marker the job waits for: only the job waits for that signal (a marker
+    /// of `enqueue_external`'s own), and the packet that would have completed it never runs.
+    fn release(self) {
+        self.0.signal().store(0);
+        // Still named by that packet, on a queue nothing will run again: never reused.
+        self.0.leak();
+    }
 }
 
 struct Held {
     release_at: u64,
     signal: PooledSignal,
-    /// The queue whose marker this signal is, if it comes from another stream or an event:
-    /// if that queue fails the signal never completes, and this stream must not wait forever.
-    producer: Option<Arc<Queue>>,
 }
 
-/// Something a stream operation must wait for: a signal that reads 0 when it is done.
+/// Faults a stream has not reported yet: to its own calls, and to device-wide calls.
+#[derive(Default)]
+struct Owed {
+    stream: Option<HipError>,
+    device: Option<HipError>,
+}
+
+impl Owed {
+    fn owe(&mut self, error: HipError) {
+        self.stream.get_or_insert(error);
+        self.device.get_or_insert(error);
+    }
+}
+
+/// Something a stream operation must wait for: a signal that reads 0 when it is done, and the
+/// marker it cannot complete before (what a fault would leave it stranded behind), if any.
 pub struct Dep {
     pub signal: PooledSignal,
-    pub producer: Option<Arc<Queue>>,
+    pub producer: Option<Marker>,
+}
+
+impl Dep {
+    /// A wait for `marker` itself.
+    pub fn on(marker: Marker) -> Dep {
+        Dep {
+            signal: marker.signal.clone(),
+            producer: Some(marker),
+        }
+    }
 }
 
 /// Dependencies of one operation, without heap allocation for the usual handful.
@@ -315,18 +408,8 @@ impl Deref for StreamRef<'_> {
     }
 }
 
-/// How a failed wait ended: the queue that failed and its status.
-struct Failure {
-    queue: Arc<Queue>,
-    status: hsa_status_t,
-    /// True if the failing queue is not this stream's (a dependency's producer).
-    foreign: bool,
-}
-
 impl Stream {
-    #[allow(clippy::too_many_arguments)]
     fn new(
-        api: &'static HsaApi,
         signals: &'static SignalPool,
         kind: StreamKind,
         device: usize,
@@ -340,14 +423,16 @@ impl Stream {
             flags,
             priority,
             cu_mask,
-            pending: Signal::new(api, 0)?,
             signals,
             ops: AtomicU64::new(0),
             seen_null: AtomicU64::new(0),
             seen_by_null: AtomicU64::new(0),
+            owed: Arc::new(Mutex::new(Owed::default())),
             state: Mutex::new(State {
                 queue: None,
+                pending: signals.get(0)?,
                 counted: 0,
+                last: 0,
                 gate: None,
                 held: VecDeque::with_capacity(16),
                 tail: None,
@@ -398,17 +483,17 @@ impl Stream {
         })
     }
 
-    /// `hipEventRecord`: a marker after all work so far; returns its signal and queue.
-    pub fn record(&self, device: &Device) -> HipResult<(PooledSignal, Arc<Queue>)> {
+    /// `hipEventRecord`: a marker after all work so far.
+    pub fn record(&self, device: &Device) -> HipResult<Marker> {
         self.operation(device, None, |st, deps| {
             let queue = self.queue(st, device)?;
             let marker = self.marker(st, &queue, deps)?;
             st.tail = Some((self.ops.load(Ordering::Relaxed) + 1, marker.clone()));
-            Ok((marker, queue))
+            Ok(marker)
         })
     }
 
-    /// Enqueues out-of-queue work: `start` is called (under the stream lock) with the signals
+    /// Enqueues copy-engine work: `start` is called (under the stream lock) with the signal
     /// the work must wait for (none if the stream is idle) and a completion signal holding
     /// `completions`; the work decrements it once per part. The stream's later work waits for
     /// it to reach 0.
@@ -416,6 +501,17 @@ impl Stream {
         &self,
         device: &Device,
         completions: i64,
+        start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
+    ) -> HipResult {
+        self.enqueue_out_of_queue(device, completions, true, start)
+    }
+
+    /// [`Stream::enqueue_external`] for copy-engine jobs (`on_engine`) and host tasks alike.
+    fn enqueue_out_of_queue(
+        &self,
+        device: &Device,
+        completions: i64,
+        on_engine: bool,
         start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
     ) -> HipResult {
         self.operation(device, None, |st, deps| {
@@ -426,11 +522,12 @@ impl Stream {
                 Some(self.marker(st, &queue, deps)?)
             };
             let done = self.signals.get(completions).map_err(hsa_failure)?;
-            start(before.as_ref(), &done)?;
+            start(before.as_ref().map(|m| &m.signal), &done)?;
             // An earlier gate was covered by the marker (or already complete).
             st.gate = Some(Gate {
                 signal: done,
                 after: before,
+                on_engine,
             });
             Ok(())
         })
@@ -438,101 +535,273 @@ impl Stream {
 
     /// Waits on the host until all work enqueued so far (and, on the null stream or a blocking
     /// stream, what legacy ordering adds) is complete. For operations that are synchronous
-    /// with respect to the host, like copies from pageable memory.
+    /// with respect to the host, like copies from pageable memory; such a copy reports a fault
+    /// the stream owes, instead of copying.
     pub fn host_fence(&self, device: &Device) -> HipResult {
-        let (marker, queue, producers) = self
-            .operation(device, None, |st, deps| {
-                if deps.is_empty() && self.idle(st) {
-                    return Ok(None);
-                }
-                let producers: Vec<Arc<Queue>> = deps
-                    .inline
-                    .iter()
-                    .flatten()
-                    .chain(deps.spill.iter())
-                    .filter_map(|d| d.producer.clone())
-                    .collect();
-                let queue = self.queue(st, device)?;
-                let marker = self.marker(st, &queue, deps)?;
-                Ok(Some((marker, queue, producers)))
-            })?
-            .map_or((None, None, Vec::new()), |(m, q, p)| (Some(m), Some(q), p));
-        let (Some(marker), Some(queue)) = (marker, queue) else {
+        self.take_stream_report()?;
+        let marker = self.operation(device, None, |st, deps| {
+            if deps.is_empty() && self.idle(st) {
+                return Ok(None);
+            }
+            let queue = self.queue(st, device)?;
+            self.marker(st, &queue, deps).map(Some)
+        })?;
+        let Some(marker) = marker else {
             return Ok(());
         };
-        let waited = marker
+        if let Err(doom) = marker
+            .signal
             .signal()
-            .wait_zero(device.timestamp_hz, || failure_of(&queue, &producers));
-        match waited {
-            Ok(()) => Ok(()),
-            Err(failure) => {
-                let mut st = self.state.lock();
-                Err(self.fail(&mut st, device, failure))
-            }
+            .wait_zero(device.timestamp_hz, || marker.lost())
+        {
+            contain(doom);
+            // The marker may be stranded behind another stream's lost work on a shared queue
+            // while this stream's own work still completes: then wait for that.
+            self.settle(device);
+            return self.take_stream_report();
         }
+        Ok(())
     }
 
-    /// Waits until every operation enqueued so far has completed. A queue error (a kernel
-    /// fault) is returned here, once; the failed queue is retired so later work gets a new one.
+    /// Waits until every operation enqueued so far has completed. Reports a fault that made the
+    /// stream lose work, once (see "Faults").
     pub fn synchronize(&self, device: &Device) -> HipResult {
-        let (queue, gate, producers) = {
+        self.settle(device);
+        self.take_stream_report()
+    }
+
+    /// `hipStreamQuery`: Ok if all work is complete, `NotReady` if not, or a fault the stream
+    /// owes.
+    pub fn query(&self, device: &Device) -> HipResult {
+        self.take_stream_report()?;
+        let doom = {
+            let mut st = self.state.lock();
+            if self.idle(&st) {
+                if st.gate.as_ref().is_some_and(|g| g.signal.is_zero()) {
+                    st.gate = None;
+                }
+                self.sweep(&mut st);
+                self.leave_if_failed(&mut st, device);
+                return Ok(());
+            }
+            self.lost(&st)
+        };
+        if let Some(doom) = doom {
+            contain(doom);
+            self.take_stream_report()?;
+        }
+        Err(HipError::NOT_READY)
+    }
+
+    /// Waits until all work enqueued so far has completed or can never complete; in the
+    /// latter case the fault is contained (and owed, see "Faults").
+    fn settle(&self, device: &Device) {
+        let (pending, gate) = {
             let st = self.state.lock();
-            let producers: Vec<Arc<Queue>> =
-                st.held.iter().filter_map(|h| h.producer.clone()).collect();
             (
-                st.queue.clone(),
+                st.pending.clone(),
                 st.gate.as_ref().map(|g| g.signal.clone()),
-                producers,
             )
         };
-        let failed = || queue.as_ref().and_then(|q| failure_of(q, &producers));
-        let mut result = self.pending.wait_zero(device.timestamp_hz, failed);
-        if let (Ok(()), Some(gate)) = (&result, &gate) {
-            result = gate.signal().wait_zero(device.timestamp_hz, failed);
+        // Between blocked slices: the stream as it is now (other threads may have added work
+        // behind a fault, or given the stream's work up and replaced its counter).
+        let interrupted = || {
+            let st = self.state.lock();
+            if st.pending.handle() != pending.handle() {
+                return Some(None);
+            }
+            self.lost(&st).map(Some)
+        };
+        let hz = device.timestamp_hz;
+        let mut result = pending.signal().wait_zero(hz, interrupted);
+        if let (Ok(()), Some(signal)) = (&result, &gate) {
+            result = signal.signal().wait_zero(hz, interrupted);
         }
-        let mut st = self.state.lock();
         match result {
             Ok(()) => {
+                let mut st = self.state.lock();
                 if let (Some(done), Some(current)) = (&gate, &st.gate) {
                     if done.handle() == current.signal.handle() {
                         st.gate = None;
                     }
                 }
                 self.sweep(&mut st);
-                Ok(())
+                self.leave_if_failed(&mut st, device);
             }
-            Err(failure) => Err(self.fail(&mut st, device, failure)),
+            Err(Some(doom)) => contain(doom),
+            // Given up by another thread, which contained the fault.
+            Err(None) => {}
         }
     }
 
-    /// `hipStreamQuery`: Ok if all work is complete, `NotReady` if not, or the queue's error.
-    pub fn query(&self, device: &Device) -> HipResult {
-        let mut st = self.state.lock();
-        if let Some(queue) = st.queue.clone() {
-            let producers: Vec<Arc<Queue>> =
-                st.held.iter().filter_map(|h| h.producer.clone()).collect();
-            if let Some(failure) = failure_of(&queue, &producers) {
-                return Err(self.fail(&mut st, device, failure));
-            }
-        }
-        if self.idle(&st) {
-            if st.gate.as_ref().is_some_and(|g| g.signal.is_zero()) {
-                st.gate = None;
-            }
-            self.sweep(&mut st);
-            Ok(())
-        } else {
-            Err(HipError::NOT_READY)
-        }
+    /// Takes the fault this stream owes its own calls, if any.
+    fn take_stream_report(&self) -> HipResult {
+        self.owed.lock().stream.take().map_or(Ok(()), Err)
     }
 
-    /// All enqueued work is done and no published packet still names a pooled signal: the
-    /// stream may be dropped.
+    /// Takes the fault this stream owes device-wide calls, if any.
+    fn take_device_report(&self) -> HipResult {
+        self.owed.lock().device.take().map_or(Ok(()), Err)
+    }
+
+    /// All enqueued work is done, no published packet still names a pooled signal and no
+    /// fault is left for a device-wide call to report: the stream may be dropped.
     fn is_quiescent(&self) -> bool {
         let st = self.state.lock();
         self.idle(&st)
             && st.held.iter().all(|h| h.signal.is_zero())
-            && st.tail.as_ref().is_none_or(|t| t.1.is_zero())
+            && st.tail.as_ref().is_none_or(|t| t.1.signal.is_zero())
+            && self.owed.lock().device.is_none()
+    }
+
+    // ---- faults ----
+
+    /// Why some of this stream's work can never complete, if so: a counted packet, or the
+    /// marker its out-of-queue work waits for.
+    ///
+    /// While counted packets are outstanding only they are checked: a lost marker of the
+    /// gate is on the stream's queue, so either those packets are behind it (and lost too),
+    /// or it is found once they complete. A thread polling the stream thus reads the same one
+    /// signal every time unless a fault is found (see `Queue::walk`).
+    fn lost(&self, st: &State) -> Option<Doom> {
+        if !st.pending.is_zero() {
+            let doom = st.queue.as_ref()?.doomed_at(st.last)?;
+            // Read after the fault became visible (see `Marker::lost`).
+            return (!st.pending.is_zero()).then_some(doom);
+        }
+        let gate = st.gate.as_ref().filter(|g| !g.signal.is_zero())?;
+        gate.after.as_ref()?.lost()
+    }
+
+    /// After a fault was found somewhere: gives up the queue and owes the fault if this stream
+    /// lost work, else leaves a failed queue once nothing of the stream is left on it.
+    fn after_fault(&self, device: &Device) {
+        let mut st = self.state.lock();
+        let wedged = match self.lost(&st) {
+            Some(doom) => self.abandon(&mut st, device, doom),
+            None => {
+                self.leave_if_failed(&mut st, device);
+                None
+            }
+        };
+        drop(st);
+        if let Some(wedged) = wedged {
+            tracing::warn!(
+                stream = %self.kind,
+                "a copy queued behind the fault is let go so that its copy engine goes on; what it copies is undefined"
+            );
+            wedged.release();
+        }
+    }
+
+    /// Leaves the stream's queue if it failed or is stuck (nothing more would run there) and
+    /// none of the stream's counted packets is still on it. A stream whose earlier work is
+    /// still running ahead of the stuck barrier stays until its next synchronize or query.
+    fn leave_if_failed(&self, st: &mut State, device: &Device) {
+        let Some(queue) = &st.queue else { return };
+        if !st.pending.is_zero() {
+            return;
+        }
+        let Some(doom) = queue.known_fault() else {
+            return;
+        };
+        device.streams.policy.retire(queue);
+        tracing::info!(
+            stream = %self.kind,
+            queue = queue.id,
+            origin = doom.origin,
+            "the stream leaves a failed queue; its next work gets a new one"
+        );
+        st.queue = None;
+        // Markers that never completed there are never reused.
+        for held in std::mem::take(&mut st.held) {
+            if held.signal.is_zero() {
+                st.held.push_back(held);
+            } else {
+                held.signal.leak();
+            }
+        }
+        if st.tail.as_ref().is_some_and(|t| !t.1.signal.is_zero()) {
+            if let Some((_, tail)) = st.tail.take() {
+                tail.signal.leak();
+            }
+        }
+    }
+
+    /// Gives up the stream's work after a fault: retires its queue (the policy stops handing
+    /// it out; the stream's next operation gets a new one), leaks every pooled signal a stuck
+    /// packet may still name, and owes the fault to the stream's next call and the next
+    /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
+    /// caller to release once the lock is dropped.
+    fn abandon(&self, st: &mut State, device: &Device, doom: Doom) -> Option<Wedged> {
+        let error = fault_error(doom.status);
+        let queue = st.queue.take();
+        if let Some(queue) = &queue {
+            device.streams.policy.retire(queue);
+        }
+        for held in st.held.drain(..) {
+            held.signal.leak();
+        }
+        // Out-of-queue work that will still finish stays the stream's gate, so that its next
+        // work waits for it. So does a copy-engine job that waits for a lost marker: it is let
+        // go (only this stream's own packets, on the queue given up now, wait for the job
+        // itself; see `tail_dep`). A host task that waits for a lost marker never runs.
+        let mut wedged = None;
+        if let Some(Gate {
+            signal,
+            after,
+            on_engine,
+        }) = st.gate.take()
+        {
+            let lost = after.as_ref().is_some_and(|m| m.lost().is_some());
+            if let Some(after) = after {
+                if lost && on_engine {
+                    wedged = Some(Wedged(after.signal));
+                } else {
+                    // Still named by its packet or by the work: never reused.
+                    after.signal.leak();
+                }
+            }
+            if lost && !on_engine {
+                signal.leak();
+            } else {
+                st.gate = Some(Gate {
+                    signal,
+                    after: None,
+                    on_engine,
+                });
+            }
+        }
+        if let Some((_, tail)) = st.tail.take() {
+            tail.signal.leak();
+        }
+        match self.signals.get(0) {
+            Ok(fresh) => std::mem::replace(&mut st.pending, fresh).leak(),
+            Err(e) => {
+                tracing::warn!(error = %e, "no new completion counter after a fault; the old one is reused");
+                st.pending.signal().store(0);
+            }
+        }
+        st.counted = 0;
+        st.last = 0;
+        self.owed.lock().owe(error);
+        let queue_id = queue.as_ref().map_or(doom.origin, |q| q.id);
+        let why = device.api.describe(doom.status);
+        if queue_id == doom.origin {
+            tracing::error!(
+                "a packet failed on device {} (queue {queue_id}): {why}; stream {} lost its work there and reports {error:?}",
+                device.index,
+                self.kind
+            );
+        } else {
+            tracing::error!(
+                "stream {} on device {} lost its work on queue {queue_id}: it waits, directly or through other streams, for work of queue {} which failed: {why}; reported as {error:?}",
+                self.kind,
+                device.index,
+                doom.origin
+            );
+        }
+        wedged
     }
 
     // ---- building blocks (all called with the stream lock held) ----
@@ -613,36 +882,23 @@ impl Stream {
         if self.idle(&st) {
             return Ok((ops, None));
         }
-        let producer = st.queue.clone();
         if let Some((at, marker)) = &st.tail {
             if *at == ops {
-                let signal = marker.clone();
-                return Ok((ops, Some(Dep { signal, producer })));
+                return Ok((ops, Some(Dep::on(marker.clone()))));
             }
         }
-        // Only out-of-queue work outstanding: its gate already covers everything before it.
-        if self.pending.load() == 0 {
-            if let Some(gate) = &st.gate {
-                let signal = gate.signal.clone();
-                return Ok((ops, Some(Dep { signal, producer })));
-            }
-        }
+        // Always a marker, also when only out-of-queue work is outstanding: other streams
+        // wait for this queue's packets, never for a gate itself (see `Wedged`).
         let queue = self.queue(&mut st, device)?;
         let marker = self.marker(&mut st, &queue, DepList::default())?;
         st.tail = Some((ops, marker.clone()));
-        Ok((
-            ops,
-            Some(Dep {
-                signal: marker,
-                producer: Some(queue),
-            }),
-        ))
+        Ok((ops, Some(Dep::on(marker))))
     }
 
     /// True when nothing enqueued is still running (markers aside: they complete on their own
     /// right after the work before them).
     fn idle(&self, st: &State) -> bool {
-        self.pending.load() == 0 && st.gate.as_ref().is_none_or(|g| g.signal.is_zero())
+        st.pending.signal().load() == 0 && st.gate.as_ref().is_none_or(|g| g.signal.is_zero())
     }
 
     /// The stream's queue, assigned by the policy at first use.
@@ -662,24 +918,30 @@ impl Stream {
         Ok(queue)
     }
 
-    /// Publishes a packet whose completion signal is `pending`.
+    /// Publishes a packet whose completion signal is `pending` (and notes its index: a plain
+    /// store under the lock already held).
     fn publish_counted(
         &self,
         st: &mut State,
         queue: &Queue,
         fill: impl FnOnce(&mut [u8], hsa_signal_t) -> AqlPacket,
     ) {
-        self.pending.add(1);
+        st.pending.signal().add(1);
         st.counted += 1;
-        let completion = self.pending.handle;
-        queue.submit(|_, kernarg| fill(kernarg, completion));
+        let completion = st.pending.handle();
+        st.last = queue.submit(|_, kernarg| fill(kernarg, completion));
     }
 
     /// Makes the stream's next packet wait for `deps` and for its gate: counted barrier-AND
-    /// packets, up to five dependencies each. Dependencies already complete are dropped.
-    fn wait_in_queue(&self, st: &mut State, queue: &Queue, mut deps: DepList) {
-        type Entry = (PooledSignal, Option<Arc<Queue>>, Option<PooledSignal>);
-        let gate = st.gate.take().map(|g| (g.signal, None, g.after));
+    /// packets, up to five dependencies each. Dependencies already complete are dropped; a
+    /// wait for another queue's marker is recorded on this queue (see `hsa/queue.rs`).
+    fn wait_in_queue(&self, st: &mut State, queue: &Arc<Queue>, mut deps: DepList) {
+        type Entry = (PooledSignal, Option<Marker>, Option<PooledSignal>);
+        // The gate's marker is on this queue, or on one the stream left with it complete.
+        let gate = st
+            .gate
+            .take()
+            .map(|g| (g.signal, None, g.after.map(|m| m.signal)));
         let mut all = gate
             .into_iter()
             .chain(deps.drain().map(|d| (d.signal, d.producer, None)))
@@ -694,38 +956,39 @@ impl Stream {
                 *slot = Some(next);
             }
             self.publish_counted(st, queue, |_, completion| barrier_and(&handles, completion));
-            let release_at = st.counted;
+            let (release_at, at) = (st.counted, st.last);
             for (signal, producer, after) in batch.into_iter().flatten() {
-                st.held.push_back(Held {
-                    release_at,
-                    signal,
-                    producer,
-                });
+                if let Some(producer) = producer.filter(|p| !Arc::ptr_eq(&p.queue, queue)) {
+                    queue.add_blocker(at, &producer);
+                }
+                st.held.push_back(Held { release_at, signal });
                 if let Some(after) = after {
                     st.held.push_back(Held {
                         release_at,
                         signal: after,
-                        producer: None,
                     });
                 }
             }
         }
     }
 
-    /// Publishes a marker after `deps`, the gate and all earlier packets; returns its signal.
-    fn marker(&self, st: &mut State, queue: &Arc<Queue>, deps: DepList) -> HipResult<PooledSignal> {
+    /// Publishes a marker after `deps`, the gate and all earlier packets.
+    fn marker(&self, st: &mut State, queue: &Arc<Queue>, deps: DepList) -> HipResult<Marker> {
         self.wait_in_queue(st, queue, deps);
-        let marker = self.signals.get(1).map_err(hsa_failure)?;
-        let handle = marker.handle();
-        queue.submit(|_, _| barrier_and(&[], handle));
+        let signal = self.signals.get(1).map_err(hsa_failure)?;
+        let handle = signal.handle();
+        let index = queue.submit(|_, _| barrier_and(&[], handle));
         // Complete once the next counted packet is (the barrier bit orders them).
         st.held.push_back(Held {
             release_at: st.counted + 1,
-            signal: marker.clone(),
-            producer: None,
+            signal: signal.clone(),
         });
-        tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, ?marker, "marker");
-        Ok(marker)
+        tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, marker = ?signal, "marker");
+        Ok(Marker {
+            signal,
+            queue: queue.clone(),
+            index,
+        })
     }
 
     /// Returns pooled signals whose packets are known complete to the pool.
@@ -733,81 +996,35 @@ impl Stream {
         if st.held.is_empty() {
             return;
         }
-        let completed = st.counted.saturating_sub(self.pending.load().max(0) as u64);
+        let completed = st
+            .counted
+            .saturating_sub(st.pending.signal().load().max(0) as u64);
         while st.held.front().is_some_and(|h| h.release_at <= completed) {
             st.held.pop_front();
         }
     }
+}
 
-    /// Recovers from a failed queue: reports the error once, retires the queue (the policy
-    /// stops handing it out) and leaks every pooled signal a stuck packet may still name.
-    fn fail(&self, st: &mut State, device: &Device, failure: Failure) -> HipError {
-        let Failure {
-            queue,
-            status,
-            foreign,
-        } = failure;
-        device.streams.policy.retire(&queue);
-        if let Some(own) = st.queue.take() {
-            // Behind a barrier that waits for a failed queue, our queue is stuck too.
-            device.streams.policy.retire(&own);
+/// The HIP error a fault is reported as.
+pub fn fault_error(status: hsa_status_t) -> HipError {
+    match status {
+        status::AMD_ERROR_MEMORY_APERTURE_VIOLATION | status::AMD_ERROR_MEMORY_FAULT => {
+            HipError::ILLEGAL_ADDRESS
         }
-        for held in st.held.drain(..) {
-            held.signal.leak();
-        }
-        if let Some(gate) = st.gate.take() {
-            gate.signal.leak();
-            if let Some(after) = gate.after {
-                after.leak();
-            }
-        }
-        if let Some((_, tail)) = st.tail.take() {
-            tail.leak();
-        }
-        self.pending.store(0);
-        st.counted = 0;
-        let error = match status {
-            status::AMD_ERROR_MEMORY_APERTURE_VIOLATION | status::AMD_ERROR_MEMORY_FAULT => {
-                HipError::ILLEGAL_ADDRESS
-            }
-            _ => HipError::LAUNCH_FAILURE,
-        };
-        if foreign {
-            tracing::error!(
-                "stream {} on device {} waited for work on queue {} which failed: {}; reported as {error:?}",
-                self.kind,
-                device.index,
-                queue.id,
-                device.api.describe(status)
-            );
-        } else {
-            tracing::error!(
-                "a kernel failed on device {} (queue {}): {}; reported as {error:?}",
-                device.index,
-                queue.id,
-                device.api.describe(status)
-            );
-        }
-        error
+        _ => HipError::LAUNCH_FAILURE,
     }
 }
 
-/// The first failed queue among a stream's own and the producers of what it waits for.
-fn failure_of(own: &Arc<Queue>, producers: &[Arc<Queue>]) -> Option<Failure> {
-    if let Some(status) = own.error() {
-        return Some(Failure {
-            queue: own.clone(),
-            status,
-            foreign: false,
-        });
+/// Called by whichever call first finds that something it waits for can never complete:
+/// every stream of every device checks whether it lost work to the fault, and each one that
+/// did gives up its queue and owes the fault (see "Faults"). So every stream reports what it
+/// lost, whichever call looked first.
+pub fn contain(doom: Doom) {
+    tracing::debug!(?doom, "a fault was found; checking every stream");
+    let Ok(rt) = runtime() else { return };
+    for device in &rt.devices {
+        device.streams.after_fault(device);
     }
-    producers.iter().find_map(|q| {
-        q.error().map(|status| Failure {
-            queue: q.clone(),
-            status,
-            foreign: true,
-        })
-    })
 }
 
 fn hsa_failure(error: HsaError) -> HipError {
@@ -816,13 +1033,56 @@ fn hsa_failure(error: HsaError) -> HipError {
 
 // ---- host tasks (callbacks, host functions, fills) ----
 
+/// What ends a host task: opening the gate the stream's later work waits for.
+trait Opens: Send + 'static {
+    fn open(&self);
+}
+
+impl Opens for PooledSignal {
+    fn open(&self) {
+        self.signal().subtract_release(1);
+    }
+}
+
 /// Host work ordered in a stream: it runs on hipshim's callback thread once the stream's
 /// earlier work is complete, and the stream's later work waits for it (its gate).
-struct HostTask {
-    run: Box<dyn FnOnce() + Send>,
-    done: PooledSignal,
+///
+/// Dropping the task opens the gate, exactly once, whatever happened: it ran, its code
+/// panicked, or it was dropped without running (a panic on its way to the callback thread).
+/// In the last two cases the stream owes `hipErrorUnknown`, so the failure is reported
+/// rather than lost, and nothing waits forever.
+struct HostTask<G: Opens = PooledSignal> {
+    run: Option<Box<dyn FnOnce() + Send>>,
+    done: G,
+    owed: Arc<Mutex<Owed>>,
     /// The marker the task waited for, kept until the task has run.
     _after: Option<PooledSignal>,
+}
+
+impl<G: Opens> HostTask<G> {
+    /// Runs the task's code; a panic in it is stopped here and owed by the stream.
+    fn execute(mut self) {
+        if let Some(run) = self.run.take() {
+            let ran = crate::hsa::callback::guarded("a stream host task", false, || {
+                run();
+                true
+            });
+            if !ran {
+                self.owed.lock().owe(HipError::UNKNOWN);
+            }
+        }
+    }
+}
+
+impl<G: Opens> Drop for HostTask<G> {
+    fn drop(&mut self) {
+        if self.run.take().is_some() {
+            tracing::error!("internal error: a stream host task was dropped without running; its stream reports hipErrorUnknown");
+            self.owed.lock().owe(HipError::UNKNOWN);
+        }
+        // Opens the gate: the stream's next packet (a barrier on it) may now run.
+        self.done.open();
+    }
 }
 
 /// One thread runs every stream's host tasks in the order they become ready. Host tasks must
@@ -833,11 +1093,7 @@ static CALLBACK_THREAD: Lazy<Result<std::sync::mpsc::Sender<HostTask>, String>> 
         .name("hipshim-callbacks".into())
         .spawn(move || {
             for task in receive {
-                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(task.run)).is_err() {
-                    eprintln!("hipshim: internal error in a stream host task");
-                }
-                // Opens the gate: the stream's next packet (a barrier on it) may now run.
-                task.done.signal().subtract_release(1);
+                task.execute();
             }
         })
         .map(|_| send)
@@ -846,29 +1102,27 @@ static CALLBACK_THREAD: Lazy<Result<std::sync::mpsc::Sender<HostTask>, String>> 
 
 fn send_host_task(task: HostTask) {
     match &*CALLBACK_THREAD {
+        // The thread is gone (process exit): run it here rather than never.
         Ok(sender) => {
             if let Err(failed) = sender.send(task) {
-                // The thread is gone (process exit): run it here rather than never.
-                let task = failed.0;
-                (task.run)();
-                task.done.signal().subtract_release(1);
+                failed.0.execute();
             }
         }
-        Err(_) => {
-            (task.run)();
-            task.done.signal().subtract_release(1);
-        }
+        Err(_) => task.execute(),
     }
 }
 
 /// Called by the HSA runtime's async-handler thread when the marker a host task waits for
 /// completes; hands the task to the callback thread (user code never runs on the HSA thread).
+/// Guarded: a panic here drops the task, which still opens its gate (see [`HostTask`]).
 unsafe extern "C" fn on_marker_done(_value: hsa_signal_value_t, arg: *mut c_void) -> bool {
-    // SAFETY: `arg` is the `Box<HostTask>` leaked when the handler was registered; the HSA
-    // runtime calls a handler that returns false exactly once.
-    let task = unsafe { Box::from_raw(arg as *mut HostTask) };
-    send_host_task(*task);
-    false
+    crate::hsa::callback::guarded("the host-task signal handler", false, || {
+        // SAFETY: `arg` is the `Box<HostTask>` leaked when the handler was registered; the
+        // HSA runtime calls a handler that returns false exactly once.
+        let task = unsafe { Box::from_raw(arg as *mut HostTask) };
+        send_host_task(*task);
+        false
+    })
 }
 
 /// Enqueues `run` as host work in `stream` (see [`HostTask`]).
@@ -878,10 +1132,11 @@ pub fn enqueue_host_task(
     run: Box<dyn FnOnce() + Send>,
 ) -> HipResult {
     let mut run = Some(run);
-    stream.enqueue_external(device, 1, |after, done| {
+    stream.enqueue_out_of_queue(device, 1, false, |after, done| {
         let task = HostTask {
-            run: run.take().expect("called once"),
+            run: run.take(),
             done: done.clone(),
+            owed: stream.owed.clone(),
             _after: after.cloned(),
         };
         let Some(after) = after else {
@@ -902,8 +1157,9 @@ pub fn enqueue_host_task(
         };
         if let Err(e) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
             // SAFETY: the handler was not registered, so `arg` is still ours.
-            let task = unsafe { Box::from_raw(arg) };
-            task.done.signal().store(0);
+            let mut task = unsafe { Box::from_raw(arg) };
+            // It never runs: this call fails instead (dropping it opens the gate).
+            task.run = None;
             return Err(hsa_failure(e));
         }
         Ok(())
@@ -956,7 +1212,6 @@ fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
             }
             let stream = Arc::new(
                 Stream::new(
-                    device.api,
                     device.streams.signals,
                     StreamKind::PerThread,
                     device.index,
@@ -1046,7 +1301,6 @@ pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*
     let handle = new_handle();
     let stream = Arc::new(
         Stream::new(
-            device.api,
             device.streams.signals,
             StreamKind::Created(handle),
             device.index,
@@ -1187,5 +1441,101 @@ mod tests {
     fn dep_lists_spill_past_their_inline_capacity() {
         let list = DepList::default();
         assert!(list.is_empty());
+    }
+
+    /// A gate that counts how often it was opened.
+    struct CountingGate(Arc<AtomicUsize>);
+
+    impl Opens for CountingGate {
+        fn open(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn task(
+        run: Option<Box<dyn FnOnce() + Send>>,
+    ) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<Mutex<Owed>>) {
+        let opened = Arc::new(AtomicUsize::new(0));
+        let owed = Arc::new(Mutex::new(Owed::default()));
+        let task = HostTask {
+            run,
+            done: CountingGate(opened.clone()),
+            owed: owed.clone(),
+            _after: None,
+        };
+        (task, opened, owed)
+    }
+
+    #[test]
+    fn a_host_task_that_runs_opens_its_gate_once_and_owes_nothing() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        let (task, opened, owed) = task(Some(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })));
+        task.execute();
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        let owed = owed.lock();
+        assert!(owed.stream.is_none() && owed.device.is_none());
+    }
+
+    #[test]
+    fn a_host_task_that_panics_still_opens_its_gate_and_its_stream_reports_it() {
+        let (task, opened, owed) = task(Some(Box::new(|| panic!("a panic in a host task"))));
+        task.execute();
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            1,
+            "the stream is not left waiting"
+        );
+        let owed = owed.lock();
+        assert_eq!(owed.stream, Some(HipError::UNKNOWN));
+        assert_eq!(owed.device, Some(HipError::UNKNOWN));
+    }
+
+    #[test]
+    fn a_host_task_dropped_without_running_opens_its_gate_and_its_stream_reports_it() {
+        let (task, opened, owed) = task(Some(Box::new(|| {})));
+        // What a panic between the signal handler and the callback thread does to it.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _task = task;
+            panic!("a panic on the way to the callback thread");
+        }));
+        assert!(result.is_err());
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        assert_eq!(owed.lock().stream, Some(HipError::UNKNOWN));
+    }
+
+    #[test]
+    fn a_host_task_that_is_refused_opens_its_gate_and_owes_nothing() {
+        let (mut task, opened, owed) = task(Some(Box::new(|| {})));
+        task.run = None;
+        drop(task);
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        assert!(owed.lock().stream.is_none());
+    }
+
+    #[test]
+    fn a_fault_is_owed_once_to_each_kind_of_call_and_the_first_one_sticks() {
+        let mut owed = Owed::default();
+        owed.owe(HipError::ILLEGAL_ADDRESS);
+        owed.owe(HipError::LAUNCH_FAILURE);
+        assert_eq!(owed.stream.take(), Some(HipError::ILLEGAL_ADDRESS));
+        assert_eq!(owed.device.take(), Some(HipError::ILLEGAL_ADDRESS));
+        assert!(owed.stream.is_none() && owed.device.is_none());
+    }
+
+    #[test]
+    fn memory_faults_are_illegal_addresses_and_other_faults_launch_failures() {
+        assert_eq!(
+            fault_error(status::AMD_ERROR_MEMORY_APERTURE_VIOLATION),
+            HipError::ILLEGAL_ADDRESS
+        );
+        assert_eq!(
+            fault_error(status::AMD_ERROR_MEMORY_FAULT),
+            HipError::ILLEGAL_ADDRESS
+        );
+        assert_eq!(fault_error(status::ERROR), HipError::LAUNCH_FAILURE);
     }
 }
