@@ -144,19 +144,6 @@ pub fn build(source: &Path, stem: &str, targets: &[String]) -> PathBuf {
     for t in targets {
         key.bytes(t.as_bytes());
     }
-    // Headers beside the program (its directory's shared helpers, e.g. api/check.h).
-    let mut headers: Vec<PathBuf> = source
-        .parent()
-        .and_then(|dir| std::fs::read_dir(dir).ok())
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|e| e == "h"))
-        .collect();
-    headers.sort();
-    for header in &headers {
-        key.file(header);
-    }
     let cache = common::target_dir().join("c_tests");
     common::cached_build(&cache, stem, &key, |out| {
         let mut cmd = Command::new("bash");
