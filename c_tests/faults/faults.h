@@ -17,6 +17,15 @@ __global__ void store_to_nowhere(int value) {
     nowhere[threadIdx.x] = value;
 }
 
+// Holds its queue until the host sets `*gate`: everything launched meanwhile is published
+// before the fault that follows it can fire, so which work a fault drops does not depend on
+// how fast the device is (on a shared queue, a stream's first kernel launched after the fault
+// fired would get a fresh queue and run).
+__global__ void hold_until(volatile int* gate) {
+    while (*gate == 0) {
+    }
+}
+
 // Counts its own runs: slot `which` of `counts` goes up by one per run.
 __global__ void count_run(int* counts, int which) {
     if (threadIdx.x == 0) atomicAdd(&counts[which], 1);

@@ -31,6 +31,19 @@ static void reset_counts() {
     MUST(hipMemset(counts, 0, SLOTS * sizeof(int)));
 }
 
+// Host memory the device reads: `hold` closes it before a scenario's launches, `release`
+// opens it once they are all published.
+static volatile int* gate = nullptr;
+
+static void hold(hipStream_t s) {
+    *gate = 0;
+    hold_until<<<1, 1, 0, s>>>(gate);
+}
+
+static void release() {
+    __atomic_store_n(gate, 1, __ATOMIC_RELEASE);
+}
+
 static void read(int* host) {
     read_counts(counts, host, SLOTS);
 }
@@ -43,9 +56,11 @@ static void device_wide_first() {
     hipStream_t f, v[3];
     MUST(hipStreamCreateWithFlags(&f, hipStreamNonBlocking));
     for (hipStream_t& s : v) MUST(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    hold(f);
     store_to_nowhere<<<1, 64, 0, f>>>(1);
     count_run<<<1, 1, 0, f>>>(counts, 0);
     for (int i = 0; i < 3; ++i) count_run<<<1, 1, 0, v[i]>>>(counts, 1 + i);
+    release();
 
     expect("hipDeviceSynchronize", hipDeviceSynchronize(), hipErrorIllegalAddress);
     expect("hipGetLastError", hipGetLastError(), hipErrorIllegalAddress);
@@ -96,9 +111,11 @@ static void null_stream_first() {
     hipStream_t f, v;
     MUST(hipStreamCreate(&f));
     MUST(hipStreamCreate(&v));
+    hold(f);
     store_to_nowhere<<<1, 64, 0, f>>>(2);
     count_run<<<1, 1, 0, v>>>(counts, 1);
     count_run<<<1, 1>>>(counts, 2);
+    release();
 
     expect("hipStreamSynchronize(0)", hipStreamSynchronize(nullptr), hipErrorIllegalAddress);
     expect("hipStreamSynchronize(0) reports it once", hipStreamSynchronize(nullptr), hipSuccess);
@@ -152,6 +169,7 @@ static void out_of_queue_work() {
     static int w_flag = 0, u_flag = 0;
     w_flag = u_flag = 0;
 
+    hold(f);
     store_to_nowhere<<<1, 64, 0, f>>>(3);
     MUST(hipEventRecord(fault, f));
     MUST(hipStreamWaitEvent(w, fault, 0));
@@ -160,6 +178,7 @@ static void out_of_queue_work() {
     count_run<<<1, 1, 0, u>>>(counts, 1);
     MUST(hipLaunchHostFunc(u, set_flag, &u_flag));
     MUST(hipMemcpyAsync(dst + 1, src + 1, sizeof(int), hipMemcpyDeviceToDevice, u));
+    release();
 
     expect("the stream waiting for the fault: hipStreamSynchronize", hipStreamSynchronize(w),
            hipErrorIllegalAddress);
@@ -262,6 +281,7 @@ static void reset_after_fault() {
 int main() {
     start_watchdog(60);
     MUST(hipMalloc(&counts, SLOTS * sizeof(int)));
+    MUST(hipHostMalloc((void**)&gate, sizeof(int), hipHostMallocDefault));
     for (int round = 0; round < 2; ++round) {
         device_wide_first();
         null_stream_first();
