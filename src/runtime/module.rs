@@ -209,15 +209,27 @@ impl CodeImage {
     }
 
     /// Destroys what the image loaded on every device (after draining their work).
-    fn unload(&self) -> HipResult {
+    /// Waits for the work of every device the image is loaded on (work that may still run
+    /// its code or use its variables).
+    fn quiesce(&self) -> HipResult {
         let rt = runtime()?;
         for (index, slot) in self.loaded.iter().enumerate() {
+            if slot.lock().is_some() {
+                if let Ok(device) = rt.device(index) {
+                    device.synchronize()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Destroys the loaded executables; the caller has quiesced the devices.
+    fn unload(&self) -> HipResult {
+        let rt = runtime()?;
+        for slot in self.loaded.iter() {
             let Some(loaded) = slot.lock().take() else {
                 continue;
             };
-            if let Ok(device) = rt.device(index) {
-                device.synchronize()?;
-            }
             for &(address, _) in loaded.variables.values() {
                 memory::unregister_device_global(address);
             }
@@ -597,6 +609,9 @@ fn module(handle: usize) -> HipResult<Arc<Module>> {
 
 /// `hipModuleUnload`: its function handles die with it.
 pub fn unload_module(handle: usize) -> HipResult {
+    // A fault reported while waiting leaves the module as it was, so calling again unloads it
+    // (a call that reports a fault has not done its own work).
+    module(handle)?.image.quiesce()?;
     let (_, module) = MODULES.remove(&handle).ok_or_else(|| {
         tracing::warn!(
             module = format_args!("{handle:#x}"),

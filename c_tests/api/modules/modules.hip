@@ -206,8 +206,22 @@ int main() {
     hipModule_t bad = nullptr;
     EXPECT_ERR(hipModuleLoadData(&bad, text), hipErrorInvalidImage);
 
-    EXPECT_OK(hipModuleUnload(bundle_file));
+    // An unload that waits for a faulted kernel reports the fault and has not unloaded:
+    // called again, it unloads (a call that reports a fault did not do its own work).
+    float* stray = reinterpret_cast<float*>(0x10);
+    float factor = 2.0f;
+    int n = 1;
+    void* params[] = {&stray, &factor, &n};
+    EXPECT_OK(hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
+    EXPECT_ERR(hipModuleUnload(from_data), hipErrorIllegalAddress);
+    EXPECT_OK(hipModuleGetFunction(&f, from_data, "scale"));
     EXPECT_OK(hipModuleUnload(from_data));
+    EXPECT_ERR(hipModuleUnload(from_data), hipErrorInvalidHandle);
+    // The null stream lost its kernel: it owes the fault to its own next synchronize, once.
+    EXPECT_ERR(hipStreamSynchronize(nullptr), hipErrorIllegalAddress);
+    EXPECT_OK(hipStreamSynchronize(nullptr));
+
+    EXPECT_OK(hipModuleUnload(bundle_file));
     EXPECT_OK(hipModuleUnload(from_data_ex));
     return finish("modules");
 }
