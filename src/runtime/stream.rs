@@ -522,14 +522,21 @@ impl Stream {
                 Some(self.marker(st, &queue, deps)?)
             };
             let done = self.signals.get(completions).map_err(hsa_failure)?;
-            start(before.as_ref().map(|m| &m.signal), &done)?;
-            // An earlier gate was covered by the marker (or already complete).
+            let started = start(before.as_ref().map(|m| &m.signal), &done);
+            // An earlier gate was covered by the marker (or already complete). The gate is
+            // kept even when `start` failed part-way: the parts it issued still name `done`
+            // and the marker, which must not go back to the pool while an engine may write
+            // them (`start` has already taken the parts it did not issue off `done`).
             st.gate = Some(Gate {
                 signal: done,
                 after: before,
                 on_engine,
             });
-            Ok(())
+            if started.is_err() {
+                // The cached tail marker does not cover the parts that were issued.
+                st.tail = None;
+            }
+            started
         })
     }
 
