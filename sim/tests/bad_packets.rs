@@ -260,7 +260,10 @@ fn a_copy_whose_memory_was_freed_before_it_ran_fails_without_touching_it() {
             0,
             "the failed copy still completes its signal (no waiter hangs)"
         );
-        hsa_amd_memory_pool_free(if free_source { target } else { src });
+        // What is left of this round's memory; `dst` itself is kept for the last copy.
+        if !free_source {
+            hsa_amd_memory_pool_free(src);
+        }
     }
     // The engines still copy.
     let src = pool_alloc(device, 4096).unwrap();

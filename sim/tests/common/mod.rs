@@ -140,8 +140,12 @@ pub fn wait_eq(s: hsa_signal_t, v: i64, timeout_ns: u64) -> i64 {
 pub fn compile_hip(source: &str, arch: &str) -> Vec<u8> {
     let dir = std::env::temp_dir().join(format!("hsasim-test-{}-{arch}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("k_{}.hip", source.len()));
-    let out = dir.join(format!("k_{}.co", source.len()));
+    // One name per call: tests run in parallel threads of this process, and two compiling
+    // to one path would read each other's half-written output.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let src = dir.join(format!("k_{call}.hip"));
+    let out = dir.join(format!("k_{call}.co"));
     std::fs::write(&src, source).unwrap();
     let st = std::process::Command::new("clang++-19")
         .args([
