@@ -247,7 +247,8 @@ fn add_callback(
                 let (handle, data) = (handle, data);
                 // SAFETY: the program registered this callback for exactly this call; errors
                 // of earlier work are reported by the next synchronising call instead.
-                unsafe { callback(handle.0 as *mut c_void, 0, data.0 as *mut c_void) }
+                unsafe { callback(handle.0 as *mut c_void, 0, data.0 as *mut c_void) };
+                Ok(())
             }),
         )
     })
@@ -297,7 +298,8 @@ fn launch_host_func(
             Box::new(move || {
                 let data = data;
                 // SAFETY: the program registered this function for exactly this call.
-                unsafe { function(data.0 as *mut c_void) }
+                unsafe { function(data.0 as *mut c_void) };
+                Ok(())
             }),
         )
     })

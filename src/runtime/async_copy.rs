@@ -446,12 +446,13 @@ pub fn memset_async(
                 device,
                 &stream,
                 Box::new(move || {
-                    if let Err(e) = fill.on_device(owner) {
-                        eprintln!(
-                            "hipshim: a stream fill of {} bytes failed: {e:?}",
-                            fill.bytes
-                        );
-                    }
+                    fill.on_device(owner).inspect_err(|e| {
+                        tracing::error!(
+                            bytes = fill.bytes,
+                            error = ?e,
+                            "a stream fill failed; its stream reports the error"
+                        )
+                    })
                 }),
             )
         }
@@ -466,6 +467,7 @@ pub fn memset_async(
                 for (i, b) in out.iter_mut().enumerate() {
                     *b = fill.byte_at(i);
                 }
+                Ok(())
             }),
         ),
         Residence::Pageable => {

@@ -1058,8 +1058,12 @@ impl Opens for PooledSignal {
 /// panicked, or it was dropped without running (a panic on its way to the callback thread).
 /// In the last two cases the stream owes `hipErrorUnknown`, so the failure is reported
 /// rather than lost, and nothing waits forever.
+/// The code of a host task; an error it returns is reported by its stream like a fault (a
+/// stream fill that failed, say).
+pub type HostWork = Box<dyn FnOnce() -> HipResult + Send>;
+
 struct HostTask<G: Opens = PooledSignal> {
-    run: Option<Box<dyn FnOnce() + Send>>,
+    run: Option<HostWork>,
     done: G,
     owed: Arc<Mutex<Owed>>,
     /// The marker the task waited for, kept until the task has run.
@@ -1067,15 +1071,14 @@ struct HostTask<G: Opens = PooledSignal> {
 }
 
 impl<G: Opens> HostTask<G> {
-    /// Runs the task's code; a panic in it is stopped here and owed by the stream.
+    /// Runs the task's code; its error, or a panic in it (stopped here, `hipErrorUnknown`),
+    /// is owed by the stream.
     fn execute(mut self) {
         if let Some(run) = self.run.take() {
-            let ran = crate::hsa::callback::guarded("a stream host task", false, || {
-                run();
-                true
-            });
-            if !ran {
-                self.owed.lock().owe(HipError::UNKNOWN);
+            let outcome =
+                crate::hsa::callback::guarded("a stream host task", Err(HipError::UNKNOWN), run);
+            if let Err(error) = outcome {
+                self.owed.lock().owe(error);
             }
         }
     }
@@ -1133,11 +1136,7 @@ unsafe extern "C" fn on_marker_done(_value: hsa_signal_value_t, arg: *mut c_void
 }
 
 /// Enqueues `run` as host work in `stream` (see [`HostTask`]).
-pub fn enqueue_host_task(
-    device: &Device,
-    stream: &Stream,
-    run: Box<dyn FnOnce() + Send>,
-) -> HipResult {
+pub fn enqueue_host_task(device: &Device, stream: &Stream, run: HostWork) -> HipResult {
     let mut run = Some(run);
     stream.enqueue_out_of_queue(device, 1, false, |after, done| {
         let task = HostTask {
@@ -1459,9 +1458,7 @@ mod tests {
         }
     }
 
-    fn task(
-        run: Option<Box<dyn FnOnce() + Send>>,
-    ) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<Mutex<Owed>>) {
+    fn task(run: Option<HostWork>) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<Mutex<Owed>>) {
         let opened = Arc::new(AtomicUsize::new(0));
         let owed = Arc::new(Mutex::new(Owed::default()));
         let task = HostTask {
@@ -1479,6 +1476,7 @@ mod tests {
         let counter = ran.clone();
         let (task, opened, owed) = task(Some(Box::new(move || {
             counter.fetch_add(1, Ordering::SeqCst);
+            Ok(())
         })));
         task.execute();
         assert_eq!(ran.load(Ordering::SeqCst), 1);
@@ -1502,8 +1500,18 @@ mod tests {
     }
 
     #[test]
+    fn a_host_task_that_fails_opens_its_gate_and_its_stream_reports_its_error() {
+        let (task, opened, owed) = task(Some(Box::new(|| Err(HipError::INVALID_VALUE))));
+        task.execute();
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        let owed = owed.lock();
+        assert_eq!(owed.stream, Some(HipError::INVALID_VALUE));
+        assert_eq!(owed.device, Some(HipError::INVALID_VALUE));
+    }
+
+    #[test]
     fn a_host_task_dropped_without_running_opens_its_gate_and_its_stream_reports_it() {
-        let (task, opened, owed) = task(Some(Box::new(|| {})));
+        let (task, opened, owed) = task(Some(Box::new(|| Ok(()))));
         // What a panic between the signal handler and the callback thread does to it.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
             let _task = task;
@@ -1516,7 +1524,7 @@ mod tests {
 
     #[test]
     fn a_host_task_that_is_refused_opens_its_gate_and_owes_nothing() {
-        let (mut task, opened, owed) = task(Some(Box::new(|| {})));
+        let (mut task, opened, owed) = task(Some(Box::new(|| Ok(()))));
         task.run = None;
         drop(task);
         assert_eq!(opened.load(Ordering::SeqCst), 1);
