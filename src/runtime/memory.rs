@@ -134,68 +134,7 @@ pub fn residence(ptr: usize, len: usize, what: &str) -> HipResult<Residence> {
     })
 }
 
-/// Whether every page of `[ptr, ptr + len)` is mapped in this process; `Err(page)` is the
-/// first page that is not. The kernel answers from its page tables (`mincore`), so nothing is
-/// read and an unmapped page is an answer rather than a SIGSEGV; one call covers up to 16 MiB
-/// and costs about a microsecond (`/proc/self/maps` costs ~100 us to read and parse,
-/// `process_vm_readv` copies the bytes at a fifth of memcpy's speed). Protections are not
-/// seen (a PROT_NONE page counts as mapped). Where the kernel cannot answer (the call is
-/// filtered), the range is taken as mapped.
-pub fn host_range_mapped(ptr: usize, len: usize) -> Result<(), usize> {
-    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    // SAFETY: sysconf has no preconditions.
-    let page = *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-        n if n > 0 => n as usize,
-        _ => 4096,
-    });
-    if len == 0 {
-        return Ok(());
-    }
-    let first = ptr / page * page;
-    let Some(end) = ptr
-        .checked_add(len)
-        .and_then(|e| e.checked_next_multiple_of(page))
-    else {
-        return Err(first);
-    };
-    // Pages per call: the kernel fills one byte per page into `vec`.
-    const CHUNK: usize = 4096;
-    let mut vec = [0u8; CHUNK];
-    let mut mapped = |at: usize, pages: usize| -> Option<bool> {
-        // SAFETY: `at` is page aligned and `vec` holds at least `pages` bytes; mincore only
-        // writes `vec`.
-        let rc = unsafe { libc::mincore(at as *mut c_void, pages * page, vec.as_mut_ptr()) };
-        if rc == 0 {
-            return Some(true);
-        }
-        match std::io::Error::last_os_error().raw_os_error() {
-            Some(libc::ENOMEM) => Some(false),
-            _ => None,
-        }
-    };
-    let mut at = first;
-    while at < end {
-        let pages = ((end - at) / page).min(CHUNK);
-        match mapped(at, pages) {
-            Some(true) => at += pages * page,
-            Some(false) => {
-                // The first `lo` pages are mapped, the first `hi` are not all mapped.
-                let (mut lo, mut hi) = (0, pages);
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2;
-                    if mapped(at, mid) == Some(false) {
-                        hi = mid;
-                    } else {
-                        lo = mid;
-                    }
-                }
-                return Err(at + lo * page);
-            }
-            None => return Ok(()),
-        }
-    }
-    Ok(())
-}
+pub use host_pages::host_range_mapped;
 
 /// The address a copy engine must be given for `ptr` (differs from `ptr` only inside
 /// registered host memory on runtimes with separate agent addresses).
@@ -1304,7 +1243,7 @@ mod tests {
     }
 
     #[test]
-    fn host_mapping_is_checked_page_by_page() {
+    fn a_pageable_range_over_an_unmapped_page_is_invalid() {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         // SAFETY: a fresh private anonymous mapping; its second page is unmapped again.
@@ -1321,14 +1260,6 @@ mod tests {
             assert_eq!(libc::munmap((p as usize + page) as *mut c_void, page), 0);
             p as usize
         };
-        assert_eq!(host_range_mapped(base, page), Ok(()));
-        assert_eq!(host_range_mapped(base + 10, page - 10), Ok(()));
-        assert_eq!(host_range_mapped(base + 2 * page, page), Ok(()));
-        assert_eq!(host_range_mapped(base, page + 1), Err(base + page));
-        assert_eq!(host_range_mapped(base, 3 * page), Err(base + page));
-        assert_eq!(host_range_mapped(base + page, 1), Err(base + page));
-        assert_eq!(host_range_mapped(base, 1 << 63), Err(base + page));
-        assert!(host_range_mapped(base, usize::MAX).is_err());
         assert_eq!(
             classify(base, page + 1, None, "x"),
             Err(HipError::INVALID_VALUE)
