@@ -10,8 +10,8 @@
 //! opcode missing from a table is an unknown instruction. An opcode present with no handler
 //! (`exec: None`) decodes and prints, and stops the dispatch with its name if executed.
 
+use crate::api::GfxModel;
 use crate::exec::{ds, salu, smem, sopp, valu, vmem, Handler};
-use crate::GfxModel;
 
 /// Encoding family of an instruction word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

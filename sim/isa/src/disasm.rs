@@ -1,8 +1,8 @@
 //! `Display` for decoded instructions in LLVM's AMDGPU assembly syntax, so error messages
 //! read like `llvm-objdump -d` and the decoder can be checked against it mechanically.
 
+use crate::api::GfxModel;
 use crate::decode::{returns, Enc, Ext, Form, Inst};
-use crate::GfxModel;
 use std::fmt::{self, Write};
 
 /// Name of an operand code of `width` dwords.

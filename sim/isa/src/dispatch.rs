@@ -2,10 +2,11 @@
 //! one thread (switching at `s_barrier`), the initial register state of each wave, and the
 //! per-thread decoded-instruction cache.
 
+use crate::aperture::PRIVATE_BASE;
+use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use crate::decode::{decode, Inst};
-use crate::exec::{self, Ctx, DispatchInfo, Step, PRIVATE_BASE};
+use crate::exec::{self, Ctx, DispatchInfo, Step};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
-use crate::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

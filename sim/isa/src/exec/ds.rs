@@ -5,10 +5,11 @@
 //! allocation is reported as a memory fault at the LDS offset (hardware would drop the
 //! write / return 0, which hides bugs).
 
-use super::{Ctx, Step, SHARED_BASE};
+use super::{Ctx, Step};
+use crate::aperture::SHARED_BASE;
+use crate::api::DispatchError;
 use crate::decode::Inst;
 use crate::wave::{Wave, LANES};
-use crate::DispatchError;
 
 type R = Result<Step, DispatchError>;
 

@@ -22,9 +22,9 @@
 
 use super::valu::f16_to_f32;
 use super::{unimplemented, Ctx, Step};
+use crate::api::DispatchError;
 use crate::decode::{FloatKind, Inst};
 use crate::wave::{Wave, LANES};
-use crate::DispatchError;
 
 /// Element type of A and B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,7 +281,7 @@ fn element(ty: MaiType, regs: &[[u32; LANES]], lane: usize, e: usize) -> f64 {
 }
 
 pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
-    let Some((_, sh)) = lookup(i.op, i.model == crate::GfxModel::Gfx942) else {
+    let Some((_, sh)) = lookup(i.op, i.model == crate::api::GfxModel::Gfx942) else {
         return Err(unimplemented(i, c.pc));
     };
     if sh.ty == MaiType::F64 || i.imm != 0 {

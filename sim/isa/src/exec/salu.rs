@@ -1,9 +1,9 @@
 //! Scalar ALU: SOP2, SOP1, SOPC, SOPK.
 
 use super::{Ctx, Step};
+use crate::api::DispatchError;
 use crate::decode::Inst;
 use crate::wave::Wave;
-use crate::DispatchError;
 
 type R = Result<Step, DispatchError>;
 const OK: R = Ok(Step::Continue);
@@ -473,7 +473,8 @@ pub fn s_getreg_b32(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         // Address bits 63:48 of the private (15:0) and shared (31:16) apertures; code built by
         // older compilers forms flat private/LDS pointers from this instead of src_*_base.
         HW_REG_SH_MEM_BASES => {
-            (super::PRIVATE_APERTURE >> 48) as u32 | ((super::SHARED_APERTURE >> 48) as u32) << 16
+            (crate::aperture::PRIVATE_APERTURE >> 48) as u32
+                | ((crate::aperture::SHARED_APERTURE >> 48) as u32) << 16
         }
         _ => 0,
     };

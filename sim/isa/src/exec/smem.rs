@@ -1,9 +1,9 @@
 //! Scalar memory (SMEM): loads and stores of dwords through the scalar cache.
 
 use super::{host_read, host_write, Ctx, Step};
+use crate::api::DispatchError;
 use crate::decode::Inst;
 use crate::wave::Wave;
-use crate::DispatchError;
 
 type R = Result<Step, DispatchError>;
 

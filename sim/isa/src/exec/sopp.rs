@@ -2,9 +2,9 @@
 //! `s_waitcnt` and friends have nothing to wait for.
 
 use super::{Ctx, Step};
+use crate::api::DispatchError;
 use crate::decode::Inst;
 use crate::wave::Wave;
-use crate::DispatchError;
 
 type R = Result<Step, DispatchError>;
 

@@ -6,9 +6,9 @@
 
 use super::round::{self, Rm, F16 as H16, F32 as S32, F64 as D64};
 use super::{Ctx, Step};
+use crate::api::DispatchError;
 use crate::decode::{Enc, Ext, Inst};
 use crate::wave::{Lanes, Wave, LANES};
-use crate::DispatchError;
 
 type R = Result<Step, DispatchError>;
 const OK: R = Ok(Step::Continue);

@@ -6,12 +6,13 @@
 //! workgroup's LDS and the wave's scratch. A faulting lane stops the instruction before it
 //! has any effect.
 
-use super::{
-    Ctx, Step, APERTURE_SIZE, PRIVATE_APERTURE, PRIVATE_BASE, SHARED_APERTURE, SHARED_BASE,
+use super::{Ctx, Step};
+use crate::aperture::{
+    APERTURE_SIZE, PRIVATE_APERTURE, PRIVATE_BASE, SHARED_APERTURE, SHARED_BASE,
 };
+use crate::api::DispatchError;
 use crate::decode::Inst;
 use crate::wave::{Wave, LANES};
-use crate::DispatchError;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 type R = Result<Step, DispatchError>;

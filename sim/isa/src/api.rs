@@ -1,0 +1,187 @@
+//! What the interpreter is given and what it returns: the target model, the guest-memory
+//! check, one dispatch and how to run it, and why a dispatch stopped. Every other module
+//! builds on these; this one uses none of them.
+
+use hsa_abi::{hsa_kernel_dispatch_packet_t, hsa_status_t};
+use std::fmt;
+
+/// The GPU model whose encodings and semantics apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GfxModel {
+    Gfx90a,
+    Gfx942,
+}
+
+impl GfxModel {
+    /// The `gfxNNN` processor name, as in ISA names (`amdgcn-amd-amdhsa--gfx942`).
+    pub fn processor(self) -> &'static str {
+        match self {
+            GfxModel::Gfx90a => "gfx90a",
+            GfxModel::Gfx942 => "gfx942",
+        }
+    }
+}
+
+/// What the device may touch: hsasim's registry of device allocations, registered/pinned
+/// host memory, loaded code objects and kernarg memory.
+pub trait GuestMemory: Send + Sync {
+    /// True when `[address, address + len)` lies inside memory the device may access.
+    fn is_accessible(&self, address: u64, len: u64) -> bool;
+}
+
+/// One kernel dispatch, as the packet processor read it from the queue.
+#[derive(Clone, Copy, Debug)]
+pub struct Dispatch {
+    pub model: GfxModel,
+    /// A copy of the packet (the slot may be recycled once the dispatch starts).
+    pub packet: hsa_kernel_dispatch_packet_t,
+    /// Address of the packet in the queue ring (the dispatch-ptr user SGPR points here).
+    pub packet_address: u64,
+    /// Address of the queue's `amd_queue_t` (the queue-ptr user SGPR).
+    pub queue_address: u64,
+    /// The packet's index in its queue (the dispatch-id user SGPR).
+    pub dispatch_id: u64,
+}
+
+/// How to run a dispatch.
+#[derive(Clone, Copy, Debug)]
+pub struct ExecConfig {
+    /// Host threads that run workgroups in parallel; 1 runs them in order on the caller.
+    pub worker_threads: usize,
+    /// Compute units reported by the agent (used for hardware-id registers).
+    pub compute_units: u32,
+    /// Watchdog: instructions one wave may execute (hsasim: `HSASIM_MAX_WAVE_INSTRUCTIONS`).
+    /// The count is exact, so this limit stops a runaway wave at the same instruction on
+    /// every run.
+    pub max_wave_instructions: u64,
+    /// Wall-clock limit for the whole dispatch (hsasim: `HSASIM_DISPATCH_TIMEOUT`); `None`
+    /// for none. Waves look at the clock every 4096 instructions and between workgroups.
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl ExecConfig {
+    /// One worker, 80 compute units and no limits: a base for `..ExecConfig::BASE`.
+    pub const BASE: ExecConfig = ExecConfig {
+        worker_threads: 1,
+        compute_units: 80,
+        max_wave_instructions: u64::MAX,
+        timeout: None,
+    };
+}
+
+/// Why a dispatch stopped. Every variant names enough to find the cause in the kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DispatchError {
+    /// An instruction word the decoder does not know, or an opcode it knows but cannot run.
+    UnknownInstruction {
+        pc: u64,
+        words: [u32; 2],
+        detail: String,
+    },
+    /// A memory access outside anything [`GuestMemory`] allows.
+    MemoryFault {
+        address: u64,
+        write: bool,
+        pc: u64,
+        instruction: String,
+        workgroup: [u32; 3],
+        wave: u32,
+    },
+    /// `s_trap`, `s_sethalt`, an instruction the ISA defines as illegal, a branch out of the
+    /// code object, a private-segment (stack) overflow.
+    Illegal { pc: u64, reason: String },
+    /// A wave ran more instructions than the watchdog allows (`HSASIM_MAX_WAVE_INSTRUCTIONS`):
+    /// almost certainly an endless loop, which on hardware would hang the queue.
+    Watchdog {
+        pc: u64,
+        limit: u64,
+        workgroup: [u32; 3],
+        wave: u32,
+    },
+    /// The dispatch was still running when its wall-clock limit (`HSASIM_DISPATCH_TIMEOUT`)
+    /// passed: an endless loop, or more work than the interpreter does in that time.
+    Timeout {
+        limit: std::time::Duration,
+        /// Workgroups that had finished, of `workgroups`.
+        finished: u64,
+        workgroups: u64,
+    },
+    /// The interpreter failed internally (a panic in one of its threads); the message
+    /// says where.
+    Internal(String),
+    /// The host could not provide what the dispatch needs (its private memory), as ROCr
+    /// reports a failed scratch allocation.
+    OutOfResources(String),
+    /// The kernel descriptor or the packet cannot be run (bad object address, model mismatch,
+    /// wave32 code, zero-sized grid, ...).
+    InvalidDispatch(String),
+}
+
+impl DispatchError {
+    /// The status hsasim reports through the queue's error callback for this failure.
+    pub fn hsa_status(&self) -> hsa_status_t {
+        use hsa_abi::status;
+        match self {
+            DispatchError::UnknownInstruction { .. }
+            | DispatchError::Illegal { .. }
+            | DispatchError::Watchdog { .. }
+            | DispatchError::Timeout { .. } => status::AMD_ERROR_ILLEGAL_INSTRUCTION,
+            DispatchError::Internal(_) => status::ERROR,
+            DispatchError::OutOfResources(_) => status::ERROR_OUT_OF_RESOURCES,
+            DispatchError::MemoryFault { .. } => status::AMD_ERROR_MEMORY_APERTURE_VIOLATION,
+            DispatchError::InvalidDispatch(_) => status::ERROR_INVALID_PACKET_FORMAT,
+        }
+    }
+}
+
+impl fmt::Display for DispatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DispatchError::UnknownInstruction { pc, words, detail } => write!(
+                f,
+                "unknown or unimplemented instruction at pc {pc:#x} (words {:#010x} {:#010x}): {detail}",
+                words[0], words[1]
+            ),
+            DispatchError::MemoryFault {
+                address,
+                write,
+                pc,
+                instruction,
+                workgroup,
+                wave,
+            } => write!(
+                f,
+                "memory fault: {} of address {address:#x} by `{instruction}` at pc {pc:#x}, workgroup ({}, {}, {}) wave {wave}",
+                if *write { "write" } else { "read" },
+                workgroup[0],
+                workgroup[1],
+                workgroup[2]
+            ),
+            DispatchError::Illegal { pc, reason } => write!(f, "illegal at pc {pc:#x}: {reason}"),
+            DispatchError::Watchdog {
+                pc,
+                limit,
+                workgroup,
+                wave,
+            } => write!(
+                f,
+                "watchdog: wave {wave} of workgroup ({}, {}, {}) executed more than {limit} instructions (HSASIM_MAX_WAVE_INSTRUCTIONS) and was stopped at pc {pc:#x}; an endless loop?",
+                workgroup[0], workgroup[1], workgroup[2]
+            ),
+            DispatchError::Timeout {
+                limit,
+                finished,
+                workgroups,
+            } => write!(
+                f,
+                "dispatch timeout: still running after {} s (HSASIM_DISPATCH_TIMEOUT), so all its waves were stopped with {finished} of {workgroups} workgroups finished; an endless loop, or a kernel too long for the interpreter?",
+                limit.as_secs_f64()
+            ),
+            DispatchError::Internal(why) => write!(f, "internal error in the interpreter: {why}"),
+            DispatchError::OutOfResources(why) => write!(f, "out of host memory: {why}"),
+            DispatchError::InvalidDispatch(why) => write!(f, "invalid dispatch: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DispatchError {}
