@@ -1,173 +1,22 @@
 //! Decoder for the GFX9-family encodings that gfx90a (CDNA2) and gfx942 (CDNA3) use.
 //!
 //! Decoding turns one to three instruction words into an [`Inst`]: the encoding family, the
-//! opcode's [`OpInfo`] (mnemonic, operand widths, handler) and the operand fields normalised
+//! opcode's [`OpInfo`] (mnemonic, operand widths, form) and the operand fields normalised
 //! so that one handler serves an opcode in every encoding it has (VOP2 and its VOP3 form,
-//! VOPC `_e32` writing VCC and `_e64` writing an SGPR pair, ...). The interpreter decodes each
-//! instruction once per dispatch and keeps the `Inst` in a cache keyed by its address.
+//! VOPC `_e32` writing VCC and `_e64` writing an SGPR pair, ...), and pairs it with the
+//! [`Handler`] that runs it ([`Decoded`]). The interpreter decodes each instruction once per
+//! dispatch and keeps the result in a cache keyed by its address.
 //!
 //! The opcode tables are `match`es on the opcode number (compiled to jump tables); an
 //! opcode missing from a table is an unknown instruction. An opcode present with no handler
 //! (`exec: None`) decodes and prints, and stops the dispatch with its name if executed.
+//!
+//! Layering: the instruction type is `inst`, the semantics are `exec`; this module sits
+//! above both, because an opcode table row names the handler of its opcode.
 
 use crate::api::GfxModel;
 use crate::exec::{ds, salu, smem, sopp, valu, vmem, Handler};
-
-/// Encoding family of an instruction word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Enc {
-    Sop1,
-    Sop2,
-    Sopk,
-    Sopc,
-    Sopp,
-    Smem,
-    Vop1,
-    Vop2,
-    Vopc,
-    /// VOP3 (and VOP3b); `Inst::vop3_of` tells which VOP1/VOP2/VOPC opcode it promotes.
-    Vop3,
-    Vop3p,
-    Ds,
-    /// FLAT, GLOBAL and SCRATCH (see `Inst::seg`).
-    Flat,
-    Mubuf,
-    Mtbuf,
-}
-
-impl Enc {
-    pub fn name(self) -> &'static str {
-        match self {
-            Enc::Sop1 => "SOP1",
-            Enc::Sop2 => "SOP2",
-            Enc::Sopk => "SOPK",
-            Enc::Sopc => "SOPC",
-            Enc::Sopp => "SOPP",
-            Enc::Smem => "SMEM",
-            Enc::Vop1 => "VOP1",
-            Enc::Vop2 => "VOP2",
-            Enc::Vopc => "VOPC",
-            Enc::Vop3 => "VOP3",
-            Enc::Vop3p => "VOP3P",
-            Enc::Ds => "DS",
-            Enc::Flat => "FLAT",
-            Enc::Mubuf => "MUBUF",
-            Enc::Mtbuf => "MTBUF",
-        }
-    }
-}
-
-/// How the operands of an opcode are laid out when printed (and, for a few, executed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// The encoding's default layout.
-    Std,
-    /// No operands (`s_endpgm`, `v_nop`, `s_barrier`).
-    None,
-    /// SOP1 with only a destination (`s_getpc_b64`).
-    DstOnly,
-    /// SOP1 with only a source (`s_setpc_b64`).
-    SrcOnly,
-    /// VOP2 with carry-out (`v_add_co_u32`): prints `vdst, vcc, src0, src1`.
-    CarryOut,
-    /// VOP2 with carry-in and carry-out (`v_addc_co_u32`).
-    CarryInOut,
-    /// `v_cndmask_b32`: mask operand last.
-    Cndmask,
-    /// `v_madmk`/`v_fmamk`: literal in the middle.
-    MadMk,
-    /// `v_madak`/`v_fmaak`: literal last.
-    MadAk,
-    /// VALU result in an SGPR (`v_readfirstlane_b32`, `v_readlane_b32`).
-    SDst,
-    /// VOP3b: vdst, sdst, sources (`v_mad_u64_u32`, `v_div_scale_f32`).
-    Vop3b,
-    /// SOPP branch (simm16 is a word offset).
-    Branch,
-    /// `s_waitcnt` counters.
-    Waitcnt,
-    /// SOPK compares / movk: `sdst, simm16` printed as hex.
-    SopkImm,
-    /// `s_getreg_b32 sdst, hwreg(...)` and friends.
-    Hwreg,
-    /// Memory: load (has vdst), store (has data), atomic (data, optional return).
-    Load,
-    Store,
-    Atomic,
-    /// DS with two offsets (`ds_write2_b32`, `ds_read2_b32`).
-    Ds2,
-}
-
-/// Static description of one opcode.
-#[derive(Clone, Copy)]
-pub struct OpInfo {
-    pub name: &'static str,
-    pub exec: Option<Handler>,
-    /// Widths in dwords of dst, src0, src1, src2 (for memory: vdst/data width, address width).
-    pub w: [u8; 4],
-    pub form: Form,
-    /// Which inline-constant table applies to sources (16/32/64-bit floats).
-    pub fk: FloatKind,
-}
-
-/// Inline float constants are encoded per operand size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FloatKind {
-    F16,
-    F32,
-    F64,
-}
-
-/// Extra operand modes of VOP1/VOP2/VOPC words whose src0 is 249 (SDWA) or 250 (DPP).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ext {
-    None,
-    Sdwa,
-    Dpp,
-}
-
-/// One decoded instruction. Operand "codes" use the 9-bit source encoding everywhere:
-/// 0..=127 scalar registers, 128..=255 constants/special, 256..=511 VGPRs (AGPRs are
-/// 512..=767, a model-private extension used only by VOP3P/MAI and memory `acc` forms).
-#[derive(Clone, Copy)]
-pub struct Inst {
-    pub enc: Enc,
-    /// For `Enc::Vop3`: the family the opcode comes from (Vop1/Vop2/Vopc) or Vop3 itself.
-    pub vop3_of: Enc,
-    pub op: u16,
-    pub info: OpInfo,
-    /// Size in bytes (4, 8 or 12).
-    pub len: u8,
-    pub words: [u32; 3],
-    /// Destination register code (VGPR dst as 256 + n; SGPR dst as n).
-    pub dst: u16,
-    /// Scalar destination of VOPC / VOP3b (carry-out, compare mask).
-    pub sdst: u16,
-    pub src: [u16; 3],
-    /// The literal constant (source code 255), the DPP/SDWA control word, or the SOPK /
-    /// `s_setreg_imm32` literal.
-    pub lit: u32,
-    pub ext: Ext,
-    /// SOPP/SOPK simm16, SMEM/FLAT/DS/MUBUF offset (sign-extended where the encoding is).
-    pub imm: i32,
-    pub abs: u8,
-    pub neg: u8,
-    pub neg_hi: u8,
-    pub opsel: u8,
-    pub opsel_hi: u8,
-    pub clamp: bool,
-    pub omod: u8,
-    /// Memory cache bits as encoded: bit0 glc/sc0, bit1 slc/nt, bit2 sc1, bit3 dlc/nv,
-    /// bit4 lds, bit5 acc (AGPR data), bit6 offen, bit7 idxen.
-    pub mflags: u8,
-    /// FLAT segment: 0 flat, 1 scratch, 2 global. For SMEM: soffset code or 0xffff.
-    pub seg: u16,
-    /// FLAT saddr / MUBUF srsrc / SMEM sbase (SGPR code); 0x7f means off.
-    pub saddr: u16,
-    /// Second DS offset; MUBUF soffset code.
-    pub imm2: u16,
-    pub model: GfxModel,
-}
+use crate::inst::{Enc, Ext, FloatKind, Form, Inst, OpInfo};
 
 /// Why a word did not decode: the encoding family and opcode, for the error message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -176,72 +25,44 @@ pub struct DecodeError {
     pub words: [u32; 2],
 }
 
-const fn info(name: &'static str, exec: Option<Handler>, w: [u8; 4], form: Form) -> OpInfo {
-    OpInfo {
-        name,
+/// One row of an opcode table: what the opcode is, and the handler that runs it (`None`:
+/// it decodes and prints, and stops the dispatch with its name if executed).
+#[derive(Clone, Copy)]
+pub struct Op {
+    pub info: OpInfo,
+    pub exec: Option<Handler>,
+}
+
+/// A decoded instruction and the handler that runs it.
+#[derive(Clone, Copy)]
+pub struct Decoded {
+    pub inst: Inst,
+    pub exec: Option<Handler>,
+}
+
+const fn info(name: &'static str, exec: Option<Handler>, w: [u8; 4], form: Form) -> Op {
+    Op {
+        info: OpInfo {
+            name,
+            w,
+            form,
+            fk: FloatKind::F32,
+        },
         exec,
-        w,
-        form,
-        fk: FloatKind::F32,
     }
 }
 
 const W1: [u8; 4] = [1, 1, 1, 1];
 const W2: [u8; 4] = [2, 2, 2, 2];
 
-impl Inst {
-    fn new(enc: Enc, op: u16, info: OpInfo, model: GfxModel) -> Inst {
-        Inst {
-            enc,
-            vop3_of: enc,
-            op,
-            info,
-            len: 4,
-            words: [0; 3],
-            dst: 0,
-            sdst: 0,
-            src: [0; 3],
-            lit: 0,
-            ext: Ext::None,
-            imm: 0,
-            abs: 0,
-            neg: 0,
-            neg_hi: 0,
-            opsel: 0,
-            opsel_hi: 0,
-            clamp: false,
-            omod: 0,
-            mflags: 0,
-            seg: 0,
-            saddr: 0x7f,
-            imm2: 0,
-            model,
-        }
-    }
-
-    /// The mnemonic as llvm-objdump prints it (with `_e32`/`_e64`/`_dpp`/`_sdwa` suffix).
-    pub fn mnemonic(&self) -> String {
-        let base = self.info.name;
-        match self.enc {
-            Enc::Vop1 | Enc::Vop2 | Enc::Vopc => {
-                let plain = matches!(self.info.form, Form::MadMk | Form::MadAk)
-                    || (self.enc == Enc::Vop1 && (base == "v_nop" || self.info.form == Form::SDst));
-                match self.ext {
-                    Ext::Dpp => format!("{base}_dpp"),
-                    Ext::Sdwa => format!("{base}_sdwa"),
-                    Ext::None if plain => base.to_string(),
-                    Ext::None => format!("{base}_e32"),
-                }
-            }
-            Enc::Vop3 if self.vop3_of != Enc::Vop3 => format!("{base}_e64"),
-            _ => base.to_string(),
-        }
-    }
-}
-
-/// Words needed to decide an instruction's length: callers pass up to three words (fewer
+/// Decodes the instruction at the start of `words`: callers pass up to three words (fewer
 /// at the end of readable memory; a missing word needed by the instruction is an error).
 pub fn decode(model: GfxModel, words: &[u32]) -> Result<Inst, DecodeError> {
+    decode_for_exec(model, words).map(|d| d.inst)
+}
+
+/// [`decode`], with the handler that runs the instruction.
+pub fn decode_for_exec(model: GfxModel, words: &[u32]) -> Result<Decoded, DecodeError> {
     let w0 = *words.first().ok_or_else(|| DecodeError {
         detail: "no instruction word".into(),
         words: [0, 0],
@@ -252,7 +73,7 @@ pub fn decode(model: GfxModel, words: &[u32]) -> Result<Inst, DecodeError> {
         words: [w0, w1.unwrap_or(0)],
     };
     let need1 = || w1.ok_or_else(|| err("instruction runs past readable code".into()));
-    let mut inst = if w0 >> 23 == 0x17d {
+    let Decoded { mut inst, exec } = if w0 >> 23 == 0x17d {
         decode_sop1(model, w0)
     } else if w0 >> 23 == 0x17e {
         decode_sopc(model, w0)
@@ -317,7 +138,7 @@ pub fn decode(model: GfxModel, words: &[u32]) -> Result<Inst, DecodeError> {
             apply_ext(&mut inst, extra);
         }
     }
-    Ok(inst)
+    Ok(Decoded { inst, exec })
 }
 
 fn apply_ext(inst: &mut Inst, extra: u32) {
@@ -348,14 +169,16 @@ fn apply_ext(inst: &mut Inst, extra: u32) {
 
 macro_rules! tab {
     ($($op:pat => ($name:literal, $exec:expr, $w:expr $(, $form:ident)?)),* $(,)?) => {
-        |op: u32| -> Option<OpInfo> {
+        |op: u32| -> Option<Op> {
             match op {
-                $($op => Some(OpInfo {
-                    name: $name,
+                $($op => Some(Op {
+                    info: OpInfo {
+                        name: $name,
+                        w: $w,
+                        form: tab!(@form $($form)?),
+                        fk: fk_of($name),
+                    },
                     exec: $exec,
-                    w: $w,
-                    form: tab!(@form $($form)?),
-                    fk: fk_of($name),
                 }),)*
                 _ => None,
             }
@@ -400,7 +223,7 @@ fn missing(enc: Enc, op: u32, model: GfxModel) -> String {
 
 // ---------------------------------------------------------------- scalar ALU
 
-fn sop2_table(op: u32) -> Option<OpInfo> {
+fn sop2_table(op: u32) -> Option<Op> {
     use salu::*;
     let t = tab! {
         0 => ("s_add_u32", Some(s_add_u32), W1),
@@ -458,17 +281,17 @@ fn sop2_table(op: u32) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_sop2(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_sop2(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 23) & 0x7f;
-    let info = sop2_table(op).ok_or_else(|| missing(Enc::Sop2, op, model))?;
+    let Op { info, exec } = sop2_table(op).ok_or_else(|| missing(Enc::Sop2, op, model))?;
     let mut i = Inst::new(Enc::Sop2, op as u16, info, model);
     i.dst = ((w >> 16) & 0x7f) as u16;
     i.src[0] = (w & 0xff) as u16;
     i.src[1] = ((w >> 8) & 0xff) as u16;
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
-fn sop1_table(op: u32) -> Option<OpInfo> {
+fn sop1_table(op: u32) -> Option<Op> {
     use salu::*;
     let t = tab! {
         0 => ("s_mov_b32", Some(s_mov_b32), W1),
@@ -527,19 +350,19 @@ fn sop1_table(op: u32) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_sop1(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_sop1(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 8) & 0xff;
-    let info = sop1_table(op).ok_or_else(|| missing(Enc::Sop1, op, model))?;
+    let Op { info, exec } = sop1_table(op).ok_or_else(|| missing(Enc::Sop1, op, model))?;
     let mut i = Inst::new(Enc::Sop1, op as u16, info, model);
     i.dst = ((w >> 16) & 0x7f) as u16;
     i.src[0] = (w & 0xff) as u16;
     if info.form == Form::DstOnly {
         i.src[0] = 0;
     }
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
-fn sopc_table(op: u32) -> Option<OpInfo> {
+fn sopc_table(op: u32) -> Option<Op> {
     use salu::*;
     let t = tab! {
         0 => ("s_cmp_eq_i32", Some(s_cmp_eq_i32), W1),
@@ -565,16 +388,16 @@ fn sopc_table(op: u32) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_sopc(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_sopc(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 16) & 0x7f;
-    let info = sopc_table(op).ok_or_else(|| missing(Enc::Sopc, op, model))?;
+    let Op { info, exec } = sopc_table(op).ok_or_else(|| missing(Enc::Sopc, op, model))?;
     let mut i = Inst::new(Enc::Sopc, op as u16, info, model);
     i.src[0] = (w & 0xff) as u16;
     i.src[1] = ((w >> 8) & 0xff) as u16;
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
-fn sopk_table(op: u32) -> Option<OpInfo> {
+fn sopk_table(op: u32) -> Option<Op> {
     use salu::*;
     let t = tab! {
         0 => ("s_movk_i32", Some(s_movk_i32), W1, SopkImm),
@@ -601,16 +424,16 @@ fn sopk_table(op: u32) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_sopk(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_sopk(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 23) & 0x1f;
-    let info = sopk_table(op).ok_or_else(|| missing(Enc::Sopk, op, model))?;
+    let Op { info, exec } = sopk_table(op).ok_or_else(|| missing(Enc::Sopk, op, model))?;
     let mut i = Inst::new(Enc::Sopk, op as u16, info, model);
     i.dst = ((w >> 16) & 0x7f) as u16;
     i.imm = (w & 0xffff) as i16 as i32;
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
-fn sopp_table(op: u32) -> Option<OpInfo> {
+fn sopp_table(op: u32) -> Option<Op> {
     use sopp::*;
     let t = tab! {
         0 => ("s_nop", Some(s_nop), W1),
@@ -647,17 +470,17 @@ fn sopp_table(op: u32) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_sopp(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_sopp(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 16) & 0x7f;
-    let info = sopp_table(op).ok_or_else(|| missing(Enc::Sopp, op, model))?;
+    let Op { info, exec } = sopp_table(op).ok_or_else(|| missing(Enc::Sopp, op, model))?;
     let mut i = Inst::new(Enc::Sopp, op as u16, info, model);
     i.imm = (w & 0xffff) as i16 as i32;
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 // ---------------------------------------------------------------- scalar memory
 
-fn decode_smem(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
+fn decode_smem(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     use smem::*;
     let op = (w0 >> 18) & 0xff;
     let t = tab! {
@@ -684,7 +507,7 @@ fn decode_smem(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         36 => ("s_memtime", Some(s_memtime), [2, 0, 0, 0], DstOnly),
         37 => ("s_memrealtime", Some(s_memrealtime), [2, 0, 0, 0], DstOnly),
     };
-    let info = t(op).ok_or_else(|| missing(Enc::Smem, op, model))?;
+    let Op { info, exec } = t(op).ok_or_else(|| missing(Enc::Smem, op, model))?;
     let mut i = Inst::new(Enc::Smem, op as u16, info, model);
     i.len = 8;
     i.saddr = ((w0 & 0x3f) << 1) as u16;
@@ -704,13 +527,13 @@ fn decode_smem(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
     } else {
         i.seg = (w1 & 0xff) as u16;
     }
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 // ---------------------------------------------------------------- vector ALU
 
 /// VOP2 opcodes (also VOP3 0x100 + op).
-fn vop2_table(op: u32, model: GfxModel) -> Option<OpInfo> {
+fn vop2_table(op: u32, model: GfxModel) -> Option<Op> {
     use valu::*;
     let g942 = model == GfxModel::Gfx942;
     match op {
@@ -786,9 +609,9 @@ fn vop2_table(op: u32, model: GfxModel) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_vop2(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_vop2(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 25) & 0x3f;
-    let info = vop2_table(op, model).ok_or_else(|| missing(Enc::Vop2, op, model))?;
+    let Op { info, exec } = vop2_table(op, model).ok_or_else(|| missing(Enc::Vop2, op, model))?;
     let mut i = Inst::new(Enc::Vop2, op as u16, info, model);
     i.dst = 256 + ((w >> 17) & 0xff) as u16;
     i.src[0] = (w & 0x1ff) as u16;
@@ -807,7 +630,7 @@ fn decode_vop2(model: GfxModel, w: u32) -> Result<Inst, String> {
         Form::MadMk | Form::MadAk => {}
         _ => {}
     }
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 fn ext_of(src0: u16) -> Ext {
@@ -819,7 +642,7 @@ fn ext_of(src0: u16) -> Ext {
 }
 
 /// VOP1 opcodes (also VOP3 0x140 + op).
-fn vop1_table(op: u32, model: GfxModel) -> Option<OpInfo> {
+fn vop1_table(op: u32, model: GfxModel) -> Option<Op> {
     use valu::*;
     let g942 = model == GfxModel::Gfx942;
     match op {
@@ -909,9 +732,9 @@ fn vop1_table(op: u32, model: GfxModel) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_vop1(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_vop1(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 9) & 0xff;
-    let info = vop1_table(op, model).ok_or_else(|| missing(Enc::Vop1, op, model))?;
+    let Op { info, exec } = vop1_table(op, model).ok_or_else(|| missing(Enc::Vop1, op, model))?;
     let mut i = Inst::new(Enc::Vop1, op as u16, info, model);
     i.dst = 256 + ((w >> 17) & 0xff) as u16;
     if info.form == Form::SDst {
@@ -924,11 +747,11 @@ fn decode_vop1(model: GfxModel, w: u32) -> Result<Inst, String> {
         i.src[0] = 512 + (w & 0xff) as u16;
     }
     i.ext = ext_of(i.src[0]);
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 /// VOPC opcodes (also VOP3 0x000 + op).
-fn vopc_table(op: u32) -> Option<OpInfo> {
+fn vopc_table(op: u32) -> Option<Op> {
     const F16: [&str; 16] = [
         "v_cmp_f_f16",
         "v_cmp_lt_f16",
@@ -1192,28 +1015,30 @@ fn vopc_table(op: u32) -> Option<OpInfo> {
         }
         _ => return None,
     };
-    Some(OpInfo {
-        name,
+    Some(Op {
+        info: OpInfo {
+            name,
+            w,
+            form: Form::Std,
+            fk,
+        },
         exec: Some(h),
-        w,
-        form: Form::Std,
-        fk,
     })
 }
 
-fn decode_vopc(model: GfxModel, w: u32) -> Result<Inst, String> {
+fn decode_vopc(model: GfxModel, w: u32) -> Result<Decoded, String> {
     let op = (w >> 17) & 0xff;
-    let info = vopc_table(op).ok_or_else(|| missing(Enc::Vopc, op, model))?;
+    let Op { info, exec } = vopc_table(op).ok_or_else(|| missing(Enc::Vopc, op, model))?;
     let mut i = Inst::new(Enc::Vopc, op as u16, info, model);
     i.sdst = 106;
     i.src[0] = (w & 0x1ff) as u16;
     i.src[1] = 256 + ((w >> 9) & 0xff) as u16;
     i.ext = ext_of(i.src[0]);
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 /// VOP3-only opcodes (0x1c0 and up).
-fn vop3_table(op: u32, model: GfxModel) -> Option<OpInfo> {
+fn vop3_table(op: u32, model: GfxModel) -> Option<Op> {
     use valu::*;
     let g942 = model == GfxModel::Gfx942;
     match op {
@@ -1337,7 +1162,7 @@ fn vop3_table(op: u32, model: GfxModel) -> Option<OpInfo> {
     t(op)
 }
 
-fn decode_vop3(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
+fn decode_vop3(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     let op = (w0 >> 16) & 0x3ff;
     let (info, from) = match op {
         0..=0xff => (vopc_table(op), Enc::Vopc),
@@ -1345,7 +1170,7 @@ fn decode_vop3(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         0x140..=0x1bf => (vop1_table(op - 0x140, model), Enc::Vop1),
         _ => (vop3_table(op, model), Enc::Vop3),
     };
-    let mut info = info.ok_or_else(|| missing(Enc::Vop3, op, model))?;
+    let Op { mut info, exec } = info.ok_or_else(|| missing(Enc::Vop3, op, model))?;
     // madmk/madak/fmamk/fmaak have no VOP3 form.
     if matches!(info.form, Form::MadMk | Form::MadAk) {
         return Err(missing(Enc::Vop3, op, model));
@@ -1392,10 +1217,10 @@ fn decode_vop3(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         ));
     }
     i.info = info;
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
-fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
+fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     use valu::*;
     let op = (w0 >> 16) & 0x7f;
     let t = tab! {
@@ -1440,7 +1265,7 @@ fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
     if op >= 0x40 && crate::exec::mai::lookup(op as u16, model == GfxModel::Gfx942).is_some() {
         return decode_mai(model, op as u16, w0, w1);
     }
-    let info = t(op).ok_or_else(|| {
+    let Op { info, exec } = t(op).ok_or_else(|| {
         if op >= 0x40 {
             format!(
                 "VOP3P opcode {op} ({op:#x}) (MAI/MFMA) is not implemented for {}",
@@ -1476,13 +1301,13 @@ fn decode_vop3p(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
     if i.src.contains(&255) {
         return Err(format!("VOP3P opcode {op} ({op:#x}) with a literal"));
     }
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 /// MAI (matrix) instructions share the VOP3P opcode space from 0x40 up. Fields: vdst
 /// [7:0], cbsz [10:8], abid [14:11], acc_cd [15] (C and D are AGPRs), src0/1/2 as VOP3P,
 /// acc [28:27] (A/B are AGPRs), blgp [31:29].
-fn decode_mai(model: GfxModel, op: u16, w0: u32, w1: u32) -> Result<Inst, String> {
+fn decode_mai(model: GfxModel, op: u16, w0: u32, w1: u32) -> Result<Decoded, String> {
     use crate::exec::mai;
     let (name, shape) = mai::lookup(op, model == GfxModel::Gfx942).ok_or_else(|| {
         format!(
@@ -1494,11 +1319,11 @@ fn decode_mai(model: GfxModel, op: u16, w0: u32, w1: u32) -> Result<Inst, String
     let d = shape.d_regs();
     let info = OpInfo {
         name,
-        exec: Some(mai::v_mfma),
         w: [d, ab, ab, d],
         form: Form::Std,
         fk: FloatKind::F32,
     };
+    let exec = Some(mai::v_mfma as Handler);
     let mut i = Inst::new(Enc::Vop3p, op, info, model);
     i.len = 8;
     i.words[1] = w1;
@@ -1525,12 +1350,12 @@ fn decode_mai(model: GfxModel, op: u16, w0: u32, w1: u32) -> Result<Inst, String
     i.src = src;
     // cbsz | abid << 3 | blgp << 7: nonzero only for broadcast forms.
     i.imm = (((w0 >> 8) & 7) | ((w0 >> 11) & 0xf) << 3 | ((w1 >> 29) & 7) << 7) as i32;
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 // ---------------------------------------------------------------- LDS
 
-fn decode_ds(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
+fn decode_ds(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     use ds::*;
     let op = (w0 >> 17) & 0xff;
     let t = tab! {
@@ -1616,7 +1441,7 @@ fn decode_ds(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         0xfe => ("ds_read_b96", Some(ds_read), [3, 1, 0, 0], Load),
         0xff => ("ds_read_b128", Some(ds_read), [4, 1, 0, 0], Load),
     };
-    let info = t(op).ok_or_else(|| missing(Enc::Ds, op, model))?;
+    let Op { info, exec } = t(op).ok_or_else(|| missing(Enc::Ds, op, model))?;
     let mut i = Inst::new(Enc::Ds, op as u16, info, model);
     i.len = 8;
     i.words[1] = w1;
@@ -1636,12 +1461,12 @@ fn decode_ds(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         acc + ((w1 >> 16) & 0xff) as u16,
     ];
     i.dst = acc + ((w1 >> 24) & 0xff) as u16;
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 // ---------------------------------------------------------------- vector memory
 
-fn decode_flat(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
+fn decode_flat(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     use vmem::*;
     let op = (w0 >> 18) & 0x7f;
     let seg = (w0 >> 14) & 3;
@@ -1701,7 +1526,7 @@ fn decode_flat(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         107 => ("atomic_inc_x2", Some(flat_atomic), [2, 2, 2, 0], Atomic),
         108 => ("atomic_dec_x2", Some(flat_atomic), [2, 2, 2, 0], Atomic),
     };
-    let mut info = t(op).ok_or_else(|| {
+    let Op { mut info, exec } = t(op).ok_or_else(|| {
         format!(
             "FLAT opcode {op} ({op:#x}) segment {seg} is not a {} instruction this decoder knows",
             model.processor()
@@ -1746,7 +1571,7 @@ fn decode_flat(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
     if (seg == 2 && i.saddr != 0x7f) || seg == 1 {
         i.info.w[1] = 1;
     }
-    Ok(i)
+    Ok(Decoded { inst: i, exec })
 }
 
 fn flat_name(seg: u32, suffix: &'static str) -> &'static str {
@@ -1821,7 +1646,7 @@ fn flat_name(seg: u32, suffix: &'static str) -> &'static str {
     )
 }
 
-fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
+fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     use vmem::*;
     let op = (w0 >> 18) & 0x7f;
     let t = tab! {
@@ -1856,7 +1681,7 @@ fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
         0x41 => ("buffer_atomic_cmpswap", None, [2, 1, 2, 0], Atomic),
         0x42 => ("buffer_atomic_add", None, [1, 1, 1, 0], Atomic),
     };
-    let mut info = t(op).ok_or_else(|| missing(Enc::Mubuf, op, model))?;
+    let Op { mut info, exec } = t(op).ok_or_else(|| missing(Enc::Mubuf, op, model))?;
     if op == 0x29 && model == GfxModel::Gfx942 {
         info.name = "buffer_inv";
     }
@@ -1887,21 +1712,7 @@ fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Inst, String> {
     if fl & 0xc0 == 0xc0 {
         i.info.w[1] = 2;
     }
-    Ok(i)
-}
-
-/// True when `form` has a result register (for printing memory instructions).
-pub fn returns(i: &Inst) -> bool {
-    match i.info.form {
-        Form::Load => true,
-        // ds_read2 returns two values; ds_write2 returns nothing.
-        Form::Ds2 => i.info.w[0] != 0,
-        Form::Atomic => match i.enc {
-            Enc::Ds => i.info.w[0] != 0,
-            _ => i.mflags & 1 != 0,
-        },
-        _ => false,
-    }
+    Ok(Decoded { inst: i, exec })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! read like `llvm-objdump -d` and the decoder can be checked against it mechanically.
 
 use crate::api::GfxModel;
-use crate::decode::{returns, Enc, Ext, Form, Inst};
+use crate::inst::{returns, Enc, Ext, Form, Inst};
 use std::fmt::{self, Write};
 
 /// Name of an operand code of `width` dwords.

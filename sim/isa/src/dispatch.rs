@@ -4,7 +4,7 @@
 
 use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
-use crate::decode::{decode, Inst};
+use crate::decode::{decode_for_exec, Decoded};
 use crate::exec::{self, Ctx, DispatchInfo, Step};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
@@ -162,7 +162,7 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
 struct DecodeCache {
     base: u64,
     slots: Vec<u32>,
-    insts: Vec<Inst>,
+    insts: Vec<Decoded>,
     far: HashMap<u64, u32>,
 }
 
@@ -226,11 +226,12 @@ impl DecodeCache {
             *slot = unsafe { exec::host_read::<u32>(a) };
             n += 1;
         }
-        let inst = decode(model, &words[..n]).map_err(|e| DispatchError::UnknownInstruction {
-            pc,
-            words: e.words,
-            detail: e.detail,
-        })?;
+        let inst =
+            decode_for_exec(model, &words[..n]).map_err(|e| DispatchError::UnknownInstruction {
+                pc,
+                words: e.words,
+                detail: e.detail,
+            })?;
         let id = self.insts.len() as u32;
         self.insts.push(inst);
         let idx = pc.wrapping_sub(self.base) / 4;
@@ -366,10 +367,10 @@ fn run_wave(
                 Err(e) => break Err(e),
             },
         };
-        let inst = &cache.insts[id as usize];
+        let Decoded { inst, exec: run } = &cache.insts[id as usize];
         w.pc = pc.wrapping_add(inst.len as u64);
         ctx.pc = pc;
-        let Some(handler) = inst.info.exec else {
+        let Some(handler) = run else {
             break Err(exec::unimplemented(inst, pc));
         };
         count += 1;

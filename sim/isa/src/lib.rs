@@ -40,11 +40,13 @@ pub mod decode;
 mod disasm;
 mod dispatch;
 pub mod exec;
+pub mod inst;
 pub mod wave;
 
 pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
-pub use decode::{decode, DecodeError, Enc, Inst};
+pub use decode::{decode, DecodeError};
 pub use dispatch::{panic_message, DispatchStats};
+pub use inst::{Enc, Inst};
 
 /// Runs every workgroup of `dispatch` to completion, or stops at the first error.
 ///

@@ -1,6 +1,6 @@
 //! Architectural state of one wave64 and the operand accessors the handlers use.
 
-use crate::decode::FloatKind;
+use crate::inst::FloatKind;
 
 /// Operand codes of the special scalar registers (GFX9 source encoding).
 pub const VCC_LO: usize = 106;

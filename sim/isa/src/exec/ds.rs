@@ -8,7 +8,7 @@
 use super::{Ctx, Step};
 use crate::aperture::SHARED_BASE;
 use crate::api::DispatchError;
-use crate::decode::Inst;
+use crate::inst::Inst;
 use crate::wave::{Wave, LANES};
 
 type R = Result<Step, DispatchError>;

@@ -23,7 +23,7 @@
 use super::valu::f16_to_f32;
 use super::{unimplemented, Ctx, Step};
 use crate::api::DispatchError;
-use crate::decode::{FloatKind, Inst};
+use crate::inst::{FloatKind, Inst};
 use crate::wave::{Wave, LANES};
 
 /// Element type of A and B.

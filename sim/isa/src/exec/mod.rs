@@ -12,7 +12,7 @@ pub mod valu;
 pub mod vmem;
 
 use crate::api::{DispatchError, GfxModel, GuestMemory};
-use crate::decode::Inst;
+use crate::inst::Inst;
 use crate::wave::Wave;
 
 /// What the wave does after an instruction.

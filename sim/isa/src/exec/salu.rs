@@ -2,7 +2,7 @@
 
 use super::{Ctx, Step};
 use crate::api::DispatchError;
-use crate::decode::Inst;
+use crate::inst::Inst;
 use crate::wave::Wave;
 
 type R = Result<Step, DispatchError>;

@@ -2,7 +2,7 @@
 
 use super::{host_read, host_write, Ctx, Step};
 use crate::api::DispatchError;
-use crate::decode::Inst;
+use crate::inst::Inst;
 use crate::wave::Wave;
 
 type R = Result<Step, DispatchError>;

@@ -7,7 +7,7 @@
 use super::round::{self, Rm, F16 as H16, F32 as S32, F64 as D64};
 use super::{Ctx, Step};
 use crate::api::DispatchError;
-use crate::decode::{Enc, Ext, Inst};
+use crate::inst::{Enc, Ext, Inst};
 use crate::wave::{Lanes, Wave, LANES};
 
 type R = Result<Step, DispatchError>;
@@ -264,7 +264,7 @@ fn float_result(name: &str, suffix: &str) -> bool {
 /// bits and keep f16 denormals here).
 #[inline(always)]
 fn flush_inputs(w: &Wave, i: &Inst) -> bool {
-    flush32(w) && i.info.fk == crate::decode::FloatKind::F32
+    flush32(w) && i.info.fk == crate::inst::FloatKind::F32
 }
 
 #[inline(always)]
@@ -1246,7 +1246,7 @@ pub fn v_pk_mov_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
 fn pk16(w: &mut Wave, i: &Inst, n: usize, op: fn(f32, f32, f32) -> f32, rop: Option<RoundOp>) -> R {
     let mut s = [[0u32; LANES]; 3];
     for (k, out) in s.iter_mut().enumerate().take(n) {
-        w.vread32(i.src[k], i.lit, crate::decode::FloatKind::F16, out);
+        w.vread32(i.src[k], i.lit, crate::inst::FloatKind::F16, out);
     }
     let mask = w.exec();
     let rm = round::rm64(w.mode);
@@ -1505,9 +1505,9 @@ pub fn v_dot2_f32_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     let mut s = [[0u32; LANES]; 3];
     for (k, out) in s.iter_mut().enumerate() {
         let fk = if k < 2 {
-            crate::decode::FloatKind::F16
+            crate::inst::FloatKind::F16
         } else {
-            crate::decode::FloatKind::F32
+            crate::inst::FloatKind::F32
         };
         w.vread32(i.src[k], i.lit, fk, out);
     }
@@ -1596,7 +1596,7 @@ pub fn v_trig_preop_f64(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
 fn fma_mix(w: &mut Wave, i: &Inst, out: u8) -> R {
     let mut s = [[0u32; LANES]; 3];
     for (k, v) in s.iter_mut().enumerate() {
-        w.vread32(i.src[k], i.lit, crate::decode::FloatKind::F32, v);
+        w.vread32(i.src[k], i.lit, crate::inst::FloatKind::F32, v);
     }
     let mask = w.exec();
     let old = w.v[(i.dst as usize).wrapping_sub(256) & 511];

@@ -11,7 +11,7 @@ use crate::aperture::{
     APERTURE_SIZE, PRIVATE_APERTURE, PRIVATE_BASE, SHARED_APERTURE, SHARED_BASE,
 };
 use crate::api::DispatchError;
-use crate::decode::Inst;
+use crate::inst::Inst;
 use crate::wave::{Wave, LANES};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
