@@ -16,7 +16,7 @@
 //!   f64) denormal inputs and results to signed zero when 0 and keeps them when 3 (HIP's
 //!   default). Other rounding modes and the partial denormal modes are not modelled.
 //! - Division: `v_div_scale`/`v_div_fmas`/`v_div_fixup` scale so the compiler's
-//!   Newton-Raphson sequence is correctly rounded over the whole range (see exec/valu.rs).
+//!   Newton-Raphson sequence is correctly rounded over the whole range (see exec/valu/div.rs).
 //! - MFMA: every dense gfx90a/gfx942 shape (f32, f16, bf16, i8; not f64, sparse or fp8),
 //!   AGPR/VGPR operands, without the cbsz/abid/blgp broadcasts (exec/mai.rs).
 //! - Scratch: per-lane private memory; FLAT/SCRATCH addresses are per-lane offsets, GFX9

@@ -20,7 +20,7 @@
 //! The broadcast controls `cbsz`/`abid`/`blgp` are not modelled: a nonzero value stops the
 //! dispatch with the instruction's name rather than computing something else.
 
-use super::valu::f16_to_f32;
+use super::half::f16_to_f32;
 use super::{unimplemented, Ctx, Step};
 use crate::api::DispatchError;
 use crate::inst::{FloatKind, Inst};

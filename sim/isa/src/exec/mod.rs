@@ -3,6 +3,7 @@
 //! one indirect call, and the handler loops over the 64 lanes under EXEC.
 
 pub mod ds;
+pub mod half;
 pub mod mai;
 pub mod round;
 pub mod salu;

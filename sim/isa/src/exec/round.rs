@@ -98,7 +98,7 @@ impl Fmt {
         match self.p {
             53 => f64::from_bits(x),
             24 => f32::from_bits(x as u32) as f64,
-            _ => super::valu::f16_to_f32(x as u16) as f64,
+            _ => super::half::f16_to_f32(x as u16) as f64,
         }
     }
 
@@ -108,7 +108,7 @@ impl Fmt {
         match self.p {
             53 => x.to_bits(),
             24 => (x as f32).to_bits() as u64,
-            _ => super::valu::f64_to_f16(x) as u64,
+            _ => super::half::f64_to_f16(x) as u64,
         }
     }
 

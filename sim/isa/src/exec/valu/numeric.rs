@@ -1,0 +1,124 @@
+//! Scalar numeric helpers the handlers share (sign extension, med3, f16 pairs, byte
+//! permute, ldexp/frexp, division fixup).
+
+use super::*;
+
+#[inline(always)]
+pub(super) fn sext24(x: u32) -> i64 {
+    (((x << 8) as i32) >> 8) as i64
+}
+
+pub(super) fn med3f(a: f32, b: f32, c: f32) -> f32 {
+    a.max(b).min(a.min(b).max(c))
+}
+
+pub(super) fn hf2(a: u32, b: u32, op: fn(f32, f32) -> f32) -> u32 {
+    f32_to_f16(op(f16_to_f32(a as u16), f16_to_f32(b as u16))) as u32
+}
+
+pub(super) fn perm(a: u32, b: u32, sel: u32) -> u32 {
+    let bytes = ((a as u64) << 32) | b as u64;
+    let mut d = 0u32;
+    for k in 0..4 {
+        let s = (sel >> (8 * k)) & 0xff;
+        let v = match s {
+            0..=7 => ((bytes >> (8 * s)) & 0xff) as u32,
+            8..=11 => {
+                // Sign of byte 1, 3, 5 or 7 replicated.
+                let src = 2 * (s - 8) + 1;
+                if (bytes >> (8 * src + 7)) & 1 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            12 => 0,
+            _ => 0xff,
+        };
+        d |= v << (8 * k);
+    }
+    d
+}
+
+pub(super) fn ldexp32(x: f32, e: i32) -> f32 {
+    (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
+}
+
+pub(super) fn ldexp64(x: f64, e: i32) -> f64 {
+    let e = e.clamp(-2200, 2200);
+    // Split so intermediate powers stay finite.
+    let half = e / 2;
+    x * 2f64.powi(half) * 2f64.powi(e - half)
+}
+
+pub(super) fn frexp32(x: f32) -> (f32, i32) {
+    let (m, e) = frexp64(x as f64);
+    (m as f32, e)
+}
+
+pub(super) fn frexp64(x: f64) -> (f64, i32) {
+    if x == 0.0 || !x.is_finite() {
+        return (x, 0);
+    }
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    if exp == 0 {
+        // Subnormal: normalise first.
+        let (m, e) = frexp64(x * 2f64.powi(64));
+        return (m, e - 64);
+    }
+    let e = exp - 1022;
+    let m = f64::from_bits((bits & !(0x7ffu64 << 52)) | (1022u64 << 52));
+    (m, e)
+}
+
+pub(super) fn div_fixup32(q: f32, den: f32, num: f32) -> f32 {
+    div_fixup64(q as f64, den as f64, num as f64) as f32
+}
+
+/// `v_div_fixup`: the quotient `q` of `num / den` with IEEE special cases applied.
+pub(super) fn div_fixup64(q: f64, den: f64, num: f64) -> f64 {
+    let neg = den.is_sign_negative() != num.is_sign_negative();
+    if num.is_nan() {
+        return num;
+    }
+    if den.is_nan() {
+        return den;
+    }
+    if (den == 0.0 && num == 0.0) || (den.is_infinite() && num.is_infinite()) {
+        return f64::NAN;
+    }
+    if den == 0.0 || num.is_infinite() {
+        return if neg {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    if den.is_infinite() || num == 0.0 {
+        return if neg { -0.0 } else { 0.0 };
+    }
+    if q.is_nan() {
+        return if neg {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+    }
+    if neg {
+        -q.abs()
+    } else {
+        q.abs()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perm_selects_bytes() {
+        assert_eq!(perm(0x0403_0201, 0x0807_0605, 0x0706_0504), 0x0403_0201);
+        assert_eq!(perm(0, 0x8000_0000, 0x0c0d_0909), 0x00ff_ffff);
+    }
+}

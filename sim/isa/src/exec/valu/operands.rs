@@ -1,0 +1,387 @@
+//! Operand plumbing shared by every VALU handler: reading sources (with DPP/SDWA and
+//! input modifiers), denormal flushing, output modifiers, and writing results under EXEC.
+
+use super::*;
+
+/// Reads `N` 32-bit sources; returns them and the write mask (EXEC, narrowed by DPP).
+#[inline(always)]
+pub(super) fn srcs32<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([Lanes; N], u64) {
+    let mut s = [[0u32; LANES]; N];
+    let mut mask = w.exec();
+    for (n, out) in s.iter_mut().enumerate() {
+        w.vread32(i.src[n], i.lit, i.info.fk, out);
+    }
+    if i.ext != Ext::None {
+        mask &= ext_sources(w, i, &mut s);
+    }
+    if i.opsel & 7 != 0 && i.enc == Enc::Vop3 {
+        // VOP3 op_sel[n] reads the high half of 16-bit source n.
+        for (n, v) in s.iter_mut().enumerate() {
+            if i.opsel >> n & 1 != 0 {
+                for x in v.iter_mut() {
+                    *x >>= 16;
+                }
+            }
+        }
+    }
+    if float && (i.abs | i.neg) != 0 && i.ext != Ext::Sdwa {
+        // f16 sources keep their sign in bit 15 (the op's name ends in its source type).
+        let sign = if i.info.name.ends_with("_f16") {
+            0x8000
+        } else {
+            0x8000_0000
+        };
+        for (n, v) in s.iter_mut().enumerate() {
+            let (abs, neg) = (i.abs >> n & 1 != 0, i.neg >> n & 1 != 0);
+            if abs || neg {
+                for x in v.iter_mut() {
+                    if abs {
+                        *x &= !sign;
+                    }
+                    if neg {
+                        *x ^= sign;
+                    }
+                }
+            }
+        }
+    }
+    (s, mask)
+}
+
+/// 64-bit sources (`wide` says which of the N operands are 64-bit; others zero-extend).
+#[inline(always)]
+pub(super) fn srcs64<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([L64; N], u64) {
+    let mut s = [[0u64; LANES]; N];
+    for (n, out) in s.iter_mut().enumerate() {
+        if i.info.w[n + 1] >= 2 {
+            w.vread64(i.src[n], i.lit, i.info.fk, out);
+        } else {
+            let mut t = [0u32; LANES];
+            w.vread32(i.src[n], i.lit, i.info.fk, &mut t);
+            for l in 0..LANES {
+                out[l] = t[l] as u64;
+            }
+        }
+    }
+    let mut mask = w.exec();
+    if i.ext == Ext::Dpp {
+        // 64-bit DPP (v_mov_b64 on gfx942 and friends): permute both halves alike.
+        let mut lo = [0u32; LANES];
+        let mut hi = [0u32; LANES];
+        for l in 0..LANES {
+            lo[l] = s[0][l] as u32;
+            hi[l] = (s[0][l] >> 32) as u32;
+        }
+        let m = dpp(w, i, &mut lo);
+        dpp(w, i, &mut hi);
+        mask &= m;
+        for l in 0..LANES {
+            s[0][l] = lo[l] as u64 | (hi[l] as u64) << 32;
+        }
+    }
+    if float && (i.abs | i.neg) != 0 {
+        for (n, v) in s.iter_mut().enumerate() {
+            let (abs, neg) = (i.abs >> n & 1 != 0, i.neg >> n & 1 != 0);
+            for x in v.iter_mut() {
+                if abs {
+                    *x &= !(1 << 63);
+                }
+                if neg {
+                    *x ^= 1 << 63;
+                }
+            }
+        }
+    }
+    (s, mask)
+}
+
+/// Applies DPP or SDWA to the sources; returns the lanes allowed to write.
+pub(super) fn ext_sources<const N: usize>(w: &Wave, i: &Inst, s: &mut [Lanes; N]) -> u64 {
+    match i.ext {
+        Ext::Dpp if N > 0 => dpp(w, i, &mut s[0]),
+        Ext::Sdwa => {
+            let e = i.lit;
+            if N > 0 {
+                sdwa_sel(&mut s[0], (e >> 16) & 7, (e >> 19) & 1 != 0);
+                sdwa_mods(
+                    &mut s[0],
+                    (e >> 21) & 1 != 0,
+                    (e >> 20) & 1 != 0,
+                    (e >> 16) & 7,
+                );
+            }
+            if N > 1 && i.enc != Enc::Vop1 {
+                sdwa_sel(&mut s[1], (e >> 24) & 7, (e >> 27) & 1 != 0);
+                sdwa_mods(
+                    &mut s[1],
+                    (e >> 29) & 1 != 0,
+                    (e >> 28) & 1 != 0,
+                    (e >> 24) & 7,
+                );
+            }
+            u64::MAX
+        }
+        _ => u64::MAX,
+    }
+}
+
+pub(super) fn sdwa_sel(v: &mut Lanes, sel: u32, sext: bool) {
+    if sel >= 6 {
+        return;
+    }
+    for x in v.iter_mut() {
+        *x = match sel {
+            0..=3 => {
+                let b = (*x >> (8 * sel)) & 0xff;
+                if sext {
+                    b as u8 as i8 as i32 as u32
+                } else {
+                    b
+                }
+            }
+            _ => {
+                let h = (*x >> (16 * (sel - 4))) & 0xffff;
+                if sext {
+                    h as u16 as i16 as i32 as u32
+                } else {
+                    h
+                }
+            }
+        };
+    }
+}
+
+/// SDWA float modifiers apply to the selected field's float format.
+pub(super) fn sdwa_mods(v: &mut Lanes, abs: bool, neg: bool, sel: u32) {
+    if !abs && !neg {
+        return;
+    }
+    let sign = if sel >= 6 { 0x8000_0000 } else { 0x8000 };
+    for x in v.iter_mut() {
+        if abs {
+            *x &= !sign;
+        }
+        if neg {
+            *x ^= sign;
+        }
+    }
+}
+
+/// DPP lane permutation of src0 (GFX9 controls). Returns the lanes that may write.
+pub(super) fn dpp(w: &Wave, i: &Inst, v: &mut Lanes) -> u64 {
+    let e = i.lit;
+    let ctrl = (e >> 8) & 0x1ff;
+    let bound_ctrl = (e >> 19) & 1 != 0;
+    let bank_mask = (e >> 24) & 0xf;
+    let row_mask = (e >> 28) & 0xf;
+    let exec = w.exec();
+    let orig = *v;
+    let mut mask = 0u64;
+    for l in 0..LANES {
+        let row = l / 16;
+        let in_row = l % 16;
+        let src: Option<usize> = match ctrl {
+            0x000..=0x0ff => Some((l & !3) | ((ctrl >> ((l & 3) * 2)) & 3) as usize),
+            0x101..=0x10f => {
+                let n = (ctrl & 0xf) as usize;
+                (in_row + n < 16).then(|| l + n)
+            }
+            0x111..=0x11f => {
+                let n = (ctrl & 0xf) as usize;
+                (in_row >= n).then(|| l - n)
+            }
+            0x121..=0x12f => {
+                let n = (ctrl & 0xf) as usize;
+                Some(row * 16 + (in_row + 16 - n) % 16)
+            }
+            0x130 => (l < 63).then(|| l + 1),
+            0x134 => Some((l + 1) % 64),
+            0x138 => (l > 0).then(|| l - 1),
+            0x13c => Some((l + 63) % 64),
+            0x140 => Some(row * 16 + 15 - in_row),
+            0x141 => Some(row * 16 + (in_row & 8) + 7 - (in_row & 7)),
+            0x142 => (row > 0).then(|| row * 16 - 1),
+            0x143 => (l >= 32).then_some(31),
+            _ => None,
+        };
+        let enabled = (row_mask >> row) & 1 != 0 && (bank_mask >> ((l >> 2) & 3)) & 1 != 0;
+        if !enabled {
+            continue;
+        }
+        // A source lane that does not exist or is inactive reads 0 with bound_ctrl,
+        // otherwise the destination lane keeps its value.
+        match src {
+            Some(s) if exec >> s & 1 != 0 => {
+                v[l] = orig[s];
+                mask |= 1 << l;
+            }
+            _ if bound_ctrl => {
+                v[l] = 0;
+                mask |= 1 << l;
+            }
+            _ => {}
+        }
+    }
+    mask
+}
+
+/// MODE.FP_DENORM bits for f32 (5:4) and f64/f16 (7:6): 0 flushes denormal inputs and
+/// outputs to a signed zero, 3 (HIP's default) keeps them. The partial modes (flush only
+/// inputs or only outputs) are treated as "keep".
+#[inline(always)]
+pub(super) fn flush32(w: &Wave) -> bool {
+    w.mode & 0x30 == 0
+}
+#[inline(always)]
+pub(super) fn flush64(w: &Wave) -> bool {
+    w.mode & 0xc0 == 0
+}
+
+/// True when opcode `name` produces a float of the type `suffix` names (conversions to
+/// integers and exponent extraction produce integers, which are never flushed).
+pub(super) fn float_result(name: &str, suffix: &str) -> bool {
+    let convert_to = name.strip_prefix("v_cvt_");
+    match convert_to {
+        Some(rest) => rest.starts_with(&suffix[1..]),
+        None => name.ends_with(suffix) && !name.contains("frexp_exp"),
+    }
+}
+
+/// True when an f32 operation's inputs are flushed (f16 operations have their own mode
+/// bits and keep f16 denormals here).
+#[inline(always)]
+pub(super) fn flush_inputs(w: &Wave, i: &Inst) -> bool {
+    flush32(w) && i.info.fk == crate::inst::FloatKind::F32
+}
+
+#[inline(always)]
+pub(super) fn flush_lanes32(d: &mut Lanes) {
+    for x in d.iter_mut() {
+        if *x & 0x7f80_0000 == 0 {
+            *x &= 0x8000_0000;
+        }
+    }
+}
+
+/// Output modifiers of float results (VOP3 omod/clamp), then the MODE denormal flush.
+#[inline(always)]
+pub(super) fn fmods32(w: &Wave, i: &Inst, d: &mut Lanes) {
+    if flush32(w) && float_result(i.info.name, "_f32") {
+        flush_lanes32(d);
+    }
+    let (omod, clamp) = if i.ext == Ext::Sdwa {
+        ((i.lit >> 14) & 3, (i.lit >> 13) & 1 != 0)
+    } else {
+        (i.omod as u32, i.clamp)
+    };
+    if omod == 0 && !clamp {
+        return;
+    }
+    for x in d.iter_mut() {
+        let mut f = f32::from_bits(*x);
+        f = match omod {
+            1 => f * 2.0,
+            2 => f * 4.0,
+            3 => f * 0.5,
+            _ => f,
+        };
+        if clamp {
+            f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+        }
+        *x = f.to_bits();
+    }
+}
+
+#[inline(always)]
+pub(super) fn fmods64(w: &Wave, i: &Inst, d: &mut L64) {
+    if flush64(w) && float_result(i.info.name, "_f64") {
+        for x in d.iter_mut() {
+            if *x & 0x7ff0_0000_0000_0000 == 0 {
+                *x &= 1 << 63;
+            }
+        }
+    }
+    if i.omod == 0 && !i.clamp {
+        return;
+    }
+    for x in d.iter_mut() {
+        let mut f = f64::from_bits(*x);
+        f = match i.omod {
+            1 => f * 2.0,
+            2 => f * 4.0,
+            3 => f * 0.5,
+            _ => f,
+        };
+        if i.clamp {
+            f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+        }
+        *x = f.to_bits();
+    }
+}
+
+/// Writes a 32-bit result (SDWA destination selection applied).
+#[inline(always)]
+pub(super) fn out32(w: &mut Wave, i: &Inst, mask: u64, d: &mut Lanes) {
+    if i.ext == Ext::Sdwa && i.enc != Enc::Vopc {
+        let e = i.lit;
+        let sel = (e >> 8) & 7;
+        let unused = (e >> 11) & 3;
+        if sel < 6 {
+            let old = w.v[(i.dst as usize - 256) & 511];
+            let (shift, width) = if sel < 4 {
+                (8 * sel, 8)
+            } else {
+                (16 * (sel - 4), 16)
+            };
+            let fmask = ((1u32 << width) - 1) << shift;
+            for l in 0..LANES {
+                let v = (d[l] << shift) & fmask;
+                d[l] = match unused {
+                    2 => (old[l] & !fmask) | v,
+                    1 => {
+                        let top = shift + width;
+                        let sx = if top < 32 && (v >> (top - 1)) & 1 != 0 {
+                            !0u32 << top
+                        } else {
+                            0
+                        };
+                        v | sx
+                    }
+                    _ => v,
+                };
+            }
+        }
+    }
+    if i.opsel & 8 != 0 && i.enc == Enc::Vop3 {
+        // VOP3 op_sel[3]: a 16-bit result goes to the high half; the low half is kept.
+        let old = w.v[(i.dst as usize).wrapping_sub(256) & 511];
+        for l in 0..LANES {
+            d[l] = (old[l] & 0xffff) | d[l] << 16;
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    w.vwrite32(i.dst, mask, d);
+}
+
+#[inline(always)]
+pub(super) fn out64(w: &mut Wave, i: &Inst, mask: u64, d: &L64) {
+    w.lane_ops += mask.count_ones() as u64;
+    w.vwrite64(i.dst, mask, d);
+}
+
+#[inline(always)]
+pub(super) fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+#[inline(always)]
+pub(super) fn b(x: f32) -> u32 {
+    x.to_bits()
+}
+#[inline(always)]
+pub(super) fn g(x: u64) -> f64 {
+    f64::from_bits(x)
+}
+#[inline(always)]
+pub(super) fn h(x: f64) -> u64 {
+    x.to_bits()
+}
