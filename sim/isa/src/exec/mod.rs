@@ -1,6 +1,7 @@
 //! Instruction semantics, one file per family. Every handler has the [`Handler`] shape so
-//! the decoder can store it in the instruction's table entry: executing an instruction is
-//! one indirect call, and the handler loops over the 64 lanes under EXEC.
+//! the decoder's opcode table rows can name it: executing an instruction is one indirect
+//! call, and the handler loops over the 64 lanes under EXEC. This module and its families
+//! use the instruction type (`inst`) and the wave (`wave`), never the decoder.
 
 pub mod ds;
 pub mod half;

@@ -1,4 +1,6 @@
-//! VOP1 (and their VOP3 forms): moves, conversions, unary float and bit operations.
+//! VOP1 (and their VOP3 forms): moves, conversions, unary float and bit operations; and
+//! the ops with 64-bit sources (`n64!`, `w64!`: f64 arithmetic, 64-bit shifts), whatever
+//! their encoding.
 
 use super::*;
 
