@@ -12,5 +12,6 @@ pub mod fork_guard;
 pub mod hsa;
 mod logging;
 pub mod policy;
+pub mod probe;
 pub mod runtime;
 pub mod trace;

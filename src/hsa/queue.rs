@@ -380,8 +380,8 @@ impl Queue {
     /// While recording (`HIPSHIM_TRACE`/`HIPSHIM_STATS`) the packet is published by
     /// [`Queue::submit_traced`] instead; otherwise the only extra cost is one relaxed load.
     pub fn submit(&self, fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket) -> u64 {
-        if crate::trace::recording() {
-            if let Some(signal) = crate::trace::record::packet_signal(self.api) {
+        if crate::probe::recording() {
+            if let Some(signal) = crate::probe::packet_signal() {
                 return self.submit_traced(fill, signal);
             }
         }
@@ -405,13 +405,13 @@ impl Queue {
         fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket,
         signal: hsa_signal_t,
     ) -> u64 {
-        let submit_ns = crate::trace::record::now_ns();
+        let submit_ns = crate::probe::now_ns();
         let (index, depth) = self.reserve(2);
         let mut packet = fill(index, self.kernarg_slot(index));
         let original = completion_of(&packet);
         set_completion(&mut packet, signal);
         let barrier = barrier_and(&[], original);
-        crate::trace::record::packet_published(crate::trace::record::Published {
+        crate::probe::packet_published(crate::probe::Published {
             queue: self.id,
             device: self.device,
             agent: self.agent,
