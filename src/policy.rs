@@ -23,9 +23,8 @@
 
 use crate::config::{PolicySpec, PoolStrategy};
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::Queue;
+use crate::hsa::queue::{Queue, QueueFactory};
 use crate::hsa::HsaError;
-use crate::runtime::device::Device;
 use hsa_abi::*;
 use parking_lot::{Mutex, MutexGuard};
 use std::fmt;
@@ -233,14 +232,19 @@ impl QueuePolicy {
         }
     }
 
-    /// The queue a stream of `device` should use (the stream keeps the `Arc` while it uses
-    /// the queue; the number of such holders is the queue's load).
+    /// The queue a stream should use; `factory` makes the queues of the stream's device (the
+    /// stream keeps the `Arc` while it uses the queue; the number of such holders is the
+    /// queue's load).
     ///
     /// When no new queue can be made (`hsa_queue_create` fails, as at the device's queue
     /// limit) the stream shares an existing queue instead ([`choose_fallback`]), CU-masked
     /// streams included (their mask is then not applied); only a device with no working queue
     /// at all is an error (`hipErrorOutOfMemory`). A failed queue is never handed out.
-    pub fn queue_for(&self, device: &Device, request: &QueueRequest) -> HipResult<Arc<Queue>> {
+    pub fn queue_for(
+        &self,
+        factory: &QueueFactory,
+        request: &QueueRequest,
+    ) -> HipResult<Arc<Queue>> {
         let private = match (request.cu_mask, self.spec) {
             (Some(_), _) => Some("private queue for a CU-masked stream"),
             (None, PolicySpec::Dedicated) => Some("dedicated queue"),
@@ -251,15 +255,15 @@ impl QueuePolicy {
         // another thread is still making one.
         let mut shared = self.shared.lock();
         if let Some(reason) = private {
-            return match self.create(device, request.priority, request.cu_mask, reason) {
+            return match self.create(factory, request.priority, request.cu_mask, reason) {
                 Ok(queue) => {
                     shared.track(&queue, request.priority, request.cu_mask.is_some());
                     let load = shared.load(&queue);
                     drop(shared);
-                    self.assigned(device, request, &queue, reason, load, false);
+                    self.assigned(factory, request, &queue, reason, load, false);
                     Ok(queue)
                 }
-                Err(error) => self.fall_back(shared, device, request, error),
+                Err(error) => self.fall_back(shared, factory, request, error),
             };
         }
         shared.forget_failed();
@@ -270,31 +274,31 @@ impl QueuePolicy {
             match choose_pool_queue(&loads, size as usize, strategy, cursor) {
                 PoolChoice::Reuse(i) => (shared.pools[level][i].clone(), "shared pool queue"),
                 PoolChoice::Create => {
-                    match self.create(device, request.priority, None, "new pool queue") {
+                    match self.create(factory, request.priority, None, "new pool queue") {
                         Ok(queue) => {
                             shared.pools[level].push(queue.clone());
                             shared.track(&queue, request.priority, false);
                             (queue, "new pool queue")
                         }
-                        Err(error) => return self.fall_back(shared, device, request, error),
+                        Err(error) => return self.fall_back(shared, factory, request, error),
                     }
                 }
             }
         } else if let Some(queue) = &shared.single {
             (queue.clone(), "the device's single queue")
         } else {
-            match self.create(device, Priority::Normal, None, "the device's single queue") {
+            match self.create(factory, Priority::Normal, None, "the device's single queue") {
                 Ok(queue) => {
                     shared.single = Some(queue.clone());
                     shared.track(&queue, Priority::Normal, false);
                     (queue, "the device's single queue (created)")
                 }
-                Err(error) => return self.fall_back(shared, device, request, error),
+                Err(error) => return self.fall_back(shared, factory, request, error),
             }
         };
         let load = shared.load(&queue);
         drop(shared);
-        self.assigned(device, request, &queue, reason, load, false);
+        self.assigned(factory, request, &queue, reason, load, false);
         Ok(queue)
     }
 
@@ -303,14 +307,14 @@ impl QueuePolicy {
     fn fall_back(
         &self,
         mut shared: MutexGuard<'_, Shared>,
-        device: &Device,
+        factory: &QueueFactory,
         request: &QueueRequest,
         error: HsaError,
     ) -> HipResult<Arc<Queue>> {
         let why = format!(
             "{} failed: {}",
             error.call,
-            device.api.describe(error.status)
+            factory.api.describe(error.status)
         );
         shared.forget_failed();
         let usable: Vec<(Arc<Queue>, Priority, bool)> = shared
@@ -331,7 +335,7 @@ impl QueuePolicy {
             drop(shared);
             tracing::error!(
                 target: "hipshim::policy",
-                device = device.index,
+                device = factory.device,
                 stream = %request.stream,
                 policy = %self.spec,
                 "no HSA queue for the stream: {why}, and the device has no working queue to \
@@ -356,14 +360,14 @@ impl QueuePolicy {
         // A CU mask not honoured is news for every stream; plain sharing only once per
         // episode of the limit, or a program over it would warn once per stream.
         let warn = first || request.cu_mask.is_some();
-        self.assigned(device, request, &queue, &reason, load, warn);
+        self.assigned(factory, request, &queue, &reason, load, warn);
         Ok(queue)
     }
 
     /// Logs (at info, or at warn for a fallback worth telling) and records one assignment.
     fn assigned(
         &self,
-        device: &Device,
+        factory: &QueueFactory,
         request: &QueueRequest,
         queue: &Queue,
         reason: &str,
@@ -371,18 +375,13 @@ impl QueuePolicy {
         warn: bool,
     ) {
         if crate::trace::recording() {
-            crate::trace::record::stream_assigned(
-                request.stream,
-                queue.id,
-                device.index as u32,
-                reason,
-            );
+            crate::trace::record::stream_assigned(request.stream, queue.id, factory.device, reason);
         }
         macro_rules! log {
             ($level:ident) => {
                 tracing::$level!(
                     target: "hipshim::policy",
-                    device = device.index,
+                    device = factory.device,
                     stream = %request.stream,
                     queue = queue.id,
                     policy = %self.spec,
@@ -401,32 +400,16 @@ impl QueuePolicy {
 
     fn create(
         &self,
-        device: &Device,
+        factory: &QueueFactory,
         priority: Priority,
         cu_mask: Option<&[u32]>,
         reason: &'static str,
     ) -> Result<Arc<Queue>, HsaError> {
-        let queue = Queue::create(
-            device.api,
-            device.agent,
-            device.index as u32,
-            self.queue_size,
-            device.kernarg_pool,
-        )?;
-        // Events read completion timestamps from marker packets; without profiling ROCr
-        // does not write them.
-        if let Err(e) = queue.enable_profiling() {
-            tracing::warn!(queue = queue.id, error = %e, "queue profiling unavailable; event timings will read 0");
-        }
-        if priority != Priority::Normal {
-            queue.set_priority(priority.hsa())?;
-        }
-        if let Some(mask) = cu_mask {
-            queue.set_cu_mask(mask)?;
-        }
+        let hsa_priority = (priority != Priority::Normal).then(|| priority.hsa());
+        let queue = factory.create(self.queue_size, hsa_priority, cu_mask)?;
         tracing::info!(
             target: "hipshim::policy",
-            device = device.index,
+            device = factory.device,
             queue = queue.id,
             size = self.queue_size,
             policy = %self.spec,
@@ -435,12 +418,7 @@ impl QueuePolicy {
             "queue created: {reason}"
         );
         if crate::trace::recording() {
-            crate::trace::record::queue_created(
-                queue.id,
-                device.index as u32,
-                self.queue_size,
-                reason,
-            );
+            crate::trace::record::queue_created(queue.id, factory.device, self.queue_size, reason);
         }
         Ok(Arc::new(queue))
     }

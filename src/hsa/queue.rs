@@ -508,6 +508,44 @@ impl Drop for Queue {
     }
 }
 
+/// Makes the queues of one GPU agent as the runtime uses them: what the queue policy needs of
+/// a device, and no more (the policy decides which queue serves a stream; this makes one).
+#[derive(Clone, Copy)]
+pub struct QueueFactory {
+    pub api: &'static HsaApi,
+    pub agent: hsa_agent_t,
+    /// The device ordinal (for logs and traces).
+    pub device: u32,
+    /// Where each queue's kernarg ring is allocated.
+    pub kernarg_pool: hsa_amd_memory_pool_t,
+}
+
+impl QueueFactory {
+    /// A queue of `size` packets with profiling on (events read completion timestamps from
+    /// marker packets; without it ROCr does not write them), the scheduling `priority`
+    /// (`HSA_AMD_QUEUE_PRIORITY_*`; `None` keeps the runtime's default) and, if given, a CU
+    /// mask. A failure to set the priority or the mask is an error; profiling is only warned
+    /// about.
+    pub fn create(
+        &self,
+        size: u32,
+        priority: Option<u32>,
+        cu_mask: Option<&[u32]>,
+    ) -> Result<Queue, HsaError> {
+        let queue = Queue::create(self.api, self.agent, self.device, size, self.kernarg_pool)?;
+        if let Err(e) = queue.enable_profiling() {
+            tracing::warn!(queue = queue.id, error = %e, "queue profiling unavailable; event timings will read 0");
+        }
+        if let Some(priority) = priority {
+            queue.set_priority(priority)?;
+        }
+        if let Some(mask) = cu_mask {
+            queue.set_cu_mask(mask)?;
+        }
+        Ok(queue)
+    }
+}
+
 /// Byte offset of the completion signal in every AQL packet type.
 const COMPLETION_OFFSET: usize = 56;
 

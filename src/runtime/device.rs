@@ -5,6 +5,7 @@ use super::device_props::{self, DeviceInfo};
 use super::stream::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
+use crate::hsa::queue::QueueFactory;
 use crate::hsa::signal::Signal;
 use crate::hsa::{self, HsaApi, HsaRuntime, PoolInfo};
 use hsa_abi::*;
@@ -177,6 +178,16 @@ impl Device {
             info,
             settings: Mutex::new(DeviceSettings::default()),
         })
+    }
+
+    /// What the queue policy makes this device's queues with.
+    pub fn queue_factory(&self) -> QueueFactory {
+        QueueFactory {
+            api: self.api,
+            agent: self.agent,
+            device: self.index as u32,
+            kernarg_pool: self.kernarg_pool,
+        }
     }
 
     /// `hipDeviceGetLimit`.
