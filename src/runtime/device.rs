@@ -5,7 +5,6 @@ use super::device_props::{self, DeviceInfo};
 use super::stream::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::QueueFactory;
 use crate::hsa::signal::Signal;
 use crate::hsa::{self, HsaApi, HsaRuntime, PoolInfo};
 use hsa_abi::*;
@@ -181,8 +180,8 @@ impl Device {
     }
 
     /// What the queue policy makes this device's queues with.
-    pub fn queue_factory(&self) -> QueueFactory {
-        QueueFactory {
+    pub fn queue_factory(&self) -> hsa::queue::QueueFactory {
+        hsa::queue::QueueFactory {
             api: self.api,
             agent: self.agent,
             device: self.index as u32,
