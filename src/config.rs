@@ -2,7 +2,7 @@
 //! on stderr with the accepted forms and the default is used: a typo must never stop a
 //! program that would otherwise run.
 
-use crate::policy::PolicySpec;
+use std::fmt;
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +53,89 @@ impl StatsOutput {
             "1" | "on" | "true" | "yes" | "stderr" => Some(StatsOutput::Stderr),
             _ if t.contains('/') || t.contains('.') => Some(StatsOutput::File(PathBuf::from(t))),
             _ => None,
+        }
+    }
+}
+
+/// How a pool picks among its queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolStrategy {
+    /// An idle queue, else a new one while the pool is not full, else the least-loaded.
+    LeastLoaded,
+    /// Queue `k mod N` for the k-th assignment.
+    RoundRobin,
+}
+
+/// The configured queue policy (parsed from `HIPSHIM_QUEUE_POLICY`); what each one does is
+/// `crate::policy`'s business.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicySpec {
+    Dedicated,
+    Single,
+    Pool { size: u32, strategy: PoolStrategy },
+}
+
+impl PolicySpec {
+    pub const DEFAULT_POOL: u32 = 4;
+    pub const MAX_POOL: u32 = 1024;
+    /// The accepted forms, for the message about a malformed value.
+    pub const ACCEPTED: &'static str =
+        "dedicated | single | pool | pool:N | pool:N:rr | pool:N:ll (N from 1 to 1024)";
+
+    /// A least-loaded pool of `size` queues per priority.
+    pub const fn pool(size: u32) -> PolicySpec {
+        PolicySpec::Pool {
+            size,
+            strategy: PoolStrategy::LeastLoaded,
+        }
+    }
+
+    /// Parses a policy; a pool without a size gets `default_pool`. `None` if malformed.
+    pub fn parse(text: &str, default_pool: u32) -> Option<PolicySpec> {
+        let text = text.trim().to_ascii_lowercase();
+        let mut parts = text.split(':');
+        match parts.next()? {
+            "dedicated" if parts.next().is_none() => Some(PolicySpec::Dedicated),
+            "single" if parts.next().is_none() => Some(PolicySpec::Single),
+            "pool" => {
+                let (mut size, mut strategy) = (None, None);
+                for part in parts {
+                    match part {
+                        "rr" if strategy.is_none() => strategy = Some(PoolStrategy::RoundRobin),
+                        "ll" if strategy.is_none() => strategy = Some(PoolStrategy::LeastLoaded),
+                        n if size.is_none() && strategy.is_none() => {
+                            let n: u32 = n.parse().ok()?;
+                            if !(1..=Self::MAX_POOL).contains(&n) {
+                                return None;
+                            }
+                            size = Some(n);
+                        }
+                        _ => return None,
+                    }
+                }
+                Some(PolicySpec::Pool {
+                    size: size.unwrap_or(default_pool),
+                    strategy: strategy.unwrap_or(PoolStrategy::LeastLoaded),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for PolicySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicySpec::Dedicated => f.write_str("dedicated"),
+            PolicySpec::Single => f.write_str("single"),
+            PolicySpec::Pool {
+                size,
+                strategy: PoolStrategy::LeastLoaded,
+            } => write!(f, "pool:{size}"),
+            PolicySpec::Pool {
+                size,
+                strategy: PoolStrategy::RoundRobin,
+            } => write!(f, "pool:{size}:rr"),
         }
     }
 }
@@ -176,6 +259,57 @@ fn warn_malformed(variable: &str, value: &str, accepted: &str, default: &str) {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn policies_parse_in_every_accepted_form() {
+        assert_eq!(
+            PolicySpec::parse("dedicated", 4),
+            Some(PolicySpec::Dedicated)
+        );
+        assert_eq!(PolicySpec::parse(" Single ", 4), Some(PolicySpec::Single));
+        assert_eq!(PolicySpec::parse("pool", 6), Some(PolicySpec::pool(6)));
+        assert_eq!(PolicySpec::parse("pool:8", 4), Some(PolicySpec::pool(8)));
+        assert_eq!(PolicySpec::parse("pool:8:ll", 4), Some(PolicySpec::pool(8)));
+        assert_eq!(
+            PolicySpec::parse("pool:2:rr", 4),
+            Some(PolicySpec::Pool {
+                size: 2,
+                strategy: PoolStrategy::RoundRobin
+            })
+        );
+        assert_eq!(
+            PolicySpec::parse("pool:rr", 3),
+            Some(PolicySpec::Pool {
+                size: 3,
+                strategy: PoolStrategy::RoundRobin
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_policies_are_rejected() {
+        for bad in [
+            "",
+            "pool:0",
+            "pool:1025",
+            "pool:x",
+            "pool:4:rr:2",
+            "pool:rr:4",
+            "single:2",
+            "many",
+            "dedicated:",
+            "pool:4:fifo",
+        ] {
+            assert_eq!(PolicySpec::parse(bad, 4), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn policies_print_as_they_parse() {
+        for text in ["dedicated", "single", "pool:4", "pool:2:rr"] {
+            assert_eq!(PolicySpec::parse(text, 4).unwrap().to_string(), text);
+        }
+    }
 
     fn config(pairs: &[(&str, &str)]) -> Config {
         let map: HashMap<String, String> = pairs

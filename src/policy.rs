@@ -21,96 +21,14 @@
 //! `hipExtStreamCreateWithCUMask`; hipshim only makes queues at a stream's first packet).
 //! Only a device left with no working queue refuses the work, with `hipErrorOutOfMemory`.
 
+use crate::config::{PolicySpec, PoolStrategy};
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::Queue;
+use crate::hsa::queue::{Queue, QueueFactory};
 use crate::hsa::HsaError;
-use crate::runtime::device::Device;
 use hsa_abi::*;
 use parking_lot::{Mutex, MutexGuard};
 use std::fmt;
 use std::sync::{Arc, Weak};
-
-/// How a pool picks among its queues.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PoolStrategy {
-    /// An idle queue, else a new one while the pool is not full, else the least-loaded.
-    LeastLoaded,
-    /// Queue `k mod N` for the k-th assignment.
-    RoundRobin,
-}
-
-/// The configured policy (parsed from `HIPSHIM_QUEUE_POLICY`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PolicySpec {
-    Dedicated,
-    Single,
-    Pool { size: u32, strategy: PoolStrategy },
-}
-
-impl PolicySpec {
-    pub const DEFAULT_POOL: u32 = 4;
-    pub const MAX_POOL: u32 = 1024;
-    /// The accepted forms, for the message about a malformed value.
-    pub const ACCEPTED: &'static str =
-        "dedicated | single | pool | pool:N | pool:N:rr | pool:N:ll (N from 1 to 1024)";
-
-    /// A least-loaded pool of `size` queues per priority.
-    pub const fn pool(size: u32) -> PolicySpec {
-        PolicySpec::Pool {
-            size,
-            strategy: PoolStrategy::LeastLoaded,
-        }
-    }
-
-    /// Parses a policy; a pool without a size gets `default_pool`. `None` if malformed.
-    pub fn parse(text: &str, default_pool: u32) -> Option<PolicySpec> {
-        let text = text.trim().to_ascii_lowercase();
-        let mut parts = text.split(':');
-        match parts.next()? {
-            "dedicated" if parts.next().is_none() => Some(PolicySpec::Dedicated),
-            "single" if parts.next().is_none() => Some(PolicySpec::Single),
-            "pool" => {
-                let (mut size, mut strategy) = (None, None);
-                for part in parts {
-                    match part {
-                        "rr" if strategy.is_none() => strategy = Some(PoolStrategy::RoundRobin),
-                        "ll" if strategy.is_none() => strategy = Some(PoolStrategy::LeastLoaded),
-                        n if size.is_none() && strategy.is_none() => {
-                            let n: u32 = n.parse().ok()?;
-                            if !(1..=Self::MAX_POOL).contains(&n) {
-                                return None;
-                            }
-                            size = Some(n);
-                        }
-                        _ => return None,
-                    }
-                }
-                Some(PolicySpec::Pool {
-                    size: size.unwrap_or(default_pool),
-                    strategy: strategy.unwrap_or(PoolStrategy::LeastLoaded),
-                })
-            }
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for PolicySpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PolicySpec::Dedicated => f.write_str("dedicated"),
-            PolicySpec::Single => f.write_str("single"),
-            PolicySpec::Pool {
-                size,
-                strategy: PoolStrategy::LeastLoaded,
-            } => write!(f, "pool:{size}"),
-            PolicySpec::Pool {
-                size,
-                strategy: PoolStrategy::RoundRobin,
-            } => write!(f, "pool:{size}:rr"),
-        }
-    }
-}
 
 /// HIP stream priority as the API takes it, clamped to AMD's three levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -314,14 +232,19 @@ impl QueuePolicy {
         }
     }
 
-    /// The queue a stream of `device` should use (the stream keeps the `Arc` while it uses
-    /// the queue; the number of such holders is the queue's load).
+    /// The queue a stream should use; `factory` makes the queues of the stream's device (the
+    /// stream keeps the `Arc` while it uses the queue; the number of such holders is the
+    /// queue's load).
     ///
     /// When no new queue can be made (`hsa_queue_create` fails, as at the device's queue
     /// limit) the stream shares an existing queue instead ([`choose_fallback`]), CU-masked
     /// streams included (their mask is then not applied); only a device with no working queue
     /// at all is an error (`hipErrorOutOfMemory`). A failed queue is never handed out.
-    pub fn queue_for(&self, device: &Device, request: &QueueRequest) -> HipResult<Arc<Queue>> {
+    pub fn queue_for(
+        &self,
+        factory: &QueueFactory,
+        request: &QueueRequest,
+    ) -> HipResult<Arc<Queue>> {
         let private = match (request.cu_mask, self.spec) {
             (Some(_), _) => Some("private queue for a CU-masked stream"),
             (None, PolicySpec::Dedicated) => Some("dedicated queue"),
@@ -332,15 +255,15 @@ impl QueuePolicy {
         // another thread is still making one.
         let mut shared = self.shared.lock();
         if let Some(reason) = private {
-            return match self.create(device, request.priority, request.cu_mask, reason) {
+            return match self.create(factory, request.priority, request.cu_mask, reason) {
                 Ok(queue) => {
                     shared.track(&queue, request.priority, request.cu_mask.is_some());
                     let load = shared.load(&queue);
                     drop(shared);
-                    self.assigned(device, request, &queue, reason, load, false);
+                    self.assigned(factory, request, &queue, reason, load, false);
                     Ok(queue)
                 }
-                Err(error) => self.fall_back(shared, device, request, error),
+                Err(error) => self.fall_back(shared, factory, request, error),
             };
         }
         shared.forget_failed();
@@ -351,31 +274,31 @@ impl QueuePolicy {
             match choose_pool_queue(&loads, size as usize, strategy, cursor) {
                 PoolChoice::Reuse(i) => (shared.pools[level][i].clone(), "shared pool queue"),
                 PoolChoice::Create => {
-                    match self.create(device, request.priority, None, "new pool queue") {
+                    match self.create(factory, request.priority, None, "new pool queue") {
                         Ok(queue) => {
                             shared.pools[level].push(queue.clone());
                             shared.track(&queue, request.priority, false);
                             (queue, "new pool queue")
                         }
-                        Err(error) => return self.fall_back(shared, device, request, error),
+                        Err(error) => return self.fall_back(shared, factory, request, error),
                     }
                 }
             }
         } else if let Some(queue) = &shared.single {
             (queue.clone(), "the device's single queue")
         } else {
-            match self.create(device, Priority::Normal, None, "the device's single queue") {
+            match self.create(factory, Priority::Normal, None, "the device's single queue") {
                 Ok(queue) => {
                     shared.single = Some(queue.clone());
                     shared.track(&queue, Priority::Normal, false);
                     (queue, "the device's single queue (created)")
                 }
-                Err(error) => return self.fall_back(shared, device, request, error),
+                Err(error) => return self.fall_back(shared, factory, request, error),
             }
         };
         let load = shared.load(&queue);
         drop(shared);
-        self.assigned(device, request, &queue, reason, load, false);
+        self.assigned(factory, request, &queue, reason, load, false);
         Ok(queue)
     }
 
@@ -384,14 +307,14 @@ impl QueuePolicy {
     fn fall_back(
         &self,
         mut shared: MutexGuard<'_, Shared>,
-        device: &Device,
+        factory: &QueueFactory,
         request: &QueueRequest,
         error: HsaError,
     ) -> HipResult<Arc<Queue>> {
         let why = format!(
             "{} failed: {}",
             error.call,
-            device.api.describe(error.status)
+            factory.api.describe(error.status)
         );
         shared.forget_failed();
         let usable: Vec<(Arc<Queue>, Priority, bool)> = shared
@@ -412,7 +335,7 @@ impl QueuePolicy {
             drop(shared);
             tracing::error!(
                 target: "hipshim::policy",
-                device = device.index,
+                device = factory.device,
                 stream = %request.stream,
                 policy = %self.spec,
                 "no HSA queue for the stream: {why}, and the device has no working queue to \
@@ -437,14 +360,14 @@ impl QueuePolicy {
         // A CU mask not honoured is news for every stream; plain sharing only once per
         // episode of the limit, or a program over it would warn once per stream.
         let warn = first || request.cu_mask.is_some();
-        self.assigned(device, request, &queue, &reason, load, warn);
+        self.assigned(factory, request, &queue, &reason, load, warn);
         Ok(queue)
     }
 
     /// Logs (at info, or at warn for a fallback worth telling) and records one assignment.
     fn assigned(
         &self,
-        device: &Device,
+        factory: &QueueFactory,
         request: &QueueRequest,
         queue: &Queue,
         reason: &str,
@@ -452,18 +375,13 @@ impl QueuePolicy {
         warn: bool,
     ) {
         if crate::trace::recording() {
-            crate::trace::record::stream_assigned(
-                request.stream,
-                queue.id,
-                device.index as u32,
-                reason,
-            );
+            crate::trace::record::stream_assigned(request.stream, queue.id, factory.device, reason);
         }
         macro_rules! log {
             ($level:ident) => {
                 tracing::$level!(
                     target: "hipshim::policy",
-                    device = device.index,
+                    device = factory.device,
                     stream = %request.stream,
                     queue = queue.id,
                     policy = %self.spec,
@@ -482,32 +400,16 @@ impl QueuePolicy {
 
     fn create(
         &self,
-        device: &Device,
+        factory: &QueueFactory,
         priority: Priority,
         cu_mask: Option<&[u32]>,
         reason: &'static str,
     ) -> Result<Arc<Queue>, HsaError> {
-        let queue = Queue::create(
-            device.api,
-            device.agent,
-            device.index as u32,
-            self.queue_size,
-            device.kernarg_pool,
-        )?;
-        // Events read completion timestamps from marker packets; without profiling ROCr
-        // does not write them.
-        if let Err(e) = queue.enable_profiling() {
-            tracing::warn!(queue = queue.id, error = %e, "queue profiling unavailable; event timings will read 0");
-        }
-        if priority != Priority::Normal {
-            queue.set_priority(priority.hsa())?;
-        }
-        if let Some(mask) = cu_mask {
-            queue.set_cu_mask(mask)?;
-        }
+        let hsa_priority = (priority != Priority::Normal).then(|| priority.hsa());
+        let queue = factory.create(self.queue_size, hsa_priority, cu_mask)?;
         tracing::info!(
             target: "hipshim::policy",
-            device = device.index,
+            device = factory.device,
             queue = queue.id,
             size = self.queue_size,
             policy = %self.spec,
@@ -516,12 +418,7 @@ impl QueuePolicy {
             "queue created: {reason}"
         );
         if crate::trace::recording() {
-            crate::trace::record::queue_created(
-                queue.id,
-                device.index as u32,
-                self.queue_size,
-                reason,
-            );
+            crate::trace::record::queue_created(queue.id, factory.device, self.queue_size, reason);
         }
         Ok(Arc::new(queue))
     }
@@ -535,57 +432,6 @@ impl QueuePolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn policies_parse_in_every_accepted_form() {
-        assert_eq!(
-            PolicySpec::parse("dedicated", 4),
-            Some(PolicySpec::Dedicated)
-        );
-        assert_eq!(PolicySpec::parse(" Single ", 4), Some(PolicySpec::Single));
-        assert_eq!(PolicySpec::parse("pool", 6), Some(PolicySpec::pool(6)));
-        assert_eq!(PolicySpec::parse("pool:8", 4), Some(PolicySpec::pool(8)));
-        assert_eq!(PolicySpec::parse("pool:8:ll", 4), Some(PolicySpec::pool(8)));
-        assert_eq!(
-            PolicySpec::parse("pool:2:rr", 4),
-            Some(PolicySpec::Pool {
-                size: 2,
-                strategy: PoolStrategy::RoundRobin
-            })
-        );
-        assert_eq!(
-            PolicySpec::parse("pool:rr", 3),
-            Some(PolicySpec::Pool {
-                size: 3,
-                strategy: PoolStrategy::RoundRobin
-            })
-        );
-    }
-
-    #[test]
-    fn malformed_policies_are_rejected() {
-        for bad in [
-            "",
-            "pool:0",
-            "pool:1025",
-            "pool:x",
-            "pool:4:rr:2",
-            "pool:rr:4",
-            "single:2",
-            "many",
-            "dedicated:",
-            "pool:4:fifo",
-        ] {
-            assert_eq!(PolicySpec::parse(bad, 4), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn policies_print_as_they_parse() {
-        for text in ["dedicated", "single", "pool:4", "pool:2:rr"] {
-            assert_eq!(PolicySpec::parse(text, 4).unwrap().to_string(), text);
-        }
-    }
 
     #[test]
     fn least_loaded_prefers_idle_then_new_then_least_loaded() {

@@ -2,9 +2,9 @@
 //! picks (same choice, same code: `runtime::runtime()`), its agents, ISAs, pools and queue
 //! limits, and the effective configuration with where each value came from.
 
+use amdhip64::config::PolicySpec;
 use amdhip64::config::{Config, DeviceChoice, StatsOutput};
 use amdhip64::hsa::{self, HsaApi, PoolInfo};
-use amdhip64::policy::PolicySpec;
 use amdhip64::runtime;
 use hsa_abi::*;
 use std::ffi::c_void;

@@ -11,7 +11,7 @@ mod plot;
 mod run;
 mod summarize;
 
-use amdhip64::policy::PolicySpec;
+use amdhip64::config::PolicySpec;
 use clap::{Args, Parser, Subcommand};
 use run::{Launch, LoadMode};
 use std::ffi::OsString;

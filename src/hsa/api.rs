@@ -27,10 +27,10 @@ macro_rules! counted_fn {
                 // signature, stored by `HsaApi::load` before this wrapper was put in the table.
                 let real: unsafe extern "C" fn($($t),*) -> $ret =
                     unsafe { std::mem::transmute::<usize, _>(REAL.load(Ordering::Relaxed)) };
-                let started = crate::trace::record::now_ns();
+                let started = crate::probe::now_ns();
                 // SAFETY: the caller's contract for the HSA function.
                 let result = unsafe { real($($n),*) };
-                crate::trace::record::count_hsa($id as usize, started);
+                crate::probe::count_hsa($id as usize, started);
                 result
             }
         }
@@ -74,7 +74,10 @@ macro_rules! hsa_table {
             /// recording (`HIPSHIM_TRACE`/`HIPSHIM_STATS`), every entry is a counting wrapper.
             pub fn load(path: &Path) -> Result<HsaApi, String> {
                 use std::sync::atomic::Ordering;
-                let count = crate::trace::recording();
+                let count = crate::probe::recording();
+                if count {
+                    crate::probe::name_hsa_calls(HSA_FN_NAMES);
+                }
                 // SAFETY: loading a shared library runs its initialisers; the candidates are
                 // HSA runtimes chosen by configuration or the well-known ROCr soname.
                 let library = unsafe { Library::new(path) }

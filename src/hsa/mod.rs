@@ -33,18 +33,6 @@ pub struct HsaRuntime {
 /// an explicit library wins; otherwise ROCr if it initialises and has a GPU; otherwise the
 /// bundled hsasim, with one notice on stderr saying why.
 pub fn open_runtime(config: &Config) -> Result<HsaRuntime, String> {
-    // Recording starts before the runtime is loaded (its HSA calls are counted from the first
-    // one) and learns its clock once it is initialised, whether or not that worked.
-    crate::trace::record::init(config);
-    let runtime = choose_runtime(config);
-    crate::trace::record::attach(
-        runtime.as_ref().ok().map(|r| r.api),
-        runtime.as_ref().map_or(1, |r| r.timestamp_hz),
-    );
-    runtime
-}
-
-fn choose_runtime(config: &Config) -> Result<HsaRuntime, String> {
     if let Some(path) = &config.hsa_lib {
         return init_runtime(path);
     }

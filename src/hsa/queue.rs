@@ -380,8 +380,8 @@ impl Queue {
     /// While recording (`HIPSHIM_TRACE`/`HIPSHIM_STATS`) the packet is published by
     /// [`Queue::submit_traced`] instead; otherwise the only extra cost is one relaxed load.
     pub fn submit(&self, fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket) -> u64 {
-        if crate::trace::recording() {
-            if let Some(signal) = crate::trace::record::packet_signal(self.api) {
+        if crate::probe::recording() {
+            if let Some(signal) = crate::probe::packet_signal() {
                 return self.submit_traced(fill, signal);
             }
         }
@@ -405,13 +405,13 @@ impl Queue {
         fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket,
         signal: hsa_signal_t,
     ) -> u64 {
-        let submit_ns = crate::trace::record::now_ns();
+        let submit_ns = crate::probe::now_ns();
         let (index, depth) = self.reserve(2);
         let mut packet = fill(index, self.kernarg_slot(index));
         let original = completion_of(&packet);
         set_completion(&mut packet, signal);
         let barrier = barrier_and(&[], original);
-        crate::trace::record::packet_published(crate::trace::record::Published {
+        crate::probe::packet_published(crate::probe::Published {
             queue: self.id,
             device: self.device,
             agent: self.agent,
@@ -505,6 +505,44 @@ impl Drop for Queue {
             (self.api.hsa_queue_destroy)(self.raw);
             (self.api.hsa_amd_memory_pool_free)(self.kernargs as *mut c_void);
         }
+    }
+}
+
+/// Makes the queues of one GPU agent as the runtime uses them: what the queue policy needs of
+/// a device, and no more (the policy decides which queue serves a stream; this makes one).
+#[derive(Clone, Copy)]
+pub struct QueueFactory {
+    pub api: &'static HsaApi,
+    pub agent: hsa_agent_t,
+    /// The device ordinal (for logs and traces).
+    pub device: u32,
+    /// Where each queue's kernarg ring is allocated.
+    pub kernarg_pool: hsa_amd_memory_pool_t,
+}
+
+impl QueueFactory {
+    /// A queue of `size` packets with profiling on (events read completion timestamps from
+    /// marker packets; without it ROCr does not write them), the scheduling `priority`
+    /// (`HSA_AMD_QUEUE_PRIORITY_*`; `None` keeps the runtime's default) and, if given, a CU
+    /// mask. A failure to set the priority or the mask is an error; profiling is only warned
+    /// about.
+    pub fn create(
+        &self,
+        size: u32,
+        priority: Option<u32>,
+        cu_mask: Option<&[u32]>,
+    ) -> Result<Queue, HsaError> {
+        let queue = Queue::create(self.api, self.agent, self.device, size, self.kernarg_pool)?;
+        if let Err(e) = queue.enable_profiling() {
+            tracing::warn!(queue = queue.id, error = %e, "queue profiling unavailable; event timings will read 0");
+        }
+        if let Some(priority) = priority {
+            queue.set_priority(priority)?;
+        }
+        if let Some(mask) = cu_mask {
+            queue.set_cu_mask(mask)?;
+        }
+        Ok(queue)
     }
 }
 

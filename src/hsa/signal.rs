@@ -79,13 +79,9 @@ impl Signal {
         mut failed: impl FnMut() -> Option<E>,
     ) -> Result<(), E> {
         // Timed only when someone looks: the recorder or the `hipshim::wait` log.
-        let timed = crate::trace::recording()
+        let timed = crate::probe::recording()
             || tracing::enabled!(target: "hipshim::wait", tracing::Level::TRACE);
-        let started = if timed {
-            crate::trace::record::now_ns()
-        } else {
-            0
-        };
+        let started = if timed { crate::probe::now_ns() } else { 0 };
         let mut spin_end = None;
         let (spin_ticks, slice_ticks) = (
             ticks(SPIN, timestamp_hz),
@@ -113,7 +109,7 @@ impl Signal {
             };
             if value == 0 {
                 if timed {
-                    let ended = crate::trace::record::now_ns();
+                    let ended = crate::probe::now_ns();
                     let spin_ns = spin_end.unwrap_or(ended).saturating_sub(started);
                     let waited_ns = ended.saturating_sub(started);
                     tracing::trace!(
@@ -125,8 +121,8 @@ impl Signal {
                         blocked,
                         "signal wait done"
                     );
-                    if crate::trace::recording() {
-                        crate::trace::record::wait_done(
+                    if crate::probe::recording() {
+                        crate::probe::wait_done(
                             self.handle.handle,
                             started,
                             ended,
@@ -141,7 +137,7 @@ impl Signal {
                 return Err(error);
             }
             if !blocked && timed {
-                spin_end = Some(crate::trace::record::now_ns());
+                spin_end = Some(crate::probe::now_ns());
             }
             blocked = true;
         }

@@ -179,6 +179,16 @@ impl Device {
         })
     }
 
+    /// What the queue policy makes this device's queues with.
+    pub fn queue_factory(&self) -> hsa::queue::QueueFactory {
+        hsa::queue::QueueFactory {
+            api: self.api,
+            agent: self.agent,
+            device: self.index as u32,
+            kernarg_pool: self.kernarg_pool,
+        }
+    }
+
     /// `hipDeviceGetLimit`.
     pub fn limit(&self, which: u32) -> HipResult<usize> {
         let s = self.settings.lock();

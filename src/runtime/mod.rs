@@ -44,7 +44,16 @@ pub fn runtime() -> HipResult<&'static Runtime> {
         .get_or_init(|| {
             let config = Config::from_env();
             crate::logging::init(config.log.as_deref());
-            let hsa = hsa::open_runtime(&config).map_err(|why| {
+            // Recording starts before the HSA runtime is loaded (its HSA calls are counted
+            // from the first one) and learns its clock once it is initialised, whether or not
+            // that worked.
+            crate::trace::record::init(&config);
+            let hsa = hsa::open_runtime(&config);
+            crate::trace::record::attach(
+                hsa.as_ref().ok().map(|r| r.api),
+                hsa.as_ref().map_or(1, |r| r.timestamp_hz),
+            );
+            let hsa = hsa.map_err(|why| {
                 eprintln!("hipshim: no HSA runtime could be initialised: {why}");
                 HipError::NO_DEVICE
             })?;

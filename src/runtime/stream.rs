@@ -914,7 +914,7 @@ impl Stream {
             return Ok(queue.clone());
         }
         let queue = device.streams.policy.queue_for(
-            device,
+            &device.queue_factory(),
             &QueueRequest {
                 stream: &self.kind,
                 priority: self.priority,

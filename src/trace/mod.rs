@@ -9,13 +9,17 @@
 //!   recording started. Device timestamps (packet and copy start/end) are converted to it; see
 //!   [`record`] for the alignment.
 //! - When neither variable is set, every hook costs one relaxed atomic load ([`recording`]).
+//! - The HSA layer (`hsa/`) sits below this module and reports through the trace probe
+//!   (`crate::probe`: the recording flag, the clock, HSA call counts and an event sink taking
+//!   plain data), which [`record`] installs itself into; so `trace` uses `hsa` and never the
+//!   other way round.
 
 pub mod json;
 pub mod record;
 pub mod stats;
 
+pub use crate::probe::recording;
 pub use json::{read_trace, write_trace, TraceError};
-pub use record::recording;
 pub use stats::{summarize, Stats};
 
 use std::borrow::Cow;

@@ -1,5 +1,7 @@
 //! Live recording: the hooks the runtime calls, per-thread buffers, and writing the trace and
-//! the stats when the process exits.
+//! the stats when the process exits. The HSA layer below reaches this recorder only through
+//! the trace probe (`crate::probe`), where it installs itself as the sink when recording
+//! starts; the flag, the clock and the HSA call counts live there too.
 //!
 //! ## Cost when off
 //! Every hook is behind [`recording`], one relaxed load of a process-wide flag set once at
@@ -9,8 +11,8 @@
 //! ## Buffers
 //! Each thread records into its own buffer (a mutex only that thread takes while running, and
 //! the exit hook once), registered in a global list the first time the thread records. HSA
-//! call counts are per-thread atomics outside that mutex, because the recorder itself calls
-//! the HSA runtime (to read completion timestamps) while holding its buffer.
+//! call counts are per-thread atomics in the probe, outside that mutex, because the recorder
+//! itself calls the HSA runtime (to read completion timestamps) while holding its buffer.
 //!
 //! ## Per-packet completion times
 //! A stream's kernels share one counting completion signal (see `runtime/stream.rs`), which
@@ -45,6 +47,8 @@ use super::*;
 use crate::config::{Config, StatsOutput};
 use crate::hsa::signal::PooledSignal;
 use crate::hsa::HsaApi;
+pub use crate::probe::now_ns;
+use crate::probe::{self, Published};
 use hsa_abi::*;
 use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
@@ -56,26 +60,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-static RECORDING: AtomicBool = AtomicBool::new(false);
 static FINISHED: AtomicBool = AtomicBool::new(false);
-
-/// True while hipshim records events (`HIPSHIM_TRACE` or `HIPSHIM_STATS` is set): the one
-/// check every hook makes when it is off.
-#[inline(always)]
-pub fn recording() -> bool {
-    RECORDING.load(Ordering::Relaxed)
-}
-
-/// `CLOCK_MONOTONIC` in ns (the clock of every host time in the trace).
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-parameter; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
@@ -148,7 +133,24 @@ fn start(config: &Config) {
         stats_file,
     });
     EPOCH.store(now_ns(), Ordering::Relaxed);
-    RECORDING.store(true, Ordering::Release);
+    probe::start(&Recorder);
+}
+
+/// The recorder as the probe's sink: what the HSA layer reports comes in here.
+struct Recorder;
+
+impl probe::Sink for Recorder {
+    fn packet_signal(&self) -> Option<hsa_signal_t> {
+        packet_signal()
+    }
+
+    fn packet_published(&self, packet: Published<'_>) {
+        packet_published(packet);
+    }
+
+    fn wait_done(&self, signal: u64, start_ns: u64, end_ns: u64, spin_ns: u64, blocked: bool) {
+        wait_done(signal, start_ns, end_ns, spin_ns, blocked);
+    }
 }
 
 /// Called once the HSA runtime is initialised (or failed to be): aligns its clock with the
@@ -244,22 +246,13 @@ struct Buffer {
     free: Vec<hsa_signal_t>,
 }
 
-/// HSA calls of one thread, by table index. Atomics (written by the owning thread only) so
-/// counting never takes a lock: the recorder calls the HSA runtime while holding its buffer.
-struct HsaCounts {
-    calls: Vec<AtomicU64>,
-    ns: Vec<AtomicU64>,
-}
-
 type Shared<T> = std::sync::Arc<Mutex<T>>;
 
 static BUFFERS: Mutex<Vec<Shared<Buffer>>> = Mutex::new(Vec::new());
-static HSA_COUNTS: Mutex<Vec<std::sync::Arc<HsaCounts>>> = Mutex::new(Vec::new());
 static NEXT_API: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     static LOCAL: OnceCell<Shared<Buffer>> = const { OnceCell::new() };
-    static LOCAL_HSA: OnceCell<std::sync::Arc<HsaCounts>> = const { OnceCell::new() };
     /// The API call running on this thread (0: none), for flow arrows.
     static CURRENT_API: Cell<u64> = const { Cell::new(0) };
     /// The kernel the next dispatch packet of this thread launches, and its kernarg size.
@@ -307,26 +300,6 @@ fn with_buffer<R>(f: impl FnOnce(&mut Buffer) -> R) -> Option<R> {
 }
 
 // ---- hooks ----
-
-/// Counts one HSA call (called by the wrappers in `hsa/api.rs`, installed only when recording).
-pub fn count_hsa(id: usize, started: u64) {
-    let elapsed = now_ns().saturating_sub(started);
-    let _ = LOCAL_HSA.try_with(|cell| {
-        let counts = cell.get_or_init(|| {
-            let n = crate::hsa::api::HSA_FN_NAMES.len();
-            let counts = std::sync::Arc::new(HsaCounts {
-                calls: (0..n).map(|_| AtomicU64::new(0)).collect(),
-                ns: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            });
-            HSA_COUNTS.lock().push(counts.clone());
-            counts
-        });
-        if let (Some(c), Some(t)) = (counts.calls.get(id), counts.ns.get(id)) {
-            c.fetch_add(1, Ordering::Relaxed);
-            t.fetch_add(elapsed, Ordering::Relaxed);
-        }
-    });
-}
 
 /// An API call starts: returns the id of the call it interrupts (to restore at its end).
 pub fn api_enter() -> (u64, u64) {
@@ -381,7 +354,8 @@ pub fn note_kernel(name: &str, kernarg_bytes: u32) {
 }
 
 /// A recorder-owned completion signal for a packet about to be published (value 1).
-pub fn packet_signal(api: &HsaApi) -> Option<hsa_signal_t> {
+fn packet_signal() -> Option<hsa_signal_t> {
+    let api = ATTACHED.get()?.api;
     with_buffer(|b| {
         if let Some(s) = b.free.pop() {
             // SAFETY: a signal this recorder created and that no packet names any more.
@@ -396,22 +370,8 @@ pub fn packet_signal(api: &HsaApi) -> Option<hsa_signal_t> {
     .flatten()
 }
 
-/// What `Queue::submit` knows about a packet it published while recording.
-pub struct Published<'a> {
-    pub queue: u64,
-    pub device: u32,
-    pub agent: hsa_agent_t,
-    pub index: u64,
-    pub depth: u64,
-    pub packet: &'a AqlPacket,
-    /// The signal the recorder gave the packet (its original one moved to the trace barrier).
-    pub signal: hsa_signal_t,
-    pub original_completion: hsa_signal_t,
-    pub submit_ns: u64,
-}
-
 /// Records a traced packet and the trace barrier after it; harvests completed ones.
-pub fn packet_published(p: Published<'_>) {
+fn packet_published(p: Published<'_>) {
     let kind_of = |header: u16| match (header & 0xff) as u8 {
         t if t as u32 == HSA_PACKET_TYPE_KERNEL_DISPATCH as u32 => PacketKind::KernelDispatch,
         t if t as u32 == HSA_PACKET_TYPE_BARRIER_AND as u32 => PacketKind::BarrierAnd,
@@ -580,7 +540,7 @@ fn copy_times(signal: hsa_signal_t) -> Option<(u64, u64)> {
 }
 
 /// A host wait on `signal` finished.
-pub fn wait_done(signal: u64, start: u64, end: u64, spin_ns: u64, blocked: bool) {
+fn wait_done(signal: u64, start: u64, end: u64, spin_ns: u64, blocked: bool) {
     with_buffer(|b| {
         b.events.push(TraceEvent::Wait(WaitEvent {
             tid: b.tid,
@@ -691,22 +651,12 @@ pub fn collect() -> Vec<TraceEvent> {
         harvest(&mut b, true);
         events.append(&mut b.events);
     }
-    let names = crate::hsa::api::HSA_FN_NAMES;
-    let mut totals = vec![(0u64, 0u64); names.len()];
-    for counts in HSA_COUNTS.lock().iter() {
-        for (i, t) in totals.iter_mut().enumerate() {
-            t.0 += counts.calls[i].load(Ordering::Relaxed);
-            t.1 += counts.ns[i].load(Ordering::Relaxed);
-        }
-    }
-    for (name, (calls, ns)) in names.iter().zip(totals) {
-        if calls > 0 {
-            events.push(TraceEvent::HsaCall {
-                name: name.to_string(),
-                calls,
-                total_ns: ns,
-            });
-        }
+    for (name, calls, ns) in probe::hsa_calls() {
+        events.push(TraceEvent::HsaCall {
+            name: name.to_string(),
+            calls,
+            total_ns: ns,
+        });
     }
     events
 }
@@ -723,7 +673,7 @@ pub fn finish() {
     }
     let end_ns = rel(now_ns());
     let events = collect();
-    RECORDING.store(false, Ordering::Release);
+    probe::stop();
     let Some(output) = OUTPUT.lock().take() else {
         return;
     };
