@@ -522,7 +522,7 @@ pub struct QueueFactory {
     /// The device ordinal (for logs and traces).
     pub device: u32,
     /// Where each queue's kernarg ring is allocated.
-    pub kernarg_pool: hsa_amd_memory_pool_t,
+    pub kernarg_pool: MemoryPool,
 }
 
 impl QueueFactory {
