@@ -203,25 +203,3 @@ impl HsaApi {
         }
     }
 }
-
-/// An HSA call failed: which one, and with what status.
-#[derive(Debug, Clone)]
-pub struct HsaError {
-    pub call: &'static str,
-    pub status: hsa_status_t,
-}
-
-impl std::fmt::Display for HsaError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} failed with status {:#x}", self.call, self.status)
-    }
-}
-
-/// Turns an HSA status into a `Result` that names the call.
-pub fn check(call: &'static str, status: hsa_status_t) -> Result<(), HsaError> {
-    if status == status::SUCCESS || status == status::INFO_BREAK {
-        Ok(())
-    } else {
-        Err(HsaError { call, status })
-    }
-}

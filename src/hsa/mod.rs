@@ -1,12 +1,21 @@
-//! The HSA layer: choosing and loading the HSA runtime, and one small type per HSA resource
-//! (agents and pools here, [`queue::Queue`], [`signal::Signal`]).
+//! The HSA layer: choosing and loading the HSA runtime, and one small type per HSA resource:
+//! agents here, memory pools and their buffers ([`memory`]), code objects and executables
+//! ([`executable`]), copy engines ([`copy`]), [`queue::Queue`], [`signal::Signal`]. Each owns
+//! what it must release; [`HsaError`] says which call failed and converts into the HIP error
+//! the runtime reports ([`error`]).
 
 pub mod api;
 pub mod callback;
+pub mod copy;
+pub mod error;
+pub mod executable;
+pub mod memory;
 pub mod queue;
 pub mod signal;
 
-pub use api::{check, HsaApi, HsaError};
+pub use api::HsaApi;
+pub use error::{check, HsaError};
+pub use memory::{agent_pools, PoolInfo};
 
 use crate::config::{Config, DeviceChoice};
 use hsa_abi::*;
@@ -197,68 +206,6 @@ pub fn agent_isa_names(api: &HsaApi, agent: hsa_agent_t) -> Vec<String> {
     // SAFETY: callback signature matches; ctx outlives the call.
     unsafe { (api.hsa_agent_iterate_isas)(agent, collect, &mut ctx as *mut _ as *mut c_void) };
     names
-}
-
-/// A memory pool of an agent with the properties the runtime selects pools by.
-#[derive(Clone, Copy, Debug)]
-pub struct PoolInfo {
-    pub pool: hsa_amd_memory_pool_t,
-    pub segment: u32,
-    pub global_flags: u32,
-    pub size: usize,
-    pub alloc_allowed: bool,
-}
-
-/// Every memory pool of `agent`.
-pub fn agent_pools(api: &HsaApi, agent: hsa_agent_t) -> Vec<PoolInfo> {
-    let mut pools: Vec<PoolInfo> = Vec::new();
-    unsafe extern "C" fn collect(pool: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t {
-        // SAFETY: forwarded from the HSA runtime's call.
-        callback::guarded(
-            "the memory pool iteration callback",
-            status::ERROR,
-            || unsafe { collect_pool(pool, data) },
-        )
-    }
-    unsafe fn collect_pool(pool: hsa_amd_memory_pool_t, data: *mut c_void) -> hsa_status_t {
-        // SAFETY: `data` is the `(Vec, api)` pair passed below, alive for the iteration.
-        let (pools, api) = unsafe { &mut *(data as *mut (&mut Vec<PoolInfo>, &HsaApi)) };
-        let get = |attribute: u32, out: *mut c_void| {
-            // SAFETY: each attribute below is read into a value of its HSA type.
-            unsafe { (api.hsa_amd_memory_pool_get_info)(pool, attribute, out) }
-        };
-        let mut info = PoolInfo {
-            pool,
-            segment: u32::MAX,
-            global_flags: 0,
-            size: 0,
-            alloc_allowed: false,
-        };
-        get(
-            memory_pool_info::SEGMENT,
-            &mut info.segment as *mut u32 as *mut c_void,
-        );
-        get(
-            memory_pool_info::GLOBAL_FLAGS,
-            &mut info.global_flags as *mut u32 as *mut c_void,
-        );
-        get(
-            memory_pool_info::SIZE,
-            &mut info.size as *mut usize as *mut c_void,
-        );
-        get(
-            memory_pool_info::RUNTIME_ALLOC_ALLOWED,
-            &mut info.alloc_allowed as *mut bool as *mut c_void,
-        );
-        pools.push(info);
-        status::SUCCESS
-    }
-    let mut ctx = (&mut pools, api);
-    // SAFETY: callback signature matches; ctx outlives the call.
-    unsafe {
-        (api.hsa_amd_agent_iterate_memory_pools)(agent, collect, &mut ctx as *mut _ as *mut c_void)
-    };
-    pools
 }
 
 /// The directory of the file this library was loaded from (the path ld.so used, so a

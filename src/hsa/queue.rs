@@ -15,6 +15,7 @@
 //! [`Queue::doomed_at`] answers, by walking those records back, whether a given packet can
 //! still complete.
 
+use super::memory::{MemoryPool, PoolBuffer};
 use super::signal::PooledSignal;
 use super::{check, HsaApi, HsaError};
 use hsa_abi::*;
@@ -53,7 +54,8 @@ pub struct Queue {
     /// That holds however many streams share the queue: every packet the shim publishes, from
     /// any stream (kernels, markers, barrier-AND waits), is built with
     /// [`stream_packet_header`], which sets the barrier bit.
-    kernargs: *mut u8,
+    /// Freed after the queue is destroyed (fields drop after `Drop::drop`).
+    kernargs: PoolBuffer,
 }
 
 // SAFETY: the queue ring and kernarg memory are shared with the device by design; concurrent
@@ -135,6 +137,13 @@ pub struct Doom {
     pub origin: u64,
 }
 
+impl Doom {
+    /// The fault, as the error the runtime reports it with (see `hsa/error.rs`).
+    pub fn error(&self) -> HsaError {
+        HsaError::fault(self.status)
+    }
+}
+
 /// A barrier packet of a queue (at index `at`) that waits for something `upstream`, a marker
 /// of another queue, must complete first.
 struct Blocker {
@@ -169,7 +178,7 @@ impl Queue {
         agent: hsa_agent_t,
         device: u32,
         size: u32,
-        kernarg_pool: hsa_amd_memory_pool_t,
+        kernarg_pool: MemoryPool,
     ) -> Result<Queue, HsaError> {
         let health = Box::new(QueueHealth {
             status: AtomicU32::new(0),
@@ -200,18 +209,14 @@ impl Queue {
             )
         };
         let kernarg_bytes = 2 * size as usize * KERNARG_SLOT_BYTES;
-        let mut kernargs: *mut c_void = std::ptr::null_mut();
-        // SAFETY: valid pool handle and out-pointer.
-        let status = unsafe {
-            (api.hsa_amd_memory_pool_allocate)(kernarg_pool, kernarg_bytes, 0, &mut kernargs)
+        let kernargs = match kernarg_pool.allocate(kernarg_bytes, &[agent]) {
+            Ok(kernargs) => kernargs,
+            Err(e) => {
+                // SAFETY: the queue was created above and is not used elsewhere yet.
+                unsafe { (api.hsa_queue_destroy)(raw) };
+                return Err(e);
+            }
         };
-        if let Err(e) = check("hsa_amd_memory_pool_allocate(kernarg)", status) {
-            // SAFETY: the queue was created above and is not used elsewhere yet.
-            unsafe { (api.hsa_queue_destroy)(raw) };
-            return Err(e);
-        }
-        // SAFETY: grants the GPU agent access to memory we just allocated.
-        unsafe { (api.hsa_amd_agents_allow_access)(1, &agent, std::ptr::null(), kernargs) };
         let mut health = health;
         health.queue_id = id;
         tracing::debug!(target: "hipshim::queue", queue = id, device, size, "created AQL queue");
@@ -225,7 +230,7 @@ impl Queue {
             device,
             health,
             waits: Mutex::new(Waits::default()),
-            kernargs: kernargs as *mut u8,
+            kernargs,
         })
     }
 
@@ -454,7 +459,9 @@ impl Queue {
         // (see the `kernargs` field); the ring was sized for 2 * size slots.
         unsafe {
             std::slice::from_raw_parts_mut(
-                self.kernargs.add(kernarg_slot * KERNARG_SLOT_BYTES),
+                self.kernargs
+                    .as_ptr()
+                    .add(kernarg_slot * KERNARG_SLOT_BYTES),
                 KERNARG_SLOT_BYTES,
             )
         }
@@ -499,12 +506,10 @@ impl Queue {
 
 impl Drop for Queue {
     fn drop(&mut self) {
-        // SAFETY: the queue and its kernarg ring were created by `create` and are released
-        // exactly once; the queue goes first so its error callback cannot run afterwards.
-        unsafe {
-            (self.api.hsa_queue_destroy)(self.raw);
-            (self.api.hsa_amd_memory_pool_free)(self.kernargs as *mut c_void);
-        }
+        // SAFETY: the queue was created by `create` and is destroyed exactly once, before its
+        // health record and kernarg ring (fields) go, so its error callback cannot run and the
+        // packet processor cannot read kernargs afterwards.
+        unsafe { (self.api.hsa_queue_destroy)(self.raw) };
     }
 }
 
@@ -517,7 +522,7 @@ pub struct QueueFactory {
     /// The device ordinal (for logs and traces).
     pub device: u32,
     /// Where each queue's kernarg ring is allocated.
-    pub kernarg_pool: hsa_amd_memory_pool_t,
+    pub kernarg_pool: MemoryPool,
 }
 
 impl QueueFactory {

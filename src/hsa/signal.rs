@@ -59,6 +59,18 @@ impl Signal {
         unsafe { (self.api.hsa_signal_subtract_screlease)(self.handle, delta) }
     }
 
+    /// When the packet processor ran the packet this signal completed (start and end, in
+    /// `HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY` units), on a queue of `agent` with profiling on.
+    pub fn dispatch_time(&self, agent: hsa_agent_t) -> Result<hsa_amd_profiling_time_t, HsaError> {
+        let mut time = hsa_amd_profiling_time_t::default();
+        // SAFETY: the handle is live for as long as `self`; `time` is a valid out-pointer.
+        let status = unsafe {
+            (self.api.hsa_amd_profiling_get_dispatch_time)(agent, self.handle, &mut time)
+        };
+        check("hsa_amd_profiling_get_dispatch_time", status)?;
+        Ok(time)
+    }
+
     /// Waits until the signal reads 0. Spins for a short while, then blocks in the runtime in
     /// slices, asking `failed` between slices whether the work it waits for can no longer
     /// complete (a queue error); if so returns that error instead of waiting forever.

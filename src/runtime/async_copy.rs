@@ -15,12 +15,13 @@
 //!   alignment and a count of 32-bit words) and the staging buffer supplies the up to 3 bytes
 //!   at either end, so every alignment and element size (8, 16, 32 bits) is handled.
 
-use super::device::{runtime_error, Device, STAGING_BYTES};
+use super::device::{Device, STAGING_BYTES};
 use super::memory::{self, CopyKind, Residence};
 use super::runtime;
 use super::stream::{self, Stream};
 use crate::error::{HipError, HipResult};
-use crate::hsa::{self, HsaApi, HsaError};
+use crate::hsa::copy::EngineCopy;
+use crate::hsa::HsaError;
 use hsa_abi::*;
 use std::ffi::c_void;
 
@@ -191,23 +192,23 @@ fn engine_copies(
         };
         let mut engine = None;
         for (issued, p) in pieces.iter().enumerate() {
-            let copied = issue_copy(
-                device.api,
-                p.dst as *mut c_void,
+            let copy = EngineCopy {
+                dst: p.dst,
                 dst_agent,
-                p.src as *const c_void,
+                src: p.src,
                 src_agent,
-                p.len,
-                deps,
-                done.handle(),
-                to_device,
-            );
+                len: p.len,
+            };
+            // SAFETY: both ranges are device-accessible and cover `len` bytes (checked by the
+            // caller) until the copy completes; `deps` and `done` are live pooled signals the
+            // stream keeps until then.
+            let copied = unsafe { issue_copy(device, &copy, deps, done.handle(), to_device) };
             match copied {
                 Ok(used) => engine = used,
                 Err(e) => {
                     // Let the stream go on past the copies that were issued.
                     done.signal().add(-((pieces.len() - issued) as i64));
-                    return Err(runtime_error(e));
+                    return Err(e.into());
                 }
             }
         }
@@ -240,76 +241,32 @@ fn engine_copies(
     })
 }
 
-/// One copy on a copy engine: on a chosen SDMA engine when the runtime has
-/// `hsa_amd_memory_async_copy_on_engine` (host-to-device on one engine, the rest on another,
-/// so directions overlap), else wherever the runtime puts it. Returns the engine chosen (its
+/// One copy on a copy engine: host-to-device on one engine, the rest on another where the
+/// runtime lets us choose, so the two directions overlap. Returns the engine chosen (its
 /// bit), or `None` when the runtime chose.
-#[allow(clippy::too_many_arguments)]
-fn issue_copy(
-    api: &HsaApi,
-    dst: *mut c_void,
-    dst_agent: hsa_agent_t,
-    src: *const c_void,
-    src_agent: hsa_agent_t,
-    len: usize,
+///
+/// # Safety
+/// As for [`crate::hsa::copy::CopyEngines::start`].
+unsafe fn issue_copy(
+    device: &Device,
+    copy: &EngineCopy,
     deps: &[hsa_signal_t],
     completion: hsa_signal_t,
     to_device: bool,
 ) -> Result<Option<u32>, HsaError> {
-    if let (Some(on_engine), Some(status_of)) = (
-        api.hsa_amd_memory_async_copy_on_engine,
-        api.hsa_amd_memory_copy_engine_status,
-    ) {
-        let mut mask = 0u32;
-        // SAFETY: valid agents and out-pointer.
-        let status = unsafe { status_of(dst_agent, src_agent, &mut mask) };
-        if status == status::SUCCESS && mask != 0 {
-            let preferred = if to_device { 1 } else { 2 };
-            let engine = if mask & preferred != 0 {
-                preferred
-            } else {
-                1 << mask.trailing_zeros()
-            };
-            // SAFETY: both ranges are device-accessible and cover `len` bytes (checked by the
-            // caller); `deps` holds live signals.
-            let status = unsafe {
-                on_engine(
-                    dst,
-                    dst_agent,
-                    src,
-                    src_agent,
-                    len,
-                    deps.len() as u32,
-                    deps.as_ptr(),
-                    completion,
-                    engine,
-                    false,
-                )
-            };
-            return hsa::check("hsa_amd_memory_async_copy_on_engine", status)
-                .map(|()| Some(engine));
-        }
+    let preferred = if to_device { 1 } else { 2 };
+    // SAFETY: per this function's contract.
+    unsafe {
+        device
+            .engines
+            .start(copy, deps, completion, Some(preferred))
     }
-    // SAFETY: as above.
-    let status = unsafe {
-        (api.hsa_amd_memory_async_copy)(
-            dst,
-            dst_agent,
-            src,
-            src_agent,
-            len,
-            deps.len() as u32,
-            deps.as_ptr(),
-            completion,
-        )
-    };
-    hsa::check("hsa_amd_memory_async_copy", status).map(|()| None)
 }
 
 /// A synchronous copy between pageable host memory and `device` through its staging buffer.
 fn staged_copy(device: &Device, piece: Piece, to_device: bool) -> HipResult {
     let copy = device.copy.lock();
-    let staging = copy.staging;
+    let staging = copy.staging.as_ptr();
     let mut done = 0;
     while done < piece.len {
         let n = (piece.len - done).min(STAGING_BYTES);
@@ -361,18 +318,16 @@ fn engine_copy_wait(
     } else {
         0
     };
-    let engine = issue_copy(
-        device.api,
-        dst,
+    let copy = EngineCopy {
+        dst: dst as usize,
         dst_agent,
-        src,
+        src: src as usize,
         src_agent,
         len,
-        &[],
-        signal.handle,
-        to_device,
-    )
-    .map_err(runtime_error)?;
+    };
+    // SAFETY: the caller's ranges (one of them the staging buffer, held under the `copy`
+    // lock) cover `len` bytes until the wait below; `signal` is the device's copy signal.
+    let engine = unsafe { issue_copy(device, &copy, &[], signal.handle, to_device) }?;
     let direction = crate::trace::Direction::of(
         src_agent.handle == device.cpu_agent.handle,
         dst_agent.handle == device.cpu_agent.handle,
@@ -505,9 +460,7 @@ impl Fill {
             let word = u32::from_le_bytes(std::array::from_fn(|k| self.byte_at(head + k)));
             // SAFETY: `[start, start + 4 * words)` lies in a device allocation (checked by the
             // caller through the allocation table) and `start` is 4-byte aligned.
-            let status =
-                unsafe { (device.api.hsa_amd_memory_fill)(start as *mut c_void, word, words) };
-            hsa::check("hsa_amd_memory_fill", status).map_err(runtime_error)?;
+            unsafe { device.engines.fill(start, word, words) }?;
         }
         for (offset, len) in [(0, head), (head + words * 4, tail)] {
             if len == 0 {
@@ -516,14 +469,14 @@ impl Fill {
             let copy = device.copy.lock();
             for k in 0..len {
                 // SAFETY: staging holds STAGING_BYTES (> 3) and is ours under `copy`.
-                unsafe { copy.staging.add(k).write(self.byte_at(offset + k)) };
+                unsafe { copy.staging.as_ptr().add(k).write(self.byte_at(offset + k)) };
             }
             engine_copy_wait(
                 device,
                 &copy.signal,
                 (self.dst + offset) as *mut c_void,
                 device.agent,
-                copy.staging as *const c_void,
+                copy.staging.as_ptr() as *const c_void,
                 device.cpu_agent,
                 len,
             )?;

@@ -5,11 +5,12 @@ use super::device_props::{self, DeviceInfo};
 use super::stream::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
+use crate::hsa::copy::CopyEngines;
+use crate::hsa::memory::{MemoryPool, PoolBuffer};
 use crate::hsa::signal::Signal;
 use crate::hsa::{self, HsaApi, HsaRuntime, PoolInfo};
 use hsa_abi::*;
 use parking_lot::Mutex;
-use std::ffi::c_void;
 
 /// `s_memrealtime` on GFX9 (gfx90a, gfx942) reads a constant 100 MHz reference clock,
 /// independent of the shader clock; HSA has no portable query for it.
@@ -28,10 +29,14 @@ pub struct Device {
     pub product_name: String,
     /// ISA names, e.g. `amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`.
     pub isas: Vec<String>,
-    pub device_pool: PoolInfo,
-    pub kernarg_pool: hsa_amd_memory_pool_t,
-    pub host_pool: hsa_amd_memory_pool_t,
+    /// Coarse-grained device memory (`hipMalloc`).
+    pub device_pool: MemoryPool,
+    /// Where queues allocate their kernarg rings (see `hsa::queue::Queue::create`).
+    pub kernarg_pool: MemoryPool,
+    /// Fine-grained system memory every device may access (`hipHostMalloc`, staging).
+    pub host_pool: MemoryPool,
     pub api: &'static HsaApi,
+    pub engines: CopyEngines,
     pub timestamp_hz: u64,
     /// The device's streams and the policy that assigns them queues (see `stream.rs`).
     pub streams: DeviceStreams,
@@ -84,14 +89,11 @@ const MAX_STACK_BYTES: usize = (128 * 1024 - 16) * 4;
 /// `hipSetDeviceFlags` flags: the schedule mask, hipDeviceMapHost, hipDeviceLmemResizeToMax.
 pub const DEVICE_FLAGS_ALL: u32 = 0x7 | 0x8 | 0x10;
 
-/// A pinned buffer and a completion signal for synchronous copies.
+/// A pinned buffer ([`STAGING_BYTES`]) and a completion signal for synchronous copies.
 pub struct CopyState {
-    pub staging: *mut u8,
+    pub staging: PoolBuffer,
     pub signal: Signal,
 }
-
-// SAFETY: the staging pointer is owned by the device and only used under the `copy` mutex.
-unsafe impl Send for CopyState {}
 
 impl Device {
     pub fn open(
@@ -103,13 +105,14 @@ impl Device {
         let api = hsa.api;
         let gpu_pools = hsa::agent_pools(api, agent);
         let cpu_pools = hsa::agent_pools(api, hsa.cpu);
-        let device_pool = *gpu_pools
+        let device_pool = gpu_pools
             .iter()
             .find(|p| {
                 p.segment == HSA_AMD_SEGMENT_GLOBAL
                     && p.alloc_allowed
                     && p.global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED != 0
             })
+            .map(|info| MemoryPool::new(api, info))
             .ok_or_else(|| no_pool(index, "coarse-grained device"))?;
         let kernarg_pool = cpu_pools
             .iter()
@@ -118,8 +121,8 @@ impl Device {
                     && p.alloc_allowed
                     && p.global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT != 0
             })
-            .ok_or_else(|| no_pool(index, "kernarg"))?
-            .pool;
+            .map(|info| MemoryPool::new(api, info))
+            .ok_or_else(|| no_pool(index, "kernarg"))?;
         let host_pool = cpu_pools
             .iter()
             .find(|p| {
@@ -127,20 +130,11 @@ impl Device {
                     && p.alloc_allowed
                     && p.global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED != 0
             })
-            .ok_or_else(|| no_pool(index, "fine-grained host"))?
-            .pool;
+            .map(|info| MemoryPool::new(api, info))
+            .ok_or_else(|| no_pool(index, "fine-grained host"))?;
 
-        let mut staging: *mut c_void = std::ptr::null_mut();
-        // SAFETY: valid pool and out-pointer.
-        let status = unsafe {
-            (api.hsa_amd_memory_pool_allocate)(host_pool, STAGING_BYTES, 0, &mut staging)
-        };
-        hsa::check("hsa_amd_memory_pool_allocate(staging)", status).map_err(runtime_error)?;
-        // SAFETY: grants this GPU access to the staging buffer allocated above.
-        let status =
-            unsafe { (api.hsa_amd_agents_allow_access)(1, &agent, std::ptr::null(), staging) };
-        hsa::check("hsa_amd_agents_allow_access(staging)", status).map_err(runtime_error)?;
-        let copy_signal = Signal::new(api, 0).map_err(runtime_error)?;
+        let staging = host_pool.allocate(STAGING_BYTES, &[agent])?;
+        let copy_signal = Signal::new(api, 0)?;
 
         let name = hsa::agent_string(api, agent, agent_info::NAME).unwrap_or_default();
         let product_name = hsa::agent_string(api, agent, agent_info::AMD_PRODUCT_NAME)
@@ -167,10 +161,11 @@ impl Device {
             kernarg_pool,
             host_pool,
             api,
+            engines: CopyEngines::new(api),
             timestamp_hz: hsa.timestamp_hz,
-            streams: DeviceStreams::new(api, config).map_err(runtime_error)?,
+            streams: DeviceStreams::new(api, config)?,
             copy: Mutex::new(CopyState {
-                staging: staging as *mut u8,
+                staging,
                 signal: copy_signal,
             }),
             lds_bytes: info.lds_bytes as u32,
@@ -256,15 +251,6 @@ fn no_pool(index: usize, kind: &str) -> HipError {
         "the HSA runtime offers no {kind} memory pool"
     );
     HipError::NOT_INITIALIZED
-}
-
-/// An HSA failure the runtime cannot attribute to the caller's arguments.
-pub fn runtime_error(error: hsa::HsaError) -> HipError {
-    tracing::error!(%error, "HSA call failed");
-    match error.status {
-        status::ERROR_OUT_OF_RESOURCES => HipError::OUT_OF_MEMORY,
-        _ => HipError::RUNTIME_OTHER,
-    }
 }
 
 /// Everything the device reports, from the agent's HSA attributes.

@@ -22,7 +22,6 @@ use super::stream::{self, Dep};
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{Doom, Marker};
 use dashmap::DashMap;
-use hsa_abi::*;
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::ffi::c_void;
@@ -157,7 +156,7 @@ pub fn synchronize(handle: *mut c_void) -> HipResult {
 /// (see `stream::contain`), and the event reports it.
 fn lost_record(record: &Record, doom: Doom) -> HipError {
     stream::contain(doom);
-    let error = stream::fault_error(doom.status);
+    let error = HipError::from(doom.error());
     let why = runtime().map_or_else(
         |_| format!("{:#x}", doom.status),
         |rt| rt.hsa.api.describe(doom.status),
@@ -209,17 +208,7 @@ pub fn elapsed_ms(start: *mut c_void, stop: *mut c_void) -> HipResult<f32> {
     let rt = runtime()?;
     let end = |r: &Record| -> HipResult<(u64, &Device)> {
         let device = rt.device(r.device)?;
-        let mut time = hsa_amd_profiling_time_t::default();
-        // SAFETY: the signal is live (held by the event) and `time` is a valid out-pointer.
-        let status = unsafe {
-            (device.api.hsa_amd_profiling_get_dispatch_time)(
-                device.agent,
-                r.marker.signal.handle(),
-                &mut time,
-            )
-        };
-        crate::hsa::check("hsa_amd_profiling_get_dispatch_time", status)
-            .map_err(super::device::runtime_error)?;
+        let time = r.marker.signal.signal().dispatch_time(device.agent)?;
         Ok((time.end, device))
     };
     let ((t0, device), (t1, _)) = (end(&a)?, end(&b)?);

@@ -8,10 +8,11 @@
 //! pinned staging buffer in chunks. Every copy — 1D, 2D, to a symbol — is one row list
 //! copied by [`copy_rows`].
 
-use super::device::{runtime_error, Device, STAGING_BYTES};
+use super::device::{Device, STAGING_BYTES};
 use super::runtime;
 use crate::error::{HipError, HipResult};
-use crate::hsa;
+use crate::hsa::copy::EngineCopy;
+use crate::hsa::memory::{HostLock, PoolBuffer};
 use hsa_abi::*;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -97,13 +98,41 @@ impl Allocation {
     }
 }
 
+/// What a registry entry holds of the HSA runtime's, released when the entry is removed.
+enum Backing {
+    /// Nothing (a device global belongs to its code object's executable).
+    None,
+    /// Memory allocated from a pool (device, pinned host and managed memory).
+    Pool(PoolBuffer),
+    /// The program's memory, locked (registered host memory).
+    Locked(HostLock),
+}
+
+impl Backing {
+    /// Frees or unlocks now, saying whether the runtime could.
+    fn release(self) -> Result<(), crate::hsa::HsaError> {
+        match self {
+            Backing::None => Ok(()),
+            Backing::Pool(buffer) => buffer.free(),
+            Backing::Locked(lock) => lock.unlock(),
+        }
+    }
+}
+
+/// One registry entry: the range and what backs it.
+struct Entry {
+    alloc: Allocation,
+    backing: Backing,
+}
+
 /// Every known range by start address.
-static ALLOCATIONS: RwLock<BTreeMap<usize, Allocation>> = RwLock::new(BTreeMap::new());
+static ALLOCATIONS: RwLock<BTreeMap<usize, Entry>> = RwLock::new(BTreeMap::new());
 
 /// The entry containing address `ptr`, if one does.
-fn containing(table: &BTreeMap<usize, Allocation>, ptr: usize) -> Option<Allocation> {
-    let (_, alloc) = table.range(..=ptr).next_back()?;
-    (ptr - alloc.start < alloc.size.max(1)).then_some(*alloc)
+fn containing(table: &BTreeMap<usize, Entry>, ptr: usize) -> Option<Allocation> {
+    let (_, entry) = table.range(..=ptr).next_back()?;
+    let alloc = entry.alloc;
+    (ptr - alloc.start < alloc.size.max(1)).then_some(alloc)
 }
 
 /// The entry containing `[ptr, ptr + len)`, if one does.
@@ -145,20 +174,25 @@ pub fn engine_address(ptr: usize) -> usize {
     }
 }
 
-fn insert(alloc: Allocation) {
-    ALLOCATIONS.write().insert(alloc.start, alloc);
+fn insert(alloc: Allocation, backing: Backing) {
+    ALLOCATIONS
+        .write()
+        .insert(alloc.start, Entry { alloc, backing });
 }
 
 /// Records a device global of a loaded code object (so copies and pointer queries know it).
 pub(crate) fn register_device_global(start: usize, size: usize, device: usize) {
-    insert(Allocation {
-        start,
-        size,
-        device,
-        kind: MemKind::DeviceGlobal,
-        flags: 0,
-        device_address: start,
-    });
+    insert(
+        Allocation {
+            start,
+            size,
+            device,
+            kind: MemKind::DeviceGlobal,
+            flags: 0,
+            device_address: start,
+        },
+        Backing::None,
+    );
 }
 
 /// Forgets a device global (its code object was unloaded).
@@ -166,7 +200,7 @@ pub(crate) fn unregister_device_global(start: usize) {
     let mut table = ALLOCATIONS.write();
     if table
         .get(&start)
-        .is_some_and(|a| a.kind == MemKind::DeviceGlobal)
+        .is_some_and(|e| e.alloc.kind == MemKind::DeviceGlobal)
     {
         table.remove(&start);
     }
@@ -177,6 +211,7 @@ pub fn device_bytes_in_use(device: usize) -> usize {
     ALLOCATIONS
         .read()
         .values()
+        .map(|e| &e.alloc)
         .filter(|a| a.kind == MemKind::Device && a.device == device)
         .map(|a| a.size)
         .sum()
@@ -199,23 +234,24 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
         );
         return Err(HipError::OUT_OF_MEMORY);
     }
-    let mut ptr: *mut c_void = std::ptr::null_mut();
-    // SAFETY: valid pool and out-pointer.
-    let status = unsafe {
-        (device.api.hsa_amd_memory_pool_allocate)(device.device_pool.pool, size, 0, &mut ptr)
-    };
-    if status != status::SUCCESS || ptr.is_null() {
-        tracing::warn!(size, status = %device.api.describe(status), "device allocation failed");
-        return Err(HipError::OUT_OF_MEMORY);
-    }
-    insert(Allocation {
-        start: ptr as usize,
-        size,
-        device: device.index,
-        kind: MemKind::Device,
-        flags: 0,
-        device_address: ptr as usize,
-    });
+    // Whatever the runtime's reason, a failed hipMalloc is out of memory (AMD's and CUDA's
+    // contract), not the runtime error the status would otherwise be.
+    let buffer = device.device_pool.allocate(size, &[]).map_err(|e| {
+        tracing::warn!(size, status = %device.api.describe(e.status), "device allocation failed");
+        HipError::OUT_OF_MEMORY
+    })?;
+    let ptr = buffer.as_ptr() as *mut c_void;
+    insert(
+        Allocation {
+            start: ptr as usize,
+            size,
+            device: device.index,
+            kind: MemKind::Device,
+            flags: 0,
+            device_address: ptr as usize,
+        },
+        Backing::Pool(buffer),
+    );
     tracing::debug!(size, ptr = format_args!("{ptr:p}"), "hipMalloc");
     Ok(ptr)
 }
@@ -261,37 +297,25 @@ pub mod host_flags {
 fn allocate_host(size: usize, kind: MemKind, flags: u32) -> HipResult<*mut c_void> {
     let rt = runtime()?;
     let device = rt.current_device()?;
-    let mut ptr: *mut c_void = std::ptr::null_mut();
-    // SAFETY: valid pool and out-pointer.
-    let status =
-        unsafe { (device.api.hsa_amd_memory_pool_allocate)(device.host_pool, size, 0, &mut ptr) };
-    if status != status::SUCCESS || ptr.is_null() {
-        tracing::warn!(size, status = %device.api.describe(status), "host allocation failed");
-        return Err(HipError::OUT_OF_MEMORY);
-    }
-    let gpus = &rt.hsa.gpus;
-    // SAFETY: `gpus` holds `gpus.len()` agents; `ptr` is the allocation made above.
-    let status = unsafe {
-        (device.api.hsa_amd_agents_allow_access)(
-            gpus.len() as u32,
-            gpus.as_ptr(),
-            std::ptr::null(),
-            ptr,
-        )
-    };
-    if let Err(e) = hsa::check("hsa_amd_agents_allow_access", status) {
-        // SAFETY: allocated above and not yet published.
-        unsafe { (device.api.hsa_amd_memory_pool_free)(ptr) };
-        return Err(runtime_error(e));
-    }
-    insert(Allocation {
-        start: ptr as usize,
-        size,
-        device: device.index,
-        kind,
-        flags,
-        device_address: ptr as usize,
-    });
+    // As for hipMalloc, failing to get the memory is out of memory; failing to let every
+    // device reach it is the runtime's error (which frees the memory).
+    let buffer = device.host_pool.allocate(size, &[]).map_err(|e| {
+        tracing::warn!(size, status = %device.api.describe(e.status), "host allocation failed");
+        HipError::OUT_OF_MEMORY
+    })?;
+    buffer.allow_access(&rt.hsa.gpus)?;
+    let ptr = buffer.as_ptr() as *mut c_void;
+    insert(
+        Allocation {
+            start: ptr as usize,
+            size,
+            device: device.index,
+            kind,
+            flags,
+            device_address: ptr as usize,
+        },
+        Backing::Pool(buffer),
+    );
     tracing::debug!(
         size,
         ?kind,
@@ -343,7 +367,7 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
         return Ok(());
     }
     let rt = runtime()?;
-    let alloc = ALLOCATIONS.read().get(&(ptr as usize)).copied();
+    let alloc = ALLOCATIONS.read().get(&(ptr as usize)).map(|e| e.alloc);
     let Some(alloc) = alloc.filter(|a| kinds.contains(&a.kind)) else {
         tracing::warn!(
             ptr = format_args!("{ptr:p}"),
@@ -358,14 +382,11 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
     } else {
         rt.device(alloc.device)?.synchronize()?;
     }
-    if ALLOCATIONS.write().remove(&(ptr as usize)).is_none() {
+    let Some(entry) = ALLOCATIONS.write().remove(&(ptr as usize)) else {
         // Another thread freed it meanwhile.
         return Err(HipError::INVALID_VALUE);
-    }
-    // SAFETY: `ptr` was returned by hsa_amd_memory_pool_allocate and is freed once (it was
-    // just removed from the table).
-    let status = unsafe { (rt.hsa.api.hsa_amd_memory_pool_free)(ptr) };
-    hsa::check("hsa_amd_memory_pool_free", status).map_err(runtime_error)
+    };
+    Ok(entry.backing.release()?)
 }
 
 /// `hipFree`: device, managed and (as AMD allows) pinned host memory.
@@ -404,7 +425,7 @@ pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipRes
         let overlaps = table
             .range(..end)
             .next_back()
-            .is_some_and(|(_, a)| a.start + a.size > start);
+            .is_some_and(|(_, e)| e.alloc.start + e.alloc.size > start);
         if overlaps {
             tracing::warn!(
                 ptr = format_args!("{ptr:p}"),
@@ -416,37 +437,30 @@ pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipRes
     }
     let rt = runtime()?;
     let device = rt.current_device()?;
-    let mut gpus = rt.hsa.gpus.clone();
-    let mut agent_ptr: *mut c_void = std::ptr::null_mut();
-    // SAFETY: the caller's range is live host memory; `gpus` holds `len` agents.
-    let status = unsafe {
-        (rt.hsa.api.hsa_amd_memory_lock)(
-            ptr,
-            size,
-            gpus.as_mut_ptr(),
-            gpus.len() as i32,
-            &mut agent_ptr,
-        )
-    };
-    if status != status::SUCCESS || agent_ptr.is_null() {
+    // SAFETY: the caller's range is live host memory until hipHostUnregister, which drops
+    // the lock.
+    let lock = unsafe { HostLock::lock(rt.hsa.api, ptr, size, &rt.hsa.gpus) }.map_err(|e| {
         // ROCr fails the lock of memory that is not mapped (the driver cannot pin it), and
         // so does hsasim.
         tracing::warn!(
             ptr = format_args!("{ptr:p}"),
             size,
-            status = %rt.hsa.api.describe(status),
+            status = %rt.hsa.api.describe(e.status),
             "hipHostRegister: hsa_amd_memory_lock failed (is the whole range mapped?)"
         );
-        return Err(HipError::OUT_OF_MEMORY);
-    }
-    insert(Allocation {
-        start,
-        size,
-        device: device.index,
-        kind: MemKind::Registered,
-        flags,
-        device_address: agent_ptr as usize,
-    });
+        HipError::OUT_OF_MEMORY
+    })?;
+    insert(
+        Allocation {
+            start,
+            size,
+            device: device.index,
+            kind: MemKind::Registered,
+            flags,
+            device_address: lock.agent_address(),
+        },
+        Backing::Locked(lock),
+    );
     Ok(())
 }
 
@@ -462,7 +476,7 @@ pub unsafe fn host_unregister(ptr: *mut c_void) -> HipResult {
     let registered = ALLOCATIONS
         .read()
         .get(&(ptr as usize))
-        .is_some_and(|a| a.kind == MemKind::Registered);
+        .is_some_and(|e| e.alloc.kind == MemKind::Registered);
     if !registered {
         tracing::warn!(
             ptr = format_args!("{ptr:p}"),
@@ -471,13 +485,10 @@ pub unsafe fn host_unregister(ptr: *mut c_void) -> HipResult {
         return Err(HipError::HOST_MEMORY_NOT_REGISTERED);
     }
     synchronize_all()?;
-    let rt = runtime()?;
-    if ALLOCATIONS.write().remove(&(ptr as usize)).is_none() {
+    let Some(entry) = ALLOCATIONS.write().remove(&(ptr as usize)) else {
         return Err(HipError::HOST_MEMORY_NOT_REGISTERED);
-    }
-    // SAFETY: `ptr` was locked by hipHostRegister and is unlocked once.
-    let status = unsafe { (rt.hsa.api.hsa_amd_memory_unlock)(ptr) };
-    hsa::check("hsa_amd_memory_unlock", status).map_err(runtime_error)
+    };
+    Ok(entry.backing.release()?)
 }
 
 /// `hipHostGetDevicePointer`: the device address of pinned, registered or managed memory.
@@ -525,10 +536,11 @@ pub fn mem_ptr_get_info(ptr: *mut c_void) -> HipResult<usize> {
 
 /// Frees every allocation of `device` (hipDeviceReset); the caller has drained its work.
 pub(crate) fn free_device_allocations(device: &Device) {
-    let doomed: Vec<Allocation> = {
+    let doomed: Vec<Entry> = {
         let mut table = ALLOCATIONS.write();
-        let doomed: Vec<Allocation> = table
+        let starts: Vec<usize> = table
             .values()
+            .map(|e| &e.alloc)
             .filter(|a| {
                 a.device == device.index
                     && matches!(
@@ -536,18 +548,13 @@ pub(crate) fn free_device_allocations(device: &Device) {
                         MemKind::Device | MemKind::PinnedHost | MemKind::Managed
                     )
             })
-            .copied()
+            .map(|a| a.start)
             .collect();
-        for a in &doomed {
-            table.remove(&a.start);
-        }
-        doomed
+        starts.iter().filter_map(|s| table.remove(s)).collect()
     };
-    for a in doomed {
-        // SAFETY: each pointer came from hsa_amd_memory_pool_allocate and was removed from
-        // the table above, so it is freed once.
-        let status = unsafe { (device.api.hsa_amd_memory_pool_free)(a.start as *mut c_void) };
-        if let Err(e) = hsa::check("hsa_amd_memory_pool_free", status) {
+    // Released outside the lock, as every free is.
+    for entry in doomed {
+        if let Err(e) = entry.backing.release() {
             tracing::warn!(error = %e, "hipDeviceReset: freeing an allocation failed");
         }
     }
@@ -666,7 +673,7 @@ fn classify(ptr: usize, len: usize, says_device: Option<bool>, what: &str) -> Hi
                 None,
                 table
                     .range(ptr..end)
-                    .map(|(_, a)| *a)
+                    .map(|(_, e)| e.alloc)
                     .find(|a| !a.kind.is_host()),
             ),
         }
@@ -837,16 +844,6 @@ pub unsafe fn memcpy_2d(
     }
 }
 
-/// One engine copy of a batch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct EngineCopy {
-    dst: usize,
-    dst_agent: hsa_agent_t,
-    src: usize,
-    src_agent: hsa_agent_t,
-    len: usize,
-}
-
 /// A piece of a row that fits in the staging buffer: (row, offset in row, length).
 fn segments(rows: Rows) -> impl Iterator<Item = (usize, usize, usize)> {
     (0..rows.height).flat_map(move |r| {
@@ -892,7 +889,7 @@ fn copy_rows(
         _ => ptr,
     };
     let copy = device.copy.lock();
-    let staging = copy.staging as usize;
+    let staging = copy.staging.as_ptr() as usize;
     match (dst_side, src_side) {
         (Side::Pageable, Side::Pageable) => unreachable!("host-to-host copies use the CPU"),
         (Side::Pageable, src_side) => {
@@ -1010,24 +1007,14 @@ fn engine_copies(
     signal.store(copies.len() as i64);
     for (i, c) in copies.iter().enumerate() {
         // SAFETY: both ranges are device-accessible (device memory, pinned/registered host
-        // memory or the staging buffer) and cover `len` bytes; no dependency signals.
-        let status = unsafe {
-            (device.api.hsa_amd_memory_async_copy)(
-                c.dst as *mut c_void,
-                c.dst_agent,
-                c.src as *const c_void,
-                c.src_agent,
-                c.len,
-                0,
-                std::ptr::null(),
-                signal.handle,
-            )
-        };
-        if let Err(e) = hsa::check("hsa_amd_memory_async_copy", status) {
+        // memory or the staging buffer) and cover `len` bytes until the wait below; no
+        // dependency signals; the runtime places the copy.
+        let started = unsafe { device.engines.start(c, &[], signal.handle, None) };
+        if let Err(e) = started {
             // Account for the copies never submitted, then wait for those that were.
             signal.add(-((copies.len() - i) as i64));
             let _ = signal.wait_zero(device.timestamp_hz, || None::<HipError>);
-            return Err(runtime_error(e));
+            return Err(e.into());
         }
     }
     let bytes: usize = copies.iter().map(|c| c.len).sum();
@@ -1126,7 +1113,7 @@ fn memset_2d_pattern(
             let fill = width.min(STAGING_BYTES);
             // SAFETY: the staging buffer holds STAGING_BYTES and is ours while `copy` is
             // locked; the pattern repeats from offset 0 (width is a multiple of its size).
-            let staging = unsafe { std::slice::from_raw_parts_mut(copy.staging, fill) };
+            let staging = unsafe { std::slice::from_raw_parts_mut(copy.staging.as_ptr(), fill) };
             for (i, b) in staging.iter_mut().enumerate() {
                 *b = pattern[i % pattern.len()];
             }
@@ -1136,7 +1123,7 @@ fn memset_2d_pattern(
                 .map(|(r, off, len)| EngineCopy {
                     dst: dst as usize + r * pitch + off,
                     dst_agent: device.agent,
-                    src: copy.staging as usize,
+                    src: copy.staging.as_ptr() as usize,
                     src_agent: device.cpu_agent,
                     len,
                 })
@@ -1181,7 +1168,7 @@ mod tests {
 
     #[test]
     fn lookup_finds_ranges_inside_entries_only() {
-        insert(fake(0x10_0000, 0x100, 3, MemKind::Device));
+        insert(fake(0x10_0000, 0x100, 3, MemKind::Device), Backing::None);
         assert_eq!(lookup(0x10_0000, 0x100).map(|a| a.device), Some(3));
         assert_eq!(lookup(0x10_0080, 0x80).map(|a| a.device), Some(3));
         assert_eq!(lookup(0x10_0080, 0x81), None);
@@ -1194,7 +1181,7 @@ mod tests {
     fn host_kinds_are_pinned_residence_and_translate_engine_addresses() {
         let mut reg = fake(0x20_0000, 0x1000, 0, MemKind::Registered);
         reg.device_address = 0x7000_0000;
-        insert(reg);
+        insert(reg, Backing::None);
         assert_eq!(residence(0x20_0010, 16, "x"), Ok(Residence::PinnedHost));
         assert_eq!(engine_address(0x20_0010), 0x7000_0010);
         let pageable = [0u8; 64];
@@ -1214,9 +1201,12 @@ mod tests {
 
     #[test]
     fn ranges_that_leave_their_allocation_are_refused() {
-        insert(fake(0x40_0000, 0x1000, 0, MemKind::Device));
-        insert(fake(0x40_1000, 0x1000, 0, MemKind::Device));
-        insert(fake(0x50_0000, 0x1000, 0, MemKind::PinnedHost));
+        insert(fake(0x40_0000, 0x1000, 0, MemKind::Device), Backing::None);
+        insert(fake(0x40_1000, 0x1000, 0, MemKind::Device), Backing::None);
+        insert(
+            fake(0x50_0000, 0x1000, 0, MemKind::PinnedHost),
+            Backing::None,
+        );
         let bad = Err(HipError::INVALID_VALUE);
         assert_eq!(classify(0x40_0000, 0x1000, None, "x"), Ok(Side::Device(0)));
         assert_eq!(classify(0x40_0fff, 1, None, "x"), Ok(Side::Device(0)));

@@ -9,13 +9,13 @@
 //! whose module was unloaded, is `hipErrorInvalidHandle` without ever being dereferenced.
 
 use super::code_object::{self, KernelInfo, TargetId};
-use super::device::{runtime_error, Device};
+use super::device::Device;
 use super::memory;
 use super::runtime;
 use crate::error::{HipError, HipResult};
-use crate::hsa;
+use crate::hsa::executable::{CodeObjectReader, Executable};
+use crate::hsa::HsaError;
 use dashmap::DashMap;
-use hsa_abi::*;
 use once_cell::sync::{Lazy, OnceCell};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -54,7 +54,7 @@ pub struct LoadedCodeObject {
     pub variables: HashMap<String, (usize, usize)>,
     /// Kept alive for the executable: ROCr may reference the code object bytes after loading.
     _elf: Vec<u8>,
-    executable: hsa_executable_t,
+    executable: Executable,
 }
 
 /// A kernel ready to dispatch on one device.
@@ -225,7 +225,6 @@ impl CodeImage {
 
     /// Destroys the loaded executables; the caller has quiesced the devices.
     fn unload(&self) -> HipResult {
-        let rt = runtime()?;
         for slot in self.loaded.iter() {
             let Some(loaded) = slot.lock().take() else {
                 continue;
@@ -233,14 +232,31 @@ impl CodeImage {
             for &(address, _) in loaded.variables.values() {
                 memory::unregister_device_global(address);
             }
-            // SAFETY: the executable was created by load_for_device and is destroyed once
-            // (its slot was just emptied); no queued work references it any more.
-            let status = unsafe { (rt.hsa.api.hsa_executable_destroy)(loaded.executable) };
-            if let Err(e) = hsa::check("hsa_executable_destroy", status) {
-                tracing::warn!(error = %e, "unloading a module failed");
+            // No queued work references the executable any more. A thread still holding the
+            // loaded object (looking up a kernel) destroys it when it lets go.
+            if let Ok(loaded) = Arc::try_unwrap(loaded) {
+                if let Err(e) = loaded.executable.destroy() {
+                    tracing::warn!(error = %e, "unloading a module failed");
+                }
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for CodeImage {
+    /// A registered fat binary goes away in `__hipUnregisterFatBinary`, as the program exits:
+    /// what it loaded stays loaded (never destroyed), since work the program queued last may
+    /// still run its code and the HSA runtime may already be shut down. A module's image
+    /// was unloaded before it goes (`hipModuleUnload`).
+    fn drop(&mut self) {
+        if let ImageBytes::Registered(_) = self.bytes {
+            for slot in &mut self.loaded {
+                if let Some(loaded) = slot.get_mut().take() {
+                    std::mem::forget(loaded);
+                }
+            }
+        }
     }
 }
 
@@ -287,66 +303,18 @@ fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeO
         tracing::error!(error = %e, "cannot read the code object's metadata");
         HipError::INVALID_IMAGE
     })?;
-    let api = device.api;
-    let hsa_err = |e: hsa::HsaError| {
+    let failed = |e: HsaError| {
         tracing::error!(error = %e, device = device.index, "loading the code object failed");
-        match e.status {
-            status::ERROR_INVALID_ISA | status::ERROR_INVALID_CODE_OBJECT => {
-                HipError::INVALID_IMAGE
-            }
-            _ => runtime_error(e),
-        }
+        HipError::from(e)
     };
-    let mut reader = hsa_code_object_reader_t::default();
-    // SAFETY: `elf` outlives the reader and the executable (kept in LoadedCodeObject).
-    let status = unsafe {
-        (api.hsa_code_object_reader_create_from_memory)(
-            elf.as_ptr() as *const c_void,
-            elf.len(),
-            &mut reader,
-        )
-    };
-    hsa::check("hsa_code_object_reader_create_from_memory", status).map_err(hsa_err)?;
-    let mut executable = hsa_executable_t::default();
-    // SAFETY: valid out-pointer; null options.
-    let status = unsafe {
-        (api.hsa_executable_create_alt)(
-            HSA_PROFILE_FULL,
-            HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
-            std::ptr::null(),
-            &mut executable,
-        )
-    };
-    hsa::check("hsa_executable_create_alt", status).map_err(hsa_err)?;
-    let loaded = (|| {
-        // SAFETY: executable and reader are live; null options and no loaded-object handle.
-        let status = unsafe {
-            (api.hsa_executable_load_agent_code_object)(
-                executable,
-                device.agent,
-                reader,
-                std::ptr::null(),
-                std::ptr::null_mut(),
-            )
-        };
-        hsa::check("hsa_executable_load_agent_code_object", status).map_err(hsa_err)?;
-        // SAFETY: the executable is live; null options.
-        let status = unsafe { (api.hsa_executable_freeze)(executable, std::ptr::null()) };
-        hsa::check("hsa_executable_freeze", status).map_err(hsa_err)?;
-        let kernels = find_kernels(device, executable, info.kernels)?;
-        let variables = find_variables(api, executable).map_err(hsa_err)?;
-        Ok((kernels, variables))
-    })();
-    // SAFETY: the reader is no longer needed once loading has succeeded or failed.
-    unsafe { (api.hsa_code_object_reader_destroy)(reader) };
-    let (kernels, variables) = match loaded {
-        Ok(found) => found,
-        Err(e) => {
-            // SAFETY: the executable was created above and is not referenced elsewhere.
-            unsafe { (api.hsa_executable_destroy)(executable) };
-            return Err(e);
-        }
-    };
+    let reader = CodeObjectReader::new(device.api, &elf).map_err(failed)?;
+    let executable = Executable::new(device.api).map_err(failed)?;
+    executable.load(device.agent, &reader).map_err(failed)?;
+    executable.freeze().map_err(failed)?;
+    let kernels = find_kernels(device, &executable, info.kernels)?;
+    let variables = executable.variables().map_err(failed)?;
+    // Not needed once loading is done (an early return above drops it with the executable).
+    drop(reader);
     for &(address, size) in variables.values() {
         memory::register_device_global(address, size, device.index);
     }
@@ -363,10 +331,9 @@ fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeO
 /// `hipErrorInvalidImage`.
 fn find_kernels(
     device: &Device,
-    executable: hsa_executable_t,
+    executable: &Executable,
     infos: Vec<KernelInfo>,
 ) -> HipResult<HashMap<String, Arc<Kernel>>> {
-    let api = device.api;
     let mut kernels = HashMap::new();
     for kernel in infos {
         let missing = |why: &dyn std::fmt::Display| {
@@ -375,27 +342,8 @@ fn find_kernels(
         };
         let symbol_name = CString::new(kernel.symbol.clone())
             .map_err(|_| missing(&"the symbol name contains a NUL byte"))?;
-        let mut symbol = hsa_executable_symbol_t::default();
-        // SAFETY: NUL-terminated name, live executable, valid agent and out-pointer.
-        let status = unsafe {
-            (api.hsa_executable_get_symbol_by_name)(
-                executable,
-                symbol_name.as_ptr(),
-                &device.agent,
-                &mut symbol,
-            )
-        };
-        hsa::check("hsa_executable_get_symbol_by_name", status).map_err(|e| missing(&e))?;
-        let mut kernel_object: u64 = 0;
-        // SAFETY: KERNEL_OBJECT is a u64 attribute.
-        let status = unsafe {
-            (api.hsa_executable_symbol_get_info)(
-                symbol,
-                symbol_info::KERNEL_OBJECT,
-                &mut kernel_object as *mut u64 as *mut c_void,
-            )
-        };
-        hsa::check("hsa_executable_symbol_get_info(KERNEL_OBJECT)", status)
+        let kernel_object = executable
+            .kernel_object(&symbol_name, device.agent)
             .map_err(|e| missing(&e))?;
         tracing::debug!(kernel = %kernel.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         kernels.insert(
@@ -407,82 +355,6 @@ fn find_kernels(
         );
     }
     Ok(kernels)
-}
-
-/// Every variable symbol of a frozen executable: name -> (address, size).
-fn find_variables(
-    api: &hsa::HsaApi,
-    executable: hsa_executable_t,
-) -> Result<HashMap<String, (usize, usize)>, hsa::HsaError> {
-    struct Ctx<'a> {
-        api: &'a hsa::HsaApi,
-        found: HashMap<String, (usize, usize)>,
-    }
-    unsafe extern "C" fn visit(
-        exec: hsa_executable_t,
-        symbol: hsa_executable_symbol_t,
-        data: *mut c_void,
-    ) -> hsa_status_t {
-        // SAFETY: forwarded from the HSA runtime's call.
-        hsa::callback::guarded("the symbol iteration callback", status::ERROR, || unsafe {
-            visit_symbol(exec, symbol, data)
-        })
-    }
-    unsafe fn visit_symbol(
-        _exec: hsa_executable_t,
-        symbol: hsa_executable_symbol_t,
-        data: *mut c_void,
-    ) -> hsa_status_t {
-        // SAFETY: `data` is the Ctx passed below, alive for the iteration.
-        let ctx = unsafe { &mut *(data as *mut Ctx) };
-        let info = |attribute: u32, out: *mut c_void| {
-            // SAFETY: each attribute is read into a value of its HSA type.
-            unsafe { (ctx.api.hsa_executable_symbol_get_info)(symbol, attribute, out) }
-        };
-        let mut kind: u32 = u32::MAX;
-        info(symbol_info::TYPE, &mut kind as *mut u32 as *mut c_void);
-        if kind != HSA_SYMBOL_KIND_VARIABLE {
-            return status::SUCCESS;
-        }
-        let mut len: u32 = 0;
-        info(
-            symbol_info::NAME_LENGTH,
-            &mut len as *mut u32 as *mut c_void,
-        );
-        let mut name = vec![0u8; len as usize + 1];
-        info(symbol_info::NAME, name.as_mut_ptr() as *mut c_void);
-        name.truncate(len as usize);
-        if let Some(end) = name.iter().position(|&b| b == 0) {
-            name.truncate(end);
-        }
-        let mut address: u64 = 0;
-        let mut size: u32 = 0;
-        info(
-            symbol_info::VARIABLE_ADDRESS,
-            &mut address as *mut u64 as *mut c_void,
-        );
-        info(
-            symbol_info::VARIABLE_SIZE,
-            &mut size as *mut u32 as *mut c_void,
-        );
-        if address != 0 {
-            ctx.found.insert(
-                String::from_utf8_lossy(&name).into_owned(),
-                (address as usize, size as usize),
-            );
-        }
-        status::SUCCESS
-    }
-    let mut ctx = Ctx {
-        api,
-        found: HashMap::new(),
-    };
-    // SAFETY: the callback matches the HSA signature and `ctx` outlives the call.
-    let status = unsafe {
-        (api.hsa_executable_iterate_symbols)(executable, visit, &mut ctx as *mut Ctx as *mut c_void)
-    };
-    hsa::check("hsa_executable_iterate_symbols", status)?;
-    Ok(ctx.found)
 }
 
 /// The code object `select` finds for one of this device's ISAs (tried in order), or

@@ -521,7 +521,7 @@ impl Stream {
                 let queue = self.queue(st, device)?;
                 Some(self.marker(st, &queue, deps)?)
             };
-            let done = self.signals.get(completions).map_err(hsa_failure)?;
+            let done = self.signals.get(completions)?;
             let started = start(before.as_ref().map(|m| &m.signal), &done);
             // An earlier gate was covered by the marker (or already complete). The gate is
             // kept even when `start` failed part-way: the parts it issued still name `done`
@@ -741,7 +741,7 @@ impl Stream {
     /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
     /// caller to release once the lock is dropped.
     fn abandon(&self, st: &mut State, device: &Device, doom: Doom) -> Option<Wedged> {
-        let error = fault_error(doom.status);
+        let error = HipError::from(doom.error());
         let queue = st.queue.take();
         if let Some(queue) = &queue {
             device.streams.policy.retire(queue);
@@ -982,7 +982,7 @@ impl Stream {
     /// Publishes a marker after `deps`, the gate and all earlier packets.
     fn marker(&self, st: &mut State, queue: &Arc<Queue>, deps: DepList) -> HipResult<Marker> {
         self.wait_in_queue(st, queue, deps);
-        let signal = self.signals.get(1).map_err(hsa_failure)?;
+        let signal = self.signals.get(1)?;
         let handle = signal.handle();
         let index = queue.submit(|_, _| barrier_and(&[], handle));
         // Complete once the next counted packet is (the barrier bit orders them).
@@ -1012,16 +1012,6 @@ impl Stream {
     }
 }
 
-/// The HIP error a fault is reported as.
-pub fn fault_error(status: hsa_status_t) -> HipError {
-    match status {
-        status::AMD_ERROR_MEMORY_APERTURE_VIOLATION | status::AMD_ERROR_MEMORY_FAULT => {
-            HipError::ILLEGAL_ADDRESS
-        }
-        _ => HipError::LAUNCH_FAILURE,
-    }
-}
-
 /// Called by whichever call first finds that something it waits for can never complete:
 /// every stream of every device checks whether it lost work to the fault, and each one that
 /// did gives up its queue and owes the fault (see "Faults"). So every stream reports what it
@@ -1032,10 +1022,6 @@ pub fn contain(doom: Doom) {
     for device in &rt.devices {
         device.streams.after_fault(device);
     }
-}
-
-fn hsa_failure(error: HsaError) -> HipError {
-    super::device::runtime_error(error)
 }
 
 // ---- host tasks (callbacks, host functions, fills) ----
@@ -1166,7 +1152,7 @@ pub fn enqueue_host_task(device: &Device, stream: &Stream, run: HostWork) -> Hip
             let mut task = unsafe { Box::from_raw(arg) };
             // It never runs: this call fails instead (dropping it opens the gate).
             task.run = None;
-            return Err(hsa_failure(e));
+            return Err(e.into());
         }
         Ok(())
     })
@@ -1216,17 +1202,14 @@ fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
             if let Some(stream) = &streams[device.index] {
                 return Ok(stream.clone());
             }
-            let stream = Arc::new(
-                Stream::new(
-                    device.streams.signals,
-                    StreamKind::PerThread,
-                    device.index,
-                    0,
-                    Priority::Normal,
-                    None,
-                )
-                .map_err(hsa_failure)?,
-            );
+            let stream = Arc::new(Stream::new(
+                device.streams.signals,
+                StreamKind::PerThread,
+                device.index,
+                0,
+                Priority::Normal,
+                None,
+            )?);
             device.streams.register(stream.clone());
             streams[device.index] = Some(stream.clone());
             Ok(stream)
@@ -1305,17 +1288,14 @@ pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*
         Some(mask) => Some(trim_cu_mask(device, mask)?),
     };
     let handle = new_handle();
-    let stream = Arc::new(
-        Stream::new(
-            device.streams.signals,
-            StreamKind::Created(handle),
-            device.index,
-            flags,
-            Priority::from_hip(priority),
-            cu_mask,
-        )
-        .map_err(hsa_failure)?,
-    );
+    let stream = Arc::new(Stream::new(
+        device.streams.signals,
+        StreamKind::Created(handle),
+        device.index,
+        flags,
+        Priority::from_hip(priority),
+        cu_mask,
+    )?);
     tracing::debug!(stream = %stream.kind, flags, priority = ?stream.priority, device = device.index, "stream created");
     device.streams.register(stream.clone());
     STREAMS.insert(handle, stream);
@@ -1539,18 +1519,5 @@ mod tests {
         assert_eq!(owed.stream.take(), Some(HipError::ILLEGAL_ADDRESS));
         assert_eq!(owed.device.take(), Some(HipError::ILLEGAL_ADDRESS));
         assert!(owed.stream.is_none() && owed.device.is_none());
-    }
-
-    #[test]
-    fn memory_faults_are_illegal_addresses_and_other_faults_launch_failures() {
-        assert_eq!(
-            fault_error(status::AMD_ERROR_MEMORY_APERTURE_VIOLATION),
-            HipError::ILLEGAL_ADDRESS
-        );
-        assert_eq!(
-            fault_error(status::AMD_ERROR_MEMORY_FAULT),
-            HipError::ILLEGAL_ADDRESS
-        );
-        assert_eq!(fault_error(status::ERROR), HipError::LAUNCH_FAILURE);
     }
 }
