@@ -288,7 +288,12 @@ fn stats_count_the_known_sequence_of_calls() {
         assert_eq!(q.trace_barriers, q.kernels + q.barriers, "{q:?}");
         assert_eq!(q.doorbells, q.trace_barriers, "{q:?}");
         assert_eq!((q.incomplete, q.streams), (0, 1), "{q:?}");
-        assert!(q.barriers >= 1 && q.busy_ns > 0, "{q:?}");
+        assert!(q.busy_ns > 0, "{q:?}");
+        // The fill kernel's queue always has the event's marker; s2's waits (for the event
+        // and for its copy) are published only if what they wait for has not finished yet.
+        if q.kernels == 1 {
+            assert!(q.barriers >= 1, "{q:?}");
+        }
         assert_eq!(q.reason, "dedicated queue");
     }
     // One copy each way, 4 KiB, on the copy engines.
