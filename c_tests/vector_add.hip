@@ -1,11 +1,21 @@
 // vector_add: c[i] = a[i] + b[i] over a little over a million floats, launched
 // as many 256-thread blocks with a partial last block. Every element is
 // checked on the host; mismatches are printed and the exit status is 1.
-#include "check.h"
+#include <hip/hip_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        hipError_t err_ = (call);                                                      \
+        if (err_ != hipSuccess) {                                                      \
+            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__,    \
+                         #call, hipGetErrorName(err_), static_cast<int>(err_));        \
+            std::exit(1);                                                              \
+        }                                                                              \
+    } while (0)
 
 __global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
