@@ -1,7 +1,7 @@
 // device: properties in both layouts (R0600 through the header, R0000 through the export
 // ROCm 5 binaries call) agree with each other and with hipDeviceGetAttribute; names, PCI
 // id, UUID, limits, flags, reset, hipChooseDevice, hipGetProcAddress.
-#include "check.h"
+#include "../check.h"
 
 #include <cstring>
 #include <string>

@@ -2,7 +2,7 @@
 // the process keeps working: invalid handles (never-handles and unloaded ones), invalid
 // launch configurations, null pointers, oversize allocations, out-of-range devices; error
 // names and strings for every value.
-#include "check.h"
+#include "../check.h"
 
 #include <cstring>
 

@@ -4,7 +4,7 @@
 // gets a working HIP; the parent keeps working throughout.
 // hipshim-test: expect-stderr=fork() expect-stderr=hipErrorNotInitialized
 
-#include "check.h"
+#include "../check.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

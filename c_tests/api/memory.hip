@@ -1,6 +1,6 @@
 // memory: every allocation kind, hipMemcpy of every kind (Default inferred from the pointer
 // registry), 2D copies and fills, pointer attributes, memory info.
-#include "check.h"
+#include "../check.h"
 
 #include <cstring>
 #include <vector>

@@ -1,6 +1,6 @@
 // symbols: __device__ and __constant__ variables registered by __hipRegisterVar, reached by
 // hipMemcpyToSymbol/FromSymbol, hipGetSymbolAddress and hipGetSymbolSize, and seen by kernels.
-#include "check.h"
+#include "../check.h"
 
 __device__ int counter;
 __device__ float table[64];

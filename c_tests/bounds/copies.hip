@@ -6,7 +6,7 @@
 // bytes. Exact fits still succeed. A pageable host-to-host copy of 2^63 bytes fails cleanly.
 // The copies are host API paths only, so one target is enough.
 // hipshim-test: targets=gfx942 expect-stderr=overrun=1 expect-stderr=unmapped=
-#include "../api/check.h"
+#include "../check.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -3,7 +3,7 @@
 // the process): an unmapped range, a range whose second page is unmapped, a range that runs
 // off the end of a mapping. The mapped part alone still registers and copies.
 // hipshim-test: targets=gfx942 expect-stderr=hsa_amd_memory_lock
-#include "../api/check.h"
+#include "../check.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

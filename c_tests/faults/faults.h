@@ -1,8 +1,9 @@
 // Shared by the programs in c_tests/faults: a kernel that faults, a kernel whose runs are
-// counted, result checks, and a watchdog that turns a hang into a failure naming the step.
+// counted, result checks naming the step, and a watchdog that turns a hang into a failure
+// naming the step; the failure count and finish() are ../check.h's.
 #pragma once
 
-#include <hip/hip_runtime.h>
+#include "../check.h"
 
 #include <csignal>
 #include <cstdio>
@@ -31,7 +32,6 @@ __global__ void count_run(int* counts, int which) {
     if (threadIdx.x == 0) atomicAdd(&counts[which], 1);
 }
 
-static int failures = 0;
 static const char* volatile current_step = "start";
 
 static void step(const char* name) {
@@ -99,13 +99,4 @@ static hipError_t poll_until_answered(Poll poll) {
 // of device-wide reports).
 static void read_counts(const int* dev, int* host, int n) {
     MUST(hipMemcpy(host, dev, n * sizeof(int), hipMemcpyDeviceToHost));
-}
-
-static int finish(const char* program) {
-    if (failures) {
-        std::fprintf(stderr, "%s: %d check(s) failed\n", program, failures);
-        return 1;
-    }
-    std::printf("%s: PASSED\n", program);
-    return 0;
 }

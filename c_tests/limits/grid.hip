@@ -5,7 +5,7 @@
 // hipErrorInvalidConfiguration through hipLaunchKernel and <<<>>> (hipModuleLaunchKernel:
 // modules/grid_module.hip); nothing runs, and valid launches still do. (AMD's runtime
 // reports the same maxGridSize, 2^31-1, but launches grids of up to 2^32-1 blocks.)
-#include "../api/check.h"
+#include "../check.h"
 
 __global__ void count(int* counter) {
     if (threadIdx.x == 0) atomicAdd(counter, 1);

@@ -4,7 +4,7 @@
 // watchdog: a kernel that never ends is stopped by hsasim's dispatch timeout (1 s here),
 // all its waves; the synchronising call reports hipErrorLaunchFailure, stderr names the
 // limit, and the device runs later work.
-#include "../api/check.h"
+#include "../check.h"
 
 __global__ void endless(volatile int* flag) {
     while (*flag == 0) {

@@ -5,7 +5,7 @@
 // hipErrorInvalidValue and nothing runs. AMD's ROCm 5.2 runtime ignores the size (it
 // reads the arguments past a short buffer and accepts any larger one); hipshim holds the
 // caller to it, as CUDA does, and a huge size never becomes a huge read.
-#include "../api/check.h"
+#include "../check.h"
 #include "own_bundle.h"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // /dev/zero never ends, so only regular files are read, and only as many bytes as their
 // size. alarm() and an address-space limit turn a regression into a quick failure here
 // instead of a hang or a machine out of memory.
-#include "../api/check.h"
+#include "../check.h"
 #include "own_bundle.h"
 
 #include <sys/resource.h>

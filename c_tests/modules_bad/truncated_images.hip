@@ -6,7 +6,7 @@
 // must still load. The real images are this program's own offload bundle (its
 // `.hip_fatbin` section, read from /proc/self/exe) and the code object inside it for
 // the running device.
-#include "../api/check.h"
+#include "../check.h"
 #include "own_bundle.h"
 
 #include <sys/mman.h>

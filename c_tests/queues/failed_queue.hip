@@ -13,7 +13,7 @@
 
 #include <cstdio>
 
-#include "../api/check.h"
+#include "../check.h"
 
 __global__ void bump(unsigned* slots, int slot) { atomicAdd(&slots[slot], 1u); }
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "../api/check.h"
+#include "../check.h"
 
 __global__ void bump(unsigned* slots, int slot) { atomicAdd(&slots[slot], 1u); }
 

@@ -10,148 +10,53 @@
 #include <thread>
 
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        hipError_t err_ = (call);                                                          \
-        if (err_ != hipSuccess) {                                                          \
-            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
-                         hipGetErrorName(err_), static_cast<int>(err_));                   \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
-
-// The call must return exactly `want`.
-#define EXPECT_ERR(want, call)                                                               \
-    do {                                                                                     \
-        hipError_t err_ = (call);                                                            \
-        if (err_ != (want)) {                                                                \
-            std::fprintf(stderr, "%s:%d: %s returned %s (%d), expected %s\n", __FILE__,      \
-                         __LINE__, #call, hipGetErrorName(err_), static_cast<int>(err_),     \
-                         hipGetErrorName(want));                                             \
-            std::exit(1);                                                                    \
-        }                                                                                    \
-    } while (0)
-
-#define EXPECT(cond)                                                                      \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);      \
-            std::exit(1);                                                                 \
-        }                                                                                 \
-    } while (0)
-
-// 100 MHz real-time counter ticks.
-static const unsigned long long TICKS_PER_MS = 100000ull;
-
-__device__ inline unsigned long long realtime() { return __builtin_amdgcn_s_memrealtime(); }
-
-// Spins for `ticks`, then stores `value` to *out and the finishing time to *when.
-__global__ void spin_then_write(unsigned long long ticks, int* out, int value,
-                                unsigned long long* when) {
-    unsigned long long t0 = realtime();
-    while (realtime() - t0 < ticks) {
-    }
-    *out = value;
-    if (when) *when = realtime();
-}
-
-// Waits until the host sets *flag (or `timeout` ticks pass: then stores -1 so the test
-// fails instead of hanging), then stores `value` and the finishing time.
-__global__ void wait_flag_then_write(const volatile int* flag, unsigned long long timeout,
-                                     int* out, int value, unsigned long long* when) {
-    unsigned long long t0 = realtime();
-    while (*flag == 0) {
-        if (realtime() - t0 > timeout) {
-            *out = -1;
-            if (when) *when = realtime();
-            return;
-        }
-    }
-    *out = value;
-    if (when) *when = realtime();
-}
-
-// out[0] = in[0] + add: a kernel whose result shows what it saw.
-__global__ void add_to(const int* in, int* out, int add, unsigned long long* when) {
-    *out = *in + add;
-    if (when) *when = realtime();
-}
-
-// A stream the tests use to set flags while other streams are blocked: non-blocking, so
-// it never waits for the null stream; a copy from pageable memory runs on the copy engine.
-struct FlagSetter {
-    hipStream_t stream;
-    FlagSetter() { CHECK(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking)); }
-    ~FlagSetter() { hipStreamDestroy(stream); }
-    void set(int* flag, int value) {
-        static int v;
-        v = value;
-        CHECK(hipMemcpyAsync(flag, &v, sizeof v, hipMemcpyHostToDevice, stream));
-        CHECK(hipStreamSynchronize(stream));
-    }
-};
-
-// Polls `query` until it is not hipErrorNotReady or `ms` pass; returns its last result.
-template <class F>
-static hipError_t poll(F query, int ms) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    hipError_t e;
-    while ((e = query()) == hipErrorNotReady && std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return e;
-}
-
-static int read_int(const int* device_ptr) {
-    int v = 0;
-    CHECK(hipMemcpy(&v, device_ptr, sizeof v, hipMemcpyDeviceToHost));
-    return v;
-}
+#include "../check.h"
+#include "timing.h"
 
 
 // ---------------------------------------------------------------------------------------
 
 static void create_and_errors() {
     hipEvent_t e;
-    EXPECT_ERR(hipErrorInvalidValue, hipEventCreate(nullptr));
-    EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(nullptr, 0));
-    EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(&e, 0x100));
+    EXPECT_ERR(hipEventCreate(nullptr), hipErrorInvalidValue);
+    EXPECT_ERR(hipEventCreateWithFlags(nullptr, 0), hipErrorInvalidValue);
+    EXPECT_ERR(hipEventCreateWithFlags(&e, 0x100), hipErrorInvalidValue);
     // Unknown bits are invalid even beside a known but unsupported one.
-    EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(&e, 0x100 | hipEventInterprocess));
-    EXPECT_ERR(hipErrorInvalidValue, hipEventCreateWithFlags(&e, 0xffffffffu));
-    EXPECT_ERR(hipErrorNotSupported, hipEventCreateWithFlags(&e, hipEventInterprocess));
-    EXPECT_ERR(hipErrorNotSupported,
-               hipEventCreateWithFlags(&e, hipEventInterprocess | hipEventDisableTiming));
+    EXPECT_ERR(hipEventCreateWithFlags(&e, 0x100 | hipEventInterprocess), hipErrorInvalidValue);
+    EXPECT_ERR(hipEventCreateWithFlags(&e, 0xffffffffu), hipErrorInvalidValue);
+    EXPECT_ERR(hipEventCreateWithFlags(&e, hipEventInterprocess), hipErrorNotSupported);
+    EXPECT_ERR(hipEventCreateWithFlags(&e, hipEventInterprocess | hipEventDisableTiming),
+               hipErrorNotSupported);
 
     CHECK(hipEventCreate(&e));
     // Never recorded: query and synchronize succeed (AMD's behaviour), timing is refused.
     CHECK(hipEventQuery(e));
     CHECK(hipEventSynchronize(e));
     float ms = -1;
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventElapsedTime(&ms, e, e));
-    EXPECT_ERR(hipErrorInvalidValue, hipEventElapsedTime(nullptr, e, e));
+    EXPECT_ERR(hipEventElapsedTime(&ms, e, e), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventElapsedTime(nullptr, e, e), hipErrorInvalidValue);
     CHECK(hipEventDestroy(e));
 
     // Destroyed, garbage and null handles.
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventQuery(e));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventSynchronize(e));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventRecord(e, 0));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventDestroy(e));
-    EXPECT_ERR(hipErrorInvalidHandle, hipStreamWaitEvent(0, e, 0));
+    EXPECT_ERR(hipEventQuery(e), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventSynchronize(e), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventRecord(e, 0), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventDestroy(e), hipErrorInvalidHandle);
+    EXPECT_ERR(hipStreamWaitEvent(0, e, 0), hipErrorInvalidHandle);
     int on_stack = 0;
     hipEvent_t garbage = reinterpret_cast<hipEvent_t>(&on_stack);
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventQuery(garbage));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventDestroy(garbage));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventQuery(nullptr));
-    EXPECT(on_stack == 0);
+    EXPECT_ERR(hipEventQuery(garbage), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventDestroy(garbage), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventQuery(nullptr), hipErrorInvalidHandle);
+    EXPECT_TRUE(on_stack == 0);
 
     // Recording into a destroyed stream.
     hipStream_t s;
     CHECK(hipStreamCreate(&s));
     CHECK(hipStreamDestroy(s));
     CHECK(hipEventCreate(&e));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventRecord(e, s));
-    EXPECT_ERR(hipErrorInvalidValue, hipStreamWaitEvent(0, e, 7));
+    EXPECT_ERR(hipEventRecord(e, s), hipErrorInvalidHandle);
+    EXPECT_ERR(hipStreamWaitEvent(0, e, 7), hipErrorInvalidValue);
     CHECK(hipEventDestroy(e));
 }
 
@@ -167,9 +72,9 @@ static void record_query_elapsed() {
     CHECK(hipEventRecord(start, s));
     spin_then_write<<<1, 1, 0, s>>>(300 * TICKS_PER_MS, out, 1, nullptr);
     CHECK(hipEventRecord(stop, s));
-    EXPECT_ERR(hipErrorNotReady, hipEventQuery(stop));
+    EXPECT_ERR(hipEventQuery(stop), hipErrorNotReady);
     float ms = -1;
-    EXPECT_ERR(hipErrorNotReady, hipEventElapsedTime(&ms, start, stop));
+    EXPECT_ERR(hipEventElapsedTime(&ms, start, stop), hipErrorNotReady);
     CHECK(hipEventSynchronize(stop));
     CHECK(hipEventQuery(stop));
     CHECK(hipEventElapsedTime(&ms, start, stop));
@@ -179,9 +84,9 @@ static void record_query_elapsed() {
     }
     float back = 0;
     CHECK(hipEventElapsedTime(&back, stop, start));
-    EXPECT(back <= -250.0f);
+    EXPECT_TRUE(back <= -250.0f);
     CHECK(hipEventElapsedTime(&back, start, start));
-    EXPECT(back == 0.0f);
+    EXPECT_TRUE(back == 0.0f);
 
     // The null stream, and re-recording an event.
     CHECK(hipEventRecord(start, 0));
@@ -189,16 +94,16 @@ static void record_query_elapsed() {
     CHECK(hipEventRecord(stop, 0));
     CHECK(hipEventSynchronize(stop));
     CHECK(hipEventElapsedTime(&ms, start, stop));
-    EXPECT(ms >= 40.0f);
-    EXPECT(read_int(out) == 2);
+    EXPECT_TRUE(ms >= 40.0f);
+    EXPECT_TRUE(read_int(out) == 2);
 
     // hipEventDisableTiming: synchronizes, but has no time.
     hipEvent_t untimed;
     CHECK(hipEventCreateWithFlags(&untimed, hipEventDisableTiming));
     CHECK(hipEventRecord(untimed, s));
     CHECK(hipEventSynchronize(untimed));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventElapsedTime(&ms, start, untimed));
-    EXPECT_ERR(hipErrorInvalidHandle, hipEventElapsedTime(&ms, untimed, untimed));
+    EXPECT_ERR(hipEventElapsedTime(&ms, start, untimed), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventElapsedTime(&ms, untimed, untimed), hipErrorInvalidHandle);
 
     // An event destroyed while its record is outstanding still lets the work finish.
     hipEvent_t doomed;
@@ -207,7 +112,7 @@ static void record_query_elapsed() {
     CHECK(hipEventRecord(doomed, s));
     CHECK(hipEventDestroy(doomed));
     CHECK(hipStreamSynchronize(s));
-    EXPECT(read_int(out) == 3);
+    EXPECT_TRUE(read_int(out) == 3);
 
     CHECK(hipEventDestroy(untimed));
     CHECK(hipEventDestroy(start));
@@ -240,15 +145,15 @@ static void wait_event_across_streams() {
     CHECK(hipStreamWaitEvent(b, e, 0));
     add_to<<<1, 1, 0, b>>>(data, result, 100, nullptr);
     auto host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0);
-    EXPECT(host_ms.count() < 5000.0); // the host did not wait for a
+    EXPECT_TRUE(host_ms.count() < 5000.0); // the host did not wait for a
 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_ERR(hipErrorNotReady, hipEventQuery(e));
-    EXPECT_ERR(hipErrorNotReady, hipStreamQuery(b)); // b is held on the device
+    EXPECT_ERR(hipEventQuery(e), hipErrorNotReady);
+    EXPECT_ERR(hipStreamQuery(b), hipErrorNotReady); // b is held on the device
     flags.set(flag, 1);
     CHECK(hipStreamSynchronize(b));
     CHECK(hipEventQuery(e));
-    EXPECT(read_int(result) == 107);
+    EXPECT_TRUE(read_int(result) == 107);
 
     // Waiting for an event that was never recorded is no dependency.
     hipEvent_t fresh;
@@ -274,6 +179,5 @@ int main() {
     create_and_errors();
     record_query_elapsed();
     wait_event_across_streams();
-    std::printf("events: PASSED\n");
-    return 0;
+    return finish("events");
 }

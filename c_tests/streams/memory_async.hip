@@ -13,103 +13,8 @@
 #include <vector>
 
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        hipError_t err_ = (call);                                                          \
-        if (err_ != hipSuccess) {                                                          \
-            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
-                         hipGetErrorName(err_), static_cast<int>(err_));                   \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
-
-// The call must return exactly `want`.
-#define EXPECT_ERR(want, call)                                                               \
-    do {                                                                                     \
-        hipError_t err_ = (call);                                                            \
-        if (err_ != (want)) {                                                                \
-            std::fprintf(stderr, "%s:%d: %s returned %s (%d), expected %s\n", __FILE__,      \
-                         __LINE__, #call, hipGetErrorName(err_), static_cast<int>(err_),     \
-                         hipGetErrorName(want));                                             \
-            std::exit(1);                                                                    \
-        }                                                                                    \
-    } while (0)
-
-#define EXPECT(cond)                                                                      \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            std::fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);      \
-            std::exit(1);                                                                 \
-        }                                                                                 \
-    } while (0)
-
-// 100 MHz real-time counter ticks.
-static const unsigned long long TICKS_PER_MS = 100000ull;
-
-__device__ inline unsigned long long realtime() { return __builtin_amdgcn_s_memrealtime(); }
-
-// Spins for `ticks`, then stores `value` to *out and the finishing time to *when.
-__global__ void spin_then_write(unsigned long long ticks, int* out, int value,
-                                unsigned long long* when) {
-    unsigned long long t0 = realtime();
-    while (realtime() - t0 < ticks) {
-    }
-    *out = value;
-    if (when) *when = realtime();
-}
-
-// Waits until the host sets *flag (or `timeout` ticks pass: then stores -1 so the test
-// fails instead of hanging), then stores `value` and the finishing time.
-__global__ void wait_flag_then_write(const volatile int* flag, unsigned long long timeout,
-                                     int* out, int value, unsigned long long* when) {
-    unsigned long long t0 = realtime();
-    while (*flag == 0) {
-        if (realtime() - t0 > timeout) {
-            *out = -1;
-            if (when) *when = realtime();
-            return;
-        }
-    }
-    *out = value;
-    if (when) *when = realtime();
-}
-
-// out[0] = in[0] + add: a kernel whose result shows what it saw.
-__global__ void add_to(const int* in, int* out, int add, unsigned long long* when) {
-    *out = *in + add;
-    if (when) *when = realtime();
-}
-
-// A stream the tests use to set flags while other streams are blocked: non-blocking, so
-// it never waits for the null stream; a copy from pageable memory runs on the copy engine.
-struct FlagSetter {
-    hipStream_t stream;
-    FlagSetter() { CHECK(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking)); }
-    ~FlagSetter() { hipStreamDestroy(stream); }
-    void set(int* flag, int value) {
-        static int v;
-        v = value;
-        CHECK(hipMemcpyAsync(flag, &v, sizeof v, hipMemcpyHostToDevice, stream));
-        CHECK(hipStreamSynchronize(stream));
-    }
-};
-
-// Polls `query` until it is not hipErrorNotReady or `ms` pass; returns its last result.
-template <class F>
-static hipError_t poll(F query, int ms) {
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    hipError_t e;
-    while ((e = query()) == hipErrorNotReady && std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return e;
-}
-
-static int read_int(const int* device_ptr) {
-    int v = 0;
-    CHECK(hipMemcpy(&v, device_ptr, sizeof v, hipMemcpyDeviceToHost));
-    return v;
-}
+#include "../check.h"
+#include "timing.h"
 
 
 // Declared here in case the memory headers do not declare them yet; same signatures.
@@ -137,7 +42,7 @@ static void copies_every_kind() {
     CHECK(hipMemcpyAsync(b, a, bytes, hipMemcpyDeviceToDevice, s));
     CHECK(hipMemcpyAsync(back.data(), b, bytes, hipMemcpyDeviceToHost, s));
     CHECK(hipStreamSynchronize(s));
-    EXPECT(back == host);
+    EXPECT_TRUE(back == host);
 
     // hipMemcpyDefault infers the direction from where the pointers live.
     std::vector<int> other(n, 0), again(n, 0);
@@ -147,7 +52,7 @@ static void copies_every_kind() {
     CHECK(hipMemcpyAsync(again.data(), other.data(), bytes, hipMemcpyDefault, s));
     CHECK(hipMemcpyAsync(again.data(), again.data(), bytes, hipMemcpyHostToHost, s));
     CHECK(hipStreamSynchronize(s));
-    EXPECT(other == host && again == host);
+    EXPECT_TRUE(other == host && again == host);
 
     // The driver-style names.
     std::fill(back.begin(), back.end(), 0);
@@ -155,31 +60,32 @@ static void copies_every_kind() {
     CHECK(hipMemcpyDtoDAsync(b, a, bytes, s));
     CHECK(hipMemcpyDtoHAsync(back.data(), b, bytes, s));
     CHECK(hipStreamSynchronize(s));
-    EXPECT(back == host);
+    EXPECT_TRUE(back == host);
 
     // hipMemcpyWithStream returns when the copy is done; the _spt form uses the
     // per-thread stream.
     std::fill(back.begin(), back.end(), 0);
     CHECK(hipMemcpyWithStream(back.data(), a, bytes, hipMemcpyDeviceToHost, s));
-    EXPECT(back == host);
+    EXPECT_TRUE(back == host);
     std::fill(back.begin(), back.end(), 0);
     CHECK(hipMemcpyAsync_spt(back.data(), b, bytes, hipMemcpyDeviceToHost, 0));
     CHECK(hipStreamSynchronize_spt(0));
-    EXPECT(back == host);
+    EXPECT_TRUE(back == host);
 
     // Size 0 is a no-op; bad arguments are refused.
     CHECK(hipMemcpyAsync(a, host.data(), 0, hipMemcpyHostToDevice, s));
-    EXPECT_ERR(hipErrorInvalidValue, hipMemcpyAsync(nullptr, host.data(), 4, hipMemcpyHostToDevice, s));
-    EXPECT_ERR(hipErrorInvalidValue, hipMemcpyAsync(a, nullptr, 4, hipMemcpyHostToDevice, s));
-    EXPECT_ERR(hipErrorInvalidValue,
-               hipMemcpyAsync(back.data(), host.data(), 4, hipMemcpyHostToDevice, s));
-    EXPECT_ERR(hipErrorInvalidValue,
-               hipMemcpyAsync(back.data(), host.data(), 4, hipMemcpyDeviceToDevice, s));
-    EXPECT_ERR(hipErrorInvalidMemcpyDirection,
-               hipMemcpyAsync(a, host.data(), 4, static_cast<hipMemcpyKind>(9), s));
-    EXPECT_ERR(hipErrorInvalidHandle,
-               hipMemcpyAsync(a, host.data(), 4, hipMemcpyHostToDevice,
-                              reinterpret_cast<hipStream_t>(0x1234560)));
+    EXPECT_ERR(hipMemcpyAsync(nullptr, host.data(), 4, hipMemcpyHostToDevice, s),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipMemcpyAsync(a, nullptr, 4, hipMemcpyHostToDevice, s), hipErrorInvalidValue);
+    EXPECT_ERR(hipMemcpyAsync(back.data(), host.data(), 4, hipMemcpyHostToDevice, s),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipMemcpyAsync(back.data(), host.data(), 4, hipMemcpyDeviceToDevice, s),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipMemcpyAsync(a, host.data(), 4, static_cast<hipMemcpyKind>(9), s),
+               hipErrorInvalidMemcpyDirection);
+    EXPECT_ERR(hipMemcpyAsync(a, host.data(), 4, hipMemcpyHostToDevice,
+                              reinterpret_cast<hipStream_t>(0x1234560)),
+               hipErrorInvalidHandle);
     CHECK(hipFree(a));
     CHECK(hipFree(b));
     CHECK(hipStreamDestroy(s));
@@ -216,7 +122,7 @@ static void copies_and_kernels_in_order() {
             std::fprintf(stderr, "element %u: expected %d, got %d\n", i, want, back[i]);
         }
     }
-    EXPECT(bad == 0);
+    EXPECT_TRUE(bad == 0);
     CHECK(hipFree(a));
     CHECK(hipFree(b));
     CHECK(hipFree(c));
@@ -249,8 +155,9 @@ static void copies_2d() {
             }
         }
     }
-    EXPECT_ERR(hipErrorInvalidPitchValue,
-               hipMemcpy2DAsync(dev, 16, host.data(), hpitch, width, height, hipMemcpyHostToDevice, s));
+    EXPECT_ERR(hipMemcpy2DAsync(dev, 16, host.data(), hpitch, width, height,
+                                hipMemcpyHostToDevice, s),
+               hipErrorInvalidPitchValue);
     CHECK(hipMemcpy2DAsync_spt(dev, dpitch, host.data(), hpitch, width, 0, hipMemcpyHostToDevice, 0));
     CHECK(hipFree(dev));
     CHECK(hipFree(dev2));
@@ -308,10 +215,10 @@ static void fills() {
         }
     }
     // Errors: misaligned elements, pageable memory, null.
-    EXPECT_ERR(hipErrorInvalidValue, hipMemsetD16Async(dev + 1, 1, 2, s));
-    EXPECT_ERR(hipErrorInvalidValue, hipMemsetD32Async(dev + 2, 1, 2, s));
-    EXPECT_ERR(hipErrorInvalidValue, hipMemsetAsync(back.data(), 0, 4, s));
-    EXPECT_ERR(hipErrorInvalidValue, hipMemsetAsync(nullptr, 0, 4, s));
+    EXPECT_ERR(hipMemsetD16Async(dev + 1, 1, 2, s), hipErrorInvalidValue);
+    EXPECT_ERR(hipMemsetD32Async(dev + 2, 1, 2, s), hipErrorInvalidValue);
+    EXPECT_ERR(hipMemsetAsync(back.data(), 0, 4, s), hipErrorInvalidValue);
+    EXPECT_ERR(hipMemsetAsync(nullptr, 0, 4, s), hipErrorInvalidValue);
     CHECK(hipMemsetAsync(dev, 0, 0, s));
     CHECK(hipFree(words));
     CHECK(hipFree(dev));
@@ -341,7 +248,7 @@ static void pinned_memory() {
     CHECK(hipMemcpyAsync(dev, pinned_in, bytes, hipMemcpyHostToDevice, s));
     CHECK(hipMemcpyAsync(pinned_out, dev, bytes, hipMemcpyDeviceToHost, s));
     // The host was not held: the kernel in front is still running.
-    EXPECT_ERR(hipErrorNotReady, hipStreamQuery(s));
+    EXPECT_ERR(hipStreamQuery(s), hipErrorNotReady);
     CHECK(hipStreamSynchronize(s));
     for (size_t i = 0; i < n; ++i) {
         if (pinned_out[i] != int(i * 3)) {
@@ -351,7 +258,7 @@ static void pinned_memory() {
     }
     CHECK(hipMemsetD32Async(pinned_out, 5, n, s));
     CHECK(hipStreamSynchronize(s));
-    EXPECT(pinned_out[0] == 5 && pinned_out[n - 1] == 5);
+    EXPECT_TRUE(pinned_out[0] == 5 && pinned_out[n - 1] == 5);
     CHECK(hipFree(dev));
     CHECK(hipHostFree(pinned_in));
     CHECK(hipHostFree(pinned_out));
@@ -364,6 +271,5 @@ int main() {
     copies_2d();
     fills();
     pinned_memory();
-    std::printf("memory_async: PASSED\n");
-    return 0;
+    return finish("memory_async");
 }

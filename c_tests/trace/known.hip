@@ -3,20 +3,10 @@
 // Stream s1 fills `a`; s2 copies `b` in from pinned memory, waits for s1 through the event,
 // scales and adds, and copies the result out. Prints the calls it made so a trace can be
 // checked against them.
-#include <hip/hip_runtime.h>
+#include "../check.h"
 
 #include <cstdio>
 #include <cstdlib>
-
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        hipError_t err_ = (call);                                                          \
-        if (err_ != hipSuccess) {                                                          \
-            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
-                         hipGetErrorName(err_), static_cast<int>(err_));                   \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
 
 __global__ void fill_kernel(int* p, int value, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -1,20 +1,10 @@
 // hipshim-test: targets=gfx942
 // Exits without synchronising: a kernel that runs for a while and a copy are still queued
 // or running when main returns. hipshim must still write a valid trace and its stats.
-#include <hip/hip_runtime.h>
+#include "../check.h"
 
 #include <cstdio>
 #include <cstdlib>
-
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        hipError_t err_ = (call);                                                          \
-        if (err_ != hipSuccess) {                                                          \
-            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
-                         hipGetErrorName(err_), static_cast<int>(err_));                   \
-            std::exit(1);                                                                  \
-        }                                                                                  \
-    } while (0)
 
 // Spins for about `ticks` of the 100 MHz real-time counter.
 __global__ void spin_kernel(unsigned long long ticks, int* out) {

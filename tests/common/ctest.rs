@@ -19,7 +19,7 @@
 //! - `env`: `NAME=VALUE` set for the run (may be given several times).
 //!
 //! Built programs are cached in `<target>/c_tests/`, keyed by a hash of the
-//! source and the `.h` files beside it, `hip_headers/`, the build scripts, the
+//! source, the `.h` files beside it and in `c_tests/`, `hip_headers/`, the build scripts, the
 //! targets and the compiler.
 
 #![allow(dead_code)]
@@ -132,12 +132,14 @@ pub fn build(source: &Path, stem: &str, targets: &[String]) -> PathBuf {
         .bytes(lib_dir.as_os_str().as_encoded_bytes())
         // Relink when the shim is rebuilt: its version nodes are recorded.
         .tool(&lib_dir.join("libamdhip64.so"));
-    // Headers beside the program (a directory's shared check.h) are part of what it is.
-    let mut headers: Vec<PathBuf> = std::fs::read_dir(source.parent().expect("source dir"))
-        .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    headers.retain(|p| p.extension().is_some_and(|e| e == "h"));
-    headers.sort();
+    // Headers beside the program and those in `c_tests/` itself (the shared check.h) are
+    // part of what it is.
+    let beside = source.parent().expect("source dir");
+    let mut headers = headers_in(beside);
+    let shared = c_tests_dir("");
+    if beside != shared {
+        headers.extend(headers_in(&shared));
+    }
     for header in &headers {
         key.file(header);
     }
@@ -156,6 +158,16 @@ pub fn build(source: &Path, stem: &str, targets: &[String]) -> PathBuf {
             .env("CLANGXX", &clang);
         cmd
     })
+}
+
+/// The `.h` files directly in `dir`, sorted (an absent directory has none).
+fn headers_in(dir: &Path) -> Vec<PathBuf> {
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    headers.retain(|p| p.extension().is_some_and(|e| e == "h"));
+    headers.sort();
+    headers
 }
 
 /// Builds `c_tests/api/modules/kernels.hip` (the kernels programs load as modules) with

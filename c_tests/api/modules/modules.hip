@@ -4,7 +4,7 @@
 // occupancy, hipModuleUnload and what becomes invalid after it.
 // Run by tests/c_tests_api.rs with HIPSHIM_TEST_CODE_OBJECT (for the running target) and
 // HIPSHIM_TEST_BUNDLE (both targets) set to files built from kernels.hip.
-#include "../check.h"
+#include "../../check.h"
 
 #include <cstring>
 #include <fstream>

@@ -3,7 +3,7 @@
 // ../grid.hip); a valid launch of the same function still runs. The code object is
 // c_tests/api/modules/kernels.hip, built by tests/c_tests_limits.rs and named by
 // HIPSHIM_TEST_CODE_OBJECT.
-#include "../../api/check.h"
+#include "../../check.h"
 
 #include <cstdlib>
 
