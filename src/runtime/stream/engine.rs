@@ -1,63 +1,17 @@
-//! Streams: in-order sequences of work on the queue the policy assigned, and the ordering
-//! between them.
-//!
-//! ## Completion tracking
-//! Kernels and the barrier packets that make a stream wait are *counted*: their completion
-//! signal is the stream's `pending` signal, incremented at submit and decremented by the packet
-//! processor, so "everything done" is `pending == 0` and no signal is needed per launch. The
-//! launch path takes only this stream's lock, allocates nothing and makes no system call.
-//!
-//! Work that is not a packet on the stream's queue (an SDMA copy, a host callback or fill) ends
-//! in a *gate*: a pooled signal the work decrements when done. The next packet of the stream
-//! first publishes a barrier-AND on the gate, and the next copy or host task depends on a
-//! marker that covers it, so the stream stays in order.
-//!
-//! Whenever something else must wait for "this stream so far" (another stream, a copy, an
-//! event), the stream publishes a *marker*: a barrier-AND packet (the barrier bit makes it wait
-//! for all earlier packets of its queue) whose completion signal is a pooled signal. Pooled
-//! signals are recycled, never created per use; every packet or copy that names one is paired
-//! with a clone kept in `held` until the stream knows the packet is complete (a later counted
-//! packet completed), so a signal is never reused while the device may still touch it.
-//!
-//! ## Cross-stream ordering
-//! Always on the device: a barrier-AND packet on the waiting stream's queue whose dependency
-//! is the other stream's marker (or an event's). The host never waits for another stream.
-//!
-//! ## The null stream (legacy semantics)
-//! An operation on the null stream first waits for every *blocking* stream of its device
-//! (created without `hipStreamNonBlocking`, including per-thread streams) that has work since
-//! the null stream last waited for it; an operation on a blocking stream first waits for the
-//! null stream's work since it last did. Each stream counts its operations (`ops`), so the
-//! common case costs one atomic load and no lock of the other stream.
-//!
-//! ## Faults
-//! A failed packet stops its queue for good, and a queue whose barrier waits for a packet that
-//! can never complete is stuck from that barrier on; `hsa/queue.rs` answers, through any chain
-//! of waits, whether a given packet can still complete. A stream has *lost work* when one of
-//! its counted packets, or the marker its out-of-queue work waits for, can never complete.
-//! Every wait checks between its blocked slices whether what it waits for is lost; the first
-//! that finds a fault calls [`contain`], which goes through every stream: each stream that lost
-//! work gives up its queue (the policy retires it; its next operation gets a new one) and
-//! *owes* the fault twice, to its own next synchronize, query or host-waiting copy and to the
-//! next device-wide call; a stream idle on a failed queue just leaves it. So what each stream
-//! reports does not depend on which call happened to look first. Markers are not work: an
-//! event recorded behind a fault reports it itself, for as long as the record stands. A host
-//! task that panics, or is dropped without running, opens its gate anyway and leaves its
-//! stream `hipErrorUnknown` to report.
+//! The ordering engine: streams, their dependencies, markers and gates, legacy null-stream
+//! ordering, and fault containment and reporting (see the module comment in `mod.rs`).
 
-use super::device::Device;
-use super::runtime;
+use super::super::device::Device;
+use super::super::runtime;
+use super::handles::{NON_BLOCKING, PER_THREAD_HANDLE};
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{barrier_and, Doom, Marker, Queue, BARRIER_DEPS};
 use crate::hsa::signal::{PooledSignal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
-use dashmap::DashMap;
 use hsa_abi::*;
-use once_cell::sync::Lazy;
 use parking_lot::{Mutex, RwLock};
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::fmt;
@@ -65,29 +19,12 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// `hipStreamNonBlocking`: no implicit ordering with the null stream.
-pub const NON_BLOCKING: u32 = 1;
-/// `hipStreamLegacy`: the null stream with legacy semantics.
-pub const LEGACY_HANDLE: usize = 1;
-/// `hipStreamPerThread`: the calling thread's default stream.
-pub const PER_THREAD_HANDLE: usize = 2;
-
-/// The stream an `_spt` ("per-thread default stream") entry point means: there, null is the
-/// calling thread's own stream rather than the legacy null stream.
-pub fn spt_stream(handle: *mut c_void) -> *mut c_void {
-    if handle.is_null() {
-        PER_THREAD_HANDLE as *mut c_void
-    } else {
-        handle
-    }
-}
-
 /// The streams of one device and the policy that assigns them queues.
 pub struct DeviceStreams {
     pub policy: QueuePolicy,
     /// Markers, gates and event records draw their signals from here.
     pub signals: &'static SignalPool,
-    null: Stream,
+    pub(super) null: Stream,
     /// Created and per-thread streams of this device, for legacy ordering and device sync.
     others: RwLock<Vec<Arc<Stream>>>,
     /// How many of `others` are blocking: 0 lets null-stream work skip the list entirely.
@@ -190,7 +127,7 @@ impl DeviceStreams {
         }
     }
 
-    fn register(&self, stream: Arc<Stream>) {
+    pub(super) fn register(&self, stream: Arc<Stream>) {
         if stream.is_blocking() {
             self.blocking.fetch_add(1, Ordering::AcqRel);
         }
@@ -199,7 +136,7 @@ impl DeviceStreams {
     }
 
     /// Forgets `stream`; its outstanding work still completes (it is kept until idle).
-    fn unregister(&self, stream: &Arc<Stream>) {
+    pub(super) fn unregister(&self, stream: &Arc<Stream>) {
         let mut others = self.others.write();
         let before = others.len();
         others.retain(|s| !Arc::ptr_eq(s, stream));
@@ -255,7 +192,7 @@ impl fmt::Display for StreamKind {
 pub struct Stream {
     pub kind: StreamKind,
     /// Device ordinal (`usize::MAX` for a null stream, which belongs to its `DeviceStreams`).
-    device: usize,
+    pub(super) device: usize,
     pub flags: u32,
     pub priority: Priority,
     pub cu_mask: Option<Box<[u32]>>,
@@ -267,7 +204,7 @@ pub struct Stream {
     /// Blocking streams: this stream's `ops` the null stream has already waited for.
     seen_by_null: AtomicU64,
     /// Faults this stream owes its callers (see "Faults"); shared with its host tasks.
-    owed: Arc<Mutex<Owed>>,
+    pub(super) owed: Arc<Mutex<Owed>>,
     /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
     /// while waiting, and never while taking another stream's lock.
     state: Mutex<State>,
@@ -322,13 +259,13 @@ struct Held {
 
 /// Faults a stream has not reported yet: to its own calls, and to device-wide calls.
 #[derive(Default)]
-struct Owed {
-    stream: Option<HipError>,
-    device: Option<HipError>,
+pub(super) struct Owed {
+    pub(super) stream: Option<HipError>,
+    pub(super) device: Option<HipError>,
 }
 
 impl Owed {
-    fn owe(&mut self, error: HipError) {
+    pub(super) fn owe(&mut self, error: HipError) {
         self.stream.get_or_insert(error);
         self.device.get_or_insert(error);
     }
@@ -409,7 +346,7 @@ impl Deref for StreamRef<'_> {
 }
 
 impl Stream {
-    fn new(
+    pub(super) fn new(
         signals: &'static SignalPool,
         kind: StreamKind,
         device: usize,
@@ -507,7 +444,7 @@ impl Stream {
     }
 
     /// [`Stream::enqueue_external`] for copy-engine jobs (`on_engine`) and host tasks alike.
-    fn enqueue_out_of_queue(
+    pub(super) fn enqueue_out_of_queue(
         &self,
         device: &Device,
         completions: i64,
@@ -1024,491 +961,14 @@ pub fn contain(doom: Doom) {
     }
 }
 
-// ---- host tasks (callbacks, host functions, fills) ----
-
-/// What ends a host task: opening the gate the stream's later work waits for.
-trait Opens: Send + 'static {
-    fn open(&self);
-}
-
-impl Opens for PooledSignal {
-    fn open(&self) {
-        self.signal().subtract_release(1);
-    }
-}
-
-/// Host work ordered in a stream: it runs on hipshim's callback thread once the stream's
-/// earlier work is complete, and the stream's later work waits for it (its gate).
-///
-/// Dropping the task opens the gate, exactly once, whatever happened: it ran, its code
-/// panicked, or it was dropped without running (a panic on its way to the callback thread).
-/// In the last two cases the stream owes `hipErrorUnknown`, so the failure is reported
-/// rather than lost, and nothing waits forever.
-/// The code of a host task; an error it returns is reported by its stream like a fault (a
-/// stream fill that failed, say).
-pub type HostWork = Box<dyn FnOnce() -> HipResult + Send>;
-
-struct HostTask<G: Opens = PooledSignal> {
-    run: Option<HostWork>,
-    done: G,
-    owed: Arc<Mutex<Owed>>,
-    /// The marker the task waited for, kept until the task has run.
-    _after: Option<PooledSignal>,
-}
-
-impl<G: Opens> HostTask<G> {
-    /// Runs the task's code; its error, or a panic in it (stopped here, `hipErrorUnknown`),
-    /// is owed by the stream.
-    fn execute(mut self) {
-        if let Some(run) = self.run.take() {
-            let outcome =
-                crate::hsa::callback::guarded("a stream host task", Err(HipError::UNKNOWN), run);
-            if let Err(error) = outcome {
-                self.owed.lock().owe(error);
-            }
-        }
-    }
-}
-
-impl<G: Opens> Drop for HostTask<G> {
-    fn drop(&mut self) {
-        if self.run.take().is_some() {
-            tracing::error!("internal error: a stream host task was dropped without running; its stream reports hipErrorUnknown");
-            self.owed.lock().owe(HipError::UNKNOWN);
-        }
-        // Opens the gate: the stream's next packet (a barrier on it) may now run.
-        self.done.open();
-    }
-}
-
-/// One thread runs every stream's host tasks in the order they become ready. Host tasks must
-/// not wait for other stream work (CUDA's rule for callbacks), or they would wait for it here.
-static CALLBACK_THREAD: Lazy<Result<std::sync::mpsc::Sender<HostTask>, String>> = Lazy::new(|| {
-    let (send, receive) = std::sync::mpsc::channel::<HostTask>();
-    std::thread::Builder::new()
-        .name("hipshim-callbacks".into())
-        .spawn(move || {
-            for task in receive {
-                task.execute();
-            }
-        })
-        .map(|_| send)
-        .map_err(|e| e.to_string())
-});
-
-fn send_host_task(task: HostTask) {
-    match &*CALLBACK_THREAD {
-        // The thread is gone (process exit): run it here rather than never.
-        Ok(sender) => {
-            if let Err(failed) = sender.send(task) {
-                failed.0.execute();
-            }
-        }
-        Err(_) => task.execute(),
-    }
-}
-
-/// Called by the HSA runtime's async-handler thread when the marker a host task waits for
-/// completes; hands the task to the callback thread (user code never runs on the HSA thread).
-/// Guarded: a panic here drops the task, which still opens its gate (see [`HostTask`]).
-unsafe extern "C" fn on_marker_done(_value: hsa_signal_value_t, arg: *mut c_void) -> bool {
-    crate::hsa::callback::guarded("the host-task signal handler", false, || {
-        // SAFETY: `arg` is the `Box<HostTask>` leaked when the handler was registered; the
-        // HSA runtime calls a handler that returns false exactly once.
-        let task = unsafe { Box::from_raw(arg as *mut HostTask) };
-        send_host_task(*task);
-        false
-    })
-}
-
-/// Enqueues `run` as host work in `stream` (see [`HostTask`]).
-pub fn enqueue_host_task(device: &Device, stream: &Stream, run: HostWork) -> HipResult {
-    let mut run = Some(run);
-    stream.enqueue_out_of_queue(device, 1, false, |after, done| {
-        let task = HostTask {
-            run: run.take(),
-            done: done.clone(),
-            owed: stream.owed.clone(),
-            _after: after.cloned(),
-        };
-        let Some(after) = after else {
-            send_host_task(task);
-            return Ok(());
-        };
-        let arg = Box::into_raw(Box::new(task));
-        // SAFETY: the marker signal is live (held by the task and the stream); the handler
-        // takes ownership of `arg` when it runs.
-        let status = unsafe {
-            (device.api.hsa_amd_signal_async_handler)(
-                after.handle(),
-                HSA_SIGNAL_CONDITION_EQ,
-                0,
-                on_marker_done,
-                arg as *mut c_void,
-            )
-        };
-        if let Err(e) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
-            // SAFETY: the handler was not registered, so `arg` is still ours.
-            let mut task = unsafe { Box::from_raw(arg) };
-            // It never runs: this call fails instead (dropping it opens the gate).
-            task.run = None;
-            return Err(e.into());
-        }
-        Ok(())
-    })
-}
-
-// ---- handles ----
-
-/// Live created streams by handle. A handle is checked here before anything is done with it,
-/// so a pointer that never was a stream, or a destroyed one, is rejected without being
-/// dereferenced.
-static STREAMS: Lazy<DashMap<usize, Arc<Stream>>> = Lazy::new(DashMap::new);
-static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
-
-/// A new handle value: never reused, 16-byte aligned like a pointer, never 0, 1 or 2. Handles
-/// are not addresses (the program never dereferences a `hipStream_t`), which is what makes a
-/// destroyed handle distinguishable from a new stream allocated at the same address.
-fn new_handle() -> usize {
-    (NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 8) | 0x50
-}
-
-thread_local! {
-    /// This thread's per-thread default streams, by device ordinal.
-    static PER_THREAD: PerThreadStreams = const { PerThreadStreams(RefCell::new(Vec::new())) };
-}
-
-struct PerThreadStreams(RefCell<Vec<Option<Arc<Stream>>>>);
-
-impl Drop for PerThreadStreams {
-    fn drop(&mut self) {
-        // The thread is exiting: its streams are destroyed; their work still completes.
-        let Ok(rt) = runtime() else { return };
-        for (index, stream) in self.0.get_mut().drain(..).enumerate() {
-            if let (Some(stream), Ok(device)) = (stream, rt.device(index)) {
-                device.streams.unregister(&stream);
-            }
-        }
-    }
-}
-
-fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
-    PER_THREAD
-        .try_with(|streams| {
-            let mut streams = streams.0.borrow_mut();
-            if streams.len() <= device.index {
-                streams.resize(device.index + 1, None);
-            }
-            if let Some(stream) = &streams[device.index] {
-                return Ok(stream.clone());
-            }
-            let stream = Arc::new(Stream::new(
-                device.streams.signals,
-                StreamKind::PerThread,
-                device.index,
-                0,
-                Priority::Normal,
-                None,
-            )?);
-            device.streams.register(stream.clone());
-            streams[device.index] = Some(stream.clone());
-            Ok(stream)
-        })
-        .unwrap_or(Err(HipError::INVALID_HANDLE))
-}
-
-/// The stream a `hipStream_t` names on `device` (the launch path's lookup: a map read, no
-/// allocation). 0 and `hipStreamLegacy` are the null stream, `hipStreamPerThread` the calling
-/// thread's stream.
-pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
-    let (owner, stream) = resolve_any(handle, Some(device))?;
-    if owner.index != device.index {
-        tracing::warn!(
-            stream = %stream.kind,
-            "the stream belongs to device {}, not the current device {}",
-            owner.index,
-            device.index
-        );
-        return Err(HipError::INVALID_HANDLE);
-    }
-    Ok(stream)
-}
-
-/// The stream a `hipStream_t` names and its device (the current device for the null and
-/// per-thread streams).
-pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'static>)> {
-    resolve_any(handle, None)
-}
-
-fn resolve_any<'a>(
-    handle: *mut c_void,
-    current: Option<&'a Device>,
-) -> HipResult<(&'a Device, StreamRef<'a>)> {
-    let rt = runtime()?;
-    let current = || -> HipResult<&'a Device> {
-        match current {
-            Some(device) => Ok(device),
-            None => rt.current_device(),
-        }
-    };
-    match handle as usize {
-        0 | LEGACY_HANDLE => {
-            let device = current()?;
-            Ok((device, StreamRef::Borrowed(&device.streams.null)))
-        }
-        PER_THREAD_HANDLE => {
-            let device = current()?;
-            Ok((device, StreamRef::Shared(per_thread(device)?)))
-        }
-        value => {
-            let Some(stream) = STREAMS.get(&value).map(|s| s.clone()) else {
-                tracing::warn!(
-                    stream = format_args!("{handle:p}"),
-                    "not a live stream handle"
-                );
-                return Err(HipError::INVALID_HANDLE);
-            };
-            let device = rt.device(stream.device)?;
-            Ok((device, StreamRef::Shared(stream)))
-        }
-    }
-}
-
-/// `hipStreamCreateWithFlags` / `WithPriority` / `hipExtStreamCreateWithCUMask` on the current
-/// device; returns the new handle.
-pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*mut c_void> {
-    if flags & !NON_BLOCKING != 0 {
-        tracing::warn!(flags, "unknown stream flags");
-        return Err(HipError::INVALID_VALUE);
-    }
-    let rt = runtime()?;
-    let device = rt.current_device()?;
-    let cu_mask = match cu_mask {
-        None => None,
-        Some(mask) => Some(trim_cu_mask(device, mask)?),
-    };
-    let handle = new_handle();
-    let stream = Arc::new(Stream::new(
-        device.streams.signals,
-        StreamKind::Created(handle),
-        device.index,
-        flags,
-        Priority::from_hip(priority),
-        cu_mask,
-    )?);
-    tracing::debug!(stream = %stream.kind, flags, priority = ?stream.priority, device = device.index, "stream created");
-    device.streams.register(stream.clone());
-    STREAMS.insert(handle, stream);
-    Ok(handle as *mut c_void)
-}
-
-/// `hipStreamDestroy`: the handle dies now; work already enqueued still completes.
-pub fn destroy(handle: *mut c_void) -> HipResult {
-    let value = handle as usize;
-    if matches!(value, 0 | LEGACY_HANDLE | PER_THREAD_HANDLE) {
-        tracing::warn!("hipStreamDestroy of the null or per-thread stream");
-        return Err(HipError::INVALID_HANDLE);
-    }
-    let Some((_, stream)) = STREAMS.remove(&value) else {
-        tracing::warn!(
-            stream = format_args!("{handle:p}"),
-            "hipStreamDestroy of a handle that is not a live stream"
-        );
-        return Err(HipError::INVALID_HANDLE);
-    };
-    let device = runtime()?.device(stream.device)?;
-    device.streams.unregister(&stream);
-    tracing::debug!(stream = %stream.kind, "stream destroyed");
-    Ok(())
-}
-
-/// For `hipDeviceReset`: destroys every stream the program created on `device` (their
-/// handles become invalid, as after hipStreamDestroy). The caller has drained the device.
-pub fn destroy_created_streams(device: &Device) {
-    let doomed: Vec<usize> = STREAMS
-        .iter()
-        .filter(|s| s.value().device == device.index)
-        .map(|s| *s.key())
-        .collect();
-    for handle in doomed {
-        if let Some((_, stream)) = STREAMS.remove(&handle) {
-            device.streams.unregister(&stream);
-        }
-    }
-}
-
-/// `hipStreamSynchronize`.
-pub fn synchronize(handle: *mut c_void) -> HipResult {
-    let (device, stream) = lookup(handle)?;
-    if stream.kind == StreamKind::Null {
-        device.streams.synchronize_null(device)
-    } else {
-        stream.synchronize(device)
-    }
-}
-
-/// `hipStreamQuery`.
-pub fn query(handle: *mut c_void) -> HipResult {
-    let (device, stream) = lookup(handle)?;
-    stream.query(device)
-}
-
-/// The CU mask a stream runs with: its own, or every CU of the device.
-pub fn cu_mask_of(handle: *mut c_void) -> HipResult<Vec<u32>> {
-    let (device, stream) = lookup(handle)?;
-    if let Some(mask) = &stream.cu_mask {
-        return Ok(mask.to_vec());
-    }
-    let cus = compute_units(device);
-    Ok(full_mask(cus))
-}
-
-fn compute_units(device: &Device) -> u32 {
-    crate::hsa::agent_value::<u32>(device.api, device.agent, agent_info::AMD_COMPUTE_UNIT_COUNT)
-        .unwrap_or(0)
-}
-
-fn full_mask(cus: u32) -> Vec<u32> {
-    let words = cus.div_ceil(32).max(1) as usize;
-    (0..words)
-        .map(|w| {
-            let lo = w as u32 * 32;
-            match cus.saturating_sub(lo) {
-                n if n >= 32 => u32::MAX,
-                n => (1u32 << n) - 1,
-            }
-        })
-        .collect()
-}
-
-/// Drops CUs the device does not have, as AMD does; a mask left with no CU is invalid.
-fn trim_cu_mask(device: &Device, mask: &[u32]) -> HipResult<Box<[u32]>> {
-    let cus = compute_units(device);
-    let full = full_mask(cus);
-    let trimmed: Vec<u32> = full
-        .iter()
-        .enumerate()
-        .map(|(i, f)| mask.get(i).copied().unwrap_or(0) & f)
-        .collect();
-    if trimmed.iter().all(|&w| w == 0) {
-        tracing::warn!(
-            ?mask,
-            cus,
-            "the CU mask enables none of the device's compute units"
-        );
-        return Err(HipError::INVALID_VALUE);
-    }
-    Ok(trimmed.into_boxed_slice())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn handles_are_unique_aligned_and_never_the_special_values() {
-        let a = new_handle();
-        let b = new_handle();
-        assert_ne!(a, b);
-        for h in [a, b] {
-            assert_eq!(h % 16, 0);
-            assert!(h > PER_THREAD_HANDLE);
-        }
-    }
-
-    #[test]
-    fn full_masks_cover_exactly_the_device_cus() {
-        assert_eq!(full_mask(80), vec![u32::MAX, u32::MAX, 0xffff]);
-        assert_eq!(full_mask(32), vec![u32::MAX]);
-        assert_eq!(full_mask(4), vec![0xf]);
-    }
-
-    #[test]
     fn dep_lists_spill_past_their_inline_capacity() {
         let list = DepList::default();
         assert!(list.is_empty());
-    }
-
-    /// A gate that counts how often it was opened.
-    struct CountingGate(Arc<AtomicUsize>);
-
-    impl Opens for CountingGate {
-        fn open(&self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    fn task(run: Option<HostWork>) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<Mutex<Owed>>) {
-        let opened = Arc::new(AtomicUsize::new(0));
-        let owed = Arc::new(Mutex::new(Owed::default()));
-        let task = HostTask {
-            run,
-            done: CountingGate(opened.clone()),
-            owed: owed.clone(),
-            _after: None,
-        };
-        (task, opened, owed)
-    }
-
-    #[test]
-    fn a_host_task_that_runs_opens_its_gate_once_and_owes_nothing() {
-        let ran = Arc::new(AtomicUsize::new(0));
-        let counter = ran.clone();
-        let (task, opened, owed) = task(Some(Box::new(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-            Ok(())
-        })));
-        task.execute();
-        assert_eq!(ran.load(Ordering::SeqCst), 1);
-        assert_eq!(opened.load(Ordering::SeqCst), 1);
-        let owed = owed.lock();
-        assert!(owed.stream.is_none() && owed.device.is_none());
-    }
-
-    #[test]
-    fn a_host_task_that_panics_still_opens_its_gate_and_its_stream_reports_it() {
-        let (task, opened, owed) = task(Some(Box::new(|| panic!("a panic in a host task"))));
-        task.execute();
-        assert_eq!(
-            opened.load(Ordering::SeqCst),
-            1,
-            "the stream is not left waiting"
-        );
-        let owed = owed.lock();
-        assert_eq!(owed.stream, Some(HipError::UNKNOWN));
-        assert_eq!(owed.device, Some(HipError::UNKNOWN));
-    }
-
-    #[test]
-    fn a_host_task_that_fails_opens_its_gate_and_its_stream_reports_its_error() {
-        let (task, opened, owed) = task(Some(Box::new(|| Err(HipError::INVALID_VALUE))));
-        task.execute();
-        assert_eq!(opened.load(Ordering::SeqCst), 1);
-        let owed = owed.lock();
-        assert_eq!(owed.stream, Some(HipError::INVALID_VALUE));
-        assert_eq!(owed.device, Some(HipError::INVALID_VALUE));
-    }
-
-    #[test]
-    fn a_host_task_dropped_without_running_opens_its_gate_and_its_stream_reports_it() {
-        let (task, opened, owed) = task(Some(Box::new(|| Ok(()))));
-        // What a panic between the signal handler and the callback thread does to it.
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            let _task = task;
-            panic!("a panic on the way to the callback thread");
-        }));
-        assert!(result.is_err());
-        assert_eq!(opened.load(Ordering::SeqCst), 1);
-        assert_eq!(owed.lock().stream, Some(HipError::UNKNOWN));
-    }
-
-    #[test]
-    fn a_host_task_that_is_refused_opens_its_gate_and_owes_nothing() {
-        let (mut task, opened, owed) = task(Some(Box::new(|| Ok(()))));
-        task.run = None;
-        drop(task);
-        assert_eq!(opened.load(Ordering::SeqCst), 1);
-        assert!(owed.lock().stream.is_none());
     }
 
     #[test]

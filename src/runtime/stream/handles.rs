@@ -1,0 +1,296 @@
+//! The handle table: `hipStream_t` values, the streams they name, per-thread streams and
+//! CU masks.
+
+use super::super::device::Device;
+use super::super::runtime;
+use super::engine::{Stream, StreamKind, StreamRef};
+use crate::error::{HipError, HipResult};
+use crate::policy::Priority;
+use dashmap::DashMap;
+use hsa_abi::*;
+use once_cell::sync::Lazy;
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// `hipStreamNonBlocking`: no implicit ordering with the null stream.
+pub const NON_BLOCKING: u32 = 1;
+/// `hipStreamLegacy`: the null stream with legacy semantics.
+pub const LEGACY_HANDLE: usize = 1;
+/// `hipStreamPerThread`: the calling thread's default stream.
+pub const PER_THREAD_HANDLE: usize = 2;
+
+/// The stream an `_spt` ("per-thread default stream") entry point means: there, null is the
+/// calling thread's own stream rather than the legacy null stream.
+pub fn spt_stream(handle: *mut c_void) -> *mut c_void {
+    if handle.is_null() {
+        PER_THREAD_HANDLE as *mut c_void
+    } else {
+        handle
+    }
+}
+
+/// Live created streams by handle. A handle is checked here before anything is done with it,
+/// so a pointer that never was a stream, or a destroyed one, is rejected without being
+/// dereferenced.
+static STREAMS: Lazy<DashMap<usize, Arc<Stream>>> = Lazy::new(DashMap::new);
+static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
+
+/// A new handle value: never reused, 16-byte aligned like a pointer, never 0, 1 or 2. Handles
+/// are not addresses (the program never dereferences a `hipStream_t`), which is what makes a
+/// destroyed handle distinguishable from a new stream allocated at the same address.
+fn new_handle() -> usize {
+    (NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 8) | 0x50
+}
+
+thread_local! {
+    /// This thread's per-thread default streams, by device ordinal.
+    static PER_THREAD: PerThreadStreams = const { PerThreadStreams(RefCell::new(Vec::new())) };
+}
+
+struct PerThreadStreams(RefCell<Vec<Option<Arc<Stream>>>>);
+
+impl Drop for PerThreadStreams {
+    fn drop(&mut self) {
+        // The thread is exiting: its streams are destroyed; their work still completes.
+        let Ok(rt) = runtime() else { return };
+        for (index, stream) in self.0.get_mut().drain(..).enumerate() {
+            if let (Some(stream), Ok(device)) = (stream, rt.device(index)) {
+                device.streams.unregister(&stream);
+            }
+        }
+    }
+}
+
+fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
+    PER_THREAD
+        .try_with(|streams| {
+            let mut streams = streams.0.borrow_mut();
+            if streams.len() <= device.index {
+                streams.resize(device.index + 1, None);
+            }
+            if let Some(stream) = &streams[device.index] {
+                return Ok(stream.clone());
+            }
+            let stream = Arc::new(Stream::new(
+                device.streams.signals,
+                StreamKind::PerThread,
+                device.index,
+                0,
+                Priority::Normal,
+                None,
+            )?);
+            device.streams.register(stream.clone());
+            streams[device.index] = Some(stream.clone());
+            Ok(stream)
+        })
+        .unwrap_or(Err(HipError::INVALID_HANDLE))
+}
+
+/// The stream a `hipStream_t` names on `device` (the launch path's lookup: a map read, no
+/// allocation). 0 and `hipStreamLegacy` are the null stream, `hipStreamPerThread` the calling
+/// thread's stream.
+pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
+    let (owner, stream) = resolve_any(handle, Some(device))?;
+    if owner.index != device.index {
+        tracing::warn!(
+            stream = %stream.kind,
+            "the stream belongs to device {}, not the current device {}",
+            owner.index,
+            device.index
+        );
+        return Err(HipError::INVALID_HANDLE);
+    }
+    Ok(stream)
+}
+
+/// The stream a `hipStream_t` names and its device (the current device for the null and
+/// per-thread streams).
+pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'static>)> {
+    resolve_any(handle, None)
+}
+
+fn resolve_any<'a>(
+    handle: *mut c_void,
+    current: Option<&'a Device>,
+) -> HipResult<(&'a Device, StreamRef<'a>)> {
+    let rt = runtime()?;
+    let current = || -> HipResult<&'a Device> {
+        match current {
+            Some(device) => Ok(device),
+            None => rt.current_device(),
+        }
+    };
+    match handle as usize {
+        0 | LEGACY_HANDLE => {
+            let device = current()?;
+            Ok((device, StreamRef::Borrowed(&device.streams.null)))
+        }
+        PER_THREAD_HANDLE => {
+            let device = current()?;
+            Ok((device, StreamRef::Shared(per_thread(device)?)))
+        }
+        value => {
+            let Some(stream) = STREAMS.get(&value).map(|s| s.clone()) else {
+                tracing::warn!(
+                    stream = format_args!("{handle:p}"),
+                    "not a live stream handle"
+                );
+                return Err(HipError::INVALID_HANDLE);
+            };
+            let device = rt.device(stream.device)?;
+            Ok((device, StreamRef::Shared(stream)))
+        }
+    }
+}
+
+/// `hipStreamCreateWithFlags` / `WithPriority` / `hipExtStreamCreateWithCUMask` on the current
+/// device; returns the new handle.
+pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*mut c_void> {
+    if flags & !NON_BLOCKING != 0 {
+        tracing::warn!(flags, "unknown stream flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let rt = runtime()?;
+    let device = rt.current_device()?;
+    let cu_mask = match cu_mask {
+        None => None,
+        Some(mask) => Some(trim_cu_mask(device, mask)?),
+    };
+    let handle = new_handle();
+    let stream = Arc::new(Stream::new(
+        device.streams.signals,
+        StreamKind::Created(handle),
+        device.index,
+        flags,
+        Priority::from_hip(priority),
+        cu_mask,
+    )?);
+    tracing::debug!(stream = %stream.kind, flags, priority = ?stream.priority, device = device.index, "stream created");
+    device.streams.register(stream.clone());
+    STREAMS.insert(handle, stream);
+    Ok(handle as *mut c_void)
+}
+
+/// `hipStreamDestroy`: the handle dies now; work already enqueued still completes.
+pub fn destroy(handle: *mut c_void) -> HipResult {
+    let value = handle as usize;
+    if matches!(value, 0 | LEGACY_HANDLE | PER_THREAD_HANDLE) {
+        tracing::warn!("hipStreamDestroy of the null or per-thread stream");
+        return Err(HipError::INVALID_HANDLE);
+    }
+    let Some((_, stream)) = STREAMS.remove(&value) else {
+        tracing::warn!(
+            stream = format_args!("{handle:p}"),
+            "hipStreamDestroy of a handle that is not a live stream"
+        );
+        return Err(HipError::INVALID_HANDLE);
+    };
+    let device = runtime()?.device(stream.device)?;
+    device.streams.unregister(&stream);
+    tracing::debug!(stream = %stream.kind, "stream destroyed");
+    Ok(())
+}
+
+/// For `hipDeviceReset`: destroys every stream the program created on `device` (their
+/// handles become invalid, as after hipStreamDestroy). The caller has drained the device.
+pub fn destroy_created_streams(device: &Device) {
+    let doomed: Vec<usize> = STREAMS
+        .iter()
+        .filter(|s| s.value().device == device.index)
+        .map(|s| *s.key())
+        .collect();
+    for handle in doomed {
+        if let Some((_, stream)) = STREAMS.remove(&handle) {
+            device.streams.unregister(&stream);
+        }
+    }
+}
+
+/// `hipStreamSynchronize`.
+pub fn synchronize(handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup(handle)?;
+    if stream.kind == StreamKind::Null {
+        device.streams.synchronize_null(device)
+    } else {
+        stream.synchronize(device)
+    }
+}
+
+/// `hipStreamQuery`.
+pub fn query(handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup(handle)?;
+    stream.query(device)
+}
+
+/// The CU mask a stream runs with: its own, or every CU of the device.
+pub fn cu_mask_of(handle: *mut c_void) -> HipResult<Vec<u32>> {
+    let (device, stream) = lookup(handle)?;
+    if let Some(mask) = &stream.cu_mask {
+        return Ok(mask.to_vec());
+    }
+    let cus = compute_units(device);
+    Ok(full_mask(cus))
+}
+
+fn compute_units(device: &Device) -> u32 {
+    crate::hsa::agent_value::<u32>(device.api, device.agent, agent_info::AMD_COMPUTE_UNIT_COUNT)
+        .unwrap_or(0)
+}
+
+fn full_mask(cus: u32) -> Vec<u32> {
+    let words = cus.div_ceil(32).max(1) as usize;
+    (0..words)
+        .map(|w| {
+            let lo = w as u32 * 32;
+            match cus.saturating_sub(lo) {
+                n if n >= 32 => u32::MAX,
+                n => (1u32 << n) - 1,
+            }
+        })
+        .collect()
+}
+
+/// Drops CUs the device does not have, as AMD does; a mask left with no CU is invalid.
+fn trim_cu_mask(device: &Device, mask: &[u32]) -> HipResult<Box<[u32]>> {
+    let cus = compute_units(device);
+    let full = full_mask(cus);
+    let trimmed: Vec<u32> = full
+        .iter()
+        .enumerate()
+        .map(|(i, f)| mask.get(i).copied().unwrap_or(0) & f)
+        .collect();
+    if trimmed.iter().all(|&w| w == 0) {
+        tracing::warn!(
+            ?mask,
+            cus,
+            "the CU mask enables none of the device's compute units"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(trimmed.into_boxed_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_are_unique_aligned_and_never_the_special_values() {
+        let a = new_handle();
+        let b = new_handle();
+        assert_ne!(a, b);
+        for h in [a, b] {
+            assert_eq!(h % 16, 0);
+            assert!(h > PER_THREAD_HANDLE);
+        }
+    }
+
+    #[test]
+    fn full_masks_cover_exactly_the_device_cus() {
+        assert_eq!(full_mask(80), vec![u32::MAX, u32::MAX, 0xffff]);
+        assert_eq!(full_mask(32), vec![u32::MAX]);
+        assert_eq!(full_mask(4), vec![0xf]);
+    }
+}

@@ -1,0 +1,232 @@
+//! Host tasks (callbacks, host functions, fills): run on hipshim's callback thread, in
+//! stream order.
+
+use super::super::device::Device;
+use super::engine::{Owed, Stream};
+use crate::error::{HipError, HipResult};
+use crate::hsa::signal::PooledSignal;
+use hsa_abi::*;
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// What ends a host task: opening the gate the stream's later work waits for.
+trait Opens: Send + 'static {
+    fn open(&self);
+}
+
+impl Opens for PooledSignal {
+    fn open(&self) {
+        self.signal().subtract_release(1);
+    }
+}
+
+/// Host work ordered in a stream: it runs on hipshim's callback thread once the stream's
+/// earlier work is complete, and the stream's later work waits for it (its gate).
+///
+/// Dropping the task opens the gate, exactly once, whatever happened: it ran, its code
+/// panicked, or it was dropped without running (a panic on its way to the callback thread).
+/// In the last two cases the stream owes `hipErrorUnknown`, so the failure is reported
+/// rather than lost, and nothing waits forever.
+/// The code of a host task; an error it returns is reported by its stream like a fault (a
+/// stream fill that failed, say).
+pub type HostWork = Box<dyn FnOnce() -> HipResult + Send>;
+
+struct HostTask<G: Opens = PooledSignal> {
+    run: Option<HostWork>,
+    done: G,
+    owed: Arc<Mutex<Owed>>,
+    /// The marker the task waited for, kept until the task has run.
+    _after: Option<PooledSignal>,
+}
+
+impl<G: Opens> HostTask<G> {
+    /// Runs the task's code; its error, or a panic in it (stopped here, `hipErrorUnknown`),
+    /// is owed by the stream.
+    fn execute(mut self) {
+        if let Some(run) = self.run.take() {
+            let outcome =
+                crate::hsa::callback::guarded("a stream host task", Err(HipError::UNKNOWN), run);
+            if let Err(error) = outcome {
+                self.owed.lock().owe(error);
+            }
+        }
+    }
+}
+
+impl<G: Opens> Drop for HostTask<G> {
+    fn drop(&mut self) {
+        if self.run.take().is_some() {
+            tracing::error!("internal error: a stream host task was dropped without running; its stream reports hipErrorUnknown");
+            self.owed.lock().owe(HipError::UNKNOWN);
+        }
+        // Opens the gate: the stream's next packet (a barrier on it) may now run.
+        self.done.open();
+    }
+}
+
+/// One thread runs every stream's host tasks in the order they become ready. Host tasks must
+/// not wait for other stream work (CUDA's rule for callbacks), or they would wait for it here.
+static CALLBACK_THREAD: Lazy<Result<std::sync::mpsc::Sender<HostTask>, String>> = Lazy::new(|| {
+    let (send, receive) = std::sync::mpsc::channel::<HostTask>();
+    std::thread::Builder::new()
+        .name("hipshim-callbacks".into())
+        .spawn(move || {
+            for task in receive {
+                task.execute();
+            }
+        })
+        .map(|_| send)
+        .map_err(|e| e.to_string())
+});
+
+fn send_host_task(task: HostTask) {
+    match &*CALLBACK_THREAD {
+        // The thread is gone (process exit): run it here rather than never.
+        Ok(sender) => {
+            if let Err(failed) = sender.send(task) {
+                failed.0.execute();
+            }
+        }
+        Err(_) => task.execute(),
+    }
+}
+
+/// Called by the HSA runtime's async-handler thread when the marker a host task waits for
+/// completes; hands the task to the callback thread (user code never runs on the HSA thread).
+/// Guarded: a panic here drops the task, which still opens its gate (see [`HostTask`]).
+unsafe extern "C" fn on_marker_done(_value: hsa_signal_value_t, arg: *mut c_void) -> bool {
+    crate::hsa::callback::guarded("the host-task signal handler", false, || {
+        // SAFETY: `arg` is the `Box<HostTask>` leaked when the handler was registered; the
+        // HSA runtime calls a handler that returns false exactly once.
+        let task = unsafe { Box::from_raw(arg as *mut HostTask) };
+        send_host_task(*task);
+        false
+    })
+}
+
+/// Enqueues `run` as host work in `stream` (see [`HostTask`]).
+pub fn enqueue_host_task(device: &Device, stream: &Stream, run: HostWork) -> HipResult {
+    let mut run = Some(run);
+    stream.enqueue_out_of_queue(device, 1, false, |after, done| {
+        let task = HostTask {
+            run: run.take(),
+            done: done.clone(),
+            owed: stream.owed.clone(),
+            _after: after.cloned(),
+        };
+        let Some(after) = after else {
+            send_host_task(task);
+            return Ok(());
+        };
+        let arg = Box::into_raw(Box::new(task));
+        // SAFETY: the marker signal is live (held by the task and the stream); the handler
+        // takes ownership of `arg` when it runs.
+        let status = unsafe {
+            (device.api.hsa_amd_signal_async_handler)(
+                after.handle(),
+                HSA_SIGNAL_CONDITION_EQ,
+                0,
+                on_marker_done,
+                arg as *mut c_void,
+            )
+        };
+        if let Err(e) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
+            // SAFETY: the handler was not registered, so `arg` is still ours.
+            let mut task = unsafe { Box::from_raw(arg) };
+            // It never runs: this call fails instead (dropping it opens the gate).
+            task.run = None;
+            return Err(e.into());
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A gate that counts how often it was opened.
+    struct CountingGate(Arc<AtomicUsize>);
+
+    impl Opens for CountingGate {
+        fn open(&self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn task(run: Option<HostWork>) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<Mutex<Owed>>) {
+        let opened = Arc::new(AtomicUsize::new(0));
+        let owed = Arc::new(Mutex::new(Owed::default()));
+        let task = HostTask {
+            run,
+            done: CountingGate(opened.clone()),
+            owed: owed.clone(),
+            _after: None,
+        };
+        (task, opened, owed)
+    }
+
+    #[test]
+    fn a_host_task_that_runs_opens_its_gate_once_and_owes_nothing() {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counter = ran.clone();
+        let (task, opened, owed) = task(Some(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })));
+        task.execute();
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        let owed = owed.lock();
+        assert!(owed.stream.is_none() && owed.device.is_none());
+    }
+
+    #[test]
+    fn a_host_task_that_panics_still_opens_its_gate_and_its_stream_reports_it() {
+        let (task, opened, owed) = task(Some(Box::new(|| panic!("a panic in a host task"))));
+        task.execute();
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            1,
+            "the stream is not left waiting"
+        );
+        let owed = owed.lock();
+        assert_eq!(owed.stream, Some(HipError::UNKNOWN));
+        assert_eq!(owed.device, Some(HipError::UNKNOWN));
+    }
+
+    #[test]
+    fn a_host_task_that_fails_opens_its_gate_and_its_stream_reports_its_error() {
+        let (task, opened, owed) = task(Some(Box::new(|| Err(HipError::INVALID_VALUE))));
+        task.execute();
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        let owed = owed.lock();
+        assert_eq!(owed.stream, Some(HipError::INVALID_VALUE));
+        assert_eq!(owed.device, Some(HipError::INVALID_VALUE));
+    }
+
+    #[test]
+    fn a_host_task_dropped_without_running_opens_its_gate_and_its_stream_reports_it() {
+        let (task, opened, owed) = task(Some(Box::new(|| Ok(()))));
+        // What a panic between the signal handler and the callback thread does to it.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _task = task;
+            panic!("a panic on the way to the callback thread");
+        }));
+        assert!(result.is_err());
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        assert_eq!(owed.lock().stream, Some(HipError::UNKNOWN));
+    }
+
+    #[test]
+    fn a_host_task_that_is_refused_opens_its_gate_and_owes_nothing() {
+        let (mut task, opened, owed) = task(Some(Box::new(|| Ok(()))));
+        task.run = None;
+        drop(task);
+        assert_eq!(opened.load(Ordering::SeqCst), 1);
+        assert!(owed.lock().stream.is_none());
+    }
+}
