@@ -50,7 +50,7 @@ static EVENTS: Lazy<DashMap<usize, Arc<Event>>> = Lazy::new(DashMap::new);
 static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
 
 /// Event handles, like stream handles, are checked against the live set before use and never
-/// reused (see `stream::new_handle`).
+/// reused (see `stream::handles::new_handle`).
 fn new_handle() -> usize {
     (NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 8) | 0xe0
 }

@@ -22,6 +22,10 @@ impl Opens for PooledSignal {
     }
 }
 
+/// The code of a host task; an error it returns is reported by its stream like a fault (a
+/// stream fill that failed, say).
+pub type HostWork = Box<dyn FnOnce() -> HipResult + Send>;
+
 /// Host work ordered in a stream: it runs on hipshim's callback thread once the stream's
 /// earlier work is complete, and the stream's later work waits for it (its gate).
 ///
@@ -29,10 +33,6 @@ impl Opens for PooledSignal {
 /// panicked, or it was dropped without running (a panic on its way to the callback thread).
 /// In the last two cases the stream owes `hipErrorUnknown`, so the failure is reported
 /// rather than lost, and nothing waits forever.
-/// The code of a host task; an error it returns is reported by its stream like a fault (a
-/// stream fill that failed, say).
-pub type HostWork = Box<dyn FnOnce() -> HipResult + Send>;
-
 struct HostTask<G: Opens = PooledSignal> {
     run: Option<HostWork>,
     done: G,
