@@ -274,15 +274,22 @@ pub unsafe fn memcpy_2d(
     let pieces = t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
     let null = device.streams.null_stream();
     for chunk in pieces.chunks(MAX_BATCH) {
-        let (done, ordered) = ordered_copies(device, null, chunk)?;
-        if ordered {
-            // Another thread's work came in between: wait as the stream would, which also
-            // notices when that work can never finish.
-            null.host_fence(device)?;
+        let (started, result) = ordered_copies(device, null, chunk);
+        // Waited for also when issuing failed part-way: the caller's memory is free to go
+        // once this returns.
+        if let Some((done, ordered)) = started {
+            let waited = if ordered {
+                // Another thread's work came in between: wait as the stream would, which
+                // also notices when that work can never finish.
+                null.host_fence(device)
+            } else {
+                done.signal()
+                    .wait_zero(device.timestamp_hz, || None::<HipError>)
+                    .map_err(|_| HipError::UNKNOWN)
+            };
+            result.and(waited)?;
         } else {
-            done.signal()
-                .wait_zero(device.timestamp_hz, || None::<HipError>)
-                .map_err(|_| HipError::UNKNOWN)?;
+            result?;
         }
     }
     Ok(())
@@ -346,7 +353,7 @@ pub unsafe fn memcpy_2d_async(
             let pieces =
                 t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
             for chunk in pieces.chunks(MAX_BATCH) {
-                ordered_copies(device, &stream, chunk)?;
+                ordered_copies(device, &stream, chunk).1?;
             }
             Ok(())
         }
@@ -479,14 +486,14 @@ fn trace_now() -> u64 {
 
 /// Enqueues `copies` (engine-reachable on both sides) in `stream`'s order on `device`'s
 /// engines, with one completion signal counting them down. Returns that signal and whether the
-/// copies wait for earlier work of the stream.
+/// copies wait for earlier work of the stream (`None` if nothing was started), and the result.
 fn ordered_copies(
     device: &Device,
     stream: &Stream,
     copies: &[EngineCopy],
-) -> HipResult<(PooledSignal, bool)> {
+) -> (Option<(PooledSignal, bool)>, HipResult) {
     let mut out = None;
-    stream.enqueue_external(device, copies.len() as i64, |after, done| {
+    let result = stream.enqueue_external(device, copies.len() as i64, |after, done| {
         out = Some((done.clone(), after.is_some()));
         let marker = after.map(|m| [m.handle()]);
         let deps: &[hsa_signal_t] = marker.as_ref().map_or(&[], |m| m.as_slice());
@@ -500,8 +507,8 @@ fn ordered_copies(
             crate::trace::record::copy_submitted(info, done);
         }
         Ok(())
-    })?;
-    Ok(out.expect("enqueue_external calls `start` when it succeeds"))
+    });
+    (out, result)
 }
 
 /// Issues `copies` (one side the staging buffer) and waits for them on the device's copy
