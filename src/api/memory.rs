@@ -3,8 +3,9 @@
 
 use super::{call, write_out};
 use crate::error::{hipError_t, HipError};
-use crate::runtime::memory::{self, CopyKind, PointerAttributes, Rows};
-use crate::runtime::{async_copy, module};
+use crate::runtime::copy::{self, CopyKind, Rows};
+use crate::runtime::memory::{self, PointerAttributes};
+use crate::runtime::module;
 use std::ffi::c_void;
 
 #[no_mangle]
@@ -197,7 +198,7 @@ unsafe fn memcpy_shell(
     call(name, || {
         let kind = CopyKind::from_raw(kind)?;
         // SAFETY: the caller's contract.
-        unsafe { memory::memcpy(dst, src, size, kind) }
+        unsafe { copy::memcpy(dst, src, size, kind) }
     })
 }
 
@@ -209,7 +210,7 @@ pub unsafe extern "C" fn hipMemcpyHtoD(
 ) -> hipError_t {
     // SAFETY: HIP's contract: `src` is valid host memory of `size` bytes.
     call("hipMemcpyHtoD", || unsafe {
-        memory::memcpy(dst, src, size, CopyKind::HostToDevice)
+        copy::memcpy(dst, src, size, CopyKind::HostToDevice)
     })
 }
 
@@ -221,7 +222,7 @@ pub unsafe extern "C" fn hipMemcpyDtoH(
 ) -> hipError_t {
     // SAFETY: HIP's contract: `dst` is valid host memory of `size` bytes.
     call("hipMemcpyDtoH", || unsafe {
-        memory::memcpy(dst, src, size, CopyKind::DeviceToHost)
+        copy::memcpy(dst, src, size, CopyKind::DeviceToHost)
     })
 }
 
@@ -233,7 +234,7 @@ pub unsafe extern "C" fn hipMemcpyDtoD(
 ) -> hipError_t {
     // SAFETY: both sides are checked against the registry.
     call("hipMemcpyDtoD", || unsafe {
-        memory::memcpy(dst, src, size, CopyKind::DeviceToDevice)
+        copy::memcpy(dst, src, size, CopyKind::DeviceToDevice)
     })
 }
 
@@ -309,38 +310,36 @@ unsafe fn memcpy_2d_shell(
             src_pitch,
         };
         // SAFETY: HIP's contract: host-side rows are valid memory.
-        unsafe { memory::memcpy_2d(dst, src, rows, kind) }
+        unsafe { copy::memcpy_2d(dst, src, rows, kind) }
     })
 }
 
 #[no_mangle]
 pub extern "C" fn hipMemset(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
-    call("hipMemset", || memory::memset(dst, value as u8, size))
+    call("hipMemset", || copy::memset(dst, value as u8, size))
 }
 
 #[no_mangle]
 pub extern "C" fn hipMemset_spt(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
-    call("hipMemset_spt", || memory::memset(dst, value as u8, size))
+    call("hipMemset_spt", || copy::memset(dst, value as u8, size))
 }
 
 #[no_mangle]
 pub extern "C" fn hipMemsetD8(dst: *mut c_void, value: u8, count: usize) -> hipError_t {
-    call("hipMemsetD8", || {
-        memory::memset_pattern(dst, &[value], count)
-    })
+    call("hipMemsetD8", || copy::memset_pattern(dst, &[value], count))
 }
 
 #[no_mangle]
 pub extern "C" fn hipMemsetD16(dst: *mut c_void, value: u16, count: usize) -> hipError_t {
     call("hipMemsetD16", || {
-        memory::memset_pattern(dst, &value.to_le_bytes(), count)
+        copy::memset_pattern(dst, &value.to_le_bytes(), count)
     })
 }
 
 #[no_mangle]
 pub extern "C" fn hipMemsetD32(dst: *mut c_void, value: i32, count: usize) -> hipError_t {
     call("hipMemsetD32", || {
-        memory::memset_pattern(dst, &value.to_le_bytes(), count)
+        copy::memset_pattern(dst, &value.to_le_bytes(), count)
     })
 }
 
@@ -353,7 +352,7 @@ pub extern "C" fn hipMemset2D(
     height: usize,
 ) -> hipError_t {
     call("hipMemset2D", || {
-        memory::memset_2d(dst, pitch, value as u8, width, height)
+        copy::memset_2d(dst, pitch, value as u8, width, height)
     })
 }
 
@@ -366,7 +365,7 @@ pub extern "C" fn hipMemset2D_spt(
     height: usize,
 ) -> hipError_t {
     call("hipMemset2D_spt", || {
-        memory::memset_2d(dst, pitch, value as u8, width, height)
+        copy::memset_2d(dst, pitch, value as u8, width, height)
     })
 }
 
@@ -709,8 +708,8 @@ unsafe fn symbol_copy(
         // symbol's registered size.
         unsafe {
             match stream {
-                None => memory::memcpy(dst, src, size, kind),
-                Some(stream) => async_copy::memcpy_async(dst, src, size, kind, stream),
+                None => copy::memcpy(dst, src, size, kind),
+                Some(stream) => copy::memcpy_async(dst, src, size, kind, stream),
             }
         }
     })

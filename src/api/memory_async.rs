@@ -3,8 +3,7 @@
 
 use super::call;
 use crate::error::hipError_t;
-use crate::runtime::async_copy;
-use crate::runtime::memory::CopyKind;
+use crate::runtime::copy::{self, CopyKind};
 use crate::runtime::stream;
 use std::ffi::c_void;
 
@@ -22,7 +21,7 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     call("hipMemcpyAsync", || {
         let kind = CopyKind::from_raw(kind)?;
         // SAFETY: forwarded caller contract.
-        unsafe { async_copy::memcpy_async(dst, src, size, kind, stream) }
+        unsafe { copy::memcpy_async(dst, src, size, kind, stream) }
     })
 }
 
@@ -39,7 +38,7 @@ pub unsafe extern "C" fn hipMemcpyAsync_spt(
     call("hipMemcpyAsync_spt", || {
         let kind = CopyKind::from_raw(kind)?;
         // SAFETY: forwarded caller contract.
-        unsafe { async_copy::memcpy_async(dst, src, size, kind, stream::spt_stream(stream)) }
+        unsafe { copy::memcpy_async(dst, src, size, kind, stream::spt_stream(stream)) }
     })
 }
 
@@ -54,7 +53,7 @@ pub unsafe extern "C" fn hipMemcpyHtoDAsync(
 ) -> hipError_t {
     call("hipMemcpyHtoDAsync", || {
         // SAFETY: forwarded caller contract.
-        unsafe { async_copy::memcpy_async(dst, src, size, CopyKind::HostToDevice, stream) }
+        unsafe { copy::memcpy_async(dst, src, size, CopyKind::HostToDevice, stream) }
     })
 }
 
@@ -69,7 +68,7 @@ pub unsafe extern "C" fn hipMemcpyDtoHAsync(
 ) -> hipError_t {
     call("hipMemcpyDtoHAsync", || {
         // SAFETY: forwarded caller contract.
-        unsafe { async_copy::memcpy_async(dst, src, size, CopyKind::DeviceToHost, stream) }
+        unsafe { copy::memcpy_async(dst, src, size, CopyKind::DeviceToHost, stream) }
     })
 }
 
@@ -84,7 +83,7 @@ pub unsafe extern "C" fn hipMemcpyDtoDAsync(
 ) -> hipError_t {
     call("hipMemcpyDtoDAsync", || {
         // SAFETY: forwarded caller contract.
-        unsafe { async_copy::memcpy_async(dst, src, size, CopyKind::DeviceToDevice, stream) }
+        unsafe { copy::memcpy_async(dst, src, size, CopyKind::DeviceToDevice, stream) }
     })
 }
 
@@ -103,7 +102,7 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     call("hipMemcpyWithStream", || {
         let kind = CopyKind::from_raw(kind)?;
         // SAFETY: forwarded caller contract.
-        unsafe { async_copy::memcpy_async(dst, src, size, kind, stream) }?;
+        unsafe { copy::memcpy_async(dst, src, size, kind, stream) }?;
         let (device, s) = stream::lookup(stream)?;
         s.synchronize(device)
     })
@@ -124,9 +123,7 @@ unsafe fn copy_2d(
     call(name, || {
         let kind = CopyKind::from_raw(kind)?;
         // SAFETY: forwarded caller contract.
-        unsafe {
-            async_copy::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream)
-        }
+        unsafe { copy::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream) }
     })
 }
 
@@ -196,7 +193,7 @@ pub extern "C" fn hipMemsetAsync(
     stream: *mut c_void,
 ) -> hipError_t {
     call("hipMemsetAsync", || {
-        async_copy::memset_async(dst, value as u8 as u32, 1, size, stream)
+        copy::memset_async(dst, value as u8 as u32, 1, size, stream)
     })
 }
 
@@ -208,7 +205,7 @@ pub extern "C" fn hipMemsetAsync_spt(
     stream: *mut c_void,
 ) -> hipError_t {
     call("hipMemsetAsync_spt", || {
-        async_copy::memset_async(dst, value as u8 as u32, 1, size, stream::spt_stream(stream))
+        copy::memset_async(dst, value as u8 as u32, 1, size, stream::spt_stream(stream))
     })
 }
 
@@ -220,7 +217,7 @@ pub extern "C" fn hipMemsetD8Async(
     stream: *mut c_void,
 ) -> hipError_t {
     call("hipMemsetD8Async", || {
-        async_copy::memset_async(dst, value as u32, 1, count, stream)
+        copy::memset_async(dst, value as u32, 1, count, stream)
     })
 }
 
@@ -232,7 +229,7 @@ pub extern "C" fn hipMemsetD16Async(
     stream: *mut c_void,
 ) -> hipError_t {
     call("hipMemsetD16Async", || {
-        async_copy::memset_async(dst, value as u32, 2, count, stream)
+        copy::memset_async(dst, value as u32, 2, count, stream)
     })
 }
 
@@ -244,7 +241,7 @@ pub extern "C" fn hipMemsetD32Async(
     stream: *mut c_void,
 ) -> hipError_t {
     call("hipMemsetD32Async", || {
-        async_copy::memset_async(dst, value as u32, 4, count, stream)
+        copy::memset_async(dst, value as u32, 4, count, stream)
     })
 }
 

@@ -1,56 +1,15 @@
 //! Memory: the registry of every address range the runtime knows (device allocations,
 //! pinned host allocations, registered host ranges, managed allocations and device globals
-//! of loaded code objects), and the synchronous copies and fills.
-//!
-//! Copies run on the HSA runtime's copy engines (`hsa_amd_memory_async_copy`). A side that
-//! the devices can reach directly (device memory, pinned, registered or managed host memory)
-//! is handed to the engine as is; ordinary pageable host memory goes through the device's
-//! pinned staging buffer in chunks. Every copy — 1D, 2D, to a symbol — is one row list
-//! copied by [`copy_rows`].
+//! of loaded code objects), allocation and freeing, pointer queries, and [`classify`], the
+//! one bounds check of every copy and fill (which `copy.rs` runs).
 
-use super::device::{Device, STAGING_BYTES};
+use super::device::Device;
 use super::runtime;
 use crate::error::{HipError, HipResult};
-use crate::hsa::copy::EngineCopy;
 use crate::hsa::memory::{HostLock, PoolBuffer};
-use hsa_abi::*;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-
-/// `hipMemcpyKind`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyKind {
-    HostToHost,
-    HostToDevice,
-    DeviceToHost,
-    DeviceToDevice,
-    Default,
-}
-
-impl CopyKind {
-    pub fn from_raw(kind: u32) -> HipResult<CopyKind> {
-        Ok(match kind {
-            0 => CopyKind::HostToHost,
-            1 => CopyKind::HostToDevice,
-            2 => CopyKind::DeviceToHost,
-            3 => CopyKind::DeviceToDevice,
-            4 => CopyKind::Default,
-            _ => return Err(HipError::INVALID_MEMCPY_DIRECTION),
-        })
-    }
-
-    /// Whether the kind says the (source, destination) is device memory; `None` = infer.
-    fn device_sides(self) -> (Option<bool>, Option<bool>) {
-        match self {
-            CopyKind::HostToHost => (Some(false), Some(false)),
-            CopyKind::HostToDevice => (Some(false), Some(true)),
-            CopyKind::DeviceToHost => (Some(true), Some(false)),
-            CopyKind::DeviceToDevice => (Some(true), Some(true)),
-            CopyKind::Default => (None, None),
-        }
-    }
-}
 
 /// What kind of memory a registry entry is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,38 +100,7 @@ pub fn lookup(ptr: usize, len: usize) -> Option<Allocation> {
     (ptr.checked_add(len)? <= alloc.start + alloc.size.max(1)).then_some(alloc)
 }
 
-/// Where a host-visible address range lives, which decides how it is copied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Residence {
-    /// Inside one allocation of device `.0`.
-    Device(usize),
-    /// Host memory the devices can access directly (hipHostMalloc, hipHostRegister,
-    /// hipMallocManaged): copied by the copy engine without staging.
-    PinnedHost,
-    /// Ordinary pageable host memory: copied through the pinned staging buffer.
-    Pageable,
-}
-
-/// Where `[ptr, ptr + len)`, one side (`what`) of a stream-ordered copy or fill, lives; the
-/// range is checked as for every copy (see [`classify`]).
-pub fn residence(ptr: usize, len: usize, what: &str) -> HipResult<Residence> {
-    Ok(match classify(ptr, len, None, what)? {
-        Side::Device(d) => Residence::Device(d),
-        Side::Pinned(_) => Residence::PinnedHost,
-        Side::Pageable => Residence::Pageable,
-    })
-}
-
 pub use host_pages::host_range_mapped;
-
-/// The address a copy engine must be given for `ptr` (differs from `ptr` only inside
-/// registered host memory on runtimes with separate agent addresses).
-pub fn engine_address(ptr: usize) -> usize {
-    match lookup(ptr, 1) {
-        Some(a) => a.engine_address(ptr),
-        None => ptr,
-    }
-}
 
 fn insert(alloc: Allocation, backing: Backing) {
     ALLOCATIONS
@@ -354,7 +282,7 @@ pub fn malloc_managed(size: usize, flags: u32) -> HipResult<*mut c_void> {
 }
 
 /// Waits for every device (host memory may be in use by kernels on any of them).
-fn synchronize_all() -> HipResult {
+pub(crate) fn synchronize_all() -> HipResult {
     for device in &runtime()?.devices {
         device.synchronize()?;
     }
@@ -629,11 +557,11 @@ pub fn pointer_attributes(ptr: *const c_void) -> HipResult<PointerAttributes> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Copies
+// Classification of copy and fill ranges
 
 /// How one side of a copy or fill is reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Side {
+pub(crate) enum Side {
     /// Device memory of device `.0`.
     Device(usize),
     /// Host memory the copy engine can reach directly; `.0` is the engine address of the
@@ -656,7 +584,12 @@ enum Side {
 ///   the mapped bytes are the ones the program meant is its business, as with `memcpy`.
 ///
 /// End addresses are computed with `checked_add`: a range that wraps is an error too.
-fn classify(ptr: usize, len: usize, says_device: Option<bool>, what: &str) -> HipResult<Side> {
+pub(crate) fn classify(
+    ptr: usize,
+    len: usize,
+    says_device: Option<bool>,
+    what: &str,
+) -> HipResult<Side> {
     let Some(end) = ptr.checked_add(len) else {
         tracing::warn!(
             ptr = format_args!("{ptr:#x}"),
@@ -728,426 +661,35 @@ fn classify(ptr: usize, len: usize, says_device: Option<bool>, what: &str) -> Hi
     Ok(Side::Pageable)
 }
 
-/// A strided set of rows: `height` rows of `width` bytes, `pitch` bytes apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rows {
-    pub width: usize,
-    pub height: usize,
-    pub dst_pitch: usize,
-    pub src_pitch: usize,
-}
+/// Test entries planted in the registry (without backing), removed again on drop.
+#[cfg(test)]
+pub(crate) struct TestEntries(Vec<usize>);
 
-impl Rows {
-    pub fn linear(size: usize) -> Rows {
-        Rows {
-            width: size,
-            height: 1,
-            dst_pitch: size,
-            src_pitch: size,
-        }
-    }
-
-    /// Bytes from the first to the last byte touched, for a side with `pitch`.
-    pub fn extent(&self, pitch: usize) -> Option<usize> {
-        if self.height == 0 || self.width == 0 {
-            return Some(0);
-        }
-        pitch.checked_mul(self.height - 1)?.checked_add(self.width)
-    }
-}
-
-/// Synchronous copy in the null stream's order (waits for earlier work first).
-///
-/// # Safety
-/// Host-side ranges (`src` for host-to-device, `dst` for device-to-host, both for
-/// host-to-host) must be valid for `size` bytes; device-side ranges are checked against the
+/// Plants `(start, size, kind, agent address)` entries for a test of code that reads the
 /// registry.
-pub unsafe fn memcpy(
-    dst: *mut c_void,
-    src: *const c_void,
-    size: usize,
-    kind: CopyKind,
-) -> HipResult {
-    if size == 0 {
-        return Ok(());
+#[cfg(test)]
+pub(crate) fn test_registry(entries: &[(usize, usize, MemKind, usize)]) -> TestEntries {
+    for &(start, size, kind, device_address) in entries {
+        let alloc = Allocation {
+            start,
+            size,
+            device: 0,
+            kind,
+            flags: 0,
+            device_address,
+        };
+        insert(alloc, Backing::None);
     }
-    // SAFETY: forwarded contract.
-    unsafe { memcpy_2d(dst, src, Rows::linear(size), kind) }
+    TestEntries(entries.iter().map(|e| e.0).collect())
 }
 
-/// `hipMemcpy2D`: `height` rows of `width` bytes between pitched ranges.
-///
-/// # Safety
-/// As for [`memcpy`], for every row of each host side.
-pub unsafe fn memcpy_2d(
-    dst: *mut c_void,
-    src: *const c_void,
-    rows: Rows,
-    kind: CopyKind,
-) -> HipResult {
-    if rows.width == 0 || rows.height == 0 {
-        return Ok(());
-    }
-    if dst.is_null() || src.is_null() {
-        return Err(HipError::INVALID_VALUE);
-    }
-    if rows.width > rows.dst_pitch || rows.width > rows.src_pitch {
-        return Err(HipError::INVALID_PITCH_VALUE);
-    }
-    let dst_extent = rows.extent(rows.dst_pitch).ok_or(HipError::INVALID_VALUE)?;
-    let src_extent = rows.extent(rows.src_pitch).ok_or(HipError::INVALID_VALUE)?;
-    let (src_dev, dst_dev) = kind.device_sides();
-    let dst_side = classify(dst as usize, dst_extent, dst_dev, "destination")?;
-    let src_side = classify(src as usize, src_extent, src_dev, "source")?;
-    let rt = runtime()?;
-    // The device whose copy engine and staging buffer serve the copy.
-    let device = match (dst_side, src_side) {
-        (Side::Device(d), _) | (_, Side::Device(d)) => Some(rt.device(d)?),
-        _ => None,
-    };
-    match device {
-        Some(device) => {
-            // Earlier work on the other device of a device-to-device copy must be done too.
-            if let (Side::Device(a), Side::Device(b)) = (dst_side, src_side) {
-                if a != b {
-                    rt.device(a)?.synchronize()?;
-                }
-                rt.device(b)?.synchronize()?;
-            } else {
-                device.synchronize()?;
-            }
-            copy_rows(
-                device,
-                (dst as usize, dst_side),
-                (src as usize, src_side),
-                rows,
-            )
+#[cfg(test)]
+impl Drop for TestEntries {
+    fn drop(&mut self) {
+        let mut table = ALLOCATIONS.write();
+        for start in &self.0 {
+            table.remove(start);
         }
-        None => {
-            // Host to host. Kernels may be writing pinned memory: wait for them first.
-            if dst_side != Side::Pageable || src_side != Side::Pageable {
-                rt.current_device()?.synchronize()?;
-            }
-            for r in 0..rows.height {
-                // SAFETY: both are host ranges valid per the caller's contract; `copy`
-                // tolerates overlap (undefined in HIP, harmless here).
-                unsafe {
-                    std::ptr::copy(
-                        (src as usize + r * rows.src_pitch) as *const u8,
-                        (dst as usize + r * rows.dst_pitch) as *mut u8,
-                        rows.width,
-                    )
-                };
-            }
-            Ok(())
-        }
-    }
-}
-
-/// A piece of a row that fits in the staging buffer: (row, offset in row, length).
-fn segments(rows: Rows) -> impl Iterator<Item = (usize, usize, usize)> {
-    (0..rows.height).flat_map(move |r| {
-        (0..rows.width)
-            .step_by(STAGING_BYTES)
-            .map(move |off| (r, off, (rows.width - off).min(STAGING_BYTES)))
-    })
-}
-
-/// Groups row segments into batches whose total length fits the staging buffer.
-fn staging_batches(rows: Rows) -> Vec<Vec<(usize, usize, usize)>> {
-    let mut batches: Vec<Vec<(usize, usize, usize)>> = Vec::new();
-    let mut used = STAGING_BYTES;
-    for seg in segments(rows) {
-        if used + seg.2 > STAGING_BYTES {
-            batches.push(Vec::new());
-            used = 0;
-        }
-        used += seg.2;
-        batches.last_mut().expect("pushed above").push(seg);
-    }
-    batches
-}
-
-/// Copies `rows` between two sides at least one of which `device` serves. Both sides
-/// reachable by the engine: one engine copy per row, batched on one signal. A pageable side:
-/// rows are packed into the staging buffer and moved by the CPU on that side.
-fn copy_rows(
-    device: &Device,
-    (dst, dst_side): (usize, Side),
-    (src, src_side): (usize, Side),
-    rows: Rows,
-) -> HipResult {
-    let rt = runtime()?;
-    let agent_of = |side: Side| -> HipResult<hsa_agent_t> {
-        Ok(match side {
-            Side::Device(d) => rt.device(d)?.agent,
-            _ => device.cpu_agent,
-        })
-    };
-    let engine_base = |ptr: usize, side: Side| match side {
-        Side::Pinned(engine) => engine,
-        _ => ptr,
-    };
-    let copy = device.copy.lock();
-    let staging = copy.staging.as_ptr() as usize;
-    match (dst_side, src_side) {
-        (Side::Pageable, Side::Pageable) => unreachable!("host-to-host copies use the CPU"),
-        (Side::Pageable, src_side) => {
-            let (src_agent, src_base) = (agent_of(src_side)?, engine_base(src, src_side));
-            for batch in staging_batches(rows) {
-                let mut at = 0;
-                let copies: Vec<EngineCopy> = batch
-                    .iter()
-                    .map(|&(r, off, len)| {
-                        let c = EngineCopy {
-                            dst: staging + at,
-                            dst_agent: device.cpu_agent,
-                            src: src_base + r * rows.src_pitch + off,
-                            src_agent,
-                            len,
-                        };
-                        at += len;
-                        c
-                    })
-                    .collect();
-                engine_copies(device, &copy.signal, true, &copies)?;
-                let mut at = 0;
-                for &(r, off, len) in &batch {
-                    // SAFETY: the destination row is caller-valid host memory; staging holds
-                    // the batch (at most STAGING_BYTES).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            (staging + at) as *const u8,
-                            (dst + r * rows.dst_pitch + off) as *mut u8,
-                            len,
-                        )
-                    };
-                    at += len;
-                }
-            }
-        }
-        (dst_side, Side::Pageable) => {
-            let (dst_agent, dst_base) = (agent_of(dst_side)?, engine_base(dst, dst_side));
-            for batch in staging_batches(rows) {
-                let mut at = 0;
-                let mut copies = Vec::with_capacity(batch.len());
-                for &(r, off, len) in &batch {
-                    // SAFETY: the source row is caller-valid host memory; staging holds the
-                    // batch (at most STAGING_BYTES).
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            (src + r * rows.src_pitch + off) as *const u8,
-                            (staging + at) as *mut u8,
-                            len,
-                        )
-                    };
-                    copies.push(EngineCopy {
-                        dst: dst_base + r * rows.dst_pitch + off,
-                        dst_agent,
-                        src: staging + at,
-                        src_agent: device.cpu_agent,
-                        len,
-                    });
-                    at += len;
-                }
-                engine_copies(device, &copy.signal, true, &copies)?;
-            }
-        }
-        (dst_side, src_side) => {
-            let (dst_agent, dst_base) = (agent_of(dst_side)?, engine_base(dst, dst_side));
-            let (src_agent, src_base) = (agent_of(src_side)?, engine_base(src, src_side));
-            let copies: Vec<EngineCopy> =
-                if rows.width == rows.dst_pitch && rows.width == rows.src_pitch {
-                    // Contiguous on both sides: one copy.
-                    vec![EngineCopy {
-                        dst: dst_base,
-                        dst_agent,
-                        src: src_base,
-                        src_agent,
-                        len: rows.width * rows.height,
-                    }]
-                } else {
-                    (0..rows.height)
-                        .map(|r| EngineCopy {
-                            dst: dst_base + r * rows.dst_pitch,
-                            dst_agent,
-                            src: src_base + r * rows.src_pitch,
-                            src_agent,
-                            len: rows.width,
-                        })
-                        .collect()
-                };
-            for chunk in copies.chunks(MAX_BATCH) {
-                engine_copies(device, &copy.signal, false, chunk)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Most copies in flight on one signal (bounds the engine's queue of outstanding copies).
-const MAX_BATCH: usize = 256;
-
-/// Submits `copies` to the copy engine with one completion signal and waits for all.
-/// `staged`: one side is the pinned staging buffer (for the trace and stats).
-fn engine_copies(
-    device: &Device,
-    signal: &crate::hsa::signal::Signal,
-    staged: bool,
-    copies: &[EngineCopy],
-) -> HipResult {
-    if copies.is_empty() {
-        return Ok(());
-    }
-    let submit_ns = if crate::trace::recording() {
-        crate::trace::record::now_ns()
-    } else {
-        0
-    };
-    signal.store(copies.len() as i64);
-    for (i, c) in copies.iter().enumerate() {
-        // SAFETY: both ranges are device-accessible (device memory, pinned/registered host
-        // memory or the staging buffer) and cover `len` bytes until the wait below; no
-        // dependency signals; the runtime places the copy.
-        let started = unsafe { device.engines.start(c, &[], signal.handle, None) };
-        if let Err(e) = started {
-            // Account for the copies never submitted, then wait for those that were.
-            signal.add(-((copies.len() - i) as i64));
-            let _ = signal.wait_zero(device.timestamp_hz, || None::<HipError>);
-            return Err(e.into());
-        }
-    }
-    let bytes: usize = copies.iter().map(|c| c.len).sum();
-    let is_host = |agent: hsa_agent_t| agent.handle == device.cpu_agent.handle;
-    let direction =
-        crate::trace::Direction::of(is_host(copies[0].src_agent), is_host(copies[0].dst_agent));
-    tracing::debug!(
-        target: "hipshim::copy",
-        device = device.index,
-        engine = "runtime",
-        bytes,
-        pieces = copies.len(),
-        direction = direction.label(),
-        staged,
-        "copies submitted to the copy engine"
-    );
-    signal
-        .wait_zero(device.timestamp_hz, || None::<HipError>)
-        .map_err(|_| HipError::UNKNOWN)?;
-    if crate::trace::recording() {
-        crate::trace::record::copy_completed(
-            crate::trace::record::CopyInfo {
-                engine: None,
-                device: device.index as u32,
-                bytes: bytes as u64,
-                pieces: copies.len() as u32,
-                direction,
-                staged,
-                submit_ns,
-            },
-            signal.handle,
-        );
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------
-// Fills
-
-/// Fills `count` elements of `pattern.len()` bytes (1, 2 or 4) at `dst` with the
-/// pattern (hipMemset, hipMemsetD8/D16/D32).
-pub fn memset_pattern(dst: *mut c_void, pattern: &[u8], count: usize) -> HipResult {
-    let size = count
-        .checked_mul(pattern.len())
-        .ok_or(HipError::INVALID_VALUE)?;
-    memset_2d_pattern(dst, size, pattern, size, 1)
-}
-
-/// Fills `size` bytes at `dst` with `value` (checked against the registry, so any pointer
-/// value is safe to pass).
-pub fn memset(dst: *mut c_void, value: u8, size: usize) -> HipResult {
-    memset_pattern(dst, &[value], size)
-}
-
-/// `hipMemset2D`: `height` rows of `width` bytes, `pitch` apart.
-pub fn memset_2d(
-    dst: *mut c_void,
-    pitch: usize,
-    value: u8,
-    width: usize,
-    height: usize,
-) -> HipResult {
-    if width > pitch && height > 1 {
-        return Err(HipError::INVALID_PITCH_VALUE);
-    }
-    memset_2d_pattern(dst, pitch, &[value], width, height)
-}
-
-fn memset_2d_pattern(
-    dst: *mut c_void,
-    pitch: usize,
-    pattern: &[u8],
-    width: usize,
-    height: usize,
-) -> HipResult {
-    if width == 0 || height == 0 {
-        return Ok(());
-    }
-    if dst.is_null() {
-        return Err(HipError::INVALID_VALUE);
-    }
-    let rows = Rows {
-        width,
-        height,
-        dst_pitch: pitch,
-        src_pitch: width,
-    };
-    let extent = rows.extent(pitch).ok_or(HipError::INVALID_VALUE)?;
-    let side = classify(dst as usize, extent, Some(true), "memset")?;
-    let rt = runtime()?;
-    match side {
-        Side::Device(d) => {
-            let device = rt.device(d)?;
-            device.synchronize()?;
-            let copy = device.copy.lock();
-            let fill = width.min(STAGING_BYTES);
-            // SAFETY: the staging buffer holds STAGING_BYTES and is ours while `copy` is
-            // locked; the pattern repeats from offset 0 (width is a multiple of its size).
-            let staging = unsafe { std::slice::from_raw_parts_mut(copy.staging.as_ptr(), fill) };
-            for (i, b) in staging.iter_mut().enumerate() {
-                *b = pattern[i % pattern.len()];
-            }
-            // Every segment starts at a multiple of STAGING_BYTES within its row, a multiple
-            // of the pattern size, so the staged pattern lines up.
-            let copies: Vec<EngineCopy> = segments(rows)
-                .map(|(r, off, len)| EngineCopy {
-                    dst: dst as usize + r * pitch + off,
-                    dst_agent: device.agent,
-                    src: copy.staging.as_ptr() as usize,
-                    src_agent: device.cpu_agent,
-                    len,
-                })
-                .collect();
-            for chunk in copies.chunks(MAX_BATCH) {
-                engine_copies(device, &copy.signal, true, chunk)?;
-            }
-            Ok(())
-        }
-        Side::Pinned(_) => {
-            // Host memory: the CPU fills it once the devices are done with it.
-            synchronize_all()?;
-            for r in 0..height {
-                // SAFETY: the registry says this range is live host memory of ours.
-                let row = unsafe {
-                    std::slice::from_raw_parts_mut((dst as usize + r * pitch) as *mut u8, width)
-                };
-                for (i, b) in row.iter_mut().enumerate() {
-                    *b = pattern[i % pattern.len()];
-                }
-            }
-            Ok(())
-        }
-        Side::Pageable => unreachable!("classify rejects unknown ranges said to be device"),
     }
 }
 
@@ -1173,20 +715,22 @@ mod tests {
         assert_eq!(lookup(0x10_0080, 0x80).map(|a| a.device), Some(3));
         assert_eq!(lookup(0x10_0080, 0x81), None);
         assert_eq!(lookup(0x0f_ffff, 1), None);
-        assert_eq!(residence(0x10_0010, 4, "x"), Ok(Residence::Device(3)));
+        assert_eq!(classify(0x10_0010, 4, None, "x"), Ok(Side::Device(3)));
         ALLOCATIONS.write().remove(&0x10_0000);
     }
 
     #[test]
-    fn host_kinds_are_pinned_residence_and_translate_engine_addresses() {
+    fn host_kinds_are_reached_at_their_agent_address() {
         let mut reg = fake(0x20_0000, 0x1000, 0, MemKind::Registered);
         reg.device_address = 0x7000_0000;
         insert(reg, Backing::None);
-        assert_eq!(residence(0x20_0010, 16, "x"), Ok(Residence::PinnedHost));
-        assert_eq!(engine_address(0x20_0010), 0x7000_0010);
+        assert_eq!(
+            classify(0x20_0010, 16, None, "x"),
+            Ok(Side::Pinned(0x7000_0010))
+        );
         let pageable = [0u8; 64];
         let host = pageable.as_ptr() as usize;
-        assert_eq!(residence(host, 64, "x"), Ok(Residence::Pageable));
+        assert_eq!(classify(host, 64, None, "x"), Ok(Side::Pageable));
         assert_eq!(
             classify(0x20_0000, 8, Some(true), "x"),
             Ok(Side::Pinned(0x7000_0000))
@@ -1224,7 +768,7 @@ mod tests {
         // Starting before a device allocation and running into it.
         assert_eq!(classify(0x3f_fff0, 0x20, None, "x"), bad);
         assert_eq!(
-            residence(0x40_0800, 0x1000, "x"),
+            classify(0x40_0800, 0x1000, None, "x"),
             Err(HipError::INVALID_VALUE)
         );
         for start in [0x40_0000, 0x40_1000, 0x50_0000] {
@@ -1262,55 +806,10 @@ mod tests {
     }
 
     #[test]
-    fn copy_kinds_beyond_default_are_rejected() {
-        assert_eq!(CopyKind::from_raw(4), Ok(CopyKind::Default));
-        assert_eq!(
-            CopyKind::from_raw(5),
-            Err(HipError::INVALID_MEMCPY_DIRECTION)
-        );
-    }
-
-    #[test]
     fn pitch_rounds_rows_up_to_the_alignment() {
         assert_eq!(pitch_for(1), Some(256));
         assert_eq!(pitch_for(256), Some(256));
         assert_eq!(pitch_for(257), Some(512));
         assert_eq!(pitch_for(usize::MAX), None);
-    }
-
-    #[test]
-    fn row_extent_covers_first_to_last_byte() {
-        let rows = Rows {
-            width: 10,
-            height: 3,
-            dst_pitch: 64,
-            src_pitch: 10,
-        };
-        assert_eq!(rows.extent(64), Some(138));
-        assert_eq!(rows.extent(10), Some(30));
-        assert_eq!(Rows::linear(7).extent(7), Some(7));
-    }
-
-    #[test]
-    fn staging_batches_split_rows_and_fill_the_buffer() {
-        let rows = Rows {
-            width: STAGING_BYTES + 10,
-            height: 2,
-            dst_pitch: STAGING_BYTES + 10,
-            src_pitch: STAGING_BYTES + 10,
-        };
-        let batches = staging_batches(rows);
-        let total: usize = batches.iter().flatten().map(|s| s.2).sum();
-        assert_eq!(total, 2 * (STAGING_BYTES + 10));
-        for b in &batches {
-            assert!(b.iter().map(|s| s.2).sum::<usize>() <= STAGING_BYTES);
-        }
-        let small = Rows {
-            width: 100,
-            height: 5,
-            dst_pitch: 256,
-            src_pitch: 100,
-        };
-        assert_eq!(staging_batches(small).len(), 1);
     }
 }

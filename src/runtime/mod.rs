@@ -2,8 +2,8 @@
 //! HSA layer. Functions here take typed arguments and return `HipResult`; the C ABI is in
 //! `api/`.
 
-pub mod async_copy;
 pub mod code_object;
+pub mod copy;
 pub mod device;
 pub mod device_props;
 pub mod event;

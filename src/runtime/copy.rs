@@ -1,0 +1,991 @@
+//! The copy engine: every copy and fill, synchronous or stream-ordered, goes through here.
+//!
+//! 1. **Classification.** Each side is classified by [`memory::classify`] (the one bounds
+//!    check): device memory, host memory the devices reach directly (pinned, registered,
+//!    managed: handed to the engine at its *agent address*, which for registered memory may
+//!    differ from the host pointer), or pageable host memory.
+//! 2. **Engine copies.** When both sides are reachable, the copy is a list of
+//!    [`EngineCopy`] pieces (one if contiguous, else one per row) issued on the device's copy
+//!    engines ([`CopyEngines`]: host-to-device on one engine, the rest on another where the
+//!    runtime lets us choose, so the two directions overlap). They are always enqueued in a
+//!    stream's order; a synchronous copy is that, on the serving device's null stream, plus a
+//!    host wait for its completion.
+//! 3. **Staging.** Pageable host memory cannot be reached by the engines, so (as CUDA
+//!    documents) such a copy is synchronous with respect to the host: once the ordering wait
+//!    is done, rows are packed through the device's pinned staging buffer in batches.
+//!    Host-to-host copies are done by the CPU.
+//! 4. **Fills.** Device memory: `hsa_amd_memory_fill` writes each row's 4-byte-aligned middle
+//!    (it takes 32-bit words) and the staging buffer supplies the up to 3 bytes at either end,
+//!    so every alignment and element size (8, 16, 32 bits) is handled. Host memory: the CPU.
+//!    A stream-ordered fill runs as a host task in its stream; a synchronous one runs on the
+//!    calling thread.
+//!
+//! What each entry point waits for on the host: a synchronous copy or fill first waits for all
+//! work of the devices it touches (as it always has: AMD's hipMemcpy is device-synchronous)
+//! and returns when done; a stream-ordered one waits only where pageable memory forces it to
+//! (for the stream's earlier work, through [`Stream::host_fence`], which also reports a fault
+//! the stream owes).
+
+use super::device::{Device, STAGING_BYTES};
+use super::memory::{self, classify, Side};
+use super::runtime;
+use super::stream::{self, Stream};
+use crate::error::{HipError, HipResult};
+use crate::hsa::copy::{CopyEngines, EngineCopy};
+use crate::hsa::signal::{PooledSignal, Signal};
+use hsa_abi::*;
+use std::ffi::c_void;
+
+/// `hipMemcpyKind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyKind {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    Default,
+}
+
+impl CopyKind {
+    pub fn from_raw(kind: u32) -> HipResult<CopyKind> {
+        Ok(match kind {
+            0 => CopyKind::HostToHost,
+            1 => CopyKind::HostToDevice,
+            2 => CopyKind::DeviceToHost,
+            3 => CopyKind::DeviceToDevice,
+            4 => CopyKind::Default,
+            _ => return Err(HipError::INVALID_MEMCPY_DIRECTION),
+        })
+    }
+
+    /// Whether the kind says the (source, destination) is device memory; `None` = infer.
+    fn device_sides(self) -> (Option<bool>, Option<bool>) {
+        match self {
+            CopyKind::HostToHost => (Some(false), Some(false)),
+            CopyKind::HostToDevice => (Some(false), Some(true)),
+            CopyKind::DeviceToHost => (Some(true), Some(false)),
+            CopyKind::DeviceToDevice => (Some(true), Some(true)),
+            CopyKind::Default => (None, None),
+        }
+    }
+}
+
+/// A strided set of rows: `height` rows of `width` bytes, `pitch` bytes apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    pub width: usize,
+    pub height: usize,
+    pub dst_pitch: usize,
+    pub src_pitch: usize,
+}
+
+impl Rows {
+    pub fn linear(size: usize) -> Rows {
+        Rows {
+            width: size,
+            height: 1,
+            dst_pitch: size,
+            src_pitch: size,
+        }
+    }
+
+    /// Bytes from the first to the last byte touched, for a side with `pitch`.
+    pub fn extent(&self, pitch: usize) -> Option<usize> {
+        if self.height == 0 || self.width == 0 {
+            return Some(0);
+        }
+        pitch.checked_mul(self.height - 1)?.checked_add(self.width)
+    }
+
+    fn contiguous(&self) -> bool {
+        self.width == self.dst_pitch && self.width == self.src_pitch
+    }
+}
+
+/// A checked copy: both sides classified, not yet started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Transfer {
+    dst: usize,
+    dst_side: Side,
+    src: usize,
+    src_side: Side,
+    rows: Rows,
+}
+
+impl Transfer {
+    /// The checks every copy makes: `None` for an empty copy; null pointers, rows wider than
+    /// their pitch and out-of-bounds ranges are errors. `hints` (source, destination): what the
+    /// copy kind says about device memory, for [`classify`].
+    fn new(
+        dst: *mut c_void,
+        src: *const c_void,
+        rows: Rows,
+        (src_hint, dst_hint): (Option<bool>, Option<bool>),
+    ) -> HipResult<Option<Transfer>> {
+        if rows.width == 0 || rows.height == 0 {
+            return Ok(None);
+        }
+        if dst.is_null() || src.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        if rows.width > rows.dst_pitch || rows.width > rows.src_pitch {
+            tracing::warn!(?rows, "copy rows wider than their pitch");
+            return Err(HipError::INVALID_PITCH_VALUE);
+        }
+        let dst_extent = rows.extent(rows.dst_pitch).ok_or(HipError::INVALID_VALUE)?;
+        let src_extent = rows.extent(rows.src_pitch).ok_or(HipError::INVALID_VALUE)?;
+        Ok(Some(Transfer {
+            dst: dst as usize,
+            dst_side: classify(dst as usize, dst_extent, dst_hint, "destination")?,
+            src: src as usize,
+            src_side: classify(src as usize, src_extent, src_hint, "source")?,
+            rows,
+        }))
+    }
+
+    /// The device whose copy engines and staging buffer serve the copy (the destination's
+    /// device first); `None` when both sides are host memory.
+    fn server(&self) -> Option<usize> {
+        match (self.dst_side, self.src_side) {
+            (Side::Device(d), _) | (_, Side::Device(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The engine copies of a transfer whose two sides the engines reach, at the addresses the
+    /// engines must be given (a registered side's agent address, never its host pointer).
+    fn engine_pieces(&self, dst_agent: hsa_agent_t, src_agent: hsa_agent_t) -> Vec<EngineCopy> {
+        let (dst, src) = (
+            engine_base(self.dst, self.dst_side),
+            engine_base(self.src, self.src_side),
+        );
+        let rows = self.rows;
+        if rows.contiguous() {
+            return vec![EngineCopy {
+                dst,
+                dst_agent,
+                src,
+                src_agent,
+                len: rows.width * rows.height,
+            }];
+        }
+        (0..rows.height)
+            .map(|r| EngineCopy {
+                dst: dst + r * rows.dst_pitch,
+                dst_agent,
+                src: src + r * rows.src_pitch,
+                src_agent,
+                len: rows.width,
+            })
+            .collect()
+    }
+
+    /// The CPU copies a host-to-host transfer.
+    ///
+    /// # Safety
+    /// Both sides are host memory valid for their rows.
+    unsafe fn on_host(&self) {
+        let rows = self.rows;
+        for r in 0..rows.height {
+            // SAFETY: per this function's contract; `copy` tolerates overlap (undefined in
+            // HIP, harmless here).
+            unsafe {
+                std::ptr::copy(
+                    (self.src + r * rows.src_pitch) as *const u8,
+                    (self.dst + r * rows.dst_pitch) as *mut u8,
+                    rows.width,
+                )
+            };
+        }
+    }
+}
+
+/// Where the engine finds `ptr`, the base of a side classified as `side`.
+fn engine_base(ptr: usize, side: Side) -> usize {
+    match side {
+        Side::Pinned(agent_address) => agent_address,
+        _ => ptr,
+    }
+}
+
+/// The agent through which `device`'s engines reach a side.
+fn agent_of(device: &Device, side: Side) -> HipResult<hsa_agent_t> {
+    Ok(match side {
+        Side::Device(d) => runtime()?.device(d)?.agent,
+        _ => device.cpu_agent,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Entry points: copies
+
+/// `hipMemcpy`: a copy synchronous with respect to the host.
+///
+/// # Safety
+/// Host-side ranges must be valid for `size` bytes; device-side ranges are checked against the
+/// registry.
+pub unsafe fn memcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: CopyKind,
+) -> HipResult {
+    // SAFETY: a 1-row 2D copy is the same contract.
+    unsafe { memcpy_2d(dst, src, Rows::linear(size), kind) }
+}
+
+/// `hipMemcpy2D`: `height` rows of `width` bytes between pitched ranges, synchronously.
+///
+/// # Safety
+/// As for [`memcpy`], for every row of each host side.
+pub unsafe fn memcpy_2d(
+    dst: *mut c_void,
+    src: *const c_void,
+    rows: Rows,
+    kind: CopyKind,
+) -> HipResult {
+    let Some(t) = Transfer::new(dst, src, rows, kind.device_sides())? else {
+        return Ok(());
+    };
+    let rt = runtime()?;
+    let Some(server) = t.server() else {
+        // Host to host. Kernels may be writing pinned memory: wait for them first.
+        if t.dst_side != Side::Pageable || t.src_side != Side::Pageable {
+            rt.current_device()?.synchronize()?;
+        }
+        // SAFETY: both sides are host memory (caller's contract, or the registry's word).
+        unsafe { t.on_host() };
+        return Ok(());
+    };
+    let device = rt.device(server)?;
+    // Earlier work on the other device of a device-to-device copy must be done too.
+    if let (Side::Device(a), Side::Device(b)) = (t.dst_side, t.src_side) {
+        if a != b {
+            rt.device(a)?.synchronize()?;
+        }
+        rt.device(b)?.synchronize()?;
+    } else {
+        device.synchronize()?;
+    }
+    if t.dst_side == Side::Pageable || t.src_side == Side::Pageable {
+        return staged(device, &t);
+    }
+    // The stream-ordered copy on the serving device's null stream, waited for.
+    let pieces = t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
+    let null = device.streams.null_stream();
+    for chunk in pieces.chunks(MAX_BATCH) {
+        let (started, result) = ordered_copies(device, null, chunk);
+        // Waited for also when issuing failed part-way: the caller's memory is free to go
+        // once this returns.
+        if let Some((done, ordered)) = started {
+            let waited = if ordered {
+                // Another thread's work came in between: wait as the stream would, which
+                // also notices when that work can never finish.
+                null.host_fence(device)
+            } else {
+                done.signal()
+                    .wait_zero(device.timestamp_hz, || None::<HipError>)
+                    .map_err(|_| HipError::UNKNOWN)
+            };
+            result.and(waited)?;
+        } else {
+            result?;
+        }
+    }
+    Ok(())
+}
+
+/// `hipMemcpyAsync` and friends: copies `size` bytes in `stream`'s order.
+///
+/// # Safety
+/// Host-side ranges must be valid for `size` bytes until the copy completes (pinned memory) or
+/// the call returns (pageable memory); device-side ranges are checked against the allocation
+/// table, so any pointer value is safe there.
+pub unsafe fn memcpy_async(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: CopyKind,
+    stream: *mut c_void,
+) -> HipResult {
+    // SAFETY: a 1-row 2D copy is the same contract.
+    unsafe { memcpy_2d_async(dst, size, src, size, size, 1, kind, stream) }
+}
+
+/// `hipMemcpy2DAsync`: `height` rows of `width` bytes, rows `dpitch`/`spitch` bytes apart.
+///
+/// # Safety
+/// As for [`memcpy_async`], for every row.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn memcpy_2d_async(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: CopyKind,
+    stream: *mut c_void,
+) -> HipResult {
+    let (device, stream) = stream::lookup(stream)?;
+    let rows = Rows {
+        width,
+        height,
+        dst_pitch: dpitch,
+        src_pitch: spitch,
+    };
+    let Some(t) = stream_transfer(dst, src, rows, kind)? else {
+        return Ok(());
+    };
+    match t.server() {
+        None => {
+            // Both sides in host memory: the CPU copies once the stream's work is done.
+            stream.host_fence(device)?;
+            // SAFETY: both sides are host memory (caller's contract, or the registry's word).
+            unsafe { t.on_host() };
+            Ok(())
+        }
+        Some(owner) if t.dst_side == Side::Pageable || t.src_side == Side::Pageable => {
+            stream.host_fence(device)?;
+            staged(runtime()?.device(owner)?, &t)
+        }
+        Some(_) => {
+            let pieces =
+                t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
+            for chunk in pieces.chunks(MAX_BATCH) {
+                ordered_copies(device, &stream, chunk).1?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The checks of a stream-ordered copy: those of every copy, and explicit kinds whose device
+/// side is not device memory are rejected (the host side cannot be checked);
+/// `hipMemcpyDefault` takes the direction from where the pointers live.
+fn stream_transfer(
+    dst: *mut c_void,
+    src: *const c_void,
+    rows: Rows,
+    kind: CopyKind,
+) -> HipResult<Option<Transfer>> {
+    let Some(t) = Transfer::new(dst, src, rows, (None, None))? else {
+        return Ok(None);
+    };
+    check_kind(kind, t.dst_side, t.src_side)?;
+    Ok(Some(t))
+}
+
+fn check_kind(kind: CopyKind, dst: Side, src: Side) -> HipResult {
+    let on_device = |s: Side| matches!(s, Side::Device(_));
+    let ok = match kind {
+        CopyKind::HostToDevice => on_device(dst),
+        CopyKind::DeviceToHost => on_device(src),
+        CopyKind::DeviceToDevice => on_device(dst) && on_device(src),
+        CopyKind::HostToHost | CopyKind::Default => true,
+    };
+    if !ok {
+        tracing::warn!(
+            ?kind,
+            ?dst,
+            ?src,
+            "copy kind names device memory that is not a device allocation"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Engine copies
+
+/// Most copies in flight on one completion signal (bounds the engine's queue of outstanding
+/// copies).
+const MAX_BATCH: usize = 256;
+
+/// The engine a copy prefers: host-to-device on one, the rest on another, so that the two
+/// directions overlap.
+fn preferred_engine(device: &Device, copy: &EngineCopy) -> u32 {
+    if copy.src_agent.handle == device.cpu_agent.handle {
+        1
+    } else {
+        2
+    }
+}
+
+/// Issues `copies` on `device`'s engines once `deps` are complete; each decrements
+/// `completion` once. When one cannot be issued, those not issued are taken off `completion`
+/// (so it still reaches 0 for the ones that were) and the error is returned. Returns the
+/// engine of the last copy (its bit), or `None` where the runtime chose.
+///
+/// # Safety
+/// Both ranges of every copy are reachable by their agents and cover `len` bytes until the
+/// copy is done; `deps` and `completion` are live signals until then.
+unsafe fn issue(
+    engines: &CopyEngines,
+    device: &Device,
+    copies: &[EngineCopy],
+    deps: &[hsa_signal_t],
+    completion: &Signal,
+) -> HipResult<Option<u32>> {
+    let mut engine = None;
+    for (issued, copy) in copies.iter().enumerate() {
+        let preferred = Some(preferred_engine(device, copy));
+        // SAFETY: per this function's contract.
+        match unsafe { engines.start(copy, deps, completion.handle, preferred) } {
+            Ok(used) => engine = used,
+            Err(e) => {
+                completion.add(-((copies.len() - issued) as i64));
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(engine)
+}
+
+/// What the trace and the debug log say about a batch of copies.
+fn copy_info(
+    device: &Device,
+    copies: &[EngineCopy],
+    engine: Option<u32>,
+    staged: bool,
+    submit_ns: u64,
+) -> crate::trace::record::CopyInfo {
+    let is_host = |agent: hsa_agent_t| agent.handle == device.cpu_agent.handle;
+    let direction =
+        crate::trace::Direction::of(is_host(copies[0].src_agent), is_host(copies[0].dst_agent));
+    let bytes: usize = copies.iter().map(|c| c.len).sum();
+    tracing::debug!(
+        target: "hipshim::copy",
+        device = device.index,
+        engine = engine.map_or(-1, |e| e.trailing_zeros() as i64),
+        bytes,
+        pieces = copies.len(),
+        direction = direction.label(),
+        staged,
+        "copies issued on the copy engine"
+    );
+    crate::trace::record::CopyInfo {
+        engine,
+        device: device.index as u32,
+        bytes: bytes as u64,
+        pieces: copies.len() as u32,
+        direction,
+        staged,
+        submit_ns,
+    }
+}
+
+fn trace_now() -> u64 {
+    if crate::trace::recording() {
+        crate::trace::record::now_ns()
+    } else {
+        0
+    }
+}
+
+/// Enqueues `copies` (engine-reachable on both sides) in `stream`'s order on `device`'s
+/// engines, with one completion signal counting them down. Returns that signal and whether the
+/// copies wait for earlier work of the stream (`None` if nothing was started), and the result.
+fn ordered_copies(
+    device: &Device,
+    stream: &Stream,
+    copies: &[EngineCopy],
+) -> (Option<(PooledSignal, bool)>, HipResult) {
+    let mut out = None;
+    let result = stream.enqueue_external(device, copies.len() as i64, |after, done| {
+        out = Some((done.clone(), after.is_some()));
+        let marker = after.map(|m| [m.handle()]);
+        let deps: &[hsa_signal_t] = marker.as_ref().map_or(&[], |m| m.as_slice());
+        let submit_ns = trace_now();
+        // SAFETY: both ranges are engine-reachable and cover `len` bytes (classified by the
+        // caller) until the copies complete; `deps` and `done` are pooled signals the stream
+        // keeps until then.
+        let engine = unsafe { issue(&device.engines, device, copies, deps, done.signal()) }?;
+        let info = copy_info(device, copies, engine, false, submit_ns);
+        if crate::trace::recording() {
+            crate::trace::record::copy_submitted(info, done);
+        }
+        Ok(())
+    });
+    (out, result)
+}
+
+/// Issues `copies` (one side the staging buffer) and waits for them on the device's copy
+/// signal.
+fn staged_copies(device: &Device, signal: &Signal, copies: &[EngineCopy]) -> HipResult {
+    if copies.is_empty() {
+        return Ok(());
+    }
+    let submit_ns = trace_now();
+    signal.store(copies.len() as i64);
+    // SAFETY: one side is the staging buffer (held under the device's `copy` lock by the
+    // caller), the other device memory or engine-reachable host memory, covering `len`
+    // bytes until the wait below; no dependencies.
+    let issued = unsafe { issue(&device.engines, device, copies, &[], signal) };
+    let waited = signal
+        .wait_zero(device.timestamp_hz, || None::<HipError>)
+        .map_err(|_| HipError::UNKNOWN);
+    let engine = issued?;
+    waited?;
+    let info = copy_info(device, copies, engine, true, submit_ns);
+    if crate::trace::recording() {
+        crate::trace::record::copy_completed(info, signal.handle);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Staging
+
+/// A piece of a row that fits in the staging buffer: (row, offset in row, length).
+fn segments(rows: Rows) -> impl Iterator<Item = (usize, usize, usize)> {
+    (0..rows.height).flat_map(move |r| {
+        (0..rows.width)
+            .step_by(STAGING_BYTES)
+            .map(move |off| (r, off, (rows.width - off).min(STAGING_BYTES)))
+    })
+}
+
+/// Groups row segments into batches whose total length fits the staging buffer.
+fn staging_batches(rows: Rows) -> Vec<Vec<(usize, usize, usize)>> {
+    let mut batches: Vec<Vec<(usize, usize, usize)>> = Vec::new();
+    let mut used = STAGING_BYTES;
+    for seg in segments(rows) {
+        if used + seg.2 > STAGING_BYTES {
+            batches.push(Vec::new());
+            used = 0;
+        }
+        used += seg.2;
+        batches.last_mut().expect("pushed above").push(seg);
+    }
+    batches
+}
+
+/// Copies a transfer with one pageable side through `device`'s staging buffer: rows are packed
+/// into it in batches, the CPU moves the pageable side, the engines the other. Synchronous.
+fn staged(device: &Device, t: &Transfer) -> HipResult {
+    let copy = device.copy.lock();
+    let staging = copy.staging.as_ptr() as usize;
+    let rows = t.rows;
+    match (t.dst_side, t.src_side) {
+        (Side::Pageable, Side::Pageable) => unreachable!("host-to-host copies use the CPU"),
+        (Side::Pageable, src_side) => {
+            let (src_agent, src) = (agent_of(device, src_side)?, engine_base(t.src, src_side));
+            for batch in staging_batches(rows) {
+                let mut at = 0;
+                let copies: Vec<EngineCopy> = batch
+                    .iter()
+                    .map(|&(r, off, len)| {
+                        let c = EngineCopy {
+                            dst: staging + at,
+                            dst_agent: device.cpu_agent,
+                            src: src + r * rows.src_pitch + off,
+                            src_agent,
+                            len,
+                        };
+                        at += len;
+                        c
+                    })
+                    .collect();
+                staged_copies(device, &copy.signal, &copies)?;
+                let mut at = 0;
+                for &(r, off, len) in &batch {
+                    // SAFETY: the destination row is caller-valid host memory; staging holds
+                    // the batch (at most STAGING_BYTES) and is ours under `copy`.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (staging + at) as *const u8,
+                            (t.dst + r * rows.dst_pitch + off) as *mut u8,
+                            len,
+                        )
+                    };
+                    at += len;
+                }
+            }
+        }
+        (dst_side, _) => {
+            let (dst_agent, dst) = (agent_of(device, dst_side)?, engine_base(t.dst, dst_side));
+            for batch in staging_batches(rows) {
+                let mut at = 0;
+                let mut copies = Vec::with_capacity(batch.len());
+                for &(r, off, len) in &batch {
+                    // SAFETY: the source row is caller-valid host memory; staging holds the
+                    // batch (at most STAGING_BYTES) and is ours under `copy`.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (t.src + r * rows.src_pitch + off) as *const u8,
+                            (staging + at) as *mut u8,
+                            len,
+                        )
+                    };
+                    copies.push(EngineCopy {
+                        dst: dst + r * rows.dst_pitch + off,
+                        dst_agent,
+                        src: staging + at,
+                        src_agent: device.cpu_agent,
+                        len,
+                    });
+                    at += len;
+                }
+                staged_copies(device, &copy.signal, &copies)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Fills
+
+/// A pattern fill of `height` rows of `width` bytes, `pitch` apart: byte `i` of each row is
+/// `pattern[i % element]`.
+#[derive(Clone, Copy, Debug)]
+struct Fill {
+    dst: usize,
+    pitch: usize,
+    width: usize,
+    height: usize,
+    pattern: [u8; 4],
+    element: usize,
+}
+
+impl Fill {
+    fn byte_at(&self, offset: usize) -> u8 {
+        self.pattern[offset % self.element]
+    }
+
+    /// Bytes from the first to the last byte written.
+    fn extent(&self) -> Option<usize> {
+        self.pitch
+            .checked_mul(self.height - 1)?
+            .checked_add(self.width)
+    }
+
+    /// Fills device memory of `device`, synchronously: the engine fills each row's aligned
+    /// middle, the staging buffer the unaligned ends (batched on one signal).
+    fn on_device(&self, device: &Device) -> HipResult {
+        let copy = device.copy.lock();
+        let staging = copy.staging.as_ptr() as usize;
+        let mut ends: Vec<EngineCopy> = Vec::new();
+        let mut used = 0;
+        for r in 0..self.height {
+            let row = self.dst + r * self.pitch;
+            let head = ((4 - row % 4) % 4).min(self.width);
+            let words = (self.width - head) / 4;
+            let tail = self.width - head - words * 4;
+            if words > 0 {
+                // The element size divides 4, so every word of the aligned middle holds the
+                // same four pattern bytes.
+                let word = u32::from_le_bytes(std::array::from_fn(|k| self.byte_at(head + k)));
+                // SAFETY: `[row + head, + 4 * words)` lies in a device allocation (checked by
+                // the caller through the registry) and is 4-byte aligned.
+                unsafe { device.engines.fill(row + head, word, words) }?;
+            }
+            for (offset, len) in [(0, head), (head + words * 4, tail)] {
+                if len == 0 {
+                    continue;
+                }
+                for k in 0..len {
+                    // SAFETY: staging holds STAGING_BYTES (more than MAX_BATCH ends of at most
+                    // 3 bytes) and is ours under `copy`.
+                    unsafe { ((staging + used + k) as *mut u8).write(self.byte_at(offset + k)) };
+                }
+                ends.push(EngineCopy {
+                    dst: row + offset,
+                    dst_agent: device.agent,
+                    src: staging + used,
+                    src_agent: device.cpu_agent,
+                    len,
+                });
+                used += len;
+                if ends.len() == MAX_BATCH {
+                    staged_copies(device, &copy.signal, &ends)?;
+                    ends.clear();
+                    used = 0;
+                }
+            }
+        }
+        staged_copies(device, &copy.signal, &ends)
+    }
+
+    /// Fills host memory (pinned, registered or managed) with the CPU.
+    fn on_host(&self) {
+        for r in 0..self.height {
+            // SAFETY: the registry says this range is live host memory; the program may not
+            // free it while the fill is pending.
+            let row = unsafe {
+                std::slice::from_raw_parts_mut((self.dst + r * self.pitch) as *mut u8, self.width)
+            };
+            for (i, b) in row.iter_mut().enumerate() {
+                *b = self.byte_at(i);
+            }
+        }
+    }
+}
+
+/// Fills `count` elements of `pattern.len()` bytes (1, 2 or 4) at `dst` with the pattern,
+/// synchronously (hipMemset, hipMemsetD8/D16/D32).
+pub fn memset_pattern(dst: *mut c_void, pattern: &[u8], count: usize) -> HipResult {
+    let size = count
+        .checked_mul(pattern.len())
+        .ok_or(HipError::INVALID_VALUE)?;
+    memset_2d_pattern(dst, size, pattern, size, 1)
+}
+
+/// Fills `size` bytes at `dst` with `value` (checked against the registry, so any pointer
+/// value is safe to pass).
+pub fn memset(dst: *mut c_void, value: u8, size: usize) -> HipResult {
+    memset_pattern(dst, &[value], size)
+}
+
+/// `hipMemset2D`: `height` rows of `width` bytes, `pitch` apart.
+pub fn memset_2d(
+    dst: *mut c_void,
+    pitch: usize,
+    value: u8,
+    width: usize,
+    height: usize,
+) -> HipResult {
+    if width > pitch && height > 1 {
+        return Err(HipError::INVALID_PITCH_VALUE);
+    }
+    memset_2d_pattern(dst, pitch, &[value], width, height)
+}
+
+fn memset_2d_pattern(
+    dst: *mut c_void,
+    pitch: usize,
+    pattern: &[u8],
+    width: usize,
+    height: usize,
+) -> HipResult {
+    debug_assert!(matches!(pattern.len(), 1 | 2 | 4));
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if dst.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let mut bytes = [0; 4];
+    bytes[..pattern.len()].copy_from_slice(pattern);
+    let fill = Fill {
+        dst: dst as usize,
+        pitch,
+        width,
+        height,
+        pattern: bytes,
+        element: pattern.len(),
+    };
+    let extent = fill.extent().ok_or(HipError::INVALID_VALUE)?;
+    let rt = runtime()?;
+    match classify(dst as usize, extent, Some(true), "memset")? {
+        Side::Device(d) => {
+            let device = rt.device(d)?;
+            device.synchronize()?;
+            fill.on_device(device)
+        }
+        Side::Pinned(_) => {
+            // Host memory: the CPU fills it once the devices are done with it.
+            memory::synchronize_all()?;
+            fill.on_host();
+            Ok(())
+        }
+        Side::Pageable => unreachable!("classify rejects unknown ranges said to be device"),
+    }
+}
+
+/// `hipMemsetAsync` / `hipMemsetD8/D16/D32Async`: `count` elements of `element` bytes (1, 2 or
+/// 4), each `value`'s low bytes, at `dst`, in `stream`'s order: a host task in the stream.
+pub fn memset_async(
+    dst: *mut c_void,
+    value: u32,
+    element: usize,
+    count: usize,
+    stream: *mut c_void,
+) -> HipResult {
+    debug_assert!(matches!(element, 1 | 2 | 4));
+    let (device, stream) = stream::lookup(stream)?;
+    if count == 0 {
+        return Ok(());
+    }
+    if dst.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let bytes = count.checked_mul(element).ok_or(HipError::INVALID_VALUE)?;
+    if !(dst as usize).is_multiple_of(element) {
+        tracing::warn!(
+            element,
+            dst = format_args!("{dst:p}"),
+            "fill destination not aligned to its element size"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    let fill = Fill {
+        dst: dst as usize,
+        pitch: bytes,
+        width: bytes,
+        height: 1,
+        pattern: value.to_le_bytes(),
+        element,
+    };
+    match classify(dst as usize, bytes, None, "fill destination")? {
+        Side::Device(i) => {
+            let owner = runtime()?.device(i)?;
+            stream::enqueue_host_task(
+                device,
+                &stream,
+                Box::new(move || {
+                    fill.on_device(owner).inspect_err(|e| {
+                        tracing::error!(
+                            bytes = fill.width,
+                            error = ?e,
+                            "a stream fill failed; its stream reports the error"
+                        )
+                    })
+                }),
+            )
+        }
+        Side::Pinned(_) => stream::enqueue_host_task(
+            device,
+            &stream,
+            Box::new(move || {
+                fill.on_host();
+                Ok(())
+            }),
+        ),
+        Side::Pageable => {
+            tracing::warn!(
+                "hipMemsetAsync: the range is not inside a device or pinned host allocation"
+            );
+            Err(HipError::INVALID_VALUE)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::memory::{test_registry, MemKind};
+
+    #[test]
+    fn fill_patterns_repeat_per_element_from_the_start() {
+        let f = Fill {
+            dst: 0x1002,
+            pitch: 10,
+            width: 10,
+            height: 1,
+            pattern: 0xaabb_u32.to_le_bytes(),
+            element: 2,
+        };
+        let bytes: Vec<u8> = (0..10).map(|i| f.byte_at(i)).collect();
+        assert_eq!(
+            bytes,
+            [0xbb, 0xaa, 0xbb, 0xaa, 0xbb, 0xaa, 0xbb, 0xaa, 0xbb, 0xaa]
+        );
+    }
+
+    #[test]
+    fn explicit_kinds_must_name_device_memory_on_their_device_side() {
+        let (dev, host) = (Side::Device(0), Side::Pageable);
+        assert!(check_kind(CopyKind::HostToDevice, dev, host).is_ok());
+        assert!(check_kind(CopyKind::HostToDevice, host, host).is_err());
+        assert!(check_kind(CopyKind::DeviceToHost, host, dev).is_ok());
+        assert!(check_kind(CopyKind::DeviceToHost, dev, Side::Pinned(0x1000)).is_err());
+        assert!(check_kind(CopyKind::DeviceToDevice, dev, host).is_err());
+        assert!(check_kind(CopyKind::Default, host, host).is_ok());
+    }
+
+    /// hsasim's `hsa_amd_memory_lock` hands back the host pointer, so no end-to-end test can
+    /// tell the two addresses apart: this one plants a registered range whose agent address
+    /// differs, and checks which address each entry point's planning hands to the engines.
+    #[test]
+    fn engine_copies_of_registered_memory_use_its_agent_address() {
+        let (host, agent_address) = (0x60_0000, 0x7000_0000);
+        let device = 0x68_0000;
+        let _entries = test_registry(&[
+            (host, 0x1000, MemKind::Registered, agent_address),
+            (device, 0x1000, MemKind::Device, device),
+        ]);
+        let (gpu, cpu) = (hsa_agent_t { handle: 1 }, hsa_agent_t { handle: 2 });
+        let to_device = |t: Transfer| t.engine_pieces(gpu, cpu);
+        let rows = Rows::linear(0x100);
+        let (d, h) = (device as *mut c_void, (host + 0x10) as *const c_void);
+        let sync = Transfer::new(d, h, rows, CopyKind::HostToDevice.device_sides());
+        let stream = stream_transfer(d, h, rows, CopyKind::HostToDevice);
+        for t in [sync, stream] {
+            let pieces = to_device(t.unwrap().unwrap());
+            assert_eq!(pieces.len(), 1);
+            assert_eq!(pieces[0].src, agent_address + 0x10);
+            assert_eq!(pieces[0].dst, device);
+        }
+        // Row by row, the other way.
+        let rows = Rows {
+            width: 0x10,
+            height: 3,
+            dst_pitch: 0x40,
+            src_pitch: 0x20,
+        };
+        let (h, d) = (host as *mut c_void, device as *const c_void);
+        let sync = Transfer::new(h, d, rows, CopyKind::DeviceToHost.device_sides());
+        let stream = stream_transfer(h, d, rows, CopyKind::Default);
+        for t in [sync, stream] {
+            let dsts: Vec<usize> = t
+                .unwrap()
+                .unwrap()
+                .engine_pieces(cpu, gpu)
+                .iter()
+                .map(|p| p.dst)
+                .collect();
+            assert_eq!(
+                dsts,
+                [agent_address, agent_address + 0x40, agent_address + 0x80]
+            );
+        }
+    }
+
+    #[test]
+    fn row_extent_covers_first_to_last_byte() {
+        let rows = Rows {
+            width: 10,
+            height: 3,
+            dst_pitch: 64,
+            src_pitch: 10,
+        };
+        assert_eq!(rows.extent(64), Some(138));
+        assert_eq!(rows.extent(10), Some(30));
+        assert_eq!(Rows::linear(7).extent(7), Some(7));
+    }
+
+    #[test]
+    fn staging_batches_split_rows_and_fill_the_buffer() {
+        let rows = Rows {
+            width: STAGING_BYTES + 10,
+            height: 2,
+            dst_pitch: STAGING_BYTES + 10,
+            src_pitch: STAGING_BYTES + 10,
+        };
+        let batches = staging_batches(rows);
+        let total: usize = batches.iter().flatten().map(|s| s.2).sum();
+        assert_eq!(total, 2 * (STAGING_BYTES + 10));
+        for b in &batches {
+            assert!(b.iter().map(|s| s.2).sum::<usize>() <= STAGING_BYTES);
+        }
+        let small = Rows {
+            width: 100,
+            height: 5,
+            dst_pitch: 256,
+            src_pitch: 100,
+        };
+        assert_eq!(staging_batches(small).len(), 1);
+    }
+
+    #[test]
+    fn copy_kinds_beyond_default_are_rejected() {
+        assert_eq!(CopyKind::from_raw(4), Ok(CopyKind::Default));
+        assert_eq!(
+            CopyKind::from_raw(5),
+            Err(HipError::INVALID_MEMCPY_DIRECTION)
+        );
+    }
+}
