@@ -9,8 +9,9 @@
 //! initialised before the fork. A child that `exec`s starts afresh, and a process that forks
 //! before its first HIP call may use HIP in the child normally.
 //!
-//! This module is a leaf: the API shells and the trace recorder's exit handler ask it, and it
-//! asks nothing else.
+//! Asked once per call, in the API shells (`api::call`, `api::call_void`), before anything that
+//! could take a lock; every path into the runtime starts there. This module is a leaf: the
+//! shells and the trace recorder's exit handler ask it, and it asks nothing else.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;

@@ -36,10 +36,6 @@ thread_local! {
 
 /// The process-wide runtime, initialised on first use (by `hipInit` or any other call).
 pub fn runtime() -> HipResult<&'static Runtime> {
-    if crate::fork_guard::in_forked_child() {
-        crate::fork_guard::report_once("a HIP call");
-        return Err(HipError::NOT_INITIALIZED);
-    }
     RUNTIME
         .get_or_init(|| {
             let config = Config::from_env();
