@@ -75,6 +75,56 @@ pub fn host_range_mapped(addr: usize, len: usize) -> Result<(), usize> {
     Ok(())
 }
 
+/// Address-space holes for tests of code that must not touch unmapped memory.
+pub mod testing {
+    use super::page_size;
+
+    /// A fresh private anonymous mapping of `pages` pages whose page `hole` is unmapped
+    /// again. Unmapped by [`Holed::release`]; never dropped implicitly, since a test may
+    /// hand the address to code that outlives it.
+    pub struct Holed {
+        pub base: usize,
+        pub pages: usize,
+        pub hole: usize,
+    }
+
+    impl Holed {
+        pub fn new(pages: usize, hole: usize) -> Holed {
+            assert!(hole < pages);
+            let page = page_size();
+            // SAFETY: a new private anonymous mapping, then one of its own pages unmapped.
+            let base = unsafe {
+                let p = libc::mmap(
+                    std::ptr::null_mut(),
+                    pages * page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(p, libc::MAP_FAILED);
+                let unmapped = libc::munmap((p as usize + hole * page) as *mut libc::c_void, page);
+                assert_eq!(unmapped, 0);
+                p as usize
+            };
+            Holed { base, pages, hole }
+        }
+
+        /// The address of page `n` of the mapping.
+        pub fn page(&self, n: usize) -> usize {
+            self.base + n * page_size()
+        }
+
+        /// Unmaps the pages still mapped.
+        pub fn release(self) {
+            for n in (0..self.pages).filter(|&n| n != self.hole) {
+                // SAFETY: a page of this mapping that is still mapped.
+                unsafe { libc::munmap(self.page(n) as *mut libc::c_void, page_size()) };
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,23 +132,8 @@ mod tests {
     #[test]
     fn mapping_is_checked_page_by_page() {
         let page = page_size();
-        // SAFETY: a fresh private anonymous mapping; its second page is unmapped again.
-        let base = unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                3 * page,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(p, libc::MAP_FAILED);
-            assert_eq!(
-                libc::munmap((p as usize + page) as *mut libc::c_void, page),
-                0
-            );
-            p as usize
-        };
+        let holed = testing::Holed::new(3, 1);
+        let base = holed.base;
         assert_eq!(host_range_mapped(base, 0), Ok(()));
         assert_eq!(host_range_mapped(base, page), Ok(()));
         assert_eq!(host_range_mapped(base + 10, page - 10), Ok(()));
@@ -109,10 +144,6 @@ mod tests {
         assert_eq!(host_range_mapped(base + page, 1), Err(base + page));
         assert_eq!(host_range_mapped(base, 1 << 63), Err(base + page));
         assert_eq!(host_range_mapped(base, usize::MAX), Err(base));
-        // SAFETY: the two pages still mapped above.
-        unsafe {
-            libc::munmap(base as *mut libc::c_void, page);
-            libc::munmap((base + 2 * page) as *mut libc::c_void, page);
-        }
+        holed.release();
     }
 }

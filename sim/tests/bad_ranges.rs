@@ -6,6 +6,7 @@
 
 mod common;
 use common::*;
+use host_pages::testing::Holed;
 use std::ffi::c_void;
 
 /// The tests make one-page holes in the address space; run one at a time so that no other
@@ -24,26 +25,16 @@ fn page() -> usize {
 /// A fresh two-page anonymous mapping whose second page is unmapped again: the first page
 /// is usable, anything reaching the second is not.
 fn half_mapped() -> *mut u8 {
-    let page = page();
-    // SAFETY: a new private anonymous mapping; only its second page is unmapped.
-    unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            2 * page,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
-        assert_ne!(p, libc::MAP_FAILED);
-        assert_eq!(libc::munmap(p.cast::<u8>().add(page).cast(), page), 0);
-        p.cast()
-    }
+    Holed::new(2, 1).base as *mut u8
 }
 
 fn release(first_page: *mut u8) {
-    // SAFETY: the still-mapped first page of a `half_mapped` mapping.
-    unsafe { libc::munmap(first_page.cast(), page()) };
+    Holed {
+        base: first_page as usize,
+        pages: 2,
+        hole: 1,
+    }
+    .release();
 }
 
 fn lock(ptr: *mut u8, size: usize) -> hsa_status_t {

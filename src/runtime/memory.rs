@@ -778,31 +778,13 @@ mod tests {
 
     #[test]
     fn a_pageable_range_over_an_unmapped_page_is_invalid() {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        // SAFETY: a fresh private anonymous mapping; its second page is unmapped again.
-        let base = unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                3 * page,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(p, libc::MAP_FAILED);
-            assert_eq!(libc::munmap((p as usize + page) as *mut c_void, page), 0);
-            p as usize
-        };
+        let holed = host_pages::testing::Holed::new(3, 1);
+        let (base, page) = (holed.base, host_pages::page_size());
         assert_eq!(
             classify(base, page + 1, None, "x"),
             Err(HipError::INVALID_VALUE)
         );
-        // SAFETY: the two pages still mapped above.
-        unsafe {
-            libc::munmap(base as *mut c_void, page);
-            libc::munmap((base + 2 * page) as *mut c_void, page);
-        }
+        holed.release();
     }
 
     #[test]
