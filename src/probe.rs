@@ -59,7 +59,7 @@ pub fn stop() {
     RECORDING.store(false, Ordering::Release);
 }
 
-/// What `Queue::submit` knows about a packet it published while recording.
+/// What a `Reservation` (`hsa/queue.rs`) knows about a packet it published while recording.
 pub struct Published<'a> {
     pub queue: u64,
     pub device: u32,

@@ -374,80 +374,41 @@ impl Queue {
         );
     }
 
-    /// Publishes one packet and rings the doorbell; returns its index.
-    ///
-    /// `fill` receives the reserved index and that slot's kernarg memory and returns the
-    /// packet. AQL protocol: reserve an index, wait for room, write bytes 4..64, then store
-    /// the header+setup word last with release ordering (until then the packet processor sees
-    /// an INVALID packet and never reads a half-written one), then store the index to the
-    /// doorbell signal.
-    ///
-    /// While recording (`HIPSHIM_TRACE`/`HIPSHIM_STATS`) the packet is published by
-    /// [`Queue::submit_traced`] instead; otherwise the only extra cost is one relaxed load.
-    pub fn submit(&self, fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket) -> u64 {
-        if crate::probe::recording() {
-            if let Some(signal) = crate::probe::packet_signal() {
-                return self.submit_traced(fill, signal);
-            }
-        }
-        let (index, _) = self.reserve(1);
-        let packet = fill(index, self.kernarg_slot(index));
-        // SAFETY: `index` was reserved above and room for it checked.
-        unsafe {
-            self.write(index, &packet);
-            self.ring_doorbell(index);
-        }
-        index
-    }
-
-    /// [`Queue::submit`] while recording: the packet carries the recorder's `signal` (its
-    /// timestamps are the packet's), and a barrier-AND packet right behind it (reserved
-    /// together, one doorbell for both) carries the packet's original completion signal, so
-    /// whoever waits for that signal still sees it complete after the packet. See
-    /// `trace::record` for why.
-    fn submit_traced(
-        &self,
-        fill: impl FnOnce(u64, &mut [u8]) -> AqlPacket,
-        signal: hsa_signal_t,
-    ) -> u64 {
-        let submit_ns = crate::probe::now_ns();
-        let (index, depth) = self.reserve(2);
-        let mut packet = fill(index, self.kernarg_slot(index));
-        let original = completion_of(&packet);
-        set_completion(&mut packet, signal);
-        let barrier = barrier_and(&[], original);
-        crate::probe::packet_published(crate::probe::Published {
-            queue: self.id,
-            device: self.device,
-            agent: self.agent,
-            index,
-            depth,
-            packet: &packet,
-            signal,
-            original_completion: original,
-            submit_ns,
-        });
-        // SAFETY: `index` and `index + 1` were reserved above and room for both checked.
-        unsafe {
-            self.write(index, &packet);
-            self.write(index + 1, &barrier);
-            self.ring_doorbell(index + 1);
-        }
-        index
-    }
-
-    /// Reserves `n` consecutive indices and waits until the ring has room for them; returns
-    /// the first and how many packets were in the ring ahead of it.
-    fn reserve(&self, n: u64) -> (u64, u64) {
+    /// Reserves `count` consecutive packet slots (and their kernarg slots), waiting until the
+    /// ring has room for them. The caller fills them in order with [`Reservation::write`] and
+    /// rings the doorbell once with [`Reservation::ring`]; see [`Reservation`] for the
+    /// protocol and for what recording adds.
+    #[inline]
+    pub fn reserve(&self, count: u64) -> Reservation<'_> {
+        // One relaxed load when not recording.
+        let traced = crate::probe::recording().then(crate::probe::now_ns);
+        let stride = if traced.is_some() { 2 } else { 1 };
+        let slots = count * stride;
         // SAFETY: `raw` is live for the lifetime of `self`.
-        let index = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, n) };
+        let first = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, slots) };
         let mut read = self.read_index();
-        while index + n - 1 - read >= self.size {
+        while first + slots - 1 - read >= self.size {
             std::hint::spin_loop();
             std::thread::yield_now();
             read = self.read_index();
         }
-        (index, index - read)
+        Reservation {
+            queue: self,
+            first,
+            count,
+            written: 0,
+            depth: first - read,
+            traced,
+        }
+    }
+
+    /// Publishes one packet that needs no kernarg memory and rings the doorbell; returns its
+    /// index.
+    pub fn publish(&self, packet: &AqlPacket) -> u64 {
+        let mut slots = self.reserve(1);
+        let index = slots.write(packet);
+        slots.ring();
+        index
     }
 
     /// The kernarg slot of packet `index`. Mutable from `&self`: the slot is memory shared with
@@ -501,6 +462,152 @@ impl Queue {
     fn read_index(&self) -> u64 {
         // SAFETY: `raw` is live for the lifetime of `self`.
         unsafe { (self.api.hsa_queue_load_read_index_scacquire)(self.raw) }
+    }
+}
+
+/// Packet slots reserved on a queue, filled in order and published with one doorbell.
+///
+/// The AQL protocol, as the packet processor sees it: an index is reserved with the atomic
+/// `add_write_index` (so producers sharing the queue never get the same slot), the producer
+/// waits until the ring has room, writes bytes 4..64 of the packet, then stores the
+/// header+setup word last with release ordering; until that store the slot reads INVALID and
+/// the packet processor stops in front of it rather than read a half-written packet. Only
+/// then is the doorbell rung with the last index written.
+///
+/// **Why producers may ring out of order.** Streams that share a queue reserve their slots
+/// atomically but publish and ring independently, so a producer holding index 11 can ring
+/// before the one holding 10 has written its header, and the doorbell then moves from 11 back
+/// to 10. That is harmless: the doorbell only says "look again"; the packet processor walks
+/// the ring from its read index in order and stops at the first INVALID header, so it neither
+/// skips packet 10 nor runs 11 early, and the late ring of 10 wakes it for both. ROCr's
+/// runtime relies on the same rule: on gfx9 and later the hardware reads the write index and
+/// the headers, and for older doorbells it drops backward rings itself.
+///
+/// **While recording** (`HIPSHIM_TRACE`/`HIPSHIM_STATS`) each packet takes two slots: the
+/// packet carries the recorder's signal (its timestamps are the packet's), and a barrier-AND
+/// right behind it carries the packet's own completion signal, so whoever waits for that still
+/// sees it complete after the packet (see `trace::record`). Callers see no difference: indices
+/// and kernarg slots come from the reservation.
+///
+/// A reservation dropped with slots left unwritten fills them with empty barrier packets and
+/// rings: an INVALID header left in the ring would stop the queue for every producer.
+pub struct Reservation<'q> {
+    queue: &'q Queue,
+    first: u64,
+    count: u64,
+    written: u64,
+    /// Packets in the ring ahead of this reservation when it was made (for traces).
+    depth: u64,
+    /// When recording: the time of the reservation, the packets' submit time.
+    traced: Option<u64>,
+}
+
+impl Reservation<'_> {
+    #[inline]
+    fn stride(&self) -> u64 {
+        if self.traced.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The queue index the next [`Reservation::write`] publishes at.
+    #[inline]
+    pub fn next_index(&self) -> u64 {
+        self.first + self.written * self.stride()
+    }
+
+    /// The kernarg slot of the next packet ([`KERNARG_SLOT_BYTES`]), its until that packet
+    /// completes.
+    #[inline]
+    pub fn kernarg(&mut self) -> &mut [u8] {
+        self.queue.kernarg_slot(self.next_index())
+    }
+
+    /// Writes the next packet of the reservation (body first, header last) and returns its
+    /// index. Panics if every reserved slot is already written (a bug of the caller).
+    #[inline]
+    pub fn write(&mut self, packet: &AqlPacket) -> u64 {
+        assert!(self.written < self.count, "more packets than reserved");
+        let index = self.next_index();
+        self.written += 1;
+        let Some(submit_ns) = self.traced else {
+            // SAFETY: `index` is reserved by this reservation, room was checked, and each
+            // slot is written once (`written` only grows).
+            unsafe { self.queue.write(index, packet) };
+            return index;
+        };
+        let mut packet = *packet;
+        let original = completion_of(&packet);
+        let trailer = match crate::probe::packet_signal() {
+            Some(signal) => {
+                set_completion(&mut packet, signal);
+                crate::probe::packet_published(crate::probe::Published {
+                    queue: self.queue.id,
+                    device: self.queue.device,
+                    agent: self.queue.agent,
+                    index,
+                    depth: self.depth,
+                    packet: &packet,
+                    signal,
+                    original_completion: original,
+                    submit_ns,
+                });
+                barrier_and(&[], original)
+            }
+            // No signal to time it with: the packet keeps its own, the second slot stays empty.
+            None => barrier_and(&[], hsa_signal_t::default()),
+        };
+        // SAFETY: `index` and `index + 1` belong to this reservation (stride 2), written once.
+        unsafe {
+            self.queue.write(index, &packet);
+            self.queue.write(index + 1, &trailer);
+        }
+        index
+    }
+
+    /// Rings the doorbell once for every packet of the reservation; returns the index of the
+    /// last packet written.
+    #[inline]
+    pub fn ring(mut self) -> u64 {
+        self.finish()
+    }
+
+    #[inline]
+    fn finish(&mut self) -> u64 {
+        if self.written < self.count {
+            // Only a caller's bug gets here (or a panic while filling): never leave a hole.
+            tracing::error!(
+                queue = self.queue.id,
+                reserved = self.count,
+                written = self.written,
+                "reserved packet slots left unwritten; filled with empty barriers"
+            );
+            while self.written < self.count {
+                self.write(&barrier_and(&[], hsa_signal_t::default()));
+            }
+        }
+        let stride = self.stride();
+        let last = self.first + self.count.saturating_sub(1) * stride;
+        if self.count > 0 {
+            // SAFETY: every slot of this reservation, up to its last one, has been written.
+            unsafe {
+                self.queue
+                    .ring_doorbell(self.first + self.count * stride - 1)
+            };
+        }
+        // Drop after `ring` finds nothing left to do.
+        self.count = 0;
+        last
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.count != 0 {
+            self.finish();
+        }
     }
 }
 

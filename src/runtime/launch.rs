@@ -8,7 +8,7 @@ use super::kernarg::{self, ArgSource, LaunchGeometry};
 use super::module::{self, Function};
 use super::runtime;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
+use crate::hsa::queue::{barrier_and, stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
 use hsa_abi::*;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -143,7 +143,9 @@ pub fn check_configuration(
 }
 
 /// Launches `function` on the current device: validates the configuration and the
-/// arguments, then writes kernargs and one dispatch packet under the stream's lock.
+/// arguments, then, under the stream's lock, publishes the waits the launch needs, writes the
+/// kernargs and one dispatch packet, and rings the doorbell (see `stream::Operation` and
+/// `hsa::queue::Reservation`).
 ///
 /// # Safety
 /// For [`Args::Pointers`], as for [`launch_kernel`].
@@ -215,37 +217,46 @@ pub unsafe fn launch_function(
         // Names the dispatch packet in the trace (the packet itself only has the code address).
         crate::trace::record::note_kernel(&function.name, info.kernarg_size);
     }
-    stream.submit(device, |kernarg, completion_signal| {
-        // SAFETY: `source` holds one valid pointer per explicit argument (caller's
-        // contract) or a buffer checked to cover them.
-        if let Err(e) = unsafe { kernarg::write_kernargs_from(info, source, &geometry, kernarg) } {
-            // Validated above, so this is an internal inconsistency: publish a no-op barrier
-            // in the reserved slot so the queue and the stream's accounting stay consistent.
-            tracing::error!(error = %e, kernel = %function.name, "kernarg layout failed; kernel skipped");
-            return to_bytes(&hsa_barrier_and_packet_t {
-                header: stream_packet_header(HSA_PACKET_TYPE_BARRIER_AND),
+    // Everything that can fail has been checked: from here a packet is always published.
+    let mut operation = stream.begin(device, None)?;
+    let queue = operation.queue_after_waits()?;
+    let completion_signal = operation.count_packet();
+    let mut slots = queue.reserve(1);
+    let kernarg = slots.kernarg();
+    let kernarg_address = kernarg.as_ptr() as u64;
+    // SAFETY: `source` holds one valid pointer per explicit argument (caller's contract) or a
+    // buffer checked to cover them.
+    let written = unsafe { kernarg::write_kernargs_from(info, source, &geometry, kernarg) };
+    let packet = match written {
+        Ok(()) => {
+            tracing::trace!(target: "hipshim::launch", kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size, "kernel dispatch");
+            to_bytes(&hsa_kernel_dispatch_packet_t {
+                header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+                setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+                workgroup_size_x: block.x as u16,
+                workgroup_size_y: block.y as u16,
+                workgroup_size_z: block.z as u16,
+                grid_size_x: gx,
+                grid_size_y: gy,
+                grid_size_z: gz,
+                private_segment_size: info.private_segment_fixed_size,
+                group_segment_size: group_segment as u32,
+                kernel_object: kernel.kernel_object,
+                kernarg_address,
                 completion_signal,
                 ..Default::default()
-            });
+            })
         }
-        tracing::trace!(target: "hipshim::launch", kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size, "kernel dispatch");
-        to_bytes(&hsa_kernel_dispatch_packet_t {
-            header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
-            setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
-            workgroup_size_x: block.x as u16,
-            workgroup_size_y: block.y as u16,
-            workgroup_size_z: block.z as u16,
-            grid_size_x: gx,
-            grid_size_y: gy,
-            grid_size_z: gz,
-            private_segment_size: info.private_segment_fixed_size,
-            group_segment_size: group_segment as u32,
-            kernel_object: kernel.kernel_object,
-            kernarg_address: kernarg.as_ptr() as u64,
-            completion_signal,
-            ..Default::default()
-        })
-    })
+        // Validated above, so this is an internal inconsistency: a barrier in the slot keeps
+        // the queue and the stream's count consistent.
+        Err(e) => {
+            tracing::error!(error = %e, kernel = %function.name, "kernarg layout failed; kernel skipped");
+            barrier_and(&[], completion_signal)
+        }
+    };
+    slots.write(&packet);
+    operation.finish_counted(slots.ring());
+    Ok(())
 }
 
 #[cfg(test)]

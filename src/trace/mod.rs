@@ -32,7 +32,7 @@ pub enum TraceEvent {
     Thread { tid: u64, name: String },
     /// One HIP API call.
     Api(ApiEvent),
-    /// One AQL packet published by `Queue::submit`.
+    /// One AQL packet published through a `Reservation` (`hsa/queue.rs`).
     Packet(PacketEvent),
     /// One copy (or batch of copy pieces sharing a completion signal) on a copy engine.
     Copy(CopyEvent),

@@ -16,9 +16,9 @@
 //!
 //! ## Per-packet completion times
 //! A stream's kernels share one counting completion signal (see `runtime/stream/`), which
-//! cannot say when each one ended. While recording, `Queue::submit` reserves two slots: the
-//! packet itself, carrying a signal of the recorder's own (recycled per thread), and a
-//! barrier-AND packet (barrier bit set, no dependencies) carrying the packet's original
+//! cannot say when each one ended. While recording, a `Reservation` (`hsa/queue.rs`) takes
+//! two slots per packet: the packet itself, carrying a signal of the recorder's own (recycled
+//! per thread), and a barrier-AND packet (barrier bit set, no dependencies) carrying the packet's original
 //! completion signal. The barrier completes right after the packet, so the stream's counter,
 //! markers and events see the same completions as without tracing, a few microseconds later.
 //! The extra packet is in the trace as a `trace_barrier` slice and counted apart in the stats.

@@ -229,6 +229,16 @@ struct State {
     tail: Option<(u64, Marker)>,
 }
 
+impl State {
+    /// Counts one more packet on `pending` and returns the signal that packet must complete:
+    /// counted before it is published, so the packet can never complete the count early.
+    fn count_packet(&mut self) -> hsa_signal_t {
+        self.pending.signal().add(1);
+        self.counted += 1;
+        self.pending.handle()
+    }
+}
+
 /// Completion of out-of-queue work, and the marker that work depended on.
 struct Gate {
     signal: PooledSignal,
@@ -319,10 +329,9 @@ impl DepList {
     }
 }
 
-/// What legacy ordering found before an operation, to record once it is published.
+/// What legacy ordering made an operation wait for, to record once it is published.
 #[derive(Default)]
-struct Legacy {
-    deps: DepList,
+struct LegacyMarks {
     /// For a blocking stream: the null stream's `ops` now waited for.
     null_ops: Option<u64>,
     /// For the null stream: blocking streams and their `ops` now waited for.
@@ -392,42 +401,48 @@ impl Stream {
         }
     }
 
-    /// Publishes one kernel dispatch (or other counted packet) built by `fill` from its kernarg
-    /// slot and completion signal, after whatever the stream must wait for.
-    pub fn submit(
-        &self,
-        device: &Device,
-        fill: impl FnOnce(&mut [u8], hsa_signal_t) -> AqlPacket,
-    ) -> HipResult {
-        self.operation(device, None, |st, deps| {
-            let queue = self.queue(st, device)?;
-            self.wait_in_queue(st, &queue, deps);
-            self.publish_counted(st, &queue, |kernarg, completion| fill(kernarg, completion));
-            Ok(())
+    /// Starts one operation on this stream: gathers what legacy ordering makes it wait for
+    /// (taking other streams' locks one at a time, before ours), plus `extra`, then takes this
+    /// stream's lock, which the returned [`Operation`] holds until it is finished. The caller
+    /// publishes the operation's packets through it and calls [`Operation::finish`] (or
+    /// [`Operation::finish_counted`]); an operation dropped unfinished (an error part-way)
+    /// leaves the stream's operation count and legacy marks as they were.
+    #[inline]
+    pub fn begin<'s>(&'s self, device: &'s Device, extra: Option<Dep>) -> HipResult<Operation<'s>> {
+        let mut deps = DepList::default();
+        let legacy = self.legacy_deps(device, &mut deps)?;
+        if let Some(dep) = extra {
+            deps.push(dep);
+        }
+        let mut st = self.state.lock();
+        self.sweep(&mut st);
+        Ok(Operation {
+            stream: self,
+            device,
+            st,
+            deps,
+            legacy,
         })
     }
 
     /// `hipStreamWaitEvent`: later work of this stream waits for `dep` (a barrier-AND packet
     /// on this stream's queue; the host does not wait).
     pub fn wait_for(&self, device: &Device, dep: Dep) -> HipResult {
-        self.operation(device, Some(dep), |st, deps| {
-            if deps.is_empty() {
-                return Ok(());
-            }
-            let queue = self.queue(st, device)?;
-            self.wait_in_queue(st, &queue, deps);
-            Ok(())
-        })
+        let mut op = self.begin(device, Some(dep))?;
+        if !op.deps.is_empty() {
+            op.queue_after_waits()?;
+        }
+        op.finish();
+        Ok(())
     }
 
     /// `hipEventRecord`: a marker after all work so far.
     pub fn record(&self, device: &Device) -> HipResult<Marker> {
-        self.operation(device, None, |st, deps| {
-            let queue = self.queue(st, device)?;
-            let marker = self.marker(st, &queue, deps)?;
-            st.tail = Some((self.ops.load(Ordering::Relaxed) + 1, marker.clone()));
-            Ok(marker)
-        })
+        let mut op = self.begin(device, None)?;
+        let marker = op.marker()?;
+        op.st.tail = Some((self.ops.load(Ordering::Relaxed) + 1, marker.clone()));
+        op.finish();
+        Ok(marker)
     }
 
     /// Enqueues copy-engine work: `start` is called (under the stream lock) with the signal
@@ -451,30 +466,30 @@ impl Stream {
         on_engine: bool,
         start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
     ) -> HipResult {
-        self.operation(device, None, |st, deps| {
-            let before = if deps.is_empty() && self.idle(st) {
-                None
-            } else {
-                let queue = self.queue(st, device)?;
-                Some(self.marker(st, &queue, deps)?)
-            };
-            let done = self.signals.get(completions)?;
-            let started = start(before.as_ref().map(|m| &m.signal), &done);
-            // An earlier gate was covered by the marker (or already complete). The gate is
-            // kept even when `start` failed part-way: the parts it issued still name `done`
-            // and the marker, which must not go back to the pool while an engine may write
-            // them (`start` has already taken the parts it did not issue off `done`).
-            st.gate = Some(Gate {
-                signal: done,
-                after: before,
-                on_engine,
-            });
-            if started.is_err() {
-                // The cached tail marker does not cover the parts that were issued.
-                st.tail = None;
-            }
-            started
-        })
+        let mut op = self.begin(device, None)?;
+        let before = if op.deps.is_empty() && self.idle(&op.st) {
+            None
+        } else {
+            Some(op.marker()?)
+        };
+        let done = self.signals.get(completions)?;
+        let started = start(before.as_ref().map(|m| &m.signal), &done);
+        // An earlier gate was covered by the marker (or already complete). The gate is kept
+        // even when `start` failed part-way: the parts it issued still name `done` and the
+        // marker, which must not go back to the pool while an engine may write them (`start`
+        // has already taken the parts it did not issue off `done`).
+        op.st.gate = Some(Gate {
+            signal: done,
+            after: before,
+            on_engine,
+        });
+        if started.is_err() {
+            // The cached tail marker does not cover the parts that were issued.
+            op.st.tail = None;
+            return started;
+        }
+        op.finish();
+        Ok(())
     }
 
     /// Waits on the host until all work enqueued so far (and, on the null stream or a blocking
@@ -483,13 +498,16 @@ impl Stream {
     /// the stream owes, instead of copying.
     pub fn host_fence(&self, device: &Device) -> HipResult {
         self.take_stream_report()?;
-        let marker = self.operation(device, None, |st, deps| {
-            if deps.is_empty() && self.idle(st) {
-                return Ok(None);
-            }
-            let queue = self.queue(st, device)?;
-            self.marker(st, &queue, deps).map(Some)
-        })?;
+        let marker = {
+            let mut op = self.begin(device, None)?;
+            let marker = if op.deps.is_empty() && self.idle(&op.st) {
+                None
+            } else {
+                Some(op.marker()?)
+            };
+            op.finish();
+            marker
+        };
         let Some(marker) = marker else {
             return Ok(());
         };
@@ -750,39 +768,9 @@ impl Stream {
 
     // ---- building blocks (all called with the stream lock held) ----
 
-    /// Runs one operation: gathers legacy-ordering dependencies (taking other streams' locks
-    /// one at a time, before ours), then calls `body` under this stream's lock with everything
-    /// the operation must wait for, then records what was waited for.
-    fn operation<R>(
-        &self,
-        device: &Device,
-        extra: Option<Dep>,
-        body: impl FnOnce(&mut State, DepList) -> HipResult<R>,
-    ) -> HipResult<R> {
-        let mut legacy = self.legacy_deps(device)?;
-        if let Some(dep) = extra {
-            legacy.deps.push(dep);
-        }
-        let deps = std::mem::take(&mut legacy.deps);
-        let mut st = self.state.lock();
-        self.sweep(&mut st);
-        let result = body(&mut st, deps)?;
-        self.ops.fetch_add(1, Ordering::AcqRel);
-        drop(st);
-        // Only now is the wait published: a concurrent operation that reads these marks
-        // takes our lock after us, so it is ordered behind the wait.
-        if let Some(ops) = legacy.null_ops {
-            self.seen_null.fetch_max(ops, Ordering::AcqRel);
-        }
-        for (stream, ops) in legacy.streams {
-            stream.seen_by_null.fetch_max(ops, Ordering::AcqRel);
-        }
-        Ok(result)
-    }
-
     /// What an operation on this stream must wait for under legacy null-stream semantics.
-    fn legacy_deps(&self, device: &Device) -> HipResult<Legacy> {
-        let mut legacy = Legacy::default();
+    fn legacy_deps(&self, device: &Device, deps: &mut DepList) -> HipResult<LegacyMarks> {
+        let mut legacy = LegacyMarks::default();
         let streams = &device.streams;
         if self.kind == StreamKind::Null {
             if streams.blocking.load(Ordering::Acquire) == 0 {
@@ -801,7 +789,7 @@ impl Stream {
             for stream in blocking {
                 let (ops, dep) = stream.tail_dep(device)?;
                 if let Some(dep) = dep {
-                    legacy.deps.push(dep);
+                    deps.push(dep);
                 }
                 legacy.streams.push((stream, ops));
             }
@@ -810,7 +798,7 @@ impl Stream {
             if null.ops.load(Ordering::Acquire) != self.seen_null.load(Ordering::Acquire) {
                 let (ops, dep) = null.tail_dep(device)?;
                 if let Some(dep) = dep {
-                    legacy.deps.push(dep);
+                    deps.push(dep);
                 }
                 legacy.null_ops = Some(ops);
             }
@@ -834,7 +822,7 @@ impl Stream {
         // Always a marker, also when only out-of-queue work is outstanding: other streams
         // wait for this queue's packets, never for a gate itself (see `Wedged`).
         let queue = self.queue(&mut st, device)?;
-        let marker = self.marker(&mut st, &queue, DepList::default())?;
+        let marker = self.marker(&mut st, &queue, &mut DepList::default())?;
         st.tail = Some((ops, marker.clone()));
         Ok((ops, Some(Dep::on(marker))))
     }
@@ -862,24 +850,10 @@ impl Stream {
         Ok(queue)
     }
 
-    /// Publishes a packet whose completion signal is `pending` (and notes its index: a plain
-    /// store under the lock already held).
-    fn publish_counted(
-        &self,
-        st: &mut State,
-        queue: &Queue,
-        fill: impl FnOnce(&mut [u8], hsa_signal_t) -> AqlPacket,
-    ) {
-        st.pending.signal().add(1);
-        st.counted += 1;
-        let completion = st.pending.handle();
-        st.last = queue.submit(|_, kernarg| fill(kernarg, completion));
-    }
-
     /// Makes the stream's next packet wait for `deps` and for its gate: counted barrier-AND
     /// packets, up to five dependencies each. Dependencies already complete are dropped; a
     /// wait for another queue's marker is recorded on this queue (see `hsa/queue.rs`).
-    fn wait_in_queue(&self, st: &mut State, queue: &Arc<Queue>, mut deps: DepList) {
+    fn wait_in_queue(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) {
         type Entry = (PooledSignal, Option<Marker>, Option<PooledSignal>);
         // The gate's marker is on this queue, or on one the stream left with it complete.
         let gate = st
@@ -899,7 +873,8 @@ impl Stream {
                 *entry = next.0.handle();
                 *slot = Some(next);
             }
-            self.publish_counted(st, queue, |_, completion| barrier_and(&handles, completion));
+            let completion = st.count_packet();
+            st.last = queue.publish(&barrier_and(&handles, completion));
             let (release_at, at) = (st.counted, st.last);
             for (signal, producer, after) in batch.into_iter().flatten() {
                 if let Some(producer) = producer.filter(|p| !Arc::ptr_eq(&p.queue, queue)) {
@@ -917,11 +892,10 @@ impl Stream {
     }
 
     /// Publishes a marker after `deps`, the gate and all earlier packets.
-    fn marker(&self, st: &mut State, queue: &Arc<Queue>, deps: DepList) -> HipResult<Marker> {
+    fn marker(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) -> HipResult<Marker> {
         self.wait_in_queue(st, queue, deps);
         let signal = self.signals.get(1)?;
-        let handle = signal.handle();
-        let index = queue.submit(|_, _| barrier_and(&[], handle));
+        let index = queue.publish(&barrier_and(&[], signal.handle()));
         // Complete once the next counted packet is (the barrier bit orders them).
         st.held.push_back(Held {
             release_at: st.counted + 1,
@@ -945,6 +919,80 @@ impl Stream {
             .saturating_sub(st.pending.signal().load().max(0) as u64);
         while st.held.front().is_some_and(|h| h.release_at <= completed) {
             st.held.pop_front();
+        }
+    }
+}
+
+/// One operation on a stream, from [`Stream::begin`] to [`Operation::finish`]: the stream's
+/// lock, what the operation must wait for, and the legacy-ordering marks to record once it is
+/// published. A launch reads top to bottom through it:
+///
+/// ```text
+/// let mut op = stream.begin(device, None)?;     // waits gathered, stream locked
+/// let queue = op.queue_after_waits()?;           // barrier-AND packets for them published
+/// let completion = op.count_packet();            // the packet's completion signal
+/// let mut slots = queue.reserve(1);              // slot and kernarg slot (hsa/queue.rs)
+/// ...write kernargs into slots.kernarg(), build the packet...
+/// slots.write(&packet);                          // body, then header with release
+/// op.finish_counted(slots.ring());               // doorbell once; stream unlocked
+/// ```
+pub struct Operation<'s> {
+    stream: &'s Stream,
+    device: &'s Device,
+    st: parking_lot::MutexGuard<'s, State>,
+    /// What the operation must wait for and has not yet published a wait for.
+    deps: DepList,
+    legacy: LegacyMarks,
+}
+
+impl Operation<'_> {
+    /// The stream's queue (assigned by the policy at first use), with a barrier-AND wait for
+    /// each of the operation's dependencies, and for the stream's out-of-queue work, already
+    /// published on it: whatever is published next runs after them.
+    #[inline]
+    pub fn queue_after_waits(&mut self) -> HipResult<Arc<Queue>> {
+        let queue = self.stream.queue(&mut self.st, self.device)?;
+        self.stream
+            .wait_in_queue(&mut self.st, &queue, &mut self.deps);
+        Ok(queue)
+    }
+
+    /// The completion signal for one counted packet (a kernel dispatch) this operation is
+    /// about to publish: the stream's synchronisation waits for it. Exactly one packet with
+    /// this signal must be published before [`Operation::finish_counted`].
+    #[inline]
+    pub fn count_packet(&mut self) -> hsa_signal_t {
+        self.st.count_packet()
+    }
+
+    /// Publishes a marker after the operation's dependencies and all earlier work.
+    fn marker(&mut self) -> HipResult<Marker> {
+        let queue = self.stream.queue(&mut self.st, self.device)?;
+        self.stream.marker(&mut self.st, &queue, &mut self.deps)
+    }
+
+    /// Finishes an operation whose last packet is the counted one at queue index `index`.
+    #[inline]
+    pub fn finish_counted(mut self, index: u64) {
+        self.st.last = index;
+        self.finish();
+    }
+
+    /// Counts the operation, unlocks the stream, and only then records what legacy ordering
+    /// waited for: a concurrent operation that reads these marks takes this stream's lock
+    /// after us, so it is ordered behind the wait.
+    #[inline]
+    pub fn finish(self) {
+        let Operation {
+            stream, st, legacy, ..
+        } = self;
+        stream.ops.fetch_add(1, Ordering::AcqRel);
+        drop(st);
+        if let Some(ops) = legacy.null_ops {
+            stream.seen_null.fetch_max(ops, Ordering::AcqRel);
+        }
+        for (other, ops) in legacy.streams {
+            other.seen_by_null.fetch_max(ops, Ordering::AcqRel);
         }
     }
 }

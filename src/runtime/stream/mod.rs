@@ -54,7 +54,7 @@ mod engine;
 mod handles;
 mod host_task;
 
-pub use engine::{contain, Dep, DepList, DeviceStreams, Stream, StreamKind, StreamRef};
+pub use engine::{contain, Dep, DepList, DeviceStreams, Operation, Stream, StreamKind, StreamRef};
 pub use handles::{
     create, cu_mask_of, destroy, destroy_created_streams, lookup, query, resolve, spt_stream,
     synchronize, LEGACY_HANDLE, NON_BLOCKING, PER_THREAD_HANDLE,
