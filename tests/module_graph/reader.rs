@@ -27,6 +27,9 @@ use std::path::{Path, PathBuf};
 /// node -> (node it uses -> where it was seen first, as "file:line").
 pub type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
+/// One edge: from, to, where it was seen first.
+pub type Edge = (String, String, String);
+
 /// The import graph of the crate whose sources are under `src` (see the file comment).
 pub fn module_graph(src: &Path, depth: usize) -> Graph {
     let mut files = Vec::new();
@@ -128,7 +131,7 @@ pub fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
 
 /// Every group of nodes that reach each other (a strongly connected component of two or more
 /// nodes), each sorted, with the edges inside it: all a cycle-breaker needs to see at once.
-pub fn cyclic_groups(graph: &Graph) -> Vec<(Vec<String>, Vec<(String, String, String)>)> {
+pub fn cyclic_groups(graph: &Graph) -> Vec<(Vec<String>, Vec<Edge>)> {
     let reach = |start: &str| {
         let mut seen = BTreeSet::new();
         let mut todo = vec![start.to_string()];
