@@ -76,6 +76,10 @@ hipError_t hipHostRegister(void* hostPtr, size_t sizeBytes, unsigned int flags);
 hipError_t hipHostUnregister(void* hostPtr);
 hipError_t hipHostGetDevicePointer(void** devPtr, void* hstPtr, unsigned int flags);
 hipError_t hipHostGetFlags(unsigned int* flagsPtr, void* hostPtr);
+// Older names of hipHostMalloc and hipHostFree, deprecated by AMD and still exported.
+[[deprecated("use hipHostMalloc")]] hipError_t hipMallocHost(void** ptr, size_t size);
+[[deprecated("use hipHostMalloc")]] hipError_t hipMemAllocHost(void** ptr, size_t size);
+[[deprecated("use hipHostFree")]] hipError_t hipFreeHost(void* ptr);
 
 hipError_t hipMemcpy(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind);
 hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes);

@@ -22,6 +22,19 @@ hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* shar
 // pointer per kernel argument, pointing at the argument's value.
 hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
                            void** args, size_t sharedMemBytes, hipStream_t stream);
+
+// Registration: the constructor clang generates for each HIP translation unit hands the
+// runtime its fat binary, then names each kernel stub and device variable in it; the
+// destructor unregisters the binary. Clang emits these calls itself (no AMD header declares
+// them); they are declared here for programs that register code by hand, with the types of
+// AMD's runtime.
+void** __hipRegisterFatBinary(const void* wrapper);
+void __hipRegisterFunction(void** modules, const void* host_function, char* device_function,
+                           const char* device_name, unsigned int thread_limit, void* tid,
+                           void* bid, dim3* block_dim, dim3* grid_dim, int* wave_size);
+void __hipRegisterVar(void** modules, void* host_var, char* host_name, char* device_name,
+                      int is_extern, size_t size, int is_constant, int is_global);
+void __hipUnregisterFatBinary(void** modules);
 }
 
 // The portable spelling of a triple-chevron launch.
