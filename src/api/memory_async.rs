@@ -104,7 +104,7 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
         // SAFETY: forwarded caller contract.
         unsafe { copy::memcpy_async(dst, src, size, kind, stream) }?;
         let (device, s) = stream::lookup(stream)?;
-        s.synchronize(device)
+        s.synchronize(&device.streams)
     })
 }
 

@@ -241,7 +241,7 @@ fn add_callback(
         let (device, s) = stream::lookup(stream)?;
         let (handle, data) = (UserPtr(stream as usize), UserPtr(user_data as usize));
         stream::enqueue_host_task(
-            device,
+            &device.streams,
             &s,
             Box::new(move || {
                 let (handle, data) = (handle, data);
@@ -293,7 +293,7 @@ fn launch_host_func(
         let (device, s) = stream::lookup(stream)?;
         let data = UserPtr(user_data as usize);
         stream::enqueue_host_task(
-            device,
+            &device.streams,
             &s,
             Box::new(move || {
                 let data = data;

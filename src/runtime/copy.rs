@@ -281,7 +281,7 @@ pub unsafe fn memcpy_2d(
             let waited = if ordered {
                 // Another thread's work came in between: wait as the stream would, which
                 // also notices when that work can never finish.
-                null.host_fence(device)
+                null.host_fence(&device.streams)
             } else {
                 done.signal()
                     .wait_zero(device.timestamp_hz, || None::<HipError>)
@@ -340,13 +340,13 @@ pub unsafe fn memcpy_2d_async(
     match t.server() {
         None => {
             // Both sides in host memory: the CPU copies once the stream's work is done.
-            stream.host_fence(device)?;
+            stream.host_fence(&device.streams)?;
             // SAFETY: both sides are host memory (caller's contract, or the registry's word).
             unsafe { t.on_host() };
             Ok(())
         }
         Some(owner) if t.dst_side == Side::Pageable || t.src_side == Side::Pageable => {
-            stream.host_fence(device)?;
+            stream.host_fence(&device.streams)?;
             staged(runtime()?.device(owner)?, &t)
         }
         Some(_) => {
@@ -493,7 +493,7 @@ fn ordered_copies(
     copies: &[EngineCopy],
 ) -> (Option<(PooledSignal, bool)>, HipResult) {
     let mut out = None;
-    let result = stream.enqueue_external(device, copies.len() as i64, |after, done| {
+    let result = stream.enqueue_external(&device.streams, copies.len() as i64, |after, done| {
         out = Some((done.clone(), after.is_some()));
         let marker = after.map(|m| [m.handle()]);
         let deps: &[hsa_signal_t] = marker.as_ref().map_or(&[], |m| m.as_slice());
@@ -833,7 +833,7 @@ pub fn memset_async(
         Side::Device(i) => {
             let owner = runtime()?.device(i)?;
             stream::enqueue_host_task(
-                device,
+                &device.streams,
                 &stream,
                 Box::new(move || {
                     fill.on_device(owner).inspect_err(|e| {
@@ -847,7 +847,7 @@ pub fn memset_async(
             )
         }
         Side::Pinned(_) => stream::enqueue_host_task(
-            device,
+            &device.streams,
             &stream,
             Box::new(move || {
                 fill.on_host();

@@ -150,6 +150,12 @@ impl Device {
             &isas,
         );
         tracing::info!(device = index, %name, %product_name, ?isas, "opened device");
+        let queues = hsa::queue::QueueFactory {
+            api,
+            agent,
+            device: index as u32,
+            kernarg_pool,
+        };
         Ok(Device {
             index,
             agent,
@@ -163,7 +169,7 @@ impl Device {
             api,
             engines: CopyEngines::new(api),
             timestamp_hz: hsa.timestamp_hz,
-            streams: DeviceStreams::new(api, config)?,
+            streams: DeviceStreams::new(config, queues, hsa.timestamp_hz)?,
             copy: Mutex::new(CopyState {
                 staging,
                 signal: copy_signal,
@@ -176,12 +182,7 @@ impl Device {
 
     /// What the queue policy makes this device's queues with.
     pub fn queue_factory(&self) -> hsa::queue::QueueFactory {
-        hsa::queue::QueueFactory {
-            api: self.api,
-            agent: self.agent,
-            device: self.index as u32,
-            kernarg_pool: self.kernarg_pool,
-        }
+        self.streams.queues
     }
 
     /// `hipDeviceGetLimit`.
@@ -220,28 +221,9 @@ impl Device {
         }
     }
 
-    /// `hipDeviceReset`: drains the device's work, destroys the streams the program created
-    /// on it, frees its allocations and forgets the flags and limits the application set.
-    /// Faults are part of the state it resets: those no call has reported yet are forgotten
-    /// (logged), as CUDA's reset clears its errors.
-    pub fn reset(&self) -> HipResult {
-        if let Err(error) = self.synchronize() {
-            tracing::warn!(
-                device = self.index,
-                ?error,
-                "hipDeviceReset: a fault found while draining the device is discarded"
-            );
-        }
-        super::stream::destroy_created_streams(self);
-        self.streams.discard_reports();
-        super::memory::free_device_allocations(self);
-        *self.settings.lock() = DeviceSettings::default();
-        Ok(())
-    }
-
     /// Waits for all work submitted to this device.
     pub fn synchronize(&self) -> HipResult {
-        self.streams.synchronize_all(self)
+        self.streams.synchronize_all()
     }
 }
 

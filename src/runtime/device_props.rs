@@ -56,8 +56,9 @@ pub struct DeviceInfo {
     pub uuid: [u8; 16],
 }
 
-/// Bytes a row pitch, a texture and a surface must be aligned to (also hipMallocPitch's).
-pub const TEXTURE_ALIGNMENT: usize = super::memory::PITCH_ALIGNMENT;
+/// Bytes a row pitch, a texture and a surface must be aligned to: hipMallocPitch's row
+/// pitches are multiples of it, so every row starts on a cache-line-friendly boundary.
+pub const TEXTURE_ALIGNMENT: usize = 256;
 /// CUDA's (and AMD's) `memPitch`: the largest pitch copies accept.
 pub const MAX_PITCH: usize = i32::MAX as usize;
 

@@ -110,7 +110,7 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
 pub fn record(handle: *mut c_void, stream_handle: *mut c_void) -> HipResult {
     let event = event(handle)?;
     let (device, stream) = stream::lookup(stream_handle)?;
-    let marker = stream.record(device)?;
+    let marker = stream.record(&device.streams)?;
     *event.record.lock() = Some(Record {
         marker,
         device: device.index,
@@ -184,7 +184,7 @@ pub fn stream_wait(stream_handle: *mut c_void, handle: *mut c_void, flags: u32) 
     let Some(record) = event.record.lock().clone() else {
         return Ok(());
     };
-    stream.wait_for(device, Dep::on(record.marker))
+    stream.wait_for(&device.streams, Dep::on(record.marker))
 }
 
 /// `hipEventElapsedTime` in milliseconds, with AMD's errors: an event not recorded or created

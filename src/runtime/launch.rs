@@ -218,7 +218,7 @@ pub unsafe fn launch_function(
         crate::trace::record::note_kernel(&function.name, info.kernarg_size);
     }
     // Everything that can fail has been checked: from here a packet is always published.
-    let mut operation = stream.begin(device, None)?;
+    let mut operation = stream.begin(&device.streams, None)?;
     let queue = operation.queue_after_waits()?;
     let completion_signal = operation.count_packet();
     let mut slots = queue.reserve(1);

@@ -184,9 +184,8 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
     Ok(ptr)
 }
 
-/// Row pitches are multiples of this (the texture pitch alignment the device reports), so
-/// every row of a pitched allocation starts on a cache-line-friendly boundary.
-pub const PITCH_ALIGNMENT: usize = 256;
+/// Row pitches are multiples of the texture pitch alignment the device reports.
+pub const PITCH_ALIGNMENT: usize = super::device_props::TEXTURE_ALIGNMENT;
 
 /// The pitch `hipMallocPitch` gives a row of `width` bytes; `None` on overflow.
 pub fn pitch_for(width: usize) -> Option<usize> {

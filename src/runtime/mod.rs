@@ -17,7 +17,7 @@ pub mod stream;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::{self, HsaRuntime};
-use device::Device;
+use device::{Device, DeviceSettings};
 use once_cell::sync::OnceCell;
 use std::cell::Cell;
 
@@ -25,6 +25,29 @@ pub struct Runtime {
     pub config: Config,
     pub hsa: HsaRuntime,
     pub devices: Vec<Device>,
+}
+
+// A device's reset spans its streams and its memory, both of which build on `Device`: it is
+// written here, above all three, so that none of them needs the others in a circle.
+impl Device {
+    /// `hipDeviceReset`: drains the device's work, destroys the streams the program created
+    /// on it, frees its allocations and forgets the flags and limits the application set.
+    /// Faults are part of the state it resets: those no call has reported yet are forgotten
+    /// (logged), as CUDA's reset clears its errors.
+    pub fn reset(&self) -> HipResult {
+        if let Err(error) = self.synchronize() {
+            tracing::warn!(
+                device = self.index,
+                ?error,
+                "hipDeviceReset: a fault found while draining the device is discarded"
+            );
+        }
+        stream::destroy_created_streams(self);
+        self.streams.discard_reports();
+        memory::free_device_allocations(self);
+        *self.settings.lock() = DeviceSettings::default();
+        Ok(())
+    }
 }
 
 static RUNTIME: OnceCell<Result<Runtime, HipError>> = OnceCell::new();

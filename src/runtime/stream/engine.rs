@@ -1,12 +1,11 @@
 //! The ordering engine: streams, their dependencies, markers and gates, legacy null-stream
 //! ordering, and fault containment and reporting (see the module comment in `mod.rs`).
 
-use super::super::device::Device;
 use super::super::runtime;
 use super::handles::{NON_BLOCKING, PER_THREAD_HANDLE};
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::{barrier_and, Doom, Marker, Queue, BARRIER_DEPS};
+use crate::hsa::queue::{barrier_and, Doom, Marker, Queue, QueueFactory, BARRIER_DEPS};
 use crate::hsa::signal::{PooledSignal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
@@ -19,8 +18,15 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// The streams of one device and the policy that assigns them queues.
+/// The streams of one device and the policy that assigns them queues, with what of the device
+/// the streams need (so the stream engine does not build on `Device`, which holds this).
 pub struct DeviceStreams {
+    /// The device ordinal.
+    pub index: usize,
+    pub api: &'static HsaApi,
+    pub timestamp_hz: u64,
+    /// What the policy makes this device's queues with.
+    pub queues: QueueFactory,
     pub policy: QueuePolicy,
     /// Markers, gates and event records draw their signals from here.
     pub signals: &'static SignalPool,
@@ -35,10 +41,19 @@ pub struct DeviceStreams {
 }
 
 impl DeviceStreams {
-    pub fn new(api: &'static HsaApi, config: &Config) -> Result<DeviceStreams, HsaError> {
+    pub fn new(
+        config: &Config,
+        queues: QueueFactory,
+        timestamp_hz: u64,
+    ) -> Result<DeviceStreams, HsaError> {
+        let api = queues.api;
         let signals = SignalPool::leak(api);
         tracing::info!(target: "hipshim::policy", policy = %config.queue_policy, "queue policy in force");
         Ok(DeviceStreams {
+            index: queues.device as usize,
+            api,
+            timestamp_hz,
+            queues,
             policy: QueuePolicy::new(config.queue_policy, config.queue_size),
             signals,
             null: Stream::new(
@@ -69,7 +84,8 @@ impl DeviceStreams {
 
     /// Waits for the work of every stream of `device`, destroyed ones still running included.
     /// A device-wide call: reports the faults no device-wide call has reported yet.
-    pub fn synchronize_all(&self, device: &Device) -> HipResult {
+    pub fn synchronize_all(&self) -> HipResult {
+        let device = self;
         let others = self.shared_streams();
         self.null.settle(device);
         for stream in &others {
@@ -87,7 +103,8 @@ impl DeviceStreams {
     /// `hipStreamSynchronize(0)`: AMD's runtime waits for the null stream and every blocking
     /// stream of the device; so does hipshim. Reports the null stream's own faults and, like a
     /// device-wide call, the faults of the streams it waited for.
-    pub fn synchronize_null(&self, device: &Device) -> HipResult {
+    pub fn synchronize_null(&self) -> HipResult {
+        let device = self;
         let blocking: Vec<Arc<Stream>> = self
             .others
             .read()
@@ -120,7 +137,8 @@ impl DeviceStreams {
     }
 
     /// Lets every stream of the device check whether it lost work to a fault (see [`contain`]).
-    fn after_fault(&self, device: &Device) {
+    fn after_fault(&self) {
+        let device = self;
         self.null.after_fault(device);
         for stream in self.shared_streams() {
             stream.after_fault(device);
@@ -393,7 +411,7 @@ impl Stream {
     }
 
     /// The device ordinal of this stream (`device` for a null stream).
-    pub fn device_index(&self, device: &Device) -> usize {
+    pub fn device_index(&self, device: &DeviceStreams) -> usize {
         if self.kind == StreamKind::Null {
             device.index
         } else {
@@ -408,7 +426,11 @@ impl Stream {
     /// [`Operation::finish_counted`]); an operation dropped unfinished (an error part-way)
     /// leaves the stream's operation count and legacy marks as they were.
     #[inline]
-    pub fn begin<'s>(&'s self, device: &'s Device, extra: Option<Dep>) -> HipResult<Operation<'s>> {
+    pub fn begin<'s>(
+        &'s self,
+        device: &'s DeviceStreams,
+        extra: Option<Dep>,
+    ) -> HipResult<Operation<'s>> {
         let mut deps = DepList::default();
         let legacy = self.legacy_deps(device, &mut deps)?;
         if let Some(dep) = extra {
@@ -427,7 +449,7 @@ impl Stream {
 
     /// `hipStreamWaitEvent`: later work of this stream waits for `dep` (a barrier-AND packet
     /// on this stream's queue; the host does not wait).
-    pub fn wait_for(&self, device: &Device, dep: Dep) -> HipResult {
+    pub fn wait_for(&self, device: &DeviceStreams, dep: Dep) -> HipResult {
         let mut op = self.begin(device, Some(dep))?;
         if !op.deps.is_empty() {
             op.queue_after_waits()?;
@@ -437,7 +459,7 @@ impl Stream {
     }
 
     /// `hipEventRecord`: a marker after all work so far.
-    pub fn record(&self, device: &Device) -> HipResult<Marker> {
+    pub fn record(&self, device: &DeviceStreams) -> HipResult<Marker> {
         let mut op = self.begin(device, None)?;
         let marker = op.marker()?;
         op.st.tail = Some((self.ops.load(Ordering::Relaxed) + 1, marker.clone()));
@@ -451,7 +473,7 @@ impl Stream {
     /// it to reach 0.
     pub fn enqueue_external(
         &self,
-        device: &Device,
+        device: &DeviceStreams,
         completions: i64,
         start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
     ) -> HipResult {
@@ -461,7 +483,7 @@ impl Stream {
     /// [`Stream::enqueue_external`] for copy-engine jobs (`on_engine`) and host tasks alike.
     pub(super) fn enqueue_out_of_queue(
         &self,
-        device: &Device,
+        device: &DeviceStreams,
         completions: i64,
         on_engine: bool,
         start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
@@ -496,7 +518,7 @@ impl Stream {
     /// stream, what legacy ordering adds) is complete. For operations that are synchronous
     /// with respect to the host, like copies from pageable memory; such a copy reports a fault
     /// the stream owes, instead of copying.
-    pub fn host_fence(&self, device: &Device) -> HipResult {
+    pub fn host_fence(&self, device: &DeviceStreams) -> HipResult {
         self.take_stream_report()?;
         let marker = {
             let mut op = self.begin(device, None)?;
@@ -527,14 +549,14 @@ impl Stream {
 
     /// Waits until every operation enqueued so far has completed. Reports a fault that made the
     /// stream lose work, once (see "Faults").
-    pub fn synchronize(&self, device: &Device) -> HipResult {
+    pub fn synchronize(&self, device: &DeviceStreams) -> HipResult {
         self.settle(device);
         self.take_stream_report()
     }
 
     /// `hipStreamQuery`: Ok if all work is complete, `NotReady` if not, or a fault the stream
     /// owes.
-    pub fn query(&self, device: &Device) -> HipResult {
+    pub fn query(&self, device: &DeviceStreams) -> HipResult {
         self.take_stream_report()?;
         let doom = {
             let mut st = self.state.lock();
@@ -557,7 +579,7 @@ impl Stream {
 
     /// Waits until all work enqueued so far has completed or can never complete; in the
     /// latter case the fault is contained (and owed, see "Faults").
-    fn settle(&self, device: &Device) {
+    fn settle(&self, device: &DeviceStreams) {
         let (pending, gate) = {
             let st = self.state.lock();
             (
@@ -637,7 +659,7 @@ impl Stream {
 
     /// After a fault was found somewhere: gives up the queue and owes the fault if this stream
     /// lost work, else leaves a failed queue once nothing of the stream is left on it.
-    fn after_fault(&self, device: &Device) {
+    fn after_fault(&self, device: &DeviceStreams) {
         let mut st = self.state.lock();
         let wedged = match self.lost(&st) {
             Some(doom) => self.abandon(&mut st, device, doom),
@@ -659,7 +681,7 @@ impl Stream {
     /// Leaves the stream's queue if it failed or is stuck (nothing more would run there) and
     /// none of the stream's counted packets is still on it. A stream whose earlier work is
     /// still running ahead of the stuck barrier stays until its next synchronize or query.
-    fn leave_if_failed(&self, st: &mut State, device: &Device) {
+    fn leave_if_failed(&self, st: &mut State, device: &DeviceStreams) {
         let Some(queue) = &st.queue else { return };
         if !st.pending.is_zero() {
             return;
@@ -667,7 +689,7 @@ impl Stream {
         let Some(doom) = queue.known_fault() else {
             return;
         };
-        device.streams.policy.retire(queue);
+        device.policy.retire(queue);
         tracing::info!(
             stream = %self.kind,
             queue = queue.id,
@@ -695,11 +717,11 @@ impl Stream {
     /// packet may still name, and owes the fault to the stream's next call and the next
     /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
     /// caller to release once the lock is dropped.
-    fn abandon(&self, st: &mut State, device: &Device, doom: Doom) -> Option<Wedged> {
+    fn abandon(&self, st: &mut State, device: &DeviceStreams, doom: Doom) -> Option<Wedged> {
         let error = HipError::from(doom.error());
         let queue = st.queue.take();
         if let Some(queue) = &queue {
-            device.streams.policy.retire(queue);
+            device.policy.retire(queue);
         }
         for held in st.held.drain(..) {
             held.signal.leak();
@@ -769,9 +791,9 @@ impl Stream {
     // ---- building blocks (all called with the stream lock held) ----
 
     /// What an operation on this stream must wait for under legacy null-stream semantics.
-    fn legacy_deps(&self, device: &Device, deps: &mut DepList) -> HipResult<LegacyMarks> {
+    fn legacy_deps(&self, device: &DeviceStreams, deps: &mut DepList) -> HipResult<LegacyMarks> {
         let mut legacy = LegacyMarks::default();
-        let streams = &device.streams;
+        let streams = device;
         if self.kind == StreamKind::Null {
             if streams.blocking.load(Ordering::Acquire) == 0 {
                 return Ok(legacy);
@@ -808,7 +830,7 @@ impl Stream {
 
     /// A signal that reads 0 once all this stream's operations so far are complete (`None` if
     /// they already are), and the `ops` count it covers. Takes this stream's lock.
-    fn tail_dep(&self, device: &Device) -> HipResult<(u64, Option<Dep>)> {
+    fn tail_dep(&self, device: &DeviceStreams) -> HipResult<(u64, Option<Dep>)> {
         let mut st = self.state.lock();
         let ops = self.ops.load(Ordering::Acquire);
         if self.idle(&st) {
@@ -834,12 +856,12 @@ impl Stream {
     }
 
     /// The stream's queue, assigned by the policy at first use.
-    fn queue(&self, st: &mut State, device: &Device) -> HipResult<Arc<Queue>> {
+    fn queue(&self, st: &mut State, device: &DeviceStreams) -> HipResult<Arc<Queue>> {
         if let Some(queue) = &st.queue {
             return Ok(queue.clone());
         }
-        let queue = device.streams.policy.queue_for(
-            &device.queue_factory(),
+        let queue = device.policy.queue_for(
+            &device.queues,
             &QueueRequest {
                 stream: &self.kind,
                 priority: self.priority,
@@ -938,7 +960,7 @@ impl Stream {
 /// ```
 pub struct Operation<'s> {
     stream: &'s Stream,
-    device: &'s Device,
+    device: &'s DeviceStreams,
     st: parking_lot::MutexGuard<'s, State>,
     /// What the operation must wait for and has not yet published a wait for.
     deps: DepList,
@@ -1005,7 +1027,7 @@ pub fn contain(doom: Doom) {
     tracing::debug!(?doom, "a fault was found; checking every stream");
     let Ok(rt) = runtime() else { return };
     for device in &rt.devices {
-        device.streams.after_fault(device);
+        device.streams.after_fault();
     }
 }
 

@@ -212,16 +212,16 @@ pub fn destroy_created_streams(device: &Device) {
 pub fn synchronize(handle: *mut c_void) -> HipResult {
     let (device, stream) = lookup(handle)?;
     if stream.kind == StreamKind::Null {
-        device.streams.synchronize_null(device)
+        device.streams.synchronize_null()
     } else {
-        stream.synchronize(device)
+        stream.synchronize(&device.streams)
     }
 }
 
 /// `hipStreamQuery`.
 pub fn query(handle: *mut c_void) -> HipResult {
     let (device, stream) = lookup(handle)?;
-    stream.query(device)
+    stream.query(&device.streams)
 }
 
 /// The CU mask a stream runs with: its own, or every CU of the device.

@@ -1,8 +1,7 @@
 //! Host tasks (callbacks, host functions, fills): run on hipshim's callback thread, in
 //! stream order.
 
-use super::super::device::Device;
-use super::engine::{Owed, Stream};
+use super::engine::{DeviceStreams, Owed, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::signal::PooledSignal;
 use hsa_abi::*;
@@ -107,7 +106,7 @@ unsafe extern "C" fn on_marker_done(_value: hsa_signal_value_t, arg: *mut c_void
 }
 
 /// Enqueues `run` as host work in `stream` (see [`HostTask`]).
-pub fn enqueue_host_task(device: &Device, stream: &Stream, run: HostWork) -> HipResult {
+pub fn enqueue_host_task(device: &DeviceStreams, stream: &Stream, run: HostWork) -> HipResult {
     let mut run = Some(run);
     stream.enqueue_out_of_queue(device, 1, false, |after, done| {
         let task = HostTask {
