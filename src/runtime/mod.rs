@@ -7,6 +7,7 @@ pub mod copy;
 pub mod device;
 pub mod device_props;
 pub mod event;
+pub mod handles;
 pub mod kernarg;
 pub mod launch;
 pub mod memory;
