@@ -117,13 +117,20 @@ fn main() {
 /// block is laid out). Files without any are listed too, so an `include!` never dangles.
 fn declared_fns_by_file(dir: &std::path::Path) -> Vec<(String, Vec<String>)> {
     let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("src/api is readable").flatten() {
+    for entry in std::fs::read_dir(dir)
+        .expect("src/api is readable")
+        .flatten()
+    {
         let path = entry.path();
         if path.extension().is_none_or(|e| e != "rs") {
             continue;
         }
         let text = std::fs::read_to_string(&path).expect("an api file is readable");
-        let key = path.file_stem().expect("a file name").to_string_lossy().into_owned();
+        let key = path
+            .file_stem()
+            .expect("a file name")
+            .to_string_lossy()
+            .into_owned();
         files.push((key, declared_fns(&text)));
     }
     files.sort();

@@ -61,7 +61,7 @@ pub fn write_if_wanted<T>(out: Option<Out<T>>, value: T) -> HipResult {
 }
 
 /// A required input structure.
-impl<'a, T> FromAbi<*const T> for &'a T {
+impl<T> FromAbi<*const T> for &T {
     unsafe fn from_abi(raw: *const T, parameter: &'static str) -> HipResult<Self> {
         // SAFETY: non-null and, per the contract, a readable T for the call.
         unsafe { raw.as_ref() }.ok_or_else(|| null(parameter))
@@ -69,7 +69,7 @@ impl<'a, T> FromAbi<*const T> for &'a T {
 }
 
 /// A required C string.
-impl<'a> FromAbi<*const c_char> for &'a CStr {
+impl FromAbi<*const c_char> for &CStr {
     unsafe fn from_abi(raw: *const c_char, parameter: &'static str) -> HipResult<Self> {
         if raw.is_null() {
             return Err(null(parameter));
@@ -80,7 +80,7 @@ impl<'a> FromAbi<*const c_char> for &'a CStr {
 }
 
 /// A required name: a non-empty UTF-8 C string (an empty one names nothing).
-impl<'a> FromAbi<*const c_char> for &'a str {
+impl FromAbi<*const c_char> for &str {
     unsafe fn from_abi(raw: *const c_char, parameter: &'static str) -> HipResult<Self> {
         // SAFETY: forwarded contract.
         let text = unsafe { <&CStr>::from_abi(raw, parameter) }?;
@@ -98,7 +98,11 @@ impl<'a> FromAbi<*const c_char> for &'a str {
 ///
 /// # Safety
 /// A non-null `ptr` points to `len` readable elements that live through the call.
-pub unsafe fn slice<'a, T>(ptr: *const T, len: usize, parameter: &'static str) -> HipResult<&'a [T]> {
+pub unsafe fn slice<'a, T>(
+    ptr: *const T,
+    len: usize,
+    parameter: &'static str,
+) -> HipResult<&'a [T]> {
     if ptr.is_null() || len == 0 {
         return Err(null(parameter));
     }

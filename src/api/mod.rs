@@ -214,7 +214,11 @@ pub(crate) mod testing {
     }
 
     impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ApiNames {
-        fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
             event.record(&mut Visitor(&self.0));
         }
     }

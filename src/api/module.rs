@@ -5,9 +5,9 @@ use super::convert::{write_if_wanted, Out, PerThread};
 use super::declare::hip_api;
 use super::types::{hipError_t, hipFunction_t, hipModule_t, hipStream_t, Dim3, FuncAttributes};
 use crate::error::HipError;
+use crate::runtime;
 use crate::runtime::copy::CopyKind;
 use crate::runtime::module::{self, Function, Module, Towards};
-use crate::runtime;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 

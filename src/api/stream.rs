@@ -173,7 +173,11 @@ fn add_callback(
     )
 }
 
-fn launch_host_func(handle: hipStream_t, function: Option<HostFn>, user_data: *mut c_void) -> HipResult {
+fn launch_host_func(
+    handle: hipStream_t,
+    function: Option<HostFn>,
+    user_data: *mut c_void,
+) -> HipResult {
     let Some(function) = function else {
         return Err(HipError::INVALID_VALUE);
     };
@@ -195,24 +199,24 @@ fn launch_host_func(handle: hipStream_t, function: Option<HostFn>, user_data: *m
 #[cfg(test)]
 #[test]
 fn each_stream_creation_call_is_logged_under_its_own_name() {
-        let log = crate::api::testing::ApiLog::start();
-        let null = std::ptr::null_mut();
-        // SAFETY: null out-pointers are rejected before anything is dereferenced.
-        unsafe {
-            hipStreamCreate(null);
-            hipStreamCreateWithFlags(null, 0);
-            hipStreamCreateWithPriority(null, 0, 0);
-            hipExtStreamCreateWithCUMask(null, 1, [1u32].as_ptr());
-        }
-        assert_eq!(
-            log.names(),
-            [
-                "hipStreamCreate",
-                "hipStreamCreateWithFlags",
-                "hipStreamCreateWithPriority",
-                "hipExtStreamCreateWithCUMask"
-            ]
-        );
+    let log = crate::api::testing::ApiLog::start();
+    let null = std::ptr::null_mut();
+    // SAFETY: null out-pointers are rejected before anything is dereferenced.
+    unsafe {
+        hipStreamCreate(null);
+        hipStreamCreateWithFlags(null, 0);
+        hipStreamCreateWithPriority(null, 0, 0);
+        hipExtStreamCreateWithCUMask(null, 1, [1u32].as_ptr());
     }
+    assert_eq!(
+        log.names(),
+        [
+            "hipStreamCreate",
+            "hipStreamCreateWithFlags",
+            "hipStreamCreateWithPriority",
+            "hipExtStreamCreateWithCUMask"
+        ]
+    );
+}
 
 include!(concat!(env!("OUT_DIR"), "/symver_stream.rs"));

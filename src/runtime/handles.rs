@@ -33,7 +33,10 @@ pub struct HandleTable<T> {
 
 impl<T> HandleTable<T> {
     pub const fn new(kind: &'static str, tag: u8) -> HandleTable<T> {
-        assert!(tag % 16 == 0 && tag != 0, "a tag keeps handles aligned and non-zero");
+        assert!(
+            tag.is_multiple_of(16) && tag != 0,
+            "a tag keeps handles aligned and non-zero"
+        );
         HandleTable {
             kind,
             tag,
@@ -119,7 +122,10 @@ mod tests {
         assert_ne!(a, b);
         for h in [a, b, c] {
             assert_eq!(h % 16, 0);
-            assert!(h > 2, "0, hipStreamLegacy and hipStreamPerThread are never issued");
+            assert!(
+                h > 2,
+                "0, hipStreamLegacy and hipStreamPerThread are never issued"
+            );
         }
         assert_eq!(*NUMBERS.get(a).unwrap(), 1);
         assert_eq!(*NUMBERS.get(b).unwrap(), 2);

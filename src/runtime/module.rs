@@ -521,8 +521,7 @@ pub fn module_get_function(module: &Module, name: &str) -> HipResult<*mut c_void
     let f = match functions.get(name) {
         Some(&f) => f,
         None => {
-            let f =
-                FUNCTION_HANDLES.insert(Function::new(module.image.clone(), name.to_owned()));
+            let f = FUNCTION_HANDLES.insert(Function::new(module.image.clone(), name.to_owned()));
             functions.insert(name.to_owned(), f);
             f
         }
