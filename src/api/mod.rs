@@ -272,6 +272,22 @@ mod tests {
     }
 
     #[test]
+    fn declarations_use_only_the_abi_vocabulary() {
+        let mut unknown: Vec<(&str, &str)> = Vec::new();
+        for signature in ABI_SIGNATURES {
+            for ty in signature.params.iter().chain([&signature.ret]) {
+                if !types::VOCABULARY.contains(ty) {
+                    unknown.push((signature.name, ty));
+                }
+            }
+        }
+        assert!(
+            unknown.is_empty(),
+            "types outside api::types::VOCABULARY (add them there, and tell the header test): {unknown:?}"
+        );
+    }
+
+    #[test]
     fn every_export_is_declared_once_or_a_generated_stub() {
         let mut declared = std::collections::BTreeSet::new();
         for signature in ABI_SIGNATURES {

@@ -25,3 +25,45 @@ pub type hipUUID = [u8; 16];
 pub type StreamCallback = unsafe extern "C" fn(hipStream_t, hipError_t, *mut c_void);
 /// `hipHostFn_t`.
 pub type HostFn = unsafe extern "C" fn(*mut c_void);
+
+/// Every type string a declaration may use, as `stringify!` writes it (what
+/// `api::ABI_SIGNATURES` holds); a test keeps the declarations inside it.
+pub const VOCABULARY: &[&str] = &[
+    "()",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "i32",
+    "usize",
+    "Dim3",
+    "hipError_t",
+    "hipStream_t",
+    "hipEvent_t",
+    "hipModule_t",
+    "hipFunction_t",
+    "Option<HostFn>",
+    "Option<StreamCallback>",
+    "*const c_char",
+    "*const c_void",
+    "*const u32",
+    "*const DevicePropR0000",
+    "*const DevicePropR0600",
+    "*mut c_char",
+    "*mut c_void",
+    "*mut *mut c_void",
+    "*mut f32",
+    "*mut i32",
+    "*mut u32",
+    "*mut usize",
+    "*mut hipUUID",
+    "*mut Dim3",
+    "*mut hipStream_t",
+    "*mut hipEvent_t",
+    "*mut hipModule_t",
+    "*mut hipFunction_t",
+    "*mut DevicePropR0000",
+    "*mut DevicePropR0600",
+    "*mut FuncAttributes",
+    "*mut PointerAttributes",
+];
