@@ -27,6 +27,9 @@ pub(crate) use convert::FromAbi;
 #[doc(hidden)]
 pub use declare::AbiSignature;
 pub use types::hipError_t;
+/// Every type string `ABI_SIGNATURES` may hold (for the header test's mapping to C types).
+#[doc(hidden)]
+pub use types::VOCABULARY as ABI_VOCABULARY;
 
 use crate::error::{to_code, HipError, HipResult};
 use std::cell::Cell;
