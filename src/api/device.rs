@@ -78,7 +78,7 @@ hip_api! {
         match device_props::attribute(info, attribute) {
             Some(v) => value.write(v),
             None => {
-                tracing::warn!(attribute, "hipDeviceGetAttribute: unknown or non-integer attribute");
+                tracing::warn!(attribute, "unknown or non-integer device attribute");
                 Err(HipError::INVALID_VALUE)
             }
         }
@@ -198,7 +198,7 @@ hip_api! {
         // hipDriverProcAddressQueryResult: SUCCESS 0, SYMBOL_NOT_FOUND 1.
         write_if_wanted(status, i32::from(found.is_null()))?;
         if found.is_null() {
-            tracing::warn!(symbol = name, "hipGetProcAddress: not a HIP export");
+            tracing::warn!(symbol = name, "not a HIP export");
             return Err(HipError::INVALID_VALUE);
         }
         pfn.write(found)
