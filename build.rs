@@ -54,7 +54,7 @@ fn main() {
     assert!(!nodes.is_empty(), "abi/hip_exports.txt lacks its node list");
 
     // Every api file, with the AMD names it implements.
-    let api_files = symver_build::extern_c_fns_by_file(&root.join("src/api"));
+    let api_files = declared_fns_by_file(&root.join("src/api"));
     let implemented: BTreeMap<String, String> = api_files
         .iter()
         .flat_map(|(file, names)| names.iter().map(move |n| (n.clone(), file.clone())))
@@ -110,4 +110,51 @@ fn main() {
     }
     let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
     symver_build::link_with_version_nodes(&out, &nodes, "libamdhip64.so.6");
+}
+
+/// Every `.rs` file directly in `dir` (keyed by its name without `.rs`, as `symver-build` keys
+/// its includes), with the C names its `hip_api!` blocks declare (`api/declare.rs` says how a
+/// block is laid out). Files without any are listed too, so an `include!` never dangles.
+fn declared_fns_by_file(dir: &std::path::Path) -> Vec<(String, Vec<String>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)
+        .expect("src/api is readable")
+        .flatten()
+    {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("an api file is readable");
+        let key = path
+            .file_stem()
+            .expect("a file name")
+            .to_string_lossy()
+            .into_owned();
+        files.push((key, declared_fns(&text)));
+    }
+    files.sort();
+    files
+}
+
+/// The names declared in `source`'s `hip_api! { ... }` blocks.
+fn declared_fns(source: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut in_block = false;
+    for line in source.lines() {
+        if line.starts_with("hip_api! {") {
+            in_block = true;
+        } else if in_block && line.starts_with('}') {
+            in_block = false;
+        } else if let Some(rest) = line.trim_start().strip_prefix("fn ").filter(|_| in_block) {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            names.push(name);
+        }
+    }
+    names.sort();
+    names.dedup();
+    names
 }

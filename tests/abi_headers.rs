@@ -26,57 +26,14 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-// ==== TEMPORARY (issue 10): a hand-copied part of the table src/api will export. ============
-// At integration delete everything down to the matching END line and put in its place:
-//     use amdhip64::api::{AbiSignature, ABI_SIGNATURES};
-// Nothing else in this file changes: the tests call `check(ABI_SIGNATURES)`.
+use amdhip64::api::{AbiSignature, ABI_SIGNATURES};
 
-/// The shape of `amdhip64::api::AbiSignature`.
-pub struct AbiSignature {
-    pub name: &'static str,
-    pub params: &'static [&'static str],
-    pub ret: &'static str,
-}
-
+/// A table entry written by hand, for the tests that feed `check` deliberate mistakes.
 macro_rules! sig {
     ($name:literal ($($param:literal),*) -> $ret:literal) => {
         AbiSignature { name: $name, params: &[$($param),*], ret: $ret }
     };
 }
-
-/// Entries copied from the `extern "C"` shells in src/api, chosen to cover every kind of
-/// type they use.
-pub static ABI_SIGNATURES: &[AbiSignature] = &[
-    sig!("hipInit"("u32") -> "hipError_t"),
-    sig!("hipGetDeviceCount"("*mut i32") -> "hipError_t"),
-    sig!("hipSetDevice"("i32") -> "hipError_t"),
-    sig!("hipDeviceGetName"("*mut c_char", "i32", "i32") -> "hipError_t"),
-    sig!("hipGetDevicePropertiesR0600"("*mut DevicePropR0600", "i32") -> "hipError_t"),
-    sig!("hipDeviceGetUuid"("*mut [u8; 16]", "i32") -> "hipError_t"),
-    sig!("hipGetProcAddress"("*const c_char", "*mut *mut c_void", "i32", "u64", "*mut i32") -> "hipError_t"),
-    sig!("hipGetLastError"() -> "hipError_t"),
-    sig!("hipGetErrorName"("hipError_t") -> "*const c_char"),
-    sig!("hipEventRecord"("*mut c_void", "*mut c_void") -> "hipError_t"),
-    sig!("hipEventElapsedTime"("*mut f32", "*mut c_void", "*mut c_void") -> "hipError_t"),
-    sig!("hipMalloc"("*mut *mut c_void", "usize") -> "hipError_t"),
-    sig!("hipMemcpy"("*mut c_void", "*const c_void", "usize", "u32") -> "hipError_t"),
-    sig!("hipMemsetD8"("*mut c_void", "u8", "usize") -> "hipError_t"),
-    sig!("hipMemsetD16Async"("*mut c_void", "u16", "usize", "*mut c_void") -> "hipError_t"),
-    sig!("__hipRegisterFatBinary"("*const c_void") -> "*mut *mut c_void"),
-    sig!("__hipRegisterFunction"(
-        "*mut *mut c_void", "*const c_void", "*mut c_char", "*const c_char", "u32",
-        "*mut c_void", "*mut c_void", "*mut Dim3", "*mut Dim3", "*mut i32"
-    ) -> "()"),
-    sig!("__hipUnregisterFatBinary"("*mut *mut c_void") -> "()"),
-    sig!("__hipPushCallConfiguration"("Dim3", "Dim3", "usize", "*mut c_void") -> "hipError_t"),
-    sig!("__hipPopCallConfiguration"("*mut Dim3", "*mut Dim3", "*mut usize", "*mut *mut c_void") -> "hipError_t"),
-    sig!("hipLaunchKernel"("*const c_void", "Dim3", "Dim3", "*mut *mut c_void", "usize", "*mut c_void") -> "hipError_t"),
-    sig!("hipStreamCreate"("*mut *mut c_void") -> "hipError_t"),
-    sig!("hipGetStreamDeviceId"("*mut c_void") -> "i32"),
-    sig!("hipStreamAddCallback"("*mut c_void", "Option<StreamCallback>", "*mut c_void", "u32") -> "hipError_t"),
-    sig!("hipLaunchHostFunc"("*mut c_void", "Option<HostFn>", "*mut c_void") -> "hipError_t"),
-];
-// ==== END TEMPORARY ==========================================================================
 
 /// Exported functions `hip_headers/` deliberately does not declare, each with the reason.
 const NOT_IN_HIP_HEADERS: &[(&str, &str)] = &[

@@ -99,7 +99,6 @@ fn top_level_modules_of_src_keep_their_layers() {
 }
 
 #[test]
-#[ignore = "cycles inside runtime/ are being removed (issue 10)"]
 fn modules_inside_the_top_level_ones_form_no_import_cycle() {
     let graph = without_edges_into_descendants(&module_graph(&src_dir(), 2));
     // The reader sees inside the top-level modules at all.

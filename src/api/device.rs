@@ -1,59 +1,208 @@
-//! Initialisation, devices, versions.
-#![allow(non_snake_case)]
+//! Initialisation, devices, versions (`runtime/mod.rs`, `runtime/device.rs`,
+//! `runtime/device_props.rs`).
+//!
+//! The device queries below (PCI bus ids, choosing a device by properties) belong in
+//! `runtime/device.rs`; they stay here until that file is free to take them.
 
-use super::{call, write_out};
-use crate::error::{hipError_t, HipError, HipResult};
+use super::convert::{self, write_if_wanted, Out};
+use super::declare::hip_api;
+use super::types::{hipError_t, hipUUID, DevicePropR0000, DevicePropR0600};
+use crate::error::{HipError, HipResult};
 use crate::runtime::device::Device;
-use crate::runtime::device_props::{self, DevicePropR0000, DevicePropR0600};
+use crate::runtime::device_props;
 use crate::runtime::{self, Runtime};
 use std::ffi::{c_char, c_void, CStr};
 
 /// The HIP API level hipshim implements, in HIP_VERSION form (major * 10^7 + minor * 10^5).
 const HIP_VERSION: i32 = 60_200_000;
 
-#[no_mangle]
-pub extern "C" fn hipInit(flags: u32) -> hipError_t {
-    call("hipInit", || runtime::init(flags))
-}
+hip_api! {
+    fn hipInit(flags: u32) -> hipError_t {
+        runtime::init(flags)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipGetDeviceCount(count: *mut i32) -> hipError_t {
-    call("hipGetDeviceCount", || {
-        if count.is_null() {
+    fn hipGetDeviceCount(count: *mut i32 => Out<i32>) -> hipError_t {
+        count.write(runtime::device_count()?)
+    }
+
+    fn hipSetDevice(device: i32) -> hipError_t {
+        runtime::set_device(device)
+    }
+
+    fn hipGetDevice(device: *mut i32 => Out<i32>) -> hipError_t {
+        device.write(runtime::get_device()?)
+    }
+
+    fn hipDeviceSynchronize() -> hipError_t {
+        runtime::device_synchronize()
+    }
+
+    fn hipRuntimeGetVersion(version: *mut i32 => Out<i32>) -> hipError_t {
+        version.write(HIP_VERSION)
+    }
+
+    fn hipDriverGetVersion(version: *mut i32 => Out<i32>) -> hipError_t {
+        version.write(HIP_VERSION)
+    }
+
+    /// Copies the device's product name (NUL-terminated, truncated to `len`).
+    fn hipDeviceGetName(name: *mut c_char, len: i32, ordinal: i32) -> hipError_t {
+        // SAFETY: HIP's contract: `name` has `len` writable bytes.
+        let name = unsafe { convert::slice_mut(name, len.max(0) as usize, "name") }?;
+        convert::write_c_string(name, &device(ordinal)?.product_name);
+        Ok(())
+    }
+
+    /// `hipGetDeviceProperties` as ROCm 5 and earlier binaries call it: the R0000 layout.
+    fn hipGetDeviceProperties(props: *mut DevicePropR0000 => Out<DevicePropR0000>, ordinal: i32) -> hipError_t {
+        props.write(DevicePropR0000::from_info(&device(ordinal)?.info))
+    }
+
+    fn hipGetDevicePropertiesR0000(
+        props: *mut DevicePropR0000 => Out<DevicePropR0000>,
+        ordinal: i32,
+    ) -> hipError_t {
+        props.write(DevicePropR0000::from_info(&device(ordinal)?.info))
+    }
+
+    /// ROCm 6's `hipGetDeviceProperties` (its headers map the name here): the R0600 layout.
+    fn hipGetDevicePropertiesR0600(
+        props: *mut DevicePropR0600 => Out<DevicePropR0600>,
+        ordinal: i32,
+    ) -> hipError_t {
+        props.write(DevicePropR0600::from_info(&device(ordinal)?.info))
+    }
+
+    fn hipDeviceGetAttribute(value: *mut i32 => Out<i32>, attribute: u32, ordinal: i32) -> hipError_t {
+        let info = &device(ordinal)?.info;
+        match device_props::attribute(info, attribute) {
+            Some(v) => value.write(v),
+            None => {
+                tracing::warn!(attribute, "unknown or non-integer device attribute");
+                Err(HipError::INVALID_VALUE)
+            }
+        }
+    }
+
+    fn hipDeviceGetPCIBusId(out: *mut c_char, len: i32, ordinal: i32) -> hipError_t {
+        // SAFETY: HIP's contract: `out` has `len` writable bytes.
+        let out = unsafe { convert::slice_mut(out, len.max(0) as usize, "pciBusId") }?;
+        convert::write_c_string(out, &pci_bus_id(device(ordinal)?));
+        Ok(())
+    }
+
+    fn hipDeviceGetByPCIBusId(ordinal: *mut i32 => Out<i32>, bus_id: *const c_char => &CStr) -> hipError_t {
+        let text = bus_id.to_string_lossy();
+        let (domain, bus, dev) = parse_pci_bus_id(&text).ok_or(HipError::INVALID_VALUE)?;
+        let rt = runtime::runtime()?;
+        let found = rt.devices.iter().find(|d| {
+            d.info.pci_domain == domain && d.info.pci_bus == bus && d.info.pci_device == dev
+        });
+        match found {
+            Some(d) => ordinal.write(d.index as i32),
+            None => Err(HipError::INVALID_DEVICE),
+        }
+    }
+
+    fn hipDeviceTotalMem(bytes: *mut usize => Out<usize>, ordinal: i32) -> hipError_t {
+        bytes.write(device(ordinal)?.info.total_global_mem)
+    }
+
+    fn hipDeviceComputeCapability(
+        major: *mut i32 => Out<i32>,
+        minor: *mut i32 => Out<i32>,
+        ordinal: i32,
+    ) -> hipError_t {
+        let d = device(ordinal)?;
+        major.write(d.info.major)?;
+        minor.write(d.info.minor)
+    }
+
+    fn hipDeviceGet(out: *mut i32 => Out<i32>, ordinal: i32) -> hipError_t {
+        device(ordinal)?;
+        out.write(ordinal)
+    }
+
+    fn hipDeviceGetUuid(uuid: *mut hipUUID => Out<hipUUID>, ordinal: i32) -> hipError_t {
+        uuid.write(device(ordinal)?.info.uuid)
+    }
+
+    /// Drains the current device, frees its allocations and forgets its flags and limits.
+    fn hipDeviceReset() -> hipError_t {
+        runtime::runtime()?.current_device()?.reset()
+    }
+
+    fn hipSetDeviceFlags(flags: u32) -> hipError_t {
+        use crate::runtime::device::DEVICE_FLAGS_ALL;
+        let d = runtime::runtime()?.current_device()?;
+        // More than one scheduling mode at once is contradictory.
+        let schedule = flags & 0x7;
+        if flags & !DEVICE_FLAGS_ALL != 0 || schedule.count_ones() > 1 {
             return Err(HipError::INVALID_VALUE);
         }
-        write_out(count, runtime::device_count()?)
-    })
-}
+        d.settings.lock().flags = flags;
+        Ok(())
+    }
 
-#[no_mangle]
-pub extern "C" fn hipSetDevice(device: i32) -> hipError_t {
-    call("hipSetDevice", || runtime::set_device(device))
-}
+    fn hipGetDeviceFlags(flags: *mut u32 => Out<u32>) -> hipError_t {
+        let d = runtime::runtime()?.current_device()?;
+        let value = d.settings.lock().flags;
+        flags.write(value)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipGetDevice(device: *mut i32) -> hipError_t {
-    call("hipGetDevice", || {
-        if device.is_null() {
+    fn hipDeviceGetLimit(value: *mut usize => Out<usize>, limit: u32) -> hipError_t {
+        value.write(runtime::runtime()?.current_device()?.limit(limit)?)
+    }
+
+    fn hipDeviceSetLimit(limit: u32, value: usize) -> hipError_t {
+        runtime::runtime()?.current_device()?.set_limit(limit, value)
+    }
+
+    /// `hipChooseDevice` with ROCm 5's (R0000) properties.
+    fn hipChooseDevice(ordinal: *mut i32 => Out<i32>, props: *const DevicePropR0000 => &DevicePropR0000) -> hipError_t {
+        ordinal.write(choose_device(&widen(props))?)
+    }
+
+    fn hipChooseDeviceR0000(
+        ordinal: *mut i32 => Out<i32>,
+        props: *const DevicePropR0000 => &DevicePropR0000,
+    ) -> hipError_t {
+        ordinal.write(choose_device(&widen(props))?)
+    }
+
+    fn hipChooseDeviceR0600(
+        ordinal: *mut i32 => Out<i32>,
+        props: *const DevicePropR0600 => &DevicePropR0600,
+    ) -> hipError_t {
+        ordinal.write(choose_device(props)?)
+    }
+
+    /// `hipGetProcAddress`: the address of our own export `symbol`. As AMD's runtime does,
+    /// callers asking for HIP 6.0 or later (`hipVersion` >= 600) get the R0600 forms of
+    /// `hipGetDeviceProperties` and `hipChooseDevice`. Unknown names are hipErrorInvalidValue
+    /// with `*symbolStatus = HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`, as AMD answers.
+    fn hipGetProcAddress(
+        symbol: *const c_char => &CStr,
+        pfn: *mut *mut c_void => Out<*mut c_void>,
+        hip_version: i32,
+        _flags: u64,
+        status: *mut i32 => Option<Out<i32>>,
+    ) -> hipError_t {
+        let name = symbol.to_string_lossy();
+        let name = match name.as_ref() {
+            "hipGetDeviceProperties" if hip_version >= 600 => "hipGetDevicePropertiesR0600",
+            "hipChooseDevice" if hip_version >= 600 => "hipChooseDeviceR0600",
+            other => other,
+        };
+        let found = proc_address(name);
+        // hipDriverProcAddressQueryResult: SUCCESS 0, SYMBOL_NOT_FOUND 1.
+        write_if_wanted(status, i32::from(found.is_null()))?;
+        if found.is_null() {
+            tracing::warn!(symbol = name, "not a HIP export");
             return Err(HipError::INVALID_VALUE);
         }
-        write_out(device, runtime::get_device()?)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
-    call("hipDeviceSynchronize", runtime::device_synchronize)
-}
-
-#[no_mangle]
-pub extern "C" fn hipRuntimeGetVersion(version: *mut i32) -> hipError_t {
-    call("hipRuntimeGetVersion", || write_out(version, HIP_VERSION))
-}
-
-#[no_mangle]
-pub extern "C" fn hipDriverGetVersion(version: *mut i32) -> hipError_t {
-    call("hipDriverGetVersion", || write_out(version, HIP_VERSION))
+        pfn.write(found)
+    }
 }
 
 /// The device with ordinal `device` (negative or too large: hipErrorInvalidDevice).
@@ -63,120 +212,12 @@ fn device(device: i32) -> HipResult<&'static Device> {
     rt.device(index)
 }
 
-/// Copies `text` NUL-terminated into the caller's `len` bytes, truncating.
-///
-/// # Safety
-/// `out` must have `len` writable bytes.
-unsafe fn write_c_string(out: *mut c_char, len: i32, text: &str) -> HipResult {
-    if out.is_null() || len <= 0 {
-        return Err(HipError::INVALID_VALUE);
-    }
-    let n = text.len().min(len as usize - 1);
-    // SAFETY: the caller provides `len` writable bytes at `out`; we write n + 1 <= len.
-    unsafe {
-        std::ptr::copy_nonoverlapping(text.as_ptr(), out as *mut u8, n);
-        *out.add(n) = 0;
-    }
-    Ok(())
-}
-
-/// Copies the device's product name (NUL-terminated, truncated to `len`).
-#[no_mangle]
-pub unsafe extern "C" fn hipDeviceGetName(name: *mut c_char, len: i32, ordinal: i32) -> hipError_t {
-    call("hipDeviceGetName", || {
-        if name.is_null() || len <= 0 {
-            return Err(HipError::INVALID_VALUE);
-        }
-        let product = &device(ordinal)?.product_name;
-        // SAFETY: the caller provides `len` writable bytes at `name`.
-        unsafe { write_c_string(name, len, product) }
-    })
-}
-
-/// `hipGetDeviceProperties` as ROCm 5 and earlier binaries call it: the R0000 layout.
-#[no_mangle]
-pub extern "C" fn hipGetDeviceProperties(props: *mut DevicePropR0000, ordinal: i32) -> hipError_t {
-    call("hipGetDeviceProperties", || {
-        if props.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(props, DevicePropR0000::from_info(&device(ordinal)?.info))
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipGetDevicePropertiesR0000(
-    props: *mut DevicePropR0000,
-    ordinal: i32,
-) -> hipError_t {
-    call("hipGetDevicePropertiesR0000", || {
-        if props.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(props, DevicePropR0000::from_info(&device(ordinal)?.info))
-    })
-}
-
-/// ROCm 6's `hipGetDeviceProperties` (its headers map the name here): the R0600 layout.
-#[no_mangle]
-pub extern "C" fn hipGetDevicePropertiesR0600(
-    props: *mut DevicePropR0600,
-    ordinal: i32,
-) -> hipError_t {
-    call("hipGetDevicePropertiesR0600", || {
-        if props.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(props, DevicePropR0600::from_info(&device(ordinal)?.info))
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceGetAttribute(
-    value: *mut i32,
-    attribute: i32,
-    ordinal: i32,
-) -> hipError_t {
-    call("hipDeviceGetAttribute", || {
-        if value.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        let info = &device(ordinal)?.info;
-        match device_props::attribute(info, attribute) {
-            Some(v) => write_out(value, v),
-            None => {
-                tracing::warn!(
-                    attribute,
-                    "hipDeviceGetAttribute: unknown or non-integer attribute"
-                );
-                Err(HipError::INVALID_VALUE)
-            }
-        }
-    })
-}
-
 /// `domain:bus:device.function`, as CUDA and AMD format it (`0000:11:00.0`).
 fn pci_bus_id(d: &Device) -> String {
     format!(
         "{:04x}:{:02x}:{:02x}.0",
         d.info.pci_domain, d.info.pci_bus, d.info.pci_device
     )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipDeviceGetPCIBusId(
-    out: *mut c_char,
-    len: i32,
-    ordinal: i32,
-) -> hipError_t {
-    call("hipDeviceGetPCIBusId", || {
-        if out.is_null() || len <= 0 {
-            return Err(HipError::INVALID_VALUE);
-        }
-        let id = pci_bus_id(device(ordinal)?);
-        // SAFETY: the caller provides `len` writable bytes.
-        unsafe { write_c_string(out, len, &id) }
-    })
 }
 
 /// Parses `[domain:]bus:device[.function]` (hex).
@@ -189,130 +230,6 @@ fn parse_pci_bus_id(text: &str) -> Option<(i32, i32, i32)> {
         [bus, dev] => Some((0, hex(bus)?, hex(dev)?)),
         _ => None,
     }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipDeviceGetByPCIBusId(
-    ordinal: *mut i32,
-    bus_id: *const c_char,
-) -> hipError_t {
-    call("hipDeviceGetByPCIBusId", || {
-        if ordinal.is_null() || bus_id.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        // SAFETY: a NUL-terminated string per the API contract.
-        let text = unsafe { CStr::from_ptr(bus_id) }.to_string_lossy();
-        let (domain, bus, dev) = parse_pci_bus_id(&text).ok_or(HipError::INVALID_VALUE)?;
-        let rt = runtime::runtime()?;
-        let found = rt.devices.iter().find(|d| {
-            d.info.pci_domain == domain && d.info.pci_bus == bus && d.info.pci_device == dev
-        });
-        match found {
-            Some(d) => write_out(ordinal, d.index as i32),
-            None => Err(HipError::INVALID_DEVICE),
-        }
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceTotalMem(bytes: *mut usize, ordinal: i32) -> hipError_t {
-    call("hipDeviceTotalMem", || {
-        if bytes.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(bytes, device(ordinal)?.info.total_global_mem)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceComputeCapability(
-    major: *mut i32,
-    minor: *mut i32,
-    ordinal: i32,
-) -> hipError_t {
-    call("hipDeviceComputeCapability", || {
-        if major.is_null() || minor.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        let d = device(ordinal)?;
-        write_out(major, d.info.major)?;
-        write_out(minor, d.info.minor)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceGet(out: *mut i32, ordinal: i32) -> hipError_t {
-    call("hipDeviceGet", || {
-        if out.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        device(ordinal)?;
-        write_out(out, ordinal)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceGetUuid(uuid: *mut [u8; 16], ordinal: i32) -> hipError_t {
-    call("hipDeviceGetUuid", || {
-        if uuid.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(uuid, device(ordinal)?.info.uuid)
-    })
-}
-
-/// Drains the current device, frees its allocations and forgets its flags and limits.
-#[no_mangle]
-pub extern "C" fn hipDeviceReset() -> hipError_t {
-    call("hipDeviceReset", || {
-        runtime::runtime()?.current_device()?.reset()
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipSetDeviceFlags(flags: u32) -> hipError_t {
-    call("hipSetDeviceFlags", || {
-        use crate::runtime::device::DEVICE_FLAGS_ALL;
-        let d = runtime::runtime()?.current_device()?;
-        // More than one scheduling mode at once is contradictory.
-        let schedule = flags & 0x7;
-        if flags & !DEVICE_FLAGS_ALL != 0 || schedule.count_ones() > 1 {
-            return Err(HipError::INVALID_VALUE);
-        }
-        d.settings.lock().flags = flags;
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipGetDeviceFlags(flags: *mut u32) -> hipError_t {
-    call("hipGetDeviceFlags", || {
-        if flags.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        let d = runtime::runtime()?.current_device()?;
-        let value = d.settings.lock().flags;
-        write_out(flags, value)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceGetLimit(value: *mut usize, limit: u32) -> hipError_t {
-    call("hipDeviceGetLimit", || {
-        if value.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(value, runtime::runtime()?.current_device()?.limit(limit)?)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn hipDeviceSetLimit(limit: u32, value: usize) -> hipError_t {
-    call("hipDeviceSetLimit", || {
-        runtime::runtime()?
-            .current_device()?
-            .set_limit(limit, value)
-    })
 }
 
 /// How well `device` matches the fields `wanted` sets (non-zero), CUDA-style: more matching
@@ -369,88 +286,6 @@ fn widen(p: &DevicePropR0000) -> DevicePropR0600 {
     w.warp_size = p.warp_size;
     w.managed_memory = p.managed_memory;
     w
-}
-
-/// `hipChooseDevice` with ROCm 5's (R0000) properties.
-#[no_mangle]
-pub unsafe extern "C" fn hipChooseDevice(
-    ordinal: *mut i32,
-    props: *const DevicePropR0000,
-) -> hipError_t {
-    call("hipChooseDevice", || {
-        if ordinal.is_null() || props.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        // SAFETY: non-null and, per the API, a readable R0000 properties struct.
-        let wanted = widen(unsafe { &*props });
-        write_out(ordinal, choose_device(&wanted)?)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipChooseDeviceR0000(
-    ordinal: *mut i32,
-    props: *const DevicePropR0000,
-) -> hipError_t {
-    call("hipChooseDeviceR0000", || {
-        if ordinal.is_null() || props.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        // SAFETY: non-null and, per the API, a readable R0000 properties struct.
-        let wanted = widen(unsafe { &*props });
-        write_out(ordinal, choose_device(&wanted)?)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn hipChooseDeviceR0600(
-    ordinal: *mut i32,
-    props: *const DevicePropR0600,
-) -> hipError_t {
-    call("hipChooseDeviceR0600", || {
-        if ordinal.is_null() || props.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        // SAFETY: non-null and, per the API, a readable R0600 properties struct.
-        let wanted = unsafe { &*props };
-        write_out(ordinal, choose_device(wanted)?)
-    })
-}
-
-/// `hipGetProcAddress`: the address of our own export `symbol`. As AMD's runtime does,
-/// callers asking for HIP 6.0 or later (`hipVersion` >= 600) get the R0600 forms of
-/// `hipGetDeviceProperties` and `hipChooseDevice`. Unknown names are hipErrorInvalidValue
-/// with `*symbolStatus = HIP_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`, as AMD answers.
-#[no_mangle]
-pub unsafe extern "C" fn hipGetProcAddress(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    hip_version: i32,
-    _flags: u64,
-    status: *mut i32,
-) -> hipError_t {
-    call("hipGetProcAddress", || {
-        if symbol.is_null() || pfn.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        // SAFETY: a NUL-terminated string per the API contract.
-        let name = unsafe { CStr::from_ptr(symbol) }.to_string_lossy();
-        let name = match name.as_ref() {
-            "hipGetDeviceProperties" if hip_version >= 600 => "hipGetDevicePropertiesR0600",
-            "hipChooseDevice" if hip_version >= 600 => "hipChooseDeviceR0600",
-            other => other,
-        };
-        let found = proc_address(name);
-        if !status.is_null() {
-            // hipDriverProcAddressQueryResult: SUCCESS 0, SYMBOL_NOT_FOUND 1.
-            write_out(status, i32::from(found.is_null()))?;
-        }
-        if found.is_null() {
-            tracing::warn!(symbol = name, "hipGetProcAddress: not a HIP export");
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(pfn, found)
-    })
 }
 
 /// AMD's export list, which is also ours (build.rs exports every name in it).

@@ -1,69 +1,66 @@
-//! Events.
-#![allow(non_snake_case)]
+//! Events (`runtime/event.rs`).
 
-use super::{call, write_out};
-use crate::error::{hipError_t, HipError};
-use crate::runtime::event;
-use std::ffi::c_void;
+use super::convert::{Out, PerThread, Stream};
+use super::declare::hip_api;
+use super::types::{hipError_t, hipEvent_t, hipStream_t};
+use crate::runtime::event::{self, Event};
+use std::sync::Arc;
 
-#[no_mangle]
-pub extern "C" fn hipEventCreate(event: *mut *mut c_void) -> hipError_t {
-    call("hipEventCreate", || {
-        if event.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(event, event::create(event::DEFAULT)?)
-    })
-}
+hip_api! {
+    fn hipEventCreate(event: *mut hipEvent_t => Out<hipEvent_t>) -> hipError_t {
+        event.write(event::create(event::DEFAULT)?)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipEventCreateWithFlags(event: *mut *mut c_void, flags: u32) -> hipError_t {
-    call("hipEventCreateWithFlags", || {
-        if event.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(event, event::create(flags)?)
-    })
-}
+    fn hipEventCreateWithFlags(event: *mut hipEvent_t => Out<hipEvent_t>, flags: u32) -> hipError_t {
+        event.write(event::create(flags)?)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipEventDestroy(event: *mut c_void) -> hipError_t {
-    call("hipEventDestroy", || event::destroy(event))
-}
+    fn hipEventDestroy(event: hipEvent_t) -> hipError_t {
+        event::destroy(event)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipEventRecord(event: *mut c_void, stream: *mut c_void) -> hipError_t {
-    call("hipEventRecord", || event::record(event, stream))
-}
+    fn hipEventRecord(event: hipEvent_t => Arc<Event>, stream: hipStream_t => Stream) -> hipError_t {
+        event::record(&event, stream.device, &stream.stream)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipEventRecord_spt(event: *mut c_void, stream: *mut c_void) -> hipError_t {
-    let stream = crate::runtime::stream::spt_stream(stream);
-    call("hipEventRecord_spt", || event::record(event, stream))
-}
+    fn hipEventRecord_spt(
+        event: hipEvent_t => Arc<Event>,
+        stream: hipStream_t => PerThread<Stream>,
+    ) -> hipError_t {
+        event::record(&event, stream.0.device, &stream.0.stream)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipEventSynchronize(event: *mut c_void) -> hipError_t {
-    call("hipEventSynchronize", || event::synchronize(event))
-}
+    fn hipEventSynchronize(event: hipEvent_t => Arc<Event>) -> hipError_t {
+        event::synchronize(&event)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipEventQuery(event: *mut c_void) -> hipError_t {
-    call("hipEventQuery", || event::query(event))
-}
+    fn hipEventQuery(event: hipEvent_t => Arc<Event>) -> hipError_t {
+        event::query(&event)
+    }
 
-#[no_mangle]
-pub extern "C" fn hipEventElapsedTime(
-    ms: *mut f32,
-    start: *mut c_void,
-    stop: *mut c_void,
-) -> hipError_t {
-    call("hipEventElapsedTime", || {
-        if ms.is_null() {
-            return Err(HipError::INVALID_VALUE);
-        }
-        write_out(ms, event::elapsed_ms(start, stop)?)
-    })
+    fn hipEventElapsedTime(
+        ms: *mut f32 => Out<f32>,
+        start: hipEvent_t => Arc<Event>,
+        stop: hipEvent_t => Arc<Event>,
+    ) -> hipError_t {
+        ms.write(event::elapsed_ms(&start, &stop)?)
+    }
+
+    fn hipStreamWaitEvent(
+        stream: hipStream_t => Stream,
+        event: hipEvent_t => Arc<Event>,
+        flags: u32,
+    ) -> hipError_t {
+        event::stream_wait(stream.device, &stream.stream, &event, flags)
+    }
+
+    fn hipStreamWaitEvent_spt(
+        stream: hipStream_t => PerThread<Stream>,
+        event: hipEvent_t => Arc<Event>,
+        flags: u32,
+    ) -> hipError_t {
+        event::stream_wait(stream.0.device, &stream.0.stream, &event, flags)
+    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/symver_event.rs"));

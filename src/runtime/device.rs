@@ -2,7 +2,7 @@
 //! and the staging state for copies from pageable host memory.
 
 use super::device_props::{self, DeviceInfo};
-use super::stream::DeviceStreams;
+use super::ordering::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::CopyEngines;

@@ -456,99 +456,99 @@ impl DevicePropR0600 {
 
 /// `hipDeviceAttribute_t` values (AMD's numbering, identical in ROCm 5.2 and 6.x).
 pub mod attr {
-    pub const ECC_ENABLED: i32 = 0;
-    pub const ACCESS_POLICY_MAX_WINDOW_SIZE: i32 = 1;
-    pub const ASYNC_ENGINE_COUNT: i32 = 2;
-    pub const CAN_MAP_HOST_MEMORY: i32 = 3;
-    pub const CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: i32 = 4;
-    pub const CLOCK_RATE: i32 = 5;
-    pub const COMPUTE_MODE: i32 = 6;
-    pub const COMPUTE_PREEMPTION_SUPPORTED: i32 = 7;
-    pub const CONCURRENT_KERNELS: i32 = 8;
-    pub const CONCURRENT_MANAGED_ACCESS: i32 = 9;
-    pub const COOPERATIVE_LAUNCH: i32 = 10;
-    pub const COOPERATIVE_MULTI_DEVICE_LAUNCH: i32 = 11;
-    pub const DEVICE_OVERLAP: i32 = 12;
-    pub const DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: i32 = 13;
-    pub const GLOBAL_L1_CACHE_SUPPORTED: i32 = 14;
-    pub const HOST_NATIVE_ATOMIC_SUPPORTED: i32 = 15;
-    pub const INTEGRATED: i32 = 16;
-    pub const IS_MULTI_GPU_BOARD: i32 = 17;
-    pub const KERNEL_EXEC_TIMEOUT: i32 = 18;
-    pub const L2_CACHE_SIZE: i32 = 19;
-    pub const LOCAL_L1_CACHE_SUPPORTED: i32 = 20;
+    pub const ECC_ENABLED: u32 = 0;
+    pub const ACCESS_POLICY_MAX_WINDOW_SIZE: u32 = 1;
+    pub const ASYNC_ENGINE_COUNT: u32 = 2;
+    pub const CAN_MAP_HOST_MEMORY: u32 = 3;
+    pub const CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: u32 = 4;
+    pub const CLOCK_RATE: u32 = 5;
+    pub const COMPUTE_MODE: u32 = 6;
+    pub const COMPUTE_PREEMPTION_SUPPORTED: u32 = 7;
+    pub const CONCURRENT_KERNELS: u32 = 8;
+    pub const CONCURRENT_MANAGED_ACCESS: u32 = 9;
+    pub const COOPERATIVE_LAUNCH: u32 = 10;
+    pub const COOPERATIVE_MULTI_DEVICE_LAUNCH: u32 = 11;
+    pub const DEVICE_OVERLAP: u32 = 12;
+    pub const DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: u32 = 13;
+    pub const GLOBAL_L1_CACHE_SUPPORTED: u32 = 14;
+    pub const HOST_NATIVE_ATOMIC_SUPPORTED: u32 = 15;
+    pub const INTEGRATED: u32 = 16;
+    pub const IS_MULTI_GPU_BOARD: u32 = 17;
+    pub const KERNEL_EXEC_TIMEOUT: u32 = 18;
+    pub const L2_CACHE_SIZE: u32 = 19;
+    pub const LOCAL_L1_CACHE_SUPPORTED: u32 = 20;
     // 21 Luid, 22 LuidDeviceNodeMask: not integers.
-    pub const COMPUTE_CAPABILITY_MAJOR: i32 = 23;
-    pub const MANAGED_MEMORY: i32 = 24;
-    pub const MAX_BLOCKS_PER_MULTI_PROCESSOR: i32 = 25;
-    pub const MAX_BLOCK_DIM_X: i32 = 26;
-    pub const MAX_BLOCK_DIM_Y: i32 = 27;
-    pub const MAX_BLOCK_DIM_Z: i32 = 28;
-    pub const MAX_GRID_DIM_X: i32 = 29;
-    pub const MAX_GRID_DIM_Y: i32 = 30;
-    pub const MAX_GRID_DIM_Z: i32 = 31;
+    pub const COMPUTE_CAPABILITY_MAJOR: u32 = 23;
+    pub const MANAGED_MEMORY: u32 = 24;
+    pub const MAX_BLOCKS_PER_MULTI_PROCESSOR: u32 = 25;
+    pub const MAX_BLOCK_DIM_X: u32 = 26;
+    pub const MAX_BLOCK_DIM_Y: u32 = 27;
+    pub const MAX_BLOCK_DIM_Z: u32 = 28;
+    pub const MAX_GRID_DIM_X: u32 = 29;
+    pub const MAX_GRID_DIM_Y: u32 = 30;
+    pub const MAX_GRID_DIM_Z: u32 = 31;
     /// 32..=54: surface and texture limits; hipshim has no textures or surfaces (0).
-    pub const FIRST_TEXTURE: i32 = 32;
-    pub const LAST_TEXTURE: i32 = 54;
+    pub const FIRST_TEXTURE: u32 = 32;
+    pub const LAST_TEXTURE: u32 = 54;
     // 55 MaxThreadsDim: an array, not an integer.
-    pub const MAX_THREADS_PER_BLOCK: i32 = 56;
-    pub const MAX_THREADS_PER_MULTI_PROCESSOR: i32 = 57;
-    pub const MAX_PITCH: i32 = 58;
-    pub const MEMORY_BUS_WIDTH: i32 = 59;
-    pub const MEMORY_CLOCK_RATE: i32 = 60;
-    pub const COMPUTE_CAPABILITY_MINOR: i32 = 61;
-    pub const MULTI_GPU_BOARD_GROUP_ID: i32 = 62;
-    pub const MULTIPROCESSOR_COUNT: i32 = 63;
+    pub const MAX_THREADS_PER_BLOCK: u32 = 56;
+    pub const MAX_THREADS_PER_MULTI_PROCESSOR: u32 = 57;
+    pub const MAX_PITCH: u32 = 58;
+    pub const MEMORY_BUS_WIDTH: u32 = 59;
+    pub const MEMORY_CLOCK_RATE: u32 = 60;
+    pub const COMPUTE_CAPABILITY_MINOR: u32 = 61;
+    pub const MULTI_GPU_BOARD_GROUP_ID: u32 = 62;
+    pub const MULTIPROCESSOR_COUNT: u32 = 63;
     // 64 Unused1 (was Name).
-    pub const PAGEABLE_MEMORY_ACCESS: i32 = 65;
-    pub const PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: i32 = 66;
-    pub const PCI_BUS_ID: i32 = 67;
-    pub const PCI_DEVICE_ID: i32 = 68;
-    pub const PCI_DOMAIN_ID: i32 = 69;
-    pub const PERSISTING_L2_CACHE_MAX_SIZE: i32 = 70;
-    pub const MAX_REGISTERS_PER_BLOCK: i32 = 71;
-    pub const MAX_REGISTERS_PER_MULTIPROCESSOR: i32 = 72;
-    pub const RESERVED_SHARED_MEM_PER_BLOCK: i32 = 73;
-    pub const MAX_SHARED_MEMORY_PER_BLOCK: i32 = 74;
-    pub const SHARED_MEM_PER_BLOCK_OPTIN: i32 = 75;
-    pub const SHARED_MEM_PER_MULTIPROCESSOR: i32 = 76;
-    pub const SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: i32 = 77;
-    pub const STREAM_PRIORITIES_SUPPORTED: i32 = 78;
-    pub const SURFACE_ALIGNMENT: i32 = 79;
-    pub const TCC_DRIVER: i32 = 80;
-    pub const TEXTURE_ALIGNMENT: i32 = 81;
-    pub const TEXTURE_PITCH_ALIGNMENT: i32 = 82;
-    pub const TOTAL_CONSTANT_MEMORY: i32 = 83;
-    pub const TOTAL_GLOBAL_MEM: i32 = 84;
-    pub const UNIFIED_ADDRESSING: i32 = 85;
+    pub const PAGEABLE_MEMORY_ACCESS: u32 = 65;
+    pub const PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: u32 = 66;
+    pub const PCI_BUS_ID: u32 = 67;
+    pub const PCI_DEVICE_ID: u32 = 68;
+    pub const PCI_DOMAIN_ID: u32 = 69;
+    pub const PERSISTING_L2_CACHE_MAX_SIZE: u32 = 70;
+    pub const MAX_REGISTERS_PER_BLOCK: u32 = 71;
+    pub const MAX_REGISTERS_PER_MULTIPROCESSOR: u32 = 72;
+    pub const RESERVED_SHARED_MEM_PER_BLOCK: u32 = 73;
+    pub const MAX_SHARED_MEMORY_PER_BLOCK: u32 = 74;
+    pub const SHARED_MEM_PER_BLOCK_OPTIN: u32 = 75;
+    pub const SHARED_MEM_PER_MULTIPROCESSOR: u32 = 76;
+    pub const SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: u32 = 77;
+    pub const STREAM_PRIORITIES_SUPPORTED: u32 = 78;
+    pub const SURFACE_ALIGNMENT: u32 = 79;
+    pub const TCC_DRIVER: u32 = 80;
+    pub const TEXTURE_ALIGNMENT: u32 = 81;
+    pub const TEXTURE_PITCH_ALIGNMENT: u32 = 82;
+    pub const TOTAL_CONSTANT_MEMORY: u32 = 83;
+    pub const TOTAL_GLOBAL_MEM: u32 = 84;
+    pub const UNIFIED_ADDRESSING: u32 = 85;
     // 86 Unused2 (was Uuid).
-    pub const WARP_SIZE: i32 = 87;
-    pub const MEMORY_POOLS_SUPPORTED: i32 = 88;
-    pub const VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: i32 = 89;
-    pub const HOST_REGISTER_SUPPORTED: i32 = 90;
-    pub const MEMORY_POOL_SUPPORTED_HANDLE_TYPES: i32 = 91;
-    pub const CLOCK_INSTRUCTION_RATE: i32 = 10000;
+    pub const WARP_SIZE: u32 = 87;
+    pub const MEMORY_POOLS_SUPPORTED: u32 = 88;
+    pub const VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: u32 = 89;
+    pub const HOST_REGISTER_SUPPORTED: u32 = 90;
+    pub const MEMORY_POOL_SUPPORTED_HANDLE_TYPES: u32 = 91;
+    pub const CLOCK_INSTRUCTION_RATE: u32 = 10000;
     // 10001 Unused3 (was Arch).
-    pub const MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: i32 = 10002;
+    pub const MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: u32 = 10002;
     /// Was `hipDeviceAttributeGcnArch` (ROCm 5); ROCm 6 calls it Unused4. Still answered.
-    pub const GCN_ARCH: i32 = 10003;
+    pub const GCN_ARCH: u32 = 10003;
     // 10004 Unused5 (was GcnArchName), 10005/10006 HDP registers: not integers.
-    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_FUNC: i32 = 10007;
-    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_GRID_DIM: i32 = 10008;
-    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_BLOCK_DIM: i32 = 10009;
-    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_SHARED_MEM: i32 = 10010;
-    pub const IS_LARGE_BAR: i32 = 10011;
-    pub const ASIC_REVISION: i32 = 10012;
-    pub const CAN_USE_STREAM_WAIT_VALUE: i32 = 10013;
-    pub const IMAGE_SUPPORT: i32 = 10014;
-    pub const PHYSICAL_MULTI_PROCESSOR_COUNT: i32 = 10015;
-    pub const FINE_GRAIN_SUPPORT: i32 = 10016;
-    pub const WALL_CLOCK_RATE: i32 = 10017;
+    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_FUNC: u32 = 10007;
+    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_GRID_DIM: u32 = 10008;
+    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_BLOCK_DIM: u32 = 10009;
+    pub const COOPERATIVE_MULTI_DEVICE_UNMATCHED_SHARED_MEM: u32 = 10010;
+    pub const IS_LARGE_BAR: u32 = 10011;
+    pub const ASIC_REVISION: u32 = 10012;
+    pub const CAN_USE_STREAM_WAIT_VALUE: u32 = 10013;
+    pub const IMAGE_SUPPORT: u32 = 10014;
+    pub const PHYSICAL_MULTI_PROCESSOR_COUNT: u32 = 10015;
+    pub const FINE_GRAIN_SUPPORT: u32 = 10016;
+    pub const WALL_CLOCK_RATE: u32 = 10017;
 }
 
 /// `hipDeviceGetAttribute`: the value, or `None` for an attribute that is unknown or not
 /// an integer (`hipErrorInvalidValue`). Read from the R0600 properties, so the two agree.
-pub fn attribute(d: &DeviceInfo, attribute: i32) -> Option<i32> {
+pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
     use attr::*;
     let p = DevicePropR0600::from_info(d);
     let clamp = |v: usize| v.min(i32::MAX as usize) as i32;
@@ -690,7 +690,7 @@ mod tests {
         assert_eq!(attribute(&d, attr::TOTAL_GLOBAL_MEM), Some(i32::MAX));
         assert_eq!(attribute(&d, 21), None, "Luid is not an integer");
         assert_eq!(attribute(&d, 9999), None);
-        assert_eq!(attribute(&d, -1), None);
+        assert_eq!(attribute(&d, u32::MAX), None);
     }
 
     #[test]

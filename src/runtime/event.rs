@@ -17,15 +17,13 @@
 //! `hipEventQuery` return the fault, every time, until the event is recorded again.
 
 use super::device::Device;
+use super::handles::HandleTable;
 use super::runtime;
-use super::stream::{self, Dep};
+use super::stream::{self, Dep, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{Doom, Marker};
-use dashmap::DashMap;
-use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 pub const DEFAULT: u32 = 0;
@@ -46,26 +44,11 @@ struct Record {
     device: usize,
 }
 
-static EVENTS: Lazy<DashMap<usize, Arc<Event>>> = Lazy::new(DashMap::new);
-static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
+static EVENTS: HandleTable<Event> = HandleTable::new("event", 0xe0);
 
-/// Event handles, like stream handles, are checked against the live set before use and never
-/// reused (see `stream::handles::new_handle`).
-fn new_handle() -> usize {
-    (NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 8) | 0xe0
-}
-
-fn event(handle: *mut c_void) -> HipResult<Arc<Event>> {
-    EVENTS
-        .get(&(handle as usize))
-        .map(|e| e.clone())
-        .ok_or_else(|| {
-            tracing::warn!(
-                event = format_args!("{handle:p}"),
-                "not a live event handle"
-            );
-            HipError::INVALID_HANDLE
-        })
+/// The live event a `hipEvent_t` names.
+pub fn lookup(handle: *mut c_void) -> HipResult<Arc<Event>> {
+    EVENTS.get(handle as usize)
 }
 
 /// `hipEventCreateWithFlags`.
@@ -80,36 +63,21 @@ pub fn create(flags: u32) -> HipResult<*mut c_void> {
         return Err(HipError::NOT_SUPPORTED);
     }
     runtime()?;
-    let handle = new_handle();
-    EVENTS.insert(
-        handle,
-        Arc::new(Event {
-            flags,
-            record: Mutex::new(None),
-        }),
-    );
+    let handle = EVENTS.insert(Arc::new(Event {
+        flags,
+        record: Mutex::new(None),
+    }));
     Ok(handle as *mut c_void)
 }
 
 /// `hipEventDestroy`: an outstanding record still completes (its marker's signal is held by
 /// the stream until then).
 pub fn destroy(handle: *mut c_void) -> HipResult {
-    EVENTS
-        .remove(&(handle as usize))
-        .map(|_| ())
-        .ok_or_else(|| {
-            tracing::warn!(
-                event = format_args!("{handle:p}"),
-                "hipEventDestroy of a handle that is not a live event"
-            );
-            HipError::INVALID_HANDLE
-        })
+    EVENTS.remove(handle as usize).map(drop)
 }
 
-/// `hipEventRecord`.
-pub fn record(handle: *mut c_void, stream_handle: *mut c_void) -> HipResult {
-    let event = event(handle)?;
-    let (device, stream) = stream::lookup(stream_handle)?;
+/// `hipEventRecord` on `stream`, which runs on `device`.
+pub fn record(event: &Event, device: &Device, stream: &Stream) -> HipResult {
     let marker = stream.record(&device.streams)?;
     *event.record.lock() = Some(Record {
         marker,
@@ -119,8 +87,7 @@ pub fn record(handle: *mut c_void, stream_handle: *mut c_void) -> HipResult {
 }
 
 /// `hipEventQuery`: success if complete (or never recorded, as AMD's runtime does).
-pub fn query(handle: *mut c_void) -> HipResult {
-    let event = event(handle)?;
+pub fn query(event: &Event) -> HipResult {
     let Some(record) = event.record.lock().clone() else {
         return Ok(());
     };
@@ -134,8 +101,7 @@ pub fn query(handle: *mut c_void) -> HipResult {
 }
 
 /// `hipEventSynchronize`: waits on the host (without spinning for `hipEventBlockingSync`).
-pub fn synchronize(handle: *mut c_void) -> HipResult {
-    let event = event(handle)?;
+pub fn synchronize(event: &Event) -> HipResult {
     let Some(record) = event.record.lock().clone() else {
         return Ok(());
     };
@@ -173,14 +139,12 @@ fn lost_record(record: &Record, doom: Doom) -> HipError {
 
 /// `hipStreamWaitEvent`: the stream's later work waits for the event's latest record, on the
 /// device. An event never recorded is no dependency (CUDA and AMD agree).
-pub fn stream_wait(stream_handle: *mut c_void, handle: *mut c_void, flags: u32) -> HipResult {
-    let event = event(handle)?;
+pub fn stream_wait(device: &Device, stream: &Stream, event: &Event, flags: u32) -> HipResult {
     // hipEventWaitDefault (0) and hipEventWaitExternal (1, graph capture only).
     if flags > 1 {
         tracing::warn!(flags, "unknown hipStreamWaitEvent flags");
         return Err(HipError::INVALID_VALUE);
     }
-    let (device, stream) = stream::lookup(stream_handle)?;
     let Some(record) = event.record.lock().clone() else {
         return Ok(());
     };
@@ -189,8 +153,7 @@ pub fn stream_wait(stream_handle: *mut c_void, handle: *mut c_void, flags: u32) 
 
 /// `hipEventElapsedTime` in milliseconds, with AMD's errors: an event not recorded or created
 /// with `hipEventDisableTiming` is an invalid handle; one not complete is `NotReady`.
-pub fn elapsed_ms(start: *mut c_void, stop: *mut c_void) -> HipResult<f32> {
-    let (start, stop) = (event(start)?, event(stop)?);
+pub fn elapsed_ms(start: &Event, stop: &Event) -> HipResult<f32> {
     // One lock at a time: `start` and `stop` may be the same event.
     let a = start.record.lock().clone();
     let b = stop.record.lock().clone();

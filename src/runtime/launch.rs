@@ -259,6 +259,85 @@ pub unsafe fn launch_function(
     Ok(())
 }
 
+// ---------------------------------------------------------------------------------------
+// hipModuleLaunchKernel: the driver-style launch of a module's function
+
+/// `HIP_LAUNCH_PARAM_BUFFER_POINTER`, `_SIZE`, `_END` (AMD's values).
+const LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+const LAUNCH_PARAM_END: usize = 3;
+
+/// The packed argument buffer named by an `extra` array:
+/// `{BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}` (the order AMD requires), for a launch
+/// of `kernel`. A size larger than the kernel's whole kernarg segment cannot be an argument
+/// buffer for it and is `hipErrorInvalidValue` (AMD's ROCm 5.2 runtime ignores the size);
+/// `launch_function` checks that the buffer covers the explicit arguments.
+///
+/// # Safety
+/// `extra` is a readable array of that form (checked entry by entry up to END), and the
+/// buffer holds `size` bytes.
+unsafe fn packed_args<'a>(extra: *mut *mut c_void, kernel: &KernelInfo) -> HipResult<&'a [u8]> {
+    // SAFETY: the first five entries of a well-formed array; the tags are checked before the
+    // pointers they introduce are used.
+    let e = |i: usize| unsafe { *extra.add(i) } as usize;
+    if e(0) != LAUNCH_PARAM_BUFFER_POINTER
+        || e(2) != LAUNCH_PARAM_BUFFER_SIZE
+        || e(4) != LAUNCH_PARAM_END
+    {
+        tracing::warn!("hipModuleLaunchKernel: malformed `extra` array");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let (buffer, size_ptr) = (e(1) as *const u8, e(3) as *const usize);
+    if buffer.is_null() || size_ptr.is_null() {
+        tracing::warn!("hipModuleLaunchKernel: null buffer or size in `extra`");
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: BUFFER_SIZE points to the buffer's size.
+    let size = unsafe { *size_ptr };
+    if size > kernel.kernarg_size as usize {
+        tracing::warn!(
+            kernel = %kernel.name,
+            size,
+            kernarg_size = kernel.kernarg_size,
+            "hipModuleLaunchKernel: HIP_LAUNCH_PARAM_BUFFER_SIZE is larger than the kernel's \
+             kernarg segment"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: the buffer holds `size` bytes (HIP's contract), and `size` is at most the
+    // kernarg segment size, a u32.
+    Ok(unsafe { std::slice::from_raw_parts(buffer, size) })
+}
+
+/// `hipModuleLaunchKernel`: the arguments come either as `kernel_params` (one pointer per
+/// explicit argument) or packed in the buffer `extra` names; not both.
+///
+/// # Safety
+/// HIP's contract for `kernel_params` and `extra`.
+pub unsafe fn launch_module_kernel(
+    function: &Function,
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+    stream: *mut c_void,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> HipResult {
+    if !kernel_params.is_null() && !extra.is_null() {
+        tracing::warn!("hipModuleLaunchKernel: both kernelParams and extra given");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let args = if extra.is_null() {
+        Args::Pointers(kernel_params as *const *const c_void)
+    } else {
+        let device = runtime()?.current_device()?;
+        // SAFETY: HIP's contract for `extra`.
+        Args::Packed(unsafe { packed_args(extra, &function.kernel(device)?.info) }?)
+    };
+    // SAFETY: HIP's contract: kernelParams has one pointer per explicit argument.
+    unsafe { launch_function(function, grid, block, args, shared_mem, stream) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

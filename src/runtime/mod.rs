@@ -7,11 +7,13 @@ pub mod copy;
 pub mod device;
 pub mod device_props;
 pub mod event;
+pub mod handles;
 pub mod kernarg;
 pub mod launch;
 pub mod memory;
 pub mod module;
 pub mod occupancy;
+pub mod ordering;
 pub mod stream;
 
 use crate::config::Config;

@@ -9,7 +9,9 @@
 //! whose module was unloaded, is `hipErrorInvalidHandle` without ever being dereferenced.
 
 use super::code_object::{self, KernelInfo, TargetId};
+use super::copy::{self, CopyKind};
 use super::device::Device;
+use super::handles::HandleTable;
 use super::memory;
 use super::runtime;
 use crate::error::{HipError, HipResult};
@@ -78,7 +80,9 @@ struct Variable {
     size: usize,
 }
 
-/// Registered kernels by the host address clang passes to `hipLaunchKernel`.
+/// Registered kernels by the host address clang passes to `hipLaunchKernel` (the kernel's
+/// host stub): the program's own address, not a handle hipshim issues, so not in a
+/// `HandleTable`; an address nobody registered is `hipErrorInvalidDeviceFunction`.
 static FUNCTIONS: Lazy<DashMap<usize, Arc<Function>>> = Lazy::new(DashMap::new);
 /// Registered device variables by the address of their host shadow.
 static VARIABLES: Lazy<DashMap<usize, Arc<Variable>>> = Lazy::new(DashMap::new);
@@ -392,14 +396,31 @@ fn select_entry(
 }
 
 // ---------------------------------------------------------------------------------------
-// hipModule_t / hipFunction_t handles
+// Handles: fat binaries, hipModule_t, hipFunction_t (all in `runtime/handles.rs` tables)
 
-/// What a handle points to: a tag word, so the address is real memory the application may
-/// hold, but the runtime only ever looks handles up in the registries below.
-#[repr(C)]
-struct HandleTag(u64);
-const MODULE_TAG: u64 = u64::from_le_bytes(*b"hipMODUL");
-const FUNCTION_TAG: u64 = u64::from_le_bytes(*b"hipFUNCT");
+/// Fat binaries registered by `__hipRegisterFatBinary`, by the handle it returned.
+static FAT_BINARIES: HandleTable<FatBinary> = HandleTable::new("fat binary", 0xf0);
+
+/// `__hipRegisterFatBinary` as a handle for the hooks that follow it.
+///
+/// # Safety
+/// As [`register_fat_binary`].
+pub unsafe fn register_fat_binary_handle(wrapper: *const c_void) -> HipResult<*mut *mut c_void> {
+    // SAFETY: forwarded contract.
+    let fat_binary = unsafe { register_fat_binary(wrapper) }?;
+    Ok(FAT_BINARIES.insert(fat_binary) as *mut *mut c_void)
+}
+
+/// The fat binary a `__hipRegisterFatBinary` handle names.
+pub fn fat_binary(handle: *mut *mut c_void) -> HipResult<Arc<FatBinary>> {
+    FAT_BINARIES.get(handle as usize)
+}
+
+/// `__hipUnregisterFatBinary`.
+pub fn unregister_fat_binary_handle(handle: *mut *mut c_void) -> HipResult {
+    unregister_fat_binary(&FAT_BINARIES.remove(handle as usize)?);
+    Ok(())
+}
 
 /// A module loaded by `hipModuleLoad*`.
 pub struct Module {
@@ -408,44 +429,27 @@ pub struct Module {
     functions: Mutex<HashMap<String, usize>>,
 }
 
-static MODULES: Lazy<DashMap<usize, Arc<Module>>> = Lazy::new(DashMap::new);
-static FUNCTION_HANDLES: Lazy<DashMap<usize, Arc<Function>>> = Lazy::new(DashMap::new);
-
-fn new_handle(tag: u64) -> usize {
-    Box::into_raw(Box::new(HandleTag(tag))) as usize
-}
-
-/// Frees a handle's tag box.
-///
-/// # Safety
-/// `handle` came from [`new_handle`] and was just removed from its registry.
-unsafe fn free_handle(handle: usize) {
-    // SAFETY: per the contract, a live box from new_handle, freed once.
-    drop(unsafe { Box::from_raw(handle as *mut HandleTag) });
-}
+static MODULES: HandleTable<Module> = HandleTable::new("module", 0xa0);
+static FUNCTION_HANDLES: HandleTable<Function> = HandleTable::new("function", 0xb0);
 
 /// `hipModuleLoadData(Ex)`: `image` is an offload bundle or an ELF code object. Loaded on
 /// the current device now, on others at first use.
-pub fn load_module(image: Vec<u8>) -> HipResult<usize> {
+pub fn load_module(image: Vec<u8>) -> HipResult<*mut c_void> {
     let device = runtime()?.current_device()?;
     let image = CodeImage::new(ImageBytes::Owned(image));
     image.load(device)?;
-    let handle = new_handle(MODULE_TAG);
-    MODULES.insert(
-        handle,
-        Arc::new(Module {
-            image,
-            functions: Mutex::new(HashMap::new()),
-        }),
-    );
+    let handle = MODULES.insert(Arc::new(Module {
+        image,
+        functions: Mutex::new(HashMap::new()),
+    }));
     tracing::debug!(module = format_args!("{handle:#x}"), "module loaded");
-    Ok(handle)
+    Ok(handle as *mut c_void)
 }
 
 /// `hipModuleLoad`: reads the file, then as [`load_module`].
 /// Only regular files are read, and only as many bytes as their size: opening a FIFO would
 /// block, and a device such as `/dev/zero` never ends.
-pub fn load_module_file(path: &std::path::Path) -> HipResult<usize> {
+pub fn load_module_file(path: &std::path::Path) -> HipResult<*mut c_void> {
     use std::io::Read;
     let fail = |e: std::io::Error| {
         tracing::warn!(path = %path.display(), error = %e, "hipModuleLoad: cannot read the file");
@@ -466,45 +470,44 @@ pub fn load_module_file(path: &std::path::Path) -> HipResult<usize> {
     load_module(bytes)
 }
 
-fn module(handle: usize) -> HipResult<Arc<Module>> {
-    MODULES
-        .get(&handle)
-        .map(|m| m.value().clone())
-        .ok_or_else(|| {
-            tracing::warn!(
-                module = format_args!("{handle:#x}"),
-                "not a live module handle"
-            );
-            HipError::INVALID_HANDLE
-        })
+/// `hipModuleLoadData(Ex)` of an image in memory: an ELF code object, an offload bundle or a
+/// fat binary. The image has no length: its headers say how long it is, and bytes they claim
+/// that are not readable memory make it `hipErrorInvalidImage` (`image_from_memory`).
+///
+/// # Safety
+/// `image` is null or one of those forms (see `image_from_memory` for what is checked).
+pub unsafe fn load_module_image(image: *const c_void) -> HipResult<*mut c_void> {
+    if image.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: forwarded contract.
+    let bytes = unsafe { code_object::image_from_memory(image) }.map_err(|e| {
+        tracing::warn!(error = %e, "unusable code image");
+        HipError::INVALID_IMAGE
+    })?;
+    load_module(bytes)
+}
+
+/// The live module a `hipModule_t` names.
+pub fn module(handle: *mut c_void) -> HipResult<Arc<Module>> {
+    MODULES.get(handle as usize)
 }
 
 /// `hipModuleUnload`: its function handles die with it.
-pub fn unload_module(handle: usize) -> HipResult {
+pub fn unload_module(handle: *mut c_void) -> HipResult {
     // A fault reported while waiting leaves the module as it was, so calling again unloads it
     // (a call that reports a fault has not done its own work).
     module(handle)?.image.quiesce()?;
-    let (_, module) = MODULES.remove(&handle).ok_or_else(|| {
-        tracing::warn!(
-            module = format_args!("{handle:#x}"),
-            "hipModuleUnload of a handle that is not a live module"
-        );
-        HipError::INVALID_HANDLE
-    })?;
+    let module = MODULES.remove(handle as usize)?;
     for (_, f) in module.functions.lock().drain() {
-        if FUNCTION_HANDLES.remove(&f).is_some() {
-            // SAFETY: a function handle made by new_handle, removed from its registry above.
-            unsafe { free_handle(f) };
-        }
+        // Already gone only if a concurrent unload of this module won; nothing to undo.
+        let _ = FUNCTION_HANDLES.remove(f);
     }
-    // SAFETY: made by new_handle and removed from MODULES above.
-    unsafe { free_handle(handle) };
     module.image.unload()
 }
 
 /// `hipModuleGetFunction`: one handle per (module, name), reused on repeated calls.
-pub fn module_get_function(handle: usize, name: &str) -> HipResult<usize> {
-    let module = module(handle)?;
+pub fn module_get_function(module: &Module, name: &str) -> HipResult<*mut c_void> {
     let device = runtime()?.current_device()?;
     let loaded = module.image.load(device)?;
     if !loaded.kernels.contains_key(name) {
@@ -515,18 +518,19 @@ pub fn module_get_function(handle: usize, name: &str) -> HipResult<usize> {
         return Err(HipError::NOT_FOUND);
     }
     let mut functions = module.functions.lock();
-    if let Some(&f) = functions.get(name) {
-        return Ok(f);
-    }
-    let f = new_handle(FUNCTION_TAG);
-    FUNCTION_HANDLES.insert(f, Function::new(module.image.clone(), name.to_owned()));
-    functions.insert(name.to_owned(), f);
-    Ok(f)
+    let f = match functions.get(name) {
+        Some(&f) => f,
+        None => {
+            let f = FUNCTION_HANDLES.insert(Function::new(module.image.clone(), name.to_owned()));
+            functions.insert(name.to_owned(), f);
+            f
+        }
+    };
+    Ok(f as *mut c_void)
 }
 
 /// `hipModuleGetGlobal`: (device address, size) of a module variable on the current device.
-pub fn module_get_global(handle: usize, name: &str) -> HipResult<(usize, usize)> {
-    let module = module(handle)?;
+pub fn module_get_global(module: &Module, name: &str) -> HipResult<(usize, usize)> {
     let device = runtime()?.current_device()?;
     let loaded = module.image.load(device)?;
     loaded.variables.get(name).copied().ok_or_else(|| {
@@ -536,15 +540,171 @@ pub fn module_get_global(handle: usize, name: &str) -> HipResult<(usize, usize)>
 }
 
 /// The function behind a `hipFunction_t`.
-pub fn function_handle(handle: usize) -> HipResult<Arc<Function>> {
-    FUNCTION_HANDLES
-        .get(&handle)
-        .map(|f| f.value().clone())
-        .ok_or_else(|| {
+pub fn function_handle(handle: *mut c_void) -> HipResult<Arc<Function>> {
+    FUNCTION_HANDLES.get(handle as usize)
+}
+
+// ---------------------------------------------------------------------------------------
+// Device symbols (`__device__` / `__constant__` variables registered by __hipRegisterVar)
+
+/// The device range `[symbol + offset, + size)` on the current device, checked against the
+/// variable's size.
+fn symbol_range(symbol: *const c_void, offset: usize, size: usize) -> HipResult<usize> {
+    let (address, bytes) = symbol_on_current_device(symbol)?;
+    match offset.checked_add(size) {
+        Some(end) if end <= bytes => Ok(address + offset),
+        _ => {
             tracing::warn!(
-                function = format_args!("{handle:#x}"),
-                "not a live function handle"
+                offset,
+                size,
+                bytes,
+                "copy beyond the end of a device symbol"
             );
-            HipError::INVALID_HANDLE
+            Err(HipError::INVALID_VALUE)
+        }
+    }
+}
+
+/// Which way a symbol copy goes.
+#[derive(Clone, Copy)]
+pub enum Towards {
+    /// From `other` (host or device memory) into the symbol.
+    Symbol,
+    /// From the symbol into `other`.
+    Host,
+}
+
+/// Every hipMemcpy{To,From}Symbol{,Async}{,_spt}: checks the kind for the direction,
+/// resolves the symbol's range, then copies synchronously (`stream` None) or on `stream`.
+///
+/// # Safety
+/// HIP's contract: the non-symbol side is valid for `size` bytes (until the copy completes,
+/// for the stream-ordered forms).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn symbol_copy(
+    towards: Towards,
+    symbol: *const c_void,
+    other: *mut c_void,
+    size: usize,
+    offset: usize,
+    kind: CopyKind,
+    stream: Option<*mut c_void>,
+) -> HipResult {
+    let allowed = match towards {
+        Towards::Symbol => CopyKind::HostToDevice,
+        Towards::Host => CopyKind::DeviceToHost,
+    };
+    if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) && kind != allowed {
+        return Err(HipError::INVALID_MEMCPY_DIRECTION);
+    }
+    let at = symbol_range(symbol, offset, size)? as *mut c_void;
+    let (dst, src) = match towards {
+        Towards::Symbol => (at, other as *const c_void),
+        Towards::Host => (other, at as *const c_void),
+    };
+    // SAFETY: the caller's contract covers `other`; `at` was checked against the symbol's
+    // registered size.
+    unsafe {
+        match stream {
+            None => copy::memcpy(dst, src, size, kind),
+            Some(stream) => copy::memcpy_async(dst, src, size, kind, stream),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Function attributes
+
+/// `hipFuncAttributes` (same layout in ROCm 5 and 6), 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FuncAttributes {
+    pub binary_version: i32,
+    pub cache_mode_ca: i32,
+    pub const_size_bytes: usize,
+    pub local_size_bytes: usize,
+    pub max_dynamic_shared_size_bytes: i32,
+    pub max_threads_per_block: i32,
+    pub num_regs: i32,
+    pub preferred_shmem_carveout: i32,
+    pub ptx_version: i32,
+    pub shared_size_bytes: usize,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<FuncAttributes>() == 56);
+    assert!(std::mem::offset_of!(FuncAttributes, const_size_bytes) == 8);
+    assert!(std::mem::offset_of!(FuncAttributes, local_size_bytes) == 16);
+    assert!(std::mem::offset_of!(FuncAttributes, max_dynamic_shared_size_bytes) == 24);
+    assert!(std::mem::offset_of!(FuncAttributes, ptx_version) == 40);
+    assert!(std::mem::offset_of!(FuncAttributes, shared_size_bytes) == 48);
+};
+
+/// `hipFunction_attribute` values.
+mod func_attr {
+    pub const MAX_THREADS_PER_BLOCK: u32 = 0;
+    pub const SHARED_SIZE_BYTES: u32 = 1;
+    pub const CONST_SIZE_BYTES: u32 = 2;
+    pub const LOCAL_SIZE_BYTES: u32 = 3;
+    pub const NUM_REGS: u32 = 4;
+    pub const PTX_VERSION: u32 = 5;
+    pub const BINARY_VERSION: u32 = 6;
+    pub const CACHE_MODE_CA: u32 = 7;
+    pub const MAX_DYNAMIC_SHARED_SIZE_BYTES: u32 = 8;
+    pub const PREFERRED_SHARED_MEMORY_CARVEOUT: u32 = 9;
+}
+
+impl Function {
+    /// `hipFuncGetAttributes` of this kernel on `device`.
+    pub fn attributes(&self, device: &Device) -> HipResult<FuncAttributes> {
+        let info = &self.kernel(device)?.info;
+        // AMD reports the ISA version (major * 10 + minor) as both versions.
+        let version = device.info.major * 10 + device.info.minor;
+        Ok(FuncAttributes {
+            binary_version: version,
+            cache_mode_ca: 0,
+            const_size_bytes: 0,
+            local_size_bytes: info.private_segment_fixed_size as usize,
+            max_dynamic_shared_size_bytes: device
+                .lds_bytes
+                .saturating_sub(info.group_segment_fixed_size)
+                as i32,
+            max_threads_per_block: match info.max_flat_workgroup_size {
+                0 => 1024,
+                n => n.min(1024) as i32,
+            },
+            num_regs: info.vgpr_count as i32,
+            preferred_shmem_carveout: 0,
+            ptx_version: version,
+            shared_size_bytes: info.group_segment_fixed_size as usize,
         })
+    }
+
+    /// `hipFuncGetAttribute`: one `hipFunction_attribute` of this kernel on `device`.
+    pub fn attribute(&self, device: &Device, attribute: u32) -> HipResult<i32> {
+        use func_attr::*;
+        let a = self.attributes(device)?;
+        Ok(match attribute {
+            MAX_THREADS_PER_BLOCK => a.max_threads_per_block,
+            SHARED_SIZE_BYTES => a.shared_size_bytes as i32,
+            CONST_SIZE_BYTES => a.const_size_bytes as i32,
+            LOCAL_SIZE_BYTES => a.local_size_bytes as i32,
+            NUM_REGS => a.num_regs,
+            PTX_VERSION => a.ptx_version,
+            BINARY_VERSION => a.binary_version,
+            CACHE_MODE_CA => a.cache_mode_ca,
+            MAX_DYNAMIC_SHARED_SIZE_BYTES => a.max_dynamic_shared_size_bytes,
+            PREFERRED_SHARED_MEMORY_CARVEOUT => a.preferred_shmem_carveout,
+            _ => return Err(HipError::INVALID_VALUE),
+        })
+    }
+}
+
+/// The registered kernel behind a host function pointer (`hipFuncGetAttributes`, the
+/// occupancy calls): null or unregistered is `hipErrorInvalidDeviceFunction`.
+pub fn host_function(func: *const c_void) -> HipResult<Arc<Function>> {
+    if func.is_null() {
+        return Err(HipError::INVALID_DEVICE_FUNCTION);
+    }
+    function(func as usize)
 }

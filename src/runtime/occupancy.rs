@@ -14,6 +14,9 @@
 //! (all in waves per SIMD, divided by the group's waves per SIMD) and the LDS limit.
 
 use super::code_object::KernelInfo;
+use super::device::Device;
+use super::module::Function;
+use crate::error::{HipError, HipResult};
 
 const SIMDS_PER_CU: u32 = 4;
 const VGPRS_PER_SIMD_LANE: u32 = 512;
@@ -103,6 +106,53 @@ pub fn max_potential_block_size(
         block += wave;
     }
     (best.2 * compute_units, best.1)
+}
+
+impl CuLimits {
+    pub fn of(device: &Device) -> CuLimits {
+        CuLimits {
+            wave_size: device.info.warp_size.max(1) as u32,
+            max_waves_per_cu: device.info.max_waves_per_cu.max(4) as u32,
+            lds_bytes: device.lds_bytes,
+        }
+    }
+}
+
+/// `hipOccupancyMaxActiveBlocksPerMultiprocessor` for `function` on `device`.
+pub fn active_blocks_of(
+    function: &Function,
+    device: &Device,
+    block_size: i32,
+    dynamic_lds: usize,
+) -> HipResult<i32> {
+    if block_size <= 0 {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let info = &function.kernel(device)?.info;
+    let blocks = max_active_blocks(info, CuLimits::of(device), block_size as u32, dynamic_lds);
+    Ok(blocks as i32)
+}
+
+/// `hipOccupancyMaxPotentialBlockSize` for `function` on `device`: (grid, block).
+pub fn potential_block_size_of(
+    function: &Function,
+    device: &Device,
+    dynamic_lds: usize,
+    block_limit: i32,
+) -> HipResult<(i32, i32)> {
+    let info = &function.kernel(device)?.info;
+    let (grid, block) = max_potential_block_size(
+        info,
+        CuLimits::of(device),
+        device.info.compute_units.max(1) as u32,
+        dynamic_lds,
+        block_limit.max(0) as u32,
+    );
+    if block == 0 {
+        // Not even one wave fits (the dynamic LDS alone exceeds the device's).
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok((grid as i32, block as i32))
 }
 
 #[cfg(test)]

@@ -2,24 +2,18 @@
 //! CU masks.
 
 use super::super::device::Device;
+use super::super::handles::HandleTable;
+use super::super::ordering::{Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE};
 use super::super::runtime;
-use super::engine::{Stream, StreamKind, StreamRef};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
-use dashmap::DashMap;
 use hsa_abi::*;
-use once_cell::sync::Lazy;
 use std::cell::RefCell;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// `hipStreamNonBlocking`: no implicit ordering with the null stream.
-pub const NON_BLOCKING: u32 = 1;
 /// `hipStreamLegacy`: the null stream with legacy semantics.
 pub const LEGACY_HANDLE: usize = 1;
-/// `hipStreamPerThread`: the calling thread's default stream.
-pub const PER_THREAD_HANDLE: usize = 2;
 
 /// The stream an `_spt` ("per-thread default stream") entry point means: there, null is the
 /// calling thread's own stream rather than the legacy null stream.
@@ -31,18 +25,9 @@ pub fn spt_stream(handle: *mut c_void) -> *mut c_void {
     }
 }
 
-/// Live created streams by handle. A handle is checked here before anything is done with it,
-/// so a pointer that never was a stream, or a destroyed one, is rejected without being
-/// dereferenced.
-static STREAMS: Lazy<DashMap<usize, Arc<Stream>>> = Lazy::new(DashMap::new);
-static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
-
-/// A new handle value: never reused, 16-byte aligned like a pointer, never 0, 1 or 2. Handles
-/// are not addresses (the program never dereferences a `hipStream_t`), which is what makes a
-/// destroyed handle distinguishable from a new stream allocated at the same address.
-fn new_handle() -> usize {
-    (NEXT_HANDLE.fetch_add(1, Ordering::Relaxed) << 8) | 0x50
-}
+/// Streams the program created, by handle (`runtime/handles.rs`: never 0, 1 or 2, never
+/// reused). The null and per-thread streams have fixed values instead and are not in it.
+static STREAMS: HandleTable<Stream> = HandleTable::new("stream", 0x50);
 
 thread_local! {
     /// This thread's per-thread default streams, by device ordinal.
@@ -132,13 +117,7 @@ fn resolve_any<'a>(
             Ok((device, StreamRef::Shared(per_thread(device)?)))
         }
         value => {
-            let Some(stream) = STREAMS.get(&value).map(|s| s.clone()) else {
-                tracing::warn!(
-                    stream = format_args!("{handle:p}"),
-                    "not a live stream handle"
-                );
-                return Err(HipError::INVALID_HANDLE);
-            };
+            let stream = STREAMS.get(value)?;
             let device = rt.device(stream.device)?;
             Ok((device, StreamRef::Shared(stream)))
         }
@@ -158,18 +137,19 @@ pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*
         None => None,
         Some(mask) => Some(trim_cu_mask(device, mask)?),
     };
-    let handle = new_handle();
-    let stream = Arc::new(Stream::new(
-        device.streams.signals,
-        StreamKind::Created(handle),
-        device.index,
-        flags,
-        Priority::from_hip(priority),
-        cu_mask,
-    )?);
-    tracing::debug!(stream = %stream.kind, flags, priority = ?stream.priority, device = device.index, "stream created");
-    device.streams.register(stream.clone());
-    STREAMS.insert(handle, stream);
+    let handle = STREAMS.insert_with(|handle| {
+        let stream = Arc::new(Stream::new(
+            device.streams.signals,
+            StreamKind::Created(handle),
+            device.index,
+            flags,
+            Priority::from_hip(priority),
+            cu_mask,
+        )?);
+        tracing::debug!(stream = %stream.kind, flags, priority = ?stream.priority, device = device.index, "stream created");
+        device.streams.register(stream.clone());
+        Ok(stream)
+    })?;
     Ok(handle as *mut c_void)
 }
 
@@ -180,13 +160,7 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
         tracing::warn!("hipStreamDestroy of the null or per-thread stream");
         return Err(HipError::INVALID_HANDLE);
     }
-    let Some((_, stream)) = STREAMS.remove(&value) else {
-        tracing::warn!(
-            stream = format_args!("{handle:p}"),
-            "hipStreamDestroy of a handle that is not a live stream"
-        );
-        return Err(HipError::INVALID_HANDLE);
-    };
+    let stream = STREAMS.remove(value)?;
     let device = runtime()?.device(stream.device)?;
     device.streams.unregister(&stream);
     tracing::debug!(stream = %stream.kind, "stream destroyed");
@@ -196,15 +170,8 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
 /// For `hipDeviceReset`: destroys every stream the program created on `device` (their
 /// handles become invalid, as after hipStreamDestroy). The caller has drained the device.
 pub fn destroy_created_streams(device: &Device) {
-    let doomed: Vec<usize> = STREAMS
-        .iter()
-        .filter(|s| s.value().device == device.index)
-        .map(|s| *s.key())
-        .collect();
-    for handle in doomed {
-        if let Some((_, stream)) = STREAMS.remove(&handle) {
-            device.streams.unregister(&stream);
-        }
+    for stream in STREAMS.remove_where(|s| s.device == device.index) {
+        device.streams.unregister(&stream);
     }
 }
 
@@ -275,17 +242,6 @@ fn trim_cu_mask(device: &Device, mask: &[u32]) -> HipResult<Box<[u32]>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn handles_are_unique_aligned_and_never_the_special_values() {
-        let a = new_handle();
-        let b = new_handle();
-        assert_ne!(a, b);
-        for h in [a, b] {
-            assert_eq!(h % 16, 0);
-            assert!(h > PER_THREAD_HANDLE);
-        }
-    }
 
     #[test]
     fn full_masks_cover_exactly_the_device_cus() {

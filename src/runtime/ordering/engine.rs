@@ -2,7 +2,6 @@
 //! ordering, and fault containment and reporting (see the module comment in `mod.rs`).
 
 use super::super::runtime;
-use super::handles::{NON_BLOCKING, PER_THREAD_HANDLE};
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{barrier_and, Doom, Marker, Queue, QueueFactory, BARRIER_DEPS};
@@ -18,6 +17,11 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// `hipStreamNonBlocking`: no implicit ordering with the null stream.
+pub const NON_BLOCKING: u32 = 1;
+/// `hipStreamPerThread`: the calling thread's default stream.
+pub const PER_THREAD_HANDLE: usize = 2;
+
 /// The streams of one device and the policy that assigns them queues, with what of the device
 /// the streams need (so the stream engine does not build on `Device`, which holds this).
 pub struct DeviceStreams {
@@ -30,7 +34,7 @@ pub struct DeviceStreams {
     pub policy: QueuePolicy,
     /// Markers, gates and event records draw their signals from here.
     pub signals: &'static SignalPool,
-    pub(super) null: Stream,
+    pub(in crate::runtime) null: Stream,
     /// Created and per-thread streams of this device, for legacy ordering and device sync.
     others: RwLock<Vec<Arc<Stream>>>,
     /// How many of `others` are blocking: 0 lets null-stream work skip the list entirely.
@@ -145,7 +149,7 @@ impl DeviceStreams {
         }
     }
 
-    pub(super) fn register(&self, stream: Arc<Stream>) {
+    pub(in crate::runtime) fn register(&self, stream: Arc<Stream>) {
         if stream.is_blocking() {
             self.blocking.fetch_add(1, Ordering::AcqRel);
         }
@@ -154,7 +158,7 @@ impl DeviceStreams {
     }
 
     /// Forgets `stream`; its outstanding work still completes (it is kept until idle).
-    pub(super) fn unregister(&self, stream: &Arc<Stream>) {
+    pub(in crate::runtime) fn unregister(&self, stream: &Arc<Stream>) {
         let mut others = self.others.write();
         let before = others.len();
         others.retain(|s| !Arc::ptr_eq(s, stream));
@@ -210,7 +214,7 @@ impl fmt::Display for StreamKind {
 pub struct Stream {
     pub kind: StreamKind,
     /// Device ordinal (`usize::MAX` for a null stream, which belongs to its `DeviceStreams`).
-    pub(super) device: usize,
+    pub(in crate::runtime) device: usize,
     pub flags: u32,
     pub priority: Priority,
     pub cu_mask: Option<Box<[u32]>>,
@@ -222,7 +226,7 @@ pub struct Stream {
     /// Blocking streams: this stream's `ops` the null stream has already waited for.
     seen_by_null: AtomicU64,
     /// Faults this stream owes its callers (see "Faults"); shared with its host tasks.
-    pub(super) owed: Arc<Mutex<Owed>>,
+    pub(in crate::runtime) owed: Arc<Mutex<Owed>>,
     /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
     /// while waiting, and never while taking another stream's lock.
     state: Mutex<State>,
@@ -287,13 +291,13 @@ struct Held {
 
 /// Faults a stream has not reported yet: to its own calls, and to device-wide calls.
 #[derive(Default)]
-pub(super) struct Owed {
-    pub(super) stream: Option<HipError>,
-    pub(super) device: Option<HipError>,
+pub(in crate::runtime) struct Owed {
+    pub(in crate::runtime) stream: Option<HipError>,
+    pub(in crate::runtime) device: Option<HipError>,
 }
 
 impl Owed {
-    pub(super) fn owe(&mut self, error: HipError) {
+    pub(in crate::runtime) fn owe(&mut self, error: HipError) {
         self.stream.get_or_insert(error);
         self.device.get_or_insert(error);
     }
@@ -373,7 +377,7 @@ impl Deref for StreamRef<'_> {
 }
 
 impl Stream {
-    pub(super) fn new(
+    pub(in crate::runtime) fn new(
         signals: &'static SignalPool,
         kind: StreamKind,
         device: usize,
@@ -481,7 +485,7 @@ impl Stream {
     }
 
     /// [`Stream::enqueue_external`] for copy-engine jobs (`on_engine`) and host tasks alike.
-    pub(super) fn enqueue_out_of_queue(
+    pub(in crate::runtime) fn enqueue_out_of_queue(
         &self,
         device: &DeviceStreams,
         completions: i64,

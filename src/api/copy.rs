@@ -1,0 +1,204 @@
+//! Copies and fills, synchronous and stream-ordered (`runtime/copy.rs`).
+//!
+//! The synchronous `_spt` forms ("per-thread default stream") must be ordered after the
+//! calling thread's stream; the synchronous copies and fills already wait for every stream of
+//! the device, which includes it, so they are the plain forms under their own names.
+
+use super::convert::PerThread;
+use super::declare::hip_api;
+use super::types::{hipError_t, hipStream_t};
+use crate::runtime::copy::{self, CopyKind, Rows};
+use crate::runtime::stream;
+use std::ffi::c_void;
+
+hip_api! {
+    fn hipMemcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: u32 => CopyKind) -> hipError_t {
+        // SAFETY: HIP's contract: host-side ranges are valid for `size` bytes.
+        unsafe { copy::memcpy(dst, src, size, kind) }
+    }
+
+    fn hipMemcpy_spt(dst: *mut c_void, src: *const c_void, size: usize, kind: u32 => CopyKind) -> hipError_t {
+        // SAFETY: HIP's contract: host-side ranges are valid for `size` bytes.
+        unsafe { copy::memcpy(dst, src, size, kind) }
+    }
+
+    fn hipMemcpyHtoD(dst: *mut c_void, src: *mut c_void, size: usize) -> hipError_t {
+        // SAFETY: HIP's contract: `src` is valid host memory of `size` bytes.
+        unsafe { copy::memcpy(dst, src, size, CopyKind::HostToDevice) }
+    }
+
+    fn hipMemcpyDtoH(dst: *mut c_void, src: *mut c_void, size: usize) -> hipError_t {
+        // SAFETY: HIP's contract: `dst` is valid host memory of `size` bytes.
+        unsafe { copy::memcpy(dst, src, size, CopyKind::DeviceToHost) }
+    }
+
+    fn hipMemcpyDtoD(dst: *mut c_void, src: *mut c_void, size: usize) -> hipError_t {
+        // SAFETY: both sides are checked against the registry.
+        unsafe { copy::memcpy(dst, src, size, CopyKind::DeviceToDevice) }
+    }
+
+    fn hipMemcpy2D(
+        dst: *mut c_void,
+        dst_pitch: usize,
+        src: *const c_void,
+        src_pitch: usize,
+        width: usize,
+        height: usize,
+        kind: u32 => CopyKind,
+    ) -> hipError_t {
+        let rows = Rows { width, height, dst_pitch, src_pitch };
+        // SAFETY: HIP's contract: host-side rows are valid memory.
+        unsafe { copy::memcpy_2d(dst, src, rows, kind) }
+    }
+
+    fn hipMemcpy2D_spt(
+        dst: *mut c_void,
+        dst_pitch: usize,
+        src: *const c_void,
+        src_pitch: usize,
+        width: usize,
+        height: usize,
+        kind: u32 => CopyKind,
+    ) -> hipError_t {
+        let rows = Rows { width, height, dst_pitch, src_pitch };
+        // SAFETY: HIP's contract: host-side rows are valid memory.
+        unsafe { copy::memcpy_2d(dst, src, rows, kind) }
+    }
+
+    fn hipMemset(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
+        copy::memset(dst, value as u8, size)
+    }
+
+    fn hipMemset_spt(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
+        copy::memset(dst, value as u8, size)
+    }
+
+    fn hipMemsetD8(dst: *mut c_void, value: u8, count: usize) -> hipError_t {
+        copy::memset_pattern(dst, &[value], count)
+    }
+
+    fn hipMemsetD16(dst: *mut c_void, value: u16, count: usize) -> hipError_t {
+        copy::memset_pattern(dst, &value.to_le_bytes(), count)
+    }
+
+    fn hipMemsetD32(dst: *mut c_void, value: i32, count: usize) -> hipError_t {
+        copy::memset_pattern(dst, &value.to_le_bytes(), count)
+    }
+
+    fn hipMemset2D(dst: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> hipError_t {
+        copy::memset_2d(dst, pitch, value as u8, width, height)
+    }
+
+    fn hipMemset2D_spt(dst: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> hipError_t {
+        copy::memset_2d(dst, pitch, value as u8, width, height)
+    }
+
+    /// Host ranges are valid for `size` bytes (until the copy completes for pinned memory);
+    /// device ranges are checked.
+    fn hipMemcpyAsync(
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        kind: u32 => CopyKind,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract, as above.
+        unsafe { copy::memcpy_async(dst, src, size, kind, stream) }
+    }
+
+    fn hipMemcpyAsync_spt(
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        kind: u32 => CopyKind,
+        stream: hipStream_t => PerThread<hipStream_t>,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract, as for hipMemcpyAsync.
+        unsafe { copy::memcpy_async(dst, src, size, kind, stream.0) }
+    }
+
+    fn hipMemcpyHtoDAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
+        // SAFETY: HIP's contract, as for hipMemcpyAsync.
+        unsafe { copy::memcpy_async(dst, src, size, CopyKind::HostToDevice, stream) }
+    }
+
+    fn hipMemcpyDtoHAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
+        // SAFETY: HIP's contract, as for hipMemcpyAsync.
+        unsafe { copy::memcpy_async(dst, src, size, CopyKind::DeviceToHost, stream) }
+    }
+
+    fn hipMemcpyDtoDAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
+        // SAFETY: HIP's contract, as for hipMemcpyAsync.
+        unsafe { copy::memcpy_async(dst, src, size, CopyKind::DeviceToDevice, stream) }
+    }
+
+    /// A copy in the stream's order that returns when it is complete.
+    fn hipMemcpyWithStream(
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        kind: u32 => CopyKind,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract, as for hipMemcpyAsync.
+        unsafe { copy::memcpy_async(dst, src, size, kind, stream) }?;
+        let (device, s) = stream::lookup(stream)?;
+        s.synchronize(&device.streams)
+    }
+
+    /// As hipMemcpyAsync, for each of the `height` rows.
+    fn hipMemcpy2DAsync(
+        dst: *mut c_void,
+        dpitch: usize,
+        src: *const c_void,
+        spitch: usize,
+        width: usize,
+        height: usize,
+        kind: u32 => CopyKind,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract, as above.
+        unsafe { copy::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream) }
+    }
+
+    fn hipMemcpy2DAsync_spt(
+        dst: *mut c_void,
+        dpitch: usize,
+        src: *const c_void,
+        spitch: usize,
+        width: usize,
+        height: usize,
+        kind: u32 => CopyKind,
+        stream: hipStream_t => PerThread<hipStream_t>,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract, as for hipMemcpy2DAsync.
+        unsafe { copy::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream.0) }
+    }
+
+    fn hipMemsetAsync(dst: *mut c_void, value: i32, size: usize, stream: hipStream_t) -> hipError_t {
+        copy::memset_async(dst, value as u8 as u32, 1, size, stream)
+    }
+
+    fn hipMemsetAsync_spt(
+        dst: *mut c_void,
+        value: i32,
+        size: usize,
+        stream: hipStream_t => PerThread<hipStream_t>,
+    ) -> hipError_t {
+        copy::memset_async(dst, value as u8 as u32, 1, size, stream.0)
+    }
+
+    fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: hipStream_t) -> hipError_t {
+        copy::memset_async(dst, value as u32, 1, count, stream)
+    }
+
+    fn hipMemsetD16Async(dst: *mut c_void, value: u16, count: usize, stream: hipStream_t) -> hipError_t {
+        copy::memset_async(dst, value as u32, 2, count, stream)
+    }
+
+    fn hipMemsetD32Async(dst: *mut c_void, value: i32, count: usize, stream: hipStream_t) -> hipError_t {
+        copy::memset_async(dst, value as u32, 4, count, stream)
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/symver_copy.rs"));

@@ -1,0 +1,72 @@
+//! Occupancy (`runtime/occupancy.rs`). The flags of the `WithFlags` forms
+//! (hipOccupancyDefault / DisableCachingOverride) do not change the model.
+
+use super::convert::Out;
+use super::declare::hip_api;
+use super::types::{hipError_t, hipFunction_t};
+use crate::runtime::module::{self, Function};
+use crate::runtime::occupancy::{active_blocks_of, potential_block_size_of};
+use crate::runtime::runtime;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+hip_api! {
+    fn hipOccupancyMaxActiveBlocksPerMultiprocessor(
+        num_blocks: *mut i32 => Out<i32>,
+        func: *const c_void,
+        block_size: i32,
+        dynamic_lds: usize,
+    ) -> hipError_t {
+        let f = module::host_function(func)?;
+        num_blocks.write(active_blocks_of(&f, runtime()?.current_device()?, block_size, dynamic_lds)?)
+    }
+
+    fn hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks: *mut i32 => Out<i32>,
+        func: *const c_void,
+        block_size: i32,
+        dynamic_lds: usize,
+        _flags: u32,
+    ) -> hipError_t {
+        let f = module::host_function(func)?;
+        num_blocks.write(active_blocks_of(&f, runtime()?.current_device()?, block_size, dynamic_lds)?)
+    }
+
+    fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+        num_blocks: *mut i32 => Out<i32>,
+        function: hipFunction_t => Arc<Function>,
+        block_size: i32,
+        dynamic_lds: usize,
+    ) -> hipError_t {
+        num_blocks.write(active_blocks_of(&function, runtime()?.current_device()?, block_size, dynamic_lds)?)
+    }
+
+    fn hipOccupancyMaxPotentialBlockSize(
+        grid_size: *mut i32 => Out<i32>,
+        block_size: *mut i32 => Out<i32>,
+        func: *const c_void,
+        dynamic_lds: usize,
+        block_limit: i32,
+    ) -> hipError_t {
+        let f = module::host_function(func)?;
+        let device = runtime()?.current_device()?;
+        let (grid, block) = potential_block_size_of(&f, device, dynamic_lds, block_limit)?;
+        grid_size.write(grid)?;
+        block_size.write(block)
+    }
+
+    fn hipModuleOccupancyMaxPotentialBlockSize(
+        grid_size: *mut i32 => Out<i32>,
+        block_size: *mut i32 => Out<i32>,
+        function: hipFunction_t => Arc<Function>,
+        dynamic_lds: usize,
+        block_limit: i32,
+    ) -> hipError_t {
+        let device = runtime()?.current_device()?;
+        let (grid, block) = potential_block_size_of(&function, device, dynamic_lds, block_limit)?;
+        grid_size.write(grid)?;
+        block_size.write(block)
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/symver_occupancy.rs"));

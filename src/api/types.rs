@@ -1,0 +1,69 @@
+//! The vocabulary of ABI types declarations are written in: C's names for HIP's types, each
+//! defined here once as the Rust type with the same C representation. Besides these, a
+//! declaration uses only Rust's primitive C-compatible types (`i32`, `u32`, `u64`, `usize`,
+//! `u8`, `u16`, `f32`, `c_void`, `c_char`) and raw pointers to them or to these.
+#![allow(non_camel_case_types)]
+
+use std::ffi::c_void;
+
+pub use crate::error::hipError_t;
+pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
+pub use crate::runtime::launch::Dim3;
+pub use crate::runtime::memory::PointerAttributes;
+pub use crate::runtime::module::FuncAttributes;
+
+/// Handles: values hipshim issues (`runtime/handles.rs`), never dereferenced by anyone.
+pub type hipStream_t = *mut c_void;
+pub type hipEvent_t = *mut c_void;
+pub type hipModule_t = *mut c_void;
+pub type hipFunction_t = *mut c_void;
+
+/// `hipUUID`: 16 bytes.
+pub type hipUUID = [u8; 16];
+
+/// `hipStreamCallback_t`.
+pub type StreamCallback = unsafe extern "C" fn(hipStream_t, hipError_t, *mut c_void);
+/// `hipHostFn_t`.
+pub type HostFn = unsafe extern "C" fn(*mut c_void);
+
+/// Every type string a declaration may use, as `stringify!` writes it (what
+/// `api::ABI_SIGNATURES` holds); a test keeps the declarations inside it.
+pub const VOCABULARY: &[&str] = &[
+    "()",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "i32",
+    "usize",
+    "Dim3",
+    "hipError_t",
+    "hipStream_t",
+    "hipEvent_t",
+    "hipModule_t",
+    "hipFunction_t",
+    "Option<HostFn>",
+    "Option<StreamCallback>",
+    "*const c_char",
+    "*const c_void",
+    "*const u32",
+    "*const DevicePropR0000",
+    "*const DevicePropR0600",
+    "*mut c_char",
+    "*mut c_void",
+    "*mut *mut c_void",
+    "*mut f32",
+    "*mut i32",
+    "*mut u32",
+    "*mut usize",
+    "*mut hipUUID",
+    "*mut Dim3",
+    "*mut hipStream_t",
+    "*mut hipEvent_t",
+    "*mut hipModule_t",
+    "*mut hipFunction_t",
+    "*mut DevicePropR0000",
+    "*mut DevicePropR0600",
+    "*mut FuncAttributes",
+    "*mut PointerAttributes",
+];
