@@ -15,7 +15,7 @@
 //! itself calls the HSA runtime (to read completion timestamps) while holding its buffer.
 //!
 //! ## Per-packet completion times
-//! A stream's kernels share one counting completion signal (see `runtime/stream/`), which
+//! A stream's kernels share one counting completion signal (see `runtime/ordering/`), which
 //! cannot say when each one ended. While recording, a `Reservation` (`hsa/queue.rs`) takes
 //! two slots per packet: the packet itself, carrying a signal of the recorder's own (recycled
 //! per thread), and a barrier-AND packet (barrier bit set, no dependencies) carrying the packet's original
