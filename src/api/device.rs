@@ -1,8 +1,8 @@
 //! Initialisation, devices, versions (`runtime/mod.rs`, `runtime/device.rs`,
 //! `runtime/device_props.rs`).
 //!
-//! The device queries below (PCI bus ids, choosing a device by properties) belong in
-//! `runtime/device.rs`; they stay here until that file is free to take them.
+//! `hipGetProcAddress` looks up this library's own exports by C name, an ABI matter, so it
+//! stays here.
 
 use super::convert::{self, write_if_wanted, Out};
 use super::declare::hip_api;
@@ -87,21 +87,12 @@ hip_api! {
     fn hipDeviceGetPCIBusId(out: *mut c_char, len: i32, ordinal: i32) -> hipError_t {
         // SAFETY: HIP's contract: `out` has `len` writable bytes.
         let out = unsafe { convert::slice_mut(out, len.max(0) as usize, "pciBusId") }?;
-        convert::write_c_string(out, &pci_bus_id(device(ordinal)?));
+        convert::write_c_string(out, &device(ordinal)?.pci_bus_id());
         Ok(())
     }
 
     fn hipDeviceGetByPCIBusId(ordinal: *mut i32 => Out<i32>, bus_id: *const c_char => &CStr) -> hipError_t {
-        let text = bus_id.to_string_lossy();
-        let (domain, bus, dev) = parse_pci_bus_id(&text).ok_or(HipError::INVALID_VALUE)?;
-        let rt = runtime::runtime()?;
-        let found = rt.devices.iter().find(|d| {
-            d.info.pci_domain == domain && d.info.pci_bus == bus && d.info.pci_device == dev
-        });
-        match found {
-            Some(d) => ordinal.write(d.index as i32),
-            None => Err(HipError::INVALID_DEVICE),
-        }
+        ordinal.write(runtime::runtime()?.device_by_pci_bus_id(&bus_id.to_string_lossy())? as i32)
     }
 
     fn hipDeviceTotalMem(bytes: *mut usize => Out<usize>, ordinal: i32) -> hipError_t {
@@ -160,21 +151,21 @@ hip_api! {
 
     /// `hipChooseDevice` with ROCm 5's (R0000) properties.
     fn hipChooseDevice(ordinal: *mut i32 => Out<i32>, props: *const DevicePropR0000 => &DevicePropR0000) -> hipError_t {
-        ordinal.write(choose_device(&widen(props))?)
+        ordinal.write(runtime::runtime()?.choose_device(&device_props::widen(props))? as i32)
     }
 
     fn hipChooseDeviceR0000(
         ordinal: *mut i32 => Out<i32>,
         props: *const DevicePropR0000 => &DevicePropR0000,
     ) -> hipError_t {
-        ordinal.write(choose_device(&widen(props))?)
+        ordinal.write(runtime::runtime()?.choose_device(&device_props::widen(props))? as i32)
     }
 
     fn hipChooseDeviceR0600(
         ordinal: *mut i32 => Out<i32>,
         props: *const DevicePropR0600 => &DevicePropR0600,
     ) -> hipError_t {
-        ordinal.write(choose_device(props)?)
+        ordinal.write(runtime::runtime()?.choose_device(props)? as i32)
     }
 
     /// `hipGetProcAddress`: the address of our own export `symbol`. As AMD's runtime does,
@@ -210,82 +201,6 @@ fn device(device: i32) -> HipResult<&'static Device> {
     let rt: &'static Runtime = runtime::runtime()?;
     let index = usize::try_from(device).map_err(|_| HipError::INVALID_DEVICE)?;
     rt.device(index)
-}
-
-/// `domain:bus:device.function`, as CUDA and AMD format it (`0000:11:00.0`).
-fn pci_bus_id(d: &Device) -> String {
-    format!(
-        "{:04x}:{:02x}:{:02x}.0",
-        d.info.pci_domain, d.info.pci_bus, d.info.pci_device
-    )
-}
-
-/// Parses `[domain:]bus:device[.function]` (hex).
-fn parse_pci_bus_id(text: &str) -> Option<(i32, i32, i32)> {
-    let text = text.split('.').next()?;
-    let parts: Vec<&str> = text.split(':').collect();
-    let hex = |s: &str| i32::from_str_radix(s, 16).ok();
-    match parts.as_slice() {
-        [domain, bus, dev] => Some((hex(domain)?, hex(bus)?, hex(dev)?)),
-        [bus, dev] => Some((0, hex(bus)?, hex(dev)?)),
-        _ => None,
-    }
-}
-
-/// How well `device` matches the fields `wanted` sets (non-zero), CUDA-style: more matching
-/// requests win; the device with the most compute units breaks ties.
-fn match_score(info: &device_props::DeviceInfo, wanted: &DevicePropR0600) -> (usize, i32) {
-    let have = DevicePropR0600::from_info(info);
-    let mut score = 0;
-    let mut check = |want: i64, got: i64| {
-        if want != 0 && got >= want {
-            score += 1;
-        }
-    };
-    check(wanted.major as i64, have.major as i64);
-    check(wanted.minor as i64, have.minor as i64);
-    check(wanted.total_global_mem as i64, have.total_global_mem as i64);
-    check(
-        wanted.shared_mem_per_block as i64,
-        have.shared_mem_per_block as i64,
-    );
-    check(
-        wanted.max_threads_per_block as i64,
-        have.max_threads_per_block as i64,
-    );
-    check(
-        wanted.multi_processor_count as i64,
-        have.multi_processor_count as i64,
-    );
-    check(wanted.clock_rate as i64, have.clock_rate as i64);
-    check(wanted.warp_size as i64, have.warp_size as i64);
-    check(wanted.managed_memory as i64, have.managed_memory as i64);
-    (score, have.multi_processor_count)
-}
-
-fn choose_device(wanted: &DevicePropR0600) -> HipResult<i32> {
-    let rt = runtime::runtime()?;
-    rt.devices
-        .iter()
-        .max_by_key(|d| match_score(&d.info, wanted))
-        .map(|d| d.index as i32)
-        .ok_or(HipError::NO_DEVICE)
-}
-
-/// Widens an R0000 request into the R0600 fields `choose_device` compares.
-fn widen(p: &DevicePropR0000) -> DevicePropR0600 {
-    // SAFETY: all-zero bytes are a valid DevicePropR0600 (plain integers and pointers).
-    let mut w: DevicePropR0600 = unsafe { std::mem::zeroed() };
-    w.major = p.major;
-    w.minor = p.minor;
-    w.total_global_mem = p.total_global_mem;
-    w.shared_mem_per_block = p.shared_mem_per_block;
-    w.max_threads_per_block = p.max_threads_per_block;
-    w.multi_processor_count = p.multi_processor_count;
-    w.clock_rate = p.clock_rate;
-    w.warp_size = p.warp_size;
-    w.managed_memory = p.managed_memory;
-    w
 }
 
 /// AMD's export list, which is also ours (build.rs exports every name in it).

@@ -221,6 +221,14 @@ impl Device {
         }
     }
 
+    /// `domain:bus:device.function`, as CUDA and AMD format it (`0000:11:00.0`).
+    pub fn pci_bus_id(&self) -> String {
+        format!(
+            "{:04x}:{:02x}:{:02x}.0",
+            self.info.pci_domain, self.info.pci_bus, self.info.pci_device
+        )
+    }
+
     /// Waits for all work submitted to this device.
     pub fn synchronize(&self) -> HipResult {
         self.streams.synchronize_all()
@@ -320,5 +328,17 @@ fn gather_info(
         .unwrap_or(false),
         asic_revision: int(u32_of(agent_info::AMD_ASIC_REVISION)),
         uuid,
+    }
+}
+
+/// Parses `[domain:]bus:device[.function]` (hex).
+pub fn parse_pci_bus_id(text: &str) -> Option<(i32, i32, i32)> {
+    let text = text.split('.').next()?;
+    let parts: Vec<&str> = text.split(':').collect();
+    let hex = |s: &str| i32::from_str_radix(s, 16).ok();
+    match parts.as_slice() {
+        [domain, bus, dev] => Some((hex(domain)?, hex(bus)?, hex(dev)?)),
+        [bus, dev] => Some((0, hex(bus)?, hex(dev)?)),
+        _ => None,
     }
 }

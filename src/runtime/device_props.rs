@@ -645,6 +645,53 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
     })
 }
 
+/// How well `device` matches the fields `wanted` sets (non-zero), CUDA-style: more matching
+/// requests win; the device with the most compute units breaks ties.
+pub fn match_score(info: &DeviceInfo, wanted: &DevicePropR0600) -> (usize, i32) {
+    let have = DevicePropR0600::from_info(info);
+    let mut score = 0;
+    let mut check = |want: i64, got: i64| {
+        if want != 0 && got >= want {
+            score += 1;
+        }
+    };
+    check(wanted.major as i64, have.major as i64);
+    check(wanted.minor as i64, have.minor as i64);
+    check(wanted.total_global_mem as i64, have.total_global_mem as i64);
+    check(
+        wanted.shared_mem_per_block as i64,
+        have.shared_mem_per_block as i64,
+    );
+    check(
+        wanted.max_threads_per_block as i64,
+        have.max_threads_per_block as i64,
+    );
+    check(
+        wanted.multi_processor_count as i64,
+        have.multi_processor_count as i64,
+    );
+    check(wanted.clock_rate as i64, have.clock_rate as i64);
+    check(wanted.warp_size as i64, have.warp_size as i64);
+    check(wanted.managed_memory as i64, have.managed_memory as i64);
+    (score, have.multi_processor_count)
+}
+
+/// Widens an R0000 request into the R0600 fields `Runtime::choose_device` compares.
+pub fn widen(p: &DevicePropR0000) -> DevicePropR0600 {
+    // SAFETY: all-zero bytes are a valid DevicePropR0600 (plain integers and pointers).
+    let mut w: DevicePropR0600 = unsafe { std::mem::zeroed() };
+    w.major = p.major;
+    w.minor = p.minor;
+    w.total_global_mem = p.total_global_mem;
+    w.shared_mem_per_block = p.shared_mem_per_block;
+    w.max_threads_per_block = p.max_threads_per_block;
+    w.multi_processor_count = p.multi_processor_count;
+    w.clock_rate = p.clock_rate;
+    w.warp_size = p.warp_size;
+    w.managed_memory = p.managed_memory;
+    w
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

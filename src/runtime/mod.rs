@@ -29,6 +29,30 @@ pub struct Runtime {
     pub devices: Vec<Device>,
 }
 
+impl Runtime {
+    /// `hipChooseDevice`: the device that best matches the fields `wanted` sets (see
+    /// [`device_props::match_score`]).
+    pub fn choose_device(&self, wanted: &device_props::DevicePropR0600) -> HipResult<usize> {
+        self.devices
+            .iter()
+            .max_by_key(|d| device_props::match_score(&d.info, wanted))
+            .map(|d| d.index)
+            .ok_or(HipError::NO_DEVICE)
+    }
+
+    /// `hipDeviceGetByPCIBusId`: the device at `[domain:]bus:device[.function]`.
+    pub fn device_by_pci_bus_id(&self, text: &str) -> HipResult<usize> {
+        let (domain, bus, dev) = device::parse_pci_bus_id(text).ok_or(HipError::INVALID_VALUE)?;
+        self.devices
+            .iter()
+            .find(|d| {
+                d.info.pci_domain == domain && d.info.pci_bus == bus && d.info.pci_device == dev
+            })
+            .map(|d| d.index)
+            .ok_or(HipError::INVALID_DEVICE)
+    }
+}
+
 // A device's reset spans its streams and its memory, both of which build on `Device`: it is
 // written here, above all three, so that none of them needs the others in a circle.
 impl Device {
