@@ -1,0 +1,137 @@
+// hipshim-test: targets=gfx942
+// Per-operation benchmark program for `hipshim bench ops`: runs one operation N times and
+// prints "ns_per_op <best round> mean <mean>" (host time per operation, best of the rounds).
+// `hipshim bench ops` runs it natively for time and under callgrind with N and 2N operations
+// for instructions (setup and teardown cancel in the difference).
+//
+// Usage: ops OPERATION [N] [ROUNDS]
+//   launch     asynchronous hipLaunchKernel of a kernel with three arguments on an idle
+//              non-blocking stream (the stream is synchronised between rounds, untimed)
+//   sync       hipStreamSynchronize of an idle stream
+//   record     hipEventRecord on an idle stream
+//   roundtrip  launch of an empty kernel followed by hipStreamSynchronize
+//   create     hipStreamCreate followed by hipStreamDestroy
+//   copy4k     hipMemcpy of 4 KiB from pinned host memory to the device
+//   pageable   hipMemcpy of 64 MiB from pageable host memory to the device (prints GB/s too)
+//   dispatch   like roundtrip; `hipshim bench ops` counts the instructions the simulator's
+//              threads spend per dispatch
+#include <hip/hip_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        hipError_t err_ = (call);                                                          \
+        if (err_ != hipSuccess) {                                                          \
+            std::fprintf(stderr, "%s:%d: %s failed: %s (%d)\n", __FILE__, __LINE__, #call, \
+                         hipGetErrorName(err_), static_cast<int>(err_));                   \
+            std::exit(1);                                                                  \
+        }                                                                                  \
+    } while (0)
+
+__global__ void empty_kernel() {}
+
+__global__ void args_kernel(int* out, int a, float b) {
+    if (out != nullptr && threadIdx.x == 0 && a < 0) out[0] = static_cast<int>(b);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Fixture {
+    hipStream_t stream = nullptr;
+    hipEvent_t event = nullptr;
+    void* device = nullptr;
+    void* pinned = nullptr;
+    std::vector<char> pageable;
+    size_t pageable_bytes = size_t(64) << 20;
+};
+
+// One timed round of `n` operations; returns ns per operation.
+double round_of(const char* op, int n, Fixture& f) {
+    auto t0 = Clock::now();
+    if (!std::strcmp(op, "launch")) {
+        for (int i = 0; i < n; ++i) args_kernel<<<1, 64, 0, f.stream>>>(nullptr, i, 1.5f);
+    } else if (!std::strcmp(op, "sync")) {
+        for (int i = 0; i < n; ++i) CHECK(hipStreamSynchronize(f.stream));
+    } else if (!std::strcmp(op, "record")) {
+        for (int i = 0; i < n; ++i) CHECK(hipEventRecord(f.event, f.stream));
+    } else if (!std::strcmp(op, "roundtrip") || !std::strcmp(op, "dispatch")) {
+        for (int i = 0; i < n; ++i) {
+            empty_kernel<<<1, 64, 0, f.stream>>>();
+            CHECK(hipStreamSynchronize(f.stream));
+        }
+    } else if (!std::strcmp(op, "create")) {
+        for (int i = 0; i < n; ++i) {
+            hipStream_t s;
+            CHECK(hipStreamCreate(&s));
+            CHECK(hipStreamDestroy(s));
+        }
+    } else if (!std::strcmp(op, "copy4k")) {
+        for (int i = 0; i < n; ++i)
+            CHECK(hipMemcpy(f.device, f.pinned, 4096, hipMemcpyHostToDevice));
+    } else if (!std::strcmp(op, "pageable")) {
+        for (int i = 0; i < n; ++i)
+            CHECK(hipMemcpy(f.device, f.pageable.data(), f.pageable_bytes,
+                            hipMemcpyHostToDevice));
+    } else {
+        std::fprintf(stderr, "unknown operation %s\n", op);
+        std::exit(2);
+    }
+    auto t1 = Clock::now();
+    // Untimed: every round starts on an idle stream with an empty ring.
+    CHECK(hipStreamSynchronize(f.stream));
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s OPERATION [N] [ROUNDS]\n", argv[0]);
+        return 2;
+    }
+    const char* op = argv[1];
+    int n = argc > 2 ? std::atoi(argv[2]) : 256;
+    int rounds = argc > 3 ? std::atoi(argv[3]) : 10;
+    if (n <= 0 || rounds <= 0) {
+        std::fprintf(stderr, "N and ROUNDS must be positive\n");
+        return 2;
+    }
+    Fixture f;
+    CHECK(hipStreamCreateWithFlags(&f.stream, hipStreamNonBlocking));
+    CHECK(hipEventCreateWithFlags(&f.event, hipEventDisableTiming));
+    CHECK(hipMalloc(&f.device, f.pageable_bytes));
+    CHECK(hipHostMalloc(&f.pinned, 4096));
+    std::memset(f.pinned, 1, 4096);
+    if (!std::strcmp(op, "pageable")) f.pageable.assign(f.pageable_bytes, 2);
+    // Warm-up, untimed: loads the code objects, assigns the queue, touches every path once.
+    empty_kernel<<<1, 64, 0, f.stream>>>();
+    args_kernel<<<1, 64, 0, f.stream>>>(nullptr, 1, 1.5f);
+    CHECK(hipEventRecord(f.event, f.stream));
+    CHECK(hipStreamSynchronize(f.stream));
+    CHECK(hipMemcpy(f.device, f.pinned, 4096, hipMemcpyHostToDevice));
+
+    double best = 1e300, total = 0;
+    for (int r = 0; r < rounds; ++r) {
+        double ns = round_of(op, n, f);
+        if (ns < best) best = ns;
+        total += ns;
+    }
+    std::printf("ns_per_op %.1f mean %.1f", best, total / rounds);
+    if (!std::strcmp(op, "pageable")) {
+        std::printf(" gb_per_s %.2f", double(f.pageable_bytes) / best);
+    }
+    std::printf(" (%s: %d rounds of %d)\n", op, rounds, n);
+
+    CHECK(hipFree(f.device));
+    CHECK(hipHostFree(f.pinned));
+    CHECK(hipEventDestroy(f.event));
+    CHECK(hipStreamDestroy(f.stream));
+    return 0;
+}
