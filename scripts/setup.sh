@@ -11,6 +11,8 @@
 #                                             "existing binary" tests build with
 #                                             Debian's hipcc
 #     binutils                                readelf/objdump used by tests
+#     valgrind                                callgrind: `hipshim bench ops` counts
+#                                             instructions per operation with it
 #     librocsparse0 librocrand1 librocsparse-dev librocrand-dev
 #                                             AMD-built gfx90a kernels (and their
 #                                             headers) for the real-world tests
@@ -23,7 +25,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(clang-19 lld-19 llvm-19 clang-tools-19 rocm-device-libs
-    libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils
+    libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils valgrind
     librocsparse0 librocrand1 librocsparse-dev librocrand-dev)
 
 installed() {

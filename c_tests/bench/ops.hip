@@ -13,8 +13,6 @@
 //   create     hipStreamCreate followed by hipStreamDestroy
 //   copy4k     hipMemcpy of 4 KiB from pinned host memory to the device
 //   pageable   hipMemcpy of 64 MiB from pageable host memory to the device (prints GB/s too)
-//   dispatch   like roundtrip; `hipshim bench ops` counts the instructions the simulator's
-//              threads spend per dispatch
 #include <hip/hip_runtime.h>
 
 #include <chrono>
@@ -61,7 +59,7 @@ double round_of(const char* op, int n, Fixture& f) {
         for (int i = 0; i < n; ++i) CHECK(hipStreamSynchronize(f.stream));
     } else if (!std::strcmp(op, "record")) {
         for (int i = 0; i < n; ++i) CHECK(hipEventRecord(f.event, f.stream));
-    } else if (!std::strcmp(op, "roundtrip") || !std::strcmp(op, "dispatch")) {
+    } else if (!std::strcmp(op, "roundtrip")) {
         for (int i = 0; i < n; ++i) {
             empty_kernel<<<1, 64, 0, f.stream>>>();
             CHECK(hipStreamSynchronize(f.stream));
@@ -84,6 +82,8 @@ double round_of(const char* op, int n, Fixture& f) {
         std::exit(2);
     }
     auto t1 = Clock::now();
+    // A launch that failed must not pass for a fast one.
+    CHECK(hipGetLastError());
     // Untimed: every round starts on an idle stream with an empty ring.
     CHECK(hipStreamSynchronize(f.stream));
     return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
@@ -115,6 +115,7 @@ int main(int argc, char** argv) {
     args_kernel<<<1, 64, 0, f.stream>>>(nullptr, 1, 1.5f);
     CHECK(hipEventRecord(f.event, f.stream));
     CHECK(hipStreamSynchronize(f.stream));
+    CHECK(hipGetLastError());
     CHECK(hipMemcpy(f.device, f.pinned, 4096, hipMemcpyHostToDevice));
 
     double best = 1e300, total = 0;

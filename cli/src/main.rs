@@ -7,7 +7,6 @@
 mod bench;
 mod info;
 mod libdir;
-mod plot;
 mod run;
 mod summarize;
 
@@ -58,7 +57,10 @@ enum TraceCommand {
 #[derive(Subcommand)]
 enum BenchCommand {
     /// K streams x M kernels under each queue policy: throughput, makespan, overlap.
-    Policies(bench::BenchArgs),
+    Policies(bench::policies::BenchArgs),
+    /// Host time and x86 instructions per submission operation (launch, idle sync, event
+    /// record, round trip, stream create, copies), optionally beside AMD's runtime.
+    Ops(bench::ops::OpsArgs),
 }
 
 #[derive(Args)]
@@ -152,7 +154,10 @@ fn main() -> ExitCode {
             print!("{t}");
             0
         }),
-        Command::Bench(BenchCommand::Policies(args)) => bench::policies(&args).map(|()| 0),
+        Command::Bench(BenchCommand::Policies(args)) => {
+            bench::policies::policies(&args).map(|()| 0)
+        }
+        Command::Bench(BenchCommand::Ops(args)) => bench::ops::ops(&args).map(|()| 0),
         Command::LibDir(args) => libdir::resolve(args.lib_dir.as_deref()).map(|dir| {
             println!("{}", dir.display());
             0

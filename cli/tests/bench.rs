@@ -158,3 +158,102 @@ fn with_stream_churn_round_robin_stacks_streams_that_least_loaded_spreads() {
         out.report()
     );
 }
+
+/// The table rows of `hipshim bench ops`: (label's first word, runtime, the numbers).
+fn ops_rows(stdout: &str) -> Vec<(String, String, Vec<String>)> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            // A runtime column marks a row; the label before it may be several words or none.
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let at = f.iter().position(|w| *w == "hipshim" || *w == "AMD")?;
+            let runtime = if f[at] == "AMD" { "AMD CLR" } else { "hipshim" };
+            let skip = if runtime == "AMD CLR" { 2 } else { 1 };
+            let label = f.first().filter(|_| at > 0).map_or("", |w| *w).to_string();
+            let numbers = f[at + skip..]
+                .iter()
+                .take_while(|w| w.parse::<f64>().is_ok() || **w == "-")
+                .map(|w| w.to_string())
+                .collect();
+            Some((label, runtime.to_string(), numbers))
+        })
+        .collect()
+}
+
+fn bench_ops(args: &[&str]) -> (common::Output, Vec<(String, String, Vec<String>)>) {
+    let mut all = vec!["bench", "ops"];
+    all.extend(args);
+    let _guard = TIMING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = common::hipshim(all);
+    // hsasim's own threads are a column of the table: pin the threaded model.
+    cmd.env("HSASIM_THREADS", "1");
+    // The first run builds the program.
+    let out = common::run(&mut cmd, Duration::from_secs(600));
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let rows = ops_rows(&out.stdout);
+    (out, rows)
+}
+
+/// Every operation is timed; the callgrind columns count instructions inside the operation's
+/// HIP calls (so an idle sync costs something, but far less than a launch with its packet),
+/// and a launch+sync round trip shows the simulator's per-dispatch work.
+#[test]
+fn bench_ops_prints_time_and_instructions_per_operation() {
+    let (out, rows) = bench_ops(&[
+        "--ops",
+        "launch,sync,roundtrip",
+        "--count",
+        "20",
+        "--rounds",
+        "2",
+    ]);
+    assert_eq!(rows.len(), 3, "{}", out.report());
+    let number = |row: usize, col: usize| -> f64 {
+        rows[row].2[col]
+            .parse()
+            .unwrap_or_else(|_| panic!("row {row} col {col} not a number\n{}", out.report()))
+    };
+    for row in 0..3 {
+        assert!(number(row, 0) > 0.0, "no time\n{}", out.report());
+        // calling = runtime + HSA
+        let (calling, runtime, hsa) = (number(row, 1), number(row, 2), number(row, 3));
+        assert!(calling > 0.0, "{}", out.report());
+        assert!(
+            (calling - runtime - hsa).abs() <= 2.0,
+            "columns do not add up\n{}",
+            out.report()
+        );
+    }
+    assert!(
+        number(1, 1) < number(0, 1),
+        "an idle sync cost more than a launch\n{}",
+        out.report()
+    );
+    assert_eq!(rows[0].2[4], "-", "{}", out.report());
+    assert!(number(2, 4) > 0.0, "no per-dispatch work\n{}", out.report());
+}
+
+/// With `--amd`, one hipcc-built binary runs on both runtimes over hsasim.
+#[test]
+fn bench_ops_runs_the_same_binary_on_amds_runtime() {
+    let (out, rows) = bench_ops(&[
+        "--amd",
+        "--no-callgrind",
+        "--ops",
+        "sync",
+        "--count",
+        "20",
+        "--rounds",
+        "2",
+    ]);
+    let runtimes: Vec<&str> = rows.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(runtimes, ["hipshim", "AMD CLR"], "{}", out.report());
+    assert!(rows.iter().all(|r| r.2.len() == 1), "{}", out.report());
+}
+
+#[test]
+fn an_unknown_operation_is_a_usage_error() {
+    let out = common::hipshim_output(["bench", "ops", "--ops", "sync,teleport"]);
+    assert_eq!(out.code(), Some(2), "{}", out.report());
+    assert!(out.stderr.contains("roundtrip"), "{}", out.report());
+}

@@ -18,20 +18,15 @@
 //! - **queues** (with `--trace-dir`): how many HSA queues the kernels were dispatched on,
 //!   read from each run's trace with the runtime's trace reader.
 
-use crate::libdir;
-use crate::plot;
+use super::plot;
 use crate::run::Launch;
 use crate::LoadArgs;
 use amdhip64::trace::{PacketKind, TraceEvent};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::SystemTime;
 
 /// Source of the experiment program, relative to the repository root.
 const SOURCE: &str = "c_tests/bench/policy_bench.hip";
-/// Where the CLI builds it, under its own profile dir.
-const BUILD_DIR: &str = "hipshim-bench";
 
 pub const DEFAULT_POLICIES: &str =
     "single,pool:1,pool:2,pool:2:rr,pool:4,pool:4:rr,pool:8,pool:8:rr,dedicated";
@@ -269,7 +264,7 @@ pub fn format_table(config: &RunOutput, rows: &[(String, Metrics)]) -> String {
 pub fn policies(args: &BenchArgs) -> Result<(), String> {
     let program = match &args.program {
         Some(path) => path.clone(),
-        None => default_program()?,
+        None => super::bundled_program(SOURCE, super::Compiler::Ours)?,
     };
     let base = args.load.launch()?;
     if let Some(dir) = &args.trace_dir {
@@ -362,76 +357,6 @@ fn queues_used(trace: &Path) -> Option<usize> {
     queues.sort_unstable();
     queues.dedup();
     Some(queues.len())
-}
-
-/// The experiment program beside this hipshim, built (or rebuilt when its source, the
-/// headers or the build script changed) with `scripts/build-hip.sh`, the one place that
-/// knows the compile flags.
-fn default_program() -> Result<PathBuf, String> {
-    let exe_dir = libdir::exe_dir()?;
-    let program = exe_dir.join(BUILD_DIR).join("policy_bench");
-    let Some(repo) = libdir::repo_root() else {
-        return if program.is_file() {
-            Ok(program)
-        } else {
-            Err(format!(
-                "{} does not exist and the hipshim sources are not here to build it; pass --program PATH",
-                program.display()
-            ))
-        };
-    };
-    let inputs = [
-        repo.join(SOURCE),
-        repo.join("hip_headers"),
-        repo.join("scripts/build-hip.sh"),
-    ];
-    let built = mtime(&program);
-    let newest_input = inputs.iter().filter_map(|p| newest(p)).max();
-    if built.is_some() && built >= newest_input {
-        return Ok(program);
-    }
-    let (Some(profile), Some(target)) = (exe_dir.file_name(), exe_dir.parent()) else {
-        return Err(format!("{} is not a cargo profile dir", exe_dir.display()));
-    };
-    eprintln!(
-        "hipshim bench: building {} from {SOURCE}",
-        program.display()
-    );
-    // Build beside the final name and rename: two benches starting at once never run a
-    // half-written program.
-    let partial = program.with_extension(format!("partial-{}", std::process::id()));
-    let status = Command::new("bash")
-        .arg(repo.join("scripts/build-hip.sh"))
-        .arg(repo.join(SOURCE))
-        .arg(&partial)
-        .env("CARGO_TARGET_DIR", target)
-        .env("HIPSHIM_PROFILE", profile)
-        .status()
-        .map_err(|e| format!("cannot run scripts/build-hip.sh: {e}"))?;
-    if !status.success() {
-        let _ = std::fs::remove_file(&partial);
-        return Err(format!("building {SOURCE} failed ({status})"));
-    }
-    std::fs::rename(&partial, &program)
-        .map_err(|e| format!("cannot move the built program into place: {e}"))?;
-    Ok(program)
-}
-
-fn mtime(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// The newest modification time of `path` or anything under it.
-fn newest(path: &Path) -> Option<SystemTime> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_dir() {
-        return meta.modified().ok();
-    }
-    std::fs::read_dir(path)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| newest(&e.path()))
-        .max()
 }
 
 #[cfg(test)]
