@@ -1,11 +1,13 @@
-//! Launch benchmark: ns per asynchronous `hipLaunchKernel` of an empty kernel on hsasim, with
+//! Launch benchmark: ns per asynchronous `hipLaunchKernel` of a small kernel on hsasim, with
 //! recording off, with `HIPSHIM_TRACE` on, and with `HIPSHIM_LOG=trace` (printed to a pipe
 //! that is thrown away). Prints the figures; asserts nothing about time.
 //!
 //! `cargo bench --bench launch [-- LAUNCHES ROUNDS]`. It builds the release libraries
-//! (`cargo build --release -p hipshim -p hsasim`) and `c_tests/bench/launch.hip` with
-//! `scripts/build-hip.sh`, then runs the program three times. The program reports the best
-//! round (least disturbed by the simulator's threads on a small machine) and the mean.
+//! (`cargo build --release -p hipshim -p hsasim`) and `c_tests/bench/ops.hip` (the
+//! program of `hipshim bench ops`, which measures every submission operation with recording
+//! off) with `scripts/build-hip.sh`, then runs its `launch` operation three times. The program
+//! reports the best round (least disturbed by the simulator's threads on a small machine) and
+//! the mean.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -41,7 +43,7 @@ fn build_program(out: &Path) {
         "scripts/build-hip.sh",
         Command::new("bash")
             .arg(repo().join("scripts/build-hip.sh"))
-            .arg(repo().join("c_tests/bench/launch.hip"))
+            .arg(repo().join("c_tests/bench/ops.hip"))
             .arg(out)
             .arg("gfx942")
             .env("CARGO_TARGET_DIR", target_dir())
@@ -55,7 +57,8 @@ fn build_program(out: &Path) {
 /// Runs the benchmark program with `env`; returns its report line.
 fn run(program: &Path, args: &[String], env: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(program);
-    cmd.args(args)
+    cmd.arg("launch")
+        .args(args)
         .env("HIPSHIM_DEVICE", "sim")
         .env("HSASIM_GFX", "gfx942")
         .env_remove("HIPSHIM_TRACE")
@@ -82,12 +85,12 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let program = target_dir().join("bench").join("launch");
+    let program = target_dir().join("bench").join("ops");
     std::fs::create_dir_all(program.parent().unwrap()).unwrap();
     build_program(&program);
     let trace = target_dir().join("bench").join("launch-trace.json");
     let trace_env = trace.to_string_lossy().into_owned();
-    println!("ns per asynchronous hipLaunchKernel (empty kernel, hsasim gfx942, release build)");
+    println!("ns per asynchronous hipLaunchKernel (3 arguments, hsasim gfx942, release build)");
     for (label, env) in [
         ("recording off", vec![]),
         ("HIPSHIM_TRACE", vec![("HIPSHIM_TRACE", trace_env.as_str())]),
