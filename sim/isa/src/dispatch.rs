@@ -158,26 +158,57 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
     })
 }
 
-/// Decoded instructions by address, filled on first execution.
+/// Slots per page of a decode cache: one per 4-byte code word, so a page covers 4 KiB of
+/// code.
+const PAGE_WORDS: usize = 1024;
+/// Code words a cache indexes densely, from its base (16 MiB of code); anything outside
+/// goes to the `far` map.
+const CACHE_WINDOW_WORDS: u64 = 4 << 20;
+/// Decode caches a worker keeps (one per kernel entry it ran recently).
+const CACHES_PER_WORKER: usize = 32;
+
+/// Decoded instructions of one kernel by address, filled on first execution and kept across
+/// dispatches of the same kernel.
+///
+/// Code memory can change under a kept cache: an executable destroyed and another loaded at
+/// the same address, or code written by a copy or by the host through a pointer (hsasim's
+/// device memory is host memory, so no write can be intercepted). The rule that covers all of
+/// them: the cache remembers the words each instruction was decoded from and, before a
+/// dispatch uses it, compares them with memory ([`DecodeCache::still_valid`]); any
+/// difference discards the whole cache. The comparison runs over merged contiguous ranges,
+/// one `is_accessible` and one slice compare each, so it costs little next to running the
+/// code. Code changed while a dispatch runs is not seen until the next dispatch (hardware's
+/// instruction cache is not coherent with such writes either).
 struct DecodeCache {
+    model: GfxModel,
+    entry: u64,
     base: u64,
-    slots: Vec<u32>,
+    /// Page table over the dense window: slot = decoded index + 1, 0 = not decoded yet.
+    pages: Vec<Option<Box<[u32; PAGE_WORDS]>>>,
     insts: Vec<Decoded>,
     far: HashMap<u64, u32>,
+    /// The code words each decoded instruction came from, in decode order.
+    sources: Vec<(u64, [u32; 3], u8)>,
+    /// `sources` merged into contiguous runs (start, words); rebuilt when stale.
+    ranges: Vec<(u64, Vec<u32>)>,
+    ranges_cover: usize,
 }
 
-const CACHE_WINDOW_WORDS: u64 = 4 << 20;
-
 impl DecodeCache {
-    fn new(entry: u64) -> DecodeCache {
+    fn new(model: GfxModel, entry: u64) -> DecodeCache {
         // Non-inlined functions may sit before the kernel in .text: start the dense
         // window 1 MiB below the entry.
         let base = entry.saturating_sub(1 << 20) & !3;
         DecodeCache {
+            model,
+            entry,
             base,
-            slots: Vec::new(),
+            pages: Vec::new(),
             insts: Vec::new(),
             far: HashMap::new(),
+            sources: Vec::new(),
+            ranges: Vec::new(),
+            ranges_cover: 0,
         }
     }
 
@@ -185,13 +216,53 @@ impl DecodeCache {
     fn lookup(&self, pc: u64) -> Option<u32> {
         let idx = pc.wrapping_sub(self.base) / 4;
         if pc >= self.base && idx < CACHE_WINDOW_WORDS {
-            match self.slots.get(idx as usize) {
-                Some(&s) if s != 0 => Some(s - 1),
+            let idx = idx as usize;
+            match self.pages.get(idx / PAGE_WORDS) {
+                Some(Some(page)) => match page[idx % PAGE_WORDS] {
+                    0 => None,
+                    s => Some(s - 1),
+                },
                 _ => None,
             }
         } else {
             self.far.get(&pc).copied()
         }
+    }
+
+    /// Whether every instruction decoded so far still has the same code words in memory.
+    fn still_valid(&mut self, mem: &dyn GuestMemory) -> bool {
+        if self.ranges_cover != self.sources.len() {
+            self.rebuild_ranges();
+        }
+        self.ranges.iter().all(|(start, words)| {
+            let len = 4 * words.len() as u64;
+            if !mem.is_accessible(*start, len) {
+                return false;
+            }
+            // SAFETY: start..start+len was approved by is_accessible just above; guest
+            // addresses are host addresses, and u32 reads of 4-aligned code need no more.
+            let now = unsafe { std::slice::from_raw_parts(*start as *const u32, words.len()) };
+            now == words.as_slice()
+        })
+    }
+
+    fn rebuild_ranges(&mut self) {
+        let mut sorted: Vec<&(u64, [u32; 3], u8)> = self.sources.iter().collect();
+        sorted.sort_unstable_by_key(|(pc, _, _)| *pc);
+        let mut ranges: Vec<(u64, Vec<u32>)> = Vec::new();
+        for (pc, words, n) in sorted {
+            let words = &words[..*n as usize];
+            match ranges.last_mut() {
+                Some((start, run)) if *start + 4 * run.len() as u64 == *pc => {
+                    run.extend_from_slice(words)
+                }
+                // Overlapping decodes (a jump into the middle of an instruction) stay
+                // separate runs; each is checked on its own.
+                _ => ranges.push((*pc, words.to_vec())),
+            }
+        }
+        self.ranges = ranges;
+        self.ranges_cover = self.sources.len();
     }
 
     #[cold]
@@ -232,15 +303,19 @@ impl DecodeCache {
                 words: e.words,
                 detail: e.detail,
             })?;
+        let used = (inst.inst.len as usize / 4).clamp(1, n);
+        self.sources.push((pc, words, used as u8));
         let id = self.insts.len() as u32;
         self.insts.push(inst);
         let idx = pc.wrapping_sub(self.base) / 4;
         if pc >= self.base && idx < CACHE_WINDOW_WORDS {
             let idx = idx as usize;
-            if self.slots.len() <= idx {
-                self.slots.resize(idx + 1, 0);
+            let page = idx / PAGE_WORDS;
+            if self.pages.len() <= page {
+                self.pages.resize_with(page + 1, || None);
             }
-            self.slots[idx] = id + 1;
+            let slots = self.pages[page].get_or_insert_with(|| Box::new([0; PAGE_WORDS]));
+            slots[idx % PAGE_WORDS] = id + 1;
         } else {
             self.far.insert(pc, id);
         }
@@ -248,21 +323,57 @@ impl DecodeCache {
     }
 }
 
-/// A host thread's reusable state: wave register files, LDS, decode cache.
+/// A host thread's reusable state: wave register files, LDS, the decode caches of recent
+/// kernels. Kept in [`IDLE_WORKERS`] between dispatches, so a dispatch neither allocates
+/// register files nor decodes code it has decoded before.
 struct Worker {
     waves: Vec<Wave>,
     lds: Vec<u8>,
-    cache: DecodeCache,
+    /// Most recently used last.
+    caches: Vec<DecodeCache>,
     stats: DispatchStats,
 }
 
+/// Workers not running a dispatch. A handful suffices: one per worker thread ever used at
+/// once (bounded by `MAX_IDLE_WORKERS`, beyond which they are dropped).
+static IDLE_WORKERS: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
+const MAX_IDLE_WORKERS: usize = 64;
+
 impl Worker {
-    fn new(plan: &Plan) -> Worker {
-        Worker {
+    /// A worker for `plan`: an idle one if there is one, with the kernel's decode cache
+    /// (checked against memory) at the end of its list.
+    fn take(plan: &Plan, mem: &dyn GuestMemory) -> Worker {
+        let idle = IDLE_WORKERS.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let mut worker = idle.unwrap_or_else(|| Worker {
             waves: Vec::new(),
-            lds: vec![0; plan.lds_bytes],
-            cache: DecodeCache::new(plan.entry),
+            lds: Vec::new(),
+            caches: Vec::new(),
             stats: DispatchStats::default(),
+        });
+        worker.stats = DispatchStats::default();
+        if worker.lds.len() != plan.lds_bytes {
+            worker.lds = vec![0; plan.lds_bytes];
+        }
+        let found = worker
+            .caches
+            .iter()
+            .rposition(|c| c.entry == plan.entry && c.model == plan.model);
+        let kept = found
+            .map(|i| worker.caches.remove(i))
+            .and_then(|mut cache| cache.still_valid(mem).then_some(cache));
+        let cache = kept.unwrap_or_else(|| DecodeCache::new(plan.model, plan.entry));
+        if worker.caches.len() >= CACHES_PER_WORKER {
+            worker.caches.remove(0);
+        }
+        worker.caches.push(cache);
+        worker
+    }
+
+    /// Back to the idle list for the next dispatch.
+    fn give_back(self) {
+        let mut idle = IDLE_WORKERS.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE_WORKERS {
+            idle.push(self);
         }
     }
 
@@ -304,7 +415,11 @@ impl Worker {
                     continue;
                 }
                 running += 1;
-                let step = run_wave(w, &mut self.cache, &mut ctx, plan, stop, &mut self.stats)?;
+                let cache = self
+                    .caches
+                    .last_mut()
+                    .expect("Worker::take leaves the dispatch's cache last");
+                let step = run_wave(w, cache, &mut ctx, plan, stop, &mut self.stats)?;
                 w.state = match step {
                     Step::Barrier => WaveState::AtBarrier,
                     _ => WaveState::Ended,
@@ -603,7 +718,7 @@ pub fn run(
         }
     };
     let work = || {
-        let mut worker = Worker::new(&plan);
+        let mut worker = Worker::take(&plan, mem);
         while !stop.load(Ordering::Relaxed) {
             let k = next.fetch_add(1, Ordering::Relaxed);
             if k >= total {
@@ -635,6 +750,8 @@ pub fn run(
         t.waves += worker.stats.waves;
         t.instructions += worker.stats.instructions;
         t.lane_ops += worker.stats.lane_ops;
+        drop(t);
+        worker.give_back();
     };
     // A panic in the interpreter fails this dispatch only; the caller's queue, and the
     // process, go on.
