@@ -22,7 +22,7 @@ use hsa_abi::*;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Bytes of kernarg memory per packet slot. AMD's limit on explicit kernel arguments is 4 KiB
@@ -79,6 +79,22 @@ unsafe extern "C" fn on_queue_error(
     record_queue_error(health, status);
 }
 
+/// Faults any queue of the process has become known to suffer (an error reported, a barrier
+/// found stuck): a stream that answers a synchronize from host state does so only while this
+/// has not moved since it last looked at its queue.
+static FAULTS_SEEN: AtomicU64 = AtomicU64::new(0);
+
+/// See [`FAULTS_SEEN`].
+#[inline]
+pub fn faults_seen() -> u64 {
+    FAULTS_SEEN.load(Ordering::Acquire)
+}
+
+/// A fault became known: every host-side answer that predates it must look again.
+pub fn note_fault() {
+    FAULTS_SEEN.fetch_add(1, Ordering::AcqRel);
+}
+
 /// Records a queue's failure; what waiters look for is stored before anything that could
 /// panic, and the rest is guarded (see `callback.rs`).
 fn record_queue_error(health: &QueueHealth, status: hsa_status_t) {
@@ -89,6 +105,7 @@ fn record_queue_error(health: &QueueHealth, status: hsa_status_t) {
         status
     };
     health.status.store(stored, Ordering::Release);
+    note_fault();
     super::callback::guarded("the queue error callback", (), || {
         // Reported to the program at its next synchronising call (see `stream.rs`).
         tracing::debug!(
@@ -366,6 +383,7 @@ impl Queue {
         }
         waits.stuck = Some((at, doom));
         drop(waits);
+        note_fault();
         tracing::error!(
             queue = self.id,
             "queue {} is stuck from packet {at} on: that barrier waits for work of queue {}, which failed",

@@ -15,8 +15,47 @@
 use crate::error::{HipError, HipResult};
 use dashmap::DashMap;
 use once_cell::sync::Lazy;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::LocalKey;
+
+/// A thread's last lookup in one table: (handle, the table's removal count then, the object).
+/// Weak, so that the cache never keeps a destroyed object alive.
+pub type LastLookup<T> = RefCell<Option<(usize, u64, Weak<T>)>>;
+
+/// A map keyed by a handle or a host address. Such keys come from the runtime or the
+/// program, not from an adversary, so SipHash's flood resistance buys nothing and costs
+/// ~250 instructions per lookup on the launch and synchronize paths.
+pub type AddressMap<V> = DashMap<usize, V, BuildHasherDefault<AddressHasher>>;
+
+/// One multiply and a fold: spreads the handles' fixed low byte (their tag) and the
+/// addresses' alignment zeros over all bits, as hashbrown (low bits pick the bucket, high bits
+/// the tag byte) and dashmap (high bits pick the shard) both need.
+#[derive(Default)]
+pub struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    #[inline]
+    fn write_usize(&mut self, key: usize) {
+        let product = (key as u64 ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = product ^ (product >> 29);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_usize(u64::from_le_bytes(word) as usize);
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// One counter for every table: a value is issued once in the process, whatever its kind.
 static NEXT: AtomicUsize = AtomicUsize::new(1);
@@ -28,7 +67,9 @@ pub struct HandleTable<T> {
     /// Low byte of every handle of this kind: a multiple of 16, so handles look aligned like
     /// the pointers C declares them as, and a log line's handle shows its kind.
     tag: u8,
-    live: Lazy<DashMap<usize, Arc<T>>>,
+    live: Lazy<AddressMap<Arc<T>>>,
+    /// Handles ended so far: a thread's cached lookup is good while this has not moved.
+    removals: AtomicU64,
 }
 
 impl<T> HandleTable<T> {
@@ -40,7 +81,8 @@ impl<T> HandleTable<T> {
         HandleTable {
             kind,
             tag,
-            live: Lazy::new(DashMap::new),
+            live: Lazy::new(AddressMap::default),
+            removals: AtomicU64::new(0),
         }
     }
 
@@ -74,10 +116,38 @@ impl<T> HandleTable<T> {
         }
     }
 
+    /// [`HandleTable::get`] through the calling thread's `last` lookup: a handle used again
+    /// by the same thread (a stream launched on in a loop) costs a few loads instead of a map
+    /// read. The cached entry is trusted only while no handle of the table has been ended
+    /// since it was made.
+    pub fn get_via(
+        &self,
+        handle: usize,
+        last: &'static LocalKey<LastLookup<T>>,
+    ) -> HipResult<Arc<T>> {
+        let removals = self.removals.load(Ordering::Acquire);
+        let hit = last.with(|cell| {
+            let cached = cell.borrow();
+            match &*cached {
+                Some((h, r, object)) if *h == handle && *r == removals => object.upgrade(),
+                _ => None,
+            }
+        });
+        if let Some(object) = hit {
+            return Ok(object);
+        }
+        let object = self.get(handle)?;
+        last.with(|cell| *cell.borrow_mut() = Some((handle, removals, Arc::downgrade(&object))));
+        Ok(object)
+    }
+
     /// Ends `handle`; the object lives on while others hold it.
     pub fn remove(&self, handle: usize) -> HipResult<Arc<T>> {
         match self.live.remove(&handle) {
-            Some((_, object)) => Ok(object),
+            Some((_, object)) => {
+                self.removals.fetch_add(1, Ordering::AcqRel);
+                Ok(object)
+            }
             None => Err(self.not_live(handle, "released")),
         }
     }
@@ -90,10 +160,12 @@ impl<T> HandleTable<T> {
             .filter(|entry| doomed(entry.value()))
             .map(|entry| *entry.key())
             .collect();
-        handles
+        let removed: Vec<Arc<T>> = handles
             .into_iter()
             .filter_map(|handle| self.live.remove(&handle).map(|(_, object)| object))
-            .collect()
+            .collect();
+        self.removals.fetch_add(1, Ordering::AcqRel);
+        removed
     }
 
     fn not_live(&self, handle: usize, action: &str) -> HipError {

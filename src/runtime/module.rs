@@ -11,13 +11,12 @@
 use super::code_object::{self, KernelInfo, TargetId};
 use super::copy::{self, CopyKind};
 use super::device::Device;
-use super::handles::HandleTable;
+use super::handles::{AddressMap, HandleTable};
 use super::memory;
 use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::executable::{CodeObjectReader, Executable};
 use crate::hsa::HsaError;
-use dashmap::DashMap;
 use once_cell::sync::{Lazy, OnceCell};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -83,9 +82,9 @@ struct Variable {
 /// Registered kernels by the host address clang passes to `hipLaunchKernel` (the kernel's
 /// host stub): the program's own address, not a handle hipshim issues, so not in a
 /// `HandleTable`; an address nobody registered is `hipErrorInvalidDeviceFunction`.
-static FUNCTIONS: Lazy<DashMap<usize, Arc<Function>>> = Lazy::new(DashMap::new);
+static FUNCTIONS: Lazy<AddressMap<Arc<Function>>> = Lazy::new(AddressMap::default);
 /// Registered device variables by the address of their host shadow.
-static VARIABLES: Lazy<DashMap<usize, Arc<Variable>>> = Lazy::new(DashMap::new);
+static VARIABLES: Lazy<AddressMap<Arc<Variable>>> = Lazy::new(AddressMap::default);
 
 /// `__hipRegisterFatBinary`: remembers the bundle; nothing is parsed or loaded until a
 /// kernel of it is used (start-up must stay cheap and must not touch the GPU).

@@ -4,7 +4,7 @@
 use super::super::runtime;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::{barrier_and, Doom, Marker, Queue, QueueFactory, BARRIER_DEPS};
+use crate::hsa::queue::{self, barrier_and, Doom, Marker, Queue, QueueFactory, BARRIER_DEPS};
 use crate::hsa::signal::{PooledSignal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
@@ -211,6 +211,9 @@ impl fmt::Display for StreamKind {
     }
 }
 
+/// `Stream::settled_ops` before any wait saw the stream's work complete.
+const NEVER: u64 = u64::MAX;
+
 pub struct Stream {
     pub kind: StreamKind,
     /// Device ordinal (`usize::MAX` for a null stream, which belongs to its `DeviceStreams`).
@@ -221,6 +224,12 @@ pub struct Stream {
     signals: &'static SignalPool,
     /// Operations enqueued so far (kernels, copies, waits, callbacks, records).
     ops: AtomicU64,
+    /// What the last completed wait for all of the stream's work saw: `ops` then (`NEVER` if
+    /// none yet, or if work was enqueued without being counted) and the process's fault
+    /// count then. While both still hold, nothing was submitted since, nothing failed since,
+    /// and a synchronize answers from host state (see [`Stream::synchronize`]).
+    settled_ops: AtomicU64,
+    settled_faults: AtomicU64,
     /// Blocking streams: the null stream's `ops` this stream has already waited for.
     seen_null: AtomicU64,
     /// Blocking streams: this stream's `ops` the null stream has already waited for.
@@ -393,6 +402,8 @@ impl Stream {
             cu_mask,
             signals,
             ops: AtomicU64::new(0),
+            settled_ops: AtomicU64::new(NEVER),
+            settled_faults: AtomicU64::new(0),
             seen_null: AtomicU64::new(0),
             seen_by_null: AtomicU64::new(0),
             owed: Arc::new(Mutex::new(Owed::default())),
@@ -510,8 +521,10 @@ impl Stream {
             on_engine,
         });
         if started.is_err() {
-            // The cached tail marker does not cover the parts that were issued.
+            // The cached tail marker does not cover the parts that were issued, and `ops`
+            // does not count them: no synchronize may answer without waiting for them.
             op.st.tail = None;
+            self.settled_ops.store(NEVER, Ordering::Release);
             return started;
         }
         op.finish();
@@ -553,7 +566,17 @@ impl Stream {
 
     /// Waits until every operation enqueued so far has completed. Reports a fault that made the
     /// stream lose work, once (see "Faults").
+    ///
+    /// An idle stream answers from host state: when no operation was enqueued since a wait
+    /// saw all of its work complete, and no fault became known anywhere since (a fault may
+    /// make the stream owe a report or leave a failed queue), there is nothing to wait for and
+    /// nothing to look at but the report it may owe.
     pub fn synchronize(&self, device: &DeviceStreams) -> HipResult {
+        if self.settled_ops.load(Ordering::Acquire) == self.ops.load(Ordering::Acquire)
+            && self.settled_faults.load(Ordering::Acquire) == queue::faults_seen()
+        {
+            return self.take_stream_report();
+        }
         self.settle(device);
         self.take_stream_report()
     }
@@ -584,11 +607,16 @@ impl Stream {
     /// Waits until all work enqueued so far has completed or can never complete; in the
     /// latter case the fault is contained (and owed, see "Faults").
     fn settle(&self, device: &DeviceStreams) {
-        let (pending, gate) = {
+        // Read before anything is waited for: a fault found meanwhile moves the count on, so
+        // the host-side answer is not armed past it.
+        let faults = queue::faults_seen();
+        let (pending, gate, ops) = {
             let st = self.state.lock();
             (
                 st.pending.clone(),
                 st.gate.as_ref().map(|g| g.signal.clone()),
+                // Under the lock: every operation counted here has published its work.
+                self.ops.load(Ordering::Acquire),
             )
         };
         // Between blocked slices: the stream as it is now (other threads may have added work
@@ -615,6 +643,8 @@ impl Stream {
                 }
                 self.sweep(&mut st);
                 self.leave_if_failed(&mut st, device);
+                self.settled_faults.store(faults, Ordering::Release);
+                self.settled_ops.store(ops, Ordering::Release);
             }
             Err(Some(doom)) => contain(doom),
             // Given up by another thread, which contained the fault.
@@ -1028,6 +1058,7 @@ impl Operation<'_> {
 /// did gives up its queue and owes the fault (see "Faults"). So every stream reports what it
 /// lost, whichever call looked first.
 pub fn contain(doom: Doom) {
+    queue::note_fault();
     tracing::debug!(?doom, "a fault was found; checking every stream");
     let Ok(rt) = runtime() else { return };
     for device in &rt.devices {

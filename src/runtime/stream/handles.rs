@@ -2,7 +2,7 @@
 //! CU masks.
 
 use super::super::device::Device;
-use super::super::handles::HandleTable;
+use super::super::handles::{HandleTable, LastLookup};
 use super::super::ordering::{Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE};
 use super::super::runtime;
 use crate::error::{HipError, HipResult};
@@ -96,6 +96,11 @@ pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'sta
     resolve_any(handle, None)
 }
 
+thread_local! {
+    /// The stream this thread named last (see `HandleTable::get_via`).
+    static LAST_STREAM: LastLookup<Stream> = const { RefCell::new(None) };
+}
+
 fn resolve_any<'a>(
     handle: *mut c_void,
     current: Option<&'a Device>,
@@ -117,7 +122,7 @@ fn resolve_any<'a>(
             Ok((device, StreamRef::Shared(per_thread(device)?)))
         }
         value => {
-            let stream = STREAMS.get(value)?;
+            let stream = STREAMS.get_via(value, &LAST_STREAM)?;
             let device = rt.device(stream.device)?;
             Ok((device, StreamRef::Shared(stream)))
         }
