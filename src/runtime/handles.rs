@@ -203,6 +203,57 @@ mod tests {
         assert_eq!(*NUMBERS.get(b).unwrap(), 2);
     }
 
+    thread_local! {
+        static LAST_NUMBER: LastLookup<u32> = const { RefCell::new(None) };
+    }
+
+    #[test]
+    fn a_cached_lookup_never_outlives_its_handle_nor_keeps_the_object() {
+        let table: &'static HandleTable<u32> = Box::leak(Box::new(HandleTable::new("n", 0x90)));
+        let a = table.insert(Arc::new(1));
+        let b = table.insert(Arc::new(2));
+        assert_eq!(*table.get_via(a, &LAST_NUMBER).unwrap(), 1);
+        // Cached now; a second lookup hits the cache and sees the same object.
+        assert_eq!(*table.get_via(a, &LAST_NUMBER).unwrap(), 1);
+        // Another handle replaces the cached one.
+        assert_eq!(*table.get_via(b, &LAST_NUMBER).unwrap(), 2);
+        let held = table.get_via(a, &LAST_NUMBER).unwrap();
+        // Ended: the cached entry must not answer for it, even while the object lives on.
+        table.remove(a).unwrap();
+        assert_eq!(
+            table.get_via(a, &LAST_NUMBER).err(),
+            Some(HipError::INVALID_HANDLE)
+        );
+        assert_eq!(*held, 1);
+        // The cache holds the object weakly: once the table and its users let go, it is gone.
+        let weak = Arc::downgrade(&table.get_via(b, &LAST_NUMBER).unwrap());
+        drop(held);
+        drop(table.remove(b).unwrap());
+        assert!(
+            weak.upgrade().is_none(),
+            "the thread's cache kept a released object alive"
+        );
+        // Other handles keep working after removals.
+        let c = table.insert(Arc::new(3));
+        assert_eq!(*table.get_via(c, &LAST_NUMBER).unwrap(), 3);
+        assert_eq!(*table.get_via(c, &LAST_NUMBER).unwrap(), 3);
+    }
+
+    #[test]
+    fn address_keys_spread_over_buckets_and_shards() {
+        use std::hash::BuildHasher;
+        let build = BuildHasherDefault::<AddressHasher>::default();
+        // Handles share their low byte (the tag), addresses their alignment zeros: the hash's
+        // low bits (hashbrown's bucket) and high bits (dashmap's shard) must still differ.
+        let hashes: Vec<u64> = (1..=64usize)
+            .map(|n| build.hash_one((n << 8) | 0x70))
+            .collect();
+        let low: std::collections::HashSet<u64> = hashes.iter().map(|h| h & 63).collect();
+        let high: std::collections::HashSet<u64> = hashes.iter().map(|h| h >> 58).collect();
+        assert!(low.len() > 32, "low bits collide: {}", low.len());
+        assert!(high.len() > 16, "high bits collide: {}", high.len());
+    }
+
     #[test]
     fn released_foreign_and_garbage_handles_are_invalid() {
         let a = NUMBERS.insert(Arc::new(7));
