@@ -45,6 +45,7 @@ pub mod api;
 pub mod cabi;
 pub mod config;
 pub mod error;
+mod handles;
 pub mod loader;
 mod logging;
 pub mod memory;

@@ -15,7 +15,6 @@ use crate::error::{HsaError, HsaResult};
 use hsa_abi::{amd_signal_t, hsa_signal_t, hsa_signal_value_t, AMD_SIGNAL_KIND_USER};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::cell::UnsafeCell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -181,7 +180,7 @@ impl Signal {
 /// processor or SDMA engine still holds it stays valid memory until they drop it.
 #[derive(Default)]
 pub struct SignalRegistry {
-    map: RwLock<HashMap<u64, Arc<Signal>>>,
+    map: RwLock<crate::handles::HandleMap<Arc<Signal>>>,
 }
 
 impl SignalRegistry {

@@ -31,7 +31,7 @@ pub struct Runtime {
     pub memory: Arc<MemoryRegistry>,
     pub signals: SignalRegistry,
     /// Live queues by `hsa_queue_t*` address.
-    pub queues: RwLock<HashMap<u64, Arc<Queue>>>,
+    pub queues: RwLock<crate::handles::HandleMap<Arc<Queue>>>,
     pub loader: LoaderState,
     pub async_copy_profiling: AtomicBool,
     /// `hsa_signal_group_t` handles (the address of the member list) to their signals.
@@ -148,7 +148,7 @@ impl Runtime {
             agents,
             memory,
             signals: SignalRegistry::default(),
-            queues: RwLock::new(HashMap::new()),
+            queues: RwLock::new(Default::default()),
             loader: LoaderState::default(),
             async_copy_profiling: AtomicBool::new(false),
             signal_groups: Mutex::new(HashMap::new()),
