@@ -51,6 +51,11 @@ mod tests {
             .collect();
         let low: std::collections::HashSet<u64> = hashes.iter().map(|h| h & 63).collect();
         let high: std::collections::HashSet<u64> = hashes.iter().map(|h| h >> 57).collect();
-        assert!(low.len() > 32 && high.len() > 32, "{} {}", low.len(), high.len());
+        assert!(
+            low.len() > 32 && high.len() > 32,
+            "{} {}",
+            low.len(),
+            high.len()
+        );
     }
 }

@@ -56,6 +56,10 @@ pub struct Queue {
     /// [`stream_packet_header`], which sets the barrier bit.
     /// Freed after the queue is destroyed (fields drop after `Drop::drop`).
     kernargs: PoolBuffer,
+    /// The highest read index any reservation has loaded. The packet processor only moves
+    /// the read index forward, so this never overstates how far it got: a reservation that
+    /// fits behind it fits behind the real one, and needs no HSA call to find out.
+    read_seen: AtomicU64,
 }
 
 // SAFETY: the queue ring and kernarg memory are shared with the device by design; concurrent
@@ -242,6 +246,7 @@ impl Queue {
             raw,
             ring,
             size,
+            read_seen: AtomicU64::new(0),
             id,
             agent,
             device,
@@ -404,11 +409,16 @@ impl Queue {
         let slots = count * stride;
         // SAFETY: `raw` is live for the lifetime of `self`.
         let first = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, slots) };
-        let mut read = self.read_index();
-        while first + slots - 1 - read >= self.size {
-            std::hint::spin_loop();
-            std::thread::yield_now();
+        let mut read = self.read_seen.load(Ordering::Relaxed);
+        // A trace records the queue's depth, which needs the read index as it is now.
+        if first + slots - 1 - read >= self.size || traced.is_some() {
             read = self.read_index();
+            while first + slots - 1 - read >= self.size {
+                std::hint::spin_loop();
+                std::thread::yield_now();
+                read = self.read_index();
+            }
+            self.read_seen.fetch_max(read, Ordering::Relaxed);
         }
         Reservation {
             queue: self,
@@ -478,6 +488,7 @@ impl Queue {
     }
 
     fn read_index(&self) -> u64 {
+        tracing::trace!(target: "hipshim::read_index", queue = self.id, "read index loaded");
         // SAFETY: `raw` is live for the lifetime of `self`.
         unsafe { (self.api.hsa_queue_load_read_index_scacquire)(self.raw) }
     }
