@@ -25,6 +25,8 @@ c_tests! {
     per_thread_default_gfx90a => "per_thread_default" on "gfx90a";
     device_reset_gfx942 => "device_reset" on "gfx942";
     device_reset_gfx90a => "device_reset" on "gfx90a";
+    memcpy_order_gfx942 => "memcpy_order" on "gfx942";
+    memcpy_order_gfx90a => "memcpy_order" on "gfx90a";
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with

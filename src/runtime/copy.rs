@@ -27,7 +27,7 @@
 //! the stream owes).
 
 use super::device::{Device, STAGING_BYTES};
-use super::memory::{self, classify, Side};
+use super::memory::{classify, Side};
 use super::runtime;
 use super::stream::{self, Stream};
 use crate::error::{HipError, HipResult};
@@ -234,6 +234,14 @@ pub unsafe fn memcpy(
     unsafe { memcpy_2d(dst, src, Rows::linear(size), kind) }
 }
 
+/// What a synchronous copy or fill waits for first. `hipMemcpy` and `hipMemset` are
+/// null-stream operations (legacy semantics, as in AMD's runtime): they come after the work
+/// of `device`'s null stream and its blocking streams, and after nothing of its non-blocking
+/// streams, which a program uses precisely so that unrelated copies do not wait for them.
+fn after_legacy_work(device: &Device) -> HipResult {
+    device.streams.settle_legacy()
+}
+
 /// `hipMemcpy2D`: `height` rows of `width` bytes between pitched ranges, synchronously.
 ///
 /// # Safety
@@ -251,22 +259,22 @@ pub unsafe fn memcpy_2d(
     let Some(server) = t.server() else {
         // Host to host. Kernels may be writing pinned memory: wait for them first.
         if t.dst_side != Side::Pageable || t.src_side != Side::Pageable {
-            rt.current_device()?.synchronize()?;
+            after_legacy_work(rt.current_device()?)?;
         }
         // SAFETY: both sides are host memory (caller's contract, or the registry's word).
         unsafe { t.on_host() };
         return Ok(());
     };
     let device = rt.device(server)?;
-    // Earlier work on the other device of a device-to-device copy must be done too.
+    // The other device of a device-to-device copy: its legacy work must be done too.
     if let (Side::Device(a), Side::Device(b)) = (t.dst_side, t.src_side) {
-        if a != b {
-            rt.device(a)?.synchronize()?;
+        for other in [a, b] {
+            if other != server {
+                after_legacy_work(rt.device(other)?)?;
+            }
         }
-        rt.device(b)?.synchronize()?;
-    } else {
-        device.synchronize()?;
     }
+    after_legacy_work(device)?;
     if t.dst_side == Side::Pageable || t.src_side == Side::Pageable {
         return staged(device, &t);
     }
@@ -782,12 +790,12 @@ fn memset_2d_pattern(
     match classify(dst as usize, extent, Some(true), "memset")? {
         Side::Device(d) => {
             let device = rt.device(d)?;
-            device.synchronize()?;
+            after_legacy_work(device)?;
             fill.on_device(device)
         }
         Side::Pinned(_) => {
-            // Host memory: the CPU fills it once the devices are done with it.
-            memory::synchronize_all()?;
+            // Host memory: the CPU fills it once the work ordered before it is done.
+            after_legacy_work(rt.current_device()?)?;
             fill.on_host();
             Ok(())
         }

@@ -108,6 +108,15 @@ impl DeviceStreams {
     /// stream of the device; so does hipshim. Reports the null stream's own faults and, like a
     /// device-wide call, the faults of the streams it waited for.
     pub fn synchronize_null(&self) -> HipResult {
+        let waited = self.settle_legacy();
+        self.null.take_stream_report().and(waited)
+    }
+
+    /// What synchronous copies and fills (`hipMemcpy`, `hipMemset`: null-stream operations)
+    /// wait for before they touch memory outside stream order: the null stream and every
+    /// blocking stream, never a non-blocking one. Reports, like a device-wide call, the faults
+    /// of the streams it waited for.
+    pub fn settle_legacy(&self) -> HipResult {
         let device = self;
         let blocking: Vec<Arc<Stream>> = self
             .others
@@ -120,8 +129,7 @@ impl DeviceStreams {
         for stream in &blocking {
             stream.settle(device);
         }
-        let mut result = self.null.take_stream_report();
-        result = result.and(self.null.take_device_report());
+        let mut result = self.null.take_device_report();
         for stream in &blocking {
             result = result.and(stream.take_device_report());
         }
