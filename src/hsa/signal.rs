@@ -223,6 +223,14 @@ impl SignalPool {
     }
 }
 
+impl SignalPool {
+    /// Signals this pool has created so far (in use or free): bounded by the most ever in use
+    /// at once, unless something holds on to them.
+    pub fn created(&self) -> usize {
+        self.total.load(Ordering::Relaxed)
+    }
+}
+
 impl PooledSignal {
     pub fn handle(&self) -> hsa_signal_t {
         self.0.signal.handle

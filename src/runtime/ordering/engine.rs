@@ -304,6 +304,11 @@ impl Wedged {
 struct Held {
     release_at: u64,
     signal: PooledSignal,
+    /// The signal is the completion signal of the packet that names it (a marker) and no
+    /// packet of this stream waits on it: it may go back to the pool as soon as it reads 0,
+    /// without waiting for a later counted packet (a stream that only records events has
+    /// none).
+    completes_itself: bool,
 }
 
 /// Faults a stream has not reported yet: to its own calls, and to device-wide calls.
@@ -944,11 +949,16 @@ impl Stream {
                 if let Some(producer) = producer.filter(|p| !Arc::ptr_eq(&p.queue, queue)) {
                     queue.add_blocker(at, &producer);
                 }
-                st.held.push_back(Held { release_at, signal });
+                st.held.push_back(Held {
+                    release_at,
+                    signal,
+                    completes_itself: false,
+                });
                 if let Some(after) = after {
                     st.held.push_back(Held {
                         release_at,
                         signal: after,
+                        completes_itself: false,
                     });
                 }
             }
@@ -964,6 +974,7 @@ impl Stream {
         st.held.push_back(Held {
             release_at: st.counted + 1,
             signal: signal.clone(),
+            completes_itself: true,
         });
         tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, marker = ?signal, "marker");
         Ok(Marker {
@@ -981,7 +992,9 @@ impl Stream {
         let completed = st
             .counted
             .saturating_sub(st.pending.signal().load().max(0) as u64);
-        while st.held.front().is_some_and(|h| h.release_at <= completed) {
+        while st.held.front().is_some_and(|h| {
+            h.release_at <= completed || (h.completes_itself && h.signal.is_zero())
+        }) {
             st.held.pop_front();
         }
     }
