@@ -26,7 +26,7 @@
 //! (for the stream's earlier work, through [`Stream::host_fence`], which also reports a fault
 //! the stream owes).
 
-use super::device::{Device, STAGING_BYTES};
+use super::device::{Device, StagingBuffer, STAGING_BYTES};
 use super::memory::{classify, Side};
 use super::runtime;
 use super::stream::{self, Stream};
@@ -572,17 +572,28 @@ fn staging_batches(rows: Rows) -> Vec<Vec<(usize, usize, usize)>> {
 
 /// Copies a transfer with one pageable side through `device`'s staging buffer: rows are packed
 /// into it in batches, the CPU moves the pageable side, the engines the other. Synchronous.
+/// A copy of pageable host memory through the device's two staging buffers, pipelined: while
+/// a copy engine moves one buffer, the CPU fills (to the device) or drains (from it) the
+/// other. Returns once every byte has arrived.
 fn staged(device: &Device, t: &Transfer) -> HipResult {
     let copy = device.copy.lock();
-    let staging = copy.staging.as_ptr() as usize;
+    // Declared after the lock guard, so dropped before it: no buffer is left in flight for
+    // the next copy to overwrite, whatever path returns.
+    let mut pipeline = StagingPipeline {
+        device,
+        buffers: &copy.staging,
+        in_flight: [None, None],
+    };
     let rows = t.rows;
+    let batches = staging_batches(rows);
     match (t.dst_side, t.src_side) {
         (Side::Pageable, Side::Pageable) => unreachable!("host-to-host copies use the CPU"),
         (Side::Pageable, src_side) => {
             let (src_agent, src) = (agent_of(device, src_side)?, engine_base(t.src, src_side));
-            for batch in staging_batches(rows) {
+            let engine_fill = |k: usize, batch: &[(usize, usize, usize)]| -> Vec<EngineCopy> {
+                let staging = copy.staging[k].memory.as_ptr() as usize;
                 let mut at = 0;
-                let copies: Vec<EngineCopy> = batch
+                batch
                     .iter()
                     .map(|&(r, off, len)| {
                         let c = EngineCopy {
@@ -595,12 +606,24 @@ fn staged(device: &Device, t: &Transfer) -> HipResult {
                         at += len;
                         c
                     })
-                    .collect();
-                staged_copies(device, &copy.signal, &copies)?;
+                    .collect()
+            };
+            if let Some(first) = batches.first() {
+                pipeline.start(0, engine_fill(0, first));
+            }
+            for (i, batch) in batches.iter().enumerate() {
+                let k = i % 2;
+                // The other buffer was drained in the previous round: refill it now.
+                if let Some(next) = batches.get(i + 1) {
+                    pipeline.start(1 - k, engine_fill(1 - k, next));
+                }
+                pipeline.finish(k)?;
+                let staging = copy.staging[k].memory.as_ptr() as usize;
                 let mut at = 0;
-                for &(r, off, len) in &batch {
-                    // SAFETY: the destination row is caller-valid host memory; staging holds
-                    // the batch (at most STAGING_BYTES) and is ours under `copy`.
+                for &(r, off, len) in batch {
+                    // SAFETY: the destination row is caller-valid host memory; the staging
+                    // buffer holds the batch (at most STAGING_BYTES), its engine copy is
+                    // complete, and it is ours under `copy`.
                     unsafe {
                         std::ptr::copy_nonoverlapping(
                             (staging + at) as *const u8,
@@ -614,12 +637,17 @@ fn staged(device: &Device, t: &Transfer) -> HipResult {
         }
         (dst_side, _) => {
             let (dst_agent, dst) = (agent_of(device, dst_side)?, engine_base(t.dst, dst_side));
-            for batch in staging_batches(rows) {
+            for (i, batch) in batches.iter().enumerate() {
+                let k = i % 2;
+                // The buffer's previous batch must have left before it is overwritten.
+                pipeline.finish(k)?;
+                let staging = copy.staging[k].memory.as_ptr() as usize;
                 let mut at = 0;
                 let mut copies = Vec::with_capacity(batch.len());
-                for &(r, off, len) in &batch {
-                    // SAFETY: the source row is caller-valid host memory; staging holds the
-                    // batch (at most STAGING_BYTES) and is ours under `copy`.
+                for &(r, off, len) in batch {
+                    // SAFETY: the source row is caller-valid host memory; the staging buffer
+                    // holds the batch (at most STAGING_BYTES), no engine copy uses it, and it
+                    // is ours under `copy`.
                     unsafe {
                         std::ptr::copy_nonoverlapping(
                             (t.src + r * rows.src_pitch + off) as *const u8,
@@ -636,11 +664,78 @@ fn staged(device: &Device, t: &Transfer) -> HipResult {
                     });
                     at += len;
                 }
-                staged_copies(device, &copy.signal, &copies)?;
+                pipeline.start(k, copies);
             }
+            pipeline.finish(0)?;
+            pipeline.finish(1)?;
         }
     }
     Ok(())
+}
+
+/// The engine copies in flight from or to each staging buffer of one staged copy.
+struct StagingPipeline<'a> {
+    device: &'a Device,
+    buffers: &'a [StagingBuffer; 2],
+    in_flight: [Option<InFlight>; 2],
+}
+
+/// Engine copies issued on one staging buffer's signal, not yet waited for.
+struct InFlight {
+    copies: Vec<EngineCopy>,
+    issued: HipResult<Option<u32>>,
+    submit_ns: u64,
+}
+
+impl StagingPipeline<'_> {
+    /// Issues `copies` to or from buffer `k` (which must not be in flight) without waiting.
+    fn start(&mut self, k: usize, copies: Vec<EngineCopy>) {
+        debug_assert!(self.in_flight[k].is_none());
+        if copies.is_empty() {
+            return;
+        }
+        let signal = &self.buffers[k].signal;
+        let submit_ns = trace_now();
+        signal.store(copies.len() as i64);
+        // SAFETY: one side is staging buffer `k` (ours under the device's `copy` lock, which
+        // outlives this pipeline), the other device memory or engine-reachable host memory,
+        // covering `len` bytes until `finish(k)` waits; no dependencies.
+        let issued = unsafe { issue(&self.device.engines, self.device, &copies, &[], signal) };
+        self.in_flight[k] = Some(InFlight {
+            copies,
+            issued,
+            submit_ns,
+        });
+    }
+
+    /// Waits for buffer `k`'s copies (if any); an issue failure is reported here, after the
+    /// parts that were issued have completed.
+    fn finish(&mut self, k: usize) -> HipResult {
+        let Some(flight) = self.in_flight[k].take() else {
+            return Ok(());
+        };
+        let device = self.device;
+        let signal = &self.buffers[k].signal;
+        let waited = signal
+            .wait_zero(device.timestamp_hz, || None::<HipError>)
+            .map_err(|_| HipError::UNKNOWN);
+        let engine = flight.issued?;
+        waited?;
+        let info = copy_info(device, &flight.copies, engine, true, flight.submit_ns);
+        if crate::trace::recording() {
+            crate::trace::record::copy_completed(info, signal.handle);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for StagingPipeline<'_> {
+    fn drop(&mut self) {
+        // An early return left copies in flight: they still write or read the buffers.
+        for k in 0..2 {
+            let _ = self.finish(k);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -674,7 +769,8 @@ impl Fill {
     /// middle, the staging buffer the unaligned ends (batched on one signal).
     fn on_device(&self, device: &Device) -> HipResult {
         let copy = device.copy.lock();
-        let staging = copy.staging.as_ptr() as usize;
+        let fills = &copy.staging[0];
+        let staging = fills.memory.as_ptr() as usize;
         let mut ends: Vec<EngineCopy> = Vec::new();
         let mut used = 0;
         for r in 0..self.height {
@@ -708,13 +804,13 @@ impl Fill {
                 });
                 used += len;
                 if ends.len() == MAX_BATCH {
-                    staged_copies(device, &copy.signal, &ends)?;
+                    staged_copies(device, &fills.signal, &ends)?;
                     ends.clear();
                     used = 0;
                 }
             }
         }
-        staged_copies(device, &copy.signal, &ends)
+        staged_copies(device, &fills.signal, &ends)
     }
 
     /// Fills host memory (pinned, registered or managed) with the CPU.

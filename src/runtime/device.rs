@@ -89,9 +89,16 @@ const MAX_STACK_BYTES: usize = (128 * 1024 - 16) * 4;
 /// `hipSetDeviceFlags` flags: the schedule mask, hipDeviceMapHost, hipDeviceLmemResizeToMax.
 pub const DEVICE_FLAGS_ALL: u32 = 0x7 | 0x8 | 0x10;
 
-/// A pinned buffer ([`STAGING_BYTES`]) and a completion signal for synchronous copies.
+/// Pinned buffers ([`STAGING_BYTES`] each) and their completion signals for synchronous
+/// copies of pageable memory. Two, so that the CPU fills or drains one while a copy engine
+/// moves the other; fills use the first.
 pub struct CopyState {
-    pub staging: PoolBuffer,
+    pub staging: [StagingBuffer; 2],
+}
+
+pub struct StagingBuffer {
+    pub memory: PoolBuffer,
+    /// Counts the buffer's engine copies in flight down to 0.
     pub signal: Signal,
 }
 
@@ -133,8 +140,13 @@ impl Device {
             .map(|info| MemoryPool::new(api, info))
             .ok_or_else(|| no_pool(index, "fine-grained host"))?;
 
-        let staging = host_pool.allocate(STAGING_BYTES, &[agent])?;
-        let copy_signal = Signal::new(api, 0)?;
+        let staging_buffer = || -> HipResult<StagingBuffer> {
+            Ok(StagingBuffer {
+                memory: host_pool.allocate(STAGING_BYTES, &[agent])?,
+                signal: Signal::new(api, 0)?,
+            })
+        };
+        let staging = [staging_buffer()?, staging_buffer()?];
 
         let name = hsa::agent_string(api, agent, agent_info::NAME).unwrap_or_default();
         let product_name = hsa::agent_string(api, agent, agent_info::AMD_PRODUCT_NAME)
@@ -170,10 +182,7 @@ impl Device {
             engines: CopyEngines::new(api),
             timestamp_hz: hsa.timestamp_hz,
             streams: DeviceStreams::new(config, queues, hsa.timestamp_hz)?,
-            copy: Mutex::new(CopyState {
-                staging,
-                signal: copy_signal,
-            }),
+            copy: Mutex::new(CopyState { staging }),
             lds_bytes: info.lds_bytes as u32,
             info,
             settings: Mutex::new(DeviceSettings::default()),
