@@ -313,12 +313,20 @@ pub unsafe fn write_kernargs_from(
         let dst = &mut segment[arg.offset as usize..(arg.offset + arg.size) as usize];
         match &arg.kind {
             ArgKind::Hidden(hidden) => {
-                let value = geometry.hidden_value(hidden).to_le_bytes();
+                let value = geometry.hidden_value(hidden);
                 // Values are written in the argument's own width (u16 for group sizes,
                 // remainders and grid dims, u32 for block counts, u64 for offsets);
-                // geometry validation guarantees each value fits its width.
-                let n = dst.len().min(value.len());
-                dst[..n].copy_from_slice(&value[..n]);
+                // geometry validation guarantees each value fits its width. The usual widths
+                // are plain stores: a launch writes a dozen or more of these.
+                match dst.len() {
+                    2 => dst.copy_from_slice(&(value as u16).to_le_bytes()),
+                    4 => dst.copy_from_slice(&(value as u32).to_le_bytes()),
+                    8 => dst.copy_from_slice(&value.to_le_bytes()),
+                    len => {
+                        let n = len.min(8);
+                        dst[..n].copy_from_slice(&value.to_le_bytes()[..n]);
+                    }
+                }
             }
             _ => {
                 let src: *const c_void = match source {
@@ -338,7 +346,13 @@ pub unsafe fn write_kernargs_from(
                 // a distinct, in-bounds `arg.size`-byte region of `out`, which the caller
                 // cannot alias with argument storage while we hold `&mut out`.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.as_mut_ptr(), dst.len());
+                    match dst.len() {
+                        4 => dst.copy_from_slice(&src.cast::<[u8; 4]>().read_unaligned()),
+                        8 => dst.copy_from_slice(&src.cast::<[u8; 8]>().read_unaligned()),
+                        len => {
+                            std::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.as_mut_ptr(), len)
+                        }
+                    }
                 }
             }
         }

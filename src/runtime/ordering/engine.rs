@@ -453,7 +453,7 @@ impl Stream {
     /// publishes the operation's packets through it and calls [`Operation::finish`] (or
     /// [`Operation::finish_counted`]); an operation dropped unfinished (an error part-way)
     /// leaves the stream's operation count and legacy marks as they were.
-    #[inline]
+    #[inline(always)]
     pub fn begin<'s>(
         &'s self,
         device: &'s DeviceStreams,
@@ -923,6 +923,10 @@ impl Stream {
     /// packets, up to five dependencies each. Dependencies already complete are dropped; a
     /// wait for another queue's marker is recorded on this queue (see `hsa/queue.rs`).
     fn wait_in_queue(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) {
+        // The common launch: nothing to wait for, and nothing to set up to find that out.
+        if st.gate.is_none() && deps.is_empty() {
+            return;
+        }
         type Entry = (PooledSignal, Option<Marker>, Option<PooledSignal>);
         // The gate's marker is on this queue, or on one the stream left with it complete.
         let gate = st
