@@ -9,7 +9,6 @@
 mod common;
 
 use common::*;
-use hsa_abi::KernelDescriptor;
 use hsasim_isa::{run_dispatch, DispatchError, ExecConfig, GfxModel};
 
 const INLINE: ExecConfig = ExecConfig {
@@ -34,34 +33,14 @@ struct Kernel {
 
 impl Kernel {
     fn new() -> Kernel {
-        let mut buf = Aligned::new(4096, 256);
-        let kd = KernelDescriptor {
-            group_segment_fixed_size: 0,
-            private_segment_fixed_size: 0,
-            kernarg_size: 0,
-            reserved0: [0; 4],
-            kernel_code_entry_byte_offset: 256,
-            reserved1: [0; 20],
-            compute_pgm_rsrc3: 0,
-            compute_pgm_rsrc1: 0,
-            compute_pgm_rsrc2: 0,
-            kernel_code_properties: 0,
-            kernarg_preload: 0,
-            reserved2: [0; 4],
-        };
-        // SAFETY: the buffer holds 4096 bytes; the descriptor takes the first 64.
-        unsafe { std::ptr::write_unaligned(buf.bytes().as_mut_ptr() as *mut KernelDescriptor, kd) };
-        let addr = buf.addr();
+        let (buf, addr) = handmade_kernel();
         let mem = Ranges::default();
         mem.add(addr, 4096);
         Kernel { buf, addr, mem }
     }
 
     fn write_code(&mut self, code: &[u32]) {
-        let bytes = self.buf.bytes();
-        for (k, w) in code.iter().enumerate() {
-            bytes[256 + 4 * k..260 + 4 * k].copy_from_slice(&w.to_le_bytes());
-        }
+        code_words(&mut self.buf, code);
     }
 
     fn run(&self, model: GfxModel) -> Result<(), DispatchError> {

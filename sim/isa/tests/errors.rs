@@ -3,7 +3,6 @@
 mod common;
 
 use common::*;
-use hsa_abi::KernelDescriptor;
 use hsasim_isa::{run_dispatch, DispatchError, ExecConfig, GfxModel};
 
 const CFG: ExecConfig = ExecConfig {
@@ -12,30 +11,10 @@ const CFG: ExecConfig = ExecConfig {
     ..ExecConfig::BASE
 };
 
-/// A hand-made kernel: a descriptor followed (at +256) by `code`.
+/// A hand-made kernel running `code`.
 fn handmade(code: &[u32], mem: &Ranges) -> (Aligned, u64) {
-    let mut buf = Aligned::new(4096, 256);
-    let kd = KernelDescriptor {
-        group_segment_fixed_size: 0,
-        private_segment_fixed_size: 0,
-        kernarg_size: 0,
-        reserved0: [0; 4],
-        kernel_code_entry_byte_offset: 256,
-        reserved1: [0; 20],
-        compute_pgm_rsrc3: 0,
-        compute_pgm_rsrc1: 0,
-        compute_pgm_rsrc2: 0,
-        kernel_code_properties: 0,
-        kernarg_preload: 0,
-        reserved2: [0; 4],
-    };
-    let bytes = buf.bytes();
-    // SAFETY: the buffer holds 4096 bytes; the descriptor takes the first 64.
-    unsafe { std::ptr::write_unaligned(bytes.as_mut_ptr() as *mut KernelDescriptor, kd) };
-    for (k, w) in code.iter().enumerate() {
-        bytes[256 + 4 * k..260 + 4 * k].copy_from_slice(&w.to_le_bytes());
-    }
-    let addr = buf.addr();
+    let (mut buf, addr) = handmade_kernel();
+    code_words(&mut buf, code);
     // Only the descriptor and the code words are readable: fetching past them faults.
     mem.add(addr, 256 + 4 * code.len() as u64);
     (buf, addr)

@@ -244,3 +244,41 @@ pub fn packet(
 }
 
 pub const MODELS: [GfxModel; 2] = [GfxModel::Gfx942, GfxModel::Gfx90a];
+
+/// A hand-made kernel: a buffer holding a descriptor with no features enabled, whose code
+/// starts at +256 (write it with `code_words`). Returns the buffer and the descriptor's
+/// address.
+pub fn handmade_kernel() -> (Aligned, u64) {
+    let mut buf = Aligned::new(4096, 256);
+    let kd = hsa_abi::KernelDescriptor {
+        group_segment_fixed_size: 0,
+        private_segment_fixed_size: 0,
+        kernarg_size: 0,
+        reserved0: [0; 4],
+        kernel_code_entry_byte_offset: 256,
+        reserved1: [0; 20],
+        compute_pgm_rsrc3: 0,
+        compute_pgm_rsrc1: 0,
+        compute_pgm_rsrc2: 0,
+        kernel_code_properties: 0,
+        kernarg_preload: 0,
+        reserved2: [0; 4],
+    };
+    // SAFETY: the buffer holds 4096 bytes; the descriptor takes the first 64.
+    unsafe {
+        std::ptr::write_unaligned(
+            buf.bytes().as_mut_ptr() as *mut hsa_abi::KernelDescriptor,
+            kd,
+        )
+    };
+    let addr = buf.addr();
+    (buf, addr)
+}
+
+/// Writes `code` at +256 of a [`handmade_kernel`] buffer.
+pub fn code_words(buf: &mut Aligned, code: &[u32]) {
+    let bytes = buf.bytes();
+    for (k, w) in code.iter().enumerate() {
+        bytes[256 + 4 * k..260 + 4 * k].copy_from_slice(&w.to_le_bytes());
+    }
+}
