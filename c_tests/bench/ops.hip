@@ -13,6 +13,7 @@
 //   create     hipStreamCreate followed by hipStreamDestroy
 //   copy4k     hipMemcpy of 4 KiB from pinned host memory to the device
 //   pageable   hipMemcpy of 64 MiB from pageable host memory to the device (prints GB/s too)
+//   pageable_d2h  hipMemcpy of 64 MiB from the device to pageable host memory (GB/s too)
 #include <hip/hip_runtime.h>
 
 #include <chrono>
@@ -77,6 +78,10 @@ double round_of(const char* op, int n, Fixture& f) {
         for (int i = 0; i < n; ++i)
             CHECK(hipMemcpy(f.device, f.pageable.data(), f.pageable_bytes,
                             hipMemcpyHostToDevice));
+    } else if (!std::strcmp(op, "pageable_d2h")) {
+        for (int i = 0; i < n; ++i)
+            CHECK(hipMemcpy(f.pageable.data(), f.device, f.pageable_bytes,
+                            hipMemcpyDeviceToHost));
     } else {
         std::fprintf(stderr, "unknown operation %s\n", op);
         std::exit(2);
@@ -109,7 +114,8 @@ int main(int argc, char** argv) {
     CHECK(hipMalloc(&f.device, f.pageable_bytes));
     CHECK(hipHostMalloc(&f.pinned, 4096));
     std::memset(f.pinned, 1, 4096);
-    if (!std::strcmp(op, "pageable")) f.pageable.assign(f.pageable_bytes, 2);
+    bool pageable = !std::strcmp(op, "pageable") || !std::strcmp(op, "pageable_d2h");
+    if (pageable) f.pageable.assign(f.pageable_bytes, 2);
     // Warm-up, untimed: loads the code objects, assigns the queue, touches every path once.
     empty_kernel<<<1, 64, 0, f.stream>>>();
     args_kernel<<<1, 64, 0, f.stream>>>(nullptr, 1, 1.5f);
@@ -125,7 +131,7 @@ int main(int argc, char** argv) {
         total += ns;
     }
     std::printf("ns_per_op %.1f mean %.1f", best, total / rounds);
-    if (!std::strcmp(op, "pageable")) {
+    if (pageable) {
         std::printf(" gb_per_s %.2f", double(f.pageable_bytes) / best);
     }
     std::printf(" (%s: %d rounds of %d)\n", op, rounds, n);

@@ -39,8 +39,9 @@ hip_api! {
             eprintln!("hipshim: __hipRegisterFunction with a null function");
             return;
         }
-        // SAFETY: clang passes the kernel's NUL-terminated (mangled) name.
-        let name = unsafe { CStr::from_ptr(device_function) }.to_string_lossy().into_owned();
+        // SAFETY: clang passes the kernel's NUL-terminated (mangled) name. Kept as bytes:
+        // checking that they are UTF-8 would cost more than the rest of the registration.
+        let name = unsafe { CStr::from_ptr(device_function) }.to_bytes().into();
         module::register_function(fat_binary, host_function as usize, name);
     }
 

@@ -8,7 +8,7 @@
 //! boxed tags, resolved only through live registries: a pointer that was never a handle, or
 //! whose module was unloaded, is `hipErrorInvalidHandle` without ever being dereferenced.
 
-use super::code_object::{self, KernelInfo, TargetId};
+use super::code_object::{self, CodeObjectIndex, KernelInfo, TargetId};
 use super::copy::{self, CopyKind};
 use super::device::Device;
 use super::handles::{AddressMap, HandleTable};
@@ -17,10 +17,12 @@ use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::executable::{CodeObjectReader, Executable};
 use crate::hsa::HsaError;
+use hsa_abi::hsa_agent_t;
 use once_cell::sync::{Lazy, OnceCell};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
+use std::fmt;
 use std::sync::Arc;
 
 /// Devices a process can address; per-device state lives in fixed arrays of this length.
@@ -34,6 +36,9 @@ pub struct CodeImage {
     loaded: [Mutex<Option<Arc<LoadedCodeObject>>>; MAX_DEVICES],
     /// Serialises first loads so two threads do not load the same image twice.
     load_lock: Mutex<()>,
+    /// The host addresses `__hipRegisterFunction` registered for this image, so that
+    /// unregistering it visits its own kernels, not every kernel of the program.
+    registered: Mutex<Vec<usize>>,
 }
 
 /// Kept for the name the fat-binary hooks already use.
@@ -48,13 +53,19 @@ enum ImageBytes {
     Registered(code_object::ForeignBundle),
 }
 
-/// A code object loaded into an HSA executable on one device.
+/// A code object loaded into an HSA executable on one device. Its kernels are looked up
+/// when first asked for: their metadata decoded, their descriptors found.
 pub struct LoadedCodeObject {
-    pub kernels: HashMap<String, Arc<Kernel>>,
+    /// Where each kernel's metadata lies in `elf`.
+    index: CodeObjectIndex,
+    /// The kernels looked up so far, by name.
+    kernels: Mutex<HashMap<Box<[u8]>, Arc<Kernel>>>,
+    agent: hsa_agent_t,
     /// Device variables by name: (address, size).
     pub variables: HashMap<String, (usize, usize)>,
-    /// Kept alive for the executable: ROCr may reference the code object bytes after loading.
-    _elf: Vec<u8>,
+    /// Kept alive for the executable (ROCr may reference the code object bytes after
+    /// loading) and read for kernel metadata.
+    elf: Vec<u8>,
     executable: Executable,
 }
 
@@ -67,9 +78,51 @@ pub struct Kernel {
 /// A kernel of a code image by name: what `__hipRegisterFunction` registers and what
 /// `hipModuleGetFunction` returns, with its per-device kernel cached.
 pub struct Function {
-    pub name: String,
+    pub name: KernelName,
     image: Arc<CodeImage>,
     kernels: [OnceCell<Result<Arc<Kernel>, HipError>>; MAX_DEVICES],
+}
+
+/// A kernel's (mangled) name as registered: its bytes, stored unchecked (a library registers
+/// thousands of kernels at start-up and launches a few); as text (`Deref<Target = str>`, lossy
+/// UTF-8) for logs and traces, made on first use.
+pub struct KernelName {
+    bytes: Box<[u8]>,
+    text: OnceCell<Box<str>>,
+}
+
+impl KernelName {
+    pub fn new(bytes: Box<[u8]>) -> KernelName {
+        KernelName {
+            bytes,
+            text: OnceCell::new(),
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl std::ops::Deref for KernelName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.text
+            .get_or_init(|| String::from_utf8_lossy(&self.bytes).into())
+    }
+}
+
+impl fmt::Display for KernelName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl fmt::Debug for KernelName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
 }
 
 /// A `__device__`/`__constant__` variable registered by `__hipRegisterVar`.
@@ -82,7 +135,11 @@ struct Variable {
 /// Registered kernels by the host address clang passes to `hipLaunchKernel` (the kernel's
 /// host stub): the program's own address, not a handle hipshim issues, so not in a
 /// `HandleTable`; an address nobody registered is `hipErrorInvalidDeviceFunction`.
-static FUNCTIONS: Lazy<AddressMap<Arc<Function>>> = Lazy::new(AddressMap::default);
+/// Sized for a large library's kernels from the start: registration runs before `main`,
+/// once per kernel, and growing the map there rehashes every kernel registered so far.
+static FUNCTIONS: Lazy<AddressMap<Arc<Function>>> =
+    Lazy::new(|| AddressMap::with_capacity_and_hasher(FUNCTIONS_CAPACITY, Default::default()));
+const FUNCTIONS_CAPACITY: usize = 1 << 12;
 /// Registered device variables by the address of their host shadow.
 static VARIABLES: Lazy<AddressMap<Arc<Variable>>> = Lazy::new(AddressMap::default);
 
@@ -101,8 +158,12 @@ pub unsafe fn register_fat_binary(wrapper: *const c_void) -> HipResult<Arc<FatBi
     Ok(CodeImage::new(ImageBytes::Registered(bundle)))
 }
 
-pub fn register_function(fat_binary: Arc<FatBinary>, host_function: usize, name: String) {
+/// `__hipRegisterFunction`: the kernel's host stub at `host_function` launches the kernel
+/// `name` of `fat_binary`. Nothing is looked up until it is launched.
+pub fn register_function(fat_binary: Arc<FatBinary>, host_function: usize, name: Box<[u8]>) {
+    let name = KernelName::new(name);
     tracing::debug!(%name, host_function = format_args!("{host_function:#x}"), "kernel registered");
+    fat_binary.registered.lock().push(host_function);
     FUNCTIONS.insert(host_function, Function::new(fat_binary, name));
 }
 
@@ -122,7 +183,10 @@ pub fn register_variable(fat_binary: Arc<FatBinary>, host_var: usize, name: Stri
 /// `__hipUnregisterFatBinary`: forget its kernels and variables. Executables stay loaded
 /// until exit, as the program is shutting down and queued work may still reference them.
 pub fn unregister_fat_binary(fat_binary: &Arc<FatBinary>) {
-    FUNCTIONS.retain(|_, f| !Arc::ptr_eq(&f.image, fat_binary));
+    for host_function in std::mem::take(&mut *fat_binary.registered.lock()) {
+        // Unless another fat binary registered the address since.
+        FUNCTIONS.remove_if(&host_function, |_, f| Arc::ptr_eq(&f.image, fat_binary));
+    }
     VARIABLES.retain(|_, v| !Arc::ptr_eq(&v.image, fat_binary));
 }
 
@@ -158,7 +222,7 @@ pub fn symbol_on_current_device(host_var: *const c_void) -> HipResult<(usize, us
 }
 
 impl Function {
-    fn new(image: Arc<CodeImage>, name: String) -> Arc<Function> {
+    fn new(image: Arc<CodeImage>, name: KernelName) -> Arc<Function> {
         Arc::new(Function {
             name,
             image,
@@ -174,7 +238,7 @@ impl Function {
             .ok_or(HipError::INVALID_DEVICE)?;
         cell.get_or_init(|| {
             let loaded = self.image.load(device)?;
-            loaded.kernels.get(&self.name).cloned().ok_or_else(|| {
+            loaded.kernel(self.name.as_bytes())?.ok_or_else(|| {
                 tracing::error!(kernel = %self.name, "the code object has no such kernel");
                 HipError::INVALID_DEVICE_FUNCTION
             })
@@ -190,6 +254,7 @@ impl CodeImage {
             bytes,
             loaded: std::array::from_fn(|_| Mutex::new(None)),
             load_lock: Mutex::new(()),
+            registered: Mutex::new(Vec::new()),
         })
     }
 
@@ -266,16 +331,22 @@ impl Drop for CodeImage {
 const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
 
 /// Picks the code object of `image` for `device`: the image itself if it is an ELF code
-/// object, else the best bundle entry.
-fn code_object_for(image: &ImageBytes, device: &Device) -> HipResult<Vec<u8>> {
+/// object (indexed, to check its target), else the best bundle entry (not indexed yet).
+fn code_object_for(
+    image: &ImageBytes,
+    device: &Device,
+) -> HipResult<(Vec<u8>, Option<CodeObjectIndex>)> {
     let image = match image {
         ImageBytes::Owned(bytes) => bytes,
         ImageBytes::Registered(bundle) => {
-            return select_entry(device, |isa| bundle.code_object_for(isa));
+            return Ok((
+                select_entry(device, |isa| bundle.code_object_for(isa))?,
+                None,
+            ));
         }
     };
     if image.starts_with(ELF_MAGIC) {
-        let info = code_object::read_code_object(image).map_err(|e| {
+        let info = CodeObjectIndex::new(image).map_err(|e| {
             tracing::error!(error = %e, "not a usable code object");
             HipError::INVALID_IMAGE
         })?;
@@ -289,23 +360,27 @@ fn code_object_for(image: &ImageBytes, device: &Device) -> HipResult<Vec<u8>> {
             tracing::error!(target = %info.target, device = device.index, isas = ?device.isas, "the code object is for another GPU");
             return Err(HipError::NO_BINARY_FOR_GPU);
         }
-        return Ok(image.to_vec());
+        return Ok((image.to_vec(), Some(info)));
     }
     let entries = code_object::parse_bundle(image).map_err(|e| {
         tracing::error!(error = %e, "cannot parse the offload bundle");
         HipError::INVALID_IMAGE
     })?;
-    select_entry(device, |isa| {
+    let elf = select_entry(device, |isa| {
         code_object::select_code_object(&entries, isa).map(|e| e.data.to_vec())
-    })
+    })?;
+    Ok((elf, None))
 }
 
 fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeObject> {
-    let elf = code_object_for(image, device)?;
-    let info = code_object::read_code_object(&elf).map_err(|e| {
-        tracing::error!(error = %e, "cannot read the code object's metadata");
-        HipError::INVALID_IMAGE
-    })?;
+    let (elf, index) = code_object_for(image, device)?;
+    let index = match index {
+        Some(index) => index,
+        None => CodeObjectIndex::new(&elf).map_err(|e| {
+            tracing::error!(error = %e, "cannot read the code object's metadata");
+            HipError::INVALID_IMAGE
+        })?,
+    };
     let failed = |e: HsaError| {
         tracing::error!(error = %e, device = device.index, "loading the code object failed");
         HipError::from(e)
@@ -314,7 +389,6 @@ fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeO
     let executable = Executable::new(device.api).map_err(failed)?;
     executable.load(device.agent, &reader).map_err(failed)?;
     executable.freeze().map_err(failed)?;
-    let kernels = find_kernels(device, &executable, info.kernels)?;
     let variables = executable.variables().map_err(failed)?;
     // Not needed once loading is done (an early return above drops it with the executable).
     drop(reader);
@@ -322,42 +396,65 @@ fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeO
         memory::register_device_global(address, size, device.index);
     }
     Ok(LoadedCodeObject {
-        kernels,
+        index,
+        kernels: Mutex::new(HashMap::new()),
+        agent: device.agent,
         variables,
-        _elf: elf,
+        elf,
         executable,
     })
 }
 
-/// The kernel descriptor of every kernel the metadata lists. A listed kernel whose
-/// descriptor the loaded executable does not have is an inconsistent code object:
-/// `hipErrorInvalidImage`.
-fn find_kernels(
-    device: &Device,
-    executable: &Executable,
-    infos: Vec<KernelInfo>,
-) -> HipResult<HashMap<String, Arc<Kernel>>> {
-    let mut kernels = HashMap::new();
-    for kernel in infos {
+impl LoadedCodeObject {
+    /// Whether the metadata lists the kernel `name`.
+    pub fn has_kernel(&self, name: &[u8]) -> bool {
+        self.index.has_kernel(name)
+    }
+
+    /// The kernel `name` (`None` when the metadata does not list it), looked up on first use:
+    /// its metadata decoded, its descriptor found. Metadata that does not decode, or a listed
+    /// kernel whose descriptor the executable lacks, is an inconsistent code object:
+    /// `hipErrorInvalidImage`.
+    pub fn kernel(&self, name: &[u8]) -> HipResult<Option<Arc<Kernel>>> {
+        let mut kernels = self.kernels.lock();
+        if let Some(kernel) = kernels.get(name) {
+            return Ok(Some(kernel.clone()));
+        }
+        let info = match self.index.kernel(&self.elf, name) {
+            Ok(Some(info)) => info,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                tracing::error!(kernel = %String::from_utf8_lossy(name), error = %e, "cannot read the kernel's metadata");
+                return Err(HipError::INVALID_IMAGE);
+            }
+        };
         let missing = |why: &dyn std::fmt::Display| {
-            tracing::error!(kernel = %kernel.name, symbol = %kernel.symbol, "the code object's metadata lists a kernel whose descriptor it lacks: {why}");
+            tracing::error!(kernel = %info.name, symbol = %info.symbol, "the code object's metadata lists a kernel whose descriptor it lacks: {why}");
             HipError::INVALID_IMAGE
         };
-        let symbol_name = CString::new(kernel.symbol.clone())
+        let symbol_name = CString::new(info.symbol.clone())
             .map_err(|_| missing(&"the symbol name contains a NUL byte"))?;
-        let kernel_object = executable
-            .kernel_object(&symbol_name, device.agent)
+        let kernel_object = self
+            .executable
+            .kernel_object(&symbol_name, self.agent)
             .map_err(|e| missing(&e))?;
-        tracing::debug!(kernel = %kernel.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
-        kernels.insert(
-            kernel.name.clone(),
-            Arc::new(Kernel {
-                kernel_object,
-                info: kernel,
-            }),
-        );
+        tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
+        let kernel = Arc::new(Kernel {
+            kernel_object,
+            info,
+        });
+        kernels.insert(name.into(), kernel.clone());
+        Ok(Some(kernel))
     }
-    Ok(kernels)
+
+    /// Looks up every kernel the metadata lists (what an explicit module load checks, so that
+    /// a bad image fails there rather than at a launch).
+    fn check_kernels(&self) -> HipResult {
+        for name in self.index.kernel_names() {
+            self.kernel(name)?;
+        }
+        Ok(())
+    }
 }
 
 /// The code object `select` finds for one of this device's ISAs (tried in order), or
@@ -436,7 +533,7 @@ static FUNCTION_HANDLES: HandleTable<Function> = HandleTable::new("function", 0x
 pub fn load_module(image: Vec<u8>) -> HipResult<*mut c_void> {
     let device = runtime()?.current_device()?;
     let image = CodeImage::new(ImageBytes::Owned(image));
-    image.load(device)?;
+    image.load(device)?.check_kernels()?;
     let handle = MODULES.insert(Arc::new(Module {
         image,
         functions: Mutex::new(HashMap::new()),
@@ -509,7 +606,7 @@ pub fn unload_module(handle: *mut c_void) -> HipResult {
 pub fn module_get_function(module: &Module, name: &str) -> HipResult<*mut c_void> {
     let device = runtime()?.current_device()?;
     let loaded = module.image.load(device)?;
-    if !loaded.kernels.contains_key(name) {
+    if !loaded.has_kernel(name.as_bytes()) {
         tracing::warn!(
             kernel = name,
             "hipModuleGetFunction: no such kernel in the module"
@@ -520,7 +617,8 @@ pub fn module_get_function(module: &Module, name: &str) -> HipResult<*mut c_void
     let f = match functions.get(name) {
         Some(&f) => f,
         None => {
-            let f = FUNCTION_HANDLES.insert(Function::new(module.image.clone(), name.to_owned()));
+            let kernel_name = KernelName::new(name.as_bytes().into());
+            let f = FUNCTION_HANDLES.insert(Function::new(module.image.clone(), kernel_name));
             functions.insert(name.to_owned(), f);
             f
         }

@@ -3,7 +3,10 @@
 use object::elf::{FileHeader64, EM_AMDGPU};
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::Endianness;
+use rmp::Marker;
 use rmpv::Value;
+use std::collections::HashMap;
+use std::ops::Range;
 
 use super::target::TargetId;
 use super::{
@@ -312,53 +315,349 @@ impl HiddenArg {
     }
 }
 
-/// Reads an AMDGPU code object's metadata note (code object v3 to v6).
-pub fn read_code_object(elf: &[u8]) -> Result<CodeObjectInfo> {
-    let not_elf = |e: object::Error| CodeObjectError::NotAmdgpuElf(e.to_string());
-    let header = FileHeader64::<Endianness>::parse(elf).map_err(not_elf)?;
-    let endian = header.endian().map_err(not_elf)?;
-    let machine = header.e_machine(endian);
-    if machine != EM_AMDGPU {
-        return Err(CodeObjectError::NotAmdgpuElf(format!(
-            "e_machine is {machine}, not EM_AMDGPU ({EM_AMDGPU})"
-        )));
+/// A code object's metadata, indexed in one pass over its note without decoding the kernels:
+/// the header fields, and where each kernel's map lies, by `.name`. [`CodeObjectIndex::kernel`]
+/// decodes one kernel's map when that kernel is first needed, so a library of thousands of
+/// kernels pays only for those it launches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeObjectIndex {
+    /// 3, 4, 5 or 6: from `amdhsa.version`, else from `e_ident[EI_ABIVERSION]`.
+    pub code_object_version: u32,
+    /// ISA name, e.g. `amdgcn-amd-amdhsa--gfx942`: `amdhsa.target` if present, else derived
+    /// from the ELF `e_flags`.
+    pub target: String,
+    /// Each `amdhsa.kernels` entry, in note order: its `.name` and its map's byte range in
+    /// the code object.
+    entries: Vec<(Box<[u8]>, Range<usize>)>,
+    /// Name → position in `entries` (the last entry of a name wins, as it did when every
+    /// kernel was decoded into one map).
+    by_name: HashMap<Box<[u8]>, usize>,
+}
+
+impl CodeObjectIndex {
+    /// Indexes the code object `elf`: checks the ELF header and that its file is complete,
+    /// and walks the metadata note once (a kernel entry that is not a map or has no string
+    /// `.name` is an error here; its other fields are checked when it is decoded).
+    pub fn new(elf: &[u8]) -> Result<CodeObjectIndex> {
+        let not_elf = |e: object::Error| CodeObjectError::NotAmdgpuElf(e.to_string());
+        let header = FileHeader64::<Endianness>::parse(elf).map_err(not_elf)?;
+        let endian = header.endian().map_err(not_elf)?;
+        let machine = header.e_machine(endian);
+        if machine != EM_AMDGPU {
+            return Err(CodeObjectError::NotAmdgpuElf(format!(
+                "e_machine is {machine}, not EM_AMDGPU ({EM_AMDGPU})"
+            )));
+        }
+        let flags = header.e_flags(endian);
+        let abi_version = header.e_ident().abi_version;
+        check_complete(header, endian, elf)?;
+
+        let desc =
+            find_metadata_note(header, endian, elf)?.ok_or(CodeObjectError::MissingMetadata)?;
+        // `desc` borrows from `elf`: ranges in it become ranges in the code object.
+        let base = desc.as_ptr() as usize - elf.as_ptr() as usize;
+        let mut note = Msgpack { bytes: desc, at: 0 };
+        let Some(fields) = note.map_len()? else {
+            // Whatever it is, it must still be well-formed msgpack.
+            note.value()?;
+            return Err(CodeObjectError::BadMetadata(
+                "metadata root is not a map".into(),
+            ));
+        };
+        let (mut version, mut target, mut kernels) = (None, None, None);
+        for _ in 0..fields {
+            match note.str()? {
+                Some(b"amdhsa.version") if version.is_none() => {
+                    version = Some(version_from_metadata(&note.value()?)?);
+                }
+                Some(b"amdhsa.target") if target.is_none() => {
+                    let v = note.value()?;
+                    let t = v.as_str().ok_or_else(|| {
+                        CodeObjectError::BadMetadata("amdhsa.target is not a string".into())
+                    })?;
+                    target = Some(t.to_owned());
+                }
+                Some(b"amdhsa.kernels") if kernels.is_none() => {
+                    let Some(count) = note.array_len()? else {
+                        return Err(CodeObjectError::BadMetadata(
+                            "amdhsa.kernels is not an array".into(),
+                        ));
+                    };
+                    let mut entries = Vec::with_capacity((count as usize).min(desc.len()));
+                    for _ in 0..count {
+                        let start = note.at;
+                        let name = note.kernel_name()?;
+                        entries.push((name, base + start..base + note.at));
+                    }
+                    kernels = Some(entries);
+                }
+                _ => note.skip()?,
+            }
+        }
+        let code_object_version = match version {
+            Some(v) => v,
+            // ELFABIVERSION_AMDGPU_HSA_V3 = 1 ... V6 = 4.
+            None if abi_version >= ELFABIVERSION_AMDGPU_HSA_V3 => u32::from(abi_version) + 2,
+            None => return Err(CodeObjectError::BadMetadata("no amdhsa.version".into())),
+        };
+        let target = match target {
+            Some(t) => t,
+            None => target_from_e_flags(flags, abi_version)?.isa_name(),
+        };
+        let entries = kernels.unwrap_or_default();
+        let mut by_name = HashMap::with_capacity(entries.len());
+        for (i, (name, _)) in entries.iter().enumerate() {
+            by_name.insert(name.clone(), i);
+        }
+        Ok(CodeObjectIndex {
+            code_object_version,
+            target,
+            entries,
+            by_name,
+        })
     }
-    let flags = header.e_flags(endian);
-    let abi_version = header.e_ident().abi_version;
-    check_complete(header, endian, elf)?;
 
-    let desc = find_metadata_note(header, endian, elf)?.ok_or(CodeObjectError::MissingMetadata)?;
-    let root = rmpv::decode::read_value_with_max_depth(&mut &desc[..], MAX_METADATA_DEPTH)
-        .map_err(|e| CodeObjectError::BadMetadata(format!("msgpack: {e}")))?;
-    let root = as_map(&root, "metadata root")?;
+    /// The `.name` of every kernel the metadata lists, in note order.
+    pub fn kernel_names(&self) -> impl Iterator<Item = &[u8]> {
+        self.entries.iter().map(|(name, _)| &**name)
+    }
 
-    let code_object_version = match get(root, "amdhsa.version") {
-        Some(v) => version_from_metadata(v)?,
-        // ELFABIVERSION_AMDGPU_HSA_V3 = 1 ... V6 = 4.
-        None if abi_version >= ELFABIVERSION_AMDGPU_HSA_V3 => u32::from(abi_version) + 2,
-        None => return Err(CodeObjectError::BadMetadata("no amdhsa.version".into())),
-    };
-    let target = match get(root, "amdhsa.target") {
-        Some(v) => v
-            .as_str()
-            .ok_or_else(|| CodeObjectError::BadMetadata("amdhsa.target is not a string".into()))?
-            .to_owned(),
-        None => target_from_e_flags(flags, abi_version)?.isa_name(),
-    };
-    let kernels = match get(root, "amdhsa.kernels") {
-        Some(v) => v
-            .as_array()
-            .ok_or_else(|| CodeObjectError::BadMetadata("amdhsa.kernels is not an array".into()))?
-            .iter()
-            .map(kernel_from_metadata)
-            .collect::<Result<Vec<_>>>()?,
-        None => Vec::new(),
-    };
+    /// Whether the metadata lists a kernel whose `.name` is `name`.
+    pub fn has_kernel(&self, name: &[u8]) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// The metadata of the kernel whose `.name` is `name`, decoded from `elf` (the code object
+    /// this index was made from); `None` when no kernel has that name.
+    pub fn kernel(&self, elf: &[u8], name: &[u8]) -> Result<Option<KernelInfo>> {
+        match self.by_name.get(name) {
+            Some(&i) => self.decode(elf, i).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn decode(&self, elf: &[u8], i: usize) -> Result<KernelInfo> {
+        let range = self.entries[i].1.clone();
+        let mut map = elf.get(range).ok_or_else(|| {
+            CodeObjectError::BadMetadata("kernel metadata outside the code object".into())
+        })?;
+        let value = rmpv::decode::read_value_with_max_depth(&mut map, MAX_METADATA_DEPTH)
+            .map_err(|e| CodeObjectError::BadMetadata(format!("msgpack: {e}")))?;
+        kernel_from_metadata(&value)
+    }
+}
+
+/// Reads an AMDGPU code object's metadata note (code object v3 to v6), every kernel decoded.
+pub fn read_code_object(elf: &[u8]) -> Result<CodeObjectInfo> {
+    let index = CodeObjectIndex::new(elf)?;
+    let kernels = (0..index.entries.len())
+        .map(|i| index.decode(elf, i))
+        .collect::<Result<Vec<_>>>()?;
     Ok(CodeObjectInfo {
-        code_object_version,
-        target,
+        code_object_version: index.code_object_version,
+        target: index.target,
         kernels,
     })
+}
+
+/// A forward reader of msgpack that skips values without building them.
+struct Msgpack<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Msgpack<'a> {
+    fn truncated() -> CodeObjectError {
+        CodeObjectError::BadMetadata("msgpack: unexpected end of the metadata".into())
+    }
+
+    fn take(&mut self, n: u64) -> Result<&'a [u8]> {
+        let n = usize::try_from(n).map_err(|_| Self::truncated())?;
+        let end = self.at.checked_add(n).ok_or_else(Self::truncated)?;
+        let bytes = self.bytes.get(self.at..end).ok_or_else(Self::truncated)?;
+        self.at = end;
+        Ok(bytes)
+    }
+
+    /// A big-endian unsigned integer of `n` (1, 2 or 4) bytes.
+    fn uint(&mut self, n: u64) -> Result<u64> {
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0, |v, &b| (v << 8) | u64::from(b)))
+    }
+
+    fn peek(&self) -> Result<Marker> {
+        let byte = *self.bytes.get(self.at).ok_or_else(Self::truncated)?;
+        Ok(Marker::from_u8(byte))
+    }
+
+    /// The length of the map that follows, consumed; `None` (nothing consumed) for another
+    /// kind of value.
+    fn map_len(&mut self) -> Result<Option<u64>> {
+        let len = match self.peek()? {
+            Marker::FixMap(n) => {
+                self.at += 1;
+                u64::from(n)
+            }
+            Marker::Map16 => {
+                self.at += 1;
+                self.uint(2)?
+            }
+            Marker::Map32 => {
+                self.at += 1;
+                self.uint(4)?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(len))
+    }
+
+    /// As [`Msgpack::map_len`], for arrays.
+    fn array_len(&mut self) -> Result<Option<u64>> {
+        let len = match self.peek()? {
+            Marker::FixArray(n) => {
+                self.at += 1;
+                u64::from(n)
+            }
+            Marker::Array16 => {
+                self.at += 1;
+                self.uint(2)?
+            }
+            Marker::Array32 => {
+                self.at += 1;
+                self.uint(4)?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(len))
+    }
+
+    /// The string that follows, consumed; `None` for another kind of value (skipped).
+    fn str(&mut self) -> Result<Option<&'a [u8]>> {
+        let len = match self.peek()? {
+            Marker::FixStr(n) => {
+                self.at += 1;
+                u64::from(n)
+            }
+            Marker::Str8 => {
+                self.at += 1;
+                self.uint(1)?
+            }
+            Marker::Str16 => {
+                self.at += 1;
+                self.uint(2)?
+            }
+            Marker::Str32 => {
+                self.at += 1;
+                self.uint(4)?
+            }
+            _ => {
+                self.skip()?;
+                return Ok(None);
+            }
+        };
+        self.take(len).map(Some)
+    }
+
+    /// The value that follows, decoded (for the few small ones the index keeps, and to
+    /// report what is wrong with malformed msgpack as the decoder sees it).
+    fn value(&mut self) -> Result<Value> {
+        let mut rest = &self.bytes[self.at..];
+        let value = rmpv::decode::read_value_with_max_depth(&mut rest, MAX_METADATA_DEPTH)
+            .map_err(|e| CodeObjectError::BadMetadata(format!("msgpack: {e}")))?;
+        self.at = self.bytes.len() - rest.len();
+        Ok(value)
+    }
+
+    /// Skips one `amdhsa.kernels` entry, returning its `.name`.
+    fn kernel_name(&mut self) -> Result<Box<[u8]>> {
+        let Some(fields) = self.map_len()? else {
+            self.skip()?;
+            return Err(CodeObjectError::BadMetadata(
+                "amdhsa.kernels entry is not a map".into(),
+            ));
+        };
+        let mut name = None;
+        for _ in 0..fields {
+            if self.str()? == Some(b".name") && name.is_none() {
+                match self.str()? {
+                    Some(n) => name = Some(n),
+                    None => {
+                        return Err(CodeObjectError::BadMetadata(
+                            "kernel: .name is not a string".into(),
+                        ))
+                    }
+                }
+            } else {
+                self.skip()?;
+            }
+        }
+        name.map(Box::from)
+            .ok_or_else(|| CodeObjectError::BadMetadata("kernel: missing .name".into()))
+    }
+
+    /// Skips one value, however nested, without recursing (so no input can exhaust the
+    /// stack): a count of the values still to skip grows by each container's length.
+    fn skip(&mut self) -> Result<()> {
+        let mut pending: u64 = 1;
+        while pending > 0 {
+            pending -= 1;
+            let byte = *self.bytes.get(self.at).ok_or_else(Self::truncated)?;
+            self.at += 1;
+            // The forms metadata is made of, by their marker byte, before the rest.
+            let (bytes, items) = match byte {
+                0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => continue,
+                0xa0..=0xbf => (u64::from(byte & 0x1f), 0),
+                0x90..=0x9f => (0, u64::from(byte & 0x0f)),
+                0x80..=0x8f => (0, 2 * u64::from(byte & 0x0f)),
+                _ => self.sized(Marker::from_u8(byte))?,
+            };
+            self.take(bytes)?;
+            pending = pending.saturating_add(items);
+        }
+        Ok(())
+    }
+
+    /// For a marker other than the fixed-size forms (its byte consumed): the payload bytes
+    /// that follow its length field, and the values it contains.
+    fn sized(&mut self, marker: Marker) -> Result<(u64, u64)> {
+        Ok(match marker {
+            Marker::U8 | Marker::I8 => (1, 0),
+            Marker::U16 | Marker::I16 => (2, 0),
+            Marker::U32 | Marker::I32 | Marker::F32 => (4, 0),
+            Marker::U64 | Marker::I64 | Marker::F64 => (8, 0),
+            Marker::Str8 | Marker::Bin8 => (self.uint(1)?, 0),
+            Marker::Str16 | Marker::Bin16 => (self.uint(2)?, 0),
+            Marker::Str32 | Marker::Bin32 => (self.uint(4)?, 0),
+            Marker::FixExt1 => (2, 0),
+            Marker::FixExt2 => (3, 0),
+            Marker::FixExt4 => (5, 0),
+            Marker::FixExt8 => (9, 0),
+            Marker::FixExt16 => (17, 0),
+            Marker::Ext8 => (self.uint(1)? + 1, 0),
+            Marker::Ext16 => (self.uint(2)? + 1, 0),
+            Marker::Ext32 => (self.uint(4)? + 1, 0),
+            Marker::Array16 => (0, self.uint(2)?),
+            Marker::Array32 => (0, self.uint(4)?),
+            Marker::Map16 => (0, 2 * self.uint(2)?),
+            Marker::Map32 => (0, 2 * self.uint(4)?),
+            Marker::Reserved => {
+                return Err(CodeObjectError::BadMetadata(
+                    "msgpack: reserved marker 0xc1".into(),
+                ))
+            }
+            // Fixed forms are handled by the caller.
+            Marker::FixPos(_)
+            | Marker::FixNeg(_)
+            | Marker::Null
+            | Marker::True
+            | Marker::False
+            | Marker::FixStr(_)
+            | Marker::FixArray(_)
+            | Marker::FixMap(_) => (0, 0),
+        })
+    }
 }
 
 /// Checks that the section header table and every segment's file bytes lie inside `elf`,
@@ -797,5 +1096,150 @@ mod tests {
             result,
             Err(CodeObjectError::BadMetadata(m)) if m.contains("msgpack")
         ));
+    }
+
+    #[test]
+    fn the_index_decodes_only_the_kernel_asked_for() {
+        let co = &built().co_v5;
+        let index = CodeObjectIndex::new(co).unwrap();
+        let info = read_code_object(co).unwrap();
+        assert_eq!(index.code_object_version, info.code_object_version);
+        assert_eq!(index.target, info.target);
+        let names: Vec<&[u8]> = index.kernel_names().collect();
+        let expected: Vec<&[u8]> = info.kernels.iter().map(|k| k.name.as_bytes()).collect();
+        assert_eq!(names, expected);
+        for k in &info.kernels {
+            assert!(index.has_kernel(k.name.as_bytes()));
+            assert_eq!(
+                index.kernel(co, k.name.as_bytes()).unwrap().as_ref(),
+                Some(k)
+            );
+        }
+        assert!(!index.has_kernel(b"no_such_kernel"));
+        assert_eq!(index.kernel(co, b"no_such_kernel"), Ok(None));
+    }
+
+    /// Every msgpack form, nested, in the widths their lengths select.
+    fn every_form() -> Value {
+        let long = |n: usize| Value::from("x".repeat(n));
+        let array16: Vec<Value> = (0..20).map(Value::from).collect();
+        let map16: Vec<(Value, Value)> = (0..20)
+            .map(|i| (Value::from(format!("k{i}")), Value::from(-i - 100)))
+            .collect();
+        Value::Map(vec![
+            (
+                Value::from("ints"),
+                Value::Array(vec![
+                    Value::from(1),
+                    Value::from(-1),
+                    Value::from(200u8),
+                    Value::from(-100i8),
+                    Value::from(60000u16),
+                    Value::from(-30000i16),
+                    Value::from(4_000_000_000u32),
+                    Value::from(-2_000_000_000i32),
+                    Value::from(u64::MAX),
+                    Value::from(i64::MIN),
+                ]),
+            ),
+            (
+                Value::from("floats"),
+                Value::Array(vec![Value::F32(1.5), Value::F64(2.5)]),
+            ),
+            (
+                Value::from("other"),
+                Value::Array(vec![Value::Nil, Value::from(true), Value::from(false)]),
+            ),
+            (
+                Value::from("strs"),
+                Value::Array(vec![long(3), long(40), long(300), long(70_000)]),
+            ),
+            (
+                Value::from("bins"),
+                Value::Array(vec![
+                    Value::Binary(vec![1; 3]),
+                    Value::Binary(vec![2; 300]),
+                    Value::Binary(vec![3; 70_000]),
+                ]),
+            ),
+            (
+                Value::from("exts"),
+                Value::Array(
+                    [1, 2, 4, 8, 16, 3, 300, 70_000]
+                        .iter()
+                        .map(|&n| Value::Ext(7, vec![0; n]))
+                        .collect(),
+                ),
+            ),
+            (Value::from("array16"), Value::Array(array16)),
+            (Value::from("map16"), Value::Map(map16)),
+            (
+                Value::from("deep"),
+                (0..100).fold(Value::Nil, |v, _| Value::Array(vec![v])),
+            ),
+        ])
+    }
+
+    #[test]
+    fn skipping_walks_every_msgpack_form_and_stops_at_the_end() {
+        let mut bytes = Vec::new();
+        rmpv::encode::write_value(&mut bytes, &every_form()).unwrap();
+        bytes.push(0xc0);
+        let mut reader = Msgpack {
+            bytes: &bytes,
+            at: 0,
+        };
+        reader.skip().unwrap();
+        assert_eq!(reader.at, bytes.len() - 1);
+        // Every truncation is an error, never a panic.
+        let whole = bytes.len() - 1;
+        for len in (0..whole).step_by(97).chain([whole - 1]) {
+            let mut reader = Msgpack {
+                bytes: &bytes[..len],
+                at: 0,
+            };
+            assert!(reader.skip().is_err(), "prefix of {len} bytes skipped");
+        }
+        let mut reserved = Msgpack {
+            bytes: &[0x91, 0xc1],
+            at: 0,
+        };
+        assert!(reserved.skip().is_err());
+    }
+
+    #[test]
+    fn kernel_entries_need_a_map_with_a_string_name() {
+        let encode = |v: Value| {
+            let mut bytes = Vec::new();
+            rmpv::encode::write_value(&mut bytes, &v).unwrap();
+            bytes
+        };
+        let name = |entry: Value| {
+            let bytes = encode(entry);
+            Msgpack {
+                bytes: &bytes,
+                at: 0,
+            }
+            .kernel_name()
+        };
+        let entry = |pairs: Vec<(&str, Value)>| {
+            Value::Map(
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| (Value::from(k), v))
+                    .collect(),
+            )
+        };
+        assert_eq!(
+            name(entry(vec![
+                (".args", every_form()),
+                (".name", Value::from("k")),
+                (".name", Value::from("later"))
+            ])),
+            Ok(Box::from(&b"k"[..]))
+        );
+        assert!(name(Value::from(3)).is_err());
+        assert!(name(entry(vec![(".symbol", Value::from("k.kd"))])).is_err());
+        assert!(name(entry(vec![(".name", Value::from(1))])).is_err());
     }
 }

@@ -64,7 +64,8 @@ mod target;
 pub use bundle::{parse_bundle, BundleEntry};
 pub use fatbin::{image_from_memory, ForeignBundle, HIP_FATBIN_MAGIC, HIP_FATBIN_VERSION};
 pub use metadata::{
-    read_code_object, ArgKind, CodeObjectInfo, HiddenArg, KernelArg, KernelInfo, NT_AMDGPU_METADATA,
+    read_code_object, ArgKind, CodeObjectIndex, CodeObjectInfo, HiddenArg, KernelArg, KernelInfo,
+    NT_AMDGPU_METADATA,
 };
 pub use target::{select_code_object, TargetId};
 
