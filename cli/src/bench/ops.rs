@@ -28,6 +28,7 @@ pub const OPERATIONS: &[(&str, &str)] = &[
     ("create", "stream create + destroy"),
     ("copy4k", "hipMemcpy 4 KiB pinned"),
     ("pageable", "hipMemcpy 64 MiB pageable"),
+    ("pageable_d2h", "hipMemcpy 64 MiB to pageable"),
 ];
 
 /// The HIP functions an operation calls: the calling-thread columns count instructions only
@@ -57,7 +58,7 @@ fn api_functions(op: &str) -> &'static [&'static str] {
 /// Whether hsasim's own threads do work for the operation worth a column: dispatches and
 /// copies. (A launch's dispatches also run there, but after the timed loop.)
 fn has_simulator_work(op: &str) -> bool {
-    matches!(op, "roundtrip" | "copy4k" | "pageable")
+    matches!(op, "roundtrip" | "copy4k" | "pageable" | "pageable_d2h")
 }
 
 const DEFAULT_OPS: &str = "launch,sync,record,roundtrip,create,copy4k,pageable";
@@ -65,7 +66,7 @@ const DEFAULT_OPS: &str = "launch,sync,record,roundtrip,create,copy4k,pageable";
 #[derive(clap::Args, Debug)]
 pub struct OpsArgs {
     /// Comma-separated operations: launch, sync, record, roundtrip, create, copy4k,
-    /// pageable.
+    /// pageable, pageable_d2h (not run unless named).
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_OPS, value_parser = parse_op)]
     ops: Vec<String>,
     /// Operations per round (at most 500, so 2N launches fit a 1024-packet queue).
@@ -164,7 +165,7 @@ pub fn parse_output(text: &str) -> Result<(f64, Option<f64>), String> {
 /// Operations per callgrind run: a 64 MiB copy is slow under valgrind, and one (against two)
 /// is enough to cancel the setup.
 fn callgrind_count(op: &str, count: u32) -> u32 {
-    if op == "pageable" {
+    if op.starts_with("pageable") {
         1
     } else {
         count
@@ -173,7 +174,7 @@ fn callgrind_count(op: &str, count: u32) -> u32 {
 
 /// Operations per timed round.
 fn timed_count(op: &str, count: u32) -> u32 {
-    if op == "pageable" {
+    if op.starts_with("pageable") {
         4
     } else {
         count
@@ -379,7 +380,7 @@ fn goal(op: &str) -> &'static str {
         "launch" => "own <= 600 instr, <= 1,000 with HSA, <= 150 ns",
         "sync" => "<= 150 instr, never above AMD's",
         "roundtrip" => "<= 5,000 ns; dispatch <= 20,000 instr",
-        "pageable" => "at least AMD's GB/s",
+        "pageable" | "pageable_d2h" => "at least AMD's GB/s",
         _ => "",
     }
 }
@@ -395,7 +396,7 @@ pub fn format_table(rows: &[Row], count: u32, rounds: u32, callgrind: bool) -> S
             ""
         }
     );
-    let _ = write!(out, "{:<27} {:<8} {:>10}", "operation", "runtime", "ns/op");
+    let _ = write!(out, "{:<29} {:<8} {:>10}", "operation", "runtime", "ns/op");
     if callgrind {
         let _ = write!(
             out,
@@ -419,7 +420,7 @@ pub fn format_table(rows: &[Row], count: u32, rounds: u32, callgrind: bool) -> S
             Some(g) => format!("{:.0} ({g:.1} GB/s)", row.ns),
             None => format!("{:.0}", row.ns),
         };
-        let _ = write!(out, "{label:<27} {:<8} {time:>10}", row.runtime);
+        let _ = write!(out, "{label:<29} {:<8} {time:>10}", row.runtime);
         if let Some(c) = row.counts {
             let _ = write!(
                 out,
