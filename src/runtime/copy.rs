@@ -521,26 +521,14 @@ fn ordered_copies(
 
 /// Issues `copies` (one side the staging buffer) and waits for them on the device's copy
 /// signal.
-fn staged_copies(device: &Device, signal: &Signal, copies: &[EngineCopy]) -> HipResult {
-    if copies.is_empty() {
-        return Ok(());
-    }
-    let submit_ns = trace_now();
-    signal.store(copies.len() as i64);
+fn staged_copies(device: &Device, signal: &Signal, copies: Vec<EngineCopy>) -> HipResult {
     // SAFETY: one side is the staging buffer (held under the device's `copy` lock by the
     // caller), the other device memory or engine-reachable host memory, covering `len`
-    // bytes until the wait below; no dependencies.
-    let issued = unsafe { issue(&device.engines, device, copies, &[], signal) };
-    let waited = signal
-        .wait_zero(device.timestamp_hz, || None::<HipError>)
-        .map_err(|_| HipError::UNKNOWN);
-    let engine = issued?;
-    waited?;
-    let info = copy_info(device, copies, engine, true, submit_ns);
-    if crate::trace::recording() {
-        crate::trace::record::copy_completed(info, signal.handle);
+    // bytes until the wait right here.
+    match unsafe { InFlight::issue(device, signal, copies) } {
+        Some(flight) => flight.wait(device, signal),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -691,37 +679,54 @@ impl StagingPipeline<'_> {
     /// Issues `copies` to or from buffer `k` (which must not be in flight) without waiting.
     fn start(&mut self, k: usize, copies: Vec<EngineCopy>) {
         debug_assert!(self.in_flight[k].is_none());
-        if copies.is_empty() {
-            return;
-        }
-        let signal = &self.buffers[k].signal;
-        let submit_ns = trace_now();
-        signal.store(copies.len() as i64);
         // SAFETY: one side is staging buffer `k` (ours under the device's `copy` lock, which
         // outlives this pipeline), the other device memory or engine-reachable host memory,
-        // covering `len` bytes until `finish(k)` waits; no dependencies.
-        let issued = unsafe { issue(&self.device.engines, self.device, &copies, &[], signal) };
-        self.in_flight[k] = Some(InFlight {
-            copies,
-            issued,
-            submit_ns,
-        });
+        // covering `len` bytes until `finish(k)` waits.
+        self.in_flight[k] =
+            unsafe { InFlight::issue(self.device, &self.buffers[k].signal, copies) };
     }
 
     /// Waits for buffer `k`'s copies (if any); an issue failure is reported here, after the
     /// parts that were issued have completed.
     fn finish(&mut self, k: usize) -> HipResult {
-        let Some(flight) = self.in_flight[k].take() else {
-            return Ok(());
-        };
-        let device = self.device;
-        let signal = &self.buffers[k].signal;
+        match self.in_flight[k].take() {
+            Some(flight) => flight.wait(self.device, &self.buffers[k].signal),
+            None => Ok(()),
+        }
+    }
+}
+
+impl InFlight {
+    /// Issues `copies` (none: nothing to wait for) on the engines, counted on `signal`.
+    ///
+    /// # Safety
+    /// One side of each copy is a staging buffer the caller holds under the device's `copy`
+    /// lock until [`InFlight::wait`] returns; the other is device memory or engine-reachable
+    /// host memory covering `len` bytes.
+    unsafe fn issue(device: &Device, signal: &Signal, copies: Vec<EngineCopy>) -> Option<InFlight> {
+        if copies.is_empty() {
+            return None;
+        }
+        let submit_ns = trace_now();
+        signal.store(copies.len() as i64);
+        // SAFETY: forwarded contract; no dependencies.
+        let issued = unsafe { issue(&device.engines, device, &copies, &[], signal) };
+        Some(InFlight {
+            copies,
+            issued,
+            submit_ns,
+        })
+    }
+
+    /// Waits until the copies that were issued are done; then reports an issue failure, or
+    /// records the copies in the trace.
+    fn wait(self, device: &Device, signal: &Signal) -> HipResult {
         let waited = signal
             .wait_zero(device.timestamp_hz, || None::<HipError>)
             .map_err(|_| HipError::UNKNOWN);
-        let engine = flight.issued?;
+        let engine = self.issued?;
         waited?;
-        let info = copy_info(device, &flight.copies, engine, true, flight.submit_ns);
+        let info = copy_info(device, &self.copies, engine, true, self.submit_ns);
         if crate::trace::recording() {
             crate::trace::record::copy_completed(info, signal.handle);
         }
@@ -804,13 +809,12 @@ impl Fill {
                 });
                 used += len;
                 if ends.len() == MAX_BATCH {
-                    staged_copies(device, &fills.signal, &ends)?;
-                    ends.clear();
+                    staged_copies(device, &fills.signal, std::mem::take(&mut ends))?;
                     used = 0;
                 }
             }
         }
-        staged_copies(device, &fills.signal, &ends)
+        staged_copies(device, &fills.signal, ends)
     }
 
     /// Fills host memory (pinned, registered or managed) with the CPU.

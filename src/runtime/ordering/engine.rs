@@ -89,17 +89,7 @@ impl DeviceStreams {
     /// Waits for the work of every stream of `device`, destroyed ones still running included.
     /// A device-wide call: reports the faults no device-wide call has reported yet.
     pub fn synchronize_all(&self) -> HipResult {
-        let device = self;
-        let others = self.shared_streams();
-        self.null.settle(device);
-        for stream in &others {
-            stream.settle(device);
-        }
-        // Every stream's report is taken, also after the first error.
-        let mut result = self.null.take_device_report();
-        for stream in &others {
-            result = result.and(stream.take_device_report());
-        }
+        let result = self.settle_with(&self.shared_streams());
         self.reap();
         result
     }
@@ -117,7 +107,6 @@ impl DeviceStreams {
     /// blocking stream, never a non-blocking one. Reports, like a device-wide call, the faults
     /// of the streams it waited for.
     pub fn settle_legacy(&self) -> HipResult {
-        let device = self;
         let blocking: Vec<Arc<Stream>> = self
             .others
             .read()
@@ -125,12 +114,18 @@ impl DeviceStreams {
             .filter(|s| s.is_blocking())
             .cloned()
             .collect();
-        self.null.settle(device);
-        for stream in &blocking {
-            stream.settle(device);
+        self.settle_with(&blocking)
+    }
+
+    /// Waits for the null stream and `others`, then takes the faults they owe device-wide
+    /// calls: every stream's report is taken, also after the first error.
+    fn settle_with(&self, others: &[Arc<Stream>]) -> HipResult {
+        self.null.settle(self);
+        for stream in others {
+            stream.settle(self);
         }
         let mut result = self.null.take_device_report();
-        for stream in &blocking {
+        for stream in others {
             result = result.and(stream.take_device_report());
         }
         result
