@@ -136,6 +136,11 @@ int main() {
 
     // Invalid launch configurations.
     const void* k = reinterpret_cast<const void*>(&bounded);
+    // An argument array with a null entry, or none at all, for a kernel that takes one: an
+    // error, and nothing is launched.
+    void* null_arg[] = {nullptr};
+    EXPECT_ERR(hipLaunchKernel(k, dim3(1), dim3(64), null_arg, 0, nullptr), hipErrorInvalidValue);
+    EXPECT_ERR(hipLaunchKernel(k, dim3(1), dim3(64), nullptr, 0, nullptr), hipErrorInvalidValue);
     EXPECT_ERR(hipLaunchKernel(k, dim3(1), dim3(2048), args, 0, nullptr),
                hipErrorInvalidConfiguration); // over 1024 threads
     EXPECT_ERR(hipLaunchKernel(k, dim3(1), dim3(512), args, 0, nullptr),

@@ -43,6 +43,8 @@ pub struct LaunchGeometry {
     grid: [u32; 3],
     block: [u32; 3],
     dynamic_lds: u32,
+    /// Work-groups per dimension, a partial last one included.
+    counts: [u32; 3],
 }
 
 /// Why a launch's kernarg segment could not be written. No heap data, so returning one
@@ -114,7 +116,14 @@ impl LaunchGeometry {
                     "grid has more than 2^32-1 work-items in a dimension",
                 ))?;
         }
-        Self::from_work_items(grid, block, dynamic_lds)
+        Self::check(grid, block)?;
+        // Whole blocks: the counts are known without dividing (this is every HIP launch).
+        Ok(Self {
+            grid,
+            block,
+            dynamic_lds,
+            counts: grid_blocks,
+        })
     }
 
     /// A grid of `grid` work-items per dimension (as in the AQL packet) in work-groups of
@@ -124,6 +133,16 @@ impl LaunchGeometry {
         block: [u32; 3],
         dynamic_lds: u32,
     ) -> Result<Self, KernargError> {
+        Self::check(grid, block)?;
+        Ok(Self {
+            grid,
+            block,
+            dynamic_lds,
+            counts: [0, 1, 2].map(|d| grid[d].div_ceil(block[d])),
+        })
+    }
+
+    fn check(grid: [u32; 3], block: [u32; 3]) -> Result<(), KernargError> {
         if grid.contains(&0) {
             return Err(KernargError::InvalidGeometry("grid dimension is 0"));
         }
@@ -135,11 +154,7 @@ impl LaunchGeometry {
                 "block dimension exceeds 65535",
             ));
         }
-        Ok(Self {
-            grid,
-            block,
-            dynamic_lds,
-        })
+        Ok(())
     }
 
     /// Work-items per dimension (the AQL packet's `grid_size_x/y/z`).
@@ -161,13 +176,20 @@ impl LaunchGeometry {
 
     /// Work-groups per dimension, a partial last group included.
     pub fn block_counts(&self) -> [u32; 3] {
-        [0, 1, 2].map(|d| self.grid[d].div_ceil(self.block[d]))
+        self.counts
     }
 
     /// Work-items in the partial last work-group per dimension, 0 if the grid divides
     /// evenly.
     pub fn remainders(&self) -> [u32; 3] {
-        [0, 1, 2].map(|d| self.grid[d] % self.block[d])
+        // From the counts, without a division: the launch path writes these every time.
+        [0, 1, 2].map(|d| {
+            let whole = (self.counts[d] - 1) * self.block[d];
+            match self.grid[d] - whole {
+                last if last == self.block[d] => 0,
+                last => last,
+            }
+        })
     }
 
     /// The number of grid dimensions in use: 3 if the grid has more than one work-item in
@@ -182,49 +204,233 @@ impl LaunchGeometry {
             1
         }
     }
+}
 
-    /// The value of a hidden argument for this launch (0 for those the runtime does not
-    /// provide).
-    fn hidden_value(&self, arg: &HiddenArg) -> u64 {
-        let counts = || self.block_counts();
-        let rem = || self.remainders();
-        let v = match arg {
-            HiddenArg::BlockCountX => counts()[0],
-            HiddenArg::BlockCountY => counts()[1],
-            HiddenArg::BlockCountZ => counts()[2],
-            HiddenArg::GroupSizeX => self.block[0],
-            HiddenArg::GroupSizeY => self.block[1],
-            HiddenArg::GroupSizeZ => self.block[2],
-            HiddenArg::RemainderX => rem()[0],
-            HiddenArg::RemainderY => rem()[1],
-            HiddenArg::RemainderZ => rem()[2],
-            HiddenArg::GridDims => u32::from(self.dimensions()),
-            HiddenArg::DynamicLdsSize => self.dynamic_lds,
-            // HIP launches have no global offset.
-            HiddenArg::GlobalOffsetX | HiddenArg::GlobalOffsetY | HiddenArg::GlobalOffsetZ => 0,
-            // Not provided yet; see the module documentation.
-            HiddenArg::HeapV1
-            | HiddenArg::HostcallBuffer
-            | HiddenArg::PrintfBuffer
-            | HiddenArg::MultigridSyncArg
-            | HiddenArg::DefaultQueue
-            | HiddenArg::CompletionAction
-            | HiddenArg::PrivateBase
-            | HiddenArg::SharedBase
-            | HiddenArg::QueuePtr
-            | HiddenArg::None
-            | HiddenArg::Unknown(_) => 0,
-        };
-        u64::from(v)
+/// The values a launch gives hidden arguments, in the order [`hidden_value_index`] numbers
+/// them: block counts, group sizes and remainders (x, y, z), grid dimensions, dynamic LDS.
+const HIDDEN_VALUES: usize = 11;
+
+/// Where a hidden argument's value sits among a launch's [`HIDDEN_VALUES`], or `None` for the
+/// hidden arguments that read 0 (see the module documentation): the segment is zeroed before
+/// anything is written, so they need no slot of their own.
+fn hidden_value_index(arg: &HiddenArg) -> Option<u8> {
+    Some(match arg {
+        HiddenArg::BlockCountX => 0,
+        HiddenArg::BlockCountY => 1,
+        HiddenArg::BlockCountZ => 2,
+        HiddenArg::GroupSizeX => 3,
+        HiddenArg::GroupSizeY => 4,
+        HiddenArg::GroupSizeZ => 5,
+        HiddenArg::RemainderX => 6,
+        HiddenArg::RemainderY => 7,
+        HiddenArg::RemainderZ => 8,
+        HiddenArg::GridDims => 9,
+        HiddenArg::DynamicLdsSize => 10,
+        // HIP launches have no global offset.
+        HiddenArg::GlobalOffsetX | HiddenArg::GlobalOffsetY | HiddenArg::GlobalOffsetZ => {
+            return None
+        }
+        // Not provided yet; see the module documentation.
+        HiddenArg::HeapV1
+        | HiddenArg::HostcallBuffer
+        | HiddenArg::PrintfBuffer
+        | HiddenArg::MultigridSyncArg
+        | HiddenArg::DefaultQueue
+        | HiddenArg::CompletionAction
+        | HiddenArg::PrivateBase
+        | HiddenArg::SharedBase
+        | HiddenArg::QueuePtr
+        | HiddenArg::None
+        | HiddenArg::Unknown(_) => return None,
+    })
+}
+
+impl LaunchGeometry {
+    /// This launch's hidden argument values, indexed as [`hidden_value_index`] says.
+    fn hidden_values(&self) -> [u32; HIDDEN_VALUES] {
+        let [cx, cy, cz] = self.counts;
+        let [bx, by, bz] = self.block;
+        let [rx, ry, rz] = self.remainders();
+        [
+            cx,
+            cy,
+            cz,
+            bx,
+            by,
+            bz,
+            rx,
+            ry,
+            rz,
+            u32::from(self.dimensions()),
+            self.dynamic_lds,
+        ]
     }
 }
 
-/// Writes `kernel`'s kernarg segment for one launch into `out[..kernel.kernarg_size]`:
-/// zeroes it, copies each explicit argument (`size` bytes from its pointer in `args`) to
-/// its offset, and fills the hidden arguments from `geometry` (module documentation).
-/// Bytes of `out` past the segment are not touched.
-///
-/// Everything is checked before anything is written, so on error `out` is unchanged.
+/// Where one argument goes in the segment. Offsets and sizes are within the segment (checked
+/// when the layout is made), so the writer indexes without checks that can fail.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    offset: u32,
+    size: u32,
+}
+
+/// A kernel's kernarg segment, checked once when the kernel is loaded: every argument lies
+/// inside `.kernarg_segment_size`, explicit arguments in order and the hidden ones the
+/// runtime fills. A launch then only checks what the application passed ([`Self::check`])
+/// and writes ([`Self::write`]).
+#[derive(Debug, Clone)]
+pub struct KernargLayout {
+    size: u32,
+    explicit: Box<[Slot]>,
+    /// Hidden arguments with a value: their place and which of the launch's values.
+    hidden: Box<[(Slot, u8)]>,
+    /// Bytes a packed argument buffer must have: the end of the last explicit argument.
+    explicit_extent: usize,
+}
+
+impl KernargLayout {
+    pub fn new(kernel: &KernelInfo) -> Result<KernargLayout, KernargError> {
+        let mut explicit = Vec::new();
+        let mut hidden = Vec::new();
+        for (index, arg) in kernel.args.iter().enumerate() {
+            if u64::from(arg.offset) + u64::from(arg.size) > u64::from(kernel.kernarg_size) {
+                return Err(KernargError::ArgOutOfRange {
+                    index,
+                    offset: arg.offset,
+                    size: arg.size,
+                });
+            }
+            let slot = Slot {
+                offset: arg.offset,
+                size: arg.size,
+            };
+            match &arg.kind {
+                ArgKind::Hidden(h) => {
+                    if let Some(value) = hidden_value_index(h) {
+                        hidden.push((slot, value));
+                    }
+                }
+                _ => explicit.push(slot),
+            }
+        }
+        let explicit_extent = explicit
+            .iter()
+            .map(|s| s.offset as usize + s.size as usize)
+            .max()
+            .unwrap_or(0);
+        Ok(KernargLayout {
+            size: kernel.kernarg_size,
+            explicit: explicit.into(),
+            hidden: hidden.into(),
+            explicit_extent,
+        })
+    }
+
+    /// `.kernarg_segment_size`.
+    pub fn size(&self) -> usize {
+        self.size as usize
+    }
+
+    /// Number of arguments the application passes (HIP's `void **args` has one pointer per
+    /// explicit argument, in order).
+    pub fn explicit_count(&self) -> usize {
+        self.explicit.len()
+    }
+
+    /// Whether `source` can be written: one non-null pointer per explicit argument that has
+    /// bytes, or a packed buffer covering every explicit argument.
+    pub fn check(&self, source: ArgSource<'_>) -> Result<(), KernargError> {
+        match source {
+            ArgSource::Pointers(args) => {
+                if args.len() != self.explicit.len() {
+                    return Err(KernargError::ArgCountMismatch {
+                        expected: self.explicit.len(),
+                        got: args.len(),
+                    });
+                }
+                match args
+                    .iter()
+                    .zip(self.explicit.iter())
+                    .position(|(p, slot)| p.is_null() && slot.size > 0)
+                {
+                    Some(index) => Err(KernargError::NullArg { index }),
+                    None => Ok(()),
+                }
+            }
+            ArgSource::Packed(buffer) if buffer.len() < self.explicit_extent => {
+                Err(KernargError::PackedTooSmall {
+                    needed: self.explicit_extent,
+                    got: buffer.len(),
+                })
+            }
+            ArgSource::Packed(_) => Ok(()),
+        }
+    }
+
+    /// Writes one launch's segment into `out[..size]`: zeroes it (hidden arguments the
+    /// runtime does not provide, and padding, read 0), copies each explicit argument to its
+    /// offset and fills the hidden arguments from `geometry` in their own widths. Bytes of
+    /// `out` past the segment are not touched.
+    ///
+    /// # Safety
+    /// `source` passed [`Self::check`], and for [`ArgSource::Pointers`] each pointer is
+    /// readable for its argument's size (HIP's `kernelParams` contract).
+    ///
+    /// # Panics
+    /// If `out` is shorter than the segment (callers hand in a whole kernarg slot).
+    #[inline]
+    pub unsafe fn write(&self, source: ArgSource<'_>, geometry: &LaunchGeometry, out: &mut [u8]) {
+        let segment = &mut out[..self.size as usize];
+        segment.fill(0);
+        let base = segment.as_mut_ptr();
+        for (i, slot) in self.explicit.iter().enumerate() {
+            let len = slot.size as usize;
+            // SAFETY: every slot lies inside the segment (checked when the layout was made)
+            // and `segment` is borrowed mutably, so nothing else writes there. `src` is
+            // readable for `len` bytes: the caller's contract for pointers (`check` counted
+            // one per slot); for a packed buffer, `check` found it covers every slot.
+            unsafe {
+                let dst = base.add(slot.offset as usize);
+                let src: *const u8 = match source {
+                    ArgSource::Pointers(args) => (*args.get_unchecked(i)).cast(),
+                    ArgSource::Packed(buffer) => buffer.as_ptr().add(slot.offset as usize),
+                };
+                match len {
+                    4 => dst
+                        .cast::<u32>()
+                        .write_unaligned(src.cast::<u32>().read_unaligned()),
+                    8 => dst
+                        .cast::<u64>()
+                        .write_unaligned(src.cast::<u64>().read_unaligned()),
+                    _ => std::ptr::copy_nonoverlapping(src, dst, len),
+                }
+            }
+        }
+        let values = geometry.hidden_values();
+        for &(slot, index) in self.hidden.iter() {
+            let value = values[index as usize];
+            // SAFETY: as above, the slot lies inside the segment. Each value fits its
+            // argument's width (the geometry is validated); a wider slot keeps zeros above
+            // the value.
+            unsafe {
+                let dst = base.add(slot.offset as usize);
+                match slot.size {
+                    2 => dst.cast::<u16>().write_unaligned((value as u16).to_le()),
+                    4 => dst.cast::<u32>().write_unaligned(value.to_le()),
+                    len => {
+                        let wide = u64::from(value).to_le_bytes();
+                        std::ptr::copy_nonoverlapping(wide.as_ptr(), dst, (len as usize).min(8));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes `kernel`'s kernarg segment for one launch into `out[..kernel.kernarg_size]`
+/// ([`KernargLayout::write`]) after checking the layout, the arguments and the buffer: on
+/// error `out` is unchanged. Launches use the kernel's layout made at load instead.
 ///
 /// # Safety
 /// `args` is HIP's `void **kernelParams`: for every explicit argument `i` (in metadata
@@ -237,8 +443,18 @@ pub unsafe fn write_kernargs(
     geometry: &LaunchGeometry,
     out: &mut [u8],
 ) -> Result<(), KernargError> {
-    // SAFETY: forwarded contract.
-    unsafe { write_kernargs_from(kernel, ArgSource::Pointers(args), geometry, out) }
+    let layout = KernargLayout::new(kernel)?;
+    if out.len() < layout.size() {
+        return Err(KernargError::BufferTooSmall {
+            needed: kernel.kernarg_size,
+            got: out.len(),
+        });
+    }
+    let source = ArgSource::Pointers(args);
+    layout.check(source)?;
+    // SAFETY: checked above; the pointers are readable per the caller's contract.
+    unsafe { layout.write(source, geometry, out) };
+    Ok(())
 }
 
 /// Where a launch's explicit argument values come from.
@@ -249,115 +465,6 @@ pub enum ArgSource<'a> {
     /// `hipModuleLaunchKernel`'s `HIP_LAUNCH_PARAM_BUFFER_POINTER`: the explicit arguments
     /// already laid out at their kernarg offsets (the segment's explicit part).
     Packed(&'a [u8]),
-}
-
-/// [`write_kernargs`] for either argument source; a packed buffer must cover every explicit
-/// argument (`offset + size` within its length).
-///
-/// # Safety
-/// For [`ArgSource::Pointers`], as for [`write_kernargs`]; a packed buffer is a checked slice.
-pub unsafe fn write_kernargs_from(
-    kernel: &KernelInfo,
-    source: ArgSource<'_>,
-    geometry: &LaunchGeometry,
-    out: &mut [u8],
-) -> Result<(), KernargError> {
-    let args: &[*const c_void] = match source {
-        ArgSource::Pointers(args) => args,
-        ArgSource::Packed(_) => &[],
-    };
-    let size = kernel.kernarg_size as usize;
-    if out.len() < size {
-        return Err(KernargError::BufferTooSmall {
-            needed: kernel.kernarg_size,
-            got: out.len(),
-        });
-    }
-    let mut explicit = 0;
-    for (index, arg) in kernel.args.iter().enumerate() {
-        if u64::from(arg.offset) + u64::from(arg.size) > u64::from(kernel.kernarg_size) {
-            return Err(KernargError::ArgOutOfRange {
-                index,
-                offset: arg.offset,
-                size: arg.size,
-            });
-        }
-        if !arg.kind.is_hidden() {
-            if let ArgSource::Packed(buffer) = source {
-                let end = arg.offset as usize + arg.size as usize;
-                if end > buffer.len() {
-                    return Err(KernargError::PackedTooSmall {
-                        needed: end,
-                        got: buffer.len(),
-                    });
-                }
-            } else if args.get(explicit).is_some_and(|p| p.is_null()) && arg.size > 0 {
-                return Err(KernargError::NullArg { index: explicit });
-            }
-            explicit += 1;
-        }
-    }
-    if matches!(source, ArgSource::Pointers(_)) && explicit != args.len() {
-        return Err(KernargError::ArgCountMismatch {
-            expected: explicit,
-            got: args.len(),
-        });
-    }
-
-    let segment = &mut out[..size];
-    // Hidden arguments the runtime does not provide must read 0, and so must padding.
-    segment.fill(0);
-    let mut next_explicit = args.iter();
-    for arg in &kernel.args {
-        // In range: checked against kernarg_size above.
-        let dst = &mut segment[arg.offset as usize..(arg.offset + arg.size) as usize];
-        match &arg.kind {
-            ArgKind::Hidden(hidden) => {
-                let value = geometry.hidden_value(hidden);
-                // Values are written in the argument's own width (u16 for group sizes,
-                // remainders and grid dims, u32 for block counts, u64 for offsets);
-                // geometry validation guarantees each value fits its width. The usual widths
-                // are plain stores: a launch writes a dozen or more of these.
-                match dst.len() {
-                    2 => dst.copy_from_slice(&(value as u16).to_le_bytes()),
-                    4 => dst.copy_from_slice(&(value as u32).to_le_bytes()),
-                    8 => dst.copy_from_slice(&value.to_le_bytes()),
-                    len => {
-                        let n = len.min(8);
-                        dst[..n].copy_from_slice(&value.to_le_bytes()[..n]);
-                    }
-                }
-            }
-            _ => {
-                let src: *const c_void = match source {
-                    // In range: checked against the buffer's length above.
-                    ArgSource::Packed(buffer) => buffer[arg.offset as usize..].as_ptr().cast(),
-                    // Counted above: there is one pointer per explicit argument.
-                    ArgSource::Pointers(_) => match next_explicit.next() {
-                        Some(&src) => src,
-                        None => break,
-                    },
-                };
-                if dst.is_empty() {
-                    continue;
-                }
-                // SAFETY: the caller guarantees `src` points to at least `arg.size` readable
-                // bytes (HIP's kernelParams contract; null was rejected above), and `dst` is
-                // a distinct, in-bounds `arg.size`-byte region of `out`, which the caller
-                // cannot alias with argument storage while we hold `&mut out`.
-                unsafe {
-                    match dst.len() {
-                        4 => dst.copy_from_slice(&src.cast::<[u8; 4]>().read_unaligned()),
-                        8 => dst.copy_from_slice(&src.cast::<[u8; 8]>().read_unaligned()),
-                        len => {
-                            std::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.as_mut_ptr(), len)
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! a recycled ring slot and one packet; no heap allocation and no system call.
 
 use super::code_object::KernelInfo;
-use super::kernarg::{self, ArgSource, LaunchGeometry};
+use super::kernarg::{ArgSource, LaunchGeometry};
 use super::module::{self, Function};
 use super::runtime;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::{barrier_and, stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
+use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
 use hsa_abi::*;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -179,38 +179,30 @@ pub unsafe fn launch_function(
         HipError::INVALID_CONFIGURATION
     })?;
     let group_segment = info.group_segment_fixed_size as u64 + shared_mem as u64;
-    if info.kernarg_size as usize > KERNARG_SLOT_BYTES {
+    let layout = &kernel.layout;
+    if layout.size() > KERNARG_SLOT_BYTES {
         tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, "kernarg segment larger than a kernarg slot");
         return Err(HipError::INVALID_CONFIGURATION);
     }
-    let explicit = info.explicit_arg_count();
     let source = match args {
-        Args::Pointers(p) if p.is_null() => {
-            if explicit != 0 {
-                tracing::warn!(kernel = %function.name, explicit, "kernel arguments missing");
-                return Err(HipError::INVALID_VALUE);
-            }
+        // A kernel without arguments may be launched with no argument array.
+        Args::Pointers(p) if p.is_null() && layout.explicit_count() == 0 => {
             ArgSource::Pointers(&[])
+        }
+        Args::Pointers(p) if p.is_null() => {
+            tracing::warn!(kernel = %function.name, explicit = layout.explicit_count(), "kernel arguments missing");
+            return Err(HipError::INVALID_VALUE);
         }
         // SAFETY: the caller guarantees one valid pointer per explicit argument.
         Args::Pointers(p) => {
-            ArgSource::Pointers(unsafe { std::slice::from_raw_parts(p, explicit) })
+            ArgSource::Pointers(unsafe { std::slice::from_raw_parts(p, layout.explicit_count()) })
         }
-        Args::Packed(buffer) => {
-            let needed = info
-                .args
-                .iter()
-                .filter(|a| !a.kind.is_hidden())
-                .map(|a| a.offset as usize + a.size as usize)
-                .max()
-                .unwrap_or(0);
-            if buffer.len() < needed {
-                tracing::warn!(kernel = %function.name, got = buffer.len(), needed, "argument buffer too small");
-                return Err(HipError::INVALID_VALUE);
-            }
-            ArgSource::Packed(buffer)
-        }
+        Args::Packed(buffer) => ArgSource::Packed(buffer),
     };
+    if let Err(e) = layout.check(source) {
+        tracing::warn!(kernel = %function.name, error = %e, "invalid kernel arguments");
+        return Err(HipError::INVALID_VALUE);
+    }
     let stream = super::stream::resolve(stream, device)?;
     let [gx, gy, gz] = geometry.grid_size();
     if crate::trace::recording() {
@@ -224,36 +216,26 @@ pub unsafe fn launch_function(
     let mut slots = queue.reserve(1);
     let kernarg = slots.kernarg();
     let kernarg_address = kernarg.as_ptr() as u64;
-    // SAFETY: `source` holds one valid pointer per explicit argument (caller's contract) or a
-    // buffer checked to cover them.
-    let written = unsafe { kernarg::write_kernargs_from(info, source, &geometry, kernarg) };
-    let packet = match written {
-        Ok(()) => {
-            tracing::trace!(target: "hipshim::launch", kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size, "kernel dispatch");
-            to_bytes(&hsa_kernel_dispatch_packet_t {
-                header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
-                setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
-                workgroup_size_x: block.x as u16,
-                workgroup_size_y: block.y as u16,
-                workgroup_size_z: block.z as u16,
-                grid_size_x: gx,
-                grid_size_y: gy,
-                grid_size_z: gz,
-                private_segment_size: info.private_segment_fixed_size,
-                group_segment_size: group_segment as u32,
-                kernel_object: kernel.kernel_object,
-                kernarg_address,
-                completion_signal,
-                ..Default::default()
-            })
-        }
-        // Validated above, so this is an internal inconsistency: a barrier in the slot keeps
-        // the queue and the stream's count consistent.
-        Err(e) => {
-            tracing::error!(error = %e, kernel = %function.name, "kernarg layout failed; kernel skipped");
-            barrier_and(&[], completion_signal)
-        }
-    };
+    // SAFETY: `source` passed the layout's check, and its pointers are readable for their
+    // arguments (the caller's contract); the slot holds the segment (checked above).
+    unsafe { layout.write(source, &geometry, kernarg) };
+    tracing::trace!(target: "hipshim::launch", kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size, "kernel dispatch");
+    let packet = to_bytes(&hsa_kernel_dispatch_packet_t {
+        header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+        setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+        workgroup_size_x: block.x as u16,
+        workgroup_size_y: block.y as u16,
+        workgroup_size_z: block.z as u16,
+        grid_size_x: gx,
+        grid_size_y: gy,
+        grid_size_z: gz,
+        private_segment_size: info.private_segment_fixed_size,
+        group_segment_size: group_segment as u32,
+        kernel_object: kernel.kernel_object,
+        kernarg_address,
+        completion_signal,
+        ..Default::default()
+    });
     slots.write(&packet);
     operation.finish_counted(slots.ring());
     Ok(())

@@ -12,6 +12,7 @@ use super::code_object::{self, CodeObjectIndex, KernelInfo, TargetId};
 use super::copy::{self, CopyKind};
 use super::device::Device;
 use super::handles::{AddressMap, HandleTable};
+use super::kernarg::KernargLayout;
 use super::memory;
 use super::runtime;
 use crate::error::{HipError, HipResult};
@@ -73,6 +74,8 @@ pub struct LoadedCodeObject {
 pub struct Kernel {
     pub kernel_object: u64,
     pub info: KernelInfo,
+    /// The kernarg segment as a launch writes it, checked once here.
+    pub layout: KernargLayout,
 }
 
 /// A kernel of a code image by name: what `__hipRegisterFunction` registers and what
@@ -438,10 +441,15 @@ impl LoadedCodeObject {
             .executable
             .kernel_object(&symbol_name, self.agent)
             .map_err(|e| missing(&e))?;
+        let layout = KernargLayout::new(&info).map_err(|e| {
+            tracing::error!(kernel = %info.name, error = %e, "the kernel's metadata describes an impossible kernarg segment");
+            HipError::INVALID_IMAGE
+        })?;
         tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         let kernel = Arc::new(Kernel {
             kernel_object,
             info,
+            layout,
         });
         kernels.insert(name.into(), kernel.clone());
         Ok(Some(kernel))
