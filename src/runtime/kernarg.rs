@@ -206,11 +206,8 @@ impl LaunchGeometry {
     }
 }
 
-/// The values a launch gives hidden arguments, in the order [`hidden_value_index`] numbers
-/// them: block counts, group sizes and remainders (x, y, z), grid dimensions, dynamic LDS.
-const HIDDEN_VALUES: usize = 11;
-
-/// Where a hidden argument's value sits among a launch's [`HIDDEN_VALUES`], or `None` for the
+/// Which value a launch gives a hidden argument (block counts, group sizes and remainders x, y,
+/// z, grid dimensions, dynamic LDS: [`LaunchGeometry::hidden_value`]), or `None` for the
 /// hidden arguments that read 0 (see the module documentation): the segment is zeroed before
 /// anything is written, so they need no slot of their own.
 fn hidden_value_index(arg: &HiddenArg) -> Option<u8> {
@@ -246,26 +243,43 @@ fn hidden_value_index(arg: &HiddenArg) -> Option<u8> {
 }
 
 impl LaunchGeometry {
-    /// This launch's hidden argument values, indexed as [`hidden_value_index`] says.
-    fn hidden_values(&self) -> [u32; HIDDEN_VALUES] {
-        let [cx, cy, cz] = self.counts;
-        let [bx, by, bz] = self.block;
-        let [rx, ry, rz] = self.remainders();
-        [
-            cx,
-            cy,
-            cz,
-            bx,
-            by,
-            bz,
-            rx,
-            ry,
-            rz,
-            u32::from(self.dimensions()),
-            self.dynamic_lds,
-        ]
+    /// The value a launch gives the hidden argument numbered `index` by [`hidden_value_index`].
+    #[inline]
+    fn hidden_value(&self, index: u8) -> u32 {
+        match index {
+            0..=2 => self.counts[index as usize],
+            3..=5 => self.block[index as usize - 3],
+            6..=8 => self.remainders()[index as usize - 6],
+            9 => u32::from(self.dimensions()),
+            _ => self.dynamic_lds,
+        }
     }
 }
+
+/// Where the nine hidden arguments every code object v5 kernel has (block counts as u32, then
+/// group sizes and remainders as u16, x/y/z each) start, if they sit together in that order
+/// as LLVM lays them out: a launch writes them as one block instead of one by one.
+fn geometry_block_at(hidden: &[(Slot, u8)]) -> Option<u32> {
+    let start = hidden.iter().find(|(_, index)| *index == 0)?.0.offset;
+    let expected = (0u8..9).map(|index| {
+        let (offset, size) = match index {
+            0..=2 => (4 * u32::from(index), 4),
+            _ => (12 + 2 * (u32::from(index) - 3), 2),
+        };
+        (start + offset, size, index)
+    });
+    expected
+        .into_iter()
+        .all(|(offset, size, index)| {
+            hidden
+                .iter()
+                .any(|(slot, i)| *i == index && slot.offset == offset && slot.size == size)
+        })
+        .then_some(start)
+}
+
+/// Bytes of the block [`geometry_block_at`] finds.
+const GEOMETRY_BLOCK_BYTES: u32 = 24;
 
 /// Where one argument goes in the segment. Offsets and sizes are within the segment (checked
 /// when the layout is made), so the writer indexes without checks that can fail.
@@ -283,8 +297,11 @@ struct Slot {
 pub struct KernargLayout {
     size: u32,
     explicit: Box<[Slot]>,
-    /// Hidden arguments with a value: their place and which of the launch's values.
+    /// Hidden arguments with a value, outside the geometry block: their place and which of
+    /// the launch's values.
     hidden: Box<[(Slot, u8)]>,
+    /// Where the code object v5 geometry block starts, if the kernel has one.
+    geometry_block: Option<u32>,
     /// Bytes a packed argument buffer must have: the end of the last explicit argument.
     explicit_extent: usize,
 }
@@ -319,10 +336,17 @@ impl KernargLayout {
             .map(|s| s.offset as usize + s.size as usize)
             .max()
             .unwrap_or(0);
+        let geometry_block = geometry_block_at(&hidden);
+        if let Some(start) = geometry_block {
+            hidden.retain(|(slot, index)| {
+                !(*index < 9 && (start..start + GEOMETRY_BLOCK_BYTES).contains(&slot.offset))
+            });
+        }
         Ok(KernargLayout {
             size: kernel.kernarg_size,
             explicit: explicit.into(),
             hidden: hidden.into(),
+            geometry_block,
             explicit_extent,
         })
     }
@@ -407,9 +431,27 @@ impl KernargLayout {
                 }
             }
         }
-        let values = geometry.hidden_values();
+        if let Some(start) = self.geometry_block {
+            let [cx, cy, cz] = geometry.counts;
+            let [bx, by, bz] = geometry.block;
+            let [rx, ry, rz] = geometry.remainders();
+            let mut bytes = [0u8; GEOMETRY_BLOCK_BYTES as usize];
+            for (at, count) in [cx, cy, cz].into_iter().enumerate() {
+                bytes[4 * at..4 * at + 4].copy_from_slice(&count.to_le_bytes());
+            }
+            for (at, value) in [bx, by, bz, rx, ry, rz].into_iter().enumerate() {
+                bytes[12 + 2 * at..14 + 2 * at].copy_from_slice(&(value as u16).to_le_bytes());
+            }
+            // SAFETY: the block's slots were found inside the segment (checked when the layout
+            // was made), so its 24 bytes are too.
+            unsafe {
+                base.add(start as usize)
+                    .cast::<[u8; GEOMETRY_BLOCK_BYTES as usize]>()
+                    .write_unaligned(bytes)
+            };
+        }
         for &(slot, index) in self.hidden.iter() {
-            let value = values[index as usize];
+            let value = geometry.hidden_value(index);
             // SAFETY: as above, the slot lies inside the segment. Each value fits its
             // argument's width (the geometry is validated); a wider slot keeps zeros above
             // the value.
@@ -576,6 +618,53 @@ mod tests {
         }
         assert_eq!(buf[8..12], 100i32.to_le_bytes());
         assert_eq!(buf[12..16], 700i32.to_le_bytes());
+    }
+
+    #[test]
+    fn the_v5_geometry_block_writes_what_the_slots_would() {
+        let k = kernel(&built().co_v5, "fill3d");
+        let fast = KernargLayout::new(&k).unwrap();
+        assert!(
+            fast.geometry_block.is_some(),
+            "LLVM's v5 layout is recognised"
+        );
+        let mut slow = fast.clone();
+        slow.geometry_block = None;
+        slow.hidden = k
+            .args
+            .iter()
+            .filter_map(|a| match &a.kind {
+                ArgKind::Hidden(h) => hidden_value_index(h).map(|i| {
+                    let slot = Slot {
+                        offset: a.offset,
+                        size: a.size,
+                    };
+                    (slot, i)
+                }),
+                _ => None,
+            })
+            .collect();
+        let out_ptr: u64 = 0x1000;
+        let (py, pz): (i32, i32) = (3, 4);
+        let args = [
+            (&out_ptr as *const u64).cast::<c_void>(),
+            (&py as *const i32).cast(),
+            (&pz as *const i32).cast(),
+        ];
+        for g in [
+            LaunchGeometry::from_work_items([100, 7, 3], [16, 4, 2], 0).unwrap(),
+            LaunchGeometry::from_blocks([5, 6, 7], [8, 4, 2], 64).unwrap(),
+        ] {
+            let mut a = vec![0x11_u8; k.kernarg_size as usize];
+            let mut b = vec![0x22_u8; k.kernarg_size as usize];
+            let source = ArgSource::Pointers(&args);
+            // SAFETY: one pointer per explicit argument, each to a value of its type.
+            unsafe {
+                fast.write(source, &g, &mut a);
+                slow.write(source, &g, &mut b);
+            }
+            assert_eq!(a, b, "{g:?}");
+        }
     }
 
     #[test]
