@@ -62,16 +62,15 @@ hip_api! {
         }
     }
 
-    /// What `<<<grid, block, shared_mem, stream>>>` compiles to before the stub's launch; it
-    /// cannot fail and is neither logged nor traced (its launch is).
+    /// What `<<<grid, block, shared_mem, stream>>>` compiles to before the stub's launch;
+    /// neither logged nor traced (its launch is), and it leaves the last error alone.
     fn __hipPushCallConfiguration(
         grid: Dim3,
         block: Dim3,
         shared_mem: usize,
         stream: hipStream_t,
     ) -> hipError_t as plain(crate::error::HipError::UNKNOWN.code()) {
-        launch::push_call_configuration(CallConfiguration { grid, block, shared_mem, stream });
-        0
+        crate::error::to_code(launch::push_call_configuration(CallConfiguration { grid, block, shared_mem, stream }))
     }
 
     fn __hipPopCallConfiguration(

@@ -10,7 +10,7 @@ use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
 use hsa_abi::*;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::ffi::c_void;
 
 /// HIP's `dim3`.
@@ -31,18 +31,59 @@ pub struct CallConfiguration {
     pub stream: *mut c_void,
 }
 
-thread_local! {
-    static CALL_CONFIGURATIONS: RefCell<Vec<CallConfiguration>> = const { RefCell::new(Vec::new()) };
+/// How deep `<<<>>>` configurations may nest on one thread: a push is followed by its stub's
+/// pop, so real programs use one; the bound keeps the stack free of heap and of a thread-exit
+/// destructor, which would make every access on the launch path dearer.
+pub const MAX_PENDING_CONFIGURATIONS: usize = 16;
+
+const NO_CONFIGURATION: CallConfiguration = CallConfiguration {
+    grid: Dim3 { x: 0, y: 0, z: 0 },
+    block: Dim3 { x: 0, y: 0, z: 0 },
+    shared_mem: 0,
+    stream: std::ptr::null_mut(),
+};
+
+struct PendingConfigurations {
+    depth: Cell<usize>,
+    stack: [Cell<CallConfiguration>; MAX_PENDING_CONFIGURATIONS],
 }
 
-pub fn push_call_configuration(config: CallConfiguration) {
-    CALL_CONFIGURATIONS.with(|stack| stack.borrow_mut().push(config));
+thread_local! {
+    static CALL_CONFIGURATIONS: PendingConfigurations = const {
+        PendingConfigurations {
+            depth: Cell::new(0),
+            stack: [const { Cell::new(NO_CONFIGURATION) }; MAX_PENDING_CONFIGURATIONS],
+        }
+    };
+}
+
+/// `__hipPushCallConfiguration`; more than [`MAX_PENDING_CONFIGURATIONS`] unpopped ones are
+/// `hipErrorLaunchOutOfResources`.
+pub fn push_call_configuration(config: CallConfiguration) -> HipResult {
+    CALL_CONFIGURATIONS.with(|pending| {
+        let depth = pending.depth.get();
+        let slot = pending.stack.get(depth).ok_or_else(|| {
+            tracing::warn!(
+                depth,
+                "too many kernel launch configurations pushed without a launch"
+            );
+            HipError::LAUNCH_OUT_OF_RESOURCES
+        })?;
+        slot.set(config);
+        pending.depth.set(depth + 1);
+        Ok(())
+    })
 }
 
 pub fn pop_call_configuration() -> HipResult<CallConfiguration> {
-    CALL_CONFIGURATIONS
-        .with(|stack| stack.borrow_mut().pop())
-        .ok_or(HipError::MISSING_CONFIGURATION)
+    CALL_CONFIGURATIONS.with(|pending| {
+        let depth = pending.depth.get();
+        if depth == 0 {
+            return Err(HipError::MISSING_CONFIGURATION);
+        }
+        pending.depth.set(depth - 1);
+        Ok(pending.stack[depth - 1].get())
+    })
 }
 
 /// Most work-items a workgroup may have on the devices hipshim targets (also the limit of
