@@ -9,13 +9,14 @@ use crate::hsa::signal::{PooledSignal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
 use hsa_abi::*;
+use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 
 /// `hipStreamNonBlocking`: no implicit ordering with the null stream.
 pub const NON_BLOCKING: u32 = 1;
@@ -37,8 +38,15 @@ pub struct DeviceStreams {
     pub(in crate::runtime) null: Stream,
     /// Created and per-thread streams of this device, for legacy ordering and device sync.
     others: RwLock<Vec<Arc<Stream>>>,
-    /// How many of `others` are blocking: 0 lets null-stream work skip the list entirely.
+    /// How many of `others` are blocking: 0 lets null-stream work skip legacy ordering.
     blocking: AtomicUsize,
+    /// Blocking streams that may have work the null stream has not waited for yet: what a
+    /// null-stream operation looks at, instead of every stream (see [`Stream::legacy_deps`]).
+    /// A stream is added by its first operation after the null stream last saw it
+    /// (`Stream::listed`), so the list is as long as the streams busy since the last
+    /// null-stream operation; entries may repeat, and ones the null stream has seen are pruned
+    /// when it finishes an operation.
+    unseen: Mutex<Vec<Weak<Stream>>>,
     /// Destroyed streams whose work may still be running, or whose fault no device-wide call
     /// has reported yet; dropped once neither holds.
     retiring: Mutex<Vec<Arc<Stream>>>,
@@ -70,6 +78,7 @@ impl DeviceStreams {
             )?,
             others: RwLock::new(Vec::new()),
             blocking: AtomicUsize::new(0),
+            unseen: Mutex::new(Vec::new()),
             retiring: Mutex::new(Vec::new()),
         })
     }
@@ -154,6 +163,8 @@ impl DeviceStreams {
 
     pub(in crate::runtime) fn register(&self, stream: Arc<Stream>) {
         if stream.is_blocking() {
+            // Before the stream is shared: its operations list it through this.
+            let _ = stream.me.set(Arc::downgrade(&stream));
             self.blocking.fetch_add(1, Ordering::AcqRel);
         }
         self.others.write().push(stream);
@@ -173,6 +184,52 @@ impl DeviceStreams {
             self.retiring.lock().push(stream.clone());
         }
         self.reap();
+    }
+
+    /// Called by a blocking stream after each operation: lists it in `unseen` unless it is
+    /// already listed. The flag is cleared by the null stream before it reads `ops` (see
+    /// `prune_unseen`), and set here after `ops` counted the operation, both sequentially
+    /// consistent: either the null stream sees the operation, or this sees the flag clear and
+    /// lists the stream again.
+    fn note_unseen(&self, stream: &Stream) {
+        if stream.listed.load(Ordering::SeqCst) || stream.listed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(me) = stream.me.get() {
+            self.unseen.lock().push(me.clone());
+        }
+    }
+
+    /// Entries of the `unseen` list: what the next null-stream operation looks at (for tests).
+    #[doc(hidden)]
+    pub fn unseen_len(&self) -> usize {
+        self.unseen.lock().len()
+    }
+
+    /// The listed streams that may have work the null stream has not waited for.
+    fn unseen_streams(&self) -> Vec<Arc<Stream>> {
+        self.unseen
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|s| s.ops.load(Ordering::SeqCst) != s.seen_by_null.load(Ordering::Acquire))
+            .collect()
+    }
+
+    /// After a null-stream operation recorded what it waited for: drops the entries of streams
+    /// with nothing unseen left (and of destroyed ones).
+    fn prune_unseen(&self) {
+        self.unseen.lock().retain(|weak| {
+            let Some(stream) = weak.upgrade() else {
+                return false;
+            };
+            stream.listed.store(false, Ordering::SeqCst);
+            if stream.ops.load(Ordering::SeqCst) != stream.seen_by_null.load(Ordering::Acquire) {
+                stream.listed.store(true, Ordering::SeqCst);
+                return true;
+            }
+            false
+        });
     }
 
     /// Drops destroyed streams whose work has finished and whose faults were reported.
@@ -237,6 +294,10 @@ pub struct Stream {
     seen_null: AtomicU64,
     /// Blocking streams: this stream's `ops` the null stream has already waited for.
     seen_by_null: AtomicU64,
+    /// Blocking streams: listed in the device's `unseen` list (see `DeviceStreams::note_unseen`).
+    listed: AtomicBool,
+    /// Blocking streams: this stream, for the `unseen` list (set when registered).
+    me: OnceCell<Weak<Stream>>,
     /// Faults this stream owes its callers (see "Faults"); shared with its host tasks.
     pub(in crate::runtime) owed: Arc<Mutex<Owed>>,
     /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
@@ -410,6 +471,8 @@ impl Stream {
             settled_faults: AtomicU64::new(0),
             seen_null: AtomicU64::new(0),
             seen_by_null: AtomicU64::new(0),
+            listed: AtomicBool::new(false),
+            me: OnceCell::new(),
             owed: Arc::new(Mutex::new(Owed::default())),
             state: Mutex::new(State {
                 queue: None,
@@ -836,17 +899,7 @@ impl Stream {
             if streams.blocking.load(Ordering::Acquire) == 0 {
                 return Ok(legacy);
             }
-            let blocking: Vec<Arc<Stream>> = streams
-                .others
-                .read()
-                .iter()
-                .filter(|s| {
-                    s.is_blocking()
-                        && s.ops.load(Ordering::Acquire) != s.seen_by_null.load(Ordering::Acquire)
-                })
-                .cloned()
-                .collect();
-            for stream in blocking {
+            for stream in streams.unseen_streams() {
                 let (ops, dep) = stream.tail_dep(device)?;
                 if let Some(dep) = dep {
                     deps.push(dep);
@@ -1056,15 +1109,26 @@ impl Operation<'_> {
     #[inline]
     pub fn finish(self) {
         let Operation {
-            stream, st, legacy, ..
+            stream,
+            device,
+            st,
+            legacy,
+            ..
         } = self;
-        stream.ops.fetch_add(1, Ordering::AcqRel);
+        stream.ops.fetch_add(1, Ordering::SeqCst);
         drop(st);
         if let Some(ops) = legacy.null_ops {
             stream.seen_null.fetch_max(ops, Ordering::AcqRel);
         }
-        for (other, ops) in legacy.streams {
-            other.seen_by_null.fetch_max(ops, Ordering::AcqRel);
+        if stream.kind == StreamKind::Null {
+            if !legacy.streams.is_empty() {
+                for (other, ops) in legacy.streams {
+                    other.seen_by_null.fetch_max(ops, Ordering::AcqRel);
+                }
+                device.prune_unseen();
+            }
+        } else if stream.is_blocking() {
+            device.note_unseen(stream);
         }
     }
 }
