@@ -38,7 +38,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use amdhip64::runtime::code_object::{parse_bundle, read_code_object, select_code_object};
-use amdhip64::runtime::kernarg::{write_kernargs_from, ArgSource, LaunchGeometry};
+use amdhip64::runtime::kernarg::{ArgSource, KernargLayout, LaunchGeometry};
 use common::Fnv;
 
 const DEFAULT_CASES: u64 = 2000;
@@ -656,10 +656,15 @@ fn exercise_parsers(bytes: &[u8]) {
             let args = vec![0u8; size];
             let mut out = vec![0u8; size];
             let geometry = LaunchGeometry::from_blocks([2, 1, 1], [64, 1, 1], 0).unwrap();
-            // SAFETY: a packed source is a checked slice.
-            let _ = unsafe {
-                write_kernargs_from(kernel, ArgSource::Packed(&args), &geometry, &mut out)
+            // As a load and a launch use it: the layout made once, the arguments checked.
+            let Ok(layout) = KernargLayout::new(kernel) else {
+                continue;
             };
+            let source = ArgSource::Packed(&args);
+            if layout.check(source).is_ok() {
+                // SAFETY: a packed source is a checked slice, and `out` holds the segment.
+                unsafe { layout.write(source, &geometry, &mut out) };
+            }
         }
     }
 }
