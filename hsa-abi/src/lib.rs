@@ -5,7 +5,11 @@
 //! definition, so the two sides cannot drift apart. Values are those of ROCm's `hsa.h`,
 //! `hsa_ext_amd.h`, `amd_hsa_queue.h` and `amd_hsa_signal.h`; layouts are checked by the
 //! size/offset assertions at the bottom of this file.
+//!
+//! [`msgpack`] is the reader both use for the code object metadata note.
 #![allow(non_camel_case_types)]
+
+pub mod msgpack;
 
 use std::ffi::c_void;
 

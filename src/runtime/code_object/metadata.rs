@@ -3,7 +3,7 @@
 use object::elf::{FileHeader64, EM_AMDGPU};
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::Endianness;
-use rmp::Marker;
+use hsa_abi::msgpack::{self, Reader};
 use rmpv::Value;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -356,10 +356,10 @@ impl CodeObjectIndex {
             find_metadata_note(header, endian, elf)?.ok_or(CodeObjectError::MissingMetadata)?;
         // `desc` borrows from `elf`: ranges in it become ranges in the code object.
         let base = desc.as_ptr() as usize - elf.as_ptr() as usize;
-        let mut note = Msgpack { bytes: desc, at: 0 };
+        let mut note = Reader::new(desc);
         let Some(fields) = note.map_len()? else {
             // Whatever it is, it must still be well-formed msgpack.
-            note.value()?;
+            decode_value(&mut note)?;
             return Err(CodeObjectError::BadMetadata(
                 "metadata root is not a map".into(),
             ));
@@ -368,10 +368,10 @@ impl CodeObjectIndex {
         for _ in 0..fields {
             match note.str()? {
                 Some(b"amdhsa.version") if version.is_none() => {
-                    version = Some(version_from_metadata(&note.value()?)?);
+                    version = Some(version_from_metadata(&decode_value(&mut note)?)?);
                 }
                 Some(b"amdhsa.target") if target.is_none() => {
-                    let v = note.value()?;
+                    let v = decode_value(&mut note)?;
                     let t = v.as_str().ok_or_else(|| {
                         CodeObjectError::BadMetadata("amdhsa.target is not a string".into())
                     })?;
@@ -385,9 +385,9 @@ impl CodeObjectIndex {
                     };
                     let mut entries = Vec::with_capacity((count as usize).min(desc.len()));
                     for _ in 0..count {
-                        let start = note.at;
-                        let name = note.kernel_name()?;
-                        entries.push((name, base + start..base + note.at));
+                        let start = note.position();
+                        let name = kernel_name(&mut note)?;
+                        entries.push((name, base + start..base + note.position()));
                     }
                     kernels = Some(entries);
                 }
@@ -460,204 +460,48 @@ pub fn read_code_object(elf: &[u8]) -> Result<CodeObjectInfo> {
     })
 }
 
-/// A forward reader of msgpack that skips values without building them.
-struct Msgpack<'a> {
-    bytes: &'a [u8],
-    at: usize,
+impl From<msgpack::Error> for CodeObjectError {
+    fn from(e: msgpack::Error) -> Self {
+        CodeObjectError::BadMetadata(format!("msgpack: {e}"))
+    }
 }
 
-impl<'a> Msgpack<'a> {
-    fn truncated() -> CodeObjectError {
-        CodeObjectError::BadMetadata("msgpack: unexpected end of the metadata".into())
-    }
+/// The value that follows, decoded (for the few small ones the index keeps, and to report
+/// what is wrong with malformed msgpack as the decoder sees it).
+fn decode_value(note: &mut Reader<'_>) -> Result<Value> {
+    let mut rest = note.rest();
+    let before = rest.len();
+    let value = rmpv::decode::read_value_with_max_depth(&mut rest, MAX_METADATA_DEPTH)
+        .map_err(|e| CodeObjectError::BadMetadata(format!("msgpack: {e}")))?;
+    note.consumed(before - rest.len());
+    Ok(value)
+}
 
-    fn take(&mut self, n: u64) -> Result<&'a [u8]> {
-        let n = usize::try_from(n).map_err(|_| Self::truncated())?;
-        let end = self.at.checked_add(n).ok_or_else(Self::truncated)?;
-        let bytes = self.bytes.get(self.at..end).ok_or_else(Self::truncated)?;
-        self.at = end;
-        Ok(bytes)
-    }
-
-    /// A big-endian unsigned integer of `n` (1, 2 or 4) bytes.
-    fn uint(&mut self, n: u64) -> Result<u64> {
-        Ok(self
-            .take(n)?
-            .iter()
-            .fold(0, |v, &b| (v << 8) | u64::from(b)))
-    }
-
-    fn peek(&self) -> Result<Marker> {
-        let byte = *self.bytes.get(self.at).ok_or_else(Self::truncated)?;
-        Ok(Marker::from_u8(byte))
-    }
-
-    /// The length of the map that follows, consumed; `None` (nothing consumed) for another
-    /// kind of value.
-    fn map_len(&mut self) -> Result<Option<u64>> {
-        let len = match self.peek()? {
-            Marker::FixMap(n) => {
-                self.at += 1;
-                u64::from(n)
-            }
-            Marker::Map16 => {
-                self.at += 1;
-                self.uint(2)?
-            }
-            Marker::Map32 => {
-                self.at += 1;
-                self.uint(4)?
-            }
-            _ => return Ok(None),
-        };
-        Ok(Some(len))
-    }
-
-    /// As [`Msgpack::map_len`], for arrays.
-    fn array_len(&mut self) -> Result<Option<u64>> {
-        let len = match self.peek()? {
-            Marker::FixArray(n) => {
-                self.at += 1;
-                u64::from(n)
-            }
-            Marker::Array16 => {
-                self.at += 1;
-                self.uint(2)?
-            }
-            Marker::Array32 => {
-                self.at += 1;
-                self.uint(4)?
-            }
-            _ => return Ok(None),
-        };
-        Ok(Some(len))
-    }
-
-    /// The string that follows, consumed; `None` for another kind of value (skipped).
-    fn str(&mut self) -> Result<Option<&'a [u8]>> {
-        let len = match self.peek()? {
-            Marker::FixStr(n) => {
-                self.at += 1;
-                u64::from(n)
-            }
-            Marker::Str8 => {
-                self.at += 1;
-                self.uint(1)?
-            }
-            Marker::Str16 => {
-                self.at += 1;
-                self.uint(2)?
-            }
-            Marker::Str32 => {
-                self.at += 1;
-                self.uint(4)?
-            }
-            _ => {
-                self.skip()?;
-                return Ok(None);
-            }
-        };
-        self.take(len).map(Some)
-    }
-
-    /// The value that follows, decoded (for the few small ones the index keeps, and to
-    /// report what is wrong with malformed msgpack as the decoder sees it).
-    fn value(&mut self) -> Result<Value> {
-        let mut rest = &self.bytes[self.at..];
-        let value = rmpv::decode::read_value_with_max_depth(&mut rest, MAX_METADATA_DEPTH)
-            .map_err(|e| CodeObjectError::BadMetadata(format!("msgpack: {e}")))?;
-        self.at = self.bytes.len() - rest.len();
-        Ok(value)
-    }
-
-    /// Skips one `amdhsa.kernels` entry, returning its `.name`.
-    fn kernel_name(&mut self) -> Result<Box<[u8]>> {
-        let Some(fields) = self.map_len()? else {
-            self.skip()?;
-            return Err(CodeObjectError::BadMetadata(
-                "amdhsa.kernels entry is not a map".into(),
-            ));
-        };
-        let mut name = None;
-        for _ in 0..fields {
-            if self.str()? == Some(b".name") && name.is_none() {
-                match self.str()? {
-                    Some(n) => name = Some(n),
-                    None => {
-                        return Err(CodeObjectError::BadMetadata(
-                            "kernel: .name is not a string".into(),
-                        ))
-                    }
+/// Skips one `amdhsa.kernels` entry, returning its `.name`.
+fn kernel_name(note: &mut Reader<'_>) -> Result<Box<[u8]>> {
+    let Some(fields) = note.map_len()? else {
+        note.skip()?;
+        return Err(CodeObjectError::BadMetadata(
+            "amdhsa.kernels entry is not a map".into(),
+        ));
+    };
+    let mut name = None;
+    for _ in 0..fields {
+        if note.str()? == Some(b".name") && name.is_none() {
+            match note.str()? {
+                Some(n) => name = Some(n),
+                None => {
+                    return Err(CodeObjectError::BadMetadata(
+                        "kernel: .name is not a string".into(),
+                    ))
                 }
-            } else {
-                self.skip()?;
             }
+        } else {
+            note.skip()?;
         }
-        name.map(Box::from)
-            .ok_or_else(|| CodeObjectError::BadMetadata("kernel: missing .name".into()))
     }
-
-    /// Skips one value, however nested, without recursing (so no input can exhaust the
-    /// stack): a count of the values still to skip grows by each container's length.
-    fn skip(&mut self) -> Result<()> {
-        let mut pending: u64 = 1;
-        while pending > 0 {
-            pending -= 1;
-            let byte = *self.bytes.get(self.at).ok_or_else(Self::truncated)?;
-            self.at += 1;
-            // The forms metadata is made of, by their marker byte, before the rest.
-            let (bytes, items) = match byte {
-                0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => continue,
-                0xa0..=0xbf => (u64::from(byte & 0x1f), 0),
-                0x90..=0x9f => (0, u64::from(byte & 0x0f)),
-                0x80..=0x8f => (0, 2 * u64::from(byte & 0x0f)),
-                _ => self.sized(Marker::from_u8(byte))?,
-            };
-            self.take(bytes)?;
-            pending = pending.saturating_add(items);
-        }
-        Ok(())
-    }
-
-    /// For a marker other than the fixed-size forms (its byte consumed): the payload bytes
-    /// that follow its length field, and the values it contains.
-    fn sized(&mut self, marker: Marker) -> Result<(u64, u64)> {
-        Ok(match marker {
-            Marker::U8 | Marker::I8 => (1, 0),
-            Marker::U16 | Marker::I16 => (2, 0),
-            Marker::U32 | Marker::I32 | Marker::F32 => (4, 0),
-            Marker::U64 | Marker::I64 | Marker::F64 => (8, 0),
-            Marker::Str8 | Marker::Bin8 => (self.uint(1)?, 0),
-            Marker::Str16 | Marker::Bin16 => (self.uint(2)?, 0),
-            Marker::Str32 | Marker::Bin32 => (self.uint(4)?, 0),
-            Marker::FixExt1 => (2, 0),
-            Marker::FixExt2 => (3, 0),
-            Marker::FixExt4 => (5, 0),
-            Marker::FixExt8 => (9, 0),
-            Marker::FixExt16 => (17, 0),
-            Marker::Ext8 => (self.uint(1)? + 1, 0),
-            Marker::Ext16 => (self.uint(2)? + 1, 0),
-            Marker::Ext32 => (self.uint(4)? + 1, 0),
-            Marker::Array16 => (0, self.uint(2)?),
-            Marker::Array32 => (0, self.uint(4)?),
-            Marker::Map16 => (0, 2 * self.uint(2)?),
-            Marker::Map32 => (0, 2 * self.uint(4)?),
-            Marker::Reserved => {
-                return Err(CodeObjectError::BadMetadata(
-                    "msgpack: reserved marker 0xc1".into(),
-                ))
-            }
-            // Fixed forms are handled by the caller.
-            Marker::FixPos(_)
-            | Marker::FixNeg(_)
-            | Marker::Null
-            | Marker::True
-            | Marker::False
-            | Marker::FixStr(_)
-            | Marker::FixArray(_)
-            | Marker::FixMap(_) => (0, 0),
-        })
-    }
+    name.map(Box::from)
+        .ok_or_else(|| CodeObjectError::BadMetadata("kernel: missing .name".into()))
 }
 
 /// Checks that the section header table and every segment's file bytes lie inside `elf`,
@@ -1185,25 +1029,16 @@ mod tests {
         let mut bytes = Vec::new();
         rmpv::encode::write_value(&mut bytes, &every_form()).unwrap();
         bytes.push(0xc0);
-        let mut reader = Msgpack {
-            bytes: &bytes,
-            at: 0,
-        };
+        let mut reader = Reader::new(&bytes);
         reader.skip().unwrap();
-        assert_eq!(reader.at, bytes.len() - 1);
+        assert_eq!(reader.position(), bytes.len() - 1);
         // Every truncation is an error, never a panic.
         let whole = bytes.len() - 1;
         for len in (0..whole).step_by(97).chain([whole - 1]) {
-            let mut reader = Msgpack {
-                bytes: &bytes[..len],
-                at: 0,
-            };
+            let mut reader = Reader::new(&bytes[..len]);
             assert!(reader.skip().is_err(), "prefix of {len} bytes skipped");
         }
-        let mut reserved = Msgpack {
-            bytes: &[0x91, 0xc1],
-            at: 0,
-        };
+        let mut reserved = Reader::new(&[0x91, 0xc1]);
         assert!(reserved.skip().is_err());
     }
 
@@ -1216,11 +1051,7 @@ mod tests {
         };
         let name = |entry: Value| {
             let bytes = encode(entry);
-            Msgpack {
-                bytes: &bytes,
-                at: 0,
-            }
-            .kernel_name()
+            kernel_name(&mut Reader::new(&bytes))
         };
         let entry = |pairs: Vec<(&str, Value)>| {
             Value::Map(
