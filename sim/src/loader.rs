@@ -10,6 +10,7 @@ use crate::agent::Agent;
 use crate::cabi::{put, put_bytes};
 use crate::error::{HsaError, HsaResult};
 use crate::memory::{map_anon, round_up, unmap, MemoryRegistry, Region, RegionKind};
+use hsa_abi::msgpack;
 use hsa_abi::*;
 use hsasim_isa::GfxModel;
 use object::elf::{FileHeader64, PT_LOAD, PT_NOTE};
@@ -544,44 +545,77 @@ fn read_metadata(
             if note.name() != b"AMDGPU" || note.n_type(endian) != NT_AMDGPU_METADATA {
                 continue;
             }
-            // Bounded nesting: rmpv's default (1024) recurses deep enough to overflow the
-            // small stacks clients load code objects on; real metadata nests a few levels.
-            let Ok(root) = rmpv::decode::read_value_with_max_depth(&mut &note.desc()[..], 64)
-            else {
-                tracing::warn!(target: "hsasim", "unparsable AMDGPU metadata note; using kernel descriptors");
-                continue;
-            };
-            let Some(kernels) = map_get(&root, "amdhsa.kernels").and_then(|v| v.as_array()) else {
-                continue;
-            };
-            for k in kernels {
-                let num = |key: &str| map_get(k, key).and_then(|v| v.as_u64()).map(|v| v as u32);
-                let Some(sym) = map_get(k, ".symbol").and_then(|v| v.as_str()) else {
-                    continue;
-                };
-                out.insert(
-                    sym.to_string(),
-                    KernelInfo {
-                        kernarg_size: num(".kernarg_segment_size").unwrap_or(0),
-                        kernarg_align: num(".kernarg_segment_align").unwrap_or(16),
-                        group_size: num(".group_segment_fixed_size").unwrap_or(0),
-                        private_size: num(".private_segment_fixed_size").unwrap_or(0),
-                        dynamic_callstack: map_get(k, ".uses_dynamic_stack")
-                            .and_then(|v| v.as_bool())
-                            .unwrap_or(false),
-                    },
-                );
+            match kernels_of_note(note.desc()) {
+                Ok(kernels) => out.extend(kernels),
+                Err(e) => {
+                    tracing::warn!(target: "hsasim", "unparsable AMDGPU metadata note ({e}); using kernel descriptors")
+                }
             }
         }
     }
     out
 }
 
-fn map_get<'a>(v: &'a rmpv::Value, key: &str) -> Option<&'a rmpv::Value> {
-    v.as_map()?
-        .iter()
-        .find(|(k, _)| k.as_str() == Some(key))
-        .map(|(_, v)| v)
+/// The kernels one metadata note lists, by descriptor symbol. One pass that reads the few
+/// fields the loader uses and skips everything else without decoding it: a library's note
+/// describes thousands of kernels.
+fn kernels_of_note(desc: &[u8]) -> Result<Vec<(String, KernelInfo)>, msgpack::Error> {
+    let mut note = msgpack::Reader::new(desc);
+    let mut out = Vec::new();
+    let Some(fields) = note.map_len()? else {
+        return Ok(out);
+    };
+    for _ in 0..fields {
+        if note.str()? != Some(&b"amdhsa.kernels"[..]) {
+            note.skip()?;
+            continue;
+        }
+        let Some(count) = note.array_len()? else {
+            note.skip()?;
+            continue;
+        };
+        for _ in 0..count {
+            let Some(entry_fields) = note.map_len()? else {
+                note.skip()?;
+                continue;
+            };
+            let mut symbol = None;
+            let mut info = KernelInfo {
+                kernarg_size: 0,
+                kernarg_align: 16,
+                group_size: 0,
+                private_size: 0,
+                dynamic_callstack: false,
+            };
+            for _ in 0..entry_fields {
+                let field = match note.str()? {
+                    Some(b".symbol") => {
+                        symbol = note.str()?;
+                        continue;
+                    }
+                    Some(b".uses_dynamic_stack") => {
+                        info.dynamic_callstack = note.bool_value()?.unwrap_or(false);
+                        continue;
+                    }
+                    Some(b".kernarg_segment_size") => &mut info.kernarg_size,
+                    Some(b".kernarg_segment_align") => &mut info.kernarg_align,
+                    Some(b".group_segment_fixed_size") => &mut info.group_size,
+                    Some(b".private_segment_fixed_size") => &mut info.private_size,
+                    _ => {
+                        note.skip()?;
+                        continue;
+                    }
+                };
+                if let Some(value) = note.uint_value()? {
+                    *field = value as u32;
+                }
+            }
+            if let Some(symbol) = symbol {
+                out.push((String::from_utf8_lossy(symbol).into_owned(), info));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn collect_symbols(
@@ -686,6 +720,93 @@ pub unsafe fn symbol_get_info(s: &Symbol, attr: u32, value: *mut c_void) -> HsaR
             ),
             KERNEL_CALL_CONVENTION if k.is_some() => put(value, 0u32),
             _ => Err(HsaError::INVALID_ARGUMENT),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmpv::Value;
+
+    fn map(pairs: Vec<(Value, Value)>) -> Value {
+        Value::Map(pairs)
+    }
+
+    fn encode(v: &Value) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        rmpv::encode::write_value(&mut bytes, v).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn the_note_yields_each_kernels_sizes_and_skips_the_rest() {
+        let args = Value::Array(
+            (0..40)
+                .map(|i| {
+                    map(vec![
+                        (".offset".into(), Value::from(i * 8)),
+                        (".value_kind".into(), "by_value".into()),
+                    ])
+                })
+                .collect(),
+        );
+        let note = map(vec![
+            (
+                "amdhsa.version".into(),
+                Value::Array(vec![1.into(), 2.into()]),
+            ),
+            (
+                "amdhsa.kernels".into(),
+                Value::Array(vec![
+                    map(vec![
+                        (".args".into(), args.clone()),
+                        (".name".into(), "first".into()),
+                        (".symbol".into(), "first.kd".into()),
+                        (".kernarg_segment_size".into(), Value::from(300u32)),
+                        (".kernarg_segment_align".into(), Value::from(8u32)),
+                        (Value::from(7), "a key that is no string".into()),
+                        (".group_segment_fixed_size".into(), Value::from(70000u32)),
+                        (".private_segment_fixed_size".into(), Value::from(16u32)),
+                        (".uses_dynamic_stack".into(), true.into()),
+                    ]),
+                    "an entry that is no map".into(),
+                    map(vec![
+                        (".symbol".into(), "second.kd".into()),
+                        (".args".into(), args),
+                    ]),
+                    map(vec![(".name".into(), "no symbol".into())]),
+                ]),
+            ),
+            ("amdhsa.target".into(), "amdgcn-amd-amdhsa--gfx942".into()),
+        ]);
+        let bytes = encode(&note);
+        let kernels: HashMap<_, _> = kernels_of_note(&bytes).unwrap().into_iter().collect();
+        assert_eq!(kernels.len(), 2);
+        let first = &kernels["first.kd"];
+        assert_eq!(
+            (
+                first.kernarg_size,
+                first.kernarg_align,
+                first.group_size,
+                first.private_size,
+                first.dynamic_callstack
+            ),
+            (300, 8, 70000, 16, true)
+        );
+        let second = &kernels["second.kd"];
+        assert_eq!(
+            (
+                second.kernarg_size,
+                second.kernarg_align,
+                second.dynamic_callstack
+            ),
+            (0, 16, false),
+            "absent fields take their defaults"
+        );
+        // A cut note is an error, never a panic or a partial list.
+        for len in [1, bytes.len() / 2, bytes.len() - 1] {
+            assert!(kernels_of_note(&bytes[..len]).is_err(), "{len} bytes");
         }
     }
 }

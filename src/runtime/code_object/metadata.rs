@@ -1,9 +1,9 @@
 //! ELF code objects and their msgpack metadata: kernels, their arguments, hidden arguments.
 
+use hsa_abi::msgpack::{self, Reader};
 use object::elf::{FileHeader64, EM_AMDGPU};
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::Endianness;
-use hsa_abi::msgpack::{self, Reader};
 use rmpv::Value;
 use std::collections::HashMap;
 use std::ops::Range;
