@@ -201,4 +201,5 @@ hip_api! {
     }
 }
 
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_copy.rs"));

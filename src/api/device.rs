@@ -238,4 +238,5 @@ fn proc_address(name: &str) -> *mut c_void {
     }
 }
 
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_device.rs"));

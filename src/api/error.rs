@@ -30,4 +30,5 @@ hip_api! {
     }
 }
 
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_error.rs"));

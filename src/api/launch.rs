@@ -87,4 +87,5 @@ hip_api! {
     }
 }
 
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_launch.rs"));

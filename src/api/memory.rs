@@ -131,4 +131,5 @@ hip_api! {
     }
 }
 
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_memory.rs"));

@@ -55,6 +55,11 @@ const ALL_SIGNATURES: [AbiSignature; declare::total(SIGNATURE_PARTS)] =
     declare::concat(SIGNATURE_PARTS);
 
 include!(concat!(env!("OUT_DIR"), "/exports.rs"));
+// The `.symver` aliases (here and at the end of each shell file) version the exports of the
+// shared library. Unit tests leave them out: in a test build the shells are internal symbols
+// that codegen may move or rename (tests call them, and they inline `call`), which the
+// directives cannot follow.
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_mod.rs"));
 
 thread_local! {
@@ -65,17 +70,55 @@ thread_local! {
 /// Runs one API call: catches panics, records a failure as the last error, logs it at debug
 /// (target `hipshim::api`: name, result, duration) and records it while tracing.
 ///
-/// With neither the log nor the recorder on, this reads no clock: the two checks are a relaxed
-/// load each.
+/// Inlined into every exported shell: with neither the log nor the recorder on (three relaxed
+/// loads) the body runs in place, so a launch pays for no closure, clock or tracing call.
+#[inline(always)]
 pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipError_t {
+    let recording = crate::trace::recording();
+    let logging = tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG);
+    if recording || logging || crate::fork_guard::in_forked_child() {
+        return call_observed(name, recording, logging, body);
+    }
+    let result = run_caught(name, body);
+    if let Err(error) = result {
+        LAST_ERROR.with(|e| e.set(error.code()));
+    }
+    // The first call of the process may start the recorder inside `body`.
+    if crate::trace::recording() {
+        report_call(name, result, 0, None, false);
+    }
+    to_code(result)
+}
+
+/// `body`, with a panic turned into `hipErrorUnknown` and a message.
+#[inline(always)]
+fn run_caught(name: &'static str, body: impl FnOnce() -> HipResult) -> HipResult {
+    std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("hipshim: internal error in {name}: {why}");
+        Err(HipError::UNKNOWN)
+    })
+}
+
+/// [`call`] while something watches the calls: a forked child, the log, the recorder.
+#[inline(never)]
+#[cold]
+fn call_observed(
+    name: &'static str,
+    recording: bool,
+    logging: bool,
+    body: impl FnOnce() -> HipResult,
+) -> hipError_t {
     if crate::fork_guard::in_forked_child() {
         // Before anything that could take a lock a vanished parent thread holds.
         crate::fork_guard::report_once(name);
         LAST_ERROR.with(|e| e.set(HipError::NOT_INITIALIZED.code()));
         return HipError::NOT_INITIALIZED.code();
     }
-    let recording = crate::trace::recording();
-    let logging = tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG);
     let (started, token) = if recording || logging {
         (
             crate::trace::record::now_ns(),
@@ -84,21 +127,27 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipE
     } else {
         (0, None)
     };
-    let result = std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        eprintln!("hipshim: internal error in {name}: {why}");
-        Err(HipError::UNKNOWN)
-    });
+    let result = run_caught(name, body);
     if let Err(error) = result {
         LAST_ERROR.with(|e| e.set(error.code()));
     }
-    // The first call of the process starts the recorder inside `body`: it is recorded from
-    // the moment recording started (hipshim's initialisation is most of it anyway).
-    let (started, token) = if !recording && crate::trace::recording() {
+    report_call(name, result, started, token, logging);
+    to_code(result)
+}
+
+/// Logs and records a finished call. A call that started the recorder (the first call of the
+/// process does, inside its body) is recorded from the moment recording started (hipshim's
+/// initialisation is most of it anyway).
+#[inline(never)]
+#[cold]
+fn report_call(
+    name: &'static str,
+    result: HipResult,
+    started: u64,
+    token: Option<(u64, u64)>,
+    logging: bool,
+) {
+    let (started, token) = if token.is_none() && crate::trace::recording() {
         (
             crate::trace::record::epoch(),
             Some(crate::trace::record::api_started_late()),
@@ -118,7 +167,6 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipE
             crate::trace::record::api_exit(name, token, started, dur_ns, to_code(result) as u32);
         }
     }
-    to_code(result)
 }
 
 /// Like [`call`] for functions that return a value rather than a status: `failed` when the
@@ -195,10 +243,7 @@ pub(crate) mod testing {
     /// Collects, on this thread while it lives, the names the shells log under (the `api`
     /// field of `hipshim::api` debug events).
     ///
-    /// Not a closure-taking helper: a test calls exported shells from the very module that
-    /// defines them (not a submodule, not through a generic). In a test build they are
-    /// internal symbols, a call from another codegen unit renames them, and their `.symver`
-    /// directives then fail to assemble.
+    /// Not a closure-taking helper: a test calls the exported shells themselves.
     pub(crate) struct ApiLog {
         names: Arc<Mutex<Vec<String>>>,
         _default: tracing::subscriber::DefaultGuard,

@@ -239,4 +239,5 @@ hip_api! {
     }
 }
 
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_module.rs"));

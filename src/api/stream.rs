@@ -195,7 +195,6 @@ fn launch_host_func(
     )
 }
 
-// At the top of this module, not in a `tests` submodule: see `api::testing::ApiLog`.
 #[cfg(test)]
 #[test]
 fn each_stream_creation_call_is_logged_under_its_own_name() {
@@ -219,4 +218,5 @@ fn each_stream_creation_call_is_logged_under_its_own_name() {
     );
 }
 
+#[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_stream.rs"));
