@@ -15,6 +15,7 @@
 use crate::agent::Agent;
 use crate::cabi::now_ns;
 use crate::error::{catch_panic, HsaError, HsaResult};
+use crate::handles::Slab;
 use crate::memory::{map_anon, round_up, unmap, Region, RegionKind, PAGE};
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
@@ -79,14 +80,73 @@ unsafe impl Sync for Queue {}
 
 impl Drop for Queue {
     fn drop(&mut self) {
-        // SAFETY: both mappings were created in `Queue::new`, are unregistered by
+        // SAFETY: the ring was mapped in `Queue::new`, is unregistered by
         // `Runtime::destroy_queue` before the last reference goes, and nothing else
-        // references them once the queue is dropped.
-        unsafe {
-            unmap(self.ring, self.ring_bytes);
-            unmap(self.amd.cast(), PAGE);
-        }
+        // references it once the queue is dropped.
+        unsafe { unmap(self.ring, self.ring_bytes) };
+        release_queue_block(self.amd);
     }
+}
+
+/// Where every queue's `amd_queue_t` lives (see [`Slab`]): one page each, 2^14 at most (64 MiB
+/// of address space, backed as pages are first used). A block is in use while its
+/// `hsa_queue_t::size` is not 0: set before the queue is handed out, and the whole block is
+/// zeroed before it is reused.
+static QUEUE_BLOCKS: once_cell::sync::Lazy<Option<Slab>> =
+    once_cell::sync::Lazy::new(|| Slab::new(PAGE, 1 << 14));
+
+fn alloc_queue_block() -> HsaResult<*mut amd_queue_t> {
+    QUEUE_BLOCKS
+        .as_ref()
+        .and_then(Slab::alloc)
+        .map(|block| block.cast())
+        .ok_or(HsaError::OUT_OF_RESOURCES)
+}
+
+fn release_queue_block(amd: *mut amd_queue_t) {
+    // SAFETY: a block of the slab that no queue uses any more; zeroed, a stale handle to it
+    // reads as no queue.
+    unsafe { amd.cast::<u8>().write_bytes(0, PAGE as usize) };
+    if let Some(blocks) = QUEUE_BLOCKS.as_ref() {
+        blocks.release(amd.cast());
+    }
+}
+
+/// The read and write indices of one queue's `amd_queue_t`, as atomics.
+#[derive(Clone, Copy)]
+pub struct QueueIndices(*mut amd_queue_t);
+
+impl QueueIndices {
+    pub fn read_index(&self) -> &AtomicU64 {
+        // SAFETY: an 8-aligned u64 field of a queue block, which stays mapped for the whole
+        // process; only accessed atomically once the queue is shared.
+        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.0).read_dispatch_id)) }
+    }
+
+    pub fn write_index(&self) -> &AtomicU64 {
+        // SAFETY: as for `read_index`.
+        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.0).write_dispatch_id)) }
+    }
+}
+
+/// The indices of the live queue whose `hsa_queue_t*` is `handle`, without a lock, map or
+/// reference count (the queue-index entry points run on every packet); anything else is
+/// `HSA_STATUS_ERROR_INVALID_QUEUE`. A destroyed queue's handle reads as no queue, or, once
+/// its block is reused, as the new queue: the client's error, never a fault.
+#[inline]
+pub fn live_indices(handle: u64) -> HsaResult<QueueIndices> {
+    let block = QUEUE_BLOCKS
+        .as_ref()
+        .and_then(|blocks| blocks.slot(handle))
+        .ok_or(HsaError::INVALID_QUEUE)?
+        .cast::<amd_queue_t>();
+    // SAFETY: a block of the slab (mapped for the whole process, page-aligned; untouched ones
+    // read as zeros); `size` is read atomically as a live queue's producers never write it.
+    let size = unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*block).hsa_queue.size)) };
+    if size.load(Ordering::Acquire) == 0 {
+        return Err(HsaError::INVALID_QUEUE);
+    }
+    Ok(QueueIndices(block))
 }
 
 pub struct QueueParams {
@@ -101,8 +161,8 @@ impl Queue {
         let ring_bytes =
             round_up(u64::from(p.size) * 64, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
         let ring = map_anon(ring_bytes)?;
-        let amd = match map_anon(PAGE) {
-            Ok(a) => a.cast::<amd_queue_t>(),
+        let amd = match alloc_queue_block() {
+            Ok(a) => a,
             Err(e) => {
                 // SAFETY: just mapped, not shared.
                 unsafe { unmap(ring, ring_bytes) };
@@ -117,12 +177,22 @@ impl Queue {
                     .write(packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0));
             }
         }
-        let doorbell = rt
+        let doorbell = match rt
             .signals
-            .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0);
+            .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0)
+        {
+            Ok(doorbell) => doorbell,
+            Err(e) => {
+                // SAFETY: just mapped, not shared.
+                unsafe { unmap(ring, ring_bytes) };
+                release_queue_block(amd);
+                return Err(e);
+            }
+        };
         doorbell.set_queue_ptr(amd as u64);
         let id = NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: `amd` is a fresh zeroed page, large and aligned enough for amd_queue_t.
+        // SAFETY: `amd` is a zeroed block no one else uses, a page large and aligned, enough for
+        // amd_queue_t; `size` goes in last (atomically), as it says the block is in use.
         unsafe {
             let q = &mut *amd;
             q.hsa_queue = hsa_queue_t {
@@ -130,7 +200,7 @@ impl Queue {
                 features: HSA_QUEUE_FEATURE_KERNEL_DISPATCH,
                 base_address: ring.cast(),
                 doorbell_signal: doorbell.handle(),
-                size: p.size,
+                size: 0,
                 reserved1: 0,
                 id,
             };
@@ -138,6 +208,8 @@ impl Queue {
             q.max_wave_id = 31;
             // AMD_QUEUE_PROPERTIES_IS_PTR64
             q.queue_properties = 1 << 1;
+            AtomicU32::from_ptr(std::ptr::addr_of_mut!(q.hsa_queue.size))
+                .store(p.size, Ordering::Release);
         }
         for (start, len) in [(ring as u64, ring_bytes), (amd as u64, PAGE)] {
             rt.memory.add(Region {
@@ -180,13 +252,12 @@ impl Queue {
     }
 
     pub fn read_index(&self) -> &AtomicU64 {
-        // SAFETY: an 8-aligned u64 field of the live amd_queue_t page, only accessed
-        // atomically once the queue is shared.
-        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.amd).read_dispatch_id)) }
+        // SAFETY: a view of this queue's own block, which outlives `&self`.
+        unsafe { &*(QueueIndices(self.amd).read_index() as *const AtomicU64) }
     }
     pub fn write_index(&self) -> &AtomicU64 {
         // SAFETY: as for `read_index`.
-        unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*self.amd).write_dispatch_id)) }
+        unsafe { &*(QueueIndices(self.amd).write_index() as *const AtomicU64) }
     }
     fn slot(&self, index: u64) -> *mut u8 {
         let slot = index % u64::from(self.size);

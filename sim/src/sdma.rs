@@ -155,9 +155,7 @@ impl CopyJob {
     }
 
     fn completion_handle(&self) -> u64 {
-        self.completion
-            .as_ref()
-            .map_or(0, |c| Arc::as_ptr(c) as u64)
+        self.completion.as_ref().map_or(0, |c| c.handle().handle)
     }
 }
 

@@ -12,10 +12,14 @@
 //! cost is spurious wake-ups, which are cheap at simulator scale.
 
 use crate::error::{HsaError, HsaResult};
-use hsa_abi::{amd_signal_t, hsa_signal_t, hsa_signal_value_t, AMD_SIGNAL_KIND_USER};
+use crate::handles::Slab;
+use hsa_abi::{
+    amd_signal_t, hsa_signal_t, hsa_signal_value_t, AMD_SIGNAL_KIND_INVALID, AMD_SIGNAL_KIND_USER,
+};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::mem::offset_of;
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -60,97 +64,74 @@ impl Hub {
     }
 }
 
-/// An HSA signal. `repr(C)` with the ABI block first: the handle (this struct's address)
-/// is also the address of the `amd_signal_t`.
-#[repr(C)]
-pub struct Signal {
-    abi: UnsafeCell<amd_signal_t>,
-    pub consumers: Vec<u64>,
-    pub attributes: u64,
-}
+/// The `amd_signal_t` of one signal, in the signal slab: its address is the signal's handle,
+/// so clients that read `value` or the timestamps directly (AMD's HIP does) see what they
+/// expect. After construction every field is accessed through atomics.
+#[repr(transparent)]
+pub struct SignalMemory(UnsafeCell<amd_signal_t>);
 
-// SAFETY: the `amd_signal_t` inside is only accessed through atomics (value, timestamps)
-// after construction; the other fields are immutable.
-unsafe impl Sync for Signal {}
-// SAFETY: as above; nothing in it is tied to a thread.
-unsafe impl Send for Signal {}
+// SAFETY: all access after the slot is handed out goes through atomic views of its fields.
+unsafe impl Sync for SignalMemory {}
 
-impl Signal {
-    pub fn new(
-        kind: i64,
-        initial: hsa_signal_value_t,
-        consumers: Vec<u64>,
-        attributes: u64,
-    ) -> Self {
-        Signal {
-            abi: UnsafeCell::new(amd_signal_t {
-                kind,
-                value: initial,
-                event_mailbox_ptr: 0,
-                event_id: 0,
-                reserved1: 0,
-                start_ts: 0,
-                end_ts: 0,
-                queue_ptr: 0,
-                reserved3: [0; 2],
-            }),
-            consumers,
-            attributes,
+impl SignalMemory {
+    /// The 8-byte field at `offset` (an `offset_of!` of `amd_signal_t`), as an atomic.
+    fn field(&self, offset: usize) -> &AtomicI64 {
+        // SAFETY: `offset` is that of an 8-byte aligned i64 or u64 field inside this 64-byte
+        // aligned block, which lives as long as the slab (the whole process); all concurrent
+        // access goes through this atomic view.
+        unsafe { AtomicI64::from_ptr(self.0.get().cast::<u8>().add(offset).cast()) }
+    }
+
+    fn kind_field(&self) -> &AtomicI64 {
+        self.field(offset_of!(amd_signal_t, kind))
+    }
+
+    fn value(&self) -> &AtomicI64 {
+        self.field(offset_of!(amd_signal_t, value))
+    }
+
+    fn ts(&self, end: bool) -> &AtomicI64 {
+        if end {
+            self.field(offset_of!(amd_signal_t, end_ts))
+        } else {
+            self.field(offset_of!(amd_signal_t, start_ts))
         }
     }
 
-    pub fn handle(self: &Arc<Self>) -> hsa_signal_t {
+    fn queue_ptr(&self) -> &AtomicI64 {
+        self.field(offset_of!(amd_signal_t, queue_ptr))
+    }
+
+    pub fn handle(&self) -> hsa_signal_t {
         hsa_signal_t {
-            handle: Arc::as_ptr(self) as u64,
+            handle: self as *const SignalMemory as u64,
         }
     }
 
     pub fn kind(&self) -> i64 {
-        // SAFETY: `kind` is written only in `new`, before the signal is shared.
-        unsafe { (*self.abi.get()).kind }
+        self.kind_field().load(Ordering::Acquire)
     }
 
     pub fn value_ptr(&self) -> *mut i64 {
-        // SAFETY: projecting a field pointer out of our own cell; no reference is created.
-        unsafe { std::ptr::addr_of_mut!((*self.abi.get()).value) }
-    }
-
-    fn value(&self) -> &AtomicI64 {
-        // SAFETY: `value` is an 8-byte aligned i64 inside a 64-byte aligned struct that
-        // lives as long as `self`; all concurrent access goes through this atomic view.
-        unsafe { AtomicI64::from_ptr(self.value_ptr()) }
-    }
-
-    fn ts(&self, end: bool) -> &AtomicU64 {
-        // SAFETY: as for `value`: aligned u64 fields of the cell, accessed only atomically.
-        unsafe {
-            let p = self.abi.get();
-            AtomicU64::from_ptr(if end {
-                std::ptr::addr_of_mut!((*p).end_ts)
-            } else {
-                std::ptr::addr_of_mut!((*p).start_ts)
-            })
-        }
-    }
-
-    pub fn set_queue_ptr(&self, queue: u64) {
-        // SAFETY: set once by the queue that owns this doorbell, before it is published.
-        unsafe { (*self.abi.get()).queue_ptr = queue }
+        self.value().as_ptr()
     }
 
     pub fn load(&self, order: Ordering) -> i64 {
         self.value().load(order)
     }
+
     pub fn store(&self, v: i64, order: Ordering) {
         self.value().store(v, order);
         HUB.notify();
     }
+
     /// Applies a read-modify-write and wakes waiters; returns the previous value.
     pub fn rmw(&self, order: Ordering, f: impl Fn(&AtomicI64, Ordering) -> i64) -> i64 {
         let old = f(self.value(), order);
         HUB.notify();
         old
     }
+
     pub fn cas(&self, expected: i64, new: i64, order: Ordering) -> i64 {
         let failure = match order {
             Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
@@ -163,21 +144,119 @@ impl Signal {
         HUB.notify();
         old
     }
+}
+
+/// Where every signal's `amd_signal_t` lives (see [`Slab`]). A slot is in use while its `kind`
+/// is not `AMD_SIGNAL_KIND_INVALID` (0): the kind is written before the handle is handed out
+/// and cleared when the last holder of the signal drops it, and only then is the slot reused.
+/// 2^20 live signals at most (64 MiB of address space, backed as slots are first used); a
+/// client that needs more gets `HSA_STATUS_ERROR_OUT_OF_RESOURCES`.
+static SLAB: once_cell::sync::Lazy<Option<Slab>> =
+    once_cell::sync::Lazy::new(|| Slab::new(SLOT_BYTES, 1 << 20));
+const SLOT_BYTES: u64 = std::mem::size_of::<amd_signal_t>() as u64;
+
+fn alloc_memory(kind: i64, initial: i64) -> HsaResult<&'static SignalMemory> {
+    let slot = SLAB
+        .as_ref()
+        .and_then(Slab::alloc)
+        .ok_or(HsaError::OUT_OF_RESOURCES)?;
+    // SAFETY: a slot of the slab (64 bytes, 64-aligned, mapped for the whole process) that no
+    // signal uses: fresh, or given back by its last holder.
+    let memory: &'static SignalMemory = unsafe { &*slot.cast::<SignalMemory>() };
+    for field in [
+        memory.value(),
+        memory.ts(false),
+        memory.ts(true),
+        memory.queue_ptr(),
+    ] {
+        field.store(0, Ordering::Relaxed);
+    }
+    memory.value().store(initial, Ordering::Relaxed);
+    // Last, with release: a handle check that sees the kind sees the rest.
+    memory.kind_field().store(kind, Ordering::Release);
+    Ok(memory)
+}
+
+/// The memory of the live signal `handle` names, without a lock or a reference count (the
+/// signal and queue-index entry points); anything else is `HSA_STATUS_ERROR_INVALID_SIGNAL`.
+/// A signal destroyed while a client still uses its handle reads as destroyed, or, once its
+/// slot is reused, as the new signal: the client's error, never a fault.
+#[inline]
+pub fn live(handle: hsa_signal_t) -> HsaResult<&'static SignalMemory> {
+    let slot = SLAB
+        .as_ref()
+        .and_then(|slab| slab.slot(handle.handle))
+        .ok_or(HsaError::INVALID_SIGNAL)?;
+    // SAFETY: a slot of the slab: mapped for the whole process, 64-aligned; an untouched slot
+    // reads as zeros.
+    let memory: &'static SignalMemory = unsafe { &*slot.cast::<SignalMemory>() };
+    if memory.kind() == AMD_SIGNAL_KIND_INVALID {
+        return Err(HsaError::INVALID_SIGNAL);
+    }
+    Ok(memory)
+}
+
+/// An HSA signal: its memory in the slab, and what hsasim keeps beside it. Packet processors,
+/// copy engines and waiters hold it by `Arc`, so its slot stays its own until the last of them
+/// lets go, even after `hsa_signal_destroy`.
+pub struct Signal {
+    memory: &'static SignalMemory,
+    pub consumers: Vec<u64>,
+    pub attributes: u64,
+}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        self.memory
+            .kind_field()
+            .store(AMD_SIGNAL_KIND_INVALID, Ordering::Release);
+        if let Some(slab) = SLAB.as_ref() {
+            slab.release(self.memory.0.get().cast());
+        }
+    }
+}
+
+impl std::ops::Deref for Signal {
+    type Target = SignalMemory;
+    fn deref(&self) -> &SignalMemory {
+        self.memory
+    }
+}
+
+impl Signal {
+    pub fn new(
+        kind: i64,
+        initial: hsa_signal_value_t,
+        consumers: Vec<u64>,
+        attributes: u64,
+    ) -> HsaResult<Self> {
+        Ok(Signal {
+            memory: alloc_memory(kind, initial)?,
+            consumers,
+            attributes,
+        })
+    }
+
+    pub fn set_queue_ptr(&self, queue: u64) {
+        self.queue_ptr().store(queue as i64, Ordering::Release);
+    }
 
     pub fn set_timestamps(&self, start: u64, end: u64) {
-        self.ts(false).store(start, Ordering::Relaxed);
-        self.ts(true).store(end, Ordering::Relaxed);
+        self.ts(false).store(start as i64, Ordering::Relaxed);
+        self.ts(true).store(end as i64, Ordering::Relaxed);
     }
+
     pub fn timestamps(&self) -> (u64, u64) {
         (
-            self.ts(false).load(Ordering::Relaxed),
-            self.ts(true).load(Ordering::Relaxed),
+            self.ts(false).load(Ordering::Relaxed) as u64,
+            self.ts(true).load(Ordering::Relaxed) as u64,
         )
     }
 }
 
-/// Live signals by handle. Lookups clone the `Arc`, so a signal destroyed while a packet
-/// processor or SDMA engine still holds it stays valid memory until they drop it.
+/// Live signals by handle, for the calls that keep a signal (packets, copies, waits): lookups
+/// clone the `Arc`, so a signal destroyed while a packet processor or SDMA engine still holds
+/// it keeps its slot until they drop it.
 #[derive(Default)]
 pub struct SignalRegistry {
     map: RwLock<crate::handles::HandleMap<Arc<Signal>>>,
@@ -190,12 +269,12 @@ impl SignalRegistry {
         initial: i64,
         consumers: Vec<u64>,
         attributes: u64,
-    ) -> Arc<Signal> {
-        let s = Arc::new(Signal::new(kind, initial, consumers, attributes));
-        self.map.write().insert(Arc::as_ptr(&s) as u64, s.clone());
-        s
+    ) -> HsaResult<Arc<Signal>> {
+        let s = Arc::new(Signal::new(kind, initial, consumers, attributes)?);
+        self.map.write().insert(s.handle().handle, s.clone());
+        Ok(s)
     }
-    pub fn create_user(&self, initial: i64) -> Arc<Signal> {
+    pub fn create_user(&self, initial: i64) -> HsaResult<Arc<Signal>> {
         self.create(AMD_SIGNAL_KIND_USER, initial, Vec::new(), 0)
     }
     pub fn get(&self, h: hsa_signal_t) -> HsaResult<Arc<Signal>> {
@@ -257,7 +336,7 @@ mod tests {
     #[test]
     fn handle_is_the_address_of_the_amd_signal() {
         let reg = SignalRegistry::default();
-        let s = reg.create_user(7);
+        let s = reg.create_user(7).unwrap();
         let h = s.handle();
         // SAFETY: the handle points at the live signal's amd_signal_t.
         let abi = unsafe { &*(h.handle as *const amd_signal_t) };

@@ -63,6 +63,14 @@ static GLOBAL: Mutex<Global> = Mutex::new(Global {
 /// Read-mostly copy of `GLOBAL.runtime` so API calls don't contend on the init lock.
 static CURRENT: RwLock<Option<Arc<Runtime>>> = RwLock::new(None);
 
+/// Whether the initialised runtime runs in deterministic mode (`HSASIM_THREADS=0`): what a
+/// signal read needs to know before it pays for [`rt`] to make queued work progress.
+static DETERMINISTIC: AtomicBool = AtomicBool::new(false);
+
+pub fn deterministic() -> bool {
+    DETERMINISTIC.load(Ordering::Relaxed)
+}
+
 /// The initialised runtime, or NOT_INITIALIZED.
 pub fn rt() -> HsaResult<Arc<Runtime>> {
     CURRENT.read().clone().ok_or(HsaError::NOT_INITIALIZED)
@@ -77,6 +85,7 @@ pub fn init() -> HsaResult {
         crate::logging::init();
         let rt = Arc::new(Runtime::new(Config::from_env()));
         tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
+        DETERMINISTIC.store(!rt.config.threaded, Ordering::Relaxed);
         *CURRENT.write() = Some(rt.clone());
         g.runtime = Some(rt);
     }

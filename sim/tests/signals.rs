@@ -177,3 +177,90 @@ fn async_handler_runs_when_condition_holds() {
     }
     assert_eq!(seen.load(Ordering::SeqCst), 100);
 }
+
+/// The value operations check handles against hsasim's signal slab instead of a map: a
+/// destroyed signal, a handle off a slot boundary and one outside the slab all get the
+/// neutral value and change nothing, and no signal made while a copy still holds a destroyed
+/// one gets its handle (its memory is still the copy's).
+#[test]
+fn value_operations_reject_stale_and_garbage_handles_and_held_slots_are_not_reused() {
+    let _h = Hsa::init();
+    let live = signal(5);
+    let dead = signal(9);
+    assert_eq!(hsa_signal_destroy(dead), status::SUCCESS);
+    let off_boundary = hsa_signal_t {
+        handle: live.handle + 8,
+    };
+    let outside = hsa_signal_t { handle: 0x1000 };
+    for bad in [dead, off_boundary, outside] {
+        assert_eq!(hsa_signal_load_relaxed(bad), 0, "{bad:?}");
+        hsa_signal_store_relaxed(bad, 77);
+        hsa_signal_add_relaxed(bad, 1);
+        assert_eq!(hsa_signal_exchange_relaxed(bad, 3), 0);
+        assert_eq!(hsa_signal_cas_relaxed(bad, 0, 3), 0);
+    }
+    assert_eq!(
+        hsa_signal_load_relaxed(live),
+        5,
+        "a bad handle touched a live signal"
+    );
+
+    // A copy gated on `gate` holds its completion signal `done`; the client destroys `done`.
+    let device = pools(gpu())[0];
+    let src = pool_alloc(device, 4096).unwrap();
+    let dst = pool_alloc(device, 4096).unwrap();
+    let gate = signal(1);
+    let done = signal(1);
+    // SAFETY: live 4 KiB allocations and live signals.
+    let s = unsafe { hsa_amd_memory_async_copy(dst, gpu(), src, gpu(), 4096, 1, &gate, done) };
+    assert_eq!(s, status::SUCCESS);
+    assert_eq!(hsa_signal_destroy(done), status::SUCCESS);
+    let made: Vec<hsa_signal_t> = (0..64).map(|_| signal(0)).collect();
+    assert!(
+        made.iter().all(|s| s.handle != done.handle),
+        "a held signal's slot was handed out again"
+    );
+    hsa_signal_store_screlease(gate, 0);
+    for s in made {
+        hsa_signal_destroy(s);
+    }
+    hsa_signal_destroy(gate);
+    hsa_signal_destroy(live);
+    // The copy has run (the engine is idle again) once a later copy completes.
+    let after = signal(1);
+    // SAFETY: as above.
+    let s = unsafe {
+        hsa_amd_memory_async_copy(dst, gpu(), src, gpu(), 4096, 0, std::ptr::null(), after)
+    };
+    assert_eq!(s, status::SUCCESS);
+    assert_eq!(wait_eq(after, 0, 10 * SECOND), 0);
+    hsa_signal_destroy(after);
+    hsa_amd_memory_pool_free(src);
+    hsa_amd_memory_pool_free(dst);
+}
+
+/// Queue-index operations check the `hsa_queue_t*` against hsasim's queue blocks: a destroyed
+/// queue and garbage pointers get 0 and change nothing.
+#[test]
+fn index_operations_reject_destroyed_and_garbage_queues() {
+    let _h = Hsa::init();
+    let q = queue(64, None, std::ptr::null_mut());
+    assert_eq!(hsa_queue_add_write_index_relaxed(q, 2), 0);
+    assert_eq!(hsa_queue_load_write_index_relaxed(q), 2);
+    let off_boundary = (q as usize + 64) as *mut hsa_queue_t;
+    let outside = 0x2000usize as *mut hsa_queue_t;
+    for bad in [off_boundary, outside] {
+        assert_eq!(hsa_queue_add_write_index_relaxed(bad, 5), 0);
+        assert_eq!(hsa_queue_load_read_index_relaxed(bad), 0);
+    }
+    assert_eq!(
+        hsa_queue_load_write_index_relaxed(q),
+        2,
+        "a bad pointer touched a live queue"
+    );
+    // Let the processor past the two reserved slots before the queue goes.
+    hsa_queue_store_write_index_relaxed(q, 0);
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    assert_eq!(hsa_queue_add_write_index_relaxed(q, 5), 0);
+    assert_eq!(hsa_queue_load_write_index_relaxed(q), 0);
+}

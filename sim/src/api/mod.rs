@@ -54,6 +54,8 @@ pub(crate) fn guard(name: &'static str, f: impl FnOnce() -> HsaResult) -> hsa_st
 
 /// For entry points that return a value instead of a status (signal and queue-index
 /// operations): errors and panics are logged once per function and `fallback` returned.
+/// Inlined into each of them: they run on every packet, and the body then runs in place.
+#[inline(always)]
 pub(crate) fn guard_value<T>(
     name: &'static str,
     fallback: T,
@@ -62,13 +64,7 @@ pub(crate) fn guard_value<T>(
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
-            report_once(
-                name,
-                &format!(
-                    "{name}: invalid handle or argument (status {:#x}); returning a neutral value",
-                    e.status()
-                ),
-            );
+            report_invalid(name, e);
             fallback
         }
         Err(_) => {
@@ -76,6 +72,18 @@ pub(crate) fn guard_value<T>(
             fallback
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn report_invalid(name: &'static str, e: HsaError) {
+    report_once(
+        name,
+        &format!(
+            "{name}: invalid handle or argument (status {:#x}); returning a neutral value",
+            e.status()
+        ),
+    );
 }
 
 static REPORTED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);

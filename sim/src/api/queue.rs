@@ -5,12 +5,11 @@ use super::{guard, guard_value};
 use crate::agent::{QUEUE_MAX_PACKETS, QUEUE_MIN_PACKETS};
 use crate::cabi::out;
 use crate::error::{HsaError, HsaResult};
-use crate::queue::{Queue, QueueParams};
+use crate::queue::{live_indices, Queue, QueueIndices, QueueParams};
 use crate::system::rt;
 use hsa_abi::*;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 /// # Safety
 /// `queue` must be null or valid for one pointer write; `callback`/`data` are kept and
@@ -98,16 +97,16 @@ pub extern "C" fn hsa_queue_inactivate(queue: *mut hsa_queue_t) -> hsa_status_t 
     })
 }
 
+/// The index entry points check the handle against the queue blocks
+/// (`crate::queue::live_indices`): no runtime lookup, lock or reference count on the path
+/// every packet takes.
 fn with_queue<T>(
     name: &'static str,
     queue: *const hsa_queue_t,
     fallback: T,
-    f: impl FnOnce(&Arc<Queue>) -> T,
+    f: impl FnOnce(QueueIndices) -> T,
 ) -> T {
-    guard_value(name, fallback, || {
-        let q = rt()?.queue(queue as u64)?;
-        Ok(f(&q))
-    })
+    guard_value(name, fallback, || Ok(f(live_indices(queue as u64)?)))
 }
 
 macro_rules! index_loads {
@@ -115,11 +114,10 @@ macro_rules! index_loads {
         #[no_mangle]
         pub extern "C" fn $name(queue: *const hsa_queue_t) -> u64 {
             guard_value(stringify!($name), 0, || {
-                let rt = rt()?;
-                let q = rt.queue(queue as u64)?;
+                let q = live_indices(queue as u64)?;
                 let v = q.$field().load($ord);
                 // Deterministic mode: a producer polling for room must see progress.
-                if rt.poll(queue as u64, v as i64) {
+                if crate::system::deterministic() && rt()?.poll(queue as u64, v as i64) {
                     return Ok(q.$field().load($ord));
                 }
                 Ok(v)

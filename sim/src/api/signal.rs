@@ -3,7 +3,7 @@
 use super::{guard, guard_value};
 use crate::cabi::out;
 use crate::error::HsaError;
-use crate::signal::{condition_holds, deadline_after};
+use crate::signal::{self, condition_holds, deadline_after};
 use crate::system::rt;
 use hsa_abi::*;
 use std::ffi::c_void;
@@ -41,7 +41,7 @@ pub unsafe extern "C" fn hsa_signal_create(
         let cons = consumers_of(num_consumers, consumers)?;
         let s = rt
             .signals
-            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, 0);
+            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, 0)?;
         // SAFETY: checked non-null; valid per the caller.
         unsafe { out(signal, s.handle()) }
     })
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
         let cons = consumers_of(num_consumers, consumers)?;
         let s = rt
             .signals
-            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, attributes);
+            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, attributes)?;
         // SAFETY: checked non-null; valid per the caller.
         unsafe { out(signal, s.handle()) }
     })
@@ -109,13 +109,16 @@ pub unsafe extern "C" fn hsa_amd_signal_value_pointer(
     })
 }
 
+// The value operations below check the handle against the signal slab
+// (`crate::signal::live`): no runtime lookup, lock or reference count on the path every
+// packet takes.
+
 fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal_value_t {
     guard_value(name, 0, || {
-        let rt = rt()?;
-        let s = rt.signals.get(signal)?;
+        let s = signal::live(signal)?;
         let v = s.load(order);
         // Deterministic mode: a polling loop (not a single query) makes queued work progress.
-        if rt.poll(signal.handle, v) {
+        if crate::system::deterministic() && rt()?.poll(signal.handle, v) {
             return Ok(s.load(order));
         }
         Ok(v)
@@ -124,8 +127,7 @@ fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal
 
 fn store(name: &'static str, signal: hsa_signal_t, value: i64, order: Ordering) {
     guard_value(name, (), || {
-        let s = rt()?.signals.get(signal)?;
-        s.store(value, order);
+        signal::live(signal)?.store(value, order);
         Ok(())
     })
 }
@@ -136,10 +138,7 @@ fn rmw(
     order: Ordering,
     f: impl Fn(&std::sync::atomic::AtomicI64, Ordering) -> i64,
 ) -> hsa_signal_value_t {
-    guard_value(name, 0, || {
-        let s = rt()?.signals.get(signal)?;
-        Ok(s.rmw(order, f))
-    })
+    guard_value(name, 0, || Ok(signal::live(signal)?.rmw(order, f)))
 }
 
 macro_rules! loads {
@@ -254,8 +253,7 @@ macro_rules! cas {
         #[no_mangle]
         pub extern "C" fn $name(signal: hsa_signal_t, expected: hsa_signal_value_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
             guard_value(stringify!($name), 0, || {
-                let s = rt()?.signals.get(signal)?;
-                Ok(s.cas(expected, value, $ord))
+                Ok(signal::live(signal)?.cas(expected, value, $ord))
             })
         }
         crate::api::rocr_symver!($name);
