@@ -244,7 +244,7 @@ pub fn ops(args: &OpsArgs) -> Result<(), String> {
     let rows = result?;
     // Which build was measured matters: a debug build (opt-level 1, debug assertions) costs
     // about 1.6x the instructions of a release build on the launch path.
-    println!("hipshim from {}", base.lib_dir.display());
+    println!("measured build: {}", base.lib_dir.display());
     print!(
         "{}",
         format_table(&rows, args.count, args.rounds, callgrind)
