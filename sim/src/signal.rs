@@ -2,10 +2,12 @@
 //!
 //! An `hsa_signal_t` handle is the address of the signal's `amd_signal_t`, so clients that
 //! read `value` or the profiling timestamps directly (AMD's HIP does) see what they expect.
-//! Handles are still checked against a registry before use: a garbage handle is reported,
-//! never dereferenced.
+//! That memory is a slot of a slab that is never unmapped: the value operations check a
+//! handle by arithmetic and one load ([`live`]), the calls that keep a signal look it up in
+//! the runtime's [`SignalRegistry`]. A garbage handle is reported, never followed outside
+//! the slab.
 //!
-//! Waking: every mutation goes through [`Signal`] methods, which bump the global [`HUB`].
+//! Waking: every mutation goes through [`SignalMemory`] methods, which bump the global [`HUB`].
 //! All blocked waiters (host waits, barrier packets, SDMA dependencies, async handlers, idle
 //! packet processors waiting on their doorbell) sleep on that one condvar and re-check their
 //! own condition when woken. One condvar keeps the lost-wake-up argument in one place; the
