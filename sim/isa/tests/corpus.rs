@@ -103,6 +103,29 @@ fn block_sum_with_lds_and_barriers() {
 }
 
 #[test]
+fn lds_addresses_wrap_at_32_bits() {
+    for model in MODELS {
+        let k = Kernel::new(model);
+        let input: Vec<i32> = (0..1024).collect();
+        let mut out = vec![-1i32; 1024];
+        k.mem.add_slice(&input);
+        k.mem.add_slice(&out);
+        let mut ka = Kernargs::new();
+        ka.put(0, input.as_ptr() as u64);
+        ka.put(8, out.as_mut_ptr() as u64);
+        k.run("block_reverse", &mut ka, 16, [1024, 1, 1], [256, 1, 1]);
+        for (i, &got) in out.iter().enumerate() {
+            assert_eq!(
+                got,
+                ((i / 256) * 256 + 255 - i % 256) as i32,
+                "{}: {i}",
+                model.processor()
+            );
+        }
+    }
+}
+
+#[test]
 fn wave_shuffle_reduction_and_float_atomics() {
     for model in MODELS {
         let k = Kernel::new(model);

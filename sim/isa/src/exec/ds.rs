@@ -14,6 +14,11 @@ use crate::wave::{Wave, LANES};
 type R = Result<Step, DispatchError>;
 
 /// Byte range of one lane's LDS access, or a fault naming the LDS address.
+///
+/// `addr` is the address VGPR plus the instruction's offset(s); the hardware adds them in 32
+/// bits, and compilers rely on it: LLVM folds a constant into the offset field of an access
+/// whose base it computed as a negative number (`tile[63 - tid]` becomes `ds_read_b32 v1, v1
+/// offset:252` with `v1 = -4 * tid`).
 #[inline(always)]
 fn lds_off(
     w: &Wave,
@@ -23,6 +28,7 @@ fn lds_off(
     size: u64,
     write: bool,
 ) -> Result<usize, DispatchError> {
+    let addr = addr & 0xffff_ffff;
     if addr + size > c.lds.len() as u64 {
         return Err(c.fault(w, i, SHARED_BASE + addr, write));
     }

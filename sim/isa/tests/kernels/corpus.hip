@@ -31,6 +31,18 @@ extern "C" __global__ void block_sum(const float* in, float* out, int n) {
   if (t == 0) out[bid_x()] = s[0];
 }
 
+// Reverses each block through LDS: `s[255 - t]` compiles to a negative base (-4t) plus the
+// constant in the DS offset field, which only works if the address wraps at 32 bits.
+extern "C" __global__ void block_reverse(const int* in, int* out) {
+  __shared__ int s[256];
+  unsigned t = tid_x();
+  s[t] = in[bid_x() * 256 + t];
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  sync();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  out[bid_x() * 256 + t] = s[255 - t];
+}
+
 // Wave reduction with ds_bpermute (shfl_down) and an atomic add of the wave's sum.
 __device__ static float shfl_down(float v, unsigned d) {
   int lane = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
