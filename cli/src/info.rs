@@ -229,6 +229,10 @@ pub fn settings(config: &Config) -> Vec<Setting> {
             "HSASIM_GFX",
             raw("HSASIM_GFX").unwrap_or_else(|| "gfx942".into()),
         ),
+        setting(
+            "HSASIM_STRICT",
+            raw("HSASIM_STRICT").unwrap_or_else(|| "0".into()),
+        ),
     ]
 }
 

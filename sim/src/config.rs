@@ -43,6 +43,9 @@ pub struct Config {
     /// or a loop of polls: see `Runtime::poll`). A single poll only observes. Default 1
     /// (threaded).
     pub threaded: bool,
+    /// `HSASIM_STRICT=1`: check what real hardware and ROCr check or depend on (see
+    /// `strict.rs`) and fail the queue, naming the rule, where a lenient simulator would go on.
+    pub strict: bool,
 }
 
 impl Config {
@@ -100,6 +103,7 @@ impl Config {
                 MAX_DISPATCH_TIMEOUT_S,
             )),
             threaded: vars.num("HSASIM_THREADS", 1u32, 0, 1) != 0,
+            strict: vars.num("HSASIM_STRICT", 0u32, 0, 1) != 0,
         };
         (config, vars.warnings)
     }

@@ -52,6 +52,7 @@ pub mod memory;
 pub mod queue;
 pub mod sdma;
 pub mod signal;
+pub mod strict;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;

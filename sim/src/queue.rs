@@ -468,6 +468,9 @@ impl Queue {
             HSA_PACKET_TYPE_KERNEL_DISPATCH => self.kernel_dispatch(rt, read),
             t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
                 let p = self.read_barrier(read);
+                if rt.config.strict {
+                    crate::strict::barrier(&p).map_err(|v| invalid_packet(read, v))?;
+                }
                 match self.dep_signals(rt, &p) {
                     Err(_) => Err((
                         status::ERROR_INVALID_SIGNAL,
@@ -518,6 +521,19 @@ impl Queue {
                     ""
                 }
             )))
+        } else if let Some(violation) = rt
+            .config
+            .strict
+            .then(|| {
+                // SAFETY: a loaded kernel descriptor (checked above): 64 readable bytes.
+                let kd = unsafe {
+                    std::ptr::read_unaligned(packet.kernel_object as *const KernelDescriptor)
+                };
+                crate::strict::kernel_dispatch(&packet, &kd).err()
+            })
+            .flatten()
+        {
+            return Err(invalid_packet(index, violation));
         } else {
             hsasim_isa::run_dispatch(
                 &dispatch,
@@ -574,6 +590,7 @@ impl Queue {
     /// runs, its completion signal is not touched), reports once, and calls the client's
     /// error callback on this thread.
     fn fail(&self, code: hsa_status_t, message: &str) {
+        crate::testing::note_queue_failure(self.address(), message);
         self.state.store(ERROR, Ordering::SeqCst);
         HUB.notify();
         tracing::error!(target: "hsasim", queue = self.id, status = format_args!("{code:#x}"), "{message}");
@@ -584,6 +601,14 @@ impl Queue {
             unsafe { cb(code, self.amd.cast(), self.callback_data as *mut c_void) };
         }
     }
+}
+
+/// A packet that breaks a strict-mode rule fails its queue as an invalid packet.
+fn invalid_packet(index: u64, violation: crate::strict::Violation) -> (hsa_status_t, String) {
+    (
+        status::ERROR_INVALID_PACKET_FORMAT,
+        format!("packet {index}: {violation}"),
+    )
 }
 
 fn barrier_satisfied(packet_type: u16, deps: &[Arc<Signal>]) -> bool {

@@ -38,3 +38,20 @@ pub(crate) fn dispatch_hook(completion: u64) {
 pub(crate) fn copy_hook(completion: u64) {
     fire(&COPY, completion, "copy engine");
 }
+
+static QUEUE_FAILURES: parking_lot::Mutex<Vec<(u64, String)>> = parking_lot::Mutex::new(Vec::new());
+
+pub(crate) fn note_queue_failure(queue: u64, message: &str) {
+    let mut failures = QUEUE_FAILURES.lock();
+    failures.retain(|(q, _)| *q != queue);
+    failures.push((queue, message.to_owned()));
+}
+
+/// The message the queue at `queue` (its `hsa_queue_t*`) last failed with, as logged.
+pub fn queue_failure(queue: u64) -> Option<String> {
+    QUEUE_FAILURES
+        .lock()
+        .iter()
+        .find(|(q, _)| *q == queue)
+        .map(|(_, message)| message.clone())
+}

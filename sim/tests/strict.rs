@@ -1,0 +1,189 @@
+//! `HSASIM_STRICT=1` on real packets: each breaks one rule on purpose and fails its queue as
+//! an invalid packet whose logged message names the rule; the same kernel dispatched properly
+//! still runs. (Every rule is also unit-tested on packet values in `sim/src/strict.rs`.)
+mod common;
+use common::*;
+use std::ffi::c_void;
+
+const KERNELS: &str = r#"
+extern "C" __attribute__((global)) void store(int* out, int v) {
+    out[__builtin_amdgcn_workitem_id_x()] = v;
+}
+"#;
+
+/// Strict mode for this whole test binary: the runtime reads its configuration at the first
+/// `hsa_init` of the process, whichever test makes it.
+fn strict_hsa() -> Hsa {
+    std::env::set_var("HSASIM_STRICT", "1");
+    Hsa::init()
+}
+
+struct Store {
+    exec: hsa_executable_t,
+    kernel: u64,
+    kernarg: *mut u8,
+    out: *mut i32,
+}
+
+impl Store {
+    fn new() -> Store {
+        let exec = load_executable(&compile_hip(KERNELS, "gfx942")).expect("loads");
+        let kernel = kernel_object(exec, "store.kd");
+        let out = pool_alloc(pools(gpu())[0], 256).unwrap() as *mut i32;
+        let kernarg = pool_alloc(kernarg_pool(), 128).unwrap() as *mut u8;
+        // SAFETY: inside the fresh 128-byte block: `out` at +0, `v` (7) at +8.
+        unsafe {
+            kernarg.cast::<u64>().write(out as u64);
+            kernarg.add(8).cast::<i32>().write(7);
+        }
+        Store {
+            exec,
+            kernel,
+            kernarg,
+            out,
+        }
+    }
+
+    fn packet(&self, completion: hsa_signal_t) -> hsa_kernel_dispatch_packet_t {
+        dispatch(
+            self.kernel,
+            self.kernarg as *const c_void,
+            64,
+            64,
+            completion,
+        )
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        hsa_amd_memory_pool_free(self.out as *mut c_void);
+        hsa_amd_memory_pool_free(self.kernarg as *mut c_void);
+        hsa_executable_destroy(self.exec);
+    }
+}
+
+/// Publishes `packet` on a fresh queue; returns the queue's error status and logged message.
+fn failure_of<P: Copy>(packet: impl FnOnce(hsa_signal_t) -> P) -> (hsa_status_t, String) {
+    let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+    let completion = signal(1);
+    // SAFETY: a live queue and a 64-byte packet.
+    unsafe { publish(q, packet(completion)) };
+    let status = queue_error(q);
+    let message = hsasim::testing::queue_failure(q as u64).expect("a logged failure");
+    assert_eq!(
+        hsa_signal_load_relaxed(completion),
+        1,
+        "the packet did not run"
+    );
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    hsa_signal_destroy(completion);
+    (status, message)
+}
+
+fn runs(k: &Store, packet: hsa_kernel_dispatch_packet_t, done: hsa_signal_t) {
+    // SAFETY: the 256-byte output buffer.
+    unsafe { std::ptr::write_bytes(k.out, 0, 64) };
+    let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+    // SAFETY: a live queue and a 64-byte packet.
+    unsafe { publish(q, packet) };
+    assert_eq!(wait_eq(done, 0, 10 * SECOND), 0, "a proper dispatch ran");
+    // SAFETY: the kernel finished writing the buffer.
+    assert_eq!(unsafe { *k.out.add(63) }, 7);
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+}
+
+#[test]
+fn dispatches_that_break_a_rule_fail_their_queue_naming_it() {
+    let _h = strict_hsa();
+    let k = Store::new();
+    type Breaks = fn(&mut hsa_kernel_dispatch_packet_t);
+    let cases: [(&str, Breaks); 7] = [
+        ("kernarg-alignment", |p| p.kernarg_address += 8),
+        ("dispatch-reserved", |p| p.reserved2 = 0xdead),
+        ("dispatch-unused-dimension", |p| p.grid_size_z = 2),
+        ("dispatch-setup", |p| p.setup = 1 | 1 << 7),
+        ("dispatch-workgroup-size", |p| {
+            p.setup = 2;
+            p.workgroup_size_y = 32;
+            p.grid_size_y = 32;
+        }),
+        ("header-fence-scope", |p| {
+            p.header |= 3 << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE
+        }),
+        ("header-reserved-bits", |p| p.header |= 1 << 15),
+    ];
+    for (rule, breaks) in cases {
+        let (status, message) = failure_of(|c| {
+            let mut p = k.packet(c);
+            breaks(&mut p);
+            p
+        });
+        assert_eq!(
+            status,
+            status::ERROR_INVALID_PACKET_FORMAT,
+            "{rule}: {message}"
+        );
+        assert!(
+            message.contains(&format!("strict rule `{rule}`")),
+            "{rule}: {message}"
+        );
+    }
+    let done = signal(1);
+    runs(&k, k.packet(done), done);
+    hsa_signal_destroy(done);
+}
+
+#[test]
+fn segment_sizes_below_the_descriptors_fail() {
+    let _h = strict_hsa();
+    let k = Store::new();
+    // A kernel that declares LDS, so a packet can ask for less than it needs.
+    let lds = load_executable(&compile_hip(
+        r#"
+        extern "C" __attribute__((global)) void lds(int* out) {
+            __attribute__((shared)) int tile[256];
+            tile[__builtin_amdgcn_workitem_id_x()] = 7;
+            __builtin_amdgcn_s_barrier();
+            out[__builtin_amdgcn_workitem_id_x()] = tile[63 - __builtin_amdgcn_workitem_id_x()];
+        }
+        "#,
+        "gfx942",
+    ))
+    .expect("loads");
+    let kernel = kernel_object(lds, "lds.kd");
+    // SAFETY: a loaded kernel descriptor.
+    let needs = unsafe { (*(kernel as *const KernelDescriptor)).group_segment_fixed_size };
+    assert!(needs >= 1024, "the kernel declares its LDS ({needs})");
+    let (status, message) = failure_of(|c| {
+        let mut p = dispatch(kernel, k.kernarg as *const c_void, 64, 64, c);
+        p.group_segment_size = needs - 4;
+        p
+    });
+    assert_eq!(status, status::ERROR_INVALID_PACKET_FORMAT);
+    assert!(
+        message.contains("strict rule `group-segment-size`"),
+        "{message}"
+    );
+    let done = signal(1);
+    let mut p = dispatch(kernel, k.kernarg as *const c_void, 64, 64, done);
+    p.group_segment_size = needs;
+    runs(&k, p, done);
+    hsa_signal_destroy(done);
+    hsa_executable_destroy(lds);
+}
+
+#[test]
+fn barriers_with_reserved_fields_set_fail() {
+    let _h = strict_hsa();
+    let (status, message) = failure_of(|c| {
+        let mut p = barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], c);
+        p.reserved1 = 1;
+        p
+    });
+    assert_eq!(status, status::ERROR_INVALID_PACKET_FORMAT);
+    assert!(
+        message.contains("strict rule `barrier-reserved`"),
+        "{message}"
+    );
+}
