@@ -368,6 +368,10 @@ impl Queue {
         let header = PacketHeader(self.header(read).load(Ordering::Acquire));
         match header.packet_type() {
             HSA_PACKET_TYPE_INVALID => {
+                // Strict mode: a doorbell rung past what was reserved is the step's to report.
+                if rt.config.strict && self.doorbell_check().is_err() {
+                    return Peek::Ready;
+                }
                 self.note_stall(read);
                 Peek::Empty
             }
@@ -403,6 +407,14 @@ impl Queue {
         Some((header.packet_type(), completion))
     }
 
+    /// Strict mode's doorbell rule on the doorbell's value now.
+    fn doorbell_check(&self) -> Result<(), crate::strict::Violation> {
+        crate::strict::doorbell(
+            self.doorbell.load(Ordering::Acquire),
+            self.write_index().load(Ordering::Acquire),
+        )
+    }
+
     /// A producer that rang the doorbell past a slot whose header stays INVALID is either
     /// still writing it (legal with several producers) or forgot it. Hardware just waits;
     /// so do we, but say so once after a second so a hang has an explanation.
@@ -433,6 +445,18 @@ impl Queue {
         }
         let read = self.read_index().load(Ordering::Acquire);
         let header = PacketHeader(self.header(read).load(Ordering::Acquire));
+        if header.packet_type() == HSA_PACKET_TYPE_INVALID {
+            // Only strict mode's doorbell rule makes an empty slot ready (see `peek`); it may
+            // hold no longer if a producer reserved more since.
+            return match self.doorbell_check() {
+                Err(violation) => {
+                    let (code, message) = invalid_packet(read, violation);
+                    self.fail(code, &message);
+                    true
+                }
+                Ok(()) => false,
+            };
+        }
         std::sync::atomic::fence(Ordering::SeqCst);
         // An internal panic fails this packet like any other error: the queue stops with
         // an error report, and the process and the other queues go on.

@@ -162,6 +162,23 @@ pub fn kernel_dispatch(
     Ok(())
 }
 
+/// A doorbell value against the queue's write index: a producer rings for packets it has
+/// reserved, so the value is always below the write index. (Several producers may ring out
+/// of order, so the value need not grow; hipshim's shared queues do that.) A fresh doorbell
+/// reads 0 before anyone rings, which is no violation on an empty queue.
+pub fn doorbell(rung: i64, write_index: u64) -> Result<(), Violation> {
+    let fresh = rung == 0 && write_index == 0;
+    if rung >= 0 && rung as u64 >= write_index && !fresh {
+        return broken(
+            "doorbell-beyond-write-index",
+            format!(
+                "the doorbell was rung with {rung}, but only packets below write index {write_index} were reserved"
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// A barrier-AND or barrier-OR packet: its reserved fields are 0.
 pub fn barrier(p: &hsa_barrier_and_packet_t) -> Result<(), Violation> {
     header(p.header)?;
@@ -252,6 +269,17 @@ mod tests {
             ..kd
         };
         assert_eq!(kernel_dispatch(&no_kernargs, &kd_without_args), Ok(()));
+    }
+
+    #[test]
+    fn doorbells_stay_below_the_write_index() {
+        assert_eq!(doorbell(-1, 0), Ok(()));
+        assert_eq!(doorbell(0, 0), Ok(()), "a fresh doorbell");
+        assert_eq!(doorbell(4, 5), Ok(()));
+        assert_eq!(
+            doorbell(5, 5).unwrap_err().rule,
+            "doorbell-beyond-write-index"
+        );
     }
 
     #[test]

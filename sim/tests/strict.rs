@@ -187,3 +187,20 @@ fn barriers_with_reserved_fields_set_fail() {
         "{message}"
     );
 }
+
+#[test]
+fn a_doorbell_rung_past_the_write_index_fails_the_queue() {
+    let _h = strict_hsa();
+    let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+    // One packet reserved and never written, and the doorbell rung for three.
+    assert_eq!(hsa_queue_add_write_index_relaxed(q, 1), 0);
+    // SAFETY: a live queue.
+    hsa_signal_store_screlease(unsafe { (*q).doorbell_signal }, 2);
+    assert_eq!(queue_error(q), status::ERROR_INVALID_PACKET_FORMAT);
+    let message = hsasim::testing::queue_failure(q as u64).expect("a logged failure");
+    assert!(
+        message.contains("strict rule `doorbell-beyond-write-index`"),
+        "{message}"
+    );
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+}
