@@ -46,6 +46,9 @@ pub struct Config {
     /// `HSASIM_STRICT=1`: check what real hardware and ROCr check or depend on (see
     /// `strict.rs`) and fail the queue, naming the rule, where a lenient simulator would go on.
     pub strict: bool,
+    /// `HSASIM_CAPTURE=PATH`: every packet a packet processor takes, written to PATH as one
+    /// JSON object a line (see `capture.rs`), for comparing two runtimes' packet streams.
+    pub capture: Option<std::path::PathBuf>,
 }
 
 impl Config {
@@ -104,6 +107,9 @@ impl Config {
             )),
             threaded: vars.num("HSASIM_THREADS", 1u32, 0, 1) != 0,
             strict: vars.num("HSASIM_STRICT", 0u32, 0, 1) != 0,
+            capture: std::env::var_os("HSASIM_CAPTURE")
+                .filter(|p| !p.is_empty())
+                .map(std::path::PathBuf::from),
         };
         (config, vars.warnings)
     }

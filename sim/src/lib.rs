@@ -43,6 +43,7 @@
 pub mod agent;
 pub mod api;
 pub mod cabi;
+pub mod capture;
 pub mod config;
 pub mod error;
 mod handles;

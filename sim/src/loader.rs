@@ -206,6 +206,16 @@ impl LoaderState {
         self.kernel_objects.write().clear();
     }
 
+    /// The symbol name (`NAME.kd`) and properties of the loaded kernel descriptor at
+    /// `address`.
+    pub fn kernel_at(&self, address: u64) -> Option<(String, KernelInfo)> {
+        self.symbols
+            .lock()
+            .values()
+            .find(|s| s.address == address)
+            .and_then(|s| Some((s.name.clone(), s.kernel.clone()?)))
+    }
+
     /// True when `address` is the kernel descriptor of a kernel in a loaded code object.
     pub fn is_kernel_object(&self, address: u64) -> bool {
         self.kernel_objects.read().contains(&address)

@@ -20,7 +20,7 @@ use crate::memory::{map_anon, round_up, unmap, Region, RegionKind, PAGE};
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
 use hsa_abi::*;
-use hsasim_isa::{Dispatch, DispatchError, ExecConfig};
+use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -458,6 +458,9 @@ impl Queue {
             };
         }
         std::sync::atomic::fence(Ordering::SeqCst);
+        if crate::capture::is_on() {
+            self.capture(rt, read, header);
+        }
         // An internal panic fails this packet like any other error: the queue stops with
         // an error report, and the process and the other queues go on.
         let result = catch_panic(|| self.execute(rt, read, header)).unwrap_or_else(|why| {
@@ -479,6 +482,42 @@ impl Queue {
             Err((code, message)) => self.fail(code, &message),
         }
         true
+    }
+
+    /// Writes the packet at `read` to the capture file (`capture.rs`), with the kernarg
+    /// segment of a dispatch of a loaded kernel whose kernargs the device can read.
+    fn capture(&self, rt: &Runtime, read: u64, header: PacketHeader) {
+        // SAFETY: a published, 64-byte aligned slot of this queue's ring.
+        let bytes = unsafe { std::ptr::read_volatile(self.slot(read).cast::<[u8; 64]>()) };
+        let detail = (header.packet_type() == HSA_PACKET_TYPE_KERNEL_DISPATCH).then(|| {
+            // SAFETY: as above; the slot holds a kernel dispatch packet.
+            let p = unsafe {
+                std::ptr::read_volatile(self.slot(read).cast::<hsa_kernel_dispatch_packet_t>())
+            };
+            // The whole segment as the metadata states it (hidden arguments included; a
+            // descriptor's `kernarg_size` may count only the explicit ones).
+            let kernel = rt
+                .loader
+                .is_kernel_object(p.kernel_object)
+                .then(|| rt.loader.kernel_at(p.kernel_object))
+                .flatten();
+            let size = kernel
+                .as_ref()
+                .map_or(0, |(_, info)| u64::from(info.kernarg_size));
+            let kernarg = if size > 0 && rt.memory.is_accessible(p.kernarg_address, size) {
+                // SAFETY: the registry says the range is mapped memory the device may read.
+                unsafe { std::slice::from_raw_parts(p.kernarg_address as *const u8, size as usize) }
+            } else {
+                &[]
+            };
+            (kernel.map(|(name, _)| name), kernarg)
+        });
+        crate::capture::packet(
+            self.id,
+            read,
+            &bytes,
+            detail.map(|(kernel, kernarg)| crate::capture::DispatchDetail { kernel, kernarg }),
+        );
     }
 
     /// What the packet at `read` asks for; an error fails the queue.

@@ -86,6 +86,11 @@ pub fn init() -> HsaResult {
         let rt = Arc::new(Runtime::new(Config::from_env()));
         tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
         DETERMINISTIC.store(!rt.config.threaded, Ordering::Relaxed);
+        if let Some(path) = rt.config.capture.as_deref() {
+            if !crate::capture::is_on() {
+                crate::capture::open(path);
+            }
+        }
         *CURRENT.write() = Some(rt.clone());
         g.runtime = Some(rt);
     }
