@@ -5,6 +5,7 @@
 //! signal ended it). Progress and errors go to stderr; results to stdout.
 
 mod bench;
+mod compare;
 mod info;
 mod libdir;
 mod run;
@@ -43,6 +44,10 @@ enum Command {
     Bench(BenchCommand),
     /// Print the lib dir programs load hipshim from (staging it in a cargo build).
     LibDir(LibDirArgs),
+    /// Run a gfx90a HIP program built by Debian's hipcc under AMD's runtime and under
+    /// hipshim, both on hsasim, and print where the kernel dispatch packets they submit
+    /// differ (HSASIM_CAPTURE, addresses normalised).
+    Compare(compare::CompareArgs),
 }
 
 #[derive(Subcommand)]
@@ -158,6 +163,7 @@ fn main() -> ExitCode {
             bench::policies::policies(&args).map(|()| 0)
         }
         Command::Bench(BenchCommand::Ops(args)) => bench::ops::ops(&args).map(|()| 0),
+        Command::Compare(args) => compare::compare(&args),
         Command::LibDir(args) => libdir::resolve(args.lib_dir.as_deref()).map(|dir| {
             println!("{}", dir.display());
             0

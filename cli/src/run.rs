@@ -44,6 +44,20 @@ impl Launch {
         cmd
     }
 
+    /// The command that runs `program args` on AMD's own `libamdhip64.so.5` (from the system)
+    /// over hsasim: AMD's runtime loads ROCr by its soname, which hsasim answers to from a dir
+    /// of its own (the README's recipe). Only the simulator's settings of this launch apply.
+    pub fn command_on_amd(&self, program: &OsStr, args: &[OsString]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env("LD_LIBRARY_PATH", rocr_dir(&self.lib_dir))
+            .env_remove("LD_PRELOAD");
+        if let Some(gfx) = &self.gfx {
+            cmd.env("HSASIM_GFX", gfx);
+        }
+        cmd
+    }
+
     /// The variables this launch sets, in a stable order (also shown on stderr).
     pub fn environment(&self) -> Vec<(&'static str, OsString)> {
         let mut env: Vec<(&'static str, OsString)> = Vec::new();
@@ -152,6 +166,17 @@ fn join_os(parts: &[OsString], sep: &str) -> OsString {
 /// user typed the command.
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A dir where hsasim answers to ROCr's soname (created once per lib dir).
+pub fn rocr_dir(lib_dir: &Path) -> PathBuf {
+    let dir = lib_dir.join("as-rocr");
+    let link = dir.join("libhsa-runtime64.so.1");
+    if !link.exists() {
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
+    }
+    dir
 }
 
 #[cfg(test)]

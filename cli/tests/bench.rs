@@ -257,3 +257,46 @@ fn an_unknown_operation_is_a_usage_error() {
     assert_eq!(out.code(), Some(2), "{}", out.report());
     assert!(out.stderr.contains("roundtrip"), "{}", out.report());
 }
+
+/// `hipshim compare` runs one hipcc-built binary under AMD's runtime and under hipshim with
+/// hsasim's packet capture, pairs their dispatches and lists the fields that differ.
+#[test]
+fn compare_pairs_the_dispatches_of_both_runtimes() {
+    // Builds ops-hipcc beside this hipshim (the `--amd` bench builds it on first use).
+    bench_ops(&[
+        "--amd",
+        "--no-callgrind",
+        "--ops",
+        "sync",
+        "--count",
+        "1",
+        "--rounds",
+        "1",
+    ]);
+    let program = std::path::Path::new(common::HIPSHIM)
+        .with_file_name("hipshim-bench")
+        .join("ops-hipcc");
+    let _guard = TIMING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = common::hipshim(["compare", "--"]);
+    cmd.arg(&program).args(["launch", "3", "1"]);
+    let out = common::run(&mut cmd, Duration::from_secs(300));
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let counts: Vec<(String, String)> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("AMD CLR") || l.starts_with("hipshim"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].to_string(), f[f.len() - 3].to_string())
+        })
+        .collect();
+    assert_eq!(counts.len(), 2, "{}", out.report());
+    // The warm-up kernel and the three launches, under each runtime.
+    assert_eq!(counts[0].1, "5", "{}", out.report());
+    assert_eq!(counts[1].1, "5", "{}", out.report());
+    assert!(
+        out.stdout.contains("kernel") || out.stdout.contains("do not differ"),
+        "{}",
+        out.report()
+    );
+}

@@ -333,18 +333,7 @@ fn command(
 ) -> std::process::Command {
     let mut cmd = match runtime {
         Runtime::Hipshim => base.command(program.as_os_str(), args),
-        Runtime::Amd => {
-            // AMD's runtime loads ROCr by its soname; hsasim answers to it from a dir of its
-            // own (the README's recipe), and libamdhip64.so.5 comes from the system.
-            let mut cmd = std::process::Command::new(program);
-            cmd.args(args)
-                .env("LD_LIBRARY_PATH", rocr_dir(&base.lib_dir))
-                .env_remove("LD_PRELOAD");
-            if let Some(gfx) = &base.gfx {
-                cmd.env("HSASIM_GFX", gfx);
-            }
-            cmd
-        }
+        Runtime::Amd => base.command_on_amd(program.as_os_str(), args),
     };
     // Both runtimes on the simulated device, so the rows compare like with like.
     cmd.env("HIPSHIM_DEVICE", "sim");
@@ -354,19 +343,8 @@ fn command(
     cmd
 }
 
-/// A dir where hsasim answers to ROCr's soname (created once per lib dir).
-fn rocr_dir(lib_dir: &Path) -> PathBuf {
-    let dir = lib_dir.join("as-rocr");
-    let link = dir.join("libhsa-runtime64.so.1");
-    if !link.exists() {
-        let _ = std::fs::create_dir_all(&dir);
-        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
-    }
-    dir
-}
-
 /// AMD's runtime must be installed for `--amd`.
-fn amd_library() -> Result<(), String> {
+pub fn amd_library() -> Result<(), String> {
     let found = ["/usr/lib/x86_64-linux-gnu", "/opt/rocm/lib", "/usr/lib64"]
         .iter()
         .any(|d| Path::new(d).join("libamdhip64.so.5").exists());
