@@ -94,3 +94,64 @@ fn a_malformed_policy_falls_back_to_the_default_pool() {
     // variable itself, so it expects a shared queue for nothing but single/pool:1.
     assert!(out.contains("B overtook A"), "{out}");
 }
+
+/// Runs `memcpy_order` (gfx942) with the HSA call stats and extra environment; returns the
+/// stats (stderr).
+fn run_memcpy_order(env: &[(&str, &str)]) -> String {
+    let source_path = c_tests_dir("streams").join("memcpy_order.hip");
+    let source = std::fs::read_to_string(&source_path).unwrap();
+    let spec = Spec::parse(&source, &source_path);
+    let program = build(&source_path, "memcpy_order", &spec.targets);
+    let mut cmd = Command::new(&program);
+    common::clear_loader_env(&mut cmd);
+    common::use_simulator(&mut cmd, "gfx942");
+    cmd.env("HIPSHIM_STATS", "1").envs(env.iter().copied());
+    let out = common::run(&mut cmd, common::program_timeout());
+    assert!(
+        !out.timed_out && out.status.success(),
+        "memcpy_order failed\n{}",
+        out.report(&cmd)
+    );
+    out.stderr()
+}
+
+/// The calls count of one HSA entry point in the stats table (0 when it is not listed).
+fn hsa_calls(stats: &str, name: &str) -> u64 {
+    stats
+        .lines()
+        .find_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next() == Some(name))
+                .then(|| words.next().and_then(|n| n.parse().ok()))
+                .flatten()
+        })
+        .unwrap_or(0)
+}
+
+/// ROCm 5.2's ROCr has no `hsa_amd_memory_async_copy_on_engine` or
+/// `hsa_amd_memory_copy_engine_status`: with hsasim hiding them (`HSASIM_HIDE`), stream
+/// copies fall back to runtime-placed `hsa_amd_memory_async_copy` and still come out right
+/// and in order. Without hiding, the engine-choosing call is the one used.
+#[test]
+fn copies_fall_back_to_runtime_placed_engines_without_rocm_5_3_calls() {
+    let with_engines = run_memcpy_order(&[]);
+    assert!(
+        hsa_calls(&with_engines, "hsa_amd_memory_async_copy_on_engine") > 0,
+        "{with_engines}"
+    );
+    let hidden = run_memcpy_order(&[(
+        "HSASIM_HIDE",
+        "hsa_amd_memory_async_copy_on_engine,hsa_amd_memory_copy_engine_status",
+    )]);
+    assert!(!hidden.contains("stays visible"), "{hidden}");
+    assert_eq!(
+        hsa_calls(&hidden, "hsa_amd_memory_async_copy_on_engine"),
+        0,
+        "{hidden}"
+    );
+    assert_eq!(hsa_calls(&hidden, "hsa_amd_memory_copy_engine_status"), 0);
+    assert!(
+        hsa_calls(&hidden, "hsa_amd_memory_async_copy") > 0,
+        "{hidden}"
+    );
+}

@@ -42,6 +42,14 @@ pub fn info() -> Result<String, String> {
         "hardware (ROCr)"
     };
     row(&mut out, "kind", kind);
+    let absent = api.absent_optional();
+    if !absent.is_empty() {
+        row(
+            &mut out,
+            "lacks",
+            format!("{} (fallbacks in use)", absent.join(", ")),
+        );
+    }
     row(
         &mut out,
         "timestamps",
@@ -233,6 +241,7 @@ pub fn settings(config: &Config) -> Vec<Setting> {
             "HSASIM_STRICT",
             raw("HSASIM_STRICT").unwrap_or_else(|| "0".into()),
         ),
+        setting("HSASIM_HIDE", raw("HSASIM_HIDE").unwrap_or_default()),
     ]
 }
 

@@ -47,6 +47,7 @@ pub mod capture;
 pub mod config;
 pub mod error;
 mod handles;
+pub mod hide;
 pub mod loader;
 mod logging;
 pub mod memory;

@@ -204,3 +204,15 @@ fn c_device_globals_resolve_external_variables_and_relative_relocations() {
     );
     both_modes("global_variables", &[&co]);
 }
+
+#[test]
+fn c_hidden_exports_are_not_found_and_the_rest_work() {
+    both_modes_with(
+        "hidden_exports",
+        &[],
+        &[(
+            "HSASIM_HIDE",
+            "hsa_amd_memory_async_copy_on_engine, hsa_amd_memory_copy_engine_status",
+        )],
+    );
+}

@@ -114,6 +114,13 @@ macro_rules! hsa_table {
                     })
                 }
             }
+
+            /// The optional entry points this runtime lacks (each has a fallback).
+            pub fn absent_optional(&self) -> Vec<&'static str> {
+                let mut absent = Vec::new();
+                $( if self.$oname.is_none() { absent.push(stringify!($oname)); } )*
+                absent
+            }
         }
     };
 }

@@ -1,6 +1,6 @@
 //! The HSA runtime's copy engines (SDMA): copies between memory two agents can reach, and
 //! fills. Which engine takes a copy is chosen here when the runtime lets us choose
-//! (`hsa_amd_memory_async_copy_on_engine`, ROCm 5.3 and later); otherwise the runtime places
+//! (`hsa_amd_memory_async_copy_on_engine`, ROCm 5.6 and later); otherwise the runtime places
 //! it.
 
 use super::{check, HsaApi, HsaError};
