@@ -311,6 +311,7 @@ impl LoaderState {
         };
         memory.add(Region {
             start: base,
+            host: base,
             len: image,
             kind: RegionKind::CodeObject,
             owner: agent.handle(),

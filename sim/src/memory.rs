@@ -1,9 +1,12 @@
 //! Memory: pools, allocations and the registry of device-accessible ranges.
 //!
-//! Device addresses are host addresses. Every allocation is backed by an anonymous host
-//! mapping (`MAP_NORESERVE`, so a 16 GiB device costs nothing until touched), and every range
-//! the simulated GPU may touch is recorded in [`MemoryRegistry`], which is what the
-//! interpreter's [`GuestMemory`] checks and what `hsa_amd_pointer_info` answers from.
+//! Device addresses are host addresses, with one exception: under `HSASIM_STRICT`, host
+//! memory locked with `hsa_amd_memory_lock` gets an agent address of its own, as on a
+//! discrete GPU, and the device faults on the host pointer. Every allocation is backed by an
+//! anonymous host mapping (`MAP_NORESERVE`, so a 16 GiB device costs nothing until touched),
+//! and every range the simulated GPU may touch is recorded in [`MemoryRegistry`], which is
+//! what the interpreter's [`GuestMemory`] translates with and what `hsa_amd_pointer_info`
+//! answers from.
 
 use crate::error::{HsaError, HsaResult};
 use hsa_abi::hsa_agent_t;
@@ -103,8 +106,12 @@ impl Pool {
 pub enum RegionKind {
     /// From `hsa_amd_memory_pool_allocate`; `pool` is the pool handle.
     PoolAllocation { pool: u64 },
-    /// Host memory made device-accessible by `hsa_amd_memory_lock(_to_pool)`.
+    /// Host memory made device-accessible by `hsa_amd_memory_lock(_to_pool)`, at its agent
+    /// address (the host address itself unless strict).
     Locked,
+    /// Under `HSASIM_STRICT`, the host side of a lock whose agent address differs: found by
+    /// `hsa_amd_pointer_info` and `hsa_amd_memory_unlock`, but the device may not touch it.
+    LockedHost { agent_address: u64 },
     /// Host memory registered with `hsa_memory_register`.
     Registered,
     /// A loaded code object's segments.
@@ -117,7 +124,10 @@ pub enum RegionKind {
 
 #[derive(Clone, Copy, Debug)]
 pub struct Region {
+    /// The first byte's address as the device uses it.
     pub start: u64,
+    /// Where that byte lives in this process: `start`, except for strict-mode locks.
+    pub host: u64,
     pub len: u64,
     pub kind: RegionKind,
     pub owner: hsa_agent_t,
@@ -153,7 +163,15 @@ pub struct MemoryRegistry {
     regions: RwLock<BTreeMap<(u64, u64), Region>>,
     next_seq: AtomicU64,
     longest: AtomicU64,
+    /// Bytes of the agent-address window handed out to strict-mode locks so far.
+    agent_window_used: AtomicU64,
 }
+
+/// Agent addresses of strict-mode locks lie in this window: above every host user address
+/// (x86-64 user space ends at 2^47), so a host pointer never reaches locked memory on the
+/// device and an agent address touched by the CPU faults; below the interpreter's LDS and
+/// private windows. Addresses are handed out once and never reused.
+pub const AGENT_WINDOW: std::ops::Range<u64> = 0x8000_0000_0000..0xa000_0000_0000;
 
 impl MemoryRegistry {
     pub fn add(&self, region: Region) -> (u64, u64) {
@@ -171,7 +189,23 @@ impl MemoryRegistry {
     /// The most recently added region whose pages contain `[addr, addr + len)`: what the
     /// simulated GPU may access.
     pub fn find_page(&self, addr: u64, len: u64) -> Option<Region> {
-        self.search(addr, len, Region::page_contains)
+        self.search(addr, len, |r, a, l| {
+            !matches!(r.kind, RegionKind::LockedHost { .. }) && r.page_contains(a, l)
+        })
+    }
+
+    /// A fresh agent address for `len` bytes of host memory at `host` (same offset in its
+    /// page, a guard page after), for a strict-mode lock.
+    pub fn new_agent_address(&self, host: u64, len: u64) -> HsaResult<u64> {
+        let offset = host % PAGE;
+        let span = round_up(offset + len, PAGE)
+            .and_then(|s| s.checked_add(PAGE))
+            .ok_or(HsaError::OUT_OF_RESOURCES)?;
+        let used = self.agent_window_used.fetch_add(span, Ordering::Relaxed);
+        if used.saturating_add(span) > AGENT_WINDOW.end - AGENT_WINDOW.start {
+            return Err(HsaError::OUT_OF_RESOURCES);
+        }
+        Ok(AGENT_WINDOW.start + used + offset)
     }
 
     fn search(
@@ -239,6 +273,9 @@ pub enum BadRange {
     /// It is the program's memory (locked, registered, SVM) and the page at `.0` is no
     /// longer mapped.
     Unmapped(u64),
+    /// It is the host pointer of locked memory whose agent address (`.0`, for the range's
+    /// first byte) is what devices must use (strict mode).
+    HostSideOfLock(u64),
 }
 
 impl std::fmt::Display for BadRange {
@@ -251,6 +288,11 @@ impl std::fmt::Display for BadRange {
                 f,
                 "was locked or registered but is not mapped any more (page {page:#x})"
             ),
+            BadRange::HostSideOfLock(agent) => write!(
+                f,
+                "is the host pointer of locked memory: devices reach it at its agent address \
+                 {agent:#x} (the address hsa_amd_memory_lock returned)"
+            ),
         }
     }
 }
@@ -260,12 +302,19 @@ impl MemoryRegistry {
     /// the range and, if it is the program's own memory, is still mapped (a program may
     /// unmap memory it locked; touching it would take the process down). Pool allocations
     /// are hsasim's own mappings, alive until freed, so they cost no system call.
-    pub fn accessible(&self, addr: u64, len: u64) -> Result<Region, BadRange> {
+    /// Returns the host address of `addr`.
+    pub fn accessible(&self, addr: u64, len: u64) -> Result<u64, BadRange> {
         let region = self.find(addr, len).ok_or(BadRange::NotRegistered)?;
-        if !matches!(region.kind, RegionKind::PoolAllocation { .. }) {
-            host_range_mapped(addr, len).map_err(BadRange::Unmapped)?;
+        if let RegionKind::LockedHost { agent_address } = region.kind {
+            return Err(BadRange::HostSideOfLock(
+                agent_address + (addr - region.start),
+            ));
         }
-        Ok(region)
+        let host = region.host + (addr - region.start);
+        if !matches!(region.kind, RegionKind::PoolAllocation { .. }) {
+            host_range_mapped(host, len).map_err(BadRange::Unmapped)?;
+        }
+        Ok(host)
     }
 }
 
@@ -280,8 +329,12 @@ pub fn host_range_mapped(addr: u64, len: u64) -> Result<(), u64> {
 }
 
 impl GuestMemory for MemoryRegistry {
-    fn is_accessible(&self, address: u64, len: u64) -> bool {
-        self.find_page(address, len).is_some()
+    fn translate(&self, address: u64, len: u64) -> Option<u64> {
+        // Pages a device reaches lie at the same offsets from both addresses (an agent
+        // address keeps its host address's page offset), so an access in the first page
+        // before `start` translates too.
+        let r = self.find_page(address, len)?;
+        Some(r.host.wrapping_add(address.wrapping_sub(r.start)))
     }
 }
 
@@ -343,6 +396,7 @@ pub fn pool_allocate(
     };
     registry.add(Region {
         start: ptr as u64,
+        host: ptr as u64,
         len: size,
         kind: RegionKind::PoolAllocation { pool: pool_handle },
         owner: pool.owner,
@@ -383,6 +437,7 @@ mod tests {
     fn region(start: u64, len: u64, kind: RegionKind) -> Region {
         Region {
             start,
+            host: start,
             len,
             kind,
             owner: hsa_agent_t::default(),
@@ -441,15 +496,12 @@ mod tests {
 
         let r = MemoryRegistry::default();
         r.add(region(base, 3 * PAGE, RegionKind::Locked));
-        assert_eq!(r.accessible(base, 16).map(|x| x.start), Ok(base));
+        assert_eq!(r.accessible(base, 16), Ok(base));
         assert_eq!(
-            r.accessible(base, 2 * PAGE).map(|x| x.start),
+            r.accessible(base, 2 * PAGE),
             Err(BadRange::Unmapped(base + PAGE))
         );
-        assert_eq!(
-            r.accessible(base, 4 * PAGE).map(|x| x.start),
-            Err(BadRange::NotRegistered)
-        );
+        assert_eq!(r.accessible(base, 4 * PAGE), Err(BadRange::NotRegistered));
         // SAFETY: the first and last pages, still mapped.
         unsafe {
             unmap(base as *mut u8, PAGE);

@@ -214,6 +214,7 @@ impl Queue {
         for (start, len) in [(ring as u64, ring_bytes), (amd as u64, PAGE)] {
             rt.memory.add(Region {
                 start,
+                host: start,
                 len,
                 kind: RegionKind::Internal,
                 owner: agent.handle(),
@@ -504,11 +505,16 @@ impl Queue {
             let size = kernel
                 .as_ref()
                 .map_or(0, |(_, info)| u64::from(info.kernarg_size));
-            let kernarg = if size > 0 && rt.memory.is_accessible(p.kernarg_address, size) {
-                // SAFETY: the registry says the range is mapped memory the device may read.
-                unsafe { std::slice::from_raw_parts(p.kernarg_address as *const u8, size as usize) }
-            } else {
-                &[]
+            let kernarg = match (size > 0)
+                .then(|| rt.memory.translate(p.kernarg_address, size))
+                .flatten()
+            {
+                // SAFETY: the registry says the range is mapped memory the device may read,
+                // and `host` is where it lives.
+                Some(host) => unsafe {
+                    std::slice::from_raw_parts(host as *const u8, size as usize)
+                },
+                None => &[],
             };
             (kernel.map(|(name, _)| name), kernarg)
         });

@@ -95,26 +95,37 @@ impl CopyJob {
 
     /// The ranges must still lie inside memory the agents can reach: the client may have
     /// freed or unlocked it since submission. A copy engine then faults; hsasim fails the
-    /// copy instead of touching memory that may be gone.
-    fn check(&self, memory: &MemoryRegistry) -> Result<(), String> {
+    /// copy instead of touching memory that may be gone. Returns how far each side's host
+    /// bytes lie from its addresses (source, destination): zero but for agent addresses of
+    /// strict-mode locked memory.
+    fn check(&self, memory: &MemoryRegistry) -> Result<[u64; 2], String> {
         let Some(ranges) = self.extents()? else {
-            return Ok(());
+            return Ok([0, 0]);
         };
-        for ((start, len), what) in ranges.into_iter().zip(["source", "destination"]) {
-            if memory.find(start, len).is_none() {
-                return Err(format!(
-                    "the {what} range {start:#x}+{len:#x} is not (or no longer) inside one allocation, locked or registered range"
-                ));
-            }
+        let mut deltas = [0u64; 2];
+        for (((start, len), what), delta) in ranges
+            .into_iter()
+            .zip(["source", "destination"])
+            .zip(&mut deltas)
+        {
+            let host = memory.accessible(start, len).map_err(|why| {
+                format!("the {what} range {start:#x}+{len:#x} {why} (or no longer is)")
+            })?;
+            *delta = host.wrapping_sub(start);
         }
-        Ok(())
+        Ok(deltas)
     }
 
     /// Moves the bytes, after checking the ranges.
     fn transfer(&self, memory: &MemoryRegistry) -> Result<(), String> {
-        self.check(memory)?;
+        let [src_delta, dst_delta] = self.check(memory)?;
+        let (src_host, dst_host) = (
+            |a: u64| a.wrapping_add(src_delta),
+            |a: u64| a.wrapping_add(dst_delta),
+        );
         match self.shape {
             CopyShape::Linear { dst, src, size } => {
+                let (dst, src) = (dst_host(dst), src_host(src));
                 // SAFETY: `check` found both ranges inside registered memory just now;
                 // `copy` tolerates overlap.
                 unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size as usize) };
@@ -130,8 +141,8 @@ impl CopyJob {
             } => {
                 for z in 0..range[2] {
                     for y in 0..range[1] {
-                        let d = dst + z * dst_slice + y * dst_pitch;
-                        let s = src + z * src_slice + y * src_pitch;
+                        let d = dst_host(dst + z * dst_slice + y * dst_pitch);
+                        let s = src_host(src + z * src_slice + y * src_pitch);
                         // SAFETY: every row lies inside the extents `check` just found
                         // registered (and their arithmetic did not overflow).
                         unsafe { std::ptr::copy(s as *const u8, d as *mut u8, range[0] as usize) };

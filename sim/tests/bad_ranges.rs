@@ -38,10 +38,16 @@ fn release(first_page: *mut u8) {
 }
 
 fn lock(ptr: *mut u8, size: usize) -> hsa_status_t {
+    lock_at(ptr, size).0
+}
+
+/// Locks for the GPU; the status and the agent address.
+fn lock_at(ptr: *mut u8, size: usize) -> (hsa_status_t, *mut u8) {
     let g = gpu();
     let mut agent_ptr = std::ptr::null_mut();
     // SAFETY: one agent; the range is only checked, never touched, when it is unmapped.
-    unsafe { hsa_amd_memory_lock(ptr.cast(), size, &g, 1, &mut agent_ptr) }
+    let s = unsafe { hsa_amd_memory_lock(ptr.cast(), size, &g, 1, &mut agent_ptr) };
+    (s, agent_ptr.cast())
 }
 
 fn lock_to_pool(ptr: *mut u8, size: usize) -> hsa_status_t {
@@ -162,11 +168,14 @@ fn copies_from_locked_memory_unmapped_since_are_refused_at_submission() {
     let p = p.cast::<u8>();
     // SAFETY: the first page is mapped and ours.
     unsafe { std::ptr::write_bytes(p, 0x3c, page) };
-    assert_eq!(lock(p, 2 * page), status::SUCCESS);
+    let (locked, agent) = lock_at(p, 2 * page);
+    assert_eq!(locked, status::SUCCESS);
+    let p_host = p;
+    let p = agent;
     // The program unmaps half of what it locked (a bug, but one that must not kill the
     // copy engine's thread).
     // SAFETY: the second page of the mapping above.
-    assert_eq!(unsafe { libc::munmap(p.add(page).cast(), page) }, 0);
+    assert_eq!(unsafe { libc::munmap(p_host.add(page).cast(), page) }, 0);
     let done = signal(1);
     assert_eq!(
         copy_to_device(dev, p, 2 * page, done),
@@ -192,8 +201,8 @@ fn copies_from_locked_memory_unmapped_since_are_refused_at_submission() {
     assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
     // SAFETY: the device allocation is host-addressable in hsasim.
     assert_eq!(unsafe { *dev.cast::<u8>().add(page - 1) }, 0x3c);
-    assert_eq!(hsa_amd_memory_unlock(p.cast()), status::SUCCESS);
-    release(p);
+    assert_eq!(hsa_amd_memory_unlock(p_host.cast()), status::SUCCESS);
+    release(p_host);
     hsa_amd_memory_pool_free(dev);
 }
 

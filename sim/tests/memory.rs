@@ -121,19 +121,20 @@ fn pointer_info_covers_pool_locked_and_unknown_memory() {
         )
     };
     assert_eq!(s, status::SUCCESS);
-    assert_eq!(agent_ptr, host.as_mut_ptr() as *mut c_void);
-    assert_eq!(
-        info(host.as_ptr() as *const c_void).type_,
-        HSA_EXT_POINTER_TYPE_LOCKED
-    );
-    assert_eq!(
-        hsa_amd_memory_unlock(host.as_mut_ptr() as *mut c_void),
-        status::SUCCESS
-    );
-    assert_eq!(
-        info(host.as_ptr() as *const c_void).type_,
-        HSA_EXT_POINTER_TYPE_UNKNOWN
-    );
+    // The agent address is the host pointer when lenient, one of the device's own when
+    // strict (sim/tests/strict.rs); either way both addresses describe the lock.
+    let host_ptr = host.as_mut_ptr() as *mut c_void;
+    for p in [host_ptr, agent_ptr] {
+        let i = info(p);
+        assert_eq!(i.type_, HSA_EXT_POINTER_TYPE_LOCKED);
+        assert_eq!(i.agent_base_address, agent_ptr);
+        assert_eq!(i.host_base_address, host_ptr);
+        assert_eq!(i.size_in_bytes, 8192);
+    }
+    assert_eq!(hsa_amd_memory_unlock(host_ptr), status::SUCCESS);
+    for p in [host_ptr, agent_ptr] {
+        assert_eq!(info(p).type_, HSA_EXT_POINTER_TYPE_UNKNOWN);
+    }
     assert_eq!(
         hsa_amd_memory_unlock(host.as_mut_ptr() as *mut c_void),
         status::ERROR_INVALID_ARGUMENT

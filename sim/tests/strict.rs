@@ -204,3 +204,84 @@ fn a_doorbell_rung_past_the_write_index_fails_the_queue() {
     );
     assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
 }
+
+/// Strict mode gives locked host memory an agent address of the device's own, as a discrete
+/// GPU's driver does: kernels and copy engines reach the memory through it, and the host
+/// pointer itself is out of their reach (a kernel faults, a copy is refused), which is how
+/// a runtime that hands devices the host pointer would fail on hardware.
+#[test]
+fn locked_memory_is_reached_through_its_agent_address_only() {
+    let _h = strict_hsa();
+    let k = Store::new();
+    let mut host = vec![0i32; 1024];
+    let host_ptr = host.as_mut_ptr();
+    let g = gpu();
+    let mut agent: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a live 4 KiB buffer and one agent.
+    let s = unsafe { hsa_amd_memory_lock(host_ptr.cast(), 4096, &g, 1, &mut agent) };
+    assert_eq!(s, status::SUCCESS);
+    assert_ne!(
+        agent,
+        host_ptr.cast(),
+        "strict locks have their own agent address"
+    );
+    assert_eq!(
+        agent as u64 % 4096,
+        host_ptr as u64 % 4096,
+        "the page offset is kept"
+    );
+    let with_out = |out: *mut c_void, completion| {
+        // SAFETY: the kernarg block's first word is the kernel's `out` pointer.
+        unsafe { k.kernarg.cast::<u64>().write(out as u64) };
+        k.packet(completion)
+    };
+
+    // Through the agent address the kernel's stores land in the host buffer.
+    let done = signal(1);
+    let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+    // SAFETY: a live queue and a 64-byte packet.
+    unsafe { publish(q, with_out(agent, done)) };
+    assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    assert_eq!(host[..64], [7; 64]);
+
+    // Through the host pointer the kernel faults.
+    let (status, message) = failure_of(|c| with_out(host_ptr.cast(), c));
+    assert_eq!(
+        status,
+        status::AMD_ERROR_MEMORY_APERTURE_VIOLATION,
+        "{message}"
+    );
+
+    // Copy engines: the agent address copies, the host pointer is refused.
+    let dev = pool_alloc(pools(gpu())[0], 4096).unwrap();
+    host[100] = 0x1234;
+    for (src, expect) in [
+        (agent as *const c_void, status::SUCCESS),
+        (host_ptr as *const c_void, status::ERROR_INVALID_ARGUMENT),
+    ] {
+        let done = signal(1);
+        // SAFETY: 4 KiB each side; the call checks both ranges first.
+        let s = unsafe {
+            hsa_amd_memory_async_copy(dev, g, src, cpu(), 4096, 0, std::ptr::null(), done)
+        };
+        assert_eq!(s, expect);
+        if s == status::SUCCESS {
+            assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
+            // SAFETY: device memory is host memory in hsasim; the copy is done.
+            assert_eq!(unsafe { *dev.cast::<i32>().add(100) }, 0x1234);
+        }
+        hsa_signal_destroy(done);
+    }
+    // A fill through the agent address reaches the host buffer.
+    assert_eq!(hsa_amd_memory_fill(agent, 0x55, 1024), status::SUCCESS);
+    assert_eq!(host[1023], 0x55);
+
+    // Unlocking by the host pointer ends both.
+    assert_eq!(hsa_amd_memory_unlock(host_ptr.cast()), status::SUCCESS);
+    assert_eq!(
+        hsa_amd_memory_fill(agent, 0, 1),
+        status::ERROR_INVALID_ARGUMENT
+    );
+    hsa_amd_memory_pool_free(dev);
+}

@@ -25,8 +25,16 @@ impl GfxModel {
 /// What the device may touch: hsasim's registry of device allocations, registered/pinned
 /// host memory, loaded code objects and kernarg memory.
 pub trait GuestMemory: Send + Sync {
+    /// Where the bytes of `[address, address + len)` live in this process, when the range
+    /// lies inside memory the device may access: the device address itself for most
+    /// memory, another one where the device reaches host memory through its own address
+    /// (locked memory under `HSASIM_STRICT`, as a discrete GPU maps it).
+    fn translate(&self, address: u64, len: u64) -> Option<u64>;
+
     /// True when `[address, address + len)` lies inside memory the device may access.
-    fn is_accessible(&self, address: u64, len: u64) -> bool;
+    fn is_accessible(&self, address: u64, len: u64) -> bool {
+        self.translate(address, len).is_some()
+    }
 }
 
 /// One kernel dispatch, as the packet processor read it from the queue.

@@ -72,14 +72,14 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
     let p = &d.packet;
     let bad = |s: String| Err(DispatchError::InvalidDispatch(s));
     let kd_addr = p.kernel_object;
-    if kd_addr == 0 || !mem.is_accessible(kd_addr, 64) {
+    let Some(kd_host) = (kd_addr != 0).then(|| mem.translate(kd_addr, 64)).flatten() else {
         return bad(format!(
             "kernel object {kd_addr:#x} is not a readable 64-byte kernel descriptor"
         ));
-    }
-    // SAFETY: the 64 bytes at kd_addr were approved by is_accessible just above, and
-    // KernelDescriptor is plain old data of exactly that size.
-    let kd: KernelDescriptor = unsafe { exec::host_read(kd_addr) };
+    };
+    // SAFETY: the 64 bytes at kd_addr were translated just above, and KernelDescriptor is
+    // plain old data of exactly that size.
+    let kd: KernelDescriptor = unsafe { exec::host_read(kd_host) };
     if kd.kernel_code_properties & kcp::ENABLE_WAVEFRONT_SIZE32 != 0 {
         return bad("the kernel is wave32 code; gfx90a/gfx942 run wave64 only".into());
     }
@@ -236,12 +236,12 @@ impl DecodeCache {
         }
         self.ranges.iter().all(|(start, words)| {
             let len = 4 * words.len() as u64;
-            if !mem.is_accessible(*start, len) {
+            let Some(host) = mem.translate(*start, len) else {
                 return false;
-            }
-            // SAFETY: start..start+len was approved by is_accessible just above; guest
-            // addresses are host addresses, and u32 reads of 4-aligned code need no more.
-            let now = unsafe { std::slice::from_raw_parts(*start as *const u32, words.len()) };
+            };
+            // SAFETY: start..start+len was translated just above to live host memory, and
+            // u32 reads of 4-aligned code need no more.
+            let now = unsafe { std::slice::from_raw_parts(host as *const u32, words.len()) };
             now == words.as_slice()
         })
     }
@@ -289,12 +289,11 @@ impl DecodeCache {
         let mut words = [0u32; 3];
         let mut n = 0;
         for (k, slot) in words.iter_mut().enumerate() {
-            let a = pc + 4 * k as u64;
-            if !mem.is_accessible(a, 4) {
+            let Some(host) = mem.translate(pc + 4 * k as u64, 4) else {
                 break;
-            }
-            // SAFETY: a..a+4 was approved by is_accessible just above.
-            *slot = unsafe { exec::host_read::<u32>(a) };
+            };
+            // SAFETY: the 4 bytes were translated just above.
+            *slot = unsafe { exec::host_read::<u32>(host) };
             n += 1;
         }
         let inst =
@@ -608,11 +607,10 @@ fn init_wave(
             let a = plan.kernarg.wrapping_add(preload_off + 4 * k);
             // An unreadable kernarg word preloads as 0; the kernel's own loads of the
             // same word would fault and report it.
-            let v = if mem.is_accessible(a, 4) {
-                // SAFETY: a..a+4 was approved by is_accessible just above.
-                unsafe { exec::host_read::<u32>(a) }
-            } else {
-                0
+            let v = match mem.translate(a, 4) {
+                // SAFETY: a..a+4 was translated just above.
+                Some(host) => unsafe { exec::host_read::<u32>(host) },
+                None => 0,
             };
             push(w, v);
         }

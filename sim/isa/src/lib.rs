@@ -6,9 +6,9 @@
 //! workgroup interleaved (switching at `s_barrier`) and the workgroups in parallel on host
 //! threads, and returns the first error that stopped the dispatch.
 //!
-//! Device addresses are host addresses: hsasim backs every device allocation with host
-//! memory, so a global load is a host load after [`GuestMemory::is_accessible`] says the
-//! range is valid.
+//! hsasim backs every device allocation with host memory, so a global load is a host load
+//! at the address [`GuestMemory::translate`] gives for the device address (mostly the same
+//! address).
 
 //! ## What is modelled
 //! - Floats: IEEE round-to-nearest-even everywhere; MODE starts from the descriptor's

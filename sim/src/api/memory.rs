@@ -240,19 +240,35 @@ fn lock(
         tracing::error!(target: "hsasim", "memory lock: {host:p}+{size:#x} is not all mapped host memory (page {page:#x} is not mapped)");
         return Err(HsaError::GENERIC);
     }
-    rt.memory.add(Region {
-        start: host as u64,
-        len: size as u64,
-        kind: RegionKind::Locked,
+    let (host, len) = (host as u64, size as u64);
+    // A discrete GPU reaches pinned host pages through addresses of its own: strict mode
+    // hands out such an address, so a client that gives the device the host pointer faults
+    // here as it would on hardware.
+    let agent_address = if rt.config.strict {
+        rt.memory.new_agent_address(host, len)?
+    } else {
+        host
+    };
+    let region = |start, kind| Region {
+        start,
+        host,
+        len,
+        kind,
         owner: rt.cpu_agent().handle(),
         global_flags,
         user_data: 0,
-        mapped_len: size as u64,
-    });
-    Ok(host as u64)
+        mapped_len: len,
+    };
+    rt.memory.add(region(agent_address, RegionKind::Locked));
+    if agent_address != host {
+        rt.memory
+            .add(region(host, RegionKind::LockedHost { agent_address }));
+    }
+    Ok(agent_address)
 }
 
-/// Host memory becomes device-accessible; the agent pointer equals the host pointer.
+/// Host memory becomes device-accessible at the returned agent address: the host pointer
+/// itself, or (`HSASIM_STRICT`) an address of the device's own, as on a discrete GPU.
 ///
 /// # Safety
 /// `agents` must hold `num_agent` agents; `agent_ptr` null or valid.
@@ -309,9 +325,20 @@ pub unsafe extern "C" fn hsa_amd_memory_lock_to_pool(
 #[no_mangle]
 pub extern "C" fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
     guard("hsa_amd_memory_unlock", || {
-        rt()?
-            .memory
-            .remove_at(host_ptr as u64, |r| r.kind == RegionKind::Locked)
+        let memory = &rt()?.memory;
+        let host = host_ptr as u64;
+        let agent_address =
+            match memory.remove_at(host, |r| matches!(r.kind, RegionKind::LockedHost { .. })) {
+                Some(Region {
+                    kind: RegionKind::LockedHost { agent_address },
+                    ..
+                }) => agent_address,
+                _ => host,
+            };
+        memory
+            .remove_at(agent_address, |r| {
+                r.kind == RegionKind::Locked && r.host == host
+            })
             .map(|_| ())
             .ok_or(HsaError::INVALID_ARGUMENT)
     })
@@ -326,6 +353,7 @@ pub extern "C" fn hsa_memory_register(ptr: *mut c_void, size: usize) -> hsa_stat
         }
         rt.memory.add(Region {
             start: ptr as u64,
+            host: ptr as u64,
             len: size as u64,
             kind: RegionKind::Registered,
             owner: rt.cpu_agent().handle(),
@@ -365,20 +393,28 @@ pub unsafe extern "C" fn hsa_memory_copy(
         }
         // Any memory of the process will do (as on ROCr), but it has to be there: a bad
         // range is an error, not a SIGSEGV in the caller.
-        for (what, p) in [("destination", dst as u64), ("source", src as u64)] {
+        // An agent address (strict-mode locked memory) is copied through its host bytes.
+        let mut host = [0u64; 2];
+        for (slot, (what, p)) in host
+            .iter_mut()
+            .zip([("destination", dst as u64), ("source", src as u64)])
+        {
+            let region = rt.memory.find(p, size as u64);
+            *slot = region.map_or(p, |r| r.host + (p - r.start));
             let pool = matches!(
-                rt.memory.find(p, size as u64).map(|r| r.kind),
+                region.map(|r| r.kind),
                 Some(RegionKind::PoolAllocation { .. })
             );
             if !pool {
-                if let Err(page) = host_range_mapped(p, size as u64) {
+                if let Err(page) = host_range_mapped(*slot, size as u64) {
                     tracing::error!(target: "hsasim", "hsa_memory_copy: {what} range {p:#x}+{size:#x} is not mapped memory (page {page:#x})");
                     return Err(HsaError::INVALID_ARGUMENT);
                 }
             }
         }
-        // SAFETY: both valid for `size` bytes per the caller; `copy` allows overlap.
-        unsafe { std::ptr::copy(src.cast::<u8>(), dst.cast::<u8>(), size) };
+        // SAFETY: both ranges are mapped memory of `size` bytes (checked above, or pool
+        // allocations alive per the caller); `copy` allows overlap.
+        unsafe { std::ptr::copy(host[1] as *const u8, host[0] as *mut u8, size) };
         Ok(())
     })
 }
@@ -392,11 +428,14 @@ pub extern "C" fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize
         if ptr.is_null() || !(ptr as usize).is_multiple_of(4) {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        if let Err(why) = rt.memory.accessible(ptr as u64, bytes as u64) {
-            tracing::error!(target: "hsasim", "hsa_amd_memory_fill: {ptr:p}+{bytes:#x} {why}");
-            return Err(HsaError::INVALID_ARGUMENT);
-        }
-        let words = ptr.cast::<u32>();
+        let host = match rt.memory.accessible(ptr as u64, bytes as u64) {
+            Ok(host) => host,
+            Err(why) => {
+                tracing::error!(target: "hsasim", "hsa_amd_memory_fill: {ptr:p}+{bytes:#x} {why}");
+                return Err(HsaError::INVALID_ARGUMENT);
+            }
+        };
+        let words = host as *mut u32;
         for i in 0..count {
             // SAFETY: the range is a registered, 4-aligned allocation of >= count words.
             unsafe { words.add(i).write(value) };
@@ -442,13 +481,18 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
             Some(r) => hsa_amd_pointer_info_t {
                 size: declared as u32,
                 type_: match r.kind {
-                    RegionKind::Locked | RegionKind::Registered => HSA_EXT_POINTER_TYPE_LOCKED,
+                    RegionKind::Locked | RegionKind::LockedHost { .. } | RegionKind::Registered => {
+                        HSA_EXT_POINTER_TYPE_LOCKED
+                    }
                     // Plain (SVM) host memory is not an HSA allocation, as in ROCr.
                     RegionKind::Svm => HSA_EXT_POINTER_TYPE_UNKNOWN,
                     _ => HSA_EXT_POINTER_TYPE_HSA,
                 },
-                agent_base_address: r.start as *mut c_void,
-                host_base_address: r.start as *mut c_void,
+                agent_base_address: match r.kind {
+                    RegionKind::LockedHost { agent_address } => agent_address,
+                    _ => r.start,
+                } as *mut c_void,
+                host_base_address: r.host as *mut c_void,
                 size_in_bytes: r.len as usize,
                 user_data: r.user_data as *mut c_void,
                 agent_owner: r.owner,

@@ -170,6 +170,7 @@ pub unsafe extern "C" fn hsa_amd_svm_attributes_set(
         if accessible {
             rt.memory.add(Region {
                 start,
+                host: start,
                 len: end - start,
                 kind: RegionKind::Svm,
                 owner: rt.cpu_agent().handle(),

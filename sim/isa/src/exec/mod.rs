@@ -69,7 +69,7 @@ impl Ctx<'_> {
         }
     }
 
-    /// Checks `[addr, addr+len)` with the guest memory map.
+    /// Checks `[addr, addr+len)` with the guest memory map; the host address of `addr`.
     #[inline(always)]
     pub fn check(
         &self,
@@ -78,23 +78,23 @@ impl Ctx<'_> {
         addr: u64,
         len: u64,
         write: bool,
-    ) -> Result<(), DispatchError> {
-        if addr.checked_add(len).is_some() && self.mem.is_accessible(addr, len) {
-            Ok(())
-        } else {
-            Err(self.fault(w, i, addr, write))
+    ) -> Result<u64, DispatchError> {
+        match addr.checked_add(len).and(self.mem.translate(addr, len)) {
+            Some(host) => Ok(host),
+            None => Err(self.fault(w, i, addr, write)),
         }
     }
 }
 
-/// Reads `N` bytes of guest memory already approved by [`Ctx::check`].
+/// Reads guest memory at the host address [`Ctx::check`] (or [`GuestMemory::translate`])
+/// gave for it.
 ///
 /// # Safety
 /// `addr..addr+size_of::<T>()` must be accessible host memory.
 #[inline(always)]
 pub unsafe fn host_read<T: Copy>(addr: u64) -> T {
-    // SAFETY: the caller checked the range with GuestMemory::is_accessible, and device
-    // addresses are host addresses in hsasim; unaligned reads are allowed by read_unaligned.
+    // SAFETY: the caller translated the range with GuestMemory, so it is host memory the
+    // registry holds; unaligned reads are allowed by read_unaligned.
     unsafe { std::ptr::read_unaligned(addr as usize as *const T) }
 }
 

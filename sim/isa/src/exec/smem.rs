@@ -26,10 +26,10 @@ pub fn s_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     // The scalar unit ignores the two low address bits.
     let addr = base.wrapping_add(offset(w, i)) & !3;
     let n = i.info.w[0] as u64;
-    c.check(w, i, addr, n * 4, false)?;
+    let host = c.check(w, i, addr, n * 4, false)?;
     for k in 0..n {
         // SAFETY: the whole range addr..addr+4n was checked just above.
-        let v: u32 = unsafe { host_read(addr + 4 * k) };
+        let v: u32 = unsafe { host_read(host + 4 * k) };
         w.write_s32(i.dst + k as u16, v);
     }
     Ok(Step::Continue)
@@ -47,9 +47,9 @@ pub fn s_buffer_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         let o = off + 4 * k;
         let v = if o + 4 <= num_records {
             let addr = base.wrapping_add(o);
-            c.check(w, i, addr, 4, false)?;
+            let host = c.check(w, i, addr, 4, false)?;
             // SAFETY: checked just above.
-            unsafe { host_read::<u32>(addr) }
+            unsafe { host_read::<u32>(host) }
         } else {
             0
         };
@@ -62,11 +62,11 @@ pub fn s_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     let base = w.sreg64(i.saddr);
     let addr = base.wrapping_add(offset(w, i)) & !3;
     let n = i.info.w[0] as u64;
-    c.check(w, i, addr, n * 4, true)?;
+    let host = c.check(w, i, addr, n * 4, true)?;
     for k in 0..n {
         let v = w.s[(i.dst as usize + k as usize) & 127];
         // SAFETY: the whole range was checked just above.
-        unsafe { host_write(addr + 4 * k, v) };
+        unsafe { host_write(host + 4 * k, v) };
     }
     Ok(Step::Continue)
 }

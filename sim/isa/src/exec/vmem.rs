@@ -1,7 +1,7 @@
 //! Vector memory: FLAT / GLOBAL / SCRATCH and MUBUF.
 //!
 //! Every lane's address resolves to a host pointer before any data moves: global addresses
-//! through [`GuestMemory::is_accessible`](crate::GuestMemory), LDS and private addresses
+//! through [`GuestMemory::translate`](crate::GuestMemory), LDS and private addresses
 //! (flat apertures, scratch instructions, the private-segment buffer) against the
 //! workgroup's LDS and the wave's scratch. A faulting lane stops the instruction before it
 //! has any effect.
@@ -63,15 +63,21 @@ fn resolve(
             if lo == u64::MAX {
                 return Ok(ptrs);
             }
-            if !(hi > lo && hi - lo <= 1 << 32 && c.mem.is_accessible(lo, hi - lo)) {
+            let span = (hi > lo && hi - lo <= 1 << 32)
+                .then(|| c.mem.translate(lo, hi - lo))
+                .flatten();
+            if let Some(host) = span {
+                // One region holds every lane's bytes: one offset moves them all.
+                let delta = host.wrapping_sub(lo);
+                for l in 0..LANES {
+                    ptrs[l] = addrs[l].wrapping_add(delta) as usize as *mut u8;
+                }
+            } else {
                 for l in 0..LANES {
                     if exec >> l & 1 != 0 {
-                        c.check(w, i, addrs[l], size, write)?;
+                        ptrs[l] = c.check(w, i, addrs[l], size, write)? as usize as *mut u8;
                     }
                 }
-            }
-            for l in 0..LANES {
-                ptrs[l] = addrs[l] as usize as *mut u8;
             }
             return Ok(ptrs);
         }
@@ -95,10 +101,7 @@ fn resolve(
             (Space::Global, a)
         };
         ptrs[l] = match space {
-            Space::Global => {
-                c.check(w, i, a, size, write)?;
-                a as usize as *mut u8
-            }
+            Space::Global => c.check(w, i, a, size, write)? as usize as *mut u8,
             Space::Lds => {
                 if off + size > c.lds.len() as u64 {
                     return Err(c.fault(w, i, a, write));

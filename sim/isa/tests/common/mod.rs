@@ -25,16 +25,14 @@ impl Ranges {
 }
 
 impl GuestMemory for Ranges {
-    fn is_accessible(&self, address: u64, len: u64) -> bool {
-        let end = match address.checked_add(len) {
-            Some(e) => e,
-            None => return false,
-        };
+    fn translate(&self, address: u64, len: u64) -> Option<u64> {
+        let end = address.checked_add(len)?;
         self.0
             .lock()
             .unwrap()
             .iter()
             .any(|&(s, l)| address >= s && end <= s + l)
+            .then_some(address)
     }
 }
 
