@@ -241,6 +241,14 @@ pub fn settings(config: &Config) -> Vec<Setting> {
             "HSASIM_STRICT",
             raw("HSASIM_STRICT").unwrap_or_else(|| "0".into()),
         ),
+        setting(
+            "HSASIM_LARGE_BAR",
+            raw("HSASIM_LARGE_BAR").unwrap_or_else(|| {
+                // hsasim's default follows strict mode: hardware-like means no large BAR.
+                let strict = raw("HSASIM_STRICT").is_some_and(|v| v.trim() == "1");
+                (if strict { "0 (strict default)" } else { "1" }).into()
+            }),
+        ),
         setting("HSASIM_HIDE", raw("HSASIM_HIDE").unwrap_or_default()),
     ]
 }

@@ -46,6 +46,12 @@ pub struct Config {
     /// `HSASIM_STRICT=1`: check what real hardware and ROCr check or depend on (see
     /// `strict.rs`) and fail the queue, naming the rule, where a lenient simulator would go on.
     pub strict: bool,
+    /// `HSASIM_LARGE_BAR`: whether the CPU can reach a GPU's coarse-grained memory, as on a
+    /// host whose PCIe BAR spans all of it. Default: yes when lenient, no when strict. Without
+    /// it, device allocations are not mapped for the CPU, the CPU agent's access to the GPU
+    /// pool reads NEVER_ALLOWED (which is how AMD's runtime detects a small BAR), and a CPU
+    /// touch is reported by name before the process dies of it (`cpu_touch.rs`).
+    pub large_bar: bool,
     /// `HSASIM_CAPTURE=PATH`: every packet a packet processor takes, written to PATH as one
     /// JSON object a line (see `capture.rs`), for comparing two runtimes' packet streams.
     pub capture: Option<std::path::PathBuf>,
@@ -85,6 +91,7 @@ impl Config {
         let workers_default = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
+        let strict = vars.num("HSASIM_STRICT", 0u32, 0, 1) != 0;
         let config = Config {
             model,
             gpus: vars.num("HSASIM_GPUS", 1u32, 1, 16),
@@ -106,7 +113,8 @@ impl Config {
                 MAX_DISPATCH_TIMEOUT_S,
             )),
             threaded: vars.num("HSASIM_THREADS", 1u32, 0, 1) != 0,
-            strict: vars.num("HSASIM_STRICT", 0u32, 0, 1) != 0,
+            strict,
+            large_bar: vars.num("HSASIM_LARGE_BAR", u32::from(!strict), 0, 1) != 0,
             capture: std::env::var_os("HSASIM_CAPTURE")
                 .filter(|p| !p.is_empty())
                 .map(std::path::PathBuf::from),

@@ -45,6 +45,7 @@ pub mod api;
 pub mod cabi;
 pub mod capture;
 pub mod config;
+pub mod cpu_touch;
 pub mod error;
 mod handles;
 pub mod hide;

@@ -1,8 +1,11 @@
 //! Memory: pools, allocations and the registry of device-accessible ranges.
 //!
-//! Device addresses are host addresses, with one exception: under `HSASIM_STRICT`, host
-//! memory locked with `hsa_amd_memory_lock` gets an agent address of its own, as on a
-//! discrete GPU, and the device faults on the host pointer. Every allocation is backed by an
+//! Device addresses are host addresses, with two exceptions that make hsasim behave like a
+//! discrete GPU: under `HSASIM_STRICT`, host memory locked with `hsa_amd_memory_lock` gets
+//! an agent address of its own and the device faults on the host pointer; and without
+//! `HSASIM_LARGE_BAR` (the strict default) a GPU's own memory lives at an address the CPU
+//! cannot touch, while hsasim reaches its bytes through a second, private mapping
+//! ([`Region::host`]). Every allocation is backed by an
 //! anonymous host mapping (`MAP_NORESERVE`, so a 16 GiB device costs nothing until touched),
 //! and every range the simulated GPU may touch is recorded in [`MemoryRegistry`], which is
 //! what the interpreter's [`GuestMemory`] translates with and what `hsa_amd_pointer_info`
@@ -126,7 +129,8 @@ pub enum RegionKind {
 pub struct Region {
     /// The first byte's address as the device uses it.
     pub start: u64,
-    /// Where that byte lives in this process: `start`, except for strict-mode locks.
+    /// Where hsasim finds that byte: `start`, except for strict-mode locks (the program's
+    /// host pointer) and device memory the CPU may not reach (hsasim's private view).
     pub host: u64,
     pub len: u64,
     pub kind: RegionKind,
@@ -230,6 +234,16 @@ impl MemoryRegistry {
             }
         }
         None
+    }
+
+    /// The pool allocation the CPU may not touch that holds `addr`, as (start, length), for
+    /// a fault handler: never blocks (gives up if the registry is being written) and never
+    /// allocates.
+    pub fn device_only_allocation(&self, addr: u64) -> Option<(u64, u64)> {
+        let map = self.regions.try_read()?;
+        let (_, r) = map.range(..=(addr, u64::MAX)).next_back()?;
+        let device_only = matches!(r.kind, RegionKind::PoolAllocation { .. }) && r.host != r.start;
+        (device_only && addr < r.start + r.mapped_len).then_some((r.start, r.len))
     }
 
     /// Removes the region starting exactly at `start` whose kind satisfies `pred`.
@@ -358,6 +372,42 @@ pub fn map_anon(len: u64) -> HsaResult<*mut u8> {
     Ok(p.cast())
 }
 
+/// Address space the CPU cannot touch (`PROT_NONE`, nothing behind it): what the program
+/// sees of device memory that is not mapped through the BAR. A touch faults with the exact
+/// address, which `cpu_touch` reports.
+pub fn reserve_unmapped(len: u64) -> HsaResult<*mut u8> {
+    let len = usize::try_from(len).map_err(|_| HsaError::OUT_OF_RESOURCES)?;
+    // SAFETY: a fresh inaccessible reservation aliases nothing; failure is checked.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(HsaError::OUT_OF_RESOURCES);
+    }
+    Ok(p.cast())
+}
+
+/// Unmaps what [`pool_allocate`] mapped for `region`.
+///
+/// # Safety
+/// `region` must come from [`pool_allocate`] and be unregistered; nothing may use it.
+pub unsafe fn unmap_pool_allocation(region: &Region) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        unmap(region.start as *mut u8, region.mapped_len);
+        if region.host != region.start {
+            unmap(region.host as *mut u8, region.mapped_len);
+        }
+    }
+}
+
 /// # Safety
 /// `ptr`/`len` must be a mapping returned by [`map_anon`] that nothing uses any more.
 pub unsafe fn unmap(ptr: *mut u8, len: u64) {
@@ -372,11 +422,14 @@ pub fn round_up(v: u64, to: u64) -> Option<u64> {
 }
 
 /// Allocates `size` bytes from `pool` (handle `pool_handle`) and records the region.
+/// Unless `large_bar`, a GPU pool's memory is given to the program at an address the CPU
+/// cannot touch, and hsasim keeps its own view of the bytes.
 pub fn pool_allocate(
     registry: &MemoryRegistry,
     pool: &Pool,
     pool_handle: u64,
     size: u64,
+    large_bar: bool,
 ) -> HsaResult<*mut u8> {
     if size == 0 {
         return Err(HsaError::INVALID_ARGUMENT);
@@ -387,16 +440,33 @@ pub fn pool_allocate(
     }
     let mapped = round_up(size, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
     pool.reserve(mapped)?;
-    let ptr = match map_anon(mapped) {
-        Ok(p) => p,
+    let mapped_views = || -> HsaResult<(*mut u8, *mut u8)> {
+        let host = map_anon(mapped)?;
+        if large_bar || pool.kind != PoolKind::Device {
+            return Ok((host, host));
+        }
+        match reserve_unmapped(mapped) {
+            Ok(device_only) => Ok((device_only, host)),
+            Err(e) => {
+                // SAFETY: just mapped, not yet handed to anyone.
+                unsafe { unmap(host, mapped) };
+                Err(e)
+            }
+        }
+    };
+    let (ptr, host) = match mapped_views() {
+        Ok(views) => views,
         Err(e) => {
             pool.release(mapped);
             return Err(e);
         }
     };
+    if ptr != host {
+        crate::cpu_touch::watch();
+    }
     registry.add(Region {
         start: ptr as u64,
-        host: ptr as u64,
+        host: host as u64,
         len: size,
         kind: RegionKind::PoolAllocation { pool: pool_handle },
         owner: pool.owner,
@@ -425,8 +495,8 @@ pub fn pool_free(
             p.release(region.mapped_len);
         }
     }
-    // SAFETY: the region came from pool_allocate's mapping and was just unregistered.
-    unsafe { unmap(region.start as *mut u8, region.mapped_len) };
+    // SAFETY: the region came from pool_allocate and was just unregistered.
+    unsafe { unmap_pool_allocation(&region) };
     Ok(())
 }
 
@@ -517,10 +587,10 @@ mod tests {
             hsa_agent_t::default(),
             3 * PAGE,
         ));
-        let a = pool_allocate(&reg, &pool, 1, 2 * PAGE).unwrap();
+        let a = pool_allocate(&reg, &pool, 1, 2 * PAGE, true).unwrap();
         assert_eq!(pool.used(), 2 * PAGE);
         assert_eq!(
-            pool_allocate(&reg, &pool, 1, 2 * PAGE),
+            pool_allocate(&reg, &pool, 1, 2 * PAGE, true),
             Err(HsaError::OUT_OF_RESOURCES)
         );
         pool_free(&reg, a as u64, |_| Some(pool.clone())).unwrap();

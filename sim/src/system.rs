@@ -76,6 +76,13 @@ pub fn rt() -> HsaResult<Arc<Runtime>> {
     CURRENT.read().clone().ok_or(HsaError::NOT_INITIALIZED)
 }
 
+/// Runs `f` on the initialised runtime without blocking: `None` if there is none or its
+/// slot is being written. For signal handlers, which must not wait on a lock.
+pub fn try_with_runtime<R>(f: impl FnOnce(&Runtime) -> R) -> Option<R> {
+    let current = CURRENT.try_read()?;
+    current.as_deref().map(f)
+}
+
 pub fn init() -> HsaResult {
     let mut g = GLOBAL.lock();
     if g.refcount == u32::MAX {
@@ -191,7 +198,7 @@ impl Runtime {
         for r in self.memory.drain_pool_allocations() {
             // SAFETY: pool allocations are our own mappings; after shut-down no client may
             // use HSA memory (the HSA spec makes it invalid).
-            unsafe { crate::memory::unmap(r.start as *mut u8, r.mapped_len) };
+            unsafe { crate::memory::unmap_pool_allocation(&r) };
         }
         self.loader.clear();
     }

@@ -24,7 +24,7 @@ impl Store {
     fn new() -> Store {
         let exec = load_executable(&compile_hip(KERNELS, "gfx942")).expect("loads");
         let kernel = kernel_object(exec, "store.kd");
-        let out = pool_alloc(pools(gpu())[0], 256).unwrap() as *mut i32;
+        let out = pool_alloc(host_visible_pool(), 256).unwrap() as *mut i32;
         let kernarg = pool_alloc(kernarg_pool(), 64).unwrap();
         // SAFETY: a fresh 64-byte kernarg block: `out` at 0, `v` at 8.
         unsafe {
@@ -96,7 +96,7 @@ fn kernel_objects_that_are_not_loaded_descriptors_are_invalid_packets() {
     // A copy of the real descriptor in device memory whose code is `s_endpgm`: readable,
     // well-formed, but not something the loader placed (hardware would not execute it from
     // non-executable memory either).
-    let fake = pool_alloc(pools(gpu())[0], 4096).unwrap() as *mut u8;
+    let fake = pool_alloc(host_visible_pool(), 4096).unwrap() as *mut u8;
     // SAFETY: 64 bytes of the loaded descriptor into a fresh 4 KiB block.
     unsafe {
         std::ptr::copy_nonoverlapping(k.kernel as *const u8, fake, 64);
@@ -237,16 +237,16 @@ fn gated_copy(dst: *mut c_void, src: *const c_void, gate: hsa_signal_t, done: hs
 #[test]
 fn a_copy_whose_memory_was_freed_before_it_ran_fails_without_touching_it() {
     let _h = Hsa::init();
-    let device = pools(gpu())[0];
-    let dst = pool_alloc(device, 4096).unwrap();
+    let pool = host_visible_pool();
+    let dst = pool_alloc(pool, 4096).unwrap();
     let gate = signal(1);
     let done = signal(1);
     for free_source in [true, false] {
-        let src = pool_alloc(device, 4096).unwrap();
+        let src = pool_alloc(pool, 4096).unwrap();
         let target = if free_source {
             dst
         } else {
-            pool_alloc(device, 4096).unwrap()
+            pool_alloc(pool, 4096).unwrap()
         };
         hsa_signal_store_relaxed(gate, 1);
         hsa_signal_store_relaxed(done, 1);
@@ -267,7 +267,7 @@ fn a_copy_whose_memory_was_freed_before_it_ran_fails_without_touching_it() {
         }
     }
     // The engines still copy.
-    let src = pool_alloc(device, 4096).unwrap();
+    let src = pool_alloc(pool, 4096).unwrap();
     // SAFETY: a live 4 KiB allocation.
     unsafe { std::ptr::write_bytes(src as *mut u8, 0x5a, 4096) };
     hsa_signal_store_relaxed(done, 1);
@@ -282,9 +282,9 @@ fn a_copy_whose_memory_was_freed_before_it_ran_fails_without_touching_it() {
 #[test]
 fn a_panic_in_a_copy_engine_fails_that_copy_only() {
     let _h = Hsa::init();
-    let device = pools(gpu())[0];
-    let src = pool_alloc(device, 4096).unwrap();
-    let dst = pool_alloc(device, 4096).unwrap();
+    let pool = host_visible_pool();
+    let src = pool_alloc(pool, 4096).unwrap();
+    let dst = pool_alloc(pool, 4096).unwrap();
     // SAFETY: live 4 KiB allocations.
     unsafe {
         std::ptr::write_bytes(src as *mut u8, 0x11, 4096);

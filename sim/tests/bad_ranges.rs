@@ -199,8 +199,11 @@ fn copies_from_locked_memory_unmapped_since_are_refused_at_submission() {
     // The part still mapped copies as before.
     assert_eq!(copy_to_device(dev, p, page, done), status::SUCCESS);
     assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
-    // SAFETY: the device allocation is host-addressable in hsasim.
-    assert_eq!(unsafe { *dev.cast::<u8>().add(page - 1) }, 0x3c);
+    // SAFETY (pointer arithmetic): within the two-page allocation.
+    assert_eq!(
+        read_device_byte(unsafe { dev.cast::<u8>().add(page - 1) }.cast()),
+        0x3c
+    );
     assert_eq!(hsa_amd_memory_unlock(p_host.cast()), status::SUCCESS);
     release(p_host);
     hsa_amd_memory_pool_free(dev);
@@ -260,7 +263,7 @@ fn synchronous_copies_of_unmapped_memory_fail() {
         // Mapped host memory of any kind is fine, as on ROCr.
         std::ptr::write_bytes(p, 0x5e, page);
         assert_eq!(hsa_memory_copy(dev, p.cast(), page), status::SUCCESS);
-        assert_eq!(*dev.cast::<u8>().add(page - 1), 0x5e);
+        assert_eq!(read_device_byte(dev.byte_add(page - 1)), 0x5e);
     }
     release(p);
     hsa_amd_memory_pool_free(dev);

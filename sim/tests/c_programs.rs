@@ -216,3 +216,49 @@ fn c_hidden_exports_are_not_found_and_the_rest_work() {
         )],
     );
 }
+
+#[test]
+fn c_cpu_touch_of_device_memory_without_a_large_bar_is_named_and_fatal() {
+    use std::os::unix::process::ExitStatusExt;
+    let exe = program("cpu_touch");
+    for threads in ["1", "0"] {
+        // A large BAR: the CPU reads and writes device memory.
+        run(
+            &exe,
+            &[Path::new("bar")],
+            &[("HSASIM_LARGE_BAR", "1")],
+            threads,
+        );
+        // None (strict's default): copies reach the memory, the CPU store dies of it, and
+        // hsasim says why first.
+        let out = Command::new(&exe)
+            .arg("nobar")
+            .env("LD_LIBRARY_PATH", build_dir())
+            .env("HSASIM_THREADS", threads)
+            .env("HSASIM_STRICT", "1")
+            .env_remove("HSASIM_LARGE_BAR")
+            .env_remove("HSASIM_GPUS")
+            .env_remove("HSASIM_GFX")
+            .output()
+            .expect("test program runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        let touched = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("touching 0x"))
+            .unwrap_or_else(|| panic!("no touch reached:\n{stdout}\n{stderr}"));
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGSEGV),
+            "the touch must fault as on hardware:\n{stdout}\n{stderr}"
+        );
+        assert!(
+            stderr.contains("strict rule `cpu-touch-device-memory`")
+                && stderr.contains(&format!("the CPU touched 0x{touched}")),
+            "the fault is named with its address:\n{stderr}"
+        );
+        assert!(!stdout.contains("cpu_touch: ok"));
+    }
+}

@@ -134,7 +134,7 @@ fn child() {
     };
     let _h = Hsa::init();
     let exec = load_executable(&compile_hip(KERNELS, "gfx942")).expect("loads");
-    let buffer = pool_alloc(pools(gpu())[0], 256).unwrap();
+    let buffer = pool_alloc(host_visible_pool(), 256).unwrap();
     let kernarg = pool_alloc(kernarg_pool(), 64).unwrap();
     // SAFETY: fresh 256-byte buffer and 64-byte kernarg block; both kernels take the buffer
     // as their first argument and `store` its value at 8.

@@ -29,7 +29,7 @@ impl Store {
     fn new() -> Store {
         let exec = load_executable(&compile_hip(KERNELS, "gfx942")).expect("loads");
         let kernel = kernel_object(exec, "store.kd");
-        let out = pool_alloc(pools(gpu())[0], 256).unwrap() as *mut i32;
+        let out = pool_alloc(host_visible_pool(), 256).unwrap() as *mut i32;
         let kernarg = pool_alloc(kernarg_pool(), 128).unwrap() as *mut u8;
         // SAFETY: inside the fresh 128-byte block: `out` at +0, `v` (7) at +8.
         unsafe {
@@ -254,7 +254,7 @@ fn locked_memory_is_reached_through_its_agent_address_only() {
     );
 
     // Copy engines: the agent address copies, the host pointer is refused.
-    let dev = pool_alloc(pools(gpu())[0], 4096).unwrap();
+    let dev = pool_alloc(host_visible_pool(), 4096).unwrap();
     host[100] = 0x1234;
     for (src, expect) in [
         (agent as *const c_void, status::SUCCESS),
@@ -268,7 +268,7 @@ fn locked_memory_is_reached_through_its_agent_address_only() {
         assert_eq!(s, expect);
         if s == status::SUCCESS {
             assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
-            // SAFETY: device memory is host memory in hsasim; the copy is done.
+            // SAFETY: host-visible memory; the copy is done.
             assert_eq!(unsafe { *dev.cast::<i32>().add(100) }, 0x1234);
         }
         hsa_signal_destroy(done);

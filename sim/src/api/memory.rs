@@ -112,7 +112,11 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
         unsafe {
             match attr {
                 HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS => {
-                    let access = if p.kind == PoolKind::Group && !local {
+                    let cpu_without_bar =
+                        !a.is_gpu() && p.kind == PoolKind::Device && !rt.config.large_bar;
+                    let access = if (p.kind == PoolKind::Group && !local) || cpu_without_bar {
+                        // A CPU that cannot reach device memory through the BAR: AMD's runtime
+                        // reads NEVER_ALLOWED here as "no large BAR".
                         HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED
                     } else if local || !p.on_gpu() {
                         HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
@@ -170,7 +174,7 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
         if ptr.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let a = pool_allocate(&rt.memory, p, pool.handle, size as u64)?;
+        let a = pool_allocate(&rt.memory, p, pool.handle, size as u64, rt.config.large_bar)?;
         // SAFETY: checked non-null; valid per the caller.
         unsafe { out(ptr, a.cast::<c_void>()) }
     })
@@ -492,7 +496,11 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
                     RegionKind::LockedHost { agent_address } => agent_address,
                     _ => r.start,
                 } as *mut c_void,
-                host_base_address: r.host as *mut c_void,
+                // hsasim's private view of device memory is not the program's business.
+                host_base_address: match r.kind {
+                    RegionKind::PoolAllocation { .. } => r.start,
+                    _ => r.host,
+                } as *mut c_void,
                 size_in_bytes: r.len as usize,
                 user_data: r.user_data as *mut c_void,
                 agent_owner: r.owner,

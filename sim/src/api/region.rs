@@ -148,7 +148,13 @@ pub unsafe extern "C" fn hsa_memory_allocate(
         if ptr.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let a = pool_allocate(&rt.memory, &p, region.handle, size as u64)?;
+        let a = pool_allocate(
+            &rt.memory,
+            &p,
+            region.handle,
+            size as u64,
+            rt.config.large_bar,
+        )?;
         // SAFETY: checked non-null; valid per the caller.
         unsafe { out(ptr, a.cast::<c_void>()) }
     })

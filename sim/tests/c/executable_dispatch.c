@@ -68,7 +68,9 @@ int main(int argc, char **argv) {
   CHECK(*(int *)bias_addr == 5, "device global initial value %d", *(int *)bias_addr);
   *(int *)bias_addr = 7; /* host and device share memory in the simulator, as on an APU */
 
-  /* Buffers: device memory in and out, kernarg from the kernarg pool. */
+  /* Buffers: device memory in and out (filled and read back with hsa_memory_copy: the CPU
+   * may not touch device memory unless the GPU has a large BAR), kernarg from the kernarg
+   * pool. */
   enum { N = 1000, BLOCK = 64 };
   hsa_amd_memory_pool_t dev_pool = find_pool(ag.gpu, 0, 1);
   hsa_amd_memory_pool_t karg_pool = find_pool(ag.cpu, 1, 0);
@@ -78,7 +80,10 @@ int main(int argc, char **argv) {
   hsa_agent_t both[2] = {ag.cpu, ag.gpu};
   OK(hsa_amd_agents_allow_access(2, both, NULL, in));
   OK(hsa_amd_agents_allow_access(2, both, NULL, out));
-  for (int i = 0; i < N; i++) in[i] = i - 300, out[i] = -1;
+  static int host_in[N], host_out[N];
+  for (int i = 0; i < N; i++) host_in[i] = i - 300, host_out[i] = -1;
+  OK(hsa_memory_copy(in, host_in, sizeof host_in));
+  OK(hsa_memory_copy(out, host_out, sizeof host_out));
   uint8_t *kernarg = NULL;
   OK(hsa_amd_memory_pool_allocate(karg_pool, kernarg_size, 0, (void **)&kernarg));
   memset(kernarg, 0, kernarg_size);
@@ -103,8 +108,10 @@ int main(int argc, char **argv) {
   OK(hsa_amd_profiling_set_profiler_enabled(q, 1));
   publish(q, &d);
   CHECK(wait_eq(done, 0, 60 * SECOND_NS) == 0, "kernel did not complete");
+  OK(hsa_memory_copy(host_out, out, sizeof host_out));
   for (int i = 0; i < N; i++)
-    CHECK(out[i] == (i - 300) * 3 + 7, "out[%d] = %d, expected %d", i, out[i], (i - 300) * 3 + 7);
+    CHECK(host_out[i] == (i - 300) * 3 + 7, "out[%d] = %d, expected %d", i, host_out[i],
+          (i - 300) * 3 + 7);
   hsa_amd_profiling_dispatch_time_t t;
   OK(hsa_amd_profiling_get_dispatch_time(ag.gpu, done, &t));
   CHECK(t.end >= t.start && t.start != 0, "dispatch time");

@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
   int *bias = NULL, *out = NULL;
   OK(hsa_amd_memory_pool_allocate(dev_pool, sizeof(int), 0, (void **)&bias));
   OK(hsa_amd_memory_pool_allocate(dev_pool, 64 * sizeof(int), 0, (void **)&out));
-  *bias = 1000;
+  int bias_value = 1000; /* device memory: written as a client without a large BAR must */
+  OK(hsa_memory_copy(bias, &bias_value, sizeof bias_value));
   hsa_executable_t exe;
   OK(hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &exe));
   OK(hsa_executable_agent_global_variable_define(exe, ag.gpu, "ext_bias", bias));
@@ -75,8 +76,10 @@ int main(int argc, char **argv) {
   d.header = header(HSA_PACKET_TYPE_KERNEL_DISPATCH, 1);
   publish(q, &d);
   CHECK(wait_eq(done, 0, 60 * SECOND_NS) == 0, "kernel did not complete");
+  int host_out[64];
+  OK(hsa_memory_copy(host_out, out, sizeof host_out));
   for (int i = 0; i < 64; i++)
-    CHECK(out[i] == 1000 + 10 * ((i & 3) + 1), "out[%d] = %d", i, out[i]);
+    CHECK(host_out[i] == 1000 + 10 * ((i & 3) + 1), "out[%d] = %d", i, host_out[i]);
 
   OK(hsa_queue_destroy(q));
   OK(hsa_executable_destroy(exe));

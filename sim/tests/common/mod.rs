@@ -291,6 +291,23 @@ pub fn pool_alloc(pool: hsa_amd_memory_pool_t, size: usize) -> Result<*mut c_voi
     }
 }
 
+/// Memory the CPU and the GPU both reach, for buffers a test fills or reads back on the CPU:
+/// the CPU's fine-grained pool. A GPU's own pool would do only on a large-BAR host, which
+/// strict hsasim is not (`HSASIM_LARGE_BAR`).
+pub fn host_visible_pool() -> hsa_amd_memory_pool_t {
+    pools(cpu())[0]
+}
+
+/// The byte at `ptr` in memory the CPU may not touch (a GPU's pool), read as a program
+/// would: through `hsa_memory_copy`.
+pub fn read_device_byte(ptr: *const c_void) -> u8 {
+    let mut byte = 0u8;
+    // SAFETY: one byte into a local; hsasim checks the source range.
+    let s = unsafe { hsa_memory_copy((&mut byte as *mut u8).cast(), ptr, 1) };
+    assert_eq!(s, status::SUCCESS, "hsa_memory_copy from {ptr:?}");
+    byte
+}
+
 /// The CPU agent's kernarg pool (ROCr lists it second).
 pub fn kernarg_pool() -> hsa_amd_memory_pool_t {
     pools(cpu())[1]
