@@ -172,9 +172,12 @@ impl Queue {
         for slot in 0..u64::from(p.size) {
             // SAFETY: slot * 64 < ring_bytes; the ring is private until the queue is returned.
             unsafe {
-                ring.add((slot * 64) as usize)
-                    .cast::<u16>()
+                let slot = ring.add((slot * 64) as usize);
+                slot.cast::<u16>()
                     .write(packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0));
+                if rt.config.strict {
+                    fill_stale_body(slot);
+                }
             }
         }
         let doorbell = match rt
@@ -462,6 +465,16 @@ impl Queue {
         if crate::capture::is_on() {
             self.capture(rt, read, header);
         }
+        if rt.config.strict {
+            // SAFETY: a live slot of the ring, read as eight words without assuming the
+            // producer is done with it (that is what is being checked).
+            let words = unsafe { std::ptr::read_volatile(self.slot(read).cast::<[u64; 8]>()) };
+            if let Err(violation) = crate::strict::body_written(&words) {
+                let (code, message) = invalid_packet(read, violation);
+                self.fail(code, &message);
+                return true;
+            }
+        }
         // An internal panic fails this packet like any other error: the queue stops with
         // an error report, and the process and the other queues go on.
         let result = catch_panic(|| self.execute(rt, read, header)).unwrap_or_else(|why| {
@@ -473,6 +486,11 @@ impl Queue {
         std::sync::atomic::fence(Ordering::SeqCst);
         match result {
             Ok(()) => {
+                if rt.config.strict {
+                    // SAFETY: the consumed slot; its producer finished with it and the next
+                    // one may not write it before the read index moves on below.
+                    unsafe { fill_stale_body(self.slot(read)) };
+                }
                 self.header(read).store(
                     packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0),
                     Ordering::Release,
@@ -699,5 +717,19 @@ fn packet_type_name(t: u16) -> &'static str {
         HSA_PACKET_TYPE_AGENT_DISPATCH => "AGENT_DISPATCH",
         HSA_PACKET_TYPE_BARRIER_OR => "BARRIER_OR",
         _ => "unknown",
+    }
+}
+
+/// Fills bytes 8-63 of a free ring slot with [`crate::strict::STALE_BODY`].
+///
+/// # Safety
+/// `slot` is a 64-byte aligned ring slot no producer may write now.
+unsafe fn fill_stale_body(slot: *mut u8) {
+    for word in 1..8 {
+        // SAFETY: within the slot, per the caller; volatile because producers read and write
+        // the ring from other threads once the slot is theirs.
+        unsafe {
+            std::ptr::write_volatile(slot.cast::<u64>().add(word), crate::strict::STALE_BODY)
+        };
     }
 }

@@ -194,9 +194,45 @@ pub fn barrier(p: &hsa_barrier_and_packet_t) -> Result<(), Violation> {
     Ok(())
 }
 
+/// What strict mode leaves in the body (bytes 8-63) of every free ring slot: no packet holds
+/// it (as an address it is non-canonical; as sizes, a grid of billions twice over), so a
+/// packet seen with a valid header and this pattern in its body was published before its
+/// body was written.
+pub const STALE_BODY: u64 = 0x5eed_5eed_5eed_5eed;
+
+/// A packet whose header is valid must have its body written: the header is the last thing a
+/// producer stores (with release semantics), since the packet processor may read the packet
+/// the moment the header is valid, doorbell or not.
+pub fn body_written(words: &[u64; 8]) -> Result<(), Violation> {
+    match words[1..].iter().position(|&w| w == STALE_BODY) {
+        Some(i) => broken(
+            "header-written-last",
+            format!(
+                "the header is valid but bytes {}-{} still hold the fill pattern of a free \
+                 slot ({STALE_BODY:#x}): the header was stored before the body; store the \
+                 body first and the header last, with a release store",
+                8 * (i + 1),
+                8 * (i + 1) + 7
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_still_holding_the_fill_pattern_breaks_header_written_last() {
+        let mut words = [0u64; 8];
+        words[0] = STALE_BODY; // header, setup, work-group sizes: not body
+        assert_eq!(body_written(&words), Ok(()));
+        words[6] = STALE_BODY;
+        let v = body_written(&words).unwrap_err();
+        assert_eq!(v.rule, "header-written-last");
+        assert!(v.detail.contains("bytes 48-55"), "{}", v.detail);
+    }
 
     fn good() -> (hsa_kernel_dispatch_packet_t, KernelDescriptor) {
         let packet = hsa_kernel_dispatch_packet_t {

@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU16, Ordering};
 
 const KERNELS: &str = r#"
 extern "C" __attribute__((global)) void store(int* out, int v) {
@@ -203,6 +204,43 @@ fn a_doorbell_rung_past_the_write_index_fails_the_queue() {
         "{message}"
     );
     assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+}
+
+#[test]
+fn a_header_published_before_its_body_fails_the_queue() {
+    let _h = strict_hsa();
+    let k = Store::new();
+    let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+    let done = signal(1);
+    // A producer that stores the header first: the packet processor may see the packet
+    // between the two stores; here it sees it before the body is written at all.
+    let packet = k.packet(done);
+    let index = hsa_queue_add_write_index_screlease(q, 1);
+    // SAFETY: a live queue; slot `index` is ours (the ring is empty).
+    unsafe {
+        let slot = ((*q).base_address as *mut u8).add((index % u64::from((*q).size)) as usize * 64);
+        AtomicU16::from_ptr(slot.cast::<u16>()).store(packet.header, Ordering::Release);
+        hsa_signal_store_screlease((*q).doorbell_signal, index as i64);
+    }
+    assert_eq!(queue_error(q), status::ERROR_INVALID_PACKET_FORMAT);
+    let message = hsasim::testing::queue_failure(q as u64).expect("a logged failure");
+    assert!(
+        message.contains("strict rule `header-written-last`"),
+        "{message}"
+    );
+    assert_eq!(hsa_signal_load_relaxed(done), 1, "the packet did not run");
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    // Written in the right order, slots keep working as the ring wraps (each consumed slot
+    // gets the fill pattern back).
+    let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+    for _ in 0..70 {
+        hsa_signal_store_relaxed(done, 1);
+        // SAFETY: a live queue and a 64-byte packet.
+        unsafe { publish(q, k.packet(done)) };
+        assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
+    }
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    hsa_signal_destroy(done);
 }
 
 /// Strict mode gives locked host memory an agent address of the device's own, as a discrete
