@@ -58,6 +58,8 @@ pub struct Queue {
     pub id: u64,
     pub agent: Arc<Agent>,
     pub doorbell: Arc<Signal>,
+    /// Created as `HSA_QUEUE_TYPE_SINGLE`: one producer, so its doorbell never goes back.
+    single_producer: bool,
     error_callback: Option<QueueErrorCallback>,
     callback_data: usize,
     state: AtomicU8,
@@ -234,6 +236,7 @@ impl Queue {
             id,
             agent,
             doorbell,
+            single_producer: p.queue_type == HSA_QUEUE_TYPE_SINGLE,
             error_callback: p.callback,
             callback_data: p.data as usize,
             state: AtomicU8::new(ACTIVE),
@@ -411,8 +414,14 @@ impl Queue {
         Some((header.packet_type(), completion))
     }
 
-    /// Strict mode's doorbell rule on the doorbell's value now.
+    /// Strict mode's doorbell rules on the doorbell's value now and its history.
     fn doorbell_check(&self) -> Result<(), crate::strict::Violation> {
+        if self.single_producer {
+            crate::strict::doorbell_monotonic(
+                self.doorbell.doorbell_fell_back_from(),
+                self.doorbell.load(Ordering::Relaxed),
+            )?;
+        }
         crate::strict::doorbell(
             self.doorbell.load(Ordering::Acquire),
             self.write_index().load(Ordering::Acquire),
@@ -464,6 +473,15 @@ impl Queue {
         std::sync::atomic::fence(Ordering::SeqCst);
         if crate::capture::is_on() {
             self.capture(rt, read, header);
+        }
+        if rt.config.strict && self.single_producer {
+            let rung = self.doorbell.load(Ordering::Relaxed);
+            let history = self.doorbell.doorbell_fell_back_from();
+            if let Err(violation) = crate::strict::doorbell_monotonic(history, rung) {
+                let (code, message) = invalid_packet(read, violation);
+                self.fail(code, &message);
+                return true;
+            }
         }
         if rt.config.strict {
             // SAFETY: a live slot of the ring, read as eight words without assuming the

@@ -16,12 +16,13 @@
 use crate::error::{HsaError, HsaResult};
 use crate::handles::Slab;
 use hsa_abi::{
-    amd_signal_t, hsa_signal_t, hsa_signal_value_t, AMD_SIGNAL_KIND_INVALID, AMD_SIGNAL_KIND_USER,
+    amd_signal_t, hsa_signal_t, hsa_signal_value_t, AMD_SIGNAL_KIND_DOORBELL,
+    AMD_SIGNAL_KIND_INVALID, AMD_SIGNAL_KIND_USER,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::cell::UnsafeCell;
 use std::mem::offset_of;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -123,8 +124,42 @@ impl SignalMemory {
     }
 
     pub fn store(&self, v: i64, order: Ordering) {
-        self.value().store(v, order);
+        if self.kind() == AMD_SIGNAL_KIND_DOORBELL {
+            // Only the queue's producer stores to a single-producer doorbell, so reading the
+            // old value first races with nobody that matters.
+            let old = self.value().load(Ordering::Relaxed);
+            self.value().store(v, order);
+            if v < old {
+                self.note_doorbell_fell_back(old);
+            }
+        } else {
+            self.value().store(v, order);
+        }
         HUB.notify();
+    }
+
+    /// The first value this doorbell fell back from (kept in the doorbell's `reserved3`,
+    /// which no one else uses): strict mode's `doorbell-monotonic` reads it.
+    #[cold]
+    fn note_doorbell_fell_back(&self, from: i64) {
+        let _ = self.fell_back_field().compare_exchange(
+            0,
+            from.wrapping_add(1),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    fn fell_back_field(&self) -> &AtomicI64 {
+        self.field(offset_of!(amd_signal_t, reserved3))
+    }
+
+    /// For a doorbell: the value it was rung with before a later store went lower, if any.
+    pub fn doorbell_fell_back_from(&self) -> Option<i64> {
+        match self.fell_back_field().load(Ordering::Relaxed) {
+            0 => None,
+            v => Some(v.wrapping_sub(1)),
+        }
     }
 
     /// Applies a read-modify-write and wakes waiters; returns the previous value.
@@ -170,6 +205,9 @@ fn alloc_memory(kind: i64, initial: i64) -> HsaResult<&'static SignalMemory> {
         memory.ts(false),
         memory.ts(true),
         memory.queue_ptr(),
+        memory.fell_back_field(),
+        memory.field(offset_of!(amd_signal_t, event_mailbox_ptr)),
+        memory.field(offset_of!(amd_signal_t, event_id)),
     ] {
         field.store(0, Ordering::Relaxed);
     }
@@ -209,6 +247,10 @@ pub struct Signal {
 
 impl Drop for Signal {
     fn drop(&mut self) {
+        let event = self.event_id();
+        if event != 0 {
+            EVENTS.lock().free.push(event);
+        }
         self.memory
             .kind_field()
             .store(AMD_SIGNAL_KIND_INVALID, Ordering::Release);
@@ -225,6 +267,55 @@ impl std::ops::Deref for Signal {
     }
 }
 
+/// KFD's budget of signal events per process (`KFD_SIGNAL_EVENT_LIMIT`): what lets a CPU
+/// sleep on a signal until the GPU's completion interrupt instead of polling it.
+pub const SIGNAL_EVENT_LIMIT: usize = 4096;
+
+/// The process's signal events, as KFD hands them out: ids 1.., each with a mailbox word the
+/// GPU writes to raise the interrupt. ROCr gives one to every signal a CPU may wait on and,
+/// when KFD has none left, makes a polling signal instead (event id 0, no mailbox): it still
+/// works, but a CPU wait on it spins or sleeps in slices rather than sleeping on an interrupt.
+struct EventPool {
+    free: Vec<u32>,
+    next: u32,
+    exhausted_warned: bool,
+}
+
+static EVENTS: Mutex<EventPool> = Mutex::new(EventPool {
+    free: Vec::new(),
+    next: 1,
+    exhausted_warned: false,
+});
+
+/// The event mailboxes (event `id` writes slot `id - 1`).
+static MAILBOXES: [AtomicU64; SIGNAL_EVENT_LIMIT] =
+    [const { AtomicU64::new(0) }; SIGNAL_EVENT_LIMIT];
+
+fn take_event() -> Option<u32> {
+    let mut pool = EVENTS.lock();
+    if let Some(id) = pool.free.pop() {
+        return Some(id);
+    }
+    if (pool.next as usize) <= SIGNAL_EVENT_LIMIT {
+        pool.next += 1;
+        return Some(pool.next - 1);
+    }
+    if !pool.exhausted_warned {
+        pool.exhausted_warned = true;
+        tracing::warn!(target: "hsasim", "all {SIGNAL_EVENT_LIMIT} signal events of this process are in use (KFD's limit): new signals are polling signals, as with ROCr (CPU waits on them poll instead of sleeping on an interrupt)");
+    }
+    None
+}
+
+/// Whether ROCr would give a signal with these attributes and consumers an interrupt event:
+/// not for GPU-only or IPC signals, nor for signals whose consumers are all GPUs.
+pub fn wants_event(attributes: u64, consumers: &[u64], is_cpu: impl Fn(u64) -> bool) -> bool {
+    const GPU_ONLY: u64 = 1;
+    const IPC: u64 = 2;
+    attributes & (GPU_ONLY | IPC) == 0
+        && (consumers.is_empty() || consumers.iter().any(|&a| is_cpu(a)))
+}
+
 impl Signal {
     pub fn new(
         kind: i64,
@@ -237,6 +328,25 @@ impl Signal {
             consumers,
             attributes,
         })
+    }
+
+    /// Gives this signal one of the process's interrupt events, if any is left; otherwise it
+    /// stays a polling signal.
+    pub fn attach_event(&self) {
+        if let Some(id) = take_event() {
+            let mailbox = &MAILBOXES[id as usize - 1];
+            self.field(offset_of!(amd_signal_t, event_mailbox_ptr))
+                .store(mailbox.as_ptr() as i64, Ordering::Relaxed);
+            // event_id shares its 8 bytes with reserved1 (0).
+            self.field(offset_of!(amd_signal_t, event_id))
+                .store(i64::from(id), Ordering::Release);
+        }
+    }
+
+    /// The interrupt event this signal owns (0: a polling signal).
+    pub fn event_id(&self) -> u32 {
+        self.field(offset_of!(amd_signal_t, event_id))
+            .load(Ordering::Acquire) as u32
     }
 
     pub fn set_queue_ptr(&self, queue: u64) {

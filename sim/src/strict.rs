@@ -179,6 +179,23 @@ pub fn doorbell(rung: i64, write_index: u64) -> Result<(), Violation> {
     Ok(())
 }
 
+/// A single-producer queue's doorbell only moves forward: its producer rings with the last
+/// packet it published, so a lower value means a stale or miscomputed index (the command
+/// processor takes the doorbell as its write pointer). Several producers may legitimately
+/// ring out of order (the HSA multi-producer model), so multi-producer queues are exempt.
+pub fn doorbell_monotonic(fell_back_from: Option<i64>, now: i64) -> Result<(), Violation> {
+    match fell_back_from {
+        Some(from) => broken(
+            "doorbell-monotonic",
+            format!(
+                "the doorbell of this single-producer queue was rung with {from} and later \
+                 with a lower value (it reads {now} now)"
+            ),
+        ),
+        None => Ok(()),
+    }
+}
+
 /// A barrier-AND or barrier-OR packet: its reserved fields are 0.
 pub fn barrier(p: &hsa_barrier_and_packet_t) -> Result<(), Violation> {
     header(p.header)?;

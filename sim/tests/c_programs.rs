@@ -262,3 +262,8 @@ fn c_cpu_touch_of_device_memory_without_a_large_bar_is_named_and_fatal() {
         assert!(!stdout.contains("cpu_touch: ok"));
     }
 }
+
+#[test]
+fn c_signals_get_interrupt_events_up_to_kfds_limit_then_poll() {
+    both_modes("signal_events", &[]);
+}

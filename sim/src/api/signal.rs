@@ -24,6 +24,34 @@ fn consumers_of(num: u32, consumers: *const hsa_agent_t) -> crate::error::HsaRes
         .collect()
 }
 
+/// A user signal, with an interrupt event when ROCr would give it one (both creation calls
+/// are one in ROCr: `hsa_signal_create` is `hsa_amd_signal_create` without attributes).
+fn user_signal(
+    rt: &crate::system::Runtime,
+    initial: hsa_signal_value_t,
+    consumers: Vec<u64>,
+    attributes: u64,
+) -> crate::error::HsaResult<std::sync::Arc<crate::signal::Signal>> {
+    let mut distinct = consumers.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() != consumers.len() {
+        tracing::error!(target: "hsasim", "signal creation names an agent twice among the consumers");
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    let s = rt
+        .signals
+        .create(AMD_SIGNAL_KIND_USER, initial, consumers, attributes)?;
+    let is_cpu = |agent| {
+        rt.agent(hsa_agent_t { handle: agent })
+            .is_ok_and(|a| !a.is_gpu())
+    };
+    if crate::signal::wants_event(attributes, &s.consumers, is_cpu) {
+        s.attach_event();
+    }
+    Ok(s)
+}
+
 /// # Safety
 /// `consumers` must hold `num_consumers` agents (or be null when zero); `signal` valid.
 #[no_mangle]
@@ -38,10 +66,12 @@ pub unsafe extern "C" fn hsa_signal_create(
         if signal.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let cons = consumers_of(num_consumers, consumers)?;
-        let s = rt
-            .signals
-            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, 0)?;
+        let s = user_signal(
+            &rt,
+            initial_value,
+            consumers_of(num_consumers, consumers)?,
+            0,
+        )?;
         // SAFETY: checked non-null; valid per the caller.
         unsafe { out(signal, s.handle()) }
     })
@@ -73,10 +103,12 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
             );
             return Err(HsaError::OUT_OF_RESOURCES);
         }
-        let cons = consumers_of(num_consumers, consumers)?;
-        let s = rt
-            .signals
-            .create(AMD_SIGNAL_KIND_USER, initial_value, cons, attributes)?;
+        let s = user_signal(
+            &rt,
+            initial_value,
+            consumers_of(num_consumers, consumers)?,
+            attributes,
+        )?;
         // SAFETY: checked non-null; valid per the caller.
         unsafe { out(signal, s.handle()) }
     })
