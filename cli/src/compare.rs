@@ -2,11 +2,14 @@
 //! `hipcc`, linked to `libamdhip64.so.5`) twice on hsasim, under AMD's own runtime and under
 //! hipshim, each with `HSASIM_CAPTURE`, and prints where the kernel dispatches the two submit
 //! differ: header bits (barrier, acquire and release fence scopes), setup dimensions, grid and
-//! work-group sizes, segment sizes, the kernel, the completion signal's presence and every
-//! 8-byte word of the kernarg segment, explicit and hidden arguments alike.
+//! work-group sizes, segment sizes, the kernel, the completion signal's presence, every 8-byte
+//! word of the explicit arguments, and every hidden argument by name (block counts, group
+//! sizes, remainders, offsets, grid dims, heap, hostcall, multigrid sync, queue pointer, ...:
+//! the capture decodes them from the kernel's metadata, for code object v4 and v5 alike).
+//! The runs' copies, doorbells and queues are counted side by side.
 //!
-//! Addresses are normalised: a kernarg word that looks like an address (at least 2^32, below
-//! 2^48) matches any other such word, as buffers live at different addresses in the two runs.
+//! Addresses are normalised: a word that looks like an address (at least 2^32, below 2^48)
+//! matches any other such word, as buffers live at different addresses in the two runs.
 //! Dispatches are paired in the order the device took them, which is the program's order for a
 //! program that submits on one stream at a time; barrier packets are counted, not paired, as
 //! the runtimes order streams with different packets.
@@ -40,6 +43,21 @@ pub struct Dispatch {
     pub group_segment: u32,
     pub completion_signal: bool,
     pub kernarg: Vec<u8>,
+    /// The hidden arguments as (kind, offset, value), in the metadata's order.
+    pub hidden: Vec<(String, u32, u64)>,
+}
+
+impl Dispatch {
+    /// Bytes of explicit arguments: up to the first hidden argument (all of the segment if
+    /// the capture decoded none).
+    fn explicit_len(&self) -> usize {
+        self.hidden
+            .iter()
+            .map(|(_, offset, _)| *offset as usize)
+            .min()
+            .unwrap_or(self.kernarg.len())
+            .min(self.kernarg.len())
+    }
 }
 
 /// What one run's capture holds.
@@ -48,6 +66,8 @@ pub struct Capture {
     pub dispatches: Vec<Dispatch>,
     pub barriers: usize,
     pub queues: std::collections::BTreeSet<u64>,
+    pub copies: usize,
+    pub doorbells: usize,
 }
 
 fn unhex(text: &str) -> Result<Vec<u8>, String> {
@@ -68,6 +88,19 @@ pub fn parse_capture(text: &str) -> Result<Capture, String> {
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
         if let Some(q) = v["queue"].as_u64() {
             capture.queues.insert(q);
+        }
+        match v["event"].as_str() {
+            // Lines from before events were named are packets.
+            Some("packet") | None => {}
+            Some("copy") => {
+                capture.copies += 1;
+                continue;
+            }
+            Some("doorbell") => {
+                capture.doorbells += 1;
+                continue;
+            }
+            Some(_) => continue,
         }
         match v["type"].as_str() {
             Some("kernel_dispatch") => {}
@@ -94,6 +127,21 @@ pub fn parse_capture(text: &str) -> Result<Capture, String> {
             group_segment: u32_at(28),
             completion_signal: u64_at(56) != 0,
             kernarg: unhex(v["kernarg"].as_str().unwrap_or_default()).map_err(bad)?,
+            hidden: v["hidden"]
+                .as_array()
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|h| {
+                            let value = h["value"].as_str()?.trim_start_matches("0x");
+                            Some((
+                                h["kind"].as_str()?.to_owned(),
+                                u32::try_from(h["offset"].as_u64()?).ok()?,
+                                u64::from_str_radix(value, 16).ok()?,
+                            ))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         });
     }
     Ok(capture)
@@ -130,11 +178,35 @@ fn scope(s: u16) -> String {
     }
 }
 
-/// The differences between paired dispatches (in order; extra ones on either side are one
-/// difference each).
+/// Pairs the n-th dispatch of each kernel under AMD's runtime with the n-th of the same
+/// kernel under hipshim (a runtime's own kernels, such as AMD's blit kernels for memset, have
+/// no partner and are counted instead). Returns (index in AMD's order, AMD's, hipshim's).
+fn pair<'a>(amd: &'a [Dispatch], ours: &'a [Dispatch]) -> Vec<(usize, &'a Dispatch, &'a Dispatch)> {
+    let mut taken = vec![false; ours.len()];
+    let mut pairs = Vec::new();
+    for (i, a) in amd.iter().enumerate() {
+        let partner = ours
+            .iter()
+            .enumerate()
+            .position(|(j, b)| !taken[j] && b.kernel == a.kernel);
+        if let Some(j) = partner {
+            taken[j] = true;
+            pairs.push((i, a, &ours[j]));
+        }
+    }
+    pairs
+}
+
+/// A value as one token (the summary script splits report lines on blanks).
+fn token(value: impl std::fmt::Debug) -> String {
+    format!("{value:?}").replace(' ', "")
+}
+
+/// The differences between paired dispatches (in AMD's order), then one `dispatches` line
+/// for each kernel the two runs dispatched a different number of times.
 pub fn diff(amd: &[Dispatch], ours: &[Dispatch]) -> Vec<Difference> {
     let mut out = Vec::new();
-    for (i, (a, b)) in amd.iter().zip(ours).enumerate() {
+    for (i, a, b) in pair(amd, ours) {
         let kernel = a.kernel.clone().unwrap_or_else(|| "?".into());
         let mut differ = |field: &str, x: String, y: String| {
             if x != y {
@@ -147,11 +219,6 @@ pub fn diff(amd: &[Dispatch], ours: &[Dispatch]) -> Vec<Difference> {
                 });
             }
         };
-        differ(
-            "kernel",
-            format!("{:?}", a.kernel),
-            format!("{:?}", b.kernel),
-        );
         for ((name, x), (_, y)) in header_fields(a.header)
             .into_iter()
             .zip(header_fields(b.header))
@@ -163,16 +230,8 @@ pub fn diff(amd: &[Dispatch], ours: &[Dispatch]) -> Vec<Difference> {
             (a.setup & 3).to_string(),
             (b.setup & 3).to_string(),
         );
-        differ(
-            "workgroup size",
-            format!("{:?}", a.workgroup),
-            format!("{:?}", b.workgroup),
-        );
-        differ(
-            "grid size",
-            format!("{:?}", a.grid),
-            format!("{:?}", b.grid),
-        );
+        differ("workgroup size", token(a.workgroup), token(b.workgroup));
+        differ("grid size", token(a.grid), token(b.grid));
         differ(
             "private segment",
             a.private_segment.to_string(),
@@ -202,13 +261,13 @@ pub fn diff(amd: &[Dispatch], ours: &[Dispatch]) -> Vec<Difference> {
                 })
                 .collect()
         };
-        for (n, (x, y)) in words(&a.kernarg)
+        let same = |x: u64, y: u64| x == y || (looks_like_address(x) && looks_like_address(y));
+        for (n, (x, y)) in words(&a.kernarg[..a.explicit_len()])
             .into_iter()
-            .zip(words(&b.kernarg))
+            .zip(words(&b.kernarg[..b.explicit_len()]))
             .enumerate()
         {
-            let same = x == y || (looks_like_address(x) && looks_like_address(y));
-            if !same {
+            if !same(x, y) {
                 differ(
                     &format!("kernarg +{}", 8 * n),
                     format!("{x:#x}"),
@@ -216,15 +275,30 @@ pub fn diff(amd: &[Dispatch], ours: &[Dispatch]) -> Vec<Difference> {
                 );
             }
         }
+        // Hidden arguments by kind (a kernel lists each once, but for `hidden_none`).
+        for (kind, _, x) in a.hidden.iter().filter(|h| h.0 != "hidden_none") {
+            match b.hidden.iter().find(|h| &h.0 == kind) {
+                Some((_, _, y)) if same(*x, *y) => {}
+                Some((_, _, y)) => differ(kind, format!("{x:#x}"), format!("{y:#x}")),
+                None => differ(kind, format!("{x:#x}"), "(not decoded)".into()),
+            }
+        }
     }
-    if amd.len() != ours.len() {
-        out.push(Difference {
-            dispatch: amd.len().min(ours.len()),
-            kernel: "-".into(),
-            field: "dispatches".into(),
-            amd: amd.len().to_string(),
-            hipshim: ours.len().to_string(),
-        });
+    let mut kernels: Vec<&Option<String>> = amd.iter().chain(ours).map(|d| &d.kernel).collect();
+    kernels.sort();
+    kernels.dedup();
+    for kernel in kernels {
+        let count = |run: &[Dispatch]| run.iter().filter(|d| &d.kernel == kernel).count();
+        let (x, y) = (count(amd), count(ours));
+        if x != y {
+            out.push(Difference {
+                dispatch: amd.len(),
+                kernel: kernel.clone().unwrap_or_else(|| "?".into()),
+                field: "dispatches".into(),
+                amd: x.to_string(),
+                hipshim: y.to_string(),
+            });
+        }
     }
     out
 }
@@ -234,16 +308,18 @@ pub fn report(amd: &Capture, ours: &Capture, differences: &[Difference]) -> Stri
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<10} {:>10} {:>9} {:>7}",
-        "runtime", "dispatches", "barriers", "queues"
+        "{:<10} {:>10} {:>9} {:>7} {:>7} {:>10}",
+        "runtime", "dispatches", "barriers", "copies", "queues", "doorbells"
     );
     for (name, c) in [("AMD CLR", amd), ("hipshim", ours)] {
         let _ = writeln!(
             out,
-            "{name:<10} {:>10} {:>9} {:>7}",
+            "{name:<10} {:>10} {:>9} {:>7} {:>7} {:>10}",
             c.dispatches.len(),
             c.barriers,
-            c.queues.len()
+            c.copies,
+            c.queues.len(),
+            c.doorbells
         );
     }
     if differences.is_empty() {
@@ -252,13 +328,13 @@ pub fn report(amd: &Capture, ours: &Capture, differences: &[Difference]) -> Stri
     }
     let _ = writeln!(
         out,
-        "\n{:>8}  {:<28} {:<22} {:<20} hipshim",
+        "\n{:>8}  {:<36} {:<24} {:<20} hipshim",
         "dispatch", "kernel", "field", "AMD CLR"
     );
     for d in differences {
         let _ = writeln!(
             out,
-            "{:>8}  {:<28} {:<22} {:<20} {}",
+            "{:>8}  {:<36} {:<24} {:<20} {}",
             d.dispatch, d.kernel, d.field, d.amd, d.hipshim
         );
     }
@@ -373,5 +449,76 @@ mod tests {
         assert!(report(&a, &b, &d).contains("header release scope"));
         assert!(diff(&a.dispatches, &a.dispatches).is_empty());
         assert_eq!(diff(&a.dispatches, &[]).last().unwrap().field, "dispatches");
+    }
+
+    #[test]
+    fn dispatches_pair_by_kernel_so_a_runtime_s_own_kernels_are_counted_not_paired() {
+        let amd = format!(
+            "{}\n{}\n",
+            line("__amd_rocclr_fillBufferAligned.kd", 0x1502, 1, 0, &[]),
+            line("user.kd", 0x1502, 1, 0, &[1])
+        );
+        let ours = line("user.kd", 0x1502, 1, 0, &[2]);
+        let (a, b) = (parse_capture(&amd).unwrap(), parse_capture(&ours).unwrap());
+        let d = diff(&a.dispatches, &b.dispatches);
+        let fields: Vec<(usize, &str, &str)> = d
+            .iter()
+            .map(|d| (d.dispatch, d.kernel.as_str(), d.field.as_str()))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                (1, "user.kd", "kernarg +0"),
+                (2, "__amd_rocclr_fillBufferAligned.kd", "dispatches")
+            ]
+        );
+    }
+
+    #[test]
+    fn hidden_arguments_are_compared_by_kind_and_counted_events_reported() {
+        // Explicit: one pointer; hidden from byte 8: block count, queue pointer, hostcall.
+        let with_hidden = |block_count: u64, queue: u64, hostcall: u64| {
+            let mut kernarg = 0x7f00_0000_1000u64.to_le_bytes().to_vec();
+            for v in [block_count, queue, hostcall] {
+                kernarg.extend(v.to_le_bytes());
+            }
+            let hidden = format!(
+                r#"[{{"kind":"hidden_block_count_x","offset":8,"size":4,"value":"{block_count:#x}"}},
+                   {{"kind":"hidden_queue_ptr","offset":16,"size":8,"value":"{queue:#x}"}},
+                   {{"kind":"hidden_hostcall_buffer","offset":24,"size":8,"value":"{hostcall:#x}"}}]"#
+            )
+            .replace('\n', "");
+            let l = line("k.kd", 0x1502, 1, 0, &kernarg);
+            format!(
+                "{},\"event\":\"packet\",\"hidden\":{hidden}}}",
+                &l[..l.len() - 1]
+            )
+        };
+        let amd = format!(
+            "{}\n{}\n",
+            with_hidden(4, 0x7f12_0000_0000, 0x7f55_0000_0000),
+            r#"{"event":"doorbell","queue":0,"value":0}"#
+        );
+        let ours = format!(
+            "{}\n{}\n{}\n",
+            with_hidden(4, 0x7e34_0000_0000, 0),
+            r#"{"event":"copy","engine":"1.0","dst":"0x1","src":"0x2","size":8,"deps":0,"completion":true}"#,
+            r#"{"event":"queue_create","queue":3,"size":64,"queue_type":0}"#
+        );
+        let (a, b) = (parse_capture(&amd).unwrap(), parse_capture(&ours).unwrap());
+        assert_eq!((a.doorbells, a.copies, b.copies), (1, 1 - 1, 1));
+        assert_eq!(a.dispatches[0].hidden.len(), 3);
+        let d = diff(&a.dispatches, &b.dispatches);
+        let fields: Vec<(&str, &str, &str)> = d
+            .iter()
+            .map(|d| (d.field.as_str(), d.amd.as_str(), d.hipshim.as_str()))
+            .collect();
+        // The queue pointers are both addresses; the hostcall buffer is missing in ours; the
+        // hidden bytes are not compared a second time as kernarg words.
+        assert_eq!(
+            fields,
+            [("hidden_hostcall_buffer", "0x7f5500000000", "0x0")]
+        );
+        assert!(report(&a, &b, &d).contains("doorbells"));
     }
 }

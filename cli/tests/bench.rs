@@ -287,7 +287,7 @@ fn compare_pairs_the_dispatches_of_both_runtimes() {
         .filter(|l| l.starts_with("AMD CLR") || l.starts_with("hipshim"))
         .map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f[0].to_string(), f[f.len() - 3].to_string())
+            (f[0].to_string(), f[f.len() - 5].to_string())
         })
         .collect();
     assert_eq!(counts.len(), 2, "{}", out.report());

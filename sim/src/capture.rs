@@ -1,15 +1,24 @@
-//! `HSASIM_CAPTURE=PATH`: every packet a packet processor takes, as the device saw it, one
-//! JSON object a line, so two runtimes' packet streams for one program can be compared
-//! (AMD's `libamdhip64` runs on hsasim too). A line holds:
+//! `HSASIM_CAPTURE=PATH`: what a runtime asks of the device, as the device saw it, one JSON
+//! object a line, so two runtimes' submissions for one program can be compared (AMD's
+//! `libamdhip64` runs on hsasim too). Every line has an `event`:
 //!
-//! - `queue` (the queue's id, in creation order), `index` (the packet's index in it);
-//! - `type` (`kernel_dispatch`, `barrier_and`, `barrier_or`, or the number of another type)
-//!   and `packet`: the 64 bytes, in hex;
-//! - for a kernel dispatch: `kernel` (the descriptor's symbol, `NAME.kd`, if loaded) and
-//!   `kernarg`: the segment's bytes in hex, as long as the descriptor's `kernarg_size`.
+//! - `packet`: a packet a packet processor takes. `queue` (the queue's id, in creation order),
+//!   `index` (the packet's index in it), `type` (`kernel_dispatch`, `barrier_and`,
+//!   `barrier_or`, or the number of another type) and `packet`: the 64 bytes, in hex. A kernel
+//!   dispatch adds `kernel` (the descriptor's symbol, `NAME.kd`, if loaded), `kernarg` (the
+//!   segment's bytes in hex, as long as the metadata's `.kernarg_segment_size`) and `hidden`:
+//!   each hidden argument the metadata lists, with its `kind` (`hidden_block_count_x`, ...),
+//!   `offset`, `size` and the `value` the runtime wrote (hex; code object v4 and v5 alike, as
+//!   the metadata says where each one is).
+//! - `copy`: a copy a copy engine takes: `engine` (`NODE.INDEX`), `dst`, `src` and `size` (a
+//!   rectangular copy: `rect` with pitches and extent instead), the number of dependency
+//!   signals `deps` and whether it has a `completion` signal.
+//! - `queue_create` / `queue_destroy`: `queue`, and on creation its `size` in packets and
+//!   `queue_type` (0 multi-producer, 1 single-producer, 2 cooperative).
+//! - `doorbell`: a doorbell store: `queue` and the `value`.
 //!
-//! Packets are written when the processor takes them, before they run, so a packet that fails
-//! is captured too. Writing is serialised and flushed line by line: capture is for
+//! Packets and copies are written when the device takes them, before they run, so one that
+//! fails is captured too. Writing is serialised and flushed line by line: capture is for
 //! inspection, not for timing.
 
 use hsa_abi::*;
@@ -18,14 +27,20 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The open capture file of the process, if any (the first runtime to start opens it).
 static FILE: Mutex<Option<File>> = Mutex::new(None);
+/// Whether `FILE` is open, readable without the lock (doorbell stores ask on every ring).
+static ON: AtomicBool = AtomicBool::new(false);
 
 /// Opens (truncating) the capture file; a failure is reported and capture stays off.
 pub fn open(path: &Path) {
     match File::create(path) {
-        Ok(file) => *FILE.lock() = Some(file),
+        Ok(file) => {
+            *FILE.lock() = Some(file);
+            ON.store(true, Ordering::Release);
+        }
         Err(e) => eprintln!(
             "hsasim: HSASIM_CAPTURE={}: {e}; not capturing",
             path.display()
@@ -34,7 +49,18 @@ pub fn open(path: &Path) {
 }
 
 pub fn is_on() -> bool {
-    FILE.lock().is_some()
+    ON.load(Ordering::Relaxed)
+}
+
+fn write_line(line: &serde_json::Value) {
+    let mut file = FILE.lock();
+    if let Some(f) = file.as_mut() {
+        if writeln!(f, "{line}").and_then(|()| f.flush()).is_err() {
+            eprintln!("hsasim: HSASIM_CAPTURE: write failed; not capturing any more");
+            *file = None;
+            ON.store(false, Ordering::Release);
+        }
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -50,6 +76,32 @@ fn hex(bytes: &[u8]) -> String {
 pub struct DispatchDetail<'a> {
     pub kernel: Option<String>,
     pub kernarg: &'a [u8],
+    pub hidden: &'a [crate::loader::HiddenArgSlot],
+}
+
+/// The hidden arguments' values, read from the kernarg bytes (little-endian, up to 8 bytes;
+/// one that lies outside the captured bytes is left out).
+fn hidden_values(d: &DispatchDetail<'_>) -> serde_json::Value {
+    let decoded: Vec<serde_json::Value> = d
+        .hidden
+        .iter()
+        .filter_map(|slot| {
+            let start = slot.offset as usize;
+            let bytes = d
+                .kernarg
+                .get(start..start.checked_add(slot.size as usize)?)?;
+            let mut word = [0u8; 8];
+            let n = bytes.len().min(8);
+            word[..n].copy_from_slice(&bytes[..n]);
+            Some(serde_json::json!({
+                "kind": slot.kind,
+                "offset": slot.offset,
+                "size": slot.size,
+                "value": format!("{:#x}", u64::from_le_bytes(word)),
+            }))
+        })
+        .collect();
+    serde_json::Value::Array(decoded)
 }
 
 /// Writes one packet's line.
@@ -62,20 +114,70 @@ pub fn packet(queue: u64, index: u64, bytes: &[u8; 64], dispatch: Option<Dispatc
         other => serde_json::json!(other),
     };
     let mut line = serde_json::json!({
+        "event": "packet",
         "queue": queue,
         "index": index,
         "type": kind,
         "packet": hex(bytes),
     });
     if let Some(d) = dispatch {
+        line["hidden"] = hidden_values(&d);
         line["kernel"] = serde_json::json!(d.kernel);
         line["kernarg"] = serde_json::json!(hex(d.kernarg));
     }
-    let mut file = FILE.lock();
-    if let Some(f) = file.as_mut() {
-        if writeln!(f, "{line}").and_then(|()| f.flush()).is_err() {
-            eprintln!("hsasim: HSASIM_CAPTURE: write failed; not capturing any more");
-            *file = None;
+    write_line(&line);
+}
+
+/// A copy engine takes a copy.
+pub fn copy(engine: (u32, u32), shape: &crate::sdma::CopyShape, deps: usize, completion: bool) {
+    use crate::sdma::CopyShape;
+    let mut line = serde_json::json!({
+        "event": "copy",
+        "engine": format!("{}.{}", engine.0, engine.1),
+        "deps": deps,
+        "completion": completion,
+    });
+    match *shape {
+        CopyShape::Linear { dst, src, size } => {
+            line["dst"] = serde_json::json!(format!("{dst:#x}"));
+            line["src"] = serde_json::json!(format!("{src:#x}"));
+            line["size"] = serde_json::json!(size);
         }
+        CopyShape::Rect {
+            dst,
+            dst_pitch,
+            dst_slice,
+            src,
+            src_pitch,
+            src_slice,
+            range,
+        } => {
+            line["dst"] = serde_json::json!(format!("{dst:#x}"));
+            line["src"] = serde_json::json!(format!("{src:#x}"));
+            line["rect"] = serde_json::json!({
+                "dst_pitch": dst_pitch, "dst_slice": dst_slice,
+                "src_pitch": src_pitch, "src_slice": src_slice,
+                "range": range,
+            });
+        }
+        ref other => line["shape"] = serde_json::json!(format!("{other:?}")),
     }
+    write_line(&line);
+}
+
+/// A queue is created.
+pub fn queue_created(queue: u64, size: u32, queue_type: u32) {
+    write_line(&serde_json::json!({
+        "event": "queue_create", "queue": queue, "size": size, "queue_type": queue_type,
+    }));
+}
+
+/// A queue is destroyed.
+pub fn queue_destroyed(queue: u64) {
+    write_line(&serde_json::json!({ "event": "queue_destroy", "queue": queue }));
+}
+
+/// A doorbell is rung.
+pub fn doorbell(queue: u64, value: i64) {
+    write_line(&serde_json::json!({ "event": "doorbell", "queue": queue, "value": value }));
 }

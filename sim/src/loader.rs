@@ -52,6 +52,51 @@ pub struct KernelInfo {
     pub group_size: u32,
     pub private_size: u32,
     pub dynamic_callstack: bool,
+    /// The hidden arguments the metadata lists (`.value_kind` `hidden_*`), for packet
+    /// capture to decode what a runtime wrote into them.
+    pub hidden_args: Vec<HiddenArgSlot>,
+}
+
+/// Where one hidden argument lies in the kernarg segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HiddenArgSlot {
+    /// The `.value_kind`, e.g. `hidden_block_count_x`.
+    pub kind: String,
+    pub offset: u32,
+    pub size: u32,
+}
+
+/// The hidden arguments among a kernel's `.args` (an array of maps).
+fn hidden_args_of(note: &mut msgpack::Reader<'_>) -> Result<Vec<HiddenArgSlot>, msgpack::Error> {
+    let mut out = Vec::new();
+    let Some(count) = note.array_len()? else {
+        return Ok(out);
+    };
+    for _ in 0..count {
+        let Some(fields) = note.map_len()? else {
+            note.skip()?;
+            continue;
+        };
+        let (mut kind, mut offset, mut size) = (None, None, None);
+        for _ in 0..fields {
+            match note.str()? {
+                Some(b".value_kind") => kind = note.str()?,
+                Some(b".offset") => offset = note.uint_value()?,
+                Some(b".size") => size = note.uint_value()?,
+                _ => note.skip()?,
+            }
+        }
+        if let (Some(kind), Some(offset), Some(size)) = (kind, offset, size) {
+            if kind.starts_with(b"hidden_") {
+                out.push(HiddenArgSlot {
+                    kind: String::from_utf8_lossy(kind).into_owned(),
+                    offset: offset as u32,
+                    size: size as u32,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Clone, Debug)]
@@ -597,11 +642,16 @@ fn kernels_of_note(desc: &[u8]) -> Result<Vec<(String, KernelInfo)>, msgpack::Er
                 group_size: 0,
                 private_size: 0,
                 dynamic_callstack: false,
+                hidden_args: Vec::new(),
             };
             for _ in 0..entry_fields {
                 let field = match note.str()? {
                     Some(b".symbol") => {
                         symbol = note.str()?;
+                        continue;
+                    }
+                    Some(b".args") => {
+                        info.hidden_args = hidden_args_of(&mut note)?;
                         continue;
                     }
                     Some(b".uses_dynamic_stack") => {
@@ -664,6 +714,7 @@ fn collect_symbols(
                     dynamic_callstack: kd.kernel_code_properties
                         & kernel_code_properties::USES_DYNAMIC_STACK
                         != 0,
+                    hidden_args: Vec::new(),
                 }
             }))
         } else {

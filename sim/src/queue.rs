@@ -228,6 +228,9 @@ impl Queue {
                 mapped_len: len,
             });
         }
+        if crate::capture::is_on() {
+            crate::capture::queue_created(id, p.size, p.queue_type);
+        }
         Ok(Arc::new(Queue {
             amd,
             ring,
@@ -552,13 +555,22 @@ impl Queue {
                 },
                 None => &[],
             };
-            (kernel.map(|(name, _)| name), kernarg)
+            (kernel, kernarg)
         });
+        let hidden = detail
+            .as_ref()
+            .and_then(|(kernel, _)| kernel.as_ref())
+            .map(|(_, info)| info.hidden_args.clone())
+            .unwrap_or_default();
         crate::capture::packet(
             self.id,
             read,
             &bytes,
-            detail.map(|(kernel, kernarg)| crate::capture::DispatchDetail { kernel, kernarg }),
+            detail.map(|(kernel, kernarg)| crate::capture::DispatchDetail {
+                kernel: kernel.map(|(name, _)| name),
+                kernarg,
+                hidden: &hidden,
+            }),
         );
     }
 

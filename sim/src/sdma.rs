@@ -262,6 +262,14 @@ impl SdmaEngine {
     /// is still decremented, so no waiter hangs. (ROCr has no per-copy error: a faulting
     /// copy engine raises a GPU memory fault, which by default aborts the process.)
     fn run(&self, job: &CopyJob) {
+        if crate::capture::is_on() {
+            crate::capture::copy(
+                (self.node, self.index),
+                &job.shape,
+                job.deps.len(),
+                job.completion.is_some(),
+            );
+        }
         let start = now_ns();
         let outcome = catch_panic(|| {
             crate::testing::copy_hook(job.completion_handle());

@@ -132,10 +132,25 @@ impl SignalMemory {
             if v < old {
                 self.note_doorbell_fell_back(old);
             }
+            if crate::capture::is_on() {
+                self.capture_doorbell(v);
+            }
         } else {
             self.value().store(v, order);
         }
         HUB.notify();
+    }
+
+    #[cold]
+    fn capture_doorbell(&self, value: i64) {
+        let queue = self.queue_ptr().load(Ordering::Acquire) as u64;
+        if queue != 0 {
+            // SAFETY: a doorbell's `queue_ptr` is its queue's `amd_queue_t`, which lives as
+            // long as the queue (and so its doorbell); `hsa_queue.id` is set before the
+            // queue is handed out.
+            let id = unsafe { (*(queue as *const hsa_abi::amd_queue_t)).hsa_queue.id };
+            crate::capture::doorbell(id, value);
+        }
     }
 
     /// The first value this doorbell fell back from (kept in the doorbell's `reserved3`,

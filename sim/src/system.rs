@@ -239,6 +239,9 @@ impl Runtime {
     /// Unregisters and stops a queue that was already removed from `queues`.
     pub fn release_queue(&self, q: &Arc<Queue>) {
         q.stop();
+        if crate::capture::is_on() {
+            crate::capture::queue_destroyed(q.id);
+        }
         q.agent.queue_count.fetch_sub(1, Ordering::SeqCst);
         for start in q.memory_ranges() {
             self.memory
