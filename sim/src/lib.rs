@@ -35,6 +35,16 @@
 //! and still completes its signal. A panic inside a packet processor, a copy engine or
 //! the interpreter fails that packet (`HSA_STATUS_ERROR`) or copy the same way.
 //!
+//! ## Strict mode: behaving like hardware
+//! `HSASIM_STRICT=1` (on for everything cargo runs in this repository) turns what a lenient
+//! simulator forgives into named errors, so a runtime developed here does not hang or compute
+//! garbage on a real GPU: AQL rules a command processor checks or depends on ([`strict`],
+//! including a header published before its body and a single-producer doorbell that goes
+//! back), locked host memory reached only through an agent address of its own ([`memory`]),
+//! and, unless `HSASIM_LARGE_BAR=1`, device memory the CPU cannot touch ([`cpu_touch`]
+//! names the touch). Signals get KFD's interrupt events as ROCr hands them out, 4096 per
+//! process, in either mode ([`signal`]).
+//!
 //! ## What is not modelled
 //! `api::unsupported` lists the exported functions that return `HSA_STATUS_ERROR` and log
 //! their name once (images and samplers, IPC, graphics interop, the HSA 1.0

@@ -2,7 +2,10 @@
 //! lenient simulator runs such packets anyway; hardware reports an error, hangs or computes
 //! garbage. In strict mode a packet that breaks one fails its queue like any invalid packet
 //! (`HSA_STATUS_ERROR_INVALID_PACKET_FORMAT`), and the message names the rule, so a runtime
-//! developed on hsasim finds the misuse before a real GPU does.
+//! developed on hsasim finds the misuse before a real GPU does. Rules are checked on each
+//! packet when the processor takes it, and on the doorbell: `header-written-last` (free ring
+//! slots hold [`STALE_BODY`], so a header published over an unwritten body shows),
+//! `doorbell-beyond-write-index` and `doorbell-monotonic` (single-producer queues).
 //!
 //! Sources: the HSA Platform System Architecture specification (AQL packet formats: reserved
 //! fields and bits must be zero, unused dimensions are 1, fence scopes), LLVM `AMDGPUUsage`
