@@ -354,35 +354,24 @@ impl GuestMemory for MemoryRegistry {
 
 /// An anonymous private mapping: zeroed, lazily backed, page aligned.
 pub fn map_anon(len: u64) -> HsaResult<*mut u8> {
-    let len = usize::try_from(len).map_err(|_| HsaError::OUT_OF_RESOURCES)?;
-    // SAFETY: a fresh anonymous mapping has no aliasing requirements; failure is checked.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(HsaError::OUT_OF_RESOURCES);
-    }
-    Ok(p.cast())
+    map_private(len, libc::PROT_READ | libc::PROT_WRITE)
 }
 
 /// Address space the CPU cannot touch (`PROT_NONE`, nothing behind it): what the program
 /// sees of device memory that is not mapped through the BAR. A touch faults with the exact
 /// address, which `cpu_touch` reports.
 pub fn reserve_unmapped(len: u64) -> HsaResult<*mut u8> {
+    map_private(len, libc::PROT_NONE)
+}
+
+fn map_private(len: u64, protection: libc::c_int) -> HsaResult<*mut u8> {
     let len = usize::try_from(len).map_err(|_| HsaError::OUT_OF_RESOURCES)?;
-    // SAFETY: a fresh inaccessible reservation aliases nothing; failure is checked.
+    // SAFETY: a fresh anonymous mapping has no aliasing requirements; failure is checked.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
             len,
-            libc::PROT_NONE,
+            protection,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
             -1,
             0,
