@@ -186,6 +186,7 @@ pub(crate) fn call_value<T>(
 
 /// For the few functions that must not touch the last error, the log or the trace: only
 /// keeps a panic from crossing the C ABI (`failed` is returned then).
+#[inline(always)]
 pub(crate) fn call_plain<T>(name: &'static str, failed: T, body: impl FnOnce() -> T) -> T {
     std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
         eprintln!("hipshim: internal error in {name}");

@@ -401,7 +401,7 @@ impl Queue {
     /// ring has room for them. The caller fills them in order with [`Reservation::write`] and
     /// rings the doorbell once with [`Reservation::ring`]; see [`Reservation`] for the
     /// protocol and for what recording adds.
-    #[inline]
+    #[inline(always)]
     pub fn reserve(&self, count: u64) -> Reservation<'_> {
         // One relaxed load when not recording.
         let traced = crate::probe::recording().then(crate::probe::now_ns);
@@ -412,13 +412,7 @@ impl Queue {
         let mut read = self.read_seen.load(Ordering::Relaxed);
         // A trace records the queue's depth, which needs the read index as it is now.
         if first + slots - 1 - read >= self.size || traced.is_some() {
-            read = self.read_index();
-            while first + slots - 1 - read >= self.size {
-                std::hint::spin_loop();
-                std::thread::yield_now();
-                read = self.read_index();
-            }
-            self.read_seen.fetch_max(read, Ordering::Relaxed);
+            read = self.wait_for_room(first + slots - 1);
         }
         Reservation {
             queue: self,
@@ -442,6 +436,7 @@ impl Queue {
     /// The kernarg slot of packet `index`. Mutable from `&self`: the slot is memory shared with
     /// the device, owned by whoever reserved `index` (see the `kernargs` field).
     #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
     fn kernarg_slot(&self, index: u64) -> &mut [u8] {
         let kernarg_slot = (index % (2 * self.size)) as usize;
         // SAFETY: slot `kernarg_slot` belongs to this index alone until the packet completes
@@ -460,6 +455,7 @@ impl Queue {
     ///
     /// # Safety
     /// `index` was reserved by this thread and the ring has room for it.
+    #[inline(always)]
     unsafe fn write(&self, index: u64, packet: &AqlPacket) {
         // SAFETY: the slot at `index % size` was released by the packet processor (room was
         // checked) and is written by this thread only.
@@ -481,10 +477,24 @@ impl Queue {
     ///
     /// # Safety
     /// Every packet up to `index` has been written.
+    #[inline(always)]
     unsafe fn ring_doorbell(&self, index: u64) {
         // SAFETY: `raw` is live; the doorbell signal belongs to the queue.
         unsafe { (self.api.hsa_signal_store_screlease)((*self.raw).doorbell_signal, index as i64) };
         tracing::trace!(target: "hipshim::doorbell", queue = self.id, index, "doorbell rung");
+    }
+
+    /// Waits until the ring has room up to index `last`; returns the read index then.
+    #[inline(never)]
+    fn wait_for_room(&self, last: u64) -> u64 {
+        let mut read = self.read_index();
+        while last - read >= self.size {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+            read = self.read_index();
+        }
+        self.read_seen.fetch_max(read, Ordering::Relaxed);
+        read
     }
 
     fn read_index(&self) -> u64 {
@@ -549,14 +559,14 @@ impl Reservation<'_> {
 
     /// The kernarg slot of the next packet ([`KERNARG_SLOT_BYTES`]), its until that packet
     /// completes.
-    #[inline]
+    #[inline(always)]
     pub fn kernarg(&mut self) -> &mut [u8] {
         self.queue.kernarg_slot(self.next_index())
     }
 
     /// Writes the next packet of the reservation (body first, header last) and returns its
     /// index. Panics if every reserved slot is already written (a bug of the caller).
-    #[inline]
+    #[inline(always)]
     pub fn write(&mut self, packet: &AqlPacket) -> u64 {
         assert!(self.written < self.count, "more packets than reserved");
         let index = self.next_index();
@@ -567,6 +577,13 @@ impl Reservation<'_> {
             unsafe { self.queue.write(index, packet) };
             return index;
         };
+        self.write_traced(index, packet, submit_ns);
+        index
+    }
+
+    /// [`Reservation::write`] while recording: the packet and its trace barrier.
+    #[inline(never)]
+    fn write_traced(&mut self, index: u64, packet: &AqlPacket, submit_ns: u64) {
         let mut packet = *packet;
         let original = completion_of(&packet);
         let trailer = match crate::probe::packet_signal() {
@@ -593,29 +610,19 @@ impl Reservation<'_> {
             self.queue.write(index, &packet);
             self.queue.write(index + 1, &trailer);
         }
-        index
     }
 
     /// Rings the doorbell once for every packet of the reservation; returns the index of the
     /// last packet written.
-    #[inline]
+    #[inline(always)]
     pub fn ring(mut self) -> u64 {
         self.finish()
     }
 
-    #[inline]
+    #[inline(always)]
     fn finish(&mut self) -> u64 {
         if self.written < self.count {
-            // Only a caller's bug gets here (or a panic while filling): never leave a hole.
-            tracing::error!(
-                queue = self.queue.id,
-                reserved = self.count,
-                written = self.written,
-                "reserved packet slots left unwritten; filled with empty barriers"
-            );
-            while self.written < self.count {
-                self.write(&barrier_and(&[], hsa_signal_t::default()));
-            }
+            self.fill_unwritten();
         }
         let stride = self.stride();
         let last = self.first + self.count.saturating_sub(1) * stride;
@@ -629,6 +636,23 @@ impl Reservation<'_> {
         // Drop after `ring` finds nothing left to do.
         self.count = 0;
         last
+    }
+}
+
+impl Reservation<'_> {
+    /// Only a caller's bug gets here (or a panic while filling): never leave a hole.
+    #[cold]
+    #[inline(never)]
+    fn fill_unwritten(&mut self) {
+        tracing::error!(
+            queue = self.queue.id,
+            reserved = self.count,
+            written = self.written,
+            "reserved packet slots left unwritten; filled with empty barriers"
+        );
+        while self.written < self.count {
+            self.write(&barrier_and(&[], hsa_signal_t::default()));
+        }
     }
 }
 
@@ -704,10 +728,15 @@ fn set_completion(packet: &mut AqlPacket, signal: hsa_signal_t) {
 
 /// The `hipshim::packet` trace event: what the packet processor will read, decoded. Formats
 /// only when that target is enabled.
+#[inline(always)]
 fn log_packet(queue: u64, index: u64, packet: &AqlPacket) {
-    if !tracing::enabled!(target: "hipshim::packet", tracing::Level::TRACE) {
-        return;
+    if tracing::enabled!(target: "hipshim::packet", tracing::Level::TRACE) {
+        log_decoded_packet(queue, index, packet);
     }
+}
+
+#[inline(never)]
+fn log_decoded_packet(queue: u64, index: u64, packet: &AqlPacket) {
     let header = u16::from_le_bytes([packet.bytes[0], packet.bytes[1]]);
     let kind = (header & 0xff) as u32;
     let barrier = header & (1 << HSA_PACKET_HEADER_BARRIER) != 0;

@@ -15,15 +15,93 @@
 use crate::error::{HipError, HipResult};
 use dashmap::DashMap;
 use once_cell::sync::Lazy;
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::LocalKey;
 
-/// A thread's last lookup in one table: (handle, the table's removal count then, the object).
-/// Weak, so that the cache never keeps a destroyed object alive.
-pub type LastLookup<T> = RefCell<Option<(usize, u64, Weak<T>)>>;
+/// A thread's latest lookups in one table, direct-mapped by key: each entry is the key, the
+/// table's change count when it was made, and the object as a raw `Weak` (so that the cache
+/// never keeps a destroyed object alive). The launch and synchronize paths look their stream
+/// and kernel up here instead of in the shared map.
+///
+/// Holds nothing with a destructor, so a `const` thread-local of it costs only its TLS
+/// address on each access; one whose type needs dropping is checked, and registered for the
+/// thread's exit, on every access (~60 instructions). The price: a thread that exits keeps
+/// the allocation (not the contents: those go with the last strong reference) of the at most
+/// `N` objects its cache still names.
+pub struct RecentLookups<T, const N: usize> {
+    entries: [Cell<Recent<T>>; N],
+}
+
+struct Recent<T> {
+    key: usize,
+    changes: u64,
+    /// From `Weak::into_raw`, owned by the entry; null when the entry is empty.
+    object: *const T,
+}
+
+impl<T> Clone for Recent<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Recent<T> {}
+
+impl<T, const N: usize> RecentLookups<T, N> {
+    const EMPTY: Recent<T> = Recent {
+        key: 0,
+        changes: 0,
+        object: std::ptr::null(),
+    };
+
+    pub const fn new() -> Self {
+        RecentLookups {
+            entries: [const { Cell::new(Self::EMPTY) }; N],
+        }
+    }
+
+    fn entry(&self, key: usize) -> &Cell<Recent<T>> {
+        // Keys are aligned addresses or tagged handles: their low byte varies least.
+        &self.entries[(key >> 4) % N]
+    }
+
+    /// The object cached for `key`, if the table has not changed since (`changes`) and the
+    /// object is still alive.
+    #[inline(always)]
+    pub fn get(&self, key: usize, changes: u64) -> Option<Arc<T>> {
+        let recent = self.entry(key).get();
+        if recent.key != key || recent.changes != changes || recent.object.is_null() {
+            return None;
+        }
+        // SAFETY: `object` came from `Weak::into_raw` and the entry still owns that weak
+        // reference (it is given back only in `put`); ManuallyDrop leaves it owned.
+        let weak = std::mem::ManuallyDrop::new(unsafe { Weak::from_raw(recent.object) });
+        weak.upgrade()
+    }
+
+    /// Caches `object` for `key`, found while the table's change count was `changes`.
+    #[inline(never)]
+    pub fn put(&self, key: usize, changes: u64, object: &Arc<T>) {
+        let old = self.entry(key).replace(Recent {
+            key,
+            changes,
+            object: Weak::into_raw(Arc::downgrade(object)),
+        });
+        if !old.object.is_null() {
+            // SAFETY: the replaced entry owned this weak reference, and nothing else names
+            // it now.
+            drop(unsafe { Weak::from_raw(old.object) });
+        }
+    }
+}
+
+impl<T, const N: usize> Default for RecentLookups<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// A map keyed by a handle or a host address. Such keys come from the runtime or the
 /// program, not from an adversary, so SipHash's flood resistance buys nothing and costs
@@ -116,28 +194,32 @@ impl<T> HandleTable<T> {
         }
     }
 
-    /// [`HandleTable::get`] through the calling thread's `last` lookup: a handle used again
+    /// [`HandleTable::get`] through the calling thread's `recent` lookups: a handle used again
     /// by the same thread (a stream launched on in a loop) costs a few loads instead of a map
     /// read. The cached entry is trusted only while no handle of the table has been ended
     /// since it was made.
-    pub fn get_via(
+    #[inline(always)]
+    pub fn get_via<const N: usize>(
         &self,
         handle: usize,
-        last: &'static LocalKey<LastLookup<T>>,
+        recent: &'static LocalKey<RecentLookups<T, N>>,
     ) -> HipResult<Arc<T>> {
         let removals = self.removals.load(Ordering::Acquire);
-        let hit = last.with(|cell| {
-            let cached = cell.borrow();
-            match &*cached {
-                Some((h, r, object)) if *h == handle && *r == removals => object.upgrade(),
-                _ => None,
-            }
-        });
-        if let Some(object) = hit {
-            return Ok(object);
+        match recent.with(|recent| recent.get(handle, removals)) {
+            Some(object) => Ok(object),
+            None => self.get_and_remember(handle, removals, recent),
         }
+    }
+
+    #[inline(never)]
+    fn get_and_remember<const N: usize>(
+        &self,
+        handle: usize,
+        removals: u64,
+        recent: &'static LocalKey<RecentLookups<T, N>>,
+    ) -> HipResult<Arc<T>> {
         let object = self.get(handle)?;
-        last.with(|cell| *cell.borrow_mut() = Some((handle, removals, Arc::downgrade(&object))));
+        recent.with(|recent| recent.put(handle, removals, &object));
         Ok(object)
     }
 
@@ -204,7 +286,7 @@ mod tests {
     }
 
     thread_local! {
-        static LAST_NUMBER: LastLookup<u32> = const { RefCell::new(None) };
+        static LAST_NUMBER: RecentLookups<u32, 1> = const { RecentLookups::new() };
     }
 
     #[test]

@@ -103,6 +103,7 @@ impl std::error::Error for KernargError {}
 
 impl LaunchGeometry {
     /// HIP's `<<<grid, block, shmem>>>`: `grid_blocks` work-groups of `block` work-items.
+    #[inline(always)]
     pub fn from_blocks(
         grid_blocks: [u32; 3],
         block: [u32; 3],
@@ -142,6 +143,7 @@ impl LaunchGeometry {
         })
     }
 
+    #[inline(always)]
     fn check(grid: [u32; 3], block: [u32; 3]) -> Result<(), KernargError> {
         if grid.contains(&0) {
             return Err(KernargError::InvalidGeometry("grid dimension is 0"));
@@ -364,6 +366,7 @@ impl KernargLayout {
 
     /// Whether `source` can be written: one non-null pointer per explicit argument that has
     /// bytes, or a packed buffer covering every explicit argument.
+    #[inline(always)]
     pub fn check(&self, source: ArgSource<'_>) -> Result<(), KernargError> {
         match source {
             ArgSource::Pointers(args) => {
@@ -403,7 +406,7 @@ impl KernargLayout {
     ///
     /// # Panics
     /// If `out` is shorter than the segment (callers hand in a whole kernarg slot).
-    #[inline]
+    #[inline(always)]
     pub unsafe fn write(&self, source: ArgSource<'_>, geometry: &LaunchGeometry, out: &mut [u8]) {
         let segment = &mut out[..self.size as usize];
         segment.fill(0);

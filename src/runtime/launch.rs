@@ -59,6 +59,7 @@ thread_local! {
 
 /// `__hipPushCallConfiguration`; more than [`MAX_PENDING_CONFIGURATIONS`] unpopped ones are
 /// `hipErrorLaunchOutOfResources`.
+#[inline(always)]
 pub fn push_call_configuration(config: CallConfiguration) -> HipResult {
     CALL_CONFIGURATIONS.with(|pending| {
         let depth = pending.depth.get();
@@ -75,6 +76,7 @@ pub fn push_call_configuration(config: CallConfiguration) -> HipResult {
     })
 }
 
+#[inline(always)]
 pub fn pop_call_configuration() -> HipResult<CallConfiguration> {
     CALL_CONFIGURATIONS.with(|pending| {
         let depth = pending.depth.get();
@@ -95,6 +97,7 @@ pub const MAX_BLOCK_THREADS: u64 = 1024;
 /// # Safety
 /// `args` must point to one pointer per explicit kernel argument, each pointing to a value of
 /// that argument's size (HIP's `void** args` contract).
+#[inline(always)]
 pub unsafe fn launch_kernel(
     host_function: *const c_void,
     grid: Dim3,
@@ -133,6 +136,7 @@ pub enum Args<'a> {
 /// `maxGridSize` (`max_grid`) are `hipErrorInvalidConfiguration` (CUDA's code); more LDS
 /// than the device has is `hipErrorInvalidValue` (what AMD's runtime returns). (The AQL
 /// packet's own limit, 2^32-1 work-items per dimension, is `LaunchGeometry`'s check.)
+#[inline(always)]
 pub fn check_configuration(
     info: &KernelInfo,
     grid: Dim3,

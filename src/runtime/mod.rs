@@ -127,6 +127,11 @@ impl Runtime {
 
     /// The device current on this thread.
     pub fn current_device(&self) -> HipResult<&Device> {
+        // With one device it is current on every thread (`hipSetDevice` accepts no other), and
+        // the launch path reads no thread-local for it.
+        if let [only] = self.devices.as_slice() {
+            return Ok(only);
+        }
         self.device(CURRENT_DEVICE.with(Cell::get))
     }
 }

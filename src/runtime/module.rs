@@ -11,7 +11,7 @@
 use super::code_object::{self, CodeObjectIndex, KernelInfo, TargetId};
 use super::copy::{self, CopyKind};
 use super::device::Device;
-use super::handles::{AddressMap, HandleTable};
+use super::handles::{AddressMap, HandleTable, RecentLookups};
 use super::kernarg::KernargLayout;
 use super::memory;
 use super::runtime;
@@ -24,6 +24,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Devices a process can address; per-device state lives in fixed arrays of this length.
@@ -143,6 +144,15 @@ struct Variable {
 static FUNCTIONS: Lazy<AddressMap<Arc<Function>>> =
     Lazy::new(|| AddressMap::with_capacity_and_hasher(FUNCTIONS_CAPACITY, Default::default()));
 const FUNCTIONS_CAPACITY: usize = 1 << 12;
+/// Changes to `FUNCTIONS` so far, counted after each is made: a thread's cached lookup is good
+/// while this has not moved (see `RecentLookups`).
+static FUNCTION_CHANGES: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The kernels this thread launched lately: a loop over a few kernels finds each here
+    /// without reading the shared map.
+    static RECENT_FUNCTIONS: RecentLookups<Function, 8> = const { RecentLookups::new() };
+}
 /// Registered device variables by the address of their host shadow.
 static VARIABLES: Lazy<AddressMap<Arc<Variable>>> = Lazy::new(AddressMap::default);
 
@@ -168,6 +178,7 @@ pub fn register_function(fat_binary: Arc<FatBinary>, host_function: usize, name:
     tracing::debug!(%name, host_function = format_args!("{host_function:#x}"), "kernel registered");
     fat_binary.registered.lock().push(host_function);
     FUNCTIONS.insert(host_function, Function::new(fat_binary, name));
+    FUNCTION_CHANGES.fetch_add(1, Ordering::AcqRel);
 }
 
 /// `__hipRegisterVar`: the host shadow's address names the device variable `name`.
@@ -190,14 +201,28 @@ pub fn unregister_fat_binary(fat_binary: &Arc<FatBinary>) {
         // Unless another fat binary registered the address since.
         FUNCTIONS.remove_if(&host_function, |_, f| Arc::ptr_eq(&f.image, fat_binary));
     }
+    FUNCTION_CHANGES.fetch_add(1, Ordering::AcqRel);
     VARIABLES.retain(|_, v| !Arc::ptr_eq(&v.image, fat_binary));
 }
 
+/// The kernel registered for the host stub at `host_function` (the launch path's lookup).
+#[inline(always)]
 pub fn function(host_function: usize) -> HipResult<Arc<Function>> {
-    FUNCTIONS
+    let changes = FUNCTION_CHANGES.load(Ordering::Acquire);
+    match RECENT_FUNCTIONS.with(|recent| recent.get(host_function, changes)) {
+        Some(function) => Ok(function),
+        None => find_and_remember(host_function, changes),
+    }
+}
+
+#[inline(never)]
+fn find_and_remember(host_function: usize, changes: u64) -> HipResult<Arc<Function>> {
+    let function = FUNCTIONS
         .get(&host_function)
         .map(|f| f.value().clone())
-        .ok_or(HipError::INVALID_DEVICE_FUNCTION)
+        .ok_or(HipError::INVALID_DEVICE_FUNCTION)?;
+    RECENT_FUNCTIONS.with(|recent| recent.put(host_function, changes, &function));
+    Ok(function)
 }
 
 /// The (device address, size) of a registered variable on the current device, loading its
@@ -234,6 +259,7 @@ impl Function {
     }
 
     /// This kernel on `device`, loading its code object there on first use.
+    #[inline(always)]
     pub fn kernel(&self, device: &Device) -> HipResult<&Arc<Kernel>> {
         let cell = self
             .kernels

@@ -144,7 +144,7 @@ impl DeviceStreams {
     pub fn discard_reports(&self) {
         for stream in std::iter::once(&self.null).chain(self.shared_streams().iter().map(|s| &**s))
         {
-            let owed = std::mem::take(&mut *stream.owed.lock());
+            let owed = stream.owed.take_all();
             if let Some(error) = owed.stream.or(owed.device) {
                 tracing::warn!(stream = %stream.kind, ?error, "device reset: an unreported fault is discarded");
             }
@@ -299,7 +299,7 @@ pub struct Stream {
     /// Blocking streams: this stream, for the `unseen` list (set when registered).
     me: OnceCell<Weak<Stream>>,
     /// Faults this stream owes its callers (see "Faults"); shared with its host tasks.
-    pub(in crate::runtime) owed: Arc<Mutex<Owed>>,
+    pub(in crate::runtime) owed: Arc<OwedReports>,
     /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
     /// while waiting, and never while taking another stream's lock.
     state: Mutex<State>,
@@ -381,6 +381,68 @@ impl Owed {
     }
 }
 
+/// A stream's [`Owed`] faults, with a flag that lets the calls that find nothing owed (every
+/// synchronize of a healthy stream) skip the lock.
+#[derive(Default)]
+pub(in crate::runtime) struct OwedReports {
+    /// Set, under the lock, whenever a fault is owed; cleared, under the lock, once nothing is.
+    any: AtomicBool,
+    owed: Mutex<Owed>,
+}
+
+impl OwedReports {
+    pub(in crate::runtime) fn owe(&self, error: HipError) {
+        let mut owed = self.owed.lock();
+        owed.owe(error);
+        self.any.store(true, Ordering::Release);
+    }
+
+    /// Takes what `which` picks of the owed faults.
+    #[inline(always)]
+    fn take(&self, which: impl FnOnce(&mut Owed) -> &mut Option<HipError>) -> Option<HipError> {
+        if !self.any.load(Ordering::Acquire) {
+            return None;
+        }
+        self.take_locked(which)
+    }
+
+    #[inline(never)]
+    fn take_locked(
+        &self,
+        which: impl FnOnce(&mut Owed) -> &mut Option<HipError>,
+    ) -> Option<HipError> {
+        let mut owed = self.owed.lock();
+        let taken = which(&mut owed).take();
+        if owed.stream.is_none() && owed.device.is_none() {
+            self.any.store(false, Ordering::Release);
+        }
+        taken
+    }
+
+    /// The fault owed to the stream's own calls, taken.
+    #[inline(always)]
+    pub(in crate::runtime) fn take_stream(&self) -> Option<HipError> {
+        self.take(|owed| &mut owed.stream)
+    }
+
+    /// The fault owed to device-wide calls, taken.
+    pub(in crate::runtime) fn take_device(&self) -> Option<HipError> {
+        self.take(|owed| &mut owed.device)
+    }
+
+    /// Everything owed, taken.
+    pub(in crate::runtime) fn take_all(&self) -> Owed {
+        let mut owed = self.owed.lock();
+        self.any.store(false, Ordering::Release);
+        std::mem::take(&mut *owed)
+    }
+
+    /// A device-wide call still has a fault to report.
+    pub(in crate::runtime) fn owes_device(&self) -> bool {
+        self.any.load(Ordering::Acquire) && self.owed.lock().device.is_some()
+    }
+}
+
 /// Something a stream operation must wait for: a signal that reads 0 when it is done, and the
 /// marker it cannot complete before (what a fault would leave it stranded behind), if any.
 pub struct Dep {
@@ -422,6 +484,15 @@ impl DepList {
 
     fn drain(&mut self) -> impl Iterator<Item = Dep> + '_ {
         self.first.take().into_iter().chain(self.rest.drain(..))
+    }
+
+    /// Drops the list, without a call when it holds nothing (what every launch leaves).
+    #[inline(always)]
+    fn discard(self) {
+        if self.first.is_none() && self.rest.capacity() == 0 {
+            // Nothing to drop: no dependency, and no heap buffer.
+            std::mem::forget(self);
+        }
     }
 }
 
@@ -473,7 +544,7 @@ impl Stream {
             seen_by_null: AtomicU64::new(0),
             listed: AtomicBool::new(false),
             me: OnceCell::new(),
-            owed: Arc::new(Mutex::new(Owed::default())),
+            owed: Arc::default(),
             state: Mutex::new(State {
                 queue: None,
                 pending: signals.get(0)?,
@@ -638,6 +709,7 @@ impl Stream {
     /// saw all of its work complete, and no fault became known anywhere since (a fault may
     /// make the stream owe a report or leave a failed queue), there is nothing to wait for and
     /// nothing to look at but the report it may owe.
+    #[inline(always)]
     pub fn synchronize(&self, device: &DeviceStreams) -> HipResult {
         if self.settled_ops.load(Ordering::Acquire) == self.ops.load(Ordering::Acquire)
             && self.settled_faults.load(Ordering::Acquire) == queue::faults_seen()
@@ -720,13 +792,14 @@ impl Stream {
     }
 
     /// Takes the fault this stream owes its own calls, if any.
+    #[inline(always)]
     fn take_stream_report(&self) -> HipResult {
-        self.owed.lock().stream.take().map_or(Ok(()), Err)
+        self.owed.take_stream().map_or(Ok(()), Err)
     }
 
     /// Takes the fault this stream owes device-wide calls, if any.
     fn take_device_report(&self) -> HipResult {
-        self.owed.lock().device.take().map_or(Ok(()), Err)
+        self.owed.take_device().map_or(Ok(()), Err)
     }
 
     /// All enqueued work is done, no published packet still names a pooled signal and no
@@ -736,7 +809,7 @@ impl Stream {
         self.idle(&st)
             && st.held.iter().all(|h| h.signal.is_zero())
             && st.tail.as_ref().is_none_or(|t| t.1.signal.is_zero())
-            && self.owed.lock().device.is_none()
+            && !self.owed.owes_device()
     }
 
     // ---- faults ----
@@ -869,7 +942,7 @@ impl Stream {
         }
         st.counted = 0;
         st.last = 0;
-        self.owed.lock().owe(error);
+        self.owed.owe(error);
         let queue_id = queue.as_ref().map_or(doom.origin, |q| q.id);
         let why = device.api.describe(doom.status);
         if queue_id == doom.origin {
@@ -892,7 +965,31 @@ impl Stream {
     // ---- building blocks (all called with the stream lock held) ----
 
     /// What an operation on this stream must wait for under legacy null-stream semantics.
+    #[inline(always)]
     fn legacy_deps(&self, device: &DeviceStreams, deps: &mut DepList) -> HipResult<LegacyMarks> {
+        // A non-blocking stream, a null stream without blocking streams, or a blocking stream
+        // that has seen all of the null stream's work (every launch on an idle stream): a
+        // few loads, no call.
+        let needed = match self.kind {
+            StreamKind::Null => device.blocking.load(Ordering::Acquire) != 0,
+            _ => {
+                self.is_blocking()
+                    && device.null.ops.load(Ordering::Acquire)
+                        != self.seen_null.load(Ordering::Acquire)
+            }
+        };
+        if !needed {
+            return Ok(LegacyMarks::default());
+        }
+        self.gather_legacy_deps(device, deps)
+    }
+
+    #[inline(never)]
+    fn gather_legacy_deps(
+        &self,
+        device: &DeviceStreams,
+        deps: &mut DepList,
+    ) -> HipResult<LegacyMarks> {
         let mut legacy = LegacyMarks::default();
         let streams = device;
         if self.kind == StreamKind::Null {
@@ -947,10 +1044,16 @@ impl Stream {
     }
 
     /// The stream's queue, assigned by the policy at first use.
+    #[inline(always)]
     fn queue(&self, st: &mut State, device: &DeviceStreams) -> HipResult<Arc<Queue>> {
         if let Some(queue) = &st.queue {
             return Ok(queue.clone());
         }
+        self.assign_queue(st, device)
+    }
+
+    #[inline(never)]
+    fn assign_queue(&self, st: &mut State, device: &DeviceStreams) -> HipResult<Arc<Queue>> {
         let queue = device.policy.queue_for(
             &device.queues,
             &QueueRequest {
@@ -966,11 +1069,17 @@ impl Stream {
     /// Makes the stream's next packet wait for `deps` and for its gate: counted barrier-AND
     /// packets, up to five dependencies each. Dependencies already complete are dropped; a
     /// wait for another queue's marker is recorded on this queue (see `hsa/queue.rs`).
+    #[inline(always)]
     fn wait_in_queue(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) {
         // The common launch: nothing to wait for, and nothing to set up to find that out.
         if st.gate.is_none() && deps.is_empty() {
             return;
         }
+        self.publish_waits(st, queue, deps);
+    }
+
+    #[inline(never)]
+    fn publish_waits(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) {
         type Entry = (PooledSignal, Option<Marker>, Option<PooledSignal>);
         // The gate's marker is on this queue, or on one the stream left with it complete.
         let gate = st
@@ -1033,10 +1142,15 @@ impl Stream {
     }
 
     /// Returns pooled signals whose packets are known complete to the pool.
+    #[inline(always)]
     fn sweep(&self, st: &mut State) {
-        if st.held.is_empty() {
-            return;
+        if !st.held.is_empty() {
+            self.release_held(st);
         }
+    }
+
+    #[inline(never)]
+    fn release_held(&self, st: &mut State) {
         let completed = st
             .counted
             .saturating_sub(st.pending.signal().load().max(0) as u64);
@@ -1074,7 +1188,7 @@ impl Operation<'_> {
     /// The stream's queue (assigned by the policy at first use), with a barrier-AND wait for
     /// each of the operation's dependencies, and for the stream's out-of-queue work, already
     /// published on it: whatever is published next runs after them.
-    #[inline]
+    #[inline(always)]
     pub fn queue_after_waits(&mut self) -> HipResult<Arc<Queue>> {
         let queue = self.stream.queue(&mut self.st, self.device)?;
         self.stream
@@ -1085,7 +1199,7 @@ impl Operation<'_> {
     /// The completion signal for one counted packet (a kernel dispatch) this operation is
     /// about to publish: the stream's synchronisation waits for it. Exactly one packet with
     /// this signal must be published before [`Operation::finish_counted`].
-    #[inline]
+    #[inline(always)]
     pub fn count_packet(&mut self) -> hsa_signal_t {
         self.st.count_packet()
     }
@@ -1097,7 +1211,7 @@ impl Operation<'_> {
     }
 
     /// Finishes an operation whose last packet is the counted one at queue index `index`.
-    #[inline]
+    #[inline(always)]
     pub fn finish_counted(mut self, index: u64) {
         self.st.last = index;
         self.finish();
@@ -1106,17 +1220,29 @@ impl Operation<'_> {
     /// Counts the operation, unlocks the stream, and only then records what legacy ordering
     /// waited for: a concurrent operation that reads these marks takes this stream's lock
     /// after us, so it is ordered behind the wait.
-    #[inline]
+    #[inline(always)]
     pub fn finish(self) {
         let Operation {
             stream,
             device,
             st,
             legacy,
-            ..
+            deps,
         } = self;
+        deps.discard();
         stream.ops.fetch_add(1, Ordering::SeqCst);
         drop(st);
+        if legacy.null_ops.is_none() && legacy.streams.capacity() == 0 && !stream.is_blocking() {
+            // Nothing to record, and nothing to drop: no call.
+            std::mem::forget(legacy);
+            return;
+        }
+        Self::record_legacy(stream, device, legacy);
+    }
+
+    /// What [`Operation::finish`] records for legacy ordering.
+    #[inline(never)]
+    fn record_legacy(stream: &Stream, device: &DeviceStreams, legacy: LegacyMarks) {
         if let Some(ops) = legacy.null_ops {
             stream.seen_null.fetch_max(ops, Ordering::AcqRel);
         }

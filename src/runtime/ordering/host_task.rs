@@ -1,12 +1,11 @@
 //! Host tasks (callbacks, host functions, fills): run on hipshim's callback thread, in
 //! stream order.
 
-use super::engine::{DeviceStreams, Owed, Stream};
+use super::engine::{DeviceStreams, OwedReports, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::signal::PooledSignal;
 use hsa_abi::*;
 use once_cell::sync::Lazy;
-use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -35,7 +34,7 @@ pub type HostWork = Box<dyn FnOnce() -> HipResult + Send>;
 struct HostTask<G: Opens = PooledSignal> {
     run: Option<HostWork>,
     done: G,
-    owed: Arc<Mutex<Owed>>,
+    owed: Arc<OwedReports>,
     /// The marker the task waited for, kept until the task has run.
     _after: Option<PooledSignal>,
 }
@@ -48,7 +47,7 @@ impl<G: Opens> HostTask<G> {
             let outcome =
                 crate::hsa::callback::guarded("a stream host task", Err(HipError::UNKNOWN), run);
             if let Err(error) = outcome {
-                self.owed.lock().owe(error);
+                self.owed.owe(error);
             }
         }
     }
@@ -58,7 +57,7 @@ impl<G: Opens> Drop for HostTask<G> {
     fn drop(&mut self) {
         if self.run.take().is_some() {
             tracing::error!("internal error: a stream host task was dropped without running; its stream reports hipErrorUnknown");
-            self.owed.lock().owe(HipError::UNKNOWN);
+            self.owed.owe(HipError::UNKNOWN);
         }
         // Opens the gate: the stream's next packet (a barrier on it) may now run.
         self.done.open();
@@ -156,9 +155,9 @@ mod tests {
         }
     }
 
-    fn task(run: Option<HostWork>) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<Mutex<Owed>>) {
+    fn task(run: Option<HostWork>) -> (HostTask<CountingGate>, Arc<AtomicUsize>, Arc<OwedReports>) {
         let opened = Arc::new(AtomicUsize::new(0));
-        let owed = Arc::new(Mutex::new(Owed::default()));
+        let owed = Arc::new(OwedReports::default());
         let task = HostTask {
             run,
             done: CountingGate(opened.clone()),
@@ -179,7 +178,7 @@ mod tests {
         task.execute();
         assert_eq!(ran.load(Ordering::SeqCst), 1);
         assert_eq!(opened.load(Ordering::SeqCst), 1);
-        let owed = owed.lock();
+        let owed = owed.take_all();
         assert!(owed.stream.is_none() && owed.device.is_none());
     }
 
@@ -192,7 +191,7 @@ mod tests {
             1,
             "the stream is not left waiting"
         );
-        let owed = owed.lock();
+        let owed = owed.take_all();
         assert_eq!(owed.stream, Some(HipError::UNKNOWN));
         assert_eq!(owed.device, Some(HipError::UNKNOWN));
     }
@@ -202,7 +201,7 @@ mod tests {
         let (task, opened, owed) = task(Some(Box::new(|| Err(HipError::INVALID_VALUE))));
         task.execute();
         assert_eq!(opened.load(Ordering::SeqCst), 1);
-        let owed = owed.lock();
+        let owed = owed.take_all();
         assert_eq!(owed.stream, Some(HipError::INVALID_VALUE));
         assert_eq!(owed.device, Some(HipError::INVALID_VALUE));
     }
@@ -217,7 +216,7 @@ mod tests {
         }));
         assert!(result.is_err());
         assert_eq!(opened.load(Ordering::SeqCst), 1);
-        assert_eq!(owed.lock().stream, Some(HipError::UNKNOWN));
+        assert_eq!(owed.take_stream(), Some(HipError::UNKNOWN));
     }
 
     #[test]
@@ -226,6 +225,6 @@ mod tests {
         task.run = None;
         drop(task);
         assert_eq!(opened.load(Ordering::SeqCst), 1);
-        assert!(owed.lock().stream.is_none());
+        assert!(owed.take_stream().is_none());
     }
 }

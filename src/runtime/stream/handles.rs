@@ -2,7 +2,7 @@
 //! CU masks.
 
 use super::super::device::Device;
-use super::super::handles::{HandleTable, LastLookup};
+use super::super::handles::{HandleTable, RecentLookups};
 use super::super::ordering::{Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE};
 use super::super::runtime;
 use crate::error::{HipError, HipResult};
@@ -76,6 +76,7 @@ fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
 /// The stream a `hipStream_t` names on `device` (the launch path's lookup: a map read, no
 /// allocation). 0 and `hipStreamLegacy` are the null stream, `hipStreamPerThread` the calling
 /// thread's stream.
+#[inline(always)]
 pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
     let (owner, stream) = resolve_any(handle, Some(device))?;
     if owner.index != device.index {
@@ -92,15 +93,17 @@ pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>>
 
 /// The stream a `hipStream_t` names and its device (the current device for the null and
 /// per-thread streams).
+#[inline(always)]
 pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'static>)> {
     resolve_any(handle, None)
 }
 
 thread_local! {
     /// The stream this thread named last (see `HandleTable::get_via`).
-    static LAST_STREAM: LastLookup<Stream> = const { RefCell::new(None) };
+    static LAST_STREAM: RecentLookups<Stream, 1> = const { RecentLookups::new() };
 }
 
+#[inline(always)]
 fn resolve_any<'a>(
     handle: *mut c_void,
     current: Option<&'a Device>,
@@ -181,6 +184,7 @@ pub fn destroy_created_streams(device: &Device) {
 }
 
 /// `hipStreamSynchronize`.
+#[inline(always)]
 pub fn synchronize(handle: *mut c_void) -> HipResult {
     let (device, stream) = lookup(handle)?;
     if stream.kind == StreamKind::Null {
