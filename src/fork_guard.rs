@@ -42,8 +42,9 @@ pub fn watch() {
 }
 
 extern "C" fn after_fork_in_child() {
-    // Only async-signal-safe work here: a store.
+    // Only async-signal-safe work here: atomic stores.
     IN_CHILD.store(true, Ordering::Relaxed);
+    crate::observed::set(crate::observed::Watcher::ForkedChild, true);
 }
 
 /// Says once, on stderr, why a HIP call in a forked child failed. Writes with `write(2)`

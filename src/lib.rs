@@ -18,6 +18,7 @@ pub mod error;
 pub mod fork_guard;
 pub mod hsa;
 mod logging;
+pub mod observed;
 pub mod policy;
 pub mod probe;
 pub mod runtime;

@@ -37,4 +37,9 @@ pub fn init(filter: Option<&str>) {
     } else {
         builder.without_time().try_init()
     };
+    // The filter is fixed from here on (ours, or another library's subscriber).
+    crate::observed::set(
+        crate::observed::Watcher::ApiLog,
+        tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG),
+    );
 }

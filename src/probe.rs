@@ -52,11 +52,13 @@ pub trait Sink: Sync {
 pub fn start(sink: &'static dyn Sink) {
     let _ = SINK.set(sink);
     RECORDING.store(true, Ordering::Release);
+    crate::observed::set(crate::observed::Watcher::Recorder, true);
 }
 
 /// Stops recording: the hooks go quiet from now on.
 pub fn stop() {
     RECORDING.store(false, Ordering::Release);
+    crate::observed::set(crate::observed::Watcher::Recorder, false);
 }
 
 /// What a `Reservation` (`hsa/queue.rs`) knows about a packet it published while recording.

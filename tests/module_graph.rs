@@ -1,11 +1,11 @@
 //! The modules of `src/` form no import cycle, and the top-level ones keep their layers:
 //!
 //! ```text
-//! api → runtime → policy → trace (the recorder) → hsa → leaves
+//! api → runtime → policy → trace (the recorder) → hsa → leaves → observed
 //! ```
 //!
 //! where the leaves (`config`, `error`, `probe`, `fork_guard`, `logging`) use no module of the
-//! crate, and a module may use any module of a lower layer, never one of its own or a higher
+//! crate but `observed` (the flag word the API shells read, which the leaves set), and a module may use any module of a lower layer, never one of its own or a higher
 //! one. `probe` is the trace probe the HSA layer reports through; the recorder above `hsa`
 //! installs itself into it.
 //!
@@ -33,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
     &["trace"],
     &["hsa"],
     &["config", "error", "probe", "fork_guard", "logging"],
+    &["observed"],
 ];
 
 fn src_dir() -> PathBuf {

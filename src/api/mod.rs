@@ -70,21 +70,19 @@ thread_local! {
 /// Runs one API call: catches panics, records a failure as the last error, logs it at debug
 /// (target `hipshim::api`: name, result, duration) and records it while tracing.
 ///
-/// Inlined into every exported shell: with neither the log nor the recorder on (three relaxed
-/// loads) the body runs in place, so a launch pays for no closure, clock or tracing call.
+/// Inlined into every exported shell: while nothing watches the calls (one relaxed load, see
+/// `observed`) the body runs in place, so a launch pays for no closure, clock or tracing call.
 #[inline(always)]
 pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipError_t {
-    let recording = crate::trace::recording();
-    let logging = tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG);
-    if recording || logging || crate::fork_guard::in_forked_child() {
-        return call_observed(name, recording, logging, body);
+    if crate::observed::any() {
+        return call_observed(name, body);
     }
     let result = run_caught(name, body);
     if let Err(error) = result {
         LAST_ERROR.with(|e| e.set(error.code()));
     }
-    // The first call of the process may start the recorder inside `body`.
-    if crate::trace::recording() {
+    // The first call of the process may start the recorder (or the API log) inside `body`.
+    if crate::observed::any() && crate::trace::recording() {
         report_call(name, result, 0, None, false);
     }
     to_code(result)
@@ -107,12 +105,9 @@ fn run_caught(name: &'static str, body: impl FnOnce() -> HipResult) -> HipResult
 /// [`call`] while something watches the calls: a forked child, the log, the recorder.
 #[inline(never)]
 #[cold]
-fn call_observed(
-    name: &'static str,
-    recording: bool,
-    logging: bool,
-    body: impl FnOnce() -> HipResult,
-) -> hipError_t {
+fn call_observed(name: &'static str, body: impl FnOnce() -> HipResult) -> hipError_t {
+    let recording = crate::trace::recording();
+    let logging = tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG);
     if crate::fork_guard::in_forked_child() {
         // Before anything that could take a lock a vanished parent thread holds.
         crate::fork_guard::report_once(name);
@@ -276,6 +271,10 @@ pub(crate) mod testing {
         pub(crate) fn start() -> ApiLog {
             let names = Arc::new(Mutex::new(Vec::new()));
             let subscriber = tracing_subscriber::registry().with(ApiNames(names.clone()));
+            // A thread's own subscriber is invisible to the flag `logging::init` sets from the
+            // global one. Left on: other tests then take the watched path, which asks the log
+            // itself on each call and behaves the same.
+            crate::observed::set(crate::observed::Watcher::ApiLog, true);
             ApiLog {
                 names,
                 _default: tracing::subscriber::set_default(subscriber),

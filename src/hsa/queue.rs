@@ -229,6 +229,16 @@ impl Queue {
                 (*raw).id,
             )
         };
+        if !size.is_power_of_two() {
+            // The HSA specification promises a power of two; slots are found by masking.
+            tracing::error!(target: "hipshim::queue", size, "the HSA runtime made a queue whose size is not a power of two");
+            // SAFETY: the queue was created above and is not used elsewhere yet.
+            unsafe { (api.hsa_queue_destroy)(raw) };
+            return Err(HsaError::call(
+                "hsa_queue_create",
+                status::ERROR_INVALID_QUEUE_CREATION,
+            ));
+        }
         let kernarg_bytes = 2 * size as usize * KERNARG_SLOT_BYTES;
         let kernargs = match kernarg_pool.allocate(kernarg_bytes, &[agent]) {
             Ok(kernargs) => kernargs,
@@ -438,7 +448,7 @@ impl Queue {
     #[allow(clippy::mut_from_ref)]
     #[inline(always)]
     fn kernarg_slot(&self, index: u64) -> &mut [u8] {
-        let kernarg_slot = (index % (2 * self.size)) as usize;
+        let kernarg_slot = (index & (2 * self.size - 1)) as usize;
         // SAFETY: slot `kernarg_slot` belongs to this index alone until the packet completes
         // (see the `kernargs` field); the ring was sized for 2 * size slots.
         unsafe {
@@ -460,7 +470,7 @@ impl Queue {
         // SAFETY: the slot at `index % size` was released by the packet processor (room was
         // checked) and is written by this thread only.
         unsafe {
-            let slot = self.ring.add((index % self.size) as usize) as *mut u8;
+            let slot = self.ring.add((index & (self.size - 1)) as usize) as *mut u8;
             std::ptr::copy_nonoverlapping(packet.bytes.as_ptr().add(4), slot.add(4), 60);
             let header_and_setup = u32::from_le_bytes([
                 packet.bytes[0],

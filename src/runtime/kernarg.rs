@@ -109,14 +109,13 @@ impl LaunchGeometry {
         block: [u32; 3],
         dynamic_lds: u32,
     ) -> Result<Self, KernargError> {
-        let mut grid = [0u32; 3];
-        for d in 0..3 {
-            grid[d] = grid_blocks[d]
-                .checked_mul(block[d])
-                .ok_or(KernargError::InvalidGeometry(
-                    "grid has more than 2^32-1 work-items in a dimension",
-                ))?;
+        let wide = [0, 1, 2].map(|d| u64::from(grid_blocks[d]) * u64::from(block[d]));
+        if (wide[0] | wide[1] | wide[2]) > u64::from(u32::MAX) {
+            return Err(KernargError::InvalidGeometry(
+                "grid has more than 2^32-1 work-items in a dimension",
+            ));
         }
+        let grid = wide.map(|w| w as u32);
         Self::check(grid, block)?;
         // Whole blocks: the counts are known without dividing (this is every HIP launch).
         Ok(Self {
@@ -145,13 +144,13 @@ impl LaunchGeometry {
 
     #[inline(always)]
     fn check(grid: [u32; 3], block: [u32; 3]) -> Result<(), KernargError> {
-        if grid.contains(&0) {
+        if grid[0].min(grid[1]).min(grid[2]) == 0 {
             return Err(KernargError::InvalidGeometry("grid dimension is 0"));
         }
-        if block.contains(&0) {
+        if block[0].min(block[1]).min(block[2]) == 0 {
             return Err(KernargError::InvalidGeometry("block dimension is 0"));
         }
-        if block.iter().any(|&b| b > u32::from(u16::MAX)) {
+        if block[0].max(block[1]).max(block[2]) > u32::from(u16::MAX) {
             return Err(KernargError::InvalidGeometry(
                 "block dimension exceeds 65535",
             ));
@@ -376,14 +375,12 @@ impl KernargLayout {
                         got: args.len(),
                     });
                 }
-                match args
-                    .iter()
-                    .zip(self.explicit.iter())
-                    .position(|(p, slot)| p.is_null() && slot.size > 0)
-                {
-                    Some(index) => Err(KernargError::NullArg { index }),
-                    None => Ok(()),
+                for (index, (p, slot)) in args.iter().zip(self.explicit.iter()).enumerate() {
+                    if p.is_null() && slot.size > 0 {
+                        return Err(KernargError::NullArg { index });
+                    }
                 }
+                Ok(())
             }
             ArgSource::Packed(buffer) if buffer.len() < self.explicit_extent => {
                 Err(KernargError::PackedTooSmall {

@@ -145,22 +145,19 @@ pub fn check_configuration(
     device_lds: u32,
     max_grid: [i32; 3],
 ) -> Option<(HipError, &'static str)> {
+    // Scalar code: this runs on every launch.
     let threads = block.x as u64 * block.y as u64 * block.z as u64;
     let max_threads = match info.max_flat_workgroup_size {
         0 => MAX_BLOCK_THREADS,
         n => (n as u64).min(MAX_BLOCK_THREADS),
     };
-    if threads == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0 {
+    if threads == 0 || grid.x.min(grid.y).min(grid.z) == 0 {
         return Some((
             HipError::INVALID_CONFIGURATION,
             "a grid or block dimension is 0",
         ));
     }
-    if [block.x, block.y, block.z]
-        .iter()
-        .any(|&b| b as u64 > MAX_BLOCK_THREADS)
-        || threads > max_threads
-    {
+    if u64::from(block.x.max(block.y).max(block.z)) > MAX_BLOCK_THREADS || threads > max_threads {
         return Some((
             HipError::INVALID_CONFIGURATION,
             "the block has more threads than the device or the kernel allows",
@@ -168,10 +165,9 @@ pub fn check_configuration(
     }
     // AMD's runtime reports 2^31-1 blocks per dimension but launches up to 2^32-1; a grid
     // the device says it cannot take is refused here instead.
-    if [grid.x, grid.y, grid.z]
-        .iter()
-        .zip(max_grid)
-        .any(|(&g, max)| i64::from(g) > i64::from(max))
+    if i64::from(grid.x) > i64::from(max_grid[0])
+        || i64::from(grid.y) > i64::from(max_grid[1])
+        || i64::from(grid.z) > i64::from(max_grid[2])
     {
         return Some((
             HipError::INVALID_CONFIGURATION,
@@ -255,35 +251,41 @@ pub unsafe fn launch_function(
         crate::trace::record::note_kernel(&function.name, info.kernarg_size);
     }
     // Everything that can fail has been checked: from here a packet is always published.
-    let mut operation = stream.begin(&device.streams, None)?;
-    let queue = operation.queue_after_waits()?;
-    let completion_signal = operation.count_packet();
-    let mut slots = queue.reserve(1);
-    let kernarg = slots.kernarg();
-    let kernarg_address = kernarg.as_ptr() as u64;
-    // SAFETY: `source` passed the layout's check, and its pointers are readable for their
-    // arguments (the caller's contract); the slot holds the segment (checked above).
-    unsafe { layout.write(source, &geometry, kernarg) };
-    tracing::trace!(target: "hipshim::launch", kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size, "kernel dispatch");
-    let packet = to_bytes(&hsa_kernel_dispatch_packet_t {
-        header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
-        setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
-        workgroup_size_x: block.x as u16,
-        workgroup_size_y: block.y as u16,
-        workgroup_size_z: block.z as u16,
-        grid_size_x: gx,
-        grid_size_y: gy,
-        grid_size_z: gz,
-        private_segment_size: info.private_segment_fixed_size,
-        group_segment_size: group_segment as u32,
-        kernel_object: kernel.kernel_object,
-        kernarg_address,
-        completion_signal,
-        ..Default::default()
-    });
-    slots.write(&packet);
-    operation.finish_counted(slots.ring());
-    Ok(())
+    stream.submit_counted(
+        &device.streams,
+        #[inline(always)]
+        |queue, completion_signal| {
+            let mut slots = queue.reserve(1);
+            let kernarg = slots.kernarg();
+            let kernarg_address = kernarg.as_ptr() as u64;
+            // SAFETY: `source` passed the layout's check, and its pointers are readable for their
+            // arguments (the caller's contract); the slot holds the segment (checked above).
+            unsafe { layout.write(source, &geometry, kernarg) };
+            tracing::trace!(
+                target: "hipshim::launch",
+                kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size,
+                "kernel dispatch"
+            );
+            let packet = to_bytes(&hsa_kernel_dispatch_packet_t {
+                header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+                setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+                workgroup_size_x: block.x as u16,
+                workgroup_size_y: block.y as u16,
+                workgroup_size_z: block.z as u16,
+                grid_size_x: gx,
+                grid_size_y: gy,
+                grid_size_z: gz,
+                private_segment_size: info.private_segment_fixed_size,
+                group_segment_size: group_segment as u32,
+                kernel_object: kernel.kernel_object,
+                kernarg_address,
+                completion_signal,
+                ..Default::default()
+            });
+            slots.write(&packet);
+            slots.ring()
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------

@@ -334,6 +334,14 @@ impl State {
     }
 }
 
+/// How [`Stream::submit_counted`] holds the stream while it publishes.
+enum Ready<'s> {
+    /// Nothing to wait for: just the lock.
+    Idle(parking_lot::MutexGuard<'s, State>),
+    /// An operation whose waits are published.
+    AfterWaits(Operation<'s>),
+}
+
 /// Completion of out-of-queue work, and the marker that work depended on.
 struct Gate {
     signal: PooledSignal,
@@ -598,6 +606,81 @@ impl Stream {
             deps,
             legacy,
         })
+    }
+
+    /// Publishes one counted packet (a kernel dispatch) after everything the stream must wait
+    /// for: `publish` writes it on the queue it is given, with the completion signal it is
+    /// given (the stream's synchronisation waits for it), rings the doorbell and returns the
+    /// packet's queue index. Cannot fail once `publish` is called.
+    ///
+    /// The launch path. A stream with nothing to wait for (no legacy ordering owed, no
+    /// out-of-queue work, a queue already assigned) publishes under its lock without building
+    /// an [`Operation`]: no dependency list, no queue reference count, no moves of either.
+    /// Anything else first publishes its waits through the general operation. Either way the
+    /// packet is written at one place, which the launch inlines.
+    #[inline(always)]
+    pub fn submit_counted(
+        &self,
+        device: &DeviceStreams,
+        publish: impl FnOnce(&Queue, hsa_signal_t) -> u64,
+    ) -> HipResult {
+        let mut ready = match self.lock_if_nothing_to_wait_for(device) {
+            Some(st) => Ready::Idle(st),
+            None => Ready::AfterWaits(self.begin_after_waits(device)?),
+        };
+        let State {
+            queue,
+            pending,
+            counted,
+            last,
+            ..
+        } = match &mut ready {
+            Ready::Idle(st) => &mut **st,
+            Ready::AfterWaits(op) => &mut *op.st,
+        };
+        let Some(queue) = queue.as_deref() else {
+            // `begin_after_waits` assigned one.
+            tracing::error!(stream = %self.kind, "internal error: no queue after the waits");
+            return Err(HipError::UNKNOWN);
+        };
+        // Counted before it is published (see `State::count_packet`).
+        pending.signal().add(1);
+        *counted += 1;
+        *last = publish(queue, pending.handle());
+        match ready {
+            Ready::Idle(st) => {
+                self.ops.fetch_add(1, Ordering::SeqCst);
+                drop(st);
+                if self.is_blocking() {
+                    device.note_unseen(self);
+                }
+            }
+            Ready::AfterWaits(op) => op.finish(),
+        }
+        Ok(())
+    }
+
+    /// The stream's lock, if its next packet has nothing to wait for and its queue is
+    /// assigned.
+    #[inline(always)]
+    fn lock_if_nothing_to_wait_for(
+        &self,
+        device: &DeviceStreams,
+    ) -> Option<parking_lot::MutexGuard<'_, State>> {
+        if self.legacy_wait_needed(device) {
+            return None;
+        }
+        let mut st = self.state.lock();
+        self.sweep(&mut st);
+        (st.queue.is_some() && st.gate.is_none()).then_some(st)
+    }
+
+    /// An operation whose waits are published on its queue (assigned if need be).
+    #[inline(never)]
+    fn begin_after_waits<'s>(&'s self, device: &'s DeviceStreams) -> HipResult<Operation<'s>> {
+        let mut op = self.begin(device, None)?;
+        op.queue_after_waits()?;
+        Ok(op)
     }
 
     /// `hipStreamWaitEvent`: later work of this stream waits for `dep` (a barrier-AND packet
@@ -967,21 +1050,26 @@ impl Stream {
     /// What an operation on this stream must wait for under legacy null-stream semantics.
     #[inline(always)]
     fn legacy_deps(&self, device: &DeviceStreams, deps: &mut DepList) -> HipResult<LegacyMarks> {
-        // A non-blocking stream, a null stream without blocking streams, or a blocking stream
-        // that has seen all of the null stream's work (every launch on an idle stream): a
-        // few loads, no call.
-        let needed = match self.kind {
+        if !self.legacy_wait_needed(device) {
+            return Ok(LegacyMarks::default());
+        }
+        self.gather_legacy_deps(device, deps)
+    }
+
+    /// Whether legacy ordering may make this stream's next operation wait: not for a
+    /// non-blocking stream, a null stream while no blocking stream exists, or a blocking
+    /// stream that has seen all of the null stream's work (every launch on an idle stream).
+    /// A few loads, no call.
+    #[inline(always)]
+    fn legacy_wait_needed(&self, device: &DeviceStreams) -> bool {
+        match self.kind {
             StreamKind::Null => device.blocking.load(Ordering::Acquire) != 0,
             _ => {
                 self.is_blocking()
                     && device.null.ops.load(Ordering::Acquire)
                         != self.seen_null.load(Ordering::Acquire)
             }
-        };
-        if !needed {
-            return Ok(LegacyMarks::default());
         }
-        self.gather_legacy_deps(device, deps)
     }
 
     #[inline(never)]
@@ -1164,17 +1252,21 @@ impl Stream {
 
 /// One operation on a stream, from [`Stream::begin`] to [`Operation::finish`]: the stream's
 /// lock, what the operation must wait for, and the legacy-ordering marks to record once it is
-/// published. A launch reads top to bottom through it:
+/// published. A launch that must wait (`Stream::submit_counted`) reads top to bottom through it:
 ///
 /// ```text
 /// let mut op = stream.begin(device, None)?;     // waits gathered, stream locked
 /// let queue = op.queue_after_waits()?;           // barrier-AND packets for them published
-/// let completion = op.count_packet();            // the packet's completion signal
+/// let completion = op.st.count_packet();         // the packet's completion signal
 /// let mut slots = queue.reserve(1);              // slot and kernarg slot (hsa/queue.rs)
 /// ...write kernargs into slots.kernarg(), build the packet...
 /// slots.write(&packet);                          // body, then header with release
-/// op.finish_counted(slots.ring());               // doorbell once; stream unlocked
+/// op.st.last = slots.ring();                     // doorbell once
+/// op.finish();                                   // counted; stream unlocked
 /// ```
+///
+/// A launch with nothing to wait for does the same steps under the stream's lock without
+/// building an `Operation`.
 pub struct Operation<'s> {
     stream: &'s Stream,
     device: &'s DeviceStreams,
@@ -1196,25 +1288,10 @@ impl Operation<'_> {
         Ok(queue)
     }
 
-    /// The completion signal for one counted packet (a kernel dispatch) this operation is
-    /// about to publish: the stream's synchronisation waits for it. Exactly one packet with
-    /// this signal must be published before [`Operation::finish_counted`].
-    #[inline(always)]
-    pub fn count_packet(&mut self) -> hsa_signal_t {
-        self.st.count_packet()
-    }
-
     /// Publishes a marker after the operation's dependencies and all earlier work.
     fn marker(&mut self) -> HipResult<Marker> {
         let queue = self.stream.queue(&mut self.st, self.device)?;
         self.stream.marker(&mut self.st, &queue, &mut self.deps)
-    }
-
-    /// Finishes an operation whose last packet is the counted one at queue index `index`.
-    #[inline(always)]
-    pub fn finish_counted(mut self, index: u64) {
-        self.st.last = index;
-        self.finish();
     }
 
     /// Counts the operation, unlocks the stream, and only then records what legacy ordering
