@@ -354,17 +354,24 @@ impl GuestMemory for MemoryRegistry {
 
 /// An anonymous private mapping: zeroed, lazily backed, page aligned.
 pub fn map_anon(len: u64) -> HsaResult<*mut u8> {
-    map_private(len, libc::PROT_READ | libc::PROT_WRITE)
+    map_private(len, libc::PROT_READ | libc::PROT_WRITE, 0)
+}
+
+/// An anonymous private mapping with every page already backed: what ROCr's system-memory
+/// pools give (the driver pins their pages at allocation), so the program's first touch of
+/// each page is not a page fault (a kernarg ring otherwise faults once per slot).
+pub fn map_anon_backed(len: u64) -> HsaResult<*mut u8> {
+    map_private(len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_POPULATE)
 }
 
 /// Address space the CPU cannot touch (`PROT_NONE`, nothing behind it): what the program
 /// sees of device memory that is not mapped through the BAR. A touch faults with the exact
 /// address, which `cpu_touch` reports.
 pub fn reserve_unmapped(len: u64) -> HsaResult<*mut u8> {
-    map_private(len, libc::PROT_NONE)
+    map_private(len, libc::PROT_NONE, 0)
 }
 
-fn map_private(len: u64, protection: libc::c_int) -> HsaResult<*mut u8> {
+fn map_private(len: u64, protection: libc::c_int, extra_flags: libc::c_int) -> HsaResult<*mut u8> {
     let len = usize::try_from(len).map_err(|_| HsaError::OUT_OF_RESOURCES)?;
     // SAFETY: a fresh anonymous mapping has no aliasing requirements; failure is checked.
     let p = unsafe {
@@ -372,7 +379,7 @@ fn map_private(len: u64, protection: libc::c_int) -> HsaResult<*mut u8> {
             std::ptr::null_mut(),
             len,
             protection,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | extra_flags,
             -1,
             0,
         )
@@ -430,8 +437,12 @@ pub fn pool_allocate(
     let mapped = round_up(size, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
     pool.reserve(mapped)?;
     let mapped_views = || -> HsaResult<(*mut u8, *mut u8)> {
+        if pool.kind != PoolKind::Device {
+            let host = map_anon_backed(mapped)?;
+            return Ok((host, host));
+        }
         let host = map_anon(mapped)?;
-        if large_bar || pool.kind != PoolKind::Device {
+        if large_bar {
             return Ok((host, host));
         }
         match reserve_unmapped(mapped) {
