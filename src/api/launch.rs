@@ -2,7 +2,7 @@
 //! hot path: `hipLaunchKernel` converts nothing; the runtime resolves the kernel and the stream
 //! once, under the device it launches on.
 
-use super::convert::{Out, PerThread};
+use super::convert::PerThread;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipFunction_t, hipStream_t, Dim3};
 use crate::runtime::launch::{self, CallConfiguration};
@@ -73,18 +73,84 @@ hip_api! {
         crate::error::to_code(launch::push_call_configuration(CallConfiguration { grid, block, shared_mem, stream }))
     }
 
+    /// Like `__hipPushCallConfiguration`, a call of the compiler's launch stub rather than of
+    /// the program: not logged or traced as an API call. A failure is still the thread's last
+    /// error, as in AMD's runtime.
     fn __hipPopCallConfiguration(
-        grid: *mut Dim3 => Out<Dim3>,
-        block: *mut Dim3 => Out<Dim3>,
-        shared_mem: *mut usize => Out<usize>,
-        stream: *mut hipStream_t => Out<hipStream_t>,
-    ) -> hipError_t {
-        let config = launch::pop_call_configuration()?;
-        grid.write(config.grid)?;
-        block.write(config.block)?;
-        shared_mem.write(config.shared_mem)?;
-        stream.write(config.stream)
+        grid: *mut Dim3,
+        block: *mut Dim3,
+        shared_mem: *mut usize,
+        stream: *mut hipStream_t,
+    ) -> hipError_t as plain(crate::error::HipError::UNKNOWN.code()) {
+        if grid.is_null() || block.is_null() || shared_mem.is_null() || stream.is_null() {
+            tracing::warn!("__hipPopCallConfiguration: a null out-pointer");
+            return crate::api::failed(crate::error::HipError::INVALID_VALUE);
+        }
+        match launch::pop_call_configuration() {
+            Ok(config) => {
+                // SAFETY: checked non-null; the stub passes its own locals.
+                unsafe {
+                    grid.write(config.grid);
+                    block.write(config.block);
+                    shared_mem.write(config.shared_mem);
+                    stream.write(config.stream);
+                }
+                0
+            }
+            Err(error) => crate::api::failed(error),
+        }
     }
+}
+
+#[cfg(test)]
+#[test]
+fn configurations_pop_in_push_order_and_a_failed_pop_is_the_last_error() {
+    use crate::error::HipError;
+    let d = |x| Dim3 { x, y: 1, z: 1 };
+    let (mut grid, mut block, mut shared, mut stream) = (d(0), d(0), 0usize, std::ptr::null_mut());
+    crate::api::take_last_error();
+    // SAFETY: the out-pointers are this test's locals, or null where a null is the point.
+    unsafe {
+        assert_eq!(
+            __hipPushCallConfiguration(d(2), d(64), 16, std::ptr::null_mut()),
+            0
+        );
+        assert_eq!(
+            __hipPushCallConfiguration(d(3), d(32), 8, 0x50 as hipStream_t),
+            0
+        );
+        assert_eq!(
+            __hipPopCallConfiguration(&mut grid, &mut block, &mut shared, &mut stream),
+            0
+        );
+        assert_eq!(
+            (grid, block, shared, stream as usize),
+            (d(3), d(32), 8, 0x50)
+        );
+        let null = std::ptr::null_mut();
+        assert_eq!(
+            __hipPopCallConfiguration(null, &mut block, &mut shared, &mut stream),
+            HipError::INVALID_VALUE.code()
+        );
+        assert_eq!(
+            crate::api::take_last_error(),
+            HipError::INVALID_VALUE.code()
+        );
+        // The null out-pointer popped nothing: the first configuration is still there.
+        assert_eq!(
+            __hipPopCallConfiguration(&mut grid, &mut block, &mut shared, &mut stream),
+            0
+        );
+        assert_eq!((grid, block, shared), (d(2), d(64), 16));
+        assert_eq!(
+            __hipPopCallConfiguration(&mut grid, &mut block, &mut shared, &mut stream),
+            HipError::MISSING_CONFIGURATION.code()
+        );
+    }
+    assert_eq!(
+        crate::api::take_last_error(),
+        HipError::MISSING_CONFIGURATION.code()
+    );
 }
 
 #[cfg(not(test))]

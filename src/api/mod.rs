@@ -200,6 +200,14 @@ pub(crate) fn call_void(name: &'static str, body: impl FnOnce()) {
     }
 }
 
+/// Records `error` as the thread's last error and returns its code (for the shells that do
+/// not go through [`call`]).
+#[cold]
+pub(crate) fn failed(error: HipError) -> hipError_t {
+    LAST_ERROR.with(|e| e.set(error.code()));
+    error.code()
+}
+
 pub(crate) fn take_last_error() -> hipError_t {
     LAST_ERROR.with(|e| e.replace(0))
 }

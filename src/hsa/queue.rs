@@ -824,14 +824,12 @@ pub fn barrier_and(deps: &[hsa_signal_t], completion: hsa_signal_t) -> AqlPacket
 }
 
 /// Serialises a typed packet into the 64 raw bytes `submit` publishes.
+#[inline(always)]
 pub fn to_bytes<T: Copy>(packet: &T) -> AqlPacket {
     const { assert!(std::mem::size_of::<T>() == 64) };
-    let mut out = AqlPacket { bytes: [0; 64] };
-    // SAFETY: `T` is one of the 64-byte repr(C) packet types (asserted above), plain data.
-    unsafe {
-        std::ptr::copy_nonoverlapping(packet as *const T as *const u8, out.bytes.as_mut_ptr(), 64)
-    };
-    out
+    // SAFETY: `T` is one of the 64-byte repr(C) packet types (asserted above), plain data,
+    // and any 64 bytes are an `AqlPacket`; the read does not need `T`'s alignment.
+    unsafe { std::mem::transmute_copy(packet) }
 }
 
 #[cfg(test)]

@@ -109,13 +109,17 @@ impl LaunchGeometry {
         block: [u32; 3],
         dynamic_lds: u32,
     ) -> Result<Self, KernargError> {
-        let wide = [0, 1, 2].map(|d| u64::from(grid_blocks[d]) * u64::from(block[d]));
-        if (wide[0] | wide[1] | wide[2]) > u64::from(u32::MAX) {
+        let (x, y, z) = (
+            u64::from(grid_blocks[0]) * u64::from(block[0]),
+            u64::from(grid_blocks[1]) * u64::from(block[1]),
+            u64::from(grid_blocks[2]) * u64::from(block[2]),
+        );
+        if (x | y | z) > u64::from(u32::MAX) {
             return Err(KernargError::InvalidGeometry(
                 "grid has more than 2^32-1 work-items in a dimension",
             ));
         }
-        let grid = wide.map(|w| w as u32);
+        let grid = [x as u32, y as u32, z as u32];
         Self::check(grid, block)?;
         // Whole blocks: the counts are known without dividing (this is every HIP launch).
         Ok(Self {
@@ -184,13 +188,14 @@ impl LaunchGeometry {
     /// evenly.
     pub fn remainders(&self) -> [u32; 3] {
         // From the counts, without a division: the launch path writes these every time.
-        [0, 1, 2].map(|d| {
+        let remainder = |d: usize| {
             let whole = (self.counts[d] - 1) * self.block[d];
             match self.grid[d] - whole {
                 last if last == self.block[d] => 0,
                 last => last,
             }
-        })
+        };
+        [remainder(0), remainder(1), remainder(2)]
     }
 
     /// The number of grid dimensions in use: 3 if the grid has more than one work-item in

@@ -61,19 +61,30 @@ thread_local! {
 /// `hipErrorLaunchOutOfResources`.
 #[inline(always)]
 pub fn push_call_configuration(config: CallConfiguration) -> HipResult {
-    CALL_CONFIGURATIONS.with(|pending| {
+    let pushed = CALL_CONFIGURATIONS.with(|pending| {
         let depth = pending.depth.get();
-        let slot = pending.stack.get(depth).ok_or_else(|| {
-            tracing::warn!(
-                depth,
-                "too many kernel launch configurations pushed without a launch"
-            );
-            HipError::LAUNCH_OUT_OF_RESOURCES
-        })?;
+        let Some(slot) = pending.stack.get(depth) else {
+            return false;
+        };
         slot.set(config);
         pending.depth.set(depth + 1);
+        true
+    });
+    if pushed {
         Ok(())
-    })
+    } else {
+        too_many_configurations()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn too_many_configurations() -> HipResult {
+    tracing::warn!(
+        depth = MAX_PENDING_CONFIGURATIONS,
+        "too many kernel launch configurations pushed without a launch"
+    );
+    Err(HipError::LAUNCH_OUT_OF_RESOURCES)
 }
 
 #[inline(always)]
