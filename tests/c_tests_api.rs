@@ -1,4 +1,5 @@
-//! The HIP API breadth programs in `c_tests/api/` (memory, device, errors, symbols), run on
+//! The HIP API breadth programs in `c_tests/api/` (memory, device, errors, symbols, launch
+//! variants), run on
 //! hipshim over hsasim for gfx942 and gfx90a, and the module tests in `c_tests/api/modules/`,
 //! which load a code object and an offload bundle the test builds from
 //! `c_tests/api/modules/kernels.hip` with clang-19 and passes in the environment.
@@ -23,6 +24,8 @@ c_tests! {
     wall_clock_gfx90a => "wall_clock" on "gfx90a";
     fork_gfx942 => "fork" on "gfx942";
     fork_gfx90a => "fork" on "gfx90a";
+    launch_variants_gfx942 => "launch_variants" on "gfx942";
+    launch_variants_gfx90a => "launch_variants" on "gfx90a";
 }
 
 /// Runs `c_tests/api/modules/modules.hip` on `target` with the module files it loads.

@@ -180,6 +180,16 @@ impl FromAbi<hipEvent_t> for Arc<event::Event> {
     }
 }
 
+/// An event a call may be given or not (`hipExtLaunchKernel`'s start and stop events).
+impl FromAbi<hipEvent_t> for Option<Arc<event::Event>> {
+    unsafe fn from_abi(raw: hipEvent_t, _: &'static str) -> HipResult<Self> {
+        if raw.is_null() {
+            return Ok(None);
+        }
+        event::lookup(raw).map(Some)
+    }
+}
+
 impl FromAbi<hipModule_t> for Arc<Module> {
     unsafe fn from_abi(raw: hipModule_t, _: &'static str) -> HipResult<Self> {
         module::module(raw)

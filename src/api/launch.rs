@@ -4,7 +4,9 @@
 
 use super::convert::PerThread;
 use super::declare::hip_api;
-use super::types::{hipError_t, hipFunction_t, hipStream_t, Dim3};
+use super::types::{hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3};
+use crate::error::{HipError, HipResult};
+use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CallConfiguration};
 use crate::runtime::module::Function;
 use std::ffi::c_void;
@@ -58,8 +60,103 @@ hip_api! {
         let block = Dim3 { x: block_x, y: block_y, z: block_z };
         // SAFETY: HIP's contract for `kernel_params` and `extra`.
         unsafe {
-            launch::launch_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params, extra)
+            launch::launch_module_kernel(
+                &function,
+                launch::GridSize::Blocks(grid),
+                block,
+                shared_mem as usize,
+                stream,
+                kernel_params,
+                extra,
+            )
         }
+    }
+
+    /// `hipLaunchKernel` between two optional events recorded on its stream. `flags` may ask
+    /// for `hipExtAnyOrderLaunch` (1), which an in-order stream satisfies anyway.
+    fn hipExtLaunchKernel(
+        function: *const c_void,
+        grid: Dim3,
+        block: Dim3,
+        args: *mut *mut c_void,
+        shared_mem: usize,
+        stream: hipStream_t,
+        start: hipEvent_t => Option<Arc<Event>>,
+        stop: hipEvent_t => Option<Arc<Event>>,
+        flags: i32,
+    ) -> hipError_t {
+        check_launch_flags(flags)?;
+        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
+        unsafe {
+            launch::launch_kernel_between(
+                function,
+                grid,
+                block,
+                args as *const *const c_void,
+                shared_mem,
+                stream,
+                (start.as_deref(), stop.as_deref()),
+            )
+        }
+    }
+
+    /// `hipModuleLaunchKernel` with the grid in work-items (a partial last work-group where
+    /// it does not divide), between two optional events.
+    fn hipExtModuleLaunchKernel(
+        function: hipFunction_t => Arc<Function>,
+        global_x: u32,
+        global_y: u32,
+        global_z: u32,
+        local_x: u32,
+        local_y: u32,
+        local_z: u32,
+        shared_mem: usize,
+        stream: hipStream_t,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+        start: hipEvent_t => Option<Arc<Event>>,
+        stop: hipEvent_t => Option<Arc<Event>>,
+        flags: u32,
+    ) -> hipError_t {
+        check_launch_flags(flags as i32)?;
+        let items = Dim3 { x: global_x, y: global_y, z: global_z };
+        let block = Dim3 { x: local_x, y: local_y, z: local_z };
+        // SAFETY: HIP's contract for `kernel_params` and `extra`.
+        unsafe {
+            launch::launch_module_kernel_between(
+                &function,
+                items,
+                block,
+                shared_mem,
+                stream,
+                kernel_params,
+                extra,
+                (start.as_deref(), stop.as_deref()),
+            )
+        }
+    }
+
+    /// The launch API before `<<<>>>`: a configuration, its arguments, then the launch.
+    fn hipConfigureCall(grid: Dim3, block: Dim3, shared_mem: usize, stream: hipStream_t) -> hipError_t {
+        launch::configure_call(CallConfiguration { grid, block, shared_mem, stream })
+    }
+
+    fn hipSetupArgument(arg: *const c_void, size: usize, offset: usize) -> hipError_t {
+        if arg.is_null() && size != 0 {
+            tracing::warn!("hipSetupArgument: null argument");
+            return Err(HipError::INVALID_VALUE);
+        }
+        let bytes = if size == 0 {
+            &[][..]
+        } else {
+            // SAFETY: HIP's contract: `arg` points to `size` readable bytes (checked non-null).
+            unsafe { std::slice::from_raw_parts(arg.cast::<u8>(), size) }
+        };
+        launch::setup_argument(bytes, offset)
+    }
+
+    fn hipLaunchByPtr(function: *const c_void) -> hipError_t {
+        launch::launch_by_ptr(function)
     }
 
     /// What `<<<grid, block, shared_mem, stream>>>` compiles to before the stub's launch;
@@ -69,7 +166,7 @@ hip_api! {
         block: Dim3,
         shared_mem: usize,
         stream: hipStream_t,
-    ) -> hipError_t as plain(crate::error::HipError::UNKNOWN.code()) {
+    ) -> hipError_t as plain(HipError::UNKNOWN.code()) {
         crate::error::to_code(launch::push_call_configuration(CallConfiguration { grid, block, shared_mem, stream }))
     }
 
@@ -81,10 +178,10 @@ hip_api! {
         block: *mut Dim3,
         shared_mem: *mut usize,
         stream: *mut hipStream_t,
-    ) -> hipError_t as plain(crate::error::HipError::UNKNOWN.code()) {
+    ) -> hipError_t as plain(HipError::UNKNOWN.code()) {
         if grid.is_null() || block.is_null() || shared_mem.is_null() || stream.is_null() {
             tracing::warn!("__hipPopCallConfiguration: a null out-pointer");
-            return crate::api::failed(crate::error::HipError::INVALID_VALUE);
+            return crate::api::failed(HipError::INVALID_VALUE);
         }
         match launch::pop_call_configuration() {
             Ok(config) => {
@@ -100,6 +197,15 @@ hip_api! {
             Err(error) => crate::api::failed(error),
         }
     }
+}
+
+/// `hipExtAnyOrderLaunch` (1) or nothing: an in-order stream satisfies any order.
+fn check_launch_flags(flags: i32) -> HipResult {
+    if flags & !1 != 0 {
+        tracing::warn!(flags, "unknown launch flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

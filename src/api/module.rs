@@ -130,6 +130,37 @@ hip_api! {
         attr.write(f.attributes(runtime::runtime()?.current_device()?)?)
     }
 
+    fn hipFuncSetAttribute(func: *const c_void, attribute: u32, value: i32) -> hipError_t {
+        module::set_function_attribute(func, attribute, value)
+    }
+
+    fn hipFuncSetCacheConfig(func: *const c_void, config: u32) -> hipError_t {
+        module::set_function_config(func, config, 4, "hipFuncSetCacheConfig")
+    }
+
+    fn hipFuncSetSharedMemConfig(func: *const c_void, config: u32) -> hipError_t {
+        module::set_function_config(func, config, 3, "hipFuncSetSharedMemConfig")
+    }
+
+    /// The kernel's mangled name, valid while its function is; null for a bad handle.
+    fn hipKernelNameRef(function: hipFunction_t => Arc<Function>) -> *const c_char as value(std::ptr::null()) {
+        // Handles are never reused, and the function lives as long as a handle names it.
+        Ok(function.c_name().as_ptr())
+    }
+
+    /// The mangled name of the kernel registered for a host stub; the stream is not used (AMD
+    /// takes it for its device, the name is the same on every device).
+    fn hipKernelNameRefByPtr(function: *const c_void, stream: hipStream_t) -> *const c_char as value(std::ptr::null()) {
+        let _ = stream;
+        let function = module::host_function(function)?;
+        // Registered kernels stay alive until their fat binary is unregistered.
+        Ok(function.c_name().as_ptr())
+    }
+
+    fn hipGetFuncBySymbol(function: *mut hipFunction_t => Out<hipFunction_t>, symbol: *const c_void) -> hipError_t {
+        function.write(module::function_handle_of_symbol(symbol)?)
+    }
+
     fn hipFuncGetAttribute(value: *mut i32 => Out<i32>, attribute: u32, function: hipFunction_t => Arc<Function>) -> hipError_t {
         value.write(function.attribute(runtime::runtime()?.current_device()?, attribute)?)
     }

@@ -4,13 +4,14 @@
 //! a recycled ring slot and one packet; no heap allocation and no system call.
 
 use super::code_object::KernelInfo;
+use super::event::{self, Event};
 use super::kernarg::{ArgSource, LaunchGeometry};
 use super::module::{self, Function};
 use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
 use hsa_abi::*;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 
 /// HIP's `dim3`.
@@ -122,13 +123,22 @@ pub unsafe fn launch_kernel(
     unsafe {
         launch_function(
             &function,
-            grid,
+            GridSize::Blocks(grid),
             block,
             Args::Pointers(args),
             shared_mem,
             stream,
         )
     }
+}
+
+/// How a launch gives its grid: in work-groups (`<<<>>>`, `hipLaunchKernel`,
+/// `hipModuleLaunchKernel`) or in work-items (`hipExtModuleLaunchKernel`, as in the AQL packet;
+/// a grid that is not a multiple of the block has a partial last work-group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridSize {
+    Blocks(Dim3),
+    WorkItems(Dim3),
 }
 
 /// The explicit arguments of a launch as the application passed them.
@@ -203,7 +213,7 @@ pub fn check_configuration(
 /// For [`Args::Pointers`], as for [`launch_kernel`].
 pub unsafe fn launch_function(
     function: &Function,
-    grid: Dim3,
+    grid_size: GridSize,
     block: Dim3,
     args: Args<'_>,
     shared_mem: usize,
@@ -213,6 +223,18 @@ pub unsafe fn launch_function(
     let device = rt.current_device()?;
     let kernel = function.kernel(device)?;
     let info = &kernel.info;
+    // The configuration is checked in work-groups either way.
+    let grid = match grid_size {
+        GridSize::Blocks(blocks) => blocks,
+        GridSize::WorkItems(items) => {
+            let groups = |items: u32, size: u32| if size == 0 { 0 } else { items.div_ceil(size) };
+            Dim3 {
+                x: groups(items.x, block.x),
+                y: groups(items.y, block.y),
+                z: groups(items.z, block.z),
+            }
+        }
+    };
 
     let max_grid = device.info.max_grid_size;
     if let Some((error, why)) =
@@ -221,11 +243,16 @@ pub unsafe fn launch_function(
         tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, "invalid launch: {why}");
         return Err(error);
     }
-    let geometry = LaunchGeometry::from_blocks(
-        [grid.x, grid.y, grid.z],
-        [block.x, block.y, block.z],
-        u32::try_from(shared_mem).unwrap_or(u32::MAX),
-    )
+    let lds = u32::try_from(shared_mem).unwrap_or(u32::MAX);
+    let block_size = [block.x, block.y, block.z];
+    let geometry = match grid_size {
+        GridSize::Blocks(_) => {
+            LaunchGeometry::from_blocks([grid.x, grid.y, grid.z], block_size, lds)
+        }
+        GridSize::WorkItems(items) => {
+            LaunchGeometry::from_work_items([items.x, items.y, items.z], block_size, lds)
+        }
+    }
     .map_err(|e| {
         tracing::warn!(kernel = %function.name, ?grid, ?block, error = %e, "invalid launch geometry");
         HipError::INVALID_CONFIGURATION
@@ -356,7 +383,7 @@ unsafe fn packed_args<'a>(extra: *mut *mut c_void, kernel: &KernelInfo) -> HipRe
 /// HIP's contract for `kernel_params` and `extra`.
 pub unsafe fn launch_module_kernel(
     function: &Function,
-    grid: Dim3,
+    grid: GridSize,
     block: Dim3,
     shared_mem: usize,
     stream: *mut c_void,
@@ -376,6 +403,168 @@ pub unsafe fn launch_module_kernel(
     };
     // SAFETY: HIP's contract: kernelParams has one pointer per explicit argument.
     unsafe { launch_function(function, grid, block, args, shared_mem, stream) }
+}
+
+/// `hipExtModuleLaunchKernel`: [`launch_module_kernel`] with the grid in work-items, between
+/// two optional events recorded on the launch's stream (the kernel's start and end in stream
+/// order).
+///
+/// # Safety
+/// HIP's contract for `kernel_params` and `extra`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn launch_module_kernel_between(
+    function: &Function,
+    work_items: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+    stream: *mut c_void,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    events: (Option<&Event>, Option<&Event>),
+) -> HipResult {
+    between_events(stream, events, || {
+        // SAFETY: forwarded contract.
+        unsafe {
+            launch_module_kernel(
+                function,
+                GridSize::WorkItems(work_items),
+                block,
+                shared_mem,
+                stream,
+                kernel_params,
+                extra,
+            )
+        }
+    })
+}
+
+/// `hipExtLaunchKernel`: `hipLaunchKernel` between two optional events recorded on its stream.
+///
+/// # Safety
+/// As for [`launch_kernel`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn launch_kernel_between(
+    host_function: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *const *const c_void,
+    shared_mem: usize,
+    stream: *mut c_void,
+    events: (Option<&Event>, Option<&Event>),
+) -> HipResult {
+    // SAFETY: forwarded contract.
+    between_events(stream, events, || unsafe {
+        launch_kernel(host_function, grid, block, args, shared_mem, stream)
+    })
+}
+
+/// Records `start` on `stream`, runs `launch`, then records `stop`: as AMD's runtime, which
+/// takes the events' times from the dispatch itself, the two enclose the kernel and nothing
+/// else of the stream. A launch that fails records no stop.
+fn between_events(
+    stream: *mut c_void,
+    (start, stop): (Option<&Event>, Option<&Event>),
+    launch: impl FnOnce() -> HipResult,
+) -> HipResult {
+    if start.is_none() && stop.is_none() {
+        return launch();
+    }
+    let (device, stream_ref) = super::stream::lookup(stream)?;
+    if let Some(start) = start {
+        event::record(start, device, &stream_ref)?;
+    }
+    launch()?;
+    if let Some(stop) = stop {
+        event::record(stop, device, &stream_ref)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// hipConfigureCall / hipSetupArgument / hipLaunchByPtr: the launch API before `<<<>>>`
+
+/// A configuration `hipConfigureCall` pushed and the argument bytes `hipSetupArgument`
+/// placed for it.
+struct LegacyLaunch {
+    config: CallConfiguration,
+    args: Vec<u8>,
+}
+
+/// Most bytes of arguments one legacy launch may set up (HIP's kernel parameter limit).
+const MAX_LEGACY_ARG_BYTES: usize = 4096;
+
+thread_local! {
+    static LEGACY_LAUNCHES: RefCell<Vec<LegacyLaunch>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `hipConfigureCall`: starts a launch that `hipSetupArgument` fills and `hipLaunchByPtr`
+/// launches. Configurations nest as `<<<>>>`'s do, at most [`MAX_PENDING_CONFIGURATIONS`].
+pub fn configure_call(config: CallConfiguration) -> HipResult {
+    LEGACY_LAUNCHES.with(|launches| {
+        let mut launches = launches.borrow_mut();
+        if launches.len() >= MAX_PENDING_CONFIGURATIONS {
+            tracing::warn!("hipConfigureCall: too many configurations without a launch");
+            return Err(HipError::LAUNCH_OUT_OF_RESOURCES);
+        }
+        launches.push(LegacyLaunch {
+            config,
+            args: Vec::new(),
+        });
+        Ok(())
+    })
+}
+
+/// `hipSetupArgument`: copies `arg` to `offset` of the argument buffer of the latest
+/// configuration (the layout is the kernel's: each argument at its own offset).
+pub fn setup_argument(arg: &[u8], offset: usize) -> HipResult {
+    let end = offset
+        .checked_add(arg.len())
+        .filter(|&end| end <= MAX_LEGACY_ARG_BYTES)
+        .ok_or_else(|| {
+            tracing::warn!(
+                offset,
+                size = arg.len(),
+                "hipSetupArgument: the argument ends past the 4 KiB parameter limit"
+            );
+            HipError::INVALID_VALUE
+        })?;
+    LEGACY_LAUNCHES.with(|launches| {
+        let mut launches = launches.borrow_mut();
+        let Some(launch) = launches.last_mut() else {
+            tracing::warn!("hipSetupArgument without hipConfigureCall");
+            return Err(HipError::MISSING_CONFIGURATION);
+        };
+        if launch.args.len() < end {
+            launch.args.resize(end, 0);
+        }
+        launch.args[offset..end].copy_from_slice(arg);
+        Ok(())
+    })
+}
+
+/// `hipLaunchByPtr`: launches the kernel registered for `host_function` with the latest
+/// configuration and the arguments set up for it, which it consumes (also when the launch
+/// fails).
+pub fn launch_by_ptr(host_function: *const c_void) -> HipResult {
+    let LegacyLaunch { config, args } = LEGACY_LAUNCHES
+        .with(|launches| launches.borrow_mut().pop())
+        .ok_or_else(|| {
+            tracing::warn!("hipLaunchByPtr without hipConfigureCall");
+            HipError::MISSING_CONFIGURATION
+        })?;
+    let function = module::function(host_function as usize)?;
+    // SAFETY: a packed buffer needs no caller contract; `launch_function` checks that it
+    // covers the kernel's explicit arguments.
+    unsafe {
+        launch_function(
+            &function,
+            GridSize::Blocks(config.grid),
+            config.block,
+            Args::Packed(&args),
+            config.shared_mem,
+            config.stream,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -85,6 +85,8 @@ pub struct Function {
     pub name: KernelName,
     image: Arc<CodeImage>,
     kernels: [OnceCell<Result<Arc<Kernel>, HipError>>; MAX_DEVICES],
+    /// The name as a C string, for `hipKernelNameRef`, made on first use.
+    c_name: OnceCell<CString>,
 }
 
 /// A kernel's (mangled) name as registered: its bytes, stored unchecked (a library registers
@@ -255,6 +257,17 @@ impl Function {
             name,
             image,
             kernels: std::array::from_fn(|_| OnceCell::new()),
+            c_name: OnceCell::new(),
+        })
+    }
+
+    /// The kernel's (mangled) name as a C string that lives as long as the function
+    /// (`hipKernelNameRef`); a name with a NUL byte in it ends there.
+    pub fn c_name(&self) -> &std::ffi::CStr {
+        self.c_name.get_or_init(|| {
+            let bytes = self.name.as_bytes();
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            CString::new(&bytes[..end]).unwrap_or_default()
         })
     }
 
@@ -670,6 +683,26 @@ pub fn module_get_global(module: &Module, name: &str) -> HipResult<(usize, usize
     })
 }
 
+/// `hipGetFuncBySymbol`: the `hipFunction_t` of the kernel registered for a host stub; the
+/// same handle on every call for the same stub.
+pub fn function_handle_of_symbol(host_function: *const c_void) -> HipResult<*mut c_void> {
+    static HANDLES: Lazy<Mutex<HashMap<usize, usize>>> = Lazy::new(Default::default);
+    let function = host_function_checked(host_function)?;
+    let mut handles = HANDLES.lock();
+    if let Some(&handle) = handles.get(&(host_function as usize)) {
+        // Still the function registered there (a fat binary registered again makes another).
+        if FUNCTION_HANDLES
+            .get(handle)
+            .is_ok_and(|f| Arc::ptr_eq(&f, &function))
+        {
+            return Ok(handle as *mut c_void);
+        }
+    }
+    let handle = FUNCTION_HANDLES.insert(function);
+    handles.insert(host_function as usize, handle);
+    Ok(handle as *mut c_void)
+}
+
 /// The function behind a `hipFunction_t`.
 pub fn function_handle(handle: *mut c_void) -> HipResult<Arc<Function>> {
     FUNCTION_HANDLES.get(handle as usize)
@@ -838,4 +871,54 @@ pub fn host_function(func: *const c_void) -> HipResult<Arc<Function>> {
         return Err(HipError::INVALID_DEVICE_FUNCTION);
     }
     function(func as usize)
+}
+
+/// [`host_function`], saying in the log what was wrong.
+fn host_function_checked(func: *const c_void) -> HipResult<Arc<Function>> {
+    host_function(func).inspect_err(|_| {
+        tracing::warn!(
+            function = format_args!("{func:p}"),
+            "not the host stub of a registered kernel"
+        )
+    })
+}
+
+/// `hipFuncSetAttribute`: AMD's devices have no L1/LDS split to choose and take any dynamic
+/// LDS the device has, so a valid setting changes nothing; an invalid one is
+/// `hipErrorInvalidValue`, as in AMD's runtime. Valid: up to the LDS the kernel leaves free
+/// for `hipFuncAttributeMaxDynamicSharedMemorySize`, -1 (default) to 100 percent for
+/// `hipFuncAttributePreferredSharedMemoryCarveout`.
+pub fn set_function_attribute(func: *const c_void, attribute: u32, value: i32) -> HipResult {
+    let function = host_function_checked(func)?;
+    let device = runtime()?.current_device()?;
+    let valid = match attribute {
+        func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+            let free = function.attributes(device)?.max_dynamic_shared_size_bytes;
+            (0..=free).contains(&value)
+        }
+        func_attr::PREFERRED_SHARED_MEMORY_CARVEOUT => (-1..=100).contains(&value),
+        _ => false,
+    };
+    if !valid {
+        tracing::warn!(
+            kernel = %function.name,
+            attribute,
+            value,
+            "hipFuncSetAttribute: unknown attribute or value out of range"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// `hipFuncSetCacheConfig` (a `hipFuncCache_t`, 0-3) and `hipFuncSetSharedMemConfig` (a
+/// `hipSharedMemConfig`, 0-2): accepted and without effect on AMD's devices, as in AMD's
+/// runtime; another value is `hipErrorInvalidValue`.
+pub fn set_function_config(func: *const c_void, value: u32, values: u32, what: &str) -> HipResult {
+    let function = host_function_checked(func)?;
+    if value >= values {
+        tracing::warn!(kernel = %function.name, value, "{what}: not a valid setting");
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(())
 }

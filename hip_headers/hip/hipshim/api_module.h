@@ -2,6 +2,8 @@
 #ifndef HIPSHIM_API_MODULE_H
 #define HIPSHIM_API_MODULE_H
 
+#include <stdint.h>
+
 #include "hip_error.h"
 #include "hip_types.h"
 
@@ -87,6 +89,43 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigne
 hipError_t hipFuncGetAttributes(struct hipFuncAttributes* attr, const void* func);
 hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t hfunc);
 
+// Grid in work-items (a partial last work-group where the block does not divide it); the
+// optional events are recorded right before and after the kernel on `hStream`.
+hipError_t hipExtModuleLaunchKernel(hipFunction_t f, uint32_t globalWorkSizeX,
+                                    uint32_t globalWorkSizeY, uint32_t globalWorkSizeZ,
+                                    uint32_t localWorkSizeX, uint32_t localWorkSizeY,
+                                    uint32_t localWorkSizeZ, size_t sharedMemBytes,
+                                    hipStream_t hStream, void** kernelParams, void** extra,
+                                    hipEvent_t startEvent = nullptr,
+                                    hipEvent_t stopEvent = nullptr, uint32_t flags = 0);
+
+// Settings CUDA devices use and AMD's do not: validated, then without effect.
+typedef enum hipFuncAttribute {
+    hipFuncAttributeMaxDynamicSharedMemorySize = 8,
+    hipFuncAttributePreferredSharedMemoryCarveout = 9,
+    hipFuncAttributeMax
+} hipFuncAttribute;
+typedef enum hipFuncCache_t {
+    hipFuncCachePreferNone,
+    hipFuncCachePreferShared,
+    hipFuncCachePreferL1,
+    hipFuncCachePreferEqual
+} hipFuncCache_t;
+typedef enum hipSharedMemConfig {
+    hipSharedMemBankSizeDefault,
+    hipSharedMemBankSizeFourByte,
+    hipSharedMemBankSizeEightByte
+} hipSharedMemConfig;
+hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value);
+hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config);
+hipError_t hipFuncSetSharedMemConfig(const void* func, hipSharedMemConfig config);
+
+// The kernel's mangled name (null for a bad handle); by handle, or by its host stub.
+const char* hipKernelNameRef(const hipFunction_t f);
+const char* hipKernelNameRefByPtr(const void* hostFunction, hipStream_t stream);
+// The hipFunction_t of the kernel registered for a host stub.
+hipError_t hipGetFuncBySymbol(hipFunction_t* functionPtr, const void* symbolPtr);
+
 // Occupancy per compute unit from the kernel's VGPR/SGPR/LDS use and the device's limits.
 hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f,
                                                         int blockSize, size_t dynSharedMemPerBlk);
@@ -104,6 +143,14 @@ hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize
 } // extern "C"
 
 // Typed convenience overloads for kernels.
+template <class T>
+static inline hipError_t hipFuncSetAttribute(T* kernel, hipFuncAttribute attr, int value) {
+    return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), attr, value);
+}
+template <class T>
+static inline hipError_t hipFuncSetCacheConfig(T* kernel, hipFuncCache_t config) {
+    return hipFuncSetCacheConfig(reinterpret_cast<const void*>(kernel), config);
+}
 template <class T>
 static inline hipError_t hipFuncGetAttributes(hipFuncAttributes* attr, T* kernel) {
     return hipFuncGetAttributes(attr, reinterpret_cast<const void*>(kernel));

@@ -12,6 +12,9 @@
 #include "hip_error.h"
 #include "hip_types.h"
 
+// Also declared by api_event.h (the same type); the launches with events need it first.
+typedef struct ihipEvent_t* hipEvent_t;
+
 extern "C" {
 hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
                                       hipStream_t stream = 0);
@@ -22,6 +25,20 @@ hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* shar
 // pointer per kernel argument, pointing at the argument's value.
 hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
                            void** args, size_t sharedMemBytes, hipStream_t stream);
+
+// hipLaunchKernel between two optional events recorded on `stream` right before and after
+// the kernel; `flags` 0 or hipExtAnyOrderLaunch.
+#define hipExtAnyOrderLaunch 1
+hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
+                              void** args, size_t sharedMemBytes, hipStream_t stream,
+                              hipEvent_t startEvent, hipEvent_t stopEvent, int flags);
+
+// The launch API from before `<<<>>>`: push a configuration, place each argument at its
+// offset in the kernel's argument layout, then launch by the kernel's host stub.
+hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
+                            hipStream_t stream = 0);
+hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset);
+hipError_t hipLaunchByPtr(const void* func);
 
 // Registration: the constructor clang generates for each HIP translation unit hands the
 // runtime its fat binary, then names each kernel stub and device variable in it; the
