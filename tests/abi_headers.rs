@@ -47,6 +47,16 @@ const NOT_IN_HIP_HEADERS: &[(&str, &str)] = &[
     ("hipChooseDevice", "a macro for hipChooseDeviceR0600"),
     ("hipGetDevicePropertiesR0000", "ROCm 5 binaries only"),
     ("hipChooseDeviceR0000", "ROCm 5 binaries only"),
+    // AMD's hip_ext.h declares these two C++ only; ours declare the C names (and the same
+    // functions are exported under both).
+    (
+        "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
+        "the C++ name of hipExtModuleLaunchKernel",
+    ),
+    (
+        "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_",
+        "the C++ name of hipHccModuleLaunchKernel",
+    ),
 ];
 
 /// The ABI class of a parameter or return type: what decides how a value crosses the call.
@@ -275,9 +285,19 @@ impl Header {
                 let inner = node["inner"].as_array().map(Vec::as_slice).unwrap_or(&[]);
                 let has_body = inner.iter().any(|n| n["kind"] == "CompoundStmt");
                 let host_api = name.starts_with("hip") || name.starts_with("__hip");
-                if !(c_linkage && host_api) || has_body {
+                if !host_api || has_body {
                     return;
                 }
+                // A C++ declaration is known by its mangled name, the symbol it imports (AMD's
+                // hip_ext.h declares its module launches so).
+                let name = if c_linkage {
+                    name
+                } else {
+                    match node["mangledName"].as_str() {
+                        Some(mangled) => mangled.to_string(),
+                        None => return,
+                    }
+                };
                 let mut params: Vec<String> = inner
                     .iter()
                     .filter(|n| n["kind"] == "ParmVarDecl")

@@ -181,3 +181,84 @@ fn hipcc_binary_importing_every_rocm5_version_node_starts() {
         "ld.so complained about a version node\n{report}"
     );
 }
+
+/// `source`'s kernels as hipcc makes a code object for gfx90a (`--genco`: an offload bundle,
+/// code object v4), which both runtimes load (ROCm 5.2's has no code object v5).
+fn hipcc_code_object(source: &Path) -> PathBuf {
+    let hipcc = common::require_tool(HIPCC);
+    let flags = ["--genco", "--offload-arch=gfx90a", "-O3"];
+    let mut key = Fnv::new();
+    key.tool(&hipcc).file(source);
+    for f in flags {
+        key.bytes(f.as_bytes());
+    }
+    let cache = common::target_dir().join("existing_binary");
+    common::cached_build(&cache, "kernels-hipcc.co", &key, |out| {
+        let mut cmd = Command::new(&hipcc);
+        cmd.env("HIP_PLATFORM", "amd")
+            .env("HIP_PATH", "/usr")
+            .env("ROCM_PATH", "/usr")
+            .args(flags)
+            .arg(source)
+            .arg("-o")
+            .arg(out);
+        cmd
+    })
+}
+
+/// hipcc with AMD's hip_ext.h: `hipExtModuleLaunchKernel` and `hipHccModuleLaunchKernel` are
+/// imported under their C++ names. The program passes on hipshim (grid in work-items, a
+/// partial last work-group, start/stop events) and, as the reference, under AMD's own
+/// libamdhip64.so.5 over hsasim.
+#[test]
+fn hipcc_binary_calls_the_cxx_module_launches() {
+    let source = common::repo_root().join("c_tests/hipcc/ext_module_launch.cpp");
+    let program = hipcc_build(&source, "ext_module_launch-hipcc");
+    let symbols = common::tool_output("objdump", &["-T", "-w"], &program);
+    for name in [
+        "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j",
+        "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_",
+    ] {
+        assert!(
+            symbols.contains(name),
+            "the program does not import {name}:\n{symbols}"
+        );
+    }
+    let code_object =
+        hipcc_code_object(&common::repo_root().join("c_tests/api/modules/kernels.hip"));
+    let lib_dir = common::lib_dir();
+    let (cmd, out) = run_on_hipshim(&program, |cmd| {
+        cmd.env("LD_LIBRARY_PATH", lib_dir)
+            .env("HIPSHIM_TEST_CODE_OBJECT", &code_object);
+    });
+    let report = out.report(&cmd);
+    assert!(
+        out.status.success() && out.stdout().contains("ext_module_launch: PASSED"),
+        "on hipshim: {}\n{report}",
+        out.status
+    );
+    // AMD's runtime, where Debian installed it, runs the same binary over hsasim.
+    let amd = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+    if !amd.exists() {
+        eprintln!("skipped the AMD run: {} is not installed", amd.display());
+        return;
+    }
+    let rocr = lib_dir.join("as-rocr");
+    std::fs::create_dir_all(&rocr).unwrap();
+    let link = rocr.join("libhsa-runtime64.so.1");
+    if !link.exists() {
+        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
+    }
+    let mut cmd = Command::new(&program);
+    common::clear_loader_env(&mut cmd);
+    cmd.env("LD_LIBRARY_PATH", &rocr)
+        .env("HSASIM_GFX", "gfx90a")
+        .env("HIPSHIM_TEST_CODE_OBJECT", &code_object);
+    let out = common::run(&mut cmd, common::program_timeout());
+    let report = out.report(&cmd);
+    assert!(
+        out.status.success() && out.stdout().contains("ext_module_launch: PASSED"),
+        "under AMD's runtime: {}\n{report}",
+        out.status
+    );
+}

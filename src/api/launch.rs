@@ -118,22 +118,54 @@ hip_api! {
         stop: hipEvent_t => Option<Arc<Event>>,
         flags: u32,
     ) -> hipError_t {
-        check_launch_flags(flags as i32)?;
-        let items = Dim3 { x: global_x, y: global_y, z: global_z };
-        let block = Dim3 { x: local_x, y: local_y, z: local_z };
+        let sizes = [global_x, global_y, global_z, local_x, local_y, local_z];
         // SAFETY: HIP's contract for `kernel_params` and `extra`.
-        unsafe {
-            launch::launch_module_kernel_between(
-                &function,
-                items,
-                block,
-                shared_mem,
-                stream,
-                kernel_params,
-                extra,
-                (start.as_deref(), stop.as_deref()),
-            )
-        }
+        unsafe { ext_module_launch(&function, sizes, shared_mem, stream, kernel_params, extra, [start, stop], flags) }
+    }
+
+    /// The C++ name of `hipExtModuleLaunchKernel`: AMD's `hip_ext.h` declares it without
+    /// `extern "C"`, so programs built with it (rocBLAS's Tensile kernels) import this one.
+    fn _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
+        function: hipFunction_t => Arc<Function>,
+        global_x: u32,
+        global_y: u32,
+        global_z: u32,
+        local_x: u32,
+        local_y: u32,
+        local_z: u32,
+        shared_mem: usize,
+        stream: hipStream_t,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+        start: hipEvent_t => Option<Arc<Event>>,
+        stop: hipEvent_t => Option<Arc<Event>>,
+        flags: u32,
+    ) -> hipError_t {
+        let sizes = [global_x, global_y, global_z, local_x, local_y, local_z];
+        // SAFETY: HIP's contract for `kernel_params` and `extra`.
+        unsafe { ext_module_launch(&function, sizes, shared_mem, stream, kernel_params, extra, [start, stop], flags) }
+    }
+
+    /// `hipHccModuleLaunchKernel`: the older name of `hipExtModuleLaunchKernel` (no flags),
+    /// exported by AMD under its C++ name only.
+    fn _Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_(
+        function: hipFunction_t => Arc<Function>,
+        global_x: u32,
+        global_y: u32,
+        global_z: u32,
+        local_x: u32,
+        local_y: u32,
+        local_z: u32,
+        shared_mem: usize,
+        stream: hipStream_t,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+        start: hipEvent_t => Option<Arc<Event>>,
+        stop: hipEvent_t => Option<Arc<Event>>,
+    ) -> hipError_t {
+        let sizes = [global_x, global_y, global_z, local_x, local_y, local_z];
+        // SAFETY: HIP's contract for `kernel_params` and `extra`.
+        unsafe { ext_module_launch(&function, sizes, shared_mem, stream, kernel_params, extra, [start, stop], 0) }
     }
 
     /// The launch API before `<<<>>>`: a configuration, its arguments, then the launch.
@@ -196,6 +228,47 @@ hip_api! {
             }
             Err(error) => crate::api::failed(error),
         }
+    }
+}
+
+/// `hipExtModuleLaunchKernel` under any of its names: `sizes` are the grid in work-items and
+/// the block, x, y, z each.
+///
+/// # Safety
+/// HIP's contract for `kernel_params` and `extra`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ext_module_launch(
+    function: &Function,
+    sizes: [u32; 6],
+    shared_mem: usize,
+    stream: hipStream_t,
+    kernel_params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    [start, stop]: [Option<Arc<Event>>; 2],
+    flags: u32,
+) -> HipResult {
+    check_launch_flags(flags as i32)?;
+    let [gx, gy, gz, bx, by, bz] = sizes;
+    // SAFETY: forwarded contract.
+    unsafe {
+        launch::launch_module_kernel_between(
+            function,
+            Dim3 {
+                x: gx,
+                y: gy,
+                z: gz,
+            },
+            Dim3 {
+                x: bx,
+                y: by,
+                z: bz,
+            },
+            shared_mem,
+            stream,
+            kernel_params,
+            extra,
+            (start.as_deref(), stop.as_deref()),
+        )
     }
 }
 
