@@ -6,8 +6,9 @@
 //! `HSASIM_LARGE_BAR` (the strict default) a GPU's own memory lives at an address the CPU
 //! cannot touch, while hsasim reaches its bytes through a second, private mapping
 //! ([`Region::host`]). Every allocation is backed by an
-//! anonymous host mapping (`MAP_NORESERVE`, so a 16 GiB device costs nothing until touched),
-//! and every range the simulated GPU may touch is recorded in [`MemoryRegistry`], which is
+//! anonymous host mapping (`MAP_NORESERVE`, so a 16 GiB device costs nothing until touched;
+//! system-memory pools' allocations are populated when made, as ROCr pins them, so their
+//! first touches are not page faults), and every range the simulated GPU may touch is recorded in [`MemoryRegistry`], which is
 //! what the interpreter's [`GuestMemory`] translates with and what `hsa_amd_pointer_info`
 //! answers from.
 
