@@ -262,3 +262,66 @@ fn hipcc_binary_calls_the_cxx_module_launches() {
         out.status
     );
 }
+
+/// The occupancy calls answer as AMD's runtime does (its numbers, taken live from AMD's
+/// libamdhip64.so.5 over hsasim for the same hipcc-built binary), for kernels limited by wave
+/// slots, LDS (static and dynamic) and registers. The one deliberate difference: blocks larger
+/// than a kernel's `__launch_bounds__`, which AMD counts as if they could run and hipshim does
+/// not (0 blocks; never proposed as the potential block size).
+#[test]
+fn occupancy_matches_amds_runtime() {
+    let source = common::repo_root().join("c_tests/hipcc/occupancy.cpp");
+    let program = hipcc_build(&source, "occupancy-hipcc");
+    let lib_dir = common::lib_dir();
+    let (cmd, out) = run_on_hipshim(&program, |cmd| {
+        cmd.env("LD_LIBRARY_PATH", lib_dir);
+    });
+    assert!(out.status.success(), "on hipshim:\n{}", out.report(&cmd));
+    let ours = out.stdout();
+    // AMD's occupancy example: a 32-thread block, 32 resident groups (50% of 2048 threads).
+    assert!(
+        ours.contains("tiny block 32 lds 0: hipSuccess 32\n"),
+        "{ours}"
+    );
+    let amd = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+    assert!(amd.exists(), "hipcc is installed without AMD's runtime");
+    let rocr = lib_dir.join("as-rocr");
+    std::fs::create_dir_all(&rocr).unwrap();
+    let link = rocr.join("libhsa-runtime64.so.1");
+    if !link.exists() {
+        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
+    }
+    let mut cmd = Command::new(&program);
+    common::clear_loader_env(&mut cmd);
+    cmd.env("LD_LIBRARY_PATH", &rocr)
+        .env("HSASIM_GFX", "gfx90a");
+    let out = common::run(&mut cmd, common::program_timeout());
+    assert!(
+        out.status.success(),
+        "under AMD's runtime:\n{}",
+        out.report(&cmd)
+    );
+    let theirs = out.stdout();
+    // `registers` is declared with __launch_bounds__(256).
+    let over_bounds = |line: &str| {
+        line.starts_with("registers block 512 ")
+            || line.starts_with("registers block 1024 ")
+            || line.starts_with("registers potential ")
+    };
+    let (ours, theirs): (Vec<&str>, Vec<&str>) = (
+        ours.lines().filter(|l| !over_bounds(l)).collect(),
+        theirs.lines().filter(|l| !over_bounds(l)).collect(),
+    );
+    assert!(ours.len() > 90, "too few lines compared: {}", ours.len());
+    let differing: Vec<String> = ours
+        .iter()
+        .zip(&theirs)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("hipshim: {a}\n    AMD: {b}"))
+        .collect();
+    assert!(
+        differing.is_empty() && ours.len() == theirs.len(),
+        "occupancy differs from AMD's runtime:\n{}",
+        differing.join("\n")
+    );
+}

@@ -1,17 +1,18 @@
 //! Occupancy: how many work-groups of a kernel one compute unit can hold at once, from the
 //! kernel's register and LDS use (code object metadata) and the device's limits.
 //!
-//! The model (GFX9 CDNA: gfx90a, gfx942), per compute unit:
-//! - 4 SIMDs; a work-group's waves are spread over them, so each SIMD must hold
-//!   `ceil(waves_per_group / 4)` waves of every resident group;
-//! - per SIMD at most `max_waves_per_cu / 4` waves (8 on these GPUs);
-//! - vector registers: 512 per lane per SIMD, allocated in granules of 8, shared by the
-//!   ArchVGPRs and AccVGPRs of a wave (unified register file);
-//! - scalar registers: 800 per SIMD, allocated in granules of 16;
+//! The model is AMD's runtime's (GFX9 CDNA: gfx90a, gfx942), per compute unit:
+//! - waves per SIMD: at most `max_waves_per_cu / 4` (8 on these GPUs), fewer if the wave's
+//!   vector registers (512 per lane per SIMD, granules of 8, ArchVGPRs and AccVGPRs in one
+//!   file) or scalar registers (800 per SIMD, granules of 16) run out first;
+//! - waves per CU: that times the 4 SIMDs, shared by whole work-groups in any placement (a
+//!   one-wave group takes one wave slot, not one per SIMD);
 //! - LDS: the device's LDS per CU, shared by the resident groups (static + dynamic bytes).
 //!
-//! Resident groups = the smallest of the per-SIMD wave limit, the VGPR and SGPR limits
-//! (all in waves per SIMD, divided by the group's waves per SIMD) and the LDS limit.
+//! Resident groups = the smaller of (waves per CU / the group's waves) and the LDS limit.
+//! AMD's runtime gives the same numbers on hsasim (`tests/existing_binary.rs` compares them),
+//! but for blocks larger than the kernel's `max_flat_workgroup_size`: AMD counts them as if
+//! they could run, hipshim answers 0 (such a launch fails) and never proposes them.
 
 use super::code_object::KernelInfo;
 use super::device::Device;
@@ -53,7 +54,6 @@ pub fn max_active_blocks(
     }
     let wave = limits.wave_size.max(1);
     let waves_per_group = block_threads.div_ceil(wave);
-    let waves_per_simd_per_group = waves_per_group.div_ceil(SIMDS_PER_CU);
     let simd_wave_slots = (limits.max_waves_per_cu / SIMDS_PER_CU).max(1);
     let vgprs = round_up(info.vgpr_count + info.agpr_count, VGPR_GRANULE);
     let by_vgpr = match vgprs {
@@ -66,7 +66,7 @@ pub fn max_active_blocks(
         s => SGPRS_PER_SIMD / s,
     };
     let waves_per_simd = simd_wave_slots.min(by_vgpr).min(by_sgpr);
-    let by_waves = waves_per_simd / waves_per_simd_per_group;
+    let by_waves = waves_per_simd * SIMDS_PER_CU / waves_per_group;
     let lds_per_group = info.group_segment_fixed_size as usize + dynamic_lds;
     let by_lds = match lds_per_group {
         0 => u32::MAX,
@@ -186,11 +186,16 @@ mod tests {
     #[test]
     fn light_kernels_are_limited_by_wave_slots() {
         let k = kernel(16, 0, 16, 0, 1024);
-        // 8 waves per SIMD; a 256-thread group has 4 waves = 1 per SIMD.
+        // 8 waves per SIMD, 32 per CU; a 256-thread group has 4 waves.
         assert_eq!(max_active_blocks(&k, CDNA, 256, 0), 8);
-        // 1024 threads = 16 waves = 4 per SIMD.
+        // 1024 threads = 16 waves.
         assert_eq!(max_active_blocks(&k, CDNA, 1024, 0), 2);
-        assert_eq!(max_active_blocks(&k, CDNA, 64, 0), 8, "1 wave on one SIMD");
+        // One-wave groups take one slot each (AMD's runtime: 32, its occupancy example's 50%
+        // for a 32-thread block).
+        assert_eq!(max_active_blocks(&k, CDNA, 64, 0), 32);
+        assert_eq!(max_active_blocks(&k, CDNA, 32, 0), 32);
+        // 3 waves: 10 groups in 32 slots.
+        assert_eq!(max_active_blocks(&k, CDNA, 192, 0), 10);
     }
 
     #[test]
