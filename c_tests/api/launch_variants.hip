@@ -1,5 +1,6 @@
 // launch_variants: the launch entry points besides <<<>>> and hipModuleLaunchKernel:
 // hipExtLaunchKernel(GGL) with its events, hipExtModuleLaunchKernel with a grid in work-items,
+// hipLaunchKernelExC/hipLaunchKernelEx/hipDrvLaunchKernelEx with launch attributes,
 // hipConfigureCall/hipSetupArgument/hipLaunchByPtr, hipGetFuncBySymbol, the kernel name
 // lookups and the hipFuncSet* settings.
 #include "../check.h"
@@ -131,6 +132,58 @@ int main() {
                hipErrorInvalidValue);
     EXPECT_OK(hipFuncSetSharedMemConfig(reinterpret_cast<const void*>(scaled),
                                         hipSharedMemBankSizeFourByte));
+
+    // hipLaunchKernelExC and its typed form hipLaunchKernelEx, hipDrvLaunchKernelEx: the
+    // configuration in a struct; attributes other than cooperative are refused.
+    static_assert(sizeof(hipLaunchAttribute) == 72, "ROCm 7 attribute layout");
+    static_assert(sizeof(hipLaunchConfig_t) == 56 && sizeof(HIP_LAUNCH_CONFIG) == 56,
+                  "ROCm 7 configuration layout");
+    hipLaunchConfig_t config = {};
+    config.gridDim = dim3(4);
+    config.blockDim = dim3(64);
+    config.stream = stream;
+    base = 5;
+    scale = 1.5f;
+    EXPECT_OK(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(scaled), args));
+    CHECK(hipStreamSynchronize(stream));
+    CHECK(hipMemcpy(host, out, sizeof host, hipMemcpyDeviceToHost));
+    expect_scaled(host, n, 5, 1.5f);
+    hipLaunchAttribute attrs[2] = {};
+    attrs[0].id = hipLaunchAttributeIgnore;
+    attrs[1].id = hipLaunchAttributeCooperative;
+    attrs[1].val.cooperative = 0;
+    config.attrs = attrs;
+    config.numAttrs = 2;
+    EXPECT_OK(hipLaunchKernelEx(&config, scaled, out, 9, 2));
+    CHECK(hipStreamSynchronize(stream));
+    CHECK(hipMemcpy(host, out, sizeof host, hipMemcpyDeviceToHost));
+    expect_scaled(host, n, 9, 2.0f);
+    attrs[1].id = hipLaunchAttributePriority;
+    EXPECT_ERR(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(scaled), args),
+               hipErrorInvalidConfiguration);
+    config.attrs = nullptr;
+    EXPECT_ERR(hipLaunchKernelExC(&config, reinterpret_cast<const void*>(scaled), args),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipLaunchKernelExC(nullptr, reinterpret_cast<const void*>(scaled), args),
+               hipErrorInvalidConfiguration);
+    EXPECT_ERR(hipLaunchKernelExC(&config, nullptr, args), hipErrorInvalidDeviceFunction);
+
+    HIP_LAUNCH_CONFIG drv = {};
+    drv.gridDimX = 2;
+    drv.gridDimY = drv.gridDimZ = 1;
+    drv.blockDimX = 64;
+    drv.blockDimY = drv.blockDimZ = 1;
+    drv.hStream = stream;
+    CHECK(hipMemset(out, 0, n * sizeof(int)));
+    EXPECT_OK(hipDrvLaunchKernelEx(&drv, f, mark_args, nullptr));
+    CHECK(hipStreamSynchronize(stream));
+    CHECK(hipMemcpy(host, out, sizeof host, hipMemcpyDeviceToHost));
+    marked = 0;
+    for (int i = 0; i < n; ++i) marked += host[i];
+    EXPECT_EQ(marked, 128);
+    drv.blockDimX = 0;
+    EXPECT_ERR(hipDrvLaunchKernelEx(&drv, f, mark_args, nullptr), hipErrorInvalidConfiguration);
+    EXPECT_ERR(hipDrvLaunchKernelEx(nullptr, f, mark_args, nullptr), hipErrorInvalidValue);
 
     CHECK(hipEventDestroy(start));
     CHECK(hipEventDestroy(stop));

@@ -4,7 +4,9 @@
 
 use super::convert::PerThread;
 use super::declare::hip_api;
-use super::types::{hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3};
+use super::types::{
+    hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3, DrvLaunchConfig, LaunchConfig,
+};
 use crate::error::{HipError, HipResult};
 use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CallConfiguration};
@@ -168,6 +170,76 @@ hip_api! {
         unsafe { ext_module_launch(&function, sizes, shared_mem, stream, kernel_params, extra, [start, stop], 0) }
     }
 
+    /// `hipLaunchKernel` with the configuration and launch attributes in one struct (ROCm 7).
+    /// As in AMD's runtime: a null kernel is hipErrorInvalidDeviceFunction, a null
+    /// configuration hipErrorInvalidConfiguration.
+    fn hipLaunchKernelExC(
+        config: *const LaunchConfig,
+        function: *const c_void,
+        args: *mut *mut c_void,
+    ) -> hipError_t {
+        if function.is_null() {
+            tracing::warn!("hipLaunchKernelExC: null kernel");
+            return Err(HipError::INVALID_DEVICE_FUNCTION);
+        }
+        // SAFETY: HIP's contract: a non-null `config` points to a readable configuration.
+        let Some(config) = (unsafe { config.as_ref() }) else {
+            tracing::warn!("hipLaunchKernelExC: null configuration");
+            return Err(HipError::INVALID_CONFIGURATION);
+        };
+        // SAFETY: HIP's contract: `attrs` holds `numAttrs` attributes.
+        let attributes = unsafe { launch::launch_attributes(config.attrs, config.attr_count) }?;
+        if attributes.cooperative {
+            return Err(cooperative_not_supported("hipLaunchKernelExC"));
+        }
+        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
+        unsafe {
+            launch::launch_kernel(
+                function,
+                config.grid,
+                config.block,
+                args as *const *const c_void,
+                config.dynamic_shared_mem,
+                config.stream,
+            )
+        }
+    }
+
+    /// `hipModuleLaunchKernel` with the configuration and launch attributes in one struct
+    /// (ROCm 7). A null configuration is hipErrorInvalidValue (AMD's code); the arguments
+    /// come as `kernel_params` or, unlike AMD's runtime, which ignores it, packed in `extra`.
+    fn hipDrvLaunchKernelEx(
+        config: *const DrvLaunchConfig,
+        function: hipFunction_t => Arc<Function>,
+        kernel_params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: a non-null `config` points to a readable configuration.
+        let Some(config) = (unsafe { config.as_ref() }) else {
+            tracing::warn!("hipDrvLaunchKernelEx: null configuration");
+            return Err(HipError::INVALID_VALUE);
+        };
+        // SAFETY: HIP's contract: `attrs` holds `numAttrs` attributes.
+        let attributes = unsafe { launch::launch_attributes(config.attrs, config.attr_count) }?;
+        if attributes.cooperative {
+            return Err(cooperative_not_supported("hipDrvLaunchKernelEx"));
+        }
+        let [x, y, z] = config.grid;
+        let [bx, by, bz] = config.block;
+        // SAFETY: HIP's contract for `kernel_params` and `extra`.
+        unsafe {
+            launch::launch_module_kernel(
+                &function,
+                launch::GridSize::Blocks(Dim3 { x, y, z }),
+                Dim3 { x: bx, y: by, z: bz },
+                config.shared_mem as usize,
+                config.stream,
+                kernel_params,
+                extra,
+            )
+        }
+    }
+
     /// The launch API before `<<<>>>`: a configuration, its arguments, then the launch.
     fn hipConfigureCall(grid: Dim3, block: Dim3, shared_mem: usize, stream: hipStream_t) -> hipError_t {
         launch::configure_call(CallConfiguration { grid, block, shared_mem, stream })
@@ -270,6 +342,12 @@ unsafe fn ext_module_launch(
             (start.as_deref(), stop.as_deref()),
         )
     }
+}
+
+/// The answer to a cooperative launch attribute until cooperative launches exist.
+fn cooperative_not_supported(api: &str) -> HipError {
+    tracing::warn!("{api}: cooperative launches are not supported yet");
+    HipError::NOT_SUPPORTED
 }
 
 /// `hipExtAnyOrderLaunch` (1) or nothing: an in-order stream satisfies any order.

@@ -8,7 +8,7 @@ use std::ffi::c_void;
 
 pub use crate::error::hipError_t;
 pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
-pub use crate::runtime::launch::Dim3;
+pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
 pub use crate::runtime::module::FuncAttributes;
 
@@ -49,6 +49,8 @@ pub const VOCABULARY: &[&str] = &[
     "*const u32",
     "*const DevicePropR0000",
     "*const DevicePropR0600",
+    "*const LaunchConfig",
+    "*const DrvLaunchConfig",
     "*mut c_char",
     "*mut c_void",
     "*mut *mut c_void",

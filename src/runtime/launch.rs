@@ -23,6 +23,87 @@ pub struct Dim3 {
     pub z: u32,
 }
 
+/// `hipLaunchAttribute` (ROCm 7 layout, the only one `hipLaunchKernelExC` and
+/// `hipDrvLaunchKernelEx` were ever exported with): the attribute's id, 4 bytes of padding,
+/// then a 64-byte value union whose first word holds the integer attributes (`cooperative`,
+/// `priority`). 72 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchAttribute {
+    pub id: u32,
+    pub pad: u32,
+    pub value: [u64; 8],
+}
+
+/// `hipLaunchConfig_t`, the configuration `hipLaunchKernelExC` takes. 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dynamic_shared_mem: usize,
+    pub stream: *mut c_void,
+    pub attrs: *const LaunchAttribute,
+    pub attr_count: u32,
+}
+
+/// `HIP_LAUNCH_CONFIG`, the driver-API form `hipDrvLaunchKernelEx` takes. 56 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DrvLaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub shared_mem: u32,
+    pub stream: *mut c_void,
+    pub attrs: *const LaunchAttribute,
+    pub attr_count: u32,
+}
+
+/// What a launch's attribute list asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchAttributes {
+    pub cooperative: bool,
+}
+
+/// `hipLaunchAttributeID` values hipshim acts on.
+const ATTRIBUTE_IGNORE: u32 = 0;
+const ATTRIBUTE_COOPERATIVE: u32 = 2;
+
+/// Reads the attribute list of `hipLaunchKernelExC`/`hipDrvLaunchKernelEx`. Only
+/// `hipLaunchAttributeCooperative` changes a launch (and `hipLaunchAttributeIgnore` is
+/// skipped); every other attribute is `hipErrorInvalidConfiguration`, as in AMD's runtime,
+/// rather than a hint silently dropped. A null list with a non-zero count is
+/// `hipErrorInvalidValue`.
+///
+/// # Safety
+/// `attrs` is null or points to `count` readable attributes (the caller's contract).
+pub unsafe fn launch_attributes(
+    attrs: *const LaunchAttribute,
+    count: u32,
+) -> HipResult<LaunchAttributes> {
+    let mut wanted = LaunchAttributes::default();
+    if count == 0 {
+        return Ok(wanted);
+    }
+    if attrs.is_null() {
+        tracing::warn!(count, "launch: attribute count without an attribute list");
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: the caller's contract: `count` readable attributes at `attrs` (checked non-null).
+    let list = unsafe { std::slice::from_raw_parts(attrs, count as usize) };
+    for attr in list {
+        match attr.id {
+            ATTRIBUTE_IGNORE => {}
+            ATTRIBUTE_COOPERATIVE => wanted.cooperative = attr.value[0] as u32 != 0,
+            id => {
+                tracing::warn!(id, "launch: this launch attribute is not supported");
+                return Err(HipError::INVALID_CONFIGURATION);
+            }
+        }
+    }
+    Ok(wanted)
+}
+
 /// What `<<<grid, block, shmem, stream>>>` pushed, for the stub to pop.
 #[derive(Clone, Copy, Debug)]
 pub struct CallConfiguration {

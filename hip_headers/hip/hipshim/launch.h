@@ -33,6 +33,58 @@ hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
                               void** args, size_t sharedMemBytes, hipStream_t stream,
                               hipEvent_t startEvent, hipEvent_t stopEvent, int flags);
 
+// Launch attributes (ROCm 7): a list of {id, value} handed to hipLaunchKernelExC and
+// hipDrvLaunchKernelEx. hipshim acts on hipLaunchAttributeCooperative; the other ids are
+// rejected with hipErrorInvalidConfiguration, as AMD's runtime does.
+typedef enum hipLaunchAttributeID {
+    hipLaunchAttributeIgnore = 0,
+    hipLaunchAttributeAccessPolicyWindow = 1,
+    hipLaunchAttributeCooperative = 2,
+    hipLaunchAttributeSynchronizationPolicy = 3,
+    hipLaunchAttributePriority = 8,
+    hipLaunchAttributeMemSyncDomainMap = 9,
+    hipLaunchAttributeMemSyncDomain = 10,
+    hipLaunchAttributeMax
+} hipLaunchAttributeID;
+
+// 64 bytes whatever the attribute, so the list has a fixed stride.
+typedef union hipLaunchAttributeValue {
+    char pad[64];
+    int cooperative;
+    int priority;
+} hipLaunchAttributeValue;
+
+typedef struct hipLaunchAttribute_st {
+    hipLaunchAttributeID id;
+    char pad[8 - sizeof(hipLaunchAttributeID)];
+    union {
+        hipLaunchAttributeValue val;
+        hipLaunchAttributeValue value;
+    };
+} hipLaunchAttribute;
+
+typedef struct hipLaunchConfig_st {
+    dim3 gridDim;
+    dim3 blockDim;
+    size_t dynamicSmemBytes;
+    hipStream_t stream;
+    hipLaunchAttribute* attrs;
+    unsigned int numAttrs;
+} hipLaunchConfig_t;
+
+typedef struct HIP_LAUNCH_CONFIG_st {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    hipStream_t hStream;
+    hipLaunchAttribute* attrs;
+    unsigned int numAttrs;
+} HIP_LAUNCH_CONFIG;
+
+hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* fPtr, void** args);
+hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f,
+                                void** kernelParams, void** extra);
+
 // The launch API from before `<<<>>>`: push a configuration, place each argument at its
 // offset in the kernel's argument layout, then launch by the kernel's host stub.
 hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
@@ -52,6 +104,19 @@ void __hipRegisterFunction(void** modules, const void* host_function, char* devi
 void __hipRegisterVar(void** modules, void* host_var, char* host_name, char* device_name,
                       int is_extern, size_t size, int is_constant, int is_global);
 void __hipUnregisterFatBinary(void** modules);
+}
+
+// hipLaunchKernelExC, typed: each argument is converted to the kernel's parameter type
+// before its address is taken.
+template <typename... Params, typename... Args>
+static inline hipError_t hipLaunchKernelEx(const hipLaunchConfig_t* config,
+                                           void (*kernel)(Params...), Args&&... args) {
+    static_assert(sizeof...(Params) == sizeof...(Args), "wrong number of kernel arguments");
+    return [&](Params... converted) {
+        void* pointers[sizeof...(Params) > 0 ? sizeof...(Params) : 1] = {
+            const_cast<void*>(static_cast<const void*>(&converted))...};
+        return hipLaunchKernelExC(config, reinterpret_cast<const void*>(kernel), pointers);
+    }(static_cast<Params>(args)...);
 }
 
 // The portable spelling of a triple-chevron launch.
