@@ -6,6 +6,7 @@ use super::convert::PerThread;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3};
 use crate::error::{HipError, HipResult};
+use crate::runtime::cooperative;
 use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CallConfiguration};
 use crate::runtime::module::Function;
@@ -70,6 +71,55 @@ hip_api! {
                 extra,
             )
         }
+    }
+
+    /// A launch whose work-groups may synchronise grid-wide (`runtime/cooperative.rs`): a
+    /// grid larger than the device holds at once is hipErrorCooperativeLaunchTooLarge.
+    fn hipLaunchCooperativeKernel(
+        function: *const c_void,
+        grid: Dim3,
+        block: Dim3,
+        args: *mut *mut c_void,
+        shared_mem: u32,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
+        unsafe {
+            cooperative::launch_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream)
+        }
+    }
+
+    /// `hipLaunchCooperativeKernel` on the per-thread stream when `stream` is null.
+    fn hipLaunchCooperativeKernel_spt(
+        function: *const c_void,
+        grid: Dim3,
+        block: Dim3,
+        args: *mut *mut c_void,
+        shared_mem: u32,
+        stream: hipStream_t => PerThread<hipStream_t>,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
+        unsafe {
+            cooperative::launch_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream.0)
+        }
+    }
+
+    fn hipModuleLaunchCooperativeKernel(
+        function: hipFunction_t => Arc<Function>,
+        grid_x: u32,
+        grid_y: u32,
+        grid_z: u32,
+        block_x: u32,
+        block_y: u32,
+        block_z: u32,
+        shared_mem: u32,
+        stream: hipStream_t,
+        kernel_params: *mut *mut c_void,
+    ) -> hipError_t {
+        let grid = Dim3 { x: grid_x, y: grid_y, z: grid_z };
+        let block = Dim3 { x: block_x, y: block_y, z: block_z };
+        // SAFETY: HIP's contract for `kernel_params`.
+        unsafe { cooperative::launch_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params) }
     }
 
     /// `hipLaunchKernel` between two optional events recorded on its stream. `flags` may ask

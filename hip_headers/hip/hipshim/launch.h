@@ -33,6 +33,31 @@ hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
                               void** args, size_t sharedMemBytes, hipStream_t stream,
                               hipEvent_t startEvent, hipEvent_t stopEvent, int flags);
 
+// Cooperative launches: the work-groups of the grid may wait for each other
+// (cooperative_groups::this_grid().sync(), <hip/hip_cooperative_groups.h>), so all of them
+// must be resident at once; a larger grid is hipErrorCooperativeLaunchTooLarge
+// (hipOccupancyMaxActiveBlocksPerMultiprocessor times the multiprocessors is the most).
+hipError_t hipLaunchCooperativeKernel(const void* f, dim3 gridDim, dim3 blockDim,
+                                      void** kernelParams, unsigned int sharedMemBytes,
+                                      hipStream_t stream);
+hipError_t hipLaunchCooperativeKernel_spt(const void* f, dim3 gridDim, dim3 blockDim,
+                                          void** kernelParams, unsigned int sharedMemBytes,
+                                          hipStream_t stream);
+
+// One device's part of a multi-device cooperative launch.
+typedef struct hipLaunchParams_t {
+    void* func;          // the kernel's host handle
+    dim3 gridDim;        // in blocks
+    dim3 blockDim;
+    void** args;         // one pointer per kernel argument
+    size_t sharedMem;    // dynamic LDS bytes
+    hipStream_t stream;  // names the device
+} hipLaunchParams;
+#define hipCooperativeLaunchMultiDeviceNoPreSync 0x01
+#define hipCooperativeLaunchMultiDeviceNoPostSync 0x02
+hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* launchParamsList,
+                                                 int numDevices, unsigned int flags);
+
 // The launch API from before `<<<>>>`: push a configuration, place each argument at its
 // offset in the kernel's argument layout, then launch by the kernel's host stub.
 hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
@@ -52,6 +77,16 @@ void __hipRegisterFunction(void** modules, const void* host_function, char* devi
 void __hipRegisterVar(void** modules, void* host_var, char* host_name, char* device_name,
                       int is_extern, size_t size, int is_constant, int is_global);
 void __hipUnregisterFatBinary(void** modules);
+}
+
+// The typed forms: any kernel pointer for the handle.
+template <typename F>
+static inline hipError_t hipLaunchCooperativeKernel(F* kernel, dim3 gridDim, dim3 blockDim,
+                                                    void** kernelParams,
+                                                    unsigned int sharedMemBytes,
+                                                    hipStream_t stream) {
+    return hipLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim,
+                                      kernelParams, sharedMemBytes, stream);
 }
 
 // The portable spelling of a triple-chevron launch.
