@@ -27,6 +27,9 @@ fn run(program: &Path, target: &str, deterministic: bool, env: &[(&str, &str)]) 
     let mut cmd = Command::new(program);
     common::clear_loader_env(&mut cmd);
     common::use_simulator(&mut cmd, target);
+    // A small device keeps the largest co-resident grid (every work-group resident at once)
+    // cheap to simulate.
+    cmd.env("HSASIM_CUS", "4");
     if deterministic {
         cmd.env("HSASIM_THREADS", "0");
     } else {

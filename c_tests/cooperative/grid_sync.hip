@@ -6,7 +6,8 @@
 // - thread_block and thread_block_tile helpers;
 // - the largest grid that fits at once launches, one more block is
 //   hipErrorCooperativeLaunchTooLarge;
-// - a cooperative launch stays in its stream's order with earlier and later work.
+// - a cooperative launch stays in its stream's order with earlier and later work;
+// - multi-device cooperative launches are refused (hipErrorNotSupported) after their checks.
 // Run by tests/c_tests_cooperative.rs on both targets in both hsasim modes.
 #include "../check.h"
 
@@ -234,6 +235,23 @@ int main() {
         CHECK(hipFree(data));
         CHECK(hipFree(out));
         if (stream) CHECK(hipStreamDestroy(stream));
+    }
+
+    // Multi-device cooperative launches are checked, then not supported (yet): the attribute
+    // says so.
+    CHECK(hipDeviceGetAttribute(&value, hipDeviceAttributeCooperativeMultiDeviceLaunch, 0));
+    EXPECT_EQ(value, 0);
+    EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(nullptr, 1, 0), hipErrorInvalidValue);
+    {
+        int* out = nullptr;
+        CHECK(hipMalloc(&out, 64 * sizeof(int)));
+        void* margs[] = {&out};
+        hipLaunchParams params = {reinterpret_cast<void*>(touch), dim3(1), dim3(64), margs, 0,
+                                  nullptr};
+        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 0, 0), hipErrorInvalidValue);
+        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 1, 4), hipErrorInvalidValue);
+        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 1, 0), hipErrorNotSupported);
+        CHECK(hipFree(out));
     }
 
     EXPECT_OK(hipDeviceSynchronize());

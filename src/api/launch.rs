@@ -122,6 +122,34 @@ hip_api! {
         unsafe { cooperative::launch_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params) }
     }
 
+    /// Checked, then hipErrorNotSupported (`cooperative::launch_multi_device` says why).
+    fn hipLaunchCooperativeKernelMultiDevice(
+        launch_params: *mut c_void,
+        num_devices: i32,
+        flags: u32,
+    ) -> hipError_t {
+        cooperative::launch_multi_device(
+            "hipLaunchCooperativeKernelMultiDevice",
+            launch_params.is_null(),
+            i64::from(num_devices),
+            flags,
+        )
+    }
+
+    /// Checked, then hipErrorNotSupported (`cooperative::launch_multi_device` says why).
+    fn hipModuleLaunchCooperativeKernelMultiDevice(
+        launch_params: *mut c_void,
+        num_devices: u32,
+        flags: u32,
+    ) -> hipError_t {
+        cooperative::launch_multi_device(
+            "hipModuleLaunchCooperativeKernelMultiDevice",
+            launch_params.is_null(),
+            i64::from(num_devices),
+            flags,
+        )
+    }
+
     /// `hipLaunchKernel` between two optional events recorded on its stream. `flags` may ask
     /// for `hipExtAnyOrderLaunch` (1), which an in-order stream satisfies anyway.
     fn hipExtLaunchKernel(
