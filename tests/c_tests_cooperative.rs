@@ -88,7 +88,7 @@ fn grid_sync_gfx90a_deterministic() {
 
 fn module(target: &str, deterministic: bool) {
     let source = c_tests_dir("cooperative").join("kernels/coop_kernels.hip");
-    let code_object = build_device_code(&source, "coop_kernels", &[target], false);
+    let code_object = build_device_code(&source, "coop_kernels", &[target], false, true);
     let env = [("HIPSHIM_TEST_CODE_OBJECT", code_object.to_str().unwrap())];
     let out = run(&program("module"), target, deterministic, &env);
     assert!(out.contains("module: PASSED"), "{out}");

@@ -89,7 +89,9 @@ __global__ void sum_neighbour(const unsigned* data, unsigned* out) {
     unsigned v = data[me];
     out[me] = v;
     grid.sync();
-    out[me] = v + out[(me + blockDim.x) % n];
+    const unsigned neighbour = out[(me + blockDim.x) % n];
+    grid.sync(); // every read is done before any work-item overwrites its element
+    out[me] = v + neighbour;
 }
 
 __global__ void add_one(unsigned* data) { data[blockIdx.x * blockDim.x + threadIdx.x] += 1; }

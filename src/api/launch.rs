@@ -85,7 +85,7 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
         unsafe {
-            cooperative::launch_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream)
+            launch::launch_cooperative_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream)
         }
     }
 
@@ -100,7 +100,7 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
         unsafe {
-            cooperative::launch_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream.0)
+            launch::launch_cooperative_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream.0)
         }
     }
 
@@ -119,7 +119,7 @@ hip_api! {
         let grid = Dim3 { x: grid_x, y: grid_y, z: grid_z };
         let block = Dim3 { x: block_x, y: block_y, z: block_z };
         // SAFETY: HIP's contract for `kernel_params`.
-        unsafe { cooperative::launch_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params) }
+        unsafe { launch::launch_cooperative_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params) }
     }
 
     /// Checked, then hipErrorNotSupported (`cooperative::launch_multi_device` says why).

@@ -21,13 +21,11 @@
 
 use super::code_object::KernelInfo;
 use super::device::Device;
-use super::launch::{self, Args, Dim3, Dispatch, GridSize};
-use super::module::{self, Function};
+use super::module::Function;
 use super::occupancy::{max_active_blocks, CuLimits};
 use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::Queue;
-use std::ffi::c_void;
 use std::sync::Arc;
 
 /// Why the cooperative queue was made, in a trace's `QueueCreated` event.
@@ -56,8 +54,8 @@ pub(in crate::runtime) fn prepare(
     device: &Device,
     function: &Function,
     info: &KernelInfo,
-    grid: Dim3,
-    block: Dim3,
+    grid: [u32; 3],
+    block: [u32; 3],
     shared_mem: usize,
 ) -> HipResult<Arc<Queue>> {
     if !device.info.cooperative_launch {
@@ -68,8 +66,8 @@ pub(in crate::runtime) fn prepare(
         );
         return Err(HipError::NOT_SUPPORTED);
     }
-    let blocks = u64::from(grid.x) * u64::from(grid.y) * u64::from(grid.z);
-    let block_threads = block.x * block.y * block.z;
+    let blocks = grid.iter().map(|&n| u64::from(n)).product::<u64>();
+    let block_threads = block.iter().product::<u32>();
     let most = max_cooperative_blocks(
         info,
         CuLimits::of(device),
@@ -119,69 +117,6 @@ impl Device {
         }
         *slot = Some(queue.clone());
         Ok(queue)
-    }
-}
-
-/// `hipLaunchCooperativeKernel`: `hipLaunchKernel` of a kernel whose work-groups may
-/// synchronise grid-wide.
-///
-/// # Safety
-/// As for [`launch::launch_kernel`].
-pub unsafe fn launch_kernel(
-    host_function: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *const *const c_void,
-    shared_mem: usize,
-    stream: *mut c_void,
-) -> HipResult {
-    let function = module::function(host_function as usize)?;
-    let device = runtime()?.current_device()?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        launch::launch_on(
-            device,
-            &function,
-            GridSize::Blocks(grid),
-            block,
-            Args::Pointers(args),
-            shared_mem,
-            stream,
-            Dispatch::Cooperative {
-                multigrid_sync: SINGLE_GRID,
-            },
-        )
-    }
-}
-
-/// `hipModuleLaunchCooperativeKernel`: `hipModuleLaunchKernel` (arguments as
-/// `kernelParams` only) of a kernel whose work-groups may synchronise grid-wide.
-///
-/// # Safety
-/// HIP's contract for `kernel_params`.
-pub unsafe fn launch_module_kernel(
-    function: &Function,
-    grid: Dim3,
-    block: Dim3,
-    shared_mem: usize,
-    stream: *mut c_void,
-    kernel_params: *mut *mut c_void,
-) -> HipResult {
-    let device = runtime()?.current_device()?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        launch::launch_on(
-            device,
-            function,
-            GridSize::Blocks(grid),
-            block,
-            Args::Pointers(kernel_params as *const *const c_void),
-            shared_mem,
-            stream,
-            Dispatch::Cooperative {
-                multigrid_sync: SINGLE_GRID,
-            },
-        )
     }
 }
 

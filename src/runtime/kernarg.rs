@@ -17,8 +17,8 @@
 //!
 //! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`,
 //! `hidden_hostcall_buffer`, `hidden_heap_v1` (device printf/hostcall/malloc need runtime
-//! services the shim does not have yet), `hidden_multigrid_sync_arg` (cooperative multi-
-//! device launch), `hidden_default_queue` / `hidden_completion_action` (device-side
+//! services the shim does not have yet), `hidden_multigrid_sync_arg` (but in cooperative
+//! launches: [`KernargLayout::write_multigrid_sync`]), `hidden_default_queue` / `hidden_completion_action` (device-side
 //! enqueue), `hidden_private_base` / `hidden_shared_base` (listed only for targets without
 //! aperture registers, i.e. before gfx9), `hidden_queue_ptr` (the `hsa_queue_t` address,
 //! listed when a kernel asks for the queue pointer; the geometry does not carry it yet),

@@ -327,7 +327,14 @@ pub(in crate::runtime) unsafe fn launch_on(
     let cooperative = match dispatch {
         Dispatch::Stream => None,
         Dispatch::Cooperative { multigrid_sync } => Some((
-            super::cooperative::prepare(device, function, info, grid, block, shared_mem)?,
+            super::cooperative::prepare(
+                device,
+                function,
+                info,
+                [grid.x, grid.y, grid.z],
+                [block.x, block.y, block.z],
+                shared_mem,
+            )?,
             multigrid_sync,
         )),
     };
@@ -423,6 +430,69 @@ impl DispatchPacket<'_> {
         });
         slots.write(&packet);
         slots.ring()
+    }
+}
+
+/// `hipLaunchCooperativeKernel`: `hipLaunchKernel` of a kernel whose work-groups may
+/// synchronise grid-wide.
+///
+/// # Safety
+/// As for [`launch_kernel`].
+pub unsafe fn launch_cooperative_kernel(
+    host_function: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *const *const c_void,
+    shared_mem: usize,
+    stream: *mut c_void,
+) -> HipResult {
+    let function = module::function(host_function as usize)?;
+    let device = runtime()?.current_device()?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        launch_on(
+            device,
+            &function,
+            GridSize::Blocks(grid),
+            block,
+            Args::Pointers(args),
+            shared_mem,
+            stream,
+            Dispatch::Cooperative {
+                multigrid_sync: super::cooperative::SINGLE_GRID,
+            },
+        )
+    }
+}
+
+/// `hipModuleLaunchCooperativeKernel`: `hipModuleLaunchKernel` (arguments as
+/// `kernelParams` only) of a kernel whose work-groups may synchronise grid-wide.
+///
+/// # Safety
+/// HIP's contract for `kernel_params`.
+pub unsafe fn launch_cooperative_module_kernel(
+    function: &Function,
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+    stream: *mut c_void,
+    kernel_params: *mut *mut c_void,
+) -> HipResult {
+    let device = runtime()?.current_device()?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        launch_on(
+            device,
+            function,
+            GridSize::Blocks(grid),
+            block,
+            Args::Pointers(kernel_params as *const *const c_void),
+            shared_mem,
+            stream,
+            Dispatch::Cooperative {
+                multigrid_sync: super::cooperative::SINGLE_GRID,
+            },
+        )
     }
 }
 

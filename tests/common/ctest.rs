@@ -179,12 +179,20 @@ pub fn build_module_kernels(targets: &[&str], bundle: bool) -> PathBuf {
         "kernels",
         targets,
         bundle,
+        false,
     )
 }
 
 /// Builds `source` with clang-19 as device code only, as [`build_module_kernels`] does, into
-/// `c_tests/STEM-bundle` or `c_tests/STEM-TARGET.co` of the target directory.
-pub fn build_device_code(source: &Path, stem: &str, targets: &[&str], bundle: bool) -> PathBuf {
+/// `c_tests/STEM-bundle` or `c_tests/STEM-TARGET.co` of the target directory; linked with the
+/// device libraries (ockl...) when `device_libs`.
+pub fn build_device_code(
+    source: &Path,
+    stem: &str,
+    targets: &[&str],
+    bundle: bool,
+    device_libs: bool,
+) -> PathBuf {
     let headers = common::repo_root().join("hip_headers");
     let clang = common::require_tool(CLANG);
     let devlibs = common::devlibs_dir();
@@ -194,6 +202,7 @@ pub fn build_device_code(source: &Path, stem: &str, targets: &[&str], bundle: bo
         key.bytes(t.as_bytes());
     }
     key.bytes(if bundle { b"bundle" } else { b"co" });
+    key.bytes(if device_libs { b"libs" } else { b"nolibs" });
     let stem = if bundle {
         format!("{stem}-bundle")
     } else {
@@ -202,15 +211,10 @@ pub fn build_device_code(source: &Path, stem: &str, targets: &[&str], bundle: bo
     let cache = common::target_dir().join("c_tests");
     common::cached_build(&cache, &stem, &key, |out: &Path| {
         let mut cmd = Command::new(&clang);
-        cmd.args([
-            "-x",
-            "hip",
-            "-O3",
-            "-nogpuinc",
-            "-nogpulib",
-            "--cuda-device-only",
-            "-c",
-        ]);
+        cmd.args(["-x", "hip", "-O3", "-nogpuinc", "--cuda-device-only", "-c"]);
+        if !device_libs {
+            cmd.arg("-nogpulib");
+        }
         for t in targets {
             cmd.arg(format!("--offload-arch={t}"));
         }

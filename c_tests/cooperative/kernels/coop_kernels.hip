@@ -9,5 +9,7 @@ extern "C" __global__ void neighbour_sum(const unsigned* data, unsigned* out) {
     const unsigned n = grid.size(), me = grid.thread_rank();
     out[me] = data[me] * 2u;
     grid.sync();
-    out[me] = data[me] + out[(me + blockDim.x) % n];
+    const unsigned neighbour = out[(me + blockDim.x) % n];
+    grid.sync(); // every read is done before any work-item overwrites its element
+    out[me] = data[me] + neighbour;
 }
