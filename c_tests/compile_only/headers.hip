@@ -1,6 +1,7 @@
 // Compile-only check of hip_headers/: uses the whole device and host surface
 // the headers declare (built for every target, linked, never run).
 #include <hip/hip_runtime.h>
+#include <hip/hip_cooperative_groups.h>
 
 #include <cstdio>
 
@@ -30,6 +31,25 @@ __global__ void coords(unsigned* out) {
 
 __host__ __device__ inline int both(int x) { return x + 1; }
 
+// The cooperative groups surface.
+__global__ void groups(unsigned* out) {
+    namespace cg = cooperative_groups;
+    cg::thread_block block = cg::this_thread_block();
+    cg::grid_group grid = cg::this_grid();
+    cg::multi_grid_group multi = cg::this_multi_grid();
+    auto tile = cg::tiled_partition<32>(block);
+    out[grid.thread_rank()] = block.size() + block.thread_rank() + block.group_index().x +
+                              block.thread_index().x + block.group_dim().x + grid.size() +
+                              grid.is_valid() + multi.num_grids() + multi.grid_rank() +
+                              multi.thread_rank() + multi.size() + multi.is_valid() +
+                              tile.shfl_down(tile.thread_rank(), 1u) + tile.shfl_up(1u, 1u) +
+                              cg::group_size(tile) + cg::thread_rank(block);
+    cg::sync(block);
+    tile.sync();
+    if (grid.is_valid()) grid.sync();
+    if (multi.is_valid()) multi.sync();
+}
+
 int main() {
     int version = 0, driver = 0, count = 0, device = 0;
     char name[64];
@@ -51,6 +71,9 @@ int main() {
     void* args[] = {&out};
     err = hipLaunchKernel(reinterpret_cast<const void*>(&coords), dim3(1), dim3(64), args, 0,
                           stream);
+    err = hipLaunchCooperativeKernel(groups, dim3(2), dim3(64), args, 0, stream);
+    err = hipLaunchCooperativeKernel(reinterpret_cast<const void*>(&groups), dim3(2), dim3(64),
+                                     args, 0, stream);
     err = hipDeviceSynchronize();
     unsigned host[1024];
     err = hipMemcpy(host, out, sizeof host, hipMemcpyDeviceToHost);

@@ -275,7 +275,9 @@ impl Agent {
                         (true, GfxModel::Gfx90a) => 1,
                     },
                 ),
-                AMD_COOPERATIVE_QUEUES => put(value, false),
+                // Cooperative queues run every workgroup of a dispatch resident, with a GWS
+                // unit (hsasim_isa::run_cooperative_dispatch).
+                AMD_COOPERATIVE_QUEUES => put(value, gpu),
                 // Discrete parts over PCIe: system memory is not directly accessible.
                 AMD_SVM_DIRECT_HOST_ACCESS => put(value, !gpu),
                 AMD_UUID => put_fixed_str::<21>(

@@ -20,7 +20,7 @@ use crate::memory::{map_anon, round_up, unmap, Region, RegionKind, PAGE};
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
 use hsa_abi::*;
-use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory};
+use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory, Gws};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -60,6 +60,10 @@ pub struct Queue {
     pub doorbell: Arc<Signal>,
     /// Created as `HSA_QUEUE_TYPE_SINGLE`: one producer, so its doorbell never goes back.
     single_producer: bool,
+    /// Created as `HSA_QUEUE_TYPE_COOPERATIVE`: its dispatches run with every workgroup
+    /// resident, and this is its Global Wave Sync unit (kept across dispatches, as
+    /// `ds_gws_init` in one dispatch prepares the next).
+    gws: Option<Box<Gws>>,
     error_callback: Option<QueueErrorCallback>,
     callback_data: usize,
     state: AtomicU8,
@@ -240,6 +244,7 @@ impl Queue {
             agent,
             doorbell,
             single_producer: p.queue_type == HSA_QUEUE_TYPE_SINGLE,
+            gws: (p.queue_type == HSA_QUEUE_TYPE_COOPERATIVE).then(Box::default),
             error_callback: p.callback,
             callback_data: p.data as usize,
             state: AtomicU8::new(ACTIVE),
@@ -652,16 +657,18 @@ impl Queue {
         {
             return Err(invalid_packet(index, violation));
         } else {
-            hsasim_isa::run_dispatch(
-                &dispatch,
-                &*rt.memory,
-                &ExecConfig {
-                    worker_threads: rt.config.workers,
-                    compute_units: self.agent.compute_units,
-                    max_wave_instructions: rt.config.max_wave_instructions,
-                    timeout: Some(rt.config.dispatch_timeout),
-                },
-            )
+            let config = ExecConfig {
+                worker_threads: rt.config.workers,
+                compute_units: self.agent.compute_units,
+                max_wave_instructions: rt.config.max_wave_instructions,
+                timeout: Some(rt.config.dispatch_timeout),
+            };
+            match &self.gws {
+                None => hsasim_isa::run_dispatch(&dispatch, &*rt.memory, &config),
+                Some(gws) => {
+                    hsasim_isa::run_cooperative_dispatch(&dispatch, &*rt.memory, &config, gws)
+                }
+            }
         };
         let end = now_ns();
         match outcome {

@@ -8,6 +8,7 @@ use super::types::{
     hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3, DrvLaunchConfig, LaunchConfig,
 };
 use crate::error::{HipError, HipResult};
+use crate::runtime::cooperative;
 use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CallConfiguration};
 use crate::runtime::module::Function;
@@ -72,6 +73,83 @@ hip_api! {
                 extra,
             )
         }
+    }
+
+    /// A launch whose work-groups may synchronise grid-wide (`runtime/cooperative.rs`): a
+    /// grid larger than the device holds at once is hipErrorCooperativeLaunchTooLarge.
+    fn hipLaunchCooperativeKernel(
+        function: *const c_void,
+        grid: Dim3,
+        block: Dim3,
+        args: *mut *mut c_void,
+        shared_mem: u32,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
+        unsafe {
+            launch::launch_cooperative_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream)
+        }
+    }
+
+    /// `hipLaunchCooperativeKernel` on the per-thread stream when `stream` is null.
+    fn hipLaunchCooperativeKernel_spt(
+        function: *const c_void,
+        grid: Dim3,
+        block: Dim3,
+        args: *mut *mut c_void,
+        shared_mem: u32,
+        stream: hipStream_t => PerThread<hipStream_t>,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
+        unsafe {
+            launch::launch_cooperative_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream.0)
+        }
+    }
+
+    fn hipModuleLaunchCooperativeKernel(
+        function: hipFunction_t => Arc<Function>,
+        grid_x: u32,
+        grid_y: u32,
+        grid_z: u32,
+        block_x: u32,
+        block_y: u32,
+        block_z: u32,
+        shared_mem: u32,
+        stream: hipStream_t,
+        kernel_params: *mut *mut c_void,
+    ) -> hipError_t {
+        let grid = Dim3 { x: grid_x, y: grid_y, z: grid_z };
+        let block = Dim3 { x: block_x, y: block_y, z: block_z };
+        // SAFETY: HIP's contract for `kernel_params`.
+        unsafe { launch::launch_cooperative_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params) }
+    }
+
+    /// Checked, then hipErrorNotSupported (`cooperative::launch_multi_device` says why).
+    fn hipLaunchCooperativeKernelMultiDevice(
+        launch_params: *mut c_void,
+        num_devices: i32,
+        flags: u32,
+    ) -> hipError_t {
+        cooperative::launch_multi_device(
+            "hipLaunchCooperativeKernelMultiDevice",
+            launch_params.is_null(),
+            i64::from(num_devices),
+            flags,
+        )
+    }
+
+    /// Checked, then hipErrorNotSupported (`cooperative::launch_multi_device` says why).
+    fn hipModuleLaunchCooperativeKernelMultiDevice(
+        launch_params: *mut c_void,
+        num_devices: u32,
+        flags: u32,
+    ) -> hipError_t {
+        cooperative::launch_multi_device(
+            "hipModuleLaunchCooperativeKernelMultiDevice",
+            launch_params.is_null(),
+            i64::from(num_devices),
+            flags,
+        )
     }
 
     /// `hipLaunchKernel` between two optional events recorded on its stream. `flags` may ask
@@ -189,19 +267,15 @@ hip_api! {
         };
         // SAFETY: HIP's contract: `attrs` holds `numAttrs` attributes.
         let attributes = unsafe { launch::launch_attributes(config.attrs, config.attr_count) }?;
-        if attributes.cooperative {
-            return Err(cooperative_not_supported("hipLaunchKernelExC"));
-        }
+        let args = args as *const *const c_void;
+        let (grid, block, shared_mem) = (config.grid, config.block, config.dynamic_shared_mem);
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
         unsafe {
-            launch::launch_kernel(
-                function,
-                config.grid,
-                config.block,
-                args as *const *const c_void,
-                config.dynamic_shared_mem,
-                config.stream,
-            )
+            if attributes.cooperative {
+                launch::launch_cooperative_kernel(function, grid, block, args, shared_mem, config.stream)
+            } else {
+                launch::launch_kernel(function, grid, block, args, shared_mem, config.stream)
+            }
         }
     }
 
@@ -221,18 +295,27 @@ hip_api! {
         };
         // SAFETY: HIP's contract: `attrs` holds `numAttrs` attributes.
         let attributes = unsafe { launch::launch_attributes(config.attrs, config.attr_count) }?;
-        if attributes.cooperative {
-            return Err(cooperative_not_supported("hipDrvLaunchKernelEx"));
-        }
         let [x, y, z] = config.grid;
         let [bx, by, bz] = config.block;
+        let (grid, block) = (Dim3 { x, y, z }, Dim3 { x: bx, y: by, z: bz });
+        let shared_mem = config.shared_mem as usize;
+        if attributes.cooperative {
+            if !extra.is_null() {
+                tracing::warn!("hipDrvLaunchKernelEx: a cooperative launch takes kernelParams, not extra");
+                return Err(HipError::INVALID_VALUE);
+            }
+            // SAFETY: HIP's contract for `kernel_params`.
+            return unsafe {
+                launch::launch_cooperative_module_kernel(&function, grid, block, shared_mem, config.stream, kernel_params)
+            };
+        }
         // SAFETY: HIP's contract for `kernel_params` and `extra`.
         unsafe {
             launch::launch_module_kernel(
                 &function,
-                launch::GridSize::Blocks(Dim3 { x, y, z }),
-                Dim3 { x: bx, y: by, z: bz },
-                config.shared_mem as usize,
+                launch::GridSize::Blocks(grid),
+                block,
+                shared_mem,
                 config.stream,
                 kernel_params,
                 extra,
@@ -342,12 +425,6 @@ unsafe fn ext_module_launch(
             (start.as_deref(), stop.as_deref()),
         )
     }
-}
-
-/// The answer to a cooperative launch attribute until cooperative launches exist.
-fn cooperative_not_supported(api: &str) -> HipError {
-    tracing::warn!("{api}: cooperative launches are not supported yet");
-    HipError::NOT_SUPPORTED
 }
 
 /// `hipExtAnyOrderLaunch` (1) or nothing: an in-order stream satisfies any order.

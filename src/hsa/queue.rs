@@ -192,13 +192,15 @@ const WALK_BUDGET: u32 = 256;
 const SWEEP_AT: usize = 32;
 
 impl Queue {
-    /// Creates a queue of `size` packets on `agent` (device ordinal `device`) and its kernarg
-    /// ring in `kernarg_pool`.
+    /// Creates a queue of `size` packets of `queue_type` (`HSA_QUEUE_TYPE_MULTI`, or
+    /// `HSA_QUEUE_TYPE_COOPERATIVE` for a device's cooperative queue) on `agent` (device
+    /// ordinal `device`) and its kernarg ring in `kernarg_pool`.
     pub fn create(
         api: &'static HsaApi,
         agent: hsa_agent_t,
         device: u32,
         size: u32,
+        queue_type: u32,
         kernarg_pool: MemoryPool,
     ) -> Result<Queue, HsaError> {
         let health = Box::new(QueueHealth {
@@ -212,7 +214,7 @@ impl Queue {
             (api.hsa_queue_create)(
                 agent,
                 size,
-                HSA_QUEUE_TYPE_MULTI,
+                queue_type,
                 Some(on_queue_error),
                 &*health as *const QueueHealth as *mut c_void,
                 u32::MAX,
@@ -250,7 +252,7 @@ impl Queue {
         };
         let mut health = health;
         health.queue_id = id;
-        tracing::debug!(target: "hipshim::queue", queue = id, device, size, "created AQL queue");
+        tracing::debug!(target: "hipshim::queue", queue = id, device, size, queue_type, "created AQL queue");
         Ok(Queue {
             api,
             raw,
@@ -707,7 +709,14 @@ impl QueueFactory {
         priority: Option<u32>,
         cu_mask: Option<&[u32]>,
     ) -> Result<Queue, HsaError> {
-        let queue = Queue::create(self.api, self.agent, self.device, size, self.kernarg_pool)?;
+        let queue = Queue::create(
+            self.api,
+            self.agent,
+            self.device,
+            size,
+            HSA_QUEUE_TYPE_MULTI,
+            self.kernarg_pool,
+        )?;
         if let Err(e) = queue.enable_profiling() {
             tracing::warn!(queue = queue.id, error = %e, "queue profiling unavailable; event timings will read 0");
         }
@@ -716,6 +725,26 @@ impl QueueFactory {
         }
         if let Some(mask) = cu_mask {
             queue.set_cu_mask(mask)?;
+        }
+        Ok(queue)
+    }
+}
+
+impl QueueFactory {
+    /// The device's cooperative queue (`HSA_QUEUE_TYPE_COOPERATIVE`): every work-group of a
+    /// dispatch there is resident at once, and grid-wide barriers (GWS) work. Profiling as
+    /// for [`QueueFactory::create`].
+    pub fn create_cooperative(&self, size: u32) -> Result<Queue, HsaError> {
+        let queue = Queue::create(
+            self.api,
+            self.agent,
+            self.device,
+            size,
+            HSA_QUEUE_TYPE_COOPERATIVE,
+            self.kernarg_pool,
+        )?;
+        if let Err(e) = queue.enable_profiling() {
+            tracing::warn!(queue = queue.id, error = %e, "queue profiling unavailable; event timings will read 0");
         }
         Ok(queue)
     }

@@ -48,6 +48,11 @@ pub struct Device {
     pub lds_bytes: u32,
     /// Flags and limits the application set.
     pub settings: Mutex<DeviceSettings>,
+    /// Compute units a cooperative dispatch may use (`HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT`,
+    /// else all of them): with the kernel's occupancy, how many work-groups can be resident at once.
+    pub cooperative_compute_units: u32,
+    /// The queue cooperative launches go to, made at the first one (see `cooperative.rs`).
+    pub(in crate::runtime) cooperative_queue: Mutex<Option<std::sync::Arc<hsa::queue::Queue>>>,
 }
 
 /// What `hipSetDeviceFlags` and `hipDeviceSetLimit` recorded.
@@ -162,6 +167,10 @@ impl Device {
             &isas,
         );
         tracing::info!(device = index, %name, %product_name, ?isas, "opened device");
+        let cooperative_compute_units =
+            hsa::agent_value::<u32>(api, agent, agent_info::AMD_COOPERATIVE_COMPUTE_UNIT_COUNT)
+                .filter(|&n| n > 0)
+                .unwrap_or(info.compute_units.max(0) as u32);
         let queues = hsa::queue::QueueFactory {
             api,
             agent,
@@ -186,6 +195,8 @@ impl Device {
             lds_bytes: info.lds_bytes as u32,
             info,
             settings: Mutex::new(DeviceSettings::default()),
+            cooperative_compute_units,
+            cooperative_queue: Mutex::new(None),
         })
     }
 

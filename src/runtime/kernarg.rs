@@ -17,8 +17,8 @@
 //!
 //! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`,
 //! `hidden_hostcall_buffer`, `hidden_heap_v1` (device printf/hostcall/malloc need runtime
-//! services the shim does not have yet), `hidden_multigrid_sync_arg` (cooperative multi-
-//! device launch), `hidden_default_queue` / `hidden_completion_action` (device-side
+//! services the shim does not have yet), `hidden_multigrid_sync_arg` (but in cooperative
+//! launches: [`KernargLayout::write_multigrid_sync`]), `hidden_default_queue` / `hidden_completion_action` (device-side
 //! enqueue), `hidden_private_base` / `hidden_shared_base` (listed only for targets without
 //! aperture registers, i.e. before gfx9), `hidden_queue_ptr` (the `hsa_queue_t` address,
 //! listed when a kernel asks for the queue pointer; the geometry does not carry it yet),
@@ -310,12 +310,16 @@ pub struct KernargLayout {
     geometry_block: Option<u32>,
     /// Bytes a packed argument buffer must have: the end of the last explicit argument.
     explicit_extent: usize,
+    /// Where `hidden_multigrid_sync_arg` is, if the kernel has it: written by cooperative
+    /// launches only ([`Self::write_multigrid_sync`]), 0 otherwise.
+    multigrid_sync: Option<Slot>,
 }
 
 impl KernargLayout {
     pub fn new(kernel: &KernelInfo) -> Result<KernargLayout, KernargError> {
         let mut explicit = Vec::new();
         let mut hidden = Vec::new();
+        let mut multigrid_sync = None;
         for (index, arg) in kernel.args.iter().enumerate() {
             if u64::from(arg.offset) + u64::from(arg.size) > u64::from(kernel.kernarg_size) {
                 return Err(KernargError::ArgOutOfRange {
@@ -329,6 +333,7 @@ impl KernargLayout {
                 size: arg.size,
             };
             match &arg.kind {
+                ArgKind::Hidden(HiddenArg::MultigridSyncArg) => multigrid_sync = Some(slot),
                 ArgKind::Hidden(h) => {
                     if let Some(value) = hidden_value_index(h) {
                         hidden.push((slot, value));
@@ -354,7 +359,23 @@ impl KernargLayout {
             hidden: hidden.into(),
             geometry_block,
             explicit_extent,
+            multigrid_sync,
         })
+    }
+
+    /// Writes `value` to `hidden_multigrid_sync_arg` in a segment [`Self::write`] wrote, if
+    /// the kernel has that argument: what a cooperative launch passes the device library's
+    /// grid and multi-grid functions (see `runtime/cooperative.rs`).
+    ///
+    /// # Panics
+    /// If `out` is shorter than the segment (callers hand in a whole kernarg slot).
+    pub fn write_multigrid_sync(&self, out: &mut [u8], value: u64) {
+        let Some(slot) = self.multigrid_sync else {
+            return;
+        };
+        let at = slot.offset as usize;
+        let len = (slot.size as usize).min(8);
+        out[..self.size as usize][at..at + len].copy_from_slice(&value.to_le_bytes()[..len]);
     }
 
     /// `.kernarg_segment_size`.

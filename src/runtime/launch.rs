@@ -213,6 +213,16 @@ pub unsafe fn launch_kernel(
     }
 }
 
+/// Where a launch's dispatch packet goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// The stream's own queue: every launch but a cooperative one.
+    Stream,
+    /// The device's cooperative queue, in the stream's order, with the value of the kernel's
+    /// `hidden_multigrid_sync_arg` (see `cooperative.rs`).
+    Cooperative { multigrid_sync: u64 },
+}
+
 /// How a launch gives its grid: in work-groups (`<<<>>>`, `hipLaunchKernel`,
 /// `hipModuleLaunchKernel`) or in work-items (`hipExtModuleLaunchKernel`, as in the AQL packet;
 /// a grid that is not a multiple of the block has a partial last work-group).
@@ -300,8 +310,39 @@ pub unsafe fn launch_function(
     shared_mem: usize,
     stream: *mut c_void,
 ) -> HipResult {
-    let rt = runtime()?;
-    let device = rt.current_device()?;
+    let device = runtime()?.current_device()?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        launch_on(
+            device,
+            function,
+            grid_size,
+            block,
+            args,
+            shared_mem,
+            stream,
+            Dispatch::Stream,
+        )
+    }
+}
+
+/// [`launch_function`] on `device` (the device `stream` belongs to), to the queue `dispatch`
+/// names.
+///
+/// # Safety
+/// As for [`launch_function`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(in crate::runtime) unsafe fn launch_on(
+    device: &super::device::Device,
+    function: &Function,
+    grid_size: GridSize,
+    block: Dim3,
+    args: Args<'_>,
+    shared_mem: usize,
+    stream: *mut c_void,
+    dispatch: Dispatch,
+) -> HipResult {
     let kernel = function.kernel(device)?;
     let info = &kernel.info;
     // The configuration is checked in work-groups either way.
@@ -364,47 +405,176 @@ pub unsafe fn launch_function(
         return Err(HipError::INVALID_VALUE);
     }
     let stream = super::stream::resolve(stream, device)?;
-    let [gx, gy, gz] = geometry.grid_size();
+    let cooperative = match dispatch {
+        Dispatch::Stream => None,
+        Dispatch::Cooperative { multigrid_sync } => Some((
+            super::cooperative::prepare(
+                device,
+                function,
+                info,
+                [grid.x, grid.y, grid.z],
+                [block.x, block.y, block.z],
+                shared_mem,
+            )?,
+            multigrid_sync,
+        )),
+    };
     if crate::trace::recording() {
         // Names the dispatch packet in the trace (the packet itself only has the code address).
         crate::trace::record::note_kernel(&function.name, info.kernarg_size);
     }
+    let packet = DispatchPacket {
+        function,
+        kernel,
+        source,
+        geometry: &geometry,
+        grid,
+        block,
+        shared_mem,
+        group_segment: group_segment as u32,
+    };
     // Everything that can fail has been checked: from here a packet is always published.
-    stream.submit_counted(
-        &device.streams,
-        #[inline(always)]
-        |queue, completion_signal| {
-            let mut slots = queue.reserve(1);
-            let kernarg = slots.kernarg();
-            let kernarg_address = kernarg.as_ptr() as u64;
-            // SAFETY: `source` passed the layout's check, and its pointers are readable for their
-            // arguments (the caller's contract); the slot holds the segment (checked above).
-            unsafe { layout.write(source, &geometry, kernarg) };
-            tracing::trace!(
-                target: "hipshim::launch",
-                kernel = %function.name, ?grid, ?block, shared_mem, kernarg = info.kernarg_size,
-                "kernel dispatch"
-            );
-            let packet = to_bytes(&hsa_kernel_dispatch_packet_t {
-                header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
-                setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
-                workgroup_size_x: block.x as u16,
-                workgroup_size_y: block.y as u16,
-                workgroup_size_z: block.z as u16,
-                grid_size_x: gx,
-                grid_size_y: gy,
-                grid_size_z: gz,
-                private_segment_size: info.private_segment_fixed_size,
-                group_segment_size: group_segment as u32,
-                kernel_object: kernel.kernel_object,
-                kernarg_address,
-                completion_signal,
-                ..Default::default()
-            });
-            slots.write(&packet);
-            slots.ring()
-        },
-    )
+    match cooperative {
+        None => stream.submit_counted(
+            &device.streams,
+            #[inline(always)]
+            |queue, completion_signal| packet.publish(queue, completion_signal, None),
+        ),
+        Some((queue, multigrid_sync)) => {
+            stream.submit_elsewhere(&device.streams, &queue, |queue, completion_signal| {
+                packet.publish(queue, completion_signal, Some(multigrid_sync))
+            })
+        }
+    }
+}
+
+/// One launch's dispatch, checked and ready to be written on whichever queue serves it.
+struct DispatchPacket<'a> {
+    function: &'a Function,
+    kernel: &'a super::module::Kernel,
+    source: ArgSource<'a>,
+    geometry: &'a LaunchGeometry,
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+    /// Static plus dynamic LDS bytes.
+    group_segment: u32,
+}
+
+impl DispatchPacket<'_> {
+    /// Writes the kernargs (with `hidden_multigrid_sync_arg` if given) and the packet on
+    /// `queue` with `completion_signal`, and rings the doorbell; returns the packet's index.
+    #[inline(always)]
+    fn publish(
+        &self,
+        queue: &crate::hsa::queue::Queue,
+        completion_signal: hsa_signal_t,
+        multigrid_sync: Option<u64>,
+    ) -> u64 {
+        let (info, layout, geometry, block) = (
+            &self.kernel.info,
+            &self.kernel.layout,
+            self.geometry,
+            self.block,
+        );
+        let [gx, gy, gz] = geometry.grid_size();
+        let mut slots = queue.reserve(1);
+        let kernarg = slots.kernarg();
+        let kernarg_address = kernarg.as_ptr() as u64;
+        // SAFETY: `source` passed the layout's check, and its pointers are readable for their
+        // arguments (the caller's contract); the slot holds the segment (checked above).
+        unsafe { layout.write(self.source, geometry, kernarg) };
+        if let Some(value) = multigrid_sync {
+            layout.write_multigrid_sync(kernarg, value);
+        }
+        tracing::trace!(
+            target: "hipshim::launch",
+            kernel = %self.function.name, grid = ?self.grid, ?block, shared_mem = self.shared_mem,
+            kernarg = info.kernarg_size, cooperative = multigrid_sync.is_some(),
+            "kernel dispatch"
+        );
+        let packet = to_bytes(&hsa_kernel_dispatch_packet_t {
+            header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+            setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
+            workgroup_size_x: block.x as u16,
+            workgroup_size_y: block.y as u16,
+            workgroup_size_z: block.z as u16,
+            grid_size_x: gx,
+            grid_size_y: gy,
+            grid_size_z: gz,
+            private_segment_size: info.private_segment_fixed_size,
+            group_segment_size: self.group_segment,
+            kernel_object: self.kernel.kernel_object,
+            kernarg_address,
+            completion_signal,
+            ..Default::default()
+        });
+        slots.write(&packet);
+        slots.ring()
+    }
+}
+
+/// `hipLaunchCooperativeKernel`: `hipLaunchKernel` of a kernel whose work-groups may
+/// synchronise grid-wide.
+///
+/// # Safety
+/// As for [`launch_kernel`].
+pub unsafe fn launch_cooperative_kernel(
+    host_function: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    args: *const *const c_void,
+    shared_mem: usize,
+    stream: *mut c_void,
+) -> HipResult {
+    let function = module::function(host_function as usize)?;
+    let device = runtime()?.current_device()?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        launch_on(
+            device,
+            &function,
+            GridSize::Blocks(grid),
+            block,
+            Args::Pointers(args),
+            shared_mem,
+            stream,
+            Dispatch::Cooperative {
+                multigrid_sync: super::cooperative::SINGLE_GRID,
+            },
+        )
+    }
+}
+
+/// `hipModuleLaunchCooperativeKernel`: `hipModuleLaunchKernel` (arguments as
+/// `kernelParams` only) of a kernel whose work-groups may synchronise grid-wide.
+///
+/// # Safety
+/// HIP's contract for `kernel_params`.
+pub unsafe fn launch_cooperative_module_kernel(
+    function: &Function,
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+    stream: *mut c_void,
+    kernel_params: *mut *mut c_void,
+) -> HipResult {
+    let device = runtime()?.current_device()?;
+    // SAFETY: forwarded contract.
+    unsafe {
+        launch_on(
+            device,
+            function,
+            GridSize::Blocks(grid),
+            block,
+            Args::Pointers(kernel_params as *const *const c_void),
+            shared_mem,
+            stream,
+            Dispatch::Cooperative {
+                multigrid_sync: super::cooperative::SINGLE_GRID,
+            },
+        )
+    }
 }
 
 // ---------------------------------------------------------------------------------------

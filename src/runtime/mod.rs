@@ -3,6 +3,7 @@
 //! `api/`.
 
 pub mod code_object;
+pub mod cooperative;
 pub mod copy;
 pub mod device;
 pub mod device_props;

@@ -174,33 +174,47 @@ fn headers_in(dir: &Path) -> Vec<PathBuf> {
 /// clang-19 as device code only: a raw code object for `targets[0]` when `bundle` is
 /// false, else an offload bundle of all `targets`.
 pub fn build_module_kernels(targets: &[&str], bundle: bool) -> PathBuf {
-    let source = c_tests_dir("api").join("modules/kernels.hip");
+    build_device_code(
+        &c_tests_dir("api").join("modules/kernels.hip"),
+        "kernels",
+        targets,
+        bundle,
+        false,
+    )
+}
+
+/// Builds `source` with clang-19 as device code only, as [`build_module_kernels`] does, into
+/// `c_tests/STEM-bundle` or `c_tests/STEM-TARGET.co` of the target directory; linked with the
+/// device libraries (ockl...) when `device_libs`.
+pub fn build_device_code(
+    source: &Path,
+    stem: &str,
+    targets: &[&str],
+    bundle: bool,
+    device_libs: bool,
+) -> PathBuf {
     let headers = common::repo_root().join("hip_headers");
     let clang = common::require_tool(CLANG);
     let devlibs = common::devlibs_dir();
     let mut key = Fnv::new();
-    key.tool(&clang).file(&source).tree(&headers);
+    key.tool(&clang).file(source).tree(&headers);
     for t in targets {
         key.bytes(t.as_bytes());
     }
     key.bytes(if bundle { b"bundle" } else { b"co" });
+    key.bytes(if device_libs { b"libs" } else { b"nolibs" });
     let stem = if bundle {
-        "kernels-bundle".to_owned()
+        format!("{stem}-bundle")
     } else {
-        format!("kernels-{}.co", targets[0])
+        format!("{stem}-{}.co", targets[0])
     };
     let cache = common::target_dir().join("c_tests");
     common::cached_build(&cache, &stem, &key, |out: &Path| {
         let mut cmd = Command::new(&clang);
-        cmd.args([
-            "-x",
-            "hip",
-            "-O3",
-            "-nogpuinc",
-            "-nogpulib",
-            "--cuda-device-only",
-            "-c",
-        ]);
+        cmd.args(["-x", "hip", "-O3", "-nogpuinc", "--cuda-device-only", "-c"]);
+        if !device_libs {
+            cmd.arg("-nogpulib");
+        }
         for t in targets {
             cmd.arg(format!("--offload-arch={t}"));
         }
@@ -210,7 +224,7 @@ pub fn build_module_kernels(targets: &[&str], bundle: bool) -> PathBuf {
         cmd.arg("-mcode-object-version=5")
             .arg(format!("--rocm-device-lib-path={}", devlibs.display()))
             .arg(format!("-I{}", headers.display()))
-            .arg(&source)
+            .arg(source)
             .arg("-o")
             .arg(out);
         cmd

@@ -85,6 +85,31 @@ hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* fPtr,
 hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f,
                                 void** kernelParams, void** extra);
 
+// Cooperative launches: the work-groups of the grid may wait for each other
+// (cooperative_groups::this_grid().sync(), <hip/hip_cooperative_groups.h>), so all of them
+// must be resident at once; a larger grid is hipErrorCooperativeLaunchTooLarge
+// (hipOccupancyMaxActiveBlocksPerMultiprocessor times the multiprocessors is the most).
+hipError_t hipLaunchCooperativeKernel(const void* f, dim3 gridDim, dim3 blockDim,
+                                      void** kernelParams, unsigned int sharedMemBytes,
+                                      hipStream_t stream);
+hipError_t hipLaunchCooperativeKernel_spt(const void* f, dim3 gridDim, dim3 blockDim,
+                                          void** kernelParams, unsigned int sharedMemBytes,
+                                          hipStream_t stream);
+
+// One device's part of a multi-device cooperative launch.
+typedef struct hipLaunchParams_t {
+    void* func;          // the kernel's host handle
+    dim3 gridDim;        // in blocks
+    dim3 blockDim;
+    void** args;         // one pointer per kernel argument
+    size_t sharedMem;    // dynamic LDS bytes
+    hipStream_t stream;  // names the device
+} hipLaunchParams;
+#define hipCooperativeLaunchMultiDeviceNoPreSync 0x01
+#define hipCooperativeLaunchMultiDeviceNoPostSync 0x02
+hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* launchParamsList,
+                                                 int numDevices, unsigned int flags);
+
 // The launch API from before `<<<>>>`: push a configuration, place each argument at its
 // offset in the kernel's argument layout, then launch by the kernel's host stub.
 hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
@@ -117,6 +142,16 @@ static inline hipError_t hipLaunchKernelEx(const hipLaunchConfig_t* config,
             const_cast<void*>(static_cast<const void*>(&converted))...};
         return hipLaunchKernelExC(config, reinterpret_cast<const void*>(kernel), pointers);
     }(static_cast<Params>(args)...);
+}
+
+// The typed forms: any kernel pointer for the handle.
+template <typename F>
+static inline hipError_t hipLaunchCooperativeKernel(F* kernel, dim3 gridDim, dim3 blockDim,
+                                                    void** kernelParams,
+                                                    unsigned int sharedMemBytes,
+                                                    hipStream_t stream) {
+    return hipLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), gridDim, blockDim,
+                                      kernelParams, sharedMemBytes, stream);
 }
 
 // The portable spelling of a triple-chevron launch.

@@ -465,7 +465,7 @@ fn sopp_table(op: u32) -> Option<Op> {
         11 => (s_setkill as s_nop, W1),
         12 => (s_waitcnt as s_nop, W1, Waitcnt),
         13 => (s_sethalt, W1),
-        14 => (s_sleep as s_nop, W1),
+        14 => (s_sleep, W1),
         15 => (s_setprio as s_nop, W1),
         16 => (s_sendmsg as s_nop, W1),
         17 => (s_sendmsghalt as s_sethalt, W1),
@@ -1442,6 +1442,12 @@ fn decode_ds(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
         119 => (ds_read2_b64 as ds_read2, [4, 1, 0, 0], Ds2),
         120 => (ds_read2st64_b64 as ds_read2, [4, 1, 0, 0], Ds2),
         124 => (ds_add_rtn_f64 as ds_atomic, [2, 1, 2, 0], Atomic),
+        152 => (ds_gws_sema_release_all as ds_gws_sema, [0, 0, 0, 0], Gws),
+        153 => (ds_gws_init, [0, 1, 0, 0], Gws),
+        154 => (ds_gws_sema_v as ds_gws_sema, [0, 0, 0, 0], Gws),
+        155 => (ds_gws_sema_br as ds_gws_sema, [0, 1, 0, 0], Gws),
+        156 => (ds_gws_sema_p as ds_gws_sema, [0, 0, 0, 0], Gws),
+        157 => (ds_gws_barrier, [0, 1, 0, 0], Gws),
         0x54 => (ds_write_b8_d16_hi as ds_write, [0, 1, 1, 0], Store),
         0x55 => (ds_write_b16_d16_hi as ds_write, [0, 1, 1, 0], Store),
         0xde => (ds_write_b96 as ds_write, [0, 1, 3, 0], Store),
@@ -1458,8 +1464,15 @@ fn decode_ds(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     if info.form != Form::Ds2 {
         i.imm = (w0 & 0xffff) as i32;
     }
-    if (w0 >> 16) & 1 != 0 {
-        return Err(format!("DS opcode {op} with gds (global data share)"));
+    // The gds bit: the Global Wave Sync operations are encoded with it; hsasim has no GDS
+    // memory for the others.
+    let gds = (w0 >> 16) & 1 != 0;
+    if gds != (info.form == Form::Gws) {
+        return Err(if gds {
+            format!("DS opcode {op} with gds (global data share)")
+        } else {
+            format!("DS opcode {op} ({}) without gds", info.name)
+        });
     }
     let acc = if (w0 >> 25) & 1 != 0 { 512 } else { 256 };
     i.mflags = if acc == 512 { 1 << 5 } else { 0 };

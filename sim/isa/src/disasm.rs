@@ -358,6 +358,15 @@ impl fmt::Display for Inst {
                 let ret = returns(i);
                 match i.info.form {
                     Form::None => {}
+                    Form::Gws => {
+                        if w(i, 1) > 0 {
+                            args.push(op(i.src[0], 1));
+                        }
+                        if i.imm != 0 {
+                            let _ = write!(tail, " offset:{}", i.imm & 0xffff);
+                        }
+                        tail.push_str(" gds");
+                    }
                     Form::Ds2 => {
                         if ret {
                             args.push(op(i.dst, w(i, 0)));

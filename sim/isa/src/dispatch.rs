@@ -26,29 +26,31 @@ pub struct DispatchStats {
 }
 
 /// Everything fixed for the whole dispatch.
-struct Plan {
-    model: GfxModel,
-    entry: u64,
-    kd: KernelDescriptor,
-    wg_size: [u32; 3],
-    grid: [u32; 3],
-    wg_count: [u32; 3],
-    lds_bytes: usize,
-    private_per_lane: u64,
-    kernarg: u64,
-    packet_address: u64,
-    queue_address: u64,
-    dispatch_id: u64,
+pub(crate) struct Plan {
+    pub(crate) model: GfxModel,
+    pub(crate) entry: u64,
+    pub(crate) kd: KernelDescriptor,
+    pub(crate) wg_size: [u32; 3],
+    pub(crate) grid: [u32; 3],
+    pub(crate) wg_count: [u32; 3],
+    pub(crate) lds_bytes: usize,
+    pub(crate) private_per_lane: u64,
+    pub(crate) kernarg: u64,
+    pub(crate) packet_address: u64,
+    pub(crate) queue_address: u64,
+    pub(crate) dispatch_id: u64,
     /// Watchdog: instructions one wave may execute.
-    max_wave_instructions: u64,
+    pub(crate) max_wave_instructions: u64,
     /// Wall-clock limit of the dispatch, and when it passes.
-    timeout: Option<(Duration, Instant)>,
+    pub(crate) timeout: Option<(Duration, Instant)>,
+    /// From a cooperative queue: waves yield now and then (see `coop`).
+    pub(crate) cooperative: bool,
 }
 
 /// Waves look at the stop flag and the clock whenever their instruction count crosses a
 /// multiple of this (a power of two): rarely enough to cost nothing, often enough that a
 /// stop takes effect within microseconds.
-const CHECK_EVERY: u64 = 0x1000;
+pub(crate) const CHECK_EVERY: u64 = 0x1000;
 
 // COMPUTE_PGM_RSRC2 fields (AMDGPUUsage, "compute_pgm_rsrc2 for GFX6-GFX12").
 const RSRC2_ENABLE_PRIVATE_SEGMENT: u32 = 1 << 0;
@@ -68,7 +70,7 @@ const DEFAULT_DYNAMIC_STACK: u64 = 1024;
 /// Largest private segment per work-item hsasim backs (hardware allows far less).
 const MAX_PRIVATE: u64 = 1 << 20;
 
-fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
+pub(crate) fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
     let p = &d.packet;
     let bad = |s: String| Err(DispatchError::InvalidDispatch(s));
     let kd_addr = p.kernel_object;
@@ -155,6 +157,7 @@ fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, DispatchError> {
         dispatch_id: d.dispatch_id,
         max_wave_instructions: u64::MAX,
         timeout: None,
+        cooperative: false,
     })
 }
 
@@ -179,7 +182,7 @@ const CACHES_PER_WORKER: usize = 32;
 /// one `is_accessible` and one slice compare each, so it costs little next to running the
 /// code. Code changed while a dispatch runs is not seen until the next dispatch (hardware's
 /// instruction cache is not coherent with such writes either).
-struct DecodeCache {
+pub(crate) struct DecodeCache {
     model: GfxModel,
     entry: u64,
     base: u64,
@@ -325,12 +328,12 @@ impl DecodeCache {
 /// A host thread's reusable state: wave register files, LDS, the decode caches of recent
 /// kernels. Kept in [`IDLE_WORKERS`] between dispatches, so a dispatch neither allocates
 /// register files nor decodes code it has decoded before.
-struct Worker {
+pub(crate) struct Worker {
     waves: Vec<Wave>,
     lds: Vec<u8>,
     /// Most recently used last.
     caches: Vec<DecodeCache>,
-    stats: DispatchStats,
+    pub(crate) stats: DispatchStats,
 }
 
 /// Workers not running a dispatch. A handful suffices: one per worker thread ever used at
@@ -341,7 +344,7 @@ const MAX_IDLE_WORKERS: usize = 64;
 impl Worker {
     /// A worker for `plan`: an idle one if there is one, with the kernel's decode cache
     /// (checked against memory) at the end of its list.
-    fn take(plan: &Plan, mem: &dyn GuestMemory) -> Worker {
+    pub(crate) fn take(plan: &Plan, mem: &dyn GuestMemory) -> Worker {
         let idle = IDLE_WORKERS.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let mut worker = idle.unwrap_or_else(|| Worker {
             waves: Vec::new(),
@@ -368,8 +371,17 @@ impl Worker {
         worker
     }
 
+    /// The decode cache of the dispatch's kernel, and the figures.
+    pub(crate) fn parts(&mut self) -> (&mut DecodeCache, &mut DispatchStats) {
+        let cache = self
+            .caches
+            .last_mut()
+            .expect("Worker::take leaves the dispatch's cache last");
+        (cache, &mut self.stats)
+    }
+
     /// Back to the idle list for the next dispatch.
-    fn give_back(self) {
+    pub(crate) fn give_back(self) {
         let mut idle = IDLE_WORKERS.lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < MAX_IDLE_WORKERS {
             idle.push(self);
@@ -421,7 +433,14 @@ impl Worker {
                 let step = run_wave(w, cache, &mut ctx, plan, stop, &mut self.stats)?;
                 w.state = match step {
                     Step::Barrier => WaveState::AtBarrier,
-                    _ => WaveState::Ended,
+                    Step::End | Step::Continue => WaveState::Ended,
+                    // The handlers and run_wave give these in cooperative dispatches only,
+                    // which `coop` runs.
+                    Step::Yield | Step::Gws(_) => {
+                        return Err(DispatchError::Internal(format!(
+                            "{step:?} in an ordinary dispatch"
+                        )))
+                    }
                 };
             }
             let waiting = self.waves[..nwaves]
@@ -447,9 +466,10 @@ impl Worker {
     }
 }
 
-/// Runs one wave until it ends or reaches a barrier.
+/// Runs one wave until it ends or reaches a barrier (or, in a cooperative dispatch, a
+/// GWS operation or a point to yield at).
 #[inline(never)]
-fn run_wave(
+pub(crate) fn run_wave(
     w: &mut Wave,
     cache: &mut DecodeCache,
     ctx: &mut Ctx,
@@ -501,6 +521,9 @@ fn run_wave(
             if let Some(e) = timed_out(plan) {
                 break Err(e);
             }
+            if plan.cooperative {
+                break Ok(Step::Yield);
+            }
         }
     };
     stats.instructions += count;
@@ -510,7 +533,7 @@ fn run_wave(
 
 /// The timeout error if the dispatch's wall-clock limit has passed. The workgroup counts
 /// are filled in by [`run`].
-fn timed_out(plan: &Plan) -> Option<DispatchError> {
+pub(crate) fn timed_out(plan: &Plan) -> Option<DispatchError> {
     let (limit, deadline) = plan.timeout?;
     (Instant::now() >= deadline).then_some(DispatchError::Timeout {
         limit,
@@ -538,7 +561,7 @@ fn zeroed_bytes(len: usize) -> Option<Vec<u8>> {
 }
 
 /// Sets the registers a wave starts with (AMDGPUUsage, "Initial Kernel Execution State").
-fn init_wave(
+pub(crate) fn init_wave(
     w: &mut Wave,
     plan: &Plan,
     mem: &dyn GuestMemory,
@@ -685,21 +708,34 @@ fn init_wave(
     Ok(())
 }
 
-pub fn run(
+/// The plan and per-dispatch facts of `d` under `config`; the clock of its timeout starts.
+pub(crate) fn prepare(
     d: &Dispatch,
     mem: &dyn GuestMemory,
     config: &ExecConfig,
-) -> Result<DispatchStats, DispatchError> {
+    cooperative: bool,
+) -> Result<(Plan, DispatchInfo), DispatchError> {
     let mut plan = plan(d, mem)?;
     plan.max_wave_instructions = config.max_wave_instructions.max(1);
     plan.timeout = config
         .timeout
         .and_then(|t| Some((t, Instant::now().checked_add(t)?)));
+    plan.cooperative = cooperative;
     let info = DispatchInfo {
         model: plan.model,
         compute_units: config.compute_units.max(1),
         private_segment_size: plan.private_per_lane as u32,
+        cooperative,
     };
+    Ok((plan, info))
+}
+
+pub fn run(
+    d: &Dispatch,
+    mem: &dyn GuestMemory,
+    config: &ExecConfig,
+) -> Result<DispatchStats, DispatchError> {
+    let (plan, info) = prepare(d, mem, config, false)?;
     let [cx, cy, cz] = plan.wg_count;
     let total = cx as u64 * cy as u64 * cz as u64;
     let threads = config.worker_threads.max(1).min(total.min(256) as usize);

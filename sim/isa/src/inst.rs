@@ -88,6 +88,8 @@ pub enum Form {
     Atomic,
     /// DS with two offsets (`ds_write2_b32`, `ds_read2_b32`).
     Ds2,
+    /// Global Wave Sync (`ds_gws_barrier v0 offset:1 gds`): a data VGPR when `w[1]` is 1.
+    Gws,
 }
 
 /// Static description of one opcode: what it is, not what it does (the decoder pairs it

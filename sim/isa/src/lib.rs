@@ -27,6 +27,11 @@
 //!   instructions stops the dispatch with [`DispatchError::Watchdog`]; a dispatch still
 //!   running after [`ExecConfig::timeout`] stops with [`DispatchError::Timeout`]. Either
 //!   stops every wave of the dispatch. hsasim fills both from its configuration.
+//! - Cooperative dispatches ([`run_cooperative_dispatch`], for queues created
+//!   `HSA_QUEUE_TYPE_COOPERATIVE`): all workgroups resident at once, interleaved on each
+//!   host worker, with the queue's Global Wave Sync unit behind `ds_gws_init` and
+//!   `ds_gws_barrier` (see `coop` and `gws`). Elsewhere a `ds_gws_*` instruction is
+//!   `Illegal`, naming the queue type it needs.
 //! - Other ISAs: wave32 code and descriptors with gfx10+ RSRC1 bits are refused before
 //!   running; unknown encodings are `UnknownInstruction` naming family and opcode.
 
@@ -36,16 +41,19 @@
 
 pub mod aperture;
 mod api;
+mod coop;
 pub mod decode;
 mod disasm;
 mod dispatch;
 pub mod exec;
+pub mod gws;
 pub mod inst;
 pub mod wave;
 
 pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 pub use decode::{decode, DecodeError};
 pub use dispatch::{panic_message, DispatchStats};
+pub use gws::Gws;
 pub use inst::{Enc, Inst};
 
 /// Runs every workgroup of `dispatch` to completion, or stops at the first error.
@@ -66,4 +74,26 @@ pub fn run_dispatch_with_stats(
     config: &ExecConfig,
 ) -> Result<DispatchStats, DispatchError> {
     dispatch::run(dispatch, memory, config)
+}
+
+/// Runs a dispatch from a cooperative queue: every workgroup resident at once, `ds_gws_*`
+/// on `gws`, the queue's Global Wave Sync unit (one per queue, kept across its dispatches).
+/// A grid larger than the agent can hold at once is `InvalidDispatch`.
+pub fn run_cooperative_dispatch(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+    gws: &Gws,
+) -> Result<(), DispatchError> {
+    coop::run(dispatch, memory, config, gws).map(|_| ())
+}
+
+/// [`run_cooperative_dispatch`], returning counts of what ran.
+pub fn run_cooperative_dispatch_with_stats(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+    gws: &Gws,
+) -> Result<DispatchStats, DispatchError> {
+    coop::run(dispatch, memory, config, gws)
 }

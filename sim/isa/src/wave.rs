@@ -19,6 +19,8 @@ pub type Lanes = [u32; LANES];
 pub enum WaveState {
     Running,
     AtBarrier,
+    /// Waiting at a GWS barrier (cooperative dispatches).
+    AtGws,
     Ended,
 }
 

@@ -346,6 +346,10 @@ enum Ready<'s> {
 struct Gate {
     signal: PooledSignal,
     after: Option<Marker>,
+    /// Work that is a packet on another queue of the device (a cooperative dispatch): that
+    /// packet, whose completion signal is `signal`. It also answers for `after`, which its
+    /// queue records as a wait (see [`Stream::submit_elsewhere`]).
+    completed_by: Option<Marker>,
     /// The work is a copy-engine job. An engine runs its jobs in order, so one waiting for a
     /// lost marker would hold up every later copy on that engine, of any stream: when the
     /// stream gives up its work, such a job is released instead (see `Stream::abandon`).
@@ -740,6 +744,7 @@ impl Stream {
             signal: done,
             after: before,
             on_engine,
+            completed_by: None,
         });
         if started.is_err() {
             // The cached tail marker does not cover the parts that were issued, and `ops`
@@ -748,6 +753,50 @@ impl Stream {
             self.settled_ops.store(NEVER, Ordering::Release);
             return started;
         }
+        op.finish();
+        Ok(())
+    }
+
+    /// Publishes one packet on `queue`, a queue of the device other than the stream's own (the
+    /// device's cooperative queue), in stream order: it runs after the stream's work so far (a
+    /// barrier-AND there waits for a marker of the stream, recorded as that queue's cross-queue
+    /// wait) and the stream's later work waits for it (it completes the stream's gate, which
+    /// the next packet of the stream waits for, as for a copy). `publish` writes the packet with
+    /// the completion signal it is given, rings the doorbell and returns the packet's index.
+    /// Cannot fail once `publish` is called.
+    pub fn submit_elsewhere(
+        &self,
+        device: &DeviceStreams,
+        queue: &Arc<Queue>,
+        publish: impl FnOnce(&Queue, hsa_signal_t) -> u64,
+    ) -> HipResult {
+        let mut op = self.begin(device, None)?;
+        let before = if op.deps.is_empty() && self.idle(&op.st) {
+            None
+        } else {
+            Some(op.marker()?)
+        };
+        let done = self.signals.get(1)?;
+        if let Some(before) = &before {
+            let at = queue.publish(&barrier_and(
+                &[before.signal.handle()],
+                hsa_signal_t::default(),
+            ));
+            queue.add_blocker(at, before);
+        }
+        let index = publish(queue, done.handle());
+        tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, index, after = ?before, "packet on another queue, in stream order");
+        // An earlier gate was covered by the marker (or already complete).
+        op.st.gate = Some(Gate {
+            signal: done.clone(),
+            after: before,
+            on_engine: false,
+            completed_by: Some(Marker {
+                signal: done,
+                queue: queue.clone(),
+                index,
+            }),
+        });
         op.finish();
         Ok(())
     }
@@ -911,6 +960,9 @@ impl Stream {
             return (!st.pending.is_zero()).then_some(doom);
         }
         let gate = st.gate.as_ref().filter(|g| !g.signal.is_zero())?;
+        if let Some(packet) = &gate.completed_by {
+            return packet.lost();
+        }
         gate.after.as_ref()?.lost()
     }
 
@@ -992,9 +1044,11 @@ impl Stream {
             signal,
             after,
             on_engine,
+            completed_by,
         }) = st.gate.take()
         {
-            let lost = after.as_ref().is_some_and(|m| m.lost().is_some());
+            let lost = after.as_ref().is_some_and(|m| m.lost().is_some())
+                || completed_by.as_ref().is_some_and(|m| m.lost().is_some());
             if let Some(after) = after {
                 if lost && on_engine {
                     wedged = Some(Wedged(after.signal));
@@ -1005,11 +1059,16 @@ impl Stream {
             }
             if lost && !on_engine {
                 signal.leak();
+                if let Some(packet) = completed_by {
+                    // A reference to `signal`, which a stuck packet still names.
+                    packet.signal.leak();
+                }
             } else {
                 st.gate = Some(Gate {
                     signal,
                     after: None,
                     on_engine,
+                    completed_by,
                 });
             }
         }
@@ -1169,11 +1228,12 @@ impl Stream {
     #[inline(never)]
     fn publish_waits(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) {
         type Entry = (PooledSignal, Option<Marker>, Option<PooledSignal>);
-        // The gate's marker is on this queue, or on one the stream left with it complete.
+        // The gate's marker is on this queue, or on one the stream left with it complete; a
+        // gate completed by a packet of another queue is a cross-queue wait like any other.
         let gate = st
             .gate
             .take()
-            .map(|g| (g.signal, None, g.after.map(|m| m.signal)));
+            .map(|g| (g.signal, g.completed_by, g.after.map(|m| m.signal)));
         let mut all = gate
             .into_iter()
             .chain(deps.drain().map(|d| (d.signal, d.producer, None)))

@@ -1,4 +1,5 @@
-//! DS: the workgroup's LDS (local data share) and cross-lane permutes.
+//! DS: the workgroup's LDS (local data share), cross-lane permutes, and the GDS-encoded
+//! Global Wave Sync operations (`ds_gws_*`, cooperative dispatches only).
 //!
 //! All waves of a workgroup run on one host thread, so LDS needs no atomics: a
 //! read-modify-write is a plain read and write. An access outside the workgroup's LDS
@@ -8,8 +9,9 @@
 use super::{Ctx, Step};
 use crate::aperture::SHARED_BASE;
 use crate::api::DispatchError;
+use crate::gws::{GwsOp, GwsRequest};
 use crate::inst::Inst;
-use crate::wave::{Wave, LANES};
+use crate::wave::{Wave, LANES, M0};
 
 type R = Result<Step, DispatchError>;
 
@@ -347,4 +349,63 @@ pub fn ds_permute(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     }
     w.v[d & 511] = out;
     Ok(Step::Continue)
+}
+
+// ---------------------------------------------------------------- Global Wave Sync
+
+/// The GWS resource a `ds_gws_*` instruction names: offset[5:0] + M0[21:16], 6 bits.
+fn gws_resource(w: &Wave, i: &Inst) -> u8 {
+    ((i.imm as u32 & 0x3f) + ((w.s[M0] >> 16) & 0x3f)) as u8 & 0x3f
+}
+
+/// The data operand: the VGPR of the first active lane (lane 0 when EXEC is 0).
+fn gws_value(w: &Wave, i: &Inst) -> u32 {
+    let lane = w.exec().trailing_zeros() as usize & 63;
+    w.vlane(vreg(i.src[0]), lane)
+}
+
+/// GWS exists only on cooperative queues; elsewhere the instruction is a device fault
+/// (hardware would hang or fault the queue).
+fn gws_available(i: &Inst, c: &Ctx) -> Result<(), DispatchError> {
+    if c.info.cooperative {
+        Ok(())
+    } else {
+        Err(c.illegal(format!(
+            "`{i}` uses the Global Wave Sync unit, which only dispatches from a queue created \
+             HSA_QUEUE_TYPE_COOPERATIVE have; this queue was not created cooperative \
+             (HIP: launch with hipLaunchCooperativeKernel)"
+        )))
+    }
+}
+
+pub fn ds_gws_init(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    gws_available(i, c)?;
+    Ok(Step::Gws(GwsRequest {
+        op: GwsOp::Init,
+        resource: gws_resource(w, i),
+        value: gws_value(w, i),
+    }))
+}
+
+pub fn ds_gws_barrier(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    gws_available(i, c)?;
+    Ok(Step::Gws(GwsRequest {
+        op: GwsOp::Barrier,
+        resource: gws_resource(w, i),
+        value: gws_value(w, i),
+    }))
+}
+
+/// The semaphore operations (`ds_gws_sema_v/_br/_p/_release_all`): no HIP device library
+/// uses them, and hsasim does not model them.
+pub fn ds_gws_sema(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    gws_available(i, c)?;
+    Err(DispatchError::UnknownInstruction {
+        pc: c.pc,
+        words: [i.words[0], i.words[1]],
+        detail: format!(
+            "`{i}`: the GWS semaphore operations are not modelled by hsasim (only ds_gws_init \
+             and ds_gws_barrier are)"
+        ),
+    })
 }

@@ -14,6 +14,7 @@ pub mod valu;
 pub mod vmem;
 
 use crate::api::{DispatchError, GfxModel, GuestMemory};
+use crate::gws::GwsRequest;
 use crate::inst::Inst;
 use crate::wave::Wave;
 
@@ -25,6 +26,13 @@ pub enum Step {
     Barrier,
     /// `s_endpgm`.
     End,
+    /// Cooperative dispatches only: let the other waves of the host worker run (`s_sleep`,
+    /// and every few thousand instructions, so a wave spinning on memory another workgroup
+    /// writes cannot starve it).
+    Yield,
+    /// Cooperative dispatches only: a `ds_gws_*` operation on the queue's GWS unit, which
+    /// the scheduler carries out (it may block the wave).
+    Gws(GwsRequest),
 }
 
 pub type Handler = fn(&mut Wave, &Inst, &mut Ctx) -> Result<Step, DispatchError>;
@@ -35,6 +43,9 @@ pub struct DispatchInfo {
     pub compute_units: u32,
     /// Base of the wave's scratch as the 64-bit FLAT_SCRATCH / private segment values.
     pub private_segment_size: u32,
+    /// The dispatch came from a cooperative queue: all its workgroups are resident and the
+    /// queue's GWS unit is there.
+    pub cooperative: bool,
 }
 
 /// The environment an instruction runs in: memory, the workgroup's LDS, identity for

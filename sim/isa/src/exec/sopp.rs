@@ -16,6 +16,16 @@ pub fn s_endpgm(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::End)
 }
 
+/// `s_sleep`: a wave that sleeps is waiting for something; in a cooperative dispatch the
+/// host worker runs other workgroups meanwhile (the others run anyway in an ordinary one).
+pub fn s_sleep(_w: &mut Wave, _i: &Inst, c: &mut Ctx) -> R {
+    Ok(if c.info.cooperative {
+        Step::Yield
+    } else {
+        Step::Continue
+    })
+}
+
 pub fn s_barrier(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::Barrier)
 }

@@ -88,6 +88,15 @@ pub fn ensure_device_libs() {
 
 /// Compiles `source` (a .hip file path) for `model` and code object version `cov`.
 pub fn compile(source: &Path, model: GfxModel, cov: u32) -> Vec<u8> {
+    compile_as(source, model, cov, false)
+}
+
+/// [`compile`], linking AMD's device libraries (for kernels calling `__ockl_*`).
+pub fn compile_with_device_libs(source: &Path, model: GfxModel) -> Vec<u8> {
+    compile_as(source, model, 5, true)
+}
+
+fn compile_as(source: &Path, model: GfxModel, cov: u32, device_libs: bool) -> Vec<u8> {
     ensure_device_libs();
     let stem = source.file_stem().unwrap().to_string_lossy().to_string();
     // Tests run in parallel and may build the same source: one output file per call.
@@ -95,7 +104,12 @@ pub fn compile(source: &Path, model: GfxModel, cov: u32) -> Vec<u8> {
     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = out_dir().join(format!("{stem}.{}.v{cov}.{seq}.co", model.processor()));
     let status = Command::new("clang++-19")
-        .args(["-x", "hip", "-nogpuinc", "-nogpulib"])
+        .args(["-x", "hip", "-nogpuinc"])
+        .arg(if device_libs {
+            format!("--rocm-device-lib-path={DEVICE_LIB_DIR}")
+        } else {
+            "-nogpulib".to_string()
+        })
         .arg(format!("--offload-arch={}", model.processor()))
         .args(["--cuda-device-only", "--no-gpu-bundle-output", "-O3"])
         .arg(format!("-mcode-object-version={cov}"))

@@ -1,0 +1,207 @@
+//! Cooperative launches (`hipLaunchCooperativeKernel`, `hipModuleLaunchCooperativeKernel`):
+//! kernels whose work-groups wait for each other with grid-wide barriers
+//! (`cooperative_groups::this_grid().sync()`, the device library's `__ockl_grid_sync`, a GWS
+//! barrier over every work-group of the dispatch).
+//!
+//! Such a barrier only completes if every work-group of the grid is resident at once, so:
+//! - the grid may have at most as many work-groups as the device holds at once for this
+//!   kernel, block and dynamic LDS (occupancy, `occupancy.rs`, times the compute units a
+//!   cooperative dispatch may use); more is `hipErrorCooperativeLaunchTooLarge`;
+//! - the dispatch goes to the device's *cooperative queue* (`HSA_QUEUE_TYPE_COOPERATIVE`, made
+//!   at the first cooperative launch), whose dispatches the packet processor runs with all of
+//!   their work-groups co-resident and the global wave sync (GWS) resource set up. It stays in
+//!   the order of the launching stream: a barrier-AND there waits for the stream's earlier work
+//!   and the stream's later work waits for the dispatch (`Stream::submit_elsewhere`).
+//!   Other launches never touch it and pay nothing for it.
+//!
+//! The kernel's `hidden_multigrid_sync_arg` tells the device library what kind of launch this
+//! is: 0 for an ordinary one (`grid_group::is_valid()` is false), [`SINGLE_GRID`] for a
+//! cooperative launch on one device (`__ockl_grid_is_valid` tests for non-zero,
+//! `__ockl_multi_grid_is_valid` for more than 1), which is what AMD's runtime writes.
+
+use super::code_object::KernelInfo;
+use super::device::Device;
+use super::module::Function;
+use super::occupancy::{max_active_blocks, CuLimits};
+use super::runtime;
+use crate::error::{HipError, HipResult};
+use crate::hsa::queue::Queue;
+use std::sync::Arc;
+
+/// Why the cooperative queue was made, in a trace's `QueueCreated` event.
+pub const COOPERATIVE_QUEUE: &str = "cooperative: the device's queue for cooperative launches";
+
+/// `hidden_multigrid_sync_arg` of a cooperative launch on one device.
+pub const SINGLE_GRID: u64 = 1;
+
+/// Most work-groups a cooperative grid of `block_threads`-thread blocks with `dynamic_lds`
+/// bytes of dynamic LDS may have: all of them must be resident at once.
+pub fn max_cooperative_blocks(
+    info: &KernelInfo,
+    limits: CuLimits,
+    compute_units: u32,
+    block_threads: u32,
+    dynamic_lds: usize,
+) -> u64 {
+    u64::from(max_active_blocks(info, limits, block_threads, dynamic_lds))
+        * u64::from(compute_units)
+}
+
+/// What a cooperative launch checks beyond an ordinary one (which `launch_on` has checked
+/// already): the device supports it and the grid fits at once. Returns the device's
+/// cooperative queue.
+pub(in crate::runtime) fn prepare(
+    device: &Device,
+    function: &Function,
+    info: &KernelInfo,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem: usize,
+) -> HipResult<Arc<Queue>> {
+    if !device.info.cooperative_launch {
+        tracing::warn!(
+            device = device.index,
+            kernel = %function.name,
+            "cooperative launch on a device whose HSA runtime offers no cooperative queues"
+        );
+        return Err(HipError::NOT_SUPPORTED);
+    }
+    let blocks = grid.iter().map(|&n| u64::from(n)).product::<u64>();
+    let block_threads = block.iter().product::<u32>();
+    let most = max_cooperative_blocks(
+        info,
+        CuLimits::of(device),
+        device.cooperative_compute_units,
+        block_threads,
+        shared_mem,
+    );
+    if blocks > most {
+        tracing::warn!(
+            device = device.index,
+            kernel = %function.name,
+            ?grid,
+            ?block,
+            shared_mem,
+            blocks,
+            most,
+            compute_units = device.cooperative_compute_units,
+            "cooperative launch too large: every work-group must be resident at once, and the \
+             device holds at most {most} of these"
+        );
+        return Err(HipError::COOPERATIVE_LAUNCH_TOO_LARGE);
+    }
+    device.cooperative_queue()
+}
+
+impl Device {
+    /// The device's cooperative queue, made now if this is the first cooperative launch or the
+    /// last one failed there (a failed queue runs nothing more).
+    fn cooperative_queue(&self) -> HipResult<Arc<Queue>> {
+        let mut slot = self.cooperative_queue.lock();
+        if let Some(queue) = slot.as_ref().filter(|q| q.known_fault().is_none()) {
+            return Ok(queue.clone());
+        }
+        let size = runtime()?.config.queue_size;
+        let queue = Arc::new(self.queue_factory().create_cooperative(size).map_err(|e| {
+            tracing::error!(device = self.index, error = %e, "could not create the cooperative queue");
+            HipError::from(e)
+        })?);
+        tracing::info!(target: "hipshim::queue", device = self.index, queue = queue.id, "cooperative queue created");
+        if crate::trace::recording() {
+            crate::trace::record::queue_created(
+                queue.id,
+                self.index as u32,
+                size,
+                COOPERATIVE_QUEUE,
+            );
+        }
+        *slot = Some(queue.clone());
+        Ok(queue)
+    }
+}
+
+/// `hipCooperativeLaunchMultiDeviceNoPreSync` and `...NoPostSync`.
+pub const MULTI_DEVICE_FLAGS: u32 = 0x1 | 0x2;
+
+/// `hipLaunchCooperativeKernelMultiDevice` and `hipModuleLaunchCooperativeKernelMultiDevice`:
+/// checked, then refused with hipErrorNotSupported. A multi-device launch needs a shared
+/// multi-grid sync word and a per-device `mg_info` block (the device library's layout: sync
+/// word pointer, grid id, grid count, threads before this grid, threads of all grids) that its
+/// kernels read while they run, and all of its grids co-resident at once across devices;
+/// hipshim does not do that yet, and says so (the device attribute
+/// hipDeviceAttributeCooperativeMultiDeviceLaunch reads 0 accordingly).
+pub fn launch_multi_device(api: &str, list_is_null: bool, devices: i64, flags: u32) -> HipResult {
+    let count = runtime()?.devices.len() as i64;
+    if list_is_null || devices <= 0 || devices > count {
+        tracing::warn!(
+            devices,
+            count,
+            list_is_null,
+            "{api}: no launch list, or not 1 to {count} devices"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    if flags & !MULTI_DEVICE_FLAGS != 0 {
+        tracing::warn!(flags, "{api}: unknown flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    tracing::warn!(
+        devices,
+        "{api}: multi-device cooperative launches are not supported by hipshim yet (use \
+         hipLaunchCooperativeKernel per device)"
+    );
+    Err(HipError::NOT_SUPPORTED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(max_flat: u32, lds: u32, vgprs: u32) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            symbol: "k.kd".into(),
+            kernarg_size: 0,
+            kernarg_align: 8,
+            group_segment_fixed_size: lds,
+            private_segment_fixed_size: 0,
+            max_flat_workgroup_size: max_flat,
+            wavefront_size: 64,
+            uses_dynamic_stack: false,
+            sgpr_count: 16,
+            vgpr_count: vgprs,
+            agpr_count: 0,
+            args: Vec::new(),
+        }
+    }
+
+    const LIMITS: CuLimits = CuLimits {
+        wave_size: 64,
+        max_waves_per_cu: 32,
+        lds_bytes: 64 << 10,
+    };
+
+    #[test]
+    fn a_cooperative_grid_may_fill_every_compute_unit_and_no_more() {
+        // 256-thread blocks (4 waves) of a small kernel: 32 wave slots per CU hold 8.
+        assert_eq!(
+            max_cooperative_blocks(&info(256, 0, 8), LIMITS, 4, 256, 0),
+            32
+        );
+        // 40 KiB of LDS each: one per CU.
+        assert_eq!(
+            max_cooperative_blocks(&info(256, 0, 8), LIMITS, 4, 256, 40 << 10),
+            4
+        );
+        // 128 VGPRs: 4 waves per SIMD, 16 per CU, 4 blocks.
+        assert_eq!(
+            max_cooperative_blocks(&info(256, 0, 128), LIMITS, 2, 256, 0),
+            8
+        );
+        // A block the kernel cannot run: nothing fits.
+        assert_eq!(
+            max_cooperative_blocks(&info(128, 0, 8), LIMITS, 4, 256, 0),
+            0
+        );
+    }
+}
