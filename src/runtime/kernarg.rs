@@ -13,11 +13,12 @@
 //! | `hidden_grid_dims`               | [`LaunchGeometry::dimensions`] (u16)                |
 //! | `hidden_dynamic_lds_size`        | dynamic LDS bytes of the launch (u32)               |
 //! | `hidden_global_offset_{x,y,z}`   | 0: HIP has no global offsets (v4 and v5)            |
+//! | `hidden_hostcall_buffer`         | the device's hostcall buffer (`hostcall.rs`), a per-kernel constant set at load ([`KernargLayout::set_hostcall_buffer`]) |
 //! | everything else                  | 0 (see below)                                       |
 //!
-//! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`,
-//! `hidden_hostcall_buffer`, `hidden_heap_v1` (device printf/hostcall/malloc need runtime
-//! services the shim does not have yet), `hidden_multigrid_sync_arg` (cooperative multi-
+//! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`
+//! (the printf buffer of OpenCL-style printf; HIP's goes through hostcall),
+//! `hidden_heap_v1` (device malloc needs a runtime service the shim does not have yet), `hidden_multigrid_sync_arg` (cooperative multi-
 //! device launch), `hidden_default_queue` / `hidden_completion_action` (device-side
 //! enqueue), `hidden_private_base` / `hidden_shared_base` (listed only for targets without
 //! aperture registers, i.e. before gfx9), `hidden_queue_ptr` (the `hsa_queue_t` address,
@@ -310,12 +311,18 @@ pub struct KernargLayout {
     geometry_block: Option<u32>,
     /// Bytes a packed argument buffer must have: the end of the last explicit argument.
     explicit_extent: usize,
+    /// Hidden arguments whose value is the same for every launch of the kernel on its device,
+    /// set once it is loaded (the hostcall buffer); empty for most kernels.
+    constants: Vec<(Slot, u64)>,
+    /// Where `hidden_hostcall_buffer` goes, if the kernel has it.
+    hostcall_slot: Option<Slot>,
 }
 
 impl KernargLayout {
     pub fn new(kernel: &KernelInfo) -> Result<KernargLayout, KernargError> {
         let mut explicit = Vec::new();
         let mut hidden = Vec::new();
+        let mut hostcall_slot = None;
         for (index, arg) in kernel.args.iter().enumerate() {
             if u64::from(arg.offset) + u64::from(arg.size) > u64::from(kernel.kernarg_size) {
                 return Err(KernargError::ArgOutOfRange {
@@ -332,6 +339,9 @@ impl KernargLayout {
                 ArgKind::Hidden(h) => {
                     if let Some(value) = hidden_value_index(h) {
                         hidden.push((slot, value));
+                    }
+                    if *h == HiddenArg::HostcallBuffer {
+                        hostcall_slot = Some(slot);
                     }
                 }
                 _ => explicit.push(slot),
@@ -354,7 +364,23 @@ impl KernargLayout {
             hidden: hidden.into(),
             geometry_block,
             explicit_extent,
+            constants: Vec::new(),
+            hostcall_slot,
         })
+    }
+
+    /// Whether the kernel takes `hidden_hostcall_buffer` (it may call the host: printf,
+    /// assert).
+    pub fn wants_hostcall_buffer(&self) -> bool {
+        self.hostcall_slot.is_some()
+    }
+
+    /// Every launch passes `address` as the kernel's `hidden_hostcall_buffer` (if it has one).
+    pub fn set_hostcall_buffer(&mut self, address: u64) {
+        if let Some(slot) = self.hostcall_slot {
+            self.constants.retain(|(s, _)| s.offset != slot.offset);
+            self.constants.push((slot, address));
+        }
     }
 
     /// `.kernarg_segment_size`.
@@ -471,6 +497,17 @@ impl KernargLayout {
                     }
                 }
             }
+        }
+        for &(slot, value) in self.constants.iter() {
+            let wide = value.to_le_bytes();
+            // SAFETY: as above, the slot lies inside the segment.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    wide.as_ptr(),
+                    base.add(slot.offset as usize),
+                    (slot.size as usize).min(8),
+                )
+            };
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod device;
 pub mod device_props;
 pub mod event;
 pub mod handles;
+pub mod hostcall;
 pub mod kernarg;
 pub mod launch;
 pub mod memory;
