@@ -33,7 +33,10 @@ fn canonical(text: &str) -> Vec<String> {
             (None, false) => lines.push(line.to_owned()),
         }
     }
-    assert!(block.is_none(), "an `unordered:` block is not closed:\n{text}");
+    assert!(
+        block.is_none(),
+        "an `unordered:` block is not closed:\n{text}"
+    );
     lines
 }
 

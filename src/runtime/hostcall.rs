@@ -49,21 +49,17 @@
 //! `stderr`, the same `FILE` the program's own `printf` uses, so the two interleave in program
 //! order however stdout is buffered.
 //!
-//! Device `assert`: the header's `__assert_fail` (ours, or AMD's) prints "FILE:LINE: FUNCTION:
-//! Device-side assertion `EXPR' failed." to stderr through this service, then traps. A message
-//! to stderr containing "Device-side assertion" is remembered; the next trap the runtime
-//! reports (any kernel fault other than a memory fault) is attributed to it and reported as
-//! `hipErrorAssert` instead of `hipErrorLaunchFailure` ([`fault_error`]), by every stream that
-//! lost work to that fault. The process goes on (as with ROCm 7); the stream that failed gets
-//! a new queue for its next work, as after any fault.
+//! Device `assert`: the header's `__assert_fail` (ours, or AMD's) prints its message to stderr
+//! through this service, then traps; a message to stderr containing "Device-side assertion" is
+//! noted so that the trap is reported as `hipErrorAssert` (see `device_assert.rs`). The process
+//! goes on (as with ROCm 7); the stream that failed gets a new queue for its next work, as
+//! after any fault.
 
 use super::device::Device;
-use super::module::MAX_DEVICES;
+use super::device_assert::note_assertion;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::Doom;
 use crate::hsa::signal::Signal;
 use hsa_abi::*;
-use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
@@ -117,18 +113,20 @@ struct Messages {
     open: HashMap<u64, Vec<u64>>,
 }
 
-static SERVICES: [OnceCell<Result<&'static HostcallService, HipError>>; MAX_DEVICES] =
-    [const { OnceCell::new() }; MAX_DEVICES];
+/// Each device's service (or why it could not start), by device index. Locked only when a
+/// kernel that takes the buffer is loaded, never on the launch path.
+static SERVICES: Mutex<Vec<Option<Result<&'static HostcallService, HipError>>>> =
+    Mutex::new(Vec::new());
 
 /// The device address of `device`'s hostcall buffer, creating the service on first use (when
 /// the first kernel that takes the buffer is loaded there).
 pub fn buffer_for(device: &Device) -> HipResult<u64> {
-    let cell = SERVICES.get(device.index).ok_or(HipError::INVALID_DEVICE)?;
-    let service = cell
-        .get_or_init(|| HostcallService::start(device))
-        .as_ref()
-        .map_err(|e| *e)?;
-    Ok(service.memory.as_ptr() as u64)
+    let mut services = SERVICES.lock();
+    if services.len() <= device.index {
+        services.resize(device.index + 1, None);
+    }
+    let service = services[device.index].get_or_insert_with(|| HostcallService::start(device));
+    Ok((*service)?.memory.as_ptr() as u64)
 }
 
 impl HostcallService {
@@ -230,10 +228,12 @@ impl HostcallService {
     fn initialise(&self) {
         let n = self.packets as u64;
         let base = self.base() as u64;
-        self.field(0).store(base + HEADERS_AT as u64, Ordering::Relaxed);
+        self.field(0)
+            .store(base + HEADERS_AT as u64, Ordering::Relaxed);
         self.field(8)
             .store(base + self.payloads_at as u64, Ordering::Relaxed);
-        self.field(16).store(self.doorbell.handle.handle, Ordering::Relaxed);
+        self.field(16)
+            .store(self.doorbell.handle.handle, Ordering::Relaxed);
         self.field(32).store(0, Ordering::Relaxed);
         self.field(40).store(n - 1, Ordering::Relaxed);
         for index in 0..self.packets {
@@ -395,50 +395,6 @@ mod c_stdio {
 }
 
 // ---------------------------------------------------------------------------------------
-// Device assertions
-
-/// The text of a device assertion printed and not yet matched to a fault, and the queues
-/// whose faults were matched (every stream that lost work to such a fault reports it as an
-/// assertion).
-static ASSERTIONS: Mutex<Assertions> = Mutex::new(Assertions {
-    unmatched: None,
-    faulted_queues: Vec::new(),
-});
-
-struct Assertions {
-    unmatched: Option<(usize, String)>,
-    faulted_queues: Vec<u64>,
-}
-
-fn note_assertion(device: usize, text: &[u8]) {
-    let text = String::from_utf8_lossy(text).trim_end().to_owned();
-    ASSERTIONS.lock().unmatched = Some((device, text));
-}
-
-/// The HIP error a kernel fault is reported with: `hipErrorAssert` for a trap that follows a
-/// device assertion's message, otherwise what [`HipError::from`] makes of the fault.
-pub fn fault_error(doom: Doom) -> HipError {
-    let error = HipError::from(doom.error());
-    if error != HipError::LAUNCH_FAILURE {
-        return error;
-    }
-    let mut assertions = ASSERTIONS.lock();
-    if assertions.faulted_queues.contains(&doom.origin) {
-        return HipError::ASSERT;
-    }
-    let Some((device, text)) = assertions.unmatched.take() else {
-        return error;
-    };
-    assertions.faulted_queues.push(doom.origin);
-    tracing::error!(
-        device,
-        queue = doom.origin,
-        "a kernel failed a device-side assertion: {text}"
-    );
-    HipError::ASSERT
-}
-
-// ---------------------------------------------------------------------------------------
 // printf formatting
 
 /// The argument words of a message, read front to back.
@@ -564,7 +520,12 @@ fn format_message(format: &[u8], args: &mut Words<'_>) -> Vec<u8> {
                 };
                 spec.print(&mut out, b"ll", conversion, Value::Int(v as i64));
             }
-            b'c' => spec.print(&mut out, b"", b'c', Value::Int(i64::from(args.word() as i32))),
+            b'c' => spec.print(
+                &mut out,
+                b"",
+                b'c',
+                Value::Int(i64::from(args.word() as i32)),
+            ),
             b'p' => spec.print(&mut out, b"", b'p', Value::Pointer(args.word())),
             b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => spec.print(
                 &mut out,
@@ -721,14 +682,14 @@ mod tests {
             format(&[
                 Ok(b"%f %.2f %e %G %a %8.3f|%-8.1e|"),
                 Err(1.5f64.to_bits()),
-                Err(3.14159f64.to_bits()),
+                Err(3.25159f64.to_bits()),
                 Err(12345.678f64.to_bits()),
                 Err(0.0001f64.to_bits()),
                 Err(1.0f64.to_bits()),
                 Err((-2.5f64).to_bits()),
                 Err(100.0f64.to_bits()),
             ]),
-            "1.500000 3.14 1.234568e+04 0.0001 0x1p+0   -2.500|1.0e+02 |"
+            "1.500000 3.25 1.234568e+04 0.0001 0x1p+0   -2.500|1.0e+02 |"
         );
         assert_eq!(
             format(&[

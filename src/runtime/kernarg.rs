@@ -793,6 +793,33 @@ mod tests {
     }
 
     #[test]
+    fn the_hostcall_buffer_is_a_constant_set_at_load() {
+        let mut k = synthetic();
+        k.args.push(KernelArg {
+            offset: 56,
+            size: 8,
+            kind: ArgKind::Hidden(HiddenArg::HostcallBuffer),
+        });
+        let x: u16 = 1;
+        let args = [(&x as *const u16).cast::<c_void>(), std::ptr::null()];
+        let g = LaunchGeometry::from_blocks([1, 1, 1], [64, 1, 1], 0).unwrap();
+        let mut layout = KernargLayout::new(&k).unwrap();
+        assert!(layout.wants_hostcall_buffer());
+        let mut buf = [0xff_u8; 64];
+        // SAFETY: as in `dynamic_lds_and_widths_follow_the_metadata`.
+        unsafe { layout.write(ArgSource::Pointers(&args), &g, &mut buf) };
+        assert_eq!(buf[56..64], [0; 8], "0 until the runtime sets it");
+        layout.set_hostcall_buffer(0x7f00_1234_5000);
+        layout.set_hostcall_buffer(0x7f00_1234_6000);
+        // SAFETY: as above.
+        unsafe { layout.write(ArgSource::Pointers(&args), &g, &mut buf) };
+        assert_eq!(buf[56..64], 0x7f00_1234_6000u64.to_le_bytes());
+        assert!(!KernargLayout::new(&synthetic())
+            .unwrap()
+            .wants_hostcall_buffer());
+    }
+
+    #[test]
     fn bad_calls_are_errors_and_leave_the_buffer_alone() {
         let k = synthetic();
         let x: u16 = 1;

@@ -5,6 +5,7 @@
 pub mod code_object;
 pub mod copy;
 pub mod device;
+pub mod device_assert;
 pub mod device_props;
 pub mod event;
 pub mod handles;
