@@ -14,6 +14,7 @@
 #include "hipshim/device_math.h"
 #include "hipshim/device_warp.h"
 #include "hipshim/device_atomics.h"
+#include "hipshim/device_print.h"
 #endif
 
 #endif // HIP_HIP_RUNTIME_H

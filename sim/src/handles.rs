@@ -98,6 +98,11 @@ impl Slab {
         self.free.lock().push(index);
     }
 
+    /// The reservation, as (start, bytes).
+    pub fn range(&self) -> (u64, u64) {
+        (self.base as u64, self.slots * self.slot_bytes)
+    }
+
     /// The slot `handle` is the address of, if it is one: inside the reservation and on a
     /// slot boundary (whether it is in use is for the owner to tell from its contents).
     #[inline]

@@ -351,6 +351,21 @@ impl GuestMemory for MemoryRegistry {
         let r = self.find_page(address, len)?;
         Some(r.host.wrapping_add(address.wrapping_sub(r.start)))
     }
+
+    /// A wave changed a signal in memory (not through the signal API, which wakes waiters
+    /// itself) and raised the interrupt: wake every waiter to re-check its condition. In
+    /// deterministic mode no handler thread exists, so the async handlers whose condition
+    /// now holds run here, on the wave's thread, before the wave goes on: a device-to-host
+    /// call (the device library's hostcall) is answered by such a handler, and the wave
+    /// that asked waits for the answer.
+    fn interrupt(&self, _data: u32) {
+        crate::signal::HUB.notify();
+        if crate::system::deterministic() {
+            if let Ok(rt) = crate::system::rt() {
+                rt.run_ready_handlers();
+            }
+        }
+    }
 }
 
 /// An anonymous private mapping: zeroed, lazily backed, page aligned.

@@ -232,6 +232,19 @@ fn alloc_memory(kind: i64, initial: i64) -> HsaResult<&'static SignalMemory> {
     Ok(memory)
 }
 
+/// Where signal memory lies, as (start, bytes): the `amd_signal_t` slab and the event
+/// mailboxes. The device may touch both, as on ROCr (signals live in system memory every
+/// agent reaches, mailboxes in the driver's event page): the device library's
+/// `__ockl_hsa_signal_add` changes a signal's value and writes its event mailbox itself.
+pub fn device_visible_ranges() -> impl Iterator<Item = (u64, u64)> {
+    let slab = SLAB.as_ref().map(Slab::range);
+    let mailboxes = (
+        MAILBOXES.as_ptr() as u64,
+        std::mem::size_of_val(&MAILBOXES) as u64,
+    );
+    slab.into_iter().chain(std::iter::once(mailboxes))
+}
+
 /// The memory of the live signal `handle` names, without a lock or a reference count (the
 /// signal and queue-index entry points); anything else is `HSA_STATUS_ERROR_INVALID_SIGNAL`.
 /// A signal destroyed while a client still uses its handle reads as destroyed, or, once its

@@ -164,6 +164,18 @@ impl Runtime {
                 )
             }));
         }
+        for (start, len) in crate::signal::device_visible_ranges() {
+            memory.add(crate::memory::Region {
+                start,
+                host: start,
+                len,
+                kind: crate::memory::RegionKind::Internal,
+                owner: agents[0].handle(),
+                global_flags: 0,
+                user_data: 0,
+                mapped_len: len,
+            });
+        }
         Runtime {
             config,
             agents,
@@ -421,7 +433,7 @@ impl Runtime {
 
     /// Calls every handler whose condition holds (outside the lock: handlers may register
     /// new handlers); those returning false are dropped, as in ROCr.
-    fn run_ready_handlers(&self) -> bool {
+    pub(crate) fn run_ready_handlers(&self) -> bool {
         let ready: Vec<AsyncHandler> = {
             let mut list = self.handlers.lock();
             let (ready, waiting): (Vec<_>, Vec<_>) = list.drain(..).partition(|h| {

@@ -122,7 +122,7 @@ pub fn synchronize(event: &Event) -> HipResult {
 /// (see `stream::contain`), and the event reports it.
 fn lost_record(record: &Record, doom: Doom) -> HipError {
     stream::contain(doom);
-    let error = HipError::from(doom.error());
+    let error = super::device_assert::fault_error(doom);
     let why = runtime().map_or_else(
         |_| format!("{:#x}", doom.status),
         |rt| rt.hsa.api.describe(doom.status),

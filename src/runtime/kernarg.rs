@@ -13,12 +13,15 @@
 //! | `hidden_grid_dims`               | [`LaunchGeometry::dimensions`] (u16)                |
 //! | `hidden_dynamic_lds_size`        | dynamic LDS bytes of the launch (u32)               |
 //! | `hidden_global_offset_{x,y,z}`   | 0: HIP has no global offsets (v4 and v5)            |
+//! | `hidden_hostcall_buffer`         | the device's hostcall buffer (`hostcall.rs`), a per-kernel constant set at load ([`KernargLayout::set_hostcall_buffer`]) |
 //! | everything else                  | 0 (see below)                                       |
 //!
-//! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`,
-//! `hidden_hostcall_buffer`, `hidden_heap_v1` (device printf/hostcall/malloc need runtime
-//! services the shim does not have yet), `hidden_multigrid_sync_arg` (but in cooperative
-//! launches: [`KernargLayout::write_multigrid_sync`]), `hidden_default_queue` / `hidden_completion_action` (device-side
+//! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`
+//! (the printf buffer of OpenCL-style printf; HIP's goes through hostcall),
+//! `hidden_heap_v1` (device malloc needs a runtime service the shim does not have yet),
+//! `hidden_multigrid_sync_arg` (but in cooperative launches:
+//! [`KernargLayout::write_multigrid_sync`]), `hidden_default_queue` /
+//! `hidden_completion_action` (device-side
 //! enqueue), `hidden_private_base` / `hidden_shared_base` (listed only for targets without
 //! aperture registers, i.e. before gfx9), `hidden_queue_ptr` (the `hsa_queue_t` address,
 //! listed when a kernel asks for the queue pointer; the geometry does not carry it yet),
@@ -313,6 +316,11 @@ pub struct KernargLayout {
     /// Where `hidden_multigrid_sync_arg` is, if the kernel has it: written by cooperative
     /// launches only ([`Self::write_multigrid_sync`]), 0 otherwise.
     multigrid_sync: Option<Slot>,
+    /// Hidden arguments whose value is the same for every launch of the kernel on its device,
+    /// set once it is loaded (the hostcall buffer); empty for most kernels.
+    constants: Vec<(Slot, u64)>,
+    /// Where `hidden_hostcall_buffer` goes, if the kernel has it.
+    hostcall_slot: Option<Slot>,
 }
 
 impl KernargLayout {
@@ -320,6 +328,7 @@ impl KernargLayout {
         let mut explicit = Vec::new();
         let mut hidden = Vec::new();
         let mut multigrid_sync = None;
+        let mut hostcall_slot = None;
         for (index, arg) in kernel.args.iter().enumerate() {
             if u64::from(arg.offset) + u64::from(arg.size) > u64::from(kernel.kernarg_size) {
                 return Err(KernargError::ArgOutOfRange {
@@ -337,6 +346,9 @@ impl KernargLayout {
                 ArgKind::Hidden(h) => {
                     if let Some(value) = hidden_value_index(h) {
                         hidden.push((slot, value));
+                    }
+                    if *h == HiddenArg::HostcallBuffer {
+                        hostcall_slot = Some(slot);
                     }
                 }
                 _ => explicit.push(slot),
@@ -360,6 +372,8 @@ impl KernargLayout {
             geometry_block,
             explicit_extent,
             multigrid_sync,
+            constants: Vec::new(),
+            hostcall_slot,
         })
     }
 
@@ -376,6 +390,20 @@ impl KernargLayout {
         let at = slot.offset as usize;
         let len = (slot.size as usize).min(8);
         out[..self.size as usize][at..at + len].copy_from_slice(&value.to_le_bytes()[..len]);
+    }
+
+    /// Whether the kernel takes `hidden_hostcall_buffer` (it may call the host: printf,
+    /// assert).
+    pub fn wants_hostcall_buffer(&self) -> bool {
+        self.hostcall_slot.is_some()
+    }
+
+    /// Every launch passes `address` as the kernel's `hidden_hostcall_buffer` (if it has one).
+    pub fn set_hostcall_buffer(&mut self, address: u64) {
+        if let Some(slot) = self.hostcall_slot {
+            self.constants.retain(|(s, _)| s.offset != slot.offset);
+            self.constants.push((slot, address));
+        }
     }
 
     /// `.kernarg_segment_size`.
@@ -492,6 +520,17 @@ impl KernargLayout {
                     }
                 }
             }
+        }
+        for &(slot, value) in self.constants.iter() {
+            let wide = value.to_le_bytes();
+            // SAFETY: as above, the slot lies inside the segment.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    wide.as_ptr(),
+                    base.add(slot.offset as usize),
+                    (slot.size as usize).min(8),
+                )
+            };
         }
     }
 }
@@ -774,6 +813,33 @@ mod tests {
         assert_eq!(buf[20..22], 1024u16.to_le_bytes());
         assert_eq!(buf[24..28], 70000u32.to_le_bytes());
         assert_eq!(buf[28..64], [0; 36]);
+    }
+
+    #[test]
+    fn the_hostcall_buffer_is_a_constant_set_at_load() {
+        let mut k = synthetic();
+        k.args.push(KernelArg {
+            offset: 56,
+            size: 8,
+            kind: ArgKind::Hidden(HiddenArg::HostcallBuffer),
+        });
+        let x: u16 = 1;
+        let args = [(&x as *const u16).cast::<c_void>(), std::ptr::null()];
+        let g = LaunchGeometry::from_blocks([1, 1, 1], [64, 1, 1], 0).unwrap();
+        let mut layout = KernargLayout::new(&k).unwrap();
+        assert!(layout.wants_hostcall_buffer());
+        let mut buf = [0xff_u8; 64];
+        // SAFETY: as in `dynamic_lds_and_widths_follow_the_metadata`.
+        unsafe { layout.write(ArgSource::Pointers(&args), &g, &mut buf) };
+        assert_eq!(buf[56..64], [0; 8], "0 until the runtime sets it");
+        layout.set_hostcall_buffer(0x7f00_1234_5000);
+        layout.set_hostcall_buffer(0x7f00_1234_6000);
+        // SAFETY: as above.
+        unsafe { layout.write(ArgSource::Pointers(&args), &g, &mut buf) };
+        assert_eq!(buf[56..64], 0x7f00_1234_6000u64.to_le_bytes());
+        assert!(!KernargLayout::new(&synthetic())
+            .unwrap()
+            .wants_hostcall_buffer());
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub struct LoadedCodeObject {
     /// The kernels looked up so far, by name.
     kernels: Mutex<HashMap<Box<[u8]>, Arc<Kernel>>>,
     agent: hsa_agent_t,
+    /// The device it is loaded on.
+    device: usize,
     /// Device variables by name: (address, size).
     pub variables: HashMap<String, (usize, usize)>,
     /// Kept alive for the executable (ROCr may reference the code object bytes after
@@ -441,6 +443,7 @@ fn load_for_device(image: &ImageBytes, device: &Device) -> HipResult<LoadedCodeO
         index,
         kernels: Mutex::new(HashMap::new()),
         agent: device.agent,
+        device: device.index,
         variables,
         elf,
         executable,
@@ -480,10 +483,14 @@ impl LoadedCodeObject {
             .executable
             .kernel_object(&symbol_name, self.agent)
             .map_err(|e| missing(&e))?;
-        let layout = KernargLayout::new(&info).map_err(|e| {
+        let mut layout = KernargLayout::new(&info).map_err(|e| {
             tracing::error!(kernel = %info.name, error = %e, "the kernel's metadata describes an impossible kernarg segment");
             HipError::INVALID_IMAGE
         })?;
+        if layout.wants_hostcall_buffer() {
+            let device = runtime()?.device(self.device)?;
+            layout.set_hostcall_buffer(super::hostcall::buffer_for(device)?);
+        }
         tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         let kernel = Arc::new(Kernel {
             kernel_object,

@@ -35,6 +35,12 @@ pub trait GuestMemory: Send + Sync {
     fn is_accessible(&self, address: u64, len: u64) -> bool {
         self.translate(address, len).is_some()
     }
+
+    /// A wave raised an interrupt (`s_sendmsg sendmsg(MSG_INTERRUPT)`; `data` is the low
+    /// byte of M0, by convention the signal event it announces): the device library does
+    /// this after changing a signal's value in memory directly (`__ockl_hsa_signal_add`),
+    /// so that host threads waiting on the signal wake. Nothing by default.
+    fn interrupt(&self, _data: u32) {}
 }
 
 /// One kernel dispatch, as the packet processor read it from the queue.

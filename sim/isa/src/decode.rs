@@ -467,7 +467,7 @@ fn sopp_table(op: u32) -> Option<Op> {
         13 => (s_sethalt, W1),
         14 => (s_sleep, W1),
         15 => (s_setprio as s_nop, W1),
-        16 => (s_sendmsg as s_nop, W1),
+        16 => (s_sendmsg, W1),
         17 => (s_sendmsghalt as s_sethalt, W1),
         18 => (s_trap, W1),
         19 => (s_icache_inv as s_nop, W1, None),

@@ -1027,7 +1027,7 @@ impl Stream {
     /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
     /// caller to release once the lock is dropped.
     fn abandon(&self, st: &mut State, device: &DeviceStreams, doom: Doom) -> Option<Wedged> {
-        let error = HipError::from(doom.error());
+        let error = crate::runtime::device_assert::fault_error(doom);
         let queue = st.queue.take();
         if let Some(queue) = &queue {
             device.policy.retire(queue);

@@ -67,6 +67,21 @@ pub fn s_cbranch_execnz(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     branch(w, i, t)
 }
 
+/// `s_sendmsg`: of the messages (SIMM16 bits 3:0) only MSG_INTERRUPT (1) means something
+/// without a graphics pipeline or trap handler: it tells the host ([`GuestMemory::interrupt`],
+/// with M0's low byte). The others (GS, GS_DONE, SAVEWAVE, STALL_WAVE_GEN, HALT_WAVES,
+/// ORDERED_PS_DONE, EARLY_PRIM_DEALLOC, GS_ALLOC_REQ, GET_DOORBELL, SYSMSG) have nothing to
+/// talk to and do nothing, as before.
+///
+/// [`GuestMemory::interrupt`]: crate::api::GuestMemory::interrupt
+pub fn s_sendmsg(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    const MSG_INTERRUPT: i64 = 1;
+    if i.imm as i64 & 0xf == MSG_INTERRUPT {
+        c.mem.interrupt(w.s[crate::wave::M0] & 0xff);
+    }
+    Ok(Step::Continue)
+}
+
 /// `s_trap`: on hsasim there is no trap handler; the queue reports it as an error.
 pub fn s_trap(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     Err(c.illegal(format!(
