@@ -40,7 +40,7 @@
 static std::string program_log(hiprtcProgram prog) {
     size_t size = 0;
     EXPECT_RTC(hiprtcGetProgramLogSize(prog, &size), HIPRTC_SUCCESS);
-    EXPECT_TRUE(size >= 1);
+    if (size == 0) return std::string();  // no log
     std::string log(size, '\0');
     EXPECT_RTC(hiprtcGetProgramLog(prog, &log[0]), HIPRTC_SUCCESS);
     EXPECT_TRUE(log[size - 1] == '\0');
@@ -226,7 +226,7 @@ static void handle_errors() {
 
     CHECK_RTC(hiprtcCreateProgram(&prog, "", "x.hip", 0, nullptr, nullptr));
     EXPECT_RTC(hiprtcGetProgramLogSize(prog, &size), HIPRTC_SUCCESS);
-    EXPECT_EQ(size, 1);  // no log yet: its NUL
+    EXPECT_EQ(size, 0);  // no log yet (AMD's hiprtc says 0 too)
     hiprtcProgram copy = prog;
     CHECK_RTC(hiprtcDestroyProgram(&prog));
     EXPECT_RTC(hiprtcDestroyProgram(&copy), HIPRTC_ERROR_INVALID_PROGRAM);

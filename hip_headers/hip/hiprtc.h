@@ -100,7 +100,7 @@ hiprtcResult hiprtcCompileProgram(hiprtcProgram prog, int numOptions, const char
 hiprtcResult hiprtcAddNameExpression(hiprtcProgram prog, const char* name_expression);
 hiprtcResult hiprtcGetLoweredName(hiprtcProgram prog, const char* name_expression,
                                   const char** lowered_name);
-// The size counts the terminating NUL.
+// The size counts the terminating NUL; it is 0 while there is no log.
 hiprtcResult hiprtcGetProgramLogSize(hiprtcProgram prog, size_t* logSizeRet);
 hiprtcResult hiprtcGetProgramLog(hiprtcProgram prog, char* log);
 // The code object, for hipModuleLoadData.

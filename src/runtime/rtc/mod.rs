@@ -225,15 +225,22 @@ impl Program {
         }
     }
 
-    /// The log's length with its terminating NUL, as `hiprtcGetProgramLogSize` counts it.
+    /// The log's length with its terminating NUL, as `hiprtcGetProgramLogSize` counts it; 0
+    /// while there is no log (as AMD's hiprtc answers, so that a caller that prints a log of
+    /// non-zero size prints nothing).
     pub fn log_size(&self) -> usize {
-        self.state.lock().log.len() + 1
+        match self.state.lock().log.len() {
+            0 => 0,
+            len => len + 1,
+        }
     }
 
     /// `hiprtcGetProgramLog`: the log and its NUL, as many bytes as [`Program::log_size`].
     pub fn log(&self) -> Vec<u8> {
         let mut bytes = self.state.lock().log.clone().into_bytes();
-        bytes.push(0);
+        if !bytes.is_empty() {
+            bytes.push(0);
+        }
         bytes
     }
 
