@@ -252,7 +252,7 @@ fn parse_header(include: Option<&Path>, defines: &[&str]) -> Result<Header, Stri
     }
     cmd.args(["-include", "hip/hip_runtime.h"]);
     // hiprtc's declarations have a header of their own (ROCm 5's libamdhip64 exports them).
-    let rtc_dir = include.or_else(|| amd_include_dir());
+    let rtc_dir = include.or(amd_include_dir());
     if rtc_dir.is_some_and(|dir| dir.join("hip/hiprtc.h").is_file()) {
         cmd.args(["-include", "hip/hiprtc.h"]);
     }

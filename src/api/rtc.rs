@@ -290,3 +290,6 @@ unsafe fn link_options(
     }?;
     Ok(strings.into_iter().map(str::to_owned).collect())
 }
+
+#[cfg(not(test))]
+include!(concat!(env!("OUT_DIR"), "/symver_rtc.rs"));
