@@ -3,12 +3,18 @@
 #
 #   <target>/<profile>/hipshim-lib/
 #     libamdhip64.so, libamdhip64.so.5, .6, .7  -> ../libamdhip64.so
+#     libhiprtc.so, libhiprtc.so.5, .6, .7      -> ../libamdhip64.so
 #     libhsasim.so                              -> ../libhsasim.so
 #   (or ../deps/..., where `cargo test` leaves the cdylibs)
 #
 # Programs linked with -lamdhip64 record NEEDED libamdhip64.so.6 (ours) or
 # libamdhip64.so.5 (Debian's hipcc), so every soname must answer here; the shim
 # looks for libhsasim.so next to the libamdhip64.so* it was loaded from.
+# ROCm 6 and 7 programs using hiprtc also record NEEDED libhiprtc.so.6/.7: AMD's
+# libhiprtc exports the hiprtc* names unversioned (its version script has no
+# node), and an unversioned reference binds to our default-versioned
+# definitions, so the same library answers. The loader maps it once: both
+# names lead to one file.
 #
 # Usage: scripts/stage-libs.sh [PROFILE]     (PROFILE defaults to debug)
 #   The target dir is $CARGO_TARGET_DIR, else <repo>/target. Build first
@@ -47,7 +53,8 @@ link() {
 }
 
 [[ -d "$lib_dir" ]] || mkdir -p "$lib_dir"
-for name in libamdhip64.so libamdhip64.so.5 libamdhip64.so.6 libamdhip64.so.7; do
+for name in libamdhip64.so libamdhip64.so.5 libamdhip64.so.6 libamdhip64.so.7 \
+    libhiprtc.so libhiprtc.so.5 libhiprtc.so.6 libhiprtc.so.7; do
     link "$name" "$hip_lib"
 done
 link libhsasim.so "$sim_lib"

@@ -128,6 +128,9 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("hipModule_t", Class::Ptr),
     ("hipFunction_t", Class::Ptr),
     ("hipDeviceptr_t", Class::Ptr),
+    ("hiprtcResult", Class::U32), // src/api/types.rs: `pub type hiprtcResult = u32`
+    ("hiprtcProgram", Class::Ptr),
+    ("hiprtcLinkState", Class::Ptr),
     ("StreamCallback", Class::Ptr), // src/api/stream.rs: an `unsafe extern "C" fn`
     ("HostFn", Class::Ptr),         // src/api/stream.rs: an `unsafe extern "C" fn`
 ];
@@ -230,7 +233,7 @@ struct Header {
     enums: BTreeMap<String, Result<Class, String>>,
 }
 
-/// Parses the host view of `hip/hip_runtime.h` found under `include` (or the system path when
+/// Parses the host view of `hip/hip_runtime.h` (and `hip/hiprtc.h`) found under `include` (or the system path when
 /// `include` is `None`) with clang-19, dumping only declarations whose name contains `hip`.
 fn parse_header(include: Option<&Path>, defines: &[&str]) -> Result<Header, String> {
     let clang = common::require_tool(common::ctest::CLANG);
@@ -247,7 +250,13 @@ fn parse_header(include: Option<&Path>, defines: &[&str]) -> Result<Header, Stri
         // Searched before the system directories, where a ROCm may have its own hip/.
         cmd.arg("-I").arg(dir);
     }
-    cmd.args(["-include", "hip/hip_runtime.h", "/dev/null"]);
+    cmd.args(["-include", "hip/hip_runtime.h"]);
+    // hiprtc's declarations have a header of their own (ROCm 5's libamdhip64 exports them).
+    let rtc_dir = include.or(amd_include_dir());
+    if rtc_dir.is_some_and(|dir| dir.join("hip/hiprtc.h").is_file()) {
+        cmd.args(["-include", "hip/hiprtc.h"]);
+    }
+    cmd.arg("/dev/null");
     let output = cmd
         .output()
         .map_err(|e| format!("running {}: {e}", clang.display()))?;

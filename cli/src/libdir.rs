@@ -1,5 +1,5 @@
 //! Where a launched program loads hipshim from: the "lib dir" (libamdhip64.so, its .5/.6/.7
-//! sonames and libhsasim.so in one directory).
+//! sonames, libhiprtc.so.* and libhsasim.so in one directory).
 //!
 //! The layout is known in one place, `scripts/stage-libs.sh`; this module never builds the
 //! directory itself. In a cargo build (this binary in `<target>/<profile>/`, next to the
@@ -22,6 +22,8 @@ pub const REQUIRED: &[&str] = &[
     "libamdhip64.so.5",
     "libamdhip64.so.6",
     "libamdhip64.so.7",
+    "libhiprtc.so.6",
+    "libhiprtc.so.7",
     "libhsasim.so",
 ];
 

@@ -1,13 +1,13 @@
 //! Typed argument conversion: what a declaration's `=> Checked` runs before the body. One
 //! rule per impl; none allocates or takes a lock beyond the handle table's map read.
 
-use super::types::{hipEvent_t, hipFunction_t, hipModule_t, hipStream_t};
+use super::types::{hipEvent_t, hipFunction_t, hipModule_t, hipStream_t, hiprtcProgram};
 use crate::error::{HipError, HipResult};
 use crate::runtime::copy::CopyKind;
 use crate::runtime::device::Device;
 use crate::runtime::module::{Function, Module};
 use crate::runtime::stream::{self, StreamRef};
-use crate::runtime::{event, module};
+use crate::runtime::{event, module, rtc};
 use std::ffi::{c_char, CStr};
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -36,6 +36,17 @@ impl<T> Out<T> {
         // SAFETY: checked non-null in `from_abi`; HIP's contract makes it writable storage of T.
         unsafe { self.0.as_ptr().write(value) };
         Ok(())
+    }
+}
+
+impl<T: Copy> Out<T> {
+    /// The value an in-out pointer holds on entry.
+    ///
+    /// # Safety
+    /// The pointee is initialised (the contract of an in-out parameter).
+    pub unsafe fn read(&self) -> T {
+        // SAFETY: checked non-null in `from_abi`; initialised per the caller.
+        unsafe { self.0.as_ptr().read() }
     }
 }
 
@@ -193,6 +204,14 @@ impl FromAbi<hipEvent_t> for Option<Arc<event::Event>> {
 impl FromAbi<hipModule_t> for Arc<Module> {
     unsafe fn from_abi(raw: hipModule_t, _: &'static str) -> HipResult<Self> {
         module::module(raw)
+    }
+}
+
+/// A `hiprtcProgram` (the same C type as the other handles); a bad one is reported as
+/// `hipErrorInvalidHandle`, which the hiprtc shells turn into `HIPRTC_ERROR_INVALID_PROGRAM`.
+impl FromAbi<hiprtcProgram> for Arc<rtc::Program> {
+    unsafe fn from_abi(raw: hiprtcProgram, _: &'static str) -> HipResult<Self> {
+        rtc::program(raw as usize).map_err(|_| HipError::INVALID_HANDLE)
     }
 }
 

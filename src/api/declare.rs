@@ -7,6 +7,9 @@
 //! - (nothing) `-> hipError_t`: through [`call`](super::call); the body is a `HipResult`;
 //! - `as value(FAILED)`: through [`call_value`](super::call_value); the body is a
 //!   `HipResult<T>`, and a failure returns `FAILED` (after recording the last error);
+//! - `as rtc`, `-> hiprtcResult`: through [`call_rtc`](super::call_rtc); the body is an
+//!   `RtcResult` (hiprtc's own codes; a failed conversion is `HIPRTC_ERROR_INVALID_INPUT`,
+//!   a bad handle `HIPRTC_ERROR_INVALID_PROGRAM`), and the last HIP error is left alone;
 //! - `as void`, `-> ()`: through [`call_void`](super::call_void); no conversions;
 //! - `as plain(FAILED)`: through [`call_plain`](super::call_plain), which only catches panics:
 //!   for the calls that must not touch the last error or the trace (`hipGetLastError`, the
@@ -69,6 +72,12 @@ macro_rules! hip_api {
     };
     (@wrap [value($failed:expr)] $name:ident { $($conversions:tt)* } $body:block) => {
         $crate::api::call_value(stringify!($name), $failed, || {
+            hip_api!(@convert $($conversions)*);
+            $body
+        })
+    };
+    (@wrap [rtc] $name:ident { $($conversions:tt)* } $body:block) => {
+        $crate::api::call_rtc(stringify!($name), || {
             hip_api!(@convert $($conversions)*);
             $body
         })

@@ -14,7 +14,7 @@ use crate::runtime::{self, Runtime};
 use std::ffi::{c_char, c_void, CStr};
 
 /// The HIP API level hipshim implements, in HIP_VERSION form (major * 10^7 + minor * 10^5).
-const HIP_VERSION: i32 = 60_200_000;
+pub(super) const HIP_VERSION: i32 = 60_200_000;
 
 hip_api! {
     fn hipInit(flags: u32) -> hipError_t {

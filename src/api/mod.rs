@@ -21,6 +21,7 @@ mod launch;
 mod memory;
 mod module;
 mod occupancy;
+mod rtc;
 mod stream;
 
 pub(crate) use convert::FromAbi;
@@ -49,6 +50,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     memory::SIGNATURES,
     module::SIGNATURES,
     occupancy::SIGNATURES,
+    rtc::SIGNATURES,
     stream::SIGNATURES,
 ];
 const ALL_SIGNATURES: [AbiSignature; declare::total(SIGNATURE_PARTS)] =
@@ -189,6 +191,36 @@ pub(crate) fn call_plain<T>(name: &'static str, failed: T, body: impl FnOnce() -
     })
 }
 
+/// Runs one hiprtc call: its own result codes, and no effect on the thread's last HIP error
+/// (AMD's hiprtc keeps apart from the HIP runtime's error state). A panic becomes
+/// `HIPRTC_ERROR_INTERNAL_ERROR` and a message; the result is logged at debug
+/// (target `hipshim::api`).
+pub(crate) fn call_rtc(
+    name: &'static str,
+    body: impl FnOnce() -> crate::runtime::rtc::RtcResult,
+) -> types::hiprtcResult {
+    use crate::runtime::rtc::RtcError;
+    let result = std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("hipshim: internal error in {name}: {why}");
+        Err(RtcError::InternalError)
+    });
+    match result {
+        Ok(()) => {
+            tracing::debug!(target: "hipshim::api", api = name, "ok");
+            0
+        }
+        Err(error) => {
+            tracing::debug!(target: "hipshim::api", api = name, ?error, "failed");
+            error.code()
+        }
+    }
+}
+
 /// Like [`call`] for functions that return no status: a panic is logged and swallowed.
 pub(crate) fn call_void(name: &'static str, body: impl FnOnce()) {
     if crate::fork_guard::in_forked_child() {
@@ -307,6 +339,17 @@ mod tests {
         assert_eq!(peek_last_error(), HipError::UNKNOWN.code());
         assert_eq!(take_last_error(), HipError::UNKNOWN.code());
         assert_eq!(take_last_error(), 0, "hipGetLastError resets to success");
+    }
+
+    #[test]
+    fn a_panic_in_hiprtc_is_an_internal_error_and_leaves_the_last_error() {
+        take_last_error();
+        assert_eq!(call_rtc("test", || panic!("boom")), 11);
+        assert_eq!(
+            call_rtc("test", || Err(crate::runtime::rtc::RtcError::Compilation)),
+            6
+        );
+        assert_eq!(peek_last_error(), 0);
     }
 
     #[test]

@@ -17,6 +17,11 @@ pub type hipStream_t = *mut c_void;
 pub type hipEvent_t = *mut c_void;
 pub type hipModule_t = *mut c_void;
 pub type hipFunction_t = *mut c_void;
+pub type hiprtcProgram = *mut c_void;
+pub type hiprtcLinkState = *mut c_void;
+
+/// hiprtc's status codes (`runtime::rtc::RtcError`), apart from HIP's.
+pub type hiprtcResult = u32;
 
 /// `hipUUID`: 16 bytes.
 pub type hipUUID = [u8; 16];
@@ -42,9 +47,13 @@ pub const VOCABULARY: &[&str] = &[
     "hipEvent_t",
     "hipModule_t",
     "hipFunction_t",
+    "hiprtcResult",
+    "hiprtcProgram",
+    "hiprtcLinkState",
     "Option<HostFn>",
     "Option<StreamCallback>",
     "*const c_char",
+    "*const *const c_char",
     "*const c_void",
     "*const u32",
     "*const DevicePropR0000",
@@ -52,6 +61,7 @@ pub const VOCABULARY: &[&str] = &[
     "*const LaunchConfig",
     "*const DrvLaunchConfig",
     "*mut c_char",
+    "*mut *const c_char",
     "*mut c_void",
     "*mut *mut c_void",
     "*mut f32",
@@ -64,6 +74,8 @@ pub const VOCABULARY: &[&str] = &[
     "*mut hipEvent_t",
     "*mut hipModule_t",
     "*mut hipFunction_t",
+    "*mut hiprtcProgram",
+    "*mut hiprtcLinkState",
     "*mut DevicePropR0000",
     "*mut DevicePropR0600",
     "*mut FuncAttributes",

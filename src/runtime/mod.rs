@@ -17,6 +17,7 @@ pub mod memory;
 pub mod module;
 pub mod occupancy;
 pub mod ordering;
+pub mod rtc;
 pub mod stream;
 
 use crate::config::Config;

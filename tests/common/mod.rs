@@ -82,7 +82,13 @@ pub fn lib_dir() -> &'static Path {
 const LIB_SOURCES: &[(&str, &[&str])] = &[
     (
         "libamdhip64.so",
-        &["src", "hsa-abi/src", "build.rs", "Cargo.toml"],
+        &[
+            "src",
+            "hsa-abi/src",
+            "build.rs",
+            "Cargo.toml",
+            "hip_headers",
+        ],
     ),
     (
         "libhsasim.so",

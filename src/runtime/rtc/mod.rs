@@ -1,0 +1,421 @@
+//! hiprtc: runtime compilation of HIP source into code objects that `hipModuleLoadData`
+//! takes, and linking of LLVM bitcode into one.
+//!
+//! hipshim has no compiler of its own: it runs one found at run time (`toolchain.rs`: clang
+//! from the system, with hipshim's own HIP headers and the ROCm device libraries) as a child
+//! process, in a private work directory per compilation. The compiler's diagnostics are the
+//! program log. With no compiler installed, compilation fails with
+//! `HIPRTC_ERROR_COMPILATION` and a log that says what is missing and how to install it.
+//!
+//! Name expressions (`hiprtcAddNameExpression("&kern<int>")`) become generated device
+//! variables holding each expression's address; after compiling, the code object's
+//! relocations say which symbol each one points at, which is the lowered name (`names.rs`).
+//!
+//! The calls return `hiprtcResult` ([`RtcError`]), a code space of its own, and leave the
+//! HIP runtime's last error alone, as AMD's hiprtc does.
+
+mod names;
+mod toolchain;
+
+use super::handles::HandleTable;
+use crate::error::HipError;
+use parking_lot::Mutex;
+use std::ffi::{CStr, CString};
+use std::sync::Arc;
+
+pub use toolchain::{Compiler, NoCompiler};
+
+/// A failed hiprtc call: AMD's `hiprtcResult` values (ROCm 5.2's list, plus
+/// `HIPRTC_ERROR_LINKING` = 100 as ROCm 6's header numbers it; ROCm 5.3-5.7 numbered it 7 and
+/// shifted the rest, which ROCm 6 undid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum RtcError {
+    OutOfMemory = 1,
+    ProgramCreationFailure = 2,
+    InvalidInput = 3,
+    InvalidProgram = 4,
+    InvalidOption = 5,
+    Compilation = 6,
+    BuiltinOperationFailure = 7,
+    NoNameExpressionsAfterCompilation = 8,
+    NoLoweredNamesBeforeCompilation = 9,
+    NameExpressionNotValid = 10,
+    InternalError = 11,
+    Linking = 100,
+}
+
+pub type RtcResult<T = ()> = Result<T, RtcError>;
+
+/// Every `hiprtcResult` with the name `hiprtcGetErrorString` gives it (AMD returns the
+/// enumerator's name).
+const RESULT_NAMES: &[(u32, &CStr)] = &[
+    (0, c"HIPRTC_SUCCESS"),
+    (1, c"HIPRTC_ERROR_OUT_OF_MEMORY"),
+    (2, c"HIPRTC_ERROR_PROGRAM_CREATION_FAILURE"),
+    (3, c"HIPRTC_ERROR_INVALID_INPUT"),
+    (4, c"HIPRTC_ERROR_INVALID_PROGRAM"),
+    (5, c"HIPRTC_ERROR_INVALID_OPTION"),
+    (6, c"HIPRTC_ERROR_COMPILATION"),
+    (7, c"HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE"),
+    (8, c"HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION"),
+    (9, c"HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION"),
+    (10, c"HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID"),
+    (11, c"HIPRTC_ERROR_INTERNAL_ERROR"),
+    (100, c"HIPRTC_ERROR_LINKING"),
+];
+
+/// `hiprtcGetErrorString`: the result's name; AMD's text for a value it does not define.
+pub fn result_name(code: u32) -> &'static CStr {
+    RESULT_NAMES
+        .iter()
+        .find(|(value, _)| *value == code)
+        .map_or(c"Invalid HIPRTC error code", |(_, name)| name)
+}
+
+impl RtcError {
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+/// The argument checks shared with the HIP shells report `hipError_t`s: a bad handle is a
+/// bad program, anything else bad input.
+impl From<HipError> for RtcError {
+    fn from(error: HipError) -> Self {
+        match error {
+            HipError::INVALID_HANDLE => RtcError::InvalidProgram,
+            HipError::OUT_OF_MEMORY => RtcError::OutOfMemory,
+            _ => RtcError::InvalidInput,
+        }
+    }
+}
+
+// ---- Programs --------------------------------------------------------------------------
+
+/// A `hiprtcProgram`: the source and headers given at creation, and what compiling made.
+pub struct Program {
+    source: String,
+    /// The file name the source is compiled under (and the log names).
+    file_name: String,
+    /// (include name, contents): written beside the source.
+    headers: Vec<(String, String)>,
+    state: Mutex<ProgramState>,
+}
+
+#[derive(Default)]
+struct ProgramState {
+    /// In the order added, each once.
+    name_expressions: Vec<String>,
+    /// The log of the latest compilation.
+    log: String,
+    compiled: Option<Compiled>,
+}
+
+/// The result of a successful compilation.
+struct Compiled {
+    /// A code object (the default), or LLVM bitcode (`-fgpu-rdc`).
+    output: Output,
+    /// (name expression, lowered name); the strings live as long as the program, as
+    /// `hiprtcGetLoweredName` promises.
+    lowered: Vec<(String, CString)>,
+}
+
+enum Output {
+    CodeObject(Vec<u8>),
+    Bitcode(Vec<u8>),
+}
+
+static PROGRAMS: HandleTable<Program> = HandleTable::new("hiprtc program", 0xc0);
+
+/// `hiprtcCreateProgram`. `name` is the file name the source is compiled (and diagnosed)
+/// under; a name with a directory in it, or none, is replaced by a plain one.
+pub fn create_program(
+    source: String,
+    name: Option<&str>,
+    headers: Vec<(String, String)>,
+) -> RtcResult<usize> {
+    for (include_name, _) in &headers {
+        if !toolchain::is_relative_path_inside(include_name) {
+            tracing::warn!(
+                include_name,
+                "hiprtcCreateProgram: an include name must be a relative path without `..`"
+            );
+            return Err(RtcError::InvalidInput);
+        }
+    }
+    let file_name = match name {
+        Some(name) if toolchain::is_plain_file_name(name) => name.to_owned(),
+        _ => "hiprtc_program.hip".to_owned(),
+    };
+    Ok(PROGRAMS.insert(Arc::new(Program {
+        source,
+        file_name,
+        headers,
+        state: Mutex::new(ProgramState::default()),
+    })))
+}
+
+/// The live program a `hiprtcProgram` names.
+pub fn program(handle: usize) -> RtcResult<Arc<Program>> {
+    PROGRAMS.get(handle).map_err(|_| RtcError::InvalidProgram)
+}
+
+/// `hiprtcDestroyProgram`: the lowered names and the code die with it.
+pub fn destroy_program(handle: usize) -> RtcResult {
+    PROGRAMS
+        .remove(handle)
+        .map(drop)
+        .map_err(|_| RtcError::InvalidProgram)
+}
+
+impl Program {
+    /// `hiprtcAddNameExpression`: only before compiling.
+    pub fn add_name_expression(&self, expression: &str) -> RtcResult {
+        let mut state = self.state.lock();
+        if state.compiled.is_some() {
+            return Err(RtcError::NoNameExpressionsAfterCompilation);
+        }
+        if !state.name_expressions.iter().any(|e| e == expression) {
+            state.name_expressions.push(expression.to_owned());
+        }
+        Ok(())
+    }
+
+    /// `hiprtcCompileProgram`. The log is replaced whatever happens.
+    pub fn compile(&self, options: &[&str]) -> RtcResult {
+        let mut state = self.state.lock();
+        let job = toolchain::CompileJob {
+            source: &self.source,
+            file_name: &self.file_name,
+            headers: &self.headers,
+            name_expressions: &state.name_expressions,
+            options,
+        };
+        match toolchain::compile(&job) {
+            Ok(done) => {
+                state.log = done.log;
+                let lowered = match &done.output {
+                    toolchain::Output::CodeObject(code) if !state.name_expressions.is_empty() => {
+                        match names::lowered_names(code, &state.name_expressions) {
+                            Ok(lowered) => lowered,
+                            Err(why) => {
+                                state.log.push_str(&why);
+                                state.compiled = None;
+                                return Err(RtcError::Compilation);
+                            }
+                        }
+                    }
+                    _ => Vec::new(),
+                };
+                state.compiled = Some(Compiled {
+                    output: match done.output {
+                        toolchain::Output::CodeObject(code) => Output::CodeObject(code),
+                        toolchain::Output::Bitcode(code) => Output::Bitcode(code),
+                    },
+                    lowered,
+                });
+                Ok(())
+            }
+            Err(failure) => {
+                state.log = failure.log;
+                state.compiled = None;
+                Err(failure.error)
+            }
+        }
+    }
+
+    /// The log's length with its terminating NUL, as `hiprtcGetProgramLogSize` counts it; 0
+    /// while there is no log (as AMD's hiprtc answers, so that a caller that prints a log of
+    /// non-zero size prints nothing).
+    pub fn log_size(&self) -> usize {
+        match self.state.lock().log.len() {
+            0 => 0,
+            len => len + 1,
+        }
+    }
+
+    /// `hiprtcGetProgramLog`: the log and its NUL, as many bytes as [`Program::log_size`].
+    pub fn log(&self) -> Vec<u8> {
+        let mut bytes = self.state.lock().log.clone().into_bytes();
+        if !bytes.is_empty() {
+            bytes.push(0);
+        }
+        bytes
+    }
+
+    /// `hiprtcGetCode`: the code object of a successful compilation without `-fgpu-rdc`.
+    pub fn code(&self) -> RtcResult<Vec<u8>> {
+        self.output(false)
+    }
+
+    /// `hiprtcGetBitcode`: the bitcode of a successful `-fgpu-rdc` compilation.
+    pub fn bitcode(&self) -> RtcResult<Vec<u8>> {
+        self.output(true)
+    }
+
+    fn output(&self, bitcode: bool) -> RtcResult<Vec<u8>> {
+        let state = self.state.lock();
+        match (&state.compiled, bitcode) {
+            (
+                Some(Compiled {
+                    output: Output::CodeObject(code),
+                    ..
+                }),
+                false,
+            )
+            | (
+                Some(Compiled {
+                    output: Output::Bitcode(code),
+                    ..
+                }),
+                true,
+            ) => Ok(code.clone()),
+            (None, _) => {
+                tracing::warn!("hiprtc: the program has not been compiled successfully");
+                Err(RtcError::InvalidProgram)
+            }
+            (Some(_), _) => {
+                tracing::warn!(
+                    bitcode,
+                    "hiprtc: the program was compiled {} -fgpu-rdc, which makes {}",
+                    if bitcode { "without" } else { "with" },
+                    if bitcode {
+                        "a code object (hiprtcGetCode)"
+                    } else {
+                        "bitcode (hiprtcGetBitcode)"
+                    }
+                );
+                Err(RtcError::InvalidProgram)
+            }
+        }
+    }
+
+    /// `hiprtcGetLoweredName`: the symbol a name expression added before compiling names.
+    /// The pointer lives as long as the program.
+    pub fn lowered_name(&self, expression: &str) -> RtcResult<*const std::ffi::c_char> {
+        let state = self.state.lock();
+        let Some(compiled) = &state.compiled else {
+            return Err(RtcError::NoLoweredNamesBeforeCompilation);
+        };
+        compiled
+            .lowered
+            .iter()
+            .find(|(e, _)| e == expression)
+            .map(|(_, lowered)| lowered.as_ptr())
+            .ok_or_else(|| {
+                tracing::warn!(
+                    expression,
+                    "hiprtcGetLoweredName: not a name expression added before compiling"
+                );
+                RtcError::NameExpressionNotValid
+            })
+    }
+}
+
+// ---- Linking ---------------------------------------------------------------------------
+
+/// `hiprtcJIT_option` values the linker takes (the CUDA-only options are accepted and
+/// ignored, as AMD's hiprtc does).
+pub const JIT_IR_TO_ISA_OPT_EXT: u32 = 10000;
+pub const JIT_IR_TO_ISA_OPT_COUNT_EXT: u32 = 10001;
+
+/// `hiprtcJITInputType`.
+pub const JIT_INPUT_LLVM_BITCODE: u32 = 100;
+pub const JIT_INPUT_LLVM_BUNDLED_BITCODE: u32 = 101;
+pub const JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE: u32 = 102;
+
+/// A `hiprtcLinkState`: bitcode modules gathered for one link.
+pub struct LinkState {
+    /// Options for the compiler (from `HIPRTC_JIT_IR_TO_ISA_OPT_EXT`).
+    options: Vec<String>,
+    inner: Mutex<LinkInner>,
+}
+
+#[derive(Default)]
+struct LinkInner {
+    /// (name for the log, bitcode or bundled bitcode as given).
+    inputs: Vec<(String, LinkInput)>,
+    /// The linked code object; `hiprtcLinkComplete` hands out a pointer into it.
+    linked: Option<Vec<u8>>,
+}
+
+enum LinkInput {
+    Bitcode(Vec<u8>),
+    Bundled(Vec<u8>),
+}
+
+static LINK_STATES: HandleTable<LinkState> = HandleTable::new("hiprtc link state", 0xd0);
+
+/// `hiprtcLinkCreate` with its `HIPRTC_JIT_IR_TO_ISA_OPT_EXT` options already read.
+pub fn link_create(options: Vec<String>) -> usize {
+    LINK_STATES.insert(Arc::new(LinkState {
+        options,
+        inner: Mutex::new(LinkInner::default()),
+    }))
+}
+
+pub fn link_state(handle: usize) -> RtcResult<Arc<LinkState>> {
+    LINK_STATES.get(handle).map_err(|_| RtcError::InvalidInput)
+}
+
+/// `hiprtcLinkDestroy`: the linked code object dies with it.
+pub fn link_destroy(handle: usize) -> RtcResult {
+    LINK_STATES
+        .remove(handle)
+        .map(drop)
+        .map_err(|_| RtcError::InvalidInput)
+}
+
+impl LinkState {
+    /// `hiprtcLinkAddData`/`AddFile`: LLVM bitcode, plain or in an offload bundle.
+    pub fn add(&self, input_type: u32, name: String, data: Vec<u8>) -> RtcResult {
+        let input = match input_type {
+            JIT_INPUT_LLVM_BITCODE => LinkInput::Bitcode(data),
+            JIT_INPUT_LLVM_BUNDLED_BITCODE => LinkInput::Bundled(data),
+            JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE => {
+                tracing::warn!(
+                    name,
+                    "hiprtcLink: archives of bundled bitcode are not supported by hipshim; \
+                     extract the members and add them as HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE"
+                );
+                return Err(RtcError::InvalidInput);
+            }
+            other => {
+                tracing::warn!(
+                    name,
+                    input_type = other,
+                    "hiprtcLink: an AMD GPU links LLVM bitcode only \
+                     (HIPRTC_JIT_INPUT_LLVM_BITCODE or _LLVM_BUNDLED_BITCODE); \
+                     CUBIN, PTX, fat binaries, objects, libraries and NVVM are CUDA's"
+                );
+                return Err(RtcError::InvalidInput);
+            }
+        };
+        let mut inner = self.inner.lock();
+        inner.inputs.push((name, input));
+        Ok(())
+    }
+
+    /// `hiprtcLinkComplete`: links everything added into a code object for the current
+    /// device (or the architecture an option names). Returns its address and size, valid
+    /// until the state is destroyed or completed again.
+    pub fn complete(&self) -> RtcResult<(*const u8, usize)> {
+        let mut inner = self.inner.lock();
+        if inner.inputs.is_empty() {
+            tracing::warn!("hiprtcLinkComplete: nothing was added to link");
+            return Err(RtcError::InvalidInput);
+        }
+        let arch = toolchain::link_arch(&self.options)?;
+        let mut modules = Vec::with_capacity(inner.inputs.len());
+        for (name, input) in &inner.inputs {
+            modules.push(match input {
+                LinkInput::Bitcode(bytes) => bytes.clone(),
+                LinkInput::Bundled(bytes) => toolchain::unbundle_bitcode(bytes, &arch, name)?,
+            });
+        }
+        let code = toolchain::link(&modules, &arch, &self.options)?;
+        let linked = inner.linked.insert(code);
+        Ok((linked.as_ptr(), linked.len()))
+    }
+}
