@@ -202,6 +202,9 @@ pub(super) fn dpp(w: &Wave, i: &Inst, v: &mut Lanes) -> u64 {
             0x141 => Some(row * 16 + (in_row & 8) + 7 - (in_row & 7)),
             0x142 => (row > 0).then(|| row * 16 - 1),
             0x143 => (l >= 32).then_some(31),
+            // row_newbcast:n (gfx90a, gfx942): lane n of each row to the whole row.
+            0x150..=0x15f => Some(row * 16 + (ctrl & 0xf) as usize),
+            // The decoder refuses the reserved controls.
             _ => None,
         };
         let enabled = (row_mask >> row) & 1 != 0 && (bank_mask >> ((l >> 2) & 3)) & 1 != 0;
