@@ -228,32 +228,31 @@ macro_rules! row {
     };
 }
 
-/// Inline float constants follow the operation's float size (from its name's type suffix).
+/// Inline float constants follow the type of the operation's sources: the last type
+/// token of its name (`v_cvt_pkrtz_f16_f32` reads f32 sources, `v_cvt_f64_i32` a 32-bit
+/// integer whose float constants are f32 patterns). 64-bit integer operands take f64
+/// patterns; 16-bit integer tokens leave the kind as it was.
 const fn fk_of(name: &str) -> FloatKind {
     let b = name.as_bytes();
-    let mut i = 0;
     let mut kind = FloatKind::F32;
+    let mut i = 1;
     while i + 2 < b.len() {
-        if b[i] == b'f' && b[i + 1] == b'6' && b[i + 2] == b'4' {
-            kind = FloatKind::F64;
-        }
-        if b[i] == b'f' && b[i + 1] == b'1' && b[i + 2] == b'6' && !matches!(kind, FloatKind::F64) {
-            kind = FloatKind::F16;
+        let token = b[i - 1] == b'_' && (i + 3 == b.len() || b[i + 3] == b'_');
+        if token {
+            let (t, x, y) = (b[i], b[i + 1], b[i + 2]);
+            let float = t == b'f';
+            let int = t == b'b' || t == b'u' || t == b'i';
+            if float && x == b'1' && y == b'6' {
+                kind = FloatKind::F16;
+            } else if (float || int) && x == b'3' && y == b'2' {
+                kind = FloatKind::F32;
+            } else if float && x == b'6' && y == b'4' {
+                kind = FloatKind::F64;
+            } else if int && x == b'6' && y == b'4' {
+                kind = FloatKind::I64;
+            }
         }
         i += 1;
-    }
-    // Float inline constants of 64-bit integer ops are also 64-bit patterns; their
-    // literals zero-extend.
-    let mut j = 0;
-    while j + 2 < b.len() {
-        if (b[j] == b'b' || b[j] == b'u' || b[j] == b'i')
-            && b[j + 1] == b'6'
-            && b[j + 2] == b'4'
-            && !matches!(kind, FloatKind::F64)
-        {
-            kind = FloatKind::I64;
-        }
-        j += 1;
     }
     kind
 }

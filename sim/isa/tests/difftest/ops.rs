@@ -174,6 +174,22 @@ fn pack16(lo: u64, hi: u64) -> u64 {
 fn pack32(lo: u64, hi: u64) -> u64 {
     (lo & 0xffff_ffff) | hi << 32
 }
+/// Bit patterns of results that may be NaN are observed with NaNs made canonical: the
+/// payload and sign of a NaN an operation produces are not specified.
+fn canon16(x: u64) -> u64 {
+    if x & 0x7c00 == 0x7c00 && x & 0x3ff != 0 {
+        0x7e00
+    } else {
+        x
+    }
+}
+fn canon32(x: u64) -> u64 {
+    if f32b(x).is_nan() {
+        0x7fc0_0000
+    } else {
+        x
+    }
+}
 fn finite(x: f64) -> bool {
     x.is_finite()
 }
@@ -251,10 +267,10 @@ ops! {
     };
     "trunc_u64": U32(U64) Any = "(u32)$0" => |a| lo32(a[0]);
     "hi_u64": U32(U64) Any = "(u32)($0 >> 32)" => |a| hi32(a[0]);
-    "bits_f32": U32(F32) Any = "__builtin_bit_cast(u32, $0)" => |a| lo32(a[0]);
-    "bits_h2": U32(H2) Any = "__builtin_bit_cast(u32, $0)" => |a| lo32(a[0]);
-    "bits_f16": U32(F16) Any = "(u32)__builtin_bit_cast(unsigned short, $0)" => |a| lo16(a[0]);
-    "bits_bf16": U32(BF16) Any = "(u32)__builtin_bit_cast(unsigned short, $0)" => |a| lo16(a[0]);
+    "bits_f32": U32(F32) Any = "({ u32 b_ = __builtin_bit_cast(u32, $0); (b_ & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : b_; })" => |a| canon32(lo32(a[0]));
+    "bits_h2": U32(H2) Any = "({ u32 b_ = __builtin_bit_cast(u32, $0), l_ = b_ & 0xffffu, h_ = b_ >> 16; ((l_ & 0x7fffu) > 0x7c00u ? 0x7e00u : l_) | ((h_ & 0x7fffu) > 0x7c00u ? 0x7e00u : h_) << 16; })" => |a| canon16(lo16(a[0])) | canon16(hi16(a[0])) << 16;
+    "bits_f16": U32(F16) Any = "({ u32 b_ = __builtin_bit_cast(unsigned short, $0); (b_ & 0x7fffu) > 0x7c00u ? 0x7e00u : b_; })" => |a| canon16(lo16(a[0]));
+    "bits_bf16": U32(BF16) Any = "({ u32 b_ = __builtin_bit_cast(unsigned short, $0); (b_ & 0x7fffu) > 0x7f80u ? 0x7fc0u : b_; })" => |a| if b16(a[0]).is_nan() { 0x7fc0 } else { lo16(a[0]) };
     "cvt_i32_f32": U32(F32) Any = "($0 > -2147483904.0f && $0 < 2147483648.0f) ? (u32)(int)$0 : 0x1234u" => |a| { let x = f32b(a[0]); if x > -2147483904.0 && x < 2147483648.0 { x as i32 as u32 as u64 } else { 0x1234 } };
     "cvt_u32_f32": U32(F32) Any = "($0 > -1.0f && $0 < 4294967296.0f) ? (u32)$0 : 0x4321u" => |a| { let x = f32b(a[0]); if x > -1.0 && x < 4294967296.0 { x as u32 as u64 } else { 0x4321 } };
     "cvt_i32_f64": U32(F64) Any = "($0 > -2147483649.0 && $0 < 2147483648.0) ? (u32)(int)$0 : 0x777u" => |a| { let x = f64b(a[0]); if x > -2147483649.0 && x < 2147483648.0 { x as i32 as u32 as u64 } else { 0x777 } };
@@ -291,8 +307,8 @@ ops! {
     "zext_u64": U64(U32) Any = "(u64)$0" => |a| lo32(a[0]);
     "sext_u64": U64(U32) Any = "(u64)(long long)(int)$0" => |a| i(a[0]) as i64 as u64;
     "pair_u64": U64(U32, U32) Any = "((u64)$0 << 32) | $1" => |a| pack32(a[1], a[0]);
-    "bits_f64": U64(F64) Any = "__builtin_bit_cast(u64, $0)" => |a| a[0];
-    "bits_f2": U64(F2) Any = "__builtin_bit_cast(u64, $0)" => |a| a[0];
+    "bits_f64": U64(F64) Any = "({ u64 b_ = __builtin_bit_cast(u64, $0); (b_ & 0x7fffffffffffffffull) > 0x7ff0000000000000ull ? 0x7ff8000000000000ull : b_; })" => |a| if f64b(a[0]).is_nan() { 0x7ff8_0000_0000_0000 } else { a[0] };
+    "bits_f2": U64(F2) Any = "({ u64 b_ = __builtin_bit_cast(u64, $0); u64 l_ = b_ & 0xffffffffull, h_ = b_ >> 32; ((l_ & 0x7fffffffull) > 0x7f800000ull ? 0x7fc00000ull : l_) | ((h_ & 0x7fffffffull) > 0x7f800000ull ? 0x7fc00000ull : h_) << 32; })" => |a| pack32(canon32(lo32(a[0])), canon32(hi32(a[0])));
     "cvt_i64_f64": U64(F64) Any = "($0 > -9223372036854777856.0 && $0 < 9223372036854775808.0) ? (u64)(long long)$0 : 0x99ull" => |a| { let x = f64b(a[0]); if x > -9223372036854777856.0 && x < 9223372036854775808.0 { x as i64 as u64 } else { 0x99 } };
     "cvt_u64_f32": U64(F32) Any = "($0 > -1.0f && $0 < 18446744073709551616.0f) ? (u64)$0 : 0x98ull" => |a| { let x = f32b(a[0]); if x > -1.0 && x < 18446744073709551616.0 { x as u64 } else { 0x98 } };
     "asm_lshl_add_u64": U64(U64, U64) Gfx942 = "({ u64 r_; __asm__(\"v_lshl_add_u64 %0, %1, 2, %2\" : \"=v\"(r_) : \"v\"($0), \"v\"($1)); r_; })" => |a| (a[0] << 2).wrapping_add(a[1]);
@@ -313,9 +329,15 @@ ops! {
     "div_f32": F32(F32, F32) Any = "$0 / $1" => |a| bf32(f32b(a[0]) / f32b(a[1]));
     "fma_f32": F32(F32, F32, F32) Any = "__builtin_fmaf($0, $1, $2)" => |a| bf32(f32b(a[0]).mul_add(f32b(a[1]), f32b(a[2])));
     "fma_mods_f32": F32(F32, F32, F32) Any = "__builtin_fmaf(-$0, __builtin_fabsf($1), $2)" => |a| bf32((-f32b(a[0])).mul_add(f32b(a[1]).abs(), f32b(a[2])));
-    "min_f32": F32(F32, F32) Any = "__builtin_fminf($0, $1)" => |a| bf32(fmin32(f32b(a[0]), f32b(a[1])));
-    "max_f32": F32(F32, F32) Any = "__builtin_fmaxf($0, $1)" => |a| bf32(fmax32(f32b(a[0]), f32b(a[1])));
-    "clamp_f32": F32(F32) Any = "__builtin_fminf(__builtin_fmaxf($0, 0.0f), 1.0f)" => |a| bf32(fmin32(fmax32(f32b(a[0]), 0.0), 1.0));
+    "min_f32": F32(F32, F32) Any = "__builtin_fminf($0, $1) + 0.0f" => |a| bf32(fmin32(f32b(a[0]), f32b(a[1])) + 0.0);
+    "max_f32": F32(F32, F32) Any = "__builtin_fmaxf($0, $1) + 0.0f" => |a| bf32(fmax32(f32b(a[0]), f32b(a[1])) + 0.0);
+    "clamp_f32": F32(F32) Any = "__builtin_fminf(__builtin_fmaxf($0, 0.0f), 1.0f) + 0.0f" => |a| bf32(fmin32(fmax32(f32b(a[0]), 0.0), 1.0) + 0.0);
+    // The raw instructions order -0 below +0 (C's fmin/fmax above leave it open); inputs
+    // are canonicalized so that no signaling NaN reaches them.
+    "asm_min_f32": F32(F32, F32) Any = "({ float r_; __asm__(\"v_min_f32 %0, %1, %2\" : \"=v\"(r_) : \"v\"(__builtin_canonicalizef($0)), \"v\"(__builtin_canonicalizef($1))); r_; })" => |a| bf32(fmin32(f32b(a[0]), f32b(a[1])));
+    "asm_max_f32": F32(F32, F32) Any = "({ float r_; __asm__(\"v_max_f32 %0, %1, %2\" : \"=v\"(r_) : \"v\"(__builtin_canonicalizef($0)), \"v\"(__builtin_canonicalizef($1))); r_; })" => |a| bf32(fmax32(f32b(a[0]), f32b(a[1])));
+    "asm_max_f64": F64(F64, F64) Any = "({ double r_; __asm__(\"v_max_f64 %0, %1, %2\" : \"=v\"(r_) : \"v\"(__builtin_canonicalize($0)), \"v\"(__builtin_canonicalize($1))); r_; })" => |a| bf64(fmax64(f64b(a[0]), f64b(a[1])));
+    "asm_min_f64": F64(F64, F64) Any = "({ double r_; __asm__(\"v_min_f64 %0, %1, %2\" : \"=v\"(r_) : \"v\"(__builtin_canonicalize($0)), \"v\"(__builtin_canonicalize($1))); r_; })" => |a| bf64(fmin64(f64b(a[0]), f64b(a[1])));
     "neg_f32": F32(F32) Any = "-$0" => |a| neg32(a[0]);
     "abs_f32": F32(F32) Any = "__builtin_fabsf($0)" => |a| a[0] & 0x7fff_ffff;
     "sqrt_f32": F32(F32) Any = "__builtin_sqrtf($0)" => |a| bf32(f32b(a[0]).sqrt());
@@ -323,7 +345,7 @@ ops! {
     "ceil_f32": F32(F32) Any = "__builtin_ceilf($0)" => |a| bf32(f32b(a[0]).ceil());
     "trunc_f32": F32(F32) Any = "__builtin_truncf($0)" => |a| bf32(f32b(a[0]).trunc());
     "rint_f32": F32(F32) Any = "__builtin_rintf($0)" => |a| bf32(f32b(a[0]).round_ties_even());
-    "copysign_f32": F32(F32, F32) Any = "__builtin_copysignf($0, $1)" => |a| bf32(f32b(a[0]).copysign(f32b(a[1])));
+    "copysign_f32": F32(F32, F32) Any = "__builtin_copysignf($0, $1 != $1 ? 1.0f : $1)" => |a| bf32(f32b(a[0]).copysign(if f32b(a[1]).is_nan() { 1.0 } else { f32b(a[1]) }));
     "ldexp_f32": F32(F32, U32) Any = "__builtin_ldexpf($0, (int)($1 & 63u) - 32)" => |a| bf32(f32b(a[0]) * 2f32.powi((a[1] & 63) as i32 - 32));
     "sel_f32": F32(F32, F32, F32, F32) Any = "$0 < $1 ? $2 : $3" => |a| if f32b(a[0]) < f32b(a[1]) { a[2] } else { a[3] };
     "u32_to_f32": F32(U32) Any = "(float)$0" => |a| bf32(u(a[0]) as f32);
@@ -348,8 +370,8 @@ ops! {
     "div_f64": F64(F64, F64) Any = "$0 / $1" => |a| bf64(f64b(a[0]) / f64b(a[1]));
     "fma_f64": F64(F64, F64, F64) Any = "__builtin_fma($0, $1, $2)" => |a| bf64(f64b(a[0]).mul_add(f64b(a[1]), f64b(a[2])));
     "fma_mods_f64": F64(F64, F64, F64) Any = "__builtin_fma(__builtin_fabs($0), -$1, $2)" => |a| bf64(f64b(a[0]).abs().mul_add(-f64b(a[1]), f64b(a[2])));
-    "min_f64": F64(F64, F64) Any = "__builtin_fmin($0, $1)" => |a| bf64(fmin64(f64b(a[0]), f64b(a[1])));
-    "max_f64": F64(F64, F64) Any = "__builtin_fmax($0, $1)" => |a| bf64(fmax64(f64b(a[0]), f64b(a[1])));
+    "min_f64": F64(F64, F64) Any = "__builtin_fmin($0, $1) + 0.0" => |a| bf64(fmin64(f64b(a[0]), f64b(a[1])) + 0.0);
+    "max_f64": F64(F64, F64) Any = "__builtin_fmax($0, $1) + 0.0" => |a| bf64(fmax64(f64b(a[0]), f64b(a[1])) + 0.0);
     "neg_f64": F64(F64) Any = "-$0" => |a| a[0] ^ 1 << 63;
     "abs_f64": F64(F64) Any = "__builtin_fabs($0)" => |a| a[0] & !(1 << 63);
     "sqrt_f64": F64(F64) Any = "__builtin_sqrt($0)" => |a| bf64(f64b(a[0]).sqrt());
@@ -373,8 +395,8 @@ ops! {
     "mul_f16": F16(F16, F16) Any = "$0 * $1" => |a| hr(h(a[0]) * h(a[1]));
     "div_f16": F16(F16, F16) Any = "$0 / $1" => |a| hr(h(a[0]) / h(a[1]));
     "fma_f16": F16(F16, F16, F16) Any = "__builtin_fmaf16($0, $1, $2)" => |a| f16_fma(a[0] as u16, a[1] as u16, a[2] as u16) as u64;
-    "min_f16": F16(F16, F16) Any = "__builtin_fminf16($0, $1)" => |a| hr(fmin64(h(a[0]), h(a[1])));
-    "max_f16": F16(F16, F16) Any = "__builtin_fmaxf16($0, $1)" => |a| hr(fmax64(h(a[0]), h(a[1])));
+    "min_f16": F16(F16, F16) Any = "__builtin_fminf16($0, $1) + (f16)0" => |a| hr(fmin64(h(a[0]), h(a[1])) + 0.0);
+    "max_f16": F16(F16, F16) Any = "__builtin_fmaxf16($0, $1) + (f16)0" => |a| hr(fmax64(h(a[0]), h(a[1])) + 0.0);
     "neg_f16": F16(F16) Any = "-$0" => |a| lo16(a[0] ^ 0x8000);
     "abs_f16": F16(F16) Any = "__builtin_fabsf16($0)" => |a| a[0] & 0x7fff;
     "floor_f16": F16(F16) Any = "__builtin_floorf16($0)" => |a| hr(h(a[0]).floor());
@@ -399,8 +421,8 @@ ops! {
     "pk_add_f16": H2(H2, H2) Any = "$0 + $1" => |a| pack16(hr(h(a[0]) + h(a[1])), hr(h(hi16(a[0])) + h(hi16(a[1]))));
     "pk_mul_f16": H2(H2, H2) Any = "$0 * $1" => |a| pack16(hr(h(a[0]) * h(a[1])), hr(h(hi16(a[0])) * h(hi16(a[1]))));
     "pk_fma_f16": H2(H2, H2, H2) Any = "__builtin_elementwise_fma($0, $1, $2)" => |a| pack16(f16_fma(a[0] as u16, a[1] as u16, a[2] as u16) as u64, f16_fma(hi16(a[0]) as u16, hi16(a[1]) as u16, hi16(a[2]) as u16) as u64);
-    "pk_min_f16": H2(H2, H2) Any = "__builtin_elementwise_min($0, $1)" => |a| pack16(hr(fmin64(h(a[0]), h(a[1]))), hr(fmin64(h(hi16(a[0])), h(hi16(a[1])))));
-    "pk_max_f16": H2(H2, H2) Any = "__builtin_elementwise_max($0, $1)" => |a| pack16(hr(fmax64(h(a[0]), h(a[1]))), hr(fmax64(h(hi16(a[0])), h(hi16(a[1])))));
+    "pk_min_f16": H2(H2, H2) Any = "__builtin_elementwise_min($0, $1) + (h2)((f16)0)" => |a| pack16(hr(fmin64(h(a[0]), h(a[1])) + 0.0), hr(fmin64(h(hi16(a[0])), h(hi16(a[1]))) + 0.0));
+    "pk_max_f16": H2(H2, H2) Any = "__builtin_elementwise_max($0, $1) + (h2)((f16)0)" => |a| pack16(hr(fmax64(h(a[0]), h(a[1])) + 0.0), hr(fmax64(h(hi16(a[0])), h(hi16(a[1]))) + 0.0));
     "make_h2": H2(F16, F16) Any = "(h2){$0, $1}" => |a| pack16(a[0], a[1]);
     "swap_h2": H2(H2) Any = "$0.yx" => |a| pack16(hi16(a[0]), a[0]);
     "pkrtz": H2(F32, F32) Any = "__builtin_bit_cast(h2, __builtin_amdgcn_cvt_pkrtz($0, $1))" => |a| pack16(to_f16(f32b(a[0]) as f64, 0.0, Rnd::TowardZero) as u64, to_f16(f32b(a[1]) as f64, 0.0, Rnd::TowardZero) as u64);

@@ -24,7 +24,10 @@ pub(super) fn srcs32<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([Lanes
             }
         }
     }
-    if float && (i.abs | i.neg) != 0 && i.ext != Ext::Sdwa {
+    // f16 operations take their modifiers too (their handlers pass `float: false` only to
+    // skip the f32 denormal flush).
+    let f16_sources = i.info.fk == crate::inst::FloatKind::F16;
+    if (float || f16_sources) && (i.abs | i.neg) != 0 && i.ext != Ext::Sdwa {
         // f16 sources keep their sign in bit 15 (the op's name ends in its source type).
         let sign = if i.info.name.ends_with("_f16") {
             0x8000
@@ -292,6 +295,38 @@ pub(super) fn fmods32(w: &Wave, i: &Inst, d: &mut Lanes) {
             f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
         }
         *x = f.to_bits();
+    }
+}
+
+/// True for an operation on f16 sources producing an f16 result, whose VOP3 clamp and
+/// omod apply to that f16 value ([`fmods16`]).
+#[inline(always)]
+pub(super) fn f16_result(i: &Inst) -> bool {
+    i.info.fk == crate::inst::FloatKind::F16 && float_result(i.info.name, "_f16")
+}
+
+/// Output modifiers of f16 results (VOP3 omod/clamp); f16 denormals are kept.
+pub(super) fn fmods16(i: &Inst, d: &mut Lanes) {
+    let (omod, clamp) = if i.ext == Ext::Sdwa {
+        ((i.lit >> 14) & 3, (i.lit >> 13) & 1 != 0)
+    } else {
+        (i.omod as u32, i.clamp)
+    };
+    if omod == 0 && !clamp {
+        return;
+    }
+    for x in d.iter_mut() {
+        let mut f = f16_to_f32(*x as u16);
+        f = match omod {
+            1 => f * 2.0,
+            2 => f * 4.0,
+            3 => f * 0.5,
+            _ => f,
+        };
+        if clamp {
+            f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+        }
+        *x = (*x & 0xffff_0000) | f32_to_f16(f) as u32;
     }
 }
 

@@ -179,10 +179,10 @@ pub fn v_pk_mul_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     pk16(w, i, 2, |a, b, _| a * b, Some(r_mul))
 }
 pub fn v_pk_min_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk16(w, i, 2, |a, b, _| a.min(b), None)
+    pk16(w, i, 2, |a, b, _| fmin32(a, b), None)
 }
 pub fn v_pk_max_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk16(w, i, 2, |a, b, _| a.max(b), None)
+    pk16(w, i, 2, |a, b, _| fmax32(a, b), None)
 }
 
 // ------------------------------------------------------------------ VOP3P integer

@@ -85,8 +85,8 @@ w64! {
     v_fmac_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c))), round rm64 |rm; a, bb, c| round::fma(D64, rm, a, bb, c);
     v_add_f64<2>(true) => |a, bb| h(g(a) + g(bb)), round rm64 |rm; a, bb| round::add(D64, rm, a, bb);
     v_mul_f64<2>(true) => |a, bb| h(g(a) * g(bb)), round rm64 |rm; a, bb| round::mul(D64, rm, a, bb);
-    v_min_f64<2>(true) => |a, bb| h(g(a).min(g(bb)));
-    v_max_f64<2>(true) => |a, bb| h(g(a).max(g(bb)));
+    v_min_f64<2>(true) => |a, bb| h(fmin64(g(a), g(bb)));
+    v_max_f64<2>(true) => |a, bb| h(fmax64(g(a), g(bb)));
     v_ldexp_f64<2>(true) => |a, bb| h(ldexp64(g(a), bb as u32 as i32));
     v_lshlrev_b64<2>(false) => |a, bb| bb << (a & 63);
     v_lshrrev_b64<2>(false) => |a, bb| bb >> (a & 63);
