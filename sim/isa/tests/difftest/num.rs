@@ -201,8 +201,14 @@ mod tests {
         assert_eq!(f16_round(-2f64.powi(-14)), 0x8400);
         assert_eq!(f16_round(1.0 + 2f64.powi(-11)), 0x3c00);
         assert_eq!(f16_round(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
-        assert_eq!(to_f16(1.0 + 2f64.powi(-11), 1e-30, Rnd::NearestEven), 0x3c01);
-        assert_eq!(to_f16(1.0 + 2f64.powi(-10), -1e-30, Rnd::TowardZero), 0x3c00);
+        assert_eq!(
+            to_f16(1.0 + 2f64.powi(-11), 1e-30, Rnd::NearestEven),
+            0x3c01
+        );
+        assert_eq!(
+            to_f16(1.0 + 2f64.powi(-10), -1e-30, Rnd::TowardZero),
+            0x3c00
+        );
         for h in 0..=0xffffu16 {
             let x = f16_to_f64(h);
             if !x.is_nan() {

@@ -50,7 +50,7 @@ impl Ty {
         }
     }
     /// A C expression of this type from the u64 expression `e` holding its bits.
-    pub fn from_bits(self, e: &str) -> String {
+    pub fn of_bits(self, e: &str) -> String {
         match self {
             Ty::U32 => format!("(u32)({e})"),
             Ty::U64 => format!("(u64)({e})"),
@@ -77,7 +77,7 @@ impl Ty {
         match self {
             Ty::U32 => format!("{:#x}u", bits as u32),
             Ty::U64 => format!("{bits:#x}ull"),
-            _ => self.from_bits(&format!("{bits:#x}ull")),
+            _ => self.of_bits(&format!("{bits:#x}ull")),
         }
     }
     /// Equal results, allowing any NaN for any NaN in float lanes (the ISA and LLVM leave

@@ -1,7 +1,7 @@
 //! Random programs: their form, generation from a seed, C (HIP) source, and evaluation on
 //! the host lane by lane (cross-lane operations wave by wave).
 
-use super::ops::{self, OpDef, Only, Ty, ALL_TYPES};
+use super::ops::{self, Only, OpDef, Ty, ALL_TYPES};
 use hsasim_isa::GfxModel;
 
 /// Work-items per program (two waves of 64 in two workgroups of 64).
@@ -72,7 +72,10 @@ pub enum Cross {
         bound: bool,
     },
     /// `v_add_u32_dpp dst(=old), src0(dpp), src1` as inline assembly.
-    AddDpp { ctrl: u32, bound: bool },
+    AddDpp {
+        ctrl: u32,
+        bound: bool,
+    },
     ReadLane(u32),
     ReadFirstLane,
     /// ds_bpermute from lane `(lane ^ k) & 63`.
@@ -152,8 +155,25 @@ pub struct Program {
 fn const_pool(ty: Ty) -> &'static [u64] {
     match ty {
         Ty::U32 => &[
-            0, 1, 2, 3, 7, 16, 31, 32, 63, 64, 0xffff_ffff, 0xffff_fff0, 0x8000_0000,
-            0x7fff_ffff, 0xffff, 0x1_0000, 0x1234_5678, 0x3f80_0000, 0xff,
+            0,
+            1,
+            2,
+            3,
+            7,
+            16,
+            31,
+            32,
+            63,
+            64,
+            0xffff_ffff,
+            0xffff_fff0,
+            0x8000_0000,
+            0x7fff_ffff,
+            0xffff,
+            0x1_0000,
+            0x1234_5678,
+            0x3f80_0000,
+            0xff,
         ],
         Ty::U64 => &[
             0,
@@ -169,10 +189,30 @@ fn const_pool(ty: Ty) -> &'static [u64] {
             (-7i64) as u64,
         ],
         Ty::F32 => &[
-            0, 0x8000_0000, 0x3f00_0000, 0xbf00_0000, 0x3f80_0000, 0xbf80_0000, 0x4000_0000,
-            0xc000_0000, 0x4080_0000, 0xc080_0000, 0x3e22_f983, 0x4040_0000, 0x3dcc_cccd,
-            0x0001_16c2, 0x0000_0001, 0x807f_ffff, 0x7f7f_ffff, 0x7f80_0000, 0xff80_0000,
-            0x7fc0_0000, 0x7fa0_0000, 0x4b80_0000, 0x5015_02f9, 0x0080_0000,
+            0,
+            0x8000_0000,
+            0x3f00_0000,
+            0xbf00_0000,
+            0x3f80_0000,
+            0xbf80_0000,
+            0x4000_0000,
+            0xc000_0000,
+            0x4080_0000,
+            0xc080_0000,
+            0x3e22_f983,
+            0x4040_0000,
+            0x3dcc_cccd,
+            0x0001_16c2,
+            0x0000_0001,
+            0x807f_ffff,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0x7fa0_0000,
+            0x4b80_0000,
+            0x5015_02f9,
+            0x0080_0000,
         ],
         Ty::F64 => &[
             0,
@@ -201,7 +241,14 @@ fn const_pool(ty: Ty) -> &'static [u64] {
         Ty::BF16 => &[
             0, 0x8000, 0x3f80, 0xbf80, 0x4000, 0x0001, 0x7f7f, 0x7f80, 0xff80, 0x7fc0, 0x3e9a,
         ],
-        Ty::H2 => &[0, 0x3c00_3c00, 0x3800_bc00, 0x7c00_0001, 0x7e00_4000, 0x8000_0000],
+        Ty::H2 => &[
+            0,
+            0x3c00_3c00,
+            0x3800_bc00,
+            0x7c00_0001,
+            0x7e00_4000,
+            0x8000_0000,
+        ],
         Ty::F2 => &[
             0,
             0x3f80_0000_3f80_0000,
@@ -335,16 +382,20 @@ impl Gen<'_> {
     }
 
     fn cond(&mut self, avail: &[usize]) -> Cond {
-        let ty = self.rng.pick(&[Ty::U32, Ty::U32, Ty::U64, Ty::F32, Ty::F64, Ty::F16]);
+        let ty = self
+            .rng
+            .pick(&[Ty::U32, Ty::U32, Ty::U64, Ty::F32, Ty::F64, Ty::F16]);
         let a = match self.var_of(ty, avail) {
             Some(v) => v,
             None => self.var_of(Ty::U32, avail).expect("inputs include u32"),
         };
         let ty = self.vars[a];
         let cmp = if matches!(ty, Ty::U32 | Ty::U64) {
-            self.rng.pick(&[Cmp::Lt, Cmp::Eq, Cmp::Ne, Cmp::SLt, Cmp::Test, Cmp::Test])
+            self.rng
+                .pick(&[Cmp::Lt, Cmp::Eq, Cmp::Ne, Cmp::SLt, Cmp::Test, Cmp::Test])
         } else {
-            self.rng.pick(&[Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ne, Cmp::Nlt])
+            self.rng
+                .pick(&[Cmp::Lt, Cmp::Le, Cmp::Eq, Cmp::Ne, Cmp::Nlt])
         };
         let b = self.operand(ty, avail);
         Cond { a, b, cmp }
@@ -662,7 +713,7 @@ impl Program {
                     format!("in[{k} * {LANES} + gid]")
                 };
                 let ty = self.vars[*dst];
-                let _ = writeln!(out, "{ind}{} {} = {};", ty.c(), var(k), ty.from_bits(&src));
+                let _ = writeln!(out, "{ind}{} {} = {};", ty.c(), var(k), ty.of_bits(&src));
             }
             Stmt::Op { dst, op, args } => {
                 let a = self.op_args(table, *op, args);
@@ -839,8 +890,7 @@ impl Program {
             let mut defines_needed = false;
             top_defs(s, |v| defines_needed |= need[v]);
             let is_scratch = matches!(s, Stmt::ScratchInit { .. } | Stmt::ScratchStore { .. });
-            if defines_needed || (is_scratch && scratch_needed) || matches!(s, Stmt::Input { .. })
-            {
+            if defines_needed || (is_scratch && scratch_needed) || matches!(s, Stmt::Input { .. }) {
                 keep[k] = true;
                 if matches!(s, Stmt::ScratchLoad { .. }) {
                     scratch_needed = true;
@@ -976,7 +1026,7 @@ impl<'a> Eval<'a> {
             (_, Cmp::Le) => fl(a) <= fl(b),
             (_, Cmp::Eq) => fl(a) == fl(b),
             (_, Cmp::Ne) => fl(a) != fl(b),
-            (_, Cmp::Nlt) => !(fl(a) < fl(b)),
+            (_, Cmp::Nlt) => fl(a).partial_cmp(&fl(b)) != Some(std::cmp::Ordering::Less),
             _ => unreachable!("{ty:?} {:?}", c.cmp),
         }
     }
@@ -1036,7 +1086,10 @@ impl<'a> Eval<'a> {
                 }
             }
             Stmt::Cross { dst, kind, args } => {
-                assert!(mask.iter().all(|&m| m), "cross-lane operations run convergent");
+                assert!(
+                    mask.iter().all(|&m| m),
+                    "cross-lane operations run convergent"
+                );
                 let v = |k: usize, l: usize| self.vals[args[k]][l];
                 let mut out = vec![0u64; LANES];
                 for l in 0..LANES {
@@ -1049,8 +1102,8 @@ impl<'a> Eval<'a> {
                             bank_mask,
                             bound,
                         } => {
-                            let enabled =
-                                row_mask >> (wl / 16) & 1 != 0 && bank_mask >> (wl / 4 % 4) & 1 != 0;
+                            let enabled = row_mask >> (wl / 16) & 1 != 0
+                                && bank_mask >> (wl / 4 % 4) & 1 != 0;
                             match (enabled, dpp_source(ctrl, wl)) {
                                 (false, _) => v(0, l),
                                 (true, Some(s)) => v(1, base + s),
