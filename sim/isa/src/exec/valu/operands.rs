@@ -57,7 +57,13 @@ pub(super) fn srcs64<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([L64; 
     let mut s = [[0u64; LANES]; N];
     for (n, out) in s.iter_mut().enumerate() {
         if i.info.w[n + 1] >= 2 {
-            w.vread64(i.src[n], i.lit, i.info.fk, out);
+            // A 64-bit operand of an op named for its 32-bit sources (src2 of
+            // v_mad_u64_u32) takes 64-bit inline constants.
+            let fk = match i.info.fk {
+                crate::inst::FloatKind::F32 => crate::inst::FloatKind::I64,
+                fk => fk,
+            };
+            w.vread64(i.src[n], i.lit, fk, out);
         } else {
             let mut t = [0u32; LANES];
             w.vread32(i.src[n], i.lit, i.info.fk, &mut t);

@@ -109,7 +109,8 @@ pub(super) fn pk16(
     }
     let mask = w.exec();
     let rm = round::rm64(w.mode);
-    if let (Some(rop), true) = (rop, rm != Rm::NearestEven) {
+    // Fused ops (n == 3) take the exact path too: f32 arithmetic then f16 rounds twice.
+    if let (Some(rop), true) = (rop, rm != Rm::NearestEven || n == 3) {
         return pk16_directed(w, i, n, &s, mask, rm, rop);
     }
     let mut d = [0u32; LANES];
