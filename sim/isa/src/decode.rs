@@ -126,8 +126,34 @@ pub fn decode_for_exec(model: GfxModel, words: &[u32]) -> Result<Decoded, Decode
         if inst.ext != Ext::None {
             apply_ext(&mut inst, extra);
         }
+        let dpp_ctrl = (extra >> 8) & 0x1ff;
+        if inst.ext == Ext::Dpp && !dpp_ctrl_defined(dpp_ctrl) {
+            return Err(err(format!(
+                "DPP control {dpp_ctrl:#x} is not a {} DPP control",
+                model.processor()
+            )));
+        }
     }
     Ok(Decoded { inst, exec })
+}
+
+/// The DPP_CTRL values GFX9 defines (quad_perm, row shifts and rotates, wave shifts and
+/// rotates, mirrors, broadcasts) and gfx90a/gfx942's row_newbcast (0x150..0x15f); the
+/// others are reserved.
+fn dpp_ctrl_defined(ctrl: u32) -> bool {
+    matches!(
+        ctrl,
+        0x000..=0x0ff
+            | 0x101..=0x10f
+            | 0x111..=0x11f
+            | 0x121..=0x12f
+            | 0x130
+            | 0x134
+            | 0x138
+            | 0x13c
+            | 0x140..=0x143
+            | 0x150..=0x15f
+    )
 }
 
 fn apply_ext(inst: &mut Inst, extra: u32) {
@@ -186,9 +212,8 @@ macro_rules! tab {
     (@exec $name:ident $run:ident) => { Some($run) };
 }
 
-/// One row outside a table, for an opcode whose meaning depends on the model. Its inline
-/// float constants are f32 patterns whatever the operand size (unlike `tab!`, which follows
-/// the name): that is how these rows have always decoded.
+/// One row outside a table, for an opcode whose meaning depends on the model; its inline
+/// float constants follow the name as in `tab!` (v_mov_b64 1.0 is the double 1.0).
 macro_rules! row {
     ($name:ident, $w:expr, $form:ident) => {
         Op {
@@ -196,34 +221,38 @@ macro_rules! row {
                 name: stringify!($name),
                 w: $w,
                 form: Form::$form,
-                fk: FloatKind::F32,
+                fk: fk_of(stringify!($name)),
             },
             exec: Some($name),
         }
     };
 }
 
-/// Inline float constants follow the operation's float size (from its name's type suffix).
+/// Inline float constants follow the type of the operation's sources: the last type
+/// token of its name (`v_cvt_pkrtz_f16_f32` reads f32 sources, `v_cvt_f64_i32` a 32-bit
+/// integer whose float constants are f32 patterns). 64-bit integer operands take f64
+/// patterns; 16-bit integer tokens leave the kind as it was.
 const fn fk_of(name: &str) -> FloatKind {
     let b = name.as_bytes();
-    let mut i = 0;
     let mut kind = FloatKind::F32;
+    let mut i = 1;
     while i + 2 < b.len() {
-        if b[i] == b'f' && b[i + 1] == b'6' && b[i + 2] == b'4' {
-            kind = FloatKind::F64;
-        }
-        if b[i] == b'f' && b[i + 1] == b'1' && b[i + 2] == b'6' && !matches!(kind, FloatKind::F64) {
-            kind = FloatKind::F16;
+        let token = b[i - 1] == b'_' && (i + 3 == b.len() || b[i + 3] == b'_');
+        if token {
+            let (t, x, y) = (b[i], b[i + 1], b[i + 2]);
+            let float = t == b'f';
+            let int = t == b'b' || t == b'u' || t == b'i';
+            if float && x == b'1' && y == b'6' {
+                kind = FloatKind::F16;
+            } else if (float || int) && x == b'3' && y == b'2' {
+                kind = FloatKind::F32;
+            } else if float && x == b'6' && y == b'4' {
+                kind = FloatKind::F64;
+            } else if int && x == b'6' && y == b'4' {
+                kind = FloatKind::I64;
+            }
         }
         i += 1;
-    }
-    // Float inline constants of 64-bit integer ops are also 64-bit patterns.
-    let mut j = 0;
-    while j + 2 < b.len() {
-        if (b[j] == b'b' || b[j] == b'u' || b[j] == b'i') && b[j + 1] == b'6' && b[j + 2] == b'4' {
-            kind = FloatKind::F64;
-        }
-        j += 1;
     }
     kind
 }
@@ -662,6 +691,11 @@ fn vop1_table(op: u32, model: GfxModel) -> Option<Op> {
     let g942 = model == GfxModel::Gfx942;
     match op {
         56 if g942 => return Some(row!(v_mov_b64, W2, Std)),
+        // fp8/bf8 to f32 (gfx940 family).
+        0x54 if g942 => return Some(row!(v_cvt_f32_fp8, W1, Std)),
+        0x55 if g942 => return Some(row!(v_cvt_f32_bf8, W1, Std)),
+        0x56 if g942 => return Some(row!(v_cvt_pk_f32_fp8, [2, 1, 0, 0], Std)),
+        0x57 if g942 => return Some(row!(v_cvt_pk_f32_bf8, [2, 1, 0, 0], Std)),
         _ => {}
     }
     let t = tab! {
@@ -1022,7 +1056,7 @@ fn vopc_table(op: u32) -> Option<Op> {
                 name,
                 w,
                 if op >= 0xe0 {
-                    FloatKind::F64
+                    FloatKind::I64
                 } else {
                     FloatKind::F32
                 },
@@ -1584,9 +1618,19 @@ fn decode_flat(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     if seg == 0 {
         i.saddr = 0x7f;
     }
-    // Scratch with saddr and no vaddr (SVE off) uses neither address VGPR.
-    if seg == 1 && i.saddr != 0x7f {
-        i.src[0] = 0xffff;
+    // Which scratch forms read an address VGPR: on gfx942 the SVE bit (13, the LDS bit of
+    // other segments) says so, whether saddr is off or not (`v0, off, off` reads neither,
+    // `v0, v1, s2` both); earlier GFX9 uses vaddr exactly when saddr is off.
+    if seg == 1 {
+        let uses_vaddr = if model == GfxModel::Gfx942 {
+            i.mflags &= !0x10;
+            (w0 >> 13) & 1 != 0
+        } else {
+            i.saddr == 0x7f
+        };
+        if !uses_vaddr {
+            i.src[0] = 0xffff;
+        }
     }
     // Global with an SGPR base and scratch address with a 32-bit VGPR offset.
     if (seg == 2 && i.saddr != 0x7f) || seg == 1 {

@@ -570,6 +570,7 @@ fn dpp_text(e: u32) -> String {
         0x141 => "row_half_mirror".into(),
         0x142 => "row_bcast:15".into(),
         0x143 => "row_bcast:31".into(),
+        0x150..=0x15f => format!("row_newbcast:{}", ctrl & 0xf),
         _ => format!("dpp_ctrl:{ctrl:#x}"),
     };
     let mut s = format!(

@@ -110,6 +110,9 @@ pub enum FloatKind {
     F16,
     F32,
     F64,
+    /// 64-bit integer operands: inline float constants are f64 patterns (as for F64), a
+    /// 32-bit literal zero-extends (F64 puts it in the high half).
+    I64,
 }
 
 /// Extra operand modes of VOP1/VOP2/VOPC words whose src0 is 249 (SDWA) or 250 (DPP).

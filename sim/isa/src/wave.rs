@@ -267,7 +267,7 @@ pub fn inline_float(code: u16, fk: FloatKind) -> u64 {
     ];
     match fk {
         FloatKind::F32 => F32[i.min(8)] as u64,
-        FloatKind::F64 => F64[i.min(8)],
+        FloatKind::F64 | FloatKind::I64 => F64[i.min(8)],
         FloatKind::F16 => F16[i.min(8)] as u64,
     }
 }

@@ -20,7 +20,7 @@ macro_rules! v1 {
                 for l in 0..LANES { let $a = $a[l]; d[l] = $rbody; }
             })?
             if !directed { for l in 0..LANES { let $a = $a[l]; d[l] = $body; } }
-            if $fl { fmods32(w, i, &mut d); }
+            if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
         }
@@ -45,7 +45,7 @@ macro_rules! v2 {
                 for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $rbody; }
             })?
             if !directed { for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; } }
-            if $fl { fmods32(w, i, &mut d); }
+            if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); } else if i.clamp { int_clamp(stringify!($name), &$a, &$bb, &mut d); }
             out32(w, i, mask, &mut d);
             OK
         }
@@ -70,7 +70,7 @@ macro_rules! v3 {
                 for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $rbody; }
             })?
             if !directed { for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; } }
-            if $fl { fmods32(w, i, &mut d); }
+            if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
         }

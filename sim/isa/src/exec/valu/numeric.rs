@@ -12,6 +12,58 @@ pub(super) fn med3f(a: f32, b: f32, c: f32) -> f32 {
     a.max(b).min(a.min(b).max(c))
 }
 
+/// v_min_*/v_max_* (and their min3/max3/packed forms): a NaN operand yields the other
+/// operand, and -0 orders below +0. LLVM relies on the latter: it lowers `llvm.minimum`
+/// (which orders the zeros) to v_min_f32 plus a NaN check only.
+pub(super) fn fmin32(a: f32, b: f32) -> f32 {
+    if a == b && a.is_sign_negative() != b.is_sign_negative() {
+        -0.0
+    } else {
+        a.min(b)
+    }
+}
+pub(super) fn fmax32(a: f32, b: f32) -> f32 {
+    if a == b && a.is_sign_negative() != b.is_sign_negative() {
+        0.0
+    } else {
+        a.max(b)
+    }
+}
+pub(super) fn fmin64(a: f64, b: f64) -> f64 {
+    if a == b && a.is_sign_negative() != b.is_sign_negative() {
+        -0.0
+    } else {
+        a.min(b)
+    }
+}
+pub(super) fn fmax64(a: f64, b: f64) -> f64 {
+    if a == b && a.is_sign_negative() != b.is_sign_negative() {
+        0.0
+    } else {
+        a.max(b)
+    }
+}
+
+/// VOP3 clamp of integer adds and subtracts saturates instead of wrapping (LLVM selects
+/// `v_add_u32_e64 ... clamp` for unsigned saturating adds, e.g. in 64-bit count-leading-
+/// zeros); other integer ops ignore the bit.
+pub(super) fn int_clamp(name: &str, a: &Lanes, b: &Lanes, d: &mut Lanes) {
+    let f: fn(u32, u32) -> u32 = match name {
+        "v_add_u32" => |x, y| x.saturating_add(y),
+        "v_sub_u32" => |x, y| x.saturating_sub(y),
+        "v_subrev_u32" => |x, y| y.saturating_sub(x),
+        "v_add_i32" => |x, y| (x as i32).saturating_add(y as i32) as u32,
+        "v_sub_i32" => |x, y| (x as i32).saturating_sub(y as i32) as u32,
+        "v_add_u16" => |x, y| (x as u16).saturating_add(y as u16) as u32,
+        "v_sub_u16" => |x, y| (x as u16).saturating_sub(y as u16) as u32,
+        "v_subrev_u16" => |x, y| (y as u16).saturating_sub(x as u16) as u32,
+        _ => return,
+    };
+    for l in 0..LANES {
+        d[l] = f(a[l], b[l]);
+    }
+}
+
 pub(super) fn hf2(a: u32, b: u32, op: fn(f32, f32) -> f32) -> u32 {
     f32_to_f16(op(f16_to_f32(a as u16), f16_to_f32(b as u16))) as u32
 }

@@ -24,7 +24,10 @@ pub(super) fn srcs32<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([Lanes
             }
         }
     }
-    if float && (i.abs | i.neg) != 0 && i.ext != Ext::Sdwa {
+    // f16 operations take their modifiers too (their handlers pass `float: false` only to
+    // skip the f32 denormal flush).
+    let f16_sources = i.info.fk == crate::inst::FloatKind::F16;
+    if (float || f16_sources) && (i.abs | i.neg) != 0 && i.ext != Ext::Sdwa {
         // f16 sources keep their sign in bit 15 (the op's name ends in its source type).
         let sign = if i.info.name.ends_with("_f16") {
             0x8000
@@ -54,7 +57,13 @@ pub(super) fn srcs64<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([L64; 
     let mut s = [[0u64; LANES]; N];
     for (n, out) in s.iter_mut().enumerate() {
         if i.info.w[n + 1] >= 2 {
-            w.vread64(i.src[n], i.lit, i.info.fk, out);
+            // A 64-bit operand of an op named for its 32-bit sources (src2 of
+            // v_mad_u64_u32) takes 64-bit inline constants.
+            let fk = match i.info.fk {
+                crate::inst::FloatKind::F32 => crate::inst::FloatKind::I64,
+                fk => fk,
+            };
+            w.vread64(i.src[n], i.lit, fk, out);
         } else {
             let mut t = [0u32; LANES];
             w.vread32(i.src[n], i.lit, i.info.fk, &mut t);
@@ -202,6 +211,9 @@ pub(super) fn dpp(w: &Wave, i: &Inst, v: &mut Lanes) -> u64 {
             0x141 => Some(row * 16 + (in_row & 8) + 7 - (in_row & 7)),
             0x142 => (row > 0).then(|| row * 16 - 1),
             0x143 => (l >= 32).then_some(31),
+            // row_newbcast:n (gfx90a, gfx942): lane n of each row to the whole row.
+            0x150..=0x15f => Some(row * 16 + (ctrl & 0xf) as usize),
+            // The decoder refuses the reserved controls.
             _ => None,
         };
         let enabled = (row_mask >> row) & 1 != 0 && (bank_mask >> ((l >> 2) & 3)) & 1 != 0;
@@ -289,6 +301,38 @@ pub(super) fn fmods32(w: &Wave, i: &Inst, d: &mut Lanes) {
             f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
         }
         *x = f.to_bits();
+    }
+}
+
+/// True for an operation on f16 sources producing an f16 result, whose VOP3 clamp and
+/// omod apply to that f16 value ([`fmods16`]).
+#[inline(always)]
+pub(super) fn f16_result(i: &Inst) -> bool {
+    i.info.fk == crate::inst::FloatKind::F16 && float_result(i.info.name, "_f16")
+}
+
+/// Output modifiers of f16 results (VOP3 omod/clamp); f16 denormals are kept.
+pub(super) fn fmods16(i: &Inst, d: &mut Lanes) {
+    let (omod, clamp) = if i.ext == Ext::Sdwa {
+        ((i.lit >> 14) & 3, (i.lit >> 13) & 1 != 0)
+    } else {
+        (i.omod as u32, i.clamp)
+    };
+    if omod == 0 && !clamp {
+        return;
+    }
+    for x in d.iter_mut() {
+        let mut f = f16_to_f32(*x as u16);
+        f = match omod {
+            1 => f * 2.0,
+            2 => f * 4.0,
+            3 => f * 0.5,
+            _ => f,
+        };
+        if clamp {
+            f = if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) };
+        }
+        *x = (*x & 0xffff_0000) | f32_to_f16(f) as u32;
     }
 }
 

@@ -109,7 +109,8 @@ pub(super) fn pk16(
     }
     let mask = w.exec();
     let rm = round::rm64(w.mode);
-    if let (Some(rop), true) = (rop, rm != Rm::NearestEven) {
+    // Fused ops (n == 3) take the exact path too: f32 arithmetic then f16 rounds twice.
+    if let (Some(rop), true) = (rop, rm != Rm::NearestEven || n == 3) {
         return pk16_directed(w, i, n, &s, mask, rm, rop);
     }
     let mut d = [0u32; LANES];
@@ -179,10 +180,10 @@ pub fn v_pk_mul_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     pk16(w, i, 2, |a, b, _| a * b, Some(r_mul))
 }
 pub fn v_pk_min_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk16(w, i, 2, |a, b, _| a.min(b), None)
+    pk16(w, i, 2, |a, b, _| fmin32(a, b), None)
 }
 pub fn v_pk_max_f16(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    pk16(w, i, 2, |a, b, _| a.max(b), None)
+    pk16(w, i, 2, |a, b, _| fmax32(a, b), None)
 }
 
 // ------------------------------------------------------------------ VOP3P integer

@@ -85,8 +85,8 @@ w64! {
     v_fmac_f64<3>(true) => |a, bb, c| h(g(a).mul_add(g(bb), g(c))), round rm64 |rm; a, bb, c| round::fma(D64, rm, a, bb, c);
     v_add_f64<2>(true) => |a, bb| h(g(a) + g(bb)), round rm64 |rm; a, bb| round::add(D64, rm, a, bb);
     v_mul_f64<2>(true) => |a, bb| h(g(a) * g(bb)), round rm64 |rm; a, bb| round::mul(D64, rm, a, bb);
-    v_min_f64<2>(true) => |a, bb| h(g(a).min(g(bb)));
-    v_max_f64<2>(true) => |a, bb| h(g(a).max(g(bb)));
+    v_min_f64<2>(true) => |a, bb| h(fmin64(g(a), g(bb)));
+    v_max_f64<2>(true) => |a, bb| h(fmax64(g(a), g(bb)));
     v_ldexp_f64<2>(true) => |a, bb| h(ldexp64(g(a), bb as u32 as i32));
     v_lshlrev_b64<2>(false) => |a, bb| bb << (a & 63);
     v_lshrrev_b64<2>(false) => |a, bb| bb >> (a & 63);
@@ -122,4 +122,57 @@ pub fn v_swap_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
         }
     }
     OK
+}
+
+/// gfx942's fp8 formats, the "FNUZ" variants: E4M3 with bias 8 (`fp8`) and E5M2 with bias
+/// 16 (`bf8`); 0x80 is the only NaN, there are no infinities and no -0. Every value is
+/// exact in f32.
+fn fp8_to_f32(b: u8, mantissa_bits: u32, bias: i32) -> u32 {
+    if b == 0x80 {
+        return 0x7fc0_0000;
+    }
+    let e = ((b & 0x7f) >> mantissa_bits) as i32;
+    let m = (b & ((1 << mantissa_bits) - 1)) as f32;
+    let frac = (1u32 << mantissa_bits) as f32;
+    let v = if e == 0 {
+        m / frac * 2f32.powi(1 - bias)
+    } else {
+        (1.0 + m / frac) * 2f32.powi(e - bias)
+    };
+    (if b & 0x80 != 0 { -v } else { v }).to_bits()
+}
+
+/// v_cvt_f32_{fp8,bf8} (byte 0, or the byte SDWA src0_sel picks) and v_cvt_pk_f32_{fp8,bf8}
+/// (bytes 0 and 1 of the word SDWA selects, to a register pair).
+fn cvt_from_fp8(w: &mut Wave, i: &Inst, mantissa_bits: u32, bias: i32, pair: bool) -> R {
+    let ([a], mask) = srcs32::<1>(w, i, false);
+    if pair {
+        let mut d = [0u64; LANES];
+        for l in 0..LANES {
+            d[l] = fp8_to_f32(a[l] as u8, mantissa_bits, bias) as u64
+                | (fp8_to_f32((a[l] >> 8) as u8, mantissa_bits, bias) as u64) << 32;
+        }
+        out64(w, i, mask, &d);
+    } else {
+        let mut d = [0u32; LANES];
+        for l in 0..LANES {
+            d[l] = fp8_to_f32(a[l] as u8, mantissa_bits, bias);
+        }
+        fmods32(w, i, &mut d);
+        out32(w, i, mask, &mut d);
+    }
+    OK
+}
+
+pub fn v_cvt_f32_fp8(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    cvt_from_fp8(w, i, 3, 8, false)
+}
+pub fn v_cvt_f32_bf8(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    cvt_from_fp8(w, i, 2, 16, false)
+}
+pub fn v_cvt_pk_f32_fp8(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    cvt_from_fp8(w, i, 3, 8, true)
+}
+pub fn v_cvt_pk_f32_bf8(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    cvt_from_fp8(w, i, 2, 16, true)
 }

@@ -12,8 +12,8 @@ v2! {
     v_mul_hi_i32_i24(false) => |a, bb| ((sext24(a) * sext24(bb)) >> 32) as u32;
     v_mul_u32_u24(false) => |a, bb| (a & 0xff_ffff).wrapping_mul(bb & 0xff_ffff);
     v_mul_hi_u32_u24(false) => |a, bb| (((a & 0xff_ffff) as u64 * (bb & 0xff_ffff) as u64) >> 32) as u32;
-    v_min_f32(true) => |a, bb| b(f(a).min(f(bb)));
-    v_max_f32(true) => |a, bb| b(f(a).max(f(bb)));
+    v_min_f32(true) => |a, bb| b(fmin32(f(a), f(bb)));
+    v_max_f32(true) => |a, bb| b(fmax32(f(a), f(bb)));
     v_min_i32(false) => |a, bb| (a as i32).min(bb as i32) as u32;
     v_max_i32(false) => |a, bb| (a as i32).max(bb as i32) as u32;
     v_min_u32(false) => |a, bb| a.min(bb);
@@ -34,8 +34,8 @@ v2! {
     v_sub_f16(false) => |a, bb| hf2(a, bb, |x, y| x - y), round rm64 |rm| round::sub(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64) as u32;
     v_subrev_f16(false) => |a, bb| hf2(a, bb, |x, y| y - x), round rm64 |rm| round::sub(H16, rm, (bb & 0xffff) as u64, (a & 0xffff) as u64) as u32;
     v_mul_f16(false) => |a, bb| hf2(a, bb, |x, y| x * y), round rm64 |rm| round::mul(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64) as u32;
-    v_max_f16(false) => |a, bb| hf2(a, bb, f32::max);
-    v_min_f16(false) => |a, bb| hf2(a, bb, f32::min);
+    v_max_f16(false) => |a, bb| hf2(a, bb, fmax32);
+    v_min_f16(false) => |a, bb| hf2(a, bb, fmin32);
     v_add_u16(false) => |a, bb| (a as u16).wrapping_add(bb as u16) as u32;
     v_sub_u16(false) => |a, bb| (a as u16).wrapping_sub(bb as u16) as u32;
     v_subrev_u16(false) => |a, bb| (bb as u16).wrapping_sub(a as u16) as u32;

@@ -16,8 +16,8 @@ v3! {
     v_bfi_b32(false) => |a, bb, c| (a & bb) | (!a & c);
     v_alignbit_b32(false) => |a, bb, c| ((((a as u64) << 32) | bb as u64) >> (c & 31)) as u32;
     v_alignbyte_b32(false) => |a, bb, c| ((((a as u64) << 32) | bb as u64) >> (8 * (c & 3))) as u32;
-    v_min3_f32(true) => |a, bb, c| b(f(a).min(f(bb)).min(f(c)));
-    v_max3_f32(true) => |a, bb, c| b(f(a).max(f(bb)).max(f(c)));
+    v_min3_f32(true) => |a, bb, c| b(fmin32(fmin32(f(a), f(bb)), f(c)));
+    v_max3_f32(true) => |a, bb, c| b(fmax32(fmax32(f(a), f(bb)), f(c)));
     v_med3_f32(true) => |a, bb, c| b(med3f(f(a), f(bb), f(c)));
     v_min3_i32(false) => |a, bb, c| (a as i32).min(bb as i32).min(c as i32) as u32;
     v_max3_i32(false) => |a, bb, c| (a as i32).max(bb as i32).max(c as i32) as u32;
@@ -41,11 +41,11 @@ v3! {
     // which is exact for f16-range sums of this size) models the fused operation.
     // f16 division ends in this fixup of the quotient computed through f32.
     v_div_fixup_f16(false) => |a, bb, c| f64_to_f16(div_fixup64(f16_to_f32(a as u16) as f64, f16_to_f32(bb as u16) as f64, f16_to_f32(c as u16) as f64)) as u32;
-    v_fma_f16(false) => |a, bb, c| f64_to_f16(f16_to_f32(a as u16) as f64 * f16_to_f32(bb as u16) as f64 + f16_to_f32(c as u16) as f64) as u32, round rm64 |rm| round::fma(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64, (c & 0xffff) as u64) as u32;
+    v_fma_f16(false) => |a, bb, c| round::fma(H16, Rm::NearestEven, (a & 0xffff) as u64, (bb & 0xffff) as u64, (c & 0xffff) as u64) as u32, round rm64 |rm| round::fma(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64, (c & 0xffff) as u64) as u32;
     // Unfused: the product is rounded to f16 first.
     v_mad_f16(false) => |a, bb, c| hf2(hf2(a, bb, |x, y| x * y), c, |x, y| x + y), round rm64 |rm| round::mad(H16, rm, (a & 0xffff) as u64, (bb & 0xffff) as u64, (c & 0xffff) as u64) as u32;
-    v_min3_f16(false) => |a, bb, c| f32_to_f16(f16_to_f32(a as u16).min(f16_to_f32(bb as u16)).min(f16_to_f32(c as u16))) as u32;
-    v_max3_f16(false) => |a, bb, c| f32_to_f16(f16_to_f32(a as u16).max(f16_to_f32(bb as u16)).max(f16_to_f32(c as u16))) as u32;
+    v_min3_f16(false) => |a, bb, c| f32_to_f16(fmin32(fmin32(f16_to_f32(a as u16), f16_to_f32(bb as u16)), f16_to_f32(c as u16))) as u32;
+    v_max3_f16(false) => |a, bb, c| f32_to_f16(fmax32(fmax32(f16_to_f32(a as u16), f16_to_f32(bb as u16)), f16_to_f32(c as u16))) as u32;
     v_med3_f16(false) => |a, bb, c| f32_to_f16(med3f(f16_to_f32(a as u16), f16_to_f32(bb as u16), f16_to_f32(c as u16))) as u32;
     v_min3_i16(false) => |a, bb, c| (a as u16 as i16).min(bb as u16 as i16).min(c as u16 as i16) as u16 as u32;
     v_max3_i16(false) => |a, bb, c| (a as u16 as i16).max(bb as u16 as i16).max(c as u16 as i16) as u16 as u32;
