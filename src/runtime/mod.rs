@@ -106,12 +106,17 @@ pub fn runtime() -> HipResult<&'static Runtime> {
                 eprintln!("hipshim: no HSA runtime could be initialised: {why}");
                 HipError::NO_DEVICE
             })?;
-            let devices = hsa
+            let mut devices = hsa
                 .gpus
                 .iter()
                 .enumerate()
                 .map(|(index, &agent)| Device::open(index, agent, &hsa, &config))
                 .collect::<HipResult<Vec<_>>>()?;
+            let multi_device =
+                cooperative::multi_device_supported(&devices, hsa.devices_run_one_at_a_time);
+            for device in &mut devices {
+                device.info.cooperative_multi_device_launch = multi_device;
+            }
             tracing::info!(devices = devices.len(), "hipshim runtime ready");
             crate::fork_guard::watch();
             Ok(Runtime {
