@@ -132,7 +132,10 @@ fn multi_device(target: &str, deterministic: bool) {
             "{out}"
         );
     } else {
-        assert!(out.contains("multi-device cooperative launch: supported"), "{out}");
+        assert!(
+            out.contains("multi-device cooperative launch: supported"),
+            "{out}"
+        );
         for line in [
             "exchange (flags 0, device 0 first): 512 work-items on 2 devices, 4 rounds, 0 wrong",
             "exchange (flags 3, device 1 first): 512 work-items on 2 devices, 4 rounds, 0 wrong",

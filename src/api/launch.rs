@@ -8,10 +8,10 @@ use super::types::{
     hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3, DrvLaunchConfig, LaunchConfig,
 };
 use crate::error::{HipError, HipResult};
-use crate::runtime::cooperative;
 use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CallConfiguration};
 use crate::runtime::module::Function;
+use crate::runtime::multi_device;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -125,7 +125,7 @@ hip_api! {
     }
 
     /// One grid per device, all co-resident, synchronising with `this_multi_grid().sync()`
-    /// (`cooperative::launch_multi_device`). Every part launches the same kernel.
+    /// (`runtime/multi_device.rs`). Every part launches the same kernel.
     fn hipLaunchCooperativeKernelMultiDevice(
         launch_params: *mut c_void,
         num_devices: i32,
@@ -135,7 +135,7 @@ hip_api! {
         let count = multi_device_count(API, launch_params, i64::from(num_devices), HipError::INVALID_DEVICE)?;
         // SAFETY: HIP's contract: `num_devices` parameter blocks (checked non-null above).
         let list = unsafe {
-            std::slice::from_raw_parts(launch_params as *const cooperative::LaunchParams, count)
+            std::slice::from_raw_parts(launch_params as *const multi_device::LaunchParams, count)
         };
         let mut parts = Vec::with_capacity(count);
         for p in list {
@@ -143,7 +143,7 @@ hip_api! {
                 tracing::warn!("{API}: every part must launch the same kernel");
                 return Err(HipError::INVALID_VALUE);
             }
-            parts.push(cooperative::GridPart {
+            parts.push(multi_device::GridPart {
                 function: crate::runtime::module::function(p.func as usize)?,
                 grid: p.grid,
                 block: p.block,
@@ -153,7 +153,7 @@ hip_api! {
             });
         }
         // SAFETY: HIP's contract: each part's `args` holds one pointer per explicit argument.
-        unsafe { cooperative::launch_multi_device(API, &parts, flags) }
+        unsafe { multi_device::launch_multi_device(API, &parts, flags) }
     }
 
     /// `hipLaunchCooperativeKernelMultiDevice` with module functions (`hipFunction_t`).
@@ -166,11 +166,11 @@ hip_api! {
         let count = multi_device_count(API, launch_params, i64::from(num_devices), HipError::INVALID_VALUE)?;
         // SAFETY: HIP's contract: `num_devices` parameter blocks (checked non-null above).
         let list = unsafe {
-            std::slice::from_raw_parts(launch_params as *const cooperative::FunctionLaunchParams, count)
+            std::slice::from_raw_parts(launch_params as *const multi_device::FunctionLaunchParams, count)
         };
         let mut parts = Vec::with_capacity(count);
         for p in list {
-            parts.push(cooperative::GridPart {
+            parts.push(multi_device::GridPart {
                 function: crate::runtime::module::function_handle(p.function as _)?,
                 grid: Dim3 { x: p.grid[0], y: p.grid[1], z: p.grid[2] },
                 block: Dim3 { x: p.block[0], y: p.block[1], z: p.block[2] },
@@ -181,7 +181,7 @@ hip_api! {
         }
         // SAFETY: HIP's contract: each part's `kernelParams` holds one pointer per explicit
         // argument.
-        unsafe { cooperative::launch_multi_device(API, &parts, flags) }
+        unsafe { multi_device::launch_multi_device(API, &parts, flags) }
     }
 
     /// `hipLaunchKernel` between two optional events recorded on its stream. `flags` may ask
@@ -480,7 +480,11 @@ fn multi_device_count(
 ) -> HipResult<usize> {
     let devices = crate::runtime::runtime()?.devices.len();
     if list.is_null() || parts == 0 {
-        tracing::warn!(parts, list_is_null = list.is_null(), "{api}: no launch list, or no parts");
+        tracing::warn!(
+            parts,
+            list_is_null = list.is_null(),
+            "{api}: no launch list, or no parts"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     // A negative count is more than there are (AMD compares it as an unsigned size).
@@ -544,4 +548,3 @@ fn configurations_pop_in_push_order_and_a_failed_pop_is_the_last_error() {
 
 #[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_launch.rs"));
-

@@ -51,7 +51,7 @@ pub struct DeviceInfo {
     pub ecc_enabled: bool,
     pub async_engines: i32,
     pub cooperative_launch: bool,
-    /// Multi-device cooperative launches can run (`cooperative::multi_device_supported`: a
+    /// Multi-device cooperative launches can run (`multi_device::supported`: a
     /// property of the whole runtime, set once every device is open).
     pub cooperative_multi_device_launch: bool,
     pub asic_revision: i32,

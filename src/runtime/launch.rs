@@ -359,9 +359,9 @@ pub(in crate::runtime) unsafe fn launch_on(
     }?;
     match dispatch {
         Dispatch::Stream => launch.submit(),
-        Dispatch::Cooperative { multigrid_sync } => launch
-            .submit_cooperative(multigrid_sync, &[])
-            .map(|_| ()),
+        Dispatch::Cooperative { multigrid_sync } => {
+            launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
+        }
     }
 }
 
