@@ -114,6 +114,59 @@ fn module_gfx90a_deterministic() {
     module("gfx90a", true);
 }
 
+/// `multi_device` on two hsasim GPUs: threaded, the grids of both devices run at once and
+/// synchronise; deterministic, the runtime says it cannot (one device's work at a time) and
+/// refuses two-device launches after the same checks.
+fn multi_device(target: &str, deterministic: bool) {
+    let source = c_tests_dir("cooperative").join("kernels/coop_kernels.hip");
+    let code_object = build_device_code(&source, "coop_kernels", &[target], false, true);
+    let env = [
+        ("HSASIM_GPUS", "2"),
+        ("HIPSHIM_TEST_CODE_OBJECT", code_object.to_str().unwrap()),
+    ];
+    let out = run(&program("multi_device"), target, deterministic, &env);
+    assert!(out.contains("multi_device: PASSED"), "{out}");
+    if deterministic {
+        assert!(
+            out.contains("multi-device cooperative launch: not supported"),
+            "{out}"
+        );
+    } else {
+        assert!(
+            out.contains("multi-device cooperative launch: supported"),
+            "{out}"
+        );
+        for line in [
+            "exchange (flags 0, device 0 first): 512 work-items on 2 devices, 4 rounds, 0 wrong",
+            "exchange (flags 3, device 1 first): 512 work-items on 2 devices, 4 rounds, 0 wrong",
+            "pre- and post-sync: 0 wrong",
+            "module exchange: 0 wrong",
+        ] {
+            assert!(out.contains(line), "missing {line:?}:\n{out}");
+        }
+    }
+}
+
+#[test]
+fn multi_device_gfx942() {
+    multi_device("gfx942", false);
+}
+
+#[test]
+fn multi_device_gfx942_deterministic() {
+    multi_device("gfx942", true);
+}
+
+#[test]
+fn multi_device_gfx90a() {
+    multi_device("gfx90a", false);
+}
+
+#[test]
+fn multi_device_gfx90a_deterministic() {
+    multi_device("gfx90a", true);
+}
+
 #[test]
 fn cooperative_dispatches_go_to_the_cooperative_queue() {
     let path = common::target_dir().join("c_tests/cooperative-trace.json");

@@ -7,7 +7,7 @@
 // - the largest grid that fits at once launches, one more block is
 //   hipErrorCooperativeLaunchTooLarge;
 // - a cooperative launch stays in its stream's order with earlier and later work;
-// - multi-device cooperative launches are refused (hipErrorNotSupported) after their checks.
+// - a multi-device cooperative launch of one part runs, after its checks.
 // Run by tests/c_tests_cooperative.rs on both targets in both hsasim modes.
 #include "../check.h"
 
@@ -253,20 +253,36 @@ int main() {
         if (stream) CHECK(hipStreamDestroy(stream));
     }
 
-    // Multi-device cooperative launches are checked, then not supported (yet): the attribute
-    // says so.
+    // A multi-device cooperative launch of one part (c_tests/cooperative/multi_device.hip
+    // covers two devices): the attribute says it is supported, the checks hold.
     CHECK(hipDeviceGetAttribute(&value, hipDeviceAttributeCooperativeMultiDeviceLaunch, 0));
-    EXPECT_EQ(value, 0);
+    EXPECT_EQ(value, 1);
+    EXPECT_EQ(props.cooperativeMultiDeviceLaunch, 1);
     EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(nullptr, 1, 0), hipErrorInvalidValue);
     {
         int* out = nullptr;
         CHECK(hipMalloc(&out, 64 * sizeof(int)));
+        CHECK(hipMemset(out, 0, 64 * sizeof(int)));
+        hipStream_t stream;
+        CHECK(hipStreamCreate(&stream));
         void* margs[] = {&out};
         hipLaunchParams params = {reinterpret_cast<void*>(touch), dim3(1), dim3(64), margs, 0,
-                                  nullptr};
+                                  stream};
         EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 0, 0), hipErrorInvalidValue);
+        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 2, 0), hipErrorInvalidDevice);
         EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 1, 4), hipErrorInvalidValue);
-        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 1, 0), hipErrorNotSupported);
+        params.stream = nullptr;
+        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&params, 1, 0),
+                   hipErrorInvalidResourceHandle);
+        params.stream = stream;
+        EXPECT_OK(hipLaunchCooperativeKernelMultiDevice(&params, 1, 0));
+        CHECK(hipStreamSynchronize(stream));
+        int got[64];
+        CHECK(hipMemcpy(got, out, sizeof got, hipMemcpyDeviceToHost));
+        int wrong = 0;
+        for (int i = 0; i < 64; ++i) wrong += got[i] != 1;
+        EXPECT_EQ(wrong, 0);
+        CHECK(hipStreamDestroy(stream));
         CHECK(hipFree(out));
     }
 

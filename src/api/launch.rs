@@ -8,10 +8,10 @@ use super::types::{
     hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3, DrvLaunchConfig, LaunchConfig,
 };
 use crate::error::{HipError, HipResult};
-use crate::runtime::cooperative;
 use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CallConfiguration};
 use crate::runtime::module::Function;
+use crate::runtime::multi_device;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -124,32 +124,64 @@ hip_api! {
         unsafe { launch::launch_cooperative_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params) }
     }
 
-    /// Checked, then hipErrorNotSupported (`cooperative::launch_multi_device` says why).
+    /// One grid per device, all co-resident, synchronising with `this_multi_grid().sync()`
+    /// (`runtime/multi_device.rs`). Every part launches the same kernel.
     fn hipLaunchCooperativeKernelMultiDevice(
         launch_params: *mut c_void,
         num_devices: i32,
         flags: u32,
     ) -> hipError_t {
-        cooperative::launch_multi_device(
-            "hipLaunchCooperativeKernelMultiDevice",
-            launch_params.is_null(),
-            i64::from(num_devices),
-            flags,
-        )
+        const API: &str = "hipLaunchCooperativeKernelMultiDevice";
+        let count = multi_device_count(API, launch_params, i64::from(num_devices), HipError::INVALID_DEVICE)?;
+        // SAFETY: HIP's contract: `num_devices` parameter blocks (checked non-null above).
+        let list = unsafe {
+            std::slice::from_raw_parts(launch_params as *const multi_device::LaunchParams, count)
+        };
+        let mut parts = Vec::with_capacity(count);
+        for p in list {
+            if p.func != list[0].func {
+                tracing::warn!("{API}: every part must launch the same kernel");
+                return Err(HipError::INVALID_VALUE);
+            }
+            parts.push(multi_device::GridPart {
+                function: crate::runtime::module::function(p.func as usize)?,
+                grid: p.grid,
+                block: p.block,
+                shared_mem: p.shared_mem,
+                stream: p.stream,
+                args: p.args as *const *const c_void,
+            });
+        }
+        // SAFETY: HIP's contract: each part's `args` holds one pointer per explicit argument.
+        unsafe { multi_device::launch_multi_device(API, &parts, flags) }
     }
 
-    /// Checked, then hipErrorNotSupported (`cooperative::launch_multi_device` says why).
+    /// `hipLaunchCooperativeKernelMultiDevice` with module functions (`hipFunction_t`).
     fn hipModuleLaunchCooperativeKernelMultiDevice(
         launch_params: *mut c_void,
         num_devices: u32,
         flags: u32,
     ) -> hipError_t {
-        cooperative::launch_multi_device(
-            "hipModuleLaunchCooperativeKernelMultiDevice",
-            launch_params.is_null(),
-            i64::from(num_devices),
-            flags,
-        )
+        const API: &str = "hipModuleLaunchCooperativeKernelMultiDevice";
+        let count = multi_device_count(API, launch_params, i64::from(num_devices), HipError::INVALID_VALUE)?;
+        // SAFETY: HIP's contract: `num_devices` parameter blocks (checked non-null above).
+        let list = unsafe {
+            std::slice::from_raw_parts(launch_params as *const multi_device::FunctionLaunchParams, count)
+        };
+        let mut parts = Vec::with_capacity(count);
+        for p in list {
+            parts.push(multi_device::GridPart {
+                function: crate::runtime::module::function_handle(p.function as _)?,
+                grid: Dim3 { x: p.grid[0], y: p.grid[1], z: p.grid[2] },
+                block: Dim3 { x: p.block[0], y: p.block[1], z: p.block[2] },
+                shared_mem: p.shared_mem as usize,
+                stream: p.stream,
+                args: p.kernel_params as *const *const c_void,
+            });
+        }
+        // SAFETY: HIP's contract: each part's `kernelParams` holds one pointer per explicit
+        // argument.
+        unsafe { multi_device::launch_multi_device(API, &parts, flags) }
     }
 
     /// `hipLaunchKernel` between two optional events recorded on its stream. `flags` may ask
@@ -434,6 +466,33 @@ fn check_launch_flags(flags: i32) -> HipResult {
         return Err(HipError::INVALID_VALUE);
     }
     Ok(())
+}
+
+/// The number of parts of a multi-device cooperative launch: a null list or none is
+/// hipErrorInvalidValue, more than there are devices (or a negative count) `too_many` (AMD's runtime answers
+/// hipErrorInvalidDevice for `hipLaunchCooperativeKernelMultiDevice` and hipErrorInvalidValue
+/// for the module form).
+fn multi_device_count(
+    api: &str,
+    list: *mut c_void,
+    parts: i64,
+    too_many: HipError,
+) -> HipResult<usize> {
+    let devices = crate::runtime::runtime()?.devices.len();
+    if list.is_null() || parts == 0 {
+        tracing::warn!(
+            parts,
+            list_is_null = list.is_null(),
+            "{api}: no launch list, or no parts"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    // A negative count is more than there are (AMD compares it as an unsigned size).
+    if parts < 0 || parts > devices as i64 {
+        tracing::warn!(parts, devices, "{api}: more parts than devices");
+        return Err(too_many);
+    }
+    Ok(parts as usize)
 }
 
 #[cfg(test)]

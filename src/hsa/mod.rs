@@ -36,6 +36,11 @@ pub struct HsaRuntime {
     pub timestamp_hz: u64,
     /// True when this is hsasim rather than ROCr or another runtime.
     pub is_simulator: bool,
+    /// The devices never run at the same time: hsasim's deterministic mode
+    /// (`HSASIM_THREADS=0`), where the host thread that waits runs the pending work, one
+    /// dispatch at a time. A kernel that waits for another device's running kernel (a
+    /// multi-device cooperative launch) would wait for ever there.
+    pub devices_run_one_at_a_time: bool,
 }
 
 /// Picks and initialises the HSA runtime per `HIPSHIM_HSA_LIB` / `HIPSHIM_DEVICE`:
@@ -134,13 +139,17 @@ fn init_runtime(path: &Path) -> Result<HsaRuntime, String> {
     let is_simulator = agent_string(api, gpus[0], agent_info::AMD_PRODUCT_NAME)
         .map(|name| name.starts_with("hsasim"))
         .unwrap_or(false);
-    tracing::info!(library = %path.display(), gpus = gpus.len(), is_simulator, "HSA runtime initialised");
+    // hsasim reads the same variable: 0 is its deterministic mode (1, the default, threaded).
+    let devices_run_one_at_a_time = is_simulator
+        && std::env::var("HSASIM_THREADS").is_ok_and(|v| v.trim().parse::<u32>() == Ok(0));
+    tracing::info!(library = %path.display(), gpus = gpus.len(), is_simulator, devices_run_one_at_a_time, "HSA runtime initialised");
     Ok(HsaRuntime {
         api,
         gpus,
         cpu,
         timestamp_hz: timestamp_hz.max(1),
         is_simulator,
+        devices_run_one_at_a_time,
     })
 }
 

@@ -17,7 +17,13 @@
 //! The kernel's `hidden_multigrid_sync_arg` tells the device library what kind of launch this
 //! is: 0 for an ordinary one (`grid_group::is_valid()` is false), [`SINGLE_GRID`] for a
 //! cooperative launch on one device (`__ockl_grid_is_valid` tests for non-zero,
-//! `__ockl_multi_grid_is_valid` for more than 1), which is what AMD's runtime writes.
+//! `__ockl_multi_grid_is_valid` for more than 1), which is what AMD's ROCm 5.2 runtime writes
+//! (its packets on hsasim, `hipshim compare`: 1 and 0), and the address of the grid's
+//! multi-grid block for a multi-device launch (`multi_device.rs`).
+
+//!
+//! Multi-device launches (`multi_device.rs`) build on these: one cooperative dispatch per
+//! device.
 
 use super::code_object::KernelInfo;
 use super::device::Device;
@@ -118,39 +124,6 @@ impl Device {
         *slot = Some(queue.clone());
         Ok(queue)
     }
-}
-
-/// `hipCooperativeLaunchMultiDeviceNoPreSync` and `...NoPostSync`.
-pub const MULTI_DEVICE_FLAGS: u32 = 0x1 | 0x2;
-
-/// `hipLaunchCooperativeKernelMultiDevice` and `hipModuleLaunchCooperativeKernelMultiDevice`:
-/// checked, then refused with hipErrorNotSupported. A multi-device launch needs a shared
-/// multi-grid sync word and a per-device `mg_info` block (the device library's layout: sync
-/// word pointer, grid id, grid count, threads before this grid, threads of all grids) that its
-/// kernels read while they run, and all of its grids co-resident at once across devices;
-/// hipshim does not do that yet, and says so (the device attribute
-/// hipDeviceAttributeCooperativeMultiDeviceLaunch reads 0 accordingly).
-pub fn launch_multi_device(api: &str, list_is_null: bool, devices: i64, flags: u32) -> HipResult {
-    let count = runtime()?.devices.len() as i64;
-    if list_is_null || devices <= 0 || devices > count {
-        tracing::warn!(
-            devices,
-            count,
-            list_is_null,
-            "{api}: no launch list, or not 1 to {count} devices"
-        );
-        return Err(HipError::INVALID_VALUE);
-    }
-    if flags & !MULTI_DEVICE_FLAGS != 0 {
-        tracing::warn!(flags, "{api}: unknown flags");
-        return Err(HipError::INVALID_VALUE);
-    }
-    tracing::warn!(
-        devices,
-        "{api}: multi-device cooperative launches are not supported by hipshim yet (use \
-         hipLaunchCooperativeKernel per device)"
-    );
-    Err(HipError::NOT_SUPPORTED)
 }
 
 #[cfg(test)]

@@ -346,6 +346,7 @@ fn gather_info(
             agent_info::AMD_COOPERATIVE_QUEUES,
         )
         .unwrap_or(false),
+        cooperative_multi_device_launch: false,
         asic_revision: int(u32_of(agent_info::AMD_ASIC_REVISION)),
         uuid,
     }

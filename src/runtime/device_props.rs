@@ -51,6 +51,9 @@ pub struct DeviceInfo {
     pub ecc_enabled: bool,
     pub async_engines: i32,
     pub cooperative_launch: bool,
+    /// Multi-device cooperative launches can run (`multi_device::supported`: a
+    /// property of the whole runtime, set once every device is open).
+    pub cooperative_multi_device_launch: bool,
     pub asic_revision: i32,
     /// 16 bytes: the hex digits of the agent's `GPU-xxxxxxxxxxxxxxxx` UUID.
     pub uuid: [u8; 16],
@@ -382,6 +385,7 @@ impl DevicePropR0000 {
         p.gcn_arch = d.gcn_arch;
         p.gcn_arch_name = copy_str(&d.gcn_arch_name);
         p.cooperative_launch = i32::from(d.cooperative_launch);
+        p.cooperative_multi_device_launch = i32::from(d.cooperative_multi_device_launch);
         p.mem_pitch = MAX_PITCH;
         p.texture_alignment = TEXTURE_ALIGNMENT;
         p.texture_pitch_alignment = TEXTURE_ALIGNMENT;
@@ -440,6 +444,7 @@ impl DevicePropR0600 {
         p.concurrent_managed_access = 1;
         p.can_use_host_pointer_for_registered_mem = 1;
         p.cooperative_launch = i32::from(d.cooperative_launch);
+        p.cooperative_multi_device_launch = i32::from(d.cooperative_multi_device_launch);
         p.shared_mem_per_block_optin = d.lds_bytes;
         p.direct_managed_mem_access_from_host = 1;
         p.max_blocks_per_multi_processor = d.max_waves_per_cu;

@@ -343,6 +343,57 @@ pub(in crate::runtime) unsafe fn launch_on(
     stream: *mut c_void,
     dispatch: Dispatch,
 ) -> HipResult {
+    let cooperative = matches!(dispatch, Dispatch::Cooperative { .. });
+    // SAFETY: forwarded contract.
+    let launch = unsafe {
+        check_launch(
+            device,
+            function,
+            grid_size,
+            block,
+            args,
+            shared_mem,
+            stream,
+            cooperative,
+        )
+    }?;
+    match dispatch {
+        Dispatch::Stream => launch.submit(),
+        Dispatch::Cooperative { multigrid_sync } => {
+            launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
+        }
+    }
+}
+
+/// A launch checked on its device: everything that can fail before its packets are published
+/// has been checked, so that a launch of several parts (a multi-device cooperative launch)
+/// publishes all of them or none.
+pub(in crate::runtime) struct CheckedLaunch<'a> {
+    device: &'a super::device::Device,
+    stream: super::stream::StreamRef<'a>,
+    packet: DispatchPacket<'a>,
+    /// The device's cooperative queue, for a cooperative launch.
+    cooperative_queue: Option<std::sync::Arc<crate::hsa::queue::Queue>>,
+}
+
+/// Checks a launch of `function` on `device` (the device `stream` belongs to): the
+/// configuration, the arguments, the stream and, for a `cooperative` launch, what
+/// `cooperative::prepare` checks.
+///
+/// # Safety
+/// As for [`launch_function`]; the argument pointers stay valid while the result lives.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(in crate::runtime) unsafe fn check_launch<'a>(
+    device: &'a super::device::Device,
+    function: &'a Function,
+    grid_size: GridSize,
+    block: Dim3,
+    args: Args<'a>,
+    shared_mem: usize,
+    stream: *mut c_void,
+    cooperative: bool,
+) -> HipResult<CheckedLaunch<'a>> {
     let kernel = function.kernel(device)?;
     let info = &kernel.info;
     // The configuration is checked in work-groups either way.
@@ -405,46 +456,96 @@ pub(in crate::runtime) unsafe fn launch_on(
         return Err(HipError::INVALID_VALUE);
     }
     let stream = super::stream::resolve(stream, device)?;
-    let cooperative = match dispatch {
-        Dispatch::Stream => None,
-        Dispatch::Cooperative { multigrid_sync } => Some((
-            super::cooperative::prepare(
-                device,
-                function,
-                info,
-                [grid.x, grid.y, grid.z],
-                [block.x, block.y, block.z],
-                shared_mem,
-            )?,
-            multigrid_sync,
-        )),
+    let cooperative_queue = if cooperative {
+        Some(super::cooperative::prepare(
+            device,
+            function,
+            info,
+            [grid.x, grid.y, grid.z],
+            [block.x, block.y, block.z],
+            shared_mem,
+        )?)
+    } else {
+        None
     };
-    if crate::trace::recording() {
-        // Names the dispatch packet in the trace (the packet itself only has the code address).
-        crate::trace::record::note_kernel(&function.name, info.kernarg_size);
+    Ok(CheckedLaunch {
+        device,
+        stream,
+        packet: DispatchPacket {
+            function,
+            kernel,
+            source,
+            geometry,
+            grid,
+            block,
+            shared_mem,
+            group_segment: group_segment as u32,
+        },
+        cooperative_queue,
+    })
+}
+
+impl CheckedLaunch<'_> {
+    /// Work-items of the grid.
+    pub(in crate::runtime) fn work_items(&self) -> u64 {
+        self.packet
+            .geometry
+            .grid_size()
+            .iter()
+            .map(|&n| u64::from(n))
+            .product()
     }
-    let packet = DispatchPacket {
-        function,
-        kernel,
-        source,
-        geometry: &geometry,
-        grid,
-        block,
-        shared_mem,
-        group_segment: group_segment as u32,
-    };
-    // Everything that can fail has been checked: from here a packet is always published.
-    match cooperative {
-        None => stream.submit_counted(
+
+    /// The device the launch runs on.
+    pub(in crate::runtime) fn device(&self) -> &super::device::Device {
+        self.device
+    }
+
+    /// Publishes the dispatch on the stream's own queue. Cannot fail but for the stream's
+    /// own waits (see `Stream::submit_counted`).
+    #[inline(always)]
+    fn submit(self) -> HipResult {
+        let CheckedLaunch {
+            device,
+            stream,
+            packet,
+            ..
+        } = self;
+        packet.note_in_trace();
+        stream.submit_counted(
             &device.streams,
             #[inline(always)]
             |queue, completion_signal| packet.publish(queue, completion_signal, None),
-        ),
-        Some((queue, multigrid_sync)) => {
-            stream.submit_elsewhere(&device.streams, &queue, |queue, completion_signal| {
+        )
+    }
+
+    /// Publishes the dispatch of a cooperative launch on the device's cooperative queue, with
+    /// `multigrid_sync` as its `hidden_multigrid_sync_arg`, in its stream's order and after
+    /// `also_after` (see `Stream::submit_elsewhere`, whose marker of the dispatch it returns).
+    pub(in crate::runtime) fn submit_cooperative(
+        self,
+        multigrid_sync: u64,
+        also_after: &[super::stream::Dep],
+    ) -> HipResult<crate::hsa::queue::Marker> {
+        let CheckedLaunch {
+            device,
+            stream,
+            packet,
+            cooperative_queue,
+        } = self;
+        let Some(queue) = cooperative_queue else {
+            tracing::error!(kernel = %packet.function.name, "internal error: a cooperative submit of a launch not checked as cooperative");
+            return Err(HipError::UNKNOWN);
+        };
+        packet.note_in_trace();
+        stream.submit_elsewhere(
+            &device.streams,
+            &queue,
+            also_after,
+            |queue, completion_signal| {
                 packet.publish(queue, completion_signal, Some(multigrid_sync))
-            })
-        }
+            },
+        )
     }
 }
 
@@ -453,7 +554,7 @@ struct DispatchPacket<'a> {
     function: &'a Function,
     kernel: &'a super::module::Kernel,
     source: ArgSource<'a>,
-    geometry: &'a LaunchGeometry,
+    geometry: LaunchGeometry,
     grid: Dim3,
     block: Dim3,
     shared_mem: usize,
@@ -462,6 +563,15 @@ struct DispatchPacket<'a> {
 }
 
 impl DispatchPacket<'_> {
+    /// Names the kernel of the dispatch packet about to be published in the trace (the packet
+    /// itself only has the code address).
+    #[inline(always)]
+    fn note_in_trace(&self) {
+        if crate::trace::recording() {
+            crate::trace::record::note_kernel(&self.function.name, self.kernel.info.kernarg_size);
+        }
+    }
+
     /// Writes the kernargs (with `hidden_multigrid_sync_arg` if given) and the packet on
     /// `queue` with `completion_signal`, and rings the doorbell; returns the packet's index.
     #[inline(always)]
@@ -474,7 +584,7 @@ impl DispatchPacket<'_> {
         let (info, layout, geometry, block) = (
             &self.kernel.info,
             &self.kernel.layout,
-            self.geometry,
+            &self.geometry,
             self.block,
         );
         let [gx, gy, gz] = geometry.grid_size();

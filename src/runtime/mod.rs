@@ -15,6 +15,7 @@ pub mod kernarg;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod multi_device;
 pub mod occupancy;
 pub mod ordering;
 pub mod rtc;
@@ -106,12 +107,17 @@ pub fn runtime() -> HipResult<&'static Runtime> {
                 eprintln!("hipshim: no HSA runtime could be initialised: {why}");
                 HipError::NO_DEVICE
             })?;
-            let devices = hsa
+            let mut devices = hsa
                 .gpus
                 .iter()
                 .enumerate()
                 .map(|(index, &agent)| Device::open(index, agent, &hsa, &config))
                 .collect::<HipResult<Vec<_>>>()?;
+            let multi_device_launch =
+                multi_device::supported(&devices, hsa.devices_run_one_at_a_time);
+            for device in &mut devices {
+                device.info.cooperative_multi_device_launch = multi_device_launch;
+            }
             tracing::info!(devices = devices.len(), "hipshim runtime ready");
             crate::fork_guard::watch();
             Ok(Runtime {

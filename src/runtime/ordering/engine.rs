@@ -757,19 +757,24 @@ impl Stream {
         Ok(())
     }
 
-    /// Publishes one packet on `queue`, a queue of the device other than the stream's own (the
-    /// device's cooperative queue), in stream order: it runs after the stream's work so far (a
-    /// barrier-AND there waits for a marker of the stream, recorded as that queue's cross-queue
-    /// wait) and the stream's later work waits for it (it completes the stream's gate, which
-    /// the next packet of the stream waits for, as for a copy). `publish` writes the packet with
-    /// the completion signal it is given, rings the doorbell and returns the packet's index.
-    /// Cannot fail once `publish` is called.
+    /// Publishes one packet on `queue`, a queue other than the stream's own (a device's
+    /// cooperative queue), in stream order: it runs after the stream's work so far and after
+    /// `also_after` (barrier-AND packets there wait for a marker of the stream and for those,
+    /// each recorded as that queue's cross-queue wait), and the stream's later work waits for it
+    /// (it completes the stream's gate, which the next packet of the stream waits for, as for a
+    /// copy). `publish` writes the packet with the completion signal it is given, rings the
+    /// doorbell and returns the packet's index. Cannot fail once `publish` is called. Returns
+    /// the packet as a marker: complete when the packet is.
+    ///
+    /// The caller keeps `also_after` (their signals) until the returned marker completes: the
+    /// barrier reads them until then.
     pub fn submit_elsewhere(
         &self,
         device: &DeviceStreams,
         queue: &Arc<Queue>,
+        also_after: &[Dep],
         publish: impl FnOnce(&Queue, hsa_signal_t) -> u64,
-    ) -> HipResult {
+    ) -> HipResult<Marker> {
         let mut op = self.begin(device, None)?;
         let before = if op.deps.is_empty() && self.idle(&op.st) {
             None
@@ -777,26 +782,68 @@ impl Stream {
             Some(op.marker()?)
         };
         let done = self.signals.get(1)?;
-        if let Some(before) = &before {
-            let at = queue.publish(&barrier_and(
-                &[before.signal.handle()],
-                hsa_signal_t::default(),
-            ));
-            queue.add_blocker(at, before);
+        let own = before.as_ref().map(|m| (m.signal.handle(), Some(m)));
+        let others = also_after
+            .iter()
+            .filter(|d| !d.signal.is_zero())
+            .map(|d| (d.signal.handle(), d.producer.as_ref()));
+        let mut waits = own.into_iter().chain(others).peekable();
+        while waits.peek().is_some() {
+            let mut batch: [Option<(hsa_signal_t, Option<&Marker>)>; BARRIER_DEPS] =
+                Default::default();
+            for slot in batch.iter_mut() {
+                *slot = waits.next();
+            }
+            let handles = batch.map(|w| w.map_or(hsa_signal_t::default(), |w| w.0));
+            let at = queue.publish(&barrier_and(&handles, hsa_signal_t::default()));
+            for producer in batch.iter().flatten().filter_map(|w| w.1) {
+                if !Arc::ptr_eq(&producer.queue, queue) {
+                    queue.add_blocker(at, producer);
+                }
+            }
         }
         let index = publish(queue, done.handle());
-        tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, index, after = ?before, "packet on another queue, in stream order");
+        tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, index, after = ?before, also_after = also_after.len(), "packet on another queue, in stream order");
+        let packet = Marker {
+            signal: done.clone(),
+            queue: queue.clone(),
+            index,
+        };
         // An earlier gate was covered by the marker (or already complete).
         op.st.gate = Some(Gate {
-            signal: done.clone(),
+            signal: done,
             after: before,
             on_engine: false,
-            completed_by: Some(Marker {
-                signal: done,
-                queue: queue.clone(),
-                index,
-            }),
+            completed_by: Some(packet.clone()),
         });
+        op.finish();
+        Ok(packet)
+    }
+
+    /// A marker after the stream's work so far, or none if it has none outstanding: what
+    /// another queue waits for to run after this stream's work (as an event record would, but
+    /// without becoming the stream's record).
+    pub fn marker_after_work_so_far(&self, device: &DeviceStreams) -> HipResult<Option<Marker>> {
+        let mut op = self.begin(device, None)?;
+        let marker = if op.deps.is_empty() && self.idle(&op.st) {
+            None
+        } else {
+            Some(op.marker()?)
+        };
+        op.finish();
+        Ok(marker)
+    }
+
+    /// `hipStreamWaitEvent` for several dependencies at once: later work of this stream waits
+    /// for every one of `deps` (barrier-AND packets on this stream's queue).
+    pub fn wait_for_all(&self, device: &DeviceStreams, deps: Vec<Dep>) -> HipResult {
+        let mut op = self.begin(device, None)?;
+        for dep in deps {
+            op.deps.push(dep);
+        }
+        if !op.deps.is_empty() {
+            op.queue_after_waits()?;
+        }
         op.finish();
         Ok(())
     }
