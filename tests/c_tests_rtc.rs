@@ -16,7 +16,6 @@
 mod common;
 
 use common::ctest::{build, c_tests_dir, DEFAULT_TARGETS};
-use common::Fnv;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -113,25 +112,7 @@ fn hipcc_build(source: &Path, stem: &str) -> Option<PathBuf> {
         println!("SKIPPED: AMD's hip/hiprtc.h is not installed (libamdhip64-dev)");
         return None;
     }
-    let hipcc = common::require_tool("hipcc");
-    let flags = ["--offload-arch=gfx90a", "-O3"];
-    let mut key = Fnv::new();
-    key.tool(&hipcc).file(source);
-    for f in flags {
-        key.bytes(f.as_bytes());
-    }
-    let cache = common::target_dir().join("c_tests_rtc");
-    Some(common::cached_build(&cache, stem, &key, |out| {
-        let mut cmd = Command::new(&hipcc);
-        cmd.env("HIP_PLATFORM", "amd")
-            .env("HIP_PATH", "/usr")
-            .env("ROCM_PATH", "/usr")
-            .args(flags)
-            .arg(source)
-            .arg("-o")
-            .arg(out);
-        cmd
-    }))
+    Some(common::hipcc_build(source, stem, "c_tests_rtc"))
 }
 
 #[test]
@@ -161,22 +142,13 @@ fn hipcc_program_with_amds_rocm5_header_compiles_and_launches() {
     }
     // The reference: AMD's hiprtc (ROCm 5.2, through comgr) runs the same binary over hsasim
     // and finds the same lowered name.
-    let amd = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+    let amd = Path::new(common::AMDS_RUNTIME);
     let comgr = Path::new("/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2");
     if !amd.exists() || !comgr.exists() {
         println!("skipped the AMD run: its libamdhip64.so.5 or comgr is not installed");
         return;
     }
-    let rocr = lib_dir.join("as-rocr");
-    std::fs::create_dir_all(&rocr).unwrap();
-    let link = rocr.join("libhsa-runtime64.so.1");
-    if !link.exists() {
-        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
-    }
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    cmd.env("LD_LIBRARY_PATH", &rocr)
-        .env("HSASIM_GFX", "gfx90a");
+    let mut cmd = common::amds_runtime(&program);
     let out = common::run(&mut cmd, common::program_timeout());
     let report = out.report(&cmd);
     assert!(

@@ -23,27 +23,7 @@ const SUCCESS_LINE: &str = "vector_add: PASSED";
 
 /// Builds `source` with Debian's hipcc for gfx90a (cached).
 fn hipcc_build(source: &Path, stem: &str) -> PathBuf {
-    let hipcc = common::require_tool(HIPCC);
-    let flags = ["--offload-arch=gfx90a", "-O3"];
-    let mut key = Fnv::new();
-    key.tool(&hipcc).file(source);
-    for f in flags {
-        key.bytes(f.as_bytes());
-    }
-    let cache = common::target_dir().join("existing_binary");
-    common::cached_build(&cache, stem, &key, |out| {
-        let mut cmd = Command::new(&hipcc);
-        // hipcc (a Perl driver) reads these; pin them so a CUDA-flavoured
-        // environment cannot redirect it. /usr is where Debian puts ROCm.
-        cmd.env("HIP_PLATFORM", "amd")
-            .env("HIP_PATH", "/usr")
-            .env("ROCM_PATH", "/usr")
-            .args(flags)
-            .arg(source)
-            .arg("-o")
-            .arg(out);
-        cmd
-    })
+    common::hipcc_build(source, stem, "existing_binary")
 }
 
 fn vector_add_hipcc() -> PathBuf {
@@ -238,22 +218,13 @@ fn hipcc_binary_calls_the_cxx_module_launches() {
         out.status
     );
     // AMD's runtime, where Debian installed it, runs the same binary over hsasim.
-    let amd = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+    let amd = Path::new(common::AMDS_RUNTIME);
     if !amd.exists() {
         eprintln!("skipped the AMD run: {} is not installed", amd.display());
         return;
     }
-    let rocr = lib_dir.join("as-rocr");
-    std::fs::create_dir_all(&rocr).unwrap();
-    let link = rocr.join("libhsa-runtime64.so.1");
-    if !link.exists() {
-        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
-    }
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    cmd.env("LD_LIBRARY_PATH", &rocr)
-        .env("HSASIM_GFX", "gfx90a")
-        .env("HIPSHIM_TEST_CODE_OBJECT", &code_object);
+    let mut cmd = common::amds_runtime(&program);
+    cmd.env("HIPSHIM_TEST_CODE_OBJECT", &code_object);
     let out = common::run(&mut cmd, common::program_timeout());
     let report = out.report(&cmd);
     assert!(
@@ -283,18 +254,9 @@ fn occupancy_matches_amds_runtime() {
         ours.contains("tiny block 32 lds 0: hipSuccess 32\n"),
         "{ours}"
     );
-    let amd = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+    let amd = Path::new(common::AMDS_RUNTIME);
     assert!(amd.exists(), "hipcc is installed without AMD's runtime");
-    let rocr = lib_dir.join("as-rocr");
-    std::fs::create_dir_all(&rocr).unwrap();
-    let link = rocr.join("libhsa-runtime64.so.1");
-    if !link.exists() {
-        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
-    }
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    cmd.env("LD_LIBRARY_PATH", &rocr)
-        .env("HSASIM_GFX", "gfx90a");
+    let mut cmd = common::amds_runtime(&program);
     let out = common::run(&mut cmd, common::program_timeout());
     assert!(
         out.status.success(),
@@ -340,18 +302,9 @@ fn hipcc_device_printf_matches_amds_runtime() {
     });
     assert!(out.status.success(), "on hipshim:\n{}", out.report(&cmd));
     let ours = out.stdout();
-    let amd = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+    let amd = Path::new(common::AMDS_RUNTIME);
     assert!(amd.exists(), "hipcc is installed without AMD's runtime");
-    let rocr = lib_dir.join("as-rocr");
-    std::fs::create_dir_all(&rocr).unwrap();
-    let link = rocr.join("libhsa-runtime64.so.1");
-    if !link.exists() {
-        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
-    }
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    cmd.env("LD_LIBRARY_PATH", &rocr)
-        .env("HSASIM_GFX", "gfx90a");
+    let mut cmd = common::amds_runtime(&program);
     // AMD's runtime does not finish this program on hsasim's deterministic mode (its hostcall
     // listener waits on the doorbell in HSA, and there such a wait runs pending kernels
     // itself): the reference runs threaded.
@@ -414,20 +367,10 @@ fn hipcc_cooperative_launches_match_amds_runtime() {
     ] {
         assert!(ours.contains(line), "missing {line:?} on hipshim:\n{ours}");
     }
-    let amd = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+    let amd = Path::new(common::AMDS_RUNTIME);
     assert!(amd.exists(), "hipcc is installed without AMD's runtime");
-    let rocr = lib_dir.join("as-rocr");
-    std::fs::create_dir_all(&rocr).unwrap();
-    let link = rocr.join("libhsa-runtime64.so.1");
-    if !link.exists() {
-        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
-    }
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    cmd.env("LD_LIBRARY_PATH", &rocr)
-        .env("HSASIM_GFX", "gfx90a")
-        .env("HSASIM_GPUS", "2")
-        .env("HSASIM_THREADS", "1");
+    let mut cmd = common::amds_runtime(&program);
+    cmd.env("HSASIM_GPUS", "2").env("HSASIM_THREADS", "1");
     let out = common::run(&mut cmd, common::program_timeout());
     assert!(
         out.status.success(),

@@ -413,3 +413,50 @@ pub fn tool_output(tool: &str, args: &[&str], file: &Path) -> String {
     assert!(out.status.success(), "{}", out.report(&cmd));
     out.stdout()
 }
+
+/// Builds `source` with Debian's hipcc (ROCm 5.2, AMD's headers) for gfx90a, cached under
+/// `<target>/<cache>/`: the existing-binary programs the tests run on hipshim and, as the
+/// reference, under AMD's own runtime ([`amds_runtime`]).
+pub fn hipcc_build(source: &Path, stem: &str, cache: &str) -> PathBuf {
+    let hipcc = require_tool("hipcc");
+    let flags = ["--offload-arch=gfx90a", "-O3"];
+    let mut key = Fnv::new();
+    key.tool(&hipcc).file(source);
+    for f in flags {
+        key.bytes(f.as_bytes());
+    }
+    cached_build(&target_dir().join(cache), stem, &key, |out| {
+        let mut cmd = Command::new(&hipcc);
+        // hipcc (a Perl driver) reads these; pin them so a CUDA-flavoured environment cannot
+        // redirect it. /usr is where Debian puts ROCm.
+        cmd.env("HIP_PLATFORM", "amd")
+            .env("HIP_PATH", "/usr")
+            .env("ROCM_PATH", "/usr")
+            .args(flags)
+            .arg(source)
+            .arg("-o")
+            .arg(out);
+        cmd
+    })
+}
+
+/// AMD's HIP runtime as Debian installs it (ROCm 5.2).
+pub const AMDS_RUNTIME: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
+
+/// `program` set up to run under AMD's own `libamdhip64.so.5` over hsasim's gfx90a model:
+/// hsasim answers to ROCr's soname from a directory of its own (the README's recipe).
+pub fn amds_runtime(program: &Path) -> Command {
+    let lib_dir = lib_dir();
+    let rocr = lib_dir.join("as-rocr");
+    std::fs::create_dir_all(&rocr).expect("the lib dir is writable");
+    let link = rocr.join("libhsa-runtime64.so.1");
+    if !link.exists() {
+        // Another test may make it at the same moment: either link will do.
+        let _ = std::os::unix::fs::symlink(lib_dir.join("libhsasim.so"), &link);
+    }
+    let mut cmd = Command::new(program);
+    clear_loader_env(&mut cmd);
+    cmd.env("LD_LIBRARY_PATH", &rocr)
+        .env("HSASIM_GFX", "gfx90a");
+    cmd
+}
