@@ -131,21 +131,7 @@ mod tests {
     use super::*;
 
     fn info(max_flat: u32, lds: u32, vgprs: u32) -> KernelInfo {
-        KernelInfo {
-            name: "k".into(),
-            symbol: "k.kd".into(),
-            kernarg_size: 0,
-            kernarg_align: 8,
-            group_segment_fixed_size: lds,
-            private_segment_fixed_size: 0,
-            max_flat_workgroup_size: max_flat,
-            wavefront_size: 64,
-            uses_dynamic_stack: false,
-            sgpr_count: 16,
-            vgpr_count: vgprs,
-            agpr_count: 0,
-            args: Vec::new(),
-        }
+        KernelInfo::with_resources(max_flat, lds, 16, vgprs, 0)
     }
 
     const LIMITS: CuLimits = CuLimits {

@@ -160,21 +160,7 @@ mod tests {
     use super::*;
 
     fn kernel(vgpr: u32, agpr: u32, sgpr: u32, lds: u32, max_flat: u32) -> KernelInfo {
-        KernelInfo {
-            name: "k".into(),
-            symbol: "k.kd".into(),
-            kernarg_size: 0,
-            kernarg_align: 8,
-            group_segment_fixed_size: lds,
-            private_segment_fixed_size: 0,
-            max_flat_workgroup_size: max_flat,
-            wavefront_size: 64,
-            uses_dynamic_stack: false,
-            sgpr_count: sgpr,
-            vgpr_count: vgpr,
-            agpr_count: agpr,
-            args: Vec::new(),
-        }
+        KernelInfo::with_resources(max_flat, lds, sgpr, vgpr, agpr)
     }
 
     const CDNA: CuLimits = CuLimits {

@@ -168,6 +168,29 @@ pub struct KernelInfo {
     pub args: Vec<KernelArg>,
 }
 
+#[cfg(test)]
+impl KernelInfo {
+    /// A kernel `k` without arguments that needs only these resources: what the launch-limit
+    /// and occupancy tests vary.
+    pub fn with_resources(max_flat: u32, lds: u32, sgpr: u32, vgpr: u32, agpr: u32) -> Self {
+        KernelInfo {
+            name: "k".into(),
+            symbol: "k.kd".into(),
+            kernarg_size: 0,
+            kernarg_align: 8,
+            group_segment_fixed_size: lds,
+            private_segment_fixed_size: 0,
+            max_flat_workgroup_size: max_flat,
+            wavefront_size: 64,
+            uses_dynamic_stack: false,
+            sgpr_count: sgpr,
+            vgpr_count: vgpr,
+            agpr_count: agpr,
+            args: Vec::new(),
+        }
+    }
+}
+
 impl KernelInfo {
     /// Number of arguments the application passes (HIP's `void **args` has one pointer
     /// per explicit argument, in order).
