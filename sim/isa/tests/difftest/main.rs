@@ -626,6 +626,58 @@ fn integer_division_edge_values() {
     }
 }
 
+/// Past defect: `v_div_fmas` rounded its fma to f32 (f64) and then scaled it, rounding
+/// twice; a quotient whose first rounding made a tie came out 1 ulp low (2^24 / FLT_MAX,
+/// a quotient in the f64 subnormal range).
+#[test]
+fn float_division_rounds_once() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let src = r#"extern "C" __global__ void fdivs(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float a = __builtin_bit_cast(float, (u32)in[gid]), b = __builtin_bit_cast(float, (u32)in[128 + gid]);
+  double c = __builtin_bit_cast(double, in[256 + gid]), d = __builtin_bit_cast(double, in[384 + gid]);
+  out[gid] = __builtin_bit_cast(u32, a / b);
+  out[128 + gid] = __builtin_bit_cast(u64, c / d);
+}
+"#;
+    let pairs32: [(f32, f32); 4] = [
+        (16777216.0, f32::MAX),
+        (1.0, f32::MAX),
+        (f32::MAX, 0.75),
+        (3.0, 1.5e-45),
+    ];
+    let pairs64: [(u64, u64); 4] = [
+        (0x01d4_701f_0d37_f22f, 0x41dc_1df1_8c00_0000),
+        (1f64.to_bits(), f64::MAX.to_bits()),
+        (f64::MAX.to_bits(), 0.75f64.to_bits()),
+        (3f64.to_bits(), 5e-324f64.to_bits()),
+    ];
+    let a: Vec<u64> = (0..LANES)
+        .map(|l| pairs32[l % 4].0.to_bits() as u64)
+        .collect();
+    let b: Vec<u64> = (0..LANES)
+        .map(|l| pairs32[l % 4].1.to_bits() as u64)
+        .collect();
+    let c: Vec<u64> = (0..LANES).map(|l| pairs64[l % 4].0).collect();
+    let d: Vec<u64> = (0..LANES).map(|l| pairs64[l % 4].1).collect();
+    for model in MODELS {
+        let inputs = [a.clone(), b.clone(), c.clone(), d.clone()];
+        let out = run_source(src, "fdivs", model, &inputs, 2);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (x, y) = (pairs32[l % 4].0, pairs32[l % 4].1);
+            let want = (x / y).to_bits() as u64;
+            assert_eq!(out[l], want, "{m} {x:e} / {y:e}: got {:#x}", out[l]);
+            let (p, q) = (f64::from_bits(c[l]), f64::from_bits(d[l]));
+            let got = out[LANES + l];
+            assert_eq!(got, (p / q).to_bits(), "{m} {p:e} / {q:e}: got {got:#x}");
+        }
+    }
+}
+
 /// Reserved DPP controls are named errors, never a silent "no source lane"; gfx90a and
 /// gfx942's row_newbcast decodes.
 #[test]
