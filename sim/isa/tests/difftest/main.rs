@@ -212,22 +212,13 @@ fn source_of(programs: &[&Program], table: &[OpDef]) -> String {
 
 /// Open findings not yet fixed in the interpreter, by target and seed (the default CI
 /// run would otherwise fail on them): each is reported as skipped, and
-/// `HSASIM_DIFFTEST_ALL=1` checks them too.
+/// `HSASIM_DIFFTEST_ALL=1` checks them too. None are open.
 ///
-/// - gfx942 seed 34 and gfx90a seed 39: a `%` (u32, resp. u64) inside nested divergent
-///   branches differs from the host (0x00ff00fc % 7 gives 0x00ffffff; the u64 remainder
-///   loses its high half), while the same values pass alone
-///   (`integer_division_edge_values`): an operand computed in the branch, or the
-///   division expansion under a partial EXEC, is wrong.
-///
-/// Open findings of `scripts/difftest.sh 150 1000 60` (not in the CI seeds):
-/// - seed 1144 (both targets): `a / (a | 1)` for a near 2^32 inside branches gives 1
-///   (the values alone pass): likely the same defect as seeds 34/39;
-/// - gfx90a seed 1131: a u32 quotient keeps only its low 16 bits (an SDWA/16-bit write);
-/// - gfx942 seed 1028, gfx90a seed 1147: f32/f64 division 1 ulp low in hard rounding
-///   cases (2^24 / FLT_MAX; a result near the f64 denormal range): v_div_scale/
-///   v_div_fmas/v_div_fixup scaling in exec/valu/div.rs.
-const KNOWN: &[(GfxModel, u64)] = &[(GfxModel::Gfx942, 34), (GfxModel::Gfx90a, 39)];
+/// Closed: gfx942 seed 34, gfx90a seed 39, and with `scripts/difftest.sh 150 1000 60` seed
+/// 1144 (both) and gfx90a seed 1131 were clang-19 miscompiling unsigned division (the
+/// generator now avoids it: see `udiv_u32` in ops.rs); gfx942 seed 1028 and gfx90a seed
+/// 1147 were `v_div_fmas` rounding twice (`float_division_rounds_once`).
+const KNOWN: &[(GfxModel, u64)] = &[];
 
 /// Runs one program from an already loaded code object; on a mismatch, reduces it and
 /// returns a report.
@@ -622,6 +613,72 @@ fn integer_division_edge_values() {
             assert_eq!(out[LANES + l], (x / y) as u64, "{m} {x:#x} / {y:#x}");
             assert_eq!(out[2 * LANES + l], p % q, "{m} {p:#x} % {q:#x}");
             assert_eq!(out[3 * LANES + l], p / q, "{m} {p:#x} / {q:#x}");
+        }
+    }
+}
+
+/// The generator's unsigned division spelling in the contexts where clang-19 miscompiles
+/// plain `/` and `%` (findings of seeds 34, 39, 1131, 1144: operands with known narrow or
+/// sign-extended ranges; see `udiv_u32` in ops.rs): with the numerator opaque, the
+/// compiled code computes the true quotient and remainder.
+#[test]
+fn unsigned_division_ops_avoid_clang19_narrowing() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let table = prog::table();
+    let spell = |name: &str, x: &str, y: &str| {
+        let op = table.iter().find(|o| o.name == name).expect("op exists");
+        op.c.replace("$0", x).replace("$1", y)
+    };
+    // a: 24 bits known (0xff00fc % 7); b: a signed remainder (0xfffffe2e / itself);
+    // c: a sign-extended u64 (0xffffffff8dc7ccce % itself); d: 0xfffffdb0 by a 16-bit value.
+    let src = format!(
+        r#"extern "C" __global__ void udivs(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  u32 x = (u32)in[gid], y = (u32)in[128 + gid];
+  u32 a = x & 0xffffffu, a7 = y & 0x3fu;
+  u32 b = (u32)((int)x % 0x39b);
+  u64 c = (u64)(long long)(int)x;
+  u32 d = y >> 16;
+  out[gid] = {};
+  out[128 + gid] = {};
+  out[256 + gid] = {};
+  out[384 + gid] = {};
+}}
+"#,
+        spell("urem_u32", "a", "a7"),
+        spell("udiv_u32", "b", "b"),
+        spell("urem_u64", "c", "c"),
+        spell("udiv_u32", "0xfffffdb0u", "d"),
+    );
+    let xs: [u32; 4] = [0x00ff_00fc, (-466i32) as u32, 0x8dc7_ccce, 0xffff_fe2e];
+    let ys: [u32; 4] = [7, 6, 0xc17b_0000, 0x19a7_0000];
+    let x: Vec<u64> = (0..LANES).map(|l| xs[l % 4] as u64).collect();
+    let y: Vec<u64> = (0..LANES).map(|l| ys[l % 4] as u64).collect();
+    for model in MODELS {
+        let out = run_source(&src, "udivs", model, &[x.clone(), y.clone()], 4);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (xv, yv) = (xs[l % 4], ys[l % 4]);
+            let a = xv & 0xff_ffff;
+            let a7 = (yv & 0x3f) | 1;
+            assert_eq!(out[l], (a % a7) as u64, "{m} {a:#x} % {a7}");
+            let b = (xv as i32 % 0x39b) as u32;
+            assert_eq!(
+                out[LANES + l],
+                (b / (b | 1)) as u64,
+                "{m} {b:#x} / itself|1"
+            );
+            let c = xv as i32 as i64 as u64;
+            assert_eq!(out[2 * LANES + l], c % (c | 1), "{m} {c:#x} % itself|1");
+            let d = (yv >> 16) | 1;
+            assert_eq!(
+                out[3 * LANES + l],
+                (0xffff_fdb0u32 / d) as u64,
+                "{m} 0xfffffdb0 / {d:#x}"
+            );
         }
     }
 }

@@ -240,8 +240,17 @@ ops! {
     "umax": U32(U32, U32) Any = "$0 > $1 ? $0 : $1" => |a| u(a[0]).max(u(a[1])) as u64;
     "smin": U32(U32, U32) Any = "(int)$0 < (int)$1 ? $0 : $1" => |a| i(a[0]).min(i(a[1])) as u32 as u64;
     "smax": U32(U32, U32) Any = "(int)$0 > (int)$1 ? $0 : $1" => |a| i(a[0]).max(i(a[1])) as u32 as u64;
-    "udiv_u32": U32(U32, U32) Any = "$0 / ($1 | 1u)" => |a| (u(a[0]) / (u(a[1]) | 1)) as u64;
-    "urem_u32": U32(U32, U32) Any = "$0 % ($1 | 1u)" => |a| (u(a[0]) % (u(a[1]) | 1)) as u64;
+    // Unsigned division hides its numerator's known bits behind an empty asm: clang-19
+    // narrows unsigned div/rem by the operands' sign bits (a sign-extended or negative-
+    // remainder value near 2^32 is divided as a small number: 32-bit division with a zero
+    // high half for u64, a float division masked to the "bits used" for u32), and its
+    // 24-bit float expansion is off by one for some 24-bit numerators even with an exact
+    // v_rcp (0xff00fc / 7 gives 2387419). LLVM fixed both after 19 (llvm-project PRs
+    // 118928, 196418, 201186, 202753); the code is wrong on hardware too. With the
+    // numerator opaque, unsigned division takes the generic 32/64-bit expansion; the
+    // float expansion stays covered by the signed operations.
+    "udiv_u32": U32(U32, U32) Any = "({ u32 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) / ($1 | 1u)" => |a| (u(a[0]) / (u(a[1]) | 1)) as u64;
+    "urem_u32": U32(U32, U32) Any = "({ u32 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) % ($1 | 1u)" => |a| (u(a[0]) % (u(a[1]) | 1)) as u64;
     "sdiv_i32": U32(U32, U32) Any = "(u32)((int)$0 / (int)(($1 | 1u) & 0x7fffffffu))" => |a| (i(a[0]) / ((u(a[1]) | 1) & 0x7fff_ffff) as i32) as u32 as u64;
     "srem_i32": U32(U32, U32) Any = "(u32)((int)$0 % (int)(($1 | 1u) & 0x7fffffffu))" => |a| (i(a[0]) % ((u(a[1]) | 1) & 0x7fff_ffff) as i32) as u32 as u64;
     "popc_u32": U32(U32) Any = "(u32)__builtin_popcount($0)" => |a| u(a[0]).count_ones() as u64;
@@ -300,8 +309,9 @@ ops! {
     "lshl_add_3": U64(U64, U64) Any = "($0 << 3) + $1" => |a| (a[0] << 3).wrapping_add(a[1]);
     "umin_u64": U64(U64, U64) Any = "$0 < $1 ? $0 : $1" => |a| a[0].min(a[1]);
     "smax_i64": U64(U64, U64) Any = "(long long)$0 > (long long)$1 ? $0 : $1" => |a| (a[0] as i64).max(a[1] as i64) as u64;
-    "udiv_u64": U64(U64, U64) Any = "$0 / ($1 | 1ull)" => |a| a[0] / (a[1] | 1);
-    "urem_u64": U64(U64, U64) Any = "$0 % ($1 | 1ull)" => |a| a[0] % (a[1] | 1);
+    // The numerator is opaque for the reason given at udiv_u32.
+    "udiv_u64": U64(U64, U64) Any = "({ u64 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) / ($1 | 1ull)" => |a| a[0] / (a[1] | 1);
+    "urem_u64": U64(U64, U64) Any = "({ u64 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) % ($1 | 1ull)" => |a| a[0] % (a[1] | 1);
     "popc_u64": U64(U64) Any = "(u64)__builtin_popcountll($0)" => |a| a[0].count_ones() as u64;
     "clz_u64": U64(U64) Any = "$0 ? (u64)__builtin_clzll($0) : 64ull" => |a| a[0].leading_zeros() as u64;
     "zext_u64": U64(U32) Any = "(u64)$0" => |a| lo32(a[0]);
