@@ -12,31 +12,31 @@ pub(super) fn med3f(a: f32, b: f32, c: f32) -> f32 {
     a.max(b).min(a.min(b).max(c))
 }
 
-/// v_min_*/v_max_* (and their min3/max3/packed forms): a NaN operand yields the other
-/// operand, and -0 orders below +0. LLVM relies on the latter: it lowers `llvm.minimum`
+/// v_min_*/v_max_* (and their min3/max3/packed forms, and the LDS and memory float
+/// min/max atomics): a NaN operand yields the other operand, and -0 orders below +0. LLVM relies on the latter: it lowers `llvm.minimum`
 /// (which orders the zeros) to v_min_f32 plus a NaN check only.
-pub(super) fn fmin32(a: f32, b: f32) -> f32 {
+pub(crate) fn fmin32(a: f32, b: f32) -> f32 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         -0.0
     } else {
         a.min(b)
     }
 }
-pub(super) fn fmax32(a: f32, b: f32) -> f32 {
+pub(crate) fn fmax32(a: f32, b: f32) -> f32 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         0.0
     } else {
         a.max(b)
     }
 }
-pub(super) fn fmin64(a: f64, b: f64) -> f64 {
+pub(crate) fn fmin64(a: f64, b: f64) -> f64 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         -0.0
     } else {
         a.min(b)
     }
 }
-pub(super) fn fmax64(a: f64, b: f64) -> f64 {
+pub(crate) fn fmax64(a: f64, b: f64) -> f64 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         0.0
     } else {
