@@ -683,6 +683,39 @@ fn unsigned_division_ops_avoid_clang19_narrowing() {
     }
 }
 
+/// `make_h2` with a -0.0 constant high half (seeds 1222 and 1296 of `difftest.sh 300`):
+/// clang-19 drops the constant's sign for plain `(h2){x, -0.0}`; the op's spelling keeps it.
+#[test]
+fn make_h2_keeps_a_negative_zero_high_half() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let table = prog::table();
+    let op = table
+        .iter()
+        .find(|o| o.name == "make_h2")
+        .expect("op exists");
+    let pair =
+        op.c.replace("$0", "x")
+            .replace("$1", "__builtin_bit_cast(f16, (unsigned short)0x8000)");
+    let src = format!(
+        r#"extern "C" __global__ void mkh2(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  f16 x = __builtin_bit_cast(f16, (unsigned short)in[gid]);
+  out[gid] = (u64)__builtin_bit_cast(u32, {pair});
+}}
+"#
+    );
+    let x: Vec<u64> = (0..LANES as u64).map(|l| 0x3c00 + l).collect();
+    for model in MODELS {
+        let out = run_source(&src, "mkh2", model, &[x.clone()], 1);
+        for l in 0..LANES {
+            assert_eq!(out[l], 0x8000_0000 | x[l], "{} lane {l}", model.processor());
+        }
+    }
+}
+
 /// Past defect: `v_div_fmas` rounded its fma to f32 (f64) and then scaled it, rounding
 /// twice; a quotient whose first rounding made a tie came out 1 ulp low (2^24 / FLT_MAX,
 /// a quotient in the f64 subnormal range).

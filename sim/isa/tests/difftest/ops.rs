@@ -433,7 +433,9 @@ ops! {
     "pk_fma_f16": H2(H2, H2, H2) Any = "__builtin_elementwise_fma($0, $1, $2)" => |a| pack16(f16_fma(a[0] as u16, a[1] as u16, a[2] as u16) as u64, f16_fma(hi16(a[0]) as u16, hi16(a[1]) as u16, hi16(a[2]) as u16) as u64);
     "pk_min_f16": H2(H2, H2) Any = "__builtin_elementwise_min($0, $1) + (h2)((f16)0)" => |a| pack16(hr(fmin64(h(a[0]), h(a[1])) + 0.0), hr(fmin64(h(hi16(a[0])), h(hi16(a[1]))) + 0.0));
     "pk_max_f16": H2(H2, H2) Any = "__builtin_elementwise_max($0, $1) + (h2)((f16)0)" => |a| pack16(hr(fmax64(h(a[0]), h(a[1])) + 0.0), hr(fmax64(h(hi16(a[0])), h(hi16(a[1]))) + 0.0));
-    "make_h2": H2(F16, F16) Any = "(h2){$0, $1}" => |a| pack16(a[0], a[1]);
+    // The high half is opaque: clang-19 selects (h2){x, -0.0} as `x & 0xffff`, losing the
+    // constant's sign (the IR is right; {-0.0, x} and other constants are fine).
+    "make_h2": H2(F16, F16) Any = "(h2){$0, ({ f16 t_ = $1; __asm__(\"\" : \"+v\"(t_)); t_; })}" => |a| pack16(a[0], a[1]);
     "swap_h2": H2(H2) Any = "$0.yx" => |a| pack16(hi16(a[0]), a[0]);
     "pkrtz": H2(F32, F32) Any = "__builtin_bit_cast(h2, __builtin_amdgcn_cvt_pkrtz($0, $1))" => |a| pack16(to_f16(f32b(a[0]) as f64, 0.0, Rnd::TowardZero) as u64, to_f16(f32b(a[1]) as f64, 0.0, Rnd::TowardZero) as u64);
     "bits_to_h2": H2(U32) Any = "__builtin_bit_cast(h2, $0)" => |a| lo32(a[0]);
