@@ -709,7 +709,7 @@ fn make_h2_keeps_a_negative_zero_high_half() {
     );
     let x: Vec<u64> = (0..LANES as u64).map(|l| 0x3c00 + l).collect();
     for model in MODELS {
-        let out = run_source(&src, "mkh2", model, &[x.clone()], 1);
+        let out = run_source(&src, "mkh2", model, std::slice::from_ref(&x), 1);
         for l in 0..LANES {
             assert_eq!(out[l], 0x8000_0000 | x[l], "{} lane {l}", model.processor());
         }
