@@ -716,6 +716,60 @@ fn make_h2_keeps_a_negative_zero_high_half() {
     }
 }
 
+/// Past defect (seed 2106 of `difftest.sh 300 2000`): the VOP3 forms of v_fmac_f32,
+/// v_fmac_f64 and v_mac_f32 accumulated SGPR 0 (their unused SRC2 field) instead of vdst.
+#[test]
+fn vop3_fmac_accumulates_into_vdst() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    // s0 holds 1000.0 while the fmac runs, so reading it instead of vdst shows.
+    let body = |mac: &str| {
+        format!(
+            r#"extern "C" __global__ void fmacs(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float a = (float)gid, acc = 0.5f;
+  double d = (double)gid, dacc = -3.0;
+  __asm__ volatile("s_mov_b32 s0, 0x447a0000\n v_fmac_f32_e64 %0, %1, 4.0" : "+v"(acc) : "v"(a) : "s0");
+  __asm__ volatile("s_mov_b64 s[0:1], 0\n v_fmac_f64_e64 %0, %1, -4.0" : "+v"(dacc) : "v"(d) : "s0", "s1");
+  float m = 0.25f;
+  {mac}
+  out[gid] = __builtin_bit_cast(u32, acc);
+  out[128 + gid] = __builtin_bit_cast(u64, dacc);
+  out[256 + gid] = __builtin_bit_cast(u32, m);
+}}
+"#
+        )
+    };
+    for model in MODELS {
+        let mac = if model == GfxModel::Gfx90a {
+            r#"__asm__ volatile("s_mov_b32 s0, 0x447a0000\n v_mac_f32_e64 %0, %1, 2.0" : "+v"(m) : "v"(a) : "s0");"#
+        } else {
+            "m += a * 2.0f;"
+        };
+        let out = run_source(&body(mac), "fmacs", model, &[], 3);
+        for l in 0..LANES {
+            let m = model.processor();
+            assert_eq!(
+                f32::from_bits(out[l] as u32),
+                l as f32 * 4.0 + 0.5,
+                "{m} v_fmac_f32_e64 lane {l}"
+            );
+            assert_eq!(
+                f64::from_bits(out[LANES + l]),
+                l as f64 * -4.0 - 3.0,
+                "{m} v_fmac_f64_e64 lane {l}"
+            );
+            assert_eq!(
+                f32::from_bits(out[2 * LANES + l] as u32),
+                l as f32 * 2.0 + 0.25,
+                "{m} v_mac_f32_e64 lane {l}"
+            );
+        }
+    }
+}
+
 /// Past defect: `v_div_fmas` rounded its fma to f32 (f64) and then scaled it, rounding
 /// twice; a quotient whose first rounding made a tie came out 1 ulp low (2^24 / FLT_MAX,
 /// a quotient in the f64 subnormal range).
