@@ -770,6 +770,41 @@ fn vop3_fmac_accumulates_into_vdst() {
     }
 }
 
+/// Past defect (seed 5076 of `difftest.sh 300 5000`): `v_cvt_f64_f32_e64` ignored the
+/// neg/abs modifiers of its f32 source.
+#[test]
+fn cvt_f64_f32_applies_source_modifiers() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let src = r#"extern "C" __global__ void cvtmods(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float x = __builtin_bit_cast(float, (u32)in[gid]);
+  double n, a, na;
+  __asm__ volatile("v_cvt_f64_f32_e64 %0, -%1" : "=v"(n) : "v"(x));
+  __asm__ volatile("v_cvt_f64_f32_e64 %0, |%1|" : "=v"(a) : "v"(x));
+  __asm__ volatile("v_cvt_f64_f32_e64 %0, -|%1|" : "=v"(na) : "v"(x));
+  out[gid] = __builtin_bit_cast(u64, n);
+  out[128 + gid] = __builtin_bit_cast(u64, a);
+  out[256 + gid] = __builtin_bit_cast(u64, na);
+}
+"#;
+    let xs: Vec<u64> = (0..LANES)
+        .map(|l| ((l as f32 - 64.0) * 0.75).to_bits() as u64)
+        .collect();
+    for model in MODELS {
+        let out = run_source(src, "cvtmods", model, std::slice::from_ref(&xs), 3);
+        for l in 0..LANES {
+            let x = f32::from_bits(xs[l] as u32) as f64;
+            let m = model.processor();
+            assert_eq!(out[l], (-x).to_bits(), "{m} -{x}");
+            assert_eq!(out[LANES + l], x.abs().to_bits(), "{m} |{x}|");
+            assert_eq!(out[2 * LANES + l], (-x.abs()).to_bits(), "{m} -|{x}|");
+        }
+    }
+}
+
 /// Past defect: `v_div_fmas` rounded its fma to f32 (f64) and then scaled it, rounding
 /// twice; a quotient whose first rounding made a tie came out 1 ulp low (2^24 / FLT_MAX,
 /// a quotient in the f64 subnormal range).
