@@ -669,12 +669,17 @@ fn decode_vop2(model: GfxModel, w: u32) -> Result<Decoded, String> {
             i.src[2] = 106;
         }
         Form::Cndmask => i.src[2] = 106,
-        // Accumulating forms read their destination as the third source.
-        _ if matches!(op, 4 | 22 | 59) => i.src[2] = i.dst,
+        _ if vop2_accumulates(op) => i.src[2] = i.dst,
         Form::MadMk | Form::MadAk => {}
         _ => {}
     }
     Ok(Decoded { inst: i, exec })
+}
+
+/// VOP2 v_fmac_f64, v_mac_f32, v_fmac_f32: the accumulator is the destination, in the
+/// VOP3 form too (whose SRC2 field is unused: LLVM encodes it as 0, which would read s0).
+fn vop2_accumulates(op: u32) -> bool {
+    matches!(op, 4 | 22 | 59)
 }
 
 fn ext_of(src0: u16) -> Ext {
@@ -1248,6 +1253,9 @@ fn decode_vop3(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
         } else {
             256 + vdst
         };
+    }
+    if from == Enc::Vop2 && vop2_accumulates(op - 0x100) {
+        i.src[2] = i.dst;
     }
     if op == 0x28a {
         // v_writelane_b32 keeps the other lanes of vdst: it reads it.

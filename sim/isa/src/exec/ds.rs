@@ -6,6 +6,7 @@
 //! allocation is reported as a memory fault at the LDS offset (hardware would drop the
 //! write / return 0, which hides bugs).
 
+use super::valu::numeric::{fmax32, fmin32};
 use super::{Ctx, Step};
 use crate::aperture::SHARED_BASE;
 use crate::api::DispatchError;
@@ -263,8 +264,11 @@ fn lds_op32(op: u16, m: u32, x: u32, y: u32) -> u32 {
                 m
             }
         }
-        18 => f(m).min(f(x)).to_bits(),
-        19 => f(m).max(f(x)).to_bits(),
+        // The manual gives a compare-and-select and leaves equal zeros open; these order
+        // -0 below +0 and skip a NaN operand as v_min/v_max do, so the result does not
+        // hang on the operand order or the host's f32::min.
+        18 => fmin32(f(m), f(x)).to_bits(),
+        19 => fmax32(f(m), f(x)).to_bits(),
         21 => (f(m) + f(x)).to_bits(),
         _ => m,
     }
@@ -408,4 +412,20 @@ pub fn ds_gws_sema(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
              and ds_gws_barrier are)"
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lds_op32;
+
+    #[test]
+    fn float_min_max_order_zeros_and_skip_nans() {
+        let (pz, nz, one, nan) = (0u32, 0x8000_0000u32, 1f32.to_bits(), 0x7fc0_0000u32);
+        for (m, x) in [(pz, nz), (nz, pz)] {
+            assert_eq!(lds_op32(18, m, x, 0), nz, "ds_min_f32 {m:#x} {x:#x}");
+            assert_eq!(lds_op32(19, m, x, 0), pz, "ds_max_f32 {m:#x} {x:#x}");
+        }
+        assert_eq!(lds_op32(18, nan, one, 0), one);
+        assert_eq!(lds_op32(19, one, nan, 0), one);
+    }
 }

@@ -281,6 +281,22 @@ pub fn fma(fmt: Fmt, rm: Rm, x: u64, y: u64, z: u64) -> u64 {
     add_exact(fmt, rm, prod, c)
 }
 
+/// Fused `(x * y + z) * 2^scale` in `fmt`, one rounding in direction `rm` (`v_div_fmas`:
+/// rounding the fma first and scaling after would round twice when the scaled result is
+/// subnormal, and a tie made by the first rounding would decide the second).
+pub fn fma_scaled(fmt: Fmt, rm: Rm, x: u64, y: u64, z: u64, scale: i32) -> u64 {
+    if !fmt.is_finite(x) || !fmt.is_finite(y) || !fmt.is_finite(z) {
+        // Infinities and NaNs: scaling by a power of two changes nothing.
+        return fmt.encode_f64(fmt.to_f64(x).mul_add(fmt.to_f64(y), fmt.to_f64(z)));
+    }
+    let (a, b, c) = (fmt.split(x), fmt.split(y), fmt.split(z));
+    let prod = (a.0 != b.0, a.1 * b.1, a.2 + b.2 + scale);
+    if prod.1 == 0 && c.1 == 0 {
+        return fmt.zero(zero_sum_sign(rm, prod.0, c.0));
+    }
+    add_exact(fmt, rm, prod, (c.0, c.1, c.2 + scale))
+}
+
 /// Exact `x + y` of two f64 values, rounded once to `fmt` in direction `rm`.
 pub fn add_f64_to(fmt: Fmt, rm: Rm, x: f64, y: f64) -> u64 {
     if !x.is_finite() || !y.is_finite() {
@@ -490,6 +506,47 @@ mod tests {
         assert_eq!(mul(F64, Rm::Down, s, h), 0);
         assert_eq!(mul(F64, Rm::NearestEven, s, h), 1);
         assert_eq!(mul(F64, Rm::Zero, s, h), 0);
+    }
+
+    #[test]
+    fn scaled_fma_rounds_once() {
+        // 2.5 + 2^-60, scaled to the subnormal quantum: 3 quanta to nearest. Rounding the
+        // sum to the format first gives 2.5, a tie that nearest-even then takes down to 2.
+        let (x, one) = (2f64.powi(-60), 1.0f64);
+        let r = fma_scaled(
+            F64,
+            Rm::NearestEven,
+            x.to_bits(),
+            one.to_bits(),
+            2.5f64.to_bits(),
+            -1074,
+        );
+        assert_eq!(r, 3);
+        let (xs, ones, zs) = (
+            2f32.powi(-60).to_bits() as u64,
+            1f32.to_bits() as u64,
+            2.5f32.to_bits() as u64,
+        );
+        assert_eq!(fma_scaled(F32, Rm::NearestEven, xs, ones, zs, -149), 3);
+        assert_eq!(fma_scaled(F32, Rm::Zero, xs, ones, zs, -149), 2);
+        // Normal results: the plain fma times the power of two, in every mode.
+        let (a, b, c) = (1.0f64.next_up(), 3.0f64, -0.5f64);
+        for rm in MODES {
+            let want = f64::from_bits(fma(F64, rm, a.to_bits(), b.to_bits(), c.to_bits()));
+            let got = fma_scaled(F64, rm, a.to_bits(), b.to_bits(), c.to_bits(), 128);
+            assert_eq!(f64::from_bits(got), want * 2f64.powi(128), "{rm:?}");
+        }
+        // Overflow and an exact zero.
+        let big = f64::MAX.to_bits();
+        assert_eq!(
+            fma_scaled(F64, Rm::NearestEven, big, one.to_bits(), 0, 1),
+            f64::INFINITY.to_bits()
+        );
+        let m1 = (-1.0f64).to_bits();
+        assert_eq!(
+            fma_scaled(F64, Rm::NearestEven, one.to_bits(), one.to_bits(), m1, 64),
+            0
+        );
     }
 
     #[test]

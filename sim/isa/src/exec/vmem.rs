@@ -6,6 +6,7 @@
 //! workgroup's LDS and the wave's scratch. A faulting lane stops the instruction before it
 //! has any effect.
 
+use super::valu::numeric::{fmax64, fmin64};
 use super::{Ctx, Step};
 use crate::aperture::{
     APERTURE_SIZE, PRIVATE_APERTURE, PRIVATE_BASE, SHARED_APERTURE, SHARED_BASE,
@@ -325,8 +326,9 @@ pub fn rmw64(a: &AtomicU64, op: u16, base_op: u16, d0: u64, d1: u64) -> u64 {
     let upd = |f: &dyn Fn(u64) -> u64| a.fetch_update(o, o, |x| Some(f(x))).unwrap_or_else(|x| x);
     match op {
         79 => return upd(&|x| (f64::from_bits(x) + f64::from_bits(d0)).to_bits()),
-        80 => return upd(&|x| f64::from_bits(x).min(f64::from_bits(d0)).to_bits()),
-        81 => return upd(&|x| f64::from_bits(x).max(f64::from_bits(d0)).to_bits()),
+        // Zeros and NaNs as v_min_f64/v_max_f64 (see ds.rs's ds_min_f32).
+        80 => return upd(&|x| fmin64(f64::from_bits(x), f64::from_bits(d0)).to_bits()),
+        81 => return upd(&|x| fmax64(f64::from_bits(x), f64::from_bits(d0)).to_bits()),
         _ => {}
     }
     match base_op {
@@ -395,4 +397,23 @@ pub fn buffer_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
 
 pub fn buffer_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::Continue)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rmw64;
+    use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn f64_min_max_atomics_order_zeros() {
+        let (pz, nz) = (0u64, (-0.0f64).to_bits());
+        for (m, x) in [(pz, nz), (nz, pz)] {
+            let a = AtomicU64::new(m);
+            assert_eq!(rmw64(&a, 80, 80, x, 0), m);
+            assert_eq!(a.into_inner(), nz, "min_f64 {m:#x} {x:#x}");
+            let a = AtomicU64::new(m);
+            rmw64(&a, 81, 81, x, 0);
+            assert_eq!(a.into_inner(), pz, "max_f64 {m:#x} {x:#x}");
+        }
+    }
 }

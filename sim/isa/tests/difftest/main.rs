@@ -212,22 +212,21 @@ fn source_of(programs: &[&Program], table: &[OpDef]) -> String {
 
 /// Open findings not yet fixed in the interpreter, by target and seed (the default CI
 /// run would otherwise fail on them): each is reported as skipped, and
-/// `HSASIM_DIFFTEST_ALL=1` checks them too.
+/// `HSASIM_DIFFTEST_ALL=1` checks them too. None are open.
 ///
-/// - gfx942 seed 34 and gfx90a seed 39: a `%` (u32, resp. u64) inside nested divergent
-///   branches differs from the host (0x00ff00fc % 7 gives 0x00ffffff; the u64 remainder
-///   loses its high half), while the same values pass alone
-///   (`integer_division_edge_values`): an operand computed in the branch, or the
-///   division expansion under a partial EXEC, is wrong.
+/// Closed: gfx942 seed 34, gfx90a seed 39, and with `scripts/difftest.sh 150 1000 60` seed
+/// 1144 (both) and gfx90a seed 1131 were clang-19 miscompiling unsigned division (the
+/// generator now avoids it: see `udiv_u32` in ops.rs); gfx942 seed 1028 and gfx90a seed
+/// 1147 were `v_div_fmas` rounding twice (`float_division_rounds_once`).
 ///
-/// Open findings of `scripts/difftest.sh 150 1000 60` (not in the CI seeds):
-/// - seed 1144 (both targets): `a / (a | 1)` for a near 2^32 inside branches gives 1
-///   (the values alone pass): likely the same defect as seeds 34/39;
-/// - gfx90a seed 1131: a u32 quotient keeps only its low 16 bits (an SDWA/16-bit write);
-/// - gfx942 seed 1028, gfx90a seed 1147: f32/f64 division 1 ulp low in hard rounding
-///   cases (2^24 / FLT_MAX; a result near the f64 denormal range): v_div_scale/
-///   v_div_fmas/v_div_fixup scaling in exec/valu/div.rs.
-const KNOWN: &[(GfxModel, u64)] = &[(GfxModel::Gfx942, 34), (GfxModel::Gfx90a, 39)];
+/// Open findings of `scripts/difftest.sh 300 5000 60` (not in the CI seeds):
+/// - gfx90a seed 5114: an f16 division (`0x3ff / x`, a subnormal quotient: v_cvt_f32_f16,
+///   v_rcp_f32, v_fma_mixlo_f16, v_div_fixup_f16) 1 ulp high (0x80ab for 0x80aa): perhaps
+///   v_fma_mixlo_f16 rounding to f32 before f16;
+/// - gfx90a seed 5166: `update_dpp(old, readlane(x, 15), row_newbcast:15, bound_ctrl)`
+///   and its bit-reverse (clang folds it into `v_bfrev_b32_dpp ... row_newbcast:15`)
+///   differ in most lanes.
+const KNOWN: &[(GfxModel, u64)] = &[];
 
 /// Runs one program from an already loaded code object; on a mismatch, reduces it and
 /// returns a report.
@@ -622,6 +621,246 @@ fn integer_division_edge_values() {
             assert_eq!(out[LANES + l], (x / y) as u64, "{m} {x:#x} / {y:#x}");
             assert_eq!(out[2 * LANES + l], p % q, "{m} {p:#x} % {q:#x}");
             assert_eq!(out[3 * LANES + l], p / q, "{m} {p:#x} / {q:#x}");
+        }
+    }
+}
+
+/// The generator's unsigned division spelling in the contexts where clang-19 miscompiles
+/// plain `/` and `%` (findings of seeds 34, 39, 1131, 1144: operands with known narrow or
+/// sign-extended ranges; see `udiv_u32` in ops.rs): with the numerator opaque, the
+/// compiled code computes the true quotient and remainder.
+#[test]
+fn unsigned_division_ops_avoid_clang19_narrowing() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let table = prog::table();
+    let spell = |name: &str, x: &str, y: &str| {
+        let op = table.iter().find(|o| o.name == name).expect("op exists");
+        op.c.replace("$0", x).replace("$1", y)
+    };
+    // a: 24 bits known (0xff00fc % 7); b: a signed remainder (0xfffffe2e / itself);
+    // c: a sign-extended u64 (0xffffffff8dc7ccce % itself); d: 0xfffffdb0 by a 16-bit value.
+    let src = format!(
+        r#"extern "C" __global__ void udivs(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  u32 x = (u32)in[gid], y = (u32)in[128 + gid];
+  u32 a = x & 0xffffffu, a7 = y & 0x3fu;
+  u32 b = (u32)((int)x % 0x39b);
+  u64 c = (u64)(long long)(int)x;
+  u32 d = y >> 16;
+  out[gid] = {};
+  out[128 + gid] = {};
+  out[256 + gid] = {};
+  out[384 + gid] = {};
+}}
+"#,
+        spell("urem_u32", "a", "a7"),
+        spell("udiv_u32", "b", "b"),
+        spell("urem_u64", "c", "c"),
+        spell("udiv_u32", "0xfffffdb0u", "d"),
+    );
+    let xs: [u32; 4] = [0x00ff_00fc, (-466i32) as u32, 0x8dc7_ccce, 0xffff_fe2e];
+    let ys: [u32; 4] = [7, 6, 0xc17b_0000, 0x19a7_0000];
+    let x: Vec<u64> = (0..LANES).map(|l| xs[l % 4] as u64).collect();
+    let y: Vec<u64> = (0..LANES).map(|l| ys[l % 4] as u64).collect();
+    for model in MODELS {
+        let out = run_source(&src, "udivs", model, &[x.clone(), y.clone()], 4);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (xv, yv) = (xs[l % 4], ys[l % 4]);
+            let a = xv & 0xff_ffff;
+            let a7 = (yv & 0x3f) | 1;
+            assert_eq!(out[l], (a % a7) as u64, "{m} {a:#x} % {a7}");
+            let b = (xv as i32 % 0x39b) as u32;
+            assert_eq!(
+                out[LANES + l],
+                (b / (b | 1)) as u64,
+                "{m} {b:#x} / itself|1"
+            );
+            let c = xv as i32 as i64 as u64;
+            assert_eq!(out[2 * LANES + l], c % (c | 1), "{m} {c:#x} % itself|1");
+            let d = (yv >> 16) | 1;
+            assert_eq!(
+                out[3 * LANES + l],
+                (0xffff_fdb0u32 / d) as u64,
+                "{m} 0xfffffdb0 / {d:#x}"
+            );
+        }
+    }
+}
+
+/// `make_h2` with a -0.0 constant high half (seeds 1222 and 1296 of `difftest.sh 300`):
+/// clang-19 drops the constant's sign for plain `(h2){x, -0.0}`; the op's spelling keeps it.
+#[test]
+fn make_h2_keeps_a_negative_zero_high_half() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let table = prog::table();
+    let op = table
+        .iter()
+        .find(|o| o.name == "make_h2")
+        .expect("op exists");
+    let pair =
+        op.c.replace("$0", "x")
+            .replace("$1", "__builtin_bit_cast(f16, (unsigned short)0x8000)");
+    let src = format!(
+        r#"extern "C" __global__ void mkh2(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  f16 x = __builtin_bit_cast(f16, (unsigned short)in[gid]);
+  out[gid] = (u64)__builtin_bit_cast(u32, {pair});
+}}
+"#
+    );
+    let x: Vec<u64> = (0..LANES as u64).map(|l| 0x3c00 + l).collect();
+    for model in MODELS {
+        let out = run_source(&src, "mkh2", model, std::slice::from_ref(&x), 1);
+        for l in 0..LANES {
+            assert_eq!(out[l], 0x8000_0000 | x[l], "{} lane {l}", model.processor());
+        }
+    }
+}
+
+/// Past defect (seed 2106 of `difftest.sh 300 2000`): the VOP3 forms of v_fmac_f32,
+/// v_fmac_f64 and v_mac_f32 accumulated SGPR 0 (their unused SRC2 field) instead of vdst.
+#[test]
+fn vop3_fmac_accumulates_into_vdst() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    // s0 holds 1000.0 while the fmac runs, so reading it instead of vdst shows.
+    let body = |mac: &str| {
+        format!(
+            r#"extern "C" __global__ void fmacs(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float a = (float)gid, acc = 0.5f;
+  double d = (double)gid, dacc = -3.0;
+  __asm__ volatile("s_mov_b32 s0, 0x447a0000\n v_fmac_f32_e64 %0, %1, 4.0" : "+v"(acc) : "v"(a) : "s0");
+  __asm__ volatile("s_mov_b64 s[0:1], 0\n v_fmac_f64_e64 %0, %1, -4.0" : "+v"(dacc) : "v"(d) : "s0", "s1");
+  float m = 0.25f;
+  {mac}
+  out[gid] = __builtin_bit_cast(u32, acc);
+  out[128 + gid] = __builtin_bit_cast(u64, dacc);
+  out[256 + gid] = __builtin_bit_cast(u32, m);
+}}
+"#
+        )
+    };
+    for model in MODELS {
+        let mac = if model == GfxModel::Gfx90a {
+            r#"__asm__ volatile("s_mov_b32 s0, 0x447a0000\n v_mac_f32_e64 %0, %1, 2.0" : "+v"(m) : "v"(a) : "s0");"#
+        } else {
+            "m += a * 2.0f;"
+        };
+        let out = run_source(&body(mac), "fmacs", model, &[], 3);
+        for l in 0..LANES {
+            let m = model.processor();
+            assert_eq!(
+                f32::from_bits(out[l] as u32),
+                l as f32 * 4.0 + 0.5,
+                "{m} v_fmac_f32_e64 lane {l}"
+            );
+            assert_eq!(
+                f64::from_bits(out[LANES + l]),
+                l as f64 * -4.0 - 3.0,
+                "{m} v_fmac_f64_e64 lane {l}"
+            );
+            assert_eq!(
+                f32::from_bits(out[2 * LANES + l] as u32),
+                l as f32 * 2.0 + 0.25,
+                "{m} v_mac_f32_e64 lane {l}"
+            );
+        }
+    }
+}
+
+/// Past defect (seed 5076 of `difftest.sh 300 5000`): `v_cvt_f64_f32_e64` ignored the
+/// neg/abs modifiers of its f32 source.
+#[test]
+fn cvt_f64_f32_applies_source_modifiers() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let src = r#"extern "C" __global__ void cvtmods(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float x = __builtin_bit_cast(float, (u32)in[gid]);
+  double n, a, na;
+  __asm__ volatile("v_cvt_f64_f32_e64 %0, -%1" : "=v"(n) : "v"(x));
+  __asm__ volatile("v_cvt_f64_f32_e64 %0, |%1|" : "=v"(a) : "v"(x));
+  __asm__ volatile("v_cvt_f64_f32_e64 %0, -|%1|" : "=v"(na) : "v"(x));
+  out[gid] = __builtin_bit_cast(u64, n);
+  out[128 + gid] = __builtin_bit_cast(u64, a);
+  out[256 + gid] = __builtin_bit_cast(u64, na);
+}
+"#;
+    let xs: Vec<u64> = (0..LANES)
+        .map(|l| ((l as f32 - 64.0) * 0.75).to_bits() as u64)
+        .collect();
+    for model in MODELS {
+        let out = run_source(src, "cvtmods", model, std::slice::from_ref(&xs), 3);
+        for l in 0..LANES {
+            let x = f32::from_bits(xs[l] as u32) as f64;
+            let m = model.processor();
+            assert_eq!(out[l], (-x).to_bits(), "{m} -{x}");
+            assert_eq!(out[LANES + l], x.abs().to_bits(), "{m} |{x}|");
+            assert_eq!(out[2 * LANES + l], (-x.abs()).to_bits(), "{m} -|{x}|");
+        }
+    }
+}
+
+/// Past defect: `v_div_fmas` rounded its fma to f32 (f64) and then scaled it, rounding
+/// twice; a quotient whose first rounding made a tie came out 1 ulp low (2^24 / FLT_MAX,
+/// a quotient in the f64 subnormal range).
+#[test]
+fn float_division_rounds_once() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let src = r#"extern "C" __global__ void fdivs(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float a = __builtin_bit_cast(float, (u32)in[gid]), b = __builtin_bit_cast(float, (u32)in[128 + gid]);
+  double c = __builtin_bit_cast(double, in[256 + gid]), d = __builtin_bit_cast(double, in[384 + gid]);
+  out[gid] = __builtin_bit_cast(u32, a / b);
+  out[128 + gid] = __builtin_bit_cast(u64, c / d);
+}
+"#;
+    let pairs32: [(f32, f32); 4] = [
+        (16777216.0, f32::MAX),
+        (1.0, f32::MAX),
+        (f32::MAX, 0.75),
+        (3.0, 1.5e-45),
+    ];
+    let pairs64: [(u64, u64); 4] = [
+        (0x01d4_701f_0d37_f22f, 0x41dc_1df1_8c00_0000),
+        (1f64.to_bits(), f64::MAX.to_bits()),
+        (f64::MAX.to_bits(), 0.75f64.to_bits()),
+        (3f64.to_bits(), 5e-324f64.to_bits()),
+    ];
+    let a: Vec<u64> = (0..LANES)
+        .map(|l| pairs32[l % 4].0.to_bits() as u64)
+        .collect();
+    let b: Vec<u64> = (0..LANES)
+        .map(|l| pairs32[l % 4].1.to_bits() as u64)
+        .collect();
+    let c: Vec<u64> = (0..LANES).map(|l| pairs64[l % 4].0).collect();
+    let d: Vec<u64> = (0..LANES).map(|l| pairs64[l % 4].1).collect();
+    for model in MODELS {
+        let inputs = [a.clone(), b.clone(), c.clone(), d.clone()];
+        let out = run_source(src, "fdivs", model, &inputs, 2);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (x, y) = (pairs32[l % 4].0, pairs32[l % 4].1);
+            let want = (x / y).to_bits() as u64;
+            assert_eq!(out[l], want, "{m} {x:e} / {y:e}: got {:#x}", out[l]);
+            let (p, q) = (f64::from_bits(c[l]), f64::from_bits(d[l]));
+            let got = out[LANES + l];
+            assert_eq!(got, (p / q).to_bits(), "{m} {p:e} / {q:e}: got {got:#x}");
         }
     }
 }

@@ -240,8 +240,17 @@ ops! {
     "umax": U32(U32, U32) Any = "$0 > $1 ? $0 : $1" => |a| u(a[0]).max(u(a[1])) as u64;
     "smin": U32(U32, U32) Any = "(int)$0 < (int)$1 ? $0 : $1" => |a| i(a[0]).min(i(a[1])) as u32 as u64;
     "smax": U32(U32, U32) Any = "(int)$0 > (int)$1 ? $0 : $1" => |a| i(a[0]).max(i(a[1])) as u32 as u64;
-    "udiv_u32": U32(U32, U32) Any = "$0 / ($1 | 1u)" => |a| (u(a[0]) / (u(a[1]) | 1)) as u64;
-    "urem_u32": U32(U32, U32) Any = "$0 % ($1 | 1u)" => |a| (u(a[0]) % (u(a[1]) | 1)) as u64;
+    // Unsigned division hides its numerator's known bits behind an empty asm: clang-19
+    // narrows unsigned div/rem by the operands' sign bits (a sign-extended or negative-
+    // remainder value near 2^32 is divided as a small number: 32-bit division with a zero
+    // high half for u64, a float division masked to the "bits used" for u32), and its
+    // 24-bit float expansion is off by one for some 24-bit numerators even with an exact
+    // v_rcp (0xff00fc / 7 gives 2387419). LLVM fixed both after 19 (llvm-project PRs
+    // 118928, 196418, 201186, 202753); the code is wrong on hardware too. With the
+    // numerator opaque, unsigned division takes the generic 32/64-bit expansion; the
+    // float expansion stays covered by the signed operations.
+    "udiv_u32": U32(U32, U32) Any = "({ u32 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) / ($1 | 1u)" => |a| (u(a[0]) / (u(a[1]) | 1)) as u64;
+    "urem_u32": U32(U32, U32) Any = "({ u32 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) % ($1 | 1u)" => |a| (u(a[0]) % (u(a[1]) | 1)) as u64;
     "sdiv_i32": U32(U32, U32) Any = "(u32)((int)$0 / (int)(($1 | 1u) & 0x7fffffffu))" => |a| (i(a[0]) / ((u(a[1]) | 1) & 0x7fff_ffff) as i32) as u32 as u64;
     "srem_i32": U32(U32, U32) Any = "(u32)((int)$0 % (int)(($1 | 1u) & 0x7fffffffu))" => |a| (i(a[0]) % ((u(a[1]) | 1) & 0x7fff_ffff) as i32) as u32 as u64;
     "popc_u32": U32(U32) Any = "(u32)__builtin_popcount($0)" => |a| u(a[0]).count_ones() as u64;
@@ -300,8 +309,9 @@ ops! {
     "lshl_add_3": U64(U64, U64) Any = "($0 << 3) + $1" => |a| (a[0] << 3).wrapping_add(a[1]);
     "umin_u64": U64(U64, U64) Any = "$0 < $1 ? $0 : $1" => |a| a[0].min(a[1]);
     "smax_i64": U64(U64, U64) Any = "(long long)$0 > (long long)$1 ? $0 : $1" => |a| (a[0] as i64).max(a[1] as i64) as u64;
-    "udiv_u64": U64(U64, U64) Any = "$0 / ($1 | 1ull)" => |a| a[0] / (a[1] | 1);
-    "urem_u64": U64(U64, U64) Any = "$0 % ($1 | 1ull)" => |a| a[0] % (a[1] | 1);
+    // The numerator is opaque for the reason given at udiv_u32.
+    "udiv_u64": U64(U64, U64) Any = "({ u64 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) / ($1 | 1ull)" => |a| a[0] / (a[1] | 1);
+    "urem_u64": U64(U64, U64) Any = "({ u64 n_ = $0; __asm__(\"\" : \"+v\"(n_)); n_; }) % ($1 | 1ull)" => |a| a[0] % (a[1] | 1);
     "popc_u64": U64(U64) Any = "(u64)__builtin_popcountll($0)" => |a| a[0].count_ones() as u64;
     "clz_u64": U64(U64) Any = "$0 ? (u64)__builtin_clzll($0) : 64ull" => |a| a[0].leading_zeros() as u64;
     "zext_u64": U64(U32) Any = "(u64)$0" => |a| lo32(a[0]);
@@ -423,7 +433,9 @@ ops! {
     "pk_fma_f16": H2(H2, H2, H2) Any = "__builtin_elementwise_fma($0, $1, $2)" => |a| pack16(f16_fma(a[0] as u16, a[1] as u16, a[2] as u16) as u64, f16_fma(hi16(a[0]) as u16, hi16(a[1]) as u16, hi16(a[2]) as u16) as u64);
     "pk_min_f16": H2(H2, H2) Any = "__builtin_elementwise_min($0, $1) + (h2)((f16)0)" => |a| pack16(hr(fmin64(h(a[0]), h(a[1])) + 0.0), hr(fmin64(h(hi16(a[0])), h(hi16(a[1]))) + 0.0));
     "pk_max_f16": H2(H2, H2) Any = "__builtin_elementwise_max($0, $1) + (h2)((f16)0)" => |a| pack16(hr(fmax64(h(a[0]), h(a[1])) + 0.0), hr(fmax64(h(hi16(a[0])), h(hi16(a[1]))) + 0.0));
-    "make_h2": H2(F16, F16) Any = "(h2){$0, $1}" => |a| pack16(a[0], a[1]);
+    // The high half is opaque: clang-19 selects (h2){x, -0.0} as `x & 0xffff`, losing the
+    // constant's sign (the IR is right; {-0.0, x} and other constants are fine).
+    "make_h2": H2(F16, F16) Any = "(h2){$0, ({ f16 t_ = $1; __asm__(\"\" : \"+v\"(t_)); t_; })}" => |a| pack16(a[0], a[1]);
     "swap_h2": H2(H2) Any = "$0.yx" => |a| pack16(hi16(a[0]), a[0]);
     "pkrtz": H2(F32, F32) Any = "__builtin_bit_cast(h2, __builtin_amdgcn_cvt_pkrtz($0, $1))" => |a| pack16(to_f16(f32b(a[0]) as f64, 0.0, Rnd::TowardZero) as u64, to_f16(f32b(a[1]) as f64, 0.0, Rnd::TowardZero) as u64);
     "bits_to_h2": H2(U32) Any = "__builtin_bit_cast(h2, $0)" => |a| lo32(a[0]);

@@ -84,21 +84,24 @@ pub fn v_div_scale_f64(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     OK
 }
 
-/// `v_div_fmas_f32`: fma, post-scaled by 2^+-64 in lanes whose VCC bit is set.
+/// `v_div_fmas_f32`: fma, post-scaled by 2^+-64 in lanes whose VCC bit is set. The scaled
+/// result is rounded once: it is where a denormal or overflowing quotient gets its final
+/// rounding, and rounding the fma to f32 (or f64) before scaling would round twice.
 pub fn v_div_fmas_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     let ([a, bb, c], mask) = srcs32::<3>(w, i, true);
     let vcc = w.vcc();
+    let rm = round::rm32(w.mode);
     let mut d = [0u32; LANES];
     for l in 0..LANES {
-        let (x, y, z) = (f(a[l]) as f64, f(bb[l]) as f64, f(c[l]) as f64);
-        // The f32 product is exact in f64: one rounding here, one to f32 below.
-        let r = x.mul_add(y, z);
-        d[l] = b(if vcc >> l & 1 != 0 {
-            let e = if z.abs() >= 1.0 { 64 } else { -64 };
-            ldexp64(r, e) as f32
+        let (x, y, z) = (a[l] as u64, bb[l] as u64, c[l] as u64);
+        d[l] = if vcc >> l & 1 != 0 {
+            let e = if f(c[l]).abs() >= 1.0 { 64 } else { -64 };
+            round::fma_scaled(S32, rm, x, y, z, e) as u32
+        } else if rm == Rm::NearestEven {
+            b(f(a[l]).mul_add(f(bb[l]), f(c[l])))
         } else {
-            f(a[l]).mul_add(f(bb[l]), f(c[l]))
-        });
+            round::fma(S32, rm, x, y, z) as u32
+        };
     }
     fmods32(w, i, &mut d);
     out32(w, i, mask, &mut d);
@@ -108,15 +111,17 @@ pub fn v_div_fmas_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
 pub fn v_div_fmas_f64(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     let ([a, bb, c], mask) = srcs64::<3>(w, i, true);
     let vcc = w.vcc();
+    let rm = round::rm64(w.mode);
     let mut d = [0u64; LANES];
     for l in 0..LANES {
-        let r = g(a[l]).mul_add(g(bb[l]), g(c[l]));
-        d[l] = h(if vcc >> l & 1 != 0 {
+        d[l] = if vcc >> l & 1 != 0 {
             let e = if g(c[l]).abs() >= 1.0 { 128 } else { -128 };
-            ldexp64(r, e)
+            round::fma_scaled(D64, rm, a[l], bb[l], c[l], e)
+        } else if rm == Rm::NearestEven {
+            h(g(a[l]).mul_add(g(bb[l]), g(c[l])))
         } else {
-            r
-        });
+            round::fma(D64, rm, a[l], bb[l], c[l])
+        };
     }
     fmods64(w, i, &mut d);
     out64(w, i, mask, &d);

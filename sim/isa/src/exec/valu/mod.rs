@@ -23,7 +23,7 @@ type L64 = [u64; LANES];
 
 #[macro_use]
 mod generators;
-mod numeric;
+pub(crate) mod numeric;
 mod operands;
 
 mod div;

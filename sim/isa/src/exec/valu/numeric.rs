@@ -8,35 +8,49 @@ pub(super) fn sext24(x: u32) -> i64 {
     (((x << 8) as i32) >> 8) as i64
 }
 
+/// `v_med3_f32` (and f16 through f32) as the ISA manual's pseudo-code gives it: with a NaN
+/// operand, the min3 of the three; otherwise the max of the two operands other than the
+/// first one found equal to the max3. The max and min are v_max/v_min's (-0 below +0),
+/// and "equal" is IEEE equality, so the zeros' order does not hang on the host's min/max.
 pub(super) fn med3f(a: f32, b: f32, c: f32) -> f32 {
-    a.max(b).min(a.min(b).max(c))
+    if a.is_nan() || b.is_nan() || c.is_nan() {
+        return fmin32(fmin32(a, b), c);
+    }
+    let m = fmax32(fmax32(a, b), c);
+    if m == a {
+        fmax32(b, c)
+    } else if m == b {
+        fmax32(a, c)
+    } else {
+        fmax32(a, b)
+    }
 }
 
-/// v_min_*/v_max_* (and their min3/max3/packed forms): a NaN operand yields the other
-/// operand, and -0 orders below +0. LLVM relies on the latter: it lowers `llvm.minimum`
+/// v_min_*/v_max_* (and their min3/max3/packed forms, and the LDS and memory float
+/// min/max atomics): a NaN operand yields the other operand, and -0 orders below +0. LLVM relies on the latter: it lowers `llvm.minimum`
 /// (which orders the zeros) to v_min_f32 plus a NaN check only.
-pub(super) fn fmin32(a: f32, b: f32) -> f32 {
+pub(crate) fn fmin32(a: f32, b: f32) -> f32 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         -0.0
     } else {
         a.min(b)
     }
 }
-pub(super) fn fmax32(a: f32, b: f32) -> f32 {
+pub(crate) fn fmax32(a: f32, b: f32) -> f32 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         0.0
     } else {
         a.max(b)
     }
 }
-pub(super) fn fmin64(a: f64, b: f64) -> f64 {
+pub(crate) fn fmin64(a: f64, b: f64) -> f64 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         -0.0
     } else {
         a.min(b)
     }
 }
-pub(super) fn fmax64(a: f64, b: f64) -> f64 {
+pub(crate) fn fmax64(a: f64, b: f64) -> f64 {
     if a == b && a.is_sign_negative() != b.is_sign_negative() {
         0.0
     } else {
@@ -167,6 +181,23 @@ pub(super) fn div_fixup64(q: f64, den: f64, num: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn med3_follows_the_manual() {
+        let (p, n) = (0.0f32, -0.0f32);
+        let bits = |x: f32| x.to_bits();
+        assert_eq!(med3f(1.0, 3.0, 2.0), 2.0);
+        assert_eq!(med3f(3.0, 1.0, 2.0), 2.0);
+        assert_eq!(med3f(2.0, 1.0, 3.0), 2.0);
+        // A NaN: the min3 of the others.
+        assert_eq!(med3f(f32::NAN, 3.0, 2.0), 2.0);
+        assert_eq!(med3f(1.0, f32::NAN, 2.0), 1.0);
+        // Zeros: max3 is +0, compared equal to the first operand even when it is -0.
+        assert_eq!(bits(med3f(p, n, n)), bits(n));
+        assert_eq!(bits(med3f(n, p, n)), bits(p));
+        assert_eq!(bits(med3f(n, n, p)), bits(p));
+        assert_eq!(bits(med3f(p, p, n)), bits(p));
+    }
 
     #[test]
     fn perm_selects_bytes() {

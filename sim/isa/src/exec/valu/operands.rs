@@ -91,12 +91,18 @@ pub(super) fn srcs64<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([L64; 
     if float && (i.abs | i.neg) != 0 {
         for (n, v) in s.iter_mut().enumerate() {
             let (abs, neg) = (i.abs >> n & 1 != 0, i.neg >> n & 1 != 0);
+            // The sign bit of this source: an f32 source of v_cvt_f64_f32 has it at 31.
+            let sign = if i.info.w[n + 1] >= 2 {
+                1u64 << 63
+            } else {
+                1 << 31
+            };
             for x in v.iter_mut() {
                 if abs {
-                    *x &= !(1 << 63);
+                    *x &= !sign;
                 }
                 if neg {
-                    *x ^= 1 << 63;
+                    *x ^= sign;
                 }
             }
         }

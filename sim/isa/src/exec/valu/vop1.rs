@@ -70,7 +70,7 @@ n64! {
 w64! {
     v_cvt_f64_i32<1>(false) => |a| h(a as u32 as i32 as f64);
     v_cvt_f64_u32<1>(false) => |a| h(a as u32 as f64);
-    v_cvt_f64_f32<1>(false) => |a| h(f(a as u32) as f64);
+    v_cvt_f64_f32<1>(true) => |a| h(f(a as u32) as f64);
     v_trunc_f64<1>(true) => |a| h(g(a).trunc());
     v_ceil_f64<1>(true) => |a| h(g(a).ceil());
     v_rndne_f64<1>(true) => |a| h(g(a).round_ties_even());
