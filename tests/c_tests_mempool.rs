@@ -11,7 +11,7 @@ mod common;
 
 use std::process::Command;
 
-use common::ctest::{build, c_tests_dir, DEFAULT_TARGETS, Spec};
+use common::ctest::{build, c_tests_dir, Spec, DEFAULT_TARGETS};
 
 /// Builds `c_tests/mempool/NAME.hip` and runs it on hsasim as `target`, deterministic or
 /// threaded, with the environment its header asks for and `env`; fails unless it passes.
@@ -37,8 +37,15 @@ fn run(name: &str, target: &str, deterministic: bool, env: &[(&str, &str)]) -> S
     }
     let out = common::run(&mut cmd, common::program_timeout());
     let report = out.report(&cmd);
-    let mode = if deterministic { "deterministic" } else { "threaded" };
-    assert!(!out.timed_out, "{name} ({target}, {mode}) did not finish\n{report}");
+    let mode = if deterministic {
+        "deterministic"
+    } else {
+        "threaded"
+    };
+    assert!(
+        !out.timed_out,
+        "{name} ({target}, {mode}) did not finish\n{report}"
+    );
     assert!(
         out.status.success(),
         "{name} ({target}, {mode}) failed: {}\n{report}",

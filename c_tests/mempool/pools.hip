@@ -170,7 +170,10 @@ int main() {
     props.allocType = hipMemAllocationTypePinned;
     props.location.id = 99;
     EXPECT_ERR(hipMemPoolCreate(&mine, &props), hipErrorInvalidValue);
-    EXPECT_ERR(hipDeviceGetDefaultMemPool(&cur, 99), hipErrorInvalidDevice);
+    EXPECT_ERR(hipDeviceGetDefaultMemPool(&cur, 99), hipErrorInvalidValue);
+    EXPECT_ERR(hipDeviceGetMemPool(&cur, -1), hipErrorInvalidValue);
+    EXPECT_ERR(hipMallocAsync(&h, 0, s), hipErrorInvalidValue);
+    EXPECT_ERR(hipFreeAsync(nullptr, s), hipErrorInvalidValue);
     EXPECT_ERR(hipDeviceGetMemPool(nullptr, 0), hipErrorInvalidValue);
     EXPECT_ERR(hipMallocFromPoolAsync(&h, 16, nullptr, s), hipErrorInvalidHandle);
     // hipFreeAsync also takes hipMalloc memory (freed after the device's work).

@@ -7,9 +7,9 @@ use super::types::{
 use crate::error::{HipError, HipResult};
 use crate::runtime::copy::CopyKind;
 use crate::runtime::device::Device;
+use crate::runtime::mempool::MemPool;
 use crate::runtime::module::{Function, Module};
 use crate::runtime::stream::{self, StreamRef};
-use crate::runtime::mempool::MemPool;
 use crate::runtime::{event, mempool, module, rtc};
 use std::ffi::{c_char, CStr};
 use std::ptr::NonNull;

@@ -4,7 +4,9 @@
 
 use super::convert::{slice, Out, Stream};
 use super::declare::hip_api;
-use super::types::{hipError_t, hipMemPool_t, hipStream_t, MemAccessDesc, MemLocation, MemPoolProps};
+use super::types::{
+    hipError_t, hipMemPool_t, hipStream_t, MemAccessDesc, MemLocation, MemPoolProps,
+};
 use crate::runtime::mempool::{self, MemPool};
 use std::ffi::c_void;
 use std::sync::Arc;

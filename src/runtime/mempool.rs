@@ -354,8 +354,10 @@ fn device_ordinal(device: i32) -> HipResult<usize> {
         .ok()
         .filter(|&d| d < rt.devices.len())
         .ok_or_else(|| {
-            tracing::warn!(device, "no such device");
-            HipError::INVALID_DEVICE
+            // AMD's runtime answers the pool calls' bad ordinals with an invalid value (as
+            // CUDA documents), not hipErrorInvalidDevice.
+            tracing::warn!(device, "memory pool call for a device that does not exist");
+            HipError::INVALID_VALUE
         })
 }
 
@@ -405,7 +407,7 @@ pub fn create(props: &MemPoolProps) -> HipResult<*mut c_void> {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    let device = device_ordinal(props.location.id).map_err(|_| HipError::INVALID_VALUE)?;
+    let device = device_ordinal(props.location.id)?;
     let pool = make_pool(device, false)?;
     tracing::debug!(
         pool = format_args!("{:#x}", pool.handle),
@@ -471,7 +473,8 @@ pub fn malloc_from_pool_async(
 }
 
 /// A block of `size` bytes from `pool` for use on `stream` (of `device`), see "When a freed
-/// block may be reused". A zero size is a null pointer, as for `hipMalloc`.
+/// block may be reused". A zero size is an invalid value, as in AMD's runtime (unlike
+/// `hipMalloc`).
 fn allocate(
     pool: &Arc<MemPool>,
     size: usize,
@@ -479,7 +482,8 @@ fn allocate(
     stream: &Stream,
 ) -> HipResult<*mut c_void> {
     if size == 0 {
-        return Ok(std::ptr::null_mut());
+        tracing::warn!("hipMallocAsync of 0 bytes");
+        return Err(HipError::INVALID_VALUE);
     }
     let rt = runtime()?;
     let owner = rt.device(pool.device)?;
@@ -561,6 +565,11 @@ fn grow(st: &mut PoolState, owner: &Device, size: usize) -> HipResult<PoolBuffer
 /// `hipFreeAsync`: the block goes back to its pool once `stream` reaches this point. Memory
 /// from `hipMalloc` is freed at once after the device's work, as `hipFree` does.
 pub fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> HipResult {
+    if ptr.is_null() {
+        // AMD's runtime refuses it too (unlike hipFree).
+        tracing::warn!("hipFreeAsync of a null pointer");
+        return Err(HipError::INVALID_VALUE);
+    }
     let start = ptr as usize;
     let owner = OWNERS.lock().get(&start).cloned();
     let Some(pool) = owner else {
@@ -585,10 +594,7 @@ pub fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> HipResu
     let marker = stream.record(&device.streams)?;
     if OWNERS.lock().remove(&start).is_none() || memory::remove_pooled(start).is_none() {
         // Another thread freed it meanwhile.
-        tracing::warn!(
-            ptr = format_args!("{ptr:p}"),
-            "hipFreeAsync: freed twice"
-        );
+        tracing::warn!(ptr = format_args!("{ptr:p}"), "hipFreeAsync: freed twice");
         return Err(HipError::INVALID_VALUE);
     }
     let pending = PendingFree {
@@ -777,7 +783,7 @@ fn location_device(location: &MemLocation) -> HipResult<usize> {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    device_ordinal(location.id).map_err(|_| HipError::INVALID_VALUE)
+    device_ordinal(location.id)
 }
 
 /// `hipMemPoolSetAccess`: read or read-write access lets a device reach every block of the pool,
@@ -790,11 +796,11 @@ pub fn set_access(pool: &MemPool, descs: &[MemAccessDesc]) -> HipResult {
     let mut changes = Vec::with_capacity(descs.len());
     for desc in descs {
         let device = location_device(&desc.location)?;
-        if !matches!(
-            desc.flags,
-            access::NONE | access::READ | access::READ_WRITE
-        ) {
-            tracing::warn!(flags = desc.flags, "hipMemPoolSetAccess: unknown access flags");
+        if !matches!(desc.flags, access::NONE | access::READ | access::READ_WRITE) {
+            tracing::warn!(
+                flags = desc.flags,
+                "hipMemPoolSetAccess: unknown access flags"
+            );
             return Err(HipError::INVALID_VALUE);
         }
         if device == pool.device && desc.flags != access::READ_WRITE {
@@ -813,10 +819,7 @@ pub fn set_access(pool: &MemPool, descs: &[MemAccessDesc]) -> HipResult {
         }
         if flags != access::NONE && st.access[device] == access::NONE {
             let agent = [rt.device(device)?.agent];
-            let blocks = st
-                .in_use
-                .values()
-                .chain(st.free.iter().map(|b| &b.buffer));
+            let blocks = st.in_use.values().chain(st.free.iter().map(|b| &b.buffer));
             for buffer in blocks {
                 buffer.allow_access(&agent)?;
             }
@@ -901,6 +904,9 @@ mod tests {
     fn abi_layouts_match_hip_runtime_api_h() {
         assert_eq!(std::mem::size_of::<MemLocation>(), 8);
         assert_eq!(std::mem::offset_of!(MemAccessDesc, flags), 8);
-        assert_eq!(std::mem::offset_of!(MemPoolProps, win32_security_attributes), 16);
+        assert_eq!(
+            std::mem::offset_of!(MemPoolProps, win32_security_attributes),
+            16
+        );
     }
 }
