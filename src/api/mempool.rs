@@ -30,7 +30,8 @@ hip_api! {
     }
 
     fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t => Stream) -> hipError_t {
-        mempool::free_async(dev_ptr, stream.device, &stream.stream)
+        // SAFETY: `free_async` only frees pointers it finds in its tables.
+        unsafe { mempool::free_async(dev_ptr, stream.device, &stream.stream) }
     }
 
     fn hipMemPoolCreate(

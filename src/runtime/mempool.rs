@@ -334,17 +334,16 @@ fn make_pool(device: usize, is_default: bool) -> HipResult<Arc<MemPool>> {
 fn with_device_pools<T>(device: usize, f: impl FnOnce(&mut DevicePools) -> T) -> HipResult<T> {
     runtime()?.device(device)?;
     let mut table = DEVICE_POOLS.lock();
-    if !table.contains_key(&device) {
-        let default = make_pool(device, true)?;
-        table.insert(
-            device,
-            DevicePools {
+    let pools = match table.entry(device) {
+        std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+        std::collections::hash_map::Entry::Vacant(entry) => {
+            let default = make_pool(device, true)?;
+            entry.insert(DevicePools {
                 current: default.clone(),
                 default,
-            },
-        );
-    }
-    let pools = table.get_mut(&device).ok_or(HipError::UNKNOWN)?;
+            })
+        }
+    };
     Ok(f(pools))
 }
 
@@ -564,7 +563,10 @@ fn grow(st: &mut PoolState, owner: &Device, size: usize) -> HipResult<PoolBuffer
 
 /// `hipFreeAsync`: the block goes back to its pool once `stream` reaches this point. Memory
 /// from `hipMalloc` is freed at once after the device's work, as `hipFree` does.
-pub fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> HipResult {
+///
+/// # Safety
+/// As [`memory::free`]: `ptr` is any pointer value; only registered ones are freed.
+pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> HipResult {
     if ptr.is_null() {
         // AMD's runtime refuses it too (unlike hipFree).
         tracing::warn!("hipFreeAsync of a null pointer");
@@ -579,7 +581,7 @@ pub fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> HipResu
                     ptr = format_args!("{ptr:p}"),
                     "hipFreeAsync of hipMalloc memory: freed after the device's work, as hipFree"
                 );
-                // SAFETY: `ptr` is a live hipMalloc allocation (just looked up).
+                // SAFETY: forwarded contract (`ptr` was just found to be hipMalloc memory).
                 unsafe { memory::free(ptr) }
             }
             _ => {
