@@ -82,3 +82,35 @@ mempool_tests! {
     oom_gfx90a => "oom" on "gfx90a", false, [];
     oom_gfx90a_deterministic => "oom" on "gfx90a", true, [];
 }
+
+/// A traced run records each stream-ordered allocation, and the stats count the reuses.
+#[test]
+fn pool_reuse_is_traced_and_counted() {
+    use amdhip64::trace::{read_trace, summarize, TraceEvent};
+    let path = common::target_dir().join("c_tests/mempool-trace.json");
+    let _ = std::fs::remove_file(&path);
+    run(
+        "reuse",
+        "gfx942",
+        false,
+        &[("HIPSHIM_TRACE", path.to_str().unwrap())],
+    );
+    let events = read_trace(&path).unwrap();
+    let allocs: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::PoolAlloc { reused, .. } => Some(*reused),
+            _ => None,
+        })
+        .collect();
+    assert!(allocs.len() >= 10, "{allocs:?}");
+    assert!(!allocs[0], "the first allocation is a new block");
+    assert!(allocs[1], "the second reuses the first's block on the same stream");
+    let stats = summarize(&events);
+    assert_eq!(stats.pools.len(), 1, "{:?}", stats.pools);
+    let row = &stats.pools[0];
+    assert_eq!(row.allocations, allocs.len() as u64);
+    assert_eq!(row.reused, allocs.iter().filter(|r| **r).count() as u64);
+    assert!(row.reserved_high >= row.used_high && row.used_high > 0, "{row:?}");
+    assert!(stats.to_string().contains("Memory pools"), "{stats}");
+}

@@ -522,6 +522,16 @@ fn allocate(
         st.counts.reused += 1;
     }
     let start = st.hand_out(buffer);
+    if crate::trace::recording() {
+        crate::trace::record::pool_alloc(
+            pool.handle as u64,
+            pool.device as u32,
+            size as u64,
+            reused,
+            st.used,
+            st.reserved,
+        );
+    }
     drop(st);
     memory::insert_pooled(start, size, pool.device);
     OWNERS.lock().insert(start, pool.clone());
