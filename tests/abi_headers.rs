@@ -127,6 +127,7 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("hipEvent_t", Class::Ptr),
     ("hipModule_t", Class::Ptr),
     ("hipFunction_t", Class::Ptr),
+    ("hipMemPool_t", Class::Ptr),
     ("hipDeviceptr_t", Class::Ptr),
     ("hiprtcResult", Class::U32), // src/api/types.rs: `pub type hiprtcResult = u32`
     ("hiprtcProgram", Class::Ptr),

@@ -1,13 +1,16 @@
 //! Typed argument conversion: what a declaration's `=> Checked` runs before the body. One
 //! rule per impl; none allocates or takes a lock beyond the handle table's map read.
 
-use super::types::{hipEvent_t, hipFunction_t, hipModule_t, hipStream_t, hiprtcProgram};
+use super::types::{
+    hipEvent_t, hipFunction_t, hipMemPool_t, hipModule_t, hipStream_t, hiprtcProgram,
+};
 use crate::error::{HipError, HipResult};
 use crate::runtime::copy::CopyKind;
 use crate::runtime::device::Device;
+use crate::runtime::mempool::MemPool;
 use crate::runtime::module::{Function, Module};
 use crate::runtime::stream::{self, StreamRef};
-use crate::runtime::{event, module, rtc};
+use crate::runtime::{event, mempool, module, rtc};
 use std::ffi::{c_char, CStr};
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -198,6 +201,12 @@ impl FromAbi<hipEvent_t> for Option<Arc<event::Event>> {
             return Ok(None);
         }
         event::lookup(raw).map(Some)
+    }
+}
+
+impl FromAbi<hipMemPool_t> for Arc<MemPool> {
+    unsafe fn from_abi(raw: hipMemPool_t, _: &'static str) -> HipResult<Self> {
+        mempool::lookup(raw)
     }
 }
 

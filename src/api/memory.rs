@@ -12,9 +12,10 @@ hip_api! {
         ptr.write(memory::malloc(size)?)
     }
 
+    /// Also frees stream-ordered memory (`runtime/mempool.rs`), after the device's work.
     fn hipFree(ptr: *mut c_void) -> hipError_t {
         // SAFETY: `free` only dereferences pointers it finds in its allocation table.
-        unsafe { memory::free(ptr) }
+        unsafe { crate::runtime::mempool::free(ptr) }
     }
 
     fn hipMallocPitch(

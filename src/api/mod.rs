@@ -19,6 +19,7 @@ mod error;
 mod event;
 mod launch;
 mod memory;
+mod mempool;
 mod module;
 mod occupancy;
 mod rtc;
@@ -48,6 +49,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     event::SIGNATURES,
     launch::SIGNATURES,
     memory::SIGNATURES,
+    mempool::SIGNATURES,
     module::SIGNATURES,
     occupancy::SIGNATURES,
     rtc::SIGNATURES,

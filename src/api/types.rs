@@ -10,6 +10,7 @@ pub use crate::error::hipError_t;
 pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
 pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
+pub use crate::runtime::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
 pub use crate::runtime::module::FuncAttributes;
 
 /// Handles: values hipshim issues (`runtime/handles.rs`), never dereferenced by anyone.
@@ -17,6 +18,7 @@ pub type hipStream_t = *mut c_void;
 pub type hipEvent_t = *mut c_void;
 pub type hipModule_t = *mut c_void;
 pub type hipFunction_t = *mut c_void;
+pub type hipMemPool_t = *mut c_void;
 pub type hiprtcProgram = *mut c_void;
 pub type hiprtcLinkState = *mut c_void;
 
@@ -47,6 +49,7 @@ pub const VOCABULARY: &[&str] = &[
     "hipEvent_t",
     "hipModule_t",
     "hipFunction_t",
+    "hipMemPool_t",
     "hiprtcResult",
     "hiprtcProgram",
     "hiprtcLinkState",
@@ -60,6 +63,8 @@ pub const VOCABULARY: &[&str] = &[
     "*const DevicePropR0600",
     "*const LaunchConfig",
     "*const DrvLaunchConfig",
+    "*const MemPoolProps",
+    "*const MemAccessDesc",
     "*mut c_char",
     "*mut *const c_char",
     "*mut c_void",
@@ -74,6 +79,8 @@ pub const VOCABULARY: &[&str] = &[
     "*mut hipEvent_t",
     "*mut hipModule_t",
     "*mut hipFunction_t",
+    "*mut hipMemPool_t",
+    "*mut MemLocation",
     "*mut hiprtcProgram",
     "*mut hiprtcLinkState",
     "*mut DevicePropR0000",

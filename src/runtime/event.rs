@@ -115,7 +115,9 @@ pub fn synchronize(event: &Event) -> HipResult {
             event.flags & BLOCKING_SYNC != 0,
             || record.marker.lost(),
         )
-        .map_err(|doom| lost_record(&record, doom))
+        .map_err(|doom| lost_record(&record, doom))?;
+    super::mempool::after_sync(super::mempool::Synced::Marker(&record.marker));
+    Ok(())
 }
 
 /// An event whose record can never complete: the streams that lost work to the fault owe it

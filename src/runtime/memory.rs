@@ -24,6 +24,9 @@ pub enum MemKind {
     Registered,
     /// `hipMallocManaged`: fine-grained system memory (host-visible, device-accessible).
     Managed,
+    /// `hipMallocAsync`/`hipMallocFromPoolAsync`: device memory of a stream-ordered pool
+    /// (`mempool.rs`), which owns the backing; the entry only says the range is in use.
+    Pooled,
 }
 
 impl MemKind {
@@ -140,7 +143,7 @@ pub fn device_bytes_in_use(device: usize) -> usize {
         .read()
         .values()
         .map(|e| &e.alloc)
-        .filter(|a| a.kind == MemKind::Device && a.device == device)
+        .filter(|a| matches!(a.kind, MemKind::Device | MemKind::Pooled) && a.device == device)
         .map(|a| a.size)
         .sum()
 }
@@ -182,6 +185,36 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
     );
     tracing::debug!(size, ptr = format_args!("{ptr:p}"), "hipMalloc");
     Ok(ptr)
+}
+
+/// Records a block a stream-ordered pool hands out: `size` bytes at `start` on `device`.
+pub(crate) fn insert_pooled(start: usize, size: usize, device: usize) {
+    insert(
+        Allocation {
+            start,
+            size,
+            device,
+            kind: MemKind::Pooled,
+            flags: 0,
+            device_address: start,
+        },
+        Backing::None,
+    );
+}
+
+/// Forgets the pool block starting exactly at `ptr` (it goes back to its pool); `None` if
+/// `ptr` is not the start of one.
+pub(crate) fn remove_pooled(ptr: usize) -> Option<Allocation> {
+    let mut table = ALLOCATIONS.write();
+    if table.get(&ptr)?.alloc.kind != MemKind::Pooled {
+        return None;
+    }
+    table.remove(&ptr).map(|e| e.alloc)
+}
+
+/// The registry entry starting exactly at `ptr`, if one does.
+pub(crate) fn starting_at(ptr: usize) -> Option<Allocation> {
+    ALLOCATIONS.read().get(&ptr).map(|e| e.alloc)
 }
 
 /// Row pitches are multiples of the texture pitch alignment the device reports.
@@ -541,7 +574,9 @@ pub fn pointer_attributes(ptr: *const c_void) -> HipResult<PointerAttributes> {
     };
     let device_pointer = a.engine_address(p) as *mut c_void;
     let (type_, host_pointer) = match a.kind {
-        MemKind::Device | MemKind::DeviceGlobal => (memory_type::DEVICE, std::ptr::null_mut()),
+        MemKind::Device | MemKind::DeviceGlobal | MemKind::Pooled => {
+            (memory_type::DEVICE, std::ptr::null_mut())
+        }
         MemKind::PinnedHost | MemKind::Registered => (memory_type::HOST, p as *mut c_void),
         MemKind::Managed => (memory_type::MANAGED, p as *mut c_void),
     };

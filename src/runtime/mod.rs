@@ -14,6 +14,7 @@ pub mod hostcall;
 pub mod kernarg;
 pub mod launch;
 pub mod memory;
+pub mod mempool;
 pub mod module;
 pub mod multi_device;
 pub mod occupancy;
@@ -75,6 +76,7 @@ impl Device {
         }
         stream::destroy_created_streams(self);
         self.streams.discard_reports();
+        mempool::reset_device(self);
         memory::free_device_allocations(self);
         *self.settings.lock() = DeviceSettings::default();
         Ok(())
@@ -172,5 +174,8 @@ pub fn get_device() -> HipResult<i32> {
 
 /// Waits for all work on every stream of the current device.
 pub fn device_synchronize() -> HipResult {
-    runtime()?.current_device()?.synchronize()
+    let device = runtime()?.current_device()?;
+    device.synchronize()?;
+    mempool::after_sync(mempool::Synced::Device(device.index));
+    Ok(())
 }

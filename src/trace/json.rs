@@ -176,7 +176,9 @@ pub fn write_trace(
             TraceEvent::Packet(p) => p.tid,
             TraceEvent::Copy(c) => c.tid,
             TraceEvent::Wait(wt) => wt.tid,
-            TraceEvent::QueueCreated { tid, .. } | TraceEvent::StreamAssigned { tid, .. } => *tid,
+            TraceEvent::QueueCreated { tid, .. }
+            | TraceEvent::StreamAssigned { tid, .. }
+            | TraceEvent::PoolAlloc { tid, .. } => *tid,
             _ => continue,
         };
         threads
@@ -317,6 +319,20 @@ pub fn write_trace(
                 us(*ts_ns),
                 escape(stream),
                 escape(reason)
+            ))?,
+            TraceEvent::PoolAlloc {
+                tid,
+                ts_ns,
+                pool,
+                device,
+                bytes,
+                reused,
+                used,
+                reserved,
+            } => w.line(&format!(
+                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mempool\",\"name\":\"{}\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"pool\":{pool},\"device\":{device},\"bytes\":{bytes},\"reused\":{reused},\"used\":{used},\"reserved\":{reserved}}}}}",
+                if *reused { "pool alloc (reused)" } else { "pool alloc" },
+                us(*ts_ns),
             ))?,
             _ => {}
         }
@@ -602,6 +618,16 @@ pub fn parse_trace(value: &Value) -> Result<Vec<TraceEvent>, TraceError> {
                 end_ns: u(&args, "end_ns"),
                 api: u(&args, "api"),
             })),
+            ("i", "mempool") => events.push(TraceEvent::PoolAlloc {
+                tid,
+                ts_ns: ns(e, "ts")?,
+                pool: need(&args, "pool")?,
+                device: u(&args, "device").unwrap_or(0) as u32,
+                bytes: u(&args, "bytes").unwrap_or(0),
+                reused: args.get("reused").and_then(Value::as_bool).unwrap_or(false),
+                used: u(&args, "used").unwrap_or(0),
+                reserved: u(&args, "reserved").unwrap_or(0),
+            }),
             ("i", "policy") => {
                 let name = s(e, "name").unwrap_or_default();
                 let ts_ns = ns(e, "ts")?;
@@ -742,6 +768,16 @@ mod tests {
                 queue: 3,
                 device: 0,
                 reason: "new pool queue".into(),
+            },
+            TraceEvent::PoolAlloc {
+                tid: 7,
+                ts_ns: 1_300,
+                pool: 0x260,
+                device: 0,
+                bytes: 4096,
+                reused: true,
+                used: 8192,
+                reserved: 12288,
             },
             TraceEvent::HsaCall {
                 name: "hsa_signal_create".into(),

@@ -56,6 +56,19 @@ pub enum TraceEvent {
         device: u32,
         reason: String,
     },
+    /// A stream-ordered allocation (`hipMallocAsync`, `hipMallocFromPoolAsync`) from a memory
+    /// pool: whether a freed block served it, and the pool's amounts after it.
+    PoolAlloc {
+        tid: u64,
+        ts_ns: u64,
+        /// The pool's `hipMemPool_t`.
+        pool: u64,
+        device: u32,
+        bytes: u64,
+        reused: bool,
+        used: u64,
+        reserved: u64,
+    },
     /// Calls made through hipshim's HSA function table (totals for the whole run).
     HsaCall {
         name: String,

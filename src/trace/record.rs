@@ -582,6 +582,23 @@ pub fn stream_assigned(stream: &dyn std::fmt::Display, queue: u64, device: u32, 
     });
 }
 
+/// A stream-ordered allocation from memory pool `pool` (see [`TraceEvent::PoolAlloc`]).
+pub fn pool_alloc(pool: u64, device: u32, bytes: u64, reused: bool, used: u64, reserved: u64) {
+    let ts = now_ns();
+    with_buffer(|b| {
+        b.events.push(TraceEvent::PoolAlloc {
+            tid: b.tid,
+            ts_ns: rel(ts),
+            pool,
+            device,
+            bytes,
+            reused,
+            used,
+            reserved,
+        })
+    });
+}
+
 /// Fills in the times of completed work. `all`: look at every entry (not just the oldest).
 fn harvest(b: &mut Buffer, all: bool) {
     let Some(a) = ATTACHED.get() else { return };

@@ -61,6 +61,20 @@ impl EngineRow {
     }
 }
 
+/// One memory pool's stream-ordered allocations.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoolRow {
+    pub pool: u64,
+    pub device: u32,
+    pub allocations: u64,
+    /// Allocations a freed block served.
+    pub reused: u64,
+    pub bytes: u64,
+    /// Most used and reserved at an allocation (the high-water marks: both grow only there).
+    pub used_high: u64,
+    pub reserved_high: u64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct WaitRow {
     pub waits: u64,
@@ -82,6 +96,7 @@ pub struct Stats {
     pub hsa: Vec<CallRow>,
     pub queues: Vec<QueueRow>,
     pub engines: Vec<EngineRow>,
+    pub pools: Vec<PoolRow>,
     pub waits: WaitRow,
 }
 
@@ -113,6 +128,7 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
     let mut api: BTreeMap<&str, CallRow> = BTreeMap::new();
     let mut hsa: BTreeMap<&str, CallRow> = BTreeMap::new();
     let mut queues: BTreeMap<u64, (QueueRow, Vec<(u64, u64)>)> = BTreeMap::new();
+    let mut pools: BTreeMap<u64, PoolRow> = BTreeMap::new();
     type EngineKey = (String, u32, Direction);
     let mut engines: BTreeMap<EngineKey, (EngineRow, Vec<(u64, u64)>)> = BTreeMap::new();
     let mut threads = std::collections::BTreeSet::new();
@@ -233,6 +249,29 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 });
                 row.reason = reason.clone();
             }
+            TraceEvent::PoolAlloc {
+                tid,
+                ts_ns,
+                pool,
+                device,
+                bytes,
+                reused,
+                used,
+                reserved,
+            } => {
+                threads.insert(*tid);
+                seen(*ts_ns);
+                let row = pools.entry(*pool).or_insert_with(|| PoolRow {
+                    pool: *pool,
+                    device: *device,
+                    ..Default::default()
+                });
+                row.allocations += 1;
+                row.reused += u64::from(*reused);
+                row.bytes += bytes;
+                row.used_high = row.used_high.max(*used);
+                row.reserved_high = row.reserved_high.max(*reserved);
+            }
             TraceEvent::StreamAssigned { queue, device, .. } => {
                 let (row, _) = queues.entry(*queue).or_insert_with(|| {
                     (
@@ -271,6 +310,7 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
             row
         })
         .collect();
+    stats.pools = pools.into_values().collect();
     stats
 }
 
@@ -403,6 +443,29 @@ impl fmt::Display for Stats {
             writeln!(f, "  (none)")?;
         }
         writeln!(f)?;
+        // Only for programs that used the stream-ordered allocator.
+        if !self.pools.is_empty() {
+            writeln!(f, "Memory pools (stream-ordered allocations)")?;
+            writeln!(
+                f,
+                "  {:>8} {:>6} {:>7} {:>7} {:>14} {:>14} {:>14}",
+                "Pool", "Device", "Allocs", "Reused", "Bytes", "Used high", "Reserved high"
+            )?;
+            for p in &self.pools {
+                writeln!(
+                    f,
+                    "  {:>#8x} {:>6} {:>7} {:>7} {:>14} {:>14} {:>14}",
+                    p.pool,
+                    p.device,
+                    p.allocations,
+                    p.reused,
+                    p.bytes,
+                    p.used_high,
+                    p.reserved_high
+                )?;
+            }
+            writeln!(f)?;
+        }
         let w = &self.waits;
         writeln!(f, "Signal waits")?;
         writeln!(

@@ -303,7 +303,18 @@ pub struct Stream {
     /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
     /// while waiting, and never while taking another stream's lock.
     state: Mutex<State>,
+    /// Issued once per stream in the process: what a stream-ordered free is stamped with, so
+    /// that "the same stream" survives the reuse of a destroyed stream's address.
+    pub serial: u64,
+    /// Per queue (by id), the highest packet index of a marker this stream waited for through
+    /// [`Stream::wait_for`]: every packet of that queue up to it completes before the stream's
+    /// later work (the marker's barrier bit). Read by the stream-ordered allocator
+    /// ([`Stream::has_waited_for`]); a few entries, touched only by waits, never by a launch.
+    waited: Mutex<Vec<(u64, u64)>>,
 }
+
+/// Where [`Stream::serial`] values come from.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
 struct State {
     queue: Option<Arc<Queue>>,
@@ -566,7 +577,20 @@ impl Stream {
                 held: VecDeque::with_capacity(16),
                 tail: None,
             }),
+            serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
+            waited: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Whether this stream's work from now on is ordered after `marker`: it waited (through
+    /// [`Stream::wait_for`]) for a marker at or after `marker` on the same queue. Conservative:
+    /// orderings through other queues or legacy null-stream waits are not seen.
+    pub fn has_waited_for(&self, marker: &Marker) -> bool {
+        let id = marker.queue.id;
+        self.waited
+            .lock()
+            .iter()
+            .any(|&(queue, index)| queue == id && index >= marker.index)
     }
 
     /// True unless the stream was created with `hipStreamNonBlocking` (the null stream itself
@@ -690,11 +714,19 @@ impl Stream {
     /// `hipStreamWaitEvent`: later work of this stream waits for `dep` (a barrier-AND packet
     /// on this stream's queue; the host does not wait).
     pub fn wait_for(&self, device: &DeviceStreams, dep: Dep) -> HipResult {
+        let waited = dep.producer.as_ref().map(|m| (m.queue.id, m.index));
         let mut op = self.begin(device, Some(dep))?;
         if !op.deps.is_empty() {
             op.queue_after_waits()?;
         }
         op.finish();
+        if let Some((queue, index)) = waited {
+            let mut list = self.waited.lock();
+            match list.iter_mut().find(|(q, _)| *q == queue) {
+                Some((_, latest)) => *latest = (*latest).max(index),
+                None => list.push((queue, index)),
+            }
+        }
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 
 use super::super::device::Device;
 use super::super::handles::{HandleTable, RecentLookups};
+use super::super::mempool;
 use super::super::ordering::{Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE};
 use super::super::runtime;
 use crate::error::{HipError, HipResult};
@@ -188,10 +189,14 @@ pub fn destroy_created_streams(device: &Device) {
 pub fn synchronize(handle: *mut c_void) -> HipResult {
     let (device, stream) = lookup(handle)?;
     if stream.kind == StreamKind::Null {
-        device.streams.synchronize_null()
+        device.streams.synchronize_null()?;
+        // The null stream's synchronisation waits for every blocking stream too.
+        mempool::after_sync(mempool::Synced::Device(device.index));
     } else {
-        stream.synchronize(&device.streams)
+        stream.synchronize(&device.streams)?;
+        mempool::after_sync(mempool::Synced::Stream(stream.serial));
     }
+    Ok(())
 }
 
 /// `hipStreamQuery`.

@@ -1,0 +1,97 @@
+// The stream-ordered allocator: hipMallocAsync/hipFreeAsync and memory pools.
+#ifndef HIPSHIM_API_MEMPOOL_H
+#define HIPSHIM_API_MEMPOOL_H
+
+#include "hip_error.h"
+#include "hip_types.h"
+
+typedef struct ihipMemPoolHandle_t* hipMemPool_t;
+
+typedef enum hipMemPoolAttr {
+    hipMemPoolReuseFollowEventDependencies = 0x1,   // int, default 1
+    hipMemPoolReuseAllowOpportunistic = 0x2,        // int, default 1
+    hipMemPoolReuseAllowInternalDependencies = 0x3, // int, default 1
+    hipMemPoolAttrReleaseThreshold = 0x4,           // uint64_t, default 0
+    hipMemPoolAttrReservedMemCurrent = 0x5,         // uint64_t, read-only
+    hipMemPoolAttrReservedMemHigh = 0x6,            // uint64_t, settable to 0 only
+    hipMemPoolAttrUsedMemCurrent = 0x7,             // uint64_t, read-only
+    hipMemPoolAttrUsedMemHigh = 0x8                 // uint64_t, settable to 0 only
+} hipMemPoolAttr;
+
+typedef enum hipMemLocationType {
+    hipMemLocationTypeInvalid = 0,
+    hipMemLocationTypeDevice = 1
+} hipMemLocationType;
+
+typedef struct hipMemLocation {
+    hipMemLocationType type;
+    int id;
+} hipMemLocation;
+
+typedef enum hipMemAccessFlags {
+    hipMemAccessFlagsProtNone = 0,
+    hipMemAccessFlagsProtRead = 1,
+    hipMemAccessFlagsProtReadWrite = 3
+} hipMemAccessFlags;
+
+typedef struct hipMemAccessDesc {
+    hipMemLocation location;
+    hipMemAccessFlags flags;
+} hipMemAccessDesc;
+
+typedef enum hipMemAllocationType {
+    hipMemAllocationTypeInvalid = 0x0,
+    hipMemAllocationTypePinned = 0x1,
+    hipMemAllocationTypeMax = 0x7FFFFFFF
+} hipMemAllocationType;
+
+typedef enum hipMemAllocationHandleType {
+    hipMemHandleTypeNone = 0x0,
+    hipMemHandleTypePosixFileDescriptor = 0x1,
+    hipMemHandleTypeWin32 = 0x2,
+    hipMemHandleTypeWin32Kmt = 0x4
+} hipMemAllocationHandleType;
+
+typedef struct hipMemPoolProps {
+    hipMemAllocationType allocType; // must be hipMemAllocationTypePinned
+    hipMemAllocationHandleType handleTypes;
+    hipMemLocation location; // a device
+    void* win32SecurityAttributes;
+    unsigned char reserved[64];
+} hipMemPoolProps;
+
+extern "C" {
+
+// From the current pool of the stream's device; usable by the stream's later work at once.
+hipError_t hipMallocAsync(void** dev_ptr, size_t size, hipStream_t stream);
+hipError_t hipMallocFromPoolAsync(void** dev_ptr, size_t size, hipMemPool_t mem_pool,
+                                  hipStream_t stream);
+// Back to the pool once `stream` reaches this point.
+hipError_t hipFreeAsync(void* dev_ptr, hipStream_t stream);
+hipError_t hipMemPoolTrimTo(hipMemPool_t mem_pool, size_t min_bytes_to_hold);
+hipError_t hipMemPoolSetAttribute(hipMemPool_t mem_pool, hipMemPoolAttr attr, void* value);
+hipError_t hipMemPoolGetAttribute(hipMemPool_t mem_pool, hipMemPoolAttr attr, void* value);
+hipError_t hipMemPoolSetAccess(hipMemPool_t mem_pool, const hipMemAccessDesc* desc_list,
+                               size_t count);
+hipError_t hipMemPoolGetAccess(hipMemAccessFlags* flags, hipMemPool_t mem_pool,
+                               hipMemLocation* location);
+hipError_t hipMemPoolCreate(hipMemPool_t* mem_pool, const hipMemPoolProps* pool_props);
+hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool);
+hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* mem_pool, int device);
+hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
+hipError_t hipDeviceGetMemPool(hipMemPool_t* mem_pool, int device);
+
+} // extern "C"
+
+// CUDA-style C++ overloads.
+template <class T>
+static inline hipError_t hipMallocAsync(T** dev_ptr, size_t size, hipStream_t stream) {
+    return hipMallocAsync(reinterpret_cast<void**>(dev_ptr), size, stream);
+}
+template <class T>
+static inline hipError_t hipMallocAsync(T** dev_ptr, size_t size, hipMemPool_t mem_pool,
+                                        hipStream_t stream) {
+    return hipMallocFromPoolAsync(reinterpret_cast<void**>(dev_ptr), size, mem_pool, stream);
+}
+
+#endif // HIPSHIM_API_MEMPOOL_H

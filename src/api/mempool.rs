@@ -1,0 +1,96 @@
+//! The stream-ordered allocator and its memory pools (`runtime/mempool.rs`). The pool IPC
+//! calls (`hipMemPoolExport*`, `hipMemPoolImport*`) are not implemented: their generated stubs
+//! return `hipErrorNotSupported` and log their names.
+
+use super::convert::{slice, Out, Stream};
+use super::declare::hip_api;
+use super::types::{
+    hipError_t, hipMemPool_t, hipStream_t, MemAccessDesc, MemLocation, MemPoolProps,
+};
+use crate::runtime::mempool::{self, MemPool};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+hip_api! {
+    fn hipMallocAsync(
+        dev_ptr: *mut *mut c_void => Out<*mut c_void>,
+        size: usize,
+        stream: hipStream_t => Stream,
+    ) -> hipError_t {
+        dev_ptr.write(mempool::malloc_async(size, stream.device, &stream.stream)?)
+    }
+
+    fn hipMallocFromPoolAsync(
+        dev_ptr: *mut *mut c_void => Out<*mut c_void>,
+        size: usize,
+        mem_pool: hipMemPool_t => Arc<MemPool>,
+        stream: hipStream_t => Stream,
+    ) -> hipError_t {
+        dev_ptr.write(mempool::malloc_from_pool_async(size, &mem_pool, stream.device, &stream.stream)?)
+    }
+
+    fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t => Stream) -> hipError_t {
+        // SAFETY: `free_async` only frees pointers it finds in its tables.
+        unsafe { mempool::free_async(dev_ptr, stream.device, &stream.stream) }
+    }
+
+    fn hipMemPoolCreate(
+        mem_pool: *mut hipMemPool_t => Out<hipMemPool_t>,
+        pool_props: *const MemPoolProps => &MemPoolProps,
+    ) -> hipError_t {
+        mem_pool.write(mempool::create(pool_props)?)
+    }
+
+    fn hipMemPoolDestroy(mem_pool: hipMemPool_t) -> hipError_t {
+        mempool::destroy(mem_pool)
+    }
+
+    fn hipDeviceGetDefaultMemPool(mem_pool: *mut hipMemPool_t => Out<hipMemPool_t>, device: i32) -> hipError_t {
+        mem_pool.write(mempool::default_pool(device)?)
+    }
+
+    fn hipDeviceGetMemPool(mem_pool: *mut hipMemPool_t => Out<hipMemPool_t>, device: i32) -> hipError_t {
+        mem_pool.write(mempool::current_pool(device)?)
+    }
+
+    fn hipDeviceSetMemPool(device: i32, mem_pool: hipMemPool_t => Arc<MemPool>) -> hipError_t {
+        mempool::set_current_pool(device, mem_pool)
+    }
+
+    fn hipMemPoolTrimTo(mem_pool: hipMemPool_t => Arc<MemPool>, min_bytes_to_hold: usize) -> hipError_t {
+        mempool::trim_to(&mem_pool, min_bytes_to_hold)
+    }
+
+    fn hipMemPoolSetAttribute(mem_pool: hipMemPool_t => Arc<MemPool>, attr: u32, value: *mut c_void) -> hipError_t {
+        // SAFETY: HIP's contract: `value` points to the attribute's type.
+        unsafe { mempool::set_attribute(&mem_pool, attr, value) }
+    }
+
+    fn hipMemPoolGetAttribute(mem_pool: hipMemPool_t => Arc<MemPool>, attr: u32, value: *mut c_void) -> hipError_t {
+        // SAFETY: HIP's contract: `value` points to the attribute's type.
+        unsafe { mempool::get_attribute(&mem_pool, attr, value) }
+    }
+
+    fn hipMemPoolSetAccess(
+        mem_pool: hipMemPool_t => Arc<MemPool>,
+        desc_list: *const MemAccessDesc,
+        count: usize,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: `count` descriptors at `desc_list`.
+        let descs = unsafe { slice(desc_list, count, "desc_list") }?;
+        mempool::set_access(&mem_pool, descs)
+    }
+
+    fn hipMemPoolGetAccess(
+        flags: *mut u32 => Out<u32>,
+        mem_pool: hipMemPool_t => Arc<MemPool>,
+        location: *mut MemLocation => Out<MemLocation>,
+    ) -> hipError_t {
+        // SAFETY: an input the caller filled in (HIP declares it non-const).
+        let location = unsafe { location.read() };
+        flags.write(mempool::get_access(&mem_pool, &location)?)
+    }
+}
+
+#[cfg(not(test))]
+include!(concat!(env!("OUT_DIR"), "/symver_mempool.rs"));
