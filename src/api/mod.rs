@@ -21,6 +21,7 @@ mod launch;
 mod memory;
 mod module;
 mod occupancy;
+mod peer;
 mod rtc;
 mod stream;
 
@@ -50,6 +51,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     memory::SIGNATURES,
     module::SIGNATURES,
     occupancy::SIGNATURES,
+    peer::SIGNATURES,
     rtc::SIGNATURES,
     stream::SIGNATURES,
 ];

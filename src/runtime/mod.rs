@@ -17,6 +17,7 @@ pub mod memory;
 pub mod module;
 pub mod occupancy;
 pub mod ordering;
+pub mod peer;
 pub mod rtc;
 pub mod stream;
 
