@@ -638,6 +638,47 @@ mod tests {
     }
 
     #[test]
+    fn gpu_memory_is_reachable_by_its_owner_and_granted_gpus_only() {
+        let r = MemoryRegistry::default();
+        let (owner, peer, other) = (
+            hsa_agent_t { handle: 1 },
+            hsa_agent_t { handle: 2 },
+            hsa_agent_t { handle: 3 },
+        );
+        let mut device = region(
+            0x40000,
+            0x1000,
+            RegionKind::PoolAllocation {
+                pool: 1,
+                peers: Some(0),
+            },
+        );
+        device.owner = owner;
+        r.add(device);
+        r.add(region(0x50000, 0x1000, RegionKind::Locked));
+        let view = |agent, node| AgentMemory {
+            registry: &r,
+            agent,
+            bit: node_bit(node),
+        };
+        assert!(view(owner, 1).is_accessible(0x40010, 4));
+        assert!(!view(peer, 2).is_accessible(0x40010, 4));
+        assert!(
+            view(peer, 2).is_accessible(0x50010, 4),
+            "host memory needs no grant"
+        );
+        r.grant(0x40000, node_bit(2)).unwrap();
+        assert!(view(peer, 2).is_accessible(0x40010, 4));
+        assert!(!view(other, 3).is_accessible(0x40010, 4));
+        // Granting memory that needs no grant is a no-op; unknown memory is an error.
+        r.grant(0x50000, node_bit(3)).unwrap();
+        assert_eq!(
+            r.grant(0x60000, node_bit(3)),
+            Err(HsaError::INVALID_ARGUMENT)
+        );
+    }
+
+    #[test]
     fn overlapping_regions_are_removed_independently() {
         let r = MemoryRegistry::default();
         r.add(region(0x10000, 0x1000, RegionKind::Registered));

@@ -4,9 +4,10 @@
 //! one bounds check of every copy and fill (which `copy.rs` runs).
 
 use super::device::Device;
-use super::runtime;
+use super::{runtime, Runtime};
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::{HostLock, PoolBuffer};
+use hsa_abi::hsa_agent_t;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -177,7 +178,7 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
     })?;
     if *readers != 0 {
         buffer
-            .allow_access(&super::peer::agents_reaching(rt, device.index, *readers))
+            .allow_access(&agents_reaching(rt, device.index, *readers))
             .map_err(|e| {
                 tracing::warn!(size, status = %device.api.describe(e.status), "granting peers access to a new allocation failed");
                 HipError::OUT_OF_MEMORY
@@ -326,6 +327,14 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
         synchronize_all()?;
     } else {
         rt.device(alloc.device)?.synchronize()?;
+        // Devices granted access (peer access, copies) may be using it too.
+        for reader in rt
+            .devices
+            .iter()
+            .filter(|d| alloc.reach & (1 << d.index) != 0)
+        {
+            reader.synchronize()?;
+        }
     }
     let Some(entry) = ALLOCATIONS.write().remove(&(ptr as usize)) else {
         // Another thread freed it meanwhile.
@@ -509,6 +518,16 @@ pub(crate) fn free_device_allocations(device: &Device) {
 // ---------------------------------------------------------------------------------------
 // Access of other devices (peer access and copies between devices: `peer.rs`)
 
+/// The agents of `owner` and of the devices in `readers` (a bit per index): the list an HSA
+/// grant of `owner`'s memory names.
+fn agents_reaching(rt: &Runtime, owner: usize, readers: u64) -> Vec<hsa_agent_t> {
+    rt.devices
+        .iter()
+        .filter(|d| d.index == owner || readers & (1 << d.index) != 0)
+        .map(|d| d.agent)
+        .collect()
+}
+
 /// Grants `reader` access to `alloc`'s memory (whose entry is `entry`), unless it has it: the
 /// HSA grant names every device that may reach it (the owner and all granted), so a runtime
 /// that maps exactly the agents listed keeps the earlier grants.
@@ -521,7 +540,7 @@ fn grant_entry(entry: &mut Entry, reader: usize) -> HipResult {
     let Backing::Pool(buffer) = &entry.backing else {
         return Ok(());
     };
-    let agents = super::peer::agents_reaching(runtime()?, alloc.device, alloc.reach | bit);
+    let agents = agents_reaching(runtime()?, alloc.device, alloc.reach | bit);
     buffer.allow_access(&agents).map_err(|e| {
         tracing::warn!(
             allocation = format_args!("{:#x}", alloc.start),

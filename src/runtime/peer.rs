@@ -25,16 +25,6 @@ use super::{runtime, Runtime};
 use crate::error::{HipError, HipResult};
 use hsa_abi::*;
 
-/// The agents of `owner` and of the devices in `readers` (a bit per index): the list an HSA
-/// grant of `owner`'s memory names.
-pub(crate) fn agents_reaching(rt: &Runtime, owner: usize, readers: u64) -> Vec<hsa_agent_t> {
-    rt.devices
-        .iter()
-        .filter(|d| d.index == owner || readers & (1 << d.index) != 0)
-        .map(|d| d.agent)
-        .collect()
-}
-
 /// A device ordinal as AMD checks it: negative or past the last device is invalid.
 fn device_at(rt: &Runtime, ordinal: i32) -> HipResult<&Device> {
     usize::try_from(ordinal)

@@ -65,11 +65,11 @@ fn check_range(rt: &Runtime, what: &str, addr: u64, len: u64) -> HsaResult {
 }
 
 /// The GPU whose engines serve a copy between these agents (ROCr uses the device side).
-fn copy_gpu<'a>(
-    rt: &'a Runtime,
+fn copy_gpu(
+    rt: &Runtime,
     dst_agent: hsa_agent_t,
     src_agent: hsa_agent_t,
-) -> HsaResult<&'a Arc<Agent>> {
+) -> HsaResult<&Arc<Agent>> {
     let d = rt.agent(dst_agent)?;
     let s = rt.agent(src_agent)?;
     if d.is_gpu() {
