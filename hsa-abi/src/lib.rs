@@ -253,6 +253,31 @@ pub const HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS: u32 = 0;
 pub const HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED: u32 = 0;
 pub const HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT: u32 = 1;
 pub const HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT: u32 = 2;
+pub const HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS: u32 = 1;
+/// An array of as many [`hsa_amd_memory_pool_link_info_t`] as there are link hops.
+pub const HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO: u32 = 2;
+
+/// `hsa_amd_link_info_type_t`
+pub const HSA_AMD_LINK_INFO_TYPE_HYPERTRANSPORT: u32 = 0;
+pub const HSA_AMD_LINK_INFO_TYPE_QPI: u32 = 1;
+pub const HSA_AMD_LINK_INFO_TYPE_PCIE: u32 = 2;
+pub const HSA_AMD_LINK_INFO_TYPE_INFINBAND: u32 = 3;
+pub const HSA_AMD_LINK_INFO_TYPE_XGMI: u32 = 4;
+
+/// `hsa_amd_memory_pool_link_info_t`: one hop between an agent and a memory pool.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hsa_amd_memory_pool_link_info_t {
+    pub min_latency: u32,
+    pub max_latency: u32,
+    pub min_bandwidth: u32,
+    pub max_bandwidth: u32,
+    pub atomic_support_32bit: bool,
+    pub atomic_support_64bit: bool,
+    pub coherent_support: bool,
+    pub link_type: u32,
+    pub numa_distance: u32,
+}
 
 pub const HSA_EXT_POINTER_TYPE_UNKNOWN: u32 = 0;
 pub const HSA_EXT_POINTER_TYPE_HSA: u32 = 1;

@@ -52,6 +52,9 @@ pub struct Config {
     /// pool reads NEVER_ALLOWED (which is how AMD's runtime detects a small BAR), and a CPU
     /// touch is reported by name before the process dies of it (`cpu_touch.rs`).
     pub large_bar: bool,
+    /// `HSASIM_GPU_LINK=xgmi|pcie` (default xgmi): how two GPUs are linked, as the link
+    /// information of one GPU's access to another's memory reports it (see [`GpuLink`]).
+    pub gpu_link: GpuLink,
     /// `HSASIM_CAPTURE=PATH`: every packet a packet processor takes, written to PATH as one
     /// JSON object a line (see `capture.rs`), for comparing two runtimes' packet streams.
     pub capture: Option<std::path::PathBuf>,
@@ -115,12 +118,34 @@ impl Config {
             threaded: vars.num("HSASIM_THREADS", 1u32, 0, 1) != 0,
             strict,
             large_bar: vars.num("HSASIM_LARGE_BAR", u32::from(!strict), 0, 1) != 0,
+            gpu_link: vars.read(
+                "HSASIM_GPU_LINK",
+                "xgmi or pcie",
+                GpuLink::Xgmi,
+                |s| match s.trim().to_ascii_lowercase().as_str() {
+                    "xgmi" => Some(GpuLink::Xgmi),
+                    "pcie" => Some(GpuLink::Pcie),
+                    _ => None,
+                },
+            ),
             capture: std::env::var_os("HSASIM_CAPTURE")
                 .filter(|p| !p.is_empty())
                 .map(std::path::PathBuf::from),
         };
         (config, vars.warnings)
     }
+}
+
+/// The link between two GPUs of the simulated machine. Both are what ROCr reports for GPUs of
+/// one host, through KFD's I/O link table: one hop (ROCr reports a single hop between any two
+/// GPUs) whose NUMA distance is KFD's link weight, 15 for a direct xGMI link and 40 for a
+/// PCIe path through the root complex (20 per GPU-to-CPU link); AMD's HIP runtime divides the
+/// distance by 15 (xGMI) or 20 (otherwise) for `hipExtGetLinkTypeAndHopCount`'s hop count.
+/// The default is xGMI: gfx90a and gfx942 parts (MI200, MI300) come in xGMI hives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuLink {
+    Xgmi,
+    Pcie,
 }
 
 /// A year: the largest `HSASIM_DISPATCH_TIMEOUT`, for "never" in practice.

@@ -108,8 +108,11 @@ impl Pool {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RegionKind {
-    /// From `hsa_amd_memory_pool_allocate`; `pool` is the pool handle.
-    PoolAllocation { pool: u64 },
+    /// From `hsa_amd_memory_pool_allocate`; `pool` is the pool handle. `peers` is `Some` for
+    /// a GPU's own memory, which other GPUs reach only once `hsa_amd_agents_allow_access`
+    /// grants it (ROCr's DISALLOWED_BY_DEFAULT): a bit per granted agent's node
+    /// ([`node_bit`]). `None` for system memory, which every agent reaches.
+    PoolAllocation { pool: u64, peers: Option<u64> },
     /// Host memory made device-accessible by `hsa_amd_memory_lock(_to_pool)`, at its agent
     /// address (the host address itself unless strict).
     Locked,
@@ -258,6 +261,27 @@ impl MemoryRegistry {
         map.remove(&key)
     }
 
+    /// Lets the agents of `nodes` (a bit each, [`node_bit`]) reach the GPU memory allocation
+    /// containing `addr` (`hsa_amd_agents_allow_access`); other regions need no grant.
+    /// Grants are never taken back, as in ROCr, where only freeing unmaps.
+    pub fn grant(&self, addr: u64, nodes: u64) -> HsaResult {
+        let mut map = self.regions.write();
+        let upper = addr.saturating_add(1);
+        let region = map
+            .range_mut(..(upper, 0))
+            .rev()
+            .map(|(_, r)| r)
+            .find(|r| r.contains(addr, 1))
+            .ok_or(HsaError::INVALID_ARGUMENT)?;
+        if let RegionKind::PoolAllocation {
+            peers: Some(peers), ..
+        } = &mut region.kind
+        {
+            *peers |= nodes;
+        }
+        Ok(())
+    }
+
     pub fn set_user_data(&self, start: u64, user_data: u64) -> HsaResult {
         let mut map = self.regions.write();
         let r = map
@@ -341,6 +365,48 @@ pub fn host_range_mapped(addr: u64, len: u64) -> Result<(), u64> {
         return Err(addr / PAGE * PAGE);
     };
     host_pages::host_range_mapped(addr, len).map_err(|page| page as u64)
+}
+
+/// The bit of the agent with KFD node id `node` in a grant mask (nodes past 63 share the last
+/// bit; hsasim has at most 16 GPUs).
+pub fn node_bit(node: u32) -> u64 {
+    1 << node.min(63)
+}
+
+impl Region {
+    /// Whether `agent` (of node bit `bit`) may touch this region: anything but another GPU's
+    /// memory that was not granted to it.
+    pub fn reachable_by(&self, agent: hsa_agent_t, bit: u64) -> bool {
+        match self.kind {
+            RegionKind::PoolAllocation {
+                peers: Some(peers), ..
+            } => self.owner == agent || peers & bit != 0,
+            _ => true,
+        }
+    }
+}
+
+/// Guest memory as one GPU agent sees it: the registry, less other GPUs' memory not granted
+/// to it. What a dispatch runs against; one comparison per access on top of the lookup.
+pub struct AgentMemory<'a> {
+    pub registry: &'a MemoryRegistry,
+    pub agent: hsa_agent_t,
+    pub bit: u64,
+}
+
+impl GuestMemory for AgentMemory<'_> {
+    fn translate(&self, address: u64, len: u64) -> Option<u64> {
+        let r = self.registry.find_page(address, len)?;
+        if !r.reachable_by(self.agent, self.bit) {
+            tracing::debug!(target: "hsasim", address = format_args!("{address:#x}"), owner = r.owner.handle, "access to another GPU's memory that was not granted to this agent");
+            return None;
+        }
+        Some(r.host.wrapping_add(address.wrapping_sub(r.start)))
+    }
+
+    fn interrupt(&self, data: u32) {
+        self.registry.interrupt(data)
+    }
 }
 
 impl GuestMemory for MemoryRegistry {
@@ -484,7 +550,10 @@ pub fn pool_allocate(
         start: ptr as u64,
         host: host as u64,
         len: size,
-        kind: RegionKind::PoolAllocation { pool: pool_handle },
+        kind: RegionKind::PoolAllocation {
+            pool: pool_handle,
+            peers: (pool.kind == PoolKind::Device).then_some(0),
+        },
         owner: pool.owner,
         global_flags: pool.global_flags(),
         user_data: 0,
@@ -506,7 +575,7 @@ pub fn pool_free(
             tracing::error!(target: "hsasim", ptr = format_args!("{ptr:#x}"), "hsa_amd_memory_pool_free of a pointer no pool allocated");
             HsaError::INVALID_ARGUMENT
         })?;
-    if let RegionKind::PoolAllocation { pool } = region.kind {
+    if let RegionKind::PoolAllocation { pool, .. } = region.kind {
         if let Some(p) = pool_of(pool) {
             p.release(region.mapped_len);
         }
@@ -549,7 +618,14 @@ mod tests {
     #[test]
     fn gpu_access_is_page_granular_but_lookups_are_exact() {
         let r = MemoryRegistry::default();
-        r.add(region(0x30010, 28, RegionKind::PoolAllocation { pool: 1 }));
+        r.add(region(
+            0x30010,
+            28,
+            RegionKind::PoolAllocation {
+                pool: 1,
+                peers: None,
+            },
+        ));
         assert!(
             r.is_accessible(0x30020, 16),
             "a scalar load past a small kernarg block"
@@ -559,6 +635,47 @@ mod tests {
         assert!(!r.is_accessible(0x31000, 1));
         assert!(r.find(0x30020, 16).is_none());
         assert!(r.find(0x30010, 28).is_some());
+    }
+
+    #[test]
+    fn gpu_memory_is_reachable_by_its_owner_and_granted_gpus_only() {
+        let r = MemoryRegistry::default();
+        let (owner, peer, other) = (
+            hsa_agent_t { handle: 1 },
+            hsa_agent_t { handle: 2 },
+            hsa_agent_t { handle: 3 },
+        );
+        let mut device = region(
+            0x40000,
+            0x1000,
+            RegionKind::PoolAllocation {
+                pool: 1,
+                peers: Some(0),
+            },
+        );
+        device.owner = owner;
+        r.add(device);
+        r.add(region(0x50000, 0x1000, RegionKind::Locked));
+        let view = |agent, node| AgentMemory {
+            registry: &r,
+            agent,
+            bit: node_bit(node),
+        };
+        assert!(view(owner, 1).is_accessible(0x40010, 4));
+        assert!(!view(peer, 2).is_accessible(0x40010, 4));
+        assert!(
+            view(peer, 2).is_accessible(0x50010, 4),
+            "host memory needs no grant"
+        );
+        r.grant(0x40000, node_bit(2)).unwrap();
+        assert!(view(peer, 2).is_accessible(0x40010, 4));
+        assert!(!view(other, 3).is_accessible(0x40010, 4));
+        // Granting memory that needs no grant is a no-op; unknown memory is an error.
+        r.grant(0x50000, node_bit(3)).unwrap();
+        assert_eq!(
+            r.grant(0x60000, node_bit(3)),
+            Err(HsaError::INVALID_ARGUMENT)
+        );
     }
 
     #[test]

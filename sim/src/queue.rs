@@ -16,7 +16,7 @@ use crate::agent::Agent;
 use crate::cabi::now_ns;
 use crate::error::{catch_panic, HsaError, HsaResult};
 use crate::handles::Slab;
-use crate::memory::{map_anon, round_up, unmap, Region, RegionKind, PAGE};
+use crate::memory::{map_anon, node_bit, round_up, unmap, AgentMemory, Region, RegionKind, PAGE};
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
 use hsa_abi::*;
@@ -663,11 +663,16 @@ impl Queue {
                 max_wave_instructions: rt.config.max_wave_instructions,
                 timeout: Some(rt.config.dispatch_timeout),
             };
+            // The kernel sees memory as its agent does: another GPU's memory faults unless
+            // it was granted to this one.
+            let memory = AgentMemory {
+                registry: &rt.memory,
+                agent: self.agent.handle(),
+                bit: node_bit(self.agent.node),
+            };
             match &self.gws {
-                None => hsasim_isa::run_dispatch(&dispatch, &*rt.memory, &config),
-                Some(gws) => {
-                    hsasim_isa::run_cooperative_dispatch(&dispatch, &*rt.memory, &config, gws)
-                }
+                None => hsasim_isa::run_dispatch(&dispatch, &memory, &config),
+                Some(gws) => hsasim_isa::run_cooperative_dispatch(&dispatch, &memory, &config, gws),
             }
         };
         let end = now_ns();

@@ -22,6 +22,7 @@ mod memory;
 mod mempool;
 mod module;
 mod occupancy;
+mod peer;
 mod rtc;
 mod stream;
 
@@ -52,6 +53,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     mempool::SIGNATURES,
     module::SIGNATURES,
     occupancy::SIGNATURES,
+    peer::SIGNATURES,
     rtc::SIGNATURES,
     stream::SIGNATURES,
 ];

@@ -97,6 +97,54 @@ impl MemoryPool {
         }
     }
 
+    /// How `agent` may reach this pool (`HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS`: never,
+    /// by default, or once granted).
+    pub fn access_of(&self, agent: hsa_agent_t) -> Result<u32, HsaError> {
+        let mut access = HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED;
+        // SAFETY: the attribute is a u32; both handles are the runtime's.
+        let status = unsafe {
+            (self.api.hsa_amd_agent_memory_pool_get_info)(
+                agent,
+                self.raw,
+                HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS,
+                &mut access as *mut u32 as *mut c_void,
+            )
+        };
+        check("hsa_amd_agent_memory_pool_get_info(ACCESS)", status).map(|()| access)
+    }
+
+    /// The hops of the link from `agent` to this pool (none for the agent's own pool).
+    pub fn links_from(
+        &self,
+        agent: hsa_agent_t,
+    ) -> Result<Vec<hsa_amd_memory_pool_link_info_t>, HsaError> {
+        let mut hops = 0u32;
+        // SAFETY: the attribute is a u32; both handles are the runtime's.
+        let status = unsafe {
+            (self.api.hsa_amd_agent_memory_pool_get_info)(
+                agent,
+                self.raw,
+                HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS,
+                &mut hops as *mut u32 as *mut c_void,
+            )
+        };
+        check("hsa_amd_agent_memory_pool_get_info(NUM_LINK_HOPS)", status)?;
+        let mut links = vec![hsa_amd_memory_pool_link_info_t::default(); hops as usize];
+        if hops > 0 {
+            // SAFETY: room for `hops` entries, as the attribute writes.
+            let status = unsafe {
+                (self.api.hsa_amd_agent_memory_pool_get_info)(
+                    agent,
+                    self.raw,
+                    HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO,
+                    links.as_mut_ptr() as *mut c_void,
+                )
+            };
+            check("hsa_amd_agent_memory_pool_get_info(LINK_INFO)", status)?;
+        }
+        Ok(links)
+    }
+
     /// Allocates `size` bytes and lets each of `agents` access them (none: only the agents
     /// the pool's memory is accessible to by default). A failed grant frees the memory.
     pub fn allocate(&self, size: usize, agents: &[hsa_agent_t]) -> Result<PoolBuffer, HsaError> {

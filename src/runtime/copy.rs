@@ -180,6 +180,17 @@ impl Transfer {
             .collect()
     }
 
+    /// A copy between two devices' memory: lets each device reach the other's allocation
+    /// (see `peer.rs`), which the engines need whether or not peer access is enabled.
+    fn reach_across_devices(&self) -> HipResult {
+        match (self.dst_side, self.src_side) {
+            (Side::Device(d), Side::Device(s)) if d != s => {
+                super::peer::grant_for_copy(self.dst, d, self.src, s)
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The CPU copies a host-to-host transfer.
     ///
     /// # Safety
@@ -278,6 +289,7 @@ pub unsafe fn memcpy_2d(
     if t.dst_side == Side::Pageable || t.src_side == Side::Pageable {
         return staged(device, &t);
     }
+    t.reach_across_devices()?;
     // The stream-ordered copy on the serving device's null stream, waited for.
     let pieces = t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
     let null = device.streams.null_stream();
@@ -358,6 +370,7 @@ pub unsafe fn memcpy_2d_async(
             staged(runtime()?.device(owner)?, &t)
         }
         Some(_) => {
+            t.reach_across_devices()?;
             let pieces =
                 t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
             for chunk in pieces.chunks(MAX_BATCH) {

@@ -51,6 +51,11 @@ pub struct Device {
     /// Compute units a cooperative dispatch may use (`HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT`,
     /// else all of them): with the kernel's occupancy, how many work-groups can be resident at once.
     pub cooperative_compute_units: u32,
+    /// The devices that enabled peer access to this device's memory (a bit per device index):
+    /// every allocation made here is granted to them too. Held while an allocation is made and
+    /// recorded, so that an enable sees every allocation or the allocation sees the enable
+    /// (see `peer.rs`).
+    pub peer_readers: Mutex<u64>,
     /// The queue cooperative launches go to, made at the first one (see `cooperative.rs`).
     pub(in crate::runtime) cooperative_queue: Mutex<Option<std::sync::Arc<hsa::queue::Queue>>>,
 }
@@ -196,6 +201,7 @@ impl Device {
             info,
             settings: Mutex::new(DeviceSettings::default()),
             cooperative_compute_units,
+            peer_readers: Mutex::new(0),
             cooperative_queue: Mutex::new(None),
         })
     }

@@ -4,9 +4,10 @@
 //! one bounds check of every copy and fill (which `copy.rs` runs).
 
 use super::device::Device;
-use super::runtime;
+use super::{runtime, Runtime};
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::{HostLock, PoolBuffer};
+use hsa_abi::hsa_agent_t;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -51,6 +52,9 @@ pub struct Allocation {
     /// The address devices use for it: equal to `start` except for registered memory on
     /// runtimes whose `hsa_amd_memory_lock` hands out a separate agent address.
     pub device_address: usize,
+    /// Device memory: the other devices granted access to it (a bit per device index), by
+    /// peer access or for a copy between the two (see `peer.rs`).
+    pub reach: u64,
 }
 
 impl Allocation {
@@ -121,6 +125,7 @@ pub(crate) fn register_device_global(start: usize, size: usize, device: usize) {
             kind: MemKind::DeviceGlobal,
             flags: 0,
             device_address: start,
+            reach: 0,
         },
         Backing::None,
     );
@@ -165,12 +170,23 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
         );
         return Err(HipError::OUT_OF_MEMORY);
     }
+    // The devices that enabled peer access to this one reach the new memory too; an enable
+    // waits until it is recorded (and then finds it).
+    let readers = device.peer_readers.lock();
     // Whatever the runtime's reason, a failed hipMalloc is out of memory (AMD's and CUDA's
     // contract), not the runtime error the status would otherwise be.
     let buffer = device.device_pool.allocate(size, &[]).map_err(|e| {
         tracing::warn!(size, status = %device.api.describe(e.status), "device allocation failed");
         HipError::OUT_OF_MEMORY
     })?;
+    if *readers != 0 {
+        buffer
+            .allow_access(&agents_reaching(rt, device.index, *readers))
+            .map_err(|e| {
+                tracing::warn!(size, status = %device.api.describe(e.status), "granting peers access to a new allocation failed");
+                HipError::OUT_OF_MEMORY
+            })?;
+    }
     let ptr = buffer.as_ptr() as *mut c_void;
     insert(
         Allocation {
@@ -180,9 +196,11 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
             kind: MemKind::Device,
             flags: 0,
             device_address: ptr as usize,
+            reach: *readers,
         },
         Backing::Pool(buffer),
     );
+    drop(readers);
     tracing::debug!(size, ptr = format_args!("{ptr:p}"), "hipMalloc");
     Ok(ptr)
 }
@@ -273,6 +291,7 @@ fn allocate_host(size: usize, kind: MemKind, flags: u32) -> HipResult<*mut c_voi
             kind,
             flags,
             device_address: ptr as usize,
+            reach: 0,
         },
         Backing::Pool(buffer),
     );
@@ -341,6 +360,14 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
         synchronize_all()?;
     } else {
         rt.device(alloc.device)?.synchronize()?;
+        // Devices granted access (peer access, copies) may be using it too.
+        for reader in rt
+            .devices
+            .iter()
+            .filter(|d| alloc.reach & (1 << d.index) != 0)
+        {
+            reader.synchronize()?;
+        }
     }
     let Some(entry) = ALLOCATIONS.write().remove(&(ptr as usize)) else {
         // Another thread freed it meanwhile.
@@ -418,6 +445,7 @@ pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipRes
             kind: MemKind::Registered,
             flags,
             device_address: lock.agent_address(),
+            reach: 0,
         },
         Backing::Locked(lock),
     );
@@ -518,6 +546,69 @@ pub(crate) fn free_device_allocations(device: &Device) {
             tracing::warn!(error = %e, "hipDeviceReset: freeing an allocation failed");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Access of other devices (peer access and copies between devices: `peer.rs`)
+
+/// The agents of `owner` and of the devices in `readers` (a bit per index): the list an HSA
+/// grant of `owner`'s memory names.
+fn agents_reaching(rt: &Runtime, owner: usize, readers: u64) -> Vec<hsa_agent_t> {
+    rt.devices
+        .iter()
+        .filter(|d| d.index == owner || readers & (1 << d.index) != 0)
+        .map(|d| d.agent)
+        .collect()
+}
+
+/// Grants `reader` access to `alloc`'s memory (whose entry is `entry`), unless it has it: the
+/// HSA grant names every device that may reach it (the owner and all granted), so a runtime
+/// that maps exactly the agents listed keeps the earlier grants.
+fn grant_entry(entry: &mut Entry, reader: usize) -> HipResult {
+    let alloc = &mut entry.alloc;
+    let bit = 1u64 << reader;
+    if alloc.kind != MemKind::Device || reader == alloc.device || alloc.reach & bit != 0 {
+        return Ok(());
+    }
+    let Backing::Pool(buffer) = &entry.backing else {
+        return Ok(());
+    };
+    let agents = agents_reaching(runtime()?, alloc.device, alloc.reach | bit);
+    buffer.allow_access(&agents).map_err(|e| {
+        tracing::warn!(
+            allocation = format_args!("{:#x}", alloc.start),
+            owner = alloc.device,
+            reader,
+            error = %e,
+            "granting a device access to another device's memory failed"
+        );
+        HipError::PEER_ACCESS_UNSUPPORTED
+    })?;
+    alloc.reach |= bit;
+    Ok(())
+}
+
+/// Lets device `reader` reach the device allocation containing `ptr` (a no-op for its own
+/// memory and for memory every device reaches).
+pub(crate) fn grant_containing(ptr: usize, reader: usize) -> HipResult {
+    let mut table = ALLOCATIONS.write();
+    let Some((_, entry)) = table.range_mut(..=ptr).next_back() else {
+        return Ok(());
+    };
+    if ptr - entry.alloc.start >= entry.alloc.size.max(1) {
+        return Ok(());
+    }
+    grant_entry(entry, reader)
+}
+
+/// Lets device `reader` reach every allocation of device `owner` (hipDeviceEnablePeerAccess);
+/// the caller holds `owner`'s `peer_readers`, so no allocation is being made meanwhile.
+pub(crate) fn grant_all(owner: usize, reader: usize) -> HipResult {
+    let mut table = ALLOCATIONS.write();
+    for entry in table.values_mut().filter(|e| e.alloc.device == owner) {
+        grant_entry(entry, reader)?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -711,6 +802,7 @@ pub(crate) fn test_registry(entries: &[(usize, usize, MemKind, usize)]) -> TestE
             kind,
             flags: 0,
             device_address,
+            reach: 0,
         };
         insert(alloc, Backing::None);
     }
@@ -739,6 +831,7 @@ mod tests {
             kind,
             flags: 0,
             device_address: start,
+            reach: 0,
         }
     }
 

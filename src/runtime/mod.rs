@@ -19,6 +19,7 @@ pub mod module;
 pub mod multi_device;
 pub mod occupancy;
 pub mod ordering;
+pub mod peer;
 pub mod rtc;
 pub mod stream;
 

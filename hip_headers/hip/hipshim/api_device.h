@@ -262,6 +262,14 @@ enum hipLimit_t {
 #define hipDeviceMapHost 0x8
 #define hipDeviceLmemResizeToMax 0x10
 
+// hipDeviceGetP2PAttribute.
+typedef enum hipDeviceP2PAttr {
+    hipDevP2PAttrPerformanceRank = 0,
+    hipDevP2PAttrAccessSupported,
+    hipDevP2PAttrNativeAtomicSupported,
+    hipDevP2PAttrHipArrayAccessSupported
+} hipDeviceP2PAttr;
+
 // hipGetProcAddress: whether the symbol was found.
 typedef enum hipDriverProcAddressQueryResult {
     HIP_GET_PROC_ADDRESS_SUCCESS = 0,
@@ -294,6 +302,15 @@ hipError_t hipSetDeviceFlags(unsigned flags);
 hipError_t hipGetDeviceFlags(unsigned int* flags);
 hipError_t hipDeviceGetLimit(size_t* pValue, enum hipLimit_t limit);
 hipError_t hipDeviceSetLimit(enum hipLimit_t limit, size_t value);
+// Several devices: peer access and the link between two devices (hipExtGetLinkTypeAndHopCount
+// answers with hsa_amd_link_info_type_t: 0 HyperTransport, 1 QPI, 2 PCIe, 3 InfiniBand, 4 xGMI).
+hipError_t hipDeviceCanAccessPeer(int* canAccessPeer, int deviceId, int peerDeviceId);
+hipError_t hipDeviceEnablePeerAccess(int peerDeviceId, unsigned int flags);
+hipError_t hipDeviceDisablePeerAccess(int peerDeviceId);
+hipError_t hipDeviceGetP2PAttribute(int* value, hipDeviceP2PAttr attr, int srcDevice,
+                                    int dstDevice);
+hipError_t hipExtGetLinkTypeAndHopCount(int device1, int device2, uint32_t* linktype,
+                                        uint32_t* hopcount);
 // The address of a HIP export by name (hipVersion >= 600 selects the R0600 forms).
 hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hipVersion, uint64_t flags,
                              hipDriverProcAddressQueryResult* symbolStatus);

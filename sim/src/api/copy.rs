@@ -1,8 +1,10 @@
 //! Asynchronous copies on the SDMA engines.
 
 use super::guard;
+use crate::agent::Agent;
 use crate::cabi::out;
 use crate::error::{HsaError, HsaResult};
+use crate::memory::node_bit;
 use crate::sdma::{CopyJob, CopyShape, SdmaEngine};
 use crate::signal::Signal;
 use crate::system::{rt, Runtime};
@@ -63,24 +65,44 @@ fn check_range(rt: &Runtime, what: &str, addr: u64, len: u64) -> HsaResult {
 }
 
 /// The GPU whose engines serve a copy between these agents (ROCr uses the device side).
+fn copy_gpu(
+    rt: &Runtime,
+    dst_agent: hsa_agent_t,
+    src_agent: hsa_agent_t,
+) -> HsaResult<&Arc<Agent>> {
+    let d = rt.agent(dst_agent)?;
+    let s = rt.agent(src_agent)?;
+    if d.is_gpu() {
+        Ok(d)
+    } else if s.is_gpu() {
+        Ok(s)
+    } else {
+        rt.agents
+            .iter()
+            .find(|a| a.is_gpu())
+            .ok_or(HsaError::INVALID_AGENT)
+    }
+}
+
 fn engines_for(
     rt: &Runtime,
     dst_agent: hsa_agent_t,
     src_agent: hsa_agent_t,
 ) -> HsaResult<&[Arc<SdmaEngine>]> {
-    let d = rt.agent(dst_agent)?;
-    let s = rt.agent(src_agent)?;
-    let gpu = if d.is_gpu() {
-        d
-    } else if s.is_gpu() {
-        s
-    } else {
-        rt.agents
-            .iter()
-            .find(|a| a.is_gpu())
-            .ok_or(HsaError::INVALID_AGENT)?
-    };
-    Ok(&gpu.sdma)
+    Ok(&copy_gpu(rt, dst_agent, src_agent)?.sdma)
+}
+
+/// The copying GPU must reach both sides (ROCr: the agents "must be able to directly access
+/// both the source and destination buffers"): another GPU's memory only once it was granted
+/// to it with `hsa_amd_agents_allow_access`.
+fn check_reach(rt: &Runtime, gpu: &Arc<Agent>, what: &str, addr: u64, len: u64) -> HsaResult {
+    match rt.memory.find(addr, len.max(1)) {
+        Some(r) if !r.reachable_by(gpu.handle(), node_bit(gpu.node)) => {
+            tracing::error!(target: "hsasim", "async copy: the {what} range {addr:#x}+{len:#x} is another GPU's memory that was not granted to the copying GPU (node {}): call hsa_amd_agents_allow_access first", gpu.node);
+            Err(HsaError::INVALID_ARGUMENT)
+        }
+        _ => Ok(()),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -120,9 +142,12 @@ fn linear_copy(
     engine: Option<u32>,
 ) -> HsaResult {
     let rt = rt()?;
-    let engines = engines_for(&rt, dst_agent, src_agent)?;
+    let gpu = copy_gpu(&rt, dst_agent, src_agent)?;
+    let engines = &gpu.sdma;
     check_range(&rt, "destination", dst as u64, size as u64)?;
     check_range(&rt, "source", src as u64, size as u64)?;
+    check_reach(&rt, gpu, "destination", dst as u64, size as u64)?;
+    check_reach(&rt, gpu, "source", src as u64, size as u64)?;
     let index = match engine {
         Some(mask) => {
             if mask.count_ones() != 1 || mask.trailing_zeros() as usize >= engines.len() {
@@ -295,12 +320,10 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
         let (sfirst, slen) = extent(&s, &sof).ok_or_else(bad_shape)?;
         check_range(&rt, "destination", dfirst, dlen)?;
         check_range(&rt, "source", sfirst, slen)?;
-        let agent = rt.agent(copy_agent)?;
-        let engines = if agent.is_gpu() {
-            &agent.sdma
-        } else {
-            engines_for(&rt, copy_agent, copy_agent)?
-        };
+        let gpu = copy_gpu(&rt, copy_agent, copy_agent)?;
+        check_reach(&rt, gpu, "destination", dfirst, dlen)?;
+        check_reach(&rt, gpu, "source", sfirst, slen)?;
+        let engines = &gpu.sdma;
         let engine = engines.first().ok_or(HsaError::INVALID_AGENT)?;
         submit(
             &rt,

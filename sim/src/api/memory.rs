@@ -3,29 +3,15 @@
 use super::guard;
 use super::system::iterate;
 use crate::cabi::{out, put};
+use crate::config::GpuLink;
 use crate::error::{HsaError, HsaResult};
 use crate::memory::{
-    host_range_mapped, pool_allocate, pool_free, PoolKind, Region, RegionKind, PAGE,
+    host_range_mapped, node_bit, pool_allocate, pool_free, PoolKind, Region, RegionKind, PAGE,
 };
 use crate::system::{rt, Runtime};
 use hsa_abi::*;
 use std::ffi::c_void;
 use std::sync::Arc;
-
-/// `hsa_amd_memory_pool_link_info_t`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct LinkInfo {
-    min_latency: u32,
-    max_latency: u32,
-    min_bandwidth: u32,
-    max_bandwidth: u32,
-    atomic_support_32bit: bool,
-    atomic_support_64bit: bool,
-    coherent_support: bool,
-    link_type: u32,
-    numa_distance: u32,
-}
 
 /// # Safety
 /// `callback` is called with `data`, which must be what it expects.
@@ -91,6 +77,28 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
     })
 }
 
+/// The one hop between an agent and another agent's pool: PCIe between the CPU and a GPU, and
+/// between two GPUs what `HSASIM_GPU_LINK` chooses (see [`GpuLink`]); 32- and 64-bit atomics
+/// across it; GPU memory is not coherent across it.
+fn link_to(gpu_to_gpu: bool, pool_on_gpu: bool, rt: &Runtime) -> hsa_amd_memory_pool_link_info_t {
+    let (link_type, numa_distance, bandwidth) = match (gpu_to_gpu, rt.config.gpu_link) {
+        (true, GpuLink::Xgmi) => (HSA_AMD_LINK_INFO_TYPE_XGMI, 15, 50_000),
+        (true, GpuLink::Pcie) => (HSA_AMD_LINK_INFO_TYPE_PCIE, 40, 32_000),
+        (false, _) => (HSA_AMD_LINK_INFO_TYPE_PCIE, 20, 32_000),
+    };
+    hsa_amd_memory_pool_link_info_t {
+        min_latency: 1000,
+        max_latency: 1000,
+        min_bandwidth: bandwidth,
+        max_bandwidth: bandwidth,
+        atomic_support_32bit: true,
+        atomic_support_64bit: true,
+        coherent_support: !pool_on_gpu,
+        link_type,
+        numa_distance,
+    }
+}
+
 /// # Safety
 /// `value` must be null or valid for the attribute's type.
 #[no_mangle]
@@ -105,8 +113,7 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
         let a = rt.agent(agent)?;
         let (owner, p) = rt.pool(pool)?;
         let local = Arc::ptr_eq(a, owner);
-        // One PCIe hop between the CPU and a GPU, or between two GPUs (no XGMI modelled);
-        // none to an agent's own memory.
+        // None to an agent's own memory, one to anything else (see `link_to`).
         let hops = u32::from(!local);
         // SAFETY (all calls): valid for the attribute's type per the caller.
         unsafe {
@@ -125,26 +132,15 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
                     };
                     put(value, access)
                 }
-                // HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS
-                1 => put(value, hops),
-                // HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO: an array of `hops` entries.
-                2 => {
+                HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS => put(value, hops),
+                // An array of `hops` entries.
+                HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO => {
                     if hops == 0 {
                         return Ok(());
                     }
                     put(
                         value,
-                        LinkInfo {
-                            min_latency: 1000,
-                            max_latency: 1000,
-                            min_bandwidth: 32_000,
-                            max_bandwidth: 32_000,
-                            atomic_support_32bit: true,
-                            atomic_support_64bit: true,
-                            coherent_support: !p.on_gpu(),
-                            link_type: 2, // HSA_AMD_LINK_INFO_TYPE_PCIE
-                            numa_distance: 20,
-                        },
+                        link_to(a.is_gpu() && owner.is_gpu(), p.on_gpu(), &rt),
                     )
                 }
                 _ => {
@@ -188,8 +184,9 @@ pub extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
     })
 }
 
-/// All memory is host memory, so access needs no mapping; the call validates its
-/// arguments (agents exist, the pointer is a known allocation).
+/// All memory is host memory, so access needs no mapping; the call validates its arguments
+/// (agents exist, the pointer is a known allocation) and records the grant of a GPU's memory
+/// to other GPUs, whose kernels and copy engines fault on it until then.
 ///
 /// # Safety
 /// `agents` must hold `num_agents` agents.
@@ -205,14 +202,12 @@ pub unsafe extern "C" fn hsa_amd_agents_allow_access(
         if num_agents == 0 || agents.is_null() || ptr.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
+        let mut nodes = 0;
         // SAFETY: `num_agents` elements at non-null `agents` per the caller.
         for a in unsafe { std::slice::from_raw_parts(agents, num_agents as usize) } {
-            rt.agent(*a)?;
+            nodes |= node_bit(rt.agent(*a)?.node);
         }
-        rt.memory
-            .find(ptr as u64, 1)
-            .ok_or(HsaError::INVALID_ARGUMENT)?;
-        Ok(())
+        rt.memory.grant(ptr as u64, nodes)
     })
 }
 

@@ -1,0 +1,200 @@
+//! Several devices: whether one device may reach another's memory, enabling that (peer
+//! access), the link between two devices, and the grants copies between devices need.
+//!
+//! Everything comes from the HSA runtime: a device can access a peer when its agent's access
+//! to the peer's device pool is not NEVER_ALLOWED (ROCr reports DISALLOWED_BY_DEFAULT for two
+//! GPUs of one host, and so does hsasim); the link from the pool's link information. Access is
+//! granted per allocation (`hsa_amd_agents_allow_access`): enabling grants the current device
+//! every allocation of the peer, and the peer's `peer_readers` makes its later allocations
+//! granted too ([`super::memory::malloc`]). Disabling stops that for later allocations;
+//! existing grants stay (HSA has no call that takes one back short of freeing, and AMD's
+//! runtime leaves them too).
+//!
+//! Copies between two devices' memory need no peer access (HIP's rule): the copy engine of
+//! either device must reach both sides (the HSA contract), so such a copy first grants each
+//! device the other's allocation, once per allocation ([`grant_for_copy`]). A kernel of either
+//! device can then reach that allocation too, as with peer access.
+//!
+//! AMD's answers, followed here: the same device is never its own peer (can-access 0, enable
+//! an invalid device); `hipDeviceGetP2PAttribute`'s performance rank is the HSA link type;
+//! `hipExtGetLinkTypeAndHopCount`'s hop count is the links' NUMA distance over one hop's (15
+//! for xGMI, 20 otherwise).
+
+use super::device::Device;
+use super::{runtime, Runtime};
+use crate::error::{HipError, HipResult};
+use hsa_abi::*;
+
+/// A device ordinal as AMD checks it: negative or past the last device is invalid.
+fn device_at(rt: &Runtime, ordinal: i32) -> HipResult<&Device> {
+    usize::try_from(ordinal)
+        .ok()
+        .and_then(|i| rt.devices.get(i))
+        .ok_or(HipError::INVALID_DEVICE)
+}
+
+/// Whether `device`'s agent may be granted `peer`'s device memory.
+fn reaches(device: &Device, peer: &Device) -> HipResult<bool> {
+    let access = peer.device_pool.access_of(device.agent)?;
+    Ok(access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED)
+}
+
+/// `hipDeviceCanAccessPeer`: 0 for the device itself (whatever the ordinal, as AMD checks that
+/// first).
+pub fn can_access_peer(device: i32, peer: i32) -> HipResult<bool> {
+    let rt = runtime()?;
+    if device == peer {
+        return Ok(false);
+    }
+    reaches(device_at(rt, device)?, device_at(rt, peer)?)
+}
+
+/// `hipDeviceEnablePeerAccess`: the current device may reach `peer`'s memory, existing and
+/// future allocations.
+pub fn enable_peer_access(peer: i32, flags: u32) -> HipResult {
+    if flags != 0 {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let rt = runtime()?;
+    let current = rt.current_device()?;
+    let peer = peerable(rt, current, peer)?;
+    let mut readers = peer.peer_readers.lock();
+    let bit = 1u64 << current.index;
+    if *readers & bit != 0 {
+        return Err(HipError::PEER_ACCESS_ALREADY_ENABLED);
+    }
+    super::memory::grant_all(peer.index, current.index)?;
+    *readers |= bit;
+    tracing::debug!(
+        device = current.index,
+        peer = peer.index,
+        "peer access enabled"
+    );
+    Ok(())
+}
+
+/// `hipDeviceDisablePeerAccess`: `peer`'s allocations made from now on are not granted to the
+/// current device.
+pub fn disable_peer_access(peer: i32) -> HipResult {
+    let rt = runtime()?;
+    let current = rt.current_device()?;
+    let peer = peerable(rt, current, peer)?;
+    let mut readers = peer.peer_readers.lock();
+    let bit = 1u64 << current.index;
+    if *readers & bit == 0 {
+        return Err(HipError::PEER_ACCESS_NOT_ENABLED);
+    }
+    *readers &= !bit;
+    tracing::debug!(
+        device = current.index,
+        peer = peer.index,
+        "peer access disabled"
+    );
+    Ok(())
+}
+
+/// The peer of an enable or disable: AMD reports anything `current` cannot access (itself, a
+/// device that does not exist, one the HSA runtime never lets it reach) as an invalid device.
+fn peerable<'a>(rt: &'a Runtime, current: &Device, peer: i32) -> HipResult<&'a Device> {
+    let peer_device = device_at(rt, peer)?;
+    if peer_device.index == current.index || !reaches(current, peer_device)? {
+        tracing::warn!(
+            device = current.index,
+            peer,
+            "peer access: the device cannot access that peer"
+        );
+        return Err(HipError::INVALID_DEVICE);
+    }
+    Ok(peer_device)
+}
+
+/// `hipDeviceP2PAttr`.
+pub mod p2p_attr {
+    pub const PERFORMANCE_RANK: u32 = 0;
+    pub const ACCESS_SUPPORTED: u32 = 1;
+    pub const NATIVE_ATOMIC_SUPPORTED: u32 = 2;
+    pub const HIP_ARRAY_ACCESS_SUPPORTED: u32 = 3;
+}
+
+/// The link hops from `from`'s agent to `to`'s memory; at least one (two devices are never one
+/// agent).
+fn links(from: &Device, to: &Device) -> HipResult<Vec<hsa_amd_memory_pool_link_info_t>> {
+    let links = to.device_pool.links_from(from.agent)?;
+    if links.is_empty() {
+        tracing::warn!(
+            from = from.index,
+            to = to.index,
+            "the HSA runtime reports no link between two devices"
+        );
+        return Err(HipError::INVALID_HANDLE);
+    }
+    Ok(links)
+}
+
+/// `hipDeviceGetP2PAttribute(attr, src, dst)`.
+pub fn p2p_attribute(attr: u32, src: i32, dst: i32) -> HipResult<i32> {
+    let rt = runtime()?;
+    if src == dst {
+        return Err(HipError::INVALID_DEVICE);
+    }
+    let (from, to) = (device_at(rt, src)?, device_at(rt, dst)?);
+    match attr {
+        p2p_attr::PERFORMANCE_RANK => Ok(links(from, to)?[0].link_type as i32),
+        p2p_attr::ACCESS_SUPPORTED => Ok(reaches(from, to)?.into()),
+        p2p_attr::NATIVE_ATOMIC_SUPPORTED => {
+            let first = links(from, to)?[0];
+            Ok((first.atomic_support_32bit || first.atomic_support_64bit).into())
+        }
+        // Arrays have an opaque layout: only between devices of one architecture.
+        p2p_attr::HIP_ARRAY_ACCESS_SUPPORTED => {
+            Ok((from.info.gcn_arch == to.info.gcn_arch && reaches(from, to)?).into())
+        }
+        _ => {
+            tracing::warn!(attr, "hipDeviceGetP2PAttribute: unknown attribute");
+            Err(HipError::INVALID_VALUE)
+        }
+    }
+}
+
+/// `hipExtGetLinkTypeAndHopCount`: (HSA link type, hop count) from `device1` to `device2`'s
+/// memory.
+pub fn link_type_and_hop_count(device1: i32, device2: i32) -> HipResult<(u32, u32)> {
+    let rt = runtime()?;
+    if device1 == device2 || device1 < 0 || device2 < 0 {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let links = links(device_at(rt, device1)?, device_at(rt, device2)?)?;
+    let link_type = links[0].link_type;
+    let distance: u32 = links.iter().map(|l| l.numa_distance).sum();
+    let one_hop = if link_type == HSA_AMD_LINK_INFO_TYPE_XGMI {
+        15
+    } else {
+        20
+    };
+    Ok((link_type, distance / one_hop))
+}
+
+/// Checks the device ordinals of `hipMemcpyPeer(Async)` (the pointers say where the memory
+/// is; AMD checks no more).
+pub fn check_copy_devices(dst_device: i32, src_device: i32) -> HipResult {
+    let rt = runtime()?;
+    device_at(rt, dst_device)?;
+    device_at(rt, src_device)?;
+    Ok(())
+}
+
+/// Before a copy between device `dst_device`'s memory at `dst` and device `src_device`'s at
+/// `src`: each device may reach the other's allocation, whichever engine the HSA runtime
+/// copies with.
+pub(crate) fn grant_for_copy(
+    dst: usize,
+    dst_device: usize,
+    src: usize,
+    src_device: usize,
+) -> HipResult {
+    if dst_device == src_device {
+        return Ok(());
+    }
+    super::memory::grant_containing(dst, src_device)?;
+    super::memory::grant_containing(src, dst_device)
+}
