@@ -215,6 +215,9 @@ pub(crate) fn insert_pooled(start: usize, size: usize, device: usize) {
             kind: MemKind::Pooled,
             flags: 0,
             device_address: start,
+            // Pools grant other devices access themselves (hipMemPoolSetAccess); peer access
+            // does not apply to pool memory (CUDA's rule).
+            reach: 0,
         },
         Backing::None,
     );
