@@ -219,13 +219,11 @@ fn source_of(programs: &[&Program], table: &[OpDef]) -> String {
 /// generator now avoids it: see `udiv_u32` in ops.rs); gfx942 seed 1028 and gfx90a seed
 /// 1147 were `v_div_fmas` rounding twice (`float_division_rounds_once`).
 ///
-/// Open findings of `scripts/difftest.sh 300 5000 60` (not in the CI seeds):
-/// - gfx90a seed 5114: an f16 division (`0x3ff / x`, a subnormal quotient: v_cvt_f32_f16,
-///   v_rcp_f32, v_fma_mixlo_f16, v_div_fixup_f16) 1 ulp high (0x80ab for 0x80aa): perhaps
-///   v_fma_mixlo_f16 rounding to f32 before f16;
-/// - gfx90a seed 5166: `update_dpp(old, readlane(x, 15), row_newbcast:15, bound_ctrl)`
-///   and its bit-reverse (clang folds it into `v_bfrev_b32_dpp ... row_newbcast:15`)
-///   differ in most lanes.
+/// `scripts/difftest.sh 300 5000 60`: gfx90a seeds 5114 (a plain f16 division, 1 ulp off
+/// on a tie: clang-19's f16 division sequence is not correctly rounded,
+/// `f16_division_sequences`) was a compiler defect the generator avoids;
+/// gfx90a seed 5166 is open: `update_dpp(old, readlane(x, 15), row_newbcast:15,
+/// bound_ctrl)` and its bit-reverse differ in most lanes.
 const KNOWN: &[(GfxModel, u64)] = &[];
 
 /// Runs one program from an already loaded code object; on a mismatch, reduces it and
@@ -879,5 +877,64 @@ fn reserved_dpp_controls_are_named_errors() {
             }
         }
         assert!(hsasim_isa::decode(model, &word(0x155)).is_ok());
+    }
+}
+
+/// Seed 5114 of `difftest.sh 300 5000`: clang-19 expands a plain f16 division as v_rcp_f32,
+/// one v_fma_mixlo_f16 product (rounded once to f16) and v_div_fixup_f16, which is not
+/// correctly rounded: 0x3ff / -6.0 is 170.5 f16 ulps, a tie, but the rounded-up
+/// reciprocal pushes the product past it. The interpreter follows that sequence; the
+/// generator's `div_f16` divides in f32 and gets the correctly rounded quotient.
+#[test]
+fn f16_division_sequences() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let table = prog::table();
+    let op = table
+        .iter()
+        .find(|o| o.name == "div_f16")
+        .expect("op exists");
+    let spelled = op.c.replace("$0", "a").replace("$1", "b");
+    let src = format!(
+        r#"extern "C" __global__ void hdivs(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  f16 a = __builtin_bit_cast(f16, (unsigned short)in[gid]);
+  f16 b = __builtin_bit_cast(f16, (unsigned short)in[128 + gid]);
+  out[gid] = (u64)__builtin_bit_cast(unsigned short, a / b);
+  out[128 + gid] = (u64)__builtin_bit_cast(unsigned short, {spelled});
+}}
+"#
+    );
+    // (a, b, clang-19's sequence, correctly rounded)
+    let cases: [(u16, u16, u16, u16); 4] = [
+        (0x03ff, 0xc600, 0x80ab, 0x80aa),
+        (0x03ff, 0x4600, 0x00ab, 0x00aa),
+        (0x3c00, 0x4200, 0x3555, 0x3555),
+        (0x7bff, 0x1400, 0x7c00, 0x7c00),
+    ];
+    let a: Vec<u64> = (0..LANES).map(|l| cases[l % 4].0 as u64).collect();
+    let b: Vec<u64> = (0..LANES).map(|l| cases[l % 4].1 as u64).collect();
+    for model in MODELS {
+        let out = run_source(&src, "hdivs", model, &[a.clone(), b.clone()], 2);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (x, y, seq, exact) = cases[l % 4];
+            // The sequence with a correctly rounded v_rcp_f32: the f16 x f32 product is
+            // exact in f64, so f16_round rounds it once, as v_fma_mixlo_f16 does.
+            let rcp = 1.0f32 / num::f16_to_f64(y) as f32;
+            assert_eq!(num::f16_round(num::f16_to_f64(x) * rcp as f64), seq);
+            assert_eq!(
+                num::f16_round(num::f16_to_f64(x) / num::f16_to_f64(y)),
+                exact
+            );
+            assert_eq!(out[l], seq as u64, "{m} {x:#x} / {y:#x} (f16 `/`)");
+            assert_eq!(
+                out[LANES + l],
+                exact as u64,
+                "{m} {x:#x} / {y:#x} (div_f16)"
+            );
+        }
     }
 }
