@@ -221,9 +221,9 @@ fn source_of(programs: &[&Program], table: &[OpDef]) -> String {
 ///
 /// `scripts/difftest.sh 300 5000 60`: gfx90a seeds 5114 (a plain f16 division, 1 ulp off
 /// on a tie: clang-19's f16 division sequence is not correctly rounded,
-/// `f16_division_sequences`) was a compiler defect the generator avoids;
-/// gfx90a seed 5166 is open: `update_dpp(old, readlane(x, 15), row_newbcast:15,
-/// bound_ctrl)` and its bit-reverse differ in most lanes.
+/// `f16_division_sequences`) and 5166 (clang-19's DPP combiner dropped a stored
+/// `update_dpp` result, `update_dpp_with_a_stored_result_and_a_vop_user`) were compiler
+/// defects; the generator avoids both.
 const KNOWN: &[(GfxModel, u64)] = &[];
 
 /// Runs one program from an already loaded code object; on a mismatch, reduces it and
@@ -935,6 +935,81 @@ fn f16_division_sequences() {
                 exact as u64,
                 "{m} {x:#x} / {y:#x} (div_f16)"
             );
+        }
+    }
+}
+
+/// Seed 5166 of `difftest.sh 300 5000`: with a stored `update_dpp` result that a
+/// bit-reverse also reads, clang-19 folded the DPP move into `v_bfrev_b32_dpp` and stored
+/// a stale register for the result itself; the generator's spelling keeps the move.
+#[test]
+fn update_dpp_with_a_stored_result_and_a_vop_user() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let dpp = prog::update_dpp_expr("y", "r", 0x15f, 0xf, 0xf, true);
+    let src = format!(
+        r#"extern "C" __global__ void dppuse(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  u32 x = (u32)in[gid], y = (u32)in[128 + gid];
+  u32 r = __builtin_amdgcn_readlane(x, 15);
+  u32 d = {dpp};
+  out[gid] = d;
+  out[128 + gid] = __builtin_bitreverse32(d);
+}}
+"#
+    );
+    let x: Vec<u64> = (0..LANES as u64).map(|l| 0x1234_0000 | l * 3).collect();
+    let y: Vec<u64> = (0..LANES as u64).map(|l| 0xf1ff_ff00 | l).collect();
+    for model in MODELS {
+        let out = run_source(&src, "dppuse", model, &[x.clone(), y.clone()], 2);
+        for l in 0..LANES {
+            let r = x[(l & !(WAVE - 1)) + 15] as u32;
+            let m = model.processor();
+            assert_eq!(out[l], r as u64, "{m} update_dpp lane {l}");
+            assert_eq!(
+                out[LANES + l],
+                r.reverse_bits() as u64,
+                "{m} bitreverse lane {l}"
+            );
+        }
+    }
+}
+
+/// DPP on a VOP1 operation: `v_bfrev_b32_dpp` with row_newbcast reads lane 15 (or 2) of
+/// its row; rows and banks masked off keep the old value of vdst.
+#[test]
+fn dpp_on_vop1_reads_the_broadcast_lane() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let src = r#"extern "C" __global__ void bfrevdpp(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  u32 x = (u32)in[gid], y = (u32)in[128 + gid], a = y, b;
+  __asm__ volatile("s_nop 1\n v_bfrev_b32_dpp %0, %1 row_newbcast:2 row_mask:0x5 bank_mask:0xd" : "+v"(a) : "v"(x));
+  __asm__ volatile("s_nop 1\n v_bfrev_b32_dpp %0, %1 row_newbcast:15 row_mask:0xf bank_mask:0xf bound_ctrl:1" : "=v"(b) : "v"(x));
+  out[gid] = a;
+  out[128 + gid] = b;
+}
+"#;
+    let x: Vec<u64> = (0..LANES as u64).map(|l| 0x0123_4500 | l).collect();
+    let y: Vec<u64> = (0..LANES as u64).map(|l| 0xdead_0000 | l).collect();
+    for model in MODELS {
+        let out = run_source(src, "bfrevdpp", model, &[x.clone(), y.clone()], 2);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (wl, row) = (l % WAVE, l & !15);
+            let enabled = 0x5 >> (wl / 16) & 1 != 0 && 0xd >> (wl / 4 % 4) & 1 != 0;
+            let want = if enabled {
+                (x[row + 2] as u32).reverse_bits() as u64
+            } else {
+                y[l]
+            };
+            assert_eq!(out[l], want, "{m} row_newbcast:2 lane {l}");
+            let want = (x[row + 15] as u32).reverse_bits() as u64;
+            assert_eq!(out[LANES + l], want, "{m} row_newbcast:15 lane {l}");
         }
     }
 }
