@@ -960,7 +960,7 @@ fn update_dpp_with_a_stored_result_and_a_vop_user() {
 }}
 "#
     );
-    let x: Vec<u64> = (0..LANES as u64).map(|l| 0x1234_0000 | l * 3).collect();
+    let x: Vec<u64> = (0..LANES as u64).map(|l| 0x1234_0000 | (l * 3)).collect();
     let y: Vec<u64> = (0..LANES as u64).map(|l| 0xf1ff_ff00 | l).collect();
     for model in MODELS {
         let out = run_source(&src, "dppuse", model, &[x.clone(), y.clone()], 2);
