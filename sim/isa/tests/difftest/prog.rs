@@ -784,10 +784,7 @@ impl Program {
                         row_mask,
                         bank_mask,
                         bound,
-                    } => format!(
-                        "__builtin_amdgcn_update_dpp({}, {}, {ctrl:#x}, {row_mask:#x}, {bank_mask:#x}, {bound})",
-                        a[0], a[1]
-                    ),
+                    } => update_dpp_expr(&a[0], &a[1], ctrl, row_mask, bank_mask, bound),
                     Cross::AddDpp { ctrl, bound } => format!(
                         "({{ u32 r_; __asm__ volatile(\"v_add_u32_dpp %0, %1, %2 {} row_mask:0xf bank_mask:0xf{}\" : \"=v\"(r_) : \"v\"({}), \"v\"({}), \"0\"({})); r_; }})",
                         dpp_asm(ctrl),
@@ -921,6 +918,27 @@ impl Program {
             ..self.clone()
         }
     }
+}
+
+/// `update_dpp` with its result opaque. clang-19's DPP combiner (GCNDPPCombine) folds the
+/// DPP move into a VOP user (`v_bfrev_b32_dpp`) even when the move also feeds a
+/// REG_SEQUENCE whose 64-bit value is used whole (the u64 store of every top-level
+/// result): it follows only subregister uses of the REG_SEQUENCE, deletes the move and
+/// marks its REG_SEQUENCE operand undef, so the store writes a stale register (seed 5166
+/// of `difftest.sh 300 5000`). Behind the empty asm the move's only user is not VOP, so
+/// it is never combined; the interpreter's DPP on VOP1/VOP2 is covered by `AddDpp` and
+/// `dpp_on_vop1_reads_the_broadcast_lane`.
+pub fn update_dpp_expr(
+    old: &str,
+    src: &str,
+    ctrl: u32,
+    row_mask: u32,
+    bank_mask: u32,
+    bound: bool,
+) -> String {
+    format!(
+        "({{ u32 d_ = __builtin_amdgcn_update_dpp({old}, {src}, {ctrl:#x}, {row_mask:#x}, {bank_mask:#x}, {bound}); __asm__(\"\" : \"+v\"(d_)); d_; }})"
+    )
 }
 
 /// The DPP control's assembler spelling.

@@ -291,15 +291,39 @@ pub(super) fn fma_mix(w: &mut Wave, i: &Inst, out: u8) -> R {
             }
             x[k] = v;
         }
-        // The product of two f32 (or f16) values is exact in f64.
-        let mut r = x[0].mul_add(x[1], x[2]);
-        if i.clamp {
-            r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
-        }
+        // Every source is an f32 value. The f32 result is one fused rounding (an f64 fma
+        // rounded again to f32 misses ties broken by a small addend); the f16 results
+        // round the f64 fma, which is exact when the addend is 0 (the product has at most
+        // 48 bits).
+        let r32 = || {
+            let r = (x[0] as f32).mul_add(x[1] as f32, x[2] as f32);
+            if i.clamp {
+                if r.is_nan() {
+                    0.0
+                } else {
+                    r.clamp(0.0, 1.0)
+                }
+            } else {
+                r
+            }
+        };
+        let r16 = || {
+            let r = x[0].mul_add(x[1], x[2]);
+            let r = if i.clamp {
+                if r.is_nan() {
+                    0.0
+                } else {
+                    r.clamp(0.0, 1.0)
+                }
+            } else {
+                r
+            };
+            f64_to_f16(r) as u32
+        };
         d[l] = match out {
-            0 => b(r as f32),
-            1 => (old[l] & 0xffff_0000) | f64_to_f16(r) as u32,
-            _ => (old[l] & 0xffff) | (f64_to_f16(r) as u32) << 16,
+            0 => b(r32()),
+            1 => (old[l] & 0xffff_0000) | r16(),
+            _ => (old[l] & 0xffff) | r16() << 16,
         };
     }
     w.lane_ops += mask.count_ones() as u64;
