@@ -96,6 +96,12 @@ __global__ void sum_neighbour(const unsigned* data, unsigned* out) {
 
 __global__ void add_one(unsigned* data) { data[blockIdx.x * blockDim.x + threadIdx.x] += 1; }
 
+// Holds its stream until the host sets *flag (pinned host memory): the work after it is
+// certainly pending when it is submitted, whatever the timing.
+__global__ void wait_flag(const volatile int* flag) {
+    while (*flag == 0) __builtin_amdgcn_s_sleep(1);
+}
+
 int main() {
     int value = -1;
     CHECK(hipDeviceGetAttribute(&value, hipDeviceAttributeCooperativeLaunch, 0));
@@ -219,8 +225,9 @@ int main() {
         CHECK(hipFree(out));
     }
 
-    // Stream order: slow fill -> cooperative kernel -> add one, on a created stream and on the
-    // null stream, then an event after all three.
+    // Stream order: slow fill -> cooperative kernel -> add one, three times, behind a kernel
+    // that holds the stream until the host lets it go, on a created stream and on the null
+    // stream, then an event after all of it.
     for (int use_null = 0; use_null < 2; ++use_null) {
         hipStream_t stream = nullptr;
         if (!use_null) CHECK(hipStreamCreate(&stream));
@@ -231,6 +238,10 @@ int main() {
         CHECK(hipMemset(out, 0, n * sizeof(unsigned)));
         hipEvent_t done;
         CHECK(hipEventCreate(&done));
+        int* gate = nullptr;
+        CHECK(hipHostMalloc(&gate, sizeof(int), 0));
+        *gate = 0;
+        wait_flag<<<1, 64, 0, stream>>>(gate);
         for (unsigned iteration = 1; iteration <= 3; ++iteration) {
             slow_fill<<<blocks, block, 0, stream>>>(data, iteration * 10, 2000);
             void* sargs[] = {&data, &out};
@@ -239,6 +250,7 @@ int main() {
             add_one<<<blocks, block, 0, stream>>>(out);
         }
         CHECK(hipEventRecord(done, stream));
+        __atomic_store_n(gate, 1, __ATOMIC_RELEASE);
         EXPECT_OK(hipEventSynchronize(done));
         EXPECT_OK(hipStreamQuery(stream));
         std::vector<unsigned> got(n);
@@ -248,6 +260,7 @@ int main() {
         EXPECT_EQ(wrong, 0);
         std::printf("stream order (%s stream): %d wrong\n", use_null ? "null" : "created", wrong);
         CHECK(hipEventDestroy(done));
+        CHECK(hipHostFree(gate));
         CHECK(hipFree(data));
         CHECK(hipFree(out));
         if (stream) CHECK(hipStreamDestroy(stream));
