@@ -215,6 +215,8 @@ pub(crate) fn insert_pooled(start: usize, size: usize, device: usize) {
             kind: MemKind::Pooled,
             flags: 0,
             device_address: start,
+            // Which devices reach pool memory is the pool's access list (`mempool.rs`).
+            reach: 0,
         },
         Backing::None,
     );
