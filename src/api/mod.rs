@@ -17,6 +17,7 @@ mod copy;
 mod device;
 mod error;
 mod event;
+mod graph;
 mod launch;
 mod memory;
 mod mempool;
@@ -48,6 +49,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     device::SIGNATURES,
     error::SIGNATURES,
     event::SIGNATURES,
+    graph::SIGNATURES,
     launch::SIGNATURES,
     memory::SIGNATURES,
     mempool::SIGNATURES,
