@@ -52,7 +52,11 @@ unsafe fn add(
 /// A non-null `out` has room for `*count` handles.
 unsafe fn list(items: &[usize], out: *mut hipGraphNode_t, count: Out<usize>) -> HipResult {
     // SAFETY: `count` is an in-out value the caller set when it passes an array.
-    let mut n = if out.is_null() { 0 } else { unsafe { count.read() } };
+    let mut n = if out.is_null() {
+        0
+    } else {
+        unsafe { count.read() }
+    };
     // SAFETY: forwarded contract.
     unsafe { graph::write_list(items, out, &mut n) };
     count.write(n)

@@ -52,7 +52,11 @@ fn write_graph(graph: &Graph, out: &mut String, depth: usize) {
         );
         if let NodeParams::Child(child) = &params {
             let _ = writeln!(out, "{indent}subgraph cluster_{:x} {{", node.handle);
-            let _ = writeln!(out, "{indent}  label=\"child graph of n{:x}\";", node.handle);
+            let _ = writeln!(
+                out,
+                "{indent}  label=\"child graph of n{:x}\";",
+                node.handle
+            );
             write_graph(child, out, depth + 1);
             let _ = writeln!(out, "{indent}}}");
         }

@@ -102,7 +102,8 @@ fn flatten(graph: &Graph, out: &mut Vec<Flat>) -> Vec<(usize, usize)> {
             let begin = push(out, Some(node.handle), None);
             let inner = flatten(&child, out);
             let inner_edges = child.body.lock().edges.clone();
-            let inner_nodes: Vec<usize> = child.body.lock().nodes.iter().map(|n| n.handle).collect();
+            let inner_nodes: Vec<usize> =
+                child.body.lock().nodes.iter().map(|n| n.handle).collect();
             let end = push(out, None, None);
             for (i, &(first, last)) in inner.iter().enumerate() {
                 let h = inner_nodes[i];
@@ -209,7 +210,9 @@ pub fn instantiate(graph: &Graph, flags: u64, error_node: &mut usize) -> HipResu
 }
 
 pub fn lookup(handle: *mut c_void) -> HipResult<Arc<Exec>> {
-    EXECS.get(handle as usize).map_err(|_| HipError::INVALID_VALUE)
+    EXECS
+        .get(handle as usize)
+        .map_err(|_| HipError::INVALID_VALUE)
 }
 
 pub fn destroy(handle: *mut c_void) -> HipResult {
@@ -263,7 +266,13 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
             Step::Memset(m) => {
                 for row in 0..m.height {
                     let dst = m.dst + row * m.pitch;
-                    copy::memset_async(dst as *mut c_void, m.value, m.element, m.width, stream_handle)?;
+                    copy::memset_async(
+                        dst as *mut c_void,
+                        m.value,
+                        m.element,
+                        m.width,
+                        stream_handle,
+                    )?;
                 }
             }
             &Step::Host(HostCall {
@@ -290,7 +299,9 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
 /// which must be of the same type (`hipGraphExec*NodeSetParams`).
 pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResult {
     let Some(&at) = exec.by_origin.get(&(node as usize)) else {
-        return Err(bad("the node is not in the graph this executable graph was made from"));
+        return Err(bad(
+            "the node is not in the graph this executable graph was made from",
+        ));
     };
     if exec.shape[at].type_code != params.type_code() || params.type_code() == node_type::GRAPH {
         return Err(bad("graph exec node parameters of another node type"));

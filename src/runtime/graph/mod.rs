@@ -125,7 +125,7 @@ pub struct EventRef {
 impl EventRef {
     pub fn new(handle: *mut c_void) -> HipResult<EventRef> {
         Ok(EventRef {
-            event: super::event::lookup(handle)?,
+            event: super::event::lookup(handle).map_err(|_| bad("not a live event"))?,
             handle: handle as usize,
         })
     }
@@ -203,11 +203,15 @@ fn bad(why: &str) -> HipError {
 }
 
 pub fn graph(handle: *mut c_void) -> HipResult<Arc<Graph>> {
-    GRAPHS.get(handle as usize).map_err(|_| HipError::INVALID_VALUE)
+    GRAPHS
+        .get(handle as usize)
+        .map_err(|_| HipError::INVALID_VALUE)
 }
 
 pub fn node(handle: *mut c_void) -> HipResult<Arc<Node>> {
-    NODES.get(handle as usize).map_err(|_| HipError::INVALID_VALUE)
+    NODES
+        .get(handle as usize)
+        .map_err(|_| HipError::INVALID_VALUE)
 }
 
 fn new_graph(embedded: bool) -> Arc<Graph> {
@@ -267,7 +271,8 @@ fn release_node(node: &Node) {
 /// runtime accepts both).
 fn kernel_function(func: *mut c_void) -> HipResult<Arc<Function>> {
     if func.is_null() {
-        return Err(bad("kernel node: func is null"));
+        tracing::warn!("kernel node: func is null");
+        return Err(HipError::INVALID_DEVICE_FUNCTION);
     }
     module::function(func as usize)
         .or_else(|_| module::function_handle(func))
@@ -291,7 +296,9 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         // SAFETY: HIP's contract for `extra`.
         let buffer = unsafe { super::launch::packed_args(params.extra, &kernel.info) }?;
         if buffer.len() < layout.explicit_extent() {
-            return Err(bad("kernel node: the extra buffer does not cover the arguments"));
+            return Err(bad(
+                "kernel node: the extra buffer does not cover the arguments",
+            ));
         }
         buffer.to_vec()
     } else {
@@ -300,7 +307,9 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
             &[]
         } else {
             // SAFETY: HIP's contract: one pointer per explicit argument.
-            unsafe { std::slice::from_raw_parts(params.kernel_params as *const *const c_void, count) }
+            unsafe {
+                std::slice::from_raw_parts(params.kernel_params as *const *const c_void, count)
+            }
         };
         // SAFETY: HIP's contract: each pointer is readable for its argument's size.
         unsafe { layout.pack(pointers) }.map_err(|e| {
@@ -346,7 +355,12 @@ impl KernelNode {
     }
 }
 
-pub fn memcpy_1d(dst: *mut c_void, src: *const c_void, count: usize, kind: u32) -> HipResult<Memcpy1D> {
+pub fn memcpy_1d(
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+) -> HipResult<Memcpy1D> {
     let kind = CopyKind::from_raw(kind)?;
     if count > 0 && (dst.is_null() || src.is_null()) {
         return Err(bad("memcpy node: null destination or source"));
@@ -367,7 +381,10 @@ pub fn memset(params: &MemsetParams) -> HipResult<Memset> {
     if params.dst.is_null() || params.width == 0 || params.height == 0 {
         return Err(bad("memset node: null destination or an empty extent"));
     }
-    let row = params.width.checked_mul(element).ok_or(HipError::INVALID_VALUE)?;
+    let row = params
+        .width
+        .checked_mul(element)
+        .ok_or(HipError::INVALID_VALUE)?;
     if params.height > 1 && params.pitch < row {
         return Err(bad("memset node: pitch smaller than a row"));
     }
@@ -474,7 +491,9 @@ pub fn add_dependencies(graph: &Graph, from: &[*mut c_void], to: &[*mut c_void])
     let mut edges = body.edges.clone();
     for (f, t) in pairs {
         if f == t || edges.contains(&(f, t)) {
-            return Err(bad("hipGraphAddDependencies: a self edge or an edge already there"));
+            return Err(bad(
+                "hipGraphAddDependencies: a self edge or an edge already there",
+            ));
         }
         if reaches(&edges, t, f) {
             return Err(bad("hipGraphAddDependencies: the edge would make a cycle"));
@@ -507,7 +526,9 @@ pub fn remove_dependencies(graph: &Graph, from: &[*mut c_void], to: &[*mut c_voi
 /// `hipGraphDestroyNode`: the node and its edges.
 pub fn destroy_node(handle: *mut c_void) -> HipResult {
     let node = node(handle)?;
-    let graph = GRAPHS.get(node.graph).map_err(|_| HipError::INVALID_VALUE)?;
+    let graph = GRAPHS
+        .get(node.graph)
+        .map_err(|_| HipError::INVALID_VALUE)?;
     let mut body = graph.body.lock();
     body.nodes.retain(|n| n.handle != node.handle);
     body.edges
