@@ -231,6 +231,8 @@ pub fn upload(_exec: &Exec, stream_handle: *mut c_void) -> HipResult {
 /// launch (the steps before it stay submitted).
 pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
     let (device, stream) = stream::lookup(stream_handle)?;
+    // A handle, looked up again by each operation, never dereferenced.
+    let stream_handle = stream_handle as usize as *mut c_void;
     let steps = exec.steps.lock();
     for &at in &exec.order {
         match &steps[at] {
@@ -348,4 +350,41 @@ pub fn update(exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
         steps[i] = Step::of(new.params);
     }
     (UpdateResult::Success, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flat(deps: &[&[usize]]) -> Vec<Flat> {
+        deps.iter()
+            .map(|d| Flat {
+                origin: None,
+                type_code: node_type::EMPTY,
+                params: None,
+                deps: d.to_vec(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_order_respects_every_edge_and_breaks_ties_by_position() {
+        // 3 -> 1 -> 0, 2 independent, 4 after 0 and 2.
+        let nodes = flat(&[&[1], &[3], &[], &[], &[0, 2]]);
+        assert_eq!(topological_order(&nodes), Ok(vec![2, 3, 1, 0, 4]));
+    }
+
+    #[test]
+    fn a_cycle_names_a_node_on_it() {
+        let nodes = flat(&[&[], &[2], &[1]]);
+        assert_eq!(topological_order(&nodes), Err(1));
+    }
+
+    #[test]
+    fn reachability_follows_edges_forward_only() {
+        let edges = [(1, 2), (2, 3), (5, 1)];
+        assert!(super::super::reaches(&edges, 1, 3));
+        assert!(!super::super::reaches(&edges, 3, 1));
+        assert!(super::super::reaches(&edges, 5, 3));
+    }
 }
