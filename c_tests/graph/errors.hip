@@ -93,6 +93,14 @@ int main() {
     EXPECT_ERR(hipGraphAddKernelNode(&node, g, nullptr, 0, &kp), hipErrorInvalidConfiguration);
     CHECK(hipGraphGetNodes(g, nullptr, &count));
     EXPECT_EQ(count, 3); // nothing was added by the failed calls
+    // A graph may embed a copy of itself (as it is when the node is added).
+    CHECK(hipGraphAddChildGraphNode(&node, g, nullptr, 0, g));
+    hipGraph_t embedded;
+    CHECK(hipGraphChildGraphNodeGetGraph(node, &embedded));
+    CHECK(hipGraphGetNodes(embedded, nullptr, &count));
+    EXPECT_EQ(count, 3);
+    CHECK(hipGraphDestroyNode(node));
+    EXPECT_ERR(hipGraphGetNodes(embedded, nullptr, &count), hipErrorInvalidValue);
 
     // Instantiation: device launch is not supported, unknown flags are invalid.
     hipGraphExec_t exec;

@@ -45,6 +45,7 @@ struct Flat {
 }
 
 /// What a launch submits for one node.
+#[derive(Clone)]
 enum Step {
     Kernel(KernelNode),
     Memcpy(Memcpy1D),
@@ -75,8 +76,10 @@ pub struct Exec {
     shape: Vec<Flat>,
     /// Flat indices in launch order.
     order: Vec<usize>,
-    /// The step of each flat node, by flat index.
-    steps: Mutex<Vec<Step>>,
+    /// The step of each flat node, by flat index. A launch takes the current steps and
+    /// submits them unlocked (a host node may change its own executable graph); a setter
+    /// copies them if a launch still holds them.
+    steps: Mutex<Arc<Vec<Step>>>,
     /// Flat index of each node of the instantiated graph (and of its child graphs).
     by_origin: HashMap<usize, usize>,
 }
@@ -203,7 +206,7 @@ pub fn instantiate(graph: &Graph, flags: u64, error_node: &mut usize) -> HipResu
     let exec = Arc::new(Exec {
         shape,
         order,
-        steps: Mutex::new(steps),
+        steps: Mutex::new(Arc::new(steps)),
         by_origin,
     });
     Ok(EXECS.insert(exec) as *mut c_void)
@@ -233,7 +236,7 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
     let (device, stream) = stream::lookup(stream_handle)?;
     // A handle, looked up again by each operation, never dereferenced.
     let stream_handle = stream_handle as usize as *mut c_void;
-    let steps = exec.steps.lock();
+    let steps = exec.steps.lock().clone();
     for &at in &exec.order {
         match &steps[at] {
             Step::Kernel(k) => {
@@ -308,7 +311,7 @@ pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResu
     if exec.shape[at].type_code != params.type_code() || params.type_code() == node_type::GRAPH {
         return Err(bad("graph exec node parameters of another node type"));
     }
-    exec.steps.lock()[at] = Step::of(Some(params));
+    Arc::make_mut(&mut exec.steps.lock())[at] = Step::of(Some(params));
     Ok(())
 }
 
@@ -331,7 +334,8 @@ pub fn update(exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
     if fresh.len() != exec.shape.len() {
         return (UpdateResult::TopologyChanged, 0);
     }
-    let mut steps = exec.steps.lock();
+    let mut current = exec.steps.lock();
+    let steps = Arc::make_mut(&mut current);
     for (i, (new, old)) in fresh.iter().zip(&exec.shape).enumerate() {
         let origin = new.origin.unwrap_or(0);
         if new.type_code != old.type_code || new.origin.is_some() != old.origin.is_some() {

@@ -423,6 +423,12 @@ pub fn host(params: &HostNodeParams) -> HipResult<HostCall> {
 
 /// Adds a node doing `params` to `graph` after `deps` (nodes of `graph`, each once).
 pub fn add_node(graph: &Graph, deps: &[*mut c_void], params: NodeParams) -> HipResult<*mut c_void> {
+    // The child graph is copied (later changes to the program's graph do not reach it)
+    // before `graph` is locked: it may be `graph` itself.
+    let params = match params {
+        NodeParams::Child(child) => NodeParams::Child(clone_graph(&child, true)?),
+        other => other,
+    };
     let mut body = graph.body.lock();
     let mut from = Vec::with_capacity(deps.len());
     for &dep in deps {
@@ -435,11 +441,6 @@ pub fn add_node(graph: &Graph, deps: &[*mut c_void], params: NodeParams) -> HipR
         }
         from.push(dep);
     }
-    let params = match params {
-        // The child graph is copied: later changes to the program's graph do not reach it.
-        NodeParams::Child(child) => NodeParams::Child(clone_graph(&child, true)?),
-        other => other,
-    };
     let handle = NODES.insert_with(|handle| {
         Ok(Arc::new(Node {
             handle,
