@@ -1,6 +1,7 @@
 // A graph's structure: nodes, roots, edges, dependencies and dependents, node types, removing
 // edges and nodes, clones and hipGraphNodeFindInClone, child graphs (copied when added), event
-// record and wait nodes ordering two streams, and hipGraphDebugDotPrint.
+// record and wait nodes ordering two streams, a kernel node given a hipFunction_t and packed
+// arguments, and hipGraphDebugDotPrint.
 #include "graph.h"
 
 #include <cstdio>
@@ -206,6 +207,43 @@ int main() {
     CHECK(hipStreamSynchronize(s1));
     CHECK(hipGraphExecDestroy(ea));
     CHECK(hipGraphExecDestroy(eb));
+
+    // A kernel node given a hipFunction_t and its arguments packed in an `extra` buffer.
+    {
+        hipFunction_t f;
+        CHECK(hipGetFuncBySymbol(&f, reinterpret_cast<const void*>(&add2)));
+        struct {
+            const int* x;
+            const int* y;
+            int* out;
+            int n;
+        } packed = {a, a, b, N};
+        size_t size = sizeof packed;
+        void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE,
+                         &size, HIP_LAUNCH_PARAM_END};
+        hipKernelNodeParams p = {};
+        p.func = f;
+        p.gridDim = dim3(N / 64);
+        p.blockDim = dim3(64);
+        p.extra = extra;
+        hipGraph_t gf;
+        CHECK(hipGraphCreate(&gf, 0));
+        hipGraphNode_t kf, cf;
+        CHECK(hipGraphAddKernelNode(&kf, gf, nullptr, 0, &p));
+        packed.n = 0; // copied when added
+        CHECK(hipGraphAddMemcpyNode1D(&cf, gf, &kf, 1, h, b, N * sizeof(int),
+                                      hipMemcpyDeviceToHost));
+        p.kernelParams = reinterpret_cast<void**>(extra);
+        EXPECT_ERR(hipGraphAddKernelNode(&kf, gf, nullptr, 0, &p), hipErrorInvalidValue);
+        hipGraphExec_t ef;
+        CHECK(hipGraphInstantiate(&ef, gf, nullptr, nullptr, 0));
+        std::memset(h, 0, N * sizeof(int));
+        CHECK(hipGraphLaunch(ef, s1));
+        CHECK(hipStreamSynchronize(s1));
+        EXPECT_TRUE(all(h, 8)); // a holds 4 from the event graphs
+        CHECK(hipGraphExecDestroy(ef));
+        CHECK(hipGraphDestroy(gf));
+    }
 
     // The DOT print names every node, the kernel by its name, and the child graph's nodes.
     const char* path = "graph_structure.dot";
