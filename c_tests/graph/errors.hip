@@ -71,6 +71,13 @@ int main() {
     mp.pitch = 4;
     EXPECT_ERR(hipGraphAddMemsetNode(&node, g, nullptr, 0, &mp), hipErrorInvalidValue);
     EXPECT_ERR(hipGraphAddMemsetNode(&node, g, nullptr, 0, nullptr), hipErrorInvalidValue);
+    static int pageable[N];
+    mp = memset_params(pageable, 0);
+    EXPECT_ERR(hipGraphAddMemsetNode(&node, g, nullptr, 0, &mp), hipErrorInvalidValue);
+    mp = memset_params(a + 1, 0);
+    EXPECT_ERR(hipGraphAddMemsetNode(&node, g, nullptr, 0, &mp), hipErrorInvalidValue);
+    mp = memset_params(reinterpret_cast<char*>(a) + 2, 0);
+    EXPECT_ERR(hipGraphAddMemsetNode(&node, g, nullptr, 0, &mp), hipErrorInvalidValue);
     hp = {nullptr, nullptr};
     EXPECT_ERR(hipGraphAddHostNode(&node, g, nullptr, 0, &hp), hipErrorInvalidValue);
     EXPECT_ERR(hipGraphAddMemcpyNode1D(&node, g, nullptr, 0, a, nullptr, 16, hipMemcpyDefault),

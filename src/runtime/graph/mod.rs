@@ -11,10 +11,11 @@
 mod dot;
 pub mod exec;
 
-use super::copy::CopyKind;
+use super::copy::{CopyKind, Rows};
 use super::event::Event;
 use super::handles::HandleTable;
 use super::launch::Dim3;
+use super::memory::{classify, Side};
 use super::module::{self, Function};
 use super::runtime;
 use crate::error::{HipError, HipResult};
@@ -387,6 +388,26 @@ pub fn memset(params: &MemsetParams) -> HipResult<Memset> {
         .ok_or(HipError::INVALID_VALUE)?;
     if params.height > 1 && params.pitch < row {
         return Err(bad("memset node: pitch smaller than a row"));
+    }
+    if !(params.dst as usize).is_multiple_of(element) {
+        return Err(bad(
+            "memset node: destination not aligned to its element size",
+        ));
+    }
+    // The destination is checked now, as CUDA does, not first when the graph runs.
+    let extent = Rows {
+        width: row,
+        height: params.height,
+        dst_pitch: params.pitch.max(row),
+        src_pitch: row,
+    }
+    .extent(params.pitch.max(row))
+    .ok_or(HipError::INVALID_VALUE)?;
+    if let Side::Pageable = classify(params.dst as usize, extent, None, "memset node destination")?
+    {
+        return Err(bad(
+            "memset node: the destination is not inside a device or pinned host allocation",
+        ));
     }
     Ok(Memset {
         dst: params.dst as usize,
