@@ -128,6 +128,9 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("hipModule_t", Class::Ptr),
     ("hipFunction_t", Class::Ptr),
     ("hipMemPool_t", Class::Ptr),
+    ("hipGraph_t", Class::Ptr),
+    ("hipGraphNode_t", Class::Ptr),
+    ("hipGraphExec_t", Class::Ptr),
     ("hipDeviceptr_t", Class::Ptr),
     ("hiprtcResult", Class::U32), // src/api/types.rs: `pub type hiprtcResult = u32`
     ("hiprtcProgram", Class::Ptr),

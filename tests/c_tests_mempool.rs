@@ -105,12 +105,18 @@ fn pool_reuse_is_traced_and_counted() {
         .collect();
     assert!(allocs.len() >= 10, "{allocs:?}");
     assert!(!allocs[0], "the first allocation is a new block");
-    assert!(allocs[1], "the second reuses the first's block on the same stream");
+    assert!(
+        allocs[1],
+        "the second reuses the first's block on the same stream"
+    );
     let stats = summarize(&events);
     assert_eq!(stats.pools.len(), 1, "{:?}", stats.pools);
     let row = &stats.pools[0];
     assert_eq!(row.allocations, allocs.len() as u64);
     assert_eq!(row.reused, allocs.iter().filter(|r| **r).count() as u64);
-    assert!(row.reserved_high >= row.used_high && row.used_high > 0, "{row:?}");
+    assert!(
+        row.reserved_high >= row.used_high && row.used_high > 0,
+        "{row:?}"
+    );
     assert!(stats.to_string().contains("Memory pools"), "{stats}");
 }

@@ -2,7 +2,8 @@
 //! rule per impl; none allocates or takes a lock beyond the handle table's map read.
 
 use super::types::{
-    hipEvent_t, hipFunction_t, hipMemPool_t, hipModule_t, hipStream_t, hiprtcProgram,
+    hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipMemPool_t,
+    hipModule_t, hipStream_t, hiprtcProgram,
 };
 use crate::error::{HipError, HipResult};
 use crate::runtime::copy::CopyKind;
@@ -10,7 +11,7 @@ use crate::runtime::device::Device;
 use crate::runtime::mempool::MemPool;
 use crate::runtime::module::{Function, Module};
 use crate::runtime::stream::{self, StreamRef};
-use crate::runtime::{event, mempool, module, rtc};
+use crate::runtime::{event, graph, mempool, module, rtc};
 use std::ffi::{c_char, CStr};
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -207,6 +208,24 @@ impl FromAbi<hipEvent_t> for Option<Arc<event::Event>> {
 impl FromAbi<hipMemPool_t> for Arc<MemPool> {
     unsafe fn from_abi(raw: hipMemPool_t, _: &'static str) -> HipResult<Self> {
         mempool::lookup(raw)
+    }
+}
+
+impl FromAbi<hipGraph_t> for Arc<graph::Graph> {
+    unsafe fn from_abi(raw: hipGraph_t, _: &'static str) -> HipResult<Self> {
+        graph::graph(raw)
+    }
+}
+
+impl FromAbi<hipGraphNode_t> for Arc<graph::Node> {
+    unsafe fn from_abi(raw: hipGraphNode_t, _: &'static str) -> HipResult<Self> {
+        graph::node(raw)
+    }
+}
+
+impl FromAbi<hipGraphExec_t> for Arc<graph::Exec> {
+    unsafe fn from_abi(raw: hipGraphExec_t, _: &'static str) -> HipResult<Self> {
+        graph::exec::lookup(raw)
     }
 }
 

@@ -17,6 +17,7 @@ mod copy;
 mod device;
 mod error;
 mod event;
+mod graph;
 mod launch;
 mod memory;
 mod mempool;
@@ -48,6 +49,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     device::SIGNATURES,
     error::SIGNATURES,
     event::SIGNATURES,
+    graph::SIGNATURES,
     launch::SIGNATURES,
     memory::SIGNATURES,
     mempool::SIGNATURES,
@@ -366,10 +368,10 @@ mod tests {
 
     #[test]
     fn unimplemented_exports_say_not_supported() {
-        assert!(NOT_SUPPORTED.contains(&"hipGraphCreate"));
+        assert!(NOT_SUPPORTED.contains(&"hipStreamBeginCapture"));
         assert!(!NOT_SUPPORTED.contains(&"hipLaunchKernel"));
         assert_eq!(
-            not_supported("hipGraphCreate"),
+            not_supported("hipStreamBeginCapture"),
             HipError::NOT_SUPPORTED.code()
         );
     }

@@ -8,6 +8,7 @@ use std::ffi::c_void;
 
 pub use crate::error::hipError_t;
 pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
+pub use crate::runtime::graph::{HostNodeParams, KernelNodeParams, MemsetParams};
 pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
 pub use crate::runtime::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
@@ -19,6 +20,9 @@ pub type hipEvent_t = *mut c_void;
 pub type hipModule_t = *mut c_void;
 pub type hipFunction_t = *mut c_void;
 pub type hipMemPool_t = *mut c_void;
+pub type hipGraph_t = *mut c_void;
+pub type hipGraphNode_t = *mut c_void;
+pub type hipGraphExec_t = *mut c_void;
 pub type hiprtcProgram = *mut c_void;
 pub type hiprtcLinkState = *mut c_void;
 
@@ -50,6 +54,9 @@ pub const VOCABULARY: &[&str] = &[
     "hipModule_t",
     "hipFunction_t",
     "hipMemPool_t",
+    "hipGraph_t",
+    "hipGraphNode_t",
+    "hipGraphExec_t",
     "hiprtcResult",
     "hiprtcProgram",
     "hiprtcLinkState",
@@ -65,6 +72,10 @@ pub const VOCABULARY: &[&str] = &[
     "*const DrvLaunchConfig",
     "*const MemPoolProps",
     "*const MemAccessDesc",
+    "*const hipGraphNode_t",
+    "*const KernelNodeParams",
+    "*const MemsetParams",
+    "*const HostNodeParams",
     "*mut c_char",
     "*mut *const c_char",
     "*mut c_void",
@@ -80,6 +91,12 @@ pub const VOCABULARY: &[&str] = &[
     "*mut hipModule_t",
     "*mut hipFunction_t",
     "*mut hipMemPool_t",
+    "*mut hipGraph_t",
+    "*mut hipGraphNode_t",
+    "*mut hipGraphExec_t",
+    "*mut KernelNodeParams",
+    "*mut MemsetParams",
+    "*mut HostNodeParams",
     "*mut MemLocation",
     "*mut hiprtcProgram",
     "*mut hiprtcLinkState",

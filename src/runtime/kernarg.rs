@@ -417,6 +417,40 @@ impl KernargLayout {
         self.explicit.len()
     }
 
+    /// Copies the explicit arguments `args` points to into a buffer laid out as the segment's
+    /// explicit part (each argument at its own offset, padding 0): the packed form
+    /// ([`ArgSource::Packed`]) a graph's kernel node keeps, so that later launches need no
+    /// pointer from the program.
+    ///
+    /// # Safety
+    /// As for [`Self::write`] with [`ArgSource::Pointers`]: each non-null pointer is readable
+    /// for its argument's size.
+    pub unsafe fn pack(&self, args: &[*const c_void]) -> Result<Vec<u8>, KernargError> {
+        self.check(ArgSource::Pointers(args))?;
+        let mut packed = vec![0u8; self.explicit_extent];
+        for (p, slot) in args.iter().zip(self.explicit.iter()) {
+            let (at, len) = (slot.offset as usize, slot.size as usize);
+            if len == 0 {
+                continue;
+            }
+            // SAFETY: `check` found `p` non-null, the caller's contract makes it readable for
+            // `len` bytes, and the slot lies inside `explicit_extent`.
+            let value = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
+            packed[at..at + len].copy_from_slice(value);
+        }
+        Ok(packed)
+    }
+
+    /// Each explicit argument's offset in the segment, in order.
+    pub fn explicit_offsets(&self) -> impl Iterator<Item = usize> + '_ {
+        self.explicit.iter().map(|slot| slot.offset as usize)
+    }
+
+    /// Bytes a packed argument buffer must have (see [`Self::pack`]).
+    pub fn explicit_extent(&self) -> usize {
+        self.explicit_extent
+    }
+
     /// Whether `source` can be written: one non-null pointer per explicit argument that has
     /// bytes, or a packed buffer covering every explicit argument.
     #[inline(always)]

@@ -704,7 +704,10 @@ const LAUNCH_PARAM_END: usize = 3;
 /// # Safety
 /// `extra` is a readable array of that form (checked entry by entry up to END), and the
 /// buffer holds `size` bytes.
-unsafe fn packed_args<'a>(extra: *mut *mut c_void, kernel: &KernelInfo) -> HipResult<&'a [u8]> {
+pub(in crate::runtime) unsafe fn packed_args<'a>(
+    extra: *mut *mut c_void,
+    kernel: &KernelInfo,
+) -> HipResult<&'a [u8]> {
     // SAFETY: the first five entries of a well-formed array; the tags are checked before the
     // pointers they introduce are used.
     let e = |i: usize| unsafe { *extra.add(i) } as usize;

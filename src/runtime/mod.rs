@@ -9,6 +9,7 @@ pub mod device;
 pub mod device_assert;
 pub mod device_props;
 pub mod event;
+pub mod graph;
 pub mod handles;
 pub mod hostcall;
 pub mod kernarg;

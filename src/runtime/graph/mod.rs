@@ -1,0 +1,687 @@
+//! HIP graphs, built explicitly (`hipGraphAdd*Node`): a graph of nodes whose parameters are
+//! copied when they are added (as CUDA does: the program may reuse its structures and argument
+//! storage at once), with dependency edges between them. `exec.rs` turns a graph into an
+//! executable plan (`hipGraphInstantiate`) and submits it (`hipGraphLaunch`); `dot.rs` prints
+//! one (`hipGraphDebugDotPrint`).
+//!
+//! Every graph, node and executable graph is a handle of `runtime/handles.rs`, so a stale or
+//! foreign handle is never dereferenced; the graph calls report one as
+//! `hipErrorInvalidValue`, as AMD's runtime does for graph objects.
+
+mod dot;
+pub mod exec;
+
+use super::copy::{CopyKind, Rows};
+use super::event::Event;
+use super::handles::HandleTable;
+use super::launch::Dim3;
+use super::memory::{classify, Side};
+use super::module::{self, Function};
+use super::runtime;
+use crate::error::{HipError, HipResult};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+pub use dot::print_dot;
+pub use exec::{Exec, UpdateResult};
+
+static GRAPHS: HandleTable<Graph> = HandleTable::new("graph", 0x20);
+static NODES: HandleTable<Node> = HandleTable::new("graph node", 0x30);
+
+/// `hipKernelNodeParams` (the same layout in ROCm 5, 6 and 7).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KernelNodeParams {
+    pub block: Dim3,
+    pub extra: *mut *mut c_void,
+    /// A kernel's host stub (as for `hipLaunchKernel`) or a `hipFunction_t`.
+    pub func: *mut c_void,
+    pub grid: Dim3,
+    pub kernel_params: *mut *mut c_void,
+    pub shared_mem: u32,
+}
+
+/// `hipMemsetParams`: ROCm 5.2's layout, which AMD's current documentation still shows.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemsetParams {
+    pub dst: *mut c_void,
+    pub element_size: u32,
+    pub height: usize,
+    pub pitch: usize,
+    pub value: u32,
+    pub width: usize,
+}
+
+/// `hipHostFn_t`.
+pub type HostFunction = unsafe extern "C" fn(*mut c_void);
+
+/// `hipHostNodeParams`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HostNodeParams {
+    pub function: Option<HostFunction>,
+    pub user_data: *mut c_void,
+}
+
+/// `hipGraphNodeType`.
+pub mod node_type {
+    pub const KERNEL: u32 = 1;
+    pub const MEMSET: u32 = 3;
+    pub const HOST: u32 = 4;
+    pub const GRAPH: u32 = 5;
+    pub const EMPTY: u32 = 6;
+    pub const WAIT_EVENT: u32 = 7;
+    pub const EVENT_RECORD: u32 = 8;
+    pub const MEMCPY_1D: u32 = 9;
+}
+
+/// A kernel node's explicit arguments, copied at add time into the kernel's kernarg layout
+/// (the packed form a launch takes), with a pointer to each argument for
+/// `hipGraphKernelNodeGetParams`.
+pub struct PackedArgs {
+    pub bytes: Box<[u8]>,
+    /// `void*` to each explicit argument inside `bytes` (what `kernelParams` reads as).
+    pointers: Box<[usize]>,
+}
+
+#[derive(Clone)]
+pub struct KernelNode {
+    pub function: Arc<Function>,
+    /// `func` as the program gave it, returned by `hipGraphKernelNodeGetParams`.
+    pub func: usize,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_mem: u32,
+    pub args: Arc<PackedArgs>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy1D {
+    pub dst: usize,
+    pub src: usize,
+    pub count: usize,
+    pub kind: CopyKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Memset {
+    pub dst: usize,
+    pub element: usize,
+    pub value: u32,
+    pub width: usize,
+    pub height: usize,
+    pub pitch: usize,
+}
+
+/// An event node's event, with the handle `hipGraphEvent*NodeGetEvent` returns.
+#[derive(Clone)]
+pub struct EventRef {
+    pub event: Arc<Event>,
+    pub handle: usize,
+}
+
+impl EventRef {
+    pub fn new(handle: *mut c_void) -> HipResult<EventRef> {
+        Ok(EventRef {
+            event: super::event::lookup(handle).map_err(|_| bad("not a live event"))?,
+            handle: handle as usize,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct HostCall {
+    pub function: HostFunction,
+    pub user_data: usize,
+}
+
+/// What a node does, with its parameters as copied when it was added or set.
+#[derive(Clone)]
+pub enum NodeParams {
+    Kernel(KernelNode),
+    Memcpy1D(Memcpy1D),
+    Memset(Memset),
+    Host(HostCall),
+    Empty,
+    EventRecord(EventRef),
+    EventWait(EventRef),
+    /// The node's own copy of the child graph (embedded: not destroyable by the program).
+    Child(Arc<Graph>),
+}
+
+impl NodeParams {
+    pub fn type_code(&self) -> u32 {
+        match self {
+            NodeParams::Kernel(_) => node_type::KERNEL,
+            NodeParams::Memcpy1D(_) => node_type::MEMCPY_1D,
+            NodeParams::Memset(_) => node_type::MEMSET,
+            NodeParams::Host(_) => node_type::HOST,
+            NodeParams::Empty => node_type::EMPTY,
+            NodeParams::EventRecord(_) => node_type::EVENT_RECORD,
+            NodeParams::EventWait(_) => node_type::WAIT_EVENT,
+            NodeParams::Child(_) => node_type::GRAPH,
+        }
+    }
+}
+
+pub struct Graph {
+    pub handle: usize,
+    /// Owned by a child-graph node: `hipGraphDestroy` refuses it.
+    embedded: bool,
+    body: Mutex<Body>,
+}
+
+#[derive(Default)]
+struct Body {
+    /// In the order they were added (the order `hipGraphGetNodes` reports and
+    /// `hipGraphExecUpdate` pairs nodes in).
+    nodes: Vec<Arc<Node>>,
+    /// (from, to) node handles, in the order they were added.
+    edges: Vec<(usize, usize)>,
+    /// For a clone: each original node's handle to its copy's (`hipGraphNodeFindInClone`).
+    clone_of: HashMap<usize, usize>,
+}
+
+pub struct Node {
+    pub handle: usize,
+    /// The graph it belongs to.
+    graph: usize,
+    params: Mutex<NodeParams>,
+}
+
+impl Node {
+    pub fn params(&self) -> NodeParams {
+        self.params.lock().clone()
+    }
+}
+
+fn bad(why: &str) -> HipError {
+    tracing::warn!("{why}");
+    HipError::INVALID_VALUE
+}
+
+pub fn graph(handle: *mut c_void) -> HipResult<Arc<Graph>> {
+    GRAPHS
+        .get(handle as usize)
+        .map_err(|_| HipError::INVALID_VALUE)
+}
+
+pub fn node(handle: *mut c_void) -> HipResult<Arc<Node>> {
+    NODES
+        .get(handle as usize)
+        .map_err(|_| HipError::INVALID_VALUE)
+}
+
+fn new_graph(embedded: bool) -> Arc<Graph> {
+    let mut made = None;
+    GRAPHS
+        .insert_with(|handle| {
+            let graph = Arc::new(Graph {
+                handle,
+                embedded,
+                body: Mutex::new(Body::default()),
+            });
+            made = Some(graph.clone());
+            Ok(graph)
+        })
+        .expect("making a graph cannot fail");
+    made.expect("insert_with ran make")
+}
+
+/// `hipGraphCreate`: `flags` must be 0.
+pub fn create(flags: u32) -> HipResult<*mut c_void> {
+    runtime()?;
+    if flags != 0 {
+        return Err(bad("hipGraphCreate: flags must be 0"));
+    }
+    Ok(new_graph(false).handle as *mut c_void)
+}
+
+/// `hipGraphDestroy`: the graph, its nodes and its child graphs (executable graphs made from
+/// it keep their own copies).
+pub fn destroy(handle: *mut c_void) -> HipResult {
+    let graph = graph(handle)?;
+    if graph.embedded {
+        return Err(bad(
+            "hipGraphDestroy: the graph belongs to a child-graph node",
+        ));
+    }
+    release(&graph);
+    Ok(())
+}
+
+fn release(graph: &Graph) {
+    let _ = GRAPHS.remove(graph.handle);
+    let nodes = std::mem::take(&mut graph.body.lock().nodes);
+    for node in nodes {
+        release_node(&node);
+    }
+}
+
+fn release_node(node: &Node) {
+    let _ = NODES.remove(node.handle);
+    if let NodeParams::Child(child) = &*node.params.lock() {
+        release(child);
+    }
+}
+
+/// Resolves a kernel node's `func`: a registered host stub, else a `hipFunction_t` (AMD's
+/// runtime accepts both).
+fn kernel_function(func: *mut c_void) -> HipResult<Arc<Function>> {
+    if func.is_null() {
+        tracing::warn!("kernel node: func is null");
+        return Err(HipError::INVALID_DEVICE_FUNCTION);
+    }
+    module::function(func as usize)
+        .or_else(|_| module::function_handle(func))
+        .map_err(|_| HipError::INVALID_DEVICE_FUNCTION)
+}
+
+/// Checks `params` and copies what they point to: the arguments, laid out as the kernel on
+/// the current device takes them.
+///
+/// # Safety
+/// HIP's contract for `kernelParams` and `extra`.
+pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
+    let function = kernel_function(params.func)?;
+    let device = runtime()?.current_device()?;
+    let kernel = function.kernel(device)?.clone();
+    let layout = &kernel.layout;
+    if !params.kernel_params.is_null() && !params.extra.is_null() {
+        return Err(bad("kernel node: both kernelParams and extra given"));
+    }
+    let bytes = if !params.extra.is_null() {
+        // SAFETY: HIP's contract for `extra`.
+        let buffer = unsafe { super::launch::packed_args(params.extra, &kernel.info) }?;
+        if buffer.len() < layout.explicit_extent() {
+            return Err(bad(
+                "kernel node: the extra buffer does not cover the arguments",
+            ));
+        }
+        buffer.to_vec()
+    } else {
+        let count = layout.explicit_count();
+        let pointers: &[*const c_void] = if params.kernel_params.is_null() {
+            &[]
+        } else {
+            // SAFETY: HIP's contract: one pointer per explicit argument.
+            unsafe {
+                std::slice::from_raw_parts(params.kernel_params as *const *const c_void, count)
+            }
+        };
+        // SAFETY: HIP's contract: each pointer is readable for its argument's size.
+        unsafe { layout.pack(pointers) }.map_err(|e| {
+            tracing::warn!(kernel = %function.name, error = %e, "kernel node: invalid arguments");
+            HipError::INVALID_VALUE
+        })?
+    };
+    let bytes: Box<[u8]> = bytes.into();
+    let base = bytes.as_ptr() as usize;
+    let pointers = layout.explicit_offsets().map(|at| base + at).collect();
+    let node = KernelNode {
+        function,
+        func: params.func as usize,
+        grid: params.grid,
+        block: params.block,
+        shared_mem: params.shared_mem,
+        args: Arc::new(PackedArgs { bytes, pointers }),
+    };
+    if let Some((error, why)) = super::launch::check_configuration(
+        &kernel.info,
+        node.grid,
+        node.block,
+        node.shared_mem as usize,
+        device.lds_bytes,
+        device.info.max_grid_size,
+    ) {
+        tracing::warn!(kernel = %node.function.name, "kernel node: {why}");
+        return Err(error);
+    }
+    Ok(node)
+}
+
+impl KernelNode {
+    pub fn to_abi(&self) -> KernelNodeParams {
+        KernelNodeParams {
+            block: self.block,
+            extra: std::ptr::null_mut(),
+            func: self.func as *mut c_void,
+            grid: self.grid,
+            kernel_params: self.args.pointers.as_ptr() as *mut *mut c_void,
+            shared_mem: self.shared_mem,
+        }
+    }
+}
+
+pub fn memcpy_1d(
+    dst: *mut c_void,
+    src: *const c_void,
+    count: usize,
+    kind: u32,
+) -> HipResult<Memcpy1D> {
+    let kind = CopyKind::from_raw(kind)?;
+    if count > 0 && (dst.is_null() || src.is_null()) {
+        return Err(bad("memcpy node: null destination or source"));
+    }
+    Ok(Memcpy1D {
+        dst: dst as usize,
+        src: src as usize,
+        count,
+        kind,
+    })
+}
+
+pub fn memset(params: &MemsetParams) -> HipResult<Memset> {
+    let element = params.element_size as usize;
+    if !matches!(element, 1 | 2 | 4) {
+        return Err(bad("memset node: elementSize must be 1, 2 or 4"));
+    }
+    if params.dst.is_null() || params.width == 0 || params.height == 0 {
+        return Err(bad("memset node: null destination or an empty extent"));
+    }
+    let row = params
+        .width
+        .checked_mul(element)
+        .ok_or(HipError::INVALID_VALUE)?;
+    if params.height > 1 && params.pitch < row {
+        return Err(bad("memset node: pitch smaller than a row"));
+    }
+    if !(params.dst as usize).is_multiple_of(element) {
+        return Err(bad(
+            "memset node: destination not aligned to its element size",
+        ));
+    }
+    // The destination is checked now, as CUDA does, not first when the graph runs.
+    let extent = Rows {
+        width: row,
+        height: params.height,
+        dst_pitch: params.pitch.max(row),
+        src_pitch: row,
+    }
+    .extent(params.pitch.max(row))
+    .ok_or(HipError::INVALID_VALUE)?;
+    if let Side::Pageable = classify(params.dst as usize, extent, None, "memset node destination")?
+    {
+        return Err(bad(
+            "memset node: the destination is not inside a device or pinned host allocation",
+        ));
+    }
+    Ok(Memset {
+        dst: params.dst as usize,
+        element,
+        value: params.value,
+        width: params.width,
+        height: params.height,
+        pitch: params.pitch,
+    })
+}
+
+impl Memset {
+    pub fn to_abi(&self) -> MemsetParams {
+        MemsetParams {
+            dst: self.dst as *mut c_void,
+            element_size: self.element as u32,
+            height: self.height,
+            pitch: self.pitch,
+            value: self.value,
+            width: self.width,
+        }
+    }
+}
+
+pub fn host(params: &HostNodeParams) -> HipResult<HostCall> {
+    let Some(function) = params.function else {
+        return Err(bad("host node: fn is null"));
+    };
+    Ok(HostCall {
+        function,
+        user_data: params.user_data as usize,
+    })
+}
+
+/// Adds a node doing `params` to `graph` after `deps` (nodes of `graph`, each once).
+pub fn add_node(graph: &Graph, deps: &[*mut c_void], params: NodeParams) -> HipResult<*mut c_void> {
+    // The child graph is copied (later changes to the program's graph do not reach it)
+    // before `graph` is locked: it may be `graph` itself.
+    let params = match params {
+        NodeParams::Child(child) => NodeParams::Child(clone_graph(&child, true)?),
+        other => other,
+    };
+    let mut body = graph.body.lock();
+    let mut from = Vec::with_capacity(deps.len());
+    for &dep in deps {
+        let dep = dep as usize;
+        if !body.nodes.iter().any(|n| n.handle == dep) {
+            return Err(bad("graph node dependency is not a node of the graph"));
+        }
+        if from.contains(&dep) {
+            return Err(bad("graph node dependency given twice"));
+        }
+        from.push(dep);
+    }
+    let handle = NODES.insert_with(|handle| {
+        Ok(Arc::new(Node {
+            handle,
+            graph: graph.handle,
+            params: Mutex::new(params),
+        }))
+    })?;
+    body.nodes.push(NODES.get(handle)?);
+    body.edges.extend(from.into_iter().map(|f| (f, handle)));
+    Ok(handle as *mut c_void)
+}
+
+/// The node `handle` names, if it belongs to `graph`.
+fn node_of(graph: &Graph, handle: *mut c_void) -> HipResult<Arc<Node>> {
+    let node = node(handle)?;
+    if node.graph != graph.handle {
+        return Err(bad("the node belongs to another graph"));
+    }
+    Ok(node)
+}
+
+/// Whether `to` is reachable from `from` along `edges`.
+fn reaches(edges: &[(usize, usize)], from: usize, to: usize) -> bool {
+    let mut seen = vec![from];
+    let mut stack = vec![from];
+    while let Some(at) = stack.pop() {
+        if at == to {
+            return true;
+        }
+        for &(a, b) in edges {
+            if a == at && !seen.contains(&b) {
+                seen.push(b);
+                stack.push(b);
+            }
+        }
+    }
+    false
+}
+
+/// `hipGraphAddDependencies`: every edge is checked (both nodes in `graph`, not there yet, no
+/// cycle) before any is added.
+pub fn add_dependencies(graph: &Graph, from: &[*mut c_void], to: &[*mut c_void]) -> HipResult {
+    let pairs = from
+        .iter()
+        .zip(to)
+        .map(|(&f, &t)| Ok((node_of(graph, f)?.handle, node_of(graph, t)?.handle)))
+        .collect::<HipResult<Vec<_>>>()?;
+    let mut body = graph.body.lock();
+    let mut edges = body.edges.clone();
+    for (f, t) in pairs {
+        if f == t || edges.contains(&(f, t)) {
+            return Err(bad(
+                "hipGraphAddDependencies: a self edge or an edge already there",
+            ));
+        }
+        if reaches(&edges, t, f) {
+            return Err(bad("hipGraphAddDependencies: the edge would make a cycle"));
+        }
+        edges.push((f, t));
+    }
+    body.edges = edges;
+    Ok(())
+}
+
+/// `hipGraphRemoveDependencies`: every edge must exist.
+pub fn remove_dependencies(graph: &Graph, from: &[*mut c_void], to: &[*mut c_void]) -> HipResult {
+    let pairs = from
+        .iter()
+        .zip(to)
+        .map(|(&f, &t)| Ok((node_of(graph, f)?.handle, node_of(graph, t)?.handle)))
+        .collect::<HipResult<Vec<_>>>()?;
+    let mut body = graph.body.lock();
+    let mut edges = body.edges.clone();
+    for pair in pairs {
+        let Some(at) = edges.iter().position(|e| *e == pair) else {
+            return Err(bad("hipGraphRemoveDependencies: no such edge"));
+        };
+        edges.remove(at);
+    }
+    body.edges = edges;
+    Ok(())
+}
+
+/// `hipGraphDestroyNode`: the node and its edges.
+pub fn destroy_node(handle: *mut c_void) -> HipResult {
+    let node = node(handle)?;
+    let graph = GRAPHS
+        .get(node.graph)
+        .map_err(|_| HipError::INVALID_VALUE)?;
+    let mut body = graph.body.lock();
+    body.nodes.retain(|n| n.handle != node.handle);
+    body.edges
+        .retain(|&(f, t)| f != node.handle && t != node.handle);
+    drop(body);
+    release_node(&node);
+    Ok(())
+}
+
+pub fn nodes(graph: &Graph) -> Vec<usize> {
+    graph.body.lock().nodes.iter().map(|n| n.handle).collect()
+}
+
+pub fn root_nodes(graph: &Graph) -> Vec<usize> {
+    let body = graph.body.lock();
+    body.nodes
+        .iter()
+        .map(|n| n.handle)
+        .filter(|&h| !body.edges.iter().any(|&(_, t)| t == h))
+        .collect()
+}
+
+pub fn edges(graph: &Graph) -> Vec<(usize, usize)> {
+    graph.body.lock().edges.clone()
+}
+
+fn owner(node: &Node) -> HipResult<Arc<Graph>> {
+    GRAPHS.get(node.graph).map_err(|_| HipError::INVALID_VALUE)
+}
+
+pub fn dependencies(node: &Node) -> HipResult<Vec<usize>> {
+    let graph = owner(node)?;
+    let body = graph.body.lock();
+    Ok(body
+        .edges
+        .iter()
+        .filter(|&&(_, t)| t == node.handle)
+        .map(|&(f, _)| f)
+        .collect())
+}
+
+pub fn dependents(node: &Node) -> HipResult<Vec<usize>> {
+    let graph = owner(node)?;
+    let body = graph.body.lock();
+    Ok(body
+        .edges
+        .iter()
+        .filter(|&&(f, _)| f == node.handle)
+        .map(|&(_, t)| t)
+        .collect())
+}
+
+/// Replaces the parameters of a node of the type `type_code` (`hipGraph*NodeSetParams`).
+pub fn set_params(node: &Node, params: NodeParams) -> HipResult {
+    let mut current = node.params.lock();
+    if current.type_code() != params.type_code() {
+        return Err(bad("graph node parameters of another node type"));
+    }
+    *current = params;
+    Ok(())
+}
+
+/// `hipGraphClone`: a graph with a copy of every node and edge; child graphs are copied too.
+pub fn clone(graph: &Graph) -> HipResult<*mut c_void> {
+    clone_graph(graph, false).map(|g| g.handle as *mut c_void)
+}
+
+fn clone_graph(original: &Graph, embedded: bool) -> HipResult<Arc<Graph>> {
+    let copy = new_graph(embedded);
+    let body = original.body.lock();
+    let mut map = HashMap::with_capacity(body.nodes.len());
+    let mut nodes = Vec::with_capacity(body.nodes.len());
+    for node in &body.nodes {
+        let params = match node.params() {
+            NodeParams::Child(child) => NodeParams::Child(clone_graph(&child, true)?),
+            other => other,
+        };
+        let handle = NODES.insert_with(|handle| {
+            Ok(Arc::new(Node {
+                handle,
+                graph: copy.handle,
+                params: Mutex::new(params),
+            }))
+        })?;
+        map.insert(node.handle, handle);
+        nodes.push(NODES.get(handle)?);
+    }
+    let edges = body.edges.iter().map(|(f, t)| (map[f], map[t])).collect();
+    drop(body);
+    *copy.body.lock() = Body {
+        nodes,
+        edges,
+        clone_of: map,
+    };
+    Ok(copy)
+}
+
+/// `hipGraphNodeFindInClone`: the copy in `clone` of `original`.
+pub fn find_in_clone(original: *mut c_void, clone: &Graph) -> HipResult<*mut c_void> {
+    let original = node(original)?;
+    clone
+        .body
+        .lock()
+        .clone_of
+        .get(&original.handle)
+        .map(|&h| h as *mut c_void)
+        .ok_or_else(|| bad("hipGraphNodeFindInClone: the node has no copy in that graph"))
+}
+
+/// `hipGraphChildGraphNodeGetGraph`.
+pub fn child_graph(node: &Node) -> HipResult<*mut c_void> {
+    match &*node.params.lock() {
+        NodeParams::Child(child) => Ok(child.handle as *mut c_void),
+        _ => Err(bad("not a child-graph node")),
+    }
+}
+
+/// Writes what a `hipGraphGet*` call returns: with no output array, the count; else up to
+/// `*count` entries (the rest of the array null) and the number written.
+///
+/// # Safety
+/// `out`, if not null, has room for `*count` entries.
+pub unsafe fn write_list(items: &[usize], out: *mut *mut c_void, count: &mut usize) {
+    if out.is_null() {
+        *count = items.len();
+        return;
+    }
+    for i in 0..*count {
+        let value = items.get(i).copied().unwrap_or(0);
+        // SAFETY: the caller's contract: room for `*count` entries.
+        unsafe { out.add(i).write(value as *mut c_void) };
+    }
+    *count = (*count).min(items.len());
+}
