@@ -217,7 +217,12 @@ fn bench_ops_prints_time_and_instructions_per_operation() {
         assert!(number(row, 0) > 0.0, "no time\n{}", out.report());
         // calling = runtime + HSA
         let (calling, runtime, hsa) = (number(row, 1), number(row, 2), number(row, 3));
-        assert!(calling > 0.0, "{}", out.report());
+        // Each figure is a difference of two runs (N and 2N operations); an idle sync costs so
+        // little (~100 instructions, ~0 in HSA) that on a loaded host the HSA column's
+        // difference can come out negative (once: HSA -100, calling -14). Its own code's
+        // figure stays positive.
+        let own_cost = if row == 1 { runtime } else { calling };
+        assert!(own_cost > 0.0, "{}", out.report());
         assert!(
             (calling - runtime - hsa).abs() <= 2.0,
             "columns do not add up\n{}",
