@@ -250,6 +250,25 @@ pub fn settings(config: &Config) -> Vec<Setting> {
             }),
         ),
         setting("HSASIM_HIDE", raw("HSASIM_HIDE").unwrap_or_default()),
+        setting(
+            "HSASIM_GPUS",
+            raw("HSASIM_GPUS").unwrap_or_else(|| "1".into()),
+        ),
+        setting(
+            "HSASIM_GPU_LINK",
+            raw("HSASIM_GPU_LINK").unwrap_or_else(|| "xgmi".into()),
+        ),
+        // hiprtc looks for these only when a program compiles at run time.
+        setting(
+            "HIPSHIM_RTC_CLANG",
+            raw("HIPSHIM_RTC_CLANG").unwrap_or_else(|| "(search: clang++-19 on PATH, ...)".into()),
+        ),
+        setting(
+            "HIPSHIM_BITCODE_DIR",
+            raw("HIPSHIM_BITCODE_DIR").unwrap_or_else(|| {
+                "(search: /usr/lib/x86_64-linux-gnu/amdgcn/bitcode, ...)".into()
+            }),
+        ),
     ]
 }
 
