@@ -1,8 +1,9 @@
 //! HIP graphs built explicitly or by stream capture, instantiated and launched
 //! (`runtime/graph/`). `hipStreamGetCaptureInfo_v2`, `hipStreamUpdateCaptureDependencies`,
-//! `hipStreamBeginCaptureToGraph`, memcpy nodes other than 1D, symbol copies, memory alloc/free nodes, external semaphores,
-//! kernel node attributes, user objects and node enabling are not implemented: their
-//! generated stubs return `hipErrorNotSupported` and log their names.
+//! `hipStreamBeginCaptureToGraph`, memcpy nodes other than 1D, symbol copies, memory
+//! alloc/free nodes, external semaphores, kernel node attributes, user objects and node
+//! enabling are not implemented: their generated stubs return `hipErrorNotSupported` and log
+//! their names.
 
 use super::convert::{write_c_string, Out, PerThread, Stream};
 use super::declare::hip_api;
