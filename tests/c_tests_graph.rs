@@ -3,7 +3,8 @@
 //! `exec` runs a diamond of kernels between memcpy, memset and host nodes several times and
 //! changes it through the executable graph's setters and `hipGraphExecUpdate`; `structure`
 //! the queries, clones, child graphs, event nodes across two streams and the DOT print;
-//! `errors` bad input.
+//! `errors` bad input; `capture` stream capture of a fork/join pipeline over two streams and
+//! the capture errors.
 
 mod common;
 
@@ -78,4 +79,8 @@ graph_tests! {
     errors_gfx942_deterministic => "errors" on "gfx942", true;
     errors_gfx90a => "errors" on "gfx90a", false;
     errors_gfx90a_deterministic => "errors" on "gfx90a", true;
+    capture_gfx942 => "capture" on "gfx942", false;
+    capture_gfx942_deterministic => "capture" on "gfx942", true;
+    capture_gfx90a => "capture" on "gfx90a", false;
+    capture_gfx90a_deterministic => "capture" on "gfx90a", true;
 }

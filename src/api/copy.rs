@@ -7,9 +7,62 @@
 use super::convert::PerThread;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t};
+use crate::error::HipResult;
 use crate::runtime::copy::{self, CopyKind, Rows};
+use crate::runtime::graph::{self, capture, NodeParams};
 use crate::runtime::stream;
 use std::ffi::c_void;
+
+/// `copy::memcpy_async`, or a memcpy node of the capture `stream` takes part in.
+///
+/// # Safety
+/// As for `copy::memcpy_async`.
+unsafe fn memcpy_async(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: CopyKind,
+    stream: hipStream_t,
+) -> HipResult {
+    let node = || {
+        Ok(NodeParams::Memcpy1D(graph::Memcpy1D {
+            dst: dst as usize,
+            src: src as usize,
+            count: size,
+            kind,
+        }))
+    };
+    if capture::add_on(stream, node)? {
+        return Ok(());
+    }
+    // SAFETY: forwarded contract.
+    unsafe { copy::memcpy_async(dst, src, size, kind, stream) }
+}
+
+/// `copy::memset_async`, or a memset node of the capture `stream` takes part in.
+fn memset_async(
+    dst: *mut c_void,
+    value: u32,
+    element: usize,
+    count: usize,
+    stream: hipStream_t,
+) -> HipResult {
+    let node = || {
+        graph::memset(&graph::MemsetParams {
+            dst,
+            element_size: element as u32,
+            height: 1,
+            pitch: 0,
+            value,
+            width: count,
+        })
+        .map(NodeParams::Memset)
+    };
+    if count > 0 && capture::add_on(stream, node)? {
+        return Ok(());
+    }
+    copy::memset_async(dst, value, element, count, stream)
+}
 
 hip_api! {
     fn hipMemcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: u32 => CopyKind) -> hipError_t {
@@ -103,7 +156,7 @@ hip_api! {
         stream: hipStream_t,
     ) -> hipError_t {
         // SAFETY: HIP's contract, as above.
-        unsafe { copy::memcpy_async(dst, src, size, kind, stream) }
+        unsafe { memcpy_async(dst, src, size, kind, stream) }
     }
 
     fn hipMemcpyAsync_spt(
@@ -114,22 +167,22 @@ hip_api! {
         stream: hipStream_t => PerThread<hipStream_t>,
     ) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.
-        unsafe { copy::memcpy_async(dst, src, size, kind, stream.0) }
+        unsafe { memcpy_async(dst, src, size, kind, stream.0) }
     }
 
     fn hipMemcpyHtoDAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.
-        unsafe { copy::memcpy_async(dst, src, size, CopyKind::HostToDevice, stream) }
+        unsafe { memcpy_async(dst, src, size, CopyKind::HostToDevice, stream) }
     }
 
     fn hipMemcpyDtoHAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.
-        unsafe { copy::memcpy_async(dst, src, size, CopyKind::DeviceToHost, stream) }
+        unsafe { memcpy_async(dst, src, size, CopyKind::DeviceToHost, stream) }
     }
 
     fn hipMemcpyDtoDAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.
-        unsafe { copy::memcpy_async(dst, src, size, CopyKind::DeviceToDevice, stream) }
+        unsafe { memcpy_async(dst, src, size, CopyKind::DeviceToDevice, stream) }
     }
 
     /// A copy in the stream's order that returns when it is complete.
@@ -176,7 +229,7 @@ hip_api! {
     }
 
     fn hipMemsetAsync(dst: *mut c_void, value: i32, size: usize, stream: hipStream_t) -> hipError_t {
-        copy::memset_async(dst, value as u8 as u32, 1, size, stream)
+        memset_async(dst, value as u8 as u32, 1, size, stream)
     }
 
     fn hipMemsetAsync_spt(
@@ -185,19 +238,19 @@ hip_api! {
         size: usize,
         stream: hipStream_t => PerThread<hipStream_t>,
     ) -> hipError_t {
-        copy::memset_async(dst, value as u8 as u32, 1, size, stream.0)
+        memset_async(dst, value as u8 as u32, 1, size, stream.0)
     }
 
     fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: hipStream_t) -> hipError_t {
-        copy::memset_async(dst, value as u32, 1, count, stream)
+        memset_async(dst, value as u32, 1, count, stream)
     }
 
     fn hipMemsetD16Async(dst: *mut c_void, value: u16, count: usize, stream: hipStream_t) -> hipError_t {
-        copy::memset_async(dst, value as u32, 2, count, stream)
+        memset_async(dst, value as u32, 2, count, stream)
     }
 
     fn hipMemsetD32Async(dst: *mut c_void, value: i32, count: usize, stream: hipStream_t) -> hipError_t {
-        copy::memset_async(dst, value as u32, 4, count, stream)
+        memset_async(dst, value as u32, 4, count, stream)
     }
 }
 

@@ -34,6 +34,7 @@ hip_api! {
     }
 
     fn hipDeviceSynchronize() -> hipError_t {
+        crate::runtime::graph::capture::refuse_unsafe_call("hipDeviceSynchronize")?;
         runtime::device_synchronize()
     }
 

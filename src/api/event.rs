@@ -3,8 +3,25 @@
 use super::convert::{Out, PerThread, Stream};
 use super::declare::hip_api;
 use super::types::{hipError_t, hipEvent_t, hipStream_t};
+use crate::error::HipResult;
 use crate::runtime::event::{self, Event};
 use std::sync::Arc;
+
+/// `hipEventRecord`: on a capturing stream, the event takes the capture's place instead.
+fn record(event: &Event, stream: &Stream) -> HipResult {
+    if crate::runtime::graph::capture::record(event, &stream.stream)? {
+        return Ok(());
+    }
+    event::record(event, stream.device, &stream.stream)
+}
+
+/// `hipStreamWaitEvent`: an event recorded in a capture forks or joins it.
+fn stream_wait(stream: &Stream, event: &Event, flags: u32) -> HipResult {
+    if crate::runtime::graph::capture::wait(&stream.stream, event)? {
+        return Ok(());
+    }
+    event::stream_wait(stream.device, &stream.stream, event, flags)
+}
 
 hip_api! {
     fn hipEventCreate(event: *mut hipEvent_t => Out<hipEvent_t>) -> hipError_t {
@@ -20,14 +37,14 @@ hip_api! {
     }
 
     fn hipEventRecord(event: hipEvent_t => Arc<Event>, stream: hipStream_t => Stream) -> hipError_t {
-        event::record(&event, stream.device, &stream.stream)
+        record(&event, &stream)
     }
 
     fn hipEventRecord_spt(
         event: hipEvent_t => Arc<Event>,
         stream: hipStream_t => PerThread<Stream>,
     ) -> hipError_t {
-        event::record(&event, stream.0.device, &stream.0.stream)
+        record(&event, &stream.0)
     }
 
     fn hipEventSynchronize(event: hipEvent_t => Arc<Event>) -> hipError_t {
@@ -51,7 +68,7 @@ hip_api! {
         event: hipEvent_t => Arc<Event>,
         flags: u32,
     ) -> hipError_t {
-        event::stream_wait(stream.device, &stream.stream, &event, flags)
+        stream_wait(&stream, &event, flags)
     }
 
     fn hipStreamWaitEvent_spt(
@@ -59,7 +76,7 @@ hip_api! {
         event: hipEvent_t => Arc<Event>,
         flags: u32,
     ) -> hipError_t {
-        event::stream_wait(stream.0.device, &stream.0.stream, &event, flags)
+        stream_wait(&stream.0, &event, flags)
     }
 }
 

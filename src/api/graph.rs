@@ -1,16 +1,20 @@
-//! HIP graphs built explicitly, instantiated and launched (`runtime/graph/`). Stream capture,
-//! memcpy nodes other than 1D, symbol copies, memory alloc/free nodes, external semaphores,
-//! kernel node attributes, user objects and node enabling are not implemented: their
-//! generated stubs return `hipErrorNotSupported` and log their names.
+//! HIP graphs built explicitly or by stream capture, instantiated and launched
+//! (`runtime/graph/`). `hipStreamGetCaptureInfo_v2`, `hipStreamUpdateCaptureDependencies`,
+//! `hipStreamBeginCaptureToGraph`, memcpy nodes other than 1D, symbol copies, memory
+//! alloc/free nodes, external semaphores, kernel node attributes, user objects and node
+//! enabling are not implemented: their generated stubs return `hipErrorNotSupported` and log
+//! their names.
 
-use super::convert::{write_c_string, Out, PerThread};
+use super::convert::{write_c_string, Out, PerThread, Stream};
 use super::declare::hip_api;
 use super::types::{
     hipError_t, hipEvent_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipStream_t,
     HostNodeParams, KernelNodeParams, MemsetParams,
 };
 use crate::error::{HipError, HipResult};
-use crate::runtime::graph::{self, exec, EventRef, Exec, Graph, Node, NodeParams, UpdateResult};
+use crate::runtime::graph::{
+    self, capture, exec, EventRef, Exec, Graph, Node, NodeParams, UpdateResult,
+};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -80,7 +84,67 @@ fn wrong_type() -> HipError {
     HipError::INVALID_VALUE
 }
 
+fn begin_capture(stream: &Stream, mode: u32) -> HipResult {
+    capture::begin(&stream.stream, mode)
+}
+
+fn capture_info(stream: &Stream, status: Out<u32>, id: *mut usize) -> HipResult {
+    let (code, value) = capture::info(&stream.stream);
+    if !id.is_null() && code != capture::STATUS_NONE {
+        // SAFETY: a non-null `pId` is writable (HIP's contract).
+        unsafe { id.write(value as usize) };
+    }
+    status.write(code)
+}
+
 hip_api! {
+    fn hipStreamBeginCapture(stream: hipStream_t => Stream, mode: u32) -> hipError_t {
+        begin_capture(&stream, mode)
+    }
+
+    fn hipStreamBeginCapture_spt(stream: hipStream_t => PerThread<Stream>, mode: u32) -> hipError_t {
+        begin_capture(&stream.0, mode)
+    }
+
+    /// The graph belongs to the program (`hipGraphDestroy`).
+    fn hipStreamEndCapture(stream: hipStream_t => Stream, graph: *mut hipGraph_t => Out<hipGraph_t>) -> hipError_t {
+        graph.write(capture::end(&stream.stream)?)
+    }
+
+    fn hipStreamEndCapture_spt(
+        stream: hipStream_t => PerThread<Stream>,
+        graph: *mut hipGraph_t => Out<hipGraph_t>,
+    ) -> hipError_t {
+        graph.write(capture::end(&stream.0.stream)?)
+    }
+
+    fn hipStreamIsCapturing(stream: hipStream_t => Stream, status: *mut u32 => Out<u32>) -> hipError_t {
+        status.write(capture::info(&stream.stream).0)
+    }
+
+    fn hipStreamIsCapturing_spt(stream: hipStream_t => PerThread<Stream>, status: *mut u32 => Out<u32>) -> hipError_t {
+        status.write(capture::info(&stream.0.stream).0)
+    }
+
+    /// `pId` may be null; it is written only while the stream captures.
+    fn hipStreamGetCaptureInfo(stream: hipStream_t => Stream, status: *mut u32 => Out<u32>, id: *mut usize) -> hipError_t {
+        capture_info(&stream, status, id)
+    }
+
+    fn hipStreamGetCaptureInfo_spt(
+        stream: hipStream_t => PerThread<Stream>,
+        status: *mut u32 => Out<u32>,
+        id: *mut usize,
+    ) -> hipError_t {
+        capture_info(&stream.0, status, id)
+    }
+
+    fn hipThreadExchangeStreamCaptureMode(mode: *mut u32 => Out<u32>) -> hipError_t {
+        // SAFETY: an in-out value (HIP's contract).
+        let wanted = unsafe { mode.read() };
+        mode.write(capture::exchange_mode(wanted)?)
+    }
+
     fn hipGraphCreate(graph: *mut hipGraph_t => Out<hipGraph_t>, flags: u32) -> hipError_t {
         graph.write(graph::create(flags)?)
     }

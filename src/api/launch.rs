@@ -425,7 +425,7 @@ hip_api! {
 /// HIP's contract for `kernel_params` and `extra`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn ext_module_launch(
-    function: &Function,
+    function: &Arc<Function>,
     sizes: [u32; 6],
     shared_mem: usize,
     stream: hipStream_t,

@@ -368,10 +368,10 @@ mod tests {
 
     #[test]
     fn unimplemented_exports_say_not_supported() {
-        assert!(NOT_SUPPORTED.contains(&"hipStreamBeginCapture"));
+        assert!(NOT_SUPPORTED.contains(&"hipStreamUpdateCaptureDependencies"));
         assert!(!NOT_SUPPORTED.contains(&"hipLaunchKernel"));
         assert_eq!(
-            not_supported("hipStreamBeginCapture"),
+            not_supported("hipStreamUpdateCaptureDependencies"),
             HipError::NOT_SUPPORTED.code()
         );
     }

@@ -8,7 +8,7 @@ use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t, HostFn, StreamCallback};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
-use crate::runtime::stream;
+use crate::runtime::{graph, stream};
 use std::ffi::c_void;
 
 hip_api! {
@@ -63,18 +63,22 @@ hip_api! {
     }
 
     fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
+        graph::capture::refuse_on(stream, "hipStreamSynchronize")?;
         stream::synchronize(stream)
     }
 
     fn hipStreamSynchronize_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
+        graph::capture::refuse_on(stream.0, "hipStreamSynchronize")?;
         stream::synchronize(stream.0)
     }
 
     fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
+        graph::capture::refuse_on(stream, "hipStreamQuery")?;
         stream::query(stream)
     }
 
     fn hipStreamQuery_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
+        graph::capture::refuse_on(stream.0, "hipStreamQuery")?;
         stream::query(stream.0)
     }
 
@@ -182,6 +186,13 @@ fn launch_host_func(
         return Err(HipError::INVALID_VALUE);
     };
     let (device, s) = stream::lookup(handle)?;
+    let call = graph::HostCall {
+        function,
+        user_data: user_data as usize,
+    };
+    if graph::capture::add(&s, || Ok(graph::NodeParams::Host(call)))? {
+        return Ok(());
+    }
     let data = UserPtr(user_data as usize);
     stream::enqueue_host_task(
         &device.streams,

@@ -13,6 +13,8 @@ use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
 use hsa_abi::*;
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// HIP's `dim3`.
 #[repr(C)]
@@ -213,6 +215,23 @@ pub unsafe fn launch_kernel(
     }
 }
 
+/// A launch on a capturing stream, for the capture to turn into a kernel node: the explicit
+/// arguments packed at their kernarg offsets.
+pub struct CapturedKernel<'a> {
+    pub function: Arc<Function>,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_mem: u32,
+    pub args: Box<[u8]>,
+    pub layout: &'a super::kernarg::KernargLayout,
+}
+
+/// What a launch on a capturing stream calls instead of submitting (set by
+/// `graph::capture` when a capture begins: graphs build on launches, not the reverse).
+pub static CAPTURE_KERNEL: once_cell::sync::OnceCell<
+    fn(&super::ordering::Stream, CapturedKernel) -> HipResult,
+> = once_cell::sync::OnceCell::new();
+
 /// Where a launch's dispatch packet goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dispatch {
@@ -303,7 +322,7 @@ pub fn check_configuration(
 /// # Safety
 /// For [`Args::Pointers`], as for [`launch_kernel`].
 pub unsafe fn launch_function(
-    function: &Function,
+    function: &Arc<Function>,
     grid_size: GridSize,
     block: Dim3,
     args: Args<'_>,
@@ -335,7 +354,7 @@ pub unsafe fn launch_function(
 #[inline(always)]
 pub(in crate::runtime) unsafe fn launch_on(
     device: &super::device::Device,
-    function: &Function,
+    function: &Arc<Function>,
     grid_size: GridSize,
     block: Dim3,
     args: Args<'_>,
@@ -358,6 +377,10 @@ pub(in crate::runtime) unsafe fn launch_on(
         )
     }?;
     match dispatch {
+        // The one check capture costs a launch: a flag of the stream just resolved.
+        Dispatch::Stream if launch.stream.capturing.load(Ordering::Relaxed) => {
+            launch.capture(function)
+        }
         Dispatch::Stream => launch.submit(),
         Dispatch::Cooperative { multigrid_sync } => {
             launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
@@ -486,6 +509,34 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
 }
 
 impl CheckedLaunch<'_> {
+    /// Adds the launch to its stream's capture as a kernel node, its arguments copied.
+    #[cold]
+    fn capture(self, function: &Arc<Function>) -> HipResult {
+        let packet = &self.packet;
+        let bytes: Box<[u8]> = match packet.source {
+            // SAFETY: the pointers passed the layout's check (the caller's contract).
+            ArgSource::Pointers(p) => unsafe { packet.kernel.layout.pack(p) }
+                .map_err(|_| HipError::INVALID_VALUE)?
+                .into(),
+            ArgSource::Packed(b) => b[..packet.kernel.layout.explicit_extent().min(b.len())].into(),
+        };
+        let Some(capture) = CAPTURE_KERNEL.get() else {
+            tracing::error!("internal error: a capturing stream with no capture hook");
+            return Err(HipError::UNKNOWN);
+        };
+        capture(
+            &self.stream,
+            CapturedKernel {
+                function: function.clone(),
+                grid: packet.grid,
+                block: packet.block,
+                shared_mem: packet.shared_mem as u32,
+                args: bytes,
+                layout: &packet.kernel.layout,
+            },
+        )
+    }
+
     /// Work-items of the grid.
     pub(in crate::runtime) fn work_items(&self) -> u64 {
         self.packet
@@ -662,7 +713,7 @@ pub unsafe fn launch_cooperative_kernel(
 /// # Safety
 /// HIP's contract for `kernel_params`.
 pub unsafe fn launch_cooperative_module_kernel(
-    function: &Function,
+    function: &Arc<Function>,
     grid: Dim3,
     block: Dim3,
     shared_mem: usize,
@@ -746,7 +797,7 @@ pub(in crate::runtime) unsafe fn packed_args<'a>(
 /// # Safety
 /// HIP's contract for `kernel_params` and `extra`.
 pub unsafe fn launch_module_kernel(
-    function: &Function,
+    function: &Arc<Function>,
     grid: GridSize,
     block: Dim3,
     shared_mem: usize,
@@ -777,7 +828,7 @@ pub unsafe fn launch_module_kernel(
 /// HIP's contract for `kernel_params` and `extra`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn launch_module_kernel_between(
-    function: &Function,
+    function: &Arc<Function>,
     work_items: Dim3,
     block: Dim3,
     shared_mem: usize,

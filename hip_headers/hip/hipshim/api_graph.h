@@ -1,5 +1,5 @@
-// HIP graphs built explicitly: nodes, edges, clones, instantiation, launch and updates of
-// executable graphs. Stream capture is not implemented yet.
+// HIP graphs built explicitly or by stream capture: nodes, edges, clones, instantiation,
+// launch and updates of executable graphs.
 #ifndef HIPSHIM_API_GRAPH_H
 #define HIPSHIM_API_GRAPH_H
 
@@ -26,6 +26,18 @@ typedef enum hipGraphNodeType {
     hipGraphNodeTypeMemcpyToSymbol = 11,
     hipGraphNodeTypeCount
 } hipGraphNodeType;
+
+typedef enum hipStreamCaptureMode {
+    hipStreamCaptureModeGlobal = 0,
+    hipStreamCaptureModeThreadLocal,
+    hipStreamCaptureModeRelaxed
+} hipStreamCaptureMode;
+
+typedef enum hipStreamCaptureStatus {
+    hipStreamCaptureStatusNone = 0,
+    hipStreamCaptureStatusActive,
+    hipStreamCaptureStatusInvalidated
+} hipStreamCaptureStatus;
 
 typedef struct hipHostNodeParams {
     hipHostFn_t fn;
@@ -166,6 +178,18 @@ hipError_t hipGraphExecUpdate(hipGraphExec_t hGraphExec, hipGraph_t hGraph,
                               hipGraphNode_t* hErrorNode_out,
                               hipGraphExecUpdateResult* updateResult_out);
 hipError_t hipGraphDebugDotPrint(hipGraph_t graph, const char* path, unsigned int flags);
+
+hipError_t hipStreamBeginCapture(hipStream_t stream, hipStreamCaptureMode mode);
+hipError_t hipStreamBeginCapture_spt(hipStream_t stream, hipStreamCaptureMode mode);
+hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t* pGraph);
+hipError_t hipStreamEndCapture_spt(hipStream_t stream, hipGraph_t* pGraph);
+hipError_t hipStreamIsCapturing(hipStream_t stream, hipStreamCaptureStatus* pCaptureStatus);
+hipError_t hipStreamIsCapturing_spt(hipStream_t stream, hipStreamCaptureStatus* pCaptureStatus);
+hipError_t hipStreamGetCaptureInfo(hipStream_t stream, hipStreamCaptureStatus* pCaptureStatus,
+                                   unsigned long long* pId);
+hipError_t hipStreamGetCaptureInfo_spt(hipStream_t stream, hipStreamCaptureStatus* pCaptureStatus,
+                                       unsigned long long* pId);
+hipError_t hipThreadExchangeStreamCaptureMode(hipStreamCaptureMode* mode);
 
 } // extern "C"
 

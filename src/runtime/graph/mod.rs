@@ -8,6 +8,7 @@
 //! foreign handle is never dereferenced; the graph calls report one as
 //! `hipErrorInvalidValue`, as AMD's runtime does for graph objects.
 
+pub mod capture;
 mod dot;
 pub mod exec;
 
@@ -341,6 +342,29 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         return Err(error);
     }
     Ok(node)
+}
+
+/// A kernel node made by stream capture from a launch already checked, with its explicit
+/// arguments packed in `bytes`. `func` is left null: the launch named its kernel by a pointer
+/// this layer does not keep.
+pub fn captured_kernel(
+    function: Arc<Function>,
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: u32,
+    bytes: Box<[u8]>,
+    layout: &super::kernarg::KernargLayout,
+) -> KernelNode {
+    let base = bytes.as_ptr() as usize;
+    let pointers = layout.explicit_offsets().map(|at| base + at).collect();
+    KernelNode {
+        function,
+        func: 0,
+        grid,
+        block,
+        shared_mem,
+        args: Arc::new(PackedArgs { bytes, pointers }),
+    }
 }
 
 impl KernelNode {

@@ -311,6 +311,9 @@ pub struct Stream {
     /// later work (the marker's barrier bit). Read by the stream-ordered allocator
     /// ([`Stream::has_waited_for`]); a few entries, touched only by waits, never by a launch.
     waited: Mutex<Vec<(u64, u64)>>,
+    /// Set while the stream takes part in a stream capture (`graph/capture.rs`): the launch
+    /// path's one check, a load of a line it touches anyway.
+    pub(in crate::runtime) capturing: AtomicBool,
 }
 
 /// Where [`Stream::serial`] values come from.
@@ -566,6 +569,7 @@ impl Stream {
             seen_null: AtomicU64::new(0),
             seen_by_null: AtomicU64::new(0),
             listed: AtomicBool::new(false),
+            capturing: AtomicBool::new(false),
             me: OnceCell::new(),
             owed: Arc::default(),
             state: Mutex::new(State {
@@ -620,6 +624,12 @@ impl Stream {
         device: &'s DeviceStreams,
         extra: Option<Dep>,
     ) -> HipResult<Operation<'s>> {
+        if self.capturing.load(Ordering::Relaxed) {
+            // What capture turns into graph nodes never gets here; anything else would run
+            // on the device in the middle of a capture.
+            tracing::warn!(stream = %self.kind, "an operation stream capture does not support on a capturing stream");
+            return Err(HipError::STREAM_CAPTURE_UNSUPPORTED);
+        }
         let mut deps = DepList::default();
         let legacy = self.legacy_deps(device, &mut deps)?;
         if let Some(dep) = extra {

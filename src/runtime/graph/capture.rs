@@ -1,0 +1,397 @@
+//! Stream capture (`hipStreamBeginCapture` .. `hipStreamEndCapture`): while a stream
+//! captures, the work enqueued on it becomes nodes of a graph instead of running. Each
+//! capturing stream has a list of *capture dependencies* (the nodes its next operation comes
+//! after); an event recorded on a capturing stream remembers that list, so that a stream
+//! waiting on it joins the capture (a fork) or adds it to its own list (a join).
+//!
+//! The state lives here, in side tables keyed by the stream's serial and the event's address;
+//! the stream itself only carries the `capturing` flag the launch path reads. The calls that
+//! capture reach this module from their API shells (`api/`), and a kernel launch through the
+//! hook `launch::CAPTURE_KERNEL` set here, so the modules below graphs never name it.
+
+use super::{add_node, new_graph, release, Graph, NodeParams};
+use crate::error::{HipError, HipResult};
+use crate::runtime::event::Event;
+use crate::runtime::launch::{self, CapturedKernel};
+use crate::runtime::ordering::{Stream, StreamRef};
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// `hipStreamCaptureMode`.
+pub const MODE_GLOBAL: u32 = 0;
+pub const MODE_THREAD_LOCAL: u32 = 1;
+pub const MODE_RELAXED: u32 = 2;
+
+/// `hipStreamCaptureStatus`.
+pub const STATUS_NONE: u32 = 0;
+pub const STATUS_ACTIVE: u32 = 1;
+pub const STATUS_INVALIDATED: u32 = 2;
+
+/// Captures in progress: while 0, the operations that are not the launch path skip the
+/// lookup of their stream's capture with one load.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+struct Capture {
+    id: u64,
+    graph: Arc<Graph>,
+    mode: u32,
+    thread: std::thread::ThreadId,
+    /// The stream that began it (the one `hipStreamEndCapture` must name).
+    origin: u64,
+    invalidated: bool,
+}
+
+struct Member {
+    capture: Arc<Mutex<Capture>>,
+    /// The stream, kept alive to clear its flag when the capture ends (a stream destroyed
+    /// while capturing stays in the capture until it ends).
+    stream: Arc<Stream>,
+    deps: Vec<usize>,
+}
+
+#[derive(Default)]
+struct Tables {
+    /// By stream serial.
+    members: HashMap<u64, Member>,
+    /// By event address: the capture and the dependencies recorded into it.
+    events: HashMap<usize, (Arc<Mutex<Capture>>, Vec<usize>)>,
+}
+
+static TABLES: Mutex<Option<Tables>> = Mutex::new(None);
+
+thread_local! {
+    /// `hipThreadExchangeStreamCaptureMode`'s per-thread mode.
+    static THREAD_MODE: Cell<u32> = const { Cell::new(MODE_GLOBAL) };
+    /// Captures in global or thread-local mode this thread began and has not ended.
+    static OWN_STRICT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Global-mode captures in progress (any thread).
+static GLOBAL_STRICT: AtomicUsize = AtomicUsize::new(0);
+
+fn with_tables<R>(f: impl FnOnce(&mut Tables) -> R) -> R {
+    let mut guard = TABLES.lock();
+    f(guard.get_or_insert_with(Tables::default))
+}
+
+/// `hipStreamBeginCapture`.
+pub fn begin(stream: &StreamRef<'_>, mode: u32) -> HipResult {
+    if mode > MODE_RELAXED {
+        tracing::warn!(mode, "hipStreamBeginCapture: unknown mode");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let StreamRef::Shared(stream) = stream else {
+        tracing::warn!("hipStreamBeginCapture: the null stream cannot be captured");
+        return Err(HipError::STREAM_CAPTURE_UNSUPPORTED);
+    };
+    let _ = launch::CAPTURE_KERNEL.set(capture_kernel);
+    with_tables(|t| {
+        if t.members.contains_key(&stream.serial) {
+            tracing::warn!("hipStreamBeginCapture: the stream is already capturing");
+            return Err(HipError::ILLEGAL_STATE);
+        }
+        let capture = Capture {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            graph: new_graph(false),
+            mode,
+            thread: std::thread::current().id(),
+            origin: stream.serial,
+            invalidated: false,
+        };
+        join(t, stream, Arc::new(Mutex::new(capture)), Vec::new());
+        Ok(())
+    })?;
+    ACTIVE.fetch_add(1, Ordering::Relaxed);
+    match mode {
+        MODE_GLOBAL => {
+            GLOBAL_STRICT.fetch_add(1, Ordering::Relaxed);
+            OWN_STRICT.with(|n| n.set(n.get() + 1));
+        }
+        MODE_THREAD_LOCAL => OWN_STRICT.with(|n| n.set(n.get() + 1)),
+        _ => {}
+    }
+    Ok(())
+}
+
+fn join(t: &mut Tables, stream: &Arc<Stream>, capture: Arc<Mutex<Capture>>, deps: Vec<usize>) {
+    stream.capturing.store(true, Ordering::Relaxed);
+    t.members.insert(
+        stream.serial,
+        Member {
+            capture,
+            stream: stream.clone(),
+            deps,
+        },
+    );
+}
+
+/// `launch::CAPTURE_KERNEL`: a launch on a capturing stream becomes a kernel node.
+fn capture_kernel(stream: &Stream, kernel: CapturedKernel) -> HipResult {
+    let node = super::captured_kernel(
+        kernel.function,
+        kernel.grid,
+        kernel.block,
+        kernel.shared_mem,
+        kernel.args,
+        kernel.layout,
+    );
+    add(stream, || Ok(NodeParams::Kernel(node))).map(drop)
+}
+
+/// `hipStreamEndCapture`: the captured graph's handle.
+pub fn end(stream: &Stream) -> HipResult<*mut c_void> {
+    let capture = with_tables(|t| {
+        let member = t.members.get(&stream.serial).ok_or_else(|| {
+            tracing::warn!("hipStreamEndCapture: the stream is not capturing");
+            HipError::ILLEGAL_STATE
+        })?;
+        let capture = member.capture.clone();
+        {
+            let c = capture.lock();
+            if c.origin != stream.serial {
+                tracing::warn!("hipStreamEndCapture: the capture began on another stream");
+                return Err(HipError::STREAM_CAPTURE_UNMATCHED);
+            }
+            if c.mode != MODE_RELAXED && c.thread != std::thread::current().id() {
+                return Err(HipError::STREAM_CAPTURE_WRONG_THREAD);
+            }
+        }
+        let origin_deps = member.deps.clone();
+        // Every stream of the capture leaves it.
+        let serials: Vec<u64> = t
+            .members
+            .iter()
+            .filter(|(_, m)| Arc::ptr_eq(&m.capture, &capture))
+            .map(|(&s, _)| s)
+            .collect();
+        for serial in serials {
+            if let Some(m) = t.members.remove(&serial) {
+                m.stream.capturing.store(false, Ordering::Relaxed);
+            }
+        }
+        t.events.retain(|_, (c, _)| !Arc::ptr_eq(c, &capture));
+        Ok((capture, origin_deps))
+    })?;
+    let (capture, origin_deps) = capture;
+    ACTIVE.fetch_sub(1, Ordering::Relaxed);
+    let c = capture.lock();
+    match c.mode {
+        MODE_GLOBAL => {
+            GLOBAL_STRICT.fetch_sub(1, Ordering::Relaxed);
+            OWN_STRICT.with(|n| n.set(n.get().saturating_sub(1)));
+        }
+        MODE_THREAD_LOCAL => OWN_STRICT.with(|n| n.set(n.get().saturating_sub(1))),
+        _ => {}
+    }
+    if c.invalidated {
+        release(&c.graph);
+        return Err(HipError::STREAM_CAPTURE_INVALIDATED);
+    }
+    // A node no later node depends on must be one the origin stream's work comes after:
+    // otherwise a forked stream did not rejoin.
+    let leaves = super::nodes(&c.graph)
+        .into_iter()
+        .filter(|n| !super::edges(&c.graph).iter().any(|&(f, _)| f == *n));
+    for leaf in leaves {
+        if !origin_deps.contains(&leaf) {
+            tracing::warn!("hipStreamEndCapture: a forked stream did not rejoin the origin");
+            release(&c.graph);
+            return Err(HipError::STREAM_CAPTURE_UNJOINED);
+        }
+    }
+    Ok(c.graph.handle as *mut c_void)
+}
+
+/// `hipStreamGetCaptureInfo`: the status and, if capturing, the capture's id.
+pub fn info(stream: &Stream) -> (u32, u64) {
+    if !stream.capturing.load(Ordering::Relaxed) {
+        return (STATUS_NONE, 0);
+    }
+    with_tables(|t| match t.members.get(&stream.serial) {
+        None => (STATUS_NONE, 0),
+        Some(m) => {
+            let c = m.capture.lock();
+            let status = if c.invalidated {
+                STATUS_INVALIDATED
+            } else {
+                STATUS_ACTIVE
+            };
+            (status, c.id)
+        }
+    })
+}
+
+/// `hipThreadExchangeStreamCaptureMode`.
+pub fn exchange_mode(mode: u32) -> HipResult<u32> {
+    if mode > MODE_RELAXED {
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(THREAD_MODE.with(|m| m.replace(mode)))
+}
+
+/// Adds `params` to the capture `stream` takes part in, after its capture dependencies, which
+/// become the new node. `Ok(false)` if the stream is not capturing.
+pub fn add(stream: &Stream, params: impl FnOnce() -> HipResult<NodeParams>) -> HipResult<bool> {
+    if !stream.capturing.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
+    let (capture, deps) = match with_tables(|t| {
+        t.members
+            .get(&stream.serial)
+            .map(|m| (m.capture.clone(), m.deps.clone()))
+    }) {
+        Some(found) => found,
+        None => return Ok(false),
+    };
+    let graph = {
+        let c = capture.lock();
+        if c.invalidated {
+            return Err(HipError::STREAM_CAPTURE_INVALIDATED);
+        }
+        c.graph.clone()
+    };
+    let params = match params() {
+        Ok(p) => p,
+        Err(e) => {
+            capture.lock().invalidated = true;
+            return Err(e);
+        }
+    };
+    let deps: Vec<*mut c_void> = deps.iter().map(|&d| d as *mut c_void).collect();
+    let node = add_node(&graph, &deps, params)?;
+    with_tables(|t| {
+        if let Some(m) = t.members.get_mut(&stream.serial) {
+            m.deps = vec![node as usize];
+        }
+    });
+    Ok(true)
+}
+
+/// Like [`add`] for a stream given by handle, for the calls that are not the launch path: one
+/// load while no capture is in progress.
+pub fn add_on(
+    stream: *mut c_void,
+    params: impl FnOnce() -> HipResult<NodeParams>,
+) -> HipResult<bool> {
+    if ACTIVE.load(Ordering::Relaxed) == 0 {
+        return Ok(false);
+    }
+    let (_, stream) = crate::runtime::stream::lookup(stream)?;
+    add(&stream, params)
+}
+
+/// `hipEventRecord` on a capturing stream: the event remembers the stream's capture
+/// dependencies (no work is recorded). `Ok(false)` if the stream is not capturing.
+pub fn record(event: &Event, stream: &Stream) -> HipResult<bool> {
+    if !stream.capturing.load(Ordering::Relaxed) {
+        return Ok(false);
+    }
+    with_tables(|t| {
+        let Some(m) = t.members.get(&stream.serial) else {
+            return Ok(false);
+        };
+        let entry = (m.capture.clone(), m.deps.clone());
+        t.events.insert(event as *const Event as usize, entry);
+        Ok(true)
+    })
+}
+
+/// `hipStreamWaitEvent` on an event recorded in a capture: the stream joins the capture (a
+/// fork) or adds the event's dependencies to its own (a join). `Ok(false)` if the event was
+/// not recorded in a capture.
+pub fn wait(stream: &StreamRef<'_>, event: &Event) -> HipResult<bool> {
+    if ACTIVE.load(Ordering::Relaxed) == 0 {
+        return Ok(false);
+    }
+    with_tables(|t| {
+        let Some((capture, deps)) = t.events.get(&(event as *const Event as usize)).cloned() else {
+            if let Some(m) = t.members.get(&stream.serial) {
+                // CUDA's rule: a capture may not wait for work outside it.
+                tracing::warn!("hipStreamWaitEvent: a capturing stream waits for an event recorded outside the capture");
+                m.capture.lock().invalidated = true;
+                return Err(HipError::STREAM_CAPTURE_ISOLATION);
+            }
+            return Ok(false);
+        };
+        match t.members.get_mut(&stream.serial) {
+            Some(m) if Arc::ptr_eq(&m.capture, &capture) => {
+                for d in deps {
+                    if !m.deps.contains(&d) {
+                        m.deps.push(d);
+                    }
+                }
+                Ok(true)
+            }
+            Some(_) => {
+                tracing::warn!("hipStreamWaitEvent: the event belongs to another capture");
+                Err(HipError::STREAM_CAPTURE_ISOLATION)
+            }
+            None => match stream {
+                StreamRef::Shared(stream) => {
+                    join(t, stream, capture, deps);
+                    Ok(true)
+                }
+                StreamRef::Borrowed(_) => {
+                    tracing::warn!("hipStreamWaitEvent: the null stream cannot join a capture");
+                    capture.lock().invalidated = true;
+                    Err(HipError::STREAM_CAPTURE_IMPLICIT)
+                }
+            },
+        }
+    })
+}
+
+/// For a call not allowed on a capturing stream (`hipStreamSynchronize`, `hipStreamQuery`):
+/// invalidates the capture and fails.
+pub fn refuse_if_capturing(stream: &Stream, call: &str) -> HipResult {
+    if !stream.capturing.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let capture = with_tables(|t| t.members.get(&stream.serial).map(|m| m.capture.clone()));
+    if let Some(capture) = capture {
+        tracing::warn!("{call} on a capturing stream: the capture is invalidated");
+        capture.lock().invalidated = true;
+        return Err(HipError::STREAM_CAPTURE_UNSUPPORTED);
+    }
+    Ok(())
+}
+
+/// For a device-wide synchronisation (`hipDeviceSynchronize`): not allowed while a capture
+/// in global mode (any thread) or thread-local mode (this thread) is in progress, unless this
+/// thread chose relaxed mode (`hipThreadExchangeStreamCaptureMode`). Invalidates those
+/// captures.
+pub fn refuse_unsafe_call(call: &str) -> HipResult {
+    if ACTIVE.load(Ordering::Relaxed) == 0 || THREAD_MODE.with(Cell::get) == MODE_RELAXED {
+        return Ok(());
+    }
+    let own = OWN_STRICT.with(Cell::get);
+    if GLOBAL_STRICT.load(Ordering::Relaxed) == 0 && own == 0 {
+        return Ok(());
+    }
+    let me = std::thread::current().id();
+    with_tables(|t| {
+        for m in t.members.values() {
+            let mut c = m.capture.lock();
+            if c.mode == MODE_GLOBAL || (c.mode == MODE_THREAD_LOCAL && c.thread == me) {
+                c.invalidated = true;
+            }
+        }
+    });
+    tracing::warn!("{call} during a stream capture: the capture is invalidated");
+    Err(HipError::STREAM_CAPTURE_UNSUPPORTED)
+}
+
+/// [`refuse_if_capturing`] for a stream given by handle: one load while no capture is in
+/// progress.
+pub fn refuse_on(stream: *mut c_void, call: &str) -> HipResult {
+    if ACTIVE.load(Ordering::Relaxed) == 0 {
+        return Ok(());
+    }
+    let (_, stream) = crate::runtime::stream::lookup(stream)?;
+    refuse_if_capturing(&stream, call)
+}
