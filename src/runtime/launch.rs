@@ -509,8 +509,10 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
 }
 
 impl CheckedLaunch<'_> {
-    /// Adds the launch to its stream's capture as a kernel node, its arguments copied.
+    /// Adds the launch to its stream's capture as a kernel node, its arguments copied. Kept
+    /// out of line: the launch path carries only the flag test and the call.
     #[cold]
+    #[inline(never)]
     fn capture(self, function: &Arc<Function>) -> HipResult {
         let packet = &self.packet;
         let bytes: Box<[u8]> = match packet.source {
