@@ -9,52 +9,24 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use amdhip64::trace::{read_trace, PacketKind, TraceEvent};
-use common::ctest::{build, build_device_code, c_tests_dir, DEFAULT_TARGETS};
+use common::ctest::{build_area_program, build_device_code, c_tests_dir, run_in_mode};
 
 /// Builds `c_tests/cooperative/NAME.hip` for both targets.
 fn program(name: &str) -> PathBuf {
-    let source = c_tests_dir("cooperative").join(format!("{name}.hip"));
-    let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
-    build(&source, name, &targets)
+    build_area_program("cooperative", name).0
 }
 
 /// Runs `program` on hsasim as `target`, deterministic or threaded, with `env`; fails unless it
 /// exits 0. Returns stdout.
 fn run(program: &Path, target: &str, deterministic: bool, env: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new(program);
-    common::clear_loader_env(&mut cmd);
-    common::use_simulator(&mut cmd, target);
-    // A small device keeps the largest co-resident grid (every work-group resident at once)
-    // cheap to simulate.
-    cmd.env("HSASIM_CUS", "4");
-    if deterministic {
-        cmd.env("HSASIM_THREADS", "0");
-    } else {
-        cmd.env_remove("HSASIM_THREADS");
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = common::run(&mut cmd, common::program_timeout());
-    let report = out.report(&cmd);
-    let mode = if deterministic {
-        "deterministic"
-    } else {
-        "threaded"
-    };
-    assert!(
-        !out.timed_out,
-        "{program:?} ({target}, {mode}) did not finish\n{report}"
-    );
-    assert!(
-        out.status.success(),
-        "{program:?} ({target}, {mode}) failed: {}\n{report}",
-        out.status
-    );
-    out.stdout()
+    let label = program.display().to_string();
+    run_in_mode(program, &label, target, deterministic, |cmd| {
+        // A small device keeps the largest co-resident grid (every work-group resident at
+        // once) cheap to simulate.
+        cmd.env("HSASIM_CUS", "4").envs(env.iter().copied());
+    })
 }
 
 fn grid_sync(target: &str, deterministic: bool) {

@@ -8,50 +8,19 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::ctest::{build, c_tests_dir, Spec, DEFAULT_TARGETS};
+use common::ctest::{build_area_program, run_in_mode};
 
 /// Builds `c_tests/graph/NAME.hip` and runs it on hsasim as `target`, deterministic or
-/// threaded; fails unless it passes.
+/// threaded, in a directory of its own (the DOT file goes where the program runs); fails
+/// unless it passes.
 fn run(name: &str, target: &str, deterministic: bool) -> String {
-    let source = c_tests_dir("graph").join(format!("{name}.hip"));
-    let text = std::fs::read_to_string(&source).expect("readable source");
-    let spec = Spec::parse(&text, &source);
-    let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
-    let program = build(&source, name, &targets);
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    common::use_simulator(&mut cmd, target);
-    // The DOT file goes where the program runs.
+    let (program, spec) = build_area_program("graph", name);
     let dir = common::target_dir().join(format!("c_tests/graph-{name}-{target}-{deterministic}"));
     std::fs::create_dir_all(&dir).expect("a run directory");
-    cmd.current_dir(&dir);
-    if deterministic {
-        cmd.env("HSASIM_THREADS", "0");
-    } else {
-        cmd.env_remove("HSASIM_THREADS");
-    }
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
-    let out = common::run(&mut cmd, common::program_timeout());
-    let report = out.report(&cmd);
-    let mode = if deterministic {
-        "deterministic"
-    } else {
-        "threaded"
-    };
-    assert!(
-        !out.timed_out,
-        "{name} ({target}, {mode}) did not finish\n{report}"
-    );
-    assert!(
-        out.status.success(),
-        "{name} ({target}, {mode}) failed: {}\n{report}",
-        out.status
-    );
-    out.stdout()
+    run_in_mode(&program, name, target, deterministic, |cmd| {
+        cmd.current_dir(&dir)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    })
 }
 
 macro_rules! graph_tests {

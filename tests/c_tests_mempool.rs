@@ -9,49 +9,16 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::ctest::{build, c_tests_dir, Spec, DEFAULT_TARGETS};
+use common::ctest::{build_area_program, run_in_mode};
 
 /// Builds `c_tests/mempool/NAME.hip` and runs it on hsasim as `target`, deterministic or
 /// threaded, with the environment its header asks for and `env`; fails unless it passes.
 fn run(name: &str, target: &str, deterministic: bool, env: &[(&str, &str)]) -> String {
-    let source = c_tests_dir("mempool").join(format!("{name}.hip"));
-    let text = std::fs::read_to_string(&source).expect("readable source");
-    let spec = Spec::parse(&text, &source);
-    let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
-    let program = build(&source, name, &targets);
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    common::use_simulator(&mut cmd, target);
-    if deterministic {
-        cmd.env("HSASIM_THREADS", "0");
-    } else {
-        cmd.env_remove("HSASIM_THREADS");
-    }
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = common::run(&mut cmd, common::program_timeout());
-    let report = out.report(&cmd);
-    let mode = if deterministic {
-        "deterministic"
-    } else {
-        "threaded"
-    };
-    assert!(
-        !out.timed_out,
-        "{name} ({target}, {mode}) did not finish\n{report}"
-    );
-    assert!(
-        out.status.success(),
-        "{name} ({target}, {mode}) failed: {}\n{report}",
-        out.status
-    );
-    out.stdout()
+    let (program, spec) = build_area_program("mempool", name);
+    run_in_mode(&program, name, target, deterministic, |cmd| {
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(env.iter().copied());
+    })
 }
 
 macro_rules! mempool_tests {

@@ -10,57 +10,17 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
+use common::ctest::{build_area_program, run_in_mode};
 
-use common::ctest::{build, c_tests_dir, Spec, DEFAULT_TARGETS};
-
-/// Builds `c_tests/peer/NAME.hip` for both targets; returns it with its `hipshim-test:` spec.
-fn program(name: &str) -> (PathBuf, Spec) {
-    let source = c_tests_dir("peer").join(format!("{name}.hip"));
-    let text = std::fs::read_to_string(&source).expect("the c_test exists");
-    let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
-    (build(&source, name, &targets), Spec::parse(&text, &source))
-}
-
-/// Runs `name` on hsasim as `target`, deterministic or threaded, with its spec's environment
-/// and `env`; fails unless it passes.
+/// Builds `c_tests/peer/NAME.hip` and runs it on hsasim as `target`, deterministic or
+/// threaded, with its spec's environment and `env`; fails unless it passes.
 fn run(name: &str, target: &str, deterministic: bool, env: &[(&str, &str)]) {
-    let (program, spec) = program(name);
-    let mut cmd = Command::new(&program);
-    common::clear_loader_env(&mut cmd);
-    common::use_simulator(&mut cmd, target);
-    for (k, v) in &spec.env {
-        cmd.env(k, v);
-    }
-    if deterministic {
-        cmd.env("HSASIM_THREADS", "0");
-    } else {
-        cmd.env_remove("HSASIM_THREADS");
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = common::run(&mut cmd, common::program_timeout());
-    let report = out.report(&cmd);
-    let mode = if deterministic {
-        "deterministic"
-    } else {
-        "threaded"
-    };
-    assert!(
-        !out.timed_out,
-        "{name} ({target}, {mode}) did not finish\n{report}"
-    );
-    assert!(
-        out.status.success(),
-        "{name} ({target}, {mode}) failed: {}\n{report}",
-        out.status
-    );
-    assert!(
-        out.stdout().contains(&format!("{name}: PASSED")),
-        "{report}"
-    );
+    let (program, spec) = build_area_program("peer", name);
+    let out = run_in_mode(&program, name, target, deterministic, |cmd| {
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(env.iter().copied());
+    });
+    assert!(out.contains(&format!("{name}: PASSED")), "{out}");
 }
 
 #[test]

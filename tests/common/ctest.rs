@@ -299,3 +299,52 @@ pub fn check_declared(dir: &str, declared: &[(&str, &str)]) {
          file differ: add a `NAME_TARGET => \"NAME\" on \"TARGET\";` line per program and target"
     );
 }
+
+/// Builds `c_tests/DIR/NAME.hip` for both default targets; returns it with its
+/// `hipshim-test:` spec (for the areas whose tests run each program in both hsasim modes).
+pub fn build_area_program(dir: &str, name: &str) -> (PathBuf, Spec) {
+    let source = c_tests_dir(dir).join(format!("{name}.hip"));
+    let text = std::fs::read_to_string(&source)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
+    let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
+    (build(&source, name, &targets), Spec::parse(&text, &source))
+}
+
+/// Runs `program` on hsasim as `target`, in its deterministic (`HSASIM_THREADS=0`) or threaded
+/// mode; `setup` adds the run's environment (after the mode, so it may override it) or working
+/// directory. Fails unless the program finishes and exits 0; returns its stdout. `label`
+/// names the run in failure messages.
+pub fn run_in_mode(
+    program: &Path,
+    label: &str,
+    target: &str,
+    deterministic: bool,
+    setup: impl FnOnce(&mut Command),
+) -> String {
+    let mut cmd = Command::new(program);
+    common::clear_loader_env(&mut cmd);
+    common::use_simulator(&mut cmd, target);
+    if deterministic {
+        cmd.env("HSASIM_THREADS", "0");
+    } else {
+        cmd.env_remove("HSASIM_THREADS");
+    }
+    setup(&mut cmd);
+    let out = common::run(&mut cmd, common::program_timeout());
+    let report = out.report(&cmd);
+    let mode = if deterministic {
+        "deterministic"
+    } else {
+        "threaded"
+    };
+    assert!(
+        !out.timed_out,
+        "{label} ({target}, {mode}) did not finish\n{report}"
+    );
+    assert!(
+        out.status.success(),
+        "{label} ({target}, {mode}) failed: {}\n{report}",
+        out.status
+    );
+    out.stdout()
+}
