@@ -1,5 +1,6 @@
 //! Device printf and assert through the hostcall protocol (`src/runtime/hostcall.rs`): the
-//! programs in `c_tests/hostcall/` on gfx942 and gfx90a, and the exact text and order of
+//! programs in `c_tests/hostcall/` on gfx942 and gfx90a (`unknown_service`: a service the host
+//! does not offer is answered 0 and logged, never a hang), and the exact text and order of
 //! `printf.hip`'s output, device lines between host lines, against `printf.expected`.
 
 mod common;
@@ -14,6 +15,8 @@ c_tests! {
     printf_gfx90a => "printf" on "gfx90a";
     assert_gfx942 => "assert" on "gfx942";
     assert_gfx90a => "assert" on "gfx90a";
+    unknown_service_gfx942 => "unknown_service" on "gfx942";
+    unknown_service_gfx90a => "unknown_service" on "gfx90a";
 }
 
 /// The lines of `text` with each block between two `unordered:` lines sorted (work-groups and
