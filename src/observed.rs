@@ -18,6 +18,11 @@ pub enum Watcher {
     ApiLog = 2,
     /// This is a child forked after the runtime started: calls are refused.
     ForkedChild = 4,
+    /// A unit test collects the API log on its own thread (`api::testing::ApiLog`). Its own
+    /// bit: `logging::init`, which another test may run at any moment, sets `ApiLog` from the
+    /// global subscriber and would turn a shared bit off under it.
+    #[cfg(test)]
+    TestLog = 8,
 }
 
 /// Turns `watcher` on or off. Async-signal-safe (one atomic operation): the fork handler

@@ -318,9 +318,9 @@ pub(crate) mod testing {
             let names = Arc::new(Mutex::new(Vec::new()));
             let subscriber = tracing_subscriber::registry().with(ApiNames(names.clone()));
             // A thread's own subscriber is invisible to the flag `logging::init` sets from the
-            // global one. Left on: other tests then take the watched path, which asks the log
-            // itself on each call and behaves the same.
-            crate::observed::set(crate::observed::Watcher::ApiLog, true);
+            // global one, so it has a bit of its own. Left on: other tests then take the
+            // watched path, which asks the log itself on each call and behaves the same.
+            crate::observed::set(crate::observed::Watcher::TestLog, true);
             ApiLog {
                 names,
                 _default: tracing::subscriber::set_default(subscriber),
