@@ -19,6 +19,7 @@ mod error;
 mod event;
 mod graph;
 mod launch;
+mod managed;
 mod memory;
 mod mempool;
 mod module;
@@ -51,6 +52,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     event::SIGNATURES,
     graph::SIGNATURES,
     launch::SIGNATURES,
+    managed::SIGNATURES,
     memory::SIGNATURES,
     mempool::SIGNATURES,
     module::SIGNATURES,

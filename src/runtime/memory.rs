@@ -376,6 +376,9 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
         // Another thread freed it meanwhile.
         return Err(HipError::INVALID_VALUE);
     };
+    if alloc.kind == MemKind::Managed {
+        super::managed::forget(alloc.start);
+    }
     Ok(entry.backing.release()?)
 }
 

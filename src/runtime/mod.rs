@@ -14,6 +14,7 @@ pub mod handles;
 pub mod hostcall;
 pub mod kernarg;
 pub mod launch;
+pub mod managed;
 pub mod memory;
 pub mod mempool;
 pub mod module;

@@ -41,6 +41,9 @@ pub struct CodeImage {
     /// The host addresses `__hipRegisterFunction` registered for this image, so that
     /// unregistering it visits its own kernels, not every kernel of the program.
     registered: Mutex<Vec<usize>>,
+    /// The image's `__managed__` variables: (device-side name, the managed memory), each
+    /// pointed at by its device-side variable when the image is loaded on a device.
+    managed: Mutex<Vec<(String, usize)>>,
 }
 
 /// Kept for the name the fat-binary hooks already use.
@@ -198,6 +201,27 @@ pub fn register_variable(fat_binary: Arc<FatBinary>, host_var: usize, name: Stri
     );
 }
 
+/// `__hipRegisterManagedVar`: the `__managed__` variable `name` of `fat_binary` gets managed
+/// memory (see `managed::register_variable`), which its device-side pointer names wherever
+/// the image is loaded.
+///
+/// # Safety
+/// As for `managed::register_variable`.
+pub unsafe fn register_managed_variable(
+    fat_binary: &FatBinary,
+    host_var: *mut *mut c_void,
+    init: *const c_void,
+    name: String,
+    size: usize,
+    align: usize,
+) -> HipResult {
+    // SAFETY: forwarded contract.
+    let memory = unsafe { super::managed::register_variable(host_var, init, size, align) }?;
+    tracing::debug!(%name, size, memory = format_args!("{memory:#x}"), "managed variable registered");
+    fat_binary.managed.lock().push((name, memory));
+    Ok(())
+}
+
 /// `__hipUnregisterFatBinary`: forget its kernels and variables. Executables stay loaded
 /// until exit, as the program is shutting down and queued work may still reference them.
 pub fn unregister_fat_binary(fat_binary: &Arc<FatBinary>) {
@@ -299,6 +323,7 @@ impl CodeImage {
             loaded: std::array::from_fn(|_| Mutex::new(None)),
             load_lock: Mutex::new(()),
             registered: Mutex::new(Vec::new()),
+            managed: Mutex::new(Vec::new()),
         })
     }
 
@@ -316,6 +341,8 @@ impl CodeImage {
             return Ok(loaded.clone());
         }
         let loaded = Arc::new(load_for_device(&self.bytes, device)?);
+        // Before any kernel of the image can run there.
+        super::managed::bind_variables(device, &loaded.variables, &self.managed.lock())?;
         *slot.lock() = Some(loaded.clone());
         Ok(loaded)
     }

@@ -58,9 +58,6 @@ typedef struct hipPointerAttribute_t {
 // overloads below take its address).
 #define HIP_SYMBOL(X) X
 
-// `__managed__` variables need the runtime's __hipRegisterManagedVar, which hipshim does
-// not provide yet; use hipMallocManaged.
-
 extern "C" {
 
 hipError_t hipMalloc(void** ptr, size_t size);

@@ -27,6 +27,9 @@
 #define __global__ __attribute__((global))
 #define __shared__ __attribute__((shared))
 #define __constant__ __attribute__((constant))
+// A variable in managed memory, the same address on the host and on every device (clang
+// registers it with __hipRegisterManagedVar).
+#define __managed__ __attribute__((managed))
 
 // clang maps CUDA-style launch bounds onto amdgpu-flat-work-group-size.
 // clang ignores CUDA's launch_bounds attribute for AMDGPU: the bound must become the
@@ -48,6 +51,7 @@
 #define __global__
 #define __shared__
 #define __constant__
+#define __managed__
 #define __launch_bounds__(...)
 #endif
 

@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# AMD's conformance suite (hip-tests, Catch2) on hipshim: builds the chosen areas of a
+# hip-tests checkout for each target and runs every case on its own, with a timeout, on
+# hipshim over hsasim (or, with --runtime amd, on AMD's own libamdhip64.so.5 over hsasim, the
+# reference). Prints pass/fail per area and the failing cases; not part of CI (too slow).
+#
+# Get the suite (never copy its code into this repository):
+#   git clone --depth 1 --branch rocm-5.4.0 https://github.com/ROCm/hip-tests
+#
+# Usage: scripts/conformance.sh [OPTIONS] HIP_TESTS_DIR
+#   --areas LIST     comma-separated catch/unit areas (default: the issue's list; areas the
+#                    checkout lacks are reported and skipped)
+#   --targets LIST   gfx90a (Debian's hipcc, AMD's headers: the "existing binary" case)
+#                    and/or gfx942 (clang++-19 with AMD's installed headers); default both
+#   --runtime NAME   hipshim (default) or amd (gfx90a only)
+#   --jobs N         compile jobs (default: nproc)
+#   --run-jobs N     cases run at once (default 1; raise it on a many-core host)
+#   --timeout S      seconds per case (default 120)
+#   --cases REGEX    run only the cases whose name matches (grep -E)
+#   --out DIR        build and result directory (default: target/conformance)
+#   --build-only / --run-only
+# Needs a release build (`cargo build --release --workspace`) for hipshim's libraries.
+# Results: OUT/results/RUNTIME-TARGET/AREA.txt (one "PASS|FAIL|TIMEOUT|CRASH name" line per
+# case), OUT/results/RUNTIME-TARGET/logs/ (each failing case's output) and the table on stdout
+# (also OUT/results/RUNTIME-TARGET/summary.txt).
+set -euo pipefail
+
+scripts="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$scripts")"
+areas="memory,stream,event,kernel,device,graph,module,printf,cooperativeGrps,multiThread,p2p,streamperthread,occupancy"
+targets="gfx90a,gfx942"
+runtime=hipshim
+jobs="$(nproc)"
+run_jobs=1
+timeout_s=120
+case_filter=""
+out="${CARGO_TARGET_DIR:-$repo/target}/conformance"
+build=1
+run=1
+suite=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --areas) areas="$2"; shift 2 ;;
+        --targets) targets="$2"; shift 2 ;;
+        --runtime) runtime="$2"; shift 2 ;;
+        --jobs) jobs="$2"; shift 2 ;;
+        --run-jobs) run_jobs="$2"; shift 2 ;;
+        --timeout) timeout_s="$2"; shift 2 ;;
+        --cases) case_filter="$2"; shift 2 ;;
+        --out) out="$2"; shift 2 ;;
+        --build-only) run=0; shift ;;
+        --run-only) build=0; shift ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        -*) echo "conformance: unknown option $1" >&2; exit 2 ;;
+        *) suite="$1"; shift ;;
+    esac
+done
+if [[ -z "$suite" || ! -d "$suite/catch/unit" ]]; then
+    echo "conformance: give a hip-tests checkout (a directory with catch/unit); see --help" >&2
+    exit 2
+fi
+suite="$(cd "$suite" && pwd)"
+case "$runtime" in
+    hipshim|amd) ;;
+    *) echo "conformance: --runtime is hipshim or amd" >&2; exit 2 ;;
+esac
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+catch="$suite/catch"
+export catch
+# The ROCm 5.2 stack Debian installs, for both compilers.
+export HIP_PLATFORM=amd HIP_PATH=/usr ROCM_PATH=/usr
+
+# compile TARGET SOURCE OBJECT: one translation unit of the suite for TARGET.
+compile() {
+    local target="$1" source="$2" object="$3"
+    local includes=(-I "$catch/include" -I "$catch/external/Catch2" -I "$catch/external/picojson")
+    case "$target" in
+        gfx90a)
+            hipcc --offload-arch=gfx90a -std=c++17 -O1 -w "${includes[@]}" -c "$source" -o "$object" ;;
+        gfx942)
+            clang++-19 -x hip --offload-arch=gfx942 -mcode-object-version=5 --rocm-path=/usr \
+                "--rocm-device-lib-path=$devlibs" -D__HIP_PLATFORM_AMD__ -std=c++17 -O1 -w \
+                "${includes[@]}" -c "$source" -o "$object" ;;
+    esac
+}
+
+# link TARGET OUTPUT OBJECT...: an executable linked to libamdhip64.so.5, as AMD's build
+# makes it (hipshim then stands in for that library by LD_LIBRARY_PATH).
+link() {
+    local target="$1" output="$2"
+    shift 2
+    case "$target" in
+        gfx90a) hipcc --offload-arch=gfx90a "$@" -o "$output" -lstdc++fs -lpthread ;;
+        gfx942)
+            clang++-19 --hip-link --offload-arch=gfx942 --rocm-path=/usr "$@" -o "$output" \
+                -L/usr/lib/x86_64-linux-gnu -lamdhip64 -lstdc++fs -lpthread ;;
+    esac
+}
+
+# area_sources AREA: the area's AMD/Linux test sources, from its CMakeLists.txt (sources of
+# blocks for the nvidia platform or Windows only are left out).
+area_sources() {
+    awk '
+        /if *\(HIP_PLATFORM MATCHES "nvidia"\)|elseif *\(HIP_PLATFORM MATCHES "nvidia"\)|if *\(WIN32\)/ { skip = 1; next }
+        /elseif|else *\(|endif/ { skip = 0 }
+        !skip {
+            while (match($0, /[A-Za-z0-9_]+\.cc/)) {
+                print substr($0, RSTART, RLENGTH)
+                $0 = substr($0, RSTART + RLENGTH)
+            }
+        }' "$catch/unit/$1/CMakeLists.txt" | sort -u
+}
+
+# area_helpers AREA: executables a case starts (add_executable(NAME ... SOURCE.cc)).
+area_helpers() {
+    grep -o 'add_executable( *[A-Za-z0-9_]* [^)]*\.cc' "$catch/unit/$1/CMakeLists.txt" 2>/dev/null |
+        sed -E 's/add_executable\( *([A-Za-z0-9_]+) .* ([A-Za-z0-9_]+\.cc)$/\1 \2/' || true
+}
+
+area_libs() {
+    case "$1" in
+        rtc) echo "-lhiprtc" ;;
+    esac
+}
+
+IFS=, read -r -a area_list <<< "$areas"
+IFS=, read -r -a target_list <<< "$targets"
+present=()
+for area in "${area_list[@]}"; do
+    if [[ -f "$catch/unit/$area/CMakeLists.txt" ]]; then
+        present+=("$area")
+    else
+        echo "conformance: this checkout has no catch/unit/$area: skipped" >&2
+    fi
+done
+
+if [[ $build == 1 ]]; then
+    devlibs="$("$scripts/hip-devlibs.sh")"
+    export -f compile
+    export devlibs
+    for target in "${target_list[@]}"; do
+        bdir="$out/build/$target"
+        mkdir -p "$bdir/main"
+        for part in main hip_test_context; do
+            obj="$bdir/main/$part.o"
+            [[ -f "$obj" ]] || compile "$target" "$catch/hipTestMain/$part.cc" "$obj"
+        done
+        for area in "${present[@]}"; do
+            mkdir -p "$bdir/$area"
+            # Each translation unit on its own, so one that does not compile (an API the
+            # installed headers lack) costs only its own cases.
+            area_sources "$area" | while read -r src; do
+                [[ -f "$catch/unit/$area/$src" ]] || continue
+                obj="$bdir/$area/${src%.cc}.o"
+                [[ -f "$obj" && "$obj" -nt "$catch/unit/$area/$src" ]] && continue
+                printf '%s\0%s\0%s\0' "$target" "$catch/unit/$area/$src" "$obj"
+            done | xargs -0 -r -n 3 -P "$jobs" bash -c \
+                'compile "$0" "$1" "$2" 2> "${2%.o}.err" || { echo "conformance: $0: $1 does not compile (${2%.o}.err)" >&2; rm -f "$2"; }'
+            objects=()
+            while read -r src; do
+                obj="$bdir/$area/${src%.cc}.o"
+                [[ -f "$obj" ]] && objects+=("$obj")
+            done < <(area_sources "$area")
+            if [[ ${#objects[@]} -eq 0 ]]; then
+                echo "conformance: $target/$area: nothing compiled" >&2
+                continue
+            fi
+            # shellcheck disable=SC2046
+            link "$target" "$bdir/$area/$area.test" "$bdir/main/main.o" "$bdir/main/hip_test_context.o" \
+                "${objects[@]}" $(area_libs "$area") 2> "$bdir/$area/link.err" ||
+                echo "conformance: $target/$area: link failed ($bdir/$area/link.err)" >&2
+            area_helpers "$area" | while read -r name src; do
+                compile "$target" "$catch/unit/$area/$src" "$bdir/$area/$name.o" 2> "$bdir/$area/$name.err" &&
+                    link "$target" "$bdir/$area/$name" "$bdir/$area/$name.o" 2>> "$bdir/$area/$name.err" ||
+                    echo "conformance: $target/$area: helper $name failed" >&2
+            done
+        done
+    done
+fi
+
+[[ $run == 1 ]] || exit 0
+
+case "$runtime" in
+    hipshim)
+        libdir="$("$scripts/stage-libs.sh" release)"
+        run_env=(LD_LIBRARY_PATH="$libdir" HIPSHIM_DEVICE=sim)
+        ;;
+    amd)
+        # AMD's runtime finds hsasim as its libhsa-runtime64.so.1 (README: "hsasim under AMD's
+        # own software").
+        libdir="$("$scripts/stage-libs.sh" release)/as-rocr"
+        run_env=(LD_LIBRARY_PATH="$libdir")
+        ;;
+esac
+if [[ ! -d "$libdir" ]]; then
+    echo "conformance: no $libdir: run cargo build --release --workspace first" >&2
+    exit 1
+fi
+
+# run_case BINARY RESULT_DIR NAME: one case on its own, with its output kept if it fails.
+run_case() {
+    local binary="$1" results="$2" name="$3" status verdict
+    local -a run_env
+    eval "run_env=($RUN_ENV)"
+    # Catch2's test-spec syntax: escape the characters it would read as operators.
+    local spec
+    spec="$(printf '%s' "$name" | sed -e 's/[][\\,*]/\\&/g')"
+    local log
+    log="$results/logs/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' '_').log"
+    set +e
+    (cd "$(dirname "$binary")" && env "${run_env[@]}" timeout -k 5 "$timeout_s" "$binary" "$spec") > "$log" 2>&1
+    status=$?
+    set -e
+    if [[ $status == 0 ]] && ! grep -q "No tests ran" "$log"; then
+        verdict=PASS
+        rm -f "$log"
+    elif [[ $status == 124 || $status == 137 ]]; then
+        verdict=TIMEOUT
+    elif [[ $status -ge 128 ]]; then
+        verdict=CRASH
+    else
+        verdict=FAIL
+    fi
+    printf '%s %s\n' "$verdict" "$name"
+}
+export -f run_case
+export timeout_s
+RUN_ENV="$(printf '%q ' "${run_env[@]}")"
+export RUN_ENV
+
+summary_rows=()
+total_pass=0
+total_cases=0
+for target in "${target_list[@]}"; do
+    if [[ $runtime == amd && $target != gfx90a ]]; then
+        echo "conformance: AMD's runtime runs gfx90a only (its ROCm 5.2 code object loader): $target skipped" >&2
+        continue
+    fi
+    results="$out/results/$runtime-$target"
+    rm -rf "$results"
+    mkdir -p "$results/logs"
+    for area in "${present[@]}"; do
+        binary="$out/build/$target/$area/$area.test"
+        if [[ ! -x "$binary" ]]; then
+            summary_rows+=("$(printf '%-8s %-16s %s' "$target" "$area" "not built")")
+            continue
+        fi
+        names="$(env "${run_env[@]}" "$binary" --list-test-names-only 2>/dev/null | sed -e '/^$/d' -e '/test cases*$/d' | sed 's/^ *//')"
+        if [[ -n "$case_filter" ]]; then
+            names="$(grep -E -- "$case_filter" <<< "$names" || true)"
+        fi
+        [[ -n "$names" ]] || continue
+        # Each case in its own process: one that crashes or hangs costs only itself.
+        while IFS= read -r name; do
+            printf '%s\0' "$name"
+        done <<< "$names" |
+            xargs -0 -r -n 1 -P "$run_jobs" bash -c 'run_case "$1" "$2" "$3"' _ "$binary" "$results" \
+                > "$results/$area.unsorted" 2>/dev/null || true
+        sort -k2 "$results/$area.unsorted" > "$results/$area.txt"
+        rm -f "$results/$area.unsorted"
+        pass=$(grep -c '^PASS ' "$results/$area.txt" || true)
+        cases=$(wc -l < "$results/$area.txt")
+        total_pass=$((total_pass + pass))
+        total_cases=$((total_cases + cases))
+        summary_rows+=("$(printf '%-8s %-16s %4d / %-4d' "$target" "$area" "$pass" "$cases")")
+    done
+    {
+        echo "hip-tests $(git -C "$suite" describe --tags 2>/dev/null || basename "$suite") on $runtime, $target"
+        for row in "${summary_rows[@]}"; do echo "$row"; done
+        echo "all: $total_pass / $total_cases passed"
+        echo "failing cases:"
+        cat "$results"/*.txt 2>/dev/null | grep -v '^PASS ' | sed 's/^/  /' || true
+    } | tee "$results/summary.txt"
+    summary_rows=()
+    total_pass=0
+    total_cases=0
+done

@@ -1,0 +1,96 @@
+//! Managed memory: advice, prefetch, range attributes, stream attachment and `__managed__`
+//! variables (`runtime/managed.rs`; `hipMallocManaged` is in `memory.rs`).
+
+use super::declare::hip_api;
+use super::types::{hipError_t, hipStream_t};
+use crate::error::HipError;
+use crate::runtime::{managed, module};
+use std::ffi::{c_char, c_void, CStr};
+
+hip_api! {
+    fn hipMemAdvise(dev_ptr: *const c_void, count: usize, advice: u32, device: i32) -> hipError_t {
+        managed::advise(dev_ptr, count, advice, device)
+    }
+
+    fn hipMemPrefetchAsync(dev_ptr: *const c_void, count: usize, device: i32, stream: hipStream_t) -> hipError_t {
+        managed::prefetch(dev_ptr, count, device, stream)
+    }
+
+    /// `data` receives the attribute: 4 bytes, or for `hipMemRangeAttributeAccessedBy` one
+    /// device id per 4 bytes (`hipInvalidDeviceId` past the devices that have the advice).
+    fn hipMemRangeGetAttribute(
+        data: *mut c_void,
+        data_size: usize,
+        attribute: u32,
+        dev_ptr: *const c_void,
+        count: usize,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: `data` holds `data_size` bytes.
+        unsafe { managed::range_attribute(data, data_size, attribute, dev_ptr, count) }
+    }
+
+    fn hipMemRangeGetAttributes(
+        data: *mut *mut c_void,
+        data_sizes: *mut usize,
+        attributes: *mut u32,
+        num_attributes: usize,
+        dev_ptr: *const c_void,
+        count: usize,
+    ) -> hipError_t {
+        if data.is_null() || data_sizes.is_null() || attributes.is_null() || num_attributes == 0 {
+            tracing::warn!(num_attributes, "hipMemRangeGetAttributes: a null array or no attributes");
+            return Err(HipError::INVALID_VALUE);
+        }
+        for i in 0..num_attributes {
+            // SAFETY: HIP's contract: three arrays of `num_attributes` entries, each `data[i]`
+            // holding `data_sizes[i]` bytes.
+            unsafe {
+                managed::range_attribute(*data.add(i), *data_sizes.add(i), *attributes.add(i), dev_ptr, count)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn hipStreamAttachMemAsync(
+        stream: hipStream_t,
+        dev_ptr: *mut c_void,
+        length: usize,
+        flags: u32,
+    ) -> hipError_t {
+        managed::attach(stream, dev_ptr, length, flags)
+    }
+
+    /// What clang emits for each `__managed__` variable: `pointer` is the host-side pointer
+    /// variable, `init_value` the initial bytes, `name` the device-side pointer variable.
+    fn __hipRegisterManagedVar(
+        modules: *mut *mut c_void,
+        pointer: *mut *mut c_void,
+        init_value: *mut c_void,
+        name: *const c_char,
+        size: usize,
+        align: u32,
+    ) -> () as void {
+        let Ok(fat_binary) = module::fat_binary(modules) else {
+            eprintln!("hipshim: __hipRegisterManagedVar with an unknown fat binary handle");
+            return;
+        };
+        if name.is_null() {
+            eprintln!("hipshim: __hipRegisterManagedVar with a null name");
+            return;
+        }
+        // SAFETY: clang passes the variable's NUL-terminated device-side name.
+        let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
+        // SAFETY: clang passes its host pointer variable and initialiser of `size` bytes.
+        let registered = unsafe {
+            module::register_managed_variable(&fat_binary, pointer, init_value, name.clone(), size, align as usize)
+        };
+        if let Err(e) = registered {
+            // A constructor has no caller to tell: the program would read through a null
+            // pointer, so say why first.
+            eprintln!("hipshim: __managed__ variable {name} could not be allocated: {e:?}");
+        }
+    }
+}
+
+#[cfg(not(test))]
+include!(concat!(env!("OUT_DIR"), "/symver_managed.rs"));

@@ -1,0 +1,532 @@
+//! Managed memory beyond the allocation (`hipMallocManaged` itself is in `memory.rs`): the
+//! advice a program gives about ranges of it (`hipMemAdvise`), prefetches
+//! (`hipMemPrefetchAsync`), what `hipMemRangeGetAttribute(s)` reads back, stream attachment
+//! (`hipStreamAttachMemAsync`) and `__managed__` variables (`__hipRegisterManagedVar`).
+//!
+//! Managed memory is fine-grained system memory that every device reaches coherently, so no
+//! advice or prefetch changes where data lives or how it is accessed; what they change is
+//! what the program reads back, which follows CUDA's documented rules (HIP's too): advice
+//! holds per byte range, a query over a range answers a value only if the whole range has it,
+//! and a freed allocation forgets its advice.
+
+use super::memory::{self, MemKind};
+use super::runtime;
+use crate::error::{HipError, HipResult};
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+/// `hipCpuDeviceId`: the host as a location.
+pub const CPU_DEVICE_ID: i32 = -1;
+/// `hipInvalidDeviceId`: no single location.
+pub const INVALID_DEVICE_ID: i32 = -2;
+
+/// `hipMemoryAdvise`.
+mod advice {
+    pub const SET_READ_MOSTLY: u32 = 1;
+    pub const UNSET_READ_MOSTLY: u32 = 2;
+    pub const SET_PREFERRED_LOCATION: u32 = 3;
+    pub const UNSET_PREFERRED_LOCATION: u32 = 4;
+    pub const SET_ACCESSED_BY: u32 = 5;
+    pub const UNSET_ACCESSED_BY: u32 = 6;
+    pub const SET_COARSE_GRAIN: u32 = 100;
+    pub const UNSET_COARSE_GRAIN: u32 = 101;
+}
+
+/// `hipMemRangeAttribute`.
+pub mod range_attribute {
+    pub const READ_MOSTLY: u32 = 1;
+    pub const PREFERRED_LOCATION: u32 = 2;
+    pub const ACCESSED_BY: u32 = 3;
+    pub const LAST_PREFETCH_LOCATION: u32 = 4;
+    pub const COHERENCY_MODE: u32 = 100;
+}
+
+/// `hipMemRangeCoherencyMode`.
+mod coherency {
+    pub const FINE_GRAIN: i32 = 0;
+    pub const COARSE_GRAIN: i32 = 1;
+    pub const INDETERMINATE: i32 = 2;
+}
+
+/// `hipMemAttach*` (hipStreamAttachMemAsync's flags).
+const ATTACH_FLAGS: [u32; 3] = [1, 2, 4];
+
+/// What one byte of managed memory has been told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Advice {
+    read_mostly: bool,
+    preferred: i32,
+    /// A bit per device index, and bit 63 for the host.
+    accessed_by: u64,
+    last_prefetch: i32,
+    coarse_grain: bool,
+}
+
+const NO_ADVICE: Advice = Advice {
+    read_mostly: false,
+    preferred: INVALID_DEVICE_ID,
+    accessed_by: 0,
+    last_prefetch: INVALID_DEVICE_ID,
+    coarse_grain: false,
+};
+
+const HOST_BIT: u64 = 1 << 63;
+
+/// The advice of one allocation as runs of equal advice: start offset -> (end, advice).
+/// Offsets never covered have [`NO_ADVICE`].
+#[derive(Default)]
+struct Runs(BTreeMap<usize, (usize, Advice)>);
+
+impl Runs {
+    /// Splits runs so that `at` starts one (if a run covers it).
+    fn split_at(&mut self, at: usize) {
+        let Some((&start, &(end, advice))) = self.0.range(..at).next_back() else {
+            return;
+        };
+        if end > at {
+            self.0.insert(start, (at, advice));
+            self.0.insert(at, (end, advice));
+        }
+    }
+
+    /// Applies `change` to the advice of every byte in `[start, end)`.
+    fn update(&mut self, start: usize, end: usize, change: impl Fn(&mut Advice)) {
+        self.split_at(start);
+        self.split_at(end);
+        // Gaps inside the range get runs of their own, so every byte is covered.
+        let mut at = start;
+        let mut pieces = Vec::new();
+        for (&s, &(e, a)) in self.0.range(start..end) {
+            if s > at {
+                pieces.push((at, s, NO_ADVICE));
+            }
+            pieces.push((s, e, a));
+            at = e;
+        }
+        if at < end {
+            pieces.push((at, end, NO_ADVICE));
+        }
+        for (s, e, mut a) in pieces {
+            change(&mut a);
+            self.0.insert(s, (e, a));
+        }
+        self.merge();
+    }
+
+    /// Joins neighbouring runs with equal advice and drops runs of no advice.
+    fn merge(&mut self) {
+        let mut merged: BTreeMap<usize, (usize, Advice)> = BTreeMap::new();
+        for (&s, &(e, a)) in &self.0 {
+            if a == NO_ADVICE {
+                continue;
+            }
+            if let Some((_, last)) = merged.iter_mut().next_back() {
+                if last.0 == s && last.1 == a {
+                    last.0 = e;
+                    continue;
+                }
+            }
+            merged.insert(s, (e, a));
+        }
+        self.0 = merged;
+    }
+
+    /// The advice of every byte of `[start, end)`, folded by `fold` from the first byte's.
+    fn fold<T>(
+        &self,
+        start: usize,
+        end: usize,
+        first: impl Fn(&Advice) -> T,
+        fold: impl Fn(T, &Advice) -> T,
+    ) -> T {
+        let mut pieces = Vec::new();
+        let mut at = start;
+        if let Some((_, &(e, a))) = self
+            .0
+            .range(..=start)
+            .next_back()
+            .filter(|(_, (e, _))| *e > start)
+        {
+            pieces.push(a);
+            at = e;
+        }
+        for (&s, &(e, a)) in self.0.range(start + 1..end) {
+            if s > at {
+                pieces.push(NO_ADVICE);
+            }
+            pieces.push(a);
+            at = e;
+        }
+        if at < end {
+            pieces.push(NO_ADVICE);
+        }
+        let mut iter = pieces.iter();
+        let Some(head) = iter.next() else {
+            return first(&NO_ADVICE);
+        };
+        iter.fold(first(head), fold)
+    }
+}
+
+/// Advice by the start address of the managed allocation it is about.
+static ADVICE: Mutex<BTreeMap<usize, Runs>> = Mutex::new(BTreeMap::new());
+
+/// The managed allocation holding `[ptr, ptr + count)`: as offsets into it and its start.
+fn managed_range(ptr: *const c_void, count: usize, call: &str) -> HipResult<(usize, usize, usize)> {
+    if ptr.is_null() || count == 0 {
+        tracing::warn!(
+            ptr = format_args!("{ptr:p}"),
+            count,
+            "{call}: a null pointer or an empty range"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    let start = ptr as usize;
+    match memory::lookup(start, count) {
+        Some(a) if a.kind == MemKind::Managed => {
+            Ok((a.start, start - a.start, start - a.start + count))
+        }
+        Some(a) => {
+            tracing::warn!(ptr = format_args!("{ptr:p}"), count, kind = ?a.kind, "{call}: not managed memory");
+            Err(HipError::INVALID_VALUE)
+        }
+        None => {
+            tracing::warn!(
+                ptr = format_args!("{ptr:p}"),
+                count,
+                "{call}: the range is not inside one managed allocation"
+            );
+            Err(HipError::INVALID_VALUE)
+        }
+    }
+}
+
+/// `device` as a location: a device index, or `hipCpuDeviceId` where `host_allowed`.
+fn location(device: i32, host_allowed: bool, call: &str) -> HipResult<i32> {
+    let count = runtime()?.devices.len() as i32;
+    if (0..count).contains(&device) || (host_allowed && device == CPU_DEVICE_ID) {
+        return Ok(device);
+    }
+    tracing::warn!(device, devices = count, "{call}: not a device");
+    Err(HipError::INVALID_DEVICE)
+}
+
+fn location_bit(location: i32) -> u64 {
+    if location == CPU_DEVICE_ID {
+        HOST_BIT
+    } else {
+        1 << location
+    }
+}
+
+/// `hipMemAdvise`.
+pub fn advise(ptr: *const c_void, count: usize, advice: u32, device: i32) -> HipResult {
+    const CALL: &str = "hipMemAdvise";
+    let (base, start, end) = managed_range(ptr, count, CALL)?;
+    let change: Box<dyn Fn(&mut Advice)> = match advice {
+        // The device does not matter to these, but must still name one (AMD checks it).
+        advice::SET_READ_MOSTLY | advice::UNSET_READ_MOSTLY => {
+            location(device, true, CALL)?;
+            let on = advice == advice::SET_READ_MOSTLY;
+            Box::new(move |a| a.read_mostly = on)
+        }
+        advice::SET_PREFERRED_LOCATION => {
+            let at = location(device, true, CALL)?;
+            Box::new(move |a| a.preferred = at)
+        }
+        advice::UNSET_PREFERRED_LOCATION => {
+            location(device, true, CALL)?;
+            Box::new(|a| a.preferred = INVALID_DEVICE_ID)
+        }
+        advice::SET_ACCESSED_BY | advice::UNSET_ACCESSED_BY => {
+            let bit = location_bit(location(device, true, CALL)?);
+            if advice == advice::SET_ACCESSED_BY {
+                Box::new(move |a| a.accessed_by |= bit)
+            } else {
+                Box::new(move |a| a.accessed_by &= !bit)
+            }
+        }
+        advice::SET_COARSE_GRAIN | advice::UNSET_COARSE_GRAIN => {
+            location(device, true, CALL)?;
+            let on = advice == advice::SET_COARSE_GRAIN;
+            Box::new(move |a| a.coarse_grain = on)
+        }
+        _ => {
+            tracing::warn!(advice, "{CALL}: unknown advice");
+            return Err(HipError::INVALID_VALUE);
+        }
+    };
+    tracing::debug!(
+        ptr = format_args!("{ptr:p}"),
+        count,
+        advice,
+        device,
+        "{CALL}"
+    );
+    ADVICE
+        .lock()
+        .entry(base)
+        .or_default()
+        .update(start, end, change);
+    Ok(())
+}
+
+/// `hipMemPrefetchAsync`: the memory is where every device and the host reach it already, so
+/// nothing moves; the range remembers where it was sent (`LastPrefetchLocation`).
+pub fn prefetch(ptr: *const c_void, count: usize, device: i32, stream: *mut c_void) -> HipResult {
+    const CALL: &str = "hipMemPrefetchAsync";
+    let (base, start, end) = managed_range(ptr, count, CALL)?;
+    let at = location(device, true, CALL)?;
+    super::stream::lookup(stream)?;
+    super::graph::capture::refuse_on(stream, CALL)?;
+    tracing::debug!(
+        ptr = format_args!("{ptr:p}"),
+        count,
+        device,
+        "{CALL}: nothing to move (coherent system memory)"
+    );
+    ADVICE
+        .lock()
+        .entry(base)
+        .or_default()
+        .update(start, end, |a| a.last_prefetch = at);
+    Ok(())
+}
+
+/// `hipMemRangeGetAttribute`: writes `attribute` of `[ptr, ptr + count)` into `data`.
+///
+/// # Safety
+/// `data` is null or points to `data_size` writable bytes.
+pub unsafe fn range_attribute(
+    data: *mut c_void,
+    data_size: usize,
+    attribute: u32,
+    ptr: *const c_void,
+    count: usize,
+) -> HipResult {
+    const CALL: &str = "hipMemRangeGetAttribute";
+    if data.is_null() || data_size == 0 || data_size % 4 != 0 {
+        tracing::warn!(data_size, "{CALL}: no room for the answer");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let one_int = attribute != range_attribute::ACCESSED_BY;
+    if one_int && data_size != 4 {
+        tracing::warn!(data_size, attribute, "{CALL}: this attribute takes 4 bytes");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let (base, start, end) = managed_range(ptr, count, CALL)?;
+    let table = ADVICE.lock();
+    let empty = Runs::default();
+    let runs = table.get(&base).unwrap_or(&empty);
+    let same = |pick: fn(&Advice) -> i32, differ: i32| {
+        runs.fold(
+            start,
+            end,
+            |a| Some(pick(a)),
+            |v, a| v.filter(|&v| v == pick(a)),
+        )
+        .unwrap_or(differ)
+    };
+    let value = match attribute {
+        range_attribute::READ_MOSTLY => same(|a| i32::from(a.read_mostly), 0),
+        range_attribute::PREFERRED_LOCATION => same(|a| a.preferred, INVALID_DEVICE_ID),
+        range_attribute::LAST_PREFETCH_LOCATION => same(|a| a.last_prefetch, INVALID_DEVICE_ID),
+        range_attribute::COHERENCY_MODE => same(
+            |a| {
+                if a.coarse_grain {
+                    coherency::COARSE_GRAIN
+                } else {
+                    coherency::FINE_GRAIN
+                }
+            },
+            coherency::INDETERMINATE,
+        ),
+        range_attribute::ACCESSED_BY => {
+            let all = runs.fold(start, end, |a| a.accessed_by, |v, a| v & a.accessed_by);
+            let slots = data_size / 4;
+            let mut ids = (0..64).filter(|bit| all & (1u64 << bit) != 0).map(|bit| {
+                if bit == 63 {
+                    CPU_DEVICE_ID
+                } else {
+                    bit
+                }
+            });
+            for slot in 0..slots {
+                let id = ids.next().unwrap_or(INVALID_DEVICE_ID);
+                // SAFETY: `data` holds `data_size` bytes (the caller's contract); 4-byte
+                // writes, unaligned allowed.
+                unsafe { data.cast::<i32>().add(slot).write_unaligned(id) };
+            }
+            return Ok(());
+        }
+        _ => {
+            tracing::warn!(attribute, "{CALL}: unknown attribute");
+            return Err(HipError::INVALID_VALUE);
+        }
+    };
+    // SAFETY: checked above: `data` holds 4 bytes.
+    unsafe { data.cast::<i32>().write_unaligned(value) };
+    Ok(())
+}
+
+/// `hipStreamAttachMemAsync`: every stream reaches managed memory already; checks the call.
+pub fn attach(stream: *mut c_void, ptr: *const c_void, length: usize, flags: u32) -> HipResult {
+    const CALL: &str = "hipStreamAttachMemAsync";
+    if !ATTACH_FLAGS.contains(&flags) {
+        tracing::warn!(
+            flags,
+            "{CALL}: flags are one of hipMemAttachGlobal, Host, Single"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    super::stream::lookup(stream)?;
+    if ptr.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    // Zero means the whole allocation, which must then start at `ptr`.
+    let ok = match length {
+        0 => memory::starting_at(ptr as usize).is_some_and(|a| a.kind == MemKind::Managed),
+        n => memory::lookup(ptr as usize, n).is_some_and(|a| a.kind == MemKind::Managed),
+    };
+    if !ok {
+        tracing::warn!(
+            ptr = format_args!("{ptr:p}"),
+            length,
+            "{CALL}: not (the whole of) a managed allocation"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// `__hipRegisterManagedVar`, run by the program's constructors: the variable's managed
+/// memory, initialised from `init` (`size` bytes) and named by the host-side pointer
+/// `*host_var`, which host code reads directly (so it is set now, not at first use).
+/// Returns the memory's address.
+///
+/// # Safety
+/// `host_var` points to the host-side pointer clang emitted for the variable, `init` to
+/// `size` readable bytes.
+pub unsafe fn register_variable(
+    host_var: *mut *mut c_void,
+    init: *const c_void,
+    size: usize,
+    align: usize,
+) -> HipResult<usize> {
+    if host_var.is_null() || init.is_null() || size == 0 {
+        tracing::error!("__hipRegisterManagedVar: a null variable or initialiser, or size 0");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let memory = memory::malloc_managed(size, memory::host_flags::ATTACH_GLOBAL)?;
+    if align > 1 && (memory as usize) % align != 0 {
+        tracing::error!(
+            align,
+            "__hipRegisterManagedVar: managed memory is not aligned enough"
+        );
+        // SAFETY: `memory` is the allocation just made.
+        let _ = unsafe { memory::free(memory) };
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: `memory` is a fresh host-visible allocation of `size` bytes; `init` holds
+    // `size` bytes (the caller's contract); `host_var` is the variable's host pointer.
+    unsafe {
+        std::ptr::copy_nonoverlapping(init.cast::<u8>(), memory.cast::<u8>(), size);
+        host_var.write(memory);
+    }
+    Ok(memory as usize)
+}
+
+/// Points the device-side variable of each of `managed` (name, memory) at its memory, on
+/// `device`, where an image with those variables (`variables`: name -> (address, size)) was
+/// just loaded. Two 4-byte fills: they need no stream and no staging buffer.
+pub(crate) fn bind_variables(
+    device: &super::device::Device,
+    variables: &std::collections::HashMap<String, (usize, usize)>,
+    managed: &[(String, usize)],
+) -> HipResult {
+    for (name, memory) in managed {
+        let Some(&(address, size)) = variables.get(name) else {
+            tracing::error!(%name, "the code object has no pointer variable for this managed variable");
+            return Err(HipError::INVALID_SYMBOL);
+        };
+        if size < 8 || address % 4 != 0 {
+            tracing::error!(%name, size, "a managed variable's device-side pointer is not 8 aligned bytes");
+            return Err(HipError::INVALID_SYMBOL);
+        }
+        let value = *memory as u64;
+        // SAFETY: `address` is a device global of a code object just loaded on `device`, 8
+        // bytes, 4-byte aligned (checked).
+        unsafe {
+            device.engines.fill(address, value as u32, 1)?;
+            device.engines.fill(address + 4, (value >> 32) as u32, 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Called when the managed allocation at `start` is freed.
+pub(crate) fn forget(start: usize) {
+    ADVICE.lock().remove(&start);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_mostly(runs: &Runs, start: usize, end: usize) -> i32 {
+        runs.fold(
+            start,
+            end,
+            |a| Some(i32::from(a.read_mostly)),
+            |v, a| v.filter(|&v| v == i32::from(a.read_mostly)),
+        )
+        .unwrap_or(0)
+    }
+
+    #[test]
+    fn advice_holds_per_byte_and_a_range_query_needs_every_byte() {
+        let mut runs = Runs::default();
+        runs.update(100, 200, |a| a.read_mostly = true);
+        assert_eq!(read_mostly(&runs, 100, 200), 1);
+        assert_eq!(read_mostly(&runs, 150, 160), 1);
+        assert_eq!(
+            read_mostly(&runs, 50, 150),
+            0,
+            "bytes 50..100 were never advised"
+        );
+        assert_eq!(
+            read_mostly(&runs, 150, 250),
+            0,
+            "bytes 200..250 were never advised"
+        );
+        runs.update(120, 130, |a| a.read_mostly = false);
+        assert_eq!(read_mostly(&runs, 100, 120), 1);
+        assert_eq!(read_mostly(&runs, 100, 200), 0);
+        runs.update(120, 130, |a| a.read_mostly = true);
+        assert_eq!(runs.0.len(), 1, "equal neighbours merge back into one run");
+        runs.update(0, 1000, |a| a.read_mostly = false);
+        assert!(runs.0.is_empty(), "runs of no advice are dropped");
+    }
+
+    #[test]
+    fn fields_change_independently() {
+        let mut runs = Runs::default();
+        runs.update(0, 64, |a| a.preferred = 1);
+        runs.update(32, 96, |a| a.accessed_by |= 1);
+        let preferred = |s, e| {
+            runs.fold(
+                s,
+                e,
+                |a| Some(a.preferred),
+                |v, a| v.filter(|&v| v == a.preferred),
+            )
+        };
+        assert_eq!(preferred(0, 64), Some(1));
+        assert_eq!(preferred(0, 96), None);
+        let accessed = runs.fold(32, 96, |a| a.accessed_by, |v, a| v & a.accessed_by);
+        assert_eq!(accessed, 1);
+        let accessed = runs.fold(0, 96, |a| a.accessed_by, |v, a| v & a.accessed_by);
+        assert_eq!(accessed, 0);
+    }
+}
