@@ -13,17 +13,21 @@ typedef struct hipGraphNode* hipGraphNode_t;
 typedef struct hipGraphExec* hipGraphExec_t;
 
 typedef enum hipGraphNodeType {
-    hipGraphNodeTypeKernel = 1,
-    hipGraphNodeTypeMemcpy = 2,
-    hipGraphNodeTypeMemset = 3,
-    hipGraphNodeTypeHost = 4,
-    hipGraphNodeTypeGraph = 5,
-    hipGraphNodeTypeEmpty = 6,
-    hipGraphNodeTypeWaitEvent = 7,
-    hipGraphNodeTypeEventRecord = 8,
-    hipGraphNodeTypeMemcpy1D = 9,
-    hipGraphNodeTypeMemcpyFromSymbol = 10,
-    hipGraphNodeTypeMemcpyToSymbol = 11,
+    // Numbered as in ROCm 5.4 and later (ROCm 5.0 to 5.3 counted from 1).
+    hipGraphNodeTypeKernel = 0,
+    hipGraphNodeTypeMemcpy = 1, // 1D and symbol copies too
+    hipGraphNodeTypeMemset = 2,
+    hipGraphNodeTypeHost = 3,
+    hipGraphNodeTypeGraph = 4,
+    hipGraphNodeTypeEmpty = 5,
+    hipGraphNodeTypeWaitEvent = 6,
+    hipGraphNodeTypeEventRecord = 7,
+    hipGraphNodeTypeExtSemaphoreSignal = 8,
+    hipGraphNodeTypeExtSemaphoreWait = 9,
+    hipGraphNodeTypeMemAlloc = 10,
+    hipGraphNodeTypeMemFree = 11,
+    hipGraphNodeTypeMemcpyFromSymbol = 12,
+    hipGraphNodeTypeMemcpyToSymbol = 13,
     hipGraphNodeTypeCount
 } hipGraphNodeType;
 

@@ -67,16 +67,23 @@ pub struct HostNodeParams {
     pub user_data: *mut c_void,
 }
 
-/// `hipGraphNodeType`.
+/// `hipGraphNodeType` as numbered since ROCm 5.4 (ROCm 5.0 to 5.3 counted from 1 and had a
+/// `Memcpy1D` type): the numbering of the hip_5.5 and later ABI, where `hipGraphAddNode` and
+/// `hipGraphNodeParams` take these codes. A 1D copy, like a symbol copy, is a memcpy node, as
+/// in AMD's runtime.
 pub mod node_type {
-    pub const KERNEL: u32 = 1;
-    pub const MEMSET: u32 = 3;
-    pub const HOST: u32 = 4;
-    pub const GRAPH: u32 = 5;
-    pub const EMPTY: u32 = 6;
-    pub const WAIT_EVENT: u32 = 7;
-    pub const EVENT_RECORD: u32 = 8;
-    pub const MEMCPY_1D: u32 = 9;
+    pub const KERNEL: u32 = 0;
+    pub const MEMCPY: u32 = 1;
+    pub const MEMSET: u32 = 2;
+    pub const HOST: u32 = 3;
+    pub const GRAPH: u32 = 4;
+    pub const EMPTY: u32 = 5;
+    pub const WAIT_EVENT: u32 = 6;
+    pub const EVENT_RECORD: u32 = 7;
+    pub const EXT_SEMAPHORE_SIGNAL: u32 = 8;
+    pub const EXT_SEMAPHORE_WAIT: u32 = 9;
+    pub const MEM_ALLOC: u32 = 10;
+    pub const MEM_FREE: u32 = 11;
 }
 
 /// A kernel node's explicit arguments, copied at add time into the kernel's kernarg layout
@@ -157,7 +164,7 @@ impl NodeParams {
     pub fn type_code(&self) -> u32 {
         match self {
             NodeParams::Kernel(_) => node_type::KERNEL,
-            NodeParams::Memcpy1D(_) => node_type::MEMCPY_1D,
+            NodeParams::Memcpy1D(_) => node_type::MEMCPY,
             NodeParams::Memset(_) => node_type::MEMSET,
             NodeParams::Host(_) => node_type::HOST,
             NodeParams::Empty => node_type::EMPTY,
