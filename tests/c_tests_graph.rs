@@ -52,4 +52,12 @@ graph_tests! {
     capture_gfx942_deterministic => "capture" on "gfx942", true;
     capture_gfx90a => "capture" on "gfx90a", false;
     capture_gfx90a_deterministic => "capture" on "gfx90a", true;
+    nodes_gfx942 => "nodes" on "gfx942", false;
+    nodes_gfx942_deterministic => "nodes" on "gfx942", true;
+    nodes_gfx90a => "nodes" on "gfx90a", false;
+    nodes_gfx90a_deterministic => "nodes" on "gfx90a", true;
+    capture_deps_gfx942 => "capture_deps" on "gfx942", false;
+    capture_deps_gfx942_deterministic => "capture_deps" on "gfx942", true;
+    capture_deps_gfx90a => "capture_deps" on "gfx90a", false;
+    capture_deps_gfx90a_deterministic => "capture_deps" on "gfx90a", true;
 }

@@ -6,6 +6,7 @@
 #include "api_event.h"
 #include "api_mempool.h"
 #include "api_stream.h"
+#include "launch.h"
 #include "hip_error.h"
 #include "hip_types.h"
 
@@ -121,32 +122,7 @@ typedef enum hipGraphMemAttributeType {
     hipGraphMemAttrReservedMemHigh
 } hipGraphMemAttributeType;
 
-typedef enum hipAccessProperty {
-    hipAccessPropertyNormal = 0,
-    hipAccessPropertyStreaming = 1,
-    hipAccessPropertyPersisting = 2
-} hipAccessProperty;
-
-typedef struct hipAccessPolicyWindow {
-    void* base_ptr;
-    hipAccessProperty hitProp;
-    float hitRatio;
-    hipAccessProperty missProp;
-    size_t num_bytes;
-} hipAccessPolicyWindow;
-
-typedef enum hipLaunchAttributeID {
-    hipLaunchAttributeAccessPolicyWindow = 1,
-    hipLaunchAttributeCooperative = 2,
-    hipLaunchAttributePriority = 8
-} hipLaunchAttributeID;
-
-typedef union hipLaunchAttributeValue {
-    hipAccessPolicyWindow accessPolicyWindow;
-    int cooperative;
-    int priority;
-} hipLaunchAttributeValue;
-
+// hipAccessPolicyWindow, hipLaunchAttributeID and hipLaunchAttributeValue: launch.h.
 #define hipKernelNodeAttrID hipLaunchAttributeID
 #define hipKernelNodeAttributeAccessPolicyWindow hipLaunchAttributeAccessPolicyWindow
 #define hipKernelNodeAttributeCooperative hipLaunchAttributeCooperative
