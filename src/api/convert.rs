@@ -2,8 +2,8 @@
 //! rule per impl; none allocates or takes a lock beyond the handle table's map read.
 
 use super::types::{
-    hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipMemPool_t, hipUserObject_t,
-    hipModule_t, hipStream_t, hiprtcProgram,
+    hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipMemPool_t,
+    hipModule_t, hipStream_t, hipUserObject_t, hiprtcProgram,
 };
 use crate::error::{HipError, HipResult};
 use crate::runtime::copy::CopyKind;

@@ -24,7 +24,10 @@ use std::sync::Arc;
 ///
 /// # Safety
 /// A non-null `deps` holds `count` handles.
-pub(super) unsafe fn deps<'a>(deps: *const hipGraphNode_t, count: usize) -> HipResult<&'a [*mut c_void]> {
+pub(super) unsafe fn deps<'a>(
+    deps: *const hipGraphNode_t,
+    count: usize,
+) -> HipResult<&'a [*mut c_void]> {
     if count == 0 {
         return Ok(&[]);
     }
@@ -116,19 +119,36 @@ fn instantiate_with_params(
 }
 
 /// A kernel node attribute's value, read or written (`hipGraphKernelNode[GS]etAttribute`).
-fn kernel_attribute(node: &Node, attr: u32, value: Option<KernelAttrValue>) -> HipResult<KernelAttrValue> {
+fn kernel_attribute(
+    node: &Node,
+    attr: u32,
+    value: Option<KernelAttrValue>,
+) -> HipResult<KernelAttrValue> {
     let mut read = KernelAttrValue { int: 0 };
     graph::update_kernel_attrs(node, |attrs| {
         match (attr, value) {
             (kernel_attr::ACCESS_POLICY_WINDOW, None) => {
-                read = KernelAttrValue { access_policy_window: attrs.access_policy_window }
+                read = KernelAttrValue {
+                    access_policy_window: attrs.access_policy_window,
+                }
             }
-            (kernel_attr::COOPERATIVE, None) => read = KernelAttrValue { int: attrs.cooperative },
-            (kernel_attr::PRIORITY, None) => read = KernelAttrValue { int: attrs.priority },
+            (kernel_attr::COOPERATIVE, None) => {
+                read = KernelAttrValue {
+                    int: attrs.cooperative,
+                }
+            }
+            (kernel_attr::PRIORITY, None) => {
+                read = KernelAttrValue {
+                    int: attrs.priority,
+                }
+            }
             // SAFETY (each read): the attribute says which member the program filled in.
             (kernel_attr::ACCESS_POLICY_WINDOW, Some(v)) => {
                 let window = unsafe { v.access_policy_window };
-                if !(0.0..=1.0).contains(&window.hit_ratio) || window.hit_prop > 2 || window.miss_prop > 2 {
+                if !(0.0..=1.0).contains(&window.hit_ratio)
+                    || window.hit_prop > 2
+                    || window.miss_prop > 2
+                {
                     tracing::warn!(?window, "kernel node attribute: bad access policy window");
                     return Err(HipError::INVALID_VALUE);
                 }

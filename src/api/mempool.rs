@@ -31,7 +31,9 @@ fn captured_malloc(size: usize, device: usize, stream: &Stream) -> HipResult<Opt
 /// # Safety
 /// As for `mempool::free_async`.
 unsafe fn free_async(ptr: *mut c_void, stream: &Stream) -> HipResult {
-    if capture::add(&stream.stream, || Ok(NodeParams::MemFree(graph_memory::find(ptr)?)))? {
+    if capture::add(&stream.stream, || {
+        Ok(NodeParams::MemFree(graph_memory::find(ptr)?))
+    })? {
         return Ok(());
     }
     if let Some(freed) = graph_memory::program_free(ptr) {

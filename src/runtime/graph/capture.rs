@@ -234,7 +234,11 @@ pub fn end(stream: &Stream) -> HipResult<*mut c_void> {
         return fail(HipError::STREAM_CAPTURE_INVALIDATED);
     }
     let edges = super::edges(&c.graph);
-    let joined = |d: &usize| origin_deps.iter().any(|&o| o == *d || reaches(&edges, *d, o));
+    let joined = |d: &usize| {
+        origin_deps
+            .iter()
+            .any(|&o| o == *d || reaches(&edges, *d, o))
+    };
     if !forked_deps.iter().all(joined) {
         tracing::warn!("hipStreamEndCapture: a forked stream did not rejoin the origin");
         return fail(HipError::STREAM_CAPTURE_UNJOINED);

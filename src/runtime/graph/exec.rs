@@ -367,9 +367,10 @@ pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResu
 
 /// The flat index of `node` (a node of the instantiated graph or of its child graphs).
 fn flat_index(exec: &Exec, node: *mut c_void) -> HipResult<usize> {
-    exec.by_origin.get(&(node as usize)).copied().ok_or_else(|| {
-        bad("the node is not in the graph this executable graph was made from")
-    })
+    exec.by_origin
+        .get(&(node as usize))
+        .copied()
+        .ok_or_else(|| bad("the node is not in the graph this executable graph was made from"))
 }
 
 /// `hipGraphNodeSetEnabled`: kernel, memcpy and memset nodes only (CUDA's rule).
@@ -406,7 +407,9 @@ pub fn enabled(exec: &Exec, node: *mut c_void) -> HipResult<bool> {
 pub fn set_child(exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
     let begin = flat_index(exec, node)?;
     if exec.shape[begin].type_code != node_type::GRAPH {
-        return Err(bad("hipGraphExecChildGraphNodeSetParams: not a child-graph node"));
+        return Err(bad(
+            "hipGraphExecChildGraphNodeSetParams: not a child-graph node",
+        ));
     }
     let fresh = flatten_graph(child);
     let base = begin + 1;

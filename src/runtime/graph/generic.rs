@@ -54,21 +54,21 @@ pub unsafe fn node_params(params: &GraphNodeParams) -> HipResult<NodeParams> {
             node_type::GRAPH => NodeParams::Child(graph(params.body.handle)?),
             node_type::EMPTY => NodeParams::Empty,
             node_type::WAIT_EVENT => NodeParams::EventWait(EventRef::new(params.body.handle)?),
-            node_type::EVENT_RECORD => {
-                NodeParams::EventRecord(EventRef::new(params.body.handle)?)
-            }
+            node_type::EVENT_RECORD => NodeParams::EventRecord(EventRef::new(params.body.handle)?),
             node_type::MEM_ALLOC => NodeParams::MemAlloc(memory::allocate(&params.body.alloc)?),
             node_type::MEM_FREE => NodeParams::MemFree(memory::find(params.body.handle)?),
-            node_type::MEMCPY
-            | node_type::EXT_SEMAPHORE_SIGNAL
-            | node_type::EXT_SEMAPHORE_WAIT => {
+            node_type::MEMCPY | node_type::EXT_SEMAPHORE_SIGNAL | node_type::EXT_SEMAPHORE_WAIT => {
                 tracing::warn!(
                     node_type = params.type_,
                     "generic graph node parameters: memcpy (hipMemcpy3DParms) and external semaphore nodes are not supported"
                 );
                 return Err(HipError::NOT_SUPPORTED);
             }
-            other => return Err(bad(&format!("graph node parameters of unknown type {other}"))),
+            other => {
+                return Err(bad(&format!(
+                    "graph node parameters of unknown type {other}"
+                )))
+            }
         })
     }
 }

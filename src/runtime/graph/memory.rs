@@ -154,7 +154,10 @@ pub unsafe fn allocate(params: &MemAllocNodeParams) -> HipResult<Arc<GraphAlloc>
         .ok()
         .filter(|&d| d < rt.devices.len())
         .ok_or_else(|| {
-            tracing::warn!(device = props.location.id, "memory alloc node: no such device");
+            tracing::warn!(
+                device = props.location.id,
+                "memory alloc node: no such device"
+            );
             HipError::INVALID_VALUE
         })?;
     if params.bytesize == 0 {
@@ -171,8 +174,7 @@ pub unsafe fn allocate(params: &MemAllocNodeParams) -> HipResult<Arc<GraphAlloc>
         return Err(HipError::INVALID_VALUE);
     } else {
         // SAFETY: the caller's contract.
-        unsafe { std::slice::from_raw_parts(params.access_descs, params.access_desc_count) }
-            .into()
+        unsafe { std::slice::from_raw_parts(params.access_descs, params.access_desc_count) }.into()
     };
     let owner = rt.device(device)?;
     let rounded = params
@@ -379,7 +381,10 @@ pub unsafe fn set_attribute(device: i32, which: u32, value: *mut c_void) -> HipR
         attr::USED_MEM_HIGH => dev.used_high = dev.used,
         attr::RESERVED_MEM_HIGH => dev.reserved_high = dev.reserved,
         _ => {
-            tracing::warn!(which, "hipDeviceSetGraphMemAttribute: not a settable attribute");
+            tracing::warn!(
+                which,
+                "hipDeviceSetGraphMemAttribute: not a settable attribute"
+            );
             return Err(HipError::INVALID_VALUE);
         }
     }

@@ -727,7 +727,9 @@ pub fn set_params(node: &Node, params: NodeParams) -> HipResult {
             return Err(bad("memory alloc and free nodes cannot change"))
         }
         (NodeParams::Child(_), _) => {
-            return Err(bad("a child-graph node's graph cannot be replaced in the graph"))
+            return Err(bad(
+                "a child-graph node's graph cannot be replaced in the graph",
+            ))
         }
         _ => {}
     }
@@ -736,7 +738,10 @@ pub fn set_params(node: &Node, params: NodeParams) -> HipResult {
 }
 
 /// Changes a kernel node's attribute through `f`.
-pub fn update_kernel_attrs(node: &Node, f: impl FnOnce(&mut KernelAttrs) -> HipResult) -> HipResult {
+pub fn update_kernel_attrs(
+    node: &Node,
+    f: impl FnOnce(&mut KernelAttrs) -> HipResult,
+) -> HipResult {
     match &mut *node.params.lock() {
         NodeParams::Kernel(k) => f(&mut k.attrs),
         _ => Err(bad("not a kernel node")),
