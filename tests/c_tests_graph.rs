@@ -4,7 +4,10 @@
 //! changes it through the executable graph's setters and `hipGraphExecUpdate`; `structure`
 //! the queries, clones, child graphs, event nodes across two streams and the DOT print;
 //! `errors` bad input; `capture` stream capture of a fork/join pipeline over two streams and
-//! the capture errors.
+//! the capture errors; `capture_deps` the capture dependency calls, capture into an existing
+//! graph and captured stream-ordered allocation; `nodes` memory alloc/free, symbol copy and
+//! driver memset nodes, disabled nodes, the generic node calls, kernel node attributes and
+//! user objects.
 
 mod common;
 
