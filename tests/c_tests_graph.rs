@@ -4,7 +4,10 @@
 //! changes it through the executable graph's setters and `hipGraphExecUpdate`; `structure`
 //! the queries, clones, child graphs, event nodes across two streams and the DOT print;
 //! `errors` bad input; `capture` stream capture of a fork/join pipeline over two streams and
-//! the capture errors.
+//! the capture errors; `capture_deps` the capture dependency calls, capture into an existing
+//! graph and captured stream-ordered allocation; `nodes` memory alloc/free, symbol copy and
+//! driver memset nodes, disabled nodes, the generic node calls, kernel node attributes and
+//! user objects.
 
 mod common;
 
@@ -52,4 +55,12 @@ graph_tests! {
     capture_gfx942_deterministic => "capture" on "gfx942", true;
     capture_gfx90a => "capture" on "gfx90a", false;
     capture_gfx90a_deterministic => "capture" on "gfx90a", true;
+    nodes_gfx942 => "nodes" on "gfx942", false;
+    nodes_gfx942_deterministic => "nodes" on "gfx942", true;
+    nodes_gfx90a => "nodes" on "gfx90a", false;
+    nodes_gfx90a_deterministic => "nodes" on "gfx90a", true;
+    capture_deps_gfx942 => "capture_deps" on "gfx942", false;
+    capture_deps_gfx942_deterministic => "capture_deps" on "gfx942", true;
+    capture_deps_gfx90a => "capture_deps" on "gfx90a", false;
+    capture_deps_gfx90a_deterministic => "capture_deps" on "gfx90a", true;
 }

@@ -88,9 +88,9 @@ int main() {
     EXPECT_EQ(count, 7);
     hipGraphNode_t n[7];
     CHECK(hipGraphGetNodes(g, n, &count));
-    hipGraphNodeType want[7] = {hipGraphNodeTypeMemcpy1D, hipGraphNodeTypeMemset,
+    hipGraphNodeType want[7] = {hipGraphNodeTypeMemcpy, hipGraphNodeTypeMemset,
                                 hipGraphNodeTypeKernel,   hipGraphNodeTypeKernel,
-                                hipGraphNodeTypeKernel,   hipGraphNodeTypeMemcpy1D,
+                                hipGraphNodeTypeKernel,   hipGraphNodeTypeMemcpy,
                                 hipGraphNodeTypeHost};
     for (int i = 0; i < 7; ++i) {
         hipGraphNodeType type;

@@ -94,7 +94,7 @@ int main() {
     CHECK(hipGraphNodeGetType(k, &type));
     EXPECT_EQ(type, hipGraphNodeTypeKernel);
     CHECK(hipGraphNodeGetType(copy, &type));
-    EXPECT_EQ(type, hipGraphNodeTypeMemcpy1D);
+    EXPECT_EQ(type, hipGraphNodeTypeMemcpy);
 
     // A clone: the same shape, its own nodes; changes to either stay there.
     hipGraph_t clone;

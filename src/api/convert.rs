@@ -3,7 +3,7 @@
 
 use super::types::{
     hipEvent_t, hipFunction_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipMemPool_t,
-    hipModule_t, hipStream_t, hiprtcProgram,
+    hipModule_t, hipStream_t, hipUserObject_t, hiprtcProgram,
 };
 use crate::error::{HipError, HipResult};
 use crate::runtime::copy::CopyKind;
@@ -226,6 +226,12 @@ impl FromAbi<hipGraphNode_t> for Arc<graph::Node> {
 impl FromAbi<hipGraphExec_t> for Arc<graph::Exec> {
     unsafe fn from_abi(raw: hipGraphExec_t, _: &'static str) -> HipResult<Self> {
         graph::exec::lookup(raw)
+    }
+}
+
+impl FromAbi<hipUserObject_t> for Arc<graph::user_object::UserObject> {
+    unsafe fn from_abi(raw: hipUserObject_t, _: &'static str) -> HipResult<Self> {
+        graph::user_object::lookup(raw)
     }
 }
 

@@ -1,20 +1,22 @@
 //! HIP graphs built explicitly or by stream capture, instantiated and launched
-//! (`runtime/graph/`). `hipStreamGetCaptureInfo_v2`, `hipStreamUpdateCaptureDependencies`,
-//! `hipStreamBeginCaptureToGraph`, memcpy nodes other than 1D, symbol copies, memory
-//! alloc/free nodes, external semaphores, kernel node attributes, user objects and node
-//! enabling are not implemented: their generated stubs return `hipErrorNotSupported` and log
-//! their names.
+//! (`runtime/graph/`); capture itself is `capture.rs`, memory nodes `graph_memory.rs`, user
+//! objects `user_object.rs`. Memcpy nodes of `hipMemcpy3DParms` (also in the generic
+//! `hipGraphNodeParams` form), external semaphore and batch memory operation nodes are not
+//! implemented: their generated stubs return `hipErrorNotSupported` and log their names.
 
-use super::convert::{write_c_string, Out, PerThread, Stream};
+use super::convert::{write_c_string, Out, PerThread};
 use super::declare::hip_api;
 use super::types::{
     hipError_t, hipEvent_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipStream_t,
-    HostNodeParams, KernelNodeParams, MemsetParams,
+    DrvMemsetParams, GraphNodeParams, HostNodeParams, InstantiateParams, KernelAttrValue,
+    KernelNodeParams, MemsetParams,
 };
 use crate::error::{HipError, HipResult};
+use crate::runtime::graph::generic::{self, instantiate_result};
 use crate::runtime::graph::{
-    self, capture, exec, EventRef, Exec, Graph, Node, NodeParams, UpdateResult,
+    self, exec, kernel_attr, EventRef, Exec, Graph, Node, NodeParams, UpdateResult,
 };
+use crate::runtime::module::Towards;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -22,7 +24,10 @@ use std::sync::Arc;
 ///
 /// # Safety
 /// A non-null `deps` holds `count` handles.
-unsafe fn deps<'a>(deps: *const hipGraphNode_t, count: usize) -> HipResult<&'a [*mut c_void]> {
+pub(super) unsafe fn deps<'a>(
+    deps: *const hipGraphNode_t,
+    count: usize,
+) -> HipResult<&'a [*mut c_void]> {
     if count == 0 {
         return Ok(&[]);
     }
@@ -38,7 +43,7 @@ unsafe fn deps<'a>(deps: *const hipGraphNode_t, count: usize) -> HipResult<&'a [
 ///
 /// # Safety
 /// As for [`deps`].
-unsafe fn add(
+pub(super) unsafe fn add(
     out: Out<hipGraphNode_t>,
     graph: &Graph,
     dependencies: *const hipGraphNode_t,
@@ -79,72 +84,89 @@ fn kernel_of(node: &Node) -> HipResult<graph::KernelNode> {
     }
 }
 
-fn wrong_type() -> HipError {
+pub(super) fn wrong_type() -> HipError {
     tracing::warn!("the graph node is of another type");
     HipError::INVALID_VALUE
 }
 
-fn begin_capture(stream: &Stream, mode: u32) -> HipResult {
-    capture::begin(&stream.stream, mode)
+/// `hipGraphInstantiateWithParams`: the outcome goes to `params` (error node, result); with
+/// `hipGraphInstantiateFlagUpload` the graph is uploaded to the given stream.
+fn instantiate_with_params(
+    out: Out<hipGraphExec_t>,
+    graph: &Graph,
+    params: Out<InstantiateParams>,
+) -> HipResult {
+    // SAFETY: an in-out structure (HIP's contract).
+    let mut given = unsafe { params.read() };
+    let mut stuck = 0;
+    let made = exec::instantiate(graph, given.flags, &mut stuck);
+    given.error_node = std::ptr::null_mut();
+    given.result = match &made {
+        Ok(_) => instantiate_result::SUCCESS,
+        Err(_) if stuck != 0 => {
+            given.error_node = stuck as hipGraphNode_t;
+            instantiate_result::INVALID_STRUCTURE
+        }
+        Err(e) if *e == HipError::NOT_SUPPORTED => instantiate_result::NODE_OPERATION_NOT_SUPPORTED,
+        Err(_) => instantiate_result::ERROR,
+    };
+    params.write(given)?;
+    let made = made?;
+    if given.flags & exec::UPLOAD != 0 {
+        exec::upload(&*exec::lookup(made)?, given.upload_stream)?;
+    }
+    out.write(made)
 }
 
-fn capture_info(stream: &Stream, status: Out<u32>, id: *mut usize) -> HipResult {
-    let (code, value) = capture::info(&stream.stream);
-    if !id.is_null() && code != capture::STATUS_NONE {
-        // SAFETY: a non-null `pId` is writable (HIP's contract).
-        unsafe { id.write(value as usize) };
-    }
-    status.write(code)
+/// A kernel node attribute's value, read or written (`hipGraphKernelNode[GS]etAttribute`).
+fn kernel_attribute(
+    node: &Node,
+    attr: u32,
+    value: Option<KernelAttrValue>,
+) -> HipResult<KernelAttrValue> {
+    let mut read = KernelAttrValue { int: 0 };
+    graph::update_kernel_attrs(node, |attrs| {
+        match (attr, value) {
+            (kernel_attr::ACCESS_POLICY_WINDOW, None) => {
+                read = KernelAttrValue {
+                    access_policy_window: attrs.access_policy_window,
+                }
+            }
+            (kernel_attr::COOPERATIVE, None) => {
+                read = KernelAttrValue {
+                    int: attrs.cooperative,
+                }
+            }
+            (kernel_attr::PRIORITY, None) => {
+                read = KernelAttrValue {
+                    int: attrs.priority,
+                }
+            }
+            // SAFETY (each read): the attribute says which member the program filled in.
+            (kernel_attr::ACCESS_POLICY_WINDOW, Some(v)) => {
+                let window = unsafe { v.access_policy_window };
+                if !(0.0..=1.0).contains(&window.hit_ratio)
+                    || window.hit_prop > 2
+                    || window.miss_prop > 2
+                {
+                    tracing::warn!(?window, "kernel node attribute: bad access policy window");
+                    return Err(HipError::INVALID_VALUE);
+                }
+                attrs.access_policy_window = window
+            }
+            (kernel_attr::COOPERATIVE, Some(v)) => attrs.cooperative = unsafe { v.int },
+            (kernel_attr::PRIORITY, Some(v)) => attrs.priority = unsafe { v.int },
+            _ => {
+                tracing::warn!(attr, "kernel node attribute: unknown attribute");
+                return Err(HipError::INVALID_VALUE);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(read)
 }
 
 hip_api! {
-    fn hipStreamBeginCapture(stream: hipStream_t => Stream, mode: u32) -> hipError_t {
-        begin_capture(&stream, mode)
-    }
-
-    fn hipStreamBeginCapture_spt(stream: hipStream_t => PerThread<Stream>, mode: u32) -> hipError_t {
-        begin_capture(&stream.0, mode)
-    }
-
-    /// The graph belongs to the program (`hipGraphDestroy`).
-    fn hipStreamEndCapture(stream: hipStream_t => Stream, graph: *mut hipGraph_t => Out<hipGraph_t>) -> hipError_t {
-        graph.write(capture::end(&stream.stream)?)
-    }
-
-    fn hipStreamEndCapture_spt(
-        stream: hipStream_t => PerThread<Stream>,
-        graph: *mut hipGraph_t => Out<hipGraph_t>,
-    ) -> hipError_t {
-        graph.write(capture::end(&stream.0.stream)?)
-    }
-
-    fn hipStreamIsCapturing(stream: hipStream_t => Stream, status: *mut u32 => Out<u32>) -> hipError_t {
-        status.write(capture::info(&stream.stream).0)
-    }
-
-    fn hipStreamIsCapturing_spt(stream: hipStream_t => PerThread<Stream>, status: *mut u32 => Out<u32>) -> hipError_t {
-        status.write(capture::info(&stream.0.stream).0)
-    }
-
-    /// `pId` may be null; it is written only while the stream captures.
-    fn hipStreamGetCaptureInfo(stream: hipStream_t => Stream, status: *mut u32 => Out<u32>, id: *mut usize) -> hipError_t {
-        capture_info(&stream, status, id)
-    }
-
-    fn hipStreamGetCaptureInfo_spt(
-        stream: hipStream_t => PerThread<Stream>,
-        status: *mut u32 => Out<u32>,
-        id: *mut usize,
-    ) -> hipError_t {
-        capture_info(&stream.0, status, id)
-    }
-
-    fn hipThreadExchangeStreamCaptureMode(mode: *mut u32 => Out<u32>) -> hipError_t {
-        // SAFETY: an in-out value (HIP's contract).
-        let wanted = unsafe { mode.read() };
-        mode.write(capture::exchange_mode(wanted)?)
-    }
-
     fn hipGraphCreate(graph: *mut hipGraph_t => Out<hipGraph_t>, flags: u32) -> hipError_t {
         graph.write(graph::create(flags)?)
     }
@@ -562,6 +584,232 @@ hip_api! {
             tracing::warn!(?outcome, "hipGraphExecUpdate: the graph does not match");
             Err(HipError::GRAPH_EXEC_UPDATE_FAILURE)
         }
+    }
+
+    fn hipGraphAddMemcpyNodeToSymbol(
+        node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
+        graph: hipGraph_t => Arc<Graph>,
+        dependencies: *const hipGraphNode_t,
+        count: usize,
+        symbol: *const c_void,
+        src: *const c_void,
+        size: usize,
+        offset: usize,
+        kind: u32,
+    ) -> hipError_t {
+        let copy = graph::memcpy_symbol(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
+        // SAFETY: HIP's contract for the dependency list.
+        unsafe { add(node, &graph, dependencies, count, NodeParams::Memcpy1D(copy)) }
+    }
+
+    fn hipGraphAddMemcpyNodeFromSymbol(
+        node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
+        graph: hipGraph_t => Arc<Graph>,
+        dependencies: *const hipGraphNode_t,
+        count: usize,
+        dst: *mut c_void,
+        symbol: *const c_void,
+        size: usize,
+        offset: usize,
+        kind: u32,
+    ) -> hipError_t {
+        let copy = graph::memcpy_symbol(Towards::Host, symbol, dst, size, offset, kind)?;
+        // SAFETY: HIP's contract for the dependency list.
+        unsafe { add(node, &graph, dependencies, count, NodeParams::Memcpy1D(copy)) }
+    }
+
+    fn hipGraphMemcpyNodeSetParamsToSymbol(
+        node: hipGraphNode_t => Arc<Node>,
+        symbol: *const c_void,
+        src: *const c_void,
+        size: usize,
+        offset: usize,
+        kind: u32,
+    ) -> hipError_t {
+        let copy = graph::memcpy_symbol(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
+        graph::set_params(&node, NodeParams::Memcpy1D(copy))
+    }
+
+    fn hipGraphMemcpyNodeSetParamsFromSymbol(
+        node: hipGraphNode_t => Arc<Node>,
+        dst: *mut c_void,
+        symbol: *const c_void,
+        size: usize,
+        offset: usize,
+        kind: u32,
+    ) -> hipError_t {
+        let copy = graph::memcpy_symbol(Towards::Host, symbol, dst, size, offset, kind)?;
+        graph::set_params(&node, NodeParams::Memcpy1D(copy))
+    }
+
+    fn hipGraphExecMemcpyNodeSetParamsToSymbol(
+        exec: hipGraphExec_t => Arc<Exec>,
+        node: hipGraphNode_t,
+        symbol: *const c_void,
+        src: *const c_void,
+        size: usize,
+        offset: usize,
+        kind: u32,
+    ) -> hipError_t {
+        let copy = graph::memcpy_symbol(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
+        exec_set(&exec, node, NodeParams::Memcpy1D(copy))
+    }
+
+    fn hipGraphExecMemcpyNodeSetParamsFromSymbol(
+        exec: hipGraphExec_t => Arc<Exec>,
+        node: hipGraphNode_t,
+        dst: *mut c_void,
+        symbol: *const c_void,
+        size: usize,
+        offset: usize,
+        kind: u32,
+    ) -> hipError_t {
+        let copy = graph::memcpy_symbol(Towards::Host, symbol, dst, size, offset, kind)?;
+        exec_set(&exec, node, NodeParams::Memcpy1D(copy))
+    }
+
+    /// `ctx` is not used (one context per device).
+    fn hipDrvGraphAddMemsetNode(
+        node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
+        graph: hipGraph_t => Arc<Graph>,
+        dependencies: *const hipGraphNode_t,
+        count: usize,
+        params: *const DrvMemsetParams => &DrvMemsetParams,
+        ctx: *mut c_void,
+    ) -> hipError_t {
+        let _ = ctx;
+        let fill = graph::memset(&params.to_memset())?;
+        // SAFETY: HIP's contract for the dependency list.
+        unsafe { add(node, &graph, dependencies, count, NodeParams::Memset(fill)) }
+    }
+
+    fn hipDrvGraphExecMemsetNodeSetParams(
+        exec: hipGraphExec_t => Arc<Exec>,
+        node: hipGraphNode_t,
+        params: *const DrvMemsetParams => &DrvMemsetParams,
+        ctx: *mut c_void,
+    ) -> hipError_t {
+        let _ = ctx;
+        exec_set(&exec, node, NodeParams::Memset(graph::memset(&params.to_memset())?))
+    }
+
+    /// Every node type but memcpy (`hipMemcpy3DParms`) and external semaphores; an alloc
+    /// node's address is written to `params->alloc.dptr`.
+    fn hipGraphAddNode(
+        node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
+        graph: hipGraph_t => Arc<Graph>,
+        dependencies: *const hipGraphNode_t,
+        count: usize,
+        params: *mut GraphNodeParams => Out<GraphNodeParams>,
+    ) -> hipError_t {
+        // SAFETY: an in-out structure (HIP's contract).
+        let mut given = unsafe { params.read() };
+        // SAFETY: HIP's contract for the member `type` selects.
+        let made = unsafe { generic::node_params(&given) }?;
+        let allocated = match &made {
+            NodeParams::MemAlloc(a) => Some(a.start),
+            _ => None,
+        };
+        // SAFETY: HIP's contract for the dependency list.
+        unsafe { add(node, &graph, dependencies, count, made) }?;
+        if let Some(start) = allocated {
+            given.body.alloc.dptr = start as *mut c_void;
+            params.write(given)?;
+        }
+        Ok(())
+    }
+
+    /// Of the node's own type; alloc, free and child-graph nodes cannot change.
+    fn hipGraphNodeSetParams(node: hipGraphNode_t => Arc<Node>, params: *mut GraphNodeParams => Out<GraphNodeParams>) -> hipError_t {
+        // SAFETY: the caller's structure (HIP declares it non-const).
+        let params = &unsafe { params.read() };
+        if matches!(params.type_, graph::node_type::MEM_ALLOC | graph::node_type::MEM_FREE | graph::node_type::GRAPH) {
+            tracing::warn!(node_type = params.type_, "hipGraphNodeSetParams: this node type cannot change");
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: HIP's contract for the member `type` selects.
+        graph::set_params(&node, unsafe { generic::node_params(params) }?)
+    }
+
+    /// A child-graph node takes the new graph's parameters if its shape is the same.
+    fn hipGraphExecNodeSetParams(
+        exec: hipGraphExec_t => Arc<Exec>,
+        node: hipGraphNode_t,
+        params: *mut GraphNodeParams => Out<GraphNodeParams>,
+    ) -> hipError_t {
+        // SAFETY: the caller's structure (HIP declares it non-const).
+        let params = &unsafe { params.read() };
+        graph::node(node)?;
+        match params.type_ {
+            graph::node_type::MEM_ALLOC | graph::node_type::MEM_FREE => {
+                tracing::warn!("hipGraphExecNodeSetParams: alloc and free nodes cannot change");
+                Err(HipError::INVALID_VALUE)
+            }
+            // SAFETY: a child-graph node's parameters are one graph handle.
+            graph::node_type::GRAPH => exec::set_child(&exec, node, &*graph::graph(unsafe { params.body.handle })?),
+            // SAFETY: HIP's contract for the member `type` selects.
+            _ => exec::set_params(&exec, node, unsafe { generic::node_params(params) }?),
+        }
+    }
+
+    fn hipGraphExecChildGraphNodeSetParams(
+        exec: hipGraphExec_t => Arc<Exec>,
+        node: hipGraphNode_t,
+        child: hipGraph_t => Arc<Graph>,
+    ) -> hipError_t {
+        graph::node(node)?;
+        exec::set_child(&exec, node, &child)
+    }
+
+    /// Kernel, memcpy and memset nodes only; a disabled node does nothing but keeps its edges.
+    fn hipGraphNodeSetEnabled(exec: hipGraphExec_t => Arc<Exec>, node: hipGraphNode_t, enabled: u32) -> hipError_t {
+        graph::node(node)?;
+        exec::set_enabled(&exec, node, enabled != 0)
+    }
+
+    fn hipGraphNodeGetEnabled(exec: hipGraphExec_t => Arc<Exec>, node: hipGraphNode_t, enabled: *mut u32 => Out<u32>) -> hipError_t {
+        graph::node(node)?;
+        enabled.write(u32::from(exec::enabled(&exec, node)?))
+    }
+
+    /// Access policy window (kept, no effect), cooperative (launches as
+    /// `hipLaunchCooperativeKernel`), priority (kept; the stream's priority applies).
+    fn hipGraphKernelNodeSetAttribute(
+        node: hipGraphNode_t => Arc<Node>,
+        attr: u32,
+        value: *const KernelAttrValue => &KernelAttrValue,
+    ) -> hipError_t {
+        kernel_attribute(&node, attr, Some(*value)).map(drop)
+    }
+
+    fn hipGraphKernelNodeGetAttribute(
+        node: hipGraphNode_t => Arc<Node>,
+        attr: u32,
+        value: *mut KernelAttrValue => Out<KernelAttrValue>,
+    ) -> hipError_t {
+        value.write(kernel_attribute(&node, attr, None)?)
+    }
+
+    fn hipGraphKernelNodeCopyAttributes(src: hipGraphNode_t => Arc<Node>, dst: hipGraphNode_t => Arc<Node>) -> hipError_t {
+        let attrs = kernel_of(&src)?.attrs;
+        graph::update_kernel_attrs(&dst, |a| {
+            *a = attrs;
+            Ok(())
+        })
+    }
+
+    /// `result_out` and `errNode_out` tell the outcome; `uploadStream` is used with the
+    /// upload flag.
+    fn hipGraphInstantiateWithParams(
+        exec: *mut hipGraphExec_t => Out<hipGraphExec_t>,
+        graph: hipGraph_t => Arc<Graph>,
+        params: *mut InstantiateParams => Out<InstantiateParams>,
+    ) -> hipError_t {
+        instantiate_with_params(exec, &graph, params)
+    }
+
+    fn hipGraphExecGetFlags(exec: hipGraphExec_t => Arc<Exec>, flags: *mut u64 => Out<u64>) -> hipError_t {
+        flags.write(exec.flags)
     }
 
     fn hipGraphDebugDotPrint(graph: hipGraph_t => Arc<Graph>, path: *const c_char => &str, flags: u32) -> hipError_t {

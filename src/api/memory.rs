@@ -13,7 +13,11 @@ hip_api! {
     }
 
     /// Also frees stream-ordered memory (`runtime/mempool.rs`), after the device's work.
+    /// Graph memory a launch allocated is freed (for its graph to launch again).
     fn hipFree(ptr: *mut c_void) -> hipError_t {
+        if let Some(freed) = crate::runtime::graph::memory::program_free(ptr) {
+            return freed;
+        }
         // SAFETY: `free` only dereferences pointers it finds in its allocation table.
         unsafe { crate::runtime::mempool::free(ptr) }
     }

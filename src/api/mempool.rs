@@ -7,9 +7,41 @@ use super::declare::hip_api;
 use super::types::{
     hipError_t, hipMemPool_t, hipStream_t, MemAccessDesc, MemLocation, MemPoolProps,
 };
+use crate::error::HipResult;
+use crate::runtime::graph::{capture, memory as graph_memory, NodeParams};
 use crate::runtime::mempool::{self, MemPool};
 use std::ffi::c_void;
 use std::sync::Arc;
+
+/// On a capturing stream, a stream-ordered allocation is a memory alloc node of the capture
+/// (its address fixed now); `None` if the stream is not capturing.
+fn captured_malloc(size: usize, device: usize, stream: &Stream) -> HipResult<Option<*mut c_void>> {
+    let mut start = 0;
+    let captured = capture::add(&stream.stream, || {
+        let alloc = graph_memory::allocate_on(device, size)?;
+        start = alloc.start;
+        Ok(NodeParams::MemAlloc(alloc))
+    })?;
+    Ok(captured.then_some(start as *mut c_void))
+}
+
+/// `hipFreeAsync`: on a capturing stream a memory free node (of graph memory), else graph
+/// memory a launch allocated is freed, else the pool's.
+///
+/// # Safety
+/// As for `mempool::free_async`.
+unsafe fn free_async(ptr: *mut c_void, stream: &Stream) -> HipResult {
+    if capture::add(&stream.stream, || {
+        Ok(NodeParams::MemFree(graph_memory::find(ptr)?))
+    })? {
+        return Ok(());
+    }
+    if let Some(freed) = graph_memory::program_free(ptr) {
+        return freed;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { mempool::free_async(ptr, stream.device, &stream.stream) }
+}
 
 hip_api! {
     fn hipMallocAsync(
@@ -17,6 +49,9 @@ hip_api! {
         size: usize,
         stream: hipStream_t => Stream,
     ) -> hipError_t {
+        if let Some(ptr) = captured_malloc(size, stream.device.index, &stream)? {
+            return dev_ptr.write(ptr);
+        }
         dev_ptr.write(mempool::malloc_async(size, stream.device, &stream.stream)?)
     }
 
@@ -26,12 +61,15 @@ hip_api! {
         mem_pool: hipMemPool_t => Arc<MemPool>,
         stream: hipStream_t => Stream,
     ) -> hipError_t {
+        if let Some(ptr) = captured_malloc(size, mem_pool.device, &stream)? {
+            return dev_ptr.write(ptr);
+        }
         dev_ptr.write(mempool::malloc_from_pool_async(size, &mem_pool, stream.device, &stream.stream)?)
     }
 
     fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t => Stream) -> hipError_t {
         // SAFETY: `free_async` only frees pointers it finds in its tables.
-        unsafe { mempool::free_async(dev_ptr, stream.device, &stream.stream) }
+        unsafe { free_async(dev_ptr, &stream) }
     }
 
     fn hipMemPoolCreate(

@@ -13,11 +13,13 @@ mod convert;
 mod declare;
 mod types;
 
+mod capture;
 mod copy;
 mod device;
 mod error;
 mod event;
 mod graph;
+mod graph_memory;
 mod launch;
 mod managed;
 mod memory;
@@ -27,6 +29,7 @@ mod occupancy;
 mod peer;
 mod rtc;
 mod stream;
+mod user_object;
 
 pub(crate) use convert::FromAbi;
 #[doc(hidden)]
@@ -46,11 +49,13 @@ use std::panic::AssertUnwindSafe;
 pub static ABI_SIGNATURES: &[AbiSignature] = &ALL_SIGNATURES;
 
 const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
+    capture::SIGNATURES,
     copy::SIGNATURES,
     device::SIGNATURES,
     error::SIGNATURES,
     event::SIGNATURES,
     graph::SIGNATURES,
+    graph_memory::SIGNATURES,
     launch::SIGNATURES,
     managed::SIGNATURES,
     memory::SIGNATURES,
@@ -60,6 +65,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     peer::SIGNATURES,
     rtc::SIGNATURES,
     stream::SIGNATURES,
+    user_object::SIGNATURES,
 ];
 const ALL_SIGNATURES: [AbiSignature; declare::total(SIGNATURE_PARTS)] =
     declare::concat(SIGNATURE_PARTS);

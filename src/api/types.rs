@@ -8,6 +8,10 @@ use std::ffi::c_void;
 
 pub use crate::error::hipError_t;
 pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
+pub use crate::runtime::graph::generic::{
+    DrvMemsetParams, GraphNodeParams, InstantiateParams, KernelAttrValue,
+};
+pub use crate::runtime::graph::memory::MemAllocNodeParams;
 pub use crate::runtime::graph::{HostNodeParams, KernelNodeParams, MemsetParams};
 pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
@@ -23,6 +27,7 @@ pub type hipMemPool_t = *mut c_void;
 pub type hipGraph_t = *mut c_void;
 pub type hipGraphNode_t = *mut c_void;
 pub type hipGraphExec_t = *mut c_void;
+pub type hipUserObject_t = *mut c_void;
 pub type hiprtcProgram = *mut c_void;
 pub type hiprtcLinkState = *mut c_void;
 
@@ -57,6 +62,7 @@ pub const VOCABULARY: &[&str] = &[
     "hipGraph_t",
     "hipGraphNode_t",
     "hipGraphExec_t",
+    "hipUserObject_t",
     "hiprtcResult",
     "hiprtcProgram",
     "hiprtcLinkState",
@@ -94,6 +100,15 @@ pub const VOCABULARY: &[&str] = &[
     "*mut hipGraph_t",
     "*mut hipGraphNode_t",
     "*mut hipGraphExec_t",
+    "*mut hipUserObject_t",
+    "*mut *const hipGraphNode_t",
+    "*mut u64",
+    "*mut MemAllocNodeParams",
+    "*mut GraphNodeParams",
+    "*mut InstantiateParams",
+    "*mut KernelAttrValue",
+    "*const KernelAttrValue",
+    "*const DrvMemsetParams",
     "*mut KernelNodeParams",
     "*mut MemsetParams",
     "*mut HostNodeParams",

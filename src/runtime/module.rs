@@ -772,6 +772,26 @@ pub enum Towards {
     Host,
 }
 
+/// The device address a symbol copy of `size` bytes at `offset` reaches, after checking the
+/// kind for the direction and the range against the variable (also for the graph nodes that
+/// copy to or from a symbol).
+pub fn symbol_target(
+    towards: Towards,
+    symbol: *const c_void,
+    size: usize,
+    offset: usize,
+    kind: CopyKind,
+) -> HipResult<usize> {
+    let allowed = match towards {
+        Towards::Symbol => CopyKind::HostToDevice,
+        Towards::Host => CopyKind::DeviceToHost,
+    };
+    if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) && kind != allowed {
+        return Err(HipError::INVALID_MEMCPY_DIRECTION);
+    }
+    symbol_range(symbol, offset, size)
+}
+
 /// Every hipMemcpy{To,From}Symbol{,Async}{,_spt}: checks the kind for the direction,
 /// resolves the symbol's range, then copies synchronously (`stream` None) or on `stream`.
 ///
@@ -788,14 +808,7 @@ pub unsafe fn symbol_copy(
     kind: CopyKind,
     stream: Option<*mut c_void>,
 ) -> HipResult {
-    let allowed = match towards {
-        Towards::Symbol => CopyKind::HostToDevice,
-        Towards::Host => CopyKind::DeviceToHost,
-    };
-    if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) && kind != allowed {
-        return Err(HipError::INVALID_MEMCPY_DIRECTION);
-    }
-    let at = symbol_range(symbol, offset, size)? as *mut c_void;
+    let at = symbol_target(towards, symbol, size, offset, kind)? as *mut c_void;
     let (dst, src) = match towards {
         Towards::Symbol => (at, other as *const c_void),
         Towards::Host => (other, at as *const c_void),

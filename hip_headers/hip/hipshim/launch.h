@@ -33,6 +33,21 @@ hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks, dim3
                               void** args, size_t sharedMemBytes, hipStream_t stream,
                               hipEvent_t startEvent, hipEvent_t stopEvent, int flags);
 
+typedef enum hipAccessProperty {
+    hipAccessPropertyNormal = 0,
+    hipAccessPropertyStreaming = 1,
+    hipAccessPropertyPersisting = 2
+} hipAccessProperty;
+
+// A caching hint (hipshim keeps it on graph kernel nodes; it has no effect).
+typedef struct hipAccessPolicyWindow {
+    void* base_ptr;
+    hipAccessProperty hitProp;
+    float hitRatio;
+    hipAccessProperty missProp;
+    size_t num_bytes;
+} hipAccessPolicyWindow;
+
 // Launch attributes (ROCm 7): a list of {id, value} handed to hipLaunchKernelExC and
 // hipDrvLaunchKernelEx. hipshim acts on hipLaunchAttributeCooperative; the other ids are
 // rejected with hipErrorInvalidConfiguration, as AMD's runtime does.
@@ -50,6 +65,7 @@ typedef enum hipLaunchAttributeID {
 // 64 bytes whatever the attribute, so the list has a fixed stride.
 typedef union hipLaunchAttributeValue {
     char pad[64];
+    hipAccessPolicyWindow accessPolicyWindow;
     int cooperative;
     int priority;
 } hipLaunchAttributeValue;

@@ -9,7 +9,7 @@
 //! capture reach this module from their API shells (`api/`), and a kernel launch through the
 //! hook `launch::CAPTURE_KERNEL` set here, so the modules below graphs never name it.
 
-use super::{add_node, new_graph, release, Graph, NodeParams};
+use super::{add_node, new_graph, reaches, release, Graph, NodeParams};
 use crate::error::{HipError, HipResult};
 use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CapturedKernel};
@@ -44,6 +44,9 @@ struct Capture {
     /// The stream that began it (the one `hipStreamEndCapture` must name).
     origin: u64,
     invalidated: bool,
+    /// Began by `hipStreamBeginCaptureToGraph`: the graph is the program's, never released
+    /// here.
+    into_existing: bool,
 }
 
 struct Member {
@@ -81,6 +84,33 @@ fn with_tables<R>(f: impl FnOnce(&mut Tables) -> R) -> R {
 
 /// `hipStreamBeginCapture`.
 pub fn begin(stream: &StreamRef<'_>, mode: u32) -> HipResult {
+    begin_into(stream, mode, None, &[])
+}
+
+/// `hipStreamBeginCaptureToGraph`: the capture adds to `graph`, its first operation after
+/// `deps` (nodes of `graph`).
+pub fn begin_to_graph(
+    stream: &StreamRef<'_>,
+    mode: u32,
+    graph: Arc<Graph>,
+    deps: &[*mut c_void],
+) -> HipResult {
+    let mut checked = Vec::with_capacity(deps.len());
+    for &dep in deps {
+        let node = super::node_of(&graph, dep)?;
+        if !checked.contains(&node.handle) {
+            checked.push(node.handle);
+        }
+    }
+    begin_into(stream, mode, Some(graph), &checked)
+}
+
+fn begin_into(
+    stream: &StreamRef<'_>,
+    mode: u32,
+    graph: Option<Arc<Graph>>,
+    deps: &[usize],
+) -> HipResult {
     if mode > MODE_RELAXED {
         tracing::warn!(mode, "hipStreamBeginCapture: unknown mode");
         return Err(HipError::INVALID_VALUE);
@@ -97,13 +127,14 @@ pub fn begin(stream: &StreamRef<'_>, mode: u32) -> HipResult {
         }
         let capture = Capture {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            graph: new_graph(false),
+            into_existing: graph.is_some(),
+            graph: graph.unwrap_or_else(|| new_graph(false)),
             mode,
             thread: std::thread::current().id(),
             origin: stream.serial,
             invalidated: false,
         };
-        join(t, stream, Arc::new(Mutex::new(capture)), Vec::new());
+        join(t, stream, Arc::new(Mutex::new(capture)), deps.to_vec());
         Ok(())
     })?;
     ACTIVE.fetch_add(1, Ordering::Relaxed);
@@ -162,22 +193,27 @@ pub fn end(stream: &Stream) -> HipResult<*mut c_void> {
             }
         }
         let origin_deps = member.deps.clone();
-        // Every stream of the capture leaves it.
+        // Every stream of the capture leaves it; the others' capture dependencies must be
+        // ones the origin's work comes after (they rejoined it).
         let serials: Vec<u64> = t
             .members
             .iter()
             .filter(|(_, m)| Arc::ptr_eq(&m.capture, &capture))
             .map(|(&s, _)| s)
             .collect();
+        let mut forked_deps = Vec::new();
         for serial in serials {
             if let Some(m) = t.members.remove(&serial) {
                 m.stream.capturing.store(false, Ordering::Relaxed);
+                if serial != stream.serial {
+                    forked_deps.extend(m.deps);
+                }
             }
         }
         t.events.retain(|_, (c, _)| !Arc::ptr_eq(c, &capture));
-        Ok((capture, origin_deps))
+        Ok((capture, origin_deps, forked_deps))
     })?;
-    let (capture, origin_deps) = capture;
+    let (capture, origin_deps, forked_deps) = capture;
     ACTIVE.fetch_sub(1, Ordering::Relaxed);
     let c = capture.lock();
     match c.mode {
@@ -188,21 +224,24 @@ pub fn end(stream: &Stream) -> HipResult<*mut c_void> {
         MODE_THREAD_LOCAL => OWN_STRICT.with(|n| n.set(n.get().saturating_sub(1))),
         _ => {}
     }
-    if c.invalidated {
-        release(&c.graph);
-        return Err(HipError::STREAM_CAPTURE_INVALIDATED);
-    }
-    // A node no later node depends on must be one the origin stream's work comes after:
-    // otherwise a forked stream did not rejoin.
-    let leaves = super::nodes(&c.graph)
-        .into_iter()
-        .filter(|n| !super::edges(&c.graph).iter().any(|&(f, _)| f == *n));
-    for leaf in leaves {
-        if !origin_deps.contains(&leaf) {
-            tracing::warn!("hipStreamEndCapture: a forked stream did not rejoin the origin");
+    let fail = |error| {
+        if !c.into_existing {
             release(&c.graph);
-            return Err(HipError::STREAM_CAPTURE_UNJOINED);
         }
+        Err(error)
+    };
+    if c.invalidated {
+        return fail(HipError::STREAM_CAPTURE_INVALIDATED);
+    }
+    let edges = super::edges(&c.graph);
+    let joined = |d: &usize| {
+        origin_deps
+            .iter()
+            .any(|&o| o == *d || reaches(&edges, *d, o))
+    };
+    if !forked_deps.iter().all(joined) {
+        tracing::warn!("hipStreamEndCapture: a forked stream did not rejoin the origin");
+        return fail(HipError::STREAM_CAPTURE_UNJOINED);
     }
     Ok(c.graph.handle as *mut c_void)
 }
@@ -223,6 +262,82 @@ pub fn info(stream: &Stream) -> (u32, u64) {
             };
             (status, c.id)
         }
+    })
+}
+
+/// What `hipStreamGetCaptureInfo_v2` reports of a capturing stream.
+pub struct InfoV2 {
+    pub status: u32,
+    pub id: u64,
+    pub graph: usize,
+    /// The stream's capture dependencies: the array stays where it is until the stream's
+    /// next capture call (CUDA's promise for the pointer it returns).
+    pub deps: *const usize,
+    pub count: usize,
+}
+
+/// `hipStreamGetCaptureInfo_v2`: `None` if the stream is not capturing.
+pub fn info_v2(stream: &Stream) -> Option<InfoV2> {
+    if !stream.capturing.load(Ordering::Relaxed) {
+        return None;
+    }
+    with_tables(|t| {
+        let m = t.members.get(&stream.serial)?;
+        let c = m.capture.lock();
+        Some(InfoV2 {
+            status: if c.invalidated {
+                STATUS_INVALIDATED
+            } else {
+                STATUS_ACTIVE
+            },
+            id: c.id,
+            graph: c.graph.handle,
+            deps: m.deps.as_ptr(),
+            count: m.deps.len(),
+        })
+    })
+}
+
+/// `hipStreamUpdateCaptureDependencies` flags.
+pub const ADD_DEPENDENCIES: u32 = 0;
+pub const SET_DEPENDENCIES: u32 = 1;
+
+/// `hipStreamUpdateCaptureDependencies`: adds `nodes` (of the capture's graph) to the
+/// stream's capture dependencies, or makes them the whole set.
+pub fn update_dependencies(stream: &Stream, nodes: &[*mut c_void], flags: u32) -> HipResult {
+    if flags > SET_DEPENDENCIES {
+        tracing::warn!(flags, "hipStreamUpdateCaptureDependencies: unknown flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let capture = with_tables(|t| t.members.get(&stream.serial).map(|m| m.capture.clone()));
+    let Some(capture) = capture else {
+        tracing::warn!("hipStreamUpdateCaptureDependencies: the stream is not capturing");
+        return Err(HipError::ILLEGAL_STATE);
+    };
+    let graph = {
+        let c = capture.lock();
+        if c.invalidated {
+            return Err(HipError::STREAM_CAPTURE_INVALIDATED);
+        }
+        c.graph.clone()
+    };
+    let mut handles = Vec::with_capacity(nodes.len());
+    for &node in nodes {
+        handles.push(super::node_of(&graph, node)?.handle);
+    }
+    with_tables(|t| {
+        let Some(m) = t.members.get_mut(&stream.serial) else {
+            return Err(HipError::ILLEGAL_STATE);
+        };
+        if flags == SET_DEPENDENCIES {
+            m.deps.clear();
+        }
+        for h in handles {
+            if !m.deps.contains(&h) {
+                m.deps.push(h);
+            }
+        }
+        Ok(())
     })
 }
 

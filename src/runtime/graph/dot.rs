@@ -32,6 +32,8 @@ fn label(params: &NodeParams) -> String {
         NodeParams::EventRecord(e) => format!("EVENT_RECORD\\nevent {:#x}", e.handle),
         NodeParams::EventWait(e) => format!("EVENT_WAIT\\nevent {:#x}", e.handle),
         NodeParams::Child(g) => format!("GRAPH\\n{:#x}", g.handle),
+        NodeParams::MemAlloc(a) => format!("MEM_ALLOC\\n{:#x}, {} bytes", a.start, a.size),
+        NodeParams::MemFree(a) => format!("MEM_FREE\\n{:#x}", a.start),
     }
 }
 

@@ -11,6 +11,8 @@
 //! dependencies, so a later executor can put independent branches on several queues or
 //! prebuild each step's AQL packet.
 
+use super::memory::{self, GraphAlloc};
+use super::user_object;
 use super::{bad, node_type, Graph, HostCall, KernelNode, Memcpy1D, Memset, NodeParams};
 use crate::error::{HipError, HipResult};
 use crate::runtime::event::{self, Event};
@@ -20,13 +22,17 @@ use crate::runtime::{copy, stream};
 use parking_lot::Mutex;
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 static EXECS: HandleTable<Exec> = HandleTable::new("graph exec", 0x40);
 
-/// `hipGraphInstantiateFlagAutoFreeOnLaunch`, `...Upload`, `...UseNodePriority`: nothing
-/// for this executor to do (it allocates nothing, uploads nothing and has one queue).
-const KNOWN_FLAGS: u64 = 1 | 2 | 8;
+/// `hipGraphInstantiateFlagAutoFreeOnLaunch` (see `memory.rs`), `...Upload`,
+/// `...UseNodePriority`: the last two nothing for this executor to do (it uploads nothing and
+/// has one queue).
+const KNOWN_FLAGS: u64 = AUTO_FREE_ON_LAUNCH | UPLOAD | 8;
+const AUTO_FREE_ON_LAUNCH: u64 = 1;
+pub const UPLOAD: u64 = 2;
 /// `hipGraphInstantiateFlagDeviceLaunch`.
 const DEVICE_LAUNCH: u64 = 4;
 
@@ -53,6 +59,9 @@ enum Step {
     Host(HostCall),
     Record(Arc<Event>),
     Wait(Arc<Event>),
+    /// Graph memory: allocated or freed when the launch is submitted (see `memory.rs`).
+    Alloc(Arc<GraphAlloc>),
+    Free(Arc<GraphAlloc>),
     Nothing,
 }
 
@@ -65,6 +74,8 @@ impl Step {
             Some(NodeParams::Host(h)) => Step::Host(h),
             Some(NodeParams::EventRecord(e)) => Step::Record(e.event),
             Some(NodeParams::EventWait(e)) => Step::Wait(e.event),
+            Some(NodeParams::MemAlloc(a)) => Step::Alloc(a),
+            Some(NodeParams::MemFree(a)) => Step::Free(a),
             Some(NodeParams::Empty) | Some(NodeParams::Child(_)) | None => Step::Nothing,
         }
     }
@@ -82,6 +93,12 @@ pub struct Exec {
     steps: Mutex<Arc<Vec<Step>>>,
     /// Flat index of each node of the instantiated graph (and of its child graphs).
     by_origin: HashMap<usize, usize>,
+    /// `hipGraphInstantiateWithFlags`'s flags (`hipGraphExecGetFlags`).
+    pub flags: u64,
+    /// Whether each flat node runs (`hipGraphNodeSetEnabled`); a disabled one keeps its edges.
+    enabled: Vec<AtomicBool>,
+    /// The user object references the graph held, retained while this exists.
+    _user_objects: user_object::Owned,
 }
 
 /// Appends `graph`'s nodes to `out`; returns each node's first and last flat index (the two
@@ -199,15 +216,19 @@ pub fn instantiate(graph: &Graph, flags: u64, error_node: &mut usize) -> HipResu
         .filter_map(|(i, n)| n.origin.map(|o| (o, i)))
         .collect();
     let steps = shape.iter().map(|n| Step::of(n.params.clone())).collect();
-    let shape = shape
+    let shape: Vec<Flat> = shape
         .into_iter()
         .map(|n| Flat { params: None, ..n })
         .collect();
+    let enabled = (0..shape.len()).map(|_| AtomicBool::new(true)).collect();
     let exec = Arc::new(Exec {
         shape,
         order,
         steps: Mutex::new(Arc::new(steps)),
         by_origin,
+        flags,
+        enabled,
+        _user_objects: super::user_objects(graph),
     });
     Ok(EXECS.insert(exec) as *mut c_void)
 }
@@ -237,7 +258,19 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
     // A handle, looked up again by each operation, never dereferenced.
     let stream_handle = stream_handle as usize as *mut c_void;
     let steps = exec.steps.lock().clone();
+    let auto_free = exec.flags & AUTO_FREE_ON_LAUNCH != 0;
+    // A graph whose allocation is still allocated does not start at all.
+    for step in steps.iter() {
+        if let Step::Alloc(a) = step {
+            if !memory::may_allocate(a, auto_free) {
+                return memory::launch_allocate(a, auto_free);
+            }
+        }
+    }
     for &at in &exec.order {
+        if !exec.enabled[at].load(Ordering::Relaxed) {
+            continue;
+        }
         match &steps[at] {
             Step::Kernel(k) => {
                 // SAFETY: packed arguments need no caller contract; `launch_on` checks they
@@ -251,7 +284,13 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
                         Args::Packed(&k.args.bytes),
                         k.shared_mem as usize,
                         stream_handle,
-                        Dispatch::Stream,
+                        if k.attrs.cooperative != 0 {
+                            Dispatch::Cooperative {
+                                multigrid_sync: crate::runtime::cooperative::SINGLE_GRID,
+                            }
+                        } else {
+                            Dispatch::Stream
+                        },
                     )
                 }?
             }
@@ -294,6 +333,8 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
             )?,
             Step::Record(e) => event::record(e, device, &stream)?,
             Step::Wait(e) => event::stream_wait(device, &stream, e, 0)?,
+            Step::Alloc(a) => memory::launch_allocate(a, auto_free)?,
+            Step::Free(a) => memory::launch_free(a),
             Step::Nothing => {}
         }
     }
@@ -308,10 +349,98 @@ pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResu
             "the node is not in the graph this executable graph was made from",
         ));
     };
-    if exec.shape[at].type_code != params.type_code() || params.type_code() == node_type::GRAPH {
+    if exec.shape[at].type_code != params.type_code()
+        || matches!(
+            params.type_code(),
+            node_type::GRAPH | node_type::MEM_ALLOC | node_type::MEM_FREE
+        )
+    {
         return Err(bad("graph exec node parameters of another node type"));
     }
+    let mut params = params;
+    if let (NodeParams::Kernel(new), Step::Kernel(old)) = (&mut params, &exec.steps.lock()[at]) {
+        new.attrs = old.attrs;
+    }
     Arc::make_mut(&mut exec.steps.lock())[at] = Step::of(Some(params));
+    Ok(())
+}
+
+/// The flat index of `node` (a node of the instantiated graph or of its child graphs).
+fn flat_index(exec: &Exec, node: *mut c_void) -> HipResult<usize> {
+    exec.by_origin
+        .get(&(node as usize))
+        .copied()
+        .ok_or_else(|| bad("the node is not in the graph this executable graph was made from"))
+}
+
+/// `hipGraphNodeSetEnabled`: kernel, memcpy and memset nodes only (CUDA's rule).
+pub fn set_enabled(exec: &Exec, node: *mut c_void, enabled: bool) -> HipResult {
+    let at = flat_index(exec, node)?;
+    if !matches!(
+        exec.shape[at].type_code,
+        node_type::KERNEL | node_type::MEMCPY | node_type::MEMSET
+    ) {
+        return Err(bad(
+            "hipGraphNodeSetEnabled: only kernel, memcpy and memset nodes can be disabled",
+        ));
+    }
+    exec.enabled[at].store(enabled, Ordering::Relaxed);
+    Ok(())
+}
+
+/// `hipGraphNodeGetEnabled`.
+pub fn enabled(exec: &Exec, node: *mut c_void) -> HipResult<bool> {
+    let at = flat_index(exec, node)?;
+    if !matches!(
+        exec.shape[at].type_code,
+        node_type::KERNEL | node_type::MEMCPY | node_type::MEMSET
+    ) {
+        return Err(bad(
+            "hipGraphNodeGetEnabled: only kernel, memcpy and memset nodes can be disabled",
+        ));
+    }
+    Ok(exec.enabled[at].load(Ordering::Relaxed))
+}
+
+/// `hipGraphExecChildGraphNodeSetParams`: `child`'s parameters for the child graph `node`
+/// embeds, if `child` has the same shape (nodes in the same order, same types and edges).
+pub fn set_child(exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
+    let begin = flat_index(exec, node)?;
+    if exec.shape[begin].type_code != node_type::GRAPH {
+        return Err(bad(
+            "hipGraphExecChildGraphNodeSetParams: not a child-graph node",
+        ));
+    }
+    let fresh = flatten_graph(child);
+    let base = begin + 1;
+    let end = base + fresh.len();
+    let same_shape = end < exec.shape.len()
+        && exec.shape[end].origin.is_none()
+        && exec.shape[end].type_code == node_type::GRAPH
+        && fresh.iter().enumerate().all(|(i, new)| {
+            let old = &exec.shape[base + i];
+            let mut deps: Vec<usize> = new.deps.iter().map(|d| d + base).collect();
+            if deps.is_empty() {
+                deps.push(begin);
+            }
+            new.type_code == old.type_code
+                && new.origin.is_some() == old.origin.is_some()
+                && deps == old.deps
+        });
+    if !same_shape
+        || fresh
+            .iter()
+            .any(|n| matches!(n.type_code, node_type::MEM_ALLOC | node_type::MEM_FREE))
+    {
+        return Err(bad(
+            "hipGraphExecChildGraphNodeSetParams: the graph's shape differs from the child graph's",
+        ));
+    }
+    let mut current = exec.steps.lock();
+    let steps = Arc::make_mut(&mut current);
+    for (i, new) in fresh.into_iter().enumerate() {
+        steps[base + i] = Step::of(new.params);
+    }
     Ok(())
 }
 

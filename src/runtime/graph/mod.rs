@@ -11,6 +11,9 @@
 pub mod capture;
 mod dot;
 pub mod exec;
+pub mod generic;
+pub mod memory;
+pub mod user_object;
 
 use super::copy::{CopyKind, Rows};
 use super::event::Event;
@@ -67,16 +70,23 @@ pub struct HostNodeParams {
     pub user_data: *mut c_void,
 }
 
-/// `hipGraphNodeType`.
+/// `hipGraphNodeType` as numbered since ROCm 5.4 (ROCm 5.0 to 5.3 counted from 1 and had a
+/// `Memcpy1D` type): the numbering of the hip_5.5 and later ABI, where `hipGraphAddNode` and
+/// `hipGraphNodeParams` take these codes. A 1D copy, like a symbol copy, is a memcpy node, as
+/// in AMD's runtime.
 pub mod node_type {
-    pub const KERNEL: u32 = 1;
-    pub const MEMSET: u32 = 3;
-    pub const HOST: u32 = 4;
-    pub const GRAPH: u32 = 5;
-    pub const EMPTY: u32 = 6;
-    pub const WAIT_EVENT: u32 = 7;
-    pub const EVENT_RECORD: u32 = 8;
-    pub const MEMCPY_1D: u32 = 9;
+    pub const KERNEL: u32 = 0;
+    pub const MEMCPY: u32 = 1;
+    pub const MEMSET: u32 = 2;
+    pub const HOST: u32 = 3;
+    pub const GRAPH: u32 = 4;
+    pub const EMPTY: u32 = 5;
+    pub const WAIT_EVENT: u32 = 6;
+    pub const EVENT_RECORD: u32 = 7;
+    pub const EXT_SEMAPHORE_SIGNAL: u32 = 8;
+    pub const EXT_SEMAPHORE_WAIT: u32 = 9;
+    pub const MEM_ALLOC: u32 = 10;
+    pub const MEM_FREE: u32 = 11;
 }
 
 /// A kernel node's explicit arguments, copied at add time into the kernel's kernarg layout
@@ -97,6 +107,39 @@ pub struct KernelNode {
     pub block: Dim3,
     pub shared_mem: u32,
     pub args: Arc<PackedArgs>,
+    /// `hipGraphKernelNodeSetAttribute`'s: kept when the parameters change.
+    pub attrs: KernelAttrs,
+}
+
+/// `hipAccessPolicyWindow`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AccessPolicyWindow {
+    pub base_ptr: usize,
+    pub hit_prop: u32,
+    pub hit_ratio: f32,
+    pub miss_prop: u32,
+    pub num_bytes: usize,
+}
+
+const _: () = assert!(std::mem::size_of::<AccessPolicyWindow>() == 32);
+
+/// A kernel node's attributes (`hipKernelNodeAttrID` / `hipLaunchAttributeID`). The access
+/// policy window is a caching hint with no effect here, and the priority is the stream's at
+/// launch (queues are chosen per stream); a cooperative node launches as
+/// `hipLaunchCooperativeKernel` does.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KernelAttrs {
+    pub access_policy_window: AccessPolicyWindow,
+    pub cooperative: i32,
+    pub priority: i32,
+}
+
+/// `hipKernelNodeAttrID`.
+pub mod kernel_attr {
+    pub const ACCESS_POLICY_WINDOW: u32 = 1;
+    pub const COOPERATIVE: u32 = 2;
+    pub const PRIORITY: u32 = 8;
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -151,19 +194,23 @@ pub enum NodeParams {
     EventWait(EventRef),
     /// The node's own copy of the child graph (embedded: not destroyable by the program).
     Child(Arc<Graph>),
+    MemAlloc(Arc<memory::GraphAlloc>),
+    MemFree(Arc<memory::GraphAlloc>),
 }
 
 impl NodeParams {
     pub fn type_code(&self) -> u32 {
         match self {
             NodeParams::Kernel(_) => node_type::KERNEL,
-            NodeParams::Memcpy1D(_) => node_type::MEMCPY_1D,
+            NodeParams::Memcpy1D(_) => node_type::MEMCPY,
             NodeParams::Memset(_) => node_type::MEMSET,
             NodeParams::Host(_) => node_type::HOST,
             NodeParams::Empty => node_type::EMPTY,
             NodeParams::EventRecord(_) => node_type::EVENT_RECORD,
             NodeParams::EventWait(_) => node_type::WAIT_EVENT,
             NodeParams::Child(_) => node_type::GRAPH,
+            NodeParams::MemAlloc(_) => node_type::MEM_ALLOC,
+            NodeParams::MemFree(_) => node_type::MEM_FREE,
         }
     }
 }
@@ -184,6 +231,8 @@ struct Body {
     edges: Vec<(usize, usize)>,
     /// For a clone: each original node's handle to its copy's (`hipGraphNodeFindInClone`).
     clone_of: HashMap<usize, usize>,
+    /// User object references the graph owns.
+    user_objects: user_object::Owned,
 }
 
 pub struct Node {
@@ -256,7 +305,15 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
 
 fn release(graph: &Graph) {
     let _ = GRAPHS.remove(graph.handle);
-    let nodes = std::mem::take(&mut graph.body.lock().nodes);
+    let (nodes, user_objects) = {
+        let mut body = graph.body.lock();
+        (
+            std::mem::take(&mut body.nodes),
+            std::mem::take(&mut body.user_objects),
+        )
+    };
+    // Released unlocked (a destructor is only queued, but releasing takes other locks).
+    drop(user_objects);
     for node in nodes {
         release_node(&node);
     }
@@ -329,6 +386,7 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         block: params.block,
         shared_mem: params.shared_mem,
         args: Arc::new(PackedArgs { bytes, pointers }),
+        attrs: KernelAttrs::default(),
     };
     if let Some((error, why)) = super::launch::check_configuration(
         &kernel.info,
@@ -364,6 +422,7 @@ pub fn captured_kernel(
         block,
         shared_mem,
         args: Arc::new(PackedArgs { bytes, pointers }),
+        attrs: KernelAttrs::default(),
     }
 }
 
@@ -393,6 +452,33 @@ pub fn memcpy_1d(
     Ok(Memcpy1D {
         dst: dst as usize,
         src: src as usize,
+        count,
+        kind,
+    })
+}
+
+/// A memcpy node's copy to (`Towards::Symbol`) or from a device variable: the symbol is
+/// resolved now, on the current device, as `hipMemcpyToSymbol` resolves it.
+pub fn memcpy_symbol(
+    towards: module::Towards,
+    symbol: *const c_void,
+    other: *mut c_void,
+    count: usize,
+    offset: usize,
+    kind: u32,
+) -> HipResult<Memcpy1D> {
+    let kind = CopyKind::from_raw(kind)?;
+    if other.is_null() {
+        return Err(bad("symbol memcpy node: null source or destination"));
+    }
+    let at = module::symbol_target(towards, symbol, count, offset, kind)?;
+    let (dst, src) = match towards {
+        module::Towards::Symbol => (at, other as usize),
+        module::Towards::Host => (other as usize, at),
+    };
+    Ok(Memcpy1D {
+        dst,
+        src,
         count,
         kind,
     })
@@ -627,14 +713,71 @@ pub fn dependents(node: &Node) -> HipResult<Vec<usize>> {
         .collect())
 }
 
-/// Replaces the parameters of a node of the type `type_code` (`hipGraph*NodeSetParams`).
+/// Replaces the parameters of a node of the type `type_code` (`hipGraph*NodeSetParams`). A
+/// kernel node keeps its attributes; memory alloc and free nodes cannot change.
 pub fn set_params(node: &Node, params: NodeParams) -> HipResult {
     let mut current = node.params.lock();
     if current.type_code() != params.type_code() {
         return Err(bad("graph node parameters of another node type"));
     }
+    let mut params = params;
+    match (&*current, &mut params) {
+        (NodeParams::Kernel(old), NodeParams::Kernel(new)) => new.attrs = old.attrs,
+        (NodeParams::MemAlloc(_) | NodeParams::MemFree(_), _) => {
+            return Err(bad("memory alloc and free nodes cannot change"))
+        }
+        (NodeParams::Child(_), _) => {
+            return Err(bad(
+                "a child-graph node's graph cannot be replaced in the graph",
+            ))
+        }
+        _ => {}
+    }
     *current = params;
     Ok(())
+}
+
+/// Changes a kernel node's attribute through `f`.
+pub fn update_kernel_attrs(
+    node: &Node,
+    f: impl FnOnce(&mut KernelAttrs) -> HipResult,
+) -> HipResult {
+    match &mut *node.params.lock() {
+        NodeParams::Kernel(k) => f(&mut k.attrs),
+        _ => Err(bad("not a kernel node")),
+    }
+}
+
+/// `hipGraphRetainUserObject`.
+pub fn retain_user_object(
+    graph: &Graph,
+    object: Arc<user_object::UserObject>,
+    count: u32,
+    flags: u32,
+) -> HipResult {
+    graph.body.lock().user_objects.retain(object, count, flags)
+}
+
+/// `hipGraphReleaseUserObject`.
+pub fn release_user_object(
+    graph: &Graph,
+    object: &Arc<user_object::UserObject>,
+    count: u32,
+) -> HipResult {
+    graph.body.lock().user_objects.release(object, count)
+}
+
+/// The user object references of `graph` and of its child graphs, retained once more (for an
+/// executable graph made from it).
+pub fn user_objects(graph: &Graph) -> user_object::Owned {
+    let body = graph.body.lock();
+    let mut owned = body.user_objects.duplicate();
+    for node in &body.nodes {
+        if let NodeParams::Child(child) = node.params() {
+            owned.absorb(user_objects(&child));
+        }
+    }
+    owned
 }
 
 /// `hipGraphClone`: a graph with a copy of every node and edge; child graphs are copied too.
@@ -663,11 +806,13 @@ fn clone_graph(original: &Graph, embedded: bool) -> HipResult<Arc<Graph>> {
         nodes.push(NODES.get(handle)?);
     }
     let edges = body.edges.iter().map(|(f, t)| (map[f], map[t])).collect();
+    let user_objects = body.user_objects.duplicate();
     drop(body);
     *copy.body.lock() = Body {
         nodes,
         edges,
         clone_of: map,
+        user_objects,
     };
     Ok(copy)
 }
