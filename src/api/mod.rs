@@ -13,7 +13,9 @@ mod convert;
 mod declare;
 mod types;
 
+mod array;
 mod copy;
+mod copy3d;
 mod device;
 mod error;
 mod event;
@@ -45,7 +47,9 @@ use std::panic::AssertUnwindSafe;
 pub static ABI_SIGNATURES: &[AbiSignature] = &ALL_SIGNATURES;
 
 const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
+    array::SIGNATURES,
     copy::SIGNATURES,
+    copy3d::SIGNATURES,
     device::SIGNATURES,
     error::SIGNATURES,
     event::SIGNATURES,
