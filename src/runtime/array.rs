@@ -452,7 +452,11 @@ pub fn create(spec: &ArraySpec) -> HipResult<*mut HipArray> {
     });
     let handle = &*array as *const HipArray as *mut HipArray;
     TABLES.lock().arrays.insert(handle as usize, array);
-    tracing::debug!(?geometry, handle = format_args!("{handle:p}"), "array created");
+    tracing::debug!(
+        ?geometry,
+        handle = format_args!("{handle:p}"),
+        "array created"
+    );
     Ok(handle)
 }
 
@@ -745,7 +749,11 @@ mod tests {
             spec(MAX_2D + 1, 1, 0, 0),
             spec(4, 4, 4, TEXTURE_GATHER),
         ] {
-            assert_eq!(bad.geometry().err(), Some(HipError::INVALID_VALUE), "{bad:?}");
+            assert_eq!(
+                bad.geometry().err(),
+                Some(HipError::INVALID_VALUE),
+                "{bad:?}"
+            );
         }
     }
 

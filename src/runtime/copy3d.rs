@@ -112,7 +112,11 @@ pub struct Memcpy2DParams {
 pub enum Place {
     /// Host or device memory: `pitch` bytes per row, `rows` rows per slice (only read when
     /// the copy has more than one slice).
-    Pitched { ptr: usize, pitch: usize, rows: usize },
+    Pitched {
+        ptr: usize,
+        pitch: usize,
+        rows: usize,
+    },
     /// A `hipArray_t` (checked when the copy runs).
     Array(usize),
 }
@@ -175,8 +179,16 @@ impl Copy3D {
         } else {
             dst_element
         };
-        src.pos.x = src.pos.x.checked_mul(src_element).ok_or(HipError::INVALID_VALUE)?;
-        dst.pos.x = dst.pos.x.checked_mul(dst_element).ok_or(HipError::INVALID_VALUE)?;
+        src.pos.x = src
+            .pos
+            .x
+            .checked_mul(src_element)
+            .ok_or(HipError::INVALID_VALUE)?;
+        dst.pos.x = dst
+            .pos
+            .x
+            .checked_mul(dst_element)
+            .ok_or(HipError::INVALID_VALUE)?;
         let width = p
             .extent
             .width
@@ -395,7 +407,12 @@ fn resolve(side: &Side3D, extent: &Extent, what: &str) -> HipResult<Resolved> {
                 return Err(HipError::INVALID_VALUE);
             }
             if !fits(x, extent.width, pitch) && (extent.height > 1 || extent.depth > 1) {
-                tracing::warn!(x, width = extent.width, pitch, "the {what} rows run past their pitch");
+                tracing::warn!(
+                    x,
+                    width = extent.width,
+                    pitch,
+                    "the {what} rows run past their pitch"
+                );
                 return Err(HipError::INVALID_PITCH_VALUE);
             }
             // A single row needs no pitch; a single slice no slice height.
@@ -405,7 +422,12 @@ fn resolve(side: &Side3D, extent: &Extent, what: &str) -> HipResult<Resolved> {
                 pitch.max(x + extent.width)
             };
             if extent.depth > 1 && !fits(y, extent.height, rows) {
-                tracing::warn!(y, height = extent.height, rows, "the {what} slices are shorter than the box");
+                tracing::warn!(
+                    y,
+                    height = extent.height,
+                    rows,
+                    "the {what} slices are shorter than the box"
+                );
                 return Err(HipError::INVALID_VALUE);
             }
             let slice_pitch = pitch.checked_mul(rows).ok_or(HipError::INVALID_VALUE)?;
@@ -459,7 +481,10 @@ impl Copy3D {
             src_pitch: src.pitch,
         };
         if merged {
-            let height = e.height.checked_mul(e.depth).ok_or(HipError::INVALID_VALUE)?;
+            let height = e
+                .height
+                .checked_mul(e.depth)
+                .ok_or(HipError::INVALID_VALUE)?;
             return Ok(vec![RowsCopy {
                 dst: dst.base,
                 src: src.base,
@@ -579,10 +604,7 @@ impl LinearSide {
             Some(g) => {
                 let row = self.offset / g.row_bytes();
                 let column = self.offset % g.row_bytes();
-                (
-                    self.base + row * g.pitch + column,
-                    g.row_bytes() - column,
-                )
+                (self.base + row * g.pitch + column, g.row_bytes() - column)
             }
         }
     }
@@ -668,11 +690,19 @@ pub fn memset_3d(
         return Err(HipError::INVALID_VALUE);
     }
     if extent.width > target.pitch {
-        tracing::warn!(?extent, pitch = target.pitch, "hipMemset3D: rows wider than the pitch");
+        tracing::warn!(
+            ?extent,
+            pitch = target.pitch,
+            "hipMemset3D: rows wider than the pitch"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     if extent.depth > 1 && extent.height > target.ysize {
-        tracing::warn!(?extent, ysize = target.ysize, "hipMemset3D: slices taller than ysize");
+        tracing::warn!(
+            ?extent,
+            ysize = target.ysize,
+            "hipMemset3D: slices taller than ysize"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     let slice_pitch = target
@@ -697,15 +727,9 @@ pub fn memset_3d(
             .ok_or(HipError::INVALID_VALUE)? as *mut c_void;
         match stream {
             None => copy::memset_2d(dst, target.pitch, value, extent.width, height)?,
-            Some(s) => copy::memset_2d_async(
-                dst,
-                target.pitch,
-                value as u32,
-                1,
-                extent.width,
-                height,
-                s,
-            )?,
+            Some(s) => {
+                copy::memset_2d_async(dst, target.pitch, value as u32, 1, extent.width, height, s)?
+            }
         }
     }
     Ok(())
@@ -749,7 +773,11 @@ mod tests {
             kind: CopyKind::Default,
         };
         let plan = c.plan().unwrap();
-        assert_eq!(plan.len(), 2, "box shorter than the slices: a copy per slice");
+        assert_eq!(
+            plan.len(),
+            2,
+            "box shorter than the slices: a copy per slice"
+        );
         assert_eq!(plan[0].dst, 0x10000 + 2 * 64 * 8 + 64 + 4);
         assert_eq!(plan[1].dst, plan[0].dst + 64 * 8);
         assert_eq!(plan[1].src, 0x90000 + 32 * 8);
@@ -784,8 +812,14 @@ mod tests {
             c(memory(0x1000, 20, 4, at(8))).plan(),
             Err(HipError::INVALID_PITCH_VALUE)
         );
-        assert_eq!(c(memory(0, 32, 4, at(0))).plan(), Err(HipError::INVALID_VALUE));
-        assert_eq!(c(memory(0x1000, 32, 1, at(0))).plan(), Err(HipError::INVALID_VALUE));
+        assert_eq!(
+            c(memory(0, 32, 4, at(0))).plan(),
+            Err(HipError::INVALID_VALUE)
+        );
+        assert_eq!(
+            c(memory(0x1000, 32, 1, at(0))).plan(),
+            Err(HipError::INVALID_VALUE)
+        );
     }
 
     #[test]
