@@ -75,6 +75,10 @@ enum Class {
     F32,
     F64,
     Dim3,
+    /// Structures passed or returned by value (`runtime/array.rs`): each its own class.
+    Extent,
+    PitchedPtr,
+    ChannelDesc,
     Void,
 }
 
@@ -182,6 +186,9 @@ fn rust_class(ty: &str) -> Result<Class, String> {
         match ty.as_str() {
             "()" => Some(Class::Void),
             "Dim3" => Some(Class::Dim3),
+            "Extent" => Some(Class::Extent),
+            "PitchedPtr" => Some(Class::PitchedPtr),
+            "ChannelFormatDesc" => Some(Class::ChannelDesc),
             "usize" | "c_ulong" | "c_ulonglong" => Some(Class::U64),
             "isize" | "c_long" | "c_longlong" => Some(Class::I64),
             "c_int" => Some(Class::I32),
@@ -382,6 +389,9 @@ impl Header {
             "float" => Some(Class::F32),
             "double" => Some(Class::F64),
             "dim3" => Some(Class::Dim3),
+            "hipExtent" => Some(Class::Extent),
+            "hipPitchedPtr" => Some(Class::PitchedPtr),
+            "hipChannelFormatDesc" => Some(Class::ChannelDesc),
             _ => None,
         };
         if let Some(class) = builtin {

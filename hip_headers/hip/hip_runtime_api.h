@@ -16,6 +16,7 @@
 #include "hipshim/api_error.h"
 #include "hipshim/api_memory.h"
 #include "hipshim/api_managed.h"
+#include "hipshim/api_array.h"
 #include "hipshim/api_mempool.h"
 #include "hipshim/api_stream.h"
 #include "hipshim/api_event.h"

@@ -13,8 +13,10 @@ mod convert;
 mod declare;
 mod types;
 
+mod array;
 mod capture;
 mod copy;
+mod copy3d;
 mod device;
 mod error;
 mod event;
@@ -49,8 +51,10 @@ use std::panic::AssertUnwindSafe;
 pub static ABI_SIGNATURES: &[AbiSignature] = &ALL_SIGNATURES;
 
 const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
+    array::SIGNATURES,
     capture::SIGNATURES,
     copy::SIGNATURES,
+    copy3d::SIGNATURES,
     device::SIGNATURES,
     error::SIGNATURES,
     event::SIGNATURES,

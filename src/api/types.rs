@@ -7,6 +7,11 @@
 use std::ffi::c_void;
 
 pub use crate::error::hipError_t;
+pub use crate::runtime::array::{
+    Array3DDescriptor, ArrayDescriptor, ChannelFormatDesc, Extent, HipArray, HipMipmappedArray,
+    PitchedPtr,
+};
+pub use crate::runtime::copy3d::{DrvMemcpy3D, Memcpy2DParams, Memcpy3DParms, Memcpy3DPeerParms};
 pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
 pub use crate::runtime::graph::generic::{
     DrvMemsetParams, GraphNodeParams, InstantiateParams, KernelAttrValue,
@@ -119,4 +124,26 @@ pub const VOCABULARY: &[&str] = &[
     "*mut DevicePropR0600",
     "*mut FuncAttributes",
     "*mut PointerAttributes",
+    // Arrays and 3D copies (`runtime/array.rs`, `runtime/copy3d.rs`).
+    "Extent",
+    "PitchedPtr",
+    "ChannelFormatDesc",
+    "*mut HipArray",
+    "*const HipArray",
+    "*mut *mut HipArray",
+    "*mut HipMipmappedArray",
+    "*const HipMipmappedArray",
+    "*mut *mut HipMipmappedArray",
+    "*const ChannelFormatDesc",
+    "*mut ChannelFormatDesc",
+    "*mut Extent",
+    "*mut PitchedPtr",
+    "*const ArrayDescriptor",
+    "*mut ArrayDescriptor",
+    "*const Array3DDescriptor",
+    "*mut Array3DDescriptor",
+    "*const Memcpy3DParms",
+    "*mut Memcpy3DPeerParms",
+    "*const DrvMemcpy3D",
+    "*const Memcpy2DParams",
 ];

@@ -916,6 +916,24 @@ fn memset_2d_pattern(
     }
 }
 
+/// `hipMemsetD2D8/D16/D32`: `height` rows of `width` elements of `pattern.len()` bytes (1, 2
+/// or 4), rows `pitch` bytes apart, synchronously.
+pub fn memset_2d_elements(
+    dst: *mut c_void,
+    pitch: usize,
+    pattern: &[u8],
+    width: usize,
+    height: usize,
+) -> HipResult {
+    let bytes = width
+        .checked_mul(pattern.len())
+        .ok_or(HipError::INVALID_VALUE)?;
+    if bytes > pitch && height > 1 {
+        return Err(HipError::INVALID_PITCH_VALUE);
+    }
+    memset_2d_pattern(dst, pitch, pattern, bytes, height)
+}
+
 /// `hipMemsetAsync` / `hipMemsetD8/D16/D32Async`: `count` elements of `element` bytes (1, 2 or
 /// 4), each `value`'s low bytes, at `dst`, in `stream`'s order: a host task in the stream.
 pub fn memset_async(
@@ -925,15 +943,30 @@ pub fn memset_async(
     count: usize,
     stream: *mut c_void,
 ) -> HipResult {
+    let bytes = count.checked_mul(element).ok_or(HipError::INVALID_VALUE)?;
+    memset_2d_async(dst, bytes, value, element, count, 1, stream)
+}
+
+/// `hipMemset2DAsync`, `hipMemsetD2D*Async`: `height` rows of `width` elements of `element`
+/// bytes (1, 2 or 4), rows `pitch` bytes apart, in `stream`'s order: a host task in the stream.
+pub fn memset_2d_async(
+    dst: *mut c_void,
+    pitch: usize,
+    value: u32,
+    element: usize,
+    width: usize,
+    height: usize,
+    stream: *mut c_void,
+) -> HipResult {
     debug_assert!(matches!(element, 1 | 2 | 4));
     let (device, stream) = stream::lookup(stream)?;
-    if count == 0 {
+    if width == 0 || height == 0 {
         return Ok(());
     }
     if dst.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
-    let bytes = count.checked_mul(element).ok_or(HipError::INVALID_VALUE)?;
+    let row = width.checked_mul(element).ok_or(HipError::INVALID_VALUE)?;
     if !(dst as usize).is_multiple_of(element) {
         tracing::warn!(
             element,
@@ -942,14 +975,19 @@ pub fn memset_async(
         );
         return Err(HipError::INVALID_VALUE);
     }
+    if row > pitch && height > 1 {
+        tracing::warn!(row, pitch, "fill rows wider than their pitch");
+        return Err(HipError::INVALID_PITCH_VALUE);
+    }
     let fill = Fill {
         dst: dst as usize,
-        pitch: bytes,
-        width: bytes,
-        height: 1,
+        pitch,
+        width: row,
+        height,
         pattern: value.to_le_bytes(),
         element,
     };
+    let bytes = fill.extent().ok_or(HipError::INVALID_VALUE)?;
     match classify(dst as usize, bytes, None, "fill destination")? {
         Side::Device(i) => {
             let owner = runtime()?.device(i)?;

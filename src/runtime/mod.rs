@@ -2,9 +2,11 @@
 //! HSA layer. Functions here take typed arguments and return `HipResult`; the C ABI is in
 //! `api/`.
 
+pub mod array;
 pub mod code_object;
 pub mod cooperative;
 pub mod copy;
+pub mod copy3d;
 pub mod device;
 pub mod device_assert;
 pub mod device_props;
