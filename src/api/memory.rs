@@ -4,6 +4,7 @@ use super::convert::{write_if_wanted, Out};
 use super::declare::hip_api;
 use super::types::{hipError_t, PointerAttributes};
 use crate::error::HipError;
+use crate::runtime::compat::{self, Abi};
 use crate::runtime::memory;
 use std::ffi::c_void;
 
@@ -124,11 +125,18 @@ hip_api! {
         write_if_wanted(size, alloc.size)
     }
 
+    /// As the process's ROCm ABI answers (`runtime::compat`, `memory::pointer_attributes`);
+    /// ROCm 7 also accepts a null `attributes` (success, nothing written).
     fn hipPointerGetAttributes(
-        attributes: *mut PointerAttributes => Out<PointerAttributes>,
+        attributes: *mut PointerAttributes => Option<Out<PointerAttributes>>,
         ptr: *const c_void,
     ) -> hipError_t {
-        attributes.write(memory::pointer_attributes(ptr)?)
+        let abi = compat::abi();
+        match attributes {
+            Some(out) => out.write(memory::pointer_attributes(ptr, abi)?),
+            None if abi >= Abi::Rocm7 => Ok(()),
+            None => Err(HipError::INVALID_VALUE),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! of loaded code objects), allocation and freeing, pointer queries, and [`classify`], the
 //! one bounds check of every copy and fill (which `copy.rs` runs).
 
+use super::compat::Abi;
 use super::device::Device;
 use super::{runtime, Runtime};
 use crate::error::{HipError, HipResult};
@@ -617,13 +618,37 @@ pub(crate) fn grant_all(owner: usize, reader: usize) -> HipResult {
 // ---------------------------------------------------------------------------------------
 // Pointer attributes
 
-/// `hipMemoryType` as ROCm 6 numbers it (ROCm 5 used Host = 0, Device = 1).
+/// `hipMemoryType` as ROCm 6 and 7 number it.
 pub mod memory_type {
     pub const UNREGISTERED: u32 = 0;
     pub const HOST: u32 = 1;
     pub const DEVICE: u32 = 2;
     pub const MANAGED: u32 = 3;
+    pub const ARRAY: u32 = 10;
+
+    /// ROCm 5's numbering (its enum had no "unregistered" and no "managed": managed memory
+    /// was host memory with `isManaged` set).
+    pub mod rocm5 {
+        pub const HOST: u32 = 0;
+        pub const DEVICE: u32 = 1;
+        pub const ARRAY: u32 = 2;
+    }
+
+    /// `type` (ROCm 6 numbering) as the process's ABI numbers it.
+    pub fn for_abi(type_: u32, abi: crate::runtime::compat::Abi) -> u32 {
+        if abi != crate::runtime::compat::Abi::Rocm5 {
+            return type_;
+        }
+        match type_ {
+            DEVICE => rocm5::DEVICE,
+            ARRAY => rocm5::ARRAY,
+            _ => rocm5::HOST,
+        }
+    }
 }
+
+/// `hipInvalidDeviceId`: the device ROCm 6 reports for memory it does not know.
+pub const INVALID_DEVICE_ID: i32 = -2;
 
 /// `hipPointerAttribute_t` (identical layout in ROCm 5.x and 6.x: the first field is
 /// `memoryType` in 5.x and the union `type`/`memoryType` in 6.x; only the enum's values
@@ -648,18 +673,27 @@ const _: () = {
     assert!(std::mem::offset_of!(PointerAttributes, allocation_flags) == 28);
 };
 
-/// `hipPointerGetAttributes`: like ROCm 6, memory the runtime does not know is
-/// `hipMemoryTypeUnregistered` with device -1 (success, not an error).
-pub fn pointer_attributes(ptr: *const c_void) -> HipResult<PointerAttributes> {
-    if ptr.is_null() {
+/// `hipPointerGetAttributes` as the process's ABI answers it (`runtime::compat`):
+/// - memory the runtime does not know: ROCm 5 says hipErrorInvalidValue; ROCm 6 and 7 say
+///   `hipMemoryTypeUnregistered` with device `hipInvalidDeviceId` (success);
+/// - a null pointer: an invalid value up to ROCm 6, unregistered memory from ROCm 7 on (which
+///   follows CUDA 11);
+/// - `type` in the ABI's numbering (ROCm 5: host 0, device 1; ROCm 6: unregistered 0, host 1,
+///   device 2, managed 3).
+pub fn pointer_attributes(ptr: *const c_void, abi: Abi) -> HipResult<PointerAttributes> {
+    if ptr.is_null() && abi < Abi::Rocm7 {
         return Err(HipError::INVALID_VALUE);
     }
     runtime()?;
     let p = ptr as usize;
-    let Some(a) = lookup(p, 1) else {
+    let Some(a) = lookup(p, 1).filter(|_| !ptr.is_null()) else {
+        if abi == Abi::Rocm5 {
+            tracing::debug!(ptr = format_args!("{p:#x}"), "not memory the runtime knows");
+            return Err(HipError::INVALID_VALUE);
+        }
         return Ok(PointerAttributes {
             type_: memory_type::UNREGISTERED,
-            device: -1,
+            device: INVALID_DEVICE_ID,
             device_pointer: std::ptr::null_mut(),
             host_pointer: std::ptr::null_mut(),
             is_managed: 0,
@@ -675,7 +709,7 @@ pub fn pointer_attributes(ptr: *const c_void) -> HipResult<PointerAttributes> {
         MemKind::Managed => (memory_type::MANAGED, p as *mut c_void),
     };
     Ok(PointerAttributes {
-        type_,
+        type_: memory_type::for_abi(type_, abi),
         device: a.device as i32,
         device_pointer,
         host_pointer,

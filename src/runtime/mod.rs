@@ -3,6 +3,7 @@
 //! `api/`.
 
 pub mod code_object;
+pub mod compat;
 pub mod cooperative;
 pub mod copy;
 pub mod device;
@@ -96,7 +97,7 @@ thread_local! {
 pub fn runtime() -> HipResult<&'static Runtime> {
     RUNTIME
         .get_or_init(|| {
-            let config = Config::from_env();
+            let config = Config::global().clone();
             crate::logging::init(config.log.as_deref());
             // Recording starts before the HSA runtime is loaded (its HSA calls are counted
             // from the first one) and learns its clock once it is initialised, whether or not

@@ -31,7 +31,8 @@
 #define hipMemAttachHost 0x02
 #define hipMemAttachSingle 0x04
 
-// Where memory lives (ROCm 6 numbering, which hipPointerGetAttributes reports).
+// Where memory lives (ROCm 6 numbering, which hipPointerGetAttributes reports unless the
+// program runs with ROCm 5's ABI: Host 0, Device 1, Array 2, Unified 3).
 typedef enum hipMemoryType {
     hipMemoryTypeUnregistered = 0,
     hipMemoryTypeHost = 1,
@@ -47,12 +48,15 @@ typedef struct hipPointerAttribute_t {
         enum hipMemoryType memoryType;
         enum hipMemoryType type;
     };
-    int device; // -1 for memory the runtime does not know
+    int device; // hipInvalidDeviceId for memory the runtime does not know
     void* devicePointer;
     void* hostPointer;
     int isManaged;
     unsigned allocationFlags;
 } hipPointerAttribute_t;
+
+// The device hipPointerGetAttributes reports for memory the runtime does not know.
+#define hipInvalidDeviceId ((int)-2)
 
 // Names a device variable for the symbol functions (AMD: the variable itself; the typed
 // overloads below take its address).
