@@ -105,3 +105,23 @@ fn pointer_attributes_rocm7_gfx90a_deterministic() {
         &[("HIPSHIM_ABI", "7")],
     );
 }
+
+#[test]
+fn stream_queries_rocm6() {
+    run("stream_queries", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn stream_queries_rocm6_deterministic() {
+    run("stream_queries", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn stream_queries_rocm7() {
+    run("stream_queries", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn stream_queries_rocm5_gfx90a() {
+    run_on("stream_queries", "gfx90a", false, &[("HIPSHIM_ABI", "5")]);
+}

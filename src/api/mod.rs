@@ -13,6 +13,7 @@ mod convert;
 mod declare;
 mod types;
 
+mod context;
 mod copy;
 mod device;
 mod error;
@@ -46,6 +47,7 @@ use std::panic::AssertUnwindSafe;
 pub static ABI_SIGNATURES: &[AbiSignature] = &ALL_SIGNATURES;
 
 const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
+    context::SIGNATURES,
     copy::SIGNATURES,
     device::SIGNATURES,
     error::SIGNATURES,

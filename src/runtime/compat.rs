@@ -15,6 +15,7 @@
 //!
 //! After that, reading the profile is one relaxed load of a byte.
 
+use crate::error::HipError;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -50,6 +51,19 @@ impl Abi {
     /// overwrite it, success included.
     pub fn sticky_last_error(self) -> bool {
         self >= Abi::Rocm7
+    }
+}
+
+/// The error for a stream handle that names no stream (`error` is what the lookup said): up to
+/// ROCm 6 AMD checks every stream argument and answers hipErrorContextIsDestroyed; ROCm 7
+/// stopped checking (CUDA crashes on such a handle), and hipshim keeps its
+/// hipErrorInvalidHandle there. Other errors pass unchanged.
+#[cold]
+pub fn dead_stream(error: HipError) -> HipError {
+    if error == HipError::INVALID_HANDLE && abi() <= Abi::Rocm6 {
+        HipError::CONTEXT_IS_DESTROYED
+    } else {
+        error
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod code_object;
 pub mod compat;
+pub mod context;
 pub mod cooperative;
 pub mod copy;
 pub mod device;
