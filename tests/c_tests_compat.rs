@@ -125,3 +125,13 @@ fn stream_queries_rocm7() {
 fn stream_queries_rocm5_gfx90a() {
     run_on("stream_queries", "gfx90a", false, &[("HIPSHIM_ABI", "5")]);
 }
+
+#[test]
+fn contexts_rocm6() {
+    run("contexts", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn contexts_rocm5_deterministic() {
+    run("contexts", true, &[("HIPSHIM_ABI", "5")]);
+}
