@@ -32,6 +32,10 @@ pub struct Config {
     pub trace: Option<PathBuf>,
     /// `HIPSHIM_STATS` = 1 (tables on stderr at exit) | a file path | 0 (default).
     pub stats: StatsOutput,
+    /// `HIPSHIM_ABI` = 5 | 6 | 7: the ROCm generation whose behaviour the program gets, where
+    /// ROCm 5, 6 and 7 differ for the same name (`runtime::compat`). Unset: decided from the
+    /// name the library was loaded as (`libamdhip64.so.N`), else ROCm 6.
+    pub abi: Option<u32>,
 }
 
 /// Where `HIPSHIM_STATS` sends the tables printed at exit.
@@ -153,6 +157,12 @@ fn parse_trace(text: &str) -> Result<Option<PathBuf>, ()> {
 }
 
 impl Config {
+    /// The process's settings, read from the environment on first use.
+    pub fn global() -> &'static Config {
+        static GLOBAL: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+        GLOBAL.get_or_init(Config::from_env)
+    }
+
     pub fn from_env() -> Config {
         Config::from_lookup(|name| std::env::var(name).ok())
     }
@@ -235,7 +245,24 @@ impl Config {
                 StatsOutput::Off
             }),
         };
+        let abi = match lookup("HIPSHIM_ABI") {
+            None => None,
+            Some(text) if text.trim().is_empty() => None,
+            Some(text) => match text.trim().parse::<u32>() {
+                Ok(n @ 5..=7) => Some(n),
+                _ => {
+                    warn_malformed(
+                        "HIPSHIM_ABI",
+                        &text,
+                        "5 | 6 | 7",
+                        "the version the library was loaded as",
+                    );
+                    None
+                }
+            },
+        };
         Config {
+            abi,
             trace,
             stats,
             queue_policy,
@@ -390,6 +417,15 @@ mod tests {
         assert_eq!(config(&[("HIPSHIM_TRACE", "/tmp/")]).trace, None);
         assert_eq!(config(&[("HIPSHIM_STATS", "lots")]).stats, StatsOutput::Off);
         assert_eq!(config(&[("HIPSHIM_STATS", "0")]).stats, StatsOutput::Off);
+    }
+
+    #[test]
+    fn abi_takes_a_rocm_major_version() {
+        assert_eq!(config(&[]).abi, None);
+        assert_eq!(config(&[("HIPSHIM_ABI", "5")]).abi, Some(5));
+        assert_eq!(config(&[("HIPSHIM_ABI", " 7 ")]).abi, Some(7));
+        assert_eq!(config(&[("HIPSHIM_ABI", "8")]).abi, None);
+        assert_eq!(config(&[("HIPSHIM_ABI", "rocm6")]).abi, None);
     }
 
     #[test]

@@ -141,7 +141,7 @@ int main() {
         EXPECT_EQ(attr.isManaged, 0);
         EXPECT_OK(hipPointerGetAttributes(&attr, host.data()));
         EXPECT_EQ(attr.type, hipMemoryTypeUnregistered);
-        EXPECT_EQ(attr.device, -1);
+        EXPECT_EQ(attr.device, hipInvalidDeviceId);
         size_t size = 0;
         EXPECT_OK(hipMemPtrGetInfo(dev + 1, &size));
         EXPECT_EQ(size, bytes);

@@ -1,5 +1,5 @@
 // device_reset: hipDeviceReset drains the device and releases what the program created on
-// it: its streams become invalid handles (never a crash), its allocations are gone, and the
+// it: its streams become dead handles (an error, never a crash), its allocations are gone, and the
 // device keeps working with new streams and memory.
 #include "../check.h"
 
@@ -12,8 +12,8 @@ int main() {
     EXPECT_ERR(hipMalloc(&dev, 64 * sizeof(int)), hipSuccess);
     fill<<<1, 64, 0, stream>>>(dev, 7);
     EXPECT_ERR(hipDeviceReset(), hipSuccess);
-    EXPECT_ERR(hipStreamQuery(stream), hipErrorInvalidHandle);
-    EXPECT_ERR(hipStreamDestroy(stream), hipErrorInvalidHandle);
+    EXPECT_ERR(hipStreamQuery(stream), hipErrorContextIsDestroyed); // ROCm 6's code
+    EXPECT_ERR(hipStreamDestroy(stream), hipErrorContextIsDestroyed);
     EXPECT_ERR(hipFree(dev), hipErrorInvalidValue);
 
     hipStream_t fresh = nullptr;

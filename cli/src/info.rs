@@ -195,6 +195,7 @@ pub fn settings(config: &Config) -> Vec<Setting> {
         queue_policy,
         trace,
         stats,
+        abi,
     } = config;
     let raw = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let setting = |name: &'static str, value: String| Setting {
@@ -232,6 +233,10 @@ pub fn settings(config: &Config) -> Vec<Setting> {
                 StatsOutput::Stderr => "1".into(),
                 StatsOutput::File(path) => path.display().to_string(),
             },
+        ),
+        setting(
+            "HIPSHIM_ABI",
+            abi.map_or("(from the loaded soname, else 6)".into(), |n| n.to_string()),
         ),
         setting(
             "HSASIM_GFX",

@@ -21,6 +21,7 @@
 #include "hipshim/api_stream.h"
 #include "hipshim/api_event.h"
 #include "hipshim/api_module.h"
+#include "hipshim/api_context.h"
 #include "hipshim/api_graph.h"
 
 // Per-thread default stream: with HIP_API_PER_THREAD_DEFAULT_STREAM defined (clang defines it

@@ -1,9 +1,10 @@
 //! Memory allocation, host registration and pointer queries (`runtime/memory.rs`).
 
-use super::convert::{write_if_wanted, Out};
+use super::convert::{self, write_if_wanted, Out};
 use super::declare::hip_api;
 use super::types::{hipError_t, PointerAttributes};
 use crate::error::HipError;
+use crate::runtime::compat::{self, Abi};
 use crate::runtime::memory;
 use std::ffi::c_void;
 
@@ -128,11 +129,88 @@ hip_api! {
         write_if_wanted(size, alloc.size)
     }
 
+    /// One attribute of `ptr` (AMD's widths: `memory::PointerValue`).
+    fn hipPointerGetAttribute(data: *mut c_void, attribute: u32, ptr: *mut c_void) -> hipError_t {
+        if data.is_null() || ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let (value, result) = memory::pointer_attribute(attribute, ptr, compat::abi(), context_of)?;
+        if let Some(value) = value {
+            // SAFETY: HIP's contract: `data` has room for the attribute's value.
+            unsafe { write_pointer_value(data, value) };
+        }
+        result
+    }
+
+    /// Several attributes at once; as in AMD's runtime, memory the runtime does not know gets
+    /// each attribute's default and the call still succeeds.
+    fn hipDrvPointerGetAttributes(
+        count: u32,
+        attributes: *mut u32,
+        data: *mut *mut c_void,
+        ptr: *mut c_void,
+    ) -> hipError_t {
+        if count == 0 || ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: HIP's contract: both arrays hold `count` entries.
+        let attributes = unsafe { convert::slice(attributes.cast_const(), count as usize, "attributes") }?;
+        // SAFETY: as above.
+        let data = unsafe { convert::slice(data.cast_const(), count as usize, "data") }?;
+        for (&attribute, &out) in attributes.iter().zip(data) {
+            let (value, _) = memory::pointer_attribute(attribute, ptr, compat::abi(), context_of)?;
+            if let (Some(value), false) = (value, out.is_null()) {
+                // SAFETY: HIP's contract: each `data` entry has room for its attribute.
+                unsafe { write_pointer_value(out, value) };
+            }
+        }
+        Ok(())
+    }
+
+    /// Only `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` (AMD's rule; see `memory::set_pointer_attribute`).
+    fn hipPointerSetAttribute(value: *const c_void, attribute: u32, ptr: *mut c_void) -> hipError_t {
+        if value.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        memory::set_pointer_attribute(attribute, ptr)
+    }
+
+    /// As the process's ROCm ABI answers (`runtime::compat`, `memory::pointer_attributes`);
+    /// ROCm 7 also accepts a null `attributes` (success, nothing written).
     fn hipPointerGetAttributes(
-        attributes: *mut PointerAttributes => Out<PointerAttributes>,
+        attributes: *mut PointerAttributes => Option<Out<PointerAttributes>>,
         ptr: *const c_void,
     ) -> hipError_t {
-        attributes.write(memory::pointer_attributes(ptr)?)
+        let abi = compat::abi();
+        match attributes {
+            Some(out) => out.write(memory::pointer_attributes(ptr, abi)?),
+            None if abi >= Abi::Rocm7 => Ok(()),
+            None => Err(HipError::INVALID_VALUE),
+        }
+    }
+}
+
+/// The primary context (`hipCtx_t`) of device `index`, null if there is none.
+fn context_of(index: usize) -> *mut c_void {
+    crate::runtime::runtime()
+        .and_then(|rt| rt.device(index))
+        .map_or(std::ptr::null_mut(), crate::runtime::context::handle_of)
+}
+
+/// Writes `value` at `data` in its width.
+///
+/// # Safety
+/// `data` has room for the value's width.
+unsafe fn write_pointer_value(data: *mut c_void, value: memory::PointerValue) {
+    use memory::PointerValue::*;
+    // SAFETY: the caller's contract; unaligned writes, since AMD's callers pass any storage.
+    unsafe {
+        match value {
+            Bool(b) => data.cast::<u8>().write(u8::from(b)),
+            U32(v) => data.cast::<u32>().write_unaligned(v),
+            I32(v) => data.cast::<i32>().write_unaligned(v),
+            Ptr(p) => data.cast::<*mut c_void>().write_unaligned(p),
+        }
     }
 }
 

@@ -15,6 +15,7 @@ mod types;
 
 mod array;
 mod capture;
+mod context;
 mod copy;
 mod copy3d;
 mod device;
@@ -42,6 +43,7 @@ pub use types::hipError_t;
 pub use types::VOCABULARY as ABI_VOCABULARY;
 
 use crate::error::{to_code, HipError, HipResult};
+use crate::runtime::compat::Abi;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 
@@ -53,6 +55,7 @@ pub static ABI_SIGNATURES: &[AbiSignature] = &ALL_SIGNATURES;
 const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     array::SIGNATURES,
     capture::SIGNATURES,
+    context::SIGNATURES,
     copy::SIGNATURES,
     copy3d::SIGNATURES,
     device::SIGNATURES,
@@ -82,9 +85,32 @@ include!(concat!(env!("OUT_DIR"), "/exports.rs"));
 #[cfg(not(test))]
 include!(concat!(env!("OUT_DIR"), "/symver_mod.rs"));
 
+/// This thread's last errors, in the two forms the ROCm ABIs read (`runtime::compat`).
+struct LastErrors {
+    /// The result of the latest call, success included: what `hipGetLastError` returns up to
+    /// ROCm 6 and `hipExtGetLastError` in every version.
+    latest: Cell<hipError_t>,
+    /// The latest real error (neither success nor `hipErrorNotReady`), kept until read: what
+    /// `hipGetLastError` returns from ROCm 7 on (CUDA's rule).
+    sticky: Cell<hipError_t>,
+}
+
 thread_local! {
-    /// The last error returned on this thread, until `hipGetLastError` reads it.
-    static LAST_ERROR: Cell<hipError_t> = const { Cell::new(0) };
+    static LAST_ERRORS: LastErrors = const {
+        LastErrors { latest: Cell::new(0), sticky: Cell::new(0) }
+    };
+}
+
+/// Records the result of a call for both readings, so that the call path never asks which ABI
+/// the process expects: one thread-local store on success.
+#[inline(always)]
+fn record(code: hipError_t) {
+    LAST_ERRORS.with(|last| {
+        last.latest.set(code);
+        if code != 0 && code != HipError::NOT_READY.code() {
+            last.sticky.set(code);
+        }
+    });
 }
 
 /// Runs one API call: catches panics, records a failure as the last error, logs it at debug
@@ -98,9 +124,7 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipE
         return call_observed(name, body);
     }
     let result = run_caught(name, body);
-    if let Err(error) = result {
-        LAST_ERROR.with(|e| e.set(error.code()));
-    }
+    record(to_code(result));
     // The first call of the process may start the recorder (or the API log) inside `body`.
     if crate::observed::any() && crate::trace::recording() {
         report_call(name, result, 0, None, false);
@@ -131,7 +155,7 @@ fn call_observed(name: &'static str, body: impl FnOnce() -> HipResult) -> hipErr
     if crate::fork_guard::in_forked_child() {
         // Before anything that could take a lock a vanished parent thread holds.
         crate::fork_guard::report_once(name);
-        LAST_ERROR.with(|e| e.set(HipError::NOT_INITIALIZED.code()));
+        record(HipError::NOT_INITIALIZED.code());
         return HipError::NOT_INITIALIZED.code();
     }
     let (started, token) = if recording || logging {
@@ -143,9 +167,7 @@ fn call_observed(name: &'static str, body: impl FnOnce() -> HipResult) -> hipErr
         (0, None)
     };
     let result = run_caught(name, body);
-    if let Err(error) = result {
-        LAST_ERROR.with(|e| e.set(error.code()));
-    }
+    record(to_code(result));
     report_call(name, result, started, token, logging);
     to_code(result)
 }
@@ -254,16 +276,50 @@ pub(crate) fn call_void(name: &'static str, body: impl FnOnce()) {
 /// not go through [`call`]).
 #[cold]
 pub(crate) fn failed(error: HipError) -> hipError_t {
-    LAST_ERROR.with(|e| e.set(error.code()));
+    record(error.code());
     error.code()
 }
 
+/// `hipGetLastError`: the last error as the process's ABI defines it, then success.
 pub(crate) fn take_last_error() -> hipError_t {
-    LAST_ERROR.with(|e| e.replace(0))
+    take_last_error_as(crate::runtime::compat::abi())
 }
 
+fn take_last_error_as(abi: Abi) -> hipError_t {
+    LAST_ERRORS.with(|last| {
+        let sticky = last.sticky.replace(0);
+        let latest = last.latest.replace(0);
+        if abi.sticky_last_error() {
+            sticky
+        } else {
+            latest
+        }
+    })
+}
+
+/// `hipPeekAtLastError`: as [`take_last_error`], leaving it in place.
 pub(crate) fn peek_last_error() -> hipError_t {
-    LAST_ERROR.with(Cell::get)
+    peek_last_error_as(crate::runtime::compat::abi())
+}
+
+fn peek_last_error_as(abi: Abi) -> hipError_t {
+    LAST_ERRORS.with(|last| {
+        if abi.sticky_last_error() {
+            last.sticky.get()
+        } else {
+            last.latest.get()
+        }
+    })
+}
+
+/// `hipExtGetLastError`: the result of the latest call (ROCm 6's `hipGetLastError`, kept under
+/// this name by ROCm 7), then success. Up to ROCm 6 it is `hipGetLastError` itself.
+pub(crate) fn take_latest_result() -> hipError_t {
+    if crate::runtime::compat::abi().sticky_last_error() {
+        LAST_ERRORS.with(|last| last.latest.replace(0))
+    } else {
+        take_last_error_as(Abi::Rocm6)
+    }
 }
 
 /// The body of a generated stub for an exported function hipshim does not implement.
@@ -371,11 +427,29 @@ mod tests {
     }
 
     #[test]
-    fn success_does_not_overwrite_the_last_error() {
-        take_last_error();
+    fn up_to_rocm_6_every_call_sets_the_last_error() {
+        for abi in [Abi::Rocm5, Abi::Rocm6] {
+            take_last_error_as(abi);
+            call("fails", || Err(HipError::INVALID_VALUE));
+            assert_eq!(peek_last_error_as(abi), HipError::INVALID_VALUE.code());
+            assert_eq!(call("succeeds", || Ok(())), 0);
+            assert_eq!(peek_last_error_as(abi), 0, "{abi:?}: success overwrites");
+            call("not ready", || Err(HipError::NOT_READY));
+            assert_eq!(take_last_error_as(abi), HipError::NOT_READY.code());
+            assert_eq!(take_last_error_as(abi), 0);
+        }
+    }
+
+    #[test]
+    fn from_rocm_7_the_last_error_stays_until_read() {
+        let abi = Abi::Rocm7;
+        take_last_error_as(abi);
         call("fails", || Err(HipError::INVALID_VALUE));
         assert_eq!(call("succeeds", || Ok(())), 0);
-        assert_eq!(take_last_error(), HipError::INVALID_VALUE.code());
+        call("not ready", || Err(HipError::NOT_READY));
+        assert_eq!(peek_last_error_as(abi), HipError::INVALID_VALUE.code());
+        assert_eq!(take_last_error_as(abi), HipError::INVALID_VALUE.code());
+        assert_eq!(take_last_error_as(abi), 0);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t, HostFn, StreamCallback};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
-use crate::runtime::{graph, stream};
+use crate::runtime::{compat, graph, stream};
 use std::ffi::c_void;
 
 hip_api! {
@@ -58,13 +58,16 @@ hip_api! {
         write_if_wanted(greatest, Priority::GREATEST)
     }
 
+    /// The null and per-thread streams are hipErrorInvalidHandle; a destroyed one is reported
+    /// as the process's ROCm ABI does (`compat::dead_stream`).
     fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
-        stream::destroy(stream)
+        let special = matches!(stream as usize, 0 | stream::LEGACY_HANDLE | stream::PER_THREAD_HANDLE);
+        stream::destroy(stream).map_err(|e| if special { e } else { compat::dead_stream(e) })
     }
 
     fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
-        graph::capture::refuse_on(stream, "hipStreamSynchronize")?;
-        stream::synchronize(stream)
+        graph::capture::refuse_on(stream, "hipStreamSynchronize").map_err(compat::dead_stream)?;
+        stream::synchronize(stream).map_err(compat::dead_stream)
     }
 
     fn hipStreamSynchronize_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
@@ -72,9 +75,11 @@ hip_api! {
         stream::synchronize(stream.0)
     }
 
+    /// The null stream is not ready while a blocking stream has work pending (it waits for
+    /// them, as its synchronisation does).
     fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
-        graph::capture::refuse_on(stream, "hipStreamQuery")?;
-        stream::query(stream)
+        graph::capture::refuse_on(stream, "hipStreamQuery").map_err(compat::dead_stream)?;
+        stream::query(stream).map_err(compat::dead_stream)
     }
 
     fn hipStreamQuery_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
@@ -82,8 +87,12 @@ hip_api! {
         stream::query(stream.0)
     }
 
-    fn hipStreamGetFlags(stream: hipStream_t => Stream, flags: *mut u32 => Out<u32>) -> hipError_t {
-        flags.write(stream.stream.flags)
+    /// The null stream is hipErrorInvalidValue, as AMD answers (CUDA gives its flags).
+    fn hipStreamGetFlags(stream: hipStream_t, flags: *mut u32 => Out<u32>) -> hipError_t {
+        if stream.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        flags.write(live(stream)?.stream.flags)
     }
 
     fn hipStreamGetFlags_spt(
@@ -93,8 +102,8 @@ hip_api! {
         flags.write(stream.0.stream.flags)
     }
 
-    fn hipStreamGetPriority(stream: hipStream_t => Stream, priority: *mut i32 => Out<i32>) -> hipError_t {
-        priority.write(stream.stream.priority.to_hip())
+    fn hipStreamGetPriority(stream: hipStream_t, priority: *mut i32 => Out<i32>) -> hipError_t {
+        priority.write(live(stream)?.stream.priority.to_hip())
     }
 
     fn hipStreamGetPriority_spt(
@@ -104,8 +113,13 @@ hip_api! {
         priority.write(stream.0.stream.priority.to_hip())
     }
 
-    fn hipStreamGetDevice(stream: hipStream_t => Stream, device: *mut i32 => Out<i32>) -> hipError_t {
-        device.write(stream.device.index as i32)
+    fn hipStreamGetDevice(stream: hipStream_t, device: *mut i32 => Out<i32>) -> hipError_t {
+        device.write(live(stream)?.device.index as i32)
+    }
+
+    /// A number no other stream of the process has (null and per-thread streams included).
+    fn hipStreamGetId(stream: hipStream_t, id: *mut u64 => Out<u64>) -> hipError_t {
+        id.write(live(stream)?.stream.serial)
     }
 
     /// AMD's older spelling: returns the device ordinal, or -1 for an invalid stream.
@@ -227,6 +241,14 @@ fn each_stream_creation_call_is_logged_under_its_own_name() {
             "hipExtStreamCreateWithCUMask"
         ]
     );
+}
+
+/// The stream `raw` names; a handle that names none (destroyed, or never made) is reported as
+/// the process's ROCm ABI does.
+fn live(raw: hipStream_t) -> HipResult<Stream> {
+    // SAFETY: the handle is only looked up in the stream table.
+    unsafe { <Stream as convert::FromAbi<hipStream_t>>::from_abi(raw, "stream") }
+        .map_err(compat::dead_stream)
 }
 
 #[cfg(not(test))]

@@ -95,6 +95,7 @@ pub const VOCABULARY: &[&str] = &[
     "*mut i32",
     "*mut u32",
     "*mut usize",
+    "*mut u64",
     "*mut hipUUID",
     "*mut Dim3",
     "*mut hipStream_t",

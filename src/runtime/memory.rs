@@ -3,6 +3,7 @@
 //! of loaded code objects), allocation and freeing, pointer queries, and [`classify`], the
 //! one bounds check of every copy and fill (which `copy.rs` runs).
 
+use super::compat::Abi;
 use super::device::Device;
 use super::{runtime, Runtime};
 use crate::error::{HipError, HipResult};
@@ -620,13 +621,37 @@ pub(crate) fn grant_all(owner: usize, reader: usize) -> HipResult {
 // ---------------------------------------------------------------------------------------
 // Pointer attributes
 
-/// `hipMemoryType` as ROCm 6 numbers it (ROCm 5 used Host = 0, Device = 1).
+/// `hipMemoryType` as ROCm 6 and 7 number it.
 pub mod memory_type {
     pub const UNREGISTERED: u32 = 0;
     pub const HOST: u32 = 1;
     pub const DEVICE: u32 = 2;
     pub const MANAGED: u32 = 3;
+    pub const ARRAY: u32 = 10;
+
+    /// ROCm 5's numbering (its enum had no "unregistered" and no "managed": managed memory
+    /// was host memory with `isManaged` set).
+    pub mod rocm5 {
+        pub const HOST: u32 = 0;
+        pub const DEVICE: u32 = 1;
+        pub const ARRAY: u32 = 2;
+    }
+
+    /// `type` (ROCm 6 numbering) as the process's ABI numbers it.
+    pub fn for_abi(type_: u32, abi: crate::runtime::compat::Abi) -> u32 {
+        if abi != crate::runtime::compat::Abi::Rocm5 {
+            return type_;
+        }
+        match type_ {
+            DEVICE => rocm5::DEVICE,
+            ARRAY => rocm5::ARRAY,
+            _ => rocm5::HOST,
+        }
+    }
 }
+
+/// `hipInvalidDeviceId`: the device ROCm 6 reports for memory it does not know.
+pub const INVALID_DEVICE_ID: i32 = -2;
 
 /// `hipPointerAttribute_t` (identical layout in ROCm 5.x and 6.x: the first field is
 /// `memoryType` in 5.x and the union `type`/`memoryType` in 6.x; only the enum's values
@@ -651,18 +676,27 @@ const _: () = {
     assert!(std::mem::offset_of!(PointerAttributes, allocation_flags) == 28);
 };
 
-/// `hipPointerGetAttributes`: like ROCm 6, memory the runtime does not know is
-/// `hipMemoryTypeUnregistered` with device -1 (success, not an error).
-pub fn pointer_attributes(ptr: *const c_void) -> HipResult<PointerAttributes> {
-    if ptr.is_null() {
+/// `hipPointerGetAttributes` as the process's ABI answers it (`runtime::compat`):
+/// - memory the runtime does not know: ROCm 5 says hipErrorInvalidValue; ROCm 6 and 7 say
+///   `hipMemoryTypeUnregistered` with device `hipInvalidDeviceId` (success);
+/// - a null pointer: an invalid value up to ROCm 6, unregistered memory from ROCm 7 on (which
+///   follows CUDA 11);
+/// - `type` in the ABI's numbering (ROCm 5: host 0, device 1; ROCm 6: unregistered 0, host 1,
+///   device 2, managed 3).
+pub fn pointer_attributes(ptr: *const c_void, abi: Abi) -> HipResult<PointerAttributes> {
+    if ptr.is_null() && abi < Abi::Rocm7 {
         return Err(HipError::INVALID_VALUE);
     }
     runtime()?;
     let p = ptr as usize;
-    let Some(a) = lookup(p, 1) else {
+    let Some(a) = lookup(p, 1).filter(|_| !ptr.is_null()) else {
+        if abi == Abi::Rocm5 {
+            tracing::debug!(ptr = format_args!("{p:#x}"), "not memory the runtime knows");
+            return Err(HipError::INVALID_VALUE);
+        }
         return Ok(PointerAttributes {
             type_: memory_type::UNREGISTERED,
-            device: -1,
+            device: INVALID_DEVICE_ID,
             device_pointer: std::ptr::null_mut(),
             host_pointer: std::ptr::null_mut(),
             is_managed: 0,
@@ -678,13 +712,141 @@ pub fn pointer_attributes(ptr: *const c_void) -> HipResult<PointerAttributes> {
         MemKind::Managed => (memory_type::MANAGED, p as *mut c_void),
     };
     Ok(PointerAttributes {
-        type_,
+        type_: memory_type::for_abi(type_, abi),
         device: a.device as i32,
         device_pointer,
         host_pointer,
         is_managed: i32::from(a.kind == MemKind::Managed),
         allocation_flags: a.flags,
     })
+}
+
+/// One `hipPointer_attribute` answer, in the width AMD's runtime writes it (a `bool` is one
+/// byte, `RANGE_SIZE` and `BUFFER_ID` are 32-bit there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointerValue {
+    Bool(bool),
+    U32(u32),
+    I32(i32),
+    Ptr(*mut c_void),
+}
+
+/// `hipPointer_attribute` values (ROCm 6's `driver_types.h`).
+pub mod pointer_attribute {
+    pub const CONTEXT: u32 = 1;
+    pub const MEMORY_TYPE: u32 = 2;
+    pub const DEVICE_POINTER: u32 = 3;
+    pub const HOST_POINTER: u32 = 4;
+    pub const P2P_TOKENS: u32 = 5;
+    pub const SYNC_MEMOPS: u32 = 6;
+    pub const BUFFER_ID: u32 = 7;
+    pub const IS_MANAGED: u32 = 8;
+    pub const DEVICE_ORDINAL: u32 = 9;
+    pub const IS_LEGACY_HIP_IPC_CAPABLE: u32 = 10;
+    pub const RANGE_START_ADDR: u32 = 11;
+    pub const RANGE_SIZE: u32 = 12;
+    pub const MAPPED: u32 = 13;
+    pub const ALLOWED_HANDLE_TYPES: u32 = 14;
+    pub const IS_GPU_DIRECT_RDMA_CAPABLE: u32 = 15;
+    pub const ACCESS_FLAGS: u32 = 16;
+    pub const MEMPOOL_HANDLE: u32 = 17;
+}
+
+/// `hipPointerGetAttribute`: the value of `attribute` for `ptr`, with the result of the query.
+/// As in AMD's runtime, memory the runtime does not know gets the attribute's default value
+/// (0, false, null; device -2) and hipErrorInvalidValue (`hipDrvPointerGetAttributes` writes
+/// those defaults and still succeeds); the attributes AMD does not support are
+/// hipErrorNotSupported (logged, no value). `context` is the `hipCtx_t` of a device ordinal.
+pub fn pointer_attribute(
+    attribute: u32,
+    ptr: *const c_void,
+    abi: Abi,
+    context: impl Fn(usize) -> *mut c_void,
+) -> HipResult<(Option<PointerValue>, HipResult)> {
+    use pointer_attribute::*;
+    use PointerValue::*;
+    runtime()?;
+    let p = ptr as usize;
+    let found = lookup(p, 1);
+    let unknown = Err(HipError::INVALID_VALUE);
+    let value = |known: PointerValue, default: PointerValue| match found {
+        Some(_) => (Some(known), Ok(())),
+        None => (Some(default), unknown),
+    };
+    // For unknown memory only the defaults above are used; this stands in for the fields.
+    let a = found.unwrap_or(Allocation {
+        start: 0,
+        size: 0,
+        device: 0,
+        kind: MemKind::Device,
+        flags: 0,
+        device_address: 0,
+        reach: 0,
+    });
+    let host = a.kind.is_host();
+    Ok(match attribute {
+        // The owning device's primary context (AMD answers hipErrorNotSupported).
+        CONTEXT => value(Ptr(context(a.device)), Ptr(std::ptr::null_mut())),
+        // AMD: host for every host-side kind (managed included), device otherwise.
+        MEMORY_TYPE => {
+            let t = if host {
+                memory_type::HOST
+            } else {
+                memory_type::DEVICE
+            };
+            value(U32(memory_type::for_abi(t, abi)), U32(0))
+        }
+        DEVICE_POINTER => value(
+            Ptr(a.engine_address(p.max(a.start)) as *mut c_void),
+            Ptr(std::ptr::null_mut()),
+        ),
+        HOST_POINTER if found.is_some() && !host => (Some(Ptr(std::ptr::null_mut())), unknown),
+        HOST_POINTER => value(Ptr(p as *mut c_void), Ptr(std::ptr::null_mut())),
+        // Synchronous copies and fills in hipshim are synchronous for every allocation:
+        // the attribute holds for all of them.
+        SYNC_MEMOPS => value(Bool(true), Bool(false)),
+        // Unique among live allocations: the low bits of its start (allocations are aligned).
+        BUFFER_ID => value(U32((a.start >> 8) as u32), U32(0)),
+        IS_MANAGED => value(Bool(a.kind == MemKind::Managed), Bool(false)),
+        DEVICE_ORDINAL => value(I32(a.device as i32), I32(INVALID_DEVICE_ID)),
+        RANGE_START_ADDR => value(Ptr(a.start as *mut c_void), Ptr(std::ptr::null_mut())),
+        RANGE_SIZE => value(U32(a.size as u32), U32(0)),
+        MAPPED => value(Bool(true), Bool(false)),
+        // hipMemAccessFlagsProtReadWrite for everything hipshim allocates.
+        ACCESS_FLAGS => value(I32(3), I32(0)),
+        P2P_TOKENS
+        | IS_LEGACY_HIP_IPC_CAPABLE
+        | ALLOWED_HANDLE_TYPES
+        | IS_GPU_DIRECT_RDMA_CAPABLE
+        | MEMPOOL_HANDLE => {
+            tracing::warn!(
+                attribute,
+                "pointer attribute not supported (as in AMD's runtime)"
+            );
+            (None, Err(HipError::NOT_SUPPORTED))
+        }
+        _ => {
+            tracing::warn!(attribute, "unknown pointer attribute");
+            (None, Err(HipError::INVALID_VALUE))
+        }
+    })
+}
+
+/// `hipPointerSetAttribute`: only `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` can be set (AMD's
+/// rule), on memory the runtime knows (else hipErrorInvalidDevicePointer). Setting it changes
+/// nothing: hipshim's synchronous memory operations already are.
+pub fn set_pointer_attribute(attribute: u32, ptr: *const c_void) -> HipResult {
+    if attribute != pointer_attribute::SYNC_MEMOPS {
+        tracing::warn!(
+            attribute,
+            "only HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS can be set"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    runtime()?;
+    lookup(ptr as usize, 1)
+        .map(|_| ())
+        .ok_or(HipError::INVALID_DEVICE_POINTER)
 }
 
 // ---------------------------------------------------------------------------------------

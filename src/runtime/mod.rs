@@ -4,6 +4,8 @@
 
 pub mod array;
 pub mod code_object;
+pub mod compat;
+pub mod context;
 pub mod cooperative;
 pub mod copy;
 pub mod copy3d;
@@ -99,7 +101,7 @@ thread_local! {
 pub fn runtime() -> HipResult<&'static Runtime> {
     RUNTIME
         .get_or_init(|| {
-            let config = Config::from_env();
+            let config = Config::global().clone();
             crate::logging::init(config.log.as_deref());
             // Recording starts before the HSA runtime is loaded (its HSA calls are counted
             // from the first one) and learns its clock once it is initialised, whether or not

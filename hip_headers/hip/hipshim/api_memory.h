@@ -31,7 +31,8 @@
 #define hipMemAttachHost 0x02
 #define hipMemAttachSingle 0x04
 
-// Where memory lives (ROCm 6 numbering, which hipPointerGetAttributes reports).
+// Where memory lives (ROCm 6 numbering, which hipPointerGetAttributes reports unless the
+// program runs with ROCm 5's ABI: Host 0, Device 1, Array 2, Unified 3).
 typedef enum hipMemoryType {
     hipMemoryTypeUnregistered = 0,
     hipMemoryTypeHost = 1,
@@ -47,12 +48,35 @@ typedef struct hipPointerAttribute_t {
         enum hipMemoryType memoryType;
         enum hipMemoryType type;
     };
-    int device; // -1 for memory the runtime does not know
+    int device; // hipInvalidDeviceId for memory the runtime does not know
     void* devicePointer;
     void* hostPointer;
     int isManaged;
     unsigned allocationFlags;
 } hipPointerAttribute_t;
+
+typedef enum hipPointer_attribute {
+    HIP_POINTER_ATTRIBUTE_CONTEXT = 1,
+    HIP_POINTER_ATTRIBUTE_MEMORY_TYPE,
+    HIP_POINTER_ATTRIBUTE_DEVICE_POINTER,
+    HIP_POINTER_ATTRIBUTE_HOST_POINTER,
+    HIP_POINTER_ATTRIBUTE_P2P_TOKENS,
+    HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+    HIP_POINTER_ATTRIBUTE_BUFFER_ID,
+    HIP_POINTER_ATTRIBUTE_IS_MANAGED,
+    HIP_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+    HIP_POINTER_ATTRIBUTE_IS_LEGACY_HIP_IPC_CAPABLE,
+    HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+    HIP_POINTER_ATTRIBUTE_RANGE_SIZE,
+    HIP_POINTER_ATTRIBUTE_MAPPED,
+    HIP_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES,
+    HIP_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+    HIP_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+    HIP_POINTER_ATTRIBUTE_MEMPOOL_HANDLE
+} hipPointer_attribute;
+
+// The device hipPointerGetAttributes reports for memory the runtime does not know.
+#define hipInvalidDeviceId ((int)-2)
 
 // Names a device variable for the symbol functions (AMD: the variable itself; the typed
 // overloads below take its address).
@@ -94,6 +118,15 @@ hipError_t hipMemGetInfo(size_t* free, size_t* total);
 hipError_t hipMemPtrGetInfo(void* ptr, size_t* size);
 hipError_t hipMemGetAddressRange(hipDeviceptr_t* pbase, size_t* psize, hipDeviceptr_t dptr);
 hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* ptr);
+// One attribute in AMD's widths: bool (1 byte) for SYNC_MEMOPS, IS_MANAGED, MAPPED; 32 bits
+// for MEMORY_TYPE, BUFFER_ID, RANGE_SIZE, DEVICE_ORDINAL, ACCESS_FLAGS; pointers otherwise.
+// Unknown memory: the default value and hipErrorInvalidValue. hipDrvPointerGetAttributes
+// writes the defaults and succeeds. Only SYNC_MEMOPS can be set.
+hipError_t hipPointerGetAttribute(void* data, hipPointer_attribute attribute, hipDeviceptr_t ptr);
+hipError_t hipDrvPointerGetAttributes(unsigned int numAttributes, hipPointer_attribute* attributes,
+                                      void** data, hipDeviceptr_t ptr);
+hipError_t hipPointerSetAttribute(const void* value, hipPointer_attribute attribute,
+                                  hipDeviceptr_t ptr);
 
 // Device variables (`__device__`, `__constant__`) named by their host-side symbol.
 hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol);

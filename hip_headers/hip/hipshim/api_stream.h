@@ -47,6 +47,8 @@ hipError_t hipLaunchHostFunc(hipStream_t stream, hipHostFn_t fn, void* userData)
 hipError_t hipStreamGetFlags(hipStream_t stream, unsigned int* flags);
 hipError_t hipStreamGetPriority(hipStream_t stream, int* priority);
 hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
+// A number no other stream of the process has.
+hipError_t hipStreamGetId(hipStream_t stream, unsigned long long* streamId);
 int hipGetStreamDeviceId(hipStream_t stream);
 
 // Per-thread-default-stream variants: a null stream means hipStreamPerThread.

@@ -111,6 +111,23 @@ impl DeviceStreams {
         self.null.take_stream_report().and(waited)
     }
 
+    /// `hipStreamQuery` of the null stream: like its synchronisation, it answers for every
+    /// blocking stream too (not ready while one of them has work pending).
+    pub fn query_null(&self) -> HipResult {
+        self.null.query(self)?;
+        let blocking: Vec<Arc<Stream>> = self
+            .others
+            .read()
+            .iter()
+            .filter(|s| s.is_blocking())
+            .cloned()
+            .collect();
+        if blocking.iter().any(|s| s.busy()) {
+            return Err(HipError::NOT_READY);
+        }
+        Ok(())
+    }
+
     /// What synchronous copies and fills (`hipMemcpy`, `hipMemset`: null-stream operations)
     /// wait for before they touch memory outside stream order: the null stream and every
     /// blocking stream, never a non-blocking one. Reports, like a device-wide call, the faults
@@ -962,6 +979,23 @@ impl Stream {
             self.take_stream_report()?;
         }
         Err(HipError::NOT_READY)
+    }
+
+    /// Whether work enqueued on this stream has yet to complete (work that never can is
+    /// contained, as `query` does, and no longer counts). Takes no report: the stream's own
+    /// calls still owe its faults.
+    pub fn busy(&self) -> bool {
+        let doom = {
+            let st = self.state.lock();
+            if self.idle(&st) {
+                return false;
+            }
+            self.lost(&st)
+        };
+        if let Some(doom) = doom {
+            contain(doom);
+        }
+        true
     }
 
     /// Waits until all work enqueued so far has completed or can never complete; in the

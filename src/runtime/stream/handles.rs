@@ -199,9 +199,12 @@ pub fn synchronize(handle: *mut c_void) -> HipResult {
     Ok(())
 }
 
-/// `hipStreamQuery`.
+/// `hipStreamQuery`; the null stream answers for the blocking streams too.
 pub fn query(handle: *mut c_void) -> HipResult {
     let (device, stream) = lookup(handle)?;
+    if stream.kind == StreamKind::Null {
+        return device.streams.query_null();
+    }
     stream.query(&device.streams)
 }
 

@@ -1,0 +1,243 @@
+//! Which ROCm ABI the process expects: binaries built against ROCm 5, 6 and 7 use the same
+//! function names for slightly different behaviour (AMD's "HIP API 7.0 changes" lists the 7.0
+//! ones; `hipMemoryType` was renumbered in 6.0). This module owns that decision; the places
+//! that differ ask [`abi`] and branch on the answer.
+//!
+//! The profile is decided once, on first use, in this order:
+//! 1. `HIPSHIM_ABI=5|6|7` (the typed [`Config`](crate::config::Config)), when set;
+//! 2. the name this library was loaded as (`libamdhip64.so.5` / `.6` / `.7`: the loader keeps
+//!    the name it searched for, also when that name is a symlink to the one file hipshim ships);
+//! 3. otherwise (loaded as plain `libamdhip64.so`, e.g. `LD_PRELOAD` or a link against the
+//!    unversioned name) the `libamdhip64.so.N` that the program or one of its libraries
+//!    records as NEEDED;
+//! 4. otherwise ROCm 6: hipshim's own soname is `libamdhip64.so.6`, and ROCm 6 is what a
+//!    program linked against an unversioned name most likely was built with.
+//!
+//! After that, reading the profile is one relaxed load of a byte.
+
+use crate::error::HipError;
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The ROCm ABI generation whose behaviour the process gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Abi {
+    Rocm5 = 5,
+    Rocm6 = 6,
+    Rocm7 = 7,
+}
+
+impl Abi {
+    /// The profile for a ROCm major version (5, 6, 7); `None` for any other.
+    pub const fn from_major(major: u32) -> Option<Abi> {
+        match major {
+            5 => Some(Abi::Rocm5),
+            6 => Some(Abi::Rocm6),
+            7 => Some(Abi::Rocm7),
+            _ => None,
+        }
+    }
+
+    /// The ABI a `libamdhip64.so[.N[.x.y]]` file name stands for (`None` if it names none).
+    pub fn from_library_name(path: &str) -> Option<Abi> {
+        let name = path.rsplit('/').next()?;
+        let suffix = name.strip_prefix("libamdhip64.so.")?;
+        let major = suffix.split('.').next()?;
+        Abi::from_major(major.parse().ok()?)
+    }
+
+    /// ROCm 7 keeps the last error until it is read (as CUDA does); earlier ABIs let every call
+    /// overwrite it, success included.
+    pub fn sticky_last_error(self) -> bool {
+        self >= Abi::Rocm7
+    }
+}
+
+/// The error for a stream handle that names no stream (`error` is what the lookup said): up to
+/// ROCm 6 AMD checks every stream argument and answers hipErrorContextIsDestroyed; ROCm 7
+/// stopped checking (CUDA crashes on such a handle), and hipshim keeps its
+/// hipErrorInvalidHandle there. Other errors pass unchanged.
+#[cold]
+pub fn dead_stream(error: HipError) -> HipError {
+    if error == HipError::INVALID_HANDLE && abi() <= Abi::Rocm6 {
+        HipError::CONTEXT_IS_DESTROYED
+    } else {
+        error
+    }
+}
+
+/// Where the profile came from (for the log line that reports it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    Override,
+    LoadedAs,
+    NeededBy,
+    Default,
+}
+
+/// 0 until decided, then an `Abi` value.
+static PROFILE: AtomicU8 = AtomicU8::new(0);
+
+/// The process's ABI profile (decided on the first call).
+#[inline(always)]
+pub fn abi() -> Abi {
+    match PROFILE.load(Ordering::Relaxed) {
+        5 => Abi::Rocm5,
+        7 => Abi::Rocm7,
+        6 => Abi::Rocm6,
+        _ => decide(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn decide() -> Abi {
+    let (abi, source) = detect();
+    // Two threads may decide at once; they decide the same, and the first store wins.
+    let _ = PROFILE.compare_exchange(0, abi as u8, Ordering::Relaxed, Ordering::Relaxed);
+    tracing::debug!(?abi, ?source, "ROCm ABI profile");
+    abi
+}
+
+fn detect() -> (Abi, Source) {
+    if let Some(major) = crate::config::Config::global().abi {
+        if let Some(abi) = Abi::from_major(major) {
+            return (abi, Source::Override);
+        }
+    }
+    if let Some(abi) = loaded_as().as_deref().and_then(Abi::from_library_name) {
+        return (abi, Source::LoadedAs);
+    }
+    if let Some(abi) = needed_by_loaded_objects() {
+        return (abi, Source::NeededBy);
+    }
+    (Abi::Rocm6, Source::Default)
+}
+
+/// The path the loader opened this library under (its `link_map` name).
+fn loaded_as() -> Option<String> {
+    // SAFETY: dladdr only reads the loader's tables for an address inside this library and
+    // fills `info`; the name it returns lives as long as the library stays loaded.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(abi as *const c_void, &mut info) == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        Some(
+            CStr::from_ptr(info.dli_fname)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+/// The ABI of the first `libamdhip64.so.N` a loaded object (the program first) records as
+/// NEEDED.
+fn needed_by_loaded_objects() -> Option<Abi> {
+    let mut found: Option<Abi> = None;
+    // SAFETY: the callback only reads the program headers and dynamic sections the loader
+    // passes it, for objects it keeps mapped during the walk.
+    unsafe {
+        libc::dl_iterate_phdr(
+            Some(visit_object),
+            &mut found as *mut Option<Abi> as *mut c_void,
+        );
+    }
+    found
+}
+
+/// One entry of an ELF64 `PT_DYNAMIC` array (the `libc` crate does not define it).
+#[repr(C)]
+struct DynamicEntry {
+    tag: i64,
+    value: u64,
+}
+const DT_NULL: i64 = 0;
+const DT_NEEDED: i64 = 1;
+const DT_STRTAB: i64 = 5;
+
+/// `dl_iterate_phdr` callback: scans one object's DT_NEEDED entries; stops the walk (returns
+/// non-zero) at the first `libamdhip64.so.N`.
+unsafe extern "C" fn visit_object(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
+    // SAFETY: the loader passes a valid `info` for the duration of the call, and `data` is the
+    // `Option<Abi>` `needed_by_loaded_objects` passed in.
+    let (info, found) = unsafe { (&*info, &mut *(data as *mut Option<Abi>)) };
+    if info.dlpi_phdr.is_null() {
+        return 0;
+    }
+    // SAFETY: `dlpi_phdr` points to `dlpi_phnum` program headers of a mapped object.
+    let headers = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize) };
+    let Some(dynamic) = headers.iter().find(|h| h.p_type == libc::PT_DYNAMIC) else {
+        return 0;
+    };
+    let mut entry = (info.dlpi_addr as usize + dynamic.p_vaddr as usize) as *const DynamicEntry;
+    let (mut strtab, mut needed) = (0usize, Vec::new());
+    // SAFETY: PT_DYNAMIC of a mapped object is an array of entries ended by DT_NULL; the
+    // loader has relocated DT_STRTAB to an address (glibc does, for every object but the
+    // vDSO, whose string table offset is below its base and which has no DT_NEEDED).
+    unsafe {
+        while (*entry).tag != DT_NULL {
+            match (*entry).tag {
+                DT_NEEDED => needed.push((*entry).value as usize),
+                DT_STRTAB => strtab = (*entry).value as usize,
+                _ => {}
+            }
+            entry = entry.add(1);
+        }
+    }
+    if strtab < info.dlpi_addr as usize {
+        return 0;
+    }
+    for offset in needed {
+        // SAFETY: a DT_NEEDED value is an offset of a NUL-terminated name in DT_STRTAB.
+        let name = unsafe { CStr::from_ptr((strtab + offset) as *const libc::c_char) };
+        if let Some(abi) = Abi::from_library_name(&name.to_string_lossy()) {
+            *found = Some(abi);
+            return 1;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_names_give_their_abi() {
+        assert_eq!(
+            Abi::from_library_name("/opt/x/libamdhip64.so.5"),
+            Some(Abi::Rocm5)
+        );
+        assert_eq!(
+            Abi::from_library_name("libamdhip64.so.6.2.60200"),
+            Some(Abi::Rocm6)
+        );
+        assert_eq!(
+            Abi::from_library_name("lib/libamdhip64.so.7"),
+            Some(Abi::Rocm7)
+        );
+        assert_eq!(Abi::from_library_name("/x/libamdhip64.so"), None);
+        assert_eq!(Abi::from_library_name("libamdhip64.so.8"), None);
+        assert_eq!(Abi::from_library_name("libhiprtc.so.6"), None);
+    }
+
+    #[test]
+    fn only_rocm_7_keeps_the_last_error() {
+        assert!(!Abi::Rocm5.sticky_last_error());
+        assert!(!Abi::Rocm6.sticky_last_error());
+        assert!(Abi::Rocm7.sticky_last_error());
+    }
+
+    #[test]
+    fn the_walk_over_loaded_objects_finds_nothing_in_a_test_binary() {
+        // The unit-test binary links no libamdhip64.so.N: the walk must visit every object
+        // (the vDSO included) without faulting and come back empty.
+        assert_eq!(needed_by_loaded_objects(), None);
+    }
+}

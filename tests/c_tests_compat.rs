@@ -1,0 +1,137 @@
+//! The ROCm ABI profiles (`runtime/compat.rs`): the HIP programs in `c_tests/compat/`, each run
+//! under every profile it checks, on hipshim over hsasim. A program learns which behaviour to
+//! expect from `HIPSHIM_ABI` (the override the run sets) or `EXPECT_ABI` (for the runs whose
+//! profile comes from the name the library was loaded as: `LD_PRELOAD` of
+//! `libamdhip64.so.N` satisfies the program's NEEDED `libamdhip64.so.6`, hipshim's soname, so
+//! the loader keeps the preloaded name; an unversioned `libamdhip64.so` falls back to what the
+//! program records as NEEDED).
+//!
+//! `last_error`: which error hipGetLastError / hipPeekAtLastError / hipExtGetLastError report
+//! (ROCm 5/6: every call's result; ROCm 7: the last failure until read), hipDrvGetErrorName.
+//! `pointer_attributes`: hipPointerGetAttributes' numbering and its answers for unknown and
+//! null pointers.
+
+mod common;
+
+use common::ctest::{build_area_program, run_in_mode};
+
+/// Builds `c_tests/compat/NAME.hip` and runs it on hsasim (gfx942), deterministic or threaded,
+/// with `env`; fails unless it passes.
+fn run(name: &str, deterministic: bool, env: &[(&str, &str)]) {
+    run_on(name, "gfx942", deterministic, env);
+}
+
+fn run_on(name: &str, target: &str, deterministic: bool, env: &[(&str, &str)]) {
+    let (program, spec) = build_area_program("compat", name);
+    let out = run_in_mode(&program, name, target, deterministic, |cmd| {
+        cmd.env_remove("HIPSHIM_ABI")
+            .env_remove("EXPECT_ABI")
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(env.iter().copied());
+    });
+    assert!(out.contains(&format!("{name}: PASSED")), "{out}");
+}
+
+/// Runs `name` with `libamdhip64.so` + `suffix` from the staged lib dir preloaded.
+fn run_preloaded(name: &str, suffix: &str, expect: &str) {
+    let lib = common::lib_dir().join(format!("libamdhip64.so{suffix}"));
+    let lib = lib.to_str().expect("utf-8 lib path");
+    run(name, false, &[("LD_PRELOAD", lib), ("EXPECT_ABI", expect)]);
+}
+
+#[test]
+fn last_error_rocm5() {
+    run("last_error", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn last_error_rocm6() {
+    run("last_error", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn last_error_rocm7() {
+    run("last_error", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn last_error_rocm7_deterministic() {
+    run("last_error", true, &[("HIPSHIM_ABI", "7")]);
+}
+
+/// No override: the program links `libamdhip64.so.6`, so ROCm 6 it is.
+#[test]
+fn last_error_follows_the_linked_soname() {
+    run("last_error", true, &[("EXPECT_ABI", "6")]);
+}
+
+#[test]
+fn last_error_follows_a_preloaded_so_7() {
+    run_preloaded("last_error", ".7", "7");
+}
+
+#[test]
+fn pointer_attributes_follow_a_preloaded_so_5() {
+    run_preloaded("pointer_attributes", ".5", "5");
+}
+
+/// Preloaded under the unversioned name: the program's NEEDED `libamdhip64.so.6` decides.
+#[test]
+fn pointer_attributes_follow_needed_when_preloaded_unversioned() {
+    run_preloaded("pointer_attributes", "", "6");
+}
+
+#[test]
+fn pointer_attributes_rocm5() {
+    run("pointer_attributes", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn pointer_attributes_rocm6() {
+    run("pointer_attributes", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn pointer_attributes_rocm7() {
+    run("pointer_attributes", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn pointer_attributes_rocm7_gfx90a_deterministic() {
+    run_on(
+        "pointer_attributes",
+        "gfx90a",
+        true,
+        &[("HIPSHIM_ABI", "7")],
+    );
+}
+
+#[test]
+fn stream_queries_rocm6() {
+    run("stream_queries", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn stream_queries_rocm6_deterministic() {
+    run("stream_queries", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn stream_queries_rocm7() {
+    run("stream_queries", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn stream_queries_rocm5_gfx90a() {
+    run_on("stream_queries", "gfx90a", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn contexts_rocm6() {
+    run("contexts", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn contexts_rocm5_deterministic() {
+    run("contexts", true, &[("HIPSHIM_ABI", "5")]);
+}
