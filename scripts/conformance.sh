@@ -20,7 +20,7 @@
 #   --out DIR        build and result directory (default: target/conformance)
 #   --build-only / --run-only
 # Needs a release build (`cargo build --release --workspace`) for hipshim's libraries.
-# Results: OUT/results/RUNTIME-TARGET/AREA.txt (one "PASS|FAIL|TIMEOUT|CRASH name" line per
+# Results: OUT/results/RUNTIME-TARGET/AREA.cases (one "PASS|FAIL|TIMEOUT|CRASH name" line per
 # case), OUT/results/RUNTIME-TARGET/logs/ (each failing case's output) and the table on stdout
 # (also OUT/results/RUNTIME-TARGET/summary.txt).
 set -euo pipefail
@@ -227,8 +227,6 @@ run_case() {
 }
 export -f run_case
 export timeout_s
-RUN_ENV="$(printf '%q ' "${run_env[@]}")"
-export RUN_ENV
 
 summary_rows=()
 total_pass=0
@@ -238,6 +236,10 @@ for target in "${target_list[@]}"; do
         echo "conformance: AMD's runtime runs gfx90a only (its ROCm 5.2 code object loader): $target skipped" >&2
         continue
     fi
+    # hsasim models the GPU the binary was built for.
+    target_env=("${run_env[@]}" HSASIM_GFX="$target")
+    RUN_ENV="$(printf '%q ' "${target_env[@]}")"
+    export RUN_ENV
     results="$out/results/$runtime-$target"
     rm -rf "$results"
     mkdir -p "$results/logs"
@@ -247,7 +249,9 @@ for target in "${target_list[@]}"; do
             summary_rows+=("$(printf '%-8s %-16s %s' "$target" "$area" "not built")")
             continue
         fi
-        names="$(env "${run_env[@]}" "$binary" --list-test-names-only 2>/dev/null | sed -e '/^$/d' -e '/test cases*$/d' | sed 's/^ *//')"
+        # Catch2 exits with the number of cases it listed.
+        names="$( (env "${target_env[@]}" "$binary" --list-test-names-only 2>/dev/null || true) |
+            sed -e '/^$/d' -e '/test cases*$/d' -e 's/^ *//')"
         if [[ -n "$case_filter" ]]; then
             names="$(grep -E -- "$case_filter" <<< "$names" || true)"
         fi
@@ -258,10 +262,10 @@ for target in "${target_list[@]}"; do
         done <<< "$names" |
             xargs -0 -r -n 1 -P "$run_jobs" bash -c 'run_case "$1" "$2" "$3"' _ "$binary" "$results" \
                 > "$results/$area.unsorted" 2>/dev/null || true
-        sort -k2 "$results/$area.unsorted" > "$results/$area.txt"
+        sort -k2 "$results/$area.unsorted" > "$results/$area.cases"
         rm -f "$results/$area.unsorted"
-        pass=$(grep -c '^PASS ' "$results/$area.txt" || true)
-        cases=$(wc -l < "$results/$area.txt")
+        pass=$(grep -c '^PASS ' "$results/$area.cases" || true)
+        cases=$(wc -l < "$results/$area.cases")
         total_pass=$((total_pass + pass))
         total_cases=$((total_cases + cases))
         summary_rows+=("$(printf '%-8s %-16s %4d / %-4d' "$target" "$area" "$pass" "$cases")")
@@ -271,7 +275,7 @@ for target in "${target_list[@]}"; do
         for row in "${summary_rows[@]}"; do echo "$row"; done
         echo "all: $total_pass / $total_cases passed"
         echo "failing cases:"
-        cat "$results"/*.txt 2>/dev/null | grep -v '^PASS ' | sed 's/^/  /' || true
+        cat "$results"/*.cases 2>/dev/null | grep -v '^PASS ' | sed 's/^/  /' || true
     } | tee "$results/summary.txt"
     summary_rows=()
     total_pass=0

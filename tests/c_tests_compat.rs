@@ -135,3 +135,19 @@ fn contexts_rocm6() {
 fn contexts_rocm5_deterministic() {
     run("contexts", true, &[("HIPSHIM_ABI", "5")]);
 }
+
+/// `hipGraphNodeGetType` numbers node types as the program's headers did.
+#[test]
+fn graph_node_types_rocm5() {
+    run("graph_node_type", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn graph_node_types_rocm6() {
+    run("graph_node_type", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn graph_node_types_follow_the_preloaded_soname() {
+    run_preloaded("graph_node_type", ".5", "5");
+}

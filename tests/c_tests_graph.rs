@@ -59,6 +59,10 @@ graph_tests! {
     nodes_gfx942_deterministic => "nodes" on "gfx942", true;
     nodes_gfx90a => "nodes" on "gfx90a", false;
     nodes_gfx90a_deterministic => "nodes" on "gfx90a", true;
+    memcpy3d_gfx942 => "memcpy3d" on "gfx942", false;
+    memcpy3d_gfx942_deterministic => "memcpy3d" on "gfx942", true;
+    memcpy3d_gfx90a => "memcpy3d" on "gfx90a", false;
+    memcpy3d_gfx90a_deterministic => "memcpy3d" on "gfx90a", true;
     capture_deps_gfx942 => "capture_deps" on "gfx942", false;
     capture_deps_gfx942_deterministic => "capture_deps" on "gfx942", true;
     capture_deps_gfx90a => "capture_deps" on "gfx90a", false;

@@ -7,9 +7,9 @@
 use super::convert::{write_c_string, Out, PerThread};
 use super::declare::hip_api;
 use super::types::{
-    hipError_t, hipEvent_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipStream_t,
+    hipError_t, hipEvent_t, hipGraphExec_t, hipGraphNode_t, hipGraph_t, hipStream_t, DrvMemcpy3D,
     DrvMemsetParams, GraphNodeParams, HostNodeParams, InstantiateParams, KernelAttrValue,
-    KernelNodeParams, MemsetParams,
+    KernelNodeParams, Memcpy3DParms, MemsetParams,
 };
 use crate::error::{HipError, HipResult};
 use crate::runtime::graph::generic::{self, instantiate_result};
@@ -351,7 +351,7 @@ hip_api! {
     }
 
     fn hipGraphNodeGetType(node: hipGraphNode_t => Arc<Node>, kind: *mut u32 => Out<u32>) -> hipError_t {
-        kind.write(node.params().type_code())
+        kind.write(crate::runtime::compat::graph_node_type(node.params().type_code()))
     }
 
     fn hipGraphNodeGetDependencies(
@@ -481,6 +481,80 @@ hip_api! {
         params: *const HostNodeParams => &HostNodeParams,
     ) -> hipError_t {
         graph::set_params(&node, NodeParams::Host(graph::host(params)?))
+    }
+
+    /// A copy of any shape (`runtime/copy3d.rs`): between arrays and pitched memory, in 3D.
+    fn hipGraphAddMemcpyNode(
+        node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
+        graph: hipGraph_t => Arc<Graph>,
+        dependencies: *const hipGraphNode_t,
+        count: usize,
+        params: *const Memcpy3DParms => &Memcpy3DParms,
+    ) -> hipError_t {
+        let copy = graph::memcpy_3d(params)?;
+        // SAFETY: HIP's contract for the dependency list.
+        unsafe { add(node, &graph, dependencies, count, NodeParams::Memcpy3D(copy)) }
+    }
+
+    /// Also answers for a 1D or symbol memcpy node, as one row.
+    fn hipGraphMemcpyNodeGetParams(
+        node: hipGraphNode_t => Arc<Node>,
+        params: *mut Memcpy3DParms => Out<Memcpy3DParms>,
+    ) -> hipError_t {
+        params.write(graph::memcpy_params(&node.params())?)
+    }
+
+    fn hipGraphMemcpyNodeSetParams(
+        node: hipGraphNode_t => Arc<Node>,
+        params: *const Memcpy3DParms => &Memcpy3DParms,
+    ) -> hipError_t {
+        graph::set_params(&node, NodeParams::Memcpy3D(graph::memcpy_3d(params)?))
+    }
+
+    fn hipGraphExecMemcpyNodeSetParams(
+        exec: hipGraphExec_t => Arc<Exec>,
+        node: hipGraphNode_t,
+        params: *const Memcpy3DParms => &Memcpy3DParms,
+    ) -> hipError_t {
+        exec_set(&exec, node, NodeParams::Memcpy3D(graph::memcpy_3d(params)?))
+    }
+
+    /// The driver API's form; a device's primary context is the only context, so `context`
+    /// is not consulted.
+    fn hipDrvGraphAddMemcpyNode(
+        node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
+        graph: hipGraph_t => Arc<Graph>,
+        dependencies: *const hipGraphNode_t,
+        count: usize,
+        params: *const DrvMemcpy3D => &DrvMemcpy3D,
+        _context: *mut c_void,
+    ) -> hipError_t {
+        let copy = graph::memcpy_3d_driver(params)?;
+        // SAFETY: HIP's contract for the dependency list.
+        unsafe { add(node, &graph, dependencies, count, NodeParams::Memcpy3D(copy)) }
+    }
+
+    fn hipDrvGraphMemcpyNodeGetParams(
+        node: hipGraphNode_t => Arc<Node>,
+        params: *mut DrvMemcpy3D => Out<DrvMemcpy3D>,
+    ) -> hipError_t {
+        params.write(graph::drv_memcpy_params(&node.params())?)
+    }
+
+    fn hipDrvGraphMemcpyNodeSetParams(
+        node: hipGraphNode_t => Arc<Node>,
+        params: *const DrvMemcpy3D => &DrvMemcpy3D,
+    ) -> hipError_t {
+        graph::set_params(&node, NodeParams::Memcpy3D(graph::memcpy_3d_driver(params)?))
+    }
+
+    fn hipDrvGraphExecMemcpyNodeSetParams(
+        exec: hipGraphExec_t => Arc<Exec>,
+        node: hipGraphNode_t,
+        params: *const DrvMemcpy3D => &DrvMemcpy3D,
+        _context: *mut c_void,
+    ) -> hipError_t {
+        exec_set(&exec, node, NodeParams::Memcpy3D(graph::memcpy_3d_driver(params)?))
     }
 
     fn hipGraphMemcpyNodeSetParams1D(

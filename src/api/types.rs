@@ -144,6 +144,8 @@ pub const VOCABULARY: &[&str] = &[
     "*const Array3DDescriptor",
     "*mut Array3DDescriptor",
     "*const Memcpy3DParms",
+    "*mut Memcpy3DParms",
+    "*mut DrvMemcpy3D",
     "*mut Memcpy3DPeerParms",
     "*const DrvMemcpy3D",
     "*const Memcpy2DParams",

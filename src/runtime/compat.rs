@@ -67,6 +67,21 @@ pub fn dead_stream(error: HipError) -> HipError {
     }
 }
 
+/// A `hipGraphNodeType` as the program's ABI numbers it (`code` in the numbering of ROCm 5.4
+/// and later, which hipshim uses inside). The ROCm 5 profile answers in the numbering of the
+/// ROCm 5 headers Debian installs (5.2: kernel 1 ... event record 8), which shifts every
+/// type by one; the types those headers lack (external semaphores, memory alloc/free) keep
+/// their later numbers. A program built with ROCm 5.4-5.7 headers also loads
+/// `libamdhip64.so.5`: it needs `HIPSHIM_ABI=6` to read the later numbering.
+pub fn graph_node_type(code: u32) -> u32 {
+    const LAST_WITH_OLD_NUMBER: u32 = 7; // hipGraphNodeTypeEventRecord
+    if abi() == Abi::Rocm5 && code <= LAST_WITH_OLD_NUMBER {
+        code + 1
+    } else {
+        code
+    }
+}
+
 /// Where the profile came from (for the log line that reports it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Source {

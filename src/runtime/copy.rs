@@ -47,6 +47,17 @@ pub enum CopyKind {
 }
 
 impl CopyKind {
+    /// The `hipMemcpyKind` value.
+    pub fn to_raw(self) -> u32 {
+        match self {
+            CopyKind::HostToHost => 0,
+            CopyKind::HostToDevice => 1,
+            CopyKind::DeviceToHost => 2,
+            CopyKind::DeviceToDevice => 3,
+            CopyKind::Default => 4,
+        }
+    }
+
     pub fn from_raw(kind: u32) -> HipResult<CopyKind> {
         Ok(match kind {
             0 => CopyKind::HostToHost,

@@ -23,6 +23,15 @@ fn label(params: &NodeParams) -> String {
             "MEMCPY\\n{:#x} <- {:#x}, {} bytes ({:?})",
             m.dst, m.src, m.count, m.kind
         ),
+        NodeParams::Memcpy3D(m) => format!(
+            "MEMCPY\\n{:?} <- {:?}, {} x {} x {} bytes ({:?})",
+            m.copy.dst.place,
+            m.copy.src.place,
+            m.copy.extent.width,
+            m.copy.extent.height,
+            m.copy.extent.depth,
+            m.copy.kind
+        ),
         NodeParams::Memset(m) => format!(
             "MEMSET\\n{:#x} = {:#x}, {} x {} elements of {} bytes",
             m.dst, m.value, m.width, m.height, m.element

@@ -55,6 +55,7 @@ struct Flat {
 enum Step {
     Kernel(KernelNode),
     Memcpy(Memcpy1D),
+    Memcpy3D(super::Memcpy3DNode),
     Memset(Memset),
     Host(HostCall),
     Record(Arc<Event>),
@@ -70,6 +71,7 @@ impl Step {
         match params {
             Some(NodeParams::Kernel(k)) => Step::Kernel(k),
             Some(NodeParams::Memcpy1D(m)) => Step::Memcpy(m),
+            Some(NodeParams::Memcpy3D(m)) => Step::Memcpy3D(m),
             Some(NodeParams::Memset(m)) => Step::Memset(m),
             Some(NodeParams::Host(h)) => Step::Host(h),
             Some(NodeParams::EventRecord(e)) => Step::Record(e.event),
@@ -306,6 +308,10 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
                         stream_handle,
                     )
                 }?
+            }
+            Step::Memcpy3D(m) => {
+                // SAFETY: as for a 1D memcpy node; arrays are checked again as the copy runs.
+                unsafe { crate::runtime::copy3d::copy_3d(&m.copy, Some(stream_handle)) }?
             }
             Step::Memset(m) => {
                 for row in 0..m.height {

@@ -15,7 +15,9 @@ pub mod generic;
 pub mod memory;
 pub mod user_object;
 
+use super::array::{Extent, PitchedPtr, Pos};
 use super::copy::{CopyKind, Rows};
+use super::copy3d::{Copy3D, DrvMemcpy3D, Memcpy3DParms};
 use super::event::Event;
 use super::handles::HandleTable;
 use super::launch::Dim3;
@@ -187,6 +189,7 @@ pub struct HostCall {
 pub enum NodeParams {
     Kernel(KernelNode),
     Memcpy1D(Memcpy1D),
+    Memcpy3D(Memcpy3DNode),
     Memset(Memset),
     Host(HostCall),
     Empty,
@@ -202,7 +205,7 @@ impl NodeParams {
     pub fn type_code(&self) -> u32 {
         match self {
             NodeParams::Kernel(_) => node_type::KERNEL,
-            NodeParams::Memcpy1D(_) => node_type::MEMCPY,
+            NodeParams::Memcpy1D(_) | NodeParams::Memcpy3D(_) => node_type::MEMCPY,
             NodeParams::Memset(_) => node_type::MEMSET,
             NodeParams::Host(_) => node_type::HOST,
             NodeParams::Empty => node_type::EMPTY,
@@ -436,6 +439,93 @@ impl KernelNode {
             kernel_params: self.args.pointers.as_ptr() as *mut *mut c_void,
             shared_mem: self.shared_mem,
         }
+    }
+}
+
+/// A memcpy node made from a `hipMemcpy3DParms` or a `HIP_MEMCPY3D`: the copy (checked again
+/// when it runs, as arrays may be freed meanwhile) and the structure as the program gave it,
+/// which `hip[Drv]GraphMemcpyNodeGetParams` return.
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3DNode {
+    pub copy: Copy3D,
+    pub given: GivenCopy,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum GivenCopy {
+    Runtime(Memcpy3DParms),
+    Driver(DrvMemcpy3D),
+}
+
+// SAFETY: the pointers of a `GivenCopy` are values handed back to the program, never
+// dereferenced by hipshim; the copy itself works from `Copy3D`'s addresses.
+unsafe impl Send for GivenCopy {}
+// SAFETY: as for `Send`; a `GivenCopy` is never mutated after it is made.
+unsafe impl Sync for GivenCopy {}
+
+/// A memcpy node from `hipGraphAddMemcpyNode`'s structure.
+pub fn memcpy_3d(params: &Memcpy3DParms) -> HipResult<Memcpy3DNode> {
+    Ok(Memcpy3DNode {
+        copy: Copy3D::from_abi(params)?,
+        given: GivenCopy::Runtime(*params),
+    })
+}
+
+/// A memcpy node from `hipDrvGraphAddMemcpyNode`'s structure.
+pub fn memcpy_3d_driver(params: &DrvMemcpy3D) -> HipResult<Memcpy3DNode> {
+    Ok(Memcpy3DNode {
+        copy: Copy3D::from_drv(params)?,
+        given: GivenCopy::Driver(*params),
+    })
+}
+
+/// The runtime-API structure of a memcpy node: as given, or a 1D copy's as one row.
+pub fn memcpy_params(params: &NodeParams) -> HipResult<Memcpy3DParms> {
+    match params {
+        NodeParams::Memcpy3D(Memcpy3DNode {
+            given: GivenCopy::Runtime(p),
+            ..
+        }) => Ok(*p),
+        NodeParams::Memcpy1D(m) => {
+            let row = |ptr: usize| PitchedPtr {
+                ptr: ptr as *mut c_void,
+                pitch: m.count,
+                xsize: m.count,
+                ysize: 1,
+            };
+            let origin = Pos { x: 0, y: 0, z: 0 };
+            Ok(Memcpy3DParms {
+                src_array: std::ptr::null_mut(),
+                src_pos: origin,
+                src_ptr: row(m.src),
+                dst_array: std::ptr::null_mut(),
+                dst_pos: origin,
+                dst_ptr: row(m.dst),
+                extent: Extent {
+                    width: m.count,
+                    height: 1,
+                    depth: 1,
+                },
+                kind: m.kind.to_raw(),
+            })
+        }
+        NodeParams::Memcpy3D(_) => Err(bad(
+            "hipGraphMemcpyNodeGetParams of a node made with the driver API's HIP_MEMCPY3D",
+        )),
+        _ => Err(bad("not a memcpy node")),
+    }
+}
+
+/// The driver-API structure of a memcpy node made with one.
+pub fn drv_memcpy_params(params: &NodeParams) -> HipResult<DrvMemcpy3D> {
+    match params {
+        NodeParams::Memcpy3D(Memcpy3DNode {
+            given: GivenCopy::Driver(p),
+            ..
+        }) => Ok(*p),
+        _ => Err(bad(
+            "hipDrvGraphMemcpyNodeGetParams of a node not made with HIP_MEMCPY3D",
+        )),
     }
 }
 
