@@ -55,7 +55,8 @@ mod engine;
 mod host_task;
 
 pub use engine::{
-    contain, Dep, DepList, DeviceStreams, Operation, Stream, StreamKind, StreamRef, NON_BLOCKING,
+    contain, Dep, DepList, DeviceStreams, Keepalive, Operation, Stream, StreamKind, StreamRef,
+    NON_BLOCKING,
     PER_THREAD_HANDLE,
 };
 pub use host_task::{enqueue_host_task, HostWork};
