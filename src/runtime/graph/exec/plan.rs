@@ -12,8 +12,6 @@
 //! ends with a wait for every side lane's last node not already waited for, so the last
 //! packet of lane 0 completes after the whole batch.
 
-use hsa_abi::hsa_signal_t;
-
 /// A signal drawn per launch: `Entry` for the entry barrier, else the node's.
 pub type SignalId = usize;
 
@@ -49,6 +47,7 @@ impl Plan {
     }
 
     /// Packets in all.
+    #[cfg(test)]
     pub fn packets(&self) -> usize {
         self.lanes.iter().map(Vec::len).sum()
     }
@@ -195,9 +194,6 @@ pub fn plan(deps: &[Vec<usize>], lanes: usize) -> Plan {
         producers,
     }
 }
-
-/// The signal handles of one launch, by [`SignalId`].
-pub type Signals<'a> = &'a [hsa_signal_t];
 
 #[cfg(test)]
 mod tests {
