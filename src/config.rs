@@ -30,7 +30,8 @@ pub struct Config {
     pub queue_policy: PolicySpec,
     /// `HIPSHIM_GRAPH_QUEUES`: queues a graph launch may spread independent branches of
     /// kernel nodes over (default 1: the launching stream's own queue; at most
-    /// [`Config::MAX_GRAPH_QUEUES`]). See `runtime/graph/exec`.
+    /// [`Config::MAX_GRAPH_QUEUES`]); 0 submits every node through the runtime's eager
+    /// operations instead of prebuilt packets (for comparison). See `runtime/graph/exec`.
     pub graph_queues: u32,
     /// `HIPSHIM_TRACE`: write a Chrome/Perfetto JSON timeline to this file at exit.
     pub trace: Option<PathBuf>,
@@ -221,9 +222,14 @@ impl Config {
         let graph_queues = match lookup("HIPSHIM_GRAPH_QUEUES") {
             None => 1,
             Some(text) => match text.trim().parse::<u32>() {
-                Ok(n) if (1..=Config::MAX_GRAPH_QUEUES).contains(&n) => n,
+                Ok(n) if n <= Config::MAX_GRAPH_QUEUES => n,
                 _ => {
-                    warn_malformed("HIPSHIM_GRAPH_QUEUES", &text, "a queue count from 1 to 16", "1");
+                    warn_malformed(
+                        "HIPSHIM_GRAPH_QUEUES",
+                        &text,
+                        "a queue count from 1 to 16, or 0 (no prebuilt packets)",
+                        "1",
+                    );
                     1
                 }
             },

@@ -151,7 +151,8 @@ pub struct QueuePolicy {
     pub spec: PolicySpec,
     queue_size: u32,
     /// Queues a graph launch may spread branches over, the launching stream's included
-    /// (`HIPSHIM_GRAPH_QUEUES`; see [`QueuePolicy::graph_branch_queues`]).
+    /// (`HIPSHIM_GRAPH_QUEUES`; see [`QueuePolicy::graph_branch_queues`]); 0: graph launches
+    /// publish no prebuilt packets (see `runtime/graph/exec`).
     pub graph_queues: u32,
     /// The queues the policy made. Locked only while assigning (which may
     /// create a queue: milliseconds on ROCr, once per queue); never on the launch path.
@@ -242,7 +243,7 @@ impl QueuePolicy {
 
     /// The policy with graph launches spread over up to `queues` queues.
     pub fn with_graph_queues(mut self, queues: u32) -> QueuePolicy {
-        self.graph_queues = queues.max(1);
+        self.graph_queues = queues;
         self
     }
 

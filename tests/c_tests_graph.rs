@@ -4,7 +4,11 @@
 //! changes it through the executable graph's setters and `hipGraphExecUpdate`; `structure`
 //! the queries, clones, child graphs, event nodes across two streams and the DOT print;
 //! `errors` bad input; `capture` stream capture of a fork/join pipeline over two streams and
-//! the capture errors.
+//! the capture errors; `replay` the executor of prebuilt packets (fork/join graphs replayed
+//! back to back, parameters and updates changed while launches are queued, kernel nodes
+//! between copies and host calls, a graph longer than the queue's ring, eager work and events
+//! after a launch), and `replay_spread` the same with branches over several queues
+//! (`HIPSHIM_GRAPH_QUEUES=4`), checking in the stats it writes that launches used several.
 
 mod common;
 
@@ -52,4 +56,52 @@ graph_tests! {
     capture_gfx942_deterministic => "capture" on "gfx942", true;
     capture_gfx90a => "capture" on "gfx90a", false;
     capture_gfx90a_deterministic => "capture" on "gfx90a", true;
+    replay_gfx942 => "replay" on "gfx942", false;
+    replay_gfx942_deterministic => "replay" on "gfx942", true;
+    replay_gfx90a => "replay" on "gfx90a", false;
+    replay_gfx90a_deterministic => "replay" on "gfx90a", true;
+}
+
+/// `replay_spread` on `target`: passes, and the stats it wrote at exit show graph launches
+/// whose packets went to more than one queue.
+fn spread(target: &str, deterministic: bool) {
+    let out = run("replay_spread", target, deterministic);
+    assert!(out.contains("PASSED"), "{out}");
+    let stats = common::target_dir()
+        .join(format!("c_tests/graph-replay_spread-{target}-{deterministic}"))
+        .join("graph-stats.txt");
+    let text = std::fs::read_to_string(&stats)
+        .unwrap_or_else(|e| panic!("{}: {e}", stats.display()));
+    let table = text
+        .split("Graph launches")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no graph launch table in the stats:\n{text}"));
+    // Rows: graph, launches, kernels, eager, then the queues, comma-separated.
+    let spread_rows = table
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.split_whitespace().nth(4).is_some_and(|q| q.contains(',')))
+        .count();
+    assert!(spread_rows > 0, "no graph launch used several queues:\n{text}");
+}
+
+#[test]
+fn replay_spread_gfx942() {
+    spread("gfx942", false);
+}
+
+#[test]
+fn replay_spread_gfx942_deterministic() {
+    spread("gfx942", true);
+}
+
+#[test]
+fn replay_spread_gfx90a() {
+    spread("gfx90a", false);
+}
+
+#[test]
+fn replay_spread_gfx90a_deterministic() {
+    spread("gfx90a", true);
 }

@@ -20,7 +20,8 @@
 //! branch queues of the device, joined back on the stream's queue.
 //!
 //! A launch on a capturing stream submits every step through the runtime's operations, which
-//! capture them.
+//! capture them; so does every launch with `HIPSHIM_GRAPH_QUEUES=0` (the executor before
+//! this one, kept for comparison).
 
 mod aql;
 mod plan;
@@ -87,10 +88,24 @@ impl Step {
     }
 }
 
+/// How a step is submitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A prebuilt dispatch packet.
+    Kernel,
+    /// Nothing, but its dependencies pass through it.
+    Empty,
+    /// Through the runtime's operations (every other step, whatever its type).
+    Eager,
+}
+
 impl Step {
-    /// Whether the step can be part of a batch of prebuilt packets.
-    fn batchable(&self) -> bool {
-        matches!(self, Step::Kernel(_) | Step::Nothing)
+    fn kind(&self) -> Kind {
+        match self {
+            Step::Kernel(_) => Kind::Kernel,
+            Step::Nothing => Kind::Empty,
+            _ => Kind::Eager,
+        }
     }
 }
 
@@ -134,7 +149,7 @@ static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 /// node), everything else an eager step. A kernel node's dependencies inside its batch go
 /// through empty nodes to the kernel nodes behind them; dependencies outside the batch are
 /// earlier segments, complete in stream order before the batch starts.
-fn segment(shape: &[Flat], order: &[usize], steps: &[Step]) -> (Vec<Segment>, Vec<BatchShape>) {
+fn segment(shape: &[Flat], order: &[usize], kinds: &[Kind]) -> (Vec<Segment>, Vec<BatchShape>) {
     let mut segments = Vec::new();
     let mut batches = Vec::new();
     let mut run: Vec<usize> = Vec::new();
@@ -156,7 +171,7 @@ fn segment(shape: &[Flat], order: &[usize], steps: &[Step]) -> (Vec<Segment>, Ve
                 .collect();
             deps.sort_unstable();
             deps.dedup();
-            if matches!(steps[at], Step::Kernel(_)) {
+            if kinds[at] == Kind::Kernel {
                 let me = batch.nodes.len();
                 local.insert(at, me);
                 batch.nodes.push(at);
@@ -173,7 +188,7 @@ fn segment(shape: &[Flat], order: &[usize], steps: &[Step]) -> (Vec<Segment>, Ve
         }
     };
     for &at in order {
-        if steps[at].batchable() {
+        if kinds[at] != Kind::Eager {
             run.push(at);
         } else {
             flush(&mut run, &mut segments);
@@ -303,7 +318,8 @@ pub fn instantiate(graph: &Graph, flags: u64, error_node: &mut usize) -> HipResu
         .into_iter()
         .map(|n| Flat { params: None, ..n })
         .collect();
-    let (segments, batches) = segment(&shape, &order, &steps);
+    let kinds: Vec<Kind> = steps.iter().map(Step::kind).collect();
+    let (segments, batches) = segment(&shape, &order, &kinds);
     let exec = Arc::new(Exec {
         shape,
         order,
@@ -349,7 +365,7 @@ impl Exec {
         if let Some(p) = state.prebuilt.iter().find(|p| p.device == device.index) {
             return Ok((steps, p.clone()));
         }
-        let lanes = device.streams.policy.graph_queues as usize;
+        let lanes = (device.streams.policy.graph_queues as usize).max(1);
         let built = Arc::new(Prebuilt::build(device, &steps, &self.batches, lanes)?);
         state.prebuilt.push(built.clone());
         Ok((steps, built))
@@ -396,7 +412,10 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
     let (device, stream) = stream::lookup(stream_handle)?;
     // A handle, looked up again by each operation, never dereferenced.
     let stream_handle = stream_handle as usize as *mut c_void;
-    if exec.batches.is_empty() || stream.capturing.load(Ordering::Relaxed) {
+    if exec.batches.is_empty()
+        || stream.capturing.load(Ordering::Relaxed)
+        || device.streams.policy.graph_queues == 0
+    {
         let steps = exec.state.lock().steps.clone();
         for &at in &exec.order {
             eager(device, &stream, stream_handle, &steps[at])?;
@@ -600,6 +619,26 @@ mod tests {
         // 3 -> 1 -> 0, 2 independent, 4 after 0 and 2.
         let nodes = flat(&[&[1], &[3], &[], &[], &[0, 2]]);
         assert_eq!(topological_order(&nodes), Ok(vec![2, 3, 1, 0, 4]));
+    }
+
+    #[test]
+    fn batches_are_cut_at_eager_steps_and_see_through_empty_nodes() {
+        use Kind::*;
+        // 0 kernel; 1 empty after 0; 2, 3 kernels after 1; 4 eager after 2 and 3; 5 kernel
+        // after 4 and 0 (0 is in an earlier segment: no dependency inside the batch); 6
+        // empty after 5; 7 kernel after 6.
+        let nodes = flat(&[&[], &[0], &[1], &[1], &[2, 3], &[4, 0], &[5], &[6]]);
+        let kinds = [Kernel, Empty, Kernel, Kernel, Eager, Kernel, Empty, Kernel];
+        let order: Vec<usize> = (0..8).collect();
+        let (segments, batches) = segment(&nodes, &order, &kinds);
+        assert_eq!(
+            segments,
+            vec![Segment::Batch(0), Segment::Eager(4), Segment::Batch(1)]
+        );
+        assert_eq!(batches[0].nodes, vec![0, 2, 3]);
+        assert_eq!(batches[0].deps, vec![vec![], vec![0], vec![0]]);
+        assert_eq!(batches[1].nodes, vec![5, 7]);
+        assert_eq!(batches[1].deps, vec![vec![], vec![0]]);
     }
 
     #[test]
