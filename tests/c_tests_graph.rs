@@ -68,10 +68,12 @@ fn spread(target: &str, deterministic: bool) {
     let out = run("replay_spread", target, deterministic);
     assert!(out.contains("PASSED"), "{out}");
     let stats = common::target_dir()
-        .join(format!("c_tests/graph-replay_spread-{target}-{deterministic}"))
+        .join(format!(
+            "c_tests/graph-replay_spread-{target}-{deterministic}"
+        ))
         .join("graph-stats.txt");
-    let text = std::fs::read_to_string(&stats)
-        .unwrap_or_else(|e| panic!("{}: {e}", stats.display()));
+    let text =
+        std::fs::read_to_string(&stats).unwrap_or_else(|e| panic!("{}: {e}", stats.display()));
     let table = text
         .split("Graph launches")
         .nth(1)
@@ -83,7 +85,10 @@ fn spread(target: &str, deterministic: bool) {
         .take_while(|l| !l.trim().is_empty())
         .filter(|l| l.split_whitespace().nth(4).is_some_and(|q| q.contains(',')))
         .count();
-    assert!(spread_rows > 0, "no graph launch used several queues:\n{text}");
+    assert!(
+        spread_rows > 0,
+        "no graph launch used several queues:\n{text}"
+    );
 }
 
 #[test]

@@ -1445,7 +1445,8 @@ impl Stream {
         let signal = self.signals.get(1)?;
         let index = queue.publish(&barrier_and(&[], signal.handle()));
         // Complete once the next counted packet is (the barrier bit orders them).
-        st.held.push_back(Held::of(st.counted + 1, signal.clone(), true));
+        st.held
+            .push_back(Held::of(st.counted + 1, signal.clone(), true));
         tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, marker = ?signal, "marker");
         Ok(Marker {
             signal,

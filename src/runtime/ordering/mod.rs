@@ -56,7 +56,6 @@ mod host_task;
 
 pub use engine::{
     contain, Dep, DepList, DeviceStreams, Keepalive, Operation, Stream, StreamKind, StreamRef,
-    NON_BLOCKING,
-    PER_THREAD_HANDLE,
+    NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use host_task::{enqueue_host_task, HostWork};

@@ -28,13 +28,13 @@ mod plan;
 
 use super::{bad, node_type, Graph, HostCall, KernelNode, Memcpy1D, Memset, NodeParams};
 use crate::error::{HipError, HipResult};
+use crate::runtime::device::Device;
 use crate::runtime::event::{self, Event};
 use crate::runtime::handles::HandleTable;
 use crate::runtime::launch::{self, Args, Dispatch, GridSize};
-use crate::runtime::device::Device;
 use crate::runtime::{copy, stream};
-use parking_lot::Mutex;
 use aql::{BatchShape, Prebuilt, Publication};
+use parking_lot::Mutex;
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -429,7 +429,10 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
             Segment::Eager(at) => eager(device, &stream, stream_handle, &steps[at])?,
             Segment::Batch(b) => {
                 let branch_queues = if prebuilt.spreads(b) {
-                    device.streams.policy.graph_branch_queues(&device.streams.queues)
+                    device
+                        .streams
+                        .policy
+                        .graph_branch_queues(&device.streams.queues)
                 } else {
                     Vec::new()
                 };
@@ -518,7 +521,13 @@ fn eager(
         Step::Memset(m) => {
             for row in 0..m.height {
                 let dst = m.dst + row * m.pitch;
-                copy::memset_async(dst as *mut c_void, m.value, m.element, m.width, stream_handle)?;
+                copy::memset_async(
+                    dst as *mut c_void,
+                    m.value,
+                    m.element,
+                    m.width,
+                    stream_handle,
+                )?;
             }
         }
         &Step::Host(HostCall {

@@ -133,13 +133,17 @@ pub fn plan(deps: &[Vec<usize>], lanes: usize) -> Plan {
         for &p in &deps[i] {
             let r = lane_of[p];
             if r != lane && position[p] + 1 > waited[lane][r] {
-                latest[r] = Some(latest[r].map_or(p, |q: usize| {
-                    if position[q] >= position[p] {
-                        q
-                    } else {
-                        p
-                    }
-                }));
+                latest[r] =
+                    Some(latest[r].map_or(
+                        p,
+                        |q: usize| {
+                            if position[q] >= position[p] {
+                                q
+                            } else {
+                                p
+                            }
+                        },
+                    ));
             }
         }
         for (r, p) in latest.iter().enumerate() {
@@ -209,7 +213,10 @@ mod tests {
         // Diamond 0 -> {1, 2} -> 3, then 4 after 0 and 3.
         let deps = vec![vec![], vec![0], vec![0], vec![1, 2], vec![0, 3]];
         let p = plan(&deps, 1);
-        assert_eq!(p.lanes, vec![vec![node(0), node(1), node(2), node(3), node(4)]]);
+        assert_eq!(
+            p.lanes,
+            vec![vec![node(0), node(1), node(2), node(3), node(4)]]
+        );
         assert_eq!(p.signals, 0);
     }
 
@@ -252,11 +259,7 @@ mod tests {
         assert_eq!(
             p.lanes,
             vec![
-                vec![
-                    Entry { signal: 0 },
-                    node(0),
-                    Wait { deps: vec![1, 2] }
-                ],
+                vec![Entry { signal: 0 }, node(0), Wait { deps: vec![1, 2] }],
                 vec![
                     Wait { deps: vec![0] },
                     Node {
