@@ -101,11 +101,13 @@ fn check_node(
     Ok((image.map(|image| checked.prebuild(image)), bytes))
 }
 
-/// The kernarg images as a mutable slice from `offset`, `len` bytes.
+/// The kernarg images as a mutable slice from `offset`, `len` bytes. Mutable from `&`: the
+/// buffer is memory shared with the device, which `PoolBuffer` only owns the right to free.
 ///
 /// # Safety
 /// No packet that reads these bytes may be in flight (the caller holds the only reference to
-/// the `Prebuilt`), and `offset + len` lies inside the buffer.
+/// the `Prebuilt`), nothing else borrows them, and `offset + len` lies inside the buffer.
+#[allow(clippy::mut_from_ref)]
 unsafe fn image_at(images: &PoolBuffer, offset: usize, len: usize) -> &mut [u8] {
     // SAFETY: the caller's contract; the buffer is host-accessible kernarg memory.
     unsafe { std::slice::from_raw_parts_mut(images.as_ptr().add(offset), len) }
