@@ -248,11 +248,12 @@ impl QueuePolicy {
     }
 
     /// The queues a graph launch puts independent branches on besides the launching stream's
-    /// own: `graph_queues - 1` normal-priority queues of the device, made at the first call
-    /// and shared by every graph launch (fewer if the device cannot make that many; a failed
-    /// queue is replaced). Empty when graph launches use the stream's queue only.
-    pub fn graph_branch_queues(&self, factory: &QueueFactory) -> Vec<Arc<Queue>> {
-        let wanted = self.graph_queues.saturating_sub(1) as usize;
+    /// own: `wanted` (at most `graph_queues - 1`) normal-priority queues of the device, made
+    /// as launches first want them and shared by every graph launch (fewer if the device
+    /// cannot make that many; a failed queue is replaced). Empty when graph launches use the
+    /// stream's queue only.
+    pub fn graph_branch_queues(&self, factory: &QueueFactory, wanted: usize) -> Vec<Arc<Queue>> {
+        let wanted = wanted.min(self.graph_queues.saturating_sub(1) as usize);
         if wanted == 0 {
             return Vec::new();
         }
@@ -270,7 +271,7 @@ impl QueuePolicy {
                 }
             }
         }
-        shared.graph.clone()
+        shared.graph[..wanted.min(shared.graph.len())].to_vec()
     }
 
     /// The queue a stream should use; `factory` makes the queues of the stream's device (the

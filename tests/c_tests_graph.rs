@@ -8,7 +8,8 @@
 //! back to back, parameters and updates changed while launches are queued, kernel nodes
 //! between copies and host calls, a graph longer than the queue's ring, eager work and events
 //! after a launch), and `replay_spread` the same with branches over several queues
-//! (`HIPSHIM_GRAPH_QUEUES=4`), checking in the stats it writes that launches used several.
+//! (`HIPSHIM_GRAPH_QUEUES=4`), checking in the stats it writes that launches used several;
+//! `fault_spread` a kernel node faulting on a branch queue, reported through the join.
 
 mod common;
 
@@ -60,6 +61,10 @@ graph_tests! {
     replay_gfx942_deterministic => "replay" on "gfx942", true;
     replay_gfx90a => "replay" on "gfx90a", false;
     replay_gfx90a_deterministic => "replay" on "gfx90a", true;
+    fault_spread_gfx942 => "fault_spread" on "gfx942", false;
+    fault_spread_gfx942_deterministic => "fault_spread" on "gfx942", true;
+    fault_spread_gfx90a => "fault_spread" on "gfx90a", false;
+    fault_spread_gfx90a_deterministic => "fault_spread" on "gfx90a", true;
 }
 
 /// `replay_spread` on `target`: passes, and the stats it wrote at exit show graph launches

@@ -244,12 +244,13 @@ impl Prebuilt {
         }
     }
 
-    /// Whether a batch may spread over several queues.
-    pub fn spreads(&self, batch: usize) -> bool {
+    /// Branch queues (besides the stream's) batch `batch` may spread over: 0 if it goes on
+    /// the stream's queue alone.
+    pub fn branch_lanes(&self, batch: usize) -> usize {
         self.plans[batch]
             .spread
             .as_ref()
-            .is_some_and(|p| p.lanes.len() > 1)
+            .map_or(0, |p| p.lanes.len() - 1)
     }
 
     /// Kernel nodes of the batches.

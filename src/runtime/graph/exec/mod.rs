@@ -428,13 +428,12 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
         match *segment {
             Segment::Eager(at) => eager(device, &stream, stream_handle, &steps[at])?,
             Segment::Batch(b) => {
-                let branch_queues = if prebuilt.spreads(b) {
-                    device
+                let branch_queues = match prebuilt.branch_lanes(b) {
+                    0 => Vec::new(),
+                    wanted => device
                         .streams
                         .policy
-                        .graph_branch_queues(&device.streams.queues)
-                } else {
-                    Vec::new()
+                        .graph_branch_queues(&device.streams.queues, wanted),
                 };
                 let plan = prebuilt.plan(b, &branch_queues);
                 let signals = (0..plan.signals)
