@@ -28,6 +28,11 @@ pub struct Config {
     /// `HIPSHIM_QUEUE_POLICY`: which HSA queue serves each stream (default `pool:4`; AMD's
     /// `GPU_MAX_HW_QUEUES` sets the pool size when the policy does not name one).
     pub queue_policy: PolicySpec,
+    /// `HIPSHIM_GRAPH_QUEUES`: queues a graph launch may spread independent branches of
+    /// kernel nodes over (default 1: the launching stream's own queue; at most
+    /// [`Config::MAX_GRAPH_QUEUES`]); 0 submits every node through the runtime's eager
+    /// operations instead of prebuilt packets (for comparison). See `runtime/graph/exec`.
+    pub graph_queues: u32,
     /// `HIPSHIM_TRACE`: write a Chrome/Perfetto JSON timeline to this file at exit.
     pub trace: Option<PathBuf>,
     /// `HIPSHIM_STATS` = 1 (tables on stderr at exit) | a file path | 0 (default).
@@ -163,6 +168,9 @@ impl Config {
         GLOBAL.get_or_init(Config::from_env)
     }
 
+    /// Most queues one graph launch spreads over.
+    pub const MAX_GRAPH_QUEUES: u32 = 16;
+
     pub fn from_env() -> Config {
         Config::from_lookup(|name| std::env::var(name).ok())
     }
@@ -221,6 +229,21 @@ impl Config {
                 PolicySpec::pool(pool_size)
             }),
         };
+        let graph_queues = match lookup("HIPSHIM_GRAPH_QUEUES") {
+            None => 1,
+            Some(text) => match text.trim().parse::<u32>() {
+                Ok(n) if n <= Config::MAX_GRAPH_QUEUES => n,
+                _ => {
+                    warn_malformed(
+                        "HIPSHIM_GRAPH_QUEUES",
+                        &text,
+                        "a queue count from 1 to 16, or 0 (no prebuilt packets)",
+                        "1",
+                    );
+                    1
+                }
+            },
+        };
         let trace = match lookup("HIPSHIM_TRACE") {
             None => None,
             Some(text) => parse_trace(&text).unwrap_or_else(|()| {
@@ -272,6 +295,7 @@ impl Config {
             device,
             log: lookup("HIPSHIM_LOG").filter(|s| !s.is_empty()),
             queue_size,
+            graph_queues,
         }
     }
 }

@@ -150,6 +150,10 @@ pub fn choose_fallback(candidates: &[Candidate], priority: Priority) -> Option<u
 pub struct QueuePolicy {
     pub spec: PolicySpec,
     queue_size: u32,
+    /// Queues a graph launch may spread branches over, the launching stream's included
+    /// (`HIPSHIM_GRAPH_QUEUES`; see [`QueuePolicy::graph_branch_queues`]); 0: graph launches
+    /// publish no prebuilt packets (see `runtime/graph/exec`).
+    pub graph_queues: u32,
     /// The queues the policy made. Locked only while assigning (which may
     /// create a queue: milliseconds on ROCr, once per queue); never on the launch path.
     shared: Mutex<Shared>,
@@ -161,6 +165,9 @@ struct Shared {
     /// Pool queues per priority level (high, normal, low), in creation order.
     pools: [Vec<Arc<Queue>>; 3],
     cursors: [usize; 3],
+    /// The queues graph launches put branches on besides the launching stream's (made at the
+    /// first launch that wants them, shared by every graph of the device).
+    graph: Vec<Arc<Queue>>,
     /// Every queue the policy made and has not retired, private ones included, in creation
     /// order: what a stream shares when no new queue can be made. Weak, so a private queue
     /// still goes away with its stream.
@@ -202,6 +209,7 @@ impl Shared {
         for pool in &mut self.pools {
             pool.retain(|q| !Arc::ptr_eq(q, queue));
         }
+        self.graph.retain(|q| !Arc::ptr_eq(q, queue));
         self.known.retain(|k| {
             k.queue.strong_count() > 0 && !std::ptr::eq(k.queue.as_ptr(), Arc::as_ptr(queue))
         });
@@ -228,8 +236,42 @@ impl QueuePolicy {
         QueuePolicy {
             spec,
             queue_size,
+            graph_queues: 1,
             shared: Mutex::new(Shared::default()),
         }
+    }
+
+    /// The policy with graph launches spread over up to `queues` queues.
+    pub fn with_graph_queues(mut self, queues: u32) -> QueuePolicy {
+        self.graph_queues = queues;
+        self
+    }
+
+    /// The queues a graph launch puts independent branches on besides the launching stream's
+    /// own: `wanted` (at most `graph_queues - 1`) normal-priority queues of the device, made
+    /// as launches first want them and shared by every graph launch (fewer if the device
+    /// cannot make that many; a failed queue is replaced). Empty when graph launches use the
+    /// stream's queue only.
+    pub fn graph_branch_queues(&self, factory: &QueueFactory, wanted: usize) -> Vec<Arc<Queue>> {
+        let wanted = wanted.min(self.graph_queues.saturating_sub(1) as usize);
+        if wanted == 0 {
+            return Vec::new();
+        }
+        let mut shared = self.shared.lock();
+        shared.graph.retain(|q| q.error().is_none());
+        while shared.graph.len() < wanted {
+            match self.create(factory, Priority::Normal, None, "graph branch queue") {
+                Ok(queue) => {
+                    shared.track(&queue, Priority::Normal, false);
+                    shared.graph.push(queue);
+                }
+                Err(error) => {
+                    tracing::warn!(target: "hipshim::policy", device = factory.device, %error, made = shared.graph.len(), wanted, "no more graph branch queues; graph launches use fewer");
+                    break;
+                }
+            }
+        }
+        shared.graph[..wanted.min(shared.graph.len())].to_vec()
     }
 
     /// The queue a stream should use; `factory` makes the queues of the stream's device (the

@@ -7,7 +7,13 @@
 //! the capture errors; `capture_deps` the capture dependency calls, capture into an existing
 //! graph and captured stream-ordered allocation; `nodes` memory alloc/free, symbol copy and
 //! driver memset nodes, disabled nodes, the generic node calls, kernel node attributes and
-//! user objects.
+//! user objects; `memcpy3d` memcpy nodes of any shape (arrays, pitched memory, 3D, the driver
+//! form); `replay` the executor of prebuilt packets (fork/join graphs replayed
+//! back to back, parameters and updates changed while launches are queued, kernel nodes
+//! between copies and host calls, a graph longer than the queue's ring, eager work and events
+//! after a launch), and `replay_spread` the same with branches over several queues
+//! (`HIPSHIM_GRAPH_QUEUES=4`), checking in the stats it writes that launches used several;
+//! `fault_spread` a kernel node faulting on a branch queue, reported through the join.
 
 mod common;
 
@@ -67,4 +73,61 @@ graph_tests! {
     capture_deps_gfx942_deterministic => "capture_deps" on "gfx942", true;
     capture_deps_gfx90a => "capture_deps" on "gfx90a", false;
     capture_deps_gfx90a_deterministic => "capture_deps" on "gfx90a", true;
+    replay_gfx942 => "replay" on "gfx942", false;
+    replay_gfx942_deterministic => "replay" on "gfx942", true;
+    replay_gfx90a => "replay" on "gfx90a", false;
+    replay_gfx90a_deterministic => "replay" on "gfx90a", true;
+    fault_spread_gfx942 => "fault_spread" on "gfx942", false;
+    fault_spread_gfx942_deterministic => "fault_spread" on "gfx942", true;
+    fault_spread_gfx90a => "fault_spread" on "gfx90a", false;
+    fault_spread_gfx90a_deterministic => "fault_spread" on "gfx90a", true;
+}
+
+/// `replay_spread` on `target`: passes, and the stats it wrote at exit show graph launches
+/// whose packets went to more than one queue.
+fn spread(target: &str, deterministic: bool) {
+    let out = run("replay_spread", target, deterministic);
+    assert!(out.contains("PASSED"), "{out}");
+    let stats = common::target_dir()
+        .join(format!(
+            "c_tests/graph-replay_spread-{target}-{deterministic}"
+        ))
+        .join("graph-stats.txt");
+    let text =
+        std::fs::read_to_string(&stats).unwrap_or_else(|e| panic!("{}: {e}", stats.display()));
+    let table = text
+        .split("Graph launches")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no graph launch table in the stats:\n{text}"));
+    // Rows: graph, launches, kernels, eager, then the queues, comma-separated.
+    let spread_rows = table
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.split_whitespace().nth(4).is_some_and(|q| q.contains(',')))
+        .count();
+    assert!(
+        spread_rows > 0,
+        "no graph launch used several queues:\n{text}"
+    );
+}
+
+#[test]
+fn replay_spread_gfx942() {
+    spread("gfx942", false);
+}
+
+#[test]
+fn replay_spread_gfx942_deterministic() {
+    spread("gfx942", true);
+}
+
+#[test]
+fn replay_spread_gfx90a() {
+    spread("gfx90a", false);
+}
+
+#[test]
+fn replay_spread_gfx90a_deterministic() {
+    spread("gfx90a", true);
 }

@@ -14,6 +14,10 @@
 //   copy4k     hipMemcpy of 4 KiB from pinned host memory to the device
 //   pageable   hipMemcpy of 64 MiB from pageable host memory to the device (prints GB/s too)
 //   pageable_d2h  hipMemcpy of 64 MiB from the device to pageable host memory (GB/s too)
+//   graph      hipGraphLaunch of an executable graph of GRAPH_NODES empty-kernel nodes in a
+//              chain; N launches per round, times reported per kernel node
+//   graph_eager  the same (`hipshim bench ops` runs it with HIPSHIM_GRAPH_QUEUES=0: every
+//              node through the runtime's eager launch)
 #include <hip/hip_runtime.h>
 
 #include <chrono>
@@ -34,6 +38,9 @@
 
 __global__ void empty_kernel() {}
 
+// Kernel nodes of the `graph` operation's graph (cli/src/bench/ops.rs divides by it too).
+static const int GRAPH_NODES = 100;
+
 __global__ void args_kernel(int* out, int a, float b) {
     if (out != nullptr && threadIdx.x == 0 && a < 0) out[0] = static_cast<int>(b);
 }
@@ -49,7 +56,33 @@ struct Fixture {
     void* pinned = nullptr;
     std::vector<char> pageable;
     size_t pageable_bytes = size_t(64) << 20;
+    hipGraphExec_t graph = nullptr;
 };
+
+bool is_graph(const char* op) { return !std::strcmp(op, "graph") || !std::strcmp(op, "graph_eager"); }
+
+// A chain of GRAPH_NODES empty-kernel nodes, instantiated and launched once (untimed).
+hipGraphExec_t chain_of_empty_kernels(hipStream_t stream) {
+    hipGraph_t g;
+    CHECK(hipGraphCreate(&g, 0));
+    hipKernelNodeParams p = {};
+    p.func = reinterpret_cast<void*>(&empty_kernel);
+    p.gridDim = dim3(1);
+    p.blockDim = dim3(64);
+    p.kernelParams = nullptr;
+    hipGraphNode_t prev = nullptr;
+    for (int i = 0; i < GRAPH_NODES; ++i) {
+        hipGraphNode_t node;
+        CHECK(hipGraphAddKernelNode(&node, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
+        prev = node;
+    }
+    hipGraphExec_t exec;
+    CHECK(hipGraphInstantiate(&exec, g, nullptr, nullptr, 0));
+    CHECK(hipGraphDestroy(g));
+    CHECK(hipGraphLaunch(exec, stream));
+    CHECK(hipStreamSynchronize(stream));
+    return exec;
+}
 
 // One timed round of `n` operations; returns ns per operation.
 double round_of(const char* op, int n, Fixture& f) {
@@ -82,6 +115,8 @@ double round_of(const char* op, int n, Fixture& f) {
         for (int i = 0; i < n; ++i)
             CHECK(hipMemcpy(f.pageable.data(), f.device, f.pageable_bytes,
                             hipMemcpyDeviceToHost));
+    } else if (is_graph(op)) {
+        for (int i = 0; i < n; ++i) CHECK(hipGraphLaunch(f.graph, f.stream));
     } else {
         std::fprintf(stderr, "unknown operation %s\n", op);
         std::exit(2);
@@ -91,7 +126,8 @@ double round_of(const char* op, int n, Fixture& f) {
     CHECK(hipGetLastError());
     // Untimed: every round starts on an idle stream with an empty ring.
     CHECK(hipStreamSynchronize(f.stream));
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+    double per = is_graph(op) ? double(n) * GRAPH_NODES : double(n);
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / per;
 }
 
 }  // namespace
@@ -123,6 +159,7 @@ int main(int argc, char** argv) {
     CHECK(hipStreamSynchronize(f.stream));
     CHECK(hipGetLastError());
     CHECK(hipMemcpy(f.device, f.pinned, 4096, hipMemcpyHostToDevice));
+    if (is_graph(op)) f.graph = chain_of_empty_kernels(f.stream);
 
     double best = 1e300, total = 0;
     for (int r = 0; r < rounds; ++r) {
@@ -136,6 +173,7 @@ int main(int argc, char** argv) {
     }
     std::printf(" (%s: %d rounds of %d)\n", op, rounds, n);
 
+    if (f.graph) CHECK(hipGraphExecDestroy(f.graph));
     CHECK(hipFree(f.device));
     CHECK(hipHostFree(f.pinned));
     CHECK(hipEventDestroy(f.event));

@@ -193,6 +193,7 @@ pub fn settings(config: &Config) -> Vec<Setting> {
         log,
         queue_size,
         queue_policy,
+        graph_queues,
         trace,
         stats,
         abi,
@@ -220,6 +221,7 @@ pub fn settings(config: &Config) -> Vec<Setting> {
         setting("HIPSHIM_QUEUE_SIZE", queue_size.to_string()),
         setting("HIPSHIM_QUEUE_POLICY", queue_policy.to_string()),
         setting("GPU_MAX_HW_QUEUES", default_pool_size().to_string()),
+        setting("HIPSHIM_GRAPH_QUEUES", graph_queues.to_string()),
         setting(
             "HIPSHIM_TRACE",
             trace

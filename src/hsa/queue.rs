@@ -268,6 +268,11 @@ impl Queue {
         })
     }
 
+    /// Packets the ring holds.
+    pub fn capacity(&self) -> u64 {
+        self.size
+    }
+
     /// Sets the queue's scheduling priority (`HSA_AMD_QUEUE_PRIORITY_*`).
     pub fn set_priority(&self, priority: u32) -> Result<(), HsaError> {
         // SAFETY: `raw` is live for the lifetime of `self`.
@@ -761,7 +766,9 @@ fn completion_of(packet: &AqlPacket) -> hsa_signal_t {
     }
 }
 
-fn set_completion(packet: &mut AqlPacket, signal: hsa_signal_t) {
+/// Sets the completion signal of a packet of any type.
+#[inline(always)]
+pub fn set_completion(packet: &mut AqlPacket, signal: hsa_signal_t) {
     packet.bytes[COMPLETION_OFFSET..].copy_from_slice(&signal.handle.to_le_bytes());
 }
 

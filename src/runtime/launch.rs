@@ -634,29 +634,39 @@ impl DispatchPacket<'_> {
         completion_signal: hsa_signal_t,
         multigrid_sync: Option<u64>,
     ) -> u64 {
-        let (info, layout, geometry, block) = (
-            &self.kernel.info,
-            &self.kernel.layout,
-            &self.geometry,
-            self.block,
-        );
-        let [gx, gy, gz] = geometry.grid_size();
         let mut slots = queue.reserve(1);
         let kernarg = slots.kernarg();
         let kernarg_address = kernarg.as_ptr() as u64;
+        self.write_kernargs(kernarg, multigrid_sync);
+        tracing::trace!(
+            target: "hipshim::launch",
+            kernel = %self.function.name, grid = ?self.grid, block = ?self.block, shared_mem = self.shared_mem,
+            kernarg = self.kernel.info.kernarg_size, cooperative = multigrid_sync.is_some(),
+            "kernel dispatch"
+        );
+        slots.write(&self.packet(kernarg_address, completion_signal));
+        slots.ring()
+    }
+
+    /// Writes the launch's kernarg segment into `kernarg` (a whole kernarg slot, or at least
+    /// the segment), with `hidden_multigrid_sync_arg` if given.
+    #[inline(always)]
+    fn write_kernargs(&self, kernarg: &mut [u8], multigrid_sync: Option<u64>) {
+        let layout = &self.kernel.layout;
         // SAFETY: `source` passed the layout's check, and its pointers are readable for their
-        // arguments (the caller's contract); the slot holds the segment (checked above).
-        unsafe { layout.write(self.source, geometry, kernarg) };
+        // arguments (the caller's contract); the slot holds the segment (checked at launch).
+        unsafe { layout.write(self.source, &self.geometry, kernarg) };
         if let Some(value) = multigrid_sync {
             layout.write_multigrid_sync(kernarg, value);
         }
-        tracing::trace!(
-            target: "hipshim::launch",
-            kernel = %self.function.name, grid = ?self.grid, ?block, shared_mem = self.shared_mem,
-            kernarg = info.kernarg_size, cooperative = multigrid_sync.is_some(),
-            "kernel dispatch"
-        );
-        let packet = to_bytes(&hsa_kernel_dispatch_packet_t {
+    }
+
+    /// The dispatch packet, its kernargs at `kernarg_address`.
+    #[inline(always)]
+    fn packet(&self, kernarg_address: u64, completion_signal: hsa_signal_t) -> AqlPacket {
+        let (info, geometry, block) = (&self.kernel.info, &self.geometry, self.block);
+        let [gx, gy, gz] = geometry.grid_size();
+        to_bytes(&hsa_kernel_dispatch_packet_t {
             header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
             setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
             workgroup_size_x: block.x as u16,
@@ -671,9 +681,24 @@ impl DispatchPacket<'_> {
             kernarg_address,
             completion_signal,
             ..Default::default()
-        });
-        slots.write(&packet);
-        slots.ring()
+        })
+    }
+}
+
+impl CheckedLaunch<'_> {
+    /// Writes the launch's kernarg segment into `kernarg` (memory of the caller's that
+    /// outlives every use of the packet, at least [`CheckedLaunch::kernarg_bytes`] long) and
+    /// returns its dispatch packet without a completion signal: what an executable graph
+    /// builds once per kernel node and publishes at each launch (`graph/exec`).
+    pub(in crate::runtime) fn prebuild(&self, kernarg: &mut [u8]) -> AqlPacket {
+        self.packet.write_kernargs(kernarg, None);
+        self.packet
+            .packet(kernarg.as_ptr() as u64, hsa_signal_t::default())
+    }
+
+    /// Bytes of the kernel's kernarg segment.
+    pub(in crate::runtime) fn kernarg_bytes(&self) -> usize {
+        self.packet.kernel.layout.size()
     }
 }
 

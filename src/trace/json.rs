@@ -178,7 +178,8 @@ pub fn write_trace(
             TraceEvent::Wait(wt) => wt.tid,
             TraceEvent::QueueCreated { tid, .. }
             | TraceEvent::StreamAssigned { tid, .. }
-            | TraceEvent::PoolAlloc { tid, .. } => *tid,
+            | TraceEvent::PoolAlloc { tid, .. }
+            | TraceEvent::GraphLaunch { tid, .. } => *tid,
             _ => continue,
         };
         threads
@@ -333,6 +334,19 @@ pub fn write_trace(
                 "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mempool\",\"name\":\"{}\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"pool\":{pool},\"device\":{device},\"bytes\":{bytes},\"reused\":{reused},\"used\":{used},\"reserved\":{reserved}}}}}",
                 if *reused { "pool alloc (reused)" } else { "pool alloc" },
                 us(*ts_ns),
+            ))?,
+            TraceEvent::GraphLaunch {
+                tid,
+                ts_ns,
+                graph,
+                device,
+                kernels,
+                eager,
+                queues,
+            } => w.line(&format!(
+                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"graph\",\"name\":\"graph launch\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"graph\":{graph},\"device\":{device},\"kernels\":{kernels},\"eager\":{eager},\"queues\":[{}]}}}}",
+                us(*ts_ns),
+                queues.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
             ))?,
             _ => {}
         }
@@ -628,6 +642,19 @@ pub fn parse_trace(value: &Value) -> Result<Vec<TraceEvent>, TraceError> {
                 used: u(&args, "used").unwrap_or(0),
                 reserved: u(&args, "reserved").unwrap_or(0),
             }),
+            ("i", "graph") => events.push(TraceEvent::GraphLaunch {
+                tid,
+                ts_ns: ns(e, "ts")?,
+                graph: need(&args, "graph")?,
+                device: u(&args, "device").unwrap_or(0) as u32,
+                kernels: u(&args, "kernels").unwrap_or(0) as u32,
+                eager: u(&args, "eager").unwrap_or(0) as u32,
+                queues: args
+                    .get("queues")
+                    .and_then(Value::as_array)
+                    .map(|q| q.iter().filter_map(Value::as_u64).collect())
+                    .unwrap_or_default(),
+            }),
             ("i", "policy") => {
                 let name = s(e, "name").unwrap_or_default();
                 let ts_ns = ns(e, "ts")?;
@@ -778,6 +805,15 @@ mod tests {
                 reused: true,
                 used: 8192,
                 reserved: 12288,
+            },
+            TraceEvent::GraphLaunch {
+                tid: 7,
+                ts_ns: 1_400,
+                graph: 2,
+                device: 0,
+                kernels: 100,
+                eager: 1,
+                queues: vec![3, 9],
             },
             TraceEvent::HsaCall {
                 name: "hsa_signal_create".into(),

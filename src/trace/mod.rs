@@ -69,6 +69,18 @@ pub enum TraceEvent {
         used: u64,
         reserved: u64,
     },
+    /// One `hipGraphLaunch`: the executable graph (a serial number of the process), the kernel
+    /// nodes it published as prebuilt packets, the steps it submitted through the runtime's
+    /// operations (copies, host calls, ...) and the queues the packets went to.
+    GraphLaunch {
+        tid: u64,
+        ts_ns: u64,
+        graph: u64,
+        device: u32,
+        kernels: u32,
+        eager: u32,
+        queues: Vec<u64>,
+    },
     /// Calls made through hipshim's HSA function table (totals for the whole run).
     HsaCall {
         name: String,

@@ -582,6 +582,22 @@ pub fn stream_assigned(stream: &dyn std::fmt::Display, queue: u64, device: u32, 
     });
 }
 
+/// A graph launch (see [`TraceEvent::GraphLaunch`]).
+pub fn graph_launch(graph: u64, device: u32, kernels: u32, eager: u32, queues: &[u64]) {
+    let ts = now_ns();
+    with_buffer(|b| {
+        b.events.push(TraceEvent::GraphLaunch {
+            tid: b.tid,
+            ts_ns: rel(ts),
+            graph,
+            device,
+            kernels,
+            eager,
+            queues: queues.to_vec(),
+        })
+    });
+}
+
 /// A stream-ordered allocation from memory pool `pool` (see [`TraceEvent::PoolAlloc`]).
 pub fn pool_alloc(pool: u64, device: u32, bytes: u64, reused: bool, used: u64, reserved: u64) {
     let ts = now_ns();

@@ -61,6 +61,18 @@ impl EngineRow {
     }
 }
 
+/// One executable graph's launches.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GraphRow {
+    pub graph: u64,
+    pub launches: u64,
+    /// Kernel nodes published as prebuilt packets, and steps submitted otherwise, in all.
+    pub kernels: u64,
+    pub eager: u64,
+    /// The queues its packets went to.
+    pub queues: Vec<u64>,
+}
+
 /// One memory pool's stream-ordered allocations.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PoolRow {
@@ -97,6 +109,7 @@ pub struct Stats {
     pub queues: Vec<QueueRow>,
     pub engines: Vec<EngineRow>,
     pub pools: Vec<PoolRow>,
+    pub graphs: Vec<GraphRow>,
     pub waits: WaitRow,
 }
 
@@ -129,6 +142,7 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
     let mut hsa: BTreeMap<&str, CallRow> = BTreeMap::new();
     let mut queues: BTreeMap<u64, (QueueRow, Vec<(u64, u64)>)> = BTreeMap::new();
     let mut pools: BTreeMap<u64, PoolRow> = BTreeMap::new();
+    let mut graphs: BTreeMap<u64, GraphRow> = BTreeMap::new();
     type EngineKey = (String, u32, Direction);
     let mut engines: BTreeMap<EngineKey, (EngineRow, Vec<(u64, u64)>)> = BTreeMap::new();
     let mut threads = std::collections::BTreeSet::new();
@@ -272,6 +286,30 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 row.used_high = row.used_high.max(*used);
                 row.reserved_high = row.reserved_high.max(*reserved);
             }
+            TraceEvent::GraphLaunch {
+                tid,
+                ts_ns,
+                graph,
+                kernels,
+                eager,
+                queues,
+                ..
+            } => {
+                threads.insert(*tid);
+                seen(*ts_ns);
+                let row = graphs.entry(*graph).or_insert_with(|| GraphRow {
+                    graph: *graph,
+                    ..Default::default()
+                });
+                row.launches += 1;
+                row.kernels += u64::from(*kernels);
+                row.eager += u64::from(*eager);
+                for q in queues {
+                    if !row.queues.contains(q) {
+                        row.queues.push(*q);
+                    }
+                }
+            }
             TraceEvent::StreamAssigned { queue, device, .. } => {
                 let (row, _) = queues.entry(*queue).or_insert_with(|| {
                     (
@@ -311,6 +349,7 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
         })
         .collect();
     stats.pools = pools.into_values().collect();
+    stats.graphs = graphs.into_values().collect();
     stats
 }
 
@@ -462,6 +501,28 @@ impl fmt::Display for Stats {
                     p.bytes,
                     p.used_high,
                     p.reserved_high
+                )?;
+            }
+            writeln!(f)?;
+        }
+        // Only for programs that launched graphs.
+        if !self.graphs.is_empty() {
+            writeln!(f, "Graph launches")?;
+            writeln!(
+                f,
+                "  {:>6} {:>8} {:>10} {:>8}  Queues",
+                "Graph", "Launches", "Kernels", "Eager"
+            )?;
+            for g in &self.graphs {
+                let queues: Vec<String> = g.queues.iter().map(u64::to_string).collect();
+                writeln!(
+                    f,
+                    "  {:>6} {:>8} {:>10} {:>8}  {}",
+                    g.graph,
+                    g.launches,
+                    g.kernels,
+                    g.eager,
+                    queues.join(",")
                 )?;
             }
             writeln!(f)?;

@@ -29,7 +29,21 @@ pub const OPERATIONS: &[(&str, &str)] = &[
     ("copy4k", "hipMemcpy 4 KiB pinned"),
     ("pageable", "hipMemcpy 64 MiB pageable"),
     ("pageable_d2h", "hipMemcpy 64 MiB to pageable"),
+    ("graph", "graph replay, per kernel node"),
+    ("graph_eager", "graph replay, eager executor"),
 ];
+
+/// Kernel nodes of the `graph` operations' graph (a chain of empty kernels; the program's
+/// `GRAPH_NODES`): their rows are per node.
+const GRAPH_NODES: u32 = 100;
+
+/// Launches per round of a `graph` operation: twice (the callgrind run of 2N) that many
+/// nodes must fit a 1024-packet ring, or the host would wait for the device.
+const GRAPH_LAUNCHES: u32 = 4;
+
+fn is_graph(op: &str) -> bool {
+    op == "graph" || op == "graph_eager"
+}
 
 /// The HIP functions an operation calls: the calling-thread columns count instructions only
 /// inside them (callgrind's `--toggle-collect`), so neither the program's loop nor the
@@ -51,6 +65,7 @@ fn api_functions(op: &str) -> &'static [&'static str] {
             "hipStreamSynchronize",
         ],
         "create" => &["hipStreamCreate", "hipStreamDestroy"],
+        "graph" | "graph_eager" => &["hipGraphLaunch"],
         _ => &["hipMemcpy"],
     }
 }
@@ -66,7 +81,9 @@ const DEFAULT_OPS: &str = "launch,sync,record,roundtrip,create,copy4k,pageable";
 #[derive(clap::Args, Debug)]
 pub struct OpsArgs {
     /// Comma-separated operations: launch, sync, record, roundtrip, create, copy4k,
-    /// pageable, pageable_d2h (not run unless named).
+    /// pageable, pageable_d2h, graph, graph_eager (the last three not run unless named;
+    /// `graph` replays a chain of 100 empty-kernel nodes, `graph_eager` the same through the
+    /// eager executor, HIPSHIM_GRAPH_QUEUES=0; both report per kernel node).
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_OPS, value_parser = parse_op)]
     ops: Vec<String>,
     /// Operations per round (at most 500, so 2N launches fit a 1024-packet queue).
@@ -165,7 +182,9 @@ pub fn parse_output(text: &str) -> Result<(f64, Option<f64>), String> {
 /// Operations per callgrind run: a 64 MiB copy is slow under valgrind, and one (against two)
 /// is enough to cancel the setup.
 fn callgrind_count(op: &str, count: u32) -> u32 {
-    if op.starts_with("pageable") {
+    if is_graph(op) {
+        GRAPH_LAUNCHES
+    } else if op.starts_with("pageable") {
         1
     } else {
         count
@@ -174,7 +193,9 @@ fn callgrind_count(op: &str, count: u32) -> u32 {
 
 /// Operations per timed round.
 fn timed_count(op: &str, count: u32) -> u32 {
-    if op.starts_with("pageable") {
+    if is_graph(op) {
+        GRAPH_LAUNCHES
+    } else if op.starts_with("pageable") {
         4
     } else {
         count
@@ -285,7 +306,13 @@ fn measure(
     let run_args = |n: u32, rounds: u32| -> Vec<OsString> {
         vec![op.into(), n.to_string().into(), rounds.to_string().into()]
     };
-    let command = |n: u32, rounds: u32| command(base, program, runtime, &run_args(n, rounds));
+    let command = |n: u32, rounds: u32| {
+        let mut cmd = command(base, program, runtime, &run_args(n, rounds));
+        if op == "graph_eager" {
+            cmd.env("HIPSHIM_GRAPH_QUEUES", "0");
+        }
+        cmd
+    };
     let output = command(timed_count(op, args.count), args.rounds)
         .output()
         .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
@@ -306,6 +333,13 @@ fn measure(
         let one = callgrind::profile(command(n, 1), &dir.join("n"), apis)?;
         let two = callgrind::profile(command(2 * n, 1), &dir.join("2n"), apis)?;
         let mut counts = per_operation(&one, &two, n);
+        if is_graph(op) {
+            // Per kernel node, as the program's times.
+            let per_node = |x: i64| x / i64::from(GRAPH_NODES);
+            counts.calling = per_node(counts.calling);
+            counts.runtime = per_node(counts.runtime);
+            counts.hsa = per_node(counts.hsa);
+        }
         if has_simulator_work(op) {
             let one = callgrind::profile(command(n, 1), &dir.join("n-all"), &[])?;
             let two = callgrind::profile(command(2 * n, 1), &dir.join("2n-all"), &[])?;
@@ -362,6 +396,7 @@ fn goal(op: &str) -> &'static str {
         "sync" => "<= 150 instr, never above AMD's",
         "roundtrip" => "<= 5,000 ns; dispatch <= 20,000 instr",
         "pageable" | "pageable_d2h" => "at least AMD's GB/s",
+        "graph" => "<= 100 ns per kernel node",
         _ => "",
     }
 }

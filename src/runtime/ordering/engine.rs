@@ -66,7 +66,8 @@ impl DeviceStreams {
             api,
             timestamp_hz,
             queues,
-            policy: QueuePolicy::new(config.queue_policy, config.queue_size),
+            policy: QueuePolicy::new(config.queue_policy, config.queue_size)
+                .with_graph_queues(config.graph_queues),
             signals,
             null: Stream::new(
                 signals,
@@ -408,7 +409,32 @@ struct Held {
     /// without waiting for a later counted packet (a stream that only records events has
     /// none).
     completes_itself: bool,
+    /// Memory the packets point to (a batch's kernarg images, see [`Stream::submit_batch`]),
+    /// kept as long as the signal.
+    keep: Option<Keepalive>,
 }
+
+impl Held {
+    fn of(release_at: u64, signal: PooledSignal, completes_itself: bool) -> Held {
+        Held {
+            release_at,
+            signal,
+            completes_itself,
+            keep: None,
+        }
+    }
+
+    /// Never given back: a stuck packet may still name the signal or read the memory.
+    fn leak(self) {
+        self.signal.leak();
+        if let Some(keep) = self.keep {
+            std::mem::forget(keep);
+        }
+    }
+}
+
+/// What a batch of packets needs kept until they complete (see [`Stream::submit_batch`]).
+pub type Keepalive = Arc<dyn std::any::Any + Send + Sync>;
 
 /// Faults a stream has not reported yet: to its own calls, and to device-wide calls.
 #[derive(Default)]
@@ -728,6 +754,68 @@ impl Stream {
         let mut st = self.state.lock();
         self.sweep(&mut st);
         (st.queue.is_some() && st.gate.is_none()).then_some(st)
+    }
+
+    /// Publishes a batch of prebuilt packets (an executable graph's, see `graph/exec`) as one
+    /// operation of the stream, after everything the stream must wait for, as
+    /// [`Stream::submit_counted`] does for one dispatch: `publish` writes the batch on the
+    /// stream's queue (and on any other queues it uses, whose packets the batch's last packet
+    /// on the stream's queue must wait for), gives that last packet the completion signal it
+    /// is given (so one counted packet stands for the whole batch: every packet carries the
+    /// barrier bit), rings each queue's doorbell and returns that packet's index. `hold` are
+    /// pooled signals the batch's packets name and `keep` the memory they read (kernarg
+    /// images): both are kept until the counted packet completes. Cannot fail once `publish`
+    /// is called.
+    pub fn submit_batch(
+        &self,
+        device: &DeviceStreams,
+        hold: Vec<PooledSignal>,
+        keep: Keepalive,
+        publish: impl FnOnce(&Arc<Queue>, hsa_signal_t) -> u64,
+    ) -> HipResult {
+        let mut ready = match self.lock_if_nothing_to_wait_for(device) {
+            Some(st) => Ready::Idle(st),
+            None => Ready::AfterWaits(self.begin_after_waits(device)?),
+        };
+        let State {
+            queue,
+            pending,
+            counted,
+            last,
+            held,
+            ..
+        } = match &mut ready {
+            Ready::Idle(st) => &mut **st,
+            Ready::AfterWaits(op) => &mut *op.st,
+        };
+        let Some(queue) = queue.as_ref() else {
+            tracing::error!(stream = %self.kind, "internal error: no queue after the waits");
+            return Err(HipError::UNKNOWN);
+        };
+        // Counted before it is published (see `State::count_packet`).
+        pending.signal().add(1);
+        *counted += 1;
+        *last = publish(queue, pending.handle());
+        held.push_back(Held {
+            release_at: *counted,
+            signal: pending.clone(),
+            completes_itself: false,
+            keep: Some(keep),
+        });
+        for signal in hold {
+            held.push_back(Held::of(*counted, signal, false));
+        }
+        match ready {
+            Ready::Idle(st) => {
+                self.ops.fetch_add(1, Ordering::SeqCst);
+                drop(st);
+                if self.is_blocking() {
+                    device.note_unseen(self);
+                }
+            }
+            Ready::AfterWaits(op) => op.finish(),
+        }
+        Ok(())
     }
 
     /// An operation whose waits are published on its queue (assigned if need be).
@@ -1134,7 +1222,7 @@ impl Stream {
             if held.signal.is_zero() {
                 st.held.push_back(held);
             } else {
-                held.signal.leak();
+                held.leak();
             }
         }
         if st.tail.as_ref().is_some_and(|t| !t.1.signal.is_zero()) {
@@ -1156,7 +1244,7 @@ impl Stream {
             device.policy.retire(queue);
         }
         for held in st.held.drain(..) {
-            held.signal.leak();
+            held.leak();
         }
         // Out-of-queue work that will still finish stays the stream's gate, so that its next
         // work waits for it. So does a copy-engine job that waits for a lost marker: it is let
@@ -1377,17 +1465,9 @@ impl Stream {
                 if let Some(producer) = producer.filter(|p| !Arc::ptr_eq(&p.queue, queue)) {
                     queue.add_blocker(at, &producer);
                 }
-                st.held.push_back(Held {
-                    release_at,
-                    signal,
-                    completes_itself: false,
-                });
+                st.held.push_back(Held::of(release_at, signal, false));
                 if let Some(after) = after {
-                    st.held.push_back(Held {
-                        release_at,
-                        signal: after,
-                        completes_itself: false,
-                    });
+                    st.held.push_back(Held::of(release_at, after, false));
                 }
             }
         }
@@ -1399,11 +1479,8 @@ impl Stream {
         let signal = self.signals.get(1)?;
         let index = queue.publish(&barrier_and(&[], signal.handle()));
         // Complete once the next counted packet is (the barrier bit orders them).
-        st.held.push_back(Held {
-            release_at: st.counted + 1,
-            signal: signal.clone(),
-            completes_itself: true,
-        });
+        st.held
+            .push_back(Held::of(st.counted + 1, signal.clone(), true));
         tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, marker = ?signal, "marker");
         Ok(Marker {
             signal,

@@ -9,6 +9,12 @@
 //! processor, so "everything done" is `pending == 0` and no signal is needed per launch. The
 //! launch path takes only this stream's lock, allocates nothing and makes no system call.
 //!
+//! A batch of prebuilt packets (an executable graph's kernel nodes, `Stream::submit_batch`)
+//! is one operation with one counted packet, its last on the stream's queue: every packet
+//! carries the barrier bit, and that last packet also waits for the batch's packets on other
+//! queues, so it completes after the whole batch. The memory the batch's packets read and the
+//! signals they name are held like a marker's signal, until that packet has completed.
+//!
 //! Work that is not a packet on the stream's queue (an SDMA copy, a host callback or fill) ends
 //! in a *gate*: a pooled signal the work decrements when done. The next packet of the stream
 //! first publishes a barrier-AND on the gate, and the next copy or host task depends on a
@@ -55,7 +61,7 @@ mod engine;
 mod host_task;
 
 pub use engine::{
-    contain, Dep, DepList, DeviceStreams, Operation, Stream, StreamKind, StreamRef, NON_BLOCKING,
-    PER_THREAD_HANDLE,
+    contain, Dep, DepList, DeviceStreams, Keepalive, Operation, Stream, StreamKind, StreamRef,
+    NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use host_task::{enqueue_host_task, HostWork};
