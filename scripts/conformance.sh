@@ -75,7 +75,8 @@ export HIP_PLATFORM=amd HIP_PATH=/usr ROCM_PATH=/usr
 # compile TARGET SOURCE OBJECT: one translation unit of the suite for TARGET.
 compile() {
     local target="$1" source="$2" object="$3"
-    local includes=(-I "$catch/include" -I "$catch/external/Catch2" -I "$catch/external/picojson")
+    local includes=(-I "$catch/include" -I "$catch/kernels" -I "$catch/external/Catch2"
+        -I "$catch/external/picojson")
     case "$target" in
         gfx90a)
             hipcc --offload-arch=gfx90a -std=c++17 -O1 -w "${includes[@]}" -c "$source" -o "$object" ;;
@@ -100,8 +101,11 @@ link() {
 }
 
 # area_sources AREA: the area's AMD/Linux test sources, from its CMakeLists.txt (sources of
-# blocks for the nvidia platform or Windows only are left out).
+# blocks for the nvidia platform or Windows only, and those of helper executables, are left
+# out).
 area_sources() {
+    local helpers
+    helpers="$(area_helpers "$1" | awk '{print $2}')"
     awk '
         /if *\(HIP_PLATFORM MATCHES "nvidia"\)|elseif *\(HIP_PLATFORM MATCHES "nvidia"\)|if *\(WIN32\)/ { skip = 1; next }
         /elseif|else *\(|endif/ { skip = 0 }
@@ -110,7 +114,7 @@ area_sources() {
                 print substr($0, RSTART, RLENGTH)
                 $0 = substr($0, RSTART + RLENGTH)
             }
-        }' "$catch/unit/$1/CMakeLists.txt" | sort -u
+        }' "$catch/unit/$1/CMakeLists.txt" | sort -u | grep -vxF -e "${helpers:-/}" || true
 }
 
 # area_helpers AREA: executables a case starts (add_executable(NAME ... SOURCE.cc)).

@@ -536,8 +536,25 @@ pub fn memcpy_1d(
     kind: u32,
 ) -> HipResult<Memcpy1D> {
     let kind = CopyKind::from_raw(kind)?;
-    if count > 0 && (dst.is_null() || src.is_null()) {
-        return Err(bad("memcpy node: null destination or source"));
+    if count == 0 || dst.is_null() || src.is_null() {
+        return Err(bad(
+            "memcpy node: no bytes, or a null destination or source",
+        ));
+    }
+    let (d, s) = (dst as usize, src as usize);
+    // AMD's rules: the same pointer both ways, or a source that starts inside the destination,
+    // is refused; a destination inside the source is allowed.
+    if d == s || (s > d && s < d.saturating_add(count)) {
+        return Err(bad(
+            "memcpy node: the source overlaps the destination from behind",
+        ));
+    }
+    for end in [d, s] {
+        if let Some(a) = super::memory::lookup(end, 1) {
+            if end.saturating_add(count) > a.start + a.size {
+                return Err(bad("memcpy node: more bytes than the allocation holds"));
+            }
+        }
     }
     Ok(Memcpy1D {
         dst: dst as usize,
@@ -558,8 +575,13 @@ pub fn memcpy_symbol(
     kind: u32,
 ) -> HipResult<Memcpy1D> {
     let kind = CopyKind::from_raw(kind)?;
-    if other.is_null() {
-        return Err(bad("symbol memcpy node: null source or destination"));
+    if other.is_null() || count == 0 {
+        return Err(bad(
+            "symbol memcpy node: no bytes, or a null source or destination",
+        ));
+    }
+    if other as usize == symbol as usize {
+        return Err(bad("symbol memcpy node: the symbol on both sides"));
     }
     let at = module::symbol_target(towards, symbol, count, offset, kind)?;
     let (dst, src) = match towards {
