@@ -147,9 +147,13 @@ if [[ $build == 1 ]]; then
     for target in "${target_list[@]}"; do
         bdir="$out/build/$target"
         mkdir -p "$bdir/main"
-        for part in main hip_test_context; do
-            obj="$bdir/main/$part.o"
-            [[ -f "$obj" ]] || compile "$target" "$catch/hipTestMain/$part.cc" "$obj"
+        # The test main, and the suite's shared kernels (catch/kernels/*.cpp) every area links.
+        common=()
+        for src in "$catch/hipTestMain/main.cc" "$catch/hipTestMain/hip_test_context.cc" "$catch"/kernels/*.cpp; do
+            [[ -f "$src" ]] || continue
+            obj="$bdir/main/$(basename "${src%.*}").o"
+            [[ -f "$obj" ]] || compile "$target" "$src" "$obj"
+            common+=("$obj")
         done
         for area in "${present[@]}"; do
             mkdir -p "$bdir/$area"
@@ -172,12 +176,12 @@ if [[ $build == 1 ]]; then
                 continue
             fi
             # shellcheck disable=SC2046
-            link "$target" "$bdir/$area/$area.test" "$bdir/main/main.o" "$bdir/main/hip_test_context.o" \
+            link "$target" "$bdir/$area/$area.test" "${common[@]}" \
                 "${objects[@]}" $(area_libs "$area") 2> "$bdir/$area/link.err" ||
                 echo "conformance: $target/$area: link failed ($bdir/$area/link.err)" >&2
             area_helpers "$area" | while read -r name src; do
-                compile "$target" "$catch/unit/$area/$src" "$bdir/$area/$name.o" 2> "$bdir/$area/$name.err" &&
-                    link "$target" "$bdir/$area/$name" "$bdir/$area/$name.o" 2>> "$bdir/$area/$name.err" ||
+                compile "$target" "$catch/unit/$area/$src" "$bdir/$area/$name.helper.o" 2> "$bdir/$area/$name.err" &&
+                    link "$target" "$bdir/$area/$name" "$bdir/$area/$name.helper.o" 2>> "$bdir/$area/$name.err" ||
                     echo "conformance: $target/$area: helper $name failed" >&2
             done
         done
