@@ -7,7 +7,8 @@
 //! the capture errors; `capture_deps` the capture dependency calls, capture into an existing
 //! graph and captured stream-ordered allocation; `nodes` memory alloc/free, symbol copy and
 //! driver memset nodes, disabled nodes, the generic node calls, kernel node attributes and
-//! user objects; `memcpy3d` memcpy nodes of any shape (arrays, pitched memory, 3D, the driver
+//! user objects; `capture_rules` what a capture forbids elsewhere (null-stream work beside a
+//! capturing blocking stream, allocations in global mode); `memcpy3d` memcpy nodes of any shape (arrays, pitched memory, 3D, the driver
 //! form); `replay` the executor of prebuilt packets (fork/join graphs replayed
 //! back to back, parameters and updates changed while launches are queued, kernel nodes
 //! between copies and host calls, a graph longer than the queue's ring, eager work and events
@@ -65,6 +66,10 @@ graph_tests! {
     nodes_gfx942_deterministic => "nodes" on "gfx942", true;
     nodes_gfx90a => "nodes" on "gfx90a", false;
     nodes_gfx90a_deterministic => "nodes" on "gfx90a", true;
+    capture_rules_gfx942 => "capture_rules" on "gfx942", false;
+    capture_rules_gfx942_deterministic => "capture_rules" on "gfx942", true;
+    capture_rules_gfx90a => "capture_rules" on "gfx90a", false;
+    capture_rules_gfx90a_deterministic => "capture_rules" on "gfx90a", true;
     memcpy3d_gfx942 => "memcpy3d" on "gfx942", false;
     memcpy3d_gfx942_deterministic => "memcpy3d" on "gfx942", true;
     memcpy3d_gfx90a => "memcpy3d" on "gfx90a", false;

@@ -5,11 +5,14 @@ use super::declare::hip_api;
 use super::types::{hipError_t, PointerAttributes};
 use crate::error::HipError;
 use crate::runtime::compat::{self, Abi};
+use crate::runtime::graph::capture::refuse_unsafe_call;
 use crate::runtime::memory;
 use std::ffi::c_void;
 
 hip_api! {
     fn hipMalloc(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipMalloc")?;
         ptr.write(memory::malloc(size)?)
     }
 
@@ -29,6 +32,8 @@ hip_api! {
         width: usize,
         height: usize,
     ) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipMallocPitch")?;
         let (p, row_pitch) = memory::malloc_pitch(width, height)?;
         pitch.write(row_pitch)?;
         ptr.write(p)
@@ -42,17 +47,23 @@ hip_api! {
         height: usize,
         _element_size: u32,
     ) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipMemAllocPitch")?;
         let (p, row_pitch) = memory::malloc_pitch(width, height)?;
         pitch.write(row_pitch)?;
         ptr.write(p)
     }
 
     fn hipHostMalloc(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipHostMalloc")?;
         ptr.write(memory::host_malloc(size, flags)?)
     }
 
     /// CUDA's spelling: only the portable, mapped and write-combined flags (AMD checks so too).
     fn hipHostAlloc(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipHostAlloc")?;
         use memory::host_flags::*;
         if flags & !(PORTABLE | MAPPED | WRITE_COMBINED) != 0 {
             return Err(HipError::INVALID_VALUE);
@@ -62,11 +73,15 @@ hip_api! {
 
     /// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
     fn hipMallocHost(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipMallocHost")?;
         ptr.write(memory::host_malloc(size, 0)?)
     }
 
     /// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
     fn hipMemAllocHost(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipMemAllocHost")?;
         ptr.write(memory::host_malloc(size, 0)?)
     }
 
@@ -80,6 +95,8 @@ hip_api! {
     }
 
     fn hipMallocManaged(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
+        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        refuse_unsafe_call("hipMallocManaged")?;
         ptr.write(memory::malloc_managed(size, flags)?)
     }
 

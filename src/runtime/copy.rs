@@ -261,6 +261,7 @@ pub unsafe fn memcpy(
 /// of `device`'s null stream and its blocking streams, and after nothing of its non-blocking
 /// streams, which a program uses precisely so that unrelated copies do not wait for them.
 fn after_legacy_work(device: &Device) -> HipResult {
+    stream::check_null_stream_use(device)?;
     device.streams.settle_legacy()
 }
 

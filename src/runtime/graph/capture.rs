@@ -32,8 +32,9 @@ pub const STATUS_ACTIVE: u32 = 1;
 pub const STATUS_INVALIDATED: u32 = 2;
 
 /// Captures in progress: while 0, the operations that are not the launch path skip the
-/// lookup of their stream's capture with one load.
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// lookup of their stream's capture with one load (the stream module's counter, which the
+/// null stream's operations read too).
+use crate::runtime::stream::ACTIVE_CAPTURES as ACTIVE;
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 struct Capture {
@@ -120,6 +121,7 @@ fn begin_into(
         return Err(HipError::STREAM_CAPTURE_UNSUPPORTED);
     };
     let _ = launch::CAPTURE_KERNEL.set(capture_kernel);
+    let _ = crate::runtime::stream::NULL_STREAM_DURING_CAPTURE.set(null_stream_use);
     with_tables(|t| {
         if t.members.contains_key(&stream.serial) {
             tracing::warn!("hipStreamBeginCapture: the stream is already capturing");
@@ -459,6 +461,31 @@ pub fn wait(stream: &StreamRef<'_>, event: &Event) -> HipResult<bool> {
             },
         }
     })
+}
+
+/// `stream::NULL_STREAM_DURING_CAPTURE`: an operation on `device`'s null stream would
+/// synchronise with every blocking stream of the device, which a capturing one cannot do:
+/// their captures are invalidated and the operation fails with
+/// `hipErrorStreamCaptureImplicit` (CUDA's rule). Non-blocking streams may capture meanwhile.
+fn null_stream_use(device: &crate::runtime::device::Device) -> HipResult {
+    let hit = with_tables(|t| {
+        let mut hit = false;
+        for m in t.members.values() {
+            if m.stream.device == device.index && m.stream.is_blocking() {
+                m.capture.lock().invalidated = true;
+                hit = true;
+            }
+        }
+        hit
+    });
+    if hit {
+        tracing::warn!(
+            device = device.index,
+            "null-stream work while a blocking stream is capturing: the capture is invalidated"
+        );
+        return Err(HipError::STREAM_CAPTURE_IMPLICIT);
+    }
+    Ok(())
 }
 
 /// For a call not allowed on a capturing stream (`hipStreamSynchronize`, `hipStreamQuery`):

@@ -11,6 +11,7 @@ use crate::policy::Priority;
 use hsa_abi::*;
 use std::cell::RefCell;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// `hipStreamLegacy`: the null stream with legacy semantics.
@@ -29,6 +30,34 @@ pub fn spt_stream(handle: *mut c_void) -> *mut c_void {
 /// Streams the program created, by handle (`runtime/handles.rs`: never 0, 1 or 2, never
 /// reused). The null and per-thread streams have fixed values instead and are not in it.
 static STREAMS: HandleTable<Stream> = HandleTable::new("stream", 0x50);
+
+/// Stream captures in progress (kept by `graph::capture`): while 0, the null stream's
+/// operations skip the capture check with this one load.
+pub static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
+
+/// Set by `graph::capture`: the check of a null-stream operation while captures are in
+/// progress (a blocking stream of the device capturing makes it an implicit synchronisation
+/// with the capture, which fails and invalidates it). Graphs build on streams, not the reverse.
+pub static NULL_STREAM_DURING_CAPTURE: once_cell::sync::OnceCell<fn(&Device) -> HipResult> =
+    once_cell::sync::OnceCell::new();
+
+/// An operation on `device`'s null stream, while a capture may be in progress.
+#[inline(always)]
+pub fn check_null_stream_use(device: &Device) -> HipResult {
+    if ACTIVE_CAPTURES.load(Ordering::Relaxed) == 0 {
+        return Ok(());
+    }
+    null_stream_during_capture(device)
+}
+
+#[cold]
+#[inline(never)]
+fn null_stream_during_capture(device: &Device) -> HipResult {
+    match NULL_STREAM_DURING_CAPTURE.get() {
+        Some(check) => check(device),
+        None => Ok(()),
+    }
+}
 
 thread_local! {
     /// This thread's per-thread default streams, by device ordinal.
@@ -119,6 +148,7 @@ fn resolve_any<'a>(
     match handle as usize {
         0 | LEGACY_HANDLE => {
             let device = current()?;
+            check_null_stream_use(device)?;
             Ok((device, StreamRef::Borrowed(&device.streams.null)))
         }
         PER_THREAD_HANDLE => {

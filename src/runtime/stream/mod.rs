@@ -10,6 +10,6 @@ pub use super::ordering::{
     StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use handles::{
-    create, cu_mask_of, destroy, destroy_created_streams, lookup, query, resolve, spt_stream,
-    synchronize, LEGACY_HANDLE,
+    check_null_stream_use, create, cu_mask_of, destroy, destroy_created_streams, lookup, query,
+    resolve, spt_stream, synchronize, ACTIVE_CAPTURES, LEGACY_HANDLE, NULL_STREAM_DURING_CAPTURE,
 };
