@@ -16,6 +16,10 @@
 #     librocsparse0 librocrand1 librocsparse-dev librocrand-dev
 #                                             AMD-built gfx90a kernels (and their
 #                                             headers) for the real-world tests
+#     python3-venv                            the virtual environment with AMD's
+#                                             hip-python (a real client's test)
+# - creates target/hip-python-venv with AMD's hip-python from PyPI
+#   (scripts/hip-python.sh), owned by the invoking user;
 # - creates the device-library directory with the gfx942 workaround
 #   (scripts/hip-devlibs.sh -> target/hip-devlibs), owned by the invoking
 #   user, so tests later run without root;
@@ -26,7 +30,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(clang-19 lld-19 llvm-19 clang-tools-19 rocm-device-libs
     libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils valgrind
-    librocsparse0 librocrand1 librocsparse-dev librocrand-dev)
+    librocsparse0 librocrand1 librocsparse-dev librocrand-dev python3-venv)
 
 installed() {
     [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
@@ -62,6 +66,9 @@ if [[ $EUID -eq 0 && -n "${SUDO_USER:-}" && "$SUDO_USER" != root ]]; then
 fi
 devlibs="$("${as_owner[@]}" "$repo/scripts/hip-devlibs.sh")"
 echo "setup: device libraries (with gfx942) in $devlibs"
+# Debian's python3 (a pyenv or other python3 first on PATH may lack the venv module).
+venv="$("${as_owner[@]}" env PATH="/usr/bin:$PATH" "$repo/scripts/hip-python.sh")"
+echo "setup: hip-python in $venv"
 
 # Rust: assumed present (Debian 12's rustc is too old for this workspace).
 rust_ok=1
