@@ -151,3 +151,19 @@ fn graph_node_types_rocm6() {
 fn graph_node_types_follow_the_preloaded_soname() {
     run_preloaded("graph_node_type", ".5", "5");
 }
+
+/// `hipDrvMemcpy3D` reads `HIP_MEMCPY3D` in the layout of the program's ABI.
+#[test]
+fn drv_memcpy3d_rocm5_layout() {
+    run("drv_memcpy3d", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn drv_memcpy3d_rocm6_layout() {
+    run("drv_memcpy3d", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn drv_memcpy3d_follows_the_preloaded_soname() {
+    run_preloaded("drv_memcpy3d", ".5", "5");
+}

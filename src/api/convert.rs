@@ -163,10 +163,10 @@ pub struct Stream {
     pub stream: StreamRef<'static>,
 }
 
-/// A handle that names no stream is what the process's ABI says (`compat::dead_stream`).
+/// A handle that names no stream is what the process's ABI says (`compat::dead_handle`).
 impl FromAbi<hipStream_t> for Stream {
     unsafe fn from_abi(raw: hipStream_t, _: &'static str) -> HipResult<Self> {
-        let (device, stream) = stream::lookup(raw).map_err(crate::runtime::compat::dead_stream)?;
+        let (device, stream) = stream::lookup(raw).map_err(crate::runtime::compat::dead_handle)?;
         Ok(Stream { device, stream })
     }
 }

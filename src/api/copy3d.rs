@@ -154,14 +154,15 @@ hip_api! {
         unsafe { copy3d::copy_3d(&Copy3D::from_peer(&p)?, Some(stream)) }
     }
 
-    fn hipDrvMemcpy3D(p: *const DrvMemcpy3D => &DrvMemcpy3D) -> hipError_t {
-        // SAFETY: as for hipMemcpy3D.
-        unsafe { copy3d::copy_3d(&Copy3D::from_drv(p)?, None) }
+    /// `p` in the layout of the program's ABI (ROCm 5 narrowed its fields to 32 bits).
+    fn hipDrvMemcpy3D(p: *const DrvMemcpy3D) -> hipError_t {
+        // SAFETY: HIP's contract for `p`; then as for hipMemcpy3D.
+        unsafe { copy3d::copy_3d(&Copy3D::from_drv(&DrvMemcpy3D::read(p)?)?, None) }
     }
 
-    fn hipDrvMemcpy3DAsync(p: *const DrvMemcpy3D => &DrvMemcpy3D, stream: hipStream_t) -> hipError_t {
-        // SAFETY: as for hipMemcpy3DAsync.
-        unsafe { copy3d::copy_3d(&Copy3D::from_drv(p)?, Some(stream)) }
+    fn hipDrvMemcpy3DAsync(p: *const DrvMemcpy3D, stream: hipStream_t) -> hipError_t {
+        // SAFETY: HIP's contract for `p`; then as for hipMemcpy3DAsync.
+        unsafe { copy3d::copy_3d(&Copy3D::from_drv(&DrvMemcpy3D::read(p)?)?, Some(stream)) }
     }
 
     fn hipMemcpyParam2D(p: *const Memcpy2DParams => &Memcpy2DParams) -> hipError_t {

@@ -59,15 +59,15 @@ hip_api! {
     }
 
     /// The null and per-thread streams are hipErrorInvalidHandle; a destroyed one is reported
-    /// as the process's ROCm ABI does (`compat::dead_stream`).
+    /// as the process's ROCm ABI does (`compat::dead_handle`).
     fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
         let special = matches!(stream as usize, 0 | stream::LEGACY_HANDLE | stream::PER_THREAD_HANDLE);
-        stream::destroy(stream).map_err(|e| if special { e } else { compat::dead_stream(e) })
+        stream::destroy(stream).map_err(|e| if special { e } else { compat::dead_handle(e) })
     }
 
     fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
-        graph::capture::refuse_on(stream, "hipStreamSynchronize").map_err(compat::dead_stream)?;
-        stream::synchronize(stream).map_err(compat::dead_stream)
+        graph::capture::refuse_on(stream, "hipStreamSynchronize").map_err(compat::dead_handle)?;
+        stream::synchronize(stream).map_err(compat::dead_handle)
     }
 
     fn hipStreamSynchronize_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
@@ -78,8 +78,8 @@ hip_api! {
     /// The null stream is not ready while a blocking stream has work pending (it waits for
     /// them, as its synchronisation does).
     fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
-        graph::capture::refuse_on(stream, "hipStreamQuery").map_err(compat::dead_stream)?;
-        stream::query(stream).map_err(compat::dead_stream)
+        graph::capture::refuse_on(stream, "hipStreamQuery").map_err(compat::dead_handle)?;
+        stream::query(stream).map_err(compat::dead_handle)
     }
 
     fn hipStreamQuery_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
@@ -248,7 +248,7 @@ fn each_stream_creation_call_is_logged_under_its_own_name() {
 fn live(raw: hipStream_t) -> HipResult<Stream> {
     // SAFETY: the handle is only looked up in the stream table.
     unsafe { <Stream as convert::FromAbi<hipStream_t>>::from_abi(raw, "stream") }
-        .map_err(compat::dead_stream)
+        .map_err(compat::dead_handle)
 }
 
 #[cfg(not(test))]

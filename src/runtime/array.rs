@@ -507,7 +507,7 @@ pub fn destroy(handle: *mut HipArray) -> HipResult {
     }
     let Some(array) = tables.arrays.remove(&(handle as usize)) else {
         tracing::warn!(handle = format_args!("{handle:p}"), "not a live hipArray");
-        return Err(HipError::INVALID_HANDLE);
+        return Err(super::compat::dead_handle(HipError::INVALID_HANDLE));
     };
     drop(tables);
     // SAFETY: `data` came from `memory::malloc` and is freed once (the entry is gone).

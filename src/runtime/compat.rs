@@ -54,12 +54,13 @@ impl Abi {
     }
 }
 
-/// The error for a stream handle that names no stream (`error` is what the lookup said): up to
-/// ROCm 6 AMD checks every stream argument and answers hipErrorContextIsDestroyed; ROCm 7
-/// stopped checking (CUDA crashes on such a handle), and hipshim keeps its
-/// hipErrorInvalidHandle there. Other errors pass unchanged.
+/// The error for a stream or array handle that names no live object (`error` is what the
+/// lookup said): up to ROCm 6 AMD checks such arguments and answers
+/// hipErrorContextIsDestroyed (a freed array included); ROCm 7 stopped checking streams (CUDA
+/// crashes on such a handle), and hipshim keeps its hipErrorInvalidHandle there. Other errors
+/// pass unchanged.
 #[cold]
-pub fn dead_stream(error: HipError) -> HipError {
+pub fn dead_handle(error: HipError) -> HipError {
     if error == HipError::INVALID_HANDLE && abi() <= Abi::Rocm6 {
         HipError::CONTEXT_IS_DESTROYED
     } else {

@@ -55,8 +55,8 @@ pub struct Memcpy3DPeerParms {
     pub extent: Extent,
 }
 
-/// `HIP_MEMCPY3D` as ROCm 6 and 7 lay it out (`size_t` fields; ROCm 5.2 had `unsigned int`
-/// ones, a layout hipshim does not decode).
+/// `HIP_MEMCPY3D` as ROCm 6 and 7 lay it out (`size_t` fields; ROCm 5's `unsigned int` form is
+/// read by `DrvMemcpy3D::read`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct DrvMemcpy3D {
@@ -83,6 +83,88 @@ pub struct DrvMemcpy3D {
     pub width_in_bytes: usize,
     pub height: usize,
     pub depth: usize,
+}
+
+/// `HIP_MEMCPY3D` as ROCm 5 lays it out: `unsigned int` offsets and sizes (128 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct DrvMemcpy3DRocm5 {
+    src_x_in_bytes: u32,
+    src_y: u32,
+    src_z: u32,
+    src_lod: u32,
+    src_memory_type: u32,
+    src_host: *const c_void,
+    src_device: *mut c_void,
+    src_array: *mut HipArray,
+    src_pitch: u32,
+    src_height: u32,
+    dst_x_in_bytes: u32,
+    dst_y: u32,
+    dst_z: u32,
+    dst_lod: u32,
+    dst_memory_type: u32,
+    dst_host: *mut c_void,
+    dst_device: *mut c_void,
+    dst_array: *mut HipArray,
+    dst_pitch: u32,
+    dst_height: u32,
+    width_in_bytes: u32,
+    height: u32,
+    depth: u32,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<DrvMemcpy3DRocm5>() == 128);
+    assert!(std::mem::offset_of!(DrvMemcpy3DRocm5, src_host) == 24);
+    assert!(std::mem::offset_of!(DrvMemcpy3DRocm5, dst_x_in_bytes) == 56);
+    assert!(std::mem::offset_of!(DrvMemcpy3DRocm5, dst_host) == 80);
+    assert!(std::mem::offset_of!(DrvMemcpy3DRocm5, depth) == 120);
+};
+
+impl DrvMemcpy3D {
+    /// The program's `HIP_MEMCPY3D` at `p`, in the layout of the ABI it was built for
+    /// (`compat::abi`): ROCm 5's `unsigned int` fields or ROCm 6's `size_t` ones.
+    ///
+    /// # Safety
+    /// `p` is null or points to a `HIP_MEMCPY3D` of that layout.
+    pub unsafe fn read(p: *const DrvMemcpy3D) -> HipResult<DrvMemcpy3D> {
+        if p.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        if super::compat::abi() != super::compat::Abi::Rocm5 {
+            // SAFETY: the caller's contract, ROCm 6's layout.
+            return Ok(unsafe { p.read() });
+        }
+        // SAFETY: the caller's contract, ROCm 5's layout.
+        let o = unsafe { p.cast::<DrvMemcpy3DRocm5>().read() };
+        let wide = |v: u32| v as usize;
+        Ok(DrvMemcpy3D {
+            src_x_in_bytes: wide(o.src_x_in_bytes),
+            src_y: wide(o.src_y),
+            src_z: wide(o.src_z),
+            src_lod: wide(o.src_lod),
+            src_memory_type: o.src_memory_type,
+            src_host: o.src_host,
+            src_device: o.src_device,
+            src_array: o.src_array,
+            src_pitch: wide(o.src_pitch),
+            src_height: wide(o.src_height),
+            dst_x_in_bytes: wide(o.dst_x_in_bytes),
+            dst_y: wide(o.dst_y),
+            dst_z: wide(o.dst_z),
+            dst_lod: wide(o.dst_lod),
+            dst_memory_type: o.dst_memory_type,
+            dst_host: o.dst_host,
+            dst_device: o.dst_device,
+            dst_array: o.dst_array,
+            dst_pitch: wide(o.dst_pitch),
+            dst_height: wide(o.dst_height),
+            width_in_bytes: wide(o.width_in_bytes),
+            height: wide(o.height),
+            depth: wide(o.depth),
+        })
+    }
 }
 
 /// `hip_Memcpy2D` (the same layout in ROCm 5, 6 and 7).

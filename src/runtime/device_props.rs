@@ -11,6 +11,7 @@
 //! renumber — plus the entries ROCm 6 appended (VirtualMemoryManagementSupported,
 //! HostRegisterSupported, MemoryPoolSupportedHandleTypes, WallClockRate).
 
+use super::array;
 use std::ffi::c_char;
 use std::mem::offset_of;
 
@@ -57,6 +58,17 @@ pub struct DeviceInfo {
     pub asic_revision: i32,
     /// 16 bytes: the hex digits of the agent's `GPU-xxxxxxxxxxxxxxxx` UUID.
     pub uuid: [u8; 16],
+}
+
+/// The largest arrays hipshim makes (`array.rs`), as the texture limits report them: the
+/// device has no image instructions, but programs size their arrays by these fields.
+fn array_limits() -> (i32, [i32; 2], [i32; 3]) {
+    let (d1, d2, d3) = (
+        array::MAX_1D as i32,
+        array::MAX_2D as i32,
+        array::MAX_3D as i32,
+    );
+    (d1, [d2, d2], [d3, d3, d3])
 }
 
 /// Bytes a row pitch, a texture and a surface must be aligned to: hipMallocPitch's row
@@ -389,6 +401,7 @@ impl DevicePropR0000 {
         p.mem_pitch = MAX_PITCH;
         p.texture_alignment = TEXTURE_ALIGNMENT;
         p.texture_pitch_alignment = TEXTURE_ALIGNMENT;
+        (p.max_texture_1d, p.max_texture_2d, p.max_texture_3d) = array_limits();
         p.ecc_enabled = i32::from(d.ecc_enabled);
         p.asic_revision = d.asic_revision;
         p.managed_memory = 1;
@@ -419,6 +432,15 @@ impl DevicePropR0600 {
         p.minor = d.minor;
         p.texture_alignment = TEXTURE_ALIGNMENT;
         p.texture_pitch_alignment = TEXTURE_ALIGNMENT;
+        (p.max_texture_1d, p.max_texture_2d, p.max_texture_3d) = array_limits();
+        p.max_texture_1d_mipmap = p.max_texture_1d;
+        p.max_texture_2d_mipmap = p.max_texture_2d;
+        p.max_texture_1d_layered = [p.max_texture_1d, array::MAX_LAYERS as i32];
+        p.max_texture_2d_layered = [
+            p.max_texture_2d[0],
+            p.max_texture_2d[1],
+            array::MAX_LAYERS as i32,
+        ];
         p.device_overlap = i32::from(d.async_engines > 0);
         p.multi_processor_count = d.compute_units;
         p.can_map_host_memory = 1;
@@ -492,8 +514,15 @@ pub mod attr {
     pub const MAX_GRID_DIM_X: u32 = 29;
     pub const MAX_GRID_DIM_Y: u32 = 30;
     pub const MAX_GRID_DIM_Z: u32 = 31;
-    /// 32..=54: surface and texture limits; hipshim has no textures or surfaces (0).
+    /// 32..=54: surface and texture limits; hipshim has no textures or surfaces (0), but
+    /// for the array sizes below.
     pub const FIRST_TEXTURE: u32 = 32;
+    pub const MAX_TEXTURE_1D_WIDTH: u32 = 39;
+    pub const MAX_TEXTURE_2D_WIDTH: u32 = 43;
+    pub const MAX_TEXTURE_2D_HEIGHT: u32 = 44;
+    pub const MAX_TEXTURE_3D_WIDTH: u32 = 49;
+    pub const MAX_TEXTURE_3D_HEIGHT: u32 = 50;
+    pub const MAX_TEXTURE_3D_DEPTH: u32 = 51;
     pub const LAST_TEXTURE: u32 = 54;
     // 55 MaxThreadsDim: an array, not an integer.
     pub const MAX_THREADS_PER_BLOCK: u32 = 56;
@@ -588,6 +617,12 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
         MAX_GRID_DIM_X => p.max_grid_size[0],
         MAX_GRID_DIM_Y => p.max_grid_size[1],
         MAX_GRID_DIM_Z => p.max_grid_size[2],
+        MAX_TEXTURE_1D_WIDTH => p.max_texture_1d,
+        MAX_TEXTURE_2D_WIDTH => p.max_texture_2d[0],
+        MAX_TEXTURE_2D_HEIGHT => p.max_texture_2d[1],
+        MAX_TEXTURE_3D_WIDTH => p.max_texture_3d[0],
+        MAX_TEXTURE_3D_HEIGHT => p.max_texture_3d[1],
+        MAX_TEXTURE_3D_DEPTH => p.max_texture_3d[2],
         FIRST_TEXTURE..=LAST_TEXTURE => 0,
         MAX_THREADS_PER_BLOCK => p.max_threads_per_block,
         MAX_THREADS_PER_MULTI_PROCESSOR => p.max_threads_per_multi_processor,
