@@ -245,6 +245,12 @@ int main() {
         EXPECT_OK(hipDeviceTotalMem(&total_mem, 0));
         EXPECT_EQ(total_mem, total);
         EXPECT_OK(hipFree(chunk));
+        // A small allocation uses up a whole page of device memory (the pool's granule).
+        size_t free2 = 0;
+        EXPECT_OK(hipMalloc(&chunk, 2));
+        EXPECT_OK(hipMemGetInfo(&free2, nullptr));
+        EXPECT_EQ(free0 - free2, 4096);
+        EXPECT_OK(hipFree(chunk));
     }
 
     EXPECT_OK(hipFree(dev));

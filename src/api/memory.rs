@@ -151,7 +151,7 @@ hip_api! {
         if data.is_null() || ptr.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        let (value, result) = memory::pointer_attribute(attribute, ptr, compat::abi(), context_of)?;
+        let (value, result) = memory::pointer_attribute(attribute, ptr, compat::abi())?;
         if let Some(value) = value {
             // SAFETY: HIP's contract: `data` has room for the attribute's value.
             unsafe { write_pointer_value(data, value) };
@@ -175,7 +175,7 @@ hip_api! {
         // SAFETY: as above.
         let data = unsafe { convert::slice(data.cast_const(), count as usize, "data") }?;
         for (&attribute, &out) in attributes.iter().zip(data) {
-            let (value, _) = memory::pointer_attribute(attribute, ptr, compat::abi(), context_of)?;
+            let (value, _) = memory::pointer_attribute(attribute, ptr, compat::abi())?;
             if let (Some(value), false) = (value, out.is_null()) {
                 // SAFETY: HIP's contract: each `data` entry has room for its attribute.
                 unsafe { write_pointer_value(out, value) };
@@ -208,11 +208,6 @@ hip_api! {
 }
 
 /// The primary context (`hipCtx_t`) of device `index`, null if there is none.
-fn context_of(index: usize) -> *mut c_void {
-    crate::runtime::runtime()
-        .and_then(|rt| rt.device(index))
-        .map_or(std::ptr::null_mut(), crate::runtime::context::handle_of)
-}
 
 /// Writes `value` at `data` in its width.
 ///

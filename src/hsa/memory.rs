@@ -18,6 +18,8 @@ pub struct PoolInfo {
     pub global_flags: u32,
     pub size: usize,
     pub alloc_allowed: bool,
+    /// The unit allocations are made in (`RUNTIME_ALLOC_GRANULE`; 0 if the runtime does not say).
+    pub granule: usize,
 }
 
 /// Every memory pool of `agent`.
@@ -44,6 +46,7 @@ pub fn agent_pools(api: &HsaApi, agent: hsa_agent_t) -> Vec<PoolInfo> {
             global_flags: 0,
             size: 0,
             alloc_allowed: false,
+            granule: 0,
         };
         get(
             memory_pool_info::SEGMENT,
@@ -60,6 +63,10 @@ pub fn agent_pools(api: &HsaApi, agent: hsa_agent_t) -> Vec<PoolInfo> {
         get(
             memory_pool_info::RUNTIME_ALLOC_ALLOWED,
             &mut info.alloc_allowed as *mut bool as *mut c_void,
+        );
+        get(
+            memory_pool_info::RUNTIME_ALLOC_GRANULE,
+            &mut info.granule as *mut usize as *mut c_void,
         );
         pools.push(info);
         status::SUCCESS
@@ -79,6 +86,8 @@ pub struct MemoryPool {
     raw: hsa_amd_memory_pool_t,
     /// Bytes the pool holds (`HSA_AMD_MEMORY_POOL_INFO_SIZE`).
     pub size: usize,
+    /// The unit allocations use up (`RUNTIME_ALLOC_GRANULE`, at least 1).
+    pub granule: usize,
 }
 
 impl std::fmt::Debug for MemoryPool {
@@ -94,6 +103,7 @@ impl MemoryPool {
             api,
             raw: info.pool,
             size: info.size,
+            granule: info.granule.max(1),
         }
     }
 

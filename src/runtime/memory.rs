@@ -90,7 +90,12 @@ impl Backing {
 struct Entry {
     alloc: Allocation,
     backing: Backing,
+    /// `HIP_POINTER_ATTRIBUTE_BUFFER_ID`: unique over the process's life, so memory
+    /// allocated again at a freed allocation's address gets another.
+    buffer_id: u32,
 }
+
+static NEXT_BUFFER_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
 /// Every known range by start address.
 static ALLOCATIONS: RwLock<BTreeMap<usize, Entry>> = RwLock::new(BTreeMap::new());
@@ -111,9 +116,14 @@ pub fn lookup(ptr: usize, len: usize) -> Option<Allocation> {
 pub use host_pages::host_range_mapped;
 
 fn insert(alloc: Allocation, backing: Backing) {
-    ALLOCATIONS
-        .write()
-        .insert(alloc.start, Entry { alloc, backing });
+    ALLOCATIONS.write().insert(
+        alloc.start,
+        Entry {
+            alloc,
+            backing,
+            buffer_id: NEXT_BUFFER_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        },
+    );
 }
 
 /// Records a device global of a loaded code object (so copies and pointer queries know it).
@@ -144,13 +154,16 @@ pub(crate) fn unregister_device_global(start: usize) {
 }
 
 /// Bytes of device memory allocated on `device` through hipMalloc*.
-pub fn device_bytes_in_use(device: usize) -> usize {
+/// Bytes of `device`'s memory its allocations use up, each counted in whole allocation
+/// granules (`granule`, the device pool's unit), as the device spends them: a 2-byte
+/// hipMalloc costs a granule of free memory.
+pub fn device_bytes_in_use(device: usize, granule: usize) -> usize {
     ALLOCATIONS
         .read()
         .values()
         .map(|e| &e.alloc)
         .filter(|a| matches!(a.kind, MemKind::Device | MemKind::Pooled) && a.device == device)
-        .map(|a| a.size)
+        .map(|a| a.size.max(1).next_multiple_of(granule.max(1)))
         .sum()
 }
 
@@ -516,7 +529,10 @@ pub fn mem_get_info() -> HipResult<(usize, usize)> {
     let device = runtime()?.current_device()?;
     let total = device.device_pool.size;
     Ok((
-        total.saturating_sub(device_bytes_in_use(device.index)),
+        total.saturating_sub(device_bytes_in_use(
+            device.index,
+            device.device_pool.granule,
+        )),
         total,
     ))
 }
@@ -756,12 +772,11 @@ pub mod pointer_attribute {
 /// As in AMD's runtime, memory the runtime does not know gets the attribute's default value
 /// (0, false, null; device -2) and hipErrorInvalidValue (`hipDrvPointerGetAttributes` writes
 /// those defaults and still succeeds); the attributes AMD does not support are
-/// hipErrorNotSupported (logged, no value). `context` is the `hipCtx_t` of a device ordinal.
+/// hipErrorNotSupported (logged, no value), the owning context among them.
 pub fn pointer_attribute(
     attribute: u32,
     ptr: *const c_void,
     abi: Abi,
-    context: impl Fn(usize) -> *mut c_void,
 ) -> HipResult<(Option<PointerValue>, HipResult)> {
     use pointer_attribute::*;
     use PointerValue::*;
@@ -785,8 +800,6 @@ pub fn pointer_attribute(
     });
     let host = a.kind.is_host();
     Ok(match attribute {
-        // The owning device's primary context (AMD answers hipErrorNotSupported).
-        CONTEXT => value(Ptr(context(a.device)), Ptr(std::ptr::null_mut())),
         // AMD: host for every host-side kind (managed included), device otherwise.
         MEMORY_TYPE => {
             let t = if host {
@@ -805,8 +818,10 @@ pub fn pointer_attribute(
         // Synchronous copies and fills in hipshim are synchronous for every allocation:
         // the attribute holds for all of them.
         SYNC_MEMOPS => value(Bool(true), Bool(false)),
-        // Unique among live allocations: the low bits of its start (allocations are aligned).
-        BUFFER_ID => value(U32((a.start >> 8) as u32), U32(0)),
+        BUFFER_ID => {
+            let id = ALLOCATIONS.read().get(&a.start).map_or(0, |e| e.buffer_id);
+            value(U32(id), U32(0))
+        }
         IS_MANAGED => value(Bool(a.kind == MemKind::Managed), Bool(false)),
         DEVICE_ORDINAL => value(I32(a.device as i32), I32(INVALID_DEVICE_ID)),
         RANGE_START_ADDR => value(Ptr(a.start as *mut c_void), Ptr(std::ptr::null_mut())),
@@ -814,7 +829,8 @@ pub fn pointer_attribute(
         MAPPED => value(Bool(true), Bool(false)),
         // hipMemAccessFlagsProtReadWrite for everything hipshim allocates.
         ACCESS_FLAGS => value(I32(3), I32(0)),
-        P2P_TOKENS
+        CONTEXT
+        | P2P_TOKENS
         | IS_LEGACY_HIP_IPC_CAPABLE
         | ALLOWED_HANDLE_TYPES
         | IS_GPU_DIRECT_RDMA_CAPABLE
