@@ -263,7 +263,11 @@ fn cases(ranges: &mut Vec<(u64, u64)>) -> Vec<Case> {
             // Waves 0 and 16 load the same values (addresses wrap at 1024): equal results.
             let o = out.read();
             if o[..256] != o[4096..4352] || o.iter().all(|&v| v == 0.0) {
-                return Err(format!("mfma_loop: waves with equal inputs disagree: {:?} {:?}", &o[..8], &o[4096..4104]));
+                return Err(format!(
+                    "mfma_loop: waves with equal inputs disagree: {:?} {:?}",
+                    &o[..8],
+                    &o[4096..4104]
+                ));
             }
             Ok(())
         }),

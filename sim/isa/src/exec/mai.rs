@@ -252,6 +252,14 @@ pub fn lookup(op: u16, gfx942: bool) -> Option<(&'static str, MaiShape)> {
     })
 }
 
+thread_local! {
+    /// The gathered A and B matrices of the MFMA being run (kept to spare two allocations
+    /// per instruction).
+    static MAI_SCRATCH: std::cell::RefCell<(Vec<f64>, Vec<f64>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
+}
+
 /// Reads `regs` dwords of operand `code` for all lanes (a register range, or one scalar
 /// constant replicated, as the C operand may be an inline constant).
 fn read_block(w: &Wave, code: u16, regs: usize, fk: FloatKind) -> Vec<[u32; LANES]> {
@@ -264,6 +272,19 @@ fn read_block(w: &Wave, code: u16, regs: usize, fk: FloatKind) -> Vec<[u32; LANE
             }
         })
         .collect()
+}
+
+/// A or B (one or two dwords per lane) for all lanes, as [`read_block`] without allocating.
+fn read_ab(w: &Wave, code: u16, regs: usize) -> [[u32; LANES]; 2] {
+    let mut out = [[0u32; LANES]; 2];
+    for (k, slot) in out.iter_mut().enumerate().take(regs) {
+        *slot = if code >= 256 {
+            w.v[(code as usize - 256 + k) & 511]
+        } else {
+            [w.sread32(code, 0, FloatKind::F32); LANES]
+        };
+    }
+    out
 }
 
 /// One A or B input element as f64 (or integer as f64, exact for i8).
@@ -291,56 +312,81 @@ pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError
     }
     let (kpl, ab_regs) = sh.ty.per_lane();
     let d_regs = sh.d_regs() as usize;
-    let a = read_block(w, i.src[0], ab_regs as usize, FloatKind::F32);
-    let b = read_block(w, i.src[1], ab_regs as usize, FloatKind::F32);
-    let cc = read_block(w, i.src[2], d_regs, FloatKind::F32);
+    let ab = ab_regs as usize;
+    let (a, b) = (read_ab(w, i.src[0], ab), read_ab(w, i.src[1], ab));
+    let (a, b) = (&a[..ab], &b[..ab]);
+    let c_const = (i.src[2] < 256).then(|| w.sread32(i.src[2], 0, FloatKind::F32));
+    let c_base = (i.src[2] as usize).wrapping_sub(256);
+    let d_base = (i.dst as usize).wrapping_sub(256);
+    // D is written as it is computed, reading C lane by lane: fine when D is C or apart
+    // from it; a D that overlaps C at another offset reads C from a copy.
+    let c_copy = (c_const.is_none()
+        && c_base != d_base
+        && (0..d_regs).any(|r| (0..d_regs).any(|s| (c_base + r) & 511 == (d_base + s) & 511)))
+    .then(|| read_block(w, i.src[2], d_regs, FloatKind::F32));
     let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
     let groups = (sh.k / kpl).max(1);
-    // Gather A[block][row][k] and B[block][col][k] from the lanes.
-    let mut am = vec![0f64; sh.blocks * sh.m * sh.k];
-    let mut bm = vec![0f64; sh.blocks * sh.n * sh.k];
-    for l in 0..LANES {
-        for (mat, dim, src) in [(&mut am, sh.m, &a), (&mut bm, sh.n, &b)] {
-            let h = l / dim;
-            let (block, group) = (h / groups, h % groups);
-            if block >= sh.blocks {
-                continue;
-            }
-            for e in 0..kpl {
-                let k = group * kpl + e;
-                if k < sh.k {
-                    mat[(block * dim + l % dim) * sh.k + k] = element(sh.ty, src, l, e);
+    // Every dimension is a power of two: shifts and masks instead of divisions.
+    let log = |x: usize| x.trailing_zeros();
+    let (m_log, n_log, groups_log) = (log(sh.m), log(sh.n), log(groups));
+    let quads_log = log(sh.m / 4);
+    MAI_SCRATCH.with_borrow_mut(|(am, bm)| {
+        // Gather A[block][row][k] and B[block][col][k] from the lanes.
+        am.clear();
+        am.resize(sh.blocks * sh.m * sh.k, 0.0);
+        bm.clear();
+        bm.resize(sh.blocks * sh.n * sh.k, 0.0);
+        for (mat, dim_log, src) in [(&mut *am, m_log, a), (&mut *bm, n_log, b)] {
+            let dim = 1usize << dim_log;
+            for l in 0..LANES {
+                let h = l >> dim_log;
+                let (block, group) = (h >> groups_log, h & (groups - 1));
+                if block >= sh.blocks {
+                    continue;
+                }
+                for e in 0..kpl {
+                    let k = group * kpl + e;
+                    if k < sh.k {
+                        mat[(block * dim + (l & (dim - 1))) * sh.k + k] = element(sh.ty, src, l, e);
+                    }
                 }
             }
         }
-    }
-    let mut out = vec![[0u32; LANES]; d_regs];
-    let quads = sh.m / 4;
-    for l in 0..LANES {
+        // Each result depends on its own C element and the gathered A and B only, so D
+        // may overwrite C (the usual case) as it goes.
         for r in 0..d_regs {
-            let q = l / sh.n + (LANES / sh.n) * (r / 4);
-            let (block, row, col) = (q / quads, 4 * (q % quads) + r % 4, l % sh.n);
-            if block >= sh.blocks {
-                continue;
+            let reg = (c_base + r) & 511;
+            let dreg = (d_base + r) & 511;
+            for l in 0..LANES {
+                let q = (l >> n_log) + ((LANES >> n_log) * (r / 4));
+                let (block, row, col) = (
+                    q >> quads_log,
+                    4 * (q & ((sh.m / 4) - 1)) + r % 4,
+                    l & (sh.n - 1),
+                );
+                if block >= sh.blocks {
+                    continue;
+                }
+                let c = match (&c_copy, c_const) {
+                    (Some(copy), _) => copy[r][l],
+                    (None, Some(k)) => k,
+                    (None, None) => w.v[reg][l],
+                };
+                let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
+                let bcol = &bm[(block * sh.n + col) * sh.k..][..sh.k];
+                w.v[dreg][l] = if integer {
+                    let dot = arow
+                        .iter()
+                        .zip(bcol)
+                        .fold(0i32, |s, (&x, &y)| s.wrapping_add((x as i32) * (y as i32)));
+                    (c as i32).wrapping_add(dot) as u32
+                } else {
+                    let dot: f64 = arow.iter().zip(bcol).map(|(&x, &y)| x * y).sum();
+                    ((f32::from_bits(c) as f64 + dot) as f32).to_bits()
+                };
             }
-            let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
-            let bcol = &bm[(block * sh.n + col) * sh.k..][..sh.k];
-            out[r][l] = if integer {
-                let dot = arow
-                    .iter()
-                    .zip(bcol)
-                    .fold(0i32, |s, (&x, &y)| s.wrapping_add((x as i32) * (y as i32)));
-                (cc[r][l] as i32).wrapping_add(dot) as u32
-            } else {
-                let dot: f64 = arow.iter().zip(bcol).map(|(&x, &y)| x * y).sum();
-                ((f32::from_bits(cc[r][l]) as f64 + dot) as f32).to_bits()
-            };
         }
-    }
-    let base = (i.dst as usize).wrapping_sub(256);
-    for (r, vals) in out.iter().enumerate() {
-        w.v[(base + r) & 511] = *vals;
-    }
+    });
     w.lane_ops += (LANES * d_regs) as u64;
     Ok(Step::Continue)
 }

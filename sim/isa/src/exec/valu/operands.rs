@@ -435,3 +435,87 @@ pub(super) fn g(x: u64) -> f64 {
 pub(super) fn h(x: f64) -> u64 {
     x.to_bits()
 }
+
+/// The common case of an element-wise 32-bit operation, straight from the register file:
+/// no DPP/SDWA, no op_sel, no output modifiers, f32 abs/neg only, round-to-nearest-even and
+/// denormals kept (MODE as HIP sets it). Computes `op` for the active lanes eight at a time
+/// (one AVX2 vector per source) and writes the result under EXEC. Returns false, having
+/// done nothing, when the instruction needs the general path ([`srcs32`], [`out32`]),
+/// which gives the same bits for what this path accepts.
+#[inline(always)]
+pub(super) fn fast32<const N: usize>(
+    w: &mut Wave,
+    i: &Inst,
+    float: bool,
+    op: impl Fn([u32; N]) -> u32,
+) -> bool {
+    // MODE bits 5:0 = 0x30: round to nearest even for every size, f32 denormals kept. The
+    // f64/f16 denormal bits (7:6) change nothing for 32-bit element-wise ops.
+    if i.ext != Ext::None || i.opsel & 0xf != 0 || i.omod != 0 || i.clamp || w.mode & 0x3f != 0x30 {
+        return false;
+    }
+    let mut and = [u32::MAX; N];
+    let mut xor = [0u32; N];
+    let f16_sources = i.info.fk == crate::inst::FloatKind::F16;
+    if (float || f16_sources) && (i.abs | i.neg) != 0 {
+        if f16_sources || i.info.name.ends_with("_f16") {
+            return false;
+        }
+        for n in 0..N {
+            if i.abs >> n & 1 != 0 {
+                and[n] = !0x8000_0000;
+            }
+            if i.neg >> n & 1 != 0 {
+                xor[n] = 0x8000_0000;
+            }
+        }
+    }
+    let mut regs = [0usize; N];
+    for n in 0..N {
+        let code = i.src[n];
+        regs[n] = if code >= 256 {
+            (code as usize - 256) & 511
+        } else {
+            let slot = 512 + n;
+            w.v[slot] = [w.sread32(code, i.lit, i.info.fk); LANES];
+            slot
+        };
+    }
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let mask = w.exec();
+    let base = w.v.as_mut_ptr() as *mut u32;
+    for chunk in 0..LANES / 8 {
+        let m = (mask >> (8 * chunk)) as u8;
+        if m == 0 {
+            continue;
+        }
+        let mut x = [[0u32; 8]; N];
+        for n in 0..N {
+            // SAFETY: regs[n] < 512 + SPLAT_SLOTS, the register file's length, so the
+            // eight lanes at 8*chunk of that register are inside it.
+            let v = unsafe {
+                std::ptr::read_unaligned(base.add(regs[n] * LANES + 8 * chunk) as *const [u32; 8])
+            };
+            for k in 0..8 {
+                x[n][k] = (v[k] & and[n]) ^ xor[n];
+            }
+        }
+        let d: [u32; 8] = std::array::from_fn(|k| op(std::array::from_fn(|n| x[n][k])));
+        // SAFETY: dst < 512; the sources of these lanes were read above, so a destination
+        // that is also a source is overwritten only after it was read.
+        unsafe {
+            let out = base.add(dst * LANES + 8 * chunk);
+            if m == 0xff {
+                std::ptr::write_unaligned(out as *mut [u32; 8], d);
+            } else {
+                for k in 0..8 {
+                    if m >> k & 1 != 0 {
+                        *out.add(k) = d[k];
+                    }
+                }
+            }
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
