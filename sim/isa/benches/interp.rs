@@ -17,6 +17,8 @@
 //!   the host's threads).
 //! - `HSASIM_ISA_BENCH_KERNELS=fma_chain,saxpy`: run only these kernels.
 //! - `HSASIM_ISA_BENCH_REPS=N`: timed runs per figure (default 3).
+//! - `HSASIM_ISA_BENCH_SCALE=N`: N times the work per kernel (default 1; matmul grows its
+//!   side to 128 * (N + 1)), for longer runs on hosts with many threads.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -112,12 +114,12 @@ fn kernargs(
     ka
 }
 
-fn cases(ranges: &mut Vec<(u64, u64)>) -> Vec<Case> {
+fn cases(ranges: &mut Vec<(u64, u64)>, scale: usize) -> Vec<Case> {
     let mut v = Vec::new();
 
     // FMA chain: 64K work-items, 600 iterations of two dependent FMAs and a multiply.
     let items = 256 * 256;
-    let iters = 600;
+    let iters = 600 * scale as u64;
     let out = Buf::new(vec![0f32; items], ranges);
     let grid = [items as u32, 1, 1];
     let ka = kernargs(&[(0, out.addr(), 8), (8, iters, 4)], 12, grid, [256, 1, 1]);
@@ -144,7 +146,7 @@ fn cases(ranges: &mut Vec<(u64, u64)>) -> Vec<Case> {
 
     // saxpy over 8M floats (y is updated in place, so the check reads one element
     // against the number of runs).
-    let n = 8 << 20;
+    let n = (8 << 20) * scale;
     let x = Buf::new((0..n).map(|i| (i % 1000) as f32).collect(), ranges);
     let y = Buf::new(vec![0f32; n], ranges);
     let grid = [n as u32, 1, 1];
@@ -177,7 +179,7 @@ fn cases(ranges: &mut Vec<(u64, u64)>) -> Vec<Case> {
     });
 
     // 256x256 matmul, naive and tiled, on the same inputs.
-    let m = 256usize;
+    let m = 128 * (scale + 1);
     let a_host = noise(1, m * m);
     let b_host = noise(2, m * m);
     for (name, seed) in [("matmul_naive", 3), ("matmul_tiled", 4)] {
@@ -216,7 +218,7 @@ fn cases(ranges: &mut Vec<(u64, u64)>) -> Vec<Case> {
     }
 
     // Reduction of 16M floats by 64 workgroups of 256.
-    let n = 16 << 20;
+    let n = (16 << 20) * scale;
     let wgs = 64;
     let xs = noise(5, n);
     let want: f64 = xs.iter().map(|&v| v as f64).sum();
@@ -249,7 +251,7 @@ fn cases(ranges: &mut Vec<(u64, u64)>) -> Vec<Case> {
     let out = Buf::new(vec![0f32; 4 * items], ranges);
     let grid = [items as u32, 1, 1];
     let ka = kernargs(
-        &[(0, inp.addr(), 8), (8, out.addr(), 8), (16, 120, 4)],
+        &[(0, inp.addr(), 8), (8, out.addr(), 8), (16, 120 * scale as u64, 4)],
         20,
         grid,
         [256, 1, 1],
@@ -274,7 +276,7 @@ fn cases(ranges: &mut Vec<(u64, u64)>) -> Vec<Case> {
     });
 
     // CSR SpMV: 64K rows of 16..48 entries, 16 lanes per row.
-    let rows = 64 * 1024;
+    let rows = 64 * 1024 * scale;
     let ncols = 64 * 1024;
     let mut row_ptr = vec![0i32];
     let mut cols = Vec::new();
@@ -373,9 +375,14 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3);
+    let scale: usize = std::env::var("HSASIM_ISA_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1);
 
     let mut ranges = vec![(lo.image.addr(), lo.image.len as u64)];
-    let mut cases = cases(&mut ranges);
+    let mut cases = cases(&mut ranges, scale);
     cases.retain(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name)));
     // Packets and kernargs go into the fixed map before any dispatch.
     let dispatches: Vec<_> = cases
@@ -392,7 +399,7 @@ fn main() {
     let mem = FixedRanges(ranges);
 
     println!(
-        "hsasim-isa interpreter benchmark ({}), {host_threads} host threads, workers {workers:?}, best of {reps}",
+        "hsasim-isa interpreter benchmark ({}), {host_threads} host threads, workers {workers:?}, best of {reps}, scale {scale}",
         model.processor()
     );
     let mut summary = Vec::new();

@@ -812,11 +812,7 @@ pub fn run(
     if threads <= 1 {
         guarded();
     } else {
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(guarded);
-            }
-        });
+        crate::pool::run_shared(threads, &guarded);
     }
     if let Some(mut e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         if let DispatchError::Timeout {

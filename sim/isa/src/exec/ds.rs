@@ -38,16 +38,19 @@ fn lds_off(
     Ok(addr as usize)
 }
 
+#[inline(always)]
 fn rd(lds: &[u8], off: usize, n: usize) -> u64 {
     let mut b = [0u8; 8];
     b[..n].copy_from_slice(&lds[off..off + n]);
     u64::from_le_bytes(b)
 }
 
+#[inline(always)]
 fn wr(lds: &mut [u8], off: usize, n: usize, v: u64) {
     lds[off..off + n].copy_from_slice(&v.to_le_bytes()[..n]);
 }
 
+#[inline(always)]
 fn vreg(code: u16) -> usize {
     (code as usize).wrapping_sub(256)
 }
@@ -56,67 +59,72 @@ pub fn ds_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::Continue)
 }
 
-pub fn ds_read(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
-    let exec = w.exec();
-    let size: u64 = match i.op {
-        57 | 58 => 1,
-        59 | 60 => 2,
-        _ => i.info.w[0] as u64 * 4,
-    };
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
-        }
-        let addr = w.vlane(a, l) as u64 + i.imm as u64;
-        let off = lds_off(w, i, c, addr, size, false)?;
-        match i.op {
-            57 => w.set_vlane(d, l, rd(c.lds, off, 1) as u8 as i8 as i32 as u32),
-            58 => w.set_vlane(d, l, rd(c.lds, off, 1) as u32),
-            59 => w.set_vlane(d, l, rd(c.lds, off, 2) as u16 as i16 as i32 as u32),
-            60 => w.set_vlane(d, l, rd(c.lds, off, 2) as u32),
-            _ => {
-                for k in 0..(size / 4) as usize {
-                    let v = rd(c.lds, off + 4 * k, 4) as u32;
-                    w.set_vlane(d + k, l, v);
+simd_handler! {
+    pub fn ds_read(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+        let exec = w.exec();
+        let size: u64 = match i.op {
+            57 | 58 => 1,
+            59 | 60 => 2,
+            _ => i.info.w[0] as u64 * 4,
+        };
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let addr = w.vlane(a, l) as u64 + i.imm as u64;
+            let off = lds_off(w, i, c, addr, size, false)?;
+            match i.op {
+                57 => w.set_vlane(d, l, rd(c.lds, off, 1) as u8 as i8 as i32 as u32),
+                58 => w.set_vlane(d, l, rd(c.lds, off, 1) as u32),
+                59 => w.set_vlane(d, l, rd(c.lds, off, 2) as u16 as i16 as i32 as u32),
+                60 => w.set_vlane(d, l, rd(c.lds, off, 2) as u32),
+                _ => {
+                    for k in 0..(size / 4) as usize {
+                        let v = rd(c.lds, off + 4 * k, 4) as u32;
+                        w.set_vlane(d + k, l, v);
+                    }
                 }
             }
         }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
-pub fn ds_write(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, s) = (vreg(i.src[0]), vreg(i.src[1]));
-    let exec = w.exec();
-    let size: u64 = match i.op {
-        30 | 0x54 => 1,
-        31 | 0x55 => 2,
-        _ => i.info.w[2] as u64 * 4,
-    };
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
-        }
-        let addr = w.vlane(a, l) as u64 + i.imm as u64;
-        let off = lds_off(w, i, c, addr, size, true)?;
-        let v = w.vlane(s, l);
-        match i.op {
-            0x54 | 0x55 => wr(c.lds, off, size as usize, (v >> 16) as u64),
-            30 | 31 => wr(c.lds, off, size as usize, v as u64),
-            _ => {
-                for k in 0..(size / 4) as usize {
-                    let v = w.vlane(s + k, l);
-                    wr(c.lds, off + 4 * k, 4, v as u64);
+simd_handler! {
+    pub fn ds_write(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, s) = (vreg(i.src[0]), vreg(i.src[1]));
+        let exec = w.exec();
+        let size: u64 = match i.op {
+            30 | 0x54 => 1,
+            31 | 0x55 => 2,
+            _ => i.info.w[2] as u64 * 4,
+        };
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let addr = w.vlane(a, l) as u64 + i.imm as u64;
+            let off = lds_off(w, i, c, addr, size, true)?;
+            let v = w.vlane(s, l);
+            match i.op {
+                0x54 | 0x55 => wr(c.lds, off, size as usize, (v >> 16) as u64),
+                30 | 31 => wr(c.lds, off, size as usize, v as u64),
+                _ => {
+                    for k in 0..(size / 4) as usize {
+                        let v = w.vlane(s + k, l);
+                        wr(c.lds, off + 4 * k, 4, v as u64);
+                    }
                 }
             }
         }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
 /// `ds_write2*` / `ds_read2*`: two accesses at offset0 and offset1 scaled by the element
 /// size (times 64 for the st64 forms).
+#[inline(always)]
 fn two_offsets(i: &Inst) -> (u64, u64, usize) {
     let (elem, st64) = match i.op {
         14 | 55 => (4, false),
@@ -132,47 +140,51 @@ fn two_offsets(i: &Inst) -> (u64, u64, usize) {
     )
 }
 
-pub fn ds_write2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, s0, s1) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.src[2]));
-    let (o0, o1, elem) = two_offsets(i);
-    let exec = w.exec();
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
+simd_handler! {
+    pub fn ds_write2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, s0, s1) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.src[2]));
+        let (o0, o1, elem) = two_offsets(i);
+        let exec = w.exec();
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let base = w.vlane(a, l) as u64;
+            let p0 = lds_off(w, i, c, base + o0, elem as u64, true)?;
+            let p1 = lds_off(w, i, c, base + o1, elem as u64, true)?;
+            for k in 0..elem / 4 {
+                let v0 = w.vlane(s0 + k, l);
+                let v1 = w.vlane(s1 + k, l);
+                wr(c.lds, p0 + 4 * k, 4, v0 as u64);
+                wr(c.lds, p1 + 4 * k, 4, v1 as u64);
+            }
         }
-        let base = w.vlane(a, l) as u64;
-        let p0 = lds_off(w, i, c, base + o0, elem as u64, true)?;
-        let p1 = lds_off(w, i, c, base + o1, elem as u64, true)?;
-        for k in 0..elem / 4 {
-            let v0 = w.vlane(s0 + k, l);
-            let v1 = w.vlane(s1 + k, l);
-            wr(c.lds, p0 + 4 * k, 4, v0 as u64);
-            wr(c.lds, p1 + 4 * k, 4, v1 as u64);
-        }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
-pub fn ds_read2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
-    let (o0, o1, elem) = two_offsets(i);
-    let exec = w.exec();
-    let words = elem / 4;
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
+simd_handler! {
+    pub fn ds_read2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+        let (o0, o1, elem) = two_offsets(i);
+        let exec = w.exec();
+        let words = elem / 4;
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let base = w.vlane(a, l) as u64;
+            let p0 = lds_off(w, i, c, base + o0, elem as u64, false)?;
+            let p1 = lds_off(w, i, c, base + o1, elem as u64, false)?;
+            for k in 0..words {
+                let v0 = rd(c.lds, p0 + 4 * k, 4) as u32;
+                let v1 = rd(c.lds, p1 + 4 * k, 4) as u32;
+                w.set_vlane(d + k, l, v0);
+                w.set_vlane(d + words + k, l, v1);
+            }
         }
-        let base = w.vlane(a, l) as u64;
-        let p0 = lds_off(w, i, c, base + o0, elem as u64, false)?;
-        let p1 = lds_off(w, i, c, base + o1, elem as u64, false)?;
-        for k in 0..words {
-            let v0 = rd(c.lds, p0 + 4 * k, 4) as u32;
-            let v1 = rd(c.lds, p1 + 4 * k, 4) as u32;
-            w.set_vlane(d + k, l, v0);
-            w.set_vlane(d + words + k, l, v1);
-        }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
 /// LDS atomics (with and without return).
