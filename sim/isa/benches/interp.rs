@@ -251,7 +251,11 @@ fn cases(ranges: &mut Vec<(u64, u64)>, scale: usize) -> Vec<Case> {
     let out = Buf::new(vec![0f32; 4 * items], ranges);
     let grid = [items as u32, 1, 1];
     let ka = kernargs(
-        &[(0, inp.addr(), 8), (8, out.addr(), 8), (16, 120 * scale as u64, 4)],
+        &[
+            (0, inp.addr(), 8),
+            (8, out.addr(), 8),
+            (16, 120 * scale as u64, 4),
+        ],
         20,
         grid,
         [256, 1, 1],

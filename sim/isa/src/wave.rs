@@ -11,9 +11,10 @@ pub const FLAT_SCRATCH_LO: usize = 102;
 /// Number of lanes in a wave.
 pub const LANES: usize = 64;
 
-/// Register-file slots past the 512 VGPRs/AGPRs, where the VALU fast path puts a scalar
-/// source broadcast to all lanes while an instruction runs; no instruction can name them.
-pub const SPLAT_SLOTS: usize = 3;
+/// Register-file slots past the 512 VGPRs/AGPRs, where the VALU fast paths put scalar
+/// sources broadcast to all lanes (two per 64-bit source) and zeros while an instruction
+/// runs; no instruction can name them.
+pub const SPLAT_SLOTS: usize = 7;
 
 /// One VGPR: a dword per lane.
 pub type Lanes = [u32; LANES];

@@ -187,6 +187,13 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
             let reg = &mut w.v[(d + k) & 511];
+            if exec == u64::MAX {
+                for l in 0..LANES {
+                    // SAFETY: resolve() approved [p, p+size) for every lane (all active).
+                    reg[l] = unsafe { std::ptr::read_unaligned((ptrs[l] as *const u32).add(k)) };
+                }
+                continue;
+            }
             for l in 0..LANES {
                 if exec >> l & 1 != 0 {
                     // SAFETY: resolve() approved [p, p+size) for this active lane.
@@ -247,6 +254,13 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
             let reg = &w.v[(s + k) & 511];
+            if exec == u64::MAX {
+                for l in 0..LANES {
+                    // SAFETY: resolve() approved [p, p+size) for every lane (all active).
+                    unsafe { std::ptr::write_unaligned((ptrs[l] as *mut u32).add(k), reg[l]) };
+                }
+                continue;
+            }
             for l in 0..LANES {
                 if exec >> l & 1 != 0 {
                     // SAFETY: resolve() approved [p, p+size) for this active lane.

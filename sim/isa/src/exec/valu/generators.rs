@@ -85,8 +85,9 @@ macro_rules! v3 {
 /// class...). Both expand [`wide_sources!`], which differs only in the result element and
 /// how it is written back.
 macro_rules! wide_sources {
-    ($elem:ty, $finish:path; $($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
+    ($elem:ty, $finish:path, $fast:ident; $($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
         simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            if $fast::<$n>(w, i, $fl, |[$($a),*]| $body) { return OK; }
             let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
             let mut d: [$elem; LANES] = [0; LANES];
             #[allow(unused_mut)]
@@ -103,10 +104,10 @@ macro_rules! wide_sources {
     )*};
 }
 macro_rules! w64 {
-    ($($t:tt)*) => { wide_sources!(u64, finish_wide; $($t)*); };
+    ($($t:tt)*) => { wide_sources!(u64, finish_wide, fast64; $($t)*); };
 }
 macro_rules! n64 {
-    ($($t:tt)*) => { wide_sources!(u32, finish_narrow; $($t)*); };
+    ($($t:tt)*) => { wide_sources!(u32, finish_narrow, no_fast; $($t)*); };
 }
 
 /// Writes a 64-bit result, after the float output modifiers for float ops.
@@ -122,4 +123,15 @@ pub(super) fn finish_wide(w: &mut Wave, i: &Inst, mask: u64, d: &mut L64, float:
 #[inline(always)]
 pub(super) fn finish_narrow(w: &mut Wave, i: &Inst, mask: u64, d: &mut Lanes, _float: bool) {
     out32(w, i, mask, d);
+}
+
+/// No fast path (ops with 64-bit sources and 32-bit results always take the general one).
+#[inline(always)]
+pub(super) fn no_fast<const N: usize>(
+    _: &mut Wave,
+    _: &Inst,
+    _: bool,
+    _: impl Fn([u64; N]) -> u32,
+) -> bool {
+    false
 }
