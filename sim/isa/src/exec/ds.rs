@@ -55,6 +55,30 @@ fn vreg(code: u16) -> usize {
     (code as usize).wrapping_sub(256)
 }
 
+/// The LDS offsets of every lane's access of `size` bytes at its address VGPR `areg` plus
+/// `off` (added in 32 bits, as [`lds_off`] does), when all active lanes' accesses lie inside
+/// the LDS: then the caller moves data with no further checks. `None` sends it to the
+/// lane-by-lane path, which reports the first faulting lane.
+#[inline(always)]
+fn lds_offsets(
+    w: &Wave,
+    areg: usize,
+    off: u64,
+    size: u64,
+    exec: u64,
+    lds_len: usize,
+) -> Option<[u32; LANES]> {
+    let v = &w.v[areg & 511];
+    let mut o = [0u32; LANES];
+    let mut top = 0u64;
+    for l in 0..LANES {
+        let a = (v[l] as u64).wrapping_add(off) & 0xffff_ffff;
+        o[l] = a as u32;
+        top = top.max(if exec >> l & 1 != 0 { a + size } else { 0 });
+    }
+    (top <= lds_len as u64).then_some(o)
+}
+
 pub fn ds_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::Continue)
 }
@@ -68,6 +92,21 @@ simd_handler! {
             59 | 60 => 2,
             _ => i.info.w[0] as u64 * 4,
         };
+        if !matches!(i.op, 57..=60) {
+            if let Some(o) = lds_offsets(w, a, i.imm as u64, size, exec, c.lds.len()) {
+                let lds = c.lds.as_ptr();
+                for k in 0..(size / 4) as usize {
+                    let reg = &mut w.v[(d + k) & 511];
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            // SAFETY: lds_offsets checked o[l] + size <= LDS length.
+                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + 4 * k) as *const u32) };
+                        }
+                    }
+                }
+                return Ok(Step::Continue);
+            }
+        }
         for l in 0..LANES {
             if exec >> l & 1 == 0 {
                 continue;
@@ -100,6 +139,23 @@ simd_handler! {
             31 | 0x55 => 2,
             _ => i.info.w[2] as u64 * 4,
         };
+        if !matches!(i.op, 30 | 31 | 0x54 | 0x55) {
+            if let Some(o) = lds_offsets(w, a, i.imm as u64, size, exec, c.lds.len()) {
+                let lds = c.lds.as_mut_ptr();
+                // Lane by lane, in order: overlapping lanes leave the last lane's value.
+                for l in 0..LANES {
+                    if exec >> l & 1 != 0 {
+                        for k in 0..(size / 4) as usize {
+                            // SAFETY: lds_offsets checked o[l] + size <= LDS length.
+                            unsafe {
+                                std::ptr::write_unaligned(lds.add(o[l] as usize + 4 * k) as *mut u32, w.v[(s + k) & 511][l])
+                            };
+                        }
+                    }
+                }
+                return Ok(Step::Continue);
+            }
+        }
         for l in 0..LANES {
             if exec >> l & 1 == 0 {
                 continue;
@@ -145,6 +201,25 @@ simd_handler! {
         let (a, s0, s1) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.src[2]));
         let (o0, o1, elem) = two_offsets(i);
         let exec = w.exec();
+        let len = c.lds.len();
+        if let (Some(q0), Some(q1)) = (
+            lds_offsets(w, a, o0, elem as u64, exec, len),
+            lds_offsets(w, a, o1, elem as u64, exec, len),
+        ) {
+            let lds = c.lds.as_mut_ptr();
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    for k in 0..elem / 4 {
+                        // SAFETY: lds_offsets checked both offsets + elem <= LDS length.
+                        unsafe {
+                            std::ptr::write_unaligned(lds.add(q0[l] as usize + 4 * k) as *mut u32, w.v[(s0 + k) & 511][l]);
+                            std::ptr::write_unaligned(lds.add(q1[l] as usize + 4 * k) as *mut u32, w.v[(s1 + k) & 511][l]);
+                        }
+                    }
+                }
+            }
+            return Ok(Step::Continue);
+        }
         for l in 0..LANES {
             if exec >> l & 1 == 0 {
                 continue;
@@ -169,6 +244,25 @@ simd_handler! {
         let (o0, o1, elem) = two_offsets(i);
         let exec = w.exec();
         let words = elem / 4;
+        let len = c.lds.len();
+        if let (Some(q0), Some(q1)) = (
+            lds_offsets(w, a, o0, elem as u64, exec, len),
+            lds_offsets(w, a, o1, elem as u64, exec, len),
+        ) {
+            let lds = c.lds.as_ptr();
+            for (q, first) in [(q0, d), (q1, d + words)] {
+                for k in 0..words {
+                    let reg = &mut w.v[(first + k) & 511];
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            // SAFETY: lds_offsets checked the offset + elem <= LDS length.
+                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(q[l] as usize + 4 * k) as *const u32) };
+                        }
+                    }
+                }
+            }
+            return Ok(Step::Continue);
+        }
         for l in 0..LANES {
             if exec >> l & 1 == 0 {
                 continue;
