@@ -6,6 +6,7 @@
 //! as with `std::thread::scope`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -19,6 +20,9 @@ struct Job {
 static IDLE: Mutex<Vec<Sender<Job>>> = Mutex::new(Vec::new());
 /// Idle threads kept; a thread finding the list full ends.
 const MAX_IDLE: usize = 256;
+/// The process the pool's threads belong to. A child made by `fork` has none of them (only
+/// the forking thread survives), though it inherits the idle list: it starts afresh.
+static POOL_PID: AtomicU32 = AtomicU32::new(0);
 
 /// Counts down the shares still running.
 struct Latch {
@@ -59,6 +63,11 @@ impl Drop for WaitOnDrop {
 /// others finish.
 pub(crate) fn run_shared(threads: usize, f: &(dyn Fn() + Sync)) {
     let helpers = threads.saturating_sub(1);
+    let pid = std::process::id();
+    if helpers > 0 && POOL_PID.swap(pid, Ordering::Relaxed) != pid {
+        // Senders to threads of another process (or none yet): forget them.
+        IDLE.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
     let latch = Arc::new(Latch {
         left: Mutex::new(helpers),
         zero: Condvar::new(),
@@ -132,4 +141,48 @@ fn submit(mut job: Job) {
 fn run_here(job: Job) {
     let _ = catch_unwind(AssertUnwindSafe(job.work));
     job.latch.done();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn every_share_runs_before_run_shared_returns() {
+        let runs = AtomicUsize::new(0);
+        let threads = std::collections::HashSet::new();
+        let threads = Mutex::new(threads);
+        for _ in 0..20 {
+            run_shared(4, &|| {
+                runs.fetch_add(1, Ordering::Relaxed);
+                threads.lock().unwrap().insert(std::thread::current().id());
+            });
+        }
+        assert_eq!(runs.load(Ordering::Relaxed), 80);
+        // The caller takes a share, and the helpers come back: far fewer threads than
+        // shares (other tests may borrow pool threads at the same time, hence the slack).
+        assert!(threads.lock().unwrap().len() < 40);
+    }
+
+    #[test]
+    fn panicking_shares_neither_hang_nor_lose_the_others() {
+        let runs = AtomicUsize::new(0);
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            run_shared(3, &|| {
+                runs.fetch_add(1, Ordering::Relaxed);
+                panic!("a share fails");
+            })
+        }));
+        assert!(
+            caught.is_err(),
+            "the caller's own share unwinds to the caller"
+        );
+        assert_eq!(runs.load(Ordering::Relaxed), 3);
+        // The pool still works afterwards.
+        run_shared(3, &|| {
+            runs.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(runs.load(Ordering::Relaxed), 6);
+    }
 }
