@@ -74,7 +74,7 @@ pub(crate) fn run_shared(threads: usize, f: &(dyn Fn() + Sync)) {
     });
     let _wait = WaitOnDrop(latch.clone());
     for _ in 0..helpers {
-        let work: Box<dyn FnOnce() + Send + '_> = Box::new(move || f());
+        let work: Box<dyn FnOnce() + Send + '_> = Box::new(f);
         // SAFETY: only the lifetime is changed. The job borrows `f` (and what it borrows),
         // which outlive this call; `_wait` blocks this call's return (or unwinding) until
         // every job has run and been dropped (`Latch::done` comes after both), so the
