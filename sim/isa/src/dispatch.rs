@@ -682,24 +682,32 @@ pub(crate) fn init_wave(
     let id_components = (rsrc2 >> RSRC2_VGPR_WORKITEM_ID_SHIFT) & 3;
     let mut exec = 0u64;
     let v0 = &mut w.v[0];
+    // Work-item t = id * 64 + lane has x = t % size.x, y = (t / size.x) % size.y and
+    // z = t / (size.x * size.y): found once for the first lane, then stepped.
+    let t0 = id * LANES as u32;
+    let (mut x, mut y, mut z) = (
+        t0 % size[0],
+        (t0 / size[0]) % size[1],
+        t0 / (size[0] * size[1]),
+    );
     for (l, slot) in v0.iter_mut().enumerate() {
-        let t = id * LANES as u32 + l as u32;
+        let t = t0 + l as u32;
         if t < items {
             exec |= 1 << l;
-            let x = t % size[0];
-            let y = if id_components >= 1 {
-                (t / size[0]) % size[1]
-            } else {
-                0
-            };
-            let z = if id_components >= 2 {
-                t / (size[0] * size[1])
-            } else {
-                0
-            };
-            *slot = x | y << 10 | z << 20;
+            let y_id = if id_components >= 1 { y } else { 0 };
+            let z_id = if id_components >= 2 { z } else { 0 };
+            *slot = x | y_id << 10 | z_id << 20;
         } else {
             *slot = 0;
+        }
+        x += 1;
+        if x == size[0] {
+            x = 0;
+            y += 1;
+            if y == size[1] {
+                y = 0;
+                z += 1;
+            }
         }
     }
     w.s[EXEC_LO] = exec as u32;

@@ -81,8 +81,22 @@ simd_handler! {
 
 #[inline(always)]
 pub(super) fn mk(w: &mut Wave, i: &Inst, ak: bool, fused: bool) -> R {
-    let ([a, bb], mask) = srcs32::<2>(w, i, false);
     let k = f(i.lit);
+    // Sources without modifiers (`float: false`, as below); the fast path takes only
+    // round-to-nearest-even, where the general path computes the same expression.
+    let lanes = |[a, bb]: [u32; 2]| {
+        let (x, y) = (f(a), f(bb));
+        let (m, add) = if ak { (y, k) } else { (k, y) };
+        b(if fused {
+            x.mul_add(m, add)
+        } else {
+            x * m + add
+        })
+    };
+    if fast32::<2>(w, i, false, lanes) {
+        return OK;
+    }
+    let ([a, bb], mask) = srcs32::<2>(w, i, false);
     let mut d = [0u32; LANES];
     let rm = round::rm32(w.mode);
     if rm != Rm::NearestEven {
