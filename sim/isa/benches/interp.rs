@@ -1,72 +1,457 @@
-//! Interpreter throughput: lane-instructions per second on a compute-bound kernel (a
-//! dependent FMA chain) and a memory-bound one (saxpy over 16M floats), with one host
-//! thread and with all of them. Prints figures; asserts nothing about time.
+//! Interpreter throughput over a fixed kernel set (benches/interp.hip): a dependent FMA
+//! chain, saxpy, naive and LDS-tiled matmul, a reduction, an MFMA loop and a CSR SpMV.
+//! For each kernel it prints lane-instructions per second (active lanes summed over VALU
+//! and MFMA instructions) with 1 worker thread and a scaling table over 1, 2, 4, 8, 16
+//! workers (capped at the host's threads) with parallel efficiency. Each figure is the
+//! fastest of a few timed runs after an untimed warm-up (which decodes the kernel).
+//! Results are checked against host references; nothing about time is asserted.
 //!
 //! `cargo bench -p hsasim-isa --bench interp`
+//!
+//! Environment:
+//! - `HSASIM_ISA_BENCH_CODE_OBJECT=PATH`: load the kernels from this gfx942 code object
+//!   instead of compiling interp.hip with clang++-19 (for hosts without clang):
+//!   `clang++-19 -x hip -nogpuinc -nogpulib --offload-arch=gfx942 --cuda-device-only
+//!   --no-gpu-bundle-output -O3 -mcode-object-version=5 interp.hip -o PATH`.
+//! - `HSASIM_ISA_BENCH_THREADS=1,2,4`: worker counts to measure (default 1,2,4,8,16 up to
+//!   the host's threads).
+//! - `HSASIM_ISA_BENCH_KERNELS=fma_chain,saxpy`: run only these kernels.
+//! - `HSASIM_ISA_BENCH_REPS=N`: timed runs per figure (default 3).
+//! - `HSASIM_ISA_BENCH_SCALE=N`: N times the work per kernel (default 1; matmul grows its
+//!   side to 128 * (N + 1)), for longer runs on hosts with many threads.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use common::*;
-use hsasim_isa::{run_dispatch_with_stats, ExecConfig, GfxModel};
+use hsasim_isa::{run_dispatch_with_stats, ExecConfig, GfxModel, GuestMemory};
 use std::time::Instant;
+
+/// Guest memory for the benchmark: a fixed list of ranges, read without locks, so that
+/// the scaling figures measure the interpreter rather than the test helper's mutex.
+struct FixedRanges(Vec<(u64, u64)>);
+
+impl GuestMemory for FixedRanges {
+    fn translate(&self, address: u64, len: u64) -> Option<u64> {
+        let end = address.checked_add(len)?;
+        self.0
+            .iter()
+            .any(|&(s, l)| address >= s && end <= s + l)
+            .then_some(address)
+    }
+}
+
+/// A buffer the kernels read or write (leaked: it lives as long as the benchmark).
+struct Buf<T: 'static> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T: Copy + 'static> Buf<T> {
+    fn new(data: Vec<T>, ranges: &mut Vec<(u64, u64)>) -> Buf<T> {
+        let s = Box::leak(data.into_boxed_slice());
+        ranges.push((s.as_ptr() as u64, std::mem::size_of_val(s) as u64));
+        Buf {
+            ptr: s.as_mut_ptr(),
+            len: s.len(),
+        }
+    }
+    fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+    /// The contents after a dispatch (which wrote through the raw pointer).
+    fn read(&self) -> Vec<T> {
+        // SAFETY: ptr/len are a leaked boxed slice; no dispatch runs while this reads.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }.to_vec()
+    }
+}
+
+struct Case {
+    name: &'static str,
+    kernarg: Kernargs,
+    grid: [u32; 3],
+    wg: [u16; 3],
+    /// Checks the output of the last run against a host reference.
+    check: Box<dyn Fn() -> Result<(), String>>,
+}
+
+/// A deterministic pseudo-random sequence in [-1, 1).
+fn noise(seed: u64, n: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+fn close(got: f32, want: f64, what: &str) -> Result<(), String> {
+    let tol = 1e-4 * want.abs().max(1.0);
+    if (got as f64 - want).abs() <= tol {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got}, want {want}"))
+    }
+}
+
+fn kernargs(
+    explicit: &[(usize, u64, usize)],
+    explicit_len: usize,
+    grid: [u32; 3],
+    wg: [u16; 3],
+) -> Kernargs {
+    let mut ka = Kernargs::new();
+    for &(off, v, size) in explicit {
+        match size {
+            4 => ka.put(off, v as u32),
+            _ => ka.put(off, v),
+        }
+    }
+    ka.put_hidden_v5(explicit_len.next_multiple_of(8), grid, wg);
+    ka
+}
+
+fn cases(ranges: &mut Vec<(u64, u64)>, scale: usize) -> Vec<Case> {
+    let mut v = Vec::new();
+
+    // FMA chain: 64K work-items, 600 iterations of two dependent FMAs and a multiply.
+    let items = 256 * 256;
+    let iters = 600 * scale as u64;
+    let out = Buf::new(vec![0f32; items], ranges);
+    let grid = [items as u32, 1, 1];
+    let ka = kernargs(&[(0, out.addr(), 8), (8, iters, 4)], 12, grid, [256, 1, 1]);
+    v.push(Case {
+        name: "fma_chain",
+        kernarg: ka,
+        grid,
+        wg: [256, 1, 1],
+        check: Box::new(move || {
+            let o = out.read();
+            for i in [0usize, 777, items - 1] {
+                let (mut x, mut y) = (i as f32 * 1e-6, 1.0 - i as f32 * 1e-6);
+                for _ in 0..iters {
+                    x = x.mul_add(0.999, y);
+                    y = y.mul_add(0.998, x * 1e-3);
+                }
+                if o[i] != x + y {
+                    return Err(format!("fma_chain[{i}] = {}, want {}", o[i], x + y));
+                }
+            }
+            Ok(())
+        }),
+    });
+
+    // saxpy over 8M floats (y is updated in place, so the check reads one element
+    // against the number of runs).
+    let n = (8 << 20) * scale;
+    let x = Buf::new((0..n).map(|i| (i % 1000) as f32).collect(), ranges);
+    let y = Buf::new(vec![0f32; n], ranges);
+    let grid = [n as u32, 1, 1];
+    let ka = kernargs(
+        &[
+            (0, 0.5f32.to_bits() as u64, 4),
+            (8, x.addr(), 8),
+            (16, y.addr(), 8),
+            (24, n as u64, 4),
+        ],
+        28,
+        grid,
+        [256, 1, 1],
+    );
+    v.push(Case {
+        name: "saxpy",
+        kernarg: ka,
+        grid,
+        wg: [256, 1, 1],
+        check: Box::new(move || {
+            let y = y.read();
+            // y[i] = runs * 0.5 * x[i]: consistent across i after any number of runs.
+            let runs = y[2] / 1.0;
+            for i in [1usize, 999, n - 1] {
+                let want = runs as f64 * 0.5 * (i % 1000) as f64 / 1.0;
+                close(y[i], want, &format!("saxpy y[{i}]"))?;
+            }
+            Ok(())
+        }),
+    });
+
+    // 256x256 matmul, naive and tiled, on the same inputs.
+    let m = 128 * (scale + 1);
+    let a_host = noise(1, m * m);
+    let b_host = noise(2, m * m);
+    for (name, seed) in [("matmul_naive", 3), ("matmul_tiled", 4)] {
+        let a = Buf::new(a_host.clone(), ranges);
+        let b = Buf::new(b_host.clone(), ranges);
+        let c = Buf::new(noise(seed, m * m), ranges);
+        let grid = [m as u32, m as u32, 1];
+        let ka = kernargs(
+            &[
+                (0, a.addr(), 8),
+                (8, b.addr(), 8),
+                (16, c.addr(), 8),
+                (24, m as u64, 4),
+            ],
+            28,
+            grid,
+            [16, 16, 1],
+        );
+        let (ah, bh) = (a_host.clone(), b_host.clone());
+        v.push(Case {
+            name,
+            kernarg: ka,
+            grid,
+            wg: [16, 16, 1],
+            check: Box::new(move || {
+                let c = c.read();
+                for (r, col) in [(0, 0), (17, 200), (m - 1, m - 1)] {
+                    let want: f64 = (0..m)
+                        .map(|k| ah[r * m + k] as f64 * bh[k * m + col] as f64)
+                        .sum();
+                    close(c[r * m + col], want, &format!("{name} c[{r}][{col}]"))?;
+                }
+                Ok(())
+            }),
+        });
+    }
+
+    // Reduction of 16M floats by 64 workgroups of 256.
+    let n = (16 << 20) * scale;
+    let wgs = 64;
+    let xs = noise(5, n);
+    let want: f64 = xs.iter().map(|&v| v as f64).sum();
+    let x = Buf::new(xs, ranges);
+    let partial = Buf::new(vec![0f32; wgs], ranges);
+    let grid = [wgs as u32 * 256, 1, 1];
+    let ka = kernargs(
+        &[(0, x.addr(), 8), (8, partial.addr(), 8), (16, n as u64, 4)],
+        20,
+        grid,
+        [256, 1, 1],
+    );
+    v.push(Case {
+        name: "reduce_sum",
+        kernarg: ka,
+        grid,
+        wg: [256, 1, 1],
+        check: Box::new(move || {
+            let got: f64 = partial.read().iter().map(|&v| v as f64).sum();
+            if (got - want).abs() > 1e-2 * want.abs().max(1.0) {
+                return Err(format!("reduce_sum: got {got}, want {want}"));
+            }
+            Ok(())
+        }),
+    });
+
+    // MFMA: 256 workgroups of 4 waves, 120 16x16x4 f32 MFMAs each.
+    let inp = Buf::new(noise(6, 1024), ranges);
+    let items = 256 * 256;
+    let out = Buf::new(vec![0f32; 4 * items], ranges);
+    let grid = [items as u32, 1, 1];
+    let ka = kernargs(
+        &[
+            (0, inp.addr(), 8),
+            (8, out.addr(), 8),
+            (16, 120 * scale as u64, 4),
+        ],
+        20,
+        grid,
+        [256, 1, 1],
+    );
+    v.push(Case {
+        name: "mfma_loop",
+        kernarg: ka,
+        grid,
+        wg: [256, 1, 1],
+        check: Box::new(move || {
+            // Waves 0 and 16 load the same values (addresses wrap at 1024): equal results.
+            let o = out.read();
+            if o[..256] != o[4096..4352] || o.iter().all(|&v| v == 0.0) {
+                return Err(format!(
+                    "mfma_loop: waves with equal inputs disagree: {:?} {:?}",
+                    &o[..8],
+                    &o[4096..4104]
+                ));
+            }
+            Ok(())
+        }),
+    });
+
+    // CSR SpMV: 64K rows of 16..48 entries, 16 lanes per row.
+    let rows = 64 * 1024 * scale;
+    let ncols = 64 * 1024;
+    let mut row_ptr = vec![0i32];
+    let mut cols = Vec::new();
+    let r = noise(7, rows * 49);
+    for row in 0..rows {
+        let len = 16 + ((r[row * 49].abs() * 32.0) as usize).min(32);
+        for k in 0..len {
+            cols.push(((r[row * 49 + 1 + k].abs() * ncols as f32) as usize).min(ncols - 1) as i32);
+        }
+        row_ptr.push(cols.len() as i32);
+    }
+    let vals = noise(8, cols.len());
+    let xs = noise(9, ncols);
+    let probe: Vec<(usize, f64)> = [0usize, 12345, rows - 1]
+        .iter()
+        .map(|&row| {
+            let (s, e) = (row_ptr[row] as usize, row_ptr[row + 1] as usize);
+            (
+                row,
+                (s..e)
+                    .map(|j| vals[j] as f64 * xs[cols[j] as usize] as f64)
+                    .sum(),
+            )
+        })
+        .collect();
+    let row_ptr = Buf::new(row_ptr, ranges);
+    let cols = Buf::new(cols, ranges);
+    let vals = Buf::new(vals, ranges);
+    let x = Buf::new(xs, ranges);
+    let y = Buf::new(vec![0f32; rows], ranges);
+    let grid = [rows as u32 * 16, 1, 1];
+    let ka = kernargs(
+        &[
+            (0, rows as u64, 4),
+            (8, row_ptr.addr(), 8),
+            (16, cols.addr(), 8),
+            (24, vals.addr(), 8),
+            (32, x.addr(), 8),
+            (40, y.addr(), 8),
+        ],
+        48,
+        grid,
+        [256, 1, 1],
+    );
+    v.push(Case {
+        name: "spmv_csr",
+        kernarg: ka,
+        grid,
+        wg: [256, 1, 1],
+        check: Box::new(move || {
+            let y = y.read();
+            for &(row, want) in &probe {
+                close(y[row], want, &format!("spmv y[{row}]"))?;
+            }
+            Ok(())
+        }),
+    });
+    v
+}
+
+fn env_list(name: &str) -> Option<Vec<String>> {
+    std::env::var(name).ok().map(|s| {
+        s.split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect()
+    })
+}
 
 fn main() {
     let model = GfxModel::Gfx942;
-    let elf = compile(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/interp.hip"),
-        model,
-        5,
-    );
+    let elf = match std::env::var_os("HSASIM_ISA_BENCH_CODE_OBJECT") {
+        Some(path) => {
+            std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.to_string_lossy()))
+        }
+        None => compile(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/interp.hip"),
+            model,
+            5,
+        ),
+    };
     let lo = Loaded::new(&elf);
-    let mem = Ranges::default();
-    mem.add(lo.image.addr(), lo.image.len as u64);
-    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let host_threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers: Vec<usize> = match env_list("HSASIM_ISA_BENCH_THREADS") {
+        Some(l) => l
+            .iter()
+            .map(|t| t.parse().expect("HSASIM_ISA_BENCH_THREADS: numbers"))
+            .collect(),
+        None => [1, 2, 4, 8, 16]
+            .into_iter()
+            .filter(|&t| t <= host_threads)
+            .collect(),
+    };
+    let only = env_list("HSASIM_ISA_BENCH_KERNELS");
+    let reps: usize = std::env::var("HSASIM_ISA_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let scale: usize = std::env::var("HSASIM_ISA_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+
+    let mut ranges = vec![(lo.image.addr(), lo.image.len as u64)];
+    let mut cases = cases(&mut ranges, scale);
+    cases.retain(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name)));
+    // Packets and kernargs go into the fixed map before any dispatch.
+    let dispatches: Vec<_> = cases
+        .iter()
+        .map(|c| {
+            let kd = lo.symbol(&format!("{}.kd", c.name));
+            let scratch = Ranges::default();
+            let (d, p) = packet(model, kd, c.kernarg.addr(), c.grid, c.wg, 0, &scratch);
+            ranges.extend(scratch.0.into_inner().unwrap());
+            ranges.push((c.kernarg.addr(), 512));
+            (d, p)
+        })
+        .collect();
+    let mem = FixedRanges(ranges);
+
     println!(
-        "hsasim-isa interpreter benchmark ({}), {all} host threads available",
+        "hsasim-isa interpreter benchmark ({}), {host_threads} host threads, workers {workers:?}, best of {reps}, scale {scale}",
         model.processor()
     );
-
-    let run = |name: &str, ka: &mut Kernargs, explicit: usize, items: u32, threads: usize| {
-        let kd = lo.symbol(&format!("{name}.kd"));
-        ka.put_hidden_v5(explicit.next_multiple_of(8), [items, 1, 1], [256, 1, 1]);
-        mem.add(ka.addr(), 512);
-        let (d, _p) = packet(model, kd, ka.addr(), [items, 1, 1], [256, 1, 1], 0, &mem);
-        let cfg = ExecConfig {
-            worker_threads: threads,
-            compute_units: 80,
-            ..ExecConfig::BASE
-        };
-        let t = Instant::now();
-        let stats = run_dispatch_with_stats(&d, &mem, &cfg).expect("dispatch");
-        let s = t.elapsed().as_secs_f64();
-        println!(
-            "{name:>8} {threads:>2} thread(s): {:>6.3} s, {:>11} wave-instructions, {:>7.1} M wave-instr/s, {:>8.1} M lane-instr/s",
-            s,
-            stats.instructions,
-            stats.instructions as f64 / s / 1e6,
-            stats.lane_ops as f64 / s / 1e6
-        );
-    };
-
-    let items = 256 * 256;
-    let out = vec![0f32; items as usize];
-    mem.add_slice(&out);
-    let n = 16 << 20;
-    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let y = vec![1.0f32; n];
-    mem.add_slice(&x);
-    mem.add_slice(&y);
-    for threads in [1, all] {
-        let mut ka = Kernargs::new();
-        ka.put(0, out.as_ptr() as u64);
-        ka.put(8, 2000i32);
-        run("compute", &mut ka, 12, items, threads);
-        let mut ka = Kernargs::new();
-        ka.put(0, 2.0f32);
-        ka.put(8, x.as_ptr() as u64);
-        ka.put(16, y.as_ptr() as u64);
-        ka.put(24, n as i32);
-        run("stream", &mut ka, 28, n as u32, threads);
+    let mut summary = Vec::new();
+    for (c, (d, _packet)) in cases.iter().zip(&dispatches) {
+        println!("{}:", c.name);
+        println!("  workers      time   M wave-instr/s   M lane-instr/s  speedup  efficiency");
+        let mut base = None;
+        for &threads in &workers {
+            let cfg = ExecConfig {
+                worker_threads: threads,
+                compute_units: 80,
+                ..ExecConfig::BASE
+            };
+            let mut best = f64::INFINITY;
+            let mut stats = None;
+            for rep in 0..=reps {
+                let t = Instant::now();
+                let s = run_dispatch_with_stats(d, &mem, &cfg).expect("dispatch");
+                let secs = t.elapsed().as_secs_f64();
+                // Run 0 warms up (decodes the kernel on each worker).
+                if rep > 0 {
+                    best = best.min(secs);
+                }
+                stats = Some(s);
+            }
+            let s = stats.unwrap();
+            let lane_rate = s.lane_ops as f64 / best;
+            let t1 = *base.get_or_insert(best);
+            let speedup = t1 / best;
+            println!(
+                "  {threads:>7} {best:>8.4}s {:>16.1} {:>16.1} {speedup:>8.2} {:>10.0}%",
+                s.instructions as f64 / best / 1e6,
+                lane_rate / 1e6,
+                100.0 * speedup / threads as f64
+            );
+            if threads == workers[0] {
+                summary.push((c.name, lane_rate, s.instructions as f64 / best));
+            }
+            if let Err(e) = (c.check)() {
+                panic!("wrong result: {e}");
+            }
+        }
+    }
+    println!(
+        "summary ({} worker): kernel, M lane-instr/s, M wave-instr/s",
+        workers[0]
+    );
+    for (name, lanes, waves) in summary {
+        println!("  {name:<14} {:>10.1} {:>10.1}", lanes / 1e6, waves / 1e6);
     }
 }

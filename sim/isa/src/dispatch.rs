@@ -189,6 +189,10 @@ pub(crate) struct DecodeCache {
     /// Page table over the dense window: slot = decoded index + 1, 0 = not decoded yet.
     pages: Vec<Option<Box<[u32; PAGE_WORDS]>>>,
     insts: Vec<Decoded>,
+    /// The address of each decoded instruction (by index, as `insts`): code decoded in
+    /// order has the next instruction at the next index, which `run_wave` tries before
+    /// the page table.
+    pcs: Vec<u64>,
     far: HashMap<u64, u32>,
     /// The code words each decoded instruction came from, in decode order.
     sources: Vec<(u64, [u32; 3], u8)>,
@@ -208,6 +212,7 @@ impl DecodeCache {
             base,
             pages: Vec::new(),
             insts: Vec::new(),
+            pcs: Vec::new(),
             far: HashMap::new(),
             sources: Vec::new(),
             ranges: Vec::new(),
@@ -309,6 +314,7 @@ impl DecodeCache {
         self.sources.push((pc, words, used as u8));
         let id = self.insts.len() as u32;
         self.insts.push(inst);
+        self.pcs.push(pc);
         let idx = pc.wrapping_sub(self.base) / 4;
         if pc >= self.base && idx < CACHE_WINDOW_WORDS {
             let idx = idx as usize;
@@ -484,6 +490,8 @@ pub(crate) fn run_wave(
     // The periodic check keys on the wave's total count, not this call's: a loop around
     // `s_barrier` returns here every few instructions and must still be checked.
     let base = w.executed;
+    // Index of the instruction after the last one run, if it was decoded right after it.
+    let mut next: usize = usize::MAX;
     let result = loop {
         if count >= budget {
             break Err(DispatchError::Watchdog {
@@ -494,13 +502,17 @@ pub(crate) fn run_wave(
             });
         }
         let pc = w.pc;
-        let id = match cache.lookup(pc) {
-            Some(id) => id,
-            None => match cache.fill(pc, model, ctx.mem) {
-                Ok(id) => id,
-                Err(e) => break Err(e),
+        let id = match cache.pcs.get(next) {
+            Some(&at) if at == pc => next as u32,
+            _ => match cache.lookup(pc) {
+                Some(id) => id,
+                None => match cache.fill(pc, model, ctx.mem) {
+                    Ok(id) => id,
+                    Err(e) => break Err(e),
+                },
             },
         };
+        next = id as usize + 1;
         let Decoded { inst, exec: run } = &cache.insts[id as usize];
         w.pc = pc.wrapping_add(inst.len as u64);
         ctx.pc = pc;
@@ -670,24 +682,32 @@ pub(crate) fn init_wave(
     let id_components = (rsrc2 >> RSRC2_VGPR_WORKITEM_ID_SHIFT) & 3;
     let mut exec = 0u64;
     let v0 = &mut w.v[0];
+    // Work-item t = id * 64 + lane has x = t % size.x, y = (t / size.x) % size.y and
+    // z = t / (size.x * size.y): found once for the first lane, then stepped.
+    let t0 = id * LANES as u32;
+    let (mut x, mut y, mut z) = (
+        t0 % size[0],
+        (t0 / size[0]) % size[1],
+        t0 / (size[0] * size[1]),
+    );
     for (l, slot) in v0.iter_mut().enumerate() {
-        let t = id * LANES as u32 + l as u32;
+        let t = t0 + l as u32;
         if t < items {
             exec |= 1 << l;
-            let x = t % size[0];
-            let y = if id_components >= 1 {
-                (t / size[0]) % size[1]
-            } else {
-                0
-            };
-            let z = if id_components >= 2 {
-                t / (size[0] * size[1])
-            } else {
-                0
-            };
-            *slot = x | y << 10 | z << 20;
+            let y_id = if id_components >= 1 { y } else { 0 };
+            let z_id = if id_components >= 2 { z } else { 0 };
+            *slot = x | y_id << 10 | z_id << 20;
         } else {
             *slot = 0;
+        }
+        x += 1;
+        if x == size[0] {
+            x = 0;
+            y += 1;
+            if y == size[1] {
+                y = 0;
+                z += 1;
+            }
         }
     }
     w.s[EXEC_LO] = exec as u32;
@@ -800,11 +820,7 @@ pub fn run(
     if threads <= 1 {
         guarded();
     } else {
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(guarded);
-            }
-        });
+        crate::pool::run_shared(threads, &guarded);
     }
     if let Some(mut e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
         if let DispatchError::Timeout {

@@ -48,6 +48,7 @@ mod dispatch;
 pub mod exec;
 pub mod gws;
 pub mod inst;
+mod pool;
 pub mod wave;
 
 pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};

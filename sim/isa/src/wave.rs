@@ -11,6 +11,11 @@ pub const FLAT_SCRATCH_LO: usize = 102;
 /// Number of lanes in a wave.
 pub const LANES: usize = 64;
 
+/// Register-file slots past the 512 VGPRs/AGPRs, where the VALU fast paths put scalar
+/// sources broadcast to all lanes (two per 64-bit source) and zeros while an instruction
+/// runs; no instruction can name them.
+pub const SPLAT_SLOTS: usize = 7;
+
 /// One VGPR: a dword per lane.
 pub type Lanes = [u32; LANES];
 
@@ -30,7 +35,8 @@ pub struct Wave {
     /// VCC (106/107), trap temporaries, M0 (124), EXEC (126/127). Keeping the special
     /// registers in the same array makes every scalar operand read a plain index.
     pub s: [u32; 128],
-    /// 256 VGPRs followed by 256 AGPRs (gfx90a/gfx942 unified register file).
+    /// 256 VGPRs followed by 256 AGPRs (gfx90a/gfx942 unified register file), then
+    /// [`SPLAT_SLOTS`] scratch registers.
     pub v: Box<[Lanes]>,
     pub pc: u64,
     pub scc: bool,
@@ -52,7 +58,7 @@ impl Wave {
     pub fn new() -> Wave {
         Wave {
             s: [0; 128],
-            v: vec![[0u32; LANES]; 512].into_boxed_slice(),
+            v: vec![[0u32; LANES]; 512 + SPLAT_SLOTS].into_boxed_slice(),
             pc: 0,
             scc: false,
             mode: 0,
@@ -195,12 +201,23 @@ impl Wave {
     #[inline(always)]
     pub fn vwrite64(&mut self, code: u16, mask: u64, vals: &[u64; LANES]) {
         let r = (code as usize).wrapping_sub(256) & 511;
+        let r1 = (r + 1) & 511;
+        if mask == u64::MAX {
+            let lo = &mut self.v[r];
+            for l in 0..LANES {
+                lo[l] = vals[l] as u32;
+            }
+            let hi = &mut self.v[r1];
+            for l in 0..LANES {
+                hi[l] = (vals[l] >> 32) as u32;
+            }
+            return;
+        }
         for l in 0..LANES {
             if mask >> l & 1 != 0 {
                 self.v[r][l] = vals[l] as u32;
             }
         }
-        let r1 = (r + 1) & 511;
         for l in 0..LANES {
             if mask >> l & 1 != 0 {
                 self.v[r1][l] = (vals[l] >> 32) as u32;

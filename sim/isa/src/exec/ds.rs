@@ -38,85 +38,149 @@ fn lds_off(
     Ok(addr as usize)
 }
 
+#[inline(always)]
 fn rd(lds: &[u8], off: usize, n: usize) -> u64 {
     let mut b = [0u8; 8];
     b[..n].copy_from_slice(&lds[off..off + n]);
     u64::from_le_bytes(b)
 }
 
+#[inline(always)]
 fn wr(lds: &mut [u8], off: usize, n: usize, v: u64) {
     lds[off..off + n].copy_from_slice(&v.to_le_bytes()[..n]);
 }
 
+#[inline(always)]
 fn vreg(code: u16) -> usize {
     (code as usize).wrapping_sub(256)
+}
+
+/// The LDS offsets of every lane's access of `size` bytes at its address VGPR `areg` plus
+/// `off` (added in 32 bits, as [`lds_off`] does), when all active lanes' accesses lie inside
+/// the LDS: then the caller moves data with no further checks. `None` sends it to the
+/// lane-by-lane path, which reports the first faulting lane.
+#[inline(always)]
+fn lds_offsets(
+    w: &Wave,
+    areg: usize,
+    off: u64,
+    size: u64,
+    exec: u64,
+    lds_len: usize,
+) -> Option<[u32; LANES]> {
+    let v = &w.v[areg & 511];
+    let mut o = [0u32; LANES];
+    let mut top = 0u64;
+    for l in 0..LANES {
+        let a = (v[l] as u64).wrapping_add(off) & 0xffff_ffff;
+        o[l] = a as u32;
+        top = top.max(if exec >> l & 1 != 0 { a + size } else { 0 });
+    }
+    (top <= lds_len as u64).then_some(o)
 }
 
 pub fn ds_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::Continue)
 }
 
-pub fn ds_read(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
-    let exec = w.exec();
-    let size: u64 = match i.op {
-        57 | 58 => 1,
-        59 | 60 => 2,
-        _ => i.info.w[0] as u64 * 4,
-    };
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
-        }
-        let addr = w.vlane(a, l) as u64 + i.imm as u64;
-        let off = lds_off(w, i, c, addr, size, false)?;
-        match i.op {
-            57 => w.set_vlane(d, l, rd(c.lds, off, 1) as u8 as i8 as i32 as u32),
-            58 => w.set_vlane(d, l, rd(c.lds, off, 1) as u32),
-            59 => w.set_vlane(d, l, rd(c.lds, off, 2) as u16 as i16 as i32 as u32),
-            60 => w.set_vlane(d, l, rd(c.lds, off, 2) as u32),
-            _ => {
+simd_handler! {
+    pub fn ds_read(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+        let exec = w.exec();
+        let size: u64 = match i.op {
+            57 | 58 => 1,
+            59 | 60 => 2,
+            _ => i.info.w[0] as u64 * 4,
+        };
+        if !matches!(i.op, 57..=60) {
+            if let Some(o) = lds_offsets(w, a, i.imm as u64, size, exec, c.lds.len()) {
+                let lds = c.lds.as_ptr();
                 for k in 0..(size / 4) as usize {
-                    let v = rd(c.lds, off + 4 * k, 4) as u32;
-                    w.set_vlane(d + k, l, v);
+                    let reg = &mut w.v[(d + k) & 511];
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            // SAFETY: lds_offsets checked o[l] + size <= LDS length.
+                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + 4 * k) as *const u32) };
+                        }
+                    }
+                }
+                return Ok(Step::Continue);
+            }
+        }
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let addr = w.vlane(a, l) as u64 + i.imm as u64;
+            let off = lds_off(w, i, c, addr, size, false)?;
+            match i.op {
+                57 => w.set_vlane(d, l, rd(c.lds, off, 1) as u8 as i8 as i32 as u32),
+                58 => w.set_vlane(d, l, rd(c.lds, off, 1) as u32),
+                59 => w.set_vlane(d, l, rd(c.lds, off, 2) as u16 as i16 as i32 as u32),
+                60 => w.set_vlane(d, l, rd(c.lds, off, 2) as u32),
+                _ => {
+                    for k in 0..(size / 4) as usize {
+                        let v = rd(c.lds, off + 4 * k, 4) as u32;
+                        w.set_vlane(d + k, l, v);
+                    }
                 }
             }
         }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
-pub fn ds_write(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, s) = (vreg(i.src[0]), vreg(i.src[1]));
-    let exec = w.exec();
-    let size: u64 = match i.op {
-        30 | 0x54 => 1,
-        31 | 0x55 => 2,
-        _ => i.info.w[2] as u64 * 4,
-    };
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
+simd_handler! {
+    pub fn ds_write(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, s) = (vreg(i.src[0]), vreg(i.src[1]));
+        let exec = w.exec();
+        let size: u64 = match i.op {
+            30 | 0x54 => 1,
+            31 | 0x55 => 2,
+            _ => i.info.w[2] as u64 * 4,
+        };
+        if !matches!(i.op, 30 | 31 | 0x54 | 0x55) {
+            if let Some(o) = lds_offsets(w, a, i.imm as u64, size, exec, c.lds.len()) {
+                let lds = c.lds.as_mut_ptr();
+                // Lane by lane, in order: overlapping lanes leave the last lane's value.
+                for l in 0..LANES {
+                    if exec >> l & 1 != 0 {
+                        for k in 0..(size / 4) as usize {
+                            // SAFETY: lds_offsets checked o[l] + size <= LDS length.
+                            unsafe {
+                                std::ptr::write_unaligned(lds.add(o[l] as usize + 4 * k) as *mut u32, w.v[(s + k) & 511][l])
+                            };
+                        }
+                    }
+                }
+                return Ok(Step::Continue);
+            }
         }
-        let addr = w.vlane(a, l) as u64 + i.imm as u64;
-        let off = lds_off(w, i, c, addr, size, true)?;
-        let v = w.vlane(s, l);
-        match i.op {
-            0x54 | 0x55 => wr(c.lds, off, size as usize, (v >> 16) as u64),
-            30 | 31 => wr(c.lds, off, size as usize, v as u64),
-            _ => {
-                for k in 0..(size / 4) as usize {
-                    let v = w.vlane(s + k, l);
-                    wr(c.lds, off + 4 * k, 4, v as u64);
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let addr = w.vlane(a, l) as u64 + i.imm as u64;
+            let off = lds_off(w, i, c, addr, size, true)?;
+            let v = w.vlane(s, l);
+            match i.op {
+                0x54 | 0x55 => wr(c.lds, off, size as usize, (v >> 16) as u64),
+                30 | 31 => wr(c.lds, off, size as usize, v as u64),
+                _ => {
+                    for k in 0..(size / 4) as usize {
+                        let v = w.vlane(s + k, l);
+                        wr(c.lds, off + 4 * k, 4, v as u64);
+                    }
                 }
             }
         }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
 /// `ds_write2*` / `ds_read2*`: two accesses at offset0 and offset1 scaled by the element
 /// size (times 64 for the st64 forms).
+#[inline(always)]
 fn two_offsets(i: &Inst) -> (u64, u64, usize) {
     let (elem, st64) = match i.op {
         14 | 55 => (4, false),
@@ -132,47 +196,89 @@ fn two_offsets(i: &Inst) -> (u64, u64, usize) {
     )
 }
 
-pub fn ds_write2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, s0, s1) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.src[2]));
-    let (o0, o1, elem) = two_offsets(i);
-    let exec = w.exec();
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
+simd_handler! {
+    pub fn ds_write2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, s0, s1) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.src[2]));
+        let (o0, o1, elem) = two_offsets(i);
+        let exec = w.exec();
+        let len = c.lds.len();
+        if let (Some(q0), Some(q1)) = (
+            lds_offsets(w, a, o0, elem as u64, exec, len),
+            lds_offsets(w, a, o1, elem as u64, exec, len),
+        ) {
+            let lds = c.lds.as_mut_ptr();
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    for k in 0..elem / 4 {
+                        // SAFETY: lds_offsets checked both offsets + elem <= LDS length.
+                        unsafe {
+                            std::ptr::write_unaligned(lds.add(q0[l] as usize + 4 * k) as *mut u32, w.v[(s0 + k) & 511][l]);
+                            std::ptr::write_unaligned(lds.add(q1[l] as usize + 4 * k) as *mut u32, w.v[(s1 + k) & 511][l]);
+                        }
+                    }
+                }
+            }
+            return Ok(Step::Continue);
         }
-        let base = w.vlane(a, l) as u64;
-        let p0 = lds_off(w, i, c, base + o0, elem as u64, true)?;
-        let p1 = lds_off(w, i, c, base + o1, elem as u64, true)?;
-        for k in 0..elem / 4 {
-            let v0 = w.vlane(s0 + k, l);
-            let v1 = w.vlane(s1 + k, l);
-            wr(c.lds, p0 + 4 * k, 4, v0 as u64);
-            wr(c.lds, p1 + 4 * k, 4, v1 as u64);
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let base = w.vlane(a, l) as u64;
+            let p0 = lds_off(w, i, c, base + o0, elem as u64, true)?;
+            let p1 = lds_off(w, i, c, base + o1, elem as u64, true)?;
+            for k in 0..elem / 4 {
+                let v0 = w.vlane(s0 + k, l);
+                let v1 = w.vlane(s1 + k, l);
+                wr(c.lds, p0 + 4 * k, 4, v0 as u64);
+                wr(c.lds, p1 + 4 * k, 4, v1 as u64);
+            }
         }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
-pub fn ds_read2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
-    let (o0, o1, elem) = two_offsets(i);
-    let exec = w.exec();
-    let words = elem / 4;
-    for l in 0..LANES {
-        if exec >> l & 1 == 0 {
-            continue;
+simd_handler! {
+    pub fn ds_read2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+        let (o0, o1, elem) = two_offsets(i);
+        let exec = w.exec();
+        let words = elem / 4;
+        let len = c.lds.len();
+        if let (Some(q0), Some(q1)) = (
+            lds_offsets(w, a, o0, elem as u64, exec, len),
+            lds_offsets(w, a, o1, elem as u64, exec, len),
+        ) {
+            let lds = c.lds.as_ptr();
+            for (q, first) in [(q0, d), (q1, d + words)] {
+                for k in 0..words {
+                    let reg = &mut w.v[(first + k) & 511];
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            // SAFETY: lds_offsets checked the offset + elem <= LDS length.
+                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(q[l] as usize + 4 * k) as *const u32) };
+                        }
+                    }
+                }
+            }
+            return Ok(Step::Continue);
         }
-        let base = w.vlane(a, l) as u64;
-        let p0 = lds_off(w, i, c, base + o0, elem as u64, false)?;
-        let p1 = lds_off(w, i, c, base + o1, elem as u64, false)?;
-        for k in 0..words {
-            let v0 = rd(c.lds, p0 + 4 * k, 4) as u32;
-            let v1 = rd(c.lds, p1 + 4 * k, 4) as u32;
-            w.set_vlane(d + k, l, v0);
-            w.set_vlane(d + words + k, l, v1);
+        for l in 0..LANES {
+            if exec >> l & 1 == 0 {
+                continue;
+            }
+            let base = w.vlane(a, l) as u64;
+            let p0 = lds_off(w, i, c, base + o0, elem as u64, false)?;
+            let p1 = lds_off(w, i, c, base + o1, elem as u64, false)?;
+            for k in 0..words {
+                let v0 = rd(c.lds, p0 + 4 * k, 4) as u32;
+                let v1 = rd(c.lds, p1 + 4 * k, 4) as u32;
+                w.set_vlane(d + k, l, v0);
+                w.set_vlane(d + words + k, l, v1);
+            }
         }
+        Ok(Step::Continue)
     }
-    Ok(Step::Continue)
 }
 
 /// LDS atomics (with and without return).

@@ -252,6 +252,14 @@ pub fn lookup(op: u16, gfx942: bool) -> Option<(&'static str, MaiShape)> {
     })
 }
 
+thread_local! {
+    /// The gathered A and B matrices of the MFMA being run (kept to spare two allocations
+    /// per instruction).
+    static MAI_SCRATCH: std::cell::Cell<(Vec<f64>, Vec<f64>)> = const {
+        std::cell::Cell::new((Vec::new(), Vec::new()))
+    };
+}
+
 /// Reads `regs` dwords of operand `code` for all lanes (a register range, or one scalar
 /// constant replicated, as the C operand may be an inline constant).
 fn read_block(w: &Wave, code: u16, regs: usize, fk: FloatKind) -> Vec<[u32; LANES]> {
@@ -266,7 +274,21 @@ fn read_block(w: &Wave, code: u16, regs: usize, fk: FloatKind) -> Vec<[u32; LANE
         .collect()
 }
 
+/// A or B (one or two dwords per lane) for all lanes, as [`read_block`] without allocating.
+fn read_ab(w: &Wave, code: u16, regs: usize) -> [[u32; LANES]; 2] {
+    let mut out = [[0u32; LANES]; 2];
+    for (k, slot) in out.iter_mut().enumerate().take(regs) {
+        *slot = if code >= 256 {
+            w.v[(code as usize - 256 + k) & 511]
+        } else {
+            [w.sread32(code, 0, FloatKind::F32); LANES]
+        };
+    }
+    out
+}
+
 /// One A or B input element as f64 (or integer as f64, exact for i8).
+#[inline(always)]
 fn element(ty: MaiType, regs: &[[u32; LANES]], lane: usize, e: usize) -> f64 {
     let word = |k: usize| regs.get(k).map_or(0, |r| r[lane]);
     match ty {
@@ -280,67 +302,116 @@ fn element(ty: MaiType, regs: &[[u32; LANES]], lane: usize, e: usize) -> f64 {
     }
 }
 
-pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
-    let Some((_, sh)) = lookup(i.op, i.model == crate::api::GfxModel::Gfx942) else {
-        return Err(unimplemented(i, c.pc));
-    };
-    if sh.ty == MaiType::F64 || i.imm != 0 {
-        // f64 MFMA has its own output layout, and broadcasts select other lanes' inputs:
-        // neither is modelled, so say so instead of computing something else.
-        return Err(unimplemented(i, c.pc));
-    }
-    let (kpl, ab_regs) = sh.ty.per_lane();
-    let d_regs = sh.d_regs() as usize;
-    let a = read_block(w, i.src[0], ab_regs as usize, FloatKind::F32);
-    let b = read_block(w, i.src[1], ab_regs as usize, FloatKind::F32);
-    let cc = read_block(w, i.src[2], d_regs, FloatKind::F32);
-    let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
-    let groups = (sh.k / kpl).max(1);
-    // Gather A[block][row][k] and B[block][col][k] from the lanes.
-    let mut am = vec![0f64; sh.blocks * sh.m * sh.k];
-    let mut bm = vec![0f64; sh.blocks * sh.n * sh.k];
-    for l in 0..LANES {
-        for (mat, dim, src) in [(&mut am, sh.m, &a), (&mut bm, sh.n, &b)] {
-            let h = l / dim;
-            let (block, group) = (h / groups, h % groups);
-            if block >= sh.blocks {
-                continue;
+simd_handler! {
+    pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+        let Some((_, sh)) = lookup(i.op, i.model == crate::api::GfxModel::Gfx942) else {
+            return Err(unimplemented(i, c.pc));
+        };
+        if sh.ty == MaiType::F64 || i.imm != 0 {
+            // f64 MFMA has its own output layout, and broadcasts select other lanes' inputs:
+            // neither is modelled, so say so instead of computing something else.
+            return Err(unimplemented(i, c.pc));
+        }
+        let (kpl, ab_regs) = sh.ty.per_lane();
+        let d_regs = sh.d_regs() as usize;
+        let ab = ab_regs as usize;
+        let (a, b) = (read_ab(w, i.src[0], ab), read_ab(w, i.src[1], ab));
+        let (a, b) = (&a[..ab], &b[..ab]);
+        let c_const = (i.src[2] < 256).then(|| w.sread32(i.src[2], 0, FloatKind::F32));
+        let c_base = (i.src[2] as usize).wrapping_sub(256);
+        let d_base = (i.dst as usize).wrapping_sub(256);
+        // D is written as it is computed, reading C lane by lane: fine when D is C or apart
+        // from it; a D that overlaps C at another offset reads C from a copy.
+        let c_copy = (c_const.is_none()
+            && c_base != d_base
+            && (0..d_regs).any(|r| (0..d_regs).any(|s| (c_base + r) & 511 == (d_base + s) & 511)))
+        .then(|| read_block(w, i.src[2], d_regs, FloatKind::F32));
+        let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
+        let groups = (sh.k / kpl).max(1);
+        // Every dimension is a power of two: shifts and masks instead of divisions.
+        let log = |x: usize| x.trailing_zeros();
+        let (m_log, n_log, groups_log) = (log(sh.m), log(sh.n), log(groups));
+        let quads_log = log(sh.m / 4);
+        let (mut am, mut bm) = MAI_SCRATCH.take();
+        // A as am[block][row][k]; B transposed, as bm[block][k][col], so that the columns of
+        // one k are contiguous for the loops below.
+        am.clear();
+        am.resize(sh.blocks * sh.m * sh.k, 0.0);
+        bm.clear();
+        bm.resize(sh.blocks * sh.n * sh.k, 0.0);
+        for l in 0..LANES {
+            let (h, row) = (l >> m_log, l & (sh.m - 1));
+            let (block, group) = (h >> groups_log, h & (groups - 1));
+            if block < sh.blocks {
+                for e in 0..kpl {
+                    let k = group * kpl + e;
+                    if k < sh.k {
+                        am[(block * sh.m + row) * sh.k + k] = element(sh.ty, a, l, e);
+                    }
+                }
             }
-            for e in 0..kpl {
-                let k = group * kpl + e;
-                if k < sh.k {
-                    mat[(block * dim + l % dim) * sh.k + k] = element(sh.ty, src, l, e);
+            let (h, col) = (l >> n_log, l & (sh.n - 1));
+            let (block, group) = (h >> groups_log, h & (groups - 1));
+            if block < sh.blocks {
+                for e in 0..kpl {
+                    let k = group * kpl + e;
+                    if k < sh.k {
+                        bm[(block * sh.k + k) * sh.n + col] = element(sh.ty, b, l, e);
+                    }
                 }
             }
         }
-    }
-    let mut out = vec![[0u32; LANES]; d_regs];
-    let quads = sh.m / 4;
-    for l in 0..LANES {
+        // Each result depends on its own C element and the gathered A and B only, so D may
+        // overwrite C (the usual case) as it goes. The n lanes of one q share block and row
+        // and hold the n columns: their sums run side by side (each still adds its products
+        // in k order, from -0.0 as `Iterator::sum` does).
+        let n = sh.n;
+        let mut acc = [0f64; 32];
+        let mut iacc = [0i32; 32];
         for r in 0..d_regs {
-            let q = l / sh.n + (LANES / sh.n) * (r / 4);
-            let (block, row, col) = (q / quads, 4 * (q % quads) + r % 4, l % sh.n);
-            if block >= sh.blocks {
-                continue;
+            let reg = (c_base + r) & 511;
+            let dreg = (d_base + r) & 511;
+            for l0 in (0..LANES).step_by(n) {
+                let q = (l0 >> n_log) + ((LANES >> n_log) * (r / 4));
+                let (block, row) = (q >> quads_log, 4 * (q & ((sh.m / 4) - 1)) + r % 4);
+                if block >= sh.blocks {
+                    continue;
+                }
+                let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
+                if integer {
+                    iacc[..n].fill(0);
+                    for (k, &x) in arow.iter().enumerate() {
+                        let brow = &bm[(block * sh.k + k) * n..][..n];
+                        for col in 0..n {
+                            iacc[col] = iacc[col].wrapping_add((x as i32) * (brow[col] as i32));
+                        }
+                    }
+                } else {
+                    acc[..n].fill(-0.0);
+                    for (k, &x) in arow.iter().enumerate() {
+                        let brow = &bm[(block * sh.k + k) * n..][..n];
+                        for col in 0..n {
+                            acc[col] += x * brow[col];
+                        }
+                    }
+                }
+                for col in 0..n {
+                    let l = l0 + col;
+                    let c = match (&c_copy, c_const) {
+                        (Some(copy), _) => copy[r][l],
+                        (None, Some(k)) => k,
+                        (None, None) => w.v[reg][l],
+                    };
+                    w.v[dreg][l] = if integer {
+                        (c as i32).wrapping_add(iacc[col]) as u32
+                    } else {
+                        ((f32::from_bits(c) as f64 + acc[col]) as f32).to_bits()
+                    };
+                }
             }
-            let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
-            let bcol = &bm[(block * sh.n + col) * sh.k..][..sh.k];
-            out[r][l] = if integer {
-                let dot = arow
-                    .iter()
-                    .zip(bcol)
-                    .fold(0i32, |s, (&x, &y)| s.wrapping_add((x as i32) * (y as i32)));
-                (cc[r][l] as i32).wrapping_add(dot) as u32
-            } else {
-                let dot: f64 = arow.iter().zip(bcol).map(|(&x, &y)| x * y).sum();
-                ((f32::from_bits(cc[r][l]) as f64 + dot) as f32).to_bits()
-            };
         }
+        MAI_SCRATCH.set((am, bm));
+        w.lane_ops += (LANES * d_regs) as u64;
+        Ok(Step::Continue)
     }
-    let base = (i.dst as usize).wrapping_sub(256);
-    for (r, vals) in out.iter().enumerate() {
-        w.v[(base + r) & 511] = *vals;
-    }
-    w.lane_ops += (LANES * d_regs) as u64;
-    Ok(Step::Continue)
 }

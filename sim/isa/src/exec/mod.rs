@@ -3,6 +3,9 @@
 //! call, and the handler loops over the 64 lanes under EXEC. This module and its families
 //! use the instruction type (`inst`) and the wave (`wave`), never the decoder.
 
+#[macro_use]
+pub mod simd;
+
 pub mod ds;
 pub mod half;
 pub mod mai;

@@ -35,6 +35,7 @@ fn access_bytes(op: u16, dwords: u8) -> u64 {
 }
 
 /// Resolves each active lane's address to a host pointer.
+#[inline(always)]
 fn resolve(
     w: &mut Wave,
     i: &Inst,
@@ -48,22 +49,18 @@ fn resolve(
     let mut ptrs = [std::ptr::null_mut::<u8>(); LANES];
     // Fast path: all lanes global; one accessibility check over the span of addresses.
     if !private {
-        let (mut lo, mut hi, mut all_global) = (u64::MAX, 0u64, true);
-        for l in 0..LANES {
-            if exec >> l & 1 != 0 {
-                let a = addrs[l];
-                if a >= SHARED_BASE {
-                    all_global = false;
-                    break;
-                }
-                lo = lo.min(a);
-                hi = hi.max(a.saturating_add(size));
-            }
+        if exec == 0 {
+            return Ok(ptrs);
         }
-        if all_global {
-            if lo == u64::MAX {
-                return Ok(ptrs);
-            }
+        // Branch-free over the lanes (it vectorises): the lowest and highest active address.
+        let (mut lo, mut top) = (u64::MAX, 0u64);
+        for l in 0..LANES {
+            let active = exec >> l & 1 != 0;
+            lo = lo.min(if active { addrs[l] } else { u64::MAX });
+            top = top.max(if active { addrs[l] } else { 0 });
+        }
+        if top < SHARED_BASE {
+            let hi = top.saturating_add(size);
             let span = (hi > lo && hi - lo <= 1 << 32)
                 .then(|| c.mem.translate(lo, hi - lo))
                 .flatten();
@@ -128,6 +125,7 @@ fn resolve(
 }
 
 /// Per-lane addresses of a FLAT-family instruction; `private` for SCRATCH.
+#[inline(always)]
 fn flat_addrs(w: &Wave, i: &Inst) -> ([u64; LANES], bool) {
     let mut a = [0u64; LANES];
     let off = i.imm as i64 as u64;
@@ -165,21 +163,46 @@ fn flat_addrs(w: &Wave, i: &Inst) -> ([u64; LANES], bool) {
     }
 }
 
-pub fn flat_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (addrs, private) = flat_addrs(w, i);
-    load(w, i, c, &addrs, private, i.op)
+simd_handler! {
+    pub fn flat_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (addrs, private) = flat_addrs(w, i);
+        load(w, i, c, &addrs, private, i.op)
+    }
 }
 
-pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (addrs, private) = flat_addrs(w, i);
-    store(w, i, c, &addrs, private, i.op)
+simd_handler! {
+    pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (addrs, private) = flat_addrs(w, i);
+        store(w, i, c, &addrs, private, i.op)
+    }
 }
 
+#[inline(always)]
 fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool, op: u16) -> R {
     let size = access_bytes(op, i.info.w[0]);
     let ptrs = resolve(w, i, c, addrs, private, size, false)?;
     let exec = w.exec();
     let d = (i.dst as usize).wrapping_sub(256);
+    if !matches!(op, 16..=19 | 32..=37) {
+        // Whole dwords: one register at a time.
+        for k in 0..(size / 4) as usize {
+            let reg = &mut w.v[(d + k) & 511];
+            if exec == u64::MAX {
+                for l in 0..LANES {
+                    // SAFETY: resolve() approved [p, p+size) for every lane (all active).
+                    reg[l] = unsafe { std::ptr::read_unaligned((ptrs[l] as *const u32).add(k)) };
+                }
+                continue;
+            }
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    // SAFETY: resolve() approved [p, p+size) for this active lane.
+                    reg[l] = unsafe { std::ptr::read_unaligned((ptrs[l] as *const u32).add(k)) };
+                }
+            }
+        }
+        return Ok(Step::Continue);
+    }
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;
@@ -221,11 +244,32 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
     Ok(Step::Continue)
 }
 
+#[inline(always)]
 fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool, op: u16) -> R {
     let size = access_bytes(op, i.info.w[0]);
     let ptrs = resolve(w, i, c, addrs, private, size, true)?;
     let exec = w.exec();
     let s = (i.src[1] as usize).wrapping_sub(256);
+    if !matches!(op, 24..=27) {
+        // Whole dwords: one register at a time.
+        for k in 0..(size / 4) as usize {
+            let reg = &w.v[(s + k) & 511];
+            if exec == u64::MAX {
+                for l in 0..LANES {
+                    // SAFETY: resolve() approved [p, p+size) for every lane (all active).
+                    unsafe { std::ptr::write_unaligned((ptrs[l] as *mut u32).add(k), reg[l]) };
+                }
+                continue;
+            }
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    // SAFETY: resolve() approved [p, p+size) for this active lane.
+                    unsafe { std::ptr::write_unaligned((ptrs[l] as *mut u32).add(k), reg[l]) };
+                }
+            }
+        }
+        return Ok(Step::Continue);
+    }
     for l in 0..LANES {
         if exec >> l & 1 == 0 {
             continue;

@@ -7,7 +7,8 @@ use super::*;
 
 macro_rules! v1 {
     ($($name:ident($fl:expr) => |$a:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
-        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            if fast32::<1>(w, i, $fl, |[$a]| $body) { return OK; }
             let ([mut $a], mask) = srcs32::<1>(w, i, $fl);
             if $fl && flush_inputs(w, i) { flush_lanes32(&mut $a); }
             let mut d = [0u32; LANES];
@@ -23,13 +24,14 @@ macro_rules! v1 {
             if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
-        }
+        } }
     )*};
 }
 
 macro_rules! v2 {
     ($($name:ident($fl:expr) => |$a:ident, $bb:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
-        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            if fast32::<2>(w, i, $fl, |[$a, $bb]| $body) { return OK; }
             let ([mut $a, mut $bb], mask) = srcs32::<2>(w, i, $fl);
             if $fl && flush_inputs(w, i) {
                 flush_lanes32(&mut $a);
@@ -48,13 +50,14 @@ macro_rules! v2 {
             if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); } else if i.clamp { int_clamp(stringify!($name), &$a, &$bb, &mut d); }
             out32(w, i, mask, &mut d);
             OK
-        }
+        } }
     )*};
 }
 
 macro_rules! v3 {
     ($($name:ident($fl:expr) => |$a:ident, $bb:ident, $cc:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
-        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            if fast32::<3>(w, i, $fl, |[$a, $bb, $cc]| $body) { return OK; }
             let ([mut $a, mut $bb, mut $cc], mask) = srcs32::<3>(w, i, $fl);
             if $fl && flush_inputs(w, i) {
                 flush_lanes32(&mut $a);
@@ -73,7 +76,7 @@ macro_rules! v3 {
             if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); }
             out32(w, i, mask, &mut d);
             OK
-        }
+        } }
     )*};
 }
 
@@ -82,8 +85,9 @@ macro_rules! v3 {
 /// class...). Both expand [`wide_sources!`], which differs only in the result element and
 /// how it is written back.
 macro_rules! wide_sources {
-    ($elem:ty, $finish:path; $($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
-        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+    ($elem:ty, $finish:path, $fast:ident; $($name:ident<$n:literal>($fl:expr) => |$($a:ident),*| $body:expr $(, round $rk:ident |$rm:ident; $($ra:ident),*| $rbody:expr)?;)*) => {$(
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            if $fast::<$n>(w, i, $fl, |[$($a),*]| $body) { return OK; }
             let ([$($a),*], mask) = srcs64::<$n>(w, i, $fl);
             let mut d: [$elem; LANES] = [0; LANES];
             #[allow(unused_mut)]
@@ -96,17 +100,18 @@ macro_rules! wide_sources {
             if !directed { for l in 0..LANES { $(let $a = $a[l];)* d[l] = $body; } }
             $finish(w, i, mask, &mut d, $fl);
             OK
-        }
+        } }
     )*};
 }
 macro_rules! w64 {
-    ($($t:tt)*) => { wide_sources!(u64, finish_wide; $($t)*); };
+    ($($t:tt)*) => { wide_sources!(u64, finish_wide, fast64; $($t)*); };
 }
 macro_rules! n64 {
-    ($($t:tt)*) => { wide_sources!(u32, finish_narrow; $($t)*); };
+    ($($t:tt)*) => { wide_sources!(u32, finish_narrow, no_fast; $($t)*); };
 }
 
 /// Writes a 64-bit result, after the float output modifiers for float ops.
+#[inline(always)]
 pub(super) fn finish_wide(w: &mut Wave, i: &Inst, mask: u64, d: &mut L64, float: bool) {
     if float {
         fmods64(w, i, d);
@@ -115,6 +120,18 @@ pub(super) fn finish_wide(w: &mut Wave, i: &Inst, mask: u64, d: &mut L64, float:
 }
 
 /// Writes a 32-bit result computed from wide sources (no output modifiers apply).
+#[inline(always)]
 pub(super) fn finish_narrow(w: &mut Wave, i: &Inst, mask: u64, d: &mut Lanes, _float: bool) {
     out32(w, i, mask, d);
+}
+
+/// No fast path (ops with 64-bit sources and 32-bit results always take the general one).
+#[inline(always)]
+pub(super) fn no_fast<const N: usize>(
+    _: &mut Wave,
+    _: &Inst,
+    _: bool,
+    _: impl Fn([u64; N]) -> u32,
+) -> bool {
+    false
 }

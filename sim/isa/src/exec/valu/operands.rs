@@ -435,3 +435,190 @@ pub(super) fn g(x: u64) -> f64 {
 pub(super) fn h(x: f64) -> u64 {
     x.to_bits()
 }
+
+/// The common case of an element-wise 32-bit operation, straight from the register file:
+/// no DPP/SDWA, no op_sel, no output modifiers, f32 abs/neg only, round-to-nearest-even and
+/// denormals kept (MODE as HIP sets it). Computes `op` for the active lanes eight at a time
+/// (one AVX2 vector per source) and writes the result under EXEC. Returns false, having
+/// done nothing, when the instruction needs the general path ([`srcs32`], [`out32`]),
+/// which gives the same bits for what this path accepts.
+#[inline(always)]
+pub(super) fn fast32<const N: usize>(
+    w: &mut Wave,
+    i: &Inst,
+    float: bool,
+    op: impl Fn([u32; N]) -> u32,
+) -> bool {
+    // MODE bits 5:0 = 0x30: round to nearest even for every size, f32 denormals kept. The
+    // f64/f16 denormal bits (7:6) change nothing for 32-bit element-wise ops.
+    if i.ext != Ext::None || i.opsel & 0xf != 0 || i.omod != 0 || i.clamp || w.mode & 0x3f != 0x30 {
+        return false;
+    }
+    let mut and = [u32::MAX; N];
+    let mut xor = [0u32; N];
+    let f16_sources = i.info.fk == crate::inst::FloatKind::F16;
+    if (float || f16_sources) && (i.abs | i.neg) != 0 {
+        if f16_sources || i.info.name.ends_with("_f16") {
+            return false;
+        }
+        for n in 0..N {
+            if i.abs >> n & 1 != 0 {
+                and[n] = !0x8000_0000;
+            }
+            if i.neg >> n & 1 != 0 {
+                xor[n] = 0x8000_0000;
+            }
+        }
+    }
+    let mut regs = [0usize; N];
+    for n in 0..N {
+        let code = i.src[n];
+        regs[n] = if code >= 256 {
+            (code as usize - 256) & 511
+        } else {
+            let slot = 512 + n;
+            w.v[slot] = [w.sread32(code, i.lit, i.info.fk); LANES];
+            slot
+        };
+    }
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let mask = w.exec();
+    let base = w.v.as_mut_ptr() as *mut u32;
+    for chunk in 0..LANES / 8 {
+        let m = (mask >> (8 * chunk)) as u8;
+        if m == 0 {
+            continue;
+        }
+        let mut x = [[0u32; 8]; N];
+        for n in 0..N {
+            // SAFETY: regs[n] < 512 + SPLAT_SLOTS, the register file's length, so the
+            // eight lanes at 8*chunk of that register are inside it.
+            let v = unsafe {
+                std::ptr::read_unaligned(base.add(regs[n] * LANES + 8 * chunk) as *const [u32; 8])
+            };
+            for k in 0..8 {
+                x[n][k] = (v[k] & and[n]) ^ xor[n];
+            }
+        }
+        let d: [u32; 8] = std::array::from_fn(|k| op(std::array::from_fn(|n| x[n][k])));
+        // SAFETY: dst < 512; the sources of these lanes were read above, so a destination
+        // that is also a source is overwritten only after it was read.
+        unsafe {
+            let out = base.add(dst * LANES + 8 * chunk);
+            if m == 0xff {
+                std::ptr::write_unaligned(out as *mut [u32; 8], d);
+            } else {
+                for k in 0..8 {
+                    if m >> k & 1 != 0 {
+                        *out.add(k) = d[k];
+                    }
+                }
+            }
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// [`fast32`] for element-wise operations with 64-bit results whose sources are 64 or 32
+/// bits wide (per the opcode's widths; 32-bit ones zero-extend): no DPP/SDWA, no input or
+/// output modifiers, round-to-nearest-even and f64 denormals kept. The general path is
+/// [`srcs64`] with `finish_wide`; the results are the same bits.
+#[inline(always)]
+pub(super) fn fast64<const N: usize>(
+    w: &mut Wave,
+    i: &Inst,
+    float: bool,
+    op: impl Fn([u64; N]) -> u64,
+) -> bool {
+    // MODE: round to nearest even for every size (3:0), f64 denormals kept (7:6).
+    if i.ext != Ext::None
+        || i.omod != 0
+        || i.clamp
+        || (float && (i.abs | i.neg) != 0)
+        || w.mode & 0xcf != 0xc0
+    {
+        return false;
+    }
+    const ZERO: usize = 518;
+    let mut lo = [0usize; N];
+    let mut hi = [0usize; N];
+    for n in 0..N {
+        let code = i.src[n];
+        let wide = i.info.w[n + 1] >= 2;
+        if code >= 256 {
+            let r = (code as usize - 256) & 511;
+            lo[n] = r;
+            hi[n] = if wide { (r + 1) & 511 } else { ZERO };
+            continue;
+        }
+        let v = if wide {
+            // As srcs64: a 64-bit operand of an op named for 32-bit sources takes 64-bit
+            // inline constants; an f64 literal is the high half.
+            let fk = match i.info.fk {
+                crate::inst::FloatKind::F32 => crate::inst::FloatKind::I64,
+                fk => fk,
+            };
+            if code == 255 && fk == crate::inst::FloatKind::F64 {
+                (i.lit as u64) << 32
+            } else {
+                w.sread64(code, i.lit, fk)
+            }
+        } else {
+            w.sread32(code, i.lit, i.info.fk) as u64
+        };
+        lo[n] = 512 + 2 * n;
+        hi[n] = 513 + 2 * n;
+        w.v[lo[n]] = [v as u32; LANES];
+        w.v[hi[n]] = [(v >> 32) as u32; LANES];
+    }
+    if hi.contains(&ZERO) {
+        w.v[ZERO] = [0; LANES];
+    }
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let dst_hi = (dst + 1) & 511;
+    let mask = w.exec();
+    let base = w.v.as_mut_ptr() as *mut u32;
+    for chunk in 0..LANES / 8 {
+        let m = (mask >> (8 * chunk)) as u8;
+        if m == 0 {
+            continue;
+        }
+        let mut x = [[0u64; 8]; N];
+        for n in 0..N {
+            // SAFETY: every index is below 512 + SPLAT_SLOTS, the register file's length.
+            let (l, h) = unsafe {
+                (
+                    std::ptr::read_unaligned(base.add(lo[n] * LANES + 8 * chunk) as *const [u32; 8]),
+                    std::ptr::read_unaligned(base.add(hi[n] * LANES + 8 * chunk) as *const [u32; 8]),
+                )
+            };
+            for k in 0..8 {
+                x[n][k] = l[k] as u64 | (h[k] as u64) << 32;
+            }
+        }
+        let d: [u64; 8] = std::array::from_fn(|k| op(std::array::from_fn(|n| x[n][k])));
+        let dl: [u32; 8] = std::array::from_fn(|k| d[k] as u32);
+        let dh: [u32; 8] = std::array::from_fn(|k| (d[k] >> 32) as u32);
+        // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
+        unsafe {
+            let (pl, ph) = (
+                base.add(dst * LANES + 8 * chunk),
+                base.add(dst_hi * LANES + 8 * chunk),
+            );
+            if m == 0xff {
+                std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
+                std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
+            } else {
+                for k in 0..8 {
+                    if m >> k & 1 != 0 {
+                        *pl.add(k) = dl[k];
+                        *ph.add(k) = dh[k];
+                    }
+                }
+            }
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}

@@ -57,33 +57,37 @@ v2! {
     v_pack_b32_f16(false) => |a, bb| (a & 0xffff) | (bb << 16);
 }
 
-/// `v_mbcnt_lo_u32_b32`: bits of src0 set below this lane (lanes 0..31), plus src1.
-pub fn v_mbcnt_lo_u32_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    let ([a, bb], mask) = srcs32::<2>(w, i, false);
-    let mut d = [0u32; LANES];
-    for l in 0..LANES {
-        let below = if l >= 32 { u32::MAX } else { (1u32 << l) - 1 };
-        d[l] = (a[l] & below).count_ones().wrapping_add(bb[l]);
+simd_handler! {
+    /// `v_mbcnt_lo_u32_b32`: bits of src0 set below this lane (lanes 0..31), plus src1.
+    pub fn v_mbcnt_lo_u32_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        let ([a, bb], mask) = srcs32::<2>(w, i, false);
+        let mut d = [0u32; LANES];
+        for l in 0..LANES {
+            let below = if l >= 32 { u32::MAX } else { (1u32 << l) - 1 };
+            d[l] = (a[l] & below).count_ones().wrapping_add(bb[l]);
+        }
+        out32(w, i, mask, &mut d);
+        OK
     }
-    out32(w, i, mask, &mut d);
-    OK
 }
 
-pub fn v_mbcnt_hi_u32_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    let ([a, bb], mask) = srcs32::<2>(w, i, false);
-    let mut d = [0u32; LANES];
-    for l in 0..LANES {
-        let below = if l < 32 {
-            0
-        } else if l == 63 {
-            u32::MAX >> 1
-        } else {
-            (1u32 << (l - 32)) - 1
-        };
-        d[l] = (a[l] & below).count_ones().wrapping_add(bb[l]);
+simd_handler! {
+    pub fn v_mbcnt_hi_u32_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        let ([a, bb], mask) = srcs32::<2>(w, i, false);
+        let mut d = [0u32; LANES];
+        for l in 0..LANES {
+            let below = if l < 32 {
+                0
+            } else if l == 63 {
+                u32::MAX >> 1
+            } else {
+                (1u32 << (l - 32)) - 1
+            };
+            d[l] = (a[l] & below).count_ones().wrapping_add(bb[l]);
+        }
+        out32(w, i, mask, &mut d);
+        OK
     }
-    out32(w, i, mask, &mut d);
-    OK
 }
 
 pub fn v_readlane_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
@@ -102,22 +106,24 @@ pub fn v_writelane_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     OK
 }
 
-pub fn v_cndmask_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    let ([a, bb], mask) = srcs32::<2>(w, i, (i.abs | i.neg) != 0);
-    let sel = w.sreg64(i.src[2]);
-    let mut d = [0u32; LANES];
-    for l in 0..LANES {
-        d[l] = if sel >> l & 1 != 0 { bb[l] } else { a[l] };
+simd_handler! {
+    pub fn v_cndmask_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        let ([a, bb], mask) = srcs32::<2>(w, i, (i.abs | i.neg) != 0);
+        let sel = w.sreg64(i.src[2]);
+        let mut d = [0u32; LANES];
+        for l in 0..LANES {
+            d[l] = if sel >> l & 1 != 0 { bb[l] } else { a[l] };
+        }
+        out32(w, i, mask, &mut d);
+        OK
     }
-    out32(w, i, mask, &mut d);
-    OK
 }
 
 /// Carry-out ops: `(a, b, carry_in) -> (result, carry_out)`; carry bits go to sdst for the
 /// active lanes (inactive lanes read as 0 there, as the hardware writes them).
 macro_rules! carry {
     ($($name:ident($cin:expr) => |$a:ident, $bb:ident, $ci:ident| $body:expr;)*) => {$(
-        pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
             let ([$a, $bb], mask) = srcs32::<2>(w, i, false);
             let cin_mask = if $cin { w.sreg64(i.src[2]) } else { 0 };
             let mut d = [0u32; LANES];
@@ -131,7 +137,7 @@ macro_rules! carry {
             out32(w, i, mask, &mut d);
             w.write_s64(i.sdst, co & mask);
             OK
-        }
+        } }
     )*};
 }
 

@@ -57,23 +57,46 @@ v3! {
     v_mad_i16(false) => |a, bb, c| (a as u16).wrapping_mul(bb as u16).wrapping_add(c as u16) as u32;
 }
 
-/// `v_madmk_f32 vdst, src0, K, vsrc1`: src0 * K + vsrc1 (K is the literal).
-pub fn v_madmk_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    mk(w, i, false, false)
+simd_handler! {
+    /// `v_madmk_f32 vdst, src0, K, vsrc1`: src0 * K + vsrc1 (K is the literal).
+    pub fn v_madmk_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        mk(w, i, false, false)
+    }
 }
-pub fn v_madak_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    mk(w, i, true, false)
+simd_handler! {
+    pub fn v_madak_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        mk(w, i, true, false)
+    }
 }
-pub fn v_fmamk_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    mk(w, i, false, true)
+simd_handler! {
+    pub fn v_fmamk_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        mk(w, i, false, true)
+    }
 }
-pub fn v_fmaak_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    mk(w, i, true, true)
+simd_handler! {
+    pub fn v_fmaak_f32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        mk(w, i, true, true)
+    }
 }
 
+#[inline(always)]
 pub(super) fn mk(w: &mut Wave, i: &Inst, ak: bool, fused: bool) -> R {
-    let ([a, bb], mask) = srcs32::<2>(w, i, false);
     let k = f(i.lit);
+    // Sources without modifiers (`float: false`, as below); the fast path takes only
+    // round-to-nearest-even, where the general path computes the same expression.
+    let lanes = |[a, bb]: [u32; 2]| {
+        let (x, y) = (f(a), f(bb));
+        let (m, add) = if ak { (y, k) } else { (k, y) };
+        b(if fused {
+            x.mul_add(m, add)
+        } else {
+            x * m + add
+        })
+    };
+    if fast32::<2>(w, i, false, lanes) {
+        return OK;
+    }
+    let ([a, bb], mask) = srcs32::<2>(w, i, false);
     let mut d = [0u32; LANES];
     let rm = round::rm32(w.mode);
     if rm != Rm::NearestEven {
@@ -103,14 +126,19 @@ pub(super) fn mk(w: &mut Wave, i: &Inst, ak: bool, fused: bool) -> R {
     OK
 }
 
-/// `v_mad_u64_u32 vdst, sdst, a, b, c64`: a*b + c with the carry per lane in sdst.
-pub fn v_mad_u64_u32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    mad64(w, i, false)
+simd_handler! {
+    /// `v_mad_u64_u32 vdst, sdst, a, b, c64`: a*b + c with the carry per lane in sdst.
+    pub fn v_mad_u64_u32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        mad64(w, i, false)
+    }
 }
-pub fn v_mad_i64_i32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    mad64(w, i, true)
+simd_handler! {
+    pub fn v_mad_i64_i32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        mad64(w, i, true)
+    }
 }
 
+#[inline(always)]
 pub(super) fn mad64(w: &mut Wave, i: &Inst, signed: bool) -> R {
     let ([a, bb, c], mask) = srcs64::<3>(w, i, false);
     let mut d = [0u64; LANES];

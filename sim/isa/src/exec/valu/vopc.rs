@@ -3,66 +3,163 @@
 
 use super::*;
 
-/// All VOPC compares (and their VOP3 forms): the opcode selects type and condition.
-pub fn v_cmp(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    let op = i.op as u32;
-    let exec = w.exec();
-    let wide = i.info.w[1] >= 2;
+/// The lanes where `pred` holds, as a mask.
+#[inline(always)]
+fn lane_bits(a: &Lanes, b: &Lanes, pred: impl Fn(u32, u32) -> bool) -> u64 {
     let mut bits = 0u64;
-    if wide {
-        let ([a, bb], _) = srcs64::<2>(w, i, op < 0xa0);
-        for l in 0..LANES {
-            let r = match op {
-                0x12 | 0x13 => class(
-                    g(a[l]).classify(),
-                    g(a[l]).is_sign_negative(),
-                    a[l],
-                    true,
-                    bb[l] as u32,
-                ),
-                0x60..=0x7f => fcmp(op & 15, g(a[l]), g(bb[l])),
-                0xe0..=0xe7 | 0xf0..=0xf7 => icmp(op & 7, a[l] as i64, bb[l] as i64),
-                _ => icmp(op & 7, a[l], bb[l]),
-            };
-            bits |= (r as u64) << l;
+    for l in 0..LANES {
+        bits |= (pred(a[l], b[l]) as u64) << l;
+    }
+    bits
+}
+
+/// Evaluates `$e` with `$c` a constant equal to `$cond` (0..=15), so that a condition
+/// code chosen once per instruction is folded into the lane loop instead of decided per lane.
+macro_rules! by_cond {
+    ($cond:expr, $c:ident => $e:expr) => {
+        match $cond {
+            0 => {
+                const $c: u32 = 0;
+                $e
+            }
+            1 => {
+                const $c: u32 = 1;
+                $e
+            }
+            2 => {
+                const $c: u32 = 2;
+                $e
+            }
+            3 => {
+                const $c: u32 = 3;
+                $e
+            }
+            4 => {
+                const $c: u32 = 4;
+                $e
+            }
+            5 => {
+                const $c: u32 = 5;
+                $e
+            }
+            6 => {
+                const $c: u32 = 6;
+                $e
+            }
+            7 => {
+                const $c: u32 = 7;
+                $e
+            }
+            8 => {
+                const $c: u32 = 8;
+                $e
+            }
+            9 => {
+                const $c: u32 = 9;
+                $e
+            }
+            10 => {
+                const $c: u32 = 10;
+                $e
+            }
+            11 => {
+                const $c: u32 = 11;
+                $e
+            }
+            12 => {
+                const $c: u32 = 12;
+                $e
+            }
+            13 => {
+                const $c: u32 = 13;
+                $e
+            }
+            14 => {
+                const $c: u32 = 14;
+                $e
+            }
+            _ => {
+                const $c: u32 = 15;
+                $e
+            }
         }
-    } else {
-        let ([a, bb], _) = srcs32::<2>(w, i, op < 0xa0);
-        for l in 0..LANES {
-            let (x, y) = (a[l], bb[l]);
-            let r = match op {
-                0x10 | 0x11 => class(f(x).classify(), f(x).is_sign_negative(), x as u64, false, y),
-                0x14 | 0x15 => {
-                    let v = f16_to_f32(x as u16);
-                    class(
-                        v.classify(),
-                        v.is_sign_negative(),
-                        x as u64 & 0xffff,
-                        false,
-                        y,
-                    )
+    };
+}
+
+simd_handler! {
+    /// All VOPC compares (and their VOP3 forms): the opcode selects type and condition.
+    pub fn v_cmp(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        let op = i.op as u32;
+        let exec = w.exec();
+        let wide = i.info.w[1] >= 2;
+        let mut bits = 0u64;
+        if wide {
+            let ([a, bb], _) = srcs64::<2>(w, i, op < 0xa0);
+            for l in 0..LANES {
+                let r = match op {
+                    0x12 | 0x13 => class(
+                        g(a[l]).classify(),
+                        g(a[l]).is_sign_negative(),
+                        a[l],
+                        true,
+                        bb[l] as u32,
+                    ),
+                    0x60..=0x7f => fcmp(op & 15, g(a[l]), g(bb[l])),
+                    0xe0..=0xe7 | 0xf0..=0xf7 => icmp(op & 7, a[l] as i64, bb[l] as i64),
+                    _ => icmp(op & 7, a[l], bb[l]),
+                };
+                bits |= (r as u64) << l;
+            }
+        } else {
+            let ([a, bb], _) = srcs32::<2>(w, i, op < 0xa0);
+            // The common compares pick their condition outside the lane loop, which then
+            // vectorises; the rest decide per lane.
+            bits = match op {
+                0x40..=0x5f => by_cond!(op & 15, COND => lane_bits(&a, &bb, |x, y| fcmp(COND, f(x), f(y)))),
+                0xc0..=0xc7 | 0xd0..=0xd7 => {
+                    by_cond!(op & 7, COND => lane_bits(&a, &bb, |x, y| icmp(COND, x as i32, y as i32)))
                 }
-                0x20..=0x3f => fcmp(op & 15, f16_to_f32(x as u16), f16_to_f32(y as u16)),
-                0x40..=0x5f => fcmp(op & 15, f(x), f(y)),
-                0xa0..=0xa7 | 0xb0..=0xb7 => icmp(op & 7, x as u16 as i16, y as u16 as i16),
-                0xa8..=0xaf | 0xb8..=0xbf => icmp(op & 7, x as u16, y as u16),
-                0xc0..=0xc7 | 0xd0..=0xd7 => icmp(op & 7, x as i32, y as i32),
-                _ => icmp(op & 7, x, y),
+                0xc8..=0xcf | 0xd8..=0xdf => by_cond!(op & 7, COND => lane_bits(&a, &bb, |x, y| icmp(COND, x, y))),
+                _ => {
+                    for l in 0..LANES {
+                        let (x, y) = (a[l], bb[l]);
+                        let r = match op {
+                            0x10 | 0x11 => class(f(x).classify(), f(x).is_sign_negative(), x as u64, false, y),
+                            0x14 | 0x15 => {
+                                let v = f16_to_f32(x as u16);
+                                class(
+                                    v.classify(),
+                                    v.is_sign_negative(),
+                                    x as u64 & 0xffff,
+                                    false,
+                                    y,
+                                )
+                            }
+                            0x20..=0x3f => fcmp(op & 15, f16_to_f32(x as u16), f16_to_f32(y as u16)),
+                            0x40..=0x5f => fcmp(op & 15, f(x), f(y)),
+                            0xa0..=0xa7 | 0xb0..=0xb7 => icmp(op & 7, x as u16 as i16, y as u16 as i16),
+                            0xa8..=0xaf | 0xb8..=0xbf => icmp(op & 7, x as u16, y as u16),
+                            0xc0..=0xc7 | 0xd0..=0xd7 => icmp(op & 7, x as i32, y as i32),
+                            _ => icmp(op & 7, x, y),
+                        };
+                        bits |= (r as u64) << l;
+                    }
+                    bits
+                }
             };
-            bits |= (r as u64) << l;
         }
+        bits &= exec;
+        w.lane_ops += exec.count_ones() as u64;
+        w.write_s64(i.sdst, bits);
+        // v_cmpx_* also writes EXEC (on GFX9 in addition to the VCC/SGPR result).
+        let is_x = matches!(op, 0x11 | 0x13 | 0x15)
+            || matches!(op, 0x30..=0x3f | 0x50..=0x5f | 0x70..=0x7f)
+            || matches!(op, 0xb0..=0xbf | 0xd0..=0xdf | 0xf0..=0xff);
+        if is_x {
+            w.set_exec(bits);
+        }
+        OK
     }
-    bits &= exec;
-    w.lane_ops += exec.count_ones() as u64;
-    w.write_s64(i.sdst, bits);
-    // v_cmpx_* also writes EXEC (on GFX9 in addition to the VCC/SGPR result).
-    let is_x = matches!(op, 0x11 | 0x13 | 0x15)
-        || matches!(op, 0x30..=0x3f | 0x50..=0x5f | 0x70..=0x7f)
-        || matches!(op, 0xb0..=0xbf | 0xd0..=0xdf | 0xf0..=0xff);
-    if is_x {
-        w.set_exec(bits);
-    }
-    OK
 }
 
 #[inline(always)]
