@@ -2,7 +2,8 @@
 // is an implicit synchronisation (hipErrorStreamCaptureImplicit, the capture invalidated),
 // allowed beside a non-blocking capturing stream; allocations are unsafe during a global-mode
 // capture (hipErrorStreamCaptureUnsupported, the capture invalidated), allowed in relaxed mode
-// and from other threads of a thread-local capture.
+// and from other threads of a thread-local capture; a capturing stream destroyed ends its
+// capture.
 #include "graph.h"
 
 #include <thread>
@@ -83,6 +84,19 @@ int main() {
     EXPECT_EQ(other, hipSuccess);
     EXPECT_ERR(hipMallocManaged(&p, 64), hipErrorStreamCaptureUnsupported);
     expect_invalidated(nonblocking);
+
+    // A stream destroyed while it captures ends its capture: allocations work again, and
+    // ending the capture on the dead handle fails as any call on a dead stream does.
+    {
+        hipStream_t doomed;
+        CHECK(hipStreamCreate(&doomed));
+        begin(doomed, hipStreamCaptureModeGlobal, d);
+        CHECK(hipStreamDestroy(doomed));
+        CHECK(hipMalloc(&p, 64));
+        CHECK(hipFree(p));
+        hipGraph_t g = nullptr;
+        EXPECT_ERR(hipStreamEndCapture(doomed, &g), hipErrorContextIsDestroyed);
+    }
 
     // With no capture left, everything works again.
     CHECK(hipMalloc(&p, 64));

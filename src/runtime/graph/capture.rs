@@ -122,6 +122,7 @@ fn begin_into(
     };
     let _ = launch::CAPTURE_KERNEL.set(capture_kernel);
     let _ = crate::runtime::stream::NULL_STREAM_DURING_CAPTURE.set(null_stream_use);
+    let _ = crate::runtime::stream::ON_CAPTURING_STREAM_DESTROYED.set(stream_destroyed);
     with_tables(|t| {
         if t.members.contains_key(&stream.serial) {
             tracing::warn!("hipStreamBeginCapture: the stream is already capturing");
@@ -197,35 +198,12 @@ pub fn end(stream: &Stream) -> HipResult<*mut c_void> {
         let origin_deps = member.deps.clone();
         // Every stream of the capture leaves it; the others' capture dependencies must be
         // ones the origin's work comes after (they rejoined it).
-        let serials: Vec<u64> = t
-            .members
-            .iter()
-            .filter(|(_, m)| Arc::ptr_eq(&m.capture, &capture))
-            .map(|(&s, _)| s)
-            .collect();
-        let mut forked_deps = Vec::new();
-        for serial in serials {
-            if let Some(m) = t.members.remove(&serial) {
-                m.stream.capturing.store(false, Ordering::Relaxed);
-                if serial != stream.serial {
-                    forked_deps.extend(m.deps);
-                }
-            }
-        }
-        t.events.retain(|_, (c, _)| !Arc::ptr_eq(c, &capture));
+        let forked_deps = leave_all(t, &capture, stream.serial);
         Ok((capture, origin_deps, forked_deps))
     })?;
     let (capture, origin_deps, forked_deps) = capture;
-    ACTIVE.fetch_sub(1, Ordering::Relaxed);
     let c = capture.lock();
-    match c.mode {
-        MODE_GLOBAL => {
-            GLOBAL_STRICT.fetch_sub(1, Ordering::Relaxed);
-            OWN_STRICT.with(|n| n.set(n.get().saturating_sub(1)));
-        }
-        MODE_THREAD_LOCAL => OWN_STRICT.with(|n| n.set(n.get().saturating_sub(1))),
-        _ => {}
-    }
+    retire(&c);
     let fail = |error| {
         if !c.into_existing {
             release(&c.graph);
@@ -461,6 +439,71 @@ pub fn wait(stream: &StreamRef<'_>, event: &Event) -> HipResult<bool> {
             },
         }
     })
+}
+
+/// Every stream of `capture` leaves it; returns the capture dependencies of those other than
+/// `origin`.
+fn leave_all(t: &mut Tables, capture: &Arc<Mutex<Capture>>, origin: u64) -> Vec<usize> {
+    let serials: Vec<u64> = t
+        .members
+        .iter()
+        .filter(|(_, m)| Arc::ptr_eq(&m.capture, capture))
+        .map(|(&s, _)| s)
+        .collect();
+    let mut forked_deps = Vec::new();
+    for serial in serials {
+        if let Some(m) = t.members.remove(&serial) {
+            m.stream.capturing.store(false, Ordering::Relaxed);
+            if serial != origin {
+                forked_deps.extend(m.deps);
+            }
+        }
+    }
+    t.events.retain(|_, (c, _)| !Arc::ptr_eq(c, capture));
+    forked_deps
+}
+
+/// A capture is over: it no longer counts as in progress, nor against unsafe calls (the
+/// thread that began it keeps a count of its own strict captures, which only it can lower).
+fn retire(c: &Capture) {
+    ACTIVE.fetch_sub(1, Ordering::Relaxed);
+    let own = c.thread == std::thread::current().id();
+    match c.mode {
+        MODE_GLOBAL => {
+            GLOBAL_STRICT.fetch_sub(1, Ordering::Relaxed);
+            if own {
+                OWN_STRICT.with(|n| n.set(n.get().saturating_sub(1)));
+            }
+        }
+        MODE_THREAD_LOCAL if own => OWN_STRICT.with(|n| n.set(n.get().saturating_sub(1))),
+        _ => {}
+    }
+}
+
+/// `stream::ON_CAPTURING_STREAM_DESTROYED`: a stream destroyed while it captures. The capture
+/// it began ends there, its graph released (AMD's runtime drops it: later calls see no
+/// capture in progress, and `hipStreamEndCapture` on the dead handle fails as any call on a
+/// dead stream does); a forked stream leaves its capture, which is invalidated.
+fn stream_destroyed(stream: &Stream) {
+    let ended = with_tables(|t| {
+        let capture = t.members.get(&stream.serial)?.capture.clone();
+        if capture.lock().origin != stream.serial {
+            t.members.remove(&stream.serial);
+            stream.capturing.store(false, Ordering::Relaxed);
+            capture.lock().invalidated = true;
+            return None;
+        }
+        leave_all(t, &capture, stream.serial);
+        Some(capture)
+    });
+    if let Some(capture) = ended {
+        tracing::warn!("a capturing stream was destroyed: its capture ends unfinished");
+        let c = capture.lock();
+        retire(&c);
+        if !c.into_existing {
+            release(&c.graph);
+        }
+    }
 }
 
 /// `stream::NULL_STREAM_DURING_CAPTURE`: an operation on `device`'s null stream would

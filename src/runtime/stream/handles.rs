@@ -41,6 +41,11 @@ pub static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
 pub static NULL_STREAM_DURING_CAPTURE: once_cell::sync::OnceCell<fn(&Device) -> HipResult> =
     once_cell::sync::OnceCell::new();
 
+/// Set by `graph::capture`: what becomes of a capture when a stream taking part in it is
+/// destroyed.
+pub static ON_CAPTURING_STREAM_DESTROYED: once_cell::sync::OnceCell<fn(&Stream)> =
+    once_cell::sync::OnceCell::new();
+
 /// An operation on `device`'s null stream, while a capture may be in progress.
 #[inline(always)]
 pub fn check_null_stream_use(device: &Device) -> HipResult {
@@ -200,6 +205,11 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
         return Err(HipError::INVALID_HANDLE);
     }
     let stream = STREAMS.remove(value)?;
+    if stream.capturing.load(Ordering::Relaxed) {
+        if let Some(ended) = ON_CAPTURING_STREAM_DESTROYED.get() {
+            ended(&stream);
+        }
+    }
     let device = runtime()?.device(stream.device)?;
     device.streams.unregister(&stream);
     tracing::debug!(stream = %stream.kind, "stream destroyed");
