@@ -11,6 +11,7 @@
 //! - [`signal`]: `amd_signal_t` signals and the wake-up hub;
 //! - [`queue`]: AQL queues and their packet processors;
 //! - [`sdma`]: copy engines;
+//! - [`vmem`]: virtual memory (reserved ranges, physical allocations, mappings);
 //! - [`loader`]: code-object readers, executables and symbols;
 //! - [`api`]: the exported C shells;
 //! - `hsasim_isa`: the GFX9 interpreter a kernel dispatch runs on.
@@ -69,3 +70,4 @@ pub mod strict;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;
+pub mod vmem;

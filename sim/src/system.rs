@@ -38,6 +38,8 @@ pub struct Runtime {
     pub signal_groups: Mutex<HashMap<u64, Arc<Vec<Arc<Signal>>>>>,
     /// SVM attribute ranges (`hsa_amd_svm_attributes_set`), newest last.
     pub svm: Mutex<Vec<crate::api::svm::SvmRange>>,
+    /// Virtual memory: reservations, physical allocations and their mappings.
+    pub vmem: crate::vmem::Vmem,
     handlers: Mutex<Vec<AsyncHandler>>,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
@@ -186,6 +188,7 @@ impl Runtime {
             async_copy_profiling: AtomicBool::new(false),
             signal_groups: Mutex::new(HashMap::new()),
             svm: Mutex::new(Vec::new()),
+            vmem: Default::default(),
             handlers: Mutex::new(Vec::new()),
             handler_thread: Mutex::new(None),
             stopping: AtomicBool::new(false),

@@ -402,7 +402,7 @@ pub unsafe extern "C" fn hsa_memory_copy(
             *slot = region.map_or(p, |r| r.host + (p - r.start));
             let pool = matches!(
                 region.map(|r| r.kind),
-                Some(RegionKind::PoolAllocation { .. })
+                Some(RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. })
             );
             if !pool {
                 if let Err(page) = host_range_mapped(*slot, size as u64) {
@@ -493,7 +493,7 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
                 } as *mut c_void,
                 // hsasim's private view of device memory is not the program's business.
                 host_base_address: match r.kind {
-                    RegionKind::PoolAllocation { .. } => r.start,
+                    RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. } => r.start,
                     _ => r.host,
                 } as *mut c_void,
                 size_in_bytes: r.len as usize,

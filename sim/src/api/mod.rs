@@ -11,6 +11,7 @@ pub mod signal;
 pub mod svm;
 pub mod system;
 pub mod unsupported;
+pub mod vmem;
 
 use crate::error::{HsaError, HsaResult};
 
