@@ -136,6 +136,7 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("hipGraphNode_t", Class::Ptr),
     ("hipGraphExec_t", Class::Ptr),
     ("hipUserObject_t", Class::Ptr),
+    ("hipMemGenericAllocationHandle_t", Class::Ptr),
     ("hipDeviceptr_t", Class::Ptr),
     ("hiprtcResult", Class::U32), // src/api/types.rs: `pub type hiprtcResult = u32`
     ("hiprtcProgram", Class::Ptr),

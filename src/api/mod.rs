@@ -33,6 +33,7 @@ mod peer;
 mod rtc;
 mod stream;
 mod user_object;
+mod vmm;
 
 pub(crate) use convert::FromAbi;
 #[doc(hidden)]
@@ -73,6 +74,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     rtc::SIGNATURES,
     stream::SIGNATURES,
     user_object::SIGNATURES,
+    vmm::SIGNATURES,
 ];
 const ALL_SIGNATURES: [AbiSignature; declare::total(SIGNATURE_PARTS)] =
     declare::concat(SIGNATURE_PARTS);

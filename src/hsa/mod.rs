@@ -12,6 +12,7 @@ pub mod executable;
 pub mod memory;
 pub mod queue;
 pub mod signal;
+pub mod vmem;
 
 pub use api::HsaApi;
 pub use error::{check, HsaError};

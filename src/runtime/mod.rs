@@ -28,6 +28,7 @@ pub mod ordering;
 pub mod peer;
 pub mod rtc;
 pub mod stream;
+pub mod vmm;
 
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
