@@ -129,7 +129,7 @@ fn unmap_space(at: u64, len: u64) {
 /// `len` bytes of address space aligned to `align` (a power of two, at least a page), at
 /// `hint` if that is free and aligned.
 fn reserve_aligned(hint: u64, len: u64, align: u64) -> HsaResult<u64> {
-    if hint != 0 && hint % align == 0 {
+    if hint != 0 && hint.is_multiple_of(align) {
         let p = reserve_space(hint, len)?;
         if p == hint {
             return Ok(p);
@@ -154,12 +154,19 @@ fn reserve_aligned(hint: u64, len: u64, align: u64) -> HsaResult<u64> {
 }
 
 fn page_aligned(v: u64) -> bool {
-    v % PAGE == 0
+    v.is_multiple_of(PAGE)
 }
 
 impl Vmem {
     /// `hsa_amd_vmem_address_reserve(_align)`.
-    pub fn reserve(&self, rt: &Runtime, size: u64, hint: u64, align: u64, flags: u64) -> HsaResult<u64> {
+    pub fn reserve(
+        &self,
+        rt: &Runtime,
+        size: u64,
+        hint: u64,
+        align: u64,
+        flags: u64,
+    ) -> HsaResult<u64> {
         if size == 0 || !page_aligned(size) {
             tracing::error!(target: "hsasim", size, "hsa_amd_vmem_address_reserve: the size must be a non-zero multiple of the page size ({PAGE})");
             return Err(HsaError::INVALID_ARGUMENT);
@@ -220,7 +227,14 @@ impl Vmem {
 
     /// `hsa_amd_vmem_handle_create`: `size` bytes of `pool`'s memory, a multiple of its
     /// allocation granule.
-    pub fn create(&self, rt: &Runtime, pool_handle: u64, size: u64, memory_type: u32, flags: u64) -> HsaResult<u64> {
+    pub fn create(
+        &self,
+        rt: &Runtime,
+        pool_handle: u64,
+        size: u64,
+        memory_type: u32,
+        flags: u64,
+    ) -> HsaResult<u64> {
         let (_, pool) = rt.pool(hsa_abi::hsa_amd_memory_pool_t {
             handle: pool_handle,
         })?;
@@ -228,7 +242,11 @@ impl Vmem {
             tracing::error!(target: "hsasim", kind = ?pool.kind, "hsa_amd_vmem_handle_create: the pool does not allow allocation");
             return Err(HsaError::INVALID_ALLOCATION);
         }
-        if size == 0 || !page_aligned(size) || flags != 0 || memory_type > hsa_abi::MEMORY_TYPE_PINNED {
+        if size == 0
+            || !page_aligned(size)
+            || flags != 0
+            || memory_type > hsa_abi::MEMORY_TYPE_PINNED
+        {
             tracing::error!(target: "hsasim", size, flags, memory_type, "hsa_amd_vmem_handle_create: the size must be a non-zero multiple of the pool's granule ({PAGE}), flags 0 and the type MEMORY_TYPE_NONE or _PINNED");
             return Err(HsaError::INVALID_ARGUMENT);
         }
@@ -274,9 +292,22 @@ impl Vmem {
     /// `hsa_amd_vmem_map`: `size` bytes of `handle` from `offset` at `va`, inside one
     /// reservation and over no other mapping. Nothing may access it before
     /// [`Vmem::set_access`].
-    pub fn map(&self, rt: &Runtime, va: u64, size: u64, offset: u64, handle: u64, flags: u64) -> HsaResult {
+    pub fn map(
+        &self,
+        rt: &Runtime,
+        va: u64,
+        size: u64,
+        offset: u64,
+        handle: u64,
+        flags: u64,
+    ) -> HsaResult {
         let what = "hsa_amd_vmem_map";
-        if flags != 0 || size == 0 || !page_aligned(va) || !page_aligned(size) || !page_aligned(offset) {
+        if flags != 0
+            || size == 0
+            || !page_aligned(va)
+            || !page_aligned(size)
+            || !page_aligned(offset)
+        {
             tracing::error!(target: "hsasim", va = format_args!("{va:#x}"), size, offset, flags, "{what}: the address, size and offset must be page aligned, the size non-zero and flags 0");
             return Err(HsaError::INVALID_ARGUMENT);
         }
@@ -349,7 +380,13 @@ impl Vmem {
 
     /// `hsa_amd_vmem_set_access`: the permissions of the agents `descs` names on the mapped
     /// range `[va, va + size)` (whole mappings); other agents keep theirs.
-    pub fn set_access(&self, rt: &Runtime, va: u64, size: u64, descs: &[hsa_amd_memory_access_desc_t]) -> HsaResult {
+    pub fn set_access(
+        &self,
+        rt: &Runtime,
+        va: u64,
+        size: u64,
+        descs: &[hsa_amd_memory_access_desc_t],
+    ) -> HsaResult {
         let what = "hsa_amd_vmem_set_access";
         let mut state = self.state.lock();
         let starts = whole_mappings(&state, va, size, what)?;
@@ -388,7 +425,10 @@ impl Vmem {
             tracing::error!(target: "hsasim", va = format_args!("{va:#x}"), "hsa_amd_vmem_get_access: not a mapped address");
             HsaError::INVALID_ARGUMENT
         })?;
-        Ok(m.access.get(&agent.handle).copied().unwrap_or(access_permission::NONE))
+        Ok(m.access
+            .get(&agent.handle)
+            .copied()
+            .unwrap_or(access_permission::NONE))
     }
 
     /// `hsa_amd_vmem_retain_alloc_handle`: one more handle to the allocation mapped at `va`.
@@ -400,7 +440,10 @@ impl Vmem {
                 tracing::error!(target: "hsasim", va = format_args!("{va:#x}"), "hsa_amd_vmem_retain_alloc_handle: not a mapped address");
                 HsaError::INVALID_ARGUMENT
             })?;
-        let p = state.handles.get_mut(&handle).expect("a mapping keeps its allocation");
+        let p = state
+            .handles
+            .get_mut(&handle)
+            .expect("a mapping keeps its allocation");
         p.refs = p.refs.checked_add(1).ok_or(HsaError::REFCOUNT_OVERFLOW)?;
         Ok(handle)
     }
@@ -408,7 +451,11 @@ impl Vmem {
     /// `hsa_amd_vmem_get_alloc_properties_from_handle`: (pool handle, memory type).
     pub fn properties(&self, handle: u64) -> HsaResult<(u64, u32)> {
         let mut state = self.state.lock();
-        let p = live_handle(&mut state, handle, "hsa_amd_vmem_get_alloc_properties_from_handle")?;
+        let p = live_handle(
+            &mut state,
+            handle,
+            "hsa_amd_vmem_get_alloc_properties_from_handle",
+        )?;
         Ok((p.pool_handle, p.memory_type))
     }
 
@@ -448,7 +495,10 @@ impl Vmem {
             state
                 .handles
                 .values()
-                .find(|p| fstat(p.memfd.as_raw_fd()).is_some_and(|s| s.st_ino == stat.st_ino && s.st_dev == stat.st_dev))
+                .find(|p| {
+                    fstat(p.memfd.as_raw_fd())
+                        .is_some_and(|s| s.st_ino == stat.st_ino && s.st_dev == stat.st_dev)
+                })
                 .map(|p| (p.pool.clone(), p.pool_handle, p.memory_type))
         };
         let (pool, pool_handle, memory_type) = match source {
@@ -459,7 +509,13 @@ impl Vmem {
                 .filter(|a| a.is_gpu())
                 .flat_map(|a| a.pools.iter())
                 .find(|p| p.kind == PoolKind::Device)
-                .map(|p| (p.clone(), Arc::as_ptr(p) as u64, hsa_abi::MEMORY_TYPE_PINNED))
+                .map(|p| {
+                    (
+                        p.clone(),
+                        Arc::as_ptr(p) as u64,
+                        hsa_abi::MEMORY_TYPE_PINNED,
+                    )
+                })
                 .ok_or(HsaError::INVALID_AGENT)?,
         };
         // SAFETY: duplicating the caller's open descriptor (checked by fstat above); the

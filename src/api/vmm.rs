@@ -3,7 +3,9 @@
 
 use super::convert::{slice, Out};
 use super::declare::hip_api;
-use super::types::{hipError_t, hipMemGenericAllocationHandle_t, MemAccessDesc, MemAllocationProp, MemLocation};
+use super::types::{
+    hipError_t, hipMemGenericAllocationHandle_t, MemAccessDesc, MemAllocationProp, MemLocation,
+};
 use crate::error::HipError;
 use crate::runtime::vmm;
 use std::ffi::c_void;

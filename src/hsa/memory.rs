@@ -115,7 +115,11 @@ impl MemoryPool {
                     &mut value as *mut usize as *mut c_void,
                 )
             };
-            check("hsa_amd_memory_pool_get_info(RUNTIME_ALLOC_GRANULE)", status).map(|()| value)
+            check(
+                "hsa_amd_memory_pool_get_info(RUNTIME_ALLOC_GRANULE)",
+                status,
+            )
+            .map(|()| value)
         };
         let smallest = get(memory_pool_info::RUNTIME_ALLOC_GRANULE)?;
         if !recommended {
@@ -123,7 +127,7 @@ impl MemoryPool {
         }
         Ok(get(memory_pool_info::RUNTIME_ALLOC_REC_GRANULE)
             .ok()
-            .filter(|&g| g >= smallest && g % smallest.max(1) == 0)
+            .filter(|&g| g >= smallest && g.is_multiple_of(smallest.max(1)))
             .unwrap_or(smallest))
     }
 

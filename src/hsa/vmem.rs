@@ -9,17 +9,44 @@ use std::ffi::c_void;
 /// The first VMM entry point the loaded runtime lacks, if any (ROCm 5.2's ROCr has none).
 pub fn missing(api: &HsaApi) -> Option<&'static str> {
     let present = [
-        (api.hsa_amd_vmem_address_reserve_align.is_some(), "hsa_amd_vmem_address_reserve_align"),
-        (api.hsa_amd_vmem_address_free.is_some(), "hsa_amd_vmem_address_free"),
-        (api.hsa_amd_vmem_handle_create.is_some(), "hsa_amd_vmem_handle_create"),
-        (api.hsa_amd_vmem_handle_release.is_some(), "hsa_amd_vmem_handle_release"),
+        (
+            api.hsa_amd_vmem_address_reserve_align.is_some(),
+            "hsa_amd_vmem_address_reserve_align",
+        ),
+        (
+            api.hsa_amd_vmem_address_free.is_some(),
+            "hsa_amd_vmem_address_free",
+        ),
+        (
+            api.hsa_amd_vmem_handle_create.is_some(),
+            "hsa_amd_vmem_handle_create",
+        ),
+        (
+            api.hsa_amd_vmem_handle_release.is_some(),
+            "hsa_amd_vmem_handle_release",
+        ),
         (api.hsa_amd_vmem_map.is_some(), "hsa_amd_vmem_map"),
         (api.hsa_amd_vmem_unmap.is_some(), "hsa_amd_vmem_unmap"),
-        (api.hsa_amd_vmem_set_access.is_some(), "hsa_amd_vmem_set_access"),
-        (api.hsa_amd_vmem_get_access.is_some(), "hsa_amd_vmem_get_access"),
-        (api.hsa_amd_vmem_export_shareable_handle.is_some(), "hsa_amd_vmem_export_shareable_handle"),
-        (api.hsa_amd_vmem_import_shareable_handle.is_some(), "hsa_amd_vmem_import_shareable_handle"),
-        (api.hsa_amd_vmem_retain_alloc_handle.is_some(), "hsa_amd_vmem_retain_alloc_handle"),
+        (
+            api.hsa_amd_vmem_set_access.is_some(),
+            "hsa_amd_vmem_set_access",
+        ),
+        (
+            api.hsa_amd_vmem_get_access.is_some(),
+            "hsa_amd_vmem_get_access",
+        ),
+        (
+            api.hsa_amd_vmem_export_shareable_handle.is_some(),
+            "hsa_amd_vmem_export_shareable_handle",
+        ),
+        (
+            api.hsa_amd_vmem_import_shareable_handle.is_some(),
+            "hsa_amd_vmem_import_shareable_handle",
+        ),
+        (
+            api.hsa_amd_vmem_retain_alloc_handle.is_some(),
+            "hsa_amd_vmem_retain_alloc_handle",
+        ),
         (
             api.hsa_amd_vmem_get_alloc_properties_from_handle.is_some(),
             "hsa_amd_vmem_get_alloc_properties_from_handle",
@@ -38,7 +65,12 @@ macro_rules! entry {
 
 /// `size` bytes of address space aligned to `alignment` (0: the runtime's choice), at `hint`
 /// if it is free.
-pub fn reserve(api: &HsaApi, size: usize, hint: usize, alignment: usize) -> Result<usize, HsaError> {
+pub fn reserve(
+    api: &HsaApi,
+    size: usize,
+    hint: usize,
+    alignment: usize,
+) -> Result<usize, HsaError> {
     let f = entry!(api, hsa_amd_vmem_address_reserve_align);
     let mut ptr: *mut c_void = std::ptr::null_mut();
     // SAFETY: `ptr` is a valid out-pointer; the other arguments are plain values.
@@ -49,7 +81,9 @@ pub fn reserve(api: &HsaApi, size: usize, hint: usize, alignment: usize) -> Resu
 pub fn free(api: &HsaApi, ptr: usize, size: usize) -> Result<(), HsaError> {
     let f = entry!(api, hsa_amd_vmem_address_free);
     // SAFETY: plain values; the runtime checks they name a reservation.
-    check("hsa_amd_vmem_address_free", unsafe { f(ptr as *mut c_void, size) })
+    check("hsa_amd_vmem_address_free", unsafe {
+        f(ptr as *mut c_void, size)
+    })
 }
 
 /// A physical allocation of `size` bytes from `pool`.
@@ -69,11 +103,23 @@ pub fn release(api: &HsaApi, handle: u64) -> Result<(), HsaError> {
     })
 }
 
-pub fn map(api: &HsaApi, va: usize, size: usize, offset: usize, handle: u64) -> Result<(), HsaError> {
+pub fn map(
+    api: &HsaApi,
+    va: usize,
+    size: usize,
+    offset: usize,
+    handle: u64,
+) -> Result<(), HsaError> {
     let f = entry!(api, hsa_amd_vmem_map);
     // SAFETY: plain values; the runtime checks the range lies in a reservation.
     check("hsa_amd_vmem_map", unsafe {
-        f(va as *mut c_void, size, offset, hsa_amd_vmem_alloc_handle_t { handle }, 0)
+        f(
+            va as *mut c_void,
+            size,
+            offset,
+            hsa_amd_vmem_alloc_handle_t { handle },
+            0,
+        )
     })
 }
 
@@ -137,6 +183,12 @@ pub fn pool_of(api: &HsaApi, handle: u64) -> Result<hsa_amd_memory_pool_t, HsaEr
     let mut pool = hsa_amd_memory_pool_t::default();
     let mut memory_type = 0u32;
     // SAFETY: both are valid out-pointers.
-    let s = unsafe { f(hsa_amd_vmem_alloc_handle_t { handle }, &mut pool, &mut memory_type) };
+    let s = unsafe {
+        f(
+            hsa_amd_vmem_alloc_handle_t { handle },
+            &mut pool,
+            &mut memory_type,
+        )
+    };
     check("hsa_amd_vmem_get_alloc_properties_from_handle", s).map(|()| pool)
 }

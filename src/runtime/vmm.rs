@@ -17,7 +17,7 @@
 //! know them; a copy may run through consecutive mappings.
 
 use super::handles::HandleTable;
-use super::mempool::{MemLocation, MemAccessDesc, access};
+use super::mempool::{access, MemAccessDesc, MemLocation};
 use super::{memory, runtime, Runtime};
 use crate::error::{HipError, HipResult};
 use crate::hsa::{vmem as hsa_vmem, HsaApi};
@@ -99,15 +99,17 @@ fn vmm_runtime(call: &str) -> HipResult<&'static Runtime> {
     Ok(rt)
 }
 
-/// Whether the HSA runtime serving `api` supports virtual memory management.
-pub fn supported(api: &HsaApi) -> bool {
-    hsa_vmem::missing(api).is_none()
-}
-
 fn device_of(location: &MemLocation, call: &str) -> HipResult<usize> {
     let rt = runtime()?;
-    if location.type_ != LOCATION_DEVICE || location.id < 0 || location.id as usize >= rt.devices.len() {
-        tracing::warn!(location_type = location.type_, id = location.id, "{call}: the location must be a device");
+    if location.type_ != LOCATION_DEVICE
+        || location.id < 0
+        || location.id as usize >= rt.devices.len()
+    {
+        tracing::warn!(
+            location_type = location.type_,
+            id = location.id,
+            "{call}: the location must be a device"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     Ok(location.id as usize)
@@ -115,7 +117,10 @@ fn device_of(location: &MemLocation, call: &str) -> HipResult<usize> {
 
 fn check_prop(prop: &MemAllocationProp, call: &str) -> HipResult<usize> {
     if prop.type_ != ALLOCATION_PINNED {
-        tracing::warn!(type_ = prop.type_, "{call}: only hipMemAllocationTypePinned");
+        tracing::warn!(
+            type_ = prop.type_,
+            "{call}: only hipMemAllocationTypePinned"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     device_of(&prop.location, call)
@@ -151,7 +156,10 @@ fn new_handle(hsa: u64, device: usize, prop: MemAllocationProp) -> usize {
 
 fn allocation(handle: usize, call: &str) -> HipResult<Arc<Allocation>> {
     ALLOCATIONS.get(handle).map_err(|_| {
-        tracing::warn!(handle = format_args!("{handle:#x}"), "{call}: not a live allocation handle");
+        tracing::warn!(
+            handle = format_args!("{handle:#x}"),
+            "{call}: not a live allocation handle"
+        );
         HipError::INVALID_VALUE
     })
 }
@@ -169,12 +177,19 @@ pub fn create(size: usize, prop: &MemAllocationProp, flags: u64) -> HipResult<us
         prop.requested_handle_type,
         handle_type::NONE | handle_type::POSIX_FILE_DESCRIPTOR
     ) {
-        tracing::warn!(handle_type = prop.requested_handle_type, "{call}: only POSIX file descriptors can be shared");
+        tracing::warn!(
+            handle_type = prop.requested_handle_type,
+            "{call}: only POSIX file descriptors can be shared"
+        );
         return Err(HipError::NOT_SUPPORTED);
     }
     let granule = minimum_granule(rt, device)?;
-    if size == 0 || size % granule != 0 {
-        tracing::warn!(size, granule, "{call}: the size must be a non-zero multiple of the granularity");
+    if size == 0 || !size.is_multiple_of(granule) {
+        tracing::warn!(
+            size,
+            granule,
+            "{call}: the size must be a non-zero multiple of the granularity"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     let d = rt.device(device)?;
@@ -216,14 +231,22 @@ pub fn release(handle: usize) -> HipResult {
     let rt = vmm_runtime(call)?;
     let alloc = allocation(handle, call)?;
     if alloc.uses.lock().0 == 0 {
-        tracing::warn!(handle = format_args!("{handle:#x}"), "{call}: every reference was already released");
+        tracing::warn!(
+            handle = format_args!("{handle:#x}"),
+            "{call}: every reference was already released"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     drop_use(handle, &alloc, true, rt.hsa.api)
 }
 
 /// `hipMemAddressReserve`.
-pub fn address_reserve(size: usize, alignment: usize, addr: usize, flags: u64) -> HipResult<*mut c_void> {
+pub fn address_reserve(
+    size: usize,
+    alignment: usize,
+    addr: usize,
+    flags: u64,
+) -> HipResult<*mut c_void> {
     let call = "hipMemAddressReserve";
     let rt = vmm_runtime(call)?;
     if flags != 0 {
@@ -231,7 +254,10 @@ pub fn address_reserve(size: usize, alignment: usize, addr: usize, flags: u64) -
         return Err(HipError::INVALID_VALUE);
     }
     let granule = minimum_granule(rt, 0)?;
-    if size == 0 || size % granule != 0 || (alignment != 0 && !alignment.is_power_of_two()) {
+    if size == 0
+        || !size.is_multiple_of(granule)
+        || (alignment != 0 && !alignment.is_power_of_two())
+    {
         tracing::warn!(size, alignment, granule, "{call}: the size must be a non-zero multiple of the granularity and the alignment 0 or a power of two");
         return Err(HipError::INVALID_VALUE);
     }
@@ -262,8 +288,21 @@ pub fn map(ptr: usize, size: usize, offset: usize, handle: usize, flags: u64) ->
     let rt = vmm_runtime(call)?;
     let alloc = allocation(handle, call)?;
     let granule = minimum_granule(rt, alloc.device)?;
-    if ptr == 0 || size == 0 || flags != 0 || ptr % granule != 0 || size % granule != 0 || offset % granule != 0 {
-        tracing::warn!(ptr = format_args!("{ptr:#x}"), size, offset, flags, granule, "{call}: the address, size and offset must be multiples of the granularity, flags 0");
+    if ptr == 0
+        || size == 0
+        || flags != 0
+        || !ptr.is_multiple_of(granule)
+        || !size.is_multiple_of(granule)
+        || !offset.is_multiple_of(granule)
+    {
+        tracing::warn!(
+            ptr = format_args!("{ptr:#x}"),
+            size,
+            offset,
+            flags,
+            granule,
+            "{call}: the address, size and offset must be multiples of the granularity, flags 0"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     let mut mappings = MAPPINGS.lock();
@@ -297,7 +336,11 @@ fn whole_mappings(
         }
     }
     if size == 0 || at != end {
-        tracing::warn!(ptr = format_args!("{ptr:#x}"), size, "{call}: the range is not one or more whole mappings");
+        tracing::warn!(
+            ptr = format_args!("{ptr:#x}"),
+            size,
+            "{call}: the range is not one or more whole mappings"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     Ok(found)
@@ -397,7 +440,10 @@ pub fn retain(ptr: usize) -> HipResult<usize> {
         .filter(|(start, m)| ptr < *start + m.len)
         .map(|(_, m)| m.handle)
         .ok_or_else(|| {
-            tracing::warn!(ptr = format_args!("{ptr:#x}"), "{call}: not a mapped address");
+            tracing::warn!(
+                ptr = format_args!("{ptr:#x}"),
+                "{call}: not a mapped address"
+            );
             HipError::INVALID_VALUE
         })?;
     let alloc = allocation(handle, call)?;
@@ -416,7 +462,9 @@ pub fn export(handle: usize, handle_type: u32, flags: u64) -> HipResult<i32> {
         tracing::warn!(flags, "{call}: flags must be 0");
         return Err(HipError::INVALID_VALUE);
     }
-    if handle_type != handle_type::POSIX_FILE_DESCRIPTOR || alloc.prop.requested_handle_type != handle_type {
+    if handle_type != handle_type::POSIX_FILE_DESCRIPTOR
+        || alloc.prop.requested_handle_type != handle_type
+    {
         tracing::warn!(handle_type, requested = alloc.prop.requested_handle_type, "{call}: only a POSIX file descriptor, for an allocation made with that requestedHandleType");
         return Err(HipError::INVALID_VALUE);
     }

@@ -35,7 +35,9 @@ pub unsafe extern "C" fn hsa_amd_vmem_address_reserve_align(
         if ptr.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let start = rt.vmem.reserve(&rt, size as u64, address, alignment, flags)?;
+        let start = rt
+            .vmem
+            .reserve(&rt, size as u64, address, alignment, flags)?;
         // SAFETY: non-null and valid per the caller.
         unsafe { out(ptr, start as *mut c_void) }
     })
