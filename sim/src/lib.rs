@@ -12,6 +12,7 @@
 //! - [`queue`]: AQL queues and their packet processors;
 //! - [`sdma`]: copy engines;
 //! - [`vmem`]: virtual memory (reserved ranges, physical allocations, mappings);
+//! - [`ipc`]: memory shared with other processes;
 //! - [`loader`]: code-object readers, executables and symbols;
 //! - [`api`]: the exported C shells;
 //! - `hsasim_isa`: the GFX9 interpreter a kernel dispatch runs on.
@@ -48,7 +49,7 @@
 //!
 //! ## What is not modelled
 //! `api::unsupported` lists the exported functions that return `HSA_STATUS_ERROR` and log
-//! their name once (images and samplers, IPC, graphics interop, the HSA 1.0
+//! their name once (images and samplers, IPC signals, graphics interop, the HSA 1.0
 //! code-object API, soft queues, ...). The only extension table is the AMD loader's.
 
 pub mod agent;
@@ -60,6 +61,7 @@ pub mod cpu_touch;
 pub mod error;
 mod handles;
 pub mod hide;
+pub mod ipc;
 pub mod loader;
 mod logging;
 pub mod memory;

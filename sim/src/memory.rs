@@ -132,6 +132,9 @@ pub enum RegionKind {
     /// `access` has a bit per agent node ([`node_bit`]) that `hsa_amd_vmem_set_access`
     /// granted any access, the owner included (nothing is reachable before that, as in ROCr).
     Vmem { handle: u64, access: u64 },
+    /// Another process's exported allocation, attached by `hsa_amd_ipc_memory_attach`
+    /// ([`crate::ipc`]).
+    IpcAttached,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -253,7 +256,7 @@ impl MemoryRegistry {
         let (_, r) = map.range(..=(addr, u64::MAX)).next_back()?;
         let device_only = matches!(
             r.kind,
-            RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. }
+            RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. } | RegionKind::IpcAttached
         ) && r.host != r.start;
         (device_only && addr < r.start + r.mapped_len).then_some((r.start, r.len))
     }
@@ -378,7 +381,7 @@ impl MemoryRegistry {
         let host = region.host + (addr - region.start);
         if !matches!(
             region.kind,
-            RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. }
+            RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. } | RegionKind::IpcAttached
         ) {
             host_range_mapped(host, len).map_err(BadRange::Unmapped)?;
         }

@@ -40,6 +40,8 @@ pub struct Runtime {
     pub svm: Mutex<Vec<crate::api::svm::SvmRange>>,
     /// Virtual memory: reservations, physical allocations and their mappings.
     pub vmem: crate::vmem::Vmem,
+    /// Memory exported to and attached from other processes.
+    pub ipc: crate::ipc::Ipc,
     handlers: Mutex<Vec<AsyncHandler>>,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
@@ -189,6 +191,7 @@ impl Runtime {
             signal_groups: Mutex::new(HashMap::new()),
             svm: Mutex::new(Vec::new()),
             vmem: Default::default(),
+            ipc: Default::default(),
             handlers: Mutex::new(Vec::new()),
             handler_thread: Mutex::new(None),
             stopping: AtomicBool::new(false),

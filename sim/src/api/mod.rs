@@ -4,6 +4,7 @@
 pub mod copy;
 pub mod executable;
 pub mod extension;
+pub mod ipc;
 pub mod memory;
 pub mod queue;
 pub mod region;
