@@ -23,6 +23,7 @@ mod error;
 mod event;
 mod graph;
 mod graph_memory;
+mod ipc;
 mod launch;
 mod managed;
 mod memory;
@@ -64,6 +65,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     event::SIGNATURES,
     graph::SIGNATURES,
     graph_memory::SIGNATURES,
+    ipc::SIGNATURES,
     launch::SIGNATURES,
     managed::SIGNATURES,
     memory::SIGNATURES,

@@ -18,6 +18,7 @@ pub use crate::runtime::graph::generic::{
 };
 pub use crate::runtime::graph::memory::MemAllocNodeParams;
 pub use crate::runtime::graph::{HostNodeParams, KernelNodeParams, MemsetParams};
+pub use crate::runtime::ipc::IpcHandle;
 pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
 pub use crate::runtime::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
@@ -155,4 +156,7 @@ pub const VOCABULARY: &[&str] = &[
     "*const MemAllocationProp",
     "*mut MemAllocationProp",
     "*const MemLocation",
+    // Inter-process memory (`runtime/ipc.rs`).
+    "IpcHandle",
+    "*mut IpcHandle",
 ];

@@ -205,6 +205,10 @@ hsa_table! {
         hsa_amd_vmem_import_shareable_handle: fn(i32, *mut hsa_amd_vmem_alloc_handle_t) -> hsa_status_t;
         hsa_amd_vmem_retain_alloc_handle: fn(*mut hsa_amd_vmem_alloc_handle_t, *mut c_void) -> hsa_status_t;
         hsa_amd_vmem_get_alloc_properties_from_handle: fn(hsa_amd_vmem_alloc_handle_t, *mut hsa_amd_memory_pool_t, *mut u32) -> hsa_status_t;
+        // Inter-process memory: without them hipIpc*MemHandle is hipErrorNotSupported.
+        hsa_amd_ipc_memory_create: fn(*mut c_void, usize, *mut hsa_amd_ipc_memory_t) -> hsa_status_t;
+        hsa_amd_ipc_memory_attach: fn(*const hsa_amd_ipc_memory_t, usize, u32, *const hsa_agent_t, *mut *mut c_void) -> hsa_status_t;
+        hsa_amd_ipc_memory_detach: fn(*mut c_void) -> hsa_status_t;
     }
 }
 

@@ -9,6 +9,7 @@ pub mod callback;
 pub mod copy;
 pub mod error;
 pub mod executable;
+pub mod ipc;
 pub mod memory;
 pub mod queue;
 pub mod signal;

@@ -32,6 +32,9 @@ pub enum MemKind {
     /// One mapping of a physical allocation into a reserved range (`hipMemMap`, `vmm.rs`,
     /// which owns it). Consecutive mappings make one range for copies and fills.
     Virtual,
+    /// Another process's device memory, opened by `hipIpcOpenMemHandle` (`ipc.rs`, which
+    /// owns it).
+    Imported,
 }
 
 impl MemKind {
@@ -257,6 +260,34 @@ pub(crate) fn insert_virtual(start: usize, size: usize, device: usize) {
         },
         Backing::None,
     );
+}
+
+/// Records another process's memory `hipIpcOpenMemHandle` attached: `size` bytes at `start`,
+/// reached by `device`.
+pub(crate) fn insert_imported(start: usize, size: usize, device: usize) {
+    insert(
+        Allocation {
+            start,
+            size,
+            device,
+            kind: MemKind::Imported,
+            flags: 0,
+            device_address: start,
+            reach: 0,
+        },
+        Backing::None,
+    );
+}
+
+/// Forgets the imported range starting exactly at `start` (`hipIpcCloseMemHandle`).
+pub(crate) fn remove_imported(start: usize) {
+    let mut table = ALLOCATIONS.write();
+    if table
+        .get(&start)
+        .is_some_and(|e| e.alloc.kind == MemKind::Imported)
+    {
+        table.remove(&start);
+    }
 }
 
 /// Forgets the mapping starting exactly at `start` (`hipMemUnmap`).
@@ -753,9 +784,11 @@ pub fn pointer_attributes(ptr: *const c_void, abi: Abi) -> HipResult<PointerAttr
     };
     let device_pointer = a.engine_address(p) as *mut c_void;
     let (type_, host_pointer) = match a.kind {
-        MemKind::Device | MemKind::DeviceGlobal | MemKind::Pooled | MemKind::Virtual => {
-            (memory_type::DEVICE, std::ptr::null_mut())
-        }
+        MemKind::Device
+        | MemKind::DeviceGlobal
+        | MemKind::Pooled
+        | MemKind::Virtual
+        | MemKind::Imported => (memory_type::DEVICE, std::ptr::null_mut()),
         MemKind::PinnedHost | MemKind::Registered => (memory_type::HOST, p as *mut c_void),
         MemKind::Managed => (memory_type::MANAGED, p as *mut c_void),
     };

@@ -16,6 +16,7 @@ pub mod event;
 pub mod graph;
 pub mod handles;
 pub mod hostcall;
+pub mod ipc;
 pub mod kernarg;
 pub mod launch;
 pub mod managed;

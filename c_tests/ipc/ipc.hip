@@ -1,0 +1,163 @@
+// Inter-process memory: the parent fills a hipMalloc allocation and passes two handles (one
+// for the allocation, one for a pointer inside it) through a pipe to a child it starts anew
+// (fork + exec of this program, so the child has its own runtime and its own simulated GPU);
+// the child opens both, sees the parent's bytes, adds to them with a kernel, closes them and
+// reports; the parent sees the child's writes. Bad input fails with AMD's errors: a handle
+// opened in the process that made it (hipErrorInvalidContext), 64 bytes that are no handle and
+// bad flags (hipErrorInvalidValue), memory that is not from hipMalloc
+// (hipErrorInvalidDevicePointer), closing what was not opened (hipErrorInvalidValue).
+#include "../check.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+__global__ void fill(int* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = 3 * i;
+}
+
+__global__ void add_ten(int* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] += 10;
+}
+
+static const int N = 4096;
+static const int INNER = 16;
+
+struct Message {
+    hipIpcMemHandle_t whole;
+    hipIpcMemHandle_t inner;
+};
+
+static bool read_all(int fd, void* buf, size_t len) {
+    char* p = static_cast<char*>(buf);
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n <= 0) return false;
+        p += n;
+        len -= n;
+    }
+    return true;
+}
+
+static int child(int in_fd, int out_fd) {
+    Message m;
+    if (!read_all(in_fd, &m, sizeof m)) {
+        std::fprintf(stderr, "FAIL child: no handles from the parent\n");
+        return 1;
+    }
+    int* p = nullptr;
+    CHECK(hipIpcOpenMemHandle(reinterpret_cast<void**>(&p), m.whole, hipIpcMemLazyEnablePeerAccess));
+    int* inner = nullptr;
+    CHECK(hipIpcOpenMemHandle(reinterpret_cast<void**>(&inner), m.inner, hipIpcMemLazyEnablePeerAccess));
+
+    hipPointerAttribute_t attrs = {};
+    CHECK(hipPointerGetAttributes(&attrs, p + 5));
+    EXPECT_EQ(attrs.type, hipMemoryTypeDevice);
+
+    int host[N];
+    CHECK(hipMemcpy(host, p, sizeof host, hipMemcpyDeviceToHost));
+    EXPECT_EQ(host[7], 21);
+    EXPECT_EQ(host[N - 1], 3 * (N - 1));
+    add_ten<<<N / 256, 256>>>(p, N);
+    CHECK(hipDeviceSynchronize());
+    // The inner handle's pointer is INNER ints into the same memory.
+    int first = 0;
+    CHECK(hipMemcpy(&first, inner, sizeof first, hipMemcpyDeviceToHost));
+    EXPECT_EQ(first, 3 * INNER + 10);
+
+    EXPECT_ERR(hipIpcCloseMemHandle(p + 1), hipErrorInvalidValue);
+    CHECK(hipIpcCloseMemHandle(inner));
+    CHECK(hipIpcCloseMemHandle(p));
+    EXPECT_ERR(hipIpcCloseMemHandle(p), hipErrorInvalidValue);
+    int result = failures.load();
+    if (write(out_fd, &result, sizeof result) != sizeof result) return 1;
+    return finish("ipc child");
+}
+
+// Waits for `child` for at most 60 s; its exit status, or -1 if it was killed or crashed.
+static int reap(pid_t child) {
+    for (int tenths = 0; tenths < 600; ++tenths) {
+        int status = 0;
+        if (waitpid(child, &status, WNOHANG) == child)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        timespec pause{0, 100 * 1000 * 1000};
+        nanosleep(&pause, nullptr);
+    }
+    std::fprintf(stderr, "FAIL child %d still running after 60 s: killed\n", (int)child);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return -1;
+}
+
+int main(int argc, char** argv) {
+    if (argc == 4 && std::strcmp(argv[1], "child") == 0)
+        return child(std::atoi(argv[2]), std::atoi(argv[3]));
+
+    int* d = nullptr;
+    CHECK(hipMalloc(&d, N * sizeof(int)));
+    fill<<<N / 256, 256>>>(d, N);
+    CHECK(hipDeviceSynchronize());
+
+    Message m;
+    CHECK(hipIpcGetMemHandle(&m.whole, d));
+    CHECK(hipIpcGetMemHandle(&m.inner, d + INNER));
+
+    // Bad input, in the exporting process.
+    int on_stack = 0;
+    hipIpcMemHandle_t h;
+    EXPECT_ERR(hipIpcGetMemHandle(&h, &on_stack), hipErrorInvalidDevicePointer);
+    EXPECT_ERR(hipIpcGetMemHandle(nullptr, d), hipErrorInvalidValue);
+    EXPECT_ERR(hipIpcGetMemHandle(&h, nullptr), hipErrorInvalidValue);
+    void* opened = nullptr;
+    EXPECT_ERR(hipIpcOpenMemHandle(&opened, m.whole, hipIpcMemLazyEnablePeerAccess),
+               hipErrorInvalidContext);
+    hipIpcMemHandle_t bogus;
+    std::memset(&bogus, 0x5a, sizeof bogus);
+    EXPECT_ERR(hipIpcOpenMemHandle(&opened, bogus, hipIpcMemLazyEnablePeerAccess), hipErrorInvalidValue);
+    std::memset(&bogus, 0, sizeof bogus);
+    EXPECT_ERR(hipIpcOpenMemHandle(&opened, bogus, hipIpcMemLazyEnablePeerAccess), hipErrorInvalidValue);
+    EXPECT_ERR(hipIpcOpenMemHandle(&opened, m.whole, 7), hipErrorInvalidValue);
+    EXPECT_ERR(hipIpcOpenMemHandle(nullptr, m.whole, hipIpcMemLazyEnablePeerAccess), hipErrorInvalidValue);
+    EXPECT_ERR(hipIpcCloseMemHandle(d), hipErrorInvalidValue);
+
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0 || pipe(from_child) != 0) {
+        std::perror("pipe");
+        return 1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(to_child[1]);
+        close(from_child[0]);
+        char in[16], out[16];
+        std::snprintf(in, sizeof in, "%d", to_child[0]);
+        std::snprintf(out, sizeof out, "%d", from_child[1]);
+        execl("/proc/self/exe", argv[0], "child", in, out, static_cast<char*>(nullptr));
+        std::perror("execl");
+        _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    if (write(to_child[1], &m, sizeof m) != sizeof m) {
+        std::perror("write");
+        return 1;
+    }
+    int child_failures = -1;
+    bool reported = read_all(from_child[0], &child_failures, sizeof child_failures);
+    EXPECT_EQ(reap(pid), 0);
+    EXPECT_TRUE(reported);
+    EXPECT_EQ(child_failures, 0);
+
+    int host[N];
+    CHECK(hipMemcpy(host, d, sizeof host, hipMemcpyDeviceToHost));
+    int wrong = 0;
+    for (int i = 0; i < N; ++i) wrong += host[i] != 3 * i + 10;
+    EXPECT_EQ(wrong, 0);
+    CHECK(hipFree(d));
+    return finish("ipc");
+}
