@@ -6,6 +6,9 @@
 // opened in the process that made it (hipErrorInvalidContext), 64 bytes that are no handle and
 // bad flags (hipErrorInvalidValue), memory that is not from hipMalloc
 // (hipErrorInvalidDevicePointer), closing what was not opened (hipErrorInvalidValue).
+// Interprocess events: the child opens the parent's event; the parent runs a kernel, records
+// the event after it and tells the child, which synchronizes on the event and then sees the
+// kernel's writes.
 #include "../check.h"
 
 #include <sys/wait.h>
@@ -25,13 +28,25 @@ __global__ void add_ten(int* p, int n) {
     if (i < n) p[i] += 10;
 }
 
+// Slow on purpose (each thread loops), so the child's wait is a real one.
+__global__ void add_hundred_slowly(int* p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int v = p[i];
+    for (int k = 0; k < 100; ++k) v += 1;
+    p[i] = v;
+}
+
 static const int N = 4096;
 static const int INNER = 16;
 
 struct Message {
     hipIpcMemHandle_t whole;
     hipIpcMemHandle_t inner;
+    hipIpcEventHandle_t event;
 };
+
+enum : int { READY = 1, RECORDED = 2 };
 
 static bool read_all(int fd, void* buf, size_t len) {
     char* p = static_cast<char*>(buf);
@@ -70,6 +85,25 @@ static int child(int in_fd, int out_fd) {
     CHECK(hipMemcpy(&first, inner, sizeof first, hipMemcpyDeviceToHost));
     EXPECT_EQ(first, 3 * INNER + 10);
 
+    hipEvent_t ev = nullptr;
+    CHECK(hipIpcOpenEventHandle(&ev, m.event));
+    EXPECT_OK(hipEventQuery(ev));  // not recorded yet
+    int msg = READY;
+    if (write(out_fd, &msg, sizeof msg) != sizeof msg) return 1;
+    if (!read_all(in_fd, &msg, sizeof msg) || msg != RECORDED) {
+        std::fprintf(stderr, "FAIL child: the parent did not record\n");
+        return 1;
+    }
+    CHECK(hipEventSynchronize(ev));
+    EXPECT_OK(hipEventQuery(ev));
+    EXPECT_OK(hipStreamWaitEvent(nullptr, ev, 0));
+    CHECK(hipMemcpy(host, p, sizeof host, hipMemcpyDeviceToHost));
+    int wrong = 0;
+    for (int i = 0; i < N; ++i) wrong += host[i] != 3 * i + 110;
+    EXPECT_EQ(wrong, 0);
+    EXPECT_ERR(hipIpcGetEventHandle(&m.event, ev), hipErrorInvalidValue);
+    CHECK(hipEventDestroy(ev));
+
     EXPECT_ERR(hipIpcCloseMemHandle(p + 1), hipErrorInvalidValue);
     CHECK(hipIpcCloseMemHandle(inner));
     CHECK(hipIpcCloseMemHandle(p));
@@ -106,6 +140,9 @@ int main(int argc, char** argv) {
     Message m;
     CHECK(hipIpcGetMemHandle(&m.whole, d));
     CHECK(hipIpcGetMemHandle(&m.inner, d + INNER));
+    hipEvent_t ev = nullptr;
+    CHECK(hipEventCreateWithFlags(&ev, hipEventInterprocess | hipEventDisableTiming));
+    CHECK(hipIpcGetEventHandle(&m.event, ev));
 
     // Bad input, in the exporting process.
     int on_stack = 0;
@@ -124,6 +161,16 @@ int main(int argc, char** argv) {
     EXPECT_ERR(hipIpcOpenMemHandle(&opened, m.whole, 7), hipErrorInvalidValue);
     EXPECT_ERR(hipIpcOpenMemHandle(nullptr, m.whole, hipIpcMemLazyEnablePeerAccess), hipErrorInvalidValue);
     EXPECT_ERR(hipIpcCloseMemHandle(d), hipErrorInvalidValue);
+    hipEvent_t plain = nullptr, bad = nullptr;
+    EXPECT_ERR(hipEventCreateWithFlags(&bad, hipEventInterprocess), hipErrorInvalidValue);
+    CHECK(hipEventCreate(&plain));
+    EXPECT_ERR(hipIpcGetEventHandle(&m.event, plain), hipErrorInvalidValue);
+    CHECK(hipEventDestroy(plain));
+    CHECK(hipIpcGetEventHandle(&m.event, ev));
+    EXPECT_ERR(hipIpcOpenEventHandle(&bad, m.event), hipErrorInvalidContext);
+    hipIpcEventHandle_t bogus_event;
+    std::memset(&bogus_event, 0x33, sizeof bogus_event);
+    EXPECT_ERR(hipIpcOpenEventHandle(&bad, bogus_event), hipErrorInvalidValue);
 
     int to_child[2], from_child[2];
     if (pipe(to_child) != 0 || pipe(from_child) != 0) {
@@ -147,6 +194,18 @@ int main(int argc, char** argv) {
         std::perror("write");
         return 1;
     }
+    int msg = 0;
+    if (read_all(from_child[0], &msg, sizeof msg) && msg == READY) {
+        add_hundred_slowly<<<N / 256, 256>>>(d, N);
+        CHECK(hipEventRecord(ev, nullptr));
+        msg = RECORDED;
+        if (write(to_child[1], &msg, sizeof msg) != sizeof msg) std::perror("write");
+        // (hsasim's deterministic mode runs the parent's GPU only while the parent waits.)
+        CHECK(hipEventSynchronize(ev));
+    } else {
+        std::fprintf(stderr, "FAIL the child never got ready\n");
+        ++failures;
+    }
     int child_failures = -1;
     bool reported = read_all(from_child[0], &child_failures, sizeof child_failures);
     EXPECT_EQ(reap(pid), 0);
@@ -156,8 +215,9 @@ int main(int argc, char** argv) {
     int host[N];
     CHECK(hipMemcpy(host, d, sizeof host, hipMemcpyDeviceToHost));
     int wrong = 0;
-    for (int i = 0; i < N; ++i) wrong += host[i] != 3 * i + 10;
+    for (int i = 0; i < N; ++i) wrong += host[i] != 3 * i + 110;
     EXPECT_EQ(wrong, 0);
+    CHECK(hipEventDestroy(ev));
     CHECK(hipFree(d));
     return finish("ipc");
 }

@@ -292,7 +292,19 @@ impl Runtime {
     /// block the caller for long (a kernel spinning on a flag the host has yet to set):
     /// polls never do it, waits only when nothing in 1-3 can progress. Returns false when
     /// nothing could run, and always in threaded mode.
+    ///
+    /// The async handlers a step made ready run right after it, as the handler thread would
+    /// run them: a waiter returns as soon as its signal completes, and a process that waits no
+    /// more (one blocked on a pipe) would otherwise never run them.
     pub fn pump_step(&self, target: Option<u64>, any_kernel: bool) -> bool {
+        let progressed = self.pump_step_once(target, any_kernel);
+        if progressed {
+            self.run_ready_handlers();
+        }
+        progressed
+    }
+
+    fn pump_step_once(&self, target: Option<u64>, any_kernel: bool) -> bool {
         if self.config.threaded {
             return false;
         }

@@ -1,13 +1,14 @@
-//! Inter-process memory (`runtime/ipc.rs`). The IPC event calls (`hipIpcGetEventHandle`,
-//! `hipIpcOpenEventHandle`) are not implemented: their generated stubs return
-//! `hipErrorNotSupported` and log their names.
+//! Inter-process memory (`runtime/ipc.rs`) and events (`runtime/event.rs`,
+//! `runtime/ipc_event.rs`).
 
 use super::convert::Out;
 use super::declare::hip_api;
-use super::types::{hipError_t, IpcHandle};
+use super::types::{hipError_t, hipEvent_t, IpcHandle};
 use crate::error::HipError;
+use crate::runtime::event::{self, Event};
 use crate::runtime::ipc;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 hip_api! {
     fn hipIpcGetMemHandle(handle: *mut IpcHandle => Out<IpcHandle>, dev_ptr: *mut c_void) -> hipError_t {
@@ -30,6 +31,14 @@ hip_api! {
             return Err(HipError::INVALID_VALUE);
         }
         ipc::close_mem_handle(dev_ptr as usize)
+    }
+
+    fn hipIpcGetEventHandle(handle: *mut IpcHandle => Out<IpcHandle>, event: hipEvent_t => Arc<Event>) -> hipError_t {
+        handle.write(IpcHandle { reserved: event::ipc_handle(&event)? })
+    }
+
+    fn hipIpcOpenEventHandle(event: *mut hipEvent_t => Out<hipEvent_t>, handle: IpcHandle) -> hipError_t {
+        event.write(event::open_ipc_handle(&handle.reserved)?)
     }
 }
 

@@ -17,6 +17,7 @@ pub mod graph;
 pub mod handles;
 pub mod hostcall;
 pub mod ipc;
+pub mod ipc_event;
 pub mod kernarg;
 pub mod launch;
 pub mod managed;

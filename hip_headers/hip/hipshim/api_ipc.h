@@ -24,7 +24,8 @@ hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr);
 // In another process only; `flags` is hipIpcMemLazyEnablePeerAccess.
 hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned int flags);
 hipError_t hipIpcCloseMemHandle(void* devPtr);
-// Not supported by hipshim (hipErrorNotSupported).
+// For an event created with hipEventInterprocess | hipEventDisableTiming; opened in another
+// process only.
 hipError_t hipIpcGetEventHandle(hipIpcEventHandle_t* handle, hipEvent_t event);
 hipError_t hipIpcOpenEventHandle(hipEvent_t* event, hipIpcEventHandle_t handle);
 
