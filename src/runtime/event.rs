@@ -92,12 +92,13 @@ fn insert(flags: u32, ipc: Option<Arc<SharedEvent>>) -> *mut c_void {
 /// `hipIpcGetEventHandle`: the 64 bytes another process opens `event` with.
 pub fn ipc_handle(event: &Event) -> HipResult<[u8; 64]> {
     match &event.ipc {
-        Some(shared) => shared.handle(),
+        Some(shared) => Ok(shared.handle()),
         None => {
             tracing::warn!(
                 "hipIpcGetEventHandle: the event was not created with hipEventInterprocess"
             );
-            Err(HipError::INVALID_VALUE)
+            // AMD's answer.
+            Err(HipError::INVALID_CONFIGURATION)
         }
     }
 }

@@ -110,8 +110,15 @@ pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
     let Some((hsa, size, offset, pid)) =
         decode(handle).filter(|(_, size, offset, _)| *size > 0 && offset < size)
     else {
+        // AMD's answers: a handle of size 0 is an invalid value; any other that cannot be
+        // attached is an invalid device pointer.
+        let size = u64::from_le_bytes(handle.reserved[32..40].try_into().expect("8 bytes"));
         tracing::warn!("{call}: not a handle hipIpcGetMemHandle made");
-        return Err(HipError::INVALID_VALUE);
+        return Err(if size == 0 {
+            HipError::INVALID_VALUE
+        } else {
+            HipError::INVALID_DEVICE_POINTER
+        });
     };
     if pid == std::process::id() {
         tracing::warn!("{call}: the handle was made by this process, which has the memory already");
@@ -136,16 +143,17 @@ pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
 pub fn close_mem_handle(ptr: usize) -> HipResult {
     let call = "hipIpcCloseMemHandle";
     let rt = ipc_runtime(call)?;
+    // AMD's runtime answers hipErrorInvalidHandle for a pointer it did not open.
     if !OPENED.lock().as_ref().is_some_and(|m| m.contains_key(&ptr)) {
         tracing::warn!(
             ptr = format_args!("{ptr:#x}"),
             "{call}: not a pointer hipIpcOpenMemHandle returned"
         );
-        return Err(HipError::INVALID_VALUE);
+        return Err(HipError::INVALID_HANDLE);
     }
     memory::synchronize_all()?;
     let Some(opened) = OPENED.lock().as_mut().and_then(|m| m.remove(&ptr)) else {
-        return Err(HipError::INVALID_VALUE);
+        return Err(HipError::INVALID_HANDLE);
     };
     memory::remove_imported(opened.base);
     Ok(hsa_ipc::detach(rt.hsa.api, opened.base)?)

@@ -9,9 +9,11 @@
 //! - Waiting for the event waits, on the host, until `completed` reaches what `issued` was
 //!   when the wait began: the latest record any process made before it.
 //!
-//! The handle holds the creator's pid and the memfd's descriptor number; another process
-//! opens `/proc/PID/fd/FD` (same user, creator alive while it opens). Opening a handle in the
-//! process that made it is hipErrorInvalidContext, as in AMD's runtime. A record whose work
+//! The handle holds the pid of a process that has the page open and its descriptor number
+//! (the creator's memfd, or in a process that opened the event the file it opened, so such a
+//! process can hand the event on); another process opens `/proc/PID/fd/FD` (same user, that
+//! process alive while it opens). Opening a handle in the process that made it is
+//! hipErrorInvalidContext, as in AMD's runtime. A record whose work
 //! faults never completes: the creator's own waits report the fault (`event.rs`), another
 //! process waits until the creator has gone, then fails.
 
@@ -39,8 +41,10 @@ struct Shared {
 /// One process's view of an interprocess event's shared page.
 pub struct SharedEvent {
     page: *mut Shared,
-    /// The creator's memfd, which other processes open through `/proc`; `None` in them.
-    memfd: Option<OwnedFd>,
+    /// The page's file in this process (the creator's memfd, or the file another process
+    /// opened), which other processes open through `/proc`.
+    file: OwnedFd,
+    /// The process that created the event.
     creator: u32,
 }
 
@@ -97,7 +101,7 @@ impl SharedEvent {
         let creator = std::process::id();
         let event = SharedEvent {
             page,
-            memfd: Some(fd),
+            file: fd,
             creator,
         };
         event.shared().creator.store(creator, Ordering::Relaxed);
@@ -112,18 +116,14 @@ impl SharedEvent {
     }
 
     /// The 64-byte `hipIpcEventHandle_t` another process opens this event with.
-    pub fn handle(&self) -> HipResult<[u8; 64]> {
-        let Some(fd) = &self.memfd else {
-            tracing::warn!("hipIpcGetEventHandle: an event opened from another process's handle cannot be exported again");
-            return Err(HipError::INVALID_VALUE);
-        };
-        let mut words = [MAGIC, self.creator, fd.as_raw_fd() as u32, 0];
+    pub fn handle(&self) -> [u8; 64] {
+        let mut words = [MAGIC, std::process::id(), self.file.as_raw_fd() as u32, 0];
         words[3] = check_word(&words);
         let mut bytes = [0u8; 64];
         for (i, w) in words.iter().enumerate() {
             bytes[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
         }
-        Ok(bytes)
+        bytes
     }
 
     /// Maps the page of another process's event.
@@ -137,14 +137,14 @@ impl SharedEvent {
             tracing::warn!("{call}: not a handle hipIpcGetEventHandle made");
             return Err(HipError::INVALID_VALUE);
         }
-        let (creator, fd) = (words[1], words[2]);
-        if creator == std::process::id() {
+        let (holder, fd) = (words[1], words[2]);
+        if holder == std::process::id() {
             tracing::warn!(
                 "{call}: the handle was made by this process, which has the event already"
             );
             return Err(HipError::INVALID_CONTEXT);
         }
-        let path = format!("/proc/{creator}/fd/{fd}");
+        let path = format!("/proc/{holder}/fd/{fd}");
         let is_event = std::fs::read_link(&path).is_ok_and(|t| {
             t.to_string_lossy()
                 .starts_with(&format!("/memfd:{MEMFD_NAME}"))
@@ -165,17 +165,20 @@ impl SharedEvent {
                 HipError::INVALID_VALUE
             })?;
         let page = map_page(file.as_raw_fd())?;
-        let event = SharedEvent {
+        let mut event = SharedEvent {
             page,
-            memfd: None,
-            creator,
+            file: file.into(),
+            creator: 0,
         };
         let shared = event.shared();
-        if shared.magic.load(Ordering::Acquire) != MAGIC
-            || shared.creator.load(Ordering::Relaxed) != creator
-        {
+        if shared.magic.load(Ordering::Acquire) != MAGIC {
             tracing::warn!("{call}: the shared page is not an event's");
             return Err(HipError::INVALID_VALUE);
+        }
+        event.creator = shared.creator.load(Ordering::Relaxed);
+        if event.creator == std::process::id() {
+            tracing::warn!("{call}: this process created the event");
+            return Err(HipError::INVALID_CONTEXT);
         }
         Ok(Arc::new(event))
     }
@@ -214,7 +217,7 @@ impl SharedEvent {
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(1));
-            if self.memfd.is_none() && polls.is_multiple_of(256) {
+            if self.creator != std::process::id() && polls.is_multiple_of(256) {
                 // SAFETY: signal 0 only asks whether the process exists.
                 let alive = unsafe { libc::kill(self.creator as libc::pid_t, 0) } == 0
                     || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
@@ -259,7 +262,7 @@ mod tests {
         e.complete(first);
         assert!(e.is_complete());
         e.wait().unwrap();
-        let handle = e.handle().unwrap();
+        let handle = e.handle();
         assert_eq!(
             SharedEvent::open(&handle).err(),
             Some(HipError::INVALID_CONTEXT)
