@@ -264,6 +264,21 @@ impl Ipc {
     }
 }
 
+impl Drop for Ipc {
+    /// At `hsa_shut_down`: attached memory is unmapped (exported memfds close with the map).
+    fn drop(&mut self) {
+        for (start, (host, mapped)) in self.attached.get_mut().drain() {
+            // SAFETY: mappings attach made; the runtime and its registry are going away.
+            unsafe {
+                libc::munmap(host as *mut libc::c_void, mapped as usize);
+                if start != host {
+                    libc::munmap(start as *mut libc::c_void, mapped as usize);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
