@@ -79,6 +79,8 @@ enum Class {
     Extent,
     PitchedPtr,
     ChannelDesc,
+    /// `hipIpcMemHandle_t`, `hipIpcEventHandle_t`: 64 bytes by value.
+    IpcHandle,
     Void,
 }
 
@@ -136,6 +138,7 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("hipGraphNode_t", Class::Ptr),
     ("hipGraphExec_t", Class::Ptr),
     ("hipUserObject_t", Class::Ptr),
+    ("hipMemGenericAllocationHandle_t", Class::Ptr),
     ("hipDeviceptr_t", Class::Ptr),
     ("hiprtcResult", Class::U32), // src/api/types.rs: `pub type hiprtcResult = u32`
     ("hiprtcProgram", Class::Ptr),
@@ -189,6 +192,7 @@ fn rust_class(ty: &str) -> Result<Class, String> {
             "Extent" => Some(Class::Extent),
             "PitchedPtr" => Some(Class::PitchedPtr),
             "ChannelFormatDesc" => Some(Class::ChannelDesc),
+            "IpcHandle" => Some(Class::IpcHandle),
             "usize" | "c_ulong" | "c_ulonglong" => Some(Class::U64),
             "isize" | "c_long" | "c_longlong" => Some(Class::I64),
             "c_int" => Some(Class::I32),
@@ -392,6 +396,10 @@ impl Header {
             "hipExtent" => Some(Class::Extent),
             "hipPitchedPtr" => Some(Class::PitchedPtr),
             "hipChannelFormatDesc" => Some(Class::ChannelDesc),
+            "hipIpcMemHandle_st"
+            | "hipIpcMemHandle_t"
+            | "hipIpcEventHandle_st"
+            | "hipIpcEventHandle_t" => Some(Class::IpcHandle),
             _ => None,
         };
         if let Some(class) = builtin {

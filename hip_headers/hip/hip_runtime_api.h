@@ -18,6 +18,8 @@
 #include "hipshim/api_managed.h"
 #include "hipshim/api_array.h"
 #include "hipshim/api_mempool.h"
+#include "hipshim/api_vmm.h"
+#include "hipshim/api_ipc.h"
 #include "hipshim/api_stream.h"
 #include "hipshim/api_event.h"
 #include "hipshim/api_module.h"

@@ -575,3 +575,47 @@ const _: () = {
     assert!(std::mem::offset_of!(KernelDescriptor, kernel_code_properties) == 56);
     assert!(std::mem::size_of::<hsa_amd_pointer_info_t>() == 56);
 };
+
+// ---------------------------------------------------------------------------------------
+// Virtual memory (`hsa_ext_amd.h`, ROCm 6: `hsa_amd_vmem_*`)
+
+/// `hsa_amd_vmem_alloc_handle_t`: a physical allocation made by `hsa_amd_vmem_handle_create`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct hsa_amd_vmem_alloc_handle_t {
+    pub handle: u64,
+}
+
+/// `hsa_access_permission_t` (`hsa.h`).
+pub mod access_permission {
+    pub const NONE: u32 = 0;
+    pub const RO: u32 = 1;
+    pub const WO: u32 = 2;
+    pub const RW: u32 = 3;
+}
+
+/// `hsa_amd_memory_type_t`.
+pub const MEMORY_TYPE_NONE: u32 = 0;
+pub const MEMORY_TYPE_PINNED: u32 = 1;
+
+/// `hsa_amd_memory_access_desc_t`: one agent's permission for `hsa_amd_vmem_set_access`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hsa_amd_memory_access_desc_t {
+    /// `hsa_access_permission_t`.
+    pub permissions: u32,
+    pub agent_handle: hsa_agent_t,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<hsa_amd_memory_access_desc_t>() == 16);
+    assert!(std::mem::offset_of!(hsa_amd_memory_access_desc_t, agent_handle) == 8);
+};
+
+/// `hsa_amd_ipc_memory_t` / `hsa_amd_ipc_signal_t`: 32 bytes the exporting runtime fills
+/// with whatever another process needs to attach.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hsa_amd_ipc_memory_t {
+    pub handle: [u32; 8],
+}

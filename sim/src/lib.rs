@@ -11,6 +11,8 @@
 //! - [`signal`]: `amd_signal_t` signals and the wake-up hub;
 //! - [`queue`]: AQL queues and their packet processors;
 //! - [`sdma`]: copy engines;
+//! - [`vmem`]: virtual memory (reserved ranges, physical allocations, mappings);
+//! - [`ipc`]: memory shared with other processes;
 //! - [`loader`]: code-object readers, executables and symbols;
 //! - [`api`]: the exported C shells;
 //! - `hsasim_isa`: the GFX9 interpreter a kernel dispatch runs on.
@@ -47,7 +49,7 @@
 //!
 //! ## What is not modelled
 //! `api::unsupported` lists the exported functions that return `HSA_STATUS_ERROR` and log
-//! their name once (images and samplers, IPC, graphics interop, the HSA 1.0
+//! their name once (images and samplers, IPC signals, graphics interop, the HSA 1.0
 //! code-object API, soft queues, ...). The only extension table is the AMD loader's.
 
 pub mod agent;
@@ -59,6 +61,7 @@ pub mod cpu_touch;
 pub mod error;
 mod handles;
 pub mod hide;
+pub mod ipc;
 pub mod loader;
 mod logging;
 pub mod memory;
@@ -69,3 +72,4 @@ pub mod strict;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;
+pub mod vmem;

@@ -90,7 +90,7 @@ impl Pool {
         self.kind != PoolKind::Group
     }
     /// Reserves `bytes` of the pool's capacity; fails with OUT_OF_RESOURCES past the size.
-    fn reserve(&self, bytes: u64) -> HsaResult {
+    pub(crate) fn reserve(&self, bytes: u64) -> HsaResult {
         let mut used = self.used.lock();
         match used.checked_add(bytes) {
             Some(n) if n <= self.size => {
@@ -100,7 +100,7 @@ impl Pool {
             _ => Err(HsaError::OUT_OF_RESOURCES),
         }
     }
-    fn release(&self, bytes: u64) {
+    pub(crate) fn release(&self, bytes: u64) {
         let mut used = self.used.lock();
         *used = used.saturating_sub(bytes);
     }
@@ -127,6 +127,14 @@ pub enum RegionKind {
     Internal,
     /// Host memory a GPU was given access to through `hsa_amd_svm_attributes_set`.
     Svm,
+    /// One mapping of a physical allocation into a reserved virtual range
+    /// (`hsa_amd_vmem_map`, see [`crate::vmem`]): `handle` is the physical allocation;
+    /// `access` has a bit per agent node ([`node_bit`]) that `hsa_amd_vmem_set_access`
+    /// granted any access, the owner included (nothing is reachable before that, as in ROCr).
+    Vmem { handle: u64, access: u64 },
+    /// Another process's exported allocation, attached by `hsa_amd_ipc_memory_attach`
+    /// ([`crate::ipc`]).
+    IpcAttached,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -246,7 +254,10 @@ impl MemoryRegistry {
     pub fn device_only_allocation(&self, addr: u64) -> Option<(u64, u64)> {
         let map = self.regions.try_read()?;
         let (_, r) = map.range(..=(addr, u64::MAX)).next_back()?;
-        let device_only = matches!(r.kind, RegionKind::PoolAllocation { .. }) && r.host != r.start;
+        let device_only = matches!(
+            r.kind,
+            RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. } | RegionKind::IpcAttached
+        ) && r.host != r.start;
         (device_only && addr < r.start + r.mapped_len).then_some((r.start, r.len))
     }
 
@@ -278,6 +289,22 @@ impl MemoryRegistry {
         } = &mut region.kind
         {
             *peers |= nodes;
+        }
+        Ok(())
+    }
+
+    /// Sets the agents (a bit per node) that may reach the virtual-memory mapping starting
+    /// exactly at `start`.
+    pub fn set_vmem_access(&self, start: u64, nodes: u64) -> HsaResult {
+        let mut map = self.regions.write();
+        let region = map
+            .range_mut((start, 0)..=(start, u64::MAX))
+            .rev()
+            .map(|(_, r)| r)
+            .find(|r| matches!(r.kind, RegionKind::Vmem { .. }))
+            .ok_or(HsaError::INVALID_ARGUMENT)?;
+        if let RegionKind::Vmem { access, .. } = &mut region.kind {
+            *access = nodes;
         }
         Ok(())
     }
@@ -343,17 +370,47 @@ impl MemoryRegistry {
     /// are hsasim's own mappings, alive until freed, so they cost no system call.
     /// Returns the host address of `addr`.
     pub fn accessible(&self, addr: u64, len: u64) -> Result<u64, BadRange> {
-        let region = self.find(addr, len).ok_or(BadRange::NotRegistered)?;
+        let Some(region) = self.find(addr, len) else {
+            return self.vmem_span(addr, len).ok_or(BadRange::NotRegistered);
+        };
         if let RegionKind::LockedHost { agent_address } = region.kind {
             return Err(BadRange::HostSideOfLock(
                 agent_address + (addr - region.start),
             ));
         }
         let host = region.host + (addr - region.start);
-        if !matches!(region.kind, RegionKind::PoolAllocation { .. }) {
+        if !matches!(
+            region.kind,
+            RegionKind::PoolAllocation { .. } | RegionKind::Vmem { .. } | RegionKind::IpcAttached
+        ) {
             host_range_mapped(host, len).map_err(BadRange::Unmapped)?;
         }
         Ok(host)
+    }
+
+    /// The host address of `addr` when `[addr, addr + len)` runs through several virtual-
+    /// memory mappings that follow each other both at their device addresses and in hsasim's
+    /// view of them (mappings of one reservation do: [`crate::vmem`]), so one copy can cross
+    /// from one physical chunk into the next, as on a GPU's page tables.
+    fn vmem_span(&self, addr: u64, len: u64) -> Option<u64> {
+        let end = addr.checked_add(len)?;
+        let first = self.find(addr, 1)?;
+        if !matches!(first.kind, RegionKind::Vmem { .. }) {
+            return None;
+        }
+        let mut region = first;
+        while region.start + region.len < end {
+            let next_start = region.start + region.len;
+            let next = self.find(next_start, 1)?;
+            let follows = matches!(next.kind, RegionKind::Vmem { .. })
+                && next.start == next_start
+                && next.host == region.host + region.len;
+            if !follows {
+                return None;
+            }
+            region = next;
+        }
+        Some(first.host + (addr - first.start))
     }
 }
 
@@ -381,6 +438,7 @@ impl Region {
             RegionKind::PoolAllocation {
                 peers: Some(peers), ..
             } => self.owner == agent || peers & bit != 0,
+            RegionKind::Vmem { access, .. } => access & bit != 0,
             _ => true,
         }
     }

@@ -38,6 +38,10 @@ pub struct Runtime {
     pub signal_groups: Mutex<HashMap<u64, Arc<Vec<Arc<Signal>>>>>,
     /// SVM attribute ranges (`hsa_amd_svm_attributes_set`), newest last.
     pub svm: Mutex<Vec<crate::api::svm::SvmRange>>,
+    /// Virtual memory: reservations, physical allocations and their mappings.
+    pub vmem: crate::vmem::Vmem,
+    /// Memory exported to and attached from other processes.
+    pub ipc: crate::ipc::Ipc,
     handlers: Mutex<Vec<AsyncHandler>>,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
@@ -186,6 +190,8 @@ impl Runtime {
             async_copy_profiling: AtomicBool::new(false),
             signal_groups: Mutex::new(HashMap::new()),
             svm: Mutex::new(Vec::new()),
+            vmem: Default::default(),
+            ipc: Default::default(),
             handlers: Mutex::new(Vec::new()),
             handler_thread: Mutex::new(None),
             stopping: AtomicBool::new(false),
@@ -286,7 +292,19 @@ impl Runtime {
     /// block the caller for long (a kernel spinning on a flag the host has yet to set):
     /// polls never do it, waits only when nothing in 1-3 can progress. Returns false when
     /// nothing could run, and always in threaded mode.
+    ///
+    /// The async handlers a step made ready run right after it, as the handler thread would
+    /// run them: a waiter returns as soon as its signal completes, and a process that waits no
+    /// more (one blocked on a pipe) would otherwise never run them.
     pub fn pump_step(&self, target: Option<u64>, any_kernel: bool) -> bool {
+        let progressed = self.pump_step_once(target, any_kernel);
+        if progressed {
+            self.run_ready_handlers();
+        }
+        progressed
+    }
+
+    fn pump_step_once(&self, target: Option<u64>, any_kernel: bool) -> bool {
         if self.config.threaded {
             return false;
         }

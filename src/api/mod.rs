@@ -23,6 +23,7 @@ mod error;
 mod event;
 mod graph;
 mod graph_memory;
+mod ipc;
 mod launch;
 mod managed;
 mod memory;
@@ -33,6 +34,7 @@ mod peer;
 mod rtc;
 mod stream;
 mod user_object;
+mod vmm;
 
 pub(crate) use convert::FromAbi;
 #[doc(hidden)]
@@ -63,6 +65,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     event::SIGNATURES,
     graph::SIGNATURES,
     graph_memory::SIGNATURES,
+    ipc::SIGNATURES,
     launch::SIGNATURES,
     managed::SIGNATURES,
     memory::SIGNATURES,
@@ -73,6 +76,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     rtc::SIGNATURES,
     stream::SIGNATURES,
     user_object::SIGNATURES,
+    vmm::SIGNATURES,
 ];
 const ALL_SIGNATURES: [AbiSignature; declare::total(SIGNATURE_PARTS)] =
     declare::concat(SIGNATURE_PARTS);

@@ -18,10 +18,12 @@ pub use crate::runtime::graph::generic::{
 };
 pub use crate::runtime::graph::memory::MemAllocNodeParams;
 pub use crate::runtime::graph::{HostNodeParams, KernelNodeParams, MemsetParams};
+pub use crate::runtime::ipc::IpcHandle;
 pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
 pub use crate::runtime::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
 pub use crate::runtime::module::FuncAttributes;
+pub use crate::runtime::vmm::MemAllocationProp;
 
 /// Handles: values hipshim issues (`runtime/handles.rs`), never dereferenced by anyone.
 pub type hipStream_t = *mut c_void;
@@ -33,6 +35,7 @@ pub type hipGraph_t = *mut c_void;
 pub type hipGraphNode_t = *mut c_void;
 pub type hipGraphExec_t = *mut c_void;
 pub type hipUserObject_t = *mut c_void;
+pub type hipMemGenericAllocationHandle_t = *mut c_void;
 pub type hiprtcProgram = *mut c_void;
 pub type hiprtcLinkState = *mut c_void;
 
@@ -149,4 +152,13 @@ pub const VOCABULARY: &[&str] = &[
     "*mut Memcpy3DPeerParms",
     "*const DrvMemcpy3D",
     "*const Memcpy2DParams",
+    // Virtual memory management (`runtime/vmm.rs`).
+    "hipMemGenericAllocationHandle_t",
+    "*mut hipMemGenericAllocationHandle_t",
+    "*const MemAllocationProp",
+    "*mut MemAllocationProp",
+    "*const MemLocation",
+    // Inter-process memory (`runtime/ipc.rs`).
+    "IpcHandle",
+    "*mut IpcHandle",
 ];

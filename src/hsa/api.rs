@@ -191,6 +191,24 @@ hsa_table! {
         // Not in ROCm 5.2's ROCr; plain hsa_amd_memory_async_copy is the fallback.
         hsa_amd_memory_async_copy_on_engine: fn(*mut c_void, hsa_agent_t, *const c_void, hsa_agent_t, usize, u32, *const hsa_signal_t, hsa_signal_t, u32, bool) -> hsa_status_t;
         hsa_amd_memory_copy_engine_status: fn(hsa_agent_t, hsa_agent_t, *mut u32) -> hsa_status_t;
+        // Virtual memory management (ROCm 6 on; not in ROCm 5.2's ROCr): without them the
+        // hipMem* VMM calls are hipErrorNotSupported (`runtime/vmm.rs`).
+        hsa_amd_vmem_address_reserve_align: fn(*mut *mut c_void, usize, u64, u64, u64) -> hsa_status_t;
+        hsa_amd_vmem_address_free: fn(*mut c_void, usize) -> hsa_status_t;
+        hsa_amd_vmem_handle_create: fn(hsa_amd_memory_pool_t, usize, u32, u64, *mut hsa_amd_vmem_alloc_handle_t) -> hsa_status_t;
+        hsa_amd_vmem_handle_release: fn(hsa_amd_vmem_alloc_handle_t) -> hsa_status_t;
+        hsa_amd_vmem_map: fn(*mut c_void, usize, usize, hsa_amd_vmem_alloc_handle_t, u64) -> hsa_status_t;
+        hsa_amd_vmem_unmap: fn(*mut c_void, usize) -> hsa_status_t;
+        hsa_amd_vmem_set_access: fn(*mut c_void, usize, *const hsa_amd_memory_access_desc_t, usize) -> hsa_status_t;
+        hsa_amd_vmem_get_access: fn(*mut c_void, *mut u32, hsa_agent_t) -> hsa_status_t;
+        hsa_amd_vmem_export_shareable_handle: fn(*mut i32, hsa_amd_vmem_alloc_handle_t, u64) -> hsa_status_t;
+        hsa_amd_vmem_import_shareable_handle: fn(i32, *mut hsa_amd_vmem_alloc_handle_t) -> hsa_status_t;
+        hsa_amd_vmem_retain_alloc_handle: fn(*mut hsa_amd_vmem_alloc_handle_t, *mut c_void) -> hsa_status_t;
+        hsa_amd_vmem_get_alloc_properties_from_handle: fn(hsa_amd_vmem_alloc_handle_t, *mut hsa_amd_memory_pool_t, *mut u32) -> hsa_status_t;
+        // Inter-process memory: without them hipIpc*MemHandle is hipErrorNotSupported.
+        hsa_amd_ipc_memory_create: fn(*mut c_void, usize, *mut hsa_amd_ipc_memory_t) -> hsa_status_t;
+        hsa_amd_ipc_memory_attach: fn(*const hsa_amd_ipc_memory_t, usize, u32, *const hsa_agent_t, *mut *mut c_void) -> hsa_status_t;
+        hsa_amd_ipc_memory_detach: fn(*mut c_void) -> hsa_status_t;
     }
 }
 

@@ -107,6 +107,40 @@ impl MemoryPool {
         }
     }
 
+    /// The runtime's handle of the pool.
+    pub fn handle(&self) -> hsa_amd_memory_pool_t {
+        self.raw
+    }
+
+    /// The pool's allocation granule: the smallest (`RUNTIME_ALLOC_GRANULE`) or the
+    /// recommended (`RUNTIME_ALLOC_REC_GRANULE`, which older runtimes lack: then the smallest).
+    pub fn granule(&self, recommended: bool) -> Result<usize, HsaError> {
+        let get = |attribute| {
+            let mut value = 0usize;
+            // SAFETY: both granule attributes are a size_t.
+            let status = unsafe {
+                (self.api.hsa_amd_memory_pool_get_info)(
+                    self.raw,
+                    attribute,
+                    &mut value as *mut usize as *mut c_void,
+                )
+            };
+            check(
+                "hsa_amd_memory_pool_get_info(RUNTIME_ALLOC_GRANULE)",
+                status,
+            )
+            .map(|()| value)
+        };
+        let smallest = get(memory_pool_info::RUNTIME_ALLOC_GRANULE)?;
+        if !recommended {
+            return Ok(smallest);
+        }
+        Ok(get(memory_pool_info::RUNTIME_ALLOC_REC_GRANULE)
+            .ok()
+            .filter(|&g| g >= smallest && g.is_multiple_of(smallest.max(1)))
+            .unwrap_or(smallest))
+    }
+
     /// How `agent` may reach this pool (`HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS`: never,
     /// by default, or once granted).
     pub fn access_of(&self, agent: hsa_agent_t) -> Result<u32, HsaError> {

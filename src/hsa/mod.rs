@@ -9,9 +9,11 @@ pub mod callback;
 pub mod copy;
 pub mod error;
 pub mod executable;
+pub mod ipc;
 pub mod memory;
 pub mod queue;
 pub mod signal;
+pub mod vmem;
 
 pub use api::HsaApi;
 pub use error::{check, HsaError};

@@ -355,6 +355,7 @@ fn gather_info(
         cooperative_multi_device_launch: false,
         asic_revision: int(u32_of(agent_info::AMD_ASIC_REVISION)),
         uuid,
+        virtual_memory_management: hsa::vmem::missing(api).is_none(),
     }
 }
 

@@ -58,6 +58,8 @@ pub struct DeviceInfo {
     pub asic_revision: i32,
     /// 16 bytes: the hex digits of the agent's `GPU-xxxxxxxxxxxxxxxx` UUID.
     pub uuid: [u8; 16],
+    /// The HSA runtime has virtual memory management (`runtime/vmm.rs`).
+    pub virtual_memory_management: bool,
 }
 
 /// The largest arrays hipshim makes (`array.rs`), as the texture limits report them: the
@@ -658,7 +660,7 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
         UNIFIED_ADDRESSING => p.unified_addressing,
         WARP_SIZE => p.warp_size,
         MEMORY_POOLS_SUPPORTED => p.memory_pools_supported,
-        VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED => 0,
+        VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED => i32::from(d.virtual_memory_management),
         HOST_REGISTER_SUPPORTED => p.host_register_supported,
         MEMORY_POOL_SUPPORTED_HANDLE_TYPES => p.memory_pool_supported_handle_types as i32,
         CLOCK_INSTRUCTION_RATE => p.clock_instruction_rate,

@@ -15,13 +15,20 @@
 //! Faults: a record that can never complete (its marker is behind a failed packet, directly
 //! or through any chain of waits, see `stream.rs`) makes `hipEventSynchronize` and
 //! `hipEventQuery` return the fault, every time, until the event is recorded again.
+//!
+//! Interprocess events (`hipEventInterprocess`, which needs `hipEventDisableTiming`) also
+//! share a page with every process that opened them (`ipc_event.rs`): each record counts as
+//! issued there and its marker's completion is stored there, and waiting for the event waits,
+//! on the host, for the latest record any of the processes issued.
 
 use super::device::Device;
 use super::handles::HandleTable;
+use super::ipc_event::SharedEvent;
 use super::runtime;
 use super::stream::{self, Dep, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{Doom, Marker};
+use hsa_abi::{hsa_signal_value_t, HSA_SIGNAL_CONDITION_EQ};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -36,6 +43,8 @@ const AMD_FENCE_FLAGS: u32 = 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
 pub struct Event {
     pub flags: u32,
     record: Mutex<Option<Record>>,
+    /// The page shared with other processes, for an interprocess event.
+    ipc: Option<Arc<SharedEvent>>,
 }
 
 #[derive(Clone)]
@@ -58,16 +67,94 @@ pub fn create(flags: u32) -> HipResult<*mut c_void> {
         tracing::warn!(flags, "unknown event flags");
         return Err(HipError::INVALID_VALUE);
     }
-    if flags & INTERPROCESS != 0 {
-        eprintln!("hipshim: hipEventInterprocess events are not supported; returning hipErrorNotSupported");
-        return Err(HipError::NOT_SUPPORTED);
+    if flags & INTERPROCESS != 0 && flags & DISABLE_TIMING == 0 {
+        tracing::warn!(flags, "hipEventInterprocess needs hipEventDisableTiming");
+        return Err(HipError::INVALID_VALUE);
     }
     runtime()?;
+    let ipc = if flags & INTERPROCESS != 0 {
+        Some(SharedEvent::create()?)
+    } else {
+        None
+    };
+    Ok(insert(flags, ipc))
+}
+
+fn insert(flags: u32, ipc: Option<Arc<SharedEvent>>) -> *mut c_void {
     let handle = EVENTS.insert(Arc::new(Event {
         flags,
         record: Mutex::new(None),
+        ipc,
     }));
-    Ok(handle as *mut c_void)
+    handle as *mut c_void
+}
+
+/// `hipIpcGetEventHandle`: the 64 bytes another process opens `event` with.
+pub fn ipc_handle(event: &Event) -> HipResult<[u8; 64]> {
+    match &event.ipc {
+        Some(shared) => Ok(shared.handle()),
+        None => {
+            tracing::warn!(
+                "hipIpcGetEventHandle: the event was not created with hipEventInterprocess"
+            );
+            // AMD's answer.
+            Err(HipError::INVALID_CONFIGURATION)
+        }
+    }
+}
+
+/// `hipIpcOpenEventHandle`: this process's event for another process's interprocess event.
+pub fn open_ipc_handle(handle: &[u8; 64]) -> HipResult<*mut c_void> {
+    runtime()?;
+    let shared = SharedEvent::open(handle)?;
+    Ok(insert(INTERPROCESS | DISABLE_TIMING, Some(shared)))
+}
+
+/// Stores record `seq` as completed in the shared page once its marker completes.
+struct SharedCompletion {
+    shared: Arc<SharedEvent>,
+    seq: u64,
+    /// Keeps the marker's pooled signal from being reused before the handler ran.
+    _marker: Marker,
+}
+
+unsafe extern "C" fn on_shared_record_done(_value: hsa_signal_value_t, arg: *mut c_void) -> bool {
+    crate::hsa::callback::guarded("the interprocess event handler", false, || {
+        // SAFETY: `arg` is the `Box<SharedCompletion>` leaked when the handler was registered;
+        // a handler that returns false runs exactly once.
+        let done = unsafe { Box::from_raw(arg as *mut SharedCompletion) };
+        done.shared.complete(done.seq);
+        false
+    })
+}
+
+/// Counts a record of an interprocess event as issued, and has its marker's completion stored.
+fn share_record(shared: &Arc<SharedEvent>, marker: &Marker, device: &Device) -> HipResult {
+    let done = Box::new(SharedCompletion {
+        shared: shared.clone(),
+        seq: shared.begin_record(),
+        _marker: marker.clone(),
+    });
+    let arg = Box::into_raw(done);
+    // SAFETY: the marker's signal is live (held by the box); the handler owns `arg` once it
+    // is registered.
+    let status = unsafe {
+        (device.api.hsa_amd_signal_async_handler)(
+            marker.signal.handle(),
+            HSA_SIGNAL_CONDITION_EQ,
+            0,
+            on_shared_record_done,
+            arg as *mut c_void,
+        )
+    };
+    if let Err(e) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
+        // SAFETY: not registered, so still ours. The record counts as done: a waiter in
+        // another process must not wait for a completion nobody will store.
+        let done = unsafe { Box::from_raw(arg) };
+        done.shared.complete(done.seq);
+        return Err(e.into());
+    }
+    Ok(())
 }
 
 /// `hipEventDestroy`: an outstanding record still completes (its marker's signal is held by
@@ -79,6 +166,9 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
 /// `hipEventRecord` on `stream`, which runs on `device`.
 pub fn record(event: &Event, device: &Device, stream: &Stream) -> HipResult {
     let marker = stream.record(&device.streams)?;
+    if let Some(shared) = &event.ipc {
+        share_record(shared, &marker, device)?;
+    }
     *event.record.lock() = Some(Record {
         marker,
         device: device.index,
@@ -89,8 +179,21 @@ pub fn record(event: &Event, device: &Device, stream: &Stream) -> HipResult {
 /// `hipEventQuery`: success if complete (or never recorded, as AMD's runtime does).
 pub fn query(event: &Event) -> HipResult {
     let Some(record) = event.record.lock().clone() else {
-        return Ok(());
+        return match &event.ipc {
+            Some(shared) if !shared.is_complete() => Err(HipError::NOT_READY),
+            _ => Ok(()),
+        };
     };
+    if let Some(shared) = &event.ipc {
+        if let Some(doom) = record.marker.lost() {
+            return Err(lost_record(&record, doom));
+        }
+        return if shared.is_complete() {
+            Ok(())
+        } else {
+            Err(HipError::NOT_READY)
+        };
+    }
     if record.marker.signal.is_zero() {
         return Ok(());
     }
@@ -103,7 +206,7 @@ pub fn query(event: &Event) -> HipResult {
 /// `hipEventSynchronize`: waits on the host (without spinning for `hipEventBlockingSync`).
 pub fn synchronize(event: &Event) -> HipResult {
     let Some(record) = event.record.lock().clone() else {
-        return Ok(());
+        return event.ipc.as_ref().map_or(Ok(()), |shared| shared.wait());
     };
     let device = runtime()?.device(record.device)?;
     record
@@ -117,7 +220,8 @@ pub fn synchronize(event: &Event) -> HipResult {
         )
         .map_err(|doom| lost_record(&record, doom))?;
     super::mempool::after_sync(super::mempool::Synced::Marker(&record.marker));
-    Ok(())
+    // This process's record is done; another process may have recorded since.
+    event.ipc.as_ref().map_or(Ok(()), |shared| shared.wait())
 }
 
 /// An event whose record can never complete: the streams that lost work to the fault owe it
@@ -146,6 +250,11 @@ pub fn stream_wait(device: &Device, stream: &Stream, event: &Event, flags: u32) 
     if flags > 1 {
         tracing::warn!(flags, "unknown hipStreamWaitEvent flags");
         return Err(HipError::INVALID_VALUE);
+    }
+    if event.ipc.is_some() {
+        // The latest record may be another process's, which no packet here can wait for:
+        // the wait happens on the host, now (stronger ordering than asked, never weaker).
+        return synchronize(event);
     }
     let Some(record) = event.record.lock().clone() else {
         return Ok(());

@@ -29,6 +29,12 @@ pub enum MemKind {
     /// `hipMallocAsync`/`hipMallocFromPoolAsync`: device memory of a stream-ordered pool
     /// (`mempool.rs`), which owns the backing; the entry only says the range is in use.
     Pooled,
+    /// One mapping of a physical allocation into a reserved range (`hipMemMap`, `vmm.rs`,
+    /// which owns it). Consecutive mappings make one range for copies and fills.
+    Virtual,
+    /// Another process's device memory, opened by `hipIpcOpenMemHandle` (`ipc.rs`, which
+    /// owns it).
+    Imported,
 }
 
 impl MemKind {
@@ -250,6 +256,79 @@ pub(crate) fn remove_pooled(ptr: usize) -> Option<Allocation> {
 /// The registry entry starting exactly at `ptr`, if one does.
 pub(crate) fn starting_at(ptr: usize) -> Option<Allocation> {
     ALLOCATIONS.read().get(&ptr).map(|e| e.alloc)
+}
+
+/// Records a mapping `hipMemMap` made: `size` bytes at `start`, memory of `device`.
+pub(crate) fn insert_virtual(start: usize, size: usize, device: usize) {
+    insert(
+        Allocation {
+            start,
+            size,
+            device,
+            kind: MemKind::Virtual,
+            flags: 0,
+            device_address: start,
+            // Access is per mapping (hipMemSetAccess), not peer access.
+            reach: 0,
+        },
+        Backing::None,
+    );
+}
+
+/// Records another process's memory `hipIpcOpenMemHandle` attached: `size` bytes at `start`,
+/// reached by `device`.
+pub(crate) fn insert_imported(start: usize, size: usize, device: usize) {
+    insert(
+        Allocation {
+            start,
+            size,
+            device,
+            kind: MemKind::Imported,
+            flags: 0,
+            device_address: start,
+            reach: 0,
+        },
+        Backing::None,
+    );
+}
+
+/// Forgets the imported range starting exactly at `start` (`hipIpcCloseMemHandle`).
+pub(crate) fn remove_imported(start: usize) {
+    let mut table = ALLOCATIONS.write();
+    if table
+        .get(&start)
+        .is_some_and(|e| e.alloc.kind == MemKind::Imported)
+    {
+        table.remove(&start);
+    }
+}
+
+/// Forgets the mapping starting exactly at `start` (`hipMemUnmap`).
+pub(crate) fn remove_virtual(start: usize) {
+    let mut table = ALLOCATIONS.write();
+    if table
+        .get(&start)
+        .is_some_and(|e| e.alloc.kind == MemKind::Virtual)
+    {
+        table.remove(&start);
+    }
+}
+
+/// The end of the run of virtual-memory mappings that follow each other from `alloc` on (its
+/// own end for any other kind): a copy may cross from one mapping into the next, as the
+/// device's page tables let it.
+fn contiguous_end(table: &BTreeMap<usize, Entry>, alloc: &Allocation) -> usize {
+    let mut end = alloc.start + alloc.size;
+    if alloc.kind != MemKind::Virtual {
+        return end;
+    }
+    while let Some(next) = table
+        .get(&end)
+        .filter(|e| e.alloc.kind == MemKind::Virtual && e.alloc.size > 0)
+    {
+        end += next.alloc.size;
+    }
+    end
 }
 
 /// Row pitches are multiples of the texture pitch alignment the device reports.
@@ -721,9 +800,11 @@ pub fn pointer_attributes(ptr: *const c_void, abi: Abi) -> HipResult<PointerAttr
     };
     let device_pointer = a.engine_address(p) as *mut c_void;
     let (type_, host_pointer) = match a.kind {
-        MemKind::Device | MemKind::DeviceGlobal | MemKind::Pooled => {
-            (memory_type::DEVICE, std::ptr::null_mut())
-        }
+        MemKind::Device
+        | MemKind::DeviceGlobal
+        | MemKind::Pooled
+        | MemKind::Virtual
+        | MemKind::Imported => (memory_type::DEVICE, std::ptr::null_mut()),
         MemKind::PinnedHost | MemKind::Registered => (memory_type::HOST, p as *mut c_void),
         MemKind::Managed => (memory_type::MANAGED, p as *mut c_void),
     };
@@ -910,7 +991,7 @@ pub(crate) fn classify(
     let (inside, runs_into) = {
         let table = ALLOCATIONS.read();
         match containing(&table, ptr) {
-            Some(a) => (Some(a), None),
+            Some(a) => (Some((a, contiguous_end(&table, &a))), None),
             None => (
                 None,
                 table
@@ -920,8 +1001,7 @@ pub(crate) fn classify(
             ),
         }
     };
-    if let Some(a) = inside {
-        let alloc_end = a.start + a.size;
+    if let Some((a, alloc_end)) = inside {
         if end > alloc_end {
             tracing::warn!(
                 allocation = format_args!("{:#x}", a.start),

@@ -16,6 +16,8 @@ pub mod event;
 pub mod graph;
 pub mod handles;
 pub mod hostcall;
+pub mod ipc;
+pub mod ipc_event;
 pub mod kernarg;
 pub mod launch;
 pub mod managed;
@@ -28,6 +30,7 @@ pub mod ordering;
 pub mod peer;
 pub mod rtc;
 pub mod stream;
+pub mod vmm;
 
 use crate::config::Config;
 use crate::error::{HipError, HipResult};

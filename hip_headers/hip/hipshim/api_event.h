@@ -11,7 +11,7 @@ typedef struct ihipEvent_t* hipEvent_t;
 #define hipEventDefault 0x0
 #define hipEventBlockingSync 0x1  // hipEventSynchronize sleeps instead of spinning
 #define hipEventDisableTiming 0x2 // no timestamps: hipEventElapsedTime refuses it
-#define hipEventInterprocess 0x4  // not supported by hipshim (hipErrorNotSupported)
+#define hipEventInterprocess 0x4  // with hipEventDisableTiming; see hipIpcGetEventHandle
 
 extern "C" {
 

@@ -180,7 +180,9 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
 pub extern "C" fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
     guard("hsa_amd_memory_pool_free", || {
         let rt = rt()?;
-        pool_free(&rt.memory, ptr as u64, |h| rt.pool_by_handle(h))
+        pool_free(&rt.memory, ptr as u64, |h| rt.pool_by_handle(h))?;
+        rt.ipc.forget(ptr as u64);
+        Ok(())
     })
 }
 
@@ -402,7 +404,11 @@ pub unsafe extern "C" fn hsa_memory_copy(
             *slot = region.map_or(p, |r| r.host + (p - r.start));
             let pool = matches!(
                 region.map(|r| r.kind),
-                Some(RegionKind::PoolAllocation { .. })
+                Some(
+                    RegionKind::PoolAllocation { .. }
+                        | RegionKind::Vmem { .. }
+                        | RegionKind::IpcAttached
+                )
             );
             if !pool {
                 if let Err(page) = host_range_mapped(*slot, size as u64) {
@@ -485,6 +491,7 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
                     }
                     // Plain (SVM) host memory is not an HSA allocation, as in ROCr.
                     RegionKind::Svm => HSA_EXT_POINTER_TYPE_UNKNOWN,
+                    RegionKind::IpcAttached => HSA_EXT_POINTER_TYPE_IPC,
                     _ => HSA_EXT_POINTER_TYPE_HSA,
                 },
                 agent_base_address: match r.kind {
@@ -493,7 +500,9 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
                 } as *mut c_void,
                 // hsasim's private view of device memory is not the program's business.
                 host_base_address: match r.kind {
-                    RegionKind::PoolAllocation { .. } => r.start,
+                    RegionKind::PoolAllocation { .. }
+                    | RegionKind::Vmem { .. }
+                    | RegionKind::IpcAttached => r.start,
                     _ => r.host,
                 } as *mut c_void,
                 size_in_bytes: r.len as usize,

@@ -4,6 +4,7 @@
 pub mod copy;
 pub mod executable;
 pub mod extension;
+pub mod ipc;
 pub mod memory;
 pub mod queue;
 pub mod region;
@@ -11,6 +12,7 @@ pub mod signal;
 pub mod svm;
 pub mod system;
 pub mod unsupported;
+pub mod vmem;
 
 use crate::error::{HsaError, HsaResult};
 

@@ -1,0 +1,127 @@
+//! Virtual memory management (`runtime/vmm.rs`): reserved address ranges, physical
+//! allocations and their mappings.
+
+use super::convert::{slice, Out};
+use super::declare::hip_api;
+use super::types::{
+    hipError_t, hipMemGenericAllocationHandle_t, MemAccessDesc, MemAllocationProp, MemLocation,
+};
+use crate::error::HipError;
+use crate::runtime::vmm;
+use std::ffi::c_void;
+
+fn handle_of(raw: hipMemGenericAllocationHandle_t) -> usize {
+    raw as usize
+}
+
+fn to_raw(handle: usize) -> hipMemGenericAllocationHandle_t {
+    handle as hipMemGenericAllocationHandle_t
+}
+
+hip_api! {
+    fn hipMemGetAllocationGranularity(
+        granularity: *mut usize => Out<usize>,
+        prop: *const MemAllocationProp => &MemAllocationProp,
+        option: u32,
+    ) -> hipError_t {
+        granularity.write(vmm::allocation_granularity(prop, option)?)
+    }
+
+    fn hipMemCreate(
+        handle: *mut hipMemGenericAllocationHandle_t => Out<hipMemGenericAllocationHandle_t>,
+        size: usize,
+        prop: *const MemAllocationProp => &MemAllocationProp,
+        flags: u64,
+    ) -> hipError_t {
+        handle.write(to_raw(vmm::create(size, prop, flags)?))
+    }
+
+    fn hipMemRelease(handle: hipMemGenericAllocationHandle_t) -> hipError_t {
+        vmm::release(handle_of(handle))
+    }
+
+    fn hipMemAddressReserve(
+        ptr: *mut *mut c_void => Out<*mut c_void>,
+        size: usize,
+        alignment: usize,
+        addr: *mut c_void,
+        flags: u64,
+    ) -> hipError_t {
+        ptr.write(vmm::address_reserve(size, alignment, addr as usize, flags)?)
+    }
+
+    fn hipMemAddressFree(dev_ptr: *mut c_void, size: usize) -> hipError_t {
+        vmm::address_free(dev_ptr as usize, size)
+    }
+
+    fn hipMemMap(
+        ptr: *mut c_void,
+        size: usize,
+        offset: usize,
+        handle: hipMemGenericAllocationHandle_t,
+        flags: u64,
+    ) -> hipError_t {
+        vmm::map(ptr as usize, size, offset, handle_of(handle), flags)
+    }
+
+    fn hipMemUnmap(ptr: *mut c_void, size: usize) -> hipError_t {
+        vmm::unmap(ptr as usize, size)
+    }
+
+    fn hipMemSetAccess(ptr: *mut c_void, size: usize, desc: *const MemAccessDesc, count: usize) -> hipError_t {
+        // SAFETY: HIP's contract: `count` descriptors at `desc`.
+        let descs = unsafe { slice(desc, count, "desc") }?;
+        vmm::set_access(ptr as usize, size, descs)
+    }
+
+    fn hipMemGetAccess(
+        flags: *mut u64 => Out<u64>,
+        location: *const MemLocation => &MemLocation,
+        ptr: *mut c_void,
+    ) -> hipError_t {
+        flags.write(u64::from(vmm::get_access(location, ptr as usize)?))
+    }
+
+    fn hipMemGetAllocationPropertiesFromHandle(
+        prop: *mut MemAllocationProp => Out<MemAllocationProp>,
+        handle: hipMemGenericAllocationHandle_t,
+    ) -> hipError_t {
+        prop.write(vmm::properties(handle_of(handle))?)
+    }
+
+    fn hipMemRetainAllocationHandle(
+        handle: *mut hipMemGenericAllocationHandle_t => Out<hipMemGenericAllocationHandle_t>,
+        addr: *mut c_void,
+    ) -> hipError_t {
+        handle.write(to_raw(vmm::retain(addr as usize)?))
+    }
+
+    /// For `hipMemHandleTypePosixFileDescriptor`, `shareable_handle` receives an `int`.
+    fn hipMemExportToShareableHandle(
+        shareable_handle: *mut c_void,
+        handle: hipMemGenericAllocationHandle_t,
+        handle_type: u32,
+        flags: u64,
+    ) -> hipError_t {
+        if shareable_handle.is_null() {
+            tracing::warn!("hipMemExportToShareableHandle: null shareableHandle");
+            return Err(HipError::INVALID_VALUE);
+        }
+        let fd = vmm::export(handle_of(handle), handle_type, flags)?;
+        // SAFETY: non-null; HIP's contract: room for the handle type's value, an int here.
+        unsafe { shareable_handle.cast::<i32>().write_unaligned(fd) };
+        Ok(())
+    }
+
+    /// For `hipMemHandleTypePosixFileDescriptor`, `os_handle` is the descriptor itself.
+    fn hipMemImportFromShareableHandle(
+        handle: *mut hipMemGenericAllocationHandle_t => Out<hipMemGenericAllocationHandle_t>,
+        os_handle: *mut c_void,
+        sh_handle_type: u32,
+    ) -> hipError_t {
+        handle.write(to_raw(vmm::import(os_handle as usize, sh_handle_type)?))
+    }
+}
+
+#[cfg(not(test))]
+include!(concat!(env!("OUT_DIR"), "/symver_vmm.rs"));

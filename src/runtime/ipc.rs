@@ -1,0 +1,175 @@
+//! Inter-process memory (`hipIpcGetMemHandle`, `hipIpcOpenMemHandle`,
+//! `hipIpcCloseMemHandle`) over the HSA runtime's `hsa_amd_ipc_memory_*` (`hsa::ipc`).
+//!
+//! The 64-byte `hipIpcMemHandle_t` holds what AMD's holds, in the same places: the HSA
+//! runtime's 32-byte handle of the whole allocation, the length to attach, the offset of the
+//! pointer the handle was made for inside it, and the exporting process's id; then a word
+//! saying hipshim made it (so that 64 bytes of anything are rejected before the HSA runtime
+//! sees them). Opening a handle in the process that made it is an error, as in AMD's runtime
+//! and CUDA: the memory is already there.
+//!
+//! An opened range is entered in the memory table as memory of the current device
+//! (`memory::insert_imported`), so copies, fills, kernels and pointer queries know it.
+
+use super::{memory, runtime, Runtime};
+use crate::error::{HipError, HipResult};
+use crate::hsa::ipc as hsa_ipc;
+use hsa_abi::hsa_amd_ipc_memory_t;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+
+/// `hipIpcMemHandle_t`: 64 opaque bytes to the program.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpcHandle {
+    pub reserved: [u8; 64],
+}
+
+/// "HSHM", at byte 52.
+const MAGIC: u32 = 0x4853_484d;
+
+/// `hipIpcMemLazyEnablePeerAccess`: 1 from ROCm 6 on (ROCm 5's headers said 0).
+const LAZY_ENABLE_PEER_ACCESS: u32 = 1;
+
+struct Opened {
+    /// What the HSA runtime attached (the start of the exporter's allocation).
+    base: usize,
+}
+
+/// Ranges opened by this process, by the pointer `hipIpcOpenMemHandle` returned.
+static OPENED: Mutex<Option<HashMap<usize, Opened>>> = Mutex::new(None);
+
+fn ipc_runtime(call: &str) -> HipResult<&'static Runtime> {
+    let rt = runtime()?;
+    if let Some(absent) = hsa_ipc::missing(rt.hsa.api) {
+        tracing::warn!(hsa = %rt.hsa.api.path.display(), absent, "{call}: the HSA runtime has no inter-process memory");
+        return Err(HipError::NOT_SUPPORTED);
+    }
+    Ok(rt)
+}
+
+fn encode(hsa: &hsa_amd_ipc_memory_t, size: u64, offset: u64) -> IpcHandle {
+    let mut bytes = [0u8; 64];
+    for (i, w) in hsa.handle.iter().enumerate() {
+        bytes[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    bytes[32..40].copy_from_slice(&size.to_le_bytes());
+    bytes[40..48].copy_from_slice(&offset.to_le_bytes());
+    bytes[48..52].copy_from_slice(&std::process::id().to_le_bytes());
+    bytes[52..56].copy_from_slice(&MAGIC.to_le_bytes());
+    IpcHandle { reserved: bytes }
+}
+
+/// (HSA handle, size, offset, exporting pid) of a handle hipshim made.
+fn decode(handle: &IpcHandle) -> Option<(hsa_amd_ipc_memory_t, u64, u64, u32)> {
+    let b = &handle.reserved;
+    let word = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    let quad = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    if word(52) != MAGIC {
+        return None;
+    }
+    let mut hsa = hsa_amd_ipc_memory_t::default();
+    for (i, w) in hsa.handle.iter_mut().enumerate() {
+        *w = word(4 * i);
+    }
+    Some((hsa, quad(32), quad(40), word(48)))
+}
+
+/// `hipIpcGetMemHandle`: a handle for the `hipMalloc` allocation holding `ptr`.
+pub fn get_mem_handle(ptr: usize) -> HipResult<IpcHandle> {
+    let call = "hipIpcGetMemHandle";
+    let rt = ipc_runtime(call)?;
+    let alloc = memory::lookup(ptr, 1)
+        .filter(|a| a.kind == memory::MemKind::Device)
+        .ok_or_else(|| {
+            tracing::warn!(
+                ptr = format_args!("{ptr:#x}"),
+                "{call}: not memory from hipMalloc"
+            );
+            HipError::INVALID_DEVICE_POINTER
+        })?;
+    let granule = rt.device(alloc.device)?.device_pool.granule(false)?.max(1);
+    let size = alloc.size.next_multiple_of(granule);
+    let hsa = hsa_ipc::create(rt.hsa.api, alloc.start, size).map_err(|e| {
+        tracing::warn!(ptr = format_args!("{ptr:#x}"), error = %e, "{call}: the runtime cannot export it");
+        HipError::INVALID_DEVICE_POINTER
+    })?;
+    Ok(encode(&hsa, size as u64, (ptr - alloc.start) as u64))
+}
+
+/// `hipIpcOpenMemHandle`: maps another process's memory for the current device; returns the
+/// address of the pointer the handle was made for.
+pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
+    let call = "hipIpcOpenMemHandle";
+    let rt = ipc_runtime(call)?;
+    let legacy_flags = super::compat::abi() == super::compat::Abi::Rocm5 && flags == 0;
+    if flags != LAZY_ENABLE_PEER_ACCESS && !legacy_flags {
+        tracing::warn!(flags, "{call}: flags must be hipIpcMemLazyEnablePeerAccess");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let Some((hsa, size, offset, pid)) =
+        decode(handle).filter(|(_, size, offset, _)| *size > 0 && offset < size)
+    else {
+        // AMD's answers: a handle of size 0 is an invalid value; any other that cannot be
+        // attached is an invalid device pointer.
+        let size = u64::from_le_bytes(handle.reserved[32..40].try_into().expect("8 bytes"));
+        tracing::warn!("{call}: not a handle hipIpcGetMemHandle made");
+        return Err(if size == 0 {
+            HipError::INVALID_VALUE
+        } else {
+            HipError::INVALID_DEVICE_POINTER
+        });
+    };
+    if pid == std::process::id() {
+        tracing::warn!("{call}: the handle was made by this process, which has the memory already");
+        return Err(HipError::INVALID_CONTEXT);
+    }
+    let device = rt.current_device()?;
+    let base = hsa_ipc::attach(rt.hsa.api, &hsa, size as usize, &[device.agent]).map_err(|e| {
+        tracing::warn!(pid, error = %e, "{call}: cannot attach the memory (has its process ended?)");
+        HipError::INVALID_DEVICE_POINTER
+    })?;
+    memory::insert_imported(base, size as usize, device.index);
+    let ptr = base + offset as usize;
+    OPENED
+        .lock()
+        .get_or_insert_with(HashMap::new)
+        .insert(ptr, Opened { base });
+    Ok(ptr)
+}
+
+/// `hipIpcCloseMemHandle`: `ptr` is what `hipIpcOpenMemHandle` returned. Work already queued
+/// that may use it finishes first.
+pub fn close_mem_handle(ptr: usize) -> HipResult {
+    let call = "hipIpcCloseMemHandle";
+    let rt = ipc_runtime(call)?;
+    // AMD's runtime answers hipErrorInvalidHandle for a pointer it did not open.
+    if !OPENED.lock().as_ref().is_some_and(|m| m.contains_key(&ptr)) {
+        tracing::warn!(
+            ptr = format_args!("{ptr:#x}"),
+            "{call}: not a pointer hipIpcOpenMemHandle returned"
+        );
+        return Err(HipError::INVALID_HANDLE);
+    }
+    memory::synchronize_all()?;
+    let Some(opened) = OPENED.lock().as_mut().and_then(|m| m.remove(&ptr)) else {
+        return Err(HipError::INVALID_HANDLE);
+    };
+    memory::remove_imported(opened.base);
+    Ok(hsa_ipc::detach(rt.hsa.api, opened.base)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_round_trip_and_foreign_bytes_are_rejected() {
+        let hsa = hsa_amd_ipc_memory_t {
+            handle: [1, 2, 3, 4, 5, 6, 7, 8],
+        };
+        let h = encode(&hsa, 8192, 16);
+        assert_eq!(decode(&h), Some((hsa, 8192, 16, std::process::id())));
+        assert_eq!(decode(&IpcHandle { reserved: [0; 64] }), None);
+    }
+}
