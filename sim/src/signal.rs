@@ -67,6 +67,67 @@ impl Hub {
     }
 }
 
+/// A wake-up point of one sleeper's own (an idle packet processor's doorbell, an idle copy
+/// engine's job list), beside the [`HUB`] that everything waiting for signals shares: waking
+/// it costs its producers one load while nobody sleeps on it, and never wakes a thread that
+/// sleeps elsewhere. The hub's protocol, per bell: the waiter counts itself in (SeqCst), then
+/// re-checks its condition under its stripe's lock and sleeps; a producer makes its change,
+/// then (after a SeqCst read-modify-write or fence of its own) reads the count and, if
+/// non-zero, notifies under the same lock. Either the waiter's re-check sees the change, or
+/// the producer sees the waiter and its notify cannot be lost. Bells share [`BELL_STRIPES`]
+/// locks and condvars by address (a count of 8 bytes fits where a bell must live, such as a
+/// doorbell's `amd_signal_t`); sharing costs at most a spurious wake-up.
+#[repr(transparent)]
+#[derive(Default)]
+pub struct Bell(AtomicI64);
+
+/// Lock and condvar pairs the bells share.
+const BELL_STRIPES: usize = 16;
+
+static STRIPES: [(Mutex<()>, Condvar); BELL_STRIPES] =
+    [const { (Mutex::new(()), Condvar::new()) }; BELL_STRIPES];
+
+impl Bell {
+    pub const fn new() -> Bell {
+        Bell(AtomicI64::new(0))
+    }
+
+    fn stripe(&self) -> &'static (Mutex<()>, Condvar) {
+        // Bells are 8-aligned fields of 64-aligned blocks or of heap objects.
+        &STRIPES[(self as *const Bell as usize >> 6) % BELL_STRIPES]
+    }
+
+    /// Wakes whoever sleeps here; the caller has made its change with SeqCst (see the type's
+    /// protocol).
+    #[inline]
+    pub fn wake(&self) {
+        if self.0.load(Ordering::SeqCst) != 0 {
+            self.wake_sleepers();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_sleepers(&self) {
+        let (lock, cond) = self.stripe();
+        let _guard = lock.lock();
+        cond.notify_all();
+    }
+
+    /// Sleeps until woken or until `max_sleep` passes, unless `ready()` already holds.
+    pub fn sleep_unless(&self, ready: &mut dyn FnMut() -> bool, max_sleep: Duration) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        {
+            let (lock, cond) = self.stripe();
+            let mut guard = lock.lock();
+            if !ready() {
+                cond.wait_for(&mut guard, max_sleep);
+            }
+        }
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// The `amd_signal_t` of one signal, in the signal slab: its address is the signal's handle,
 /// so clients that read `value` or the timestamps directly (AMD's HIP does) see what they
 /// expect. After construction every field is accessed through atomics.
@@ -125,20 +186,36 @@ impl SignalMemory {
 
     pub fn store(&self, v: i64, order: Ordering) {
         if self.kind() == AMD_SIGNAL_KIND_DOORBELL {
-            // Only the queue's producer stores to a single-producer doorbell, so reading the
-            // old value first races with nobody that matters.
-            let old = self.value().load(Ordering::Relaxed);
-            self.value().store(v, order);
-            if v < old {
-                self.note_doorbell_fell_back(old);
-            }
-            if crate::capture::is_on() {
-                self.capture_doorbell(v);
-            }
+            self.ring(v);
         } else {
             self.value().store(v, order);
         }
         HUB.notify();
+    }
+
+    /// A doorbell store: wakes the queue's packet processor if it sleeps on the doorbell's
+    /// [`Bell`], and no other thread.
+    fn ring(&self, v: i64) {
+        // A swap whatever the order asked for: it reads the old value (for strict mode's
+        // `doorbell-monotonic`) and is the SeqCst change the bell's protocol wants before
+        // the sleeper count is read.
+        let old = self.value().swap(v, Ordering::SeqCst);
+        if v < old {
+            self.note_doorbell_fell_back(old);
+        }
+        self.doorbell_bell().wake();
+        if crate::capture::is_on() {
+            self.capture_doorbell(v);
+        }
+    }
+
+    /// The [`Bell`] an idle packet processor sleeps on, in the doorbell's `start_ts` (a
+    /// doorbell has no timestamps, and no client reads them): ringing one queue wakes that
+    /// queue's processor and no other thread, and a launch never takes the [`HUB`]'s lock.
+    pub fn doorbell_bell(&self) -> &Bell {
+        let count = self.ts(false);
+        // SAFETY: `Bell` is a transparent `AtomicI64`; the field lives as long as `self`.
+        unsafe { &*(count as *const AtomicI64).cast::<Bell>() }
     }
 
     #[cold]
