@@ -204,7 +204,7 @@ pub unsafe fn launch_kernel(
     let function = module::function(host_function as usize)?;
     // SAFETY: forwarded contract.
     unsafe {
-        launch_function(
+        launch_function_in_place(
             &function,
             GridSize::Blocks(grid),
             block,
@@ -379,6 +379,24 @@ pub unsafe fn launch_function(
     shared_mem: usize,
     stream: *mut c_void,
 ) -> HipResult {
+    // SAFETY: forwarded contract.
+    unsafe { launch_function_in_place(function, grid_size, block, args, shared_mem, stream) }
+}
+
+/// [`launch_function`] inlined into its caller: `hipLaunchKernel`'s shell runs the whole
+/// launch in one frame.
+///
+/// # Safety
+/// As for [`launch_function`].
+#[inline(always)]
+unsafe fn launch_function_in_place(
+    function: &Arc<Function>,
+    grid_size: GridSize,
+    block: Dim3,
+    args: Args<'_>,
+    shared_mem: usize,
+    stream: *mut c_void,
+) -> HipResult {
     let device = runtime()?.current_device()?;
     // SAFETY: forwarded contract.
     unsafe {
@@ -414,8 +432,8 @@ pub(in crate::runtime) unsafe fn launch_on(
 ) -> HipResult {
     let cooperative = matches!(dispatch, Dispatch::Cooperative { .. });
     // SAFETY: forwarded contract.
-    let launch = unsafe {
-        check_launch(
+    unsafe {
+        check_launch_then(
             device,
             function,
             grid_size,
@@ -424,17 +442,18 @@ pub(in crate::runtime) unsafe fn launch_on(
             shared_mem,
             stream,
             cooperative,
+            #[inline(always)]
+            |launch| match dispatch {
+                // The one check capture costs a launch: a flag of the stream just resolved.
+                Dispatch::Stream if launch.stream.capturing.load(Ordering::Relaxed) => {
+                    launch.capture(function)
+                }
+                Dispatch::Stream => launch.submit(),
+                Dispatch::Cooperative { multigrid_sync } => {
+                    launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
+                }
+            },
         )
-    }?;
-    match dispatch {
-        // The one check capture costs a launch: a flag of the stream just resolved.
-        Dispatch::Stream if launch.stream.capturing.load(Ordering::Relaxed) => {
-            launch.capture(function)
-        }
-        Dispatch::Stream => launch.submit(),
-        Dispatch::Cooperative { multigrid_sync } => {
-            launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
-        }
     }
 }
 
@@ -456,7 +475,6 @@ pub(in crate::runtime) struct CheckedLaunch<'a> {
 /// # Safety
 /// As for [`launch_function`]; the argument pointers stay valid while the result lives.
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
 pub(in crate::runtime) unsafe fn check_launch<'a>(
     device: &'a super::device::Device,
     function: &'a Function,
@@ -467,6 +485,33 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     stream: *mut c_void,
     cooperative: bool,
 ) -> HipResult<CheckedLaunch<'a>> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        check_launch_then(
+            device, function, grid_size, block, args, shared_mem, stream, cooperative, Ok,
+        )
+    }
+}
+
+/// [`check_launch`], handing the checked launch to `then` rather than returning it: the
+/// launch path inlines both, and builds the checked launch in place instead of moving it
+/// out of a `Result` (a copy of a few hundred bytes per launch).
+///
+/// # Safety
+/// As for [`check_launch`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn check_launch_then<'a, R>(
+    device: &'a super::device::Device,
+    function: &'a Function,
+    grid_size: GridSize,
+    block: Dim3,
+    args: Args<'a>,
+    shared_mem: usize,
+    stream: *mut c_void,
+    cooperative: bool,
+    then: impl FnOnce(CheckedLaunch<'a>) -> HipResult<R>,
+) -> HipResult<R> {
     let kernel = function.kernel(device)?;
     let info = &kernel.info;
     // The configuration is checked in work-groups either way.
@@ -540,7 +585,7 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     } else {
         None
     };
-    Ok(CheckedLaunch {
+    then(CheckedLaunch {
         device,
         stream,
         packet: DispatchPacket {
@@ -630,15 +675,11 @@ impl CheckedLaunch<'_> {
     /// own waits (see `Stream::submit_counted`).
     #[inline(always)]
     fn submit(self) -> HipResult {
-        let CheckedLaunch {
-            device,
-            stream,
-            packet,
-            ..
-        } = self;
+        // Borrowed in place, not moved out of `self`: the packet is a few hundred bytes.
+        let packet = &self.packet;
         packet.note_in_trace();
-        stream.submit_counted(
-            &device.streams,
+        self.stream.submit_counted(
+            &self.device.streams,
             #[inline(always)]
             |queue, completion_signal| packet.publish(queue, completion_signal, None),
         )
