@@ -171,16 +171,41 @@ fn too_many_configurations() -> HipResult {
     Err(HipError::LAUNCH_OUT_OF_RESOURCES)
 }
 
+/// `__hipPopCallConfiguration`: the latest configuration pushed, written straight into the
+/// stub's out-parameters; none is `hipErrorMissingConfiguration`.
+///
+/// # Safety
+/// Each pointer is valid for one write of its type.
 #[inline(always)]
-pub fn pop_call_configuration() -> HipResult<CallConfiguration> {
-    CALL_CONFIGURATIONS.with(|pending| {
+pub unsafe fn pop_call_configuration(
+    grid: *mut Dim3,
+    block: *mut Dim3,
+    shared_mem: *mut usize,
+    stream: *mut *mut c_void,
+) -> HipResult {
+    let popped = CALL_CONFIGURATIONS.with(|pending| {
         let depth = pending.depth.get();
-        if depth == 0 {
-            return Err(HipError::MISSING_CONFIGURATION);
-        }
+        let Some(slot) = depth.checked_sub(1).and_then(|top| pending.stack.get(top)) else {
+            return false;
+        };
         pending.depth.set(depth - 1);
-        Ok(pending.stack[depth - 1].get())
-    })
+        // Field by field from the slot, not through a copy of the whole configuration.
+        // SAFETY: the slot is this thread's and no reference to it is live (`Cell`); the
+        // out-pointers are the caller's contract.
+        unsafe {
+            let config = slot.as_ptr();
+            grid.write((*config).grid);
+            block.write((*config).block);
+            shared_mem.write((*config).shared_mem);
+            stream.write((*config).stream);
+        }
+        true
+    });
+    if popped {
+        Ok(())
+    } else {
+        Err(HipError::MISSING_CONFIGURATION)
+    }
 }
 
 /// Most work-items a workgroup may have on the devices hipshim targets (also the limit of
@@ -338,7 +363,11 @@ impl LaunchLimits {
         let static_lds = u64::from(info.group_segment_fixed_size);
         let device_lds = u64::from(device_lds);
         LaunchLimits {
-            max_threads: if static_lds > device_lds { 0 } else { max_threads },
+            max_threads: if static_lds > device_lds {
+                0
+            } else {
+                max_threads
+            },
             max_grid: max_grid.map(|n| n.max(0) as u32),
             max_dynamic_lds: device_lds.saturating_sub(static_lds),
         }
@@ -488,7 +517,15 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     // SAFETY: forwarded contract.
     unsafe {
         check_launch_then(
-            device, function, grid_size, block, args, shared_mem, stream, cooperative, Ok,
+            device,
+            function,
+            grid_size,
+            block,
+            args,
+            shared_mem,
+            stream,
+            cooperative,
+            Ok,
         )
     }
 }
@@ -678,11 +715,21 @@ impl CheckedLaunch<'_> {
         // Borrowed in place, not moved out of `self`: the packet is a few hundred bytes.
         let packet = &self.packet;
         packet.note_in_trace();
-        self.stream.submit_counted(
+        let submitted = self.stream.submit_counted(
             &self.device.streams,
             #[inline(always)]
             |queue, completion_signal| packet.publish(queue, completion_signal, None),
-        )
+        );
+        // Only these two need dropping, which then happens here rather than in an
+        // out-of-line drop of the whole launch.
+        let CheckedLaunch {
+            stream,
+            cooperative_queue,
+            ..
+        } = self;
+        drop(stream);
+        drop(cooperative_queue);
+        submitted
     }
 
     /// Publishes the dispatch of a cooperative launch on the device's cooperative queue, with
@@ -1175,8 +1222,34 @@ mod tests {
     /// agree on every edge of every limit (zero, the limit, one past it, wrap-arounds).
     #[test]
     fn admitted_launches_are_exactly_the_valid_configurations() {
-        let dims = [0u32, 1, 2, 3, 63, 64, 255, 256, 257, 1023, 1024, 1025, 65535, 65536, u32::MAX];
-        let grids = [0u32, 1, 2, 100, 1 << 16, (1 << 31) - 2, (1 << 31) - 1, 1 << 31, u32::MAX];
+        let dims = [
+            0u32,
+            1,
+            2,
+            3,
+            63,
+            64,
+            255,
+            256,
+            257,
+            1023,
+            1024,
+            1025,
+            65535,
+            65536,
+            u32::MAX,
+        ];
+        let grids = [
+            0u32,
+            1,
+            2,
+            100,
+            1 << 16,
+            (1 << 31) - 2,
+            (1 << 31) - 1,
+            1 << 31,
+            u32::MAX,
+        ];
         let shared = [0usize, 1, 1023, 1024, 1025, 60 << 10, 64 << 10, usize::MAX];
         let lds = 64 << 10;
         let cases = [
