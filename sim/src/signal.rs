@@ -44,12 +44,20 @@ pub static HUB: Hub = Hub {
 };
 
 impl Hub {
+    /// Every signal change calls this: inline, one load while nobody sleeps on the hub.
+    #[inline]
     pub fn notify(&self) {
         if self.waiters.load(Ordering::SeqCst) != 0 {
-            let mut epoch = self.lock.lock();
-            *epoch = epoch.wrapping_add(1);
-            self.cond.notify_all();
+            self.wake_all();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_all(&self) {
+        let mut epoch = self.lock.lock();
+        *epoch = epoch.wrapping_add(1);
+        self.cond.notify_all();
     }
 
     /// Sleeps until notified or until `max_sleep` passes, unless `ready()` already holds.
