@@ -573,6 +573,69 @@ mod tests {
         assert!(reg.get(hsa_signal_t { handle: 0x1234 }).is_err());
     }
 
+    /// A bell's sleeper wakes when rung, whichever comes first: its sleep or the change
+    /// (without a wake-up it would sleep for the hour it asked for).
+    #[test]
+    fn a_bell_wakes_its_sleeper_and_no_change_is_lost() {
+        use std::sync::atomic::AtomicBool;
+        static BELL: Bell = Bell::new();
+        for round in 0..200 {
+            let changed = Arc::new(AtomicBool::new(false));
+            let sleeper = {
+                let changed = changed.clone();
+                std::thread::spawn(move || {
+                    while !changed.load(Ordering::SeqCst) {
+                        BELL.sleep_unless(
+                            &mut || changed.load(Ordering::SeqCst),
+                            Duration::from_secs(3600),
+                        );
+                    }
+                })
+            };
+            if round % 2 == 0 {
+                std::thread::yield_now();
+            }
+            changed.store(true, Ordering::SeqCst);
+            BELL.wake();
+            sleeper.join().unwrap();
+        }
+        assert_eq!(
+            BELL.0.load(Ordering::SeqCst),
+            0,
+            "every sleeper counted itself out"
+        );
+    }
+
+    #[test]
+    fn a_doorbells_bell_lives_in_its_unused_timestamp() {
+        let reg = SignalRegistry::default();
+        let doorbell = reg
+            .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0)
+            .unwrap();
+        // Nobody sleeps: a ring only stores (and reads the count).
+        doorbell.store(5, Ordering::Release);
+        assert_eq!(doorbell.load(Ordering::Acquire), 5);
+        assert_eq!(doorbell.doorbell_bell().0.load(Ordering::SeqCst), 0);
+        // A sleeper on the doorbell is woken by the next ring.
+        let rung = Arc::new(std::sync::Barrier::new(2));
+        let waiter = {
+            let (doorbell, rung) = (doorbell.clone(), rung.clone());
+            std::thread::spawn(move || {
+                rung.wait();
+                while doorbell.load(Ordering::Acquire) < 6 {
+                    doorbell.doorbell_bell().sleep_unless(
+                        &mut || doorbell.load(Ordering::Acquire) >= 6,
+                        Duration::from_secs(3600),
+                    );
+                }
+            })
+        };
+        rung.wait();
+        doorbell.store(6, Ordering::Release);
+        waiter.join().unwrap();
+        reg.destroy(doorbell.handle()).ok();
+    }
+
     #[test]
     fn conditions_follow_hsa_semantics() {
         assert!(condition_holds(HSA_SIGNAL_CONDITION_EQ, 1, 1).unwrap());

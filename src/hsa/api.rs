@@ -191,6 +191,7 @@ hsa_table! {
         // Not in ROCm 5.2's ROCr; plain hsa_amd_memory_async_copy is the fallback.
         hsa_amd_memory_async_copy_on_engine: fn(*mut c_void, hsa_agent_t, *const c_void, hsa_agent_t, usize, u32, *const hsa_signal_t, hsa_signal_t, u32, bool) -> hsa_status_t;
         hsa_amd_memory_copy_engine_status: fn(hsa_agent_t, hsa_agent_t, *mut u32) -> hsa_status_t;
+        hsa_amd_signal_value_pointer: fn(hsa_signal_t, *mut *mut hsa_signal_value_t) -> hsa_status_t;
     }
 }
 

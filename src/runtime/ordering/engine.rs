@@ -372,7 +372,7 @@ impl State {
     /// Counts one more packet on `pending` and returns the signal that packet must complete:
     /// counted before it is published, so the packet can never complete the count early.
     fn count_packet(&mut self) -> hsa_signal_t {
-        self.pending.signal().add(1);
+        self.pending.signal().count_up(1);
         self.counted += 1;
         self.pending.handle()
     }
@@ -738,7 +738,7 @@ impl Stream {
             return Err(HipError::UNKNOWN);
         };
         // Counted before it is published (see `State::count_packet`).
-        pending.signal().add(1);
+        pending.signal().count_up(1);
         *counted += 1;
         *last = publish(queue, pending.handle());
         match ready {
@@ -810,7 +810,7 @@ impl Stream {
             return Err(HipError::UNKNOWN);
         };
         // Counted before it is published (see `State::count_packet`).
-        pending.signal().add(1);
+        pending.signal().count_up(1);
         *counted += 1;
         *last = publish(queue, pending.handle());
         held.push_back(Held {
