@@ -301,8 +301,8 @@ pub fn check_configuration(
     device_lds: u32,
     max_grid: [i32; 3],
 ) -> Option<(HipError, &'static str)> {
-    // Scalar code: this runs on every launch.
-    let threads = block.x as u64 * block.y as u64 * block.z as u64;
+    // Saturating: three dimensions near u32::MAX overflow even a u64 (refused below anyway).
+    let threads = (block.x as u64 * block.y as u64).saturating_mul(block.z as u64);
     let max_threads = match info.max_flat_workgroup_size {
         0 => MAX_BLOCK_THREADS,
         n => (n as u64).min(MAX_BLOCK_THREADS),
