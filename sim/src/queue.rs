@@ -316,10 +316,20 @@ impl Queue {
             });
             let work_soon = stepped || (busy && self.spin_for_work(rt));
             if !work_soon {
-                HUB.sleep_unless(
-                    &mut || !self.is_active() || self.peek(rt) == Peek::Ready,
-                    Duration::from_millis(50),
-                );
+                // An empty ring waits for its doorbell alone: a producer's ring wakes this
+                // processor and no other thread. A barrier waits for signals, which the hub
+                // announces.
+                if self.peek(rt) == Peek::Empty {
+                    self.doorbell.doorbell_bell().sleep_unless(
+                        &mut || !self.is_active() || self.peek(rt) != Peek::Empty,
+                        Duration::from_millis(50),
+                    );
+                } else {
+                    HUB.sleep_unless(
+                        &mut || !self.is_active() || self.peek(rt) == Peek::Ready,
+                        Duration::from_millis(50),
+                    );
+                }
             }
             busy = stepped;
         }
@@ -347,6 +357,7 @@ impl Queue {
     /// (an error callback destroying its own queue), which then just exits when it returns.
     pub fn stop(&self) {
         self.state.store(STOPPING, Ordering::SeqCst);
+        self.doorbell.doorbell_bell().wake();
         HUB.notify();
         let handle = self.thread.lock().take();
         if let Some(h) = handle {

@@ -4,7 +4,7 @@
 use crate::cabi::now_ns;
 use crate::error::catch_panic;
 use crate::memory::MemoryRegistry;
-use crate::signal::{Signal, HUB};
+use crate::signal::{Bell, Signal, HUB};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -181,6 +181,9 @@ pub struct SdmaEngine {
     exec: Mutex<()>,
     stop: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// What the engine's thread sleeps on while it has no job: a submission or the stop
+    /// wakes it, and signal changes (the hub's) do not.
+    idle: Bell,
 }
 
 impl SdmaEngine {
@@ -193,6 +196,7 @@ impl SdmaEngine {
             exec: Mutex::new(()),
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
+            idle: Bell::new(),
         }
     }
 
@@ -205,6 +209,9 @@ impl SdmaEngine {
         if threaded {
             self.ensure_thread();
         }
+        // The bell's protocol: the new job is visible (SeqCst) before its sleeper count is read.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        self.idle.wake();
         HUB.notify();
     }
 
@@ -296,16 +303,27 @@ impl SdmaEngine {
                 true
             });
             if !stepped {
-                HUB.sleep_unless(
-                    &mut || self.stop.load(Ordering::SeqCst) || self.front_ready(),
-                    Duration::from_millis(50),
-                );
+                let stopping = || self.stop.load(Ordering::SeqCst);
+                // No job: only a submission (or the stop) can give it work. A job waiting for
+                // its dependencies waits for signals, which the hub announces.
+                if self.is_idle() {
+                    self.idle.sleep_unless(
+                        &mut || stopping() || !self.is_idle(),
+                        Duration::from_millis(50),
+                    );
+                } else {
+                    HUB.sleep_unless(
+                        &mut || stopping() || self.front_ready(),
+                        Duration::from_millis(50),
+                    );
+                }
             }
         }
     }
 
     pub fn shut_down(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.idle.wake();
         HUB.notify();
         if let Some(h) = self.thread.lock().take() {
             let _ = h.join();

@@ -44,12 +44,20 @@ pub static HUB: Hub = Hub {
 };
 
 impl Hub {
+    /// Every signal change calls this: inline, one load while nobody sleeps on the hub.
+    #[inline]
     pub fn notify(&self) {
         if self.waiters.load(Ordering::SeqCst) != 0 {
-            let mut epoch = self.lock.lock();
-            *epoch = epoch.wrapping_add(1);
-            self.cond.notify_all();
+            self.wake_all();
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_all(&self) {
+        let mut epoch = self.lock.lock();
+        *epoch = epoch.wrapping_add(1);
+        self.cond.notify_all();
     }
 
     /// Sleeps until notified or until `max_sleep` passes, unless `ready()` already holds.
@@ -64,6 +72,67 @@ impl Hub {
             }
         }
         self.waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A wake-up point of one sleeper's own (an idle packet processor's doorbell, an idle copy
+/// engine's job list), beside the [`HUB`] that everything waiting for signals shares: waking
+/// it costs its producers one load while nobody sleeps on it, and never wakes a thread that
+/// sleeps elsewhere. The hub's protocol, per bell: the waiter counts itself in (SeqCst), then
+/// re-checks its condition under its stripe's lock and sleeps; a producer makes its change,
+/// then (after a SeqCst read-modify-write or fence of its own) reads the count and, if
+/// non-zero, notifies under the same lock. Either the waiter's re-check sees the change, or
+/// the producer sees the waiter and its notify cannot be lost. Bells share [`BELL_STRIPES`]
+/// locks and condvars by address (a count of 8 bytes fits where a bell must live, such as a
+/// doorbell's `amd_signal_t`); sharing costs at most a spurious wake-up.
+#[repr(transparent)]
+#[derive(Default)]
+pub struct Bell(AtomicI64);
+
+/// Lock and condvar pairs the bells share.
+const BELL_STRIPES: usize = 16;
+
+static STRIPES: [(Mutex<()>, Condvar); BELL_STRIPES] =
+    [const { (Mutex::new(()), Condvar::new()) }; BELL_STRIPES];
+
+impl Bell {
+    pub const fn new() -> Bell {
+        Bell(AtomicI64::new(0))
+    }
+
+    fn stripe(&self) -> &'static (Mutex<()>, Condvar) {
+        // Bells are 8-aligned fields of 64-aligned blocks or of heap objects.
+        &STRIPES[(self as *const Bell as usize >> 6) % BELL_STRIPES]
+    }
+
+    /// Wakes whoever sleeps here; the caller has made its change with SeqCst (see the type's
+    /// protocol).
+    #[inline]
+    pub fn wake(&self) {
+        if self.0.load(Ordering::SeqCst) != 0 {
+            self.wake_sleepers();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_sleepers(&self) {
+        let (lock, cond) = self.stripe();
+        let _guard = lock.lock();
+        cond.notify_all();
+    }
+
+    /// Sleeps until woken or until `max_sleep` passes, unless `ready()` already holds.
+    pub fn sleep_unless(&self, ready: &mut dyn FnMut() -> bool, max_sleep: Duration) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        {
+            let (lock, cond) = self.stripe();
+            let mut guard = lock.lock();
+            if !ready() {
+                cond.wait_for(&mut guard, max_sleep);
+            }
+        }
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -125,20 +194,36 @@ impl SignalMemory {
 
     pub fn store(&self, v: i64, order: Ordering) {
         if self.kind() == AMD_SIGNAL_KIND_DOORBELL {
-            // Only the queue's producer stores to a single-producer doorbell, so reading the
-            // old value first races with nobody that matters.
-            let old = self.value().load(Ordering::Relaxed);
-            self.value().store(v, order);
-            if v < old {
-                self.note_doorbell_fell_back(old);
-            }
-            if crate::capture::is_on() {
-                self.capture_doorbell(v);
-            }
+            self.ring(v);
         } else {
             self.value().store(v, order);
         }
         HUB.notify();
+    }
+
+    /// A doorbell store: wakes the queue's packet processor if it sleeps on the doorbell's
+    /// [`Bell`], and no other thread.
+    fn ring(&self, v: i64) {
+        // A swap whatever the order asked for: it reads the old value (for strict mode's
+        // `doorbell-monotonic`) and is the SeqCst change the bell's protocol wants before
+        // the sleeper count is read.
+        let old = self.value().swap(v, Ordering::SeqCst);
+        if v < old {
+            self.note_doorbell_fell_back(old);
+        }
+        self.doorbell_bell().wake();
+        if crate::capture::is_on() {
+            self.capture_doorbell(v);
+        }
+    }
+
+    /// The [`Bell`] an idle packet processor sleeps on, in the doorbell's `start_ts` (a
+    /// doorbell has no timestamps, and no client reads them): ringing one queue wakes that
+    /// queue's processor and no other thread, and a launch never takes the [`HUB`]'s lock.
+    pub fn doorbell_bell(&self) -> &Bell {
+        let count = self.ts(false);
+        // SAFETY: `Bell` is a transparent `AtomicI64`; the field lives as long as `self`.
+        unsafe { &*(count as *const AtomicI64).cast::<Bell>() }
     }
 
     #[cold]
@@ -486,6 +571,69 @@ mod tests {
         reg.destroy(h).unwrap();
         assert_eq!(reg.destroy(h), Err(HsaError::INVALID_SIGNAL));
         assert!(reg.get(hsa_signal_t { handle: 0x1234 }).is_err());
+    }
+
+    /// A bell's sleeper wakes when rung, whichever comes first: its sleep or the change
+    /// (without a wake-up it would sleep for the hour it asked for).
+    #[test]
+    fn a_bell_wakes_its_sleeper_and_no_change_is_lost() {
+        use std::sync::atomic::AtomicBool;
+        static BELL: Bell = Bell::new();
+        for round in 0..200 {
+            let changed = Arc::new(AtomicBool::new(false));
+            let sleeper = {
+                let changed = changed.clone();
+                std::thread::spawn(move || {
+                    while !changed.load(Ordering::SeqCst) {
+                        BELL.sleep_unless(
+                            &mut || changed.load(Ordering::SeqCst),
+                            Duration::from_secs(3600),
+                        );
+                    }
+                })
+            };
+            if round % 2 == 0 {
+                std::thread::yield_now();
+            }
+            changed.store(true, Ordering::SeqCst);
+            BELL.wake();
+            sleeper.join().unwrap();
+        }
+        assert_eq!(
+            BELL.0.load(Ordering::SeqCst),
+            0,
+            "every sleeper counted itself out"
+        );
+    }
+
+    #[test]
+    fn a_doorbells_bell_lives_in_its_unused_timestamp() {
+        let reg = SignalRegistry::default();
+        let doorbell = reg
+            .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0)
+            .unwrap();
+        // Nobody sleeps: a ring only stores (and reads the count).
+        doorbell.store(5, Ordering::Release);
+        assert_eq!(doorbell.load(Ordering::Acquire), 5);
+        assert_eq!(doorbell.doorbell_bell().0.load(Ordering::SeqCst), 0);
+        // A sleeper on the doorbell is woken by the next ring.
+        let rung = Arc::new(std::sync::Barrier::new(2));
+        let waiter = {
+            let (doorbell, rung) = (doorbell.clone(), rung.clone());
+            std::thread::spawn(move || {
+                rung.wait();
+                while doorbell.load(Ordering::Acquire) < 6 {
+                    doorbell.doorbell_bell().sleep_unless(
+                        &mut || doorbell.load(Ordering::Acquire) >= 6,
+                        Duration::from_secs(3600),
+                    );
+                }
+            })
+        };
+        rung.wait();
+        doorbell.store(6, Ordering::Release);
+        waiter.join().unwrap();
+        reg.destroy(doorbell.handle()).ok();
     }
 
     #[test]

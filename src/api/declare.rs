@@ -65,7 +65,9 @@ macro_rules! hip_api {
     };
 
     (@wrap [] $name:ident { $($conversions:tt)* } $body:block) => {
-        $crate::api::call(stringify!($name), || {
+        // `move`: the parameters (plain C values) go to the body in registers rather than
+        // through a block of pointers to their stack copies.
+        $crate::api::call(stringify!($name), move || {
             hip_api!(@convert $($conversions)*);
             $body
         })

@@ -398,21 +398,15 @@ hip_api! {
         shared_mem: *mut usize,
         stream: *mut hipStream_t,
     ) -> hipError_t as plain(HipError::UNKNOWN.code()) {
-        if grid.is_null() || block.is_null() || shared_mem.is_null() || stream.is_null() {
+        // One test for the four pointers (the stub passes its own locals, never null).
+        let least = (grid as usize).min(block as usize).min(shared_mem as usize).min(stream as usize);
+        if least == 0 {
             tracing::warn!("__hipPopCallConfiguration: a null out-pointer");
             return crate::api::failed(HipError::INVALID_VALUE);
         }
-        match launch::pop_call_configuration() {
-            Ok(config) => {
-                // SAFETY: checked non-null; the stub passes its own locals.
-                unsafe {
-                    grid.write(config.grid);
-                    block.write(config.block);
-                    shared_mem.write(config.shared_mem);
-                    stream.write(config.stream);
-                }
-                0
-            }
+        // SAFETY: checked non-null; the stub passes its own locals.
+        match unsafe { launch::pop_call_configuration(grid, block, shared_mem, stream) } {
+            Ok(()) => 0,
             Err(error) => crate::api::failed(error),
         }
     }

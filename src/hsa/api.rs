@@ -209,6 +209,7 @@ hsa_table! {
         hsa_amd_ipc_memory_create: fn(*mut c_void, usize, *mut hsa_amd_ipc_memory_t) -> hsa_status_t;
         hsa_amd_ipc_memory_attach: fn(*const hsa_amd_ipc_memory_t, usize, u32, *const hsa_agent_t, *mut *mut c_void) -> hsa_status_t;
         hsa_amd_ipc_memory_detach: fn(*mut c_void) -> hsa_status_t;
+        hsa_amd_signal_value_pointer: fn(hsa_signal_t, *mut *mut hsa_signal_value_t) -> hsa_status_t;
     }
 }
 

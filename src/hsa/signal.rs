@@ -4,7 +4,7 @@
 use super::{check, HsaApi, HsaError};
 use hsa_abi::*;
 use parking_lot::Mutex;
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicI64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How long a wait spins (lowest latency for short kernels) before it blocks in the runtime.
@@ -15,11 +15,15 @@ const BLOCKED_SLICE: Duration = Duration::from_millis(10);
 pub struct Signal {
     api: &'static HsaApi,
     pub handle: hsa_signal_t,
+    /// The signal's value in memory (`hsa_amd_signal_value_pointer`), for
+    /// [`Signal::count_up`]; null where the runtime does not give it.
+    value: *const AtomicI64,
 }
 
 // SAFETY: an HSA signal is a process-wide object designed for concurrent use from any thread.
 unsafe impl Send for Signal {}
-// SAFETY: as above; all operations go through the thread-safe HSA API.
+// SAFETY: as above; all operations go through the thread-safe HSA API or are atomic
+// accesses of the signal's value.
 unsafe impl Sync for Signal {}
 
 impl Signal {
@@ -28,7 +32,19 @@ impl Signal {
         // SAFETY: no consumer list (0, null) means any agent may wait; `handle` is valid.
         let status = unsafe { (api.hsa_signal_create)(initial, 0, std::ptr::null(), &mut handle) };
         check("hsa_signal_create", status)?;
-        Ok(Signal { api, handle })
+        let mut value: *mut hsa_signal_value_t = std::ptr::null_mut();
+        if let Some(value_pointer) = api.hsa_amd_signal_value_pointer {
+            // SAFETY: `handle` is live; `value` is a valid out-pointer.
+            let status = unsafe { value_pointer(handle, &mut value) };
+            if status != status::SUCCESS || !(value as usize).is_multiple_of(8) {
+                value = std::ptr::null_mut();
+            }
+        }
+        Ok(Signal {
+            api,
+            handle,
+            value: value.cast_const().cast(),
+        })
     }
 
     pub fn load(&self) -> i64 {
@@ -39,6 +55,25 @@ impl Signal {
     pub fn add(&self, delta: i64) {
         // SAFETY: the handle is live for as long as `self`.
         unsafe { (self.api.hsa_signal_add_relaxed)(self.handle, delta) }
+    }
+
+    /// Adds `delta` (> 0) to a count that waiters only ever wait to see fall to 0 (a stream's
+    /// packets in flight: it goes up as the host publishes packets and down as they complete).
+    /// A relaxed atomic add on the value in memory, which is what the runtime's
+    /// `hsa_signal_add_relaxed` does before it wakes the signal's waiters (ROCr's interrupt
+    /// signals set their event; hsasim notifies its hub). An increase needs no wake-up: a
+    /// waiter for 0 (or below 1) that was not done stays not done. Through the HSA call
+    /// where the runtime does not give the value's address.
+    #[inline(always)]
+    pub fn count_up(&self, delta: i64) {
+        debug_assert!(delta > 0);
+        if self.value.is_null() {
+            self.add(delta);
+        } else {
+            // SAFETY: the address of this signal's value (8-aligned, checked), live as long as
+            // the signal, i.e. `self`; the runtime and the device access it atomically too.
+            unsafe { (*self.value).fetch_add(delta, Ordering::Relaxed) };
+        }
     }
 
     pub fn store(&self, value: i64) {

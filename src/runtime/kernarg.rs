@@ -133,6 +133,34 @@ impl LaunchGeometry {
         })
     }
 
+    /// [`LaunchGeometry::from_blocks`] of a configuration `launch::LaunchLimits::admit`
+    /// accepted (no zero dimension, blocks of at most 1024 work-items per dimension): only
+    /// the grid's size in work-items is left to check.
+    #[inline(always)]
+    pub fn from_admitted_blocks(
+        grid_blocks: [u32; 3],
+        block: [u32; 3],
+        dynamic_lds: u32,
+    ) -> Result<Self, KernargError> {
+        debug_assert!(Self::check(grid_blocks, block).is_ok());
+        let (x, y, z) = (
+            u64::from(grid_blocks[0]) * u64::from(block[0]),
+            u64::from(grid_blocks[1]) * u64::from(block[1]),
+            u64::from(grid_blocks[2]) * u64::from(block[2]),
+        );
+        if (x | y | z) > u64::from(u32::MAX) {
+            return Err(KernargError::InvalidGeometry(
+                "grid has more than 2^32-1 work-items in a dimension",
+            ));
+        }
+        Ok(Self {
+            grid: [x as u32, y as u32, z as u32],
+            block,
+            dynamic_lds,
+            counts: grid_blocks,
+        })
+    }
+
     /// A grid of `grid` work-items per dimension (as in the AQL packet) in work-groups of
     /// `block`; a grid that is not a multiple of the block has a partial last work-group.
     pub fn from_work_items(

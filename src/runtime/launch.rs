@@ -171,16 +171,41 @@ fn too_many_configurations() -> HipResult {
     Err(HipError::LAUNCH_OUT_OF_RESOURCES)
 }
 
+/// `__hipPopCallConfiguration`: the latest configuration pushed, written straight into the
+/// stub's out-parameters; none is `hipErrorMissingConfiguration`.
+///
+/// # Safety
+/// Each pointer is valid for one write of its type.
 #[inline(always)]
-pub fn pop_call_configuration() -> HipResult<CallConfiguration> {
-    CALL_CONFIGURATIONS.with(|pending| {
+pub unsafe fn pop_call_configuration(
+    grid: *mut Dim3,
+    block: *mut Dim3,
+    shared_mem: *mut usize,
+    stream: *mut *mut c_void,
+) -> HipResult {
+    let popped = CALL_CONFIGURATIONS.with(|pending| {
         let depth = pending.depth.get();
-        if depth == 0 {
-            return Err(HipError::MISSING_CONFIGURATION);
-        }
+        let Some(slot) = depth.checked_sub(1).and_then(|top| pending.stack.get(top)) else {
+            return false;
+        };
         pending.depth.set(depth - 1);
-        Ok(pending.stack[depth - 1].get())
-    })
+        // Field by field from the slot, not through a copy of the whole configuration.
+        // SAFETY: the slot is this thread's and no reference to it is live (`Cell`); the
+        // out-pointers are the caller's contract.
+        unsafe {
+            let config = slot.as_ptr();
+            grid.write((*config).grid);
+            block.write((*config).block);
+            shared_mem.write((*config).shared_mem);
+            stream.write((*config).stream);
+        }
+        true
+    });
+    if popped {
+        Ok(())
+    } else {
+        Err(HipError::MISSING_CONFIGURATION)
+    }
 }
 
 /// Most work-items a workgroup may have on the devices hipshim targets (also the limit of
@@ -204,7 +229,7 @@ pub unsafe fn launch_kernel(
     let function = module::function(host_function as usize)?;
     // SAFETY: forwarded contract.
     unsafe {
-        launch_function(
+        launch_function_in_place(
             &function,
             GridSize::Blocks(grid),
             block,
@@ -276,8 +301,8 @@ pub fn check_configuration(
     device_lds: u32,
     max_grid: [i32; 3],
 ) -> Option<(HipError, &'static str)> {
-    // Scalar code: this runs on every launch.
-    let threads = block.x as u64 * block.y as u64 * block.z as u64;
+    // Saturating: three dimensions near u32::MAX overflow even a u64 (refused below anyway).
+    let threads = (block.x as u64 * block.y as u64).saturating_mul(block.z as u64);
     let max_threads = match info.max_flat_workgroup_size {
         0 => MAX_BLOCK_THREADS,
         n => (n as u64).min(MAX_BLOCK_THREADS),
@@ -305,13 +330,67 @@ pub fn check_configuration(
             "the grid has more blocks in a dimension than the device's maxGridSize",
         ));
     }
-    if info.group_segment_fixed_size as u64 + shared_mem as u64 > device_lds as u64 {
+    if (info.group_segment_fixed_size as u64).saturating_add(shared_mem as u64) > device_lds as u64
+    {
         return Some((
             HipError::INVALID_VALUE,
             "static plus dynamic shared memory exceeds the device's LDS",
         ));
     }
     None
+}
+
+/// What a launch of one kernel on one device is checked against, worked out when the kernel
+/// is first resolved there ([`Kernel`](super::module::Kernel)): [`check_configuration`]'s
+/// limits in the form of one branch-free test ([`LaunchLimits::admit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchLimits {
+    /// Threads a block may have: the kernel's `max_flat_workgroup_size` (up to 1024), or 0
+    /// when its static LDS alone exceeds the device's (no launch passes).
+    max_threads: u32,
+    /// Blocks per grid dimension: the device's `maxGridSize`.
+    max_grid: [u32; 3],
+    /// Dynamic LDS bytes a launch may ask for: the device's LDS less the kernel's static LDS.
+    max_dynamic_lds: u64,
+}
+
+impl LaunchLimits {
+    pub fn new(info: &KernelInfo, device_lds: u32, max_grid: [i32; 3]) -> LaunchLimits {
+        let max_threads = match info.max_flat_workgroup_size {
+            0 => MAX_BLOCK_THREADS,
+            n => (n as u64).min(MAX_BLOCK_THREADS),
+        } as u32;
+        let static_lds = u64::from(info.group_segment_fixed_size);
+        let device_lds = u64::from(device_lds);
+        LaunchLimits {
+            max_threads: if static_lds > device_lds {
+                0
+            } else {
+                max_threads
+            },
+            max_grid: max_grid.map(|n| n.max(0) as u32),
+            max_dynamic_lds: device_lds.saturating_sub(static_lds),
+        }
+    }
+
+    /// Whether [`check_configuration`] accepts the launch (it names the reason otherwise):
+    /// the same limits, tested with wrapping arithmetic so that a zero dimension fails with
+    /// the too-large ones, and without a branch per condition.
+    #[inline(always)]
+    pub fn admit(&self, grid: Dim3, block: Dim3, shared_mem: usize) -> bool {
+        let largest_block = (block.x.wrapping_sub(1))
+            .max(block.y.wrapping_sub(1))
+            .max(block.z.wrapping_sub(1));
+        // Each factor is at most 1024 when `largest_block` passes: no overflow then.
+        let threads = block.x.wrapping_mul(block.y).wrapping_mul(block.z);
+        let [gx, gy, gz] = self.max_grid;
+        (largest_block < MAX_BLOCK_THREADS as u32)
+            & (threads <= self.max_threads)
+            & (grid.x.wrapping_sub(1) < gx)
+            & (grid.y.wrapping_sub(1) < gy)
+            & (grid.z.wrapping_sub(1) < gz)
+            & (shared_mem as u64 <= self.max_dynamic_lds)
+    }
 }
 
 /// Launches `function` on the current device: validates the configuration and the
@@ -322,6 +401,24 @@ pub fn check_configuration(
 /// # Safety
 /// For [`Args::Pointers`], as for [`launch_kernel`].
 pub unsafe fn launch_function(
+    function: &Arc<Function>,
+    grid_size: GridSize,
+    block: Dim3,
+    args: Args<'_>,
+    shared_mem: usize,
+    stream: *mut c_void,
+) -> HipResult {
+    // SAFETY: forwarded contract.
+    unsafe { launch_function_in_place(function, grid_size, block, args, shared_mem, stream) }
+}
+
+/// [`launch_function`] inlined into its caller: `hipLaunchKernel`'s shell runs the whole
+/// launch in one frame.
+///
+/// # Safety
+/// As for [`launch_function`].
+#[inline(always)]
+unsafe fn launch_function_in_place(
     function: &Arc<Function>,
     grid_size: GridSize,
     block: Dim3,
@@ -364,8 +461,8 @@ pub(in crate::runtime) unsafe fn launch_on(
 ) -> HipResult {
     let cooperative = matches!(dispatch, Dispatch::Cooperative { .. });
     // SAFETY: forwarded contract.
-    let launch = unsafe {
-        check_launch(
+    unsafe {
+        check_launch_then(
             device,
             function,
             grid_size,
@@ -374,17 +471,18 @@ pub(in crate::runtime) unsafe fn launch_on(
             shared_mem,
             stream,
             cooperative,
+            #[inline(always)]
+            |launch| match dispatch {
+                // The one check capture costs a launch: a flag of the stream just resolved.
+                Dispatch::Stream if launch.stream.capturing.load(Ordering::Relaxed) => {
+                    launch.capture(function)
+                }
+                Dispatch::Stream => launch.submit(),
+                Dispatch::Cooperative { multigrid_sync } => {
+                    launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
+                }
+            },
         )
-    }?;
-    match dispatch {
-        // The one check capture costs a launch: a flag of the stream just resolved.
-        Dispatch::Stream if launch.stream.capturing.load(Ordering::Relaxed) => {
-            launch.capture(function)
-        }
-        Dispatch::Stream => launch.submit(),
-        Dispatch::Cooperative { multigrid_sync } => {
-            launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
-        }
     }
 }
 
@@ -406,7 +504,6 @@ pub(in crate::runtime) struct CheckedLaunch<'a> {
 /// # Safety
 /// As for [`launch_function`]; the argument pointers stay valid while the result lives.
 #[allow(clippy::too_many_arguments)]
-#[inline(always)]
 pub(in crate::runtime) unsafe fn check_launch<'a>(
     device: &'a super::device::Device,
     function: &'a Function,
@@ -417,6 +514,41 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     stream: *mut c_void,
     cooperative: bool,
 ) -> HipResult<CheckedLaunch<'a>> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        check_launch_then(
+            device,
+            function,
+            grid_size,
+            block,
+            args,
+            shared_mem,
+            stream,
+            cooperative,
+            Ok,
+        )
+    }
+}
+
+/// [`check_launch`], handing the checked launch to `then` rather than returning it: the
+/// launch path inlines both, and builds the checked launch in place instead of moving it
+/// out of a `Result` (a copy of a few hundred bytes per launch).
+///
+/// # Safety
+/// As for [`check_launch`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn check_launch_then<'a, R>(
+    device: &'a super::device::Device,
+    function: &'a Function,
+    grid_size: GridSize,
+    block: Dim3,
+    args: Args<'a>,
+    shared_mem: usize,
+    stream: *mut c_void,
+    cooperative: bool,
+    then: impl FnOnce(CheckedLaunch<'a>) -> HipResult<R>,
+) -> HipResult<R> {
     let kernel = function.kernel(device)?;
     let info = &kernel.info;
     // The configuration is checked in work-groups either way.
@@ -432,18 +564,17 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
         }
     };
 
-    let max_grid = device.info.max_grid_size;
-    if let Some((error, why)) =
-        check_configuration(info, grid, block, shared_mem, device.lds_bytes, max_grid)
-    {
-        tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, "invalid launch: {why}");
-        return Err(error);
+    if !kernel.limits.admit(grid, block, shared_mem) {
+        return Err(refuse_configuration(
+            device, function, info, grid, block, shared_mem,
+        ));
     }
     let lds = u32::try_from(shared_mem).unwrap_or(u32::MAX);
     let block_size = [block.x, block.y, block.z];
     let geometry = match grid_size {
+        // `admit` checked what `from_blocks` would but the size of the grid in work-items.
         GridSize::Blocks(_) => {
-            LaunchGeometry::from_blocks([grid.x, grid.y, grid.z], block_size, lds)
+            LaunchGeometry::from_admitted_blocks([grid.x, grid.y, grid.z], block_size, lds)
         }
         GridSize::WorkItems(items) => {
             LaunchGeometry::from_work_items([items.x, items.y, items.z], block_size, lds)
@@ -491,7 +622,7 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     } else {
         None
     };
-    Ok(CheckedLaunch {
+    then(CheckedLaunch {
         device,
         stream,
         packet: DispatchPacket {
@@ -506,6 +637,29 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
         },
         cooperative_queue,
     })
+}
+
+/// The error (and its log line) of a launch [`LaunchLimits::admit`] refused, from
+/// [`check_configuration`], which names the reason.
+#[cold]
+#[inline(never)]
+fn refuse_configuration(
+    device: &super::device::Device,
+    function: &Function,
+    info: &KernelInfo,
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+) -> HipError {
+    let max_grid = device.info.max_grid_size;
+    let Some((error, why)) =
+        check_configuration(info, grid, block, shared_mem, device.lds_bytes, max_grid)
+    else {
+        tracing::error!(kernel = %function.name, ?grid, ?block, shared_mem, "internal error: the launch limits refused a valid configuration");
+        return HipError::UNKNOWN;
+    };
+    tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, "invalid launch: {why}");
+    error
 }
 
 impl CheckedLaunch<'_> {
@@ -558,18 +712,24 @@ impl CheckedLaunch<'_> {
     /// own waits (see `Stream::submit_counted`).
     #[inline(always)]
     fn submit(self) -> HipResult {
-        let CheckedLaunch {
-            device,
-            stream,
-            packet,
-            ..
-        } = self;
+        // Borrowed in place, not moved out of `self`: the packet is a few hundred bytes.
+        let packet = &self.packet;
         packet.note_in_trace();
-        stream.submit_counted(
-            &device.streams,
+        let submitted = self.stream.submit_counted(
+            &self.device.streams,
             #[inline(always)]
             |queue, completion_signal| packet.publish(queue, completion_signal, None),
-        )
+        );
+        // Only these two need dropping, which then happens here rather than in an
+        // out-of-line drop of the whole launch.
+        let CheckedLaunch {
+            stream,
+            cooperative_queue,
+            ..
+        } = self;
+        drop(stream);
+        drop(cooperative_queue);
+        submitted
     }
 
     /// Publishes the dispatch of a cooperative launch on the device's cooperative queue, with
@@ -1056,6 +1216,79 @@ mod tests {
             check_configuration(&big, d(1, 1, 1), d(32, 32, 2), 0, lds, MAX_GRID).map(|e| e.0),
             Some(HipError::INVALID_CONFIGURATION)
         );
+    }
+
+    /// `LaunchLimits::admit` is the launch path's form of `check_configuration`: the two
+    /// agree on every edge of every limit (zero, the limit, one past it, wrap-arounds).
+    #[test]
+    fn admitted_launches_are_exactly_the_valid_configurations() {
+        let dims = [
+            0u32,
+            1,
+            2,
+            3,
+            63,
+            64,
+            255,
+            256,
+            257,
+            1023,
+            1024,
+            1025,
+            65535,
+            65536,
+            u32::MAX,
+        ];
+        let grids = [
+            0u32,
+            1,
+            2,
+            100,
+            1 << 16,
+            (1 << 31) - 2,
+            (1 << 31) - 1,
+            1 << 31,
+            u32::MAX,
+        ];
+        let shared = [0usize, 1, 1023, 1024, 1025, 60 << 10, 64 << 10, usize::MAX];
+        let lds = 64 << 10;
+        let cases = [
+            (info(0, 0), MAX_GRID),
+            (info(256, 1024), MAX_GRID),
+            (info(1024, 64 << 10), [100, 7, 1]),
+            (info(2048, (64 << 10) + 1), MAX_GRID),
+            (info(64, 0), [0, -5, i32::MIN]),
+        ];
+        let mut checked = 0u32;
+        for (k, max_grid) in &cases {
+            let limits = LaunchLimits::new(k, lds, *max_grid);
+            for &bx in &dims {
+                for &by in &[0u32, 1, 2, 1024, 1025, u32::MAX] {
+                    for &bz in &[0u32, 1, 4, 1025] {
+                        for &g in &grids {
+                            for &s in &shared {
+                                let (grid, block) = (d(g, 1.max(g % 7), 1), d(bx, by, bz));
+                                let valid = check_configuration(k, grid, block, s, lds, *max_grid)
+                                    .is_none();
+                                assert_eq!(
+                                    limits.admit(grid, block, s),
+                                    valid,
+                                    "{k:?} {max_grid:?} grid {grid:?} block {block:?} shared {s}"
+                                );
+                                for grid in [d(1, g, 1), d(1, 1, g)] {
+                                    let valid =
+                                        check_configuration(k, grid, block, s, lds, *max_grid)
+                                            .is_none();
+                                    assert_eq!(limits.admit(grid, block, s), valid);
+                                }
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000);
     }
 
     /// What hipshim reports on hsasim and ROCr: i32::MAX blocks per dimension.

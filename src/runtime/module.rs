@@ -82,6 +82,8 @@ pub struct Kernel {
     pub info: KernelInfo,
     /// The kernarg segment as a launch writes it, checked once here.
     pub layout: KernargLayout,
+    /// The configurations a launch on this device may have, worked out once here.
+    pub limits: super::launch::LaunchLimits,
 }
 
 /// A kernel of a code image by name: what `__hipRegisterFunction` registers and what
@@ -514,15 +516,18 @@ impl LoadedCodeObject {
             tracing::error!(kernel = %info.name, error = %e, "the kernel's metadata describes an impossible kernarg segment");
             HipError::INVALID_IMAGE
         })?;
+        let device = runtime()?.device(self.device)?;
         if layout.wants_hostcall_buffer() {
-            let device = runtime()?.device(self.device)?;
             layout.set_hostcall_buffer(super::hostcall::buffer_for(device)?);
         }
         tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
+        let limits =
+            super::launch::LaunchLimits::new(&info, device.lds_bytes, device.info.max_grid_size);
         let kernel = Arc::new(Kernel {
             kernel_object,
             info,
             layout,
+            limits,
         });
         kernels.insert(name.into(), kernel.clone());
         Ok(Some(kernel))

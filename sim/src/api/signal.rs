@@ -157,6 +157,7 @@ fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal
     })
 }
 
+#[inline(always)]
 fn store(name: &'static str, signal: hsa_signal_t, value: i64, order: Ordering) {
     guard_value(name, (), || {
         signal::live(signal)?.store(value, order);

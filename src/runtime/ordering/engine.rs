@@ -354,13 +354,25 @@ struct State {
     held: VecDeque<Held>,
     /// The last marker and the `ops` it covers, reused while no new work arrives.
     tail: Option<(u64, Marker)>,
+    /// `counted` from which a launch sweeps `held` again (see [`Stream::sweep_now_and_then`]).
+    next_launch_sweep: u64,
 }
+
+/// Which sweep of the held signals an operation's fast path makes.
+#[derive(Clone, Copy)]
+enum Sweep {
+    Always,
+    NowAndThen,
+}
+
+/// Counted packets between two sweeps of the launch path (see [`Stream::sweep_now_and_then`]).
+const LAUNCH_SWEEP_INTERVAL: u64 = 16;
 
 impl State {
     /// Counts one more packet on `pending` and returns the signal that packet must complete:
     /// counted before it is published, so the packet can never complete the count early.
     fn count_packet(&mut self) -> hsa_signal_t {
-        self.pending.signal().add(1);
+        self.pending.signal().count_up(1);
         self.counted += 1;
         self.pending.handle()
     }
@@ -623,6 +635,7 @@ impl Stream {
                 gate: None,
                 held: VecDeque::with_capacity(16),
                 tail: None,
+                next_launch_sweep: 0,
             }),
             serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
             waited: Mutex::new(Vec::new()),
@@ -705,7 +718,7 @@ impl Stream {
         device: &DeviceStreams,
         publish: impl FnOnce(&Queue, hsa_signal_t) -> u64,
     ) -> HipResult {
-        let mut ready = match self.lock_if_nothing_to_wait_for(device) {
+        let mut ready = match self.lock_if_nothing_to_wait_for(device, Sweep::NowAndThen) {
             Some(st) => Ready::Idle(st),
             None => Ready::AfterWaits(self.begin_after_waits(device)?),
         };
@@ -725,7 +738,7 @@ impl Stream {
             return Err(HipError::UNKNOWN);
         };
         // Counted before it is published (see `State::count_packet`).
-        pending.signal().add(1);
+        pending.signal().count_up(1);
         *counted += 1;
         *last = publish(queue, pending.handle());
         match ready {
@@ -747,12 +760,16 @@ impl Stream {
     fn lock_if_nothing_to_wait_for(
         &self,
         device: &DeviceStreams,
+        sweep: Sweep,
     ) -> Option<parking_lot::MutexGuard<'_, State>> {
         if self.legacy_wait_needed(device) {
             return None;
         }
         let mut st = self.state.lock();
-        self.sweep(&mut st);
+        match sweep {
+            Sweep::Always => self.sweep(&mut st),
+            Sweep::NowAndThen => self.sweep_now_and_then(&mut st),
+        }
         (st.queue.is_some() && st.gate.is_none()).then_some(st)
     }
 
@@ -773,7 +790,7 @@ impl Stream {
         keep: Keepalive,
         publish: impl FnOnce(&Arc<Queue>, hsa_signal_t) -> u64,
     ) -> HipResult {
-        let mut ready = match self.lock_if_nothing_to_wait_for(device) {
+        let mut ready = match self.lock_if_nothing_to_wait_for(device, Sweep::Always) {
             Some(st) => Ready::Idle(st),
             None => Ready::AfterWaits(self.begin_after_waits(device)?),
         };
@@ -793,7 +810,7 @@ impl Stream {
             return Err(HipError::UNKNOWN);
         };
         // Counted before it is published (see `State::count_packet`).
-        pending.signal().add(1);
+        pending.signal().count_up(1);
         *counted += 1;
         *last = publish(queue, pending.handle());
         held.push_back(Held {
@@ -1494,6 +1511,21 @@ impl Stream {
     fn sweep(&self, st: &mut State) {
         if !st.held.is_empty() {
             self.release_held(st);
+        }
+    }
+
+    /// [`Stream::sweep`] for the launch path: while what is held stays incomplete, once per
+    /// [`LAUNCH_SWEEP_INTERVAL`] counted packets rather than at every launch. A sweep reads
+    /// signals through the HSA runtime, two calls per launch for as long as, say, an event's
+    /// marker waits behind the stream's kernels (and hsasim's deterministic mode takes such
+    /// repeated reads of one signal for a polling loop, and runs queued work in the launch).
+    /// Signals go back to the pool a few launches later at most; every other operation sweeps
+    /// as before.
+    #[inline(always)]
+    fn sweep_now_and_then(&self, st: &mut State) {
+        if !st.held.is_empty() && st.counted >= st.next_launch_sweep {
+            self.release_held(st);
+            st.next_launch_sweep = st.counted + LAUNCH_SWEEP_INTERVAL;
         }
     }
 
