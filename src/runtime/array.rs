@@ -219,11 +219,8 @@ static TABLES: once_cell::sync::Lazy<Mutex<Tables>> = once_cell::sync::Lazy::new
 });
 
 /// Largest dimensions of an array, as AMD's runtime reports them for gfx9 devices with image
-/// support (hipshim reports 0 for the texture limits, having none; arrays still need a bound).
-pub const MAX_1D: usize = 16384;
-pub const MAX_2D: usize = 16384;
-pub const MAX_3D: usize = 16384;
-pub const MAX_LAYERS: usize = 2048;
+/// support (hipshim's texture limits report these too: programs size arrays by them).
+pub use super::device_props::{MAX_1D, MAX_2D, MAX_3D, MAX_LAYERS};
 
 // ---------------------------------------------------------------------------------------
 // Channel descriptors and formats
@@ -764,7 +761,7 @@ mod tests {
         assert_eq!(geometry(std::ptr::null()), Err(HipError::INVALID_VALUE));
         assert_eq!(
             destroy(0x20 as *mut HipArray),
-            Err(HipError::INVALID_HANDLE)
+            Err(super::super::compat::dead_handle(HipError::INVALID_HANDLE))
         );
         assert_eq!(
             mipmapped_level(0x30 as *const HipMipmappedArray, 0),

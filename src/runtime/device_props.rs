@@ -11,7 +11,6 @@
 //! renumber — plus the entries ROCm 6 appended (VirtualMemoryManagementSupported,
 //! HostRegisterSupported, MemoryPoolSupportedHandleTypes, WallClockRate).
 
-use super::array;
 use std::ffi::c_char;
 use std::mem::offset_of;
 
@@ -62,14 +61,17 @@ pub struct DeviceInfo {
     pub virtual_memory_management: bool,
 }
 
-/// The largest arrays hipshim makes (`array.rs`), as the texture limits report them: the
-/// device has no image instructions, but programs size their arrays by these fields.
+/// The largest arrays hipshim makes (`array.rs`): per dimension, and layers (AMD's figures
+/// for gfx9 devices with image support).
+pub const MAX_1D: usize = 16384;
+pub const MAX_2D: usize = 16384;
+pub const MAX_3D: usize = 16384;
+pub const MAX_LAYERS: usize = 2048;
+
+/// The array limits as the texture limits report them: the device has no image
+/// instructions, but programs size their arrays by these fields.
 fn array_limits() -> (i32, [i32; 2], [i32; 3]) {
-    let (d1, d2, d3) = (
-        array::MAX_1D as i32,
-        array::MAX_2D as i32,
-        array::MAX_3D as i32,
-    );
+    let (d1, d2, d3) = (MAX_1D as i32, MAX_2D as i32, MAX_3D as i32);
     (d1, [d2, d2], [d3, d3, d3])
 }
 
@@ -437,12 +439,8 @@ impl DevicePropR0600 {
         (p.max_texture_1d, p.max_texture_2d, p.max_texture_3d) = array_limits();
         p.max_texture_1d_mipmap = p.max_texture_1d;
         p.max_texture_2d_mipmap = p.max_texture_2d;
-        p.max_texture_1d_layered = [p.max_texture_1d, array::MAX_LAYERS as i32];
-        p.max_texture_2d_layered = [
-            p.max_texture_2d[0],
-            p.max_texture_2d[1],
-            array::MAX_LAYERS as i32,
-        ];
+        p.max_texture_1d_layered = [p.max_texture_1d, MAX_LAYERS as i32];
+        p.max_texture_2d_layered = [p.max_texture_2d[0], p.max_texture_2d[1], MAX_LAYERS as i32];
         p.device_overlap = i32::from(d.async_engines > 0);
         p.multi_processor_count = d.compute_units;
         p.can_map_host_memory = 1;

@@ -133,7 +133,7 @@ impl LaunchGeometry {
         })
     }
 
-    /// [`LaunchGeometry::from_blocks`] of a configuration `launch::LaunchLimits::admit`
+    /// [`LaunchGeometry::from_blocks`] of a configuration `LaunchLimits::admit`
     /// accepted (no zero dimension, blocks of at most 1024 work-items per dimension): only
     /// the grid's size in work-items is left to check.
     #[inline(always)]
@@ -634,6 +634,64 @@ pub enum ArgSource<'a> {
     /// `hipModuleLaunchKernel`'s `HIP_LAUNCH_PARAM_BUFFER_POINTER`: the explicit arguments
     /// already laid out at their kernarg offsets (the segment's explicit part).
     Packed(&'a [u8]),
+}
+
+/// Most work-items a workgroup may have on the devices hipshim targets (also the limit of
+/// each block dimension).
+pub const MAX_BLOCK_THREADS: u64 = 1024;
+
+/// What a launch of one kernel on one device is checked against, worked out when the kernel
+/// is first resolved there (`module::Kernel`): `launch::check_configuration`'s
+/// limits in the form of one branch-free test ([`LaunchLimits::admit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchLimits {
+    /// Threads a block may have: the kernel's `max_flat_workgroup_size` (up to 1024), or 0
+    /// when its static LDS alone exceeds the device's (no launch passes).
+    max_threads: u32,
+    /// Blocks per grid dimension: the device's `maxGridSize`.
+    max_grid: [u32; 3],
+    /// Dynamic LDS bytes a launch may ask for: the device's LDS less the kernel's static LDS.
+    max_dynamic_lds: u64,
+}
+
+impl LaunchLimits {
+    pub fn new(info: &KernelInfo, device_lds: u32, max_grid: [i32; 3]) -> LaunchLimits {
+        let max_threads = match info.max_flat_workgroup_size {
+            0 => MAX_BLOCK_THREADS,
+            n => (n as u64).min(MAX_BLOCK_THREADS),
+        } as u32;
+        let static_lds = u64::from(info.group_segment_fixed_size);
+        let device_lds = u64::from(device_lds);
+        LaunchLimits {
+            max_threads: if static_lds > device_lds {
+                0
+            } else {
+                max_threads
+            },
+            max_grid: max_grid.map(|n| n.max(0) as u32),
+            max_dynamic_lds: device_lds.saturating_sub(static_lds),
+        }
+    }
+
+    /// Whether `launch::check_configuration` accepts the launch (it names the reason otherwise):
+    /// the same limits, tested with wrapping arithmetic so that a zero dimension fails with
+    /// the too-large ones, and without a branch per condition.
+    #[inline(always)]
+    pub fn admit(&self, grid: [u32; 3], block: [u32; 3], shared_mem: usize) -> bool {
+        let ([gx_, gy_, gz_], [bx, by, bz]) = (grid, block);
+        let largest_block = (bx.wrapping_sub(1))
+            .max(by.wrapping_sub(1))
+            .max(bz.wrapping_sub(1));
+        // Each factor is at most 1024 when `largest_block` passes: no overflow then.
+        let threads = bx.wrapping_mul(by).wrapping_mul(bz);
+        let [gx, gy, gz] = self.max_grid;
+        (largest_block < MAX_BLOCK_THREADS as u32)
+            & (threads <= self.max_threads)
+            & (gx_.wrapping_sub(1) < gx)
+            & (gy_.wrapping_sub(1) < gy)
+            & (gz_.wrapping_sub(1) < gz)
+            & (shared_mem as u64 <= self.max_dynamic_lds)
+    }
 }
 
 #[cfg(test)]

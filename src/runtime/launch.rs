@@ -208,9 +208,7 @@ pub unsafe fn pop_call_configuration(
     }
 }
 
-/// Most work-items a workgroup may have on the devices hipshim targets (also the limit of
-/// each block dimension).
-pub const MAX_BLOCK_THREADS: u64 = 1024;
+pub use super::kernarg::{LaunchLimits, MAX_BLOCK_THREADS};
 
 /// `hipLaunchKernel`.
 ///
@@ -338,59 +336,6 @@ pub fn check_configuration(
         ));
     }
     None
-}
-
-/// What a launch of one kernel on one device is checked against, worked out when the kernel
-/// is first resolved there ([`Kernel`](super::module::Kernel)): [`check_configuration`]'s
-/// limits in the form of one branch-free test ([`LaunchLimits::admit`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchLimits {
-    /// Threads a block may have: the kernel's `max_flat_workgroup_size` (up to 1024), or 0
-    /// when its static LDS alone exceeds the device's (no launch passes).
-    max_threads: u32,
-    /// Blocks per grid dimension: the device's `maxGridSize`.
-    max_grid: [u32; 3],
-    /// Dynamic LDS bytes a launch may ask for: the device's LDS less the kernel's static LDS.
-    max_dynamic_lds: u64,
-}
-
-impl LaunchLimits {
-    pub fn new(info: &KernelInfo, device_lds: u32, max_grid: [i32; 3]) -> LaunchLimits {
-        let max_threads = match info.max_flat_workgroup_size {
-            0 => MAX_BLOCK_THREADS,
-            n => (n as u64).min(MAX_BLOCK_THREADS),
-        } as u32;
-        let static_lds = u64::from(info.group_segment_fixed_size);
-        let device_lds = u64::from(device_lds);
-        LaunchLimits {
-            max_threads: if static_lds > device_lds {
-                0
-            } else {
-                max_threads
-            },
-            max_grid: max_grid.map(|n| n.max(0) as u32),
-            max_dynamic_lds: device_lds.saturating_sub(static_lds),
-        }
-    }
-
-    /// Whether [`check_configuration`] accepts the launch (it names the reason otherwise):
-    /// the same limits, tested with wrapping arithmetic so that a zero dimension fails with
-    /// the too-large ones, and without a branch per condition.
-    #[inline(always)]
-    pub fn admit(&self, grid: Dim3, block: Dim3, shared_mem: usize) -> bool {
-        let largest_block = (block.x.wrapping_sub(1))
-            .max(block.y.wrapping_sub(1))
-            .max(block.z.wrapping_sub(1));
-        // Each factor is at most 1024 when `largest_block` passes: no overflow then.
-        let threads = block.x.wrapping_mul(block.y).wrapping_mul(block.z);
-        let [gx, gy, gz] = self.max_grid;
-        (largest_block < MAX_BLOCK_THREADS as u32)
-            & (threads <= self.max_threads)
-            & (grid.x.wrapping_sub(1) < gx)
-            & (grid.y.wrapping_sub(1) < gy)
-            & (grid.z.wrapping_sub(1) < gz)
-            & (shared_mem as u64 <= self.max_dynamic_lds)
-    }
 }
 
 /// Launches `function` on the current device: validates the configuration and the
@@ -564,7 +509,11 @@ unsafe fn check_launch_then<'a, R>(
         }
     };
 
-    if !kernel.limits.admit(grid, block, shared_mem) {
+    if !kernel.limits.admit(
+        [grid.x, grid.y, grid.z],
+        [block.x, block.y, block.z],
+        shared_mem,
+    ) {
         return Err(refuse_configuration(
             device, function, info, grid, block, shared_mem,
         ));
@@ -1271,7 +1220,11 @@ mod tests {
                                 let valid = check_configuration(k, grid, block, s, lds, *max_grid)
                                     .is_none();
                                 assert_eq!(
-                                    limits.admit(grid, block, s),
+                                    limits.admit(
+                                        [grid.x, grid.y, grid.z],
+                                        [block.x, block.y, block.z],
+                                        s
+                                    ),
                                     valid,
                                     "{k:?} {max_grid:?} grid {grid:?} block {block:?} shared {s}"
                                 );
@@ -1279,7 +1232,14 @@ mod tests {
                                     let valid =
                                         check_configuration(k, grid, block, s, lds, *max_grid)
                                             .is_none();
-                                    assert_eq!(limits.admit(grid, block, s), valid);
+                                    assert_eq!(
+                                        limits.admit(
+                                            [grid.x, grid.y, grid.z],
+                                            [block.x, block.y, block.z],
+                                            s
+                                        ),
+                                        valid
+                                    );
                                 }
                                 checked += 1;
                             }

@@ -1,13 +1,13 @@
 //! Managed memory beyond the allocation (`hipMallocManaged` itself is in `memory.rs`): the
 //! advice a program gives about ranges of it (`hipMemAdvise`), prefetches
 //! (`hipMemPrefetchAsync`), what `hipMemRangeGetAttribute(s)` reads back, stream attachment
-//! (`hipStreamAttachMemAsync`) and `__managed__` variables (`__hipRegisterManagedVar`).
+//! (`hipStreamAttachMemAsync`); `__managed__` variables are `managed_var.rs`'s.
 //!
 //! Managed memory is fine-grained system memory that every device reaches coherently, so no
 //! advice or prefetch changes where data lives or how it is accessed; what they change is
 //! what the program reads back, which follows CUDA's documented rules (HIP's too): advice
 //! holds per byte range, a query over a range answers a value only if the whole range has it,
-//! and a freed allocation forgets its advice.
+//! and memory allocated again at a freed allocation's address starts without advice.
 
 use super::memory::{self, MemKind};
 use super::runtime;
@@ -169,8 +169,18 @@ impl Runs {
     }
 }
 
-/// Advice by the start address of the managed allocation it is about.
-static ADVICE: Mutex<BTreeMap<usize, Runs>> = Mutex::new(BTreeMap::new());
+/// Advice by the start address of the managed allocation it is about, with that
+/// allocation's buffer id (`memory::buffer_id`): memory allocated again at a freed
+/// allocation's address has another id, so its advice starts afresh.
+static ADVICE: Mutex<BTreeMap<usize, (u32, Runs)>> = Mutex::new(BTreeMap::new());
+
+/// The advice of the managed allocation at `base` for an update: stale advice (of a freed
+/// allocation) dropped, here and for every allocation freed since.
+fn advice_for_update(table: &mut BTreeMap<usize, (u32, Runs)>, base: usize) -> &mut Runs {
+    table.retain(|&start, (id, _)| memory::buffer_id(start) == Some(*id));
+    let id = memory::buffer_id(base).unwrap_or(0);
+    &mut table.entry(base).or_insert_with(|| (id, Runs::default())).1
+}
 
 /// The managed allocation holding `[ptr, ptr + count)`: as offsets into it and its start.
 fn managed_range(ptr: *const c_void, count: usize, call: &str) -> HipResult<(usize, usize, usize)> {
@@ -264,11 +274,7 @@ pub fn advise(ptr: *const c_void, count: usize, advice: u32, device: i32) -> Hip
         device,
         "{CALL}"
     );
-    ADVICE
-        .lock()
-        .entry(base)
-        .or_default()
-        .update(start, end, change);
+    advice_for_update(&mut ADVICE.lock(), base).update(start, end, change);
     Ok(())
 }
 
@@ -286,11 +292,7 @@ pub fn prefetch(ptr: *const c_void, count: usize, device: i32, stream: *mut c_vo
         device,
         "{CALL}: nothing to move (coherent system memory)"
     );
-    ADVICE
-        .lock()
-        .entry(base)
-        .or_default()
-        .update(start, end, |a| a.last_prefetch = at);
+    advice_for_update(&mut ADVICE.lock(), base).update(start, end, |a| a.last_prefetch = at);
     Ok(())
 }
 
@@ -318,7 +320,10 @@ pub unsafe fn range_attribute(
     let (base, start, end) = managed_range(ptr, count, CALL)?;
     let table = ADVICE.lock();
     let empty = Runs::default();
-    let runs = table.get(&base).unwrap_or(&empty);
+    let runs = match table.get(&base) {
+        Some((id, runs)) if memory::buffer_id(base) == Some(*id) => runs,
+        _ => &empty,
+    };
     let same = |pick: fn(&Advice) -> i32, differ: i32| {
         runs.fold(
             start,
@@ -398,76 +403,6 @@ pub fn attach(stream: *mut c_void, ptr: *const c_void, length: usize, flags: u32
         return Err(HipError::INVALID_VALUE);
     }
     Ok(())
-}
-
-/// `__hipRegisterManagedVar`, run by the program's constructors: the variable's managed
-/// memory, initialised from `init` (`size` bytes) and named by the host-side pointer
-/// `*host_var`, which host code reads directly (so it is set now, not at first use).
-/// Returns the memory's address.
-///
-/// # Safety
-/// `host_var` points to the host-side pointer clang emitted for the variable, `init` to
-/// `size` readable bytes.
-pub unsafe fn register_variable(
-    host_var: *mut *mut c_void,
-    init: *const c_void,
-    size: usize,
-    align: usize,
-) -> HipResult<usize> {
-    if host_var.is_null() || init.is_null() || size == 0 {
-        tracing::error!("__hipRegisterManagedVar: a null variable or initialiser, or size 0");
-        return Err(HipError::INVALID_VALUE);
-    }
-    let memory = memory::malloc_managed(size, memory::host_flags::ATTACH_GLOBAL)?;
-    if align > 1 && (memory as usize) % align != 0 {
-        tracing::error!(
-            align,
-            "__hipRegisterManagedVar: managed memory is not aligned enough"
-        );
-        // SAFETY: `memory` is the allocation just made.
-        let _ = unsafe { memory::free(memory) };
-        return Err(HipError::INVALID_VALUE);
-    }
-    // SAFETY: `memory` is a fresh host-visible allocation of `size` bytes; `init` holds
-    // `size` bytes (the caller's contract); `host_var` is the variable's host pointer.
-    unsafe {
-        std::ptr::copy_nonoverlapping(init.cast::<u8>(), memory.cast::<u8>(), size);
-        host_var.write(memory);
-    }
-    Ok(memory as usize)
-}
-
-/// Points the device-side variable of each of `managed` (name, memory) at its memory, on
-/// `device`, where an image with those variables (`variables`: name -> (address, size)) was
-/// just loaded. Two 4-byte fills: they need no stream and no staging buffer.
-pub(crate) fn bind_variables(
-    device: &super::device::Device,
-    variables: &std::collections::HashMap<String, (usize, usize)>,
-    managed: &[(String, usize)],
-) -> HipResult {
-    for (name, memory) in managed {
-        let Some(&(address, size)) = variables.get(name) else {
-            tracing::error!(%name, "the code object has no pointer variable for this managed variable");
-            return Err(HipError::INVALID_SYMBOL);
-        };
-        if size < 8 || address % 4 != 0 {
-            tracing::error!(%name, size, "a managed variable's device-side pointer is not 8 aligned bytes");
-            return Err(HipError::INVALID_SYMBOL);
-        }
-        let value = *memory as u64;
-        // SAFETY: `address` is a device global of a code object just loaded on `device`, 8
-        // bytes, 4-byte aligned (checked).
-        unsafe {
-            device.engines.fill(address, value as u32, 1)?;
-            device.engines.fill(address + 4, (value >> 32) as u32, 1)?;
-        }
-    }
-    Ok(())
-}
-
-/// Called when the managed allocation at `start` is freed.
-pub(crate) fn forget(start: usize) {
-    ADVICE.lock().remove(&start);
 }
 
 #[cfg(test)]

@@ -132,6 +132,11 @@ fn insert(alloc: Allocation, backing: Backing) {
     );
 }
 
+/// `HIP_POINTER_ATTRIBUTE_BUFFER_ID` of the live allocation starting at `start`.
+pub fn buffer_id(start: usize) -> Option<u32> {
+    ALLOCATIONS.read().get(&start).map(|e| e.buffer_id)
+}
+
 /// Records a device global of a loaded code object (so copies and pointer queries know it).
 pub(crate) fn register_device_global(start: usize, size: usize, device: usize) {
     insert(
@@ -469,9 +474,6 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
         // Another thread freed it meanwhile.
         return Err(HipError::INVALID_VALUE);
     };
-    if alloc.kind == MemKind::Managed {
-        super::managed::forget(alloc.start);
-    }
     Ok(entry.backing.release()?)
 }
 
@@ -899,10 +901,7 @@ pub fn pointer_attribute(
         // Synchronous copies and fills in hipshim are synchronous for every allocation:
         // the attribute holds for all of them.
         SYNC_MEMOPS => value(Bool(true), Bool(false)),
-        BUFFER_ID => {
-            let id = ALLOCATIONS.read().get(&a.start).map_or(0, |e| e.buffer_id);
-            value(U32(id), U32(0))
-        }
+        BUFFER_ID => value(U32(buffer_id(a.start).unwrap_or(0)), U32(0)),
         IS_MANAGED => value(Bool(a.kind == MemKind::Managed), Bool(false)),
         DEVICE_ORDINAL => value(I32(a.device as i32), I32(INVALID_DEVICE_ID)),
         RANGE_START_ADDR => value(Ptr(a.start as *mut c_void), Ptr(std::ptr::null_mut())),

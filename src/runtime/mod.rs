@@ -21,6 +21,7 @@ pub mod ipc_event;
 pub mod kernarg;
 pub mod launch;
 pub mod managed;
+pub mod managed_var;
 pub mod memory;
 pub mod mempool;
 pub mod module;

@@ -83,7 +83,7 @@ pub struct Kernel {
     /// The kernarg segment as a launch writes it, checked once here.
     pub layout: KernargLayout,
     /// The configurations a launch on this device may have, worked out once here.
-    pub limits: super::launch::LaunchLimits,
+    pub limits: super::kernarg::LaunchLimits,
 }
 
 /// A kernel of a code image by name: what `__hipRegisterFunction` registers and what
@@ -218,7 +218,7 @@ pub unsafe fn register_managed_variable(
     align: usize,
 ) -> HipResult {
     // SAFETY: forwarded contract.
-    let memory = unsafe { super::managed::register_variable(host_var, init, size, align) }?;
+    let memory = unsafe { super::managed_var::register_variable(host_var, init, size, align) }?;
     tracing::debug!(%name, size, memory = format_args!("{memory:#x}"), "managed variable registered");
     fat_binary.managed.lock().push((name, memory));
     Ok(())
@@ -344,7 +344,7 @@ impl CodeImage {
         }
         let loaded = Arc::new(load_for_device(&self.bytes, device)?);
         // Before any kernel of the image can run there.
-        super::managed::bind_variables(device, &loaded.variables, &self.managed.lock())?;
+        super::managed_var::bind_variables(device, &loaded.variables, &self.managed.lock())?;
         *slot.lock() = Some(loaded.clone());
         Ok(loaded)
     }
@@ -522,7 +522,7 @@ impl LoadedCodeObject {
         }
         tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         let limits =
-            super::launch::LaunchLimits::new(&info, device.lds_bytes, device.info.max_grid_size);
+            super::kernarg::LaunchLimits::new(&info, device.lds_bytes, device.info.max_grid_size);
         let kernel = Arc::new(Kernel {
             kernel_object,
             info,
