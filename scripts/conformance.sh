@@ -18,6 +18,8 @@
 #   --timeout S      seconds per case (default 120)
 #   --cases REGEX    run only the cases whose name matches (grep -E)
 #   --out DIR        build and result directory (default: target/conformance)
+#   --lib DIR        the library directory to run on (default: the staged release build;
+#                    for --runtime amd, its as-rocr directory), e.g. copies on another host
 #   --build-only / --run-only
 # Needs a release build (`cargo build --release --workspace`) for hipshim's libraries.
 # Results: OUT/results/RUNTIME-TARGET/AREA.cases (one "PASS|FAIL|TIMEOUT|CRASH name" line per
@@ -38,6 +40,7 @@ out="${CARGO_TARGET_DIR:-$repo/target}/conformance"
 build=1
 run=1
 suite=""
+lib_override=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --areas) areas="$2"; shift 2 ;;
@@ -48,6 +51,7 @@ while [[ $# -gt 0 ]]; do
         --timeout) timeout_s="$2"; shift 2 ;;
         --cases) case_filter="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
+        --lib) lib_override="$2"; shift 2 ;;
         --build-only) run=0; shift ;;
         --run-only) build=0; shift ;;
         -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
@@ -55,11 +59,11 @@ while [[ $# -gt 0 ]]; do
         *) suite="$1"; shift ;;
     esac
 done
-if [[ -z "$suite" || ! -d "$suite/catch/unit" ]]; then
+if [[ $build == 1 && ( -z "$suite" || ! -d "$suite/catch/unit" ) ]]; then
     echo "conformance: give a hip-tests checkout (a directory with catch/unit); see --help" >&2
     exit 2
 fi
-suite="$(cd "$suite" && pwd)"
+[[ -n "$suite" && -d "$suite" ]] && suite="$(cd "$suite" && pwd)"
 case "$runtime" in
     hipshim|amd) ;;
     *) echo "conformance: --runtime is hipshim or amd" >&2; exit 2 ;;
@@ -133,7 +137,9 @@ IFS=, read -r -a area_list <<< "$areas"
 IFS=, read -r -a target_list <<< "$targets"
 present=()
 for area in "${area_list[@]}"; do
-    if [[ -f "$catch/unit/$area/CMakeLists.txt" ]]; then
+    # A run without the suite (--run-only on another host) takes the areas that were built.
+    if [[ -f "$catch/unit/$area/CMakeLists.txt" ]] ||
+        { [[ $build == 0 ]] && compgen -G "$out/build/*/$area/$area.test" >/dev/null; }; then
         present+=("$area")
     else
         echo "conformance: this checkout has no catch/unit/$area: skipped" >&2
@@ -192,13 +198,13 @@ fi
 
 case "$runtime" in
     hipshim)
-        libdir="$("$scripts/stage-libs.sh" release)"
+        libdir="${lib_override:-$("$scripts/stage-libs.sh" release)}"
         run_env=(LD_LIBRARY_PATH="$libdir" HIPSHIM_DEVICE=sim)
         ;;
     amd)
         # AMD's runtime finds hsasim as its libhsa-runtime64.so.1 (README: "hsasim under AMD's
         # own software").
-        libdir="$("$scripts/stage-libs.sh" release)/as-rocr"
+        libdir="${lib_override:-$("$scripts/stage-libs.sh" release)/as-rocr}"
         run_env=(LD_LIBRARY_PATH="$libdir")
         ;;
 esac
@@ -279,7 +285,7 @@ for target in "${target_list[@]}"; do
         summary_rows+=("$(printf '%-8s %-16s %4d / %-4d' "$target" "$area" "$pass" "$cases")")
     done
     {
-        echo "hip-tests $(git -C "$suite" describe --tags 2>/dev/null || basename "$suite") on $runtime, $target"
+        echo "hip-tests $(git -C "${suite:-.}" describe --tags 2>/dev/null || basename "${suite:-hip-tests}") on $runtime, $target"
         for row in "${summary_rows[@]}"; do echo "$row"; done
         echo "all: $total_pass / $total_cases passed"
         echo "failing cases:"

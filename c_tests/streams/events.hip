@@ -51,12 +51,13 @@ static void create_and_errors() {
     EXPECT_ERR(hipEventQuery(nullptr), hipErrorInvalidHandle);
     EXPECT_TRUE(on_stack == 0);
 
-    // Recording into a destroyed stream.
+    // Recording into a destroyed stream: hipErrorContextIsDestroyed, as AMD's runtime answers
+    // for any dead stream up to ROCm 6 (this program's ABI).
     hipStream_t s;
     CHECK(hipStreamCreate(&s));
     CHECK(hipStreamDestroy(s));
     CHECK(hipEventCreate(&e));
-    EXPECT_ERR(hipEventRecord(e, s), hipErrorInvalidHandle);
+    EXPECT_ERR(hipEventRecord(e, s), hipErrorContextIsDestroyed);
     EXPECT_ERR(hipStreamWaitEvent(0, e, 7), hipErrorInvalidValue);
     CHECK(hipEventDestroy(e));
 }
