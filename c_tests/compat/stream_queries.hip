@@ -86,9 +86,15 @@ int main() {
     EXPECT_OK(hipStreamGetFlags(blocking, &flags));
     EXPECT_EQ(flags, 0u);
 
+    // A mask that enables no CU gives the stream the default, every CU (AMD's rule).
     unsigned zero_mask[2] = {0, 0};
     hipStream_t masked = nullptr;
-    EXPECT_ERR(hipExtStreamCreateWithCUMask(&masked, 2, zero_mask), hipErrorInvalidValue);
+    CHECK(hipExtStreamCreateWithCUMask(&masked, 2, zero_mask));
+    uint32_t got[4] = {0, 0, 0, 0}, whole[4] = {0, 0, 0, 0};
+    CHECK(hipExtStreamGetCUMask(masked, 4, got));
+    CHECK(hipExtStreamGetCUMask(0, 4, whole));
+    EXPECT_TRUE(got[0] == whole[0] && got[1] == whole[1] && got[2] == whole[2] && got[3] == whole[3]);
+    CHECK(hipStreamDestroy(masked));
 
     CHECK(hipStreamDestroy(blocking));
     CHECK(hipHostFree(flag));

@@ -266,9 +266,14 @@ static void cu_masks() {
     spin_then_write<<<1, 1, 0, s>>>(0, out, 33, nullptr);
     CHECK(hipStreamSynchronize(s));
     EXPECT_TRUE(read_int(out) == 33);
+    // No CU enabled: the stream gets every CU (AMD's rule).
     uint32_t none[1] = {0};
     hipStream_t t;
-    EXPECT_ERR(hipExtStreamCreateWithCUMask(&t, 1, none), hipErrorInvalidValue);
+    CHECK(hipExtStreamCreateWithCUMask(&t, 1, none));
+    uint32_t all[4] = {9, 9, 9, 9};
+    CHECK(hipExtStreamGetCUMask(t, 4, all));
+    EXPECT_TRUE(all[0] == full[0] && all[1] == full[1] && all[2] == full[2] && all[3] == full[3]);
+    CHECK(hipStreamDestroy(t));
     CHECK(hipFree(out));
     CHECK(hipStreamDestroy(s));
 }

@@ -136,10 +136,13 @@ hip_api! {
         Ok(())
     }
 
+    /// The scheduling part only (`hipDeviceScheduleMask`), as AMD's runtime answers: the other
+    /// flags (map host, local-memory resize) are accepted by hipSetDeviceFlags and kept.
     fn hipGetDeviceFlags(flags: *mut u32 => Out<u32>) -> hipError_t {
+        const SCHEDULE_MASK: u32 = 0x7;
         let d = runtime::runtime()?.current_device()?;
         let value = d.settings.lock().flags;
-        flags.write(value)
+        flags.write(value & SCHEDULE_MASK)
     }
 
     fn hipDeviceGetLimit(value: *mut usize => Out<usize>, limit: u32) -> hipError_t {

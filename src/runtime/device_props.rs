@@ -82,10 +82,13 @@ pub const TEXTURE_ALIGNMENT: usize = 256;
 pub const MAX_PITCH: usize = i32::MAX as usize;
 
 impl DeviceInfo {
-    /// `hipDeviceArch_t` bits: every feature flag of a gfx9 GPU except surface functions
-    /// (bit 14, hipshim has no surfaces) and dynamic parallelism (bit 16).
+    /// `hipDeviceArch_t` bits: every feature flag of a gfx9 GPU except those the device
+    /// macros of AMD's headers say it lacks (funnel shift, bit 11, and the extended
+    /// `__syncthreads` variants, bit 13: `__HIP_ARCH_HAS_FUNNEL_SHIFT__` and
+    /// `__HIP_ARCH_HAS_SYNC_THREAD_EXT__` are 0 for AMD targets), surface functions (bit 14,
+    /// hipshim has no surfaces) and dynamic parallelism (bit 16).
     pub fn arch_bits(&self) -> u32 {
-        0x1_ffff & !(1 << 14) & !(1 << 16)
+        0x1_ffff & !(1 << 11) & !(1 << 13) & !(1 << 14) & !(1 << 16)
     }
 
     pub fn total_const_mem(&self) -> usize {

@@ -277,6 +277,8 @@ fn full_mask(cus: u32) -> Vec<u32> {
 }
 
 /// Drops CUs the device does not have, as AMD does; a mask left with no CU is invalid.
+/// A mask that enables none of the device's compute units gets the default, the whole device
+/// (AMD's rule, which hip-tests check), with a warning.
 fn trim_cu_mask(device: &Device, mask: &[u32]) -> HipResult<Box<[u32]>> {
     let cus = compute_units(device);
     let full = full_mask(cus);
@@ -289,9 +291,9 @@ fn trim_cu_mask(device: &Device, mask: &[u32]) -> HipResult<Box<[u32]>> {
         tracing::warn!(
             ?mask,
             cus,
-            "the CU mask enables none of the device's compute units"
+            "the CU mask enables none of the device's compute units: the stream gets them all"
         );
-        return Err(HipError::INVALID_VALUE);
+        return Ok(full.into_boxed_slice());
     }
     Ok(trimmed.into_boxed_slice())
 }
