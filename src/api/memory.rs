@@ -207,8 +207,6 @@ hip_api! {
     }
 }
 
-/// The primary context (`hipCtx_t`) of device `index`, null if there is none.
-
 /// Writes `value` at `data` in its width.
 ///
 /// # Safety

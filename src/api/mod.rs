@@ -78,7 +78,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     user_object::SIGNATURES,
     vmm::SIGNATURES,
 ];
-const ALL_SIGNATURES: [AbiSignature; declare::total(SIGNATURE_PARTS)] =
+static ALL_SIGNATURES: [AbiSignature; declare::total(SIGNATURE_PARTS)] =
     declare::concat(SIGNATURE_PARTS);
 
 include!(concat!(env!("OUT_DIR"), "/exports.rs"));

@@ -308,7 +308,7 @@ pub unsafe fn range_attribute(
     count: usize,
 ) -> HipResult {
     const CALL: &str = "hipMemRangeGetAttribute";
-    if data.is_null() || data_size == 0 || data_size % 4 != 0 {
+    if data.is_null() || data_size == 0 || !data_size.is_multiple_of(4) {
         tracing::warn!(data_size, "{CALL}: no room for the answer");
         return Err(HipError::INVALID_VALUE);
     }

@@ -26,7 +26,7 @@ pub unsafe fn register_variable(
         return Err(HipError::INVALID_VALUE);
     }
     let memory = memory::malloc_managed(size, memory::host_flags::ATTACH_GLOBAL)?;
-    if align > 1 && (memory as usize) % align != 0 {
+    if align > 1 && !(memory as usize).is_multiple_of(align) {
         tracing::error!(
             align,
             "__hipRegisterManagedVar: managed memory is not aligned enough"

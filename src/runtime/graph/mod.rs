@@ -186,6 +186,9 @@ pub struct HostCall {
 
 /// What a node does, with its parameters as copied when it was added or set.
 #[derive(Clone)]
+// A node's parameters are made once per node, never on a launch: size matters less than
+// keeping each variant plain.
+#[allow(clippy::large_enum_variant)]
 pub enum NodeParams {
     Kernel(KernelNode),
     Memcpy1D(Memcpy1D),
@@ -580,7 +583,7 @@ pub fn memcpy_symbol(
             "symbol memcpy node: no bytes, or a null source or destination",
         ));
     }
-    if other as usize == symbol as usize {
+    if std::ptr::eq(other.cast_const(), symbol) {
         return Err(bad("symbol memcpy node: the symbol on both sides"));
     }
     let at = module::symbol_target(towards, symbol, count, offset, kind)?;

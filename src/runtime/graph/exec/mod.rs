@@ -67,6 +67,8 @@ struct Flat {
 }
 
 /// What a launch submits for one node.
+// Steps are made at instantiation and patched by setters, never per launch.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 enum Step {
     Kernel(KernelNode),
