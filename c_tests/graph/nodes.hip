@@ -185,6 +185,38 @@ int main() {
         EXPECT_ERR(hipGraphAddMemcpyNodeToSymbol(&to, g, nullptr, 0, HIP_SYMBOL(dev_table), h,
                                                  4, 0, hipMemcpyDeviceToHost),
                    hipErrorInvalidMemcpyDirection);
+        // AMD's further rules: no bytes, a symbol on the other side, host memory for a
+        // device-to-device copy.
+        hipGraphNode_t bad;
+        EXPECT_ERR(hipGraphAddMemcpyNodeToSymbol(&bad, g, nullptr, 0, HIP_SYMBOL(dev_table), h, 0,
+                                                 0, hipMemcpyHostToDevice),
+                   hipErrorInvalidValue);
+        EXPECT_ERR(hipGraphAddMemcpyNodeToSymbol(&bad, g, nullptr, 0, HIP_SYMBOL(dev_table),
+                                                 HIP_SYMBOL(dev_table), 4, 0,
+                                                 hipMemcpyDeviceToDevice),
+                   hipErrorInvalidValue);
+        EXPECT_ERR(hipGraphAddMemcpyNodeToSymbol(&bad, g, nullptr, 0, HIP_SYMBOL(dev_table), h, 4,
+                                                 0, hipMemcpyDeviceToDevice),
+                   hipErrorInvalidValue);
+        // 1D nodes: a source starting inside the destination is refused, a destination inside
+        // the source allowed; the destination must hold the bytes.
+        {
+            char* m = nullptr;
+            CHECK(hipMalloc(&m, 256));
+            EXPECT_ERR(hipGraphAddMemcpyNode1D(&bad, g, nullptr, 0, m, m + 8, 64,
+                                               hipMemcpyDeviceToDevice),
+                       hipErrorInvalidValue);
+            EXPECT_ERR(hipGraphAddMemcpyNode1D(&bad, g, nullptr, 0, m, m, 64,
+                                               hipMemcpyDeviceToDevice),
+                       hipErrorInvalidValue);
+            CHECK(hipGraphAddMemcpyNode1D(&bad, g, nullptr, 0, m + 8, m, 64,
+                                          hipMemcpyDeviceToDevice));
+            CHECK(hipGraphDestroyNode(bad));
+            EXPECT_ERR(hipGraphAddMemcpyNode1D(&bad, g, nullptr, 0, m + 200, h, 64,
+                                               hipMemcpyHostToDevice),
+                       hipErrorInvalidValue);
+            CHECK(hipFree(m));
+        }
         hipGraphExec_t e;
         CHECK(hipGraphInstantiate(&e, g, nullptr, nullptr, 0));
         CHECK(hipGraphLaunch(e, s));

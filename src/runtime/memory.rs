@@ -38,7 +38,7 @@ pub enum MemKind {
 }
 
 impl MemKind {
-    fn is_host(self) -> bool {
+    pub fn is_host(self) -> bool {
         matches!(
             self,
             MemKind::PinnedHost | MemKind::Registered | MemKind::Managed

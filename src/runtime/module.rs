@@ -255,6 +255,11 @@ fn find_and_remember(host_function: usize, changes: u64) -> HipResult<Arc<Functi
     Ok(function)
 }
 
+/// Whether `host_var` is the host shadow of a registered device variable.
+pub fn is_symbol(host_var: *const c_void) -> bool {
+    VARIABLES.contains_key(&(host_var as usize))
+}
+
 /// The (device address, size) of a registered variable on the current device, loading its
 /// code image there if needed. An address nobody registered is `hipErrorInvalidSymbol`.
 pub fn symbol_on_current_device(host_var: *const c_void) -> HipResult<(usize, usize)> {

@@ -552,11 +552,11 @@ pub fn memcpy_1d(
             "memcpy node: the source overlaps the destination from behind",
         ));
     }
-    for end in [d, s] {
-        if let Some(a) = super::memory::lookup(end, 1) {
-            if end.saturating_add(count) > a.start + a.size {
-                return Err(bad("memcpy node: more bytes than the allocation holds"));
-            }
+    // The destination must hold the bytes (a source read past its allocation fails when the
+    // copy runs, as AMD's runtime lets such a node be made).
+    if let Some(a) = super::memory::lookup(d, 1) {
+        if d.saturating_add(count) > a.start + a.size {
+            return Err(bad("memcpy node: more bytes than the destination holds"));
         }
     }
     Ok(Memcpy1D {
@@ -583,8 +583,15 @@ pub fn memcpy_symbol(
             "symbol memcpy node: no bytes, or a null source or destination",
         ));
     }
-    if std::ptr::eq(other.cast_const(), symbol) {
-        return Err(bad("symbol memcpy node: the symbol on both sides"));
+    if std::ptr::eq(other.cast_const(), symbol) || module::is_symbol(other) {
+        return Err(bad("symbol memcpy node: a symbol on both sides"));
+    }
+    // A device-to-device copy needs device memory on the other side (AMD's check).
+    let device_side = super::memory::lookup(other as usize, 1).is_some_and(|a| !a.kind.is_host());
+    if kind == CopyKind::DeviceToDevice && !device_side {
+        return Err(bad(
+            "symbol memcpy node: hipMemcpyDeviceToDevice with host memory",
+        ));
     }
     let at = module::symbol_target(towards, symbol, count, offset, kind)?;
     let (dst, src) = match towards {
