@@ -132,6 +132,10 @@ int main() {
         CHECK(hipGraphExecMemsetNodeSetParams(exec, fill, &m9));
         CHECK(hipGraphExecMemcpyNodeSetParams1D(exec, copy_out, h_out2, e, N * sizeof(int),
                                                 hipMemcpyDeviceToHost));
+        // The executable graph's copy keeps its direction.
+        EXPECT_ERR(hipGraphExecMemcpyNodeSetParams1D(exec, copy_out, e, h_out2, N * sizeof(int),
+                                                     hipMemcpyHostToDevice),
+                   hipErrorInvalidValue);
         hipHostNodeParams other = {count_call, &other_calls};
         CHECK(hipGraphExecHostNodeSetParams(exec, host, &other));
         std::memset(h_out2, 0, N * sizeof(int));

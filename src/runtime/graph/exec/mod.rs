@@ -625,6 +625,15 @@ pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResu
     if let (NodeParams::Kernel(new), Step::Kernel(old)) = (&mut params, &state.steps[at]) {
         new.attrs = old.attrs;
     }
+    // An executable graph's copy keeps its direction (CUDA's rule, which AMD's runtime and
+    // hip-tests follow): new operands of another kind of memory are refused.
+    if let (NodeParams::Memcpy1D(new), Step::Memcpy(old)) = (&params, &state.steps[at]) {
+        if new.kind != old.kind {
+            return Err(bad(
+                "hipGraphExecMemcpyNodeSetParams: the copy's direction cannot change",
+            ));
+        }
+    }
     Arc::make_mut(&mut state.steps)[at] = Step::of(Some(params));
     exec.repatch(&mut state, Some(at));
     Ok(())
