@@ -35,32 +35,8 @@ fn run_client(gfx: &str, deterministic: bool) {
          }\n",
     )
     .unwrap();
-    let code = dir.join("scale.co");
-    let mut clang = Command::new(common::require_tool("clang++-19"));
-    clang
-        .args([
-            "-x",
-            "hip",
-            "-O3",
-            "-nogpuinc",
-            "-nogpulib",
-            "--cuda-device-only",
-        ])
-        .args(["--no-gpu-bundle-output", "-mcode-object-version=5"])
-        .arg(format!("--offload-arch={gfx}"))
-        .arg(format!(
-            "-I{}",
-            common::repo_root().join("hip_headers").display()
-        ))
-        .arg(&source)
-        .arg("-o")
-        .arg(&code);
-    let built = common::run(&mut clang, common::program_timeout());
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    // The build c_tests use for device-only code objects (cached by content).
+    let code = common::ctest::build_device_code(&source, "hip_python_scale", &[gfx], false, false);
     let python = venv().join("bin/python");
     let mut cmd = Command::new(&python);
     common::clear_loader_env(&mut cmd)

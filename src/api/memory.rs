@@ -11,7 +11,8 @@ use std::ffi::c_void;
 
 hip_api! {
     fn hipMalloc(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
+        // Allocations are unsafe during a global-mode capture (CUDA's rule, AMD's too), here
+        // and in every allocation call below.
         refuse_unsafe_call("hipMalloc")?;
         ptr.write(memory::malloc(size)?)
     }
@@ -32,7 +33,6 @@ hip_api! {
         width: usize,
         height: usize,
     ) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
         refuse_unsafe_call("hipMallocPitch")?;
         let (p, row_pitch) = memory::malloc_pitch(width, height)?;
         pitch.write(row_pitch)?;
@@ -47,7 +47,6 @@ hip_api! {
         height: usize,
         _element_size: u32,
     ) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
         refuse_unsafe_call("hipMemAllocPitch")?;
         let (p, row_pitch) = memory::malloc_pitch(width, height)?;
         pitch.write(row_pitch)?;
@@ -55,14 +54,12 @@ hip_api! {
     }
 
     fn hipHostMalloc(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
         refuse_unsafe_call("hipHostMalloc")?;
         ptr.write(memory::host_malloc(size, flags)?)
     }
 
     /// CUDA's spelling: only the portable, mapped and write-combined flags (AMD checks so too).
     fn hipHostAlloc(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
         refuse_unsafe_call("hipHostAlloc")?;
         use memory::host_flags::*;
         if flags & !(PORTABLE | MAPPED | WRITE_COMBINED) != 0 {
@@ -73,14 +70,12 @@ hip_api! {
 
     /// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
     fn hipMallocHost(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
         refuse_unsafe_call("hipMallocHost")?;
         ptr.write(memory::host_malloc(size, 0)?)
     }
 
     /// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
     fn hipMemAllocHost(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
         refuse_unsafe_call("hipMemAllocHost")?;
         ptr.write(memory::host_malloc(size, 0)?)
     }
@@ -95,7 +90,6 @@ hip_api! {
     }
 
     fn hipMallocManaged(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
-        // Unsafe during a global-mode capture (CUDA's rule, AMD's too).
         refuse_unsafe_call("hipMallocManaged")?;
         ptr.write(memory::malloc_managed(size, flags)?)
     }
