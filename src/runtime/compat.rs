@@ -15,6 +15,7 @@
 //!
 //! After that, reading the profile is one relaxed load of a byte.
 
+use super::launch::Refusal;
 use crate::error::HipError;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -51,6 +52,41 @@ impl Abi {
     /// overwrite it, success included.
     pub fn sticky_last_error(self) -> bool {
         self >= Abi::Rocm7
+    }
+
+    /// The error a launch refused for `refusal` returns, as AMD's runtime of this generation
+    /// returns it (the same for every launch call: `hipLaunchKernel`, `<<<>>>`,
+    /// `hipExtLaunchKernel`, `hipModuleLaunchKernel`, `hipExtModuleLaunchKernel`,
+    /// `hipLaunchKernelExC`, `hipDrvLaunchKernelEx`, kernel graph nodes; `cooperative` for
+    /// `hipLaunchCooperativeKernel[MultiDevice]` and `hipModuleLaunchCooperativeKernel`):
+    /// - ROCm 5: what Debian's ROCm 5.2 runtime returns on hsasim (zero dimension: invalid
+    ///   value; block over the device's limit: invalid configuration; too much shared memory:
+    ///   out of memory, or cooperative launch too large for a cooperative launch);
+    /// - ROCm 6: its launch validation (zero: invalid configuration; block over the device's
+    ///   limit: invalid value, invalid configuration for a cooperative launch; shared
+    ///   memory: invalid value);
+    /// - ROCm 7: AMD's "HIP API 7.0 changes" (zero: invalid value; block over the limit:
+    ///   invalid configuration; shared memory: invalid value, cooperative launch too large
+    ///   for a cooperative launch).
+    ///
+    /// Every generation fails a block over the kernel's launch bounds with
+    /// hipErrorLaunchFailure; a grid over `maxGridSize` is hipshim's own check
+    /// (hipErrorInvalidConfiguration, AMD's code for a grid over 2^32-1 work-items).
+    #[cold]
+    pub fn launch_error(self, refusal: Refusal, cooperative: bool) -> HipError {
+        match (refusal, self) {
+            (Refusal::ZeroDimension, Abi::Rocm6) => HipError::INVALID_CONFIGURATION,
+            (Refusal::ZeroDimension, Abi::Rocm5 | Abi::Rocm7) => HipError::INVALID_VALUE,
+            (Refusal::BlockOverDeviceLimit, Abi::Rocm6) if !cooperative => HipError::INVALID_VALUE,
+            (Refusal::BlockOverDeviceLimit, _) => HipError::INVALID_CONFIGURATION,
+            (Refusal::BlockOverLaunchBounds, _) => HipError::LAUNCH_FAILURE,
+            (Refusal::GridOverDeviceLimit, _) => HipError::INVALID_CONFIGURATION,
+            (Refusal::SharedMemoryOverDeviceLimit, Abi::Rocm5 | Abi::Rocm7) if cooperative => {
+                HipError::COOPERATIVE_LAUNCH_TOO_LARGE
+            }
+            (Refusal::SharedMemoryOverDeviceLimit, Abi::Rocm5) => HipError::OUT_OF_MEMORY,
+            (Refusal::SharedMemoryOverDeviceLimit, _) => HipError::INVALID_VALUE,
+        }
     }
 }
 
@@ -248,6 +284,72 @@ mod tests {
         assert!(!Abi::Rocm5.sticky_last_error());
         assert!(!Abi::Rocm6.sticky_last_error());
         assert!(Abi::Rocm7.sticky_last_error());
+    }
+
+    /// Each generation's codes for each refusal: a row per refusal, columns ROCm 5, 6, 7.
+    #[test]
+    fn launch_refusals_get_each_generations_error() {
+        use HipError as E;
+        let table = [
+            (
+                Refusal::ZeroDimension,
+                false,
+                [E::INVALID_VALUE, E::INVALID_CONFIGURATION, E::INVALID_VALUE],
+            ),
+            (
+                Refusal::ZeroDimension,
+                true,
+                [E::INVALID_VALUE, E::INVALID_CONFIGURATION, E::INVALID_VALUE],
+            ),
+            (
+                Refusal::BlockOverDeviceLimit,
+                false,
+                [
+                    E::INVALID_CONFIGURATION,
+                    E::INVALID_VALUE,
+                    E::INVALID_CONFIGURATION,
+                ],
+            ),
+            (
+                Refusal::BlockOverDeviceLimit,
+                true,
+                [E::INVALID_CONFIGURATION; 3],
+            ),
+            (
+                Refusal::BlockOverLaunchBounds,
+                false,
+                [E::LAUNCH_FAILURE; 3],
+            ),
+            (Refusal::BlockOverLaunchBounds, true, [E::LAUNCH_FAILURE; 3]),
+            (
+                Refusal::GridOverDeviceLimit,
+                false,
+                [E::INVALID_CONFIGURATION; 3],
+            ),
+            (
+                Refusal::SharedMemoryOverDeviceLimit,
+                false,
+                [E::OUT_OF_MEMORY, E::INVALID_VALUE, E::INVALID_VALUE],
+            ),
+            (
+                Refusal::SharedMemoryOverDeviceLimit,
+                true,
+                [
+                    E::COOPERATIVE_LAUNCH_TOO_LARGE,
+                    E::INVALID_VALUE,
+                    E::COOPERATIVE_LAUNCH_TOO_LARGE,
+                ],
+            ),
+        ];
+        for (refusal, cooperative, errors) in table {
+            for (abi, error) in [Abi::Rocm5, Abi::Rocm6, Abi::Rocm7].into_iter().zip(errors) {
+                assert_eq!(
+                    abi.launch_error(refusal, cooperative),
+                    error,
+                    "{refusal:?} {cooperative} {abi:?}"
+                );
+            }
+        }
     }
 
     #[test]

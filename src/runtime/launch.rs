@@ -284,12 +284,52 @@ pub enum Args<'a> {
     Packed(&'a [u8]),
 }
 
-/// Why a launch configuration is rejected, or `None` if it is valid: zero dimensions, too
-/// many threads (over 1024, a block dimension over 1024 or over the kernel's
-/// `max_flat_workgroup_size`) and more blocks in a dimension than the device reports as
-/// `maxGridSize` (`max_grid`) are `hipErrorInvalidConfiguration` (CUDA's code); more LDS
-/// than the device has is `hipErrorInvalidValue` (what AMD's runtime returns). (The AQL
-/// packet's own limit, 2^32-1 work-items per dimension, is `LaunchGeometry`'s check.)
+/// Why a launch configuration is refused ([`check_configuration`] tells which). The error a
+/// program sees for each depends on its ROCm ABI (`compat::Abi::launch_error`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A grid or block dimension is 0.
+    ZeroDimension,
+    /// A block dimension over 1024, or over 1024 threads: more than the device allows.
+    BlockOverDeviceLimit,
+    /// More threads than the kernel's `max_flat_workgroup_size` (`__launch_bounds__`).
+    BlockOverLaunchBounds,
+    /// More blocks in a dimension than the device reports as `maxGridSize`.
+    GridOverDeviceLimit,
+    /// Static plus dynamic shared memory over the device's LDS.
+    SharedMemoryOverDeviceLimit,
+}
+
+impl Refusal {
+    /// The reason, for the log line of the refusal.
+    pub fn why(self) -> &'static str {
+        match self {
+            Refusal::ZeroDimension => "a grid or block dimension is 0",
+            Refusal::BlockOverDeviceLimit => "the block has more threads than the device allows",
+            Refusal::BlockOverLaunchBounds => {
+                "the block has more threads than the kernel's launch bounds"
+            }
+            Refusal::GridOverDeviceLimit => {
+                "the grid has more blocks in a dimension than the device's maxGridSize"
+            }
+            Refusal::SharedMemoryOverDeviceLimit => {
+                "static plus dynamic shared memory exceeds the device's LDS"
+            }
+        }
+    }
+
+    /// The error the process's ABI gives this refusal, for a `cooperative` launch or not.
+    #[cold]
+    pub fn error(self, cooperative: bool) -> HipError {
+        super::compat::abi().launch_error(self, cooperative)
+    }
+}
+
+/// Why a launch configuration is refused, or `None` if it is valid: zero dimensions, too
+/// many threads (over 1024, a block dimension over 1024, or over the kernel's
+/// `max_flat_workgroup_size`), more blocks in a dimension than the device reports as
+/// `maxGridSize` (`max_grid`), more LDS than the device has. (The AQL packet's own limit,
+/// 2^32-1 work-items per dimension, is `LaunchGeometry`'s check.)
 #[inline(always)]
 pub fn check_configuration(
     info: &KernelInfo,
@@ -298,24 +338,19 @@ pub fn check_configuration(
     shared_mem: usize,
     device_lds: u32,
     max_grid: [i32; 3],
-) -> Option<(HipError, &'static str)> {
+) -> Option<Refusal> {
     // Saturating: three dimensions near u32::MAX overflow even a u64 (refused below anyway).
     let threads = (block.x as u64 * block.y as u64).saturating_mul(block.z as u64);
-    let max_threads = match info.max_flat_workgroup_size {
-        0 => MAX_BLOCK_THREADS,
-        n => (n as u64).min(MAX_BLOCK_THREADS),
-    };
     if threads == 0 || grid.x.min(grid.y).min(grid.z) == 0 {
-        return Some((
-            HipError::INVALID_CONFIGURATION,
-            "a grid or block dimension is 0",
-        ));
+        return Some(Refusal::ZeroDimension);
     }
-    if u64::from(block.x.max(block.y).max(block.z)) > MAX_BLOCK_THREADS || threads > max_threads {
-        return Some((
-            HipError::INVALID_CONFIGURATION,
-            "the block has more threads than the device or the kernel allows",
-        ));
+    if u64::from(block.x.max(block.y).max(block.z)) > MAX_BLOCK_THREADS
+        || threads > MAX_BLOCK_THREADS
+    {
+        return Some(Refusal::BlockOverDeviceLimit);
+    }
+    if info.max_flat_workgroup_size != 0 && threads > u64::from(info.max_flat_workgroup_size) {
+        return Some(Refusal::BlockOverLaunchBounds);
     }
     // AMD's runtime reports 2^31-1 blocks per dimension but launches up to 2^32-1; a grid
     // the device says it cannot take is refused here instead.
@@ -323,17 +358,11 @@ pub fn check_configuration(
         || i64::from(grid.y) > i64::from(max_grid[1])
         || i64::from(grid.z) > i64::from(max_grid[2])
     {
-        return Some((
-            HipError::INVALID_CONFIGURATION,
-            "the grid has more blocks in a dimension than the device's maxGridSize",
-        ));
+        return Some(Refusal::GridOverDeviceLimit);
     }
     if (info.group_segment_fixed_size as u64).saturating_add(shared_mem as u64) > device_lds as u64
     {
-        return Some((
-            HipError::INVALID_VALUE,
-            "static plus dynamic shared memory exceeds the device's LDS",
-        ));
+        return Some(Refusal::SharedMemoryOverDeviceLimit);
     }
     None
 }
@@ -515,7 +544,13 @@ unsafe fn check_launch_then<'a, R>(
         shared_mem,
     ) {
         return Err(refuse_configuration(
-            device, function, info, grid, block, shared_mem,
+            device,
+            function,
+            info,
+            grid,
+            block,
+            shared_mem,
+            cooperative,
         ));
     }
     let lds = u32::try_from(shared_mem).unwrap_or(u32::MAX);
@@ -589,7 +624,8 @@ unsafe fn check_launch_then<'a, R>(
 }
 
 /// The error (and its log line) of a launch [`LaunchLimits::admit`] refused, from
-/// [`check_configuration`], which names the reason.
+/// [`check_configuration`], which names the reason; the error is the program's ABI's for that
+/// reason (`compat::Abi::launch_error`).
 #[cold]
 #[inline(never)]
 fn refuse_configuration(
@@ -599,16 +635,17 @@ fn refuse_configuration(
     grid: Dim3,
     block: Dim3,
     shared_mem: usize,
+    cooperative: bool,
 ) -> HipError {
     let max_grid = device.info.max_grid_size;
-    let Some((error, why)) =
+    let Some(refusal) =
         check_configuration(info, grid, block, shared_mem, device.lds_bytes, max_grid)
     else {
         tracing::error!(kernel = %function.name, ?grid, ?block, shared_mem, "internal error: the launch limits refused a valid configuration");
         return HipError::UNKNOWN;
     };
-    tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, "invalid launch: {why}");
-    error
+    tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, cooperative, "invalid launch: {}", refusal.why());
+    refusal.error(cooperative)
 }
 
 impl CheckedLaunch<'_> {
@@ -1131,39 +1168,39 @@ mod tests {
     }
 
     #[test]
-    fn launch_configurations_get_the_documented_errors() {
+    fn launch_configurations_are_refused_for_their_reason() {
         let k = info(256, 1024);
         let lds = 64 << 10;
         assert_eq!(
             check_configuration(&k, d(1, 1, 1), d(256, 1, 1), 0, lds, MAX_GRID),
             None
         );
-        let err = |g, b, s| check_configuration(&k, g, b, s, lds, MAX_GRID).map(|e| e.0);
+        let why = |g, b, s| check_configuration(&k, g, b, s, lds, MAX_GRID);
+        assert_eq!(why(d(0, 1, 1), d(1, 1, 1), 0), Some(Refusal::ZeroDimension));
+        assert_eq!(why(d(1, 1, 1), d(1, 0, 1), 0), Some(Refusal::ZeroDimension));
         assert_eq!(
-            err(d(0, 1, 1), d(1, 1, 1), 0),
-            Some(HipError::INVALID_CONFIGURATION)
+            why(d(1, 1, 1), d(257, 1, 1), 0),
+            Some(Refusal::BlockOverLaunchBounds)
         );
         assert_eq!(
-            err(d(1, 1, 1), d(1, 0, 1), 0),
-            Some(HipError::INVALID_CONFIGURATION)
+            why(d(1, 1, 1), d(1, 1, 2048), 0),
+            Some(Refusal::BlockOverDeviceLimit)
         );
+        assert_eq!(why(d(1, 1, 1), d(64, 1, 1), lds as usize - 1024), None);
         assert_eq!(
-            err(d(1, 1, 1), d(257, 1, 1), 0),
-            Some(HipError::INVALID_CONFIGURATION)
-        );
-        assert_eq!(
-            err(d(1, 1, 1), d(1, 1, 2048), 0),
-            Some(HipError::INVALID_CONFIGURATION)
-        );
-        assert_eq!(err(d(1, 1, 1), d(64, 1, 1), lds as usize - 1024), None);
-        assert_eq!(
-            err(d(1, 1, 1), d(64, 1, 1), lds as usize - 1023),
-            Some(HipError::INVALID_VALUE)
+            why(d(1, 1, 1), d(64, 1, 1), lds as usize - 1023),
+            Some(Refusal::SharedMemoryOverDeviceLimit)
         );
         let big = info(1024, 0);
         assert_eq!(
-            check_configuration(&big, d(1, 1, 1), d(32, 32, 2), 0, lds, MAX_GRID).map(|e| e.0),
-            Some(HipError::INVALID_CONFIGURATION)
+            check_configuration(&big, d(1, 1, 1), d(32, 32, 2), 0, lds, MAX_GRID),
+            Some(Refusal::BlockOverDeviceLimit)
+        );
+        // A kernel bounded above the device's limit is held to the device's.
+        let over = info(2048, 0);
+        assert_eq!(
+            check_configuration(&over, d(1, 1, 1), d(1024, 1, 1), 0, lds, MAX_GRID),
+            None
         );
     }
 
@@ -1258,19 +1295,19 @@ mod tests {
     fn grids_past_max_grid_size_are_invalid_configurations() {
         let k = info(256, 1024);
         let lds = 64 << 10;
-        let err = |g, max| check_configuration(&k, g, d(1, 1, 1), 0, lds, max).map(|e| e.0);
+        let err = |g, max| check_configuration(&k, g, d(1, 1, 1), 0, lds, max);
         let max = i32::MAX as u32;
         assert_eq!(err(d(max, max, max), MAX_GRID), None);
         for g in [d(max + 1, 1, 1), d(1, u32::MAX, 1), d(1, 1, max + 1)] {
             assert_eq!(
                 err(g, MAX_GRID),
-                Some(HipError::INVALID_CONFIGURATION),
+                Some(Refusal::GridOverDeviceLimit),
                 "{g:?}"
             );
         }
         assert_eq!(
             err(d(65536, 65536, 1), [i32::MAX, 65535, 65535]),
-            Some(HipError::INVALID_CONFIGURATION)
+            Some(Refusal::GridOverDeviceLimit)
         );
     }
 }

@@ -394,7 +394,7 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         args: Arc::new(PackedArgs { bytes, pointers }),
         attrs: KernelAttrs::default(),
     };
-    if let Some((error, why)) = super::launch::check_configuration(
+    if let Some(refusal) = super::launch::check_configuration(
         &kernel.info,
         node.grid,
         node.block,
@@ -402,8 +402,8 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         device.lds_bytes,
         device.info.max_grid_size,
     ) {
-        tracing::warn!(kernel = %node.function.name, "kernel node: {why}");
-        return Err(error);
+        tracing::warn!(kernel = %node.function.name, "kernel node: {}", refusal.why());
+        return Err(refusal.error(false));
     }
     Ok(node)
 }
