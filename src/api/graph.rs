@@ -206,9 +206,10 @@ hip_api! {
         graph: hipGraph_t => Arc<Graph>,
         dependencies: *const hipGraphNode_t,
         count: usize,
-        params: *const MemsetParams => &MemsetParams,
+        params: *const MemsetParams,
     ) -> hipError_t {
-        let fill = graph::memset(params)?;
+        // SAFETY: HIP's contract, in the layout of the program's ABI.
+        let fill = graph::memset(&unsafe { MemsetParams::read(params) }?)?;
         // SAFETY: HIP's contract for the dependency list.
         unsafe { add(node, &graph, dependencies, count, NodeParams::Memset(fill)) }
     }
@@ -448,19 +449,22 @@ hip_api! {
 
     fn hipGraphMemsetNodeGetParams(
         node: hipGraphNode_t => Arc<Node>,
-        params: *mut MemsetParams => Out<MemsetParams>,
+        params: *mut MemsetParams,
     ) -> hipError_t {
         match node.params() {
-            NodeParams::Memset(m) => params.write(m.to_abi()),
+            // SAFETY: HIP's contract, in the layout of the program's ABI.
+            NodeParams::Memset(m) => unsafe { m.to_abi().write(params) },
             _ => Err(wrong_type()),
         }
     }
 
     fn hipGraphMemsetNodeSetParams(
         node: hipGraphNode_t => Arc<Node>,
-        params: *const MemsetParams => &MemsetParams,
+        params: *const MemsetParams,
     ) -> hipError_t {
-        graph::set_params(&node, NodeParams::Memset(graph::memset(params)?))
+        // SAFETY: HIP's contract, in the layout of the program's ABI.
+        let fill = graph::memset(&unsafe { MemsetParams::read(params) }?)?;
+        graph::set_params(&node, NodeParams::Memset(fill))
     }
 
     fn hipGraphHostNodeGetParams(
@@ -612,9 +616,11 @@ hip_api! {
     fn hipGraphExecMemsetNodeSetParams(
         exec: hipGraphExec_t => Arc<Exec>,
         node: hipGraphNode_t,
-        params: *const MemsetParams => &MemsetParams,
+        params: *const MemsetParams,
     ) -> hipError_t {
-        exec_set(&exec, node, NodeParams::Memset(graph::memset(params)?))
+        // SAFETY: HIP's contract, in the layout of the program's ABI.
+        let fill = graph::memset(&unsafe { MemsetParams::read(params) }?)?;
+        exec_set(&exec, node, NodeParams::Memset(fill))
     }
 
     fn hipGraphExecHostNodeSetParams(

@@ -618,9 +618,12 @@ pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> 
     Ok(())
 }
 
-/// `hipFree` (and `hipFreeAsync`'s caller-facing twin for synchronous frees): pool memory is
-/// returned to its pool after the device's work completes, as CUDA's `cudaFree` does; any other
-/// pointer is `memory::free`'s.
+/// `hipFree` (and `hipFreeAsync`'s caller-facing twin for synchronous frees): any pointer but
+/// pool memory is `memory::free`'s. Pool memory, as the program's ABI frees it: up to ROCm 6,
+/// `hipFree` waits for the device's work and returns the block to its pool; ROCm 7 does not
+/// wait ("HIP API 7.0 changes"): the block is freed as `hipFreeAsync` on the device's null
+/// stream frees it (AMD's runtime orders it there too), so it is reused only after the work
+/// the null stream waits for.
 ///
 /// # Safety
 /// As [`memory::free`]: `ptr` is any pointer value; only registered ones are freed.
@@ -635,7 +638,13 @@ pub unsafe fn free(ptr: *mut c_void) -> HipResult {
         // SAFETY: forwarded contract.
         return unsafe { memory::free(ptr) };
     };
-    runtime()?.device(pool.device)?.synchronize()?;
+    let device = runtime()?.device(pool.device)?;
+    if super::compat::abi() >= super::compat::Abi::Rocm7 {
+        let null_stream = super::stream::resolve(std::ptr::null_mut(), device)?;
+        // SAFETY: forwarded contract.
+        return unsafe { free_async(ptr, device, &null_stream) };
+    }
+    device.synchronize()?;
     if OWNERS.lock().remove(&start).is_none() || memory::remove_pooled(start).is_none() {
         return Err(HipError::INVALID_VALUE);
     }

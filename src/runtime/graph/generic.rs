@@ -49,7 +49,10 @@ pub unsafe fn node_params(params: &GraphNodeParams) -> HipResult<NodeParams> {
     unsafe {
         Ok(match params.type_ {
             node_type::KERNEL => NodeParams::Kernel(super::kernel_node(&params.body.kernel)?),
-            node_type::MEMSET => NodeParams::Memset(memset(&params.body.memset)?),
+            // The union's memset member has the layout of the program's ABI.
+            node_type::MEMSET => {
+                NodeParams::Memset(memset(&MemsetParams::read(&params.body.memset)?)?)
+            }
             node_type::HOST => NodeParams::Host(host(&params.body.host)?),
             node_type::GRAPH => NodeParams::Child(graph(params.body.handle)?),
             node_type::EMPTY => NodeParams::Empty,
@@ -73,7 +76,8 @@ pub unsafe fn node_params(params: &GraphNodeParams) -> HipResult<NodeParams> {
     }
 }
 
-/// `HIP_MEMSET_NODE_PARAMS` (40 bytes).
+/// `HIP_MEMSET_NODE_PARAMS` (40 bytes), which is also ROCm 7's `hipMemsetParams` (ROCm 7
+/// dropped the driver name; `hipDrvGraphAddMemsetNode` takes the same structure either way).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct DrvMemsetParams {
@@ -86,6 +90,19 @@ pub struct DrvMemsetParams {
 }
 
 const _: () = assert!(std::mem::size_of::<DrvMemsetParams>() == 40);
+
+impl From<&MemsetParams> for DrvMemsetParams {
+    fn from(m: &MemsetParams) -> DrvMemsetParams {
+        DrvMemsetParams {
+            dst: m.dst,
+            pitch: m.pitch,
+            value: m.value,
+            element_size: m.element_size,
+            width: m.width,
+            height: m.height,
+        }
+    }
+}
 
 impl DrvMemsetParams {
     pub fn to_memset(&self) -> MemsetParams {

@@ -49,7 +49,10 @@ pub struct KernelNodeParams {
     pub shared_mem: u32,
 }
 
-/// `hipMemsetParams`: ROCm 5.2's layout, which AMD's current documentation still shows.
+/// `hipMemsetParams` as ROCm 5 and 6 lay it out (48 bytes). ROCm 7 reordered it into the
+/// layout of `HIP_MEMSET_NODE_PARAMS` (`generic::DrvMemsetParams`, 40 bytes, CUDA's order):
+/// a program's structure is read and written in its ABI's layout by [`MemsetParams::read`] and
+/// [`MemsetParams::write`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct MemsetParams {
@@ -59,6 +62,46 @@ pub struct MemsetParams {
     pub pitch: usize,
     pub value: u32,
     pub width: usize,
+}
+
+impl MemsetParams {
+    /// The program's `hipMemsetParams` at `p`, in the layout of the ABI it was built for
+    /// (`compat::abi`).
+    ///
+    /// # Safety
+    /// `p` is null or points to a `hipMemsetParams` of that layout.
+    pub unsafe fn read(p: *const MemsetParams) -> HipResult<MemsetParams> {
+        if p.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        if super::compat::abi() < super::compat::Abi::Rocm7 {
+            // SAFETY: the caller's contract, the ROCm 5/6 layout.
+            return Ok(unsafe { p.read() });
+        }
+        // SAFETY: the caller's contract, ROCm 7's layout.
+        Ok(unsafe { p.cast::<generic::DrvMemsetParams>().read() }.to_memset())
+    }
+
+    /// Writes these parameters to the program's `hipMemsetParams` at `p`, in its ABI's layout.
+    ///
+    /// # Safety
+    /// `p` is null or points to writable storage of a `hipMemsetParams` of that layout.
+    pub unsafe fn write(&self, p: *mut MemsetParams) -> HipResult {
+        if p.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        if super::compat::abi() < super::compat::Abi::Rocm7 {
+            // SAFETY: the caller's contract, the ROCm 5/6 layout.
+            unsafe { p.write(*self) };
+        } else {
+            // SAFETY: the caller's contract, ROCm 7's layout.
+            unsafe {
+                p.cast::<generic::DrvMemsetParams>()
+                    .write(generic::DrvMemsetParams::from(self))
+            };
+        }
+        Ok(())
+    }
 }
 
 /// `hipHostFn_t`.
