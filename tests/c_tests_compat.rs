@@ -10,6 +10,9 @@
 //! (ROCm 5/6: every call's result; ROCm 7: the last failure until read), hipDrvGetErrorName.
 //! `pointer_attributes`: hipPointerGetAttributes' numbering and its answers for unknown and
 //! null pointers.
+//! `launch_errors`: the error of each refused launch configuration, every launch call.
+//! `free_pool`: whether hipFree of stream-ordered memory waits for the device.
+//! `memset_params`: hipMemsetParams in each ABI's layout, every call that takes it.
 
 mod common;
 
@@ -166,4 +169,92 @@ fn drv_memcpy3d_rocm6_layout() {
 #[test]
 fn drv_memcpy3d_follows_the_preloaded_soname() {
     run_preloaded("drv_memcpy3d", ".5", "5");
+}
+
+/// Each refused launch configuration gets the error of the program's ABI.
+#[test]
+fn launch_errors_rocm5() {
+    run("launch_errors", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn launch_errors_rocm6() {
+    run("launch_errors", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn launch_errors_rocm7() {
+    run("launch_errors", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn launch_errors_rocm7_gfx90a_deterministic() {
+    run_on("launch_errors", "gfx90a", true, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn launch_errors_follow_a_preloaded_so_5() {
+    run_preloaded("launch_errors", ".5", "5");
+}
+
+/// hipFree of stream-ordered memory waits for the device up to ROCm 6, not in ROCm 7. The
+/// ROCm 7 runs hold a kernel until the host releases it after hipFree: a hipFree that waited
+/// would meet the dispatch timeout instead.
+#[test]
+fn free_pool_rocm5() {
+    run("free_pool", true, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn free_pool_rocm6() {
+    run("free_pool", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn free_pool_rocm7() {
+    run(
+        "free_pool",
+        false,
+        &[("HIPSHIM_ABI", "7"), ("HSASIM_DISPATCH_TIMEOUT", "30")],
+    );
+}
+
+#[test]
+fn free_pool_rocm7_deterministic() {
+    run(
+        "free_pool",
+        true,
+        &[("HIPSHIM_ABI", "7"), ("HSASIM_DISPATCH_TIMEOUT", "30")],
+    );
+}
+
+#[test]
+fn free_pool_follows_a_preloaded_so_7() {
+    run_preloaded("free_pool", ".7", "7");
+}
+
+/// hipMemsetParams is read and written in the program's ABI's layout.
+#[test]
+fn memset_params_rocm5() {
+    run("memset_params", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn memset_params_rocm6() {
+    run("memset_params", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn memset_params_rocm7() {
+    run("memset_params", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn memset_params_rocm7_deterministic() {
+    run("memset_params", true, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn memset_params_follow_a_preloaded_so_7() {
+    run_preloaded("memset_params", ".7", "7");
 }

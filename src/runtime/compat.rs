@@ -104,6 +104,20 @@ pub fn dead_handle(error: HipError) -> HipError {
     }
 }
 
+/// For a call ROCm 7 refuses during a stream capture (AMD's 7.0 change, CUDA's rule) and
+/// earlier ABIs allow: `hipMallocManaged`, `hipMemAdvise`, `hipMemPoolCreate`/`Destroy`,
+/// `hipDeviceSetMemPool`, `hipDevice/CtxSet{Cache,SharedMem}Config`, `hipEventQuery`. Under
+/// ROCm 7 it fails (and invalidates the capture) as `capture::refuse_unsafe_call` says: while
+/// a global-mode capture, or a thread-local one of this thread, is in progress, unless this
+/// thread chose relaxed mode.
+pub fn refuse_during_capture_from_rocm7(call: &str) -> crate::error::HipResult {
+    if abi() >= Abi::Rocm7 {
+        super::graph::capture::refuse_unsafe_call(call)
+    } else {
+        Ok(())
+    }
+}
+
 /// A `hipGraphNodeType` as the program's ABI numbers it (`code` in the numbering of ROCm 5.4
 /// and later, which hipshim uses inside). The ROCm 5 profile answers in the numbering of the
 /// ROCm 5 headers Debian installs (5.2: kernel 1 ... event record 8), which shifts every
