@@ -13,6 +13,7 @@
 //! `launch_errors`: the error of each refused launch configuration, every launch call.
 //! `free_pool`: whether hipFree of stream-ordered memory waits for the device.
 //! `memset_params`: hipMemsetParams in each ABI's layout, every call that takes it.
+//! `capture_calls`: the calls ROCm 7 refuses during a stream capture.
 
 mod common;
 
@@ -257,4 +258,25 @@ fn memset_params_rocm7_deterministic() {
 #[test]
 fn memset_params_follow_a_preloaded_so_7() {
     run_preloaded("memset_params", ".7", "7");
+}
+
+/// Calls ROCm 7 refuses during a stream capture and earlier ABIs allow.
+#[test]
+fn capture_calls_rocm5() {
+    run("capture_calls", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn capture_calls_rocm6() {
+    run("capture_calls", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn capture_calls_rocm7() {
+    run("capture_calls", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn capture_calls_follow_a_preloaded_so_7() {
+    run_preloaded("capture_calls", ".7", "7");
 }
