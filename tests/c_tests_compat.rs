@@ -14,6 +14,7 @@
 //! `free_pool`: whether hipFree of stream-ordered memory waits for the device.
 //! `memset_params`: hipMemsetParams in each ABI's layout, every call that takes it.
 //! `capture_calls`: the calls ROCm 7 refuses during a stream capture.
+//! `empty_module`: hipModuleLoad of an empty file.
 
 mod common;
 
@@ -279,4 +280,20 @@ fn capture_calls_rocm7() {
 #[test]
 fn capture_calls_follow_a_preloaded_so_7() {
     run_preloaded("capture_calls", ".7", "7");
+}
+
+/// hipModuleLoad of an empty file: each ABI's error.
+#[test]
+fn empty_module_rocm5() {
+    run("empty_module", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn empty_module_rocm6() {
+    run("empty_module", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn empty_module_rocm7() {
+    run("empty_module", true, &[("HIPSHIM_ABI", "7")]);
 }

@@ -8,6 +8,8 @@
 
 __global__ void bump(int* p) { atomicAdd(p, 1); }
 
+static void callback(hipStream_t, hipError_t, void* calls) { ++*static_cast<int*>(calls); }
+
 static hipStream_t s;
 static int* d;
 
@@ -64,6 +66,23 @@ int main() {
     if (rocm7) CHECK(hipMemPoolDestroy(pool));
     DURING_CAPTURE(hipEventQuery(e));
     DURING_CAPTURE(hipDeviceSetCacheConfig(hipFuncCachePreferNone));
+    int calls = 0;
+    begin();
+    EXPECT_ERR(hipStreamAddCallback(s, callback, &calls, 0), hipErrorStreamCaptureUnsupported);
+    end(rocm7, __LINE__);
+    CHECK(hipStreamSynchronize(s));
+    EXPECT_EQ(calls, 0);
+    hipLaunchParams part = {};
+    void* args[] = {&d};
+    part.func = reinterpret_cast<void*>(&bump);
+    part.gridDim = dim3(1);
+    part.blockDim = dim3(1);
+    part.args = args;
+    part.stream = s;
+    begin();
+    EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(&part, 1, 0),
+               hipErrorStreamCaptureUnsupported);
+    end(rocm7, __LINE__);
 
     // Relaxed mode allows them in every ABI.
     begin();

@@ -8,7 +8,8 @@ use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t, HostFn, StreamCallback};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
-use crate::runtime::{compat, graph, stream};
+use crate::runtime::compat::{self, Abi};
+use crate::runtime::{graph, stream};
 use std::ffi::c_void;
 
 hip_api! {
@@ -177,6 +178,11 @@ fn add_callback(
         return Err(HipError::INVALID_VALUE);
     };
     let (device, s) = stream::lookup(handle)?;
+    // A capturing stream refuses the callback in every ABI (`Stream::begin`); ROCm 7 also
+    // invalidates the capture (CUDA's rule).
+    if compat::abi() >= Abi::Rocm7 {
+        graph::capture::refuse_if_capturing(&s, "hipStreamAddCallback")?;
+    }
     let (handle, data) = (UserPtr(handle as usize), UserPtr(user_data as usize));
     stream::enqueue_host_task(
         &device.streams,

@@ -104,6 +104,18 @@ pub fn dead_handle(error: HipError) -> HipError {
     }
 }
 
+/// `hipModuleLoad` of a file that exists but is empty: ROCm 5.2 answers
+/// hipErrorInvalidKernelFile (measured on hsasim), ROCm 6 hipErrorInvalidValue, ROCm 7
+/// hipErrorInvalidImage (AMD's 7.0 change, CUDA's code).
+#[cold]
+pub fn empty_module_file() -> HipError {
+    match abi() {
+        Abi::Rocm5 => HipError::INVALID_KERNEL_FILE,
+        Abi::Rocm6 => HipError::INVALID_VALUE,
+        Abi::Rocm7 => HipError::INVALID_IMAGE,
+    }
+}
+
 /// For a call ROCm 7 refuses during a stream capture (AMD's 7.0 change, CUDA's rule) and
 /// earlier ABIs allow: `hipMallocManaged`, `hipMemAdvise`, `hipMemPoolCreate`/`Destroy`,
 /// `hipDeviceSetMemPool`, `hipDevice/CtxSet{Cache,SharedMem}Config`, `hipEventQuery`. Under

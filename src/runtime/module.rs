@@ -650,6 +650,10 @@ pub fn load_module_file(path: &std::path::Path) -> HipResult<*mut c_void> {
         tracing::warn!(path = %path.display(), file_type = ?meta.file_type(), "hipModuleLoad: not a regular file");
         return Err(HipError::INVALID_VALUE);
     }
+    if meta.len() == 0 {
+        tracing::warn!(path = %path.display(), "hipModuleLoad: the file is empty");
+        return Err(super::compat::empty_module_file());
+    }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|file| file.take(meta.len()).read_to_end(&mut bytes))

@@ -135,7 +135,8 @@ pub fn supported(devices: &[Device], devices_run_one_at_a_time: bool) -> bool {
 /// its stream's device, all co-resident, `this_multi_grid().sync()` synchronising all of them.
 ///
 /// Checked as AMD's runtime does: a null or legacy stream is `hipErrorInvalidHandle`
-/// (hipErrorInvalidResourceHandle), two parts on one device `hipErrorInvalidDevice`, grids,
+/// (hipErrorInvalidResourceHandle), a capturing stream is
+/// `hipErrorStreamCaptureUnsupported` (ROCm 7 also invalidates the capture), two parts on one device `hipErrorInvalidDevice`, grids,
 /// blocks or dynamic LDS that differ between parts `hipErrorInvalidValue`; then each part as a
 /// cooperative launch on its device (a grid too large is
 /// `hipErrorCooperativeLaunchTooLarge`). Nothing is published unless every part passes.
@@ -161,7 +162,12 @@ pub unsafe fn launch_multi_device(api: &str, parts: &[GridPart], flags: u32) -> 
             );
             return Err(HipError::INVALID_HANDLE);
         }
-        let (device, _) = stream::lookup(part.stream)?;
+        let (device, stream) = stream::lookup(part.stream)?;
+        // A capturing stream refuses the launch in every ABI (`Stream::begin`); ROCm 7 also
+        // invalidates the capture.
+        if super::compat::abi() >= super::compat::Abi::Rocm7 {
+            super::graph::capture::refuse_if_capturing(&stream, api)?;
+        }
         if devices.iter().any(|d| d.index == device.index) {
             tracing::warn!(
                 part = rank,
