@@ -297,3 +297,25 @@ fn empty_module_rocm6() {
 fn empty_module_rocm7() {
     run("empty_module", true, &[("HIPSHIM_ABI", "7")]);
 }
+
+/// `hipMemcpyParam2D` reads memory types in the program's numbering, takes a device side's
+/// pointer from its device field, and reads a pitch of 0 as packed rows.
+#[test]
+fn param2d_rocm5() {
+    run("param2d", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn param2d_rocm5_deterministic() {
+    run("param2d", true, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn param2d_rocm6() {
+    run("param2d", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn param2d_rocm7_deterministic() {
+    run("param2d", true, &[("HIPSHIM_ABI", "7")]);
+}

@@ -27,6 +27,8 @@ c_tests! {
     device_reset_gfx90a => "device_reset" on "gfx90a";
     memcpy_order_gfx942 => "memcpy_order" on "gfx942";
     memcpy_order_gfx90a => "memcpy_order" on "gfx90a";
+    stream_done_gfx942 => "stream_done" on "gfx942";
+    stream_done_gfx90a => "stream_done" on "gfx90a";
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with

@@ -145,7 +145,10 @@ static void copies_3d() {
     nul.ptr = nullptr;
     EXPECT_ERR(hipMemset3D(nul, 0, make_hipExtent(4, 4, 4)), hipErrorInvalidValue);
     EXPECT_ERR(hipMemset3D(dev, 0, make_hipExtent(W, H, D + 1)), hipErrorInvalidValue);
-    EXPECT_ERR(hipMemset2DAsync(dev.ptr, 8, 0, 16, 2, s), hipErrorInvalidPitchValue);
+    // 2D fills with rows wider than their pitch: hipErrorInvalidValue, as for 3D ones (AMD).
+    EXPECT_ERR(hipMemset2DAsync(dev.ptr, 8, 0, 16, 2, s), hipErrorInvalidValue);
+    EXPECT_ERR(hipMemset2D(dev.ptr, 1, 0, 16, 2), hipErrorInvalidValue);
+    EXPECT_ERR(hipMemsetD2D32(dev.ptr, 8, 0, 4, 2), hipErrorInvalidValue);
     EXPECT_ERR(hipMalloc3D(nullptr, make_hipExtent(1, 1, 1)), hipErrorInvalidValue);
     CHECK(hipStreamDestroy(s));
     CHECK(hipFree(dev.ptr));

@@ -10,10 +10,11 @@
 
 #include <vector>
 
-// What AMD's runtime returns when the HSA runtime cannot lock the range: Debian's ROCm 5.2
-// libamdhip64.so.5 on hsasim calls hsa_amd_memory_lock_to_pool, gets HSA_STATUS_ERROR and
-// returns hipErrorOutOfMemory (newer ROCm returns hipErrorInvalidValue there).
-static const hipError_t LOCK_FAILED = hipErrorOutOfMemory;
+// What AMD's runtime returns when the HSA runtime cannot lock the range: hipErrorInvalidValue
+// since after ROCm 5.2 (hip-tests 5.4 check it); Debian's ROCm 5.2 libamdhip64.so.5 on
+// hsasim calls hsa_amd_memory_lock_to_pool, gets HSA_STATUS_ERROR and returned
+// hipErrorOutOfMemory.
+static const hipError_t LOCK_FAILED = hipErrorInvalidValue;
 
 int main() {
     // Start the runtime first: its own mappings could otherwise fill the hole made below.

@@ -48,6 +48,17 @@ int main() {
         EXPECT_TRUE(attr.devicePointer == nullptr && attr.hostPointer == nullptr);
     }
 
+    // An array handle is array memory (hipPointerGetAttribute; ROCm 5 numbers it 2, ROCm 6
+    // and 7 10).
+    hipArray_t array = nullptr;
+    hipChannelFormatDesc f = hipCreateChannelDesc(32, 0, 0, 0, hipChannelFormatKindFloat);
+    CHECK(hipMallocArray(&array, &f, 16, 4, hipArrayDefault));
+    unsigned int array_type = 0;
+    EXPECT_OK(hipPointerGetAttribute(&array_type, HIP_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                     reinterpret_cast<hipDeviceptr_t>(array)));
+    EXPECT_EQ(array_type, abi == 5 ? 2 : 10);
+    CHECK(hipFreeArray(array));
+
     // Once registered, the same memory is host memory.
     CHECK(hipHostRegister(mine.data(), mine.size(), 0));
     EXPECT_OK(hipPointerGetAttributes(&attr, mine.data() + 4));

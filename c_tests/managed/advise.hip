@@ -95,9 +95,11 @@ int main() {
     EXPECT_EQ(rm, 0);
     EXPECT_EQ(pl, 1);
 
-    // Attaching to a stream: the whole allocation (length 0) or a part of it.
+    // Attaching to a stream: the whole allocation (its length, or 0), never a part of it.
     EXPECT_OK(hipStreamAttachMemAsync(s, m, 0, hipMemAttachSingle));
-    EXPECT_OK(hipStreamAttachMemAsync(s, m, page, hipMemAttachGlobal));
+    EXPECT_OK(hipStreamAttachMemAsync(s, m, size, hipMemAttachGlobal));
+    EXPECT_ERR(hipStreamAttachMemAsync(s, m, page, hipMemAttachGlobal), hipErrorInvalidValue);
+    EXPECT_ERR(hipStreamAttachMemAsync(s, m, size - 1, hipMemAttachGlobal), hipErrorInvalidValue);
     EXPECT_ERR(hipStreamAttachMemAsync(s, c + page, 0, hipMemAttachHost), hipErrorInvalidValue);
     EXPECT_ERR(hipStreamAttachMemAsync(s, m, 0, 3), hipErrorInvalidValue);
 
@@ -121,6 +123,20 @@ int main() {
     CHECK(hipMalloc(&d, page));
     EXPECT_ERR(hipMemAdvise(d, page, hipMemAdviseSetReadMostly, 0), hipErrorInvalidValue);
     EXPECT_ERR(hipMemRangeGetAttribute(&v, 4, hipMemRangeAttributeReadMostly, d, page), hipErrorInvalidValue);
+    // Its coherency, though, is known (AMD answers it for any memory): device memory is
+    // coarse-grained, hipHostMalloc memory fine-grained unless asked otherwise.
+    v = -1;
+    EXPECT_OK(hipMemRangeGetAttribute(&v, 4, hipMemRangeAttributeCoherencyMode, d, page));
+    EXPECT_EQ(v, hipMemRangeCoherencyModeCoarseGrain);
+    int* pinned = nullptr;
+    CHECK(hipHostMalloc(&pinned, page, hipHostMallocCoherent));
+    EXPECT_OK(hipMemRangeGetAttribute(&v, 4, hipMemRangeAttributeCoherencyMode, pinned, 8));
+    EXPECT_EQ(v, hipMemRangeCoherencyModeFineGrain);
+    CHECK(hipHostFree(pinned));
+    CHECK(hipHostMalloc(&pinned, page, hipHostMallocNonCoherent));
+    EXPECT_OK(hipMemRangeGetAttribute(&v, 4, hipMemRangeAttributeCoherencyMode, pinned, 8));
+    EXPECT_EQ(v, hipMemRangeCoherencyModeCoarseGrain);
+    CHECK(hipHostFree(pinned));
     CHECK(hipFree(d));
 
     // Freed memory forgets its advice: a new allocation starts clean, even at the same address.

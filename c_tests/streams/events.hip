@@ -28,6 +28,13 @@ static void create_and_errors() {
     EXPECT_ERR(hipEventCreateWithFlags(&e, hipEventInterprocess), hipErrorInvalidValue);
     CHECK(hipEventCreateWithFlags(&e, hipEventInterprocess | hipEventDisableTiming));
     CHECK(hipEventDestroy(e));
+    // AMD's release-scope hints: either one is accepted, both together are not.
+    EXPECT_ERR(hipEventCreateWithFlags(&e, hipEventReleaseToDevice | hipEventReleaseToSystem),
+               hipErrorInvalidValue);
+    CHECK(hipEventCreateWithFlags(&e, hipEventReleaseToDevice));
+    CHECK(hipEventDestroy(e));
+    CHECK(hipEventCreateWithFlags(&e, hipEventReleaseToSystem | hipEventDisableTiming));
+    CHECK(hipEventDestroy(e));
 
     CHECK(hipEventCreate(&e));
     // Never recorded: query and synchronize succeed (AMD's behaviour), timing is refused.

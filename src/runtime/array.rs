@@ -464,6 +464,11 @@ pub fn geometry(handle: *const HipArray) -> HipResult<Geometry> {
     Ok(geometry)
 }
 
+/// Whether `handle` is a live array (any other value is simply not one).
+pub fn is_live(handle: *const HipArray) -> bool {
+    TABLES.lock().arrays.contains_key(&(handle as usize))
+}
+
 /// The geometry and the creation spec of live array `handle`.
 pub fn describe(handle: *const HipArray) -> HipResult<(Geometry, ArraySpec)> {
     if handle.is_null() {

@@ -311,21 +311,25 @@ impl Copy3D {
             tracing::warn!("HIP_MEMCPY3D: level-of-detail copies are not supported");
             return Err(HipError::INVALID_VALUE);
         }
+        let abi = super::compat::abi();
+        let (width, height) = (p.width_in_bytes, p.height);
         let src = driver_side(
+            abi,
             p.src_memory_type,
             p.src_host as usize,
             p.src_device as usize,
             p.src_array as usize,
-            p.src_pitch,
-            p.src_height,
+            packed(p.src_pitch, width),
+            packed(p.src_height, height),
         )?;
         let dst = driver_side(
+            abi,
             p.dst_memory_type,
             p.dst_host as usize,
             p.dst_device as usize,
             p.dst_array as usize,
-            p.dst_pitch,
-            p.dst_height,
+            packed(p.dst_pitch, width),
+            packed(p.dst_height, height),
         )?;
         Ok(Copy3D {
             dst: Side3D {
@@ -355,20 +359,23 @@ impl Copy3D {
 
     /// A `hip_Memcpy2D` (`hipMemcpyParam2D`).
     pub fn from_2d(p: &Memcpy2DParams) -> HipResult<Copy3D> {
+        let abi = super::compat::abi();
         let src = driver_side(
+            abi,
             p.src_memory_type,
             p.src_host as usize,
             p.src_device as usize,
             p.src_array as usize,
-            p.src_pitch,
+            packed(p.src_pitch, p.width_in_bytes),
             0,
         )?;
         let dst = driver_side(
+            abi,
             p.dst_memory_type,
             p.dst_host as usize,
             p.dst_device as usize,
             p.dst_array as usize,
-            p.dst_pitch,
+            packed(p.dst_pitch, p.width_in_bytes),
             0,
         )?;
         let pos = |x, y| Pos { x, y, z: 0 };
@@ -406,14 +413,24 @@ impl Copy3D {
     }
 }
 
-/// Which field of a driver-API side names its memory. `hipMemoryType` is numbered
-/// differently by ROCm 5 (Host 0, Device 1, Array 2, Unified 3) and ROCm 6/7 (Unregistered 0,
-/// Host 1, Device 2, Managed 3, Array 10, Unified 11), and the structure does not say which
-/// header built it, so the two values whose meaning differs are read by the fields they come
-/// with: 1 is a host pointer (ROCm 6) unless only the device pointer is set (ROCm 5's device);
-/// 2 is a device pointer (ROCm 6) unless only the array is set (ROCm 5's array). Whether a
-/// pointer is host or device memory is then the memory table's word, not the type's.
+/// A driver-API pitch or slice height of 0 means "packed": rows as wide as the copy, slices
+/// as tall as it (AMD's runtime reads them so, and hip-tests check it).
+fn packed(given: usize, extent: usize) -> usize {
+    if given == 0 {
+        extent
+    } else {
+        given
+    }
+}
+
+/// Which field of a driver-API side names its memory, by `hipMemoryType` in the program's
+/// numbering: ROCm 5's headers number it Host 0, Device 1, Array 2, Unified 3; ROCm 6's
+/// Unregistered 0, Host 1, Device 2, Managed 3, Array 10, Unified 11 (the ABI profile says
+/// which, see `compat`). A device type with a null device pointer is a null pointer, whatever
+/// the host field holds (hip-tests check it). Whether a pointer is host or device memory is
+/// then the memory table's word, not the type's.
 fn driver_side(
+    abi: super::compat::Abi,
     memory_type: u32,
     host: usize,
     device: usize,
@@ -422,15 +439,17 @@ fn driver_side(
     rows: usize,
 ) -> HipResult<Place> {
     let pitched = |ptr| Place::Pitched { ptr, pitch, rows };
+    let rocm5 = abi == super::compat::Abi::Rocm5;
     Ok(match memory_type {
         0 => pitched(host),
-        1 if host == 0 && device != 0 => pitched(device),
+        1 if rocm5 => pitched(device),
         1 => pitched(host),
-        2 if device == 0 && array != 0 => Place::Array(array),
-        2 | 3 | 11 => pitched(device),
-        10 => Place::Array(array),
+        2 if rocm5 => Place::Array(array),
+        2 | 3 => pitched(device),
+        10 if !rocm5 => Place::Array(array),
+        11 if !rocm5 => pitched(device),
         _ => {
-            tracing::warn!(memory_type, "unknown hipMemoryType");
+            tracing::warn!(memory_type, ?abi, "unknown hipMemoryType");
             return Err(HipError::INVALID_VALUE);
         }
     })
@@ -905,20 +924,52 @@ mod tests {
     }
 
     #[test]
-    fn driver_memory_types_are_read_with_their_fields() {
-        let side = |t, h, d, a| driver_side(t, h, d, a, 64, 0).unwrap();
+    fn driver_memory_types_are_read_in_the_abis_numbering() {
+        use super::super::compat::Abi;
+        let side = |abi, t, h, d, a| driver_side(abi, t, h, d, a, 64, 0).unwrap();
         let p = |ptr| Place::Pitched {
             ptr,
             pitch: 64,
             rows: 0,
         };
-        assert_eq!(side(1, 0x100, 0, 0), p(0x100), "ROCm 6 host");
-        assert_eq!(side(1, 0, 0x200, 0), p(0x200), "ROCm 5 device");
-        assert_eq!(side(2, 0, 0x200, 0), p(0x200), "ROCm 6 device");
-        assert_eq!(side(2, 0, 0, 0x300), Place::Array(0x300), "ROCm 5 array");
-        assert_eq!(side(10, 0, 0, 0x300), Place::Array(0x300), "ROCm 6 array");
-        assert_eq!(side(0, 0x100, 0, 0), p(0x100), "ROCm 5 host");
-        assert!(driver_side(7, 0, 0, 0, 0, 0).is_err());
+        assert_eq!(side(Abi::Rocm6, 1, 0x100, 0, 0), p(0x100), "ROCm 6 host");
+        assert_eq!(side(Abi::Rocm5, 1, 0, 0x200, 0), p(0x200), "ROCm 5 device");
+        // A ROCm 5 device type reads the device field even when only the host one is set.
+        assert_eq!(
+            side(Abi::Rocm5, 1, 0x100, 0, 0),
+            p(0),
+            "ROCm 5 device, null"
+        );
+        assert_eq!(
+            side(Abi::Rocm6, 2, 0x100, 0, 0),
+            p(0),
+            "ROCm 6 device, null"
+        );
+        assert_eq!(side(Abi::Rocm6, 2, 0, 0x200, 0), p(0x200), "ROCm 6 device");
+        assert_eq!(
+            side(Abi::Rocm5, 2, 0, 0, 0x300),
+            Place::Array(0x300),
+            "ROCm 5 array"
+        );
+        assert_eq!(
+            side(Abi::Rocm6, 10, 0, 0, 0x300),
+            Place::Array(0x300),
+            "ROCm 6 array"
+        );
+        assert_eq!(
+            side(Abi::Rocm7, 11, 0, 0x200, 0),
+            p(0x200),
+            "ROCm 7 unified"
+        );
+        assert_eq!(side(Abi::Rocm5, 0, 0x100, 0, 0), p(0x100), "ROCm 5 host");
+        assert!(driver_side(Abi::Rocm5, 10, 0, 0, 0x300, 0, 0).is_err());
+        assert!(driver_side(Abi::Rocm6, 7, 0, 0, 0, 0, 0).is_err());
+    }
+
+    #[test]
+    fn a_driver_pitch_of_zero_means_packed_rows() {
+        assert_eq!(packed(0, 10), 10);
+        assert_eq!(packed(64, 10), 64);
     }
 
     #[test]

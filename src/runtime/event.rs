@@ -37,8 +37,11 @@ pub const DEFAULT: u32 = 0;
 pub const BLOCKING_SYNC: u32 = 1;
 pub const DISABLE_TIMING: u32 = 2;
 pub const INTERPROCESS: u32 = 4;
+/// `hipEventReleaseToDevice` and `hipEventReleaseToSystem`: at most one of the two (AMD).
+const RELEASE_TO_DEVICE: u32 = 0x4000_0000;
+const RELEASE_TO_SYSTEM: u32 = 0x8000_0000;
 /// AMD extensions accepted and ignored: hipshim's markers always carry system-scope fences.
-const AMD_FENCE_FLAGS: u32 = 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+const AMD_FENCE_FLAGS: u32 = 0x2000_0000 | RELEASE_TO_DEVICE | RELEASE_TO_SYSTEM;
 
 pub struct Event {
     pub flags: u32,
@@ -65,6 +68,14 @@ pub fn create(flags: u32) -> HipResult<*mut c_void> {
     // Unknown bits are a caller error whatever else is asked for.
     if flags & !(BLOCKING_SYNC | DISABLE_TIMING | INTERPROCESS | AMD_FENCE_FLAGS) != 0 {
         tracing::warn!(flags, "unknown event flags");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let both_releases = RELEASE_TO_DEVICE | RELEASE_TO_SYSTEM;
+    if flags & both_releases == both_releases {
+        tracing::warn!(
+            flags,
+            "hipEventReleaseToDevice and hipEventReleaseToSystem contradict each other"
+        );
         return Err(HipError::INVALID_VALUE);
     }
     if flags & INTERPROCESS != 0 && flags & DISABLE_TIMING == 0 {

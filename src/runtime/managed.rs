@@ -317,6 +317,13 @@ pub unsafe fn range_attribute(
         tracing::warn!(data_size, attribute, "{CALL}: this attribute takes 4 bytes");
         return Err(HipError::INVALID_VALUE);
     }
+    if attribute == range_attribute::COHERENCY_MODE && !ptr.is_null() && count != 0 {
+        if let Some(mode) = fixed_coherency(ptr as usize, count) {
+            // SAFETY: checked above: `data` holds 4 bytes.
+            unsafe { data.cast::<i32>().write_unaligned(mode) };
+            return Ok(());
+        }
+    }
     let (base, start, end) = managed_range(ptr, count, CALL)?;
     let table = ADVICE.lock();
     let empty = Runs::default();
@@ -375,6 +382,26 @@ pub unsafe fn range_attribute(
     Ok(())
 }
 
+/// The coherency of memory that is not managed (no advice changes it), for a range inside one
+/// known allocation: device memory is coarse-grained, host memory fine-grained unless
+/// allocated `hipHostMallocNonCoherent`. AMD's runtime answers for any memory here (it asks
+/// the driver's SVM attributes), and hip-tests check that hipMalloc memory is coarse-grained.
+fn fixed_coherency(ptr: usize, count: usize) -> Option<i32> {
+    let alloc = memory::lookup(ptr, count)?;
+    Some(match alloc.kind {
+        MemKind::Managed => return None,
+        MemKind::PinnedHost if alloc.flags & memory::host_flags::NON_COHERENT != 0 => {
+            coherency::COARSE_GRAIN
+        }
+        MemKind::PinnedHost | MemKind::Registered => coherency::FINE_GRAIN,
+        MemKind::Device
+        | MemKind::DeviceGlobal
+        | MemKind::Pooled
+        | MemKind::Virtual
+        | MemKind::Imported => coherency::COARSE_GRAIN,
+    })
+}
+
 /// `hipStreamAttachMemAsync`: every stream reaches managed memory already; checks the call.
 pub fn attach(stream: *mut c_void, ptr: *const c_void, length: usize, flags: u32) -> HipResult {
     const CALL: &str = "hipStreamAttachMemAsync";
@@ -389,11 +416,11 @@ pub fn attach(stream: *mut c_void, ptr: *const c_void, length: usize, flags: u32
     if ptr.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
-    // Zero means the whole allocation, which must then start at `ptr`.
-    let ok = match length {
-        0 => memory::starting_at(ptr as usize).is_some_and(|a| a.kind == MemKind::Managed),
-        n => memory::lookup(ptr as usize, n).is_some_and(|a| a.kind == MemKind::Managed),
-    };
+    // The whole allocation, which must start at `ptr`: its length or zero. Another length
+    // is for system memory on devices with pageable memory access (CUDA's rule), which
+    // these devices do not report.
+    let ok = memory::starting_at(ptr as usize)
+        .is_some_and(|a| a.kind == MemKind::Managed && (length == 0 || length == a.size));
     if !ok {
         tracing::warn!(
             ptr = format_args!("{ptr:p}"),

@@ -12,6 +12,11 @@ typedef struct ihipEvent_t* hipEvent_t;
 #define hipEventBlockingSync 0x1  // hipEventSynchronize sleeps instead of spinning
 #define hipEventDisableTiming 0x2 // no timestamps: hipEventElapsedTime refuses it
 #define hipEventInterprocess 0x4  // with hipEventDisableTiming; see hipIpcGetEventHandle
+// AMD's release-scope hints (accepted; hipshim's markers always release to the system). At
+// most one of the two release flags.
+#define hipEventDisableSystemFence 0x20000000
+#define hipEventReleaseToDevice 0x40000000
+#define hipEventReleaseToSystem 0x80000000
 
 extern "C" {
 

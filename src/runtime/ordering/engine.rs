@@ -1063,13 +1063,41 @@ impl Stream {
         self.take_stream_report()
     }
 
+    /// Before a blocking stream answers a query or a synchronisation: AMD's runtime has it
+    /// wait for the null stream's work first, as before work enqueued on it (a marker after
+    /// the null stream's last command), so a blocking stream is not done while earlier
+    /// null-stream work is not (hip-tests check this). So does this, with a marker, when the
+    /// null stream may have work the stream has not waited for; the stream's last marker then
+    /// answers for both (and a thread polling the stream reads that one signal).
+    pub fn wait_for_null_first(&self, device: &DeviceStreams) -> HipResult {
+        if !self.is_blocking() || self.capturing.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let null = &device.null;
+        let null_ops = null.ops.load(Ordering::Acquire);
+        if null_ops == self.seen_null.load(Ordering::Acquire)
+            || null_ops == null.settled_ops.load(Ordering::Acquire)
+        {
+            return Ok(());
+        }
+        self.record(device).map(drop)
+    }
+
     /// `hipStreamQuery`: Ok if all work is complete, `NotReady` if not, or a fault the stream
     /// owes.
     pub fn query(&self, device: &DeviceStreams) -> HipResult {
         self.take_stream_report()?;
+        self.wait_for_null_first(device)?;
         let doom = {
             let mut st = self.state.lock();
-            if self.idle(&st) {
+            let ops = self.ops.load(Ordering::Acquire);
+            if let Some(marker) = Self::last_marker(&st, ops).filter(|m| !m.signal.is_zero()) {
+                // All of the stream's work is before its last marker: that one signal answers
+                // (a thread polling the stream keeps reading the same one, see `lost`).
+                marker.lost()
+            } else if !self.idle(&st) {
+                self.lost(&st)
+            } else {
                 if st.gate.as_ref().is_some_and(|g| g.signal.is_zero()) {
                     st.gate = None;
                 }
@@ -1077,7 +1105,6 @@ impl Stream {
                 self.leave_if_failed(&mut st, device);
                 return Ok(());
             }
-            self.lost(&st)
         };
         if let Some(doom) = doom {
             contain(doom);
@@ -1109,13 +1136,15 @@ impl Stream {
         // Read before anything is waited for: a fault found meanwhile moves the count on, so
         // the host-side answer is not armed past it.
         let faults = queue::faults_seen();
-        let (pending, gate, ops) = {
+        let (pending, gate, ops, last_marker) = {
             let st = self.state.lock();
+            // Under the lock: every operation counted here has published its work.
+            let ops = self.ops.load(Ordering::Acquire);
             (
                 st.pending.clone(),
                 st.gate.as_ref().map(|g| g.signal.clone()),
-                // Under the lock: every operation counted here has published its work.
-                self.ops.load(Ordering::Acquire),
+                ops,
+                Self::last_marker(&st, ops),
             )
         };
         // Between blocked slices: the stream as it is now (other threads may have added work
@@ -1131,6 +1160,12 @@ impl Stream {
         let mut result = pending.signal().wait_zero(hz, interrupted);
         if let (Ok(()), Some(signal)) = (&result, &gate) {
             result = signal.signal().wait_zero(hz, interrupted);
+        }
+        if let (Ok(()), Some(marker)) = (&result, &last_marker) {
+            result = marker
+                .signal
+                .signal()
+                .wait_zero(hz, || marker.lost().map(Some));
         }
         match result {
             Ok(()) => {
@@ -1410,6 +1445,19 @@ impl Stream {
         let marker = self.marker(&mut st, &queue, &mut DepList::default())?;
         st.tail = Some((ops, marker.clone()));
         Ok((ops, Some(Dep::on(marker))))
+    }
+
+    /// The stream's marker, if it is the stream's last operation (an event recorded last, or
+    /// the marker another stream waits for), given `ops`, the operation count now. Once the
+    /// work before it is done it completes on its own, but later than that work (a copy's
+    /// gate is seen by the packet processor only when it looks): a wait or query that says
+    /// the stream is done must see it complete too, since an event recorded on the stream
+    /// is then complete (CUDA's contract, and AMD's runtime waits for its last command).
+    fn last_marker(st: &State, ops: u64) -> Option<Marker> {
+        st.tail
+            .as_ref()
+            .filter(|(covers, _)| *covers == ops)
+            .map(|(_, marker)| marker.clone())
     }
 
     /// True when nothing enqueued is still running (markers aside: they complete on their own

@@ -233,6 +233,7 @@ pub fn synchronize(handle: *mut c_void) -> HipResult {
         // The null stream's synchronisation waits for every blocking stream too.
         mempool::after_sync(mempool::Synced::Device(device.index));
     } else {
+        stream.wait_for_null_first(&device.streams)?;
         stream.synchronize(&device.streams)?;
         mempool::after_sync(mempool::Synced::Stream(stream.serial));
     }
