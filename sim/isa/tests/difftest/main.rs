@@ -1061,3 +1061,104 @@ fn fma_mix_f32_rounds_once() {
         assert_eq!(out[0], 0xc0e3_f74f);
     }
 }
+
+/// Past defect: `v_fma_mixlo_f16`/`v_fma_mixhi_f16` formed the fma in f64 and rounded that
+/// to f16, so an addend on an f16 tie (1 + 2^-11) with a product below the f64 ulp of the
+/// sum (2^-70) fell back to even instead of rounding toward the product's sign. The f32
+/// form with f16 sources (op_sel_hi) is checked alongside.
+#[test]
+fn fma_mix_f16_rounds_once() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let src = r#"extern "C" __global__ void fmamix16(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float a = __builtin_bit_cast(float, (u32)in[gid]), b = __builtin_bit_cast(float, (u32)in[128 + gid]);
+  float c = __builtin_bit_cast(float, (u32)in[256 + gid]);
+  u32 h = (u32)in[384 + gid], lo = 0xabcd0000u, hi = 0x0000abcdu, h16 = 0xabcd0000u;
+  float m;
+  __asm__ volatile("v_fma_mixlo_f16 %0, %1, %2, %3" : "+v"(lo) : "v"(a), "v"(b), "v"(c));
+  __asm__ volatile("v_fma_mixhi_f16 %0, %1, %2, %3" : "+v"(hi) : "v"(a), "v"(b), "v"(c));
+  __asm__ volatile("v_fma_mixlo_f16 %0, %1, %2, %3 op_sel:[1,0,0] op_sel_hi:[1,1,0]" : "+v"(h16) : "v"(h), "v"(h), "v"(c));
+  __asm__ volatile("v_fma_mix_f32 %0, %1, %2, %3 op_sel:[1,0,0] op_sel_hi:[1,1,0]" : "=v"(m) : "v"(h), "v"(h), "v"(c));
+  out[gid] = lo;
+  out[128 + gid] = hi;
+  out[256 + gid] = h16;
+  out[384 + gid] = __builtin_bit_cast(u32, m);
+}
+"#;
+    // (a, b, c as f32 bits; h: f16 high and low halves; expected f16 of a*b+c, of
+    // h.hi*h.lo+c; expected f32 of h.hi*h.lo+c)
+    let cases: [(u32, u32, u32, u32, u16, u16, u32); 4] = [
+        // 2^-35 * 2^-35 + (1 + 2^-11): just above the tie.
+        (
+            0x2e00_0000,
+            0x2e00_0000,
+            0x3f80_1000,
+            0x0001_0001,
+            0x3c01,
+            0x3c01,
+            0x3f80_1000,
+        ),
+        // -2^-70 + (1 + 3 * 2^-11): just below the tie the even neighbour would win.
+        (
+            0xae00_0000,
+            0x2e00_0000,
+            0x3f80_3000,
+            0x8001_0001,
+            0x3c01,
+            0x3c01,
+            0x3f80_3000,
+        ),
+        // 1024.5 is a tie between 1024 and 1025: 2^-70 and, from f16 sources,
+        // 2^-24 * 2^-24 (below the f64 ulp of 1024) break it.
+        (
+            0x2e00_0000,
+            0x2e00_0000,
+            0x4480_1000,
+            0x0001_0001,
+            0x6401,
+            0x6401,
+            0x4480_1000,
+        ),
+        // (1 + 2^-10) * 2^-24 + 1: the f32 form rounds up to 1 + 2^-23.
+        (
+            0x3f80_0000,
+            0xbf80_0000,
+            0x3f80_0000,
+            0x3c01_0001,
+            0x0000,
+            0x3c00,
+            0x3f80_0001,
+        ),
+    ];
+    let col = |k: usize| -> Vec<u64> {
+        (0..LANES)
+            .map(|l| {
+                let c = cases[l % 4];
+                [c.0, c.1, c.2, c.3][k] as u64
+            })
+            .collect()
+    };
+    for model in MODELS {
+        let out = run_source(src, "fmamix16", model, &[col(0), col(1), col(2), col(3)], 4);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (a, b, c, h, want, want_h, want_f32) = cases[l % 4];
+            let ctx = format!("{m} lane {l}: {a:#x} * {b:#x} + {c:#x}, halves of {h:#x}");
+            assert_eq!(out[l], 0xabcd_0000 | want as u64, "mixlo {ctx}");
+            assert_eq!(out[LANES + l], 0xabcd | (want as u64) << 16, "mixhi {ctx}");
+            assert_eq!(
+                out[2 * LANES + l],
+                0xabcd_0000 | want_h as u64,
+                "mixlo f16 sources {ctx}"
+            );
+            assert_eq!(
+                out[3 * LANES + l],
+                want_f32 as u64,
+                "mix_f32 f16 sources {ctx}"
+            );
+        }
+    }
+}
