@@ -225,11 +225,10 @@ fn source_of(programs: &[&Program], table: &[OpDef]) -> String {
 /// `update_dpp` result, `update_dpp_with_a_stored_result_and_a_vop_user`) were compiler
 /// defects; the generator avoids both.
 ///
-/// Open, `scripts/difftest.sh 200 4000 60`: gfx942 seed 4138 is clang-19 (both targets)
-/// folding `0.0f - x` into a neg source modifier of its fmul user (`v_mul_f32 -x, y`),
-/// which is wrong for x = +0 (+0 - +0 is +0, -(+0) is -0); the IR is right, the
-/// interpreter runs the code it is given. The generator does not avoid it yet.
-const KNOWN: &[(GfxModel, u64)] = &[(GfxModel::Gfx942, 4138)];
+/// `scripts/difftest.sh 200 4000 60`: gfx942 seed 4138 was clang-19 (both targets)
+/// folding `0.0f - x` into a neg source modifier of its fmul user, wrong for x = +0
+/// (`fsub_from_zero_feeding_a_multiply`); the generator avoids it.
+const KNOWN: &[(GfxModel, u64)] = &[];
 
 /// Runs one program from an already loaded code object; on a mismatch, reduces it and
 /// returns a report.
@@ -1158,6 +1157,71 @@ fn fma_mix_f16_rounds_once() {
                 out[3 * LANES + l],
                 want_f32 as u64,
                 "mix_f32 f16 sources {ctx}"
+            );
+        }
+    }
+}
+
+/// Seed 4138 of `difftest.sh 200 4000`: clang-19 selects `(0.0f - x) * y` as
+/// `v_mul_f32 -x, y` (instruction selection folds an fsub from either zero into a neg
+/// source modifier), which gives -0 for x = +0 where the IR's +0 - +0 is +0; f16 alike.
+/// The interpreter runs that code as written; the generator's `sub_f32`/`sub_f16` keep the
+/// difference opaque and get +0.
+#[test]
+fn fsub_from_zero_feeding_a_multiply() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let table = prog::table();
+    let spell = |name: &str, a: &str, b: &str| {
+        let op = table.iter().find(|o| o.name == name).expect("op exists");
+        op.c.replace("$0", a).replace("$1", b)
+    };
+    let src = format!(
+        r#"extern "C" __global__ void fsubzero(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float x = __builtin_bit_cast(float, (u32)in[gid]), y = __builtin_bit_cast(float, (u32)in[128 + gid]);
+  f16 hx = (f16)x, hy = (f16)y;
+  float z = __builtin_floorf(0.25f);
+  f16 hz = (f16)z;
+  out[gid] = __builtin_bit_cast(u32, (z - x) * y);
+  out[128 + gid] = __builtin_bit_cast(u32, ({}) * y);
+  out[256 + gid] = __builtin_bit_cast(unsigned short, (f16)(hz - hx) * hy);
+  out[384 + gid] = __builtin_bit_cast(unsigned short, ({}) * hy);
+}}
+"#,
+        spell("sub_f32", "z", "x"),
+        spell("sub_f16", "hz", "hx")
+    );
+    let xs: [f32; 4] = [0.0, -0.0, 1.5, -2.0];
+    let x: Vec<u64> = (0..LANES).map(|l| xs[l % 4].to_bits() as u64).collect();
+    let y: Vec<u64> = (0..LANES).map(|_| 3f32.to_bits() as u64).collect();
+    for model in MODELS {
+        let out = run_source(&src, "fsubzero", model, &[x.clone(), y.clone()], 4);
+        let m = model.processor();
+        for l in 0..LANES {
+            let xv = xs[l % 4];
+            let want = (0.0 - xv) * 3.0;
+            let want16 = num::f16_round(want as f64) as u64;
+            // clang-19's code: -x * y.
+            let folded = -xv * 3.0;
+            let folded16 = num::f16_round(folded as f64) as u64;
+            assert_eq!(out[l], folded.to_bits() as u64, "{m} (0 - {xv}) * 3, plain");
+            assert_eq!(
+                out[LANES + l],
+                want.to_bits() as u64,
+                "{m} (0 - {xv}) * 3, sub_f32"
+            );
+            assert_eq!(
+                out[2 * LANES + l],
+                folded16,
+                "{m} f16 (0 - {xv}) * 3, plain"
+            );
+            assert_eq!(
+                out[3 * LANES + l],
+                want16,
+                "{m} f16 (0 - {xv}) * 3, sub_f16"
             );
         }
     }
