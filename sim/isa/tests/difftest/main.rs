@@ -1226,3 +1226,80 @@ fn fsub_from_zero_feeding_a_multiply() {
         }
     }
 }
+
+/// Past gap (rocPRIM's warp-scan tests on gfx90a, which spill bf16 values to the stack):
+/// the MUBUF d16 forms (`buffer_store_byte/short_d16_hi`, `buffer_load_*_d16[_hi]`) decoded
+/// but were not implemented. They read or write one half of the register and keep the
+/// other, as their FLAT forms do.
+#[test]
+fn mubuf_d16_loads_and_stores() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    // Buffer resources over the kernel's input and output arrays (base, no stride); each
+    // lane addresses its own u64 through the VGPR offset.
+    let src = r#"typedef unsigned v4u __attribute__((ext_vector_type(4)));
+extern "C" __global__ void mubufd16(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  u64 ib = (u64)in, ob = (u64)out;
+  v4u ri = {(u32)ib, (u32)(ib >> 32), 0xffffffffu, 0x27000u};
+  v4u ro = {(u32)ob, (u32)(ob >> 32), 0xffffffffu, 0x27000u};
+  u32 x = (u32)in[gid], o0 = gid * 8u, o1 = (128u + gid) * 8u;
+  u32 i0 = gid * 8u, i1 = (128u + gid) * 8u;
+  __asm__ volatile("buffer_store_byte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" :: "v"(x), "v"(o0), "s"(ro) : "memory");
+  __asm__ volatile("buffer_store_short_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" :: "v"(x), "v"(o1), "s"(ro) : "memory");
+  u32 a = 0x12345678u, b = 0x9abcdef0u, c = 0x0f0f0f0fu;
+  __asm__ volatile("buffer_load_ubyte_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(a) : "v"(i0), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_sbyte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(a) : "v"(i1), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_short_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(b) : "v"(i1), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_ubyte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(b) : "v"(i0), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_sbyte_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(c) : "v"(i0), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_short_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(c) : "v"(i1), "s"(ri) : "memory");
+  out[256 + gid] = a;
+  out[384 + gid] = b;
+  out[512 + gid] = c;
+}
+"#;
+    let x: Vec<u64> = (0..LANES as u64)
+        .map(|l| 0x00a5_c3f0 ^ (l * 0x0101_0101) | (l & 1) << 31)
+        .collect();
+    let y: Vec<u64> = (0..LANES as u64).map(|l| 0x8000 | l * 0x0203).collect();
+    let untouched = 0xdead_beef_dead_beefu64;
+    for model in MODELS {
+        let out = run_source(src, "mubufd16", model, &[x.clone(), y.clone()], 5);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (xv, yv) = (x[l] as u32, y[l] as u32);
+            let sb = |v: u32| v as u8 as i8 as i16 as u16 as u32;
+            assert_eq!(
+                out[l],
+                untouched & !0xff | (xv >> 16 & 0xff) as u64,
+                "{m} lane {l}: buffer_store_byte_d16_hi"
+            );
+            assert_eq!(
+                out[LANES + l],
+                untouched & !0xffff | (xv >> 16) as u64,
+                "{m} lane {l}: buffer_store_short_d16_hi"
+            );
+            let a = (sb(yv) << 16) | (xv & 0xff);
+            assert_eq!(
+                out[2 * LANES + l],
+                a as u64,
+                "{m} lane {l}: ubyte_d16, sbyte_d16_hi"
+            );
+            let b = ((xv & 0xff) << 16) | (yv & 0xffff);
+            assert_eq!(
+                out[3 * LANES + l],
+                b as u64,
+                "{m} lane {l}: short_d16, ubyte_d16_hi"
+            );
+            let c = ((yv & 0xffff) << 16) | sb(xv);
+            assert_eq!(
+                out[4 * LANES + l],
+                c as u64,
+                "{m} lane {l}: sbyte_d16, short_d16_hi"
+            );
+        }
+    }
+}
