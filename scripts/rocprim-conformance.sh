@@ -24,7 +24,9 @@
 #   --filter F       a googletest filter (--gtest_filter) for every program; the cases in
 #                    SKIP below are left out unless --no-skip is given
 #   --no-skip        run the SKIP cases too
-#   --opt LEVEL      optimisation level (default 3, as rocPRIM's Release build)
+#   --opt LEVEL      device code optimisation level (default 3, as rocPRIM's Release build)
+#   --host-opt LEVEL host code optimisation level (default 0: the host half of these
+#                    typed tests is most of their compile time, and only checks results)
 #   --out DIR        build and result directory (default: target/rocprim-conformance)
 #   --lib DIR        the hipshim library directory (default: the staged release build)
 #   --build-only / --run-only
@@ -44,6 +46,7 @@ run_jobs=1
 timeout_s=900
 filter=""
 opt=3
+host_opt=0
 out="${CARGO_TARGET_DIR:-$repo/target}/rocprim-conformance"
 build=1
 run=1
@@ -59,12 +62,13 @@ while [[ $# -gt 0 ]]; do
         --timeout) timeout_s="$2"; shift 2 ;;
         --filter) filter="$2"; shift 2 ;;
         --opt) opt="$2"; shift 2 ;;
+        --host-opt) host_opt="$2"; shift 2 ;;
         --no-skip) skip_limits=0; shift ;;
         --out) out="$2"; shift 2 ;;
         --lib) lib_override="$2"; shift 2 ;;
         --build-only) run=0; shift ;;
         --run-only) build=0; shift ;;
-        -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
         -*) echo "rocprim-conformance: unknown option $1" >&2; exit 2 ;;
         *) src="$1"; shift ;;
     esac
@@ -98,7 +102,8 @@ IFS=, read -r -a target_list <<< "$targets"
 # compile TARGET SOURCE OBJECT: one translation unit for TARGET.
 compile() {
     local target="$1" source="$2" object="$3"
-    local flags=(-std=c++14 "-O$opt" -DNDEBUG -w -I "$tsrc" -I "$tsrc/rocprim")
+    local flags=(-std=c++14 "-O$opt" -Xarch_host "-O$host_opt" -DNDEBUG -w -I "$tsrc"
+        -I "$tsrc/rocprim")
     case "$target" in
         gfx90a)
             nice -n 10 hipcc --offload-arch=gfx90a "${flags[@]}" -c "$source" -o "$object" ;;
@@ -161,7 +166,7 @@ if [[ $build == 1 ]]; then
     tsrc="$src/test"
     devlibs="$("$scripts/hip-devlibs.sh")"
     export -f compile
-    export devlibs tsrc opt
+    export devlibs tsrc opt host_opt
     for target in "${target_list[@]}"; do
         for name in "${names[@]}"; do
             bdir="$out/build/$target/$name"
@@ -269,10 +274,11 @@ export LIBDIR="$libdir" TIMEOUT_S="$timeout_s" FILTER="$filter"
 
 for target in "${target_list[@]}"; do
     results="$out/results/$target"
-    rm -rf "$results"
     mkdir -p "$results/logs"
     rows=()
+    # Results of programs not run this time stay (a later run can take other programs).
     for name in "${names[@]}"; do
+        rm -f "$results/$name.cases" "$results/logs/$name".*
         binary="$out/build/$target/$name/$name"
         if [[ -x "$binary" ]]; then printf '%s\0' "$binary"; fi
     done | xargs -0 -r -n 1 -P "$run_jobs" bash -c 'start=$(date +%s); run_program "$3" "$1" "$2"; echo $(( $(date +%s) - start )) > "$1/logs/$(basename "$3").seconds"' _ "$results" "$target" || true
