@@ -18,6 +18,9 @@
 #                                             headers) for the real-world tests
 #     python3-venv                            the virtual environment with AMD's
 #                                             hip-python (a real client's test)
+#     librocprim-dev libgtest-dev             rocPRIM's headers and googletest:
+#                                             rocPRIM's own tests as a conformance
+#                                             suite (scripts/rocprim-conformance.sh)
 # - creates target/hip-python-venv with AMD's hip-python from PyPI
 #   (scripts/hip-python.sh), owned by the invoking user;
 # - creates the device-library directory with the gfx942 workaround
@@ -30,7 +33,8 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(clang-19 lld-19 llvm-19 clang-tools-19 rocm-device-libs
     libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils valgrind
-    librocsparse0 librocrand1 librocsparse-dev librocrand-dev python3-venv)
+    librocsparse0 librocrand1 librocsparse-dev librocrand-dev python3-venv
+    librocprim-dev libgtest-dev)
 
 installed() {
     [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]

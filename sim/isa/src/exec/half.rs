@@ -34,6 +34,32 @@ pub fn f64_to_f16(x: f64) -> u16 {
     f32_to_f16(y)
 }
 
+/// `a * b + c` for f32 values `a`, `b` (products of f32 values are exact in f64) as an
+/// f64 rounded to odd: the sum's rounding error (two-sum, exact here) decides the last
+/// bit, so rounding the result once more to f16 or f32 is the single rounding of the
+/// exact value. A plain f64 fma rounded again loses an addend far below the f64 ulp that
+/// breaks an f16 tie.
+pub fn fma_f32_round_to_odd(a: f64, b: f64, c: f64) -> f64 {
+    let p = a * b;
+    let s = p + c;
+    if !s.is_finite() {
+        return s;
+    }
+    let pv = s - c;
+    let err = (p - pv) + (c - (s - pv));
+    if err == 0.0 || s.to_bits() & 1 != 0 {
+        return s;
+    }
+    // s is nonzero here (an inexact sum is), and the exact value lies between s and its
+    // neighbour on err's side: that neighbour has the odd last bit.
+    let bits = s.to_bits();
+    f64::from_bits(if (err > 0.0) == (s > 0.0) {
+        bits + 1
+    } else {
+        bits - 1
+    })
+}
+
 /// binary32 -> binary16, round to nearest even.
 pub fn f32_to_f16(x: f32) -> u16 {
     let bits = x.to_bits();
@@ -106,5 +132,29 @@ mod tests {
             assert_eq!(f32_to_f16(f16_to_f32(h)), h, "{h:#x}");
         }
         assert_eq!(f32_to_f16(1.0 + 1.0 / 4096.0), 0x3c00);
+    }
+
+    #[test]
+    fn fma_to_f16_rounds_once() {
+        let tiny = 2f64.powi(-35);
+        // 1 + 2^-11 is halfway between 0x3c00 and 0x3c01: a product far below the f64
+        // ulp of the sum still breaks the tie.
+        let mid = 1.0 + 2f64.powi(-11);
+        assert_eq!(f64_to_f16(fma_f32_round_to_odd(tiny, tiny, mid)), 0x3c01);
+        assert_eq!(f64_to_f16(fma_f32_round_to_odd(-tiny, tiny, mid)), 0x3c00);
+        let mid2 = 1.0 + 3.0 * 2f64.powi(-11);
+        assert_eq!(f64_to_f16(fma_f32_round_to_odd(-tiny, tiny, mid2)), 0x3c01);
+        assert_eq!(f64_to_f16(fma_f32_round_to_odd(tiny, tiny, mid2)), 0x3c02);
+        assert_eq!(f64_to_f16(fma_f32_round_to_odd(tiny, tiny, -mid)), 0xbc00);
+        assert_eq!(f64_to_f16(fma_f32_round_to_odd(-tiny, tiny, -mid)), 0xbc01);
+        // Exact sums, zeros and infinities pass through.
+        assert_eq!(fma_f32_round_to_odd(1.5, 2.0, 0.25), 3.25);
+        assert_eq!(fma_f32_round_to_odd(-0.0, 1.0, 0.0).to_bits(), 0);
+        assert_eq!(
+            fma_f32_round_to_odd(-0.0, 1.0, -0.0).to_bits(),
+            (-0f64).to_bits()
+        );
+        assert_eq!(fma_f32_round_to_odd(1.0, f64::INFINITY, 1.0), f64::INFINITY);
+        assert!(fma_f32_round_to_odd(0.0, f64::INFINITY, 1.0).is_nan());
     }
 }

@@ -225,11 +225,10 @@ fn source_of(programs: &[&Program], table: &[OpDef]) -> String {
 /// `update_dpp` result, `update_dpp_with_a_stored_result_and_a_vop_user`) were compiler
 /// defects; the generator avoids both.
 ///
-/// Open, `scripts/difftest.sh 200 4000 60`: gfx942 seed 4138 is clang-19 (both targets)
-/// folding `0.0f - x` into a neg source modifier of its fmul user (`v_mul_f32 -x, y`),
-/// which is wrong for x = +0 (+0 - +0 is +0, -(+0) is -0); the IR is right, the
-/// interpreter runs the code it is given. The generator does not avoid it yet.
-const KNOWN: &[(GfxModel, u64)] = &[(GfxModel::Gfx942, 4138)];
+/// `scripts/difftest.sh 200 4000 60`: gfx942 seed 4138 was clang-19 (both targets)
+/// folding `0.0f - x` into a neg source modifier of its fmul user, wrong for x = +0
+/// (`fsub_from_zero_feeding_a_multiply`); the generator avoids it.
+const KNOWN: &[(GfxModel, u64)] = &[];
 
 /// Runs one program from an already loaded code object; on a mismatch, reduces it and
 /// returns a report.
@@ -1059,5 +1058,248 @@ fn fma_mix_f32_rounds_once() {
             assert_eq!(out[l], want.to_bits() as u64, "{m} {a:#x} {b:#x} {c:#x}");
         }
         assert_eq!(out[0], 0xc0e3_f74f);
+    }
+}
+
+/// Past defect: `v_fma_mixlo_f16`/`v_fma_mixhi_f16` formed the fma in f64 and rounded that
+/// to f16, so an addend on an f16 tie (1 + 2^-11) with a product below the f64 ulp of the
+/// sum (2^-70) fell back to even instead of rounding toward the product's sign. The f32
+/// form with f16 sources (op_sel_hi) is checked alongside.
+#[test]
+fn fma_mix_f16_rounds_once() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let src = r#"extern "C" __global__ void fmamix16(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float a = __builtin_bit_cast(float, (u32)in[gid]), b = __builtin_bit_cast(float, (u32)in[128 + gid]);
+  float c = __builtin_bit_cast(float, (u32)in[256 + gid]);
+  u32 h = (u32)in[384 + gid], lo = 0xabcd0000u, hi = 0x0000abcdu, h16 = 0xabcd0000u;
+  float m;
+  __asm__ volatile("v_fma_mixlo_f16 %0, %1, %2, %3" : "+v"(lo) : "v"(a), "v"(b), "v"(c));
+  __asm__ volatile("v_fma_mixhi_f16 %0, %1, %2, %3" : "+v"(hi) : "v"(a), "v"(b), "v"(c));
+  __asm__ volatile("v_fma_mixlo_f16 %0, %1, %2, %3 op_sel:[1,0,0] op_sel_hi:[1,1,0]" : "+v"(h16) : "v"(h), "v"(h), "v"(c));
+  __asm__ volatile("v_fma_mix_f32 %0, %1, %2, %3 op_sel:[1,0,0] op_sel_hi:[1,1,0]" : "=v"(m) : "v"(h), "v"(h), "v"(c));
+  out[gid] = lo;
+  out[128 + gid] = hi;
+  out[256 + gid] = h16;
+  out[384 + gid] = __builtin_bit_cast(u32, m);
+}
+"#;
+    // (a, b, c as f32 bits; h: f16 high and low halves; expected f16 of a*b+c, of
+    // h.hi*h.lo+c; expected f32 of h.hi*h.lo+c)
+    let cases: [(u32, u32, u32, u32, u16, u16, u32); 4] = [
+        // 2^-35 * 2^-35 + (1 + 2^-11): just above the tie.
+        (
+            0x2e00_0000,
+            0x2e00_0000,
+            0x3f80_1000,
+            0x0001_0001,
+            0x3c01,
+            0x3c01,
+            0x3f80_1000,
+        ),
+        // -2^-70 + (1 + 3 * 2^-11): just below the tie the even neighbour would win.
+        (
+            0xae00_0000,
+            0x2e00_0000,
+            0x3f80_3000,
+            0x8001_0001,
+            0x3c01,
+            0x3c01,
+            0x3f80_3000,
+        ),
+        // 1024.5 is a tie between 1024 and 1025: 2^-70 and, from f16 sources,
+        // 2^-24 * 2^-24 (below the f64 ulp of 1024) break it.
+        (
+            0x2e00_0000,
+            0x2e00_0000,
+            0x4480_1000,
+            0x0001_0001,
+            0x6401,
+            0x6401,
+            0x4480_1000,
+        ),
+        // (1 + 2^-10) * 2^-24 + 1: the f32 form rounds up to 1 + 2^-23.
+        (
+            0x3f80_0000,
+            0xbf80_0000,
+            0x3f80_0000,
+            0x3c01_0001,
+            0x0000,
+            0x3c00,
+            0x3f80_0001,
+        ),
+    ];
+    let col = |k: usize| -> Vec<u64> {
+        (0..LANES)
+            .map(|l| {
+                let c = cases[l % 4];
+                [c.0, c.1, c.2, c.3][k] as u64
+            })
+            .collect()
+    };
+    for model in MODELS {
+        let out = run_source(src, "fmamix16", model, &[col(0), col(1), col(2), col(3)], 4);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (a, b, c, h, want, want_h, want_f32) = cases[l % 4];
+            let ctx = format!("{m} lane {l}: {a:#x} * {b:#x} + {c:#x}, halves of {h:#x}");
+            assert_eq!(out[l], 0xabcd_0000 | want as u64, "mixlo {ctx}");
+            assert_eq!(out[LANES + l], 0xabcd | (want as u64) << 16, "mixhi {ctx}");
+            assert_eq!(
+                out[2 * LANES + l],
+                0xabcd_0000 | want_h as u64,
+                "mixlo f16 sources {ctx}"
+            );
+            assert_eq!(
+                out[3 * LANES + l],
+                want_f32 as u64,
+                "mix_f32 f16 sources {ctx}"
+            );
+        }
+    }
+}
+
+/// Seed 4138 of `difftest.sh 200 4000`: clang-19 selects `(0.0f - x) * y` as
+/// `v_mul_f32 -x, y` (instruction selection folds an fsub from either zero into a neg
+/// source modifier), which gives -0 for x = +0 where the IR's +0 - +0 is +0; f16 alike.
+/// The interpreter runs that code as written; the generator's `sub_f32`/`sub_f16` keep the
+/// difference opaque and get +0.
+#[test]
+fn fsub_from_zero_feeding_a_multiply() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    let table = prog::table();
+    let spell = |name: &str, a: &str, b: &str| {
+        let op = table.iter().find(|o| o.name == name).expect("op exists");
+        op.c.replace("$0", a).replace("$1", b)
+    };
+    let src = format!(
+        r#"extern "C" __global__ void fsubzero(const u64* in, u64* out) {{
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  float x = __builtin_bit_cast(float, (u32)in[gid]), y = __builtin_bit_cast(float, (u32)in[128 + gid]);
+  f16 hx = (f16)x, hy = (f16)y;
+  float z = __builtin_floorf(0.25f);
+  f16 hz = (f16)z;
+  out[gid] = __builtin_bit_cast(u32, (z - x) * y);
+  out[128 + gid] = __builtin_bit_cast(u32, ({}) * y);
+  out[256 + gid] = __builtin_bit_cast(unsigned short, (f16)(hz - hx) * hy);
+  out[384 + gid] = __builtin_bit_cast(unsigned short, ({}) * hy);
+}}
+"#,
+        spell("sub_f32", "z", "x"),
+        spell("sub_f16", "hz", "hx")
+    );
+    let xs: [f32; 4] = [0.0, -0.0, 1.5, -2.0];
+    let x: Vec<u64> = (0..LANES).map(|l| xs[l % 4].to_bits() as u64).collect();
+    let y: Vec<u64> = (0..LANES).map(|_| 3f32.to_bits() as u64).collect();
+    for model in MODELS {
+        let out = run_source(&src, "fsubzero", model, &[x.clone(), y.clone()], 4);
+        let m = model.processor();
+        for l in 0..LANES {
+            let xv = xs[l % 4];
+            let want = (0.0 - xv) * 3.0;
+            let want16 = num::f16_round(want as f64) as u64;
+            // clang-19's code: -x * y.
+            let folded = -xv * 3.0;
+            let folded16 = num::f16_round(folded as f64) as u64;
+            assert_eq!(out[l], folded.to_bits() as u64, "{m} (0 - {xv}) * 3, plain");
+            assert_eq!(
+                out[LANES + l],
+                want.to_bits() as u64,
+                "{m} (0 - {xv}) * 3, sub_f32"
+            );
+            assert_eq!(
+                out[2 * LANES + l],
+                folded16,
+                "{m} f16 (0 - {xv}) * 3, plain"
+            );
+            assert_eq!(
+                out[3 * LANES + l],
+                want16,
+                "{m} f16 (0 - {xv}) * 3, sub_f16"
+            );
+        }
+    }
+}
+
+/// Past gap (rocPRIM's warp-scan tests on gfx90a, which spill bf16 values to the stack):
+/// the MUBUF d16 forms (`buffer_store_byte/short_d16_hi`, `buffer_load_*_d16[_hi]`) decoded
+/// but were not implemented. They read or write one half of the register and keep the
+/// other, as their FLAT forms do.
+#[test]
+fn mubuf_d16_loads_and_stores() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    // Buffer resources over the kernel's input and output arrays (base, no stride); each
+    // lane addresses its own u64 through the VGPR offset.
+    let src = r#"typedef unsigned v4u __attribute__((ext_vector_type(4)));
+extern "C" __global__ void mubufd16(const u64* in, u64* out) {
+  u32 gid = __builtin_amdgcn_workgroup_id_x() * 64u + __builtin_amdgcn_workitem_id_x();
+  u64 ib = (u64)in, ob = (u64)out;
+  v4u ri = {(u32)ib, (u32)(ib >> 32), 0xffffffffu, 0x27000u};
+  v4u ro = {(u32)ob, (u32)(ob >> 32), 0xffffffffu, 0x27000u};
+  u32 x = (u32)in[gid], o0 = gid * 8u, o1 = (128u + gid) * 8u;
+  u32 i0 = gid * 8u, i1 = (128u + gid) * 8u;
+  __asm__ volatile("buffer_store_byte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" :: "v"(x), "v"(o0), "s"(ro) : "memory");
+  __asm__ volatile("buffer_store_short_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" :: "v"(x), "v"(o1), "s"(ro) : "memory");
+  u32 a = 0x12345678u, b = 0x9abcdef0u, c = 0x0f0f0f0fu;
+  __asm__ volatile("buffer_load_ubyte_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(a) : "v"(i0), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_sbyte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(a) : "v"(i1), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_short_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(b) : "v"(i1), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_ubyte_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(b) : "v"(i0), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_sbyte_d16 %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(c) : "v"(i0), "s"(ri) : "memory");
+  __asm__ volatile("buffer_load_short_d16_hi %0, %1, %2, 0 offen\n s_waitcnt vmcnt(0)" : "+v"(c) : "v"(i1), "s"(ri) : "memory");
+  out[256 + gid] = a;
+  out[384 + gid] = b;
+  out[512 + gid] = c;
+}
+"#;
+    let x: Vec<u64> = (0..LANES as u64)
+        .map(|l| 0x00a5_c3f0 ^ (l * 0x0101_0101) | (l & 1) << 31)
+        .collect();
+    let y: Vec<u64> = (0..LANES as u64).map(|l| 0x8000 | l * 0x0203).collect();
+    let untouched = 0xdead_beef_dead_beefu64;
+    for model in MODELS {
+        let out = run_source(src, "mubufd16", model, &[x.clone(), y.clone()], 5);
+        let m = model.processor();
+        for l in 0..LANES {
+            let (xv, yv) = (x[l] as u32, y[l] as u32);
+            let sb = |v: u32| v as u8 as i8 as i16 as u16 as u32;
+            assert_eq!(
+                out[l],
+                untouched & !0xff | (xv >> 16 & 0xff) as u64,
+                "{m} lane {l}: buffer_store_byte_d16_hi"
+            );
+            assert_eq!(
+                out[LANES + l],
+                untouched & !0xffff | (xv >> 16) as u64,
+                "{m} lane {l}: buffer_store_short_d16_hi"
+            );
+            let a = (sb(yv) << 16) | (xv & 0xff);
+            assert_eq!(
+                out[2 * LANES + l],
+                a as u64,
+                "{m} lane {l}: ubyte_d16, sbyte_d16_hi"
+            );
+            let b = ((xv & 0xff) << 16) | (yv & 0xffff);
+            assert_eq!(
+                out[3 * LANES + l],
+                b as u64,
+                "{m} lane {l}: short_d16, ubyte_d16_hi"
+            );
+            let c = ((yv & 0xffff) << 16) | sb(xv);
+            assert_eq!(
+                out[4 * LANES + l],
+                c as u64,
+                "{m} lane {l}: sbyte_d16, short_d16_hi"
+            );
+        }
     }
 }

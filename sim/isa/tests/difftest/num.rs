@@ -98,11 +98,20 @@ pub fn f16_round(x: f64) -> u16 {
     to_f16(x, 0.0, Rnd::NearestEven)
 }
 
-/// Fused multiply-add of f16 values with one rounding: the product is exact in f64, the
-/// sum is split into its f64 rounding and the error (two-sum).
+/// Fused multiply-add of f16 values with one rounding.
 pub fn f16_fma(a: u16, b: u16, c: u16) -> u16 {
-    let p = f16_to_f64(a) * f16_to_f64(b);
-    let c = f16_to_f64(c);
+    f16_fma_f32(
+        f16_to_f64(a) as f32,
+        f16_to_f64(b) as f32,
+        f16_to_f64(c) as f32,
+    )
+}
+
+/// Fused multiply-add of f32 values rounded once to f16: the product is exact in f64, the
+/// sum is split into its f64 rounding and the error (two-sum).
+pub fn f16_fma_f32(a: f32, b: f32, c: f32) -> u16 {
+    let p = a as f64 * b as f64;
+    let c = c as f64;
     let s = p + c;
     if !s.is_finite() {
         return f16_round(s);

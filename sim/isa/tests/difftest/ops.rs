@@ -334,7 +334,12 @@ ops! {
 
     // ---- f32
     "add_f32": F32(F32, F32) Any = "$0 + $1" => |a| bf32(f32b(a[0]) + f32b(a[1]));
-    "sub_f32": F32(F32, F32) Any = "$0 - $1" => |a| bf32(f32b(a[0]) - f32b(a[1]));
+    // The difference is opaque to its users: clang-19 folds `0.0f - x` (a minuend that
+    // folds to +0) into a neg source modifier of the user, since instruction selection
+    // takes `fsub +-0, x` for a negation (AMDGPUDAGToDAGISel::SelectVOP3ModsImpl), which
+    // is wrong for x = +0: +0 - +0 is +0, -(+0) is -0 (seed 4138 of `difftest.sh 200
+    // 4000`, `fsub_from_zero_feeding_a_multiply`). f64 and packed f16 are not affected.
+    "sub_f32": F32(F32, F32) Any = "({ float d_ = $0 - $1; __asm__(\"\" : \"+v\"(d_)); d_; })" => |a| bf32(f32b(a[0]) - f32b(a[1]));
     "mul_f32": F32(F32, F32) Any = "$0 * $1" => |a| bf32(f32b(a[0]) * f32b(a[1]));
     "div_f32": F32(F32, F32) Any = "$0 / $1" => |a| bf32(f32b(a[0]) / f32b(a[1]));
     "fma_f32": F32(F32, F32, F32) Any = "__builtin_fmaf($0, $1, $2)" => |a| bf32(f32b(a[0]).mul_add(f32b(a[1]), f32b(a[2])));
@@ -401,7 +406,8 @@ ops! {
 
     // ---- f16
     "add_f16": F16(F16, F16) Any = "$0 + $1" => |a| hr(h(a[0]) + h(a[1]));
-    "sub_f16": F16(F16, F16) Any = "$0 - $1" => |a| hr(h(a[0]) - h(a[1]));
+    // Opaque for the reason given at sub_f32.
+    "sub_f16": F16(F16, F16) Any = "({ f16 d_ = $0 - $1; __asm__(\"\" : \"+v\"(d_)); d_; })" => |a| hr(h(a[0]) - h(a[1]));
     "mul_f16": F16(F16, F16) Any = "$0 * $1" => |a| hr(h(a[0]) * h(a[1]));
     // f16 division through an f32 division whose quotient is opaque: clang-19 expands a
     // plain f16 `/` as v_rcp_f32, one v_fma_mixlo_f16 product and v_div_fixup_f16, which is
@@ -411,6 +417,12 @@ ops! {
     // the asm keeps clang from narrowing the division back to f16.
     "div_f16": F16(F16, F16) Any = "(f16)({ float q_ = (float)$0 / (float)$1; __asm__(\"\" : \"+v\"(q_)); q_; })" => |a| hr(h(a[0]) / h(a[1]));
     "fma_f16": F16(F16, F16, F16) Any = "__builtin_fmaf16($0, $1, $2)" => |a| f16_fma(a[0] as u16, a[1] as u16, a[2] as u16) as u64;
+    // Mixed-precision fma rounded once to f16: f16 halves and an f32 addend into the low
+    // half; f32 sources into the high half with the addend moved onto an f16 tie (low 13
+    // mantissa bits 0x1000) and a product scaled far below it, so that only a single
+    // rounding of the exact sum breaks the tie the right way.
+    "asm_fma_mixlo_f16": F16(H2, H2, F32) Any = "({ u32 r_ = 0u; __asm__(\"v_fma_mixlo_f16 %0, %1, %2, %3 op_sel:[0,1,0] op_sel_hi:[1,1,0]\" : \"+v\"(r_) : \"v\"($0), \"v\"($1), \"v\"($2)); __builtin_bit_cast(f16, (unsigned short)r_); })" => |a| f16_fma_f32(h(a[0]) as f32, h(hi16(a[1])) as f32, f32b(a[2])) as u64;
+    "asm_fma_mixhi_f16_tie": H2(F32, F32, H2) Any = "({ h2 r_ = $2; __asm__(\"v_fma_mixhi_f16 %0, %1, %2, %3\" : \"+v\"(r_) : \"v\"($0), \"v\"(0x1p-60f), \"v\"(__builtin_bit_cast(float, (__builtin_bit_cast(u32, $1) & 0xffffe000u) | 0x1000u))); r_; })" => |a| pack16(a[2], f16_fma_f32(f32b(a[0]), 2f32.powi(-60), f32::from_bits((a[1] as u32 & 0xffff_e000) | 0x1000)) as u64);
     "min_f16": F16(F16, F16) Any = "__builtin_fminf16($0, $1) + (f16)0" => |a| hr(fmin64(h(a[0]), h(a[1])) + 0.0);
     "max_f16": F16(F16, F16) Any = "__builtin_fmaxf16($0, $1) + (f16)0" => |a| hr(fmax64(h(a[0]), h(a[1])) + 0.0);
     "neg_f16": F16(F16) Any = "-$0" => |a| lo16(a[0] ^ 0x8000);

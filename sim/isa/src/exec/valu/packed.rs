@@ -293,8 +293,7 @@ pub(super) fn fma_mix(w: &mut Wave, i: &Inst, out: u8) -> R {
         }
         // Every source is an f32 value. The f32 result is one fused rounding (an f64 fma
         // rounded again to f32 misses ties broken by a small addend); the f16 results
-        // round the f64 fma, which is exact when the addend is 0 (the product has at most
-        // 48 bits).
+        // round the exact sum once, through an f64 rounded to odd.
         let r32 = || {
             let r = (x[0] as f32).mul_add(x[1] as f32, x[2] as f32);
             if i.clamp {
@@ -308,7 +307,7 @@ pub(super) fn fma_mix(w: &mut Wave, i: &Inst, out: u8) -> R {
             }
         };
         let r16 = || {
-            let r = x[0].mul_add(x[1], x[2]);
+            let r = crate::exec::half::fma_f32_round_to_odd(x[0], x[1], x[2]);
             let r = if i.clamp {
                 if r.is_nan() {
                     0.0
