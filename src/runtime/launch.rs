@@ -753,7 +753,6 @@ unsafe fn check_launch_then<'a, R>(
         tracing::warn!(kernel = %function.name, ?grid, ?block, error = %e, "invalid launch geometry");
         HipError::INVALID_CONFIGURATION
     })?;
-    let group_segment = info.group_segment_fixed_size as u64 + shared_mem as u64;
     let layout = &kernel.layout;
     if layout.size() > KERNARG_SLOT_BYTES {
         tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, "kernarg segment larger than a kernarg slot");
@@ -802,10 +801,6 @@ unsafe fn check_launch_then<'a, R>(
             kernel,
             source,
             geometry,
-            grid,
-            block,
-            shared_mem,
-            group_segment: group_segment as u32,
         },
         cooperative_queue,
     })
@@ -857,9 +852,9 @@ impl CheckedLaunch<'_> {
             &self.stream,
             CapturedKernel {
                 function: function.clone(),
-                grid: packet.grid,
-                block: packet.block,
-                shared_mem: packet.shared_mem as u32,
+                grid: packet.grid(),
+                block: packet.block(),
+                shared_mem: packet.geometry.dynamic_lds(),
                 args: bytes,
                 layout: &packet.kernel.layout,
             },
@@ -950,20 +945,29 @@ impl CheckedLaunch<'_> {
     }
 }
 
-/// One launch's dispatch, checked and ready to be written on whichever queue serves it.
+/// One launch's dispatch, checked and ready to be written on whichever queue serves it. The
+/// launch's grid, block and dynamic LDS are its geometry's (which has them in the form the
+/// packet and the kernargs take), not copies of their own: the launch path builds this in
+/// memory, every field a store and a load.
 struct DispatchPacket<'a> {
     function: &'a Function,
     kernel: &'a super::module::Kernel,
     source: ArgSource<'a>,
     geometry: LaunchGeometry,
-    grid: Dim3,
-    block: Dim3,
-    shared_mem: usize,
-    /// Static plus dynamic LDS bytes.
-    group_segment: u32,
 }
 
 impl DispatchPacket<'_> {
+    /// The grid in work-groups.
+    fn grid(&self) -> Dim3 {
+        let [x, y, z] = self.geometry.block_counts();
+        Dim3 { x, y, z }
+    }
+
+    fn block(&self) -> Dim3 {
+        let [x, y, z] = self.geometry.block();
+        Dim3 { x, y, z }
+    }
+
     /// Names the kernel of the dispatch packet about to be published in the trace (the packet
     /// itself only has the code address).
     #[inline(always)]
@@ -982,18 +986,19 @@ impl DispatchPacket<'_> {
         completion_signal: hsa_signal_t,
         multigrid_sync: Option<u64>,
     ) -> u64 {
-        let mut slots = queue.reserve(1);
-        let kernarg = slots.kernarg();
-        let kernarg_address = kernarg.as_ptr() as u64;
-        self.write_kernargs(kernarg, multigrid_sync);
-        tracing::trace!(
-            target: "hipshim::launch",
-            kernel = %self.function.name, grid = ?self.grid, block = ?self.block, shared_mem = self.shared_mem,
-            kernarg = self.kernel.info.kernarg_size, cooperative = multigrid_sync.is_some(),
-            "kernel dispatch"
-        );
-        slots.write(&self.packet(kernarg_address, completion_signal));
-        slots.ring()
+        queue.publish_with_kernargs(
+            #[inline(always)]
+            |kernarg| {
+                self.write_kernargs(kernarg, multigrid_sync);
+                tracing::trace!(
+                    target: "hipshim::launch",
+                    kernel = %self.function.name, grid = ?self.grid(), block = ?self.block(),
+                    shared_mem = self.geometry.dynamic_lds(), kernarg = self.kernel.info.kernarg_size,
+                    cooperative = multigrid_sync.is_some(), "kernel dispatch"
+                );
+                self.packet(kernarg.as_ptr() as u64, completion_signal)
+            },
+        )
     }
 
     /// Writes the launch's kernarg segment into `kernarg` (a whole kernarg slot, or at least
@@ -1012,7 +1017,7 @@ impl DispatchPacket<'_> {
     /// The dispatch packet, its kernargs at `kernarg_address`.
     #[inline(always)]
     fn packet(&self, kernarg_address: u64, completion_signal: hsa_signal_t) -> AqlPacket {
-        let (info, geometry, block) = (&self.kernel.info, &self.geometry, self.block);
+        let (info, geometry, block) = (&self.kernel.info, &self.geometry, self.block());
         let [gx, gy, gz] = geometry.grid_size();
         to_bytes(&hsa_kernel_dispatch_packet_t {
             header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
@@ -1024,7 +1029,8 @@ impl DispatchPacket<'_> {
             grid_size_y: gy,
             grid_size_z: gz,
             private_segment_size: info.private_segment_fixed_size,
-            group_segment_size: self.group_segment,
+            // Static plus dynamic LDS: at most the device's (checked at launch).
+            group_segment_size: info.group_segment_fixed_size + geometry.dynamic_lds(),
             kernel_object: self.kernel.kernel_object,
             kernarg_address,
             completion_signal,
