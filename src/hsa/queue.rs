@@ -441,6 +441,40 @@ impl Queue {
         }
     }
 
+    /// Publishes one packet with kernargs and rings the doorbell; returns its index. `build`
+    /// writes the kernargs into the packet's kernarg slot ([`KERNARG_SLOT_BYTES`], its until
+    /// the packet completes) and returns the packet. [`Queue::reserve`] for one packet, as the
+    /// launch path uses it: while nothing records, one index and no [`Reservation`] to keep
+    /// (a struct in memory, moved at the ring).
+    #[inline(always)]
+    pub fn publish_with_kernargs(&self, build: impl FnOnce(&mut [u8]) -> AqlPacket) -> u64 {
+        if crate::probe::recording() {
+            return self.publish_with_kernargs_recorded(build);
+        }
+        // SAFETY: `raw` is live for the lifetime of `self`.
+        let index = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, 1) };
+        if index - self.read_seen.load(Ordering::Relaxed) >= self.size {
+            self.wait_for_room(index);
+        }
+        let packet = build(self.kernarg_slot(index));
+        // SAFETY: `index` was reserved above, the ring has room for it, and it is written once
+        // before the doorbell is rung for it.
+        unsafe {
+            self.write(index, &packet);
+            self.ring_doorbell(index);
+        }
+        index
+    }
+
+    /// [`Queue::publish_with_kernargs`] while recording (see [`Reservation`]).
+    #[inline(never)]
+    fn publish_with_kernargs_recorded(&self, build: impl FnOnce(&mut [u8]) -> AqlPacket) -> u64 {
+        let mut slots = self.reserve(1);
+        let packet = build(slots.kernarg());
+        slots.write(&packet);
+        slots.ring()
+    }
+
     /// Publishes one packet that needs no kernarg memory and rings the doorbell; returns its
     /// index.
     pub fn publish(&self, packet: &AqlPacket) -> u64 {

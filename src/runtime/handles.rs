@@ -194,6 +194,12 @@ impl<T> HandleTable<T> {
         }
     }
 
+    /// Handles ended so far: an object looked up while this read the same is still live.
+    #[inline(always)]
+    pub fn removals(&self) -> u64 {
+        self.removals.load(Ordering::Acquire)
+    }
+
     /// [`HandleTable::get`] through the calling thread's `recent` lookups: a handle used again
     /// by the same thread (a stream launched on in a loop) costs a few loads instead of a map
     /// read. The cached entry is trusted only while no handle of the table has been ended
@@ -204,7 +210,7 @@ impl<T> HandleTable<T> {
         handle: usize,
         recent: &'static LocalKey<RecentLookups<T, N>>,
     ) -> HipResult<Arc<T>> {
-        let removals = self.removals.load(Ordering::Acquire);
+        let removals = self.removals();
         match recent.with(|recent| recent.get(handle, removals)) {
             Some(object) => Ok(object),
             None => self.get_and_remember(handle, removals, recent),

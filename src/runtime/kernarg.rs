@@ -349,6 +349,10 @@ pub struct KernargLayout {
     constants: Vec<(Slot, u64)>,
     /// Where `hidden_hostcall_buffer` goes, if the kernel has it.
     hostcall_slot: Option<Slot>,
+    /// Whether a launch leaves bytes of the segment unwritten (padding, hidden arguments that
+    /// read 0), so that [`Self::write`] zeroes the segment first; most kernels with only a
+    /// few explicit arguments write every byte and skip that.
+    zero_first: bool,
 }
 
 impl KernargLayout {
@@ -393,6 +397,23 @@ impl KernargLayout {
                 !(*index < 9 && (start..start + GEOMETRY_BLOCK_BYTES).contains(&slot.offset))
             });
         }
+        let mut written = vec![false; kernel.kernarg_size as usize];
+        let mut cover = |offset: u32, len: u32| {
+            for byte in written.iter_mut().skip(offset as usize).take(len as usize) {
+                *byte = true;
+            }
+        };
+        for slot in &explicit {
+            cover(slot.offset, slot.size);
+        }
+        if let Some(start) = geometry_block {
+            cover(start, GEOMETRY_BLOCK_BYTES);
+        }
+        for (slot, _) in &hidden {
+            // `write` fills at most 8 bytes of a hidden argument (see there).
+            cover(slot.offset, slot.size.min(8));
+        }
+        let zero_first = written.iter().any(|&byte| !byte);
         Ok(KernargLayout {
             size: kernel.kernarg_size,
             explicit: explicit.into(),
@@ -402,6 +423,7 @@ impl KernargLayout {
             multigrid_sync,
             constants: Vec::new(),
             hostcall_slot,
+            zero_first,
         })
     }
 
@@ -508,10 +530,10 @@ impl KernargLayout {
         }
     }
 
-    /// Writes one launch's segment into `out[..size]`: zeroes it (hidden arguments the
-    /// runtime does not provide, and padding, read 0), copies each explicit argument to its
-    /// offset and fills the hidden arguments from `geometry` in their own widths. Bytes of
-    /// `out` past the segment are not touched.
+    /// Writes one launch's segment into `out[..size]`: zeroes it where the launch leaves bytes
+    /// unwritten (hidden arguments the runtime does not provide, and padding, read 0), copies
+    /// each explicit argument to its offset and fills the hidden arguments from `geometry` in
+    /// their own widths. Bytes of `out` past the segment are not touched.
     ///
     /// # Safety
     /// `source` passed [`Self::check`], and for [`ArgSource::Pointers`] each pointer is
@@ -522,7 +544,9 @@ impl KernargLayout {
     #[inline(always)]
     pub unsafe fn write(&self, source: ArgSource<'_>, geometry: &LaunchGeometry, out: &mut [u8]) {
         let segment = &mut out[..self.size as usize];
-        segment.fill(0);
+        if self.zero_first {
+            segment.fill(0);
+        }
         let base = segment.as_mut_ptr();
         for (i, slot) in self.explicit.iter().enumerate() {
             let len = slot.size as usize;

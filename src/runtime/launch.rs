@@ -8,13 +8,14 @@ use super::event::{self, Event};
 use super::kernarg::{ArgSource, LaunchGeometry};
 use super::module::{self, Function};
 use super::runtime;
+use super::stream::StreamRef;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
 use hsa_abi::*;
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// HIP's `dim3`.
 #[repr(C)]
@@ -224,18 +225,251 @@ pub unsafe fn launch_kernel(
     shared_mem: usize,
     stream: *mut c_void,
 ) -> HipResult {
-    let function = module::function(host_function as usize)?;
+    // Read before anything is looked up: a change after this invalidates what is found.
+    let seen = TableChanges {
+        functions: module::function_changes(),
+        streams: super::stream::removals(),
+    };
+    let key = (host_function as usize, stream as usize);
+    let recent = match runtime().and_then(|rt| rt.current_device()) {
+        Ok(device) => RecentLaunches::with_mine(
+            #[inline(always)]
+            |recent| recent.get(key, device, seen),
+        )
+        .map(|target| (device, target)),
+        Err(_) => None,
+    };
+    let held: std::mem::ManuallyDrop<Arc<Function>>;
+    let found: Arc<Function>;
+    let (device, function, kernel, stream, remember) = match recent {
+        Some((device, target)) => {
+            if matches!(target.stream, StreamRef::Borrowed(_)) {
+                super::stream::check_null_stream_use(device)?;
+            }
+            // SAFETY: from `Arc::into_raw`; the entry's reference, which stays put while this
+            // launch runs (only this thread's `put` replaces it, and a hit makes none), is
+            // borrowed without being counted.
+            held = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(target.function) });
+            let stream = StreamArg::Resolved(target.stream);
+            (device, &*held, target.kernel, stream, false)
+        }
+        None => {
+            // In the order the general path checks them.
+            found = module::function(host_function as usize)?;
+            let device = runtime()?.current_device()?;
+            let kernel = Arc::as_ptr(found.kernel(device)?);
+            (device, &found, kernel, StreamArg::Handle(stream), true)
+        }
+    };
+    // SAFETY: the kernel is the function's on `device`, which lives as long as the function
+    // (a `OnceCell` once set), held here.
+    let kernel = unsafe { &*kernel };
     // SAFETY: forwarded contract.
     unsafe {
-        launch_function_in_place(
-            &function,
+        check_launch_then(
+            device,
+            function,
+            kernel,
             GridSize::Blocks(grid),
             block,
             Args::Pointers(args),
             shared_mem,
             stream,
+            false,
+            #[inline(always)]
+            |launch| {
+                if remember {
+                    // The stream by address, not by reference: a reference into `launch`
+                    // would keep it in memory, copied whole at each move below.
+                    let stream_object = match &launch.stream {
+                        StreamRef::Shared(stream) => Arc::as_ptr(stream),
+                        StreamRef::Borrowed(_) => std::ptr::null(),
+                    };
+                    // SAFETY: `stream_object` is null or the address of a stream `launch`
+                    // holds.
+                    RecentLaunches::with_mine(|recent| {
+                        recent.put(key, device, seen, function, kernel, stream_object)
+                    });
+                }
+                let result = launch.submit_or_capture(function);
+                launch.end();
+                result
+            },
         )
     }
+}
+
+/// The table change counts a cached launch target was found under (see [`RecentLaunches`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct TableChanges {
+    /// `module::function_changes`.
+    functions: u64,
+    /// `stream::removals`.
+    streams: u64,
+}
+
+/// A thread's latest launch targets, direct-mapped by (host function, stream handle): each
+/// entry has what `hipLaunchKernel` resolves from the two (the function, its kernel on the
+/// device, the stream), so that a loop launching a few kernels on a few streams finds them
+/// with one lookup. As with `handles::RecentLookups`, an entry is trusted only while neither
+/// table has changed since it was made, and only on the device it was made on; the whole holds
+/// nothing with a destructor (a `const` thread-local of it is one TLS address). The stream is
+/// held weakly (a destroyed one is never kept alive, nor answered for). The function is held:
+/// a hit borrows it without counting, one atomic operation fewer per launch. A registered
+/// kernel lives until its fat binary is unregistered (at exit, or when a library is
+/// unloaded); an entry then keeps that one small object until the thread replaces it.
+struct RecentLaunches {
+    entries: [RecentLaunch; RECENT_LAUNCH_ENTRIES],
+}
+
+const RECENT_LAUNCH_ENTRIES: usize = 8;
+
+/// One entry of [`RecentLaunches`], a cell per field: a lookup reads only what it compares
+/// (a copy of the whole entry costs a 64-byte `memcpy` call per launch).
+struct RecentLaunch {
+    host_function: Cell<usize>,
+    stream: Cell<usize>,
+    device: Cell<*const super::device::Device>,
+    seen: Cell<TableChanges>,
+    /// From `Arc::into_raw`, owned by the entry; null when the entry is empty.
+    function: Cell<*const Function>,
+    /// The function's kernel on `device`: it lives as long as the function.
+    kernel: Cell<*const super::module::Kernel>,
+    /// From `Weak::into_raw`, owned by the entry; null for the device's null stream.
+    stream_object: Cell<*const super::ordering::Stream>,
+}
+
+/// What a [`RecentLaunch`] answers with.
+struct LaunchTarget {
+    /// The entry's (`Arc::into_raw`), not counted for the caller.
+    function: *const Function,
+    kernel: *const super::module::Kernel,
+    stream: StreamRef<'static>,
+}
+
+impl RecentLaunches {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: RecentLaunch = RecentLaunch {
+        host_function: Cell::new(0),
+        stream: Cell::new(0),
+        device: Cell::new(std::ptr::null()),
+        seen: Cell::new(TableChanges {
+            functions: 0,
+            streams: 0,
+        }),
+        function: Cell::new(std::ptr::null()),
+        kernel: Cell::new(std::ptr::null()),
+        stream_object: Cell::new(std::ptr::null()),
+    };
+
+    const fn new() -> Self {
+        RecentLaunches {
+            entries: [Self::EMPTY; RECENT_LAUNCH_ENTRIES],
+        }
+    }
+
+    /// `f` of the calling thread's record: `LocalKey::with` only finds its address, and `f`
+    /// runs in the caller (a `with` around the whole lookup is called out of line).
+    #[inline(always)]
+    fn with_mine<R>(f: impl FnOnce(&RecentLaunches) -> R) -> R {
+        let recent = RECENT_LAUNCHES.with(|recent| recent as *const RecentLaunches);
+        // SAFETY: a thread-local without a destructor lives, at this address, as long as its
+        // thread, which is running `f`; the reference does not outlive `f`.
+        f(unsafe { &*recent })
+    }
+
+    #[inline(always)]
+    fn entry(&self, (host_function, stream): (usize, usize)) -> &RecentLaunch {
+        // Host stubs are 16-aligned; stream handles count up above their tag byte.
+        &self.entries[((host_function >> 4) ^ (stream >> 8)) % RECENT_LAUNCH_ENTRIES]
+    }
+
+    /// The target cached for `key` on `device`, if neither table has changed since (`seen`)
+    /// and its function and stream are still alive.
+    #[inline(always)]
+    fn get(
+        &self,
+        key: (usize, usize),
+        device: &'static super::device::Device,
+        seen: TableChanges,
+    ) -> Option<LaunchTarget> {
+        let recent = self.entry(key);
+        let function = recent.function.get();
+        if recent.host_function.get() != key.0
+            || recent.stream.get() != key.1
+            || recent.seen.get() != seen
+            || !std::ptr::eq(recent.device.get(), device)
+            || function.is_null()
+        {
+            return None;
+        }
+        let stream_object = recent.stream_object.get();
+        let stream = if stream_object.is_null() {
+            StreamRef::Borrowed(&device.streams.null)
+        } else {
+            // SAFETY: `stream_object` came from `Weak::into_raw` and the entry still owns that
+            // weak reference (given back only in `put`); ManuallyDrop leaves it owned.
+            let weak = std::mem::ManuallyDrop::new(unsafe { Weak::from_raw(stream_object) });
+            StreamRef::Shared(weak.upgrade()?)
+        };
+        Some(LaunchTarget {
+            function,
+            kernel: recent.kernel.get(),
+            stream,
+        })
+    }
+
+    /// Caches the target of `key` on `device`, found while the tables read `seen`: the stream
+    /// at `stream` (null for the device's null stream, the only one a launch borrows).
+    ///
+    /// # Safety
+    /// `stream` is null or the address of a stream an `Arc` the caller holds owns.
+    #[inline(never)]
+    unsafe fn put(
+        &self,
+        key: (usize, usize),
+        device: &super::device::Device,
+        seen: TableChanges,
+        function: &Arc<Function>,
+        kernel: &super::module::Kernel,
+        stream: *const super::ordering::Stream,
+    ) {
+        let recent = self.entry(key);
+        let stream_object = if stream.is_null() {
+            std::ptr::null()
+        } else {
+            // SAFETY: the caller's `Arc` keeps the stream alive; ManuallyDrop leaves its
+            // count as it was.
+            let stream = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(stream) });
+            Weak::into_raw(Arc::downgrade(&stream))
+        };
+        let old_function = recent.function.replace(Arc::into_raw(function.clone()));
+        let old_stream = recent.stream_object.replace(stream_object);
+        recent.host_function.set(key.0);
+        recent.stream.set(key.1);
+        recent.device.set(device);
+        recent.seen.set(seen);
+        recent.kernel.set(kernel);
+        // SAFETY: the entry owned these references, and nothing else names them now.
+        unsafe {
+            if !old_function.is_null() {
+                drop(Arc::from_raw(old_function));
+            }
+            if !old_stream.is_null() {
+                drop(Weak::from_raw(old_stream));
+            }
+        }
+    }
+}
+
+thread_local! {
+    static RECENT_LAUNCHES: RecentLaunches = const { RecentLaunches::new() };
+}
+
+/// The stream a launch is checked for: its handle, resolved in turn, or already resolved.
+pub(in crate::runtime) enum StreamArg<'a> {
+    Handle(*mut c_void),
+    Resolved(StreamRef<'a>),
 }
 
 /// A launch on a capturing stream, for the capture to turn into a kernel node: the explicit
@@ -382,24 +616,6 @@ pub unsafe fn launch_function(
     shared_mem: usize,
     stream: *mut c_void,
 ) -> HipResult {
-    // SAFETY: forwarded contract.
-    unsafe { launch_function_in_place(function, grid_size, block, args, shared_mem, stream) }
-}
-
-/// [`launch_function`] inlined into its caller: `hipLaunchKernel`'s shell runs the whole
-/// launch in one frame.
-///
-/// # Safety
-/// As for [`launch_function`].
-#[inline(always)]
-unsafe fn launch_function_in_place(
-    function: &Arc<Function>,
-    grid_size: GridSize,
-    block: Dim3,
-    args: Args<'_>,
-    shared_mem: usize,
-    stream: *mut c_void,
-) -> HipResult {
     let device = runtime()?.current_device()?;
     // SAFETY: forwarded contract.
     unsafe {
@@ -434,24 +650,26 @@ pub(in crate::runtime) unsafe fn launch_on(
     dispatch: Dispatch,
 ) -> HipResult {
     let cooperative = matches!(dispatch, Dispatch::Cooperative { .. });
+    let kernel = function.kernel(device)?;
     // SAFETY: forwarded contract.
     unsafe {
         check_launch_then(
             device,
             function,
+            kernel,
             grid_size,
             block,
             args,
             shared_mem,
-            stream,
+            StreamArg::Handle(stream),
             cooperative,
             #[inline(always)]
             |launch| match dispatch {
-                // The one check capture costs a launch: a flag of the stream just resolved.
-                Dispatch::Stream if launch.stream.capturing.load(Ordering::Relaxed) => {
-                    launch.capture(function)
+                Dispatch::Stream => {
+                    let result = launch.submit_or_capture(function);
+                    launch.end();
+                    result
                 }
-                Dispatch::Stream => launch.submit(),
                 Dispatch::Cooperative { multigrid_sync } => {
                     launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
                 }
@@ -488,16 +706,18 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     stream: *mut c_void,
     cooperative: bool,
 ) -> HipResult<CheckedLaunch<'a>> {
+    let kernel = function.kernel(device)?;
     // SAFETY: forwarded contract.
     unsafe {
         check_launch_then(
             device,
             function,
+            kernel,
             grid_size,
             block,
             args,
             shared_mem,
-            stream,
+            StreamArg::Handle(stream),
             cooperative,
             Ok,
         )
@@ -515,15 +735,15 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
 unsafe fn check_launch_then<'a, R>(
     device: &'a super::device::Device,
     function: &'a Function,
+    kernel: &'a super::module::Kernel,
     grid_size: GridSize,
     block: Dim3,
     args: Args<'a>,
     shared_mem: usize,
-    stream: *mut c_void,
+    stream: StreamArg<'a>,
     cooperative: bool,
     then: impl FnOnce(CheckedLaunch<'a>) -> HipResult<R>,
 ) -> HipResult<R> {
-    let kernel = function.kernel(device)?;
     let info = &kernel.info;
     // The configuration is checked in work-groups either way.
     let grid = match grid_size {
@@ -568,7 +788,6 @@ unsafe fn check_launch_then<'a, R>(
         tracing::warn!(kernel = %function.name, ?grid, ?block, error = %e, "invalid launch geometry");
         HipError::INVALID_CONFIGURATION
     })?;
-    let group_segment = info.group_segment_fixed_size as u64 + shared_mem as u64;
     let layout = &kernel.layout;
     if layout.size() > KERNARG_SLOT_BYTES {
         tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, "kernarg segment larger than a kernarg slot");
@@ -593,7 +812,10 @@ unsafe fn check_launch_then<'a, R>(
         tracing::warn!(kernel = %function.name, error = %e, "invalid kernel arguments");
         return Err(HipError::INVALID_VALUE);
     }
-    let stream = super::stream::resolve(stream, device)?;
+    let stream = match stream {
+        StreamArg::Handle(handle) => super::stream::resolve(handle, device)?,
+        StreamArg::Resolved(stream) => stream,
+    };
     let cooperative_queue = if cooperative {
         Some(super::cooperative::prepare(
             device,
@@ -614,10 +836,6 @@ unsafe fn check_launch_then<'a, R>(
             kernel,
             source,
             geometry,
-            grid,
-            block,
-            shared_mem,
-            group_segment: group_segment as u32,
         },
         cooperative_queue,
     })
@@ -650,10 +868,11 @@ fn refuse_configuration(
 
 impl CheckedLaunch<'_> {
     /// Adds the launch to its stream's capture as a kernel node, its arguments copied. Kept
-    /// out of line: the launch path carries only the flag test and the call.
+    /// out of line: the launch path carries only the flag test and the call (by reference: a
+    /// launch moved out of line is copied whole first, also when it is not captured).
     #[cold]
     #[inline(never)]
-    fn capture(self, function: &Arc<Function>) -> HipResult {
+    fn capture(&self, function: &Arc<Function>) -> HipResult {
         let packet = &self.packet;
         let bytes: Box<[u8]> = match packet.source {
             // SAFETY: the pointers passed the layout's check (the caller's contract).
@@ -670,13 +889,39 @@ impl CheckedLaunch<'_> {
             &self.stream,
             CapturedKernel {
                 function: function.clone(),
-                grid: packet.grid,
-                block: packet.block,
-                shared_mem: packet.shared_mem as u32,
+                grid: packet.grid(),
+                block: packet.block(),
+                shared_mem: packet.geometry.dynamic_lds(),
                 args: bytes,
                 layout: &packet.kernel.layout,
             },
         )
+    }
+
+    /// Publishes the dispatch on the stream's own queue, or adds it to the stream's capture.
+    /// By reference, as `submit` and `capture`: a launch moved is a launch copied whole (a
+    /// `memcpy` call); its owner drops it with [`CheckedLaunch::end`].
+    #[inline(always)]
+    fn submit_or_capture(&self, function: &Arc<Function>) -> HipResult {
+        // The one check capture costs a launch: a flag of the stream just resolved.
+        if self.stream.capturing.load(Ordering::Relaxed) {
+            self.capture(function)
+        } else {
+            self.submit()
+        }
+    }
+
+    /// Drops the launch. Only these two fields need dropping, which then happens here rather
+    /// than in an out-of-line drop of the whole launch.
+    #[inline(always)]
+    fn end(self) {
+        let CheckedLaunch {
+            stream,
+            cooperative_queue,
+            ..
+        } = self;
+        drop(stream);
+        drop(cooperative_queue);
     }
 
     /// Work-items of the grid.
@@ -697,25 +942,14 @@ impl CheckedLaunch<'_> {
     /// Publishes the dispatch on the stream's own queue. Cannot fail but for the stream's
     /// own waits (see `Stream::submit_counted`).
     #[inline(always)]
-    fn submit(self) -> HipResult {
-        // Borrowed in place, not moved out of `self`: the packet is a few hundred bytes.
+    fn submit(&self) -> HipResult {
         let packet = &self.packet;
         packet.note_in_trace();
-        let submitted = self.stream.submit_counted(
+        self.stream.submit_counted(
             &self.device.streams,
             #[inline(always)]
             |queue, completion_signal| packet.publish(queue, completion_signal, None),
-        );
-        // Only these two need dropping, which then happens here rather than in an
-        // out-of-line drop of the whole launch.
-        let CheckedLaunch {
-            stream,
-            cooperative_queue,
-            ..
-        } = self;
-        drop(stream);
-        drop(cooperative_queue);
-        submitted
+        )
     }
 
     /// Publishes the dispatch of a cooperative launch on the device's cooperative queue, with
@@ -748,20 +982,29 @@ impl CheckedLaunch<'_> {
     }
 }
 
-/// One launch's dispatch, checked and ready to be written on whichever queue serves it.
+/// One launch's dispatch, checked and ready to be written on whichever queue serves it. The
+/// launch's grid, block and dynamic LDS are its geometry's (which has them in the form the
+/// packet and the kernargs take), not copies of their own: the launch path builds this in
+/// memory, every field a store and a load.
 struct DispatchPacket<'a> {
     function: &'a Function,
     kernel: &'a super::module::Kernel,
     source: ArgSource<'a>,
     geometry: LaunchGeometry,
-    grid: Dim3,
-    block: Dim3,
-    shared_mem: usize,
-    /// Static plus dynamic LDS bytes.
-    group_segment: u32,
 }
 
 impl DispatchPacket<'_> {
+    /// The grid in work-groups.
+    fn grid(&self) -> Dim3 {
+        let [x, y, z] = self.geometry.block_counts();
+        Dim3 { x, y, z }
+    }
+
+    fn block(&self) -> Dim3 {
+        let [x, y, z] = self.geometry.block();
+        Dim3 { x, y, z }
+    }
+
     /// Names the kernel of the dispatch packet about to be published in the trace (the packet
     /// itself only has the code address).
     #[inline(always)]
@@ -780,18 +1023,19 @@ impl DispatchPacket<'_> {
         completion_signal: hsa_signal_t,
         multigrid_sync: Option<u64>,
     ) -> u64 {
-        let mut slots = queue.reserve(1);
-        let kernarg = slots.kernarg();
-        let kernarg_address = kernarg.as_ptr() as u64;
-        self.write_kernargs(kernarg, multigrid_sync);
-        tracing::trace!(
-            target: "hipshim::launch",
-            kernel = %self.function.name, grid = ?self.grid, block = ?self.block, shared_mem = self.shared_mem,
-            kernarg = self.kernel.info.kernarg_size, cooperative = multigrid_sync.is_some(),
-            "kernel dispatch"
-        );
-        slots.write(&self.packet(kernarg_address, completion_signal));
-        slots.ring()
+        queue.publish_with_kernargs(
+            #[inline(always)]
+            |kernarg| {
+                self.write_kernargs(kernarg, multigrid_sync);
+                tracing::trace!(
+                    target: "hipshim::launch",
+                    kernel = %self.function.name, grid = ?self.grid(), block = ?self.block(),
+                    shared_mem = self.geometry.dynamic_lds(), kernarg = self.kernel.info.kernarg_size,
+                    cooperative = multigrid_sync.is_some(), "kernel dispatch"
+                );
+                self.packet(kernarg.as_ptr() as u64, completion_signal)
+            },
+        )
     }
 
     /// Writes the launch's kernarg segment into `kernarg` (a whole kernarg slot, or at least
@@ -810,7 +1054,7 @@ impl DispatchPacket<'_> {
     /// The dispatch packet, its kernargs at `kernarg_address`.
     #[inline(always)]
     fn packet(&self, kernarg_address: u64, completion_signal: hsa_signal_t) -> AqlPacket {
-        let (info, geometry, block) = (&self.kernel.info, &self.geometry, self.block);
+        let (info, geometry, block) = (&self.kernel.info, &self.geometry, self.block());
         let [gx, gy, gz] = geometry.grid_size();
         to_bytes(&hsa_kernel_dispatch_packet_t {
             header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
@@ -822,7 +1066,8 @@ impl DispatchPacket<'_> {
             grid_size_y: gy,
             grid_size_z: gz,
             private_segment_size: info.private_segment_fixed_size,
-            group_segment_size: self.group_segment,
+            // Static plus dynamic LDS: at most the device's (checked at launch).
+            group_segment_size: info.group_segment_fixed_size + geometry.dynamic_lds(),
             kernel_object: self.kernel.kernel_object,
             kernarg_address,
             completion_signal,

@@ -235,10 +235,17 @@ pub fn unregister_fat_binary(fat_binary: &Arc<FatBinary>) {
     VARIABLES.retain(|_, v| !Arc::ptr_eq(&v.image, fat_binary));
 }
 
+/// How many times the registered kernels have changed so far: a lookup made while this read
+/// the same is still good (`RecentLookups`, and `launch`'s record of recent launches).
+#[inline(always)]
+pub fn function_changes() -> u64 {
+    FUNCTION_CHANGES.load(Ordering::Acquire)
+}
+
 /// The kernel registered for the host stub at `host_function` (the launch path's lookup).
 #[inline(always)]
 pub fn function(host_function: usize) -> HipResult<Arc<Function>> {
-    let changes = FUNCTION_CHANGES.load(Ordering::Acquire);
+    let changes = function_changes();
     match RECENT_FUNCTIONS.with(|recent| recent.get(host_function, changes)) {
         Some(function) => Ok(function),
         None => find_and_remember(host_function, changes),

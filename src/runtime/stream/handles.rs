@@ -133,6 +133,13 @@ pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'sta
     resolve_any(handle, None)
 }
 
+/// Streams destroyed so far: a stream looked up by handle while this read the same is still
+/// live (see `HandleTable::removals`).
+#[inline(always)]
+pub fn removals() -> u64 {
+    STREAMS.removals()
+}
+
 thread_local! {
     /// The stream this thread named last (see `HandleTable::get_via`).
     static LAST_STREAM: RecentLookups<Stream, 1> = const { RecentLookups::new() };

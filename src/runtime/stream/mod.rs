@@ -11,6 +11,6 @@ pub use super::ordering::{
 };
 pub use handles::{
     check_null_stream_use, create, cu_mask_of, destroy, destroy_created_streams, lookup, query,
-    resolve, spt_stream, synchronize, ACTIVE_CAPTURES, LEGACY_HANDLE, NULL_STREAM_DURING_CAPTURE,
-    ON_CAPTURING_STREAM_DESTROYED,
+    removals, resolve, spt_stream, synchronize, ACTIVE_CAPTURES, LEGACY_HANDLE,
+    NULL_STREAM_DURING_CAPTURE, ON_CAPTURING_STREAM_DESTROYED,
 };
