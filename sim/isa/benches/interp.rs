@@ -19,6 +19,10 @@
 //! - `HSASIM_ISA_BENCH_REPS=N`: timed runs per figure (default 3).
 //! - `HSASIM_ISA_BENCH_SCALE=N`: N times the work per kernel (default 1; matmul grows its
 //!   side to 128 * (N + 1)), for longer runs on hosts with many threads.
+//! - `HSASIM_ISA_BENCH_CLOCK=cpu`: time 1-worker runs by the CPU time of the thread that
+//!   runs them (Linux `/proc/thread-self/schedstat`) rather than by the wall clock, for
+//!   comparisons on a host busy with other work; runs with more workers keep the wall
+//!   clock.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -350,6 +354,14 @@ fn env_list(name: &str) -> Option<Vec<String>> {
     })
 }
 
+/// CPU time the calling thread has run, in seconds (the first field of schedstat, in
+/// nanoseconds), or `None` where the kernel does not say.
+fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns as f64 * 1e-9)
+}
+
 fn main() {
     let model = GfxModel::Gfx942;
     let elf = match std::env::var_os("HSASIM_ISA_BENCH_CODE_OBJECT") {
@@ -385,6 +397,9 @@ fn main() {
         .unwrap_or(1)
         .max(1);
 
+    let cpu_clock = std::env::var("HSASIM_ISA_BENCH_CLOCK").is_ok_and(|c| c == "cpu")
+        && thread_cpu_seconds().is_some();
+
     let mut ranges = vec![(lo.image.addr(), lo.image.len as u64)];
     let mut cases = cases(&mut ranges, scale);
     cases.retain(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name)));
@@ -403,8 +418,9 @@ fn main() {
     let mem = FixedRanges(ranges);
 
     println!(
-        "hsasim-isa interpreter benchmark ({}), {host_threads} host threads, workers {workers:?}, best of {reps}, scale {scale}",
-        model.processor()
+        "hsasim-isa interpreter benchmark ({}), {host_threads} host threads, workers {workers:?}, best of {reps}, scale {scale}{}",
+        model.processor(),
+        if cpu_clock { ", 1 worker timed by thread CPU time" } else { "" }
     );
     let mut summary = Vec::new();
     for (c, (d, _packet)) in cases.iter().zip(&dispatches) {
@@ -420,9 +436,15 @@ fn main() {
             let mut best = f64::INFINITY;
             let mut stats = None;
             for rep in 0..=reps {
+                // One worker runs the dispatch on this thread, so its CPU time is the
+                // dispatch's.
+                let cpu = (cpu_clock && threads == 1).then(thread_cpu_seconds).flatten();
                 let t = Instant::now();
                 let s = run_dispatch_with_stats(d, &mem, &cfg).expect("dispatch");
-                let secs = t.elapsed().as_secs_f64();
+                let secs = match (cpu, thread_cpu_seconds()) {
+                    (Some(start), Some(end)) => end - start,
+                    _ => t.elapsed().as_secs_f64(),
+                };
                 // Run 0 warms up (decodes the kernel on each worker).
                 if rep > 0 {
                     best = best.min(secs);

@@ -685,30 +685,22 @@ pub(crate) fn init_wave(
     // Work-item t = id * 64 + lane has x = t % size.x, y = (t / size.x) % size.y and
     // z = t / (size.x * size.y): found once for the first lane, then stepped.
     let t0 = id * LANES as u32;
-    let (mut x, mut y, mut z) = (
+    let (x, y, z) = (
         t0 % size[0],
         (t0 / size[0]) % size[1],
         t0 / (size[0] * size[1]),
     );
-    for (l, slot) in v0.iter_mut().enumerate() {
-        let t = t0 + l as u32;
-        if t < items {
-            exec |= 1 << l;
-            let y_id = if id_components >= 1 { y } else { 0 };
-            let z_id = if id_components >= 2 { z } else { 0 };
-            *slot = x | y_id << 10 | z_id << 20;
-        } else {
-            *slot = 0;
+    if x + LANES as u32 <= size[0] && t0 + LANES as u32 <= items {
+        // The whole wave lies in one row of x: only x changes from lane to lane.
+        let y_id = if id_components >= 1 { y } else { 0 };
+        let z_id = if id_components >= 2 { z } else { 0 };
+        let yz = y_id << 10 | z_id << 20;
+        for (l, slot) in v0.iter_mut().enumerate() {
+            *slot = (x + l as u32) | yz;
         }
-        x += 1;
-        if x == size[0] {
-            x = 0;
-            y += 1;
-            if y == size[1] {
-                y = 0;
-                z += 1;
-            }
-        }
+        exec = u64::MAX;
+    } else {
+        init_v0_lanes(v0, t0, items, size, id_components, (x, y, z), &mut exec);
     }
     w.s[EXEC_LO] = exec as u32;
     w.s[EXEC_LO + 1] = (exec >> 32) as u32;
@@ -726,6 +718,39 @@ pub(crate) fn init_wave(
         })?;
     }
     Ok(())
+}
+
+/// v0 and EXEC lane by lane (a wave that spans rows of x, or the last partial wave):
+/// work-item `t0 + l` has the ids stepped from `(x, y, z)`, those of `t0`.
+fn init_v0_lanes(
+    v0: &mut [u32; LANES],
+    t0: u32,
+    items: u32,
+    size: [u32; 3],
+    id_components: u32,
+    (mut x, mut y, mut z): (u32, u32, u32),
+    exec: &mut u64,
+) {
+    for (l, slot) in v0.iter_mut().enumerate() {
+        let t = t0 + l as u32;
+        if t < items {
+            *exec |= 1 << l;
+            let y_id = if id_components >= 1 { y } else { 0 };
+            let z_id = if id_components >= 2 { z } else { 0 };
+            *slot = x | y_id << 10 | z_id << 20;
+        } else {
+            *slot = 0;
+        }
+        x += 1;
+        if x == size[0] {
+            x = 0;
+            y += 1;
+            if y == size[1] {
+                y = 0;
+                z += 1;
+            }
+        }
+    }
 }
 
 /// The plan and per-dispatch facts of `d` under `config`; the clock of its timeout starts.
@@ -759,13 +784,19 @@ pub fn run(
     let [cx, cy, cz] = plan.wg_count;
     let total = cx as u64 * cy as u64 * cz as u64;
     let threads = config.worker_threads.max(1).min(total.min(256) as usize);
-    let next = AtomicU64::new(0);
-    let finished = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
+    // Workers claim workgroups a batch at a time, so that the one counter they all write
+    // is touched once per batch rather than once per (possibly microseconds-short)
+    // workgroup; small enough that every worker still gets many batches. Each shared word
+    // has a cache line of its own: `stop`, read by every worker all the time, must not
+    // share one with `next`, which they write.
+    let batch = (total / (threads as u64 * 64)).clamp(1, 16);
+    let next = CacheLine(AtomicU64::new(0));
+    let finished = CacheLine(AtomicU64::new(0));
+    let stop = CacheLine(AtomicBool::new(false));
     let first_error: Mutex<Option<DispatchError>> = Mutex::new(None);
     let totals: Mutex<DispatchStats> = Mutex::new(DispatchStats::default());
     let record = |e: DispatchError| {
-        stop.store(true, Ordering::Relaxed);
+        stop.0.store(true, Ordering::Relaxed);
         let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             *slot = Some(e);
@@ -773,8 +804,14 @@ pub fn run(
     };
     let work = || {
         let mut worker = Worker::take(&plan, mem);
-        while !stop.load(Ordering::Relaxed) {
-            let k = next.fetch_add(1, Ordering::Relaxed);
+        // Workgroups this worker finished, added to `finished` once at the end.
+        let mut done = 0u64;
+        let (mut k, mut end) = (0u64, 0u64);
+        while !stop.0.load(Ordering::Relaxed) {
+            if k == end {
+                k = next.0.fetch_add(batch, Ordering::Relaxed);
+                end = (k + batch).min(total);
+            }
             if k >= total {
                 break;
             }
@@ -789,16 +826,18 @@ pub fn run(
                 ((k / cx as u64) % cy as u64) as u32,
                 (k / (cx as u64 * cy as u64)) as u32,
             ];
-            if let Err(e) = worker.run_workgroup(&plan, &info, mem, wg, k, &stop) {
+            if let Err(e) = worker.run_workgroup(&plan, &info, mem, wg, k, &stop.0) {
                 record(e);
                 break;
             }
+            k += 1;
             // Its waves may have ended early because another worker's error stopped the
             // dispatch: count it only if not.
-            if !stop.load(Ordering::Relaxed) {
-                finished.fetch_add(1, Ordering::Relaxed);
+            if !stop.0.load(Ordering::Relaxed) {
+                done += 1;
             }
         }
+        finished.0.fetch_add(done, Ordering::Relaxed);
         let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
         t.workgroups += worker.stats.workgroups;
         t.waves += worker.stats.waves;
@@ -829,13 +868,18 @@ pub fn run(
             ..
         } = &mut e
         {
-            *f = finished.load(Ordering::Relaxed);
+            *f = finished.0.load(Ordering::Relaxed);
             *workgroups = total;
         }
         return Err(e);
     }
     Ok(totals.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
+
+/// A value alone on its cache line (128 bytes: adjacent-line prefetchers fetch lines in
+/// pairs), so that threads writing it do not slow threads reading its neighbours.
+#[repr(align(128))]
+struct CacheLine<T>(T);
 
 /// The text of a panic payload (`panic!` with a literal or a formatted message).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {

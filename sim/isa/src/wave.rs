@@ -11,11 +11,6 @@ pub const FLAT_SCRATCH_LO: usize = 102;
 /// Number of lanes in a wave.
 pub const LANES: usize = 64;
 
-/// Register-file slots past the 512 VGPRs/AGPRs, where the VALU fast paths put scalar
-/// sources broadcast to all lanes (two per 64-bit source) and zeros while an instruction
-/// runs; no instruction can name them.
-pub const SPLAT_SLOTS: usize = 7;
-
 /// One VGPR: a dword per lane.
 pub type Lanes = [u32; LANES];
 
@@ -35,8 +30,7 @@ pub struct Wave {
     /// VCC (106/107), trap temporaries, M0 (124), EXEC (126/127). Keeping the special
     /// registers in the same array makes every scalar operand read a plain index.
     pub s: [u32; 128],
-    /// 256 VGPRs followed by 256 AGPRs (gfx90a/gfx942 unified register file), then
-    /// [`SPLAT_SLOTS`] scratch registers.
+    /// 256 VGPRs followed by 256 AGPRs (gfx90a/gfx942 unified register file).
     pub v: Box<[Lanes]>,
     pub pc: u64,
     pub scc: bool,
@@ -58,7 +52,7 @@ impl Wave {
     pub fn new() -> Wave {
         Wave {
             s: [0; 128],
-            v: vec![[0u32; LANES]; 512 + SPLAT_SLOTS].into_boxed_slice(),
+            v: vec![[0u32; LANES]; 512].into_boxed_slice(),
             pc: 0,
             scc: false,
             mode: 0,

@@ -70,13 +70,41 @@ fn lds_offsets(
 ) -> Option<[u32; LANES]> {
     let v = &w.v[areg & 511];
     let mut o = [0u32; LANES];
-    let mut top = 0u64;
     for l in 0..LANES {
-        let a = (v[l] as u64).wrapping_add(off) & 0xffff_ffff;
-        o[l] = a as u32;
-        top = top.max(if exec >> l & 1 != 0 { a + size } else { 0 });
+        o[l] = v[l].wrapping_add(off as u32);
     }
-    (top <= lds_len as u64).then_some(o)
+    // The highest active offset: u32 compares, which x86 vectors have.
+    let mut top = 0u32;
+    if exec == u64::MAX {
+        for l in 0..LANES {
+            top = top.max(o[l]);
+        }
+    } else {
+        for l in 0..LANES {
+            top = top.max(if exec >> l & 1 != 0 { o[l] } else { 0 });
+        }
+    }
+    (exec == 0 || top as u64 + size <= lds_len as u64).then_some(o)
+}
+
+/// Reads the dword at `o[l] + extra` of the LDS into lane `l` of `reg` for the lanes in
+/// `exec`; [`lds_offsets`] checked every such access.
+#[inline(always)]
+fn gather_lds(lds: *const u8, o: &[u32; LANES], extra: usize, exec: u64, reg: &mut [u32; LANES]) {
+    if exec == u64::MAX {
+        for l in 0..LANES {
+            // SAFETY: lds_offsets checked o[l] + size <= LDS length for every lane, and
+            // `extra` + 4 <= size.
+            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
+        }
+        return;
+    }
+    for l in 0..LANES {
+        if exec >> l & 1 != 0 {
+            // SAFETY: as above, for this active lane.
+            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
+        }
+    }
 }
 
 pub fn ds_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
@@ -96,13 +124,7 @@ simd_handler! {
             if let Some(o) = lds_offsets(w, a, i.imm as u64, size, exec, c.lds.len()) {
                 let lds = c.lds.as_ptr();
                 for k in 0..(size / 4) as usize {
-                    let reg = &mut w.v[(d + k) & 511];
-                    for l in 0..LANES {
-                        if exec >> l & 1 != 0 {
-                            // SAFETY: lds_offsets checked o[l] + size <= LDS length.
-                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + 4 * k) as *const u32) };
-                        }
-                    }
+                    gather_lds(lds, &o, 4 * k, exec, &mut w.v[(d + k) & 511]);
                 }
                 return Ok(Step::Continue);
             }
@@ -144,7 +166,7 @@ simd_handler! {
                 let lds = c.lds.as_mut_ptr();
                 // Lane by lane, in order: overlapping lanes leave the last lane's value.
                 for l in 0..LANES {
-                    if exec >> l & 1 != 0 {
+                    if exec == u64::MAX || exec >> l & 1 != 0 {
                         for k in 0..(size / 4) as usize {
                             // SAFETY: lds_offsets checked o[l] + size <= LDS length.
                             unsafe {
@@ -208,7 +230,7 @@ simd_handler! {
         ) {
             let lds = c.lds.as_mut_ptr();
             for l in 0..LANES {
-                if exec >> l & 1 != 0 {
+                if exec == u64::MAX || exec >> l & 1 != 0 {
                     for k in 0..elem / 4 {
                         // SAFETY: lds_offsets checked both offsets + elem <= LDS length.
                         unsafe {
@@ -250,15 +272,9 @@ simd_handler! {
             lds_offsets(w, a, o1, elem as u64, exec, len),
         ) {
             let lds = c.lds.as_ptr();
-            for (q, first) in [(q0, d), (q1, d + words)] {
+            for (q, first) in [(&q0, d), (&q1, d + words)] {
                 for k in 0..words {
-                    let reg = &mut w.v[(first + k) & 511];
-                    for l in 0..LANES {
-                        if exec >> l & 1 != 0 {
-                            // SAFETY: lds_offsets checked the offset + elem <= LDS length.
-                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(q[l] as usize + 4 * k) as *const u32) };
-                        }
-                    }
+                    gather_lds(lds, q, 4 * k, exec, &mut w.v[(first + k) & 511]);
                 }
             }
             return Ok(Step::Continue);

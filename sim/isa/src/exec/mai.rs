@@ -252,13 +252,9 @@ pub fn lookup(op: u16, gfx942: bool) -> Option<(&'static str, MaiShape)> {
     })
 }
 
-thread_local! {
-    /// The gathered A and B matrices of the MFMA being run (kept to spare two allocations
-    /// per instruction).
-    static MAI_SCRATCH: std::cell::Cell<(Vec<f64>, Vec<f64>)> = const {
-        std::cell::Cell::new((Vec::new(), Vec::new()))
-    };
-}
+/// Most A (or B) elements one MFMA gathers: `blocks * m * k` is 64 lanes times the inputs
+/// per lane, at most 8 (i8x8).
+const MAX_AB: usize = LANES * 8;
 
 /// Reads `regs` dwords of operand `code` for all lanes (a register range, or one scalar
 /// constant replicated, as the C operand may be an inline constant).
@@ -275,6 +271,7 @@ fn read_block(w: &Wave, code: u16, regs: usize, fk: FloatKind) -> Vec<[u32; LANE
 }
 
 /// A or B (one or two dwords per lane) for all lanes, as [`read_block`] without allocating.
+#[inline(always)]
 fn read_ab(w: &Wave, code: u16, regs: usize) -> [[u32; LANES]; 2] {
     let mut out = [[0u32; LANES]; 2];
     for (k, slot) in out.iter_mut().enumerate().take(regs) {
@@ -289,8 +286,8 @@ fn read_ab(w: &Wave, code: u16, regs: usize) -> [[u32; LANES]; 2] {
 
 /// One A or B input element as f64 (or integer as f64, exact for i8).
 #[inline(always)]
-fn element(ty: MaiType, regs: &[[u32; LANES]], lane: usize, e: usize) -> f64 {
-    let word = |k: usize| regs.get(k).map_or(0, |r| r[lane]);
+fn element(ty: MaiType, regs: &[[u32; LANES]; 2], lane: usize, e: usize) -> f64 {
+    let word = |k: usize| regs[k & 1][lane];
     match ty {
         MaiType::F32 => f32::from_bits(word(0)) as f64,
         MaiType::F16 => f16_to_f32((word(e / 2) >> (16 * (e % 2))) as u16) as f64,
@@ -300,6 +297,88 @@ fn element(ty: MaiType, regs: &[[u32; LANES]], lane: usize, e: usize) -> f64 {
         MaiType::I8x4 | MaiType::I8x8 => (word(e / 4) >> (8 * (e % 4))) as u8 as i8 as f64,
         MaiType::F64 => f64::from_bits(word(0) as u64 | (word(1) as u64) << 32),
     }
+}
+
+/// Places every lane's A and B inputs: A as `am[block][row][k]`, B transposed as
+/// `bm[block][k][col]`, so that the columns of one k are contiguous for [`products`].
+/// Written for one element type at a time (`ty` is a constant after inlining).
+#[inline(always)]
+fn gather(
+    ty: MaiType,
+    sh: &MaiShape,
+    a: &[[u32; LANES]; 2],
+    b: &[[u32; LANES]; 2],
+    am: &mut [f64],
+    bm: &mut [f64],
+) {
+    let (kpl, _) = ty.per_lane();
+    let groups = (sh.k / kpl).max(1);
+    // Every dimension is a power of two: shifts and masks instead of divisions.
+    let log = |x: usize| x.trailing_zeros();
+    let (m_log, n_log, groups_log) = (log(sh.m), log(sh.n), log(groups));
+    for l in 0..LANES {
+        let (h, row) = (l >> m_log, l & (sh.m - 1));
+        let (block, group) = (h >> groups_log, h & (groups - 1));
+        if block < sh.blocks {
+            for e in 0..kpl {
+                let k = group * kpl + e;
+                if k < sh.k {
+                    am[(block * sh.m + row) * sh.k + k] = element(ty, a, l, e);
+                }
+            }
+        }
+        let (h, col) = (l >> n_log, l & (sh.n - 1));
+        let (block, group) = (h >> groups_log, h & (groups - 1));
+        if block < sh.blocks {
+            for e in 0..kpl {
+                let k = group * kpl + e;
+                if k < sh.k {
+                    bm[(block * sh.k + k) * sh.n + col] = element(ty, b, l, e);
+                }
+            }
+        }
+    }
+}
+
+/// The `N` sums of one output row of one block: for each column, the products of the row
+/// of A and that column of B added in k order from -0.0 (as `Iterator::sum` does), each
+/// product and sum in f64. The columns run side by side, so the loop over them vectorises.
+#[inline(always)]
+fn products<const N: usize>(arow: &[f64], bm: &[f64]) -> [f64; N] {
+    let mut acc = [-0.0f64; N];
+    for (k, &x) in arow.iter().enumerate() {
+        let brow: &[f64; N] = bm[k * N..][..N].try_into().expect("N columns");
+        for col in 0..N {
+            acc[col] += x * brow[col];
+        }
+    }
+    acc
+}
+
+/// D = C + sums for float MFMAs: each output is the f32 C element plus its f64 sum, rounded
+/// once to f32.
+#[inline(always)]
+fn finish<const N: usize>(acc: &[f64; N], c: &[u32], d: &mut [u32]) {
+    let (c, d): (&[u32; N], &mut [u32; N]) = (
+        c.try_into().expect("N lanes of C"),
+        d.try_into().expect("N lanes of D"),
+    );
+    for col in 0..N {
+        d[col] = ((f32::from_bits(c[col]) as f64 + acc[col]) as f32).to_bits();
+    }
+}
+
+/// Integer MFMA sums of one output row (i8 inputs, 32-bit wrapping).
+#[inline(always)]
+fn int_products(arow: &[f64], bm: &[f64], n: usize) -> [i32; 32] {
+    let mut acc = [0i32; 32];
+    for (k, &x) in arow.iter().enumerate() {
+        let brow = &bm[k * n..][..n];
+        for col in 0..n {
+            acc[col] = acc[col].wrapping_add((x as i32) * (brow[col] as i32));
+        }
+    }
+    acc
 }
 
 simd_handler! {
@@ -312,11 +391,10 @@ simd_handler! {
             // neither is modelled, so say so instead of computing something else.
             return Err(unimplemented(i, c.pc));
         }
-        let (kpl, ab_regs) = sh.ty.per_lane();
+        let (_, ab_regs) = sh.ty.per_lane();
         let d_regs = sh.d_regs() as usize;
         let ab = ab_regs as usize;
         let (a, b) = (read_ab(w, i.src[0], ab), read_ab(w, i.src[1], ab));
-        let (a, b) = (&a[..ab], &b[..ab]);
         let c_const = (i.src[2] < 256).then(|| w.sread32(i.src[2], 0, FloatKind::F32));
         let c_base = (i.src[2] as usize).wrapping_sub(256);
         let d_base = (i.dst as usize).wrapping_sub(256);
@@ -327,50 +405,37 @@ simd_handler! {
             && (0..d_regs).any(|r| (0..d_regs).any(|s| (c_base + r) & 511 == (d_base + s) & 511)))
         .then(|| read_block(w, i.src[2], d_regs, FloatKind::F32));
         let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
-        let groups = (sh.k / kpl).max(1);
-        // Every dimension is a power of two: shifts and masks instead of divisions.
-        let log = |x: usize| x.trailing_zeros();
-        let (m_log, n_log, groups_log) = (log(sh.m), log(sh.n), log(groups));
-        let quads_log = log(sh.m / 4);
-        let (mut am, mut bm) = MAI_SCRATCH.take();
-        // A as am[block][row][k]; B transposed, as bm[block][k][col], so that the columns of
-        // one k are contiguous for the loops below.
-        am.clear();
-        am.resize(sh.blocks * sh.m * sh.k, 0.0);
-        bm.clear();
-        bm.resize(sh.blocks * sh.n * sh.k, 0.0);
-        for l in 0..LANES {
-            let (h, row) = (l >> m_log, l & (sh.m - 1));
-            let (block, group) = (h >> groups_log, h & (groups - 1));
-            if block < sh.blocks {
-                for e in 0..kpl {
-                    let k = group * kpl + e;
-                    if k < sh.k {
-                        am[(block * sh.m + row) * sh.k + k] = element(sh.ty, a, l, e);
-                    }
-                }
-            }
-            let (h, col) = (l >> n_log, l & (sh.n - 1));
-            let (block, group) = (h >> groups_log, h & (groups - 1));
-            if block < sh.blocks {
-                for e in 0..kpl {
-                    let k = group * kpl + e;
-                    if k < sh.k {
-                        bm[(block * sh.k + k) * sh.n + col] = element(sh.ty, b, l, e);
-                    }
-                }
-            }
+        let len_a = sh.blocks * sh.m * sh.k;
+        let len_b = sh.blocks * sh.n * sh.k;
+        if len_a > MAX_AB || len_b > MAX_AB {
+            return Err(unimplemented(i, c.pc));
+        }
+        let mut am_store = [0f64; MAX_AB];
+        let mut bm_store = [0f64; MAX_AB];
+        let (am, bm) = (&mut am_store[..len_a], &mut bm_store[..len_b]);
+        // One copy of the gathering loop per element type, its conversions fixed.
+        match sh.ty {
+            MaiType::F32 => gather(MaiType::F32, &sh, &a, &b, am, bm),
+            MaiType::F16 => gather(MaiType::F16, &sh, &a, &b, am, bm),
+            MaiType::Bf16x4 => gather(MaiType::Bf16x4, &sh, &a, &b, am, bm),
+            MaiType::Bf16x2 => gather(MaiType::Bf16x2, &sh, &a, &b, am, bm),
+            MaiType::I8x4 => gather(MaiType::I8x4, &sh, &a, &b, am, bm),
+            MaiType::I8x8 => gather(MaiType::I8x8, &sh, &a, &b, am, bm),
+            MaiType::F64 => gather(MaiType::F64, &sh, &a, &b, am, bm),
         }
         // Each result depends on its own C element and the gathered A and B only, so D may
-        // overwrite C (the usual case) as it goes. The n lanes of one q share block and row
-        // and hold the n columns: their sums run side by side (each still adds its products
-        // in k order, from -0.0 as `Iterator::sum` does).
+        // overwrite C (the usual case): register r of C is read whole before register r of
+        // D is written. The n lanes of one q share block and row and hold the n columns.
         let n = sh.n;
-        let mut acc = [0f64; 32];
-        let mut iacc = [0i32; 32];
+        let quads_log = (sh.m / 4).trailing_zeros();
+        let n_log = n.trailing_zeros();
         for r in 0..d_regs {
-            let reg = (c_base + r) & 511;
-            let dreg = (d_base + r) & 511;
+            let creg: [u32; LANES] = match (&c_copy, c_const) {
+                (Some(copy), _) => copy[r],
+                (None, Some(k)) => [k; LANES],
+                (None, None) => w.v[(c_base + r) & 511],
+            };
+            let dreg = &mut w.v[(d_base + r) & 511];
             for l0 in (0..LANES).step_by(n) {
                 let q = (l0 >> n_log) + ((LANES >> n_log) * (r / 4));
                 let (block, row) = (q >> quads_log, 4 * (q & ((sh.m / 4) - 1)) + r % 4);
@@ -378,39 +443,23 @@ simd_handler! {
                     continue;
                 }
                 let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
+                let bblock = &bm[block * sh.k * n..][..sh.k * n];
+                let (cs, ds) = (&creg[l0..l0 + n], &mut dreg[l0..l0 + n]);
                 if integer {
-                    iacc[..n].fill(0);
-                    for (k, &x) in arow.iter().enumerate() {
-                        let brow = &bm[(block * sh.k + k) * n..][..n];
-                        for col in 0..n {
-                            iacc[col] = iacc[col].wrapping_add((x as i32) * (brow[col] as i32));
-                        }
+                    let acc = int_products(arow, bblock, n);
+                    for col in 0..n {
+                        ds[col] = (cs[col] as i32).wrapping_add(acc[col]) as u32;
                     }
                 } else {
-                    acc[..n].fill(-0.0);
-                    for (k, &x) in arow.iter().enumerate() {
-                        let brow = &bm[(block * sh.k + k) * n..][..n];
-                        for col in 0..n {
-                            acc[col] += x * brow[col];
-                        }
+                    match n {
+                        4 => finish(&products::<4>(arow, bblock), cs, ds),
+                        16 => finish(&products::<16>(arow, bblock), cs, ds),
+                        32 => finish(&products::<32>(arow, bblock), cs, ds),
+                        _ => return Err(unimplemented(i, c.pc)),
                     }
-                }
-                for col in 0..n {
-                    let l = l0 + col;
-                    let c = match (&c_copy, c_const) {
-                        (Some(copy), _) => copy[r][l],
-                        (None, Some(k)) => k,
-                        (None, None) => w.v[reg][l],
-                    };
-                    w.v[dreg][l] = if integer {
-                        (c as i32).wrapping_add(iacc[col]) as u32
-                    } else {
-                        ((f32::from_bits(c) as f64 + acc[col]) as f32).to_bits()
-                    };
                 }
             }
         }
-        MAI_SCRATCH.set((am, bm));
         w.lane_ops += (LANES * d_regs) as u64;
         Ok(Step::Continue)
     }

@@ -34,6 +34,79 @@ fn access_bytes(op: u16, dwords: u8) -> u64 {
     }
 }
 
+/// The lowest and highest address of the active lanes (`exec` nonzero).
+#[inline(always)]
+fn span(exec: u64, addrs: &[u64; LANES]) -> (u64, u64) {
+    let (mut lo, mut top) = (u64::MAX, 0u64);
+    if exec == u64::MAX {
+        let mut any = 0u64;
+        for l in 0..LANES {
+            any |= addrs[l];
+        }
+        if any >> 63 == 0 {
+            // Below 2^63 signed and unsigned order agree, and signed compares are the
+            // cheaper ones on x86.
+            let (mut slo, mut stop) = (i64::MAX, 0i64);
+            for l in 0..LANES {
+                slo = slo.min(addrs[l] as i64);
+                stop = stop.max(addrs[l] as i64);
+            }
+            return (slo as u64, stop as u64);
+        }
+        for l in 0..LANES {
+            lo = lo.min(addrs[l]);
+            top = top.max(addrs[l]);
+        }
+    } else {
+        // Branch-free over the lanes (it vectorises).
+        for l in 0..LANES {
+            let active = exec >> l & 1 != 0;
+            lo = lo.min(if active { addrs[l] } else { u64::MAX });
+            top = top.max(if active { addrs[l] } else { 0 });
+        }
+    }
+    (lo, top)
+}
+
+/// True when all 64 lanes are active and lane `l` accesses `addrs[0] + l * size` (the
+/// accesses are back to back, ascending, without wrapping).
+#[inline(always)]
+fn back_to_back(exec: u64, addrs: &[u64; LANES], size: u64) -> bool {
+    if exec != u64::MAX || addrs[0].checked_add(LANES as u64 * size).is_none() {
+        return false;
+    }
+    let mut same = true;
+    for l in 0..LANES {
+        same &= addrs[l] == addrs[0].wrapping_add(l as u64 * size);
+    }
+    same
+}
+
+/// For a global access of `size` bytes per lane: the offset from guest to host address
+/// shared by every active lane, when one translation covers all their bytes. `None` sends
+/// the access to [`resolve`]'s lane-by-lane path (other apertures, several regions, a
+/// fault), which gives the same result.
+#[inline(always)]
+fn global_offset(c: &Ctx, exec: u64, addrs: &[u64; LANES], size: u64, dense: bool) -> Option<u64> {
+    if exec == 0 {
+        return None;
+    }
+    let (lo, top) = if dense {
+        (addrs[0], addrs[LANES - 1])
+    } else {
+        span(exec, addrs)
+    };
+    if top >= SHARED_BASE {
+        return None;
+    }
+    let hi = top.checked_add(size)?;
+    if hi - lo > 1 << 32 {
+        return None;
+    }
+    let host = c.mem.translate(lo, hi - lo)?;
+    Some(host.wrapping_sub(lo))
+}
+
 /// Resolves each active lane's address to a host pointer.
 #[inline(always)]
 fn resolve(
@@ -126,8 +199,7 @@ fn resolve(
 
 /// Per-lane addresses of a FLAT-family instruction; `private` for SCRATCH.
 #[inline(always)]
-fn flat_addrs(w: &Wave, i: &Inst) -> ([u64; LANES], bool) {
-    let mut a = [0u64; LANES];
+fn flat_addrs(w: &Wave, i: &Inst, a: &mut [u64; LANES]) -> bool {
     let off = i.imm as i64 as u64;
     match i.seg {
         1 => {
@@ -142,7 +214,7 @@ fn flat_addrs(w: &Wave, i: &Inst) -> ([u64; LANES], bool) {
                 let vo = if use_v { v[l] as u64 } else { 0 };
                 a[l] = (base.wrapping_add(vo).wrapping_add(off)) & 0xffff_ffff;
             }
-            (a, true)
+            true
         }
         2 if i.saddr != 0x7f => {
             let base = w.sreg64(i.saddr);
@@ -150,29 +222,31 @@ fn flat_addrs(w: &Wave, i: &Inst) -> ([u64; LANES], bool) {
             for l in 0..LANES {
                 a[l] = base.wrapping_add(v[l] as u64).wrapping_add(off);
             }
-            (a, false)
+            false
         }
         _ => {
             let r = (i.src[0] as usize - 256) & 511;
+            let (lo, hi) = (&w.v[r], &w.v[(r + 1) & 511]);
             for l in 0..LANES {
-                let v = w.v[r][l] as u64 | (w.v[(r + 1) & 511][l] as u64) << 32;
-                a[l] = v.wrapping_add(off);
+                a[l] = (lo[l] as u64 | (hi[l] as u64) << 32).wrapping_add(off);
             }
-            (a, false)
+            false
         }
     }
 }
 
 simd_handler! {
     pub fn flat_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-        let (addrs, private) = flat_addrs(w, i);
+        let mut addrs = [0u64; LANES];
+        let private = flat_addrs(w, i, &mut addrs);
         load(w, i, c, &addrs, private, i.op)
     }
 }
 
 simd_handler! {
     pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-        let (addrs, private) = flat_addrs(w, i);
+        let mut addrs = [0u64; LANES];
+        let private = flat_addrs(w, i, &mut addrs);
         store(w, i, c, &addrs, private, i.op)
     }
 }
@@ -180,10 +254,45 @@ simd_handler! {
 #[inline(always)]
 fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool, op: u16) -> R {
     let size = access_bytes(op, i.info.w[0]);
-    let ptrs = resolve(w, i, c, addrs, private, size, false)?;
     let exec = w.exec();
     let d = (i.dst as usize).wrapping_sub(256);
-    if !matches!(op, 16..=19 | 32..=37) {
+    let whole = !matches!(op, 16..=19 | 32..=37);
+    if whole && !private {
+        let dense = back_to_back(exec, addrs, size);
+        if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
+            let words = (size / 4) as usize;
+            for k in 0..words {
+                let reg = &mut w.v[(d + k) & 511];
+                if dense {
+                    let src = addrs[0].wrapping_add(delta) as usize as *const u32;
+                    for l in 0..LANES {
+                        // SAFETY: global_offset translated the span of every lane's bytes,
+                        // src .. src + 64 * size here.
+                        reg[l] = unsafe { std::ptr::read_unaligned(src.add(l * words + k)) };
+                    }
+                } else if exec == u64::MAX {
+                    for l in 0..LANES {
+                        let p = addrs[l].wrapping_add(delta) as usize as *const u32;
+                        // SAFETY: global_offset translated the span holding every lane's
+                        // bytes.
+                        reg[l] = unsafe { std::ptr::read_unaligned(p.add(k)) };
+                    }
+                } else {
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            let p = addrs[l].wrapping_add(delta) as usize as *const u32;
+                            // SAFETY: global_offset translated the span holding every
+                            // active lane's bytes.
+                            reg[l] = unsafe { std::ptr::read_unaligned(p.add(k)) };
+                        }
+                    }
+                }
+            }
+            return Ok(Step::Continue);
+        }
+    }
+    let ptrs = resolve(w, i, c, addrs, private, size, false)?;
+    if whole {
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
             let reg = &mut w.v[(d + k) & 511];
@@ -247,10 +356,46 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
 #[inline(always)]
 fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool, op: u16) -> R {
     let size = access_bytes(op, i.info.w[0]);
-    let ptrs = resolve(w, i, c, addrs, private, size, true)?;
     let exec = w.exec();
     let s = (i.src[1] as usize).wrapping_sub(256);
-    if !matches!(op, 24..=27) {
+    let whole = !matches!(op, 24..=27);
+    if whole && !private {
+        let dense = back_to_back(exec, addrs, size);
+        if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
+            let words = (size / 4) as usize;
+            // Register by register, lane by lane, as the general path below: lanes that
+            // overlap leave the same bytes.
+            for k in 0..words {
+                let reg = &w.v[(s + k) & 511];
+                if dense {
+                    let dst = addrs[0].wrapping_add(delta) as usize as *mut u32;
+                    for l in 0..LANES {
+                        // SAFETY: global_offset translated dst .. dst + 64 * size.
+                        unsafe { std::ptr::write_unaligned(dst.add(l * words + k), reg[l]) };
+                    }
+                } else if exec == u64::MAX {
+                    for l in 0..LANES {
+                        let p = addrs[l].wrapping_add(delta) as usize as *mut u32;
+                        // SAFETY: global_offset translated the span holding every lane's
+                        // bytes.
+                        unsafe { std::ptr::write_unaligned(p.add(k), reg[l]) };
+                    }
+                } else {
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            let p = addrs[l].wrapping_add(delta) as usize as *mut u32;
+                            // SAFETY: global_offset translated the span holding every
+                            // active lane's bytes.
+                            unsafe { std::ptr::write_unaligned(p.add(k), reg[l]) };
+                        }
+                    }
+                }
+            }
+            return Ok(Step::Continue);
+        }
+    }
+    let ptrs = resolve(w, i, c, addrs, private, size, true)?;
+    if whole {
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
             let reg = &w.v[(s + k) & 511];
@@ -299,7 +444,8 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
 /// workgroups, so read-modify-writes are real host atomics (naturally aligned, as the
 /// hardware requires).
 pub fn flat_atomic(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    let (addrs, private) = flat_addrs(w, i);
+    let mut addrs = [0u64; LANES];
+    let private = flat_addrs(w, i, &mut addrs);
     let wide = i.op >= 96 || matches!(i.op, 79..=81);
     let size = if wide { 8 } else { 4 };
     let ptrs = resolve(w, i, c, &addrs, private, size, true)?;

@@ -470,20 +470,29 @@ pub(super) fn fast32<const N: usize>(
             }
         }
     }
-    let mut regs = [0usize; N];
+    // Each source is eight lanes at `src[n] + step[n] * chunk`: a register's lanes (step 8)
+    // or a scalar value repeated in `splat` (step 0).
+    let base = w.v.as_mut_ptr() as *mut u32;
+    let mut splat = [[0u32; 8]; N];
+    let mut src = [std::ptr::null::<u32>(); N];
+    let mut step = [0usize; N];
     for n in 0..N {
         let code = i.src[n];
-        regs[n] = if code >= 256 {
-            (code as usize - 256) & 511
+        if code >= 256 {
+            // SAFETY: the index is below 512, inside the register file.
+            src[n] = unsafe { base.add(((code as usize - 256) & 511) * LANES) };
+            step[n] = 8;
         } else {
-            let slot = 512 + n;
-            w.v[slot] = [w.sread32(code, i.lit, i.info.fk); LANES];
-            slot
-        };
+            splat[n] = [w.sread32(code, i.lit, i.info.fk); 8];
+        }
+    }
+    for n in 0..N {
+        if step[n] == 0 {
+            src[n] = splat[n].as_ptr();
+        }
     }
     let dst = (i.dst as usize).wrapping_sub(256) & 511;
     let mask = w.exec();
-    let base = w.v.as_mut_ptr() as *mut u32;
     for chunk in 0..LANES / 8 {
         let m = (mask >> (8 * chunk)) as u8;
         if m == 0 {
@@ -491,11 +500,9 @@ pub(super) fn fast32<const N: usize>(
         }
         let mut x = [[0u32; 8]; N];
         for n in 0..N {
-            // SAFETY: regs[n] < 512 + SPLAT_SLOTS, the register file's length, so the
-            // eight lanes at 8*chunk of that register are inside it.
-            let v = unsafe {
-                std::ptr::read_unaligned(base.add(regs[n] * LANES + 8 * chunk) as *const [u32; 8])
-            };
+            // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or `splat[n]`
+            // (eight lanes, step 0), so the eight lanes read are inside it.
+            let v = unsafe { std::ptr::read_unaligned(src[n].add(step[n] * chunk) as *const [u32; 8]) };
             for k in 0..8 {
                 x[n][k] = (v[k] & and[n]) ^ xor[n];
             }
@@ -540,16 +547,29 @@ pub(super) fn fast64<const N: usize>(
     {
         return false;
     }
-    const ZERO: usize = 518;
-    let mut lo = [0usize; N];
-    let mut hi = [0usize; N];
+    // As in fast32: each source half is eight lanes at `ptr + step * chunk`, a register
+    // (step 8) or a scalar half repeated in `splat` (step 0); a 32-bit source's high half
+    // is zeros.
+    let base = w.v.as_mut_ptr() as *mut u32;
+    let mut splat = [[[0u32; 8]; 2]; N];
+    let mut lo = [std::ptr::null::<u32>(); N];
+    let mut hi = [std::ptr::null::<u32>(); N];
+    let mut step_lo = [0usize; N];
+    let mut step_hi = [0usize; N];
     for n in 0..N {
         let code = i.src[n];
         let wide = i.info.w[n + 1] >= 2;
         if code >= 256 {
             let r = (code as usize - 256) & 511;
-            lo[n] = r;
-            hi[n] = if wide { (r + 1) & 511 } else { ZERO };
+            // SAFETY: both indices are below 512, inside the register file.
+            unsafe {
+                lo[n] = base.add(r * LANES);
+                step_lo[n] = 8;
+                if wide {
+                    hi[n] = base.add(((r + 1) & 511) * LANES);
+                    step_hi[n] = 8;
+                }
+            }
             continue;
         }
         let v = if wide {
@@ -567,18 +587,19 @@ pub(super) fn fast64<const N: usize>(
         } else {
             w.sread32(code, i.lit, i.info.fk) as u64
         };
-        lo[n] = 512 + 2 * n;
-        hi[n] = 513 + 2 * n;
-        w.v[lo[n]] = [v as u32; LANES];
-        w.v[hi[n]] = [(v >> 32) as u32; LANES];
+        splat[n] = [[v as u32; 8], [(v >> 32) as u32; 8]];
     }
-    if hi.contains(&ZERO) {
-        w.v[ZERO] = [0; LANES];
+    for n in 0..N {
+        if step_lo[n] == 0 {
+            lo[n] = splat[n][0].as_ptr();
+        }
+        if step_hi[n] == 0 {
+            hi[n] = splat[n][1].as_ptr();
+        }
     }
     let dst = (i.dst as usize).wrapping_sub(256) & 511;
     let dst_hi = (dst + 1) & 511;
     let mask = w.exec();
-    let base = w.v.as_mut_ptr() as *mut u32;
     for chunk in 0..LANES / 8 {
         let m = (mask >> (8 * chunk)) as u8;
         if m == 0 {
@@ -586,11 +607,12 @@ pub(super) fn fast64<const N: usize>(
         }
         let mut x = [[0u64; 8]; N];
         for n in 0..N {
-            // SAFETY: every index is below 512 + SPLAT_SLOTS, the register file's length.
+            // SAFETY: each pointer is a register (64 lanes, step 8 per chunk) or a splat
+            // (eight lanes, step 0).
             let (l, h) = unsafe {
                 (
-                    std::ptr::read_unaligned(base.add(lo[n] * LANES + 8 * chunk) as *const [u32; 8]),
-                    std::ptr::read_unaligned(base.add(hi[n] * LANES + 8 * chunk) as *const [u32; 8]),
+                    std::ptr::read_unaligned(lo[n].add(step_lo[n] * chunk) as *const [u32; 8]),
+                    std::ptr::read_unaligned(hi[n].add(step_hi[n] * chunk) as *const [u32; 8]),
                 )
             };
             for k in 0..8 {
