@@ -494,10 +494,12 @@ impl Table {
             .position(|&p| self.procs[p].seq >= self.cursor)
             .unwrap_or(0);
         let slots = self.params.slots as usize;
-        let mut taken_procs = 0;
         let mut taken_queues = 0;
         let mut next_cursor = None;
+        // Every process looked at is taken whole, or the turn ends: the k-th is preceded by k
+        // taken ones.
         for k in 0..order.len() {
+            let taken_procs = k;
             let p = order[(start + k) % order.len()];
             let mut qs = self.queues_of(self.procs[p].pid);
             if skip_idle && qs.iter().any(|&i| active(&self.queues[i])) {
@@ -531,7 +533,6 @@ impl Table {
             for &i in &qs {
                 self.queues[i].selected = 1;
             }
-            taken_procs += 1;
             taken_queues += qs.len();
         }
         // Everything fitted (possible with skip_idle): the next turn starts at the top again.
