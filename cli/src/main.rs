@@ -6,6 +6,7 @@
 
 mod bench;
 mod compare;
+mod device;
 mod info;
 mod libdir;
 mod run;
@@ -42,6 +43,9 @@ enum Command {
     /// Bundled experiments.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// A simulated GPU's hardware scheduler shared by several processes (hsasim only).
+    #[command(subcommand)]
+    Device(device::DeviceCommand),
     /// Print the lib dir programs load hipshim from (staging it in a cargo build).
     LibDir(LibDirArgs),
     /// Run a gfx90a HIP program built by Debian's hipcc under AMD's runtime and under
@@ -66,6 +70,10 @@ enum BenchCommand {
     /// Host time and x86 instructions per submission operation (launch, idle sync, event
     /// record, round trip, stream create, copies), optionally beside AMD's runtime.
     Ops(bench::ops::OpsArgs),
+    /// N copies of the policy experiment at once on one simulated GPU (a device service):
+    /// throughput per process, queue slots, runlist updates and time slices per scheduler
+    /// setting.
+    Processes(bench::processes::ProcessesArgs),
 }
 
 #[derive(Args)]
@@ -163,7 +171,11 @@ fn main() -> ExitCode {
             bench::policies::policies(&args).map(|()| 0)
         }
         Command::Bench(BenchCommand::Ops(args)) => bench::ops::ops(&args).map(|()| 0),
+        Command::Bench(BenchCommand::Processes(args)) => {
+            bench::processes::processes(&args).map(|()| 0)
+        }
         Command::Compare(args) => compare::compare(&args),
+        Command::Device(cmd) => device::device(&cmd),
         Command::LibDir(args) => libdir::resolve(args.lib_dir.as_deref()).map(|dir| {
             println!("{}", dir.display());
             0
