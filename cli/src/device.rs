@@ -188,7 +188,10 @@ pub fn start(args: &StartArgs) -> Result<u32, String> {
             ));
         }
         if Instant::now() > deadline {
-            return Err(format!("the service for {} did not come up", args.name.name));
+            return Err(format!(
+                "the service for {} did not come up",
+                args.name.name
+            ));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -239,8 +242,14 @@ fn serve(args: &StartArgs) -> Result<(), String> {
     };
     // SAFETY: the handler only stores to an atomic.
     unsafe {
-        libc::signal(libc::SIGTERM, on_terminate as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_terminate as *const () as libc::sighandler_t);
+        libc::signal(
+            libc::SIGTERM,
+            on_terminate as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            on_terminate as *const () as libc::sighandler_t,
+        );
     }
     device.run(
         true,
@@ -287,7 +296,11 @@ pub fn status_text(device: &Device) -> String {
     let _ = writeln!(
         out,
         "runlist: {procs} processes, {queues} queues{}",
-        if table.oversubscribed() { " (oversubscribed)" } else { "" }
+        if table.oversubscribed() {
+            " (oversubscribed)"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         out,

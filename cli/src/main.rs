@@ -61,6 +61,21 @@ enum TraceCommand {
         /// A trace written by HIPSHIM_TRACE.
         file: PathBuf,
     },
+    /// Several processes' traces on one timeline (CLOCK_MONOTONIC), each process's host
+    /// threads, queues and copy engines side by side, and the hardware queue slots from a
+    /// device service's log; prints the stats per process.
+    Merge {
+        /// Traces written by HIPSHIM_TRACE (one per process).
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
+        /// The merged trace.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+        /// A device service's event log (`hipshim device start --log FILE`): draws which
+        /// queue held each hardware slot when.
+        #[arg(long, value_name = "FILE")]
+        sched: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -164,6 +179,14 @@ fn main() -> ExitCode {
         }),
         Command::Run(args) => run_program(args),
         Command::Trace(TraceCommand::Summarize { file }) => summarize::summarize(&file).map(|t| {
+            print!("{t}");
+            0
+        }),
+        Command::Trace(TraceCommand::Merge {
+            files,
+            output,
+            sched,
+        }) => summarize::merge(&files, &output, sched.as_deref()).map(|t| {
             print!("{t}");
             0
         }),

@@ -94,7 +94,8 @@ fn two_programs_share_one_runlist_and_a_killed_one_leaves_it() {
         "2000",
     ]);
     assert_eq!(out.code(), Some(0), "{}", out.report());
-    let dir: PathBuf = std::env::temp_dir().join(format!("hipshim-device-test-{}", std::process::id()));
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("hipshim-device-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let go = dir.join("go");
     let a = program(&exe, &name, 0, "0", &go);
@@ -107,9 +108,22 @@ fn two_programs_share_one_runlist_and_a_killed_one_leaves_it() {
         r.iter().filter(|q| q.0 == pa).count() >= 3 && r.iter().filter(|q| q.0 == pb).count() >= 3
     });
     let r = rows(&s);
-    assert!(r.iter().filter(|q| q.0 == pa).all(|q| q.1 < 1000 && q.2 == q.1 * 8), "{s}");
-    assert!(r.iter().filter(|q| q.0 == pb).all(|q| q.1 >= 1000 && q.2 == q.1 * 8), "{s}");
-    assert!(s.contains("(oversubscribed)"), "two processes, one per quantum:\n{s}");
+    assert!(
+        r.iter()
+            .filter(|q| q.0 == pa)
+            .all(|q| q.1 < 1000 && q.2 == q.1 * 8),
+        "{s}"
+    );
+    assert!(
+        r.iter()
+            .filter(|q| q.0 == pb)
+            .all(|q| q.1 >= 1000 && q.2 == q.1 * 8),
+        "{s}"
+    );
+    assert!(
+        s.contains("(oversubscribed)"),
+        "two processes, one per quantum:\n{s}"
+    );
 
     // Killed without a chance to clean up: the service removes its queues.
     b.kill().unwrap();
@@ -156,8 +170,9 @@ fn two_programs_share_one_runlist_and_a_killed_one_leaves_it() {
     );
     assert_ne!(out.code(), Some(0), "{}", out.report());
     assert!(
-        out.stderr
-            .contains(&format!("HSASIM_DEVICE_SERVICE={name}: device service {name} is not running")),
+        out.stderr.contains(&format!(
+            "HSASIM_DEVICE_SERVICE={name}: device service {name} is not running"
+        )),
         "{}",
         out.report()
     );

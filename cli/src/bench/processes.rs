@@ -53,8 +53,11 @@ pub struct ProcessesArgs {
     /// Scheduler settings to compare, each `default`, `unlimited` or KEY=VALUE[+KEY=VALUE...]
     /// with keys slots, pipes, max-procs, quantum-us, map-us, unmap-us, update-us,
     /// serial-updates, skip-idle (the rest as `hipshim device start`'s defaults).
-    #[arg(long, value_delimiter = ',',
-          default_value = "unlimited,default,max-procs=4,slots=16,max-procs=4+quantum-us=2000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "unlimited,default,max-procs=4,slots=16,max-procs=4+quantum-us=2000"
+    )]
     sched: Vec<String>,
     /// The experiment program (default: built from c_tests/bench/policy_bench.hip).
     #[arg(long, value_name = "PATH")]
@@ -178,12 +181,10 @@ fn run_config(
     let work_dir = std::env::temp_dir().join(format!("hipshim-{name}"));
     std::fs::create_dir_all(&work_dir)
         .map_err(|e| format!("cannot create {}: {e}", work_dir.display()))?;
-    let keep = args.trace_dir.as_ref().map(|d| {
-        d.join(format!(
-            "{}-{n}-{ids}",
-            label.replace(['=', '+', '/'], "_")
-        ))
-    });
+    let keep = args
+        .trace_dir
+        .as_ref()
+        .map(|d| d.join(format!("{}-{n}-{ids}", label.replace(['=', '+', '/'], "_"))));
     if let Some(dir) = &keep {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -439,7 +440,11 @@ pub fn svg(rows: &[Row]) -> String {
             .filter(|r| &r.sched == sched && &r.ids == ids)
             .filter_map(|r| {
                 let b = baseline(rows, r)?;
-                Some(format!("{:.1},{:.1}", x(r.procs as f64), y(r.mean() / b.mean())))
+                Some(format!(
+                    "{:.1},{:.1}",
+                    x(r.procs as f64),
+                    y(r.mean() / b.mean())
+                ))
             })
             .collect();
         let _ = writeln!(
