@@ -210,7 +210,7 @@ impl QueueSlot {
     pub fn begin(&self) -> bool {
         self.sched.step_inline();
         self.pending.store(true, Ordering::Relaxed);
-        let granted = self.sched.device.lock().begin_packet(self.index);
+        let granted = self.sched.device.lock().begin_packet(self.index, now_ns());
         if !granted && !self.waiting.swap(true, Ordering::Relaxed) {
             self.sched.device.kick();
         }
@@ -221,7 +221,7 @@ impl QueueSlot {
     }
 
     pub fn end(&self) {
-        if self.sched.device.lock().end_packet(self.index) {
+        if self.sched.device.lock().end_packet(self.index, now_ns()) {
             self.sched.device.kick();
         }
     }
@@ -229,7 +229,7 @@ impl QueueSlot {
     /// The ring ran empty: the queue stops asking for turns (matters with `skip_idle`).
     pub fn idle(&self) {
         if self.pending.swap(false, Ordering::Relaxed) {
-            self.sched.device.lock().set_idle(self.index);
+            self.sched.device.lock().set_idle(self.index, now_ns());
             self.waiting.store(false, Ordering::Relaxed);
         }
     }

@@ -7,17 +7,24 @@
 //! (`HSASIM_DEVICE_SERVICE`), each with K streams on dedicated queues, lines them up so that
 //! their measured kernels run at the same time (`--go`), and reads the scheduler's counters.
 //!
-//! **The kernels.** Each kernel spins until a fixed span of device wall-clock time has passed
-//! (`wall_clock64`), as in `bench policies`. The scheduler model unmaps a queue only between
-//! packets (see `hsasim_sched::model`), so a kernel is never descheduled while it runs and its
-//! length is its device time; what the scheduler changes is when the next kernel of a queue
-//! may start. Throughput is kernels per second of each process's own device makespan. (On a
-//! GPU, where the hardware preempts mid-kernel, a wall-clock kernel would be stretched by the
-//! time it spent unmapped instead; the throughput lost is the same.) The processes share the
-//! host's cores: the `unlimited` setting (more slots and processes per quantum than anyone
-//! uses) is the control that shows what that alone costs.
+//! **The kernels and the figures.** Each kernel spins until a fixed span of device wall-clock
+//! time has passed (`wall_clock64`), as in `bench policies`. The scheduler model unmaps a
+//! queue only between packets (see `hsasim_sched::model`), so a kernel is never descheduled
+//! while it runs and keeps its device length; what the scheduler changes is when a queue's
+//! next kernel may start. (On a GPU the hardware preempts mid-kernel: a wall-clock kernel
+//! would be stretched by the time it spent unmapped instead, and lose the same throughput.)
+//! Two figures per process, each relative to one process under the same setting:
+//! - **run share**, from the scheduler's ledger over the measured phase: of the time its
+//!   queues had a packet ready, the part they held a slot and ran it. With every mapped queue
+//!   running as if alone (the model gives mapped queues no contention), this is the throughput
+//!   the scheduler leaves the process. It does not depend on the host.
+//! - **kernels/s per process** over its own device makespan: what the copies measured. The
+//!   copies' kernels spin on the host's cores, so with more copies than cores this also falls
+//!   for reasons that have nothing to do with the GPU: the `unlimited` setting (more slots and
+//!   processes per quantum than anyone uses) shows how much.
 //!
-//! Throughput per process is relative to one process under the same setting and numbering.
+//! Kernels of fixed work instead of fixed time would make the host's speed part of every
+//! figure; fixed time keeps the device length independent of it.
 
 use super::policies::{metrics, parse_output, RunOutput};
 use crate::device::{NameArg, SchedArgs, StartArgs};
@@ -118,6 +125,9 @@ pub struct Row {
     pub ids: String,
     /// Kernels per second of each process's own makespan.
     pub per_process: Vec<f64>,
+    /// Each process's share of its queues' time with work that they held a slot for
+    /// (`hsasim_sched::Ledger::run_share`), over the measured phase.
+    pub run_share: Vec<f64>,
     pub counters: Counters,
     pub queues: usize,
     pub oversubscribed: bool,
@@ -126,6 +136,10 @@ pub struct Row {
 impl Row {
     pub fn mean(&self) -> f64 {
         self.per_process.iter().sum::<f64>() / self.per_process.len().max(1) as f64
+    }
+
+    pub fn mean_share(&self) -> f64 {
+        self.run_share.iter().sum::<f64>() / self.run_share.len().max(1) as f64
     }
 }
 
@@ -199,12 +213,17 @@ fn run_config(
     let device = Device::open(&name);
     let _ = crate::device::stop(&start.name);
     let _ = std::fs::remove_dir_all(&work_dir);
-    let (runs, counters, queues, oversubscribed) = {
-        let runs = result?;
+    let (runs, run_share, counters, queues, oversubscribed) = {
+        let (runs, pids) = result?;
         let device = device?;
         let t = device.lock();
+        let share = pids
+            .iter()
+            .map(|&pid| t.ledger(pid).map_or(1.0, |l| l.run_share()))
+            .collect();
         (
             runs,
+            share,
             t.counters,
             t.counters.queues_registered as usize,
             t.counters.oversubscribed_updates > 0,
@@ -215,6 +234,7 @@ fn run_config(
         procs: n,
         ids: ids.to_string(),
         per_process: runs.iter().map(|r| metrics(r).throughput).collect(),
+        run_share,
         counters,
         queues,
         oversubscribed,
@@ -227,7 +247,7 @@ fn rows_serial() -> u32 {
     N.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Runs `n` copies at once, lined up on a go file; returns their outputs.
+/// Runs `n` copies at once, lined up on a go file; returns their outputs and pids.
 fn run_copies(
     args: &ProcessesArgs,
     program: &std::path::Path,
@@ -236,7 +256,7 @@ fn run_copies(
     keep: Option<&std::path::Path>,
     n: u32,
     ids: &str,
-) -> Result<Vec<RunOutput>, String> {
+) -> Result<(Vec<RunOutput>, Vec<u32>), String> {
     let go = work_dir.join("go");
     let base = args.load.launch()?;
     let mut children = Vec::new();
@@ -312,7 +332,13 @@ fn run_copies(
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    // The measured phase starts: what the processes' start-up (their runlist updates) cost
+    // them stays out of the ledger.
+    if let Ok(d) = Device::open(device) {
+        d.lock().reset_ledger();
+    }
     std::fs::write(&go, b"").map_err(|e| format!("cannot create {}: {e}", go.display()))?;
+    let pids: Vec<u32> = children.iter().map(|c| c.id()).collect();
     let mut runs = Vec::new();
     for c in children {
         let out = c
@@ -330,7 +356,7 @@ fn run_copies(
                 .map_err(|e| format!("unexpected output: {e}"))?,
         );
     }
-    Ok(runs)
+    Ok((runs, pids))
 }
 
 fn baseline<'a>(rows: &'a [Row], r: &Row) -> Option<&'a Row> {
@@ -342,15 +368,25 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} streams per process x {} kernels x {} us; throughput per process relative to 1 process under the same setting",
+        "{} streams per process x {} kernels x {} us; per process, relative to 1 process under the same setting:",
         args.streams, args.kernels, args.work
     );
     let _ = writeln!(
         out,
-        "{:<28} {:>5} {:<11} {:>11} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
+        "  run share: of its queues' time with a packet ready, the part they held a slot (the scheduler's effect);"
+    );
+    let _ = writeln!(
+        out,
+        "  kernels/s/p: kernels per second of its device makespan (also the host's cores, shared by all copies)"
+    );
+    let _ = writeln!(
+        out,
+        "{:<28} {:>5} {:<11} {:>9} {:>9} {:>11} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
         "scheduler",
         "procs",
         "queue ids",
+        "run share",
+        "vs 1p",
         "kernels/s/p",
         "vs 1p",
         "queues",
@@ -361,13 +397,17 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
         "unmaps"
     );
     for r in rows {
-        let rel = baseline(rows, r).map_or(f64::NAN, |b| r.mean() / b.mean());
+        let b = baseline(rows, r);
+        let rel = b.map_or(f64::NAN, |b| r.mean() / b.mean());
+        let rel_share = b.map_or(f64::NAN, |b| r.mean_share() / b.mean_share());
         let _ = writeln!(
             out,
-            "{:<28} {:>5} {:<11} {:>11.1} {:>7.2} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
+            "{:<28} {:>5} {:<11} {:>9.3} {:>9.2} {:>11.1} {:>7.2} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
             r.sched,
             r.procs,
             r.ids,
+            r.mean_share(),
+            rel_share,
             r.mean(),
             rel,
             r.queues,
@@ -381,7 +421,8 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
     out
 }
 
-/// Relative throughput per process against process count, one line per setting and numbering.
+/// Relative run share (the scheduler's throughput per process) against process count, one line
+/// per setting and numbering.
 pub fn svg(rows: &[Row]) -> String {
     let (w, h, left, top, plot_w, plot_h) = (720.0, 420.0, 60.0, 40.0, 440.0, 320.0);
     let max_procs = rows.iter().map(|r| r.procs).max().unwrap_or(1).max(2) as f64;
@@ -395,7 +436,7 @@ pub fn svg(rows: &[Row]) -> String {
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
         s,
-        r#"<text x="{left}" y="20" font-size="14">Throughput per process vs one process</text>"#
+        r#"<text x="{left}" y="20" font-size="14">Run share per process vs one process (modelled throughput)</text>"#
     );
     for v in [0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2] {
         let yv = y(v);

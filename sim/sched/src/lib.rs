@@ -10,7 +10,7 @@ pub mod device;
 pub mod model;
 
 pub use device::{now_ns, process_alive, Device};
-pub use model::{Counters, Event, Params, QueueEntry, QueueState, Table};
+pub use model::{Counters, Event, Ledger, Params, QueueEntry, QueueState, Table};
 
 /// One event as a JSON line (the device service's `--log` file, read by
 /// `hipshim trace merge --sched`). Times are CLOCK_MONOTONIC ns, the clock of hipshim traces.

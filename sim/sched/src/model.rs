@@ -120,6 +120,37 @@ pub struct Counters {
     pub waits: u64,
     pub processes_reaped: u64,
     pub queues_registered: u64,
+    /// Time packets ran (summed over queues).
+    pub busy_ns: u64,
+    /// Time queues had a packet ready but no slot (summed over queues).
+    pub wait_ns: u64,
+}
+
+/// What one process's queues did, summed over them; kept after the process leaves so that a
+/// benchmark can read it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ledger {
+    pub pid: u32,
+    pub reserved: u32,
+    pub packets: u64,
+    pub busy_ns: u64,
+    pub wait_ns: u64,
+}
+
+impl Ledger {
+    /// The share of its queues' time with work that they could run: 1 when a packet never
+    /// waited for a slot. With every mapped queue running as if alone (see the module
+    /// comment), this is the throughput the scheduler left the process, relative to running
+    /// alone.
+    pub fn run_share(&self) -> f64 {
+        let total = self.busy_ns + self.wait_ns;
+        if total == 0 {
+            1.0
+        } else {
+            self.busy_ns as f64 / total as f64
+        }
+    }
 }
 
 /// Where a queue stands with its slot.
@@ -177,6 +208,8 @@ pub struct QueueEntry {
     /// Waiting for a slot (for the `waits` counter).
     pub waiting: u32,
     pub seq: u64,
+    /// When the current packet started, or the current wait for a slot began.
+    pub since_ns: u64,
     /// When the current mapping or unmapping completes.
     pub until_ns: u64,
 }
@@ -249,6 +282,8 @@ pub struct Table {
     pub queues: [QueueEntry; MAX_QUEUES],
     /// Which queue (index) holds each slot, or -1.
     slot_owner: [i32; MAX_SLOTS],
+    ledger: [Ledger; MAX_PROCS],
+    ledger_next: u64,
 }
 
 /// Why a queue could not be registered.
@@ -272,6 +307,8 @@ impl Table {
         self.procs = [ProcEntry::default(); MAX_PROCS];
         self.queues = [QueueEntry::default(); MAX_QUEUES];
         self.slot_owner = [-1; MAX_SLOTS];
+        self.ledger = [Ledger::default(); MAX_PROCS];
+        self.ledger_next = 0;
     }
 
     fn seq(&mut self) -> u64 {
@@ -369,37 +406,109 @@ impl Table {
         }
     }
 
-    /// The packet processor of queue `index` has a packet ready: may it start it now? If so,
-    /// the queue is busy until [`Table::end_packet`].
-    pub fn begin_packet(&mut self, index: usize) -> bool {
+    /// The packet processor of queue `index` has a packet ready at `now`: may it start it? If
+    /// so, the queue is busy until [`Table::end_packet`].
+    pub fn begin_packet(&mut self, index: usize, now: u64) -> bool {
         let q = &mut self.queues[index];
         q.pending = 1;
         if q.used != 0 && q.state() == QueueState::Mapped && q.evict == 0 {
+            let waited = if q.waiting != 0 {
+                now.saturating_sub(q.since_ns)
+            } else {
+                0
+            };
             q.busy = 1;
             q.waiting = 0;
+            q.since_ns = now;
+            let pid = q.pid;
             self.counters.packets_started += 1;
+            self.counters.wait_ns += waited;
+            let l = self.ledger_for(pid);
+            l.wait_ns += waited;
+            l.packets += 1;
             true
         } else {
             if q.waiting == 0 {
                 q.waiting = 1;
+                q.since_ns = now;
                 self.counters.waits += 1;
             }
             false
         }
     }
 
-    /// The packet started by [`Table::begin_packet`] ended. Returns true if the queue now has
-    /// to leave its slot (the scheduler should run).
-    pub fn end_packet(&mut self, index: usize) -> bool {
+    /// The packet started by [`Table::begin_packet`] ended at `now`. Returns true if the queue
+    /// now has to leave its slot (the scheduler should run).
+    pub fn end_packet(&mut self, index: usize, now: u64) -> bool {
         let q = &mut self.queues[index];
+        let ran = if q.busy != 0 {
+            now.saturating_sub(q.since_ns)
+        } else {
+            0
+        };
         q.busy = 0;
-        q.evict != 0
+        let (pid, evict) = (q.pid, q.evict != 0);
+        self.counters.busy_ns += ran;
+        self.ledger_for(pid).busy_ns += ran;
+        evict
     }
 
-    /// The queue's ring ran empty.
-    pub fn set_idle(&mut self, index: usize) {
-        self.queues[index].pending = 0;
-        self.queues[index].waiting = 0;
+    /// The queue's ring ran empty at `now`.
+    pub fn set_idle(&mut self, index: usize, now: u64) {
+        let q = &mut self.queues[index];
+        let waited = if q.waiting != 0 {
+            now.saturating_sub(q.since_ns)
+        } else {
+            0
+        };
+        q.pending = 0;
+        q.waiting = 0;
+        let pid = q.pid;
+        self.counters.wait_ns += waited;
+        self.ledger_for(pid).wait_ns += waited;
+    }
+
+    /// The ledger entry of `pid` (kept after the process leaves; the oldest entry is reused
+    /// when all are taken).
+    fn ledger_for(&mut self, pid: u32) -> &mut Ledger {
+        let i = match self.ledger.iter().position(|l| l.pid == pid) {
+            Some(i) => i,
+            None => {
+                let i = self
+                    .ledger
+                    .iter()
+                    .position(|l| l.pid == 0)
+                    .unwrap_or_else(|| {
+                        self.ledger_next = (self.ledger_next + 1) % MAX_PROCS as u64;
+                        self.ledger_next as usize
+                    });
+                self.ledger[i] = Ledger {
+                    pid,
+                    ..Ledger::default()
+                };
+                i
+            }
+        };
+        &mut self.ledger[i]
+    }
+
+    /// Starts every process's ledger afresh (a benchmark's measured phase begins).
+    pub fn reset_ledger(&mut self) {
+        for l in self.ledger.iter_mut() {
+            *l = Ledger {
+                pid: l.pid,
+                ..Ledger::default()
+            };
+        }
+        // Waits under way count from now.
+        for q in self.queues.iter_mut().filter(|q| q.waiting != 0) {
+            q.since_ns = q.since_ns.max(crate::device::now_ns());
+        }
+    }
+
+    /// What process `pid`'s queues did, if it is in the ledger.
+    pub fn ledger(&self, pid: u32) -> Option<Ledger> {
+        self.ledger.iter().find(|l| l.pid == pid && pid != 0).copied()
     }
 
     /// Processes and queues in the runlist.

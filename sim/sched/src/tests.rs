@@ -65,7 +65,7 @@ fn a_runlist_that_fits_maps_every_queue_and_never_slices() {
     let mut ev = Vec::new();
     let now = run(&mut t, 0, 100 * MS, &mut ev);
     assert_eq!(mapped(&t).len(), 8);
-    assert!(idx.iter().all(|&i| t.begin_packet(i)));
+    assert!(idx.iter().all(|&i| t.begin_packet(i, now)));
     assert_eq!(
         t.counters.runlist_updates, 8,
         "one update per queue, serialised"
@@ -169,18 +169,26 @@ fn a_busy_queue_keeps_its_slot_until_its_packet_ends() {
     let mut ev = Vec::new();
     let now = run(&mut t, 0, MS, &mut ev);
     assert_eq!(mapped_pids(&t), [1]);
-    assert!(t.begin_packet(idx[0]));
-    assert!(!t.begin_packet(idx[1]), "process 2 has no slot yet");
+    assert!(t.begin_packet(idx[0], now));
+    assert!(!t.begin_packet(idx[1], now), "process 2 has no slot yet");
+    let waiting_since = now;
     // Process 2's turn comes while process 1's kernel runs: no preemption inside a packet.
     let now = run(&mut t, now, now + 15 * MS, &mut ev);
     assert_eq!(mapped_pids(&t), [1]);
     assert!(t.queues[idx[0]].evict != 0, "told to leave");
-    assert!(t.end_packet(idx[0]), "end_packet says it has to go");
-    assert!(!t.begin_packet(idx[0]), "no new packet once evicted");
-    let _ = run(&mut t, now, now + MS, &mut ev);
+    assert!(t.end_packet(idx[0], now), "end_packet says it has to go");
+    assert!(!t.begin_packet(idx[0], now), "no new packet once evicted");
+    let now = run(&mut t, now, now + MS, &mut ev);
     assert_eq!(mapped_pids(&t), [2]);
-    assert!(t.begin_packet(idx[1]));
+    assert!(t.begin_packet(idx[1], now));
     assert!(t.counters.waits >= 2);
+    // Process 1 ran 15 ms and never waited for its first packet; process 2 waited 16 ms.
+    let one = t.ledger(1).unwrap();
+    assert_eq!((one.busy_ns, one.wait_ns, one.packets), (15 * MS, 0, 1));
+    let two = t.ledger(2).unwrap();
+    assert_eq!((two.busy_ns, two.wait_ns), (0, now - waiting_since));
+    assert_eq!(two.run_share(), 0.0);
+    assert_eq!(one.run_share(), 1.0);
 }
 
 #[test]
@@ -207,7 +215,7 @@ fn skipping_idle_queues_gives_the_slots_to_work() {
         let mut ev = Vec::new();
         let mut now = run(&mut t, 0, MS, &mut ev);
         // Only process 3 has work.
-        t.begin_packet(idx[2]);
+        t.begin_packet(idx[2], now);
         let mut waited_turns = 0;
         for _ in 0..4 {
             now = run(&mut t, now, now + 10 * MS, &mut ev);
