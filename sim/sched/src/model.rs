@@ -508,7 +508,10 @@ impl Table {
 
     /// What process `pid`'s queues did, if it is in the ledger.
     pub fn ledger(&self, pid: u32) -> Option<Ledger> {
-        self.ledger.iter().find(|l| l.pid == pid && pid != 0).copied()
+        self.ledger
+            .iter()
+            .find(|l| l.pid == pid && pid != 0)
+            .copied()
     }
 
     /// Processes and queues in the runlist.
