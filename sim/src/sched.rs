@@ -138,6 +138,7 @@ impl Scheduler {
             queue_id,
             waiting: AtomicBool::new(false),
             pending: AtomicBool::new(false),
+            checked_ns: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -202,6 +203,8 @@ pub struct QueueSlot {
     waiting: AtomicBool,
     /// The scheduler was told that this queue has work.
     pending: AtomicBool,
+    /// When the service was last seen alive (deterministic mode checks it between packets).
+    checked_ns: std::sync::atomic::AtomicU64,
 }
 
 impl QueueSlot {
@@ -232,6 +235,20 @@ impl QueueSlot {
             self.sched.device.lock().set_idle(self.index, now_ns());
             self.waiting.store(false, Ordering::Relaxed);
         }
+    }
+
+    /// Whether the device service this queue is scheduled by has gone (checked at most every
+    /// 100 ms; a private scheduler never goes). For a packet that found no slot.
+    pub fn service_gone(&self) -> bool {
+        if self.sched.device.name().is_none() {
+            return false;
+        }
+        let now = now_ns();
+        if now.saturating_sub(self.checked_ns.load(Ordering::Relaxed)) < 100_000_000 {
+            return false;
+        }
+        self.checked_ns.store(now, Ordering::Relaxed);
+        !self.sched.device.service_alive()
     }
 
     /// Whether the last packet found no slot.
