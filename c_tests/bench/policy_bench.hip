@@ -1,6 +1,6 @@
 // policy_bench: the program `hipshim bench policies` runs once per queue policy.
 //
-//   policy_bench [--streams K] [--kernels M] [--work US] [--churn]
+//   policy_bench [--streams K] [--kernels M] [--work US] [--churn] [--go FILE]
 //
 // K non-blocking streams each get M kernels, launched round-robin (kernel m of every stream
 // before kernel m+1 of any). Each kernel is one work-item that spins until US microseconds
@@ -13,6 +13,10 @@
 // got their queues, as a program whose streams come and go does. That is where pool
 // strategies part: least-loaded gives the new streams the queues that fell idle,
 // round-robin keeps cycling and stacks some of them on queues still serving old streams.
+//
+// --go FILE lines up several copies (`hipshim bench processes`): once its streams have their
+// queues, a copy creates FILE.ready.PID and waits for FILE to exist before it launches the
+// measured kernels.
 //
 // Output on stdout, one record per line (parsed by hipshim; fields are key=value):
 //   config streams=K kernels=M work_us=US churn=0|1 clock_hz=F clock_attr_khz=A
@@ -27,8 +31,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #define CHECK(call)                                                                    \
     do {                                                                               \
@@ -91,6 +98,7 @@ static long arg_value(int argc, char** argv, int* i) {
 int main(int argc, char** argv) {
     long streams = 4, kernels = 8, work_us = 10000;
     bool churn = false;
+    const char* go = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--streams")) {
             streams = arg_value(argc, argv, &i);
@@ -100,9 +108,12 @@ int main(int argc, char** argv) {
             work_us = arg_value(argc, argv, &i);
         } else if (!std::strcmp(argv[i], "--churn")) {
             churn = true;
+        } else if (!std::strcmp(argv[i], "--go") && i + 1 < argc) {
+            go = argv[++i];
         } else {
             std::fprintf(stderr,
-                         "usage: policy_bench [--streams K] [--kernels M] [--work US] [--churn]\n");
+                         "usage: policy_bench [--streams K] [--kernels M] [--work US] [--churn] "
+                         "[--go FILE]\n");
             return 2;
         }
     }
@@ -154,6 +165,24 @@ int main(int argc, char** argv) {
         }
         CHECK(hipGetLastError());
         CHECK(hipDeviceSynchronize());
+    }
+
+    if (go) {
+        std::string ready = std::string(go) + ".ready." + std::to_string(getpid());
+        FILE* f = std::fopen(ready.c_str(), "w");
+        if (!f) {
+            std::fprintf(stderr, "policy_bench: cannot create %s\n", ready.c_str());
+            return 1;
+        }
+        std::fclose(f);
+        u64 give_up = host_ns() + 120ull * 1000000000ull;
+        while (access(go, F_OK) != 0) {
+            if (host_ns() > give_up) {
+                std::fprintf(stderr, "policy_bench: %s did not appear in 120 s\n", go);
+                return 1;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
     }
 
     u64 t0 = host_ns();

@@ -6,6 +6,7 @@
 
 mod bench;
 mod compare;
+mod device;
 mod info;
 mod libdir;
 mod run;
@@ -42,6 +43,9 @@ enum Command {
     /// Bundled experiments.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// A simulated GPU's hardware scheduler shared by several processes (hsasim only).
+    #[command(subcommand)]
+    Device(device::DeviceCommand),
     /// Print the lib dir programs load hipshim from (staging it in a cargo build).
     LibDir(LibDirArgs),
     /// Run a gfx90a HIP program built by Debian's hipcc under AMD's runtime and under
@@ -57,6 +61,21 @@ enum TraceCommand {
         /// A trace written by HIPSHIM_TRACE.
         file: PathBuf,
     },
+    /// Several processes' traces on one timeline (CLOCK_MONOTONIC), each process's host
+    /// threads, queues and copy engines side by side, and the hardware queue slots from a
+    /// device service's log; prints the stats per process.
+    Merge {
+        /// Traces written by HIPSHIM_TRACE (one per process).
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
+        /// The merged trace.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+        /// A device service's event log (`hipshim device start --log FILE`): draws which
+        /// queue held each hardware slot when.
+        #[arg(long, value_name = "FILE")]
+        sched: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -66,6 +85,10 @@ enum BenchCommand {
     /// Host time and x86 instructions per submission operation (launch, idle sync, event
     /// record, round trip, stream create, copies), optionally beside AMD's runtime.
     Ops(bench::ops::OpsArgs),
+    /// N copies of the policy experiment at once on one simulated GPU (a device service):
+    /// throughput per process, queue slots, runlist updates and time slices per scheduler
+    /// setting.
+    Processes(bench::processes::ProcessesArgs),
 }
 
 #[derive(Args)]
@@ -159,11 +182,23 @@ fn main() -> ExitCode {
             print!("{t}");
             0
         }),
+        Command::Trace(TraceCommand::Merge {
+            files,
+            output,
+            sched,
+        }) => summarize::merge(&files, &output, sched.as_deref()).map(|t| {
+            print!("{t}");
+            0
+        }),
         Command::Bench(BenchCommand::Policies(args)) => {
             bench::policies::policies(&args).map(|()| 0)
         }
         Command::Bench(BenchCommand::Ops(args)) => bench::ops::ops(&args).map(|()| 0),
+        Command::Bench(BenchCommand::Processes(args)) => {
+            bench::processes::processes(&args).map(|()| 0)
+        }
         Command::Compare(args) => compare::compare(&args),
+        Command::Device(cmd) => device::device(&cmd),
         Command::LibDir(args) => libdir::resolve(args.lib_dir.as_deref()).map(|dir| {
             println!("{}", dir.display());
             0

@@ -58,6 +58,22 @@ pub struct Config {
     /// `HSASIM_CAPTURE=PATH`: every packet a packet processor takes, written to PATH as one
     /// JSON object a line (see `capture.rs`), for comparing two runtimes' packet streams.
     pub capture: Option<std::path::PathBuf>,
+    /// `HSASIM_SCHED=1`: model the hardware queue scheduler for this process alone (see
+    /// `sched.rs`), with `HSASIM_SCHED_SLOTS` (32), `HSASIM_SCHED_PIPES` (4),
+    /// `HSASIM_SCHED_MAX_PROCS` (8), `HSASIM_SCHED_QUANTUM_US` (10000), `HSASIM_SCHED_MAP_US`
+    /// (20), `HSASIM_SCHED_UNMAP_US` (50), `HSASIM_SCHED_UPDATE_US` (200),
+    /// `HSASIM_SCHED_SERIAL_UPDATES` (1) and `HSASIM_SCHED_SKIP_IDLE` (0). Default off: packets
+    /// start as soon as they are ready.
+    pub sched: Option<hsasim_sched::Params>,
+    /// `HSASIM_SCHED_LOG=PATH`: the private scheduler's map/unmap events, one JSON object a line.
+    pub sched_log: Option<std::path::PathBuf>,
+    /// `HSASIM_DEVICE_SERVICE=NAME`: schedule this process's queues on the device service NAME
+    /// (`hipshim device start --name NAME`), with every other process attached to it; its
+    /// parameters are the service's. `hsa_init` fails if it is not running.
+    pub device_service: Option<String>,
+    /// `HSASIM_QUEUE_ID_BASE` (default 0): the first queue id this process hands out (ids, and
+    /// the doorbell offsets derived from them, are per process, as KFD's are).
+    pub queue_id_base: u64,
 }
 
 impl Config {
@@ -131,7 +147,51 @@ impl Config {
             capture: std::env::var_os("HSASIM_CAPTURE")
                 .filter(|p| !p.is_empty())
                 .map(std::path::PathBuf::from),
+            sched: None,
+            sched_log: (get)("HSASIM_SCHED_LOG")
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(std::path::PathBuf::from),
+            device_service: vars.read(
+                "HSASIM_DEVICE_SERVICE",
+                "a device name (letters, digits, '-', '_', '.')",
+                None,
+                |s| {
+                    let name = s.trim();
+                    hsasim_sched::device::check_name(name)
+                        .ok()
+                        .map(|()| Some(name.to_string()))
+                },
+            ),
+            queue_id_base: vars.num("HSASIM_QUEUE_ID_BASE", 0u64, 0, 1 << 40),
         };
+        let mut config = config;
+        if vars.num("HSASIM_SCHED", 0u32, 0, 1) != 0 {
+            let d = hsasim_sched::Params::default();
+            let us = 1_000u64;
+            config.sched = Some(
+                hsasim_sched::Params {
+                    slots: vars.num("HSASIM_SCHED_SLOTS", d.slots, 1, 256),
+                    pipes: vars.num("HSASIM_SCHED_PIPES", d.pipes, 1, 256),
+                    max_procs: vars.num("HSASIM_SCHED_MAX_PROCS", d.max_procs, 1, 64),
+                    quantum_ns: vars.num(
+                        "HSASIM_SCHED_QUANTUM_US",
+                        d.quantum_ns / us,
+                        1,
+                        10_000_000,
+                    ) * us,
+                    map_ns: vars.num("HSASIM_SCHED_MAP_US", d.map_ns / us, 0, 10_000_000) * us,
+                    unmap_ns: vars.num("HSASIM_SCHED_UNMAP_US", d.unmap_ns / us, 0, 10_000_000)
+                        * us,
+                    update_ns: vars.num("HSASIM_SCHED_UPDATE_US", d.update_ns / us, 0, 10_000_000)
+                        * us,
+                    serial_updates: vars.num("HSASIM_SCHED_SERIAL_UPDATES", d.serial_updates, 0, 1),
+                    skip_idle: vars.num("HSASIM_SCHED_SKIP_IDLE", d.skip_idle, 0, 1),
+                    ..d
+                }
+                .clamped(),
+            );
+        }
         (config, vars.warnings)
     }
 }

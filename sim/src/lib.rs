@@ -10,6 +10,8 @@
 //! - [`memory`]: pools, allocations and the registry of device-accessible ranges;
 //! - [`signal`]: `amd_signal_t` signals and the wake-up hub;
 //! - [`queue`]: AQL queues and their packet processors;
+//! - [`sched`]: the hardware queue scheduler model in front of them (off by default; one
+//!   process's own, or a device service's shared by several processes);
 //! - [`sdma`]: copy engines;
 //! - [`vmem`]: virtual memory (reserved ranges, physical allocations, mappings);
 //! - [`ipc`]: memory shared with other processes;
@@ -66,6 +68,7 @@ pub mod loader;
 mod logging;
 pub mod memory;
 pub mod queue;
+pub mod sched;
 pub mod sdma;
 pub mod signal;
 pub mod strict;

@@ -76,6 +76,8 @@ pub struct Queue {
     pub profiling: AtomicBool,
     stalled_warned: AtomicBool,
     stall_since: Mutex<Option<Instant>>,
+    /// Its place in the hardware scheduler's runlist, when the scheduler is modelled.
+    slot: Option<crate::sched::QueueSlot>,
 }
 
 // SAFETY: the raw pointers are to mappings this queue owns for its whole life; every access
@@ -199,7 +201,25 @@ impl Queue {
             }
         };
         doorbell.set_queue_ptr(amd as u64);
-        let id = NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
+        let id = rt.config.queue_id_base + NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
+        // KFD hands each queue a 64-bit doorbell in its process's doorbell page; the offset
+        // follows the queue id, as the id does the process's own numbering.
+        let doorbell_offset = id * 8;
+        let slot = match rt
+            .sched
+            .as_ref()
+            .map(|s| s.register(id, doorbell_offset, HSA_AMD_QUEUE_PRIORITY_NORMAL))
+        {
+            None => None,
+            Some(Ok(slot)) => Some(slot),
+            Some(Err(e)) => {
+                // SAFETY: just mapped, not shared.
+                unsafe { unmap(ring, ring_bytes) };
+                release_queue_block(amd);
+                let _ = rt.signals.destroy(doorbell.handle());
+                return Err(e);
+            }
+        };
         // SAFETY: `amd` is a zeroed block no one else uses, a page large and aligned, enough for
         // amd_queue_t; `size` goes in last (atomically), as it says the block is in use.
         unsafe {
@@ -255,6 +275,7 @@ impl Queue {
             profiling: AtomicBool::new(false),
             stalled_warned: AtomicBool::new(false),
             stall_since: Mutex::new(None),
+            slot,
         }))
     }
 
@@ -283,6 +304,11 @@ impl Queue {
         // SAFETY: the first two bytes of a 64-byte aligned slot in the live ring; producers
         // and the processor access headers only atomically.
         unsafe { AtomicU16::from_ptr(self.slot(index).cast::<u16>()) }
+    }
+
+    /// Its place in the hardware scheduler's runlist (scheduler model on).
+    pub fn sched_slot(&self) -> Option<&crate::sched::QueueSlot> {
+        self.slot.as_ref()
     }
 
     pub fn is_active(&self) -> bool {
@@ -314,12 +340,29 @@ impl Queue {
                 );
                 true
             });
+            if !stepped {
+                if let Some(slot) = self.slot.as_ref().filter(|s| s.is_waiting()) {
+                    // A packet is ready but the queue holds no hardware slot: wait for the
+                    // scheduler to map it.
+                    if !slot.wait() {
+                        self.fail(
+                            status::ERROR,
+                            &format!("device service {} is gone", slot.service_name()),
+                        );
+                    }
+                    busy = false;
+                    continue;
+                }
+            }
             let work_soon = stepped || (busy && self.spin_for_work(rt));
             if !work_soon {
                 // An empty ring waits for its doorbell alone: a producer's ring wakes this
                 // processor and no other thread. A barrier waits for signals, which the hub
                 // announces.
                 if self.peek(rt) == Peek::Empty {
+                    if let Some(slot) = &self.slot {
+                        slot.idle();
+                    }
                     self.doorbell.doorbell_bell().sleep_unless(
                         &mut || !self.is_active() || self.peek(rt) != Peek::Empty,
                         Duration::from_millis(50),
@@ -512,6 +555,19 @@ impl Queue {
                 return true;
             }
         }
+        // The hardware scheduler model: a packet starts only while its queue holds a slot.
+        if let Some(slot) = &self.slot {
+            if !slot.begin() {
+                if slot.service_gone() {
+                    self.fail(
+                        status::ERROR,
+                        &format!("device service {} is gone", slot.service_name()),
+                    );
+                    return true;
+                }
+                return false;
+            }
+        }
         // An internal panic fails this packet like any other error: the queue stops with
         // an error report, and the process and the other queues go on.
         let result = catch_panic(|| self.execute(rt, read, header)).unwrap_or_else(|why| {
@@ -520,6 +576,9 @@ impl Queue {
                 format!("internal error while processing packet {read}: {why}"),
             ))
         });
+        if let Some(slot) = &self.slot {
+            slot.end();
+        }
         std::sync::atomic::fence(Ordering::SeqCst);
         match result {
             Ok(()) => {

@@ -42,6 +42,8 @@ pub struct Runtime {
     pub vmem: crate::vmem::Vmem,
     /// Memory exported to and attached from other processes.
     pub ipc: crate::ipc::Ipc,
+    /// The hardware queue scheduler model, when configured (`sched.rs`).
+    pub sched: Option<Arc<crate::sched::Scheduler>>,
     handlers: Mutex<Vec<AsyncHandler>>,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
@@ -94,7 +96,9 @@ pub fn init() -> HsaResult {
     }
     if g.refcount == 0 {
         crate::logging::init();
-        let rt = Arc::new(Runtime::new(Config::from_env()));
+        let config = Config::from_env();
+        let sched = crate::sched::Scheduler::start(&config)?;
+        let rt = Arc::new(Runtime::new(config, sched));
         tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
         DETERMINISTIC.store(!rt.config.threaded, Ordering::Relaxed);
         if let Some(path) = rt.config.capture.as_deref() {
@@ -141,7 +145,7 @@ fn host_memory_bytes() -> u64 {
 }
 
 impl Runtime {
-    fn new(config: Config) -> Runtime {
+    fn new(config: Config, sched: Option<Arc<crate::sched::Scheduler>>) -> Runtime {
         // Pools record their owner's handle (the agent's address), known only once the
         // agent's Arc exists: new_cyclic hands it out before construction.
         let memory = Arc::new(MemoryRegistry::default());
@@ -192,6 +196,7 @@ impl Runtime {
             svm: Mutex::new(Vec::new()),
             vmem: Default::default(),
             ipc: Default::default(),
+            sched,
             handlers: Mutex::new(Vec::new()),
             handler_thread: Mutex::new(None),
             stopping: AtomicBool::new(false),
@@ -204,6 +209,9 @@ impl Runtime {
         let queues: Vec<_> = self.queues.write().drain().map(|(_, q)| q).collect();
         for q in queues {
             self.release_queue(&q);
+        }
+        if let Some(s) = &self.sched {
+            s.shut_down();
         }
         for a in &self.agents {
             for e in &a.sdma {

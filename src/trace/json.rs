@@ -41,6 +41,10 @@ pub struct TraceInfo {
     pub end_ns: u64,
     /// How device timestamps were aligned with the host clock, for the reader of the file.
     pub clock: String,
+    /// The `CLOCK_MONOTONIC` ns every time in the file counts from (recording's start): the
+    /// clock is system-wide, so traces of several processes merge onto one timeline with it
+    /// (`hipshim trace merge`). 0 in files written before it was recorded.
+    pub origin_ns: u64,
 }
 
 #[derive(Debug)]
@@ -449,10 +453,11 @@ pub fn write_trace(
         .collect();
     write!(
         w.out,
-        "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"producer\":\"hipshim {}\"}},\n\"hipshim\":{{\"format\":1,\"pid\":{},\"end_ns\":{},\"clock\":{},\"hsa_calls\":[{}]}}\n}}\n",
+        "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"producer\":\"hipshim {}\"}},\n\"hipshim\":{{\"format\":1,\"pid\":{},\"end_ns\":{},\"origin_ns\":{},\"clock\":{},\"hsa_calls\":[{}]}}\n}}\n",
         env!("CARGO_PKG_VERSION"),
         info.pid,
         info.end_ns,
+        info.origin_ns,
         escape(&info.clock),
         hsa.join(",\n")
     )
@@ -513,6 +518,21 @@ pub fn read_trace(path: impl AsRef<Path>) -> Result<Vec<TraceEvent>, TraceError>
     let value: Value =
         serde_json::from_reader(io::BufReader::new(file)).map_err(TraceError::Json)?;
     parse_trace(&value)
+}
+
+/// The facts the writer put in the file's `hipshim` section (`None` if it has none).
+pub fn trace_info(value: &Value) -> Option<TraceInfo> {
+    let h = value.get("hipshim")?;
+    Some(TraceInfo {
+        pid: h.get("pid").and_then(Value::as_u64).unwrap_or(0) as u32,
+        end_ns: h.get("end_ns").and_then(Value::as_u64).unwrap_or(0),
+        clock: h
+            .get("clock")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        origin_ns: h.get("origin_ns").and_then(Value::as_u64).unwrap_or(0),
+    })
 }
 
 /// [`read_trace`] for a document already in memory.
@@ -831,9 +851,11 @@ mod tests {
             pid: 1,
             end_ns: 20_000,
             clock: "test".into(),
+            origin_ns: 123_456,
         };
         write_trace(&mut out, &events, &info).unwrap();
         let value: Value = serde_json::from_slice(&out).expect("valid JSON");
+        assert_eq!(trace_info(&value).unwrap().origin_ns, 123_456);
         let back = parse_trace(&value).unwrap();
         for e in &events {
             assert!(back.contains(e), "{e:?} missing from {back:?}");

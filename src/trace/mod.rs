@@ -8,6 +8,8 @@
 //! - All times are nanoseconds on one host clock (`CLOCK_MONOTONIC`) relative to the moment
 //!   recording started. Device timestamps (packet and copy start/end) are converted to it; see
 //!   [`record`] for the alignment.
+//! - [`merge`] puts several processes' traces on one timeline (`hipshim trace merge`): each
+//!   file records its origin on `CLOCK_MONOTONIC`, which all processes share.
 //! - When neither variable is set, every hook costs one relaxed atomic load ([`recording`]).
 //! - The HSA layer (`hsa/`) sits below this module and reports through the trace probe
 //!   (`crate::probe`: the recording flag, the clock, HSA call counts and an event sink taking
@@ -15,6 +17,7 @@
 //!   other way round.
 
 pub mod json;
+pub mod merge;
 pub mod record;
 pub mod stats;
 

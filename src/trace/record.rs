@@ -718,6 +718,7 @@ pub fn finish() {
             clock: ATTACHED
                 .get()
                 .map_or_else(|| "no HSA runtime".to_string(), |a| a.clock.clone()),
+            origin_ns: EPOCH.load(Ordering::Relaxed),
         };
         let mut out = std::io::BufWriter::new(file);
         if let Err(e) = write_trace(&mut out, &events, &info).and_then(|_| out.flush()) {

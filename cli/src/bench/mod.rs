@@ -2,12 +2,14 @@
 //! CLI builds on first use and runs through the same [`crate::run::Launch`] as `hipshim run`.
 //!
 //! - [`policies`]: the stream→queue policy experiment;
-//! - [`ops`]: instructions and time per submission operation, optionally beside AMD's runtime.
+//! - [`ops`]: instructions and time per submission operation, optionally beside AMD's runtime;
+//! - [`processes`]: several processes on one simulated GPU's hardware queue scheduler.
 
 pub mod callgrind;
 pub mod ops;
 mod plot;
 pub mod policies;
+pub mod processes;
 
 use crate::libdir;
 use std::path::{Path, PathBuf};

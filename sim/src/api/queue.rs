@@ -195,7 +195,8 @@ index_cas! {
     hsa_queue_cas_write_index_scacq_screl => Ordering::AcqRel, Ordering::Acquire;
 }
 
-/// Recorded and logged; the simulator runs queues with equal weight.
+/// Recorded and logged; with the scheduler model on, it orders the runlist (`sched.rs`).
+/// Mapped queues run with equal weight.
 #[no_mangle]
 pub extern "C" fn hsa_amd_queue_set_priority(
     queue: *mut hsa_queue_t,
@@ -207,6 +208,9 @@ pub extern "C" fn hsa_amd_queue_set_priority(
             return Err(HsaError::INVALID_ARGUMENT);
         }
         q.priority.store(priority, Ordering::Relaxed);
+        if let Some(slot) = q.sched_slot() {
+            slot.set_priority(priority);
+        }
         tracing::info!(target: "hsasim", queue = q.id, priority, "queue priority set");
         Ok(())
     })

@@ -1,0 +1,355 @@
+//! `hipshim device start|stop|status`: the device service several processes share one
+//! simulated GPU's hardware queue scheduler through.
+//!
+//! `start` runs this program again as `hipshim device serve` in a session of its own, which
+//! creates the shared segment (`/dev/shm/hsasim-device-NAME`), runs the scheduler there and
+//! removes the queues of processes that died; `start` returns once it is up. Programs attach
+//! with `HSASIM_DEVICE_SERVICE=NAME`. Only scheduling is shared: each process still runs its
+//! own kernels with its own memory.
+
+use hsasim_sched::{event_json, Device, Params};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub const DEFAULT_NAME: &str = "default";
+
+#[derive(clap::Subcommand)]
+pub enum DeviceCommand {
+    /// Start a device service (returns once it runs).
+    Start(StartArgs),
+    /// Stop a device service; attached processes' next packet fails.
+    Stop(NameArg),
+    /// The service's scheduler parameters, counters and runlist.
+    Status(NameArg),
+    /// Run the service in the foreground (what `start` runs).
+    #[command(hide = true)]
+    Serve(StartArgs),
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct NameArg {
+    /// The device's name (HSASIM_DEVICE_SERVICE=NAME attaches to it).
+    #[arg(long, default_value = DEFAULT_NAME)]
+    pub name: String,
+}
+
+/// The scheduler's parameters (defaults: see `hsasim_sched::Params`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct SchedArgs {
+    /// Hardware queue slots (HQDs) for user queues.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub slots: Option<u32>,
+    /// Pipes the slots are split across.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub pipes: Option<u32>,
+    /// Processes mapped at once (KFD's max_proc_per_quantum: hws_max_conc_proc capped by
+    /// the VMIDs KFD owns, 8 by default).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub max_procs: Option<u32>,
+    /// Time slice of an oversubscribed runlist, in microseconds.
+    #[arg(long, value_name = "US")]
+    pub quantum_us: Option<u64>,
+    /// Cost of mapping a queue into a slot, in microseconds.
+    #[arg(long, value_name = "US")]
+    pub map_us: Option<u64>,
+    /// Cost of unmapping (preempting) a queue, in microseconds.
+    #[arg(long, value_name = "US")]
+    pub unmap_us: Option<u64>,
+    /// Cost of a runlist update, in microseconds.
+    #[arg(long, value_name = "US")]
+    pub update_us: Option<u64>,
+    /// Runlist updates one at a time, each unmapping every queue (1, KFD's way) or all
+    /// pending changes at once (0).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1))]
+    pub serial_updates: Option<u32>,
+    /// Time slices pass over queues with no work (1; a what-if).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1))]
+    pub skip_idle: Option<u32>,
+}
+
+impl SchedArgs {
+    pub fn params(&self) -> Params {
+        let d = Params::default();
+        Params {
+            slots: self.slots.unwrap_or(d.slots),
+            pipes: self.pipes.unwrap_or(d.pipes),
+            max_procs: self.max_procs.unwrap_or(d.max_procs),
+            quantum_ns: self.quantum_us.map_or(d.quantum_ns, |us| us * 1000),
+            map_ns: self.map_us.map_or(d.map_ns, |us| us * 1000),
+            unmap_ns: self.unmap_us.map_or(d.unmap_ns, |us| us * 1000),
+            update_ns: self.update_us.map_or(d.update_ns, |us| us * 1000),
+            serial_updates: self.serial_updates.unwrap_or(d.serial_updates),
+            skip_idle: self.skip_idle.unwrap_or(d.skip_idle),
+            ..d
+        }
+        .clamped()
+    }
+
+    /// The same settings as command-line arguments.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut put = |flag: &str, v: Option<String>| {
+            if let Some(v) = v {
+                out.push(format!("--{flag}={v}"));
+            }
+        };
+        put("slots", self.slots.map(|v| v.to_string()));
+        put("pipes", self.pipes.map(|v| v.to_string()));
+        put("max-procs", self.max_procs.map(|v| v.to_string()));
+        put("quantum-us", self.quantum_us.map(|v| v.to_string()));
+        put("map-us", self.map_us.map(|v| v.to_string()));
+        put("unmap-us", self.unmap_us.map(|v| v.to_string()));
+        put("update-us", self.update_us.map(|v| v.to_string()));
+        put("serial-updates", self.serial_updates.map(|v| v.to_string()));
+        put("skip-idle", self.skip_idle.map(|v| v.to_string()));
+        out
+    }
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct StartArgs {
+    #[command(flatten)]
+    pub name: NameArg,
+    #[command(flatten)]
+    pub sched: SchedArgs,
+    /// Write every map, unmap, runlist update and time slice to FILE, one JSON object a line
+    /// (CLOCK_MONOTONIC ns; `hipshim trace merge --sched FILE` draws them).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+pub fn device(cmd: &DeviceCommand) -> Result<i32, String> {
+    match cmd {
+        DeviceCommand::Start(args) => start(args).map(|pid| {
+            println!("device {} started (service pid {pid})", args.name.name);
+            0
+        }),
+        DeviceCommand::Stop(args) => stop(args).map(|()| 0),
+        DeviceCommand::Status(args) => {
+            let device = Device::open(&args.name)?;
+            print!("{}", status_text(&device));
+            Ok(0)
+        }
+        DeviceCommand::Serve(args) => serve(args).map(|()| 0),
+    }
+}
+
+/// Starts the service in the background; returns its pid once it is up.
+pub fn start(args: &StartArgs) -> Result<u32, String> {
+    hsasim_sched::device::check_name(&args.name.name)?;
+    if let Ok(d) = Device::open(&args.name.name) {
+        if d.service_alive() {
+            return Err(format!(
+                "device {} is already running (service pid {})",
+                args.name.name,
+                d.service_pid()
+            ));
+        }
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["device", "serve", "--name", &args.name.name])
+        .args(args.sched.to_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(log) = &args.log {
+        cmd.arg("--log").arg(log);
+    }
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe; the service leaves our session so that a
+    // terminal's signals to this one do not stop it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        })
+    };
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the service: {e}"))?;
+    let pid = child.id();
+    // Reap it when it ends, so it does not linger as a zombie of a long-lived caller.
+    std::thread::spawn(move || child.wait());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(d) = Device::open(&args.name.name) {
+            if d.service_pid() == pid {
+                return Ok(pid);
+            }
+        }
+        if !hsasim_sched::process_alive(pid) {
+            return Err(format!(
+                "the service for {} exited at start; run `hipshim device serve --name {}` to see why",
+                args.name.name, args.name.name
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the service for {} did not come up",
+                args.name.name
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Stops a running service and waits for it to go.
+pub fn stop(name: &NameArg) -> Result<(), String> {
+    let device = Device::open(&name.name)?;
+    let pid = device.service_pid();
+    if !device.service_alive() {
+        let _ = std::fs::remove_file(hsasim_sched::device::segment_path(&name.name));
+        return Err(format!(
+            "device {} was not running (its service {pid} had died); removed its segment",
+            name.name
+        ));
+    }
+    device.request_stop();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while hsasim_sched::process_alive(pid) {
+        if Instant::now() > deadline {
+            // SAFETY: sending SIGTERM to the service process we started.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            return Err(format!(
+                "device {}'s service {pid} did not stop in 5 s; sent SIGTERM",
+                name.name
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+static TERMINATED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_terminate(_: libc::c_int) {
+    TERMINATED.store(true, Ordering::SeqCst);
+}
+
+fn serve(args: &StartArgs) -> Result<(), String> {
+    let params = args.sched.params();
+    let device = Device::create(&args.name.name, params)?;
+    let mut log = match &args.log {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(
+            libc::SIGTERM,
+            on_terminate as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            on_terminate as *const () as libc::sighandler_t,
+        );
+    }
+    device.run(
+        true,
+        &|| device.stop_requested() || TERMINATED.load(Ordering::SeqCst),
+        &mut |events| {
+            if let Some(f) = log.as_mut() {
+                for e in events {
+                    let _ = writeln!(f, "{}", event_json(e, &params));
+                }
+            }
+        },
+    );
+    Ok(())
+}
+
+/// What `device status` prints.
+pub fn status_text(device: &Device) -> String {
+    use std::fmt::Write as _;
+    let table = device.lock();
+    let p = table.params;
+    let c = table.counters;
+    let (procs, queues) = table.population();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "device {} (service pid {}{})",
+        device.name().unwrap_or("?"),
+        device.service_pid(),
+        if device.service_alive() { "" } else { ", gone" }
+    );
+    let _ = writeln!(
+        out,
+        "scheduler: {} slots on {} pipes, {} processes per quantum, quantum {} us, map {} us, unmap {} us, runlist update {} us{}{}",
+        p.slots,
+        p.pipes,
+        p.max_procs,
+        p.quantum_ns / 1000,
+        p.map_ns / 1000,
+        p.unmap_ns / 1000,
+        p.update_ns / 1000,
+        if p.serial_updates != 0 { ", updates serialised" } else { "" },
+        if p.skip_idle != 0 { ", idle queues skipped" } else { "" },
+    );
+    let _ = writeln!(
+        out,
+        "runlist: {procs} processes, {queues} queues{}",
+        if table.oversubscribed() {
+            " (oversubscribed)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "counters: slots_in_use={} max_slots_in_use={} runlist_updates={} oversubscribed_updates={} maps={} unmaps={} time_slices={} packets={} waits={} processes_reaped={} queues_registered={}",
+        c.slots_in_use,
+        c.max_slots_in_use,
+        c.runlist_updates,
+        c.oversubscribed_updates,
+        c.maps,
+        c.unmaps,
+        c.time_slices,
+        c.packets_started,
+        c.waits,
+        c.processes_reaped,
+        c.queues_registered
+    );
+    if queues > 0 {
+        let _ = writeln!(
+            out,
+            "{:>8} {:>9} {:>9} {:>8} {:>10} {:>5} {:>5}  work",
+            "pid", "queue_id", "doorbell", "priority", "state", "slot", "pipe"
+        );
+        let mut rows: Vec<_> = table.live_queues().map(|(_, q)| *q).collect();
+        rows.sort_by_key(|q| (q.pid, q.queue_id));
+        for q in rows {
+            let (slot, pipe) = if q.slot >= 0 {
+                (q.slot.to_string(), p.pipe_of(q.slot as u32).to_string())
+            } else {
+                ("-".into(), "-".into())
+            };
+            let _ = writeln!(
+                out,
+                "{:>8} {:>9} {:>#9x} {:>8} {:>10} {:>5} {:>5}  {}",
+                q.pid,
+                q.queue_id,
+                q.doorbell_offset,
+                q.priority,
+                q.state().label(),
+                slot,
+                pipe,
+                if q.busy != 0 {
+                    "running"
+                } else if q.pending != 0 {
+                    "ready"
+                } else {
+                    "idle"
+                }
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,464 @@
+//! Where a scheduler table lives and how its users meet: an anonymous mapping for one process,
+//! or a named shared-memory segment (`/dev/shm/hsasim-device-NAME`) that a device service
+//! (`hipshim device start`) creates and every attached process maps.
+//!
+//! The segment is a [`Shared`] block: a lock, two futex words and the [`Table`]. The lock
+//! holds the pid of its owner, so a process that dies holding it (killed mid-call) does not
+//! block the others: a waiter that finds the owner gone takes the lock over. Futexes work
+//! across processes on a shared mapping (no `FUTEX_PRIVATE_FLAG`):
+//! - `generation` changes whenever the scheduler mapped or unmapped something; packet
+//!   processors waiting for a slot sleep on it;
+//! - `kick` changes whenever a packet processor wants the scheduler to look (a packet waits
+//!   for a slot, a queue that has to leave finished its packet); the scheduler sleeps on it
+//!   until its next deadline.
+//!
+//! Only the scheduler is shared in this version: each process still runs its own kernels in
+//! its own packet processors and keeps its own memory and signals. The segment has room to
+//! grow (a version number, a header) for device memory, queues and signals to follow.
+
+use crate::model::{Event, Params, Table};
+use std::cell::UnsafeCell;
+use std::io;
+use std::ops::{Deref, DerefMut};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+const MAGIC: u64 = u64::from_le_bytes(*b"HSASIMDV");
+const VERSION: u32 = 1;
+
+/// The shared block.
+#[repr(C)]
+pub struct Shared {
+    magic: AtomicU64,
+    version: AtomicU32,
+    /// The pid holding the lock, 0 when free.
+    pub(crate) lock: AtomicU32,
+    generation: AtomicU32,
+    kick: AtomicU32,
+    /// The device service's pid (0 for a private table).
+    service_pid: AtomicU32,
+    /// Set by `hipshim device stop`.
+    stop: AtomicU32,
+    /// CLOCK_MONOTONIC ns when the service started.
+    started_ns: AtomicU64,
+    table: UnsafeCell<Table>,
+}
+
+/// CLOCK_MONOTONIC in ns: one clock for every process on the machine (the trace's clock too).
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-parameter; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn pid() -> u32 {
+    // SAFETY: getpid has no preconditions.
+    unsafe { libc::getpid() as u32 }
+}
+
+/// Whether process `pid` exists (it may be a zombie not yet reaped; its queues are gone then
+/// too, as its threads are).
+pub fn process_alive(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    if r == 0 {
+        // A zombie still answers kill(); its /proc status says so.
+        return !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(false);
+    }
+    io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+fn futex_wait(word: &AtomicU32, seen: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAIT only reads it and sleeps while it
+    // equals `seen`, for at most `ts`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            seen,
+            &ts as *const libc::timespec,
+        )
+    };
+}
+
+fn futex_wake_all(word: &AtomicU32) {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE does not touch memory.
+    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX) };
+}
+
+/// A scheduler table and the block around it, private or shared.
+pub struct Device {
+    shared: *mut Shared,
+    len: usize,
+    /// The segment's path when this handle created it (the service unlinks it on drop).
+    owned_path: Option<PathBuf>,
+    name: Option<String>,
+}
+
+// SAFETY: the block is only touched through atomics and, for the table, under its lock.
+unsafe impl Send for Device {}
+// SAFETY: as above.
+unsafe impl Sync for Device {}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping of `len` bytes, no longer used once the handle goes.
+        unsafe { libc::munmap(self.shared.cast(), self.len) };
+        if let Some(path) = &self.owned_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// The path of device service `name`'s segment.
+pub fn segment_path(name: &str) -> PathBuf {
+    PathBuf::from(format!("/dev/shm/hsasim-device-{name}"))
+}
+
+/// Accepts names that make a plain file name.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        || name.starts_with('.')
+    {
+        return Err(format!(
+            "device name {name:?}: use 1 to 64 letters, digits, '-', '_' or '.'"
+        ));
+    }
+    Ok(())
+}
+
+fn map(fd: Option<i32>, len: usize) -> io::Result<*mut Shared> {
+    let (flags, fd) = match fd {
+        Some(fd) => (libc::MAP_SHARED, fd),
+        None => (libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1),
+    };
+    // SAFETY: a fresh mapping; the kernel picks the address.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            flags,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p.cast())
+}
+
+impl Device {
+    fn init(shared: *mut Shared, params: Params, service_pid: u32) {
+        // SAFETY: a zeroed mapping we just made, large enough for `Shared`, not yet shared
+        // with anyone (the magic, stored last, says it is ready).
+        unsafe {
+            (*(*shared).table.get()).init(params);
+            let s = &*shared;
+            s.version.store(VERSION, Ordering::Relaxed);
+            s.service_pid.store(service_pid, Ordering::Relaxed);
+            s.started_ns.store(now_ns(), Ordering::Relaxed);
+            s.magic.store(MAGIC, Ordering::Release);
+        }
+    }
+
+    /// A table for this process alone.
+    pub fn private(params: Params) -> io::Result<Device> {
+        let len = std::mem::size_of::<Shared>();
+        let shared = map(None, len)?;
+        Device::init(shared, params, 0);
+        Ok(Device {
+            shared,
+            len,
+            owned_path: None,
+            name: None,
+        })
+    }
+
+    /// Creates the segment of device service `name`, owned by this process (removed when the
+    /// handle drops). A segment left by a service that died is replaced; a live one is an
+    /// error.
+    pub fn create(name: &str, params: Params) -> Result<Device, String> {
+        check_name(name)?;
+        let path = segment_path(name);
+        if let Ok(existing) = Device::open(name) {
+            if existing.service_alive() {
+                return Err(format!(
+                    "device {name} is already running (service pid {})",
+                    existing.service_pid()
+                ));
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+        let len = std::mem::size_of::<Shared>();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        file.set_len(len as u64)
+            .map_err(|e| format!("cannot size {}: {e}", path.display()))?;
+        use std::os::fd::AsRawFd;
+        let shared = map(Some(file.as_raw_fd()), len)
+            .map_err(|e| format!("cannot map {}: {e}", path.display()))?;
+        Device::init(shared, params, pid());
+        Ok(Device {
+            shared,
+            len,
+            owned_path: Some(path),
+            name: Some(name.to_string()),
+        })
+    }
+
+    /// Attaches to device service `name`'s segment.
+    pub fn open(name: &str) -> Result<Device, String> {
+        check_name(name)?;
+        let path = segment_path(name);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| {
+                format!(
+                    "device service {name} is not running ({}: {e}); start it with `hipshim device start --name {name}`",
+                    path.display()
+                )
+            })?;
+        let len = std::mem::size_of::<Shared>();
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if size < len as u64 {
+            return Err(format!(
+                "{} is {size} bytes, not a device segment of this version ({len} bytes)",
+                path.display()
+            ));
+        }
+        use std::os::fd::AsRawFd;
+        let shared = map(Some(file.as_raw_fd()), len)
+            .map_err(|e| format!("cannot map {}: {e}", path.display()))?;
+        let device = Device {
+            shared,
+            len,
+            owned_path: None,
+            name: Some(name.to_string()),
+        };
+        let s = device.block();
+        if s.magic.load(Ordering::Acquire) != MAGIC || s.version.load(Ordering::Relaxed) != VERSION
+        {
+            return Err(format!(
+                "{} is not a device segment of this version",
+                path.display()
+            ));
+        }
+        Ok(device)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn block_for_tests(&self) -> &Shared {
+        self.block()
+    }
+
+    fn block(&self) -> &Shared {
+        // SAFETY: mapped for the handle's life; every field but the table is atomic.
+        unsafe { &*self.shared }
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    pub fn service_pid(&self) -> u32 {
+        self.block().service_pid.load(Ordering::Relaxed)
+    }
+
+    pub fn started_ns(&self) -> u64 {
+        self.block().started_ns.load(Ordering::Relaxed)
+    }
+
+    /// A private table has no service; a shared one needs its service process alive.
+    pub fn service_alive(&self) -> bool {
+        let pid = self.service_pid();
+        pid == 0 || process_alive(pid)
+    }
+
+    pub fn request_stop(&self) {
+        self.block().stop.store(1, Ordering::SeqCst);
+        self.kick();
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.block().stop.load(Ordering::SeqCst) != 0
+    }
+
+    /// The table, locked.
+    pub fn lock(&self) -> Locked<'_> {
+        let s = self.block();
+        let me = pid();
+        let mut spins = 0u32;
+        loop {
+            let owner = s.lock.load(Ordering::Relaxed);
+            if owner == 0 {
+                if s.lock
+                    .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    break;
+                }
+                continue;
+            }
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                std::thread::yield_now();
+            }
+            // The owner may have died holding it; critical sections are microseconds long.
+            if spins.is_multiple_of(4096)
+                && owner != me
+                && !process_alive(owner)
+                && s.lock
+                    .compare_exchange(owner, me, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                break;
+            }
+        }
+        Locked { device: self }
+    }
+
+    pub fn generation(&self) -> u32 {
+        self.block().generation.load(Ordering::Acquire)
+    }
+
+    /// Tells slot waiters that the mapping changed.
+    pub fn publish(&self) {
+        let g = &self.block().generation;
+        g.fetch_add(1, Ordering::Release);
+        futex_wake_all(g);
+    }
+
+    /// Sleeps until the mapping changes after `seen` or `timeout` passes.
+    pub fn wait_change(&self, seen: u32, timeout: Duration) {
+        futex_wait(&self.block().generation, seen, timeout);
+    }
+
+    /// Asks the scheduler to look now.
+    pub fn kick(&self) {
+        let k = &self.block().kick;
+        k.fetch_add(1, Ordering::Release);
+        futex_wake_all(k);
+    }
+
+    pub fn kicks(&self) -> u32 {
+        self.block().kick.load(Ordering::Acquire)
+    }
+
+    /// The scheduler's sleep: until kicked after `seen` or `timeout` passes.
+    pub fn wait_kick(&self, seen: u32, timeout: Duration) {
+        futex_wait(&self.block().kick, seen, timeout);
+    }
+
+    /// One scheduler step at `now`: runs the model, removes processes that died (when
+    /// `reap`), and wakes slot waiters if anything changed. Returns the events and the time
+    /// of the next deadline.
+    pub fn step(&self, now: u64, reap: bool) -> (Vec<Event>, Option<u64>) {
+        let mut events = Vec::new();
+        let mut table = self.lock();
+        let mut reaped = false;
+        if reap {
+            for pid in table.live_pids() {
+                if !process_alive(pid) {
+                    table.remove_process(pid);
+                    table.counters.processes_reaped += 1;
+                    reaped = true;
+                }
+            }
+        }
+        let (changed, next) = table.tick(now, &mut events);
+        drop(table);
+        if changed || reaped {
+            self.publish();
+        }
+        (events, next)
+    }
+
+    /// The scheduler thread's loop: steps at every deadline and kick until `stop()` holds
+    /// (checked at least every 100 ms, when dead processes are also looked for). `sink`
+    /// receives the events.
+    pub fn run(&self, reap: bool, stop: &dyn Fn() -> bool, sink: &mut dyn FnMut(&[Event])) {
+        let mut last_reap = 0;
+        while !stop() {
+            let seen = self.kicks();
+            let now = now_ns();
+            let do_reap = reap && now.saturating_sub(last_reap) >= 100_000_000;
+            if do_reap {
+                last_reap = now;
+            }
+            let (events, next) = self.step(now, do_reap);
+            if !events.is_empty() {
+                sink(&events);
+            }
+            let cap = 100_000_000;
+            let wait = next.map_or(cap, |t| t.saturating_sub(now_ns()).min(cap));
+            if wait > 0 {
+                self.wait_kick(seen, Duration::from_nanos(wait));
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("name", &self.name)
+            .field("service_pid", &self.service_pid())
+            .finish()
+    }
+}
+
+/// The table under the device's lock.
+pub struct Locked<'a> {
+    device: &'a Device,
+}
+
+impl Deref for Locked<'_> {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        // SAFETY: we hold the lock, so no one else accesses the table.
+        unsafe { &*self.device.block().table.get() }
+    }
+}
+
+impl DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Table {
+        // SAFETY: as for `deref`.
+        unsafe { &mut *self.device.block().table.get() }
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.device.block().lock.store(0, Ordering::Release);
+    }
+}

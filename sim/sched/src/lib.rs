@@ -1,0 +1,48 @@
+//! hsasim's model of the GPU's hardware queue scheduler (see [`model`]) and the places its
+//! state lives (see [`device`]): in one process, or in shared memory owned by a device service
+//! that several processes attach to (`hipshim device start`, `HSASIM_DEVICE_SERVICE`).
+//!
+//! Used by hsasim's packet processors (a packet starts only while its queue holds a slot) and
+//! by `hipshim device` / `hipshim bench processes`. No HSA symbols, so the CLI links it
+//! without becoming an HSA runtime.
+
+pub mod device;
+pub mod model;
+
+pub use device::{now_ns, process_alive, Device};
+pub use model::{Counters, Event, Ledger, Params, QueueEntry, QueueState, Table};
+
+/// One event as a JSON line (the device service's `--log` file, read by
+/// `hipshim trace merge --sched`). Times are CLOCK_MONOTONIC ns, the clock of hipshim traces.
+pub fn event_json(event: &Event, params: &Params) -> String {
+    match *event {
+        Event::Map {
+            at_ns,
+            pid,
+            queue_id,
+            slot,
+        }
+        | Event::Unmap {
+            at_ns,
+            pid,
+            queue_id,
+            slot,
+        } => format!(
+            "{{\"ev\":\"{}\",\"ts_ns\":{at_ns},\"pid\":{pid},\"queue_id\":{queue_id},\"slot\":{slot},\"pipe\":{}}}",
+            if matches!(event, Event::Map { .. }) { "map" } else { "unmap" },
+            params.pipe_of(slot)
+        ),
+        Event::RunlistUpdate {
+            at_ns,
+            oversubscribed,
+            queues,
+            processes,
+        } => format!(
+            "{{\"ev\":\"runlist\",\"ts_ns\":{at_ns},\"oversubscribed\":{oversubscribed},\"queues\":{queues},\"processes\":{processes}}}"
+        ),
+        Event::TimeSlice { at_ns } => format!("{{\"ev\":\"slice\",\"ts_ns\":{at_ns}}}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,300 @@
+//! The model under a fake clock: every test drives `Table::tick` with explicit times, so the
+//! outcomes are exact.
+
+use super::*;
+use crate::device::Device;
+use crate::model::QueueState;
+
+const MS: u64 = 1_000_000;
+
+fn params(f: impl FnOnce(&mut Params)) -> Params {
+    let mut p = Params {
+        map_ns: 10_000,
+        unmap_ns: 20_000,
+        update_ns: 100_000,
+        quantum_ns: 10 * MS,
+        ..Params::default()
+    };
+    f(&mut p);
+    p
+}
+
+/// Ticks at every deadline up to `end`; returns the time reached.
+fn run(t: &mut Table, mut now: u64, end: u64, events: &mut Vec<Event>) -> u64 {
+    loop {
+        let (_, next) = t.tick(now, events);
+        match next {
+            Some(n) if n <= end => now = n.max(now),
+            _ => return end,
+        }
+    }
+}
+
+fn mapped(t: &Table) -> Vec<(u32, u64)> {
+    let mut v: Vec<(u32, u64)> = t
+        .live_queues()
+        .filter(|(_, q)| q.state() == QueueState::Mapped)
+        .map(|(_, q)| (q.pid, q.queue_id))
+        .collect();
+    v.sort();
+    v
+}
+
+fn mapped_pids(t: &Table) -> Vec<u32> {
+    let mut p: Vec<u32> = mapped(t).into_iter().map(|(pid, _)| pid).collect();
+    p.dedup();
+    p
+}
+
+/// Registers `queues` queues for each pid (ids 0.., doorbell offsets 8 apart).
+fn populate(t: &mut Table, pids: &[u32], queues: u64) -> Vec<usize> {
+    let mut idx = Vec::new();
+    for &pid in pids {
+        for q in 0..queues {
+            idx.push(t.register_queue(pid, q, q * 8, 1).unwrap());
+        }
+    }
+    idx
+}
+
+#[test]
+fn a_runlist_that_fits_maps_every_queue_and_never_slices() {
+    let dev = Device::private(params(|_| {})).unwrap();
+    let mut t = dev.lock();
+    let idx = populate(&mut t, &[100, 200], 4);
+    let mut ev = Vec::new();
+    let now = run(&mut t, 0, 100 * MS, &mut ev);
+    assert_eq!(mapped(&t).len(), 8);
+    assert!(idx.iter().all(|&i| t.begin_packet(i, now)));
+    assert_eq!(
+        t.counters.runlist_updates, 8,
+        "one update per queue, serialised"
+    );
+    assert_eq!(t.counters.time_slices, 0);
+    assert_eq!(t.counters.oversubscribed, 0);
+    assert_eq!(t.counters.slots_in_use, 8);
+    // All eight were registered before the first update, so each update maps all eight and
+    // the next one unmaps them again.
+    assert_eq!(t.counters.unmaps, 7 * 8);
+    assert_eq!(t.counters.maps, 8 * 8);
+    let _ = run(&mut t, now, 200 * MS, &mut ev);
+    assert_eq!(t.counters.time_slices, 0);
+    // Slots spread over the pipes: 8 queues on 4 pipes, 2 each.
+    let mut per_pipe = [0; 4];
+    for (_, q) in t.live_queues() {
+        per_pipe[t.params.pipe_of(q.slot as u32) as usize] += 1;
+    }
+    assert_eq!(per_pipe, [2, 2, 2, 2]);
+}
+
+#[test]
+fn updates_applied_together_without_serialisation() {
+    let dev = Device::private(params(|p| p.serial_updates = 0)).unwrap();
+    let mut t = dev.lock();
+    populate(&mut t, &[100, 200], 4);
+    let mut ev = Vec::new();
+    run(&mut t, 0, 100 * MS, &mut ev);
+    assert_eq!(t.counters.runlist_updates, 1);
+    assert_eq!(t.counters.unmaps, 0);
+    assert_eq!(t.counters.maps, 8);
+    assert_eq!(mapped(&t).len(), 8);
+}
+
+#[test]
+fn more_processes_than_the_limit_take_turns_of_one_quantum() {
+    let dev = Device::private(params(|p| p.max_procs = 2)).unwrap();
+    let mut t = dev.lock();
+    populate(&mut t, &[1, 2, 3], 1);
+    let mut ev = Vec::new();
+    // Past the three serialised updates (each well under 1 ms).
+    let mut now = run(&mut t, 0, MS, &mut ev);
+    assert_eq!(t.counters.oversubscribed, 1);
+    assert_eq!(mapped_pids(&t), [1, 2]);
+    let mut seen = vec![mapped_pids(&t)];
+    for _ in 0..3 {
+        now = run(&mut t, now, now + 10 * MS, &mut ev);
+        seen.push(mapped_pids(&t));
+        assert!(mapped_pids(&t).len() <= 2);
+    }
+    // A window of two processes slides round the runlist.
+    assert_eq!(seen, [vec![1, 2], vec![1, 3], vec![2, 3], vec![1, 2]]);
+    assert_eq!(t.counters.time_slices, 3);
+}
+
+#[test]
+fn more_queues_than_slots_take_turns_by_process() {
+    let dev = Device::private(params(|p| {
+        p.slots = 6;
+        p.pipes = 2;
+    }))
+    .unwrap();
+    let mut t = dev.lock();
+    populate(&mut t, &[1, 2], 4);
+    let mut ev = Vec::new();
+    let mut now = run(&mut t, 0, 2 * MS, &mut ev);
+    assert_eq!(t.counters.oversubscribed, 1);
+    assert_eq!(mapped_pids(&t), [1]);
+    now = run(&mut t, now, now + 10 * MS, &mut ev);
+    assert_eq!(mapped_pids(&t), [2]);
+    assert!(t.counters.max_slots_in_use <= 6);
+    let _ = now;
+}
+
+#[test]
+fn a_process_with_more_queues_than_slots_rotates_its_queues() {
+    let dev = Device::private(params(|p| {
+        p.slots = 2;
+        p.pipes = 1;
+    }))
+    .unwrap();
+    let mut t = dev.lock();
+    populate(&mut t, &[1], 3);
+    let mut ev = Vec::new();
+    let mut now = run(&mut t, 0, 2 * MS, &mut ev);
+    let mut turns = vec![mapped(&t)];
+    for _ in 0..2 {
+        now = run(&mut t, now, now + 10 * MS, &mut ev);
+        turns.push(mapped(&t));
+    }
+    assert!(turns.iter().all(|m| m.len() == 2), "{turns:?}");
+    let all: std::collections::BTreeSet<u64> = turns.iter().flatten().map(|&(_, q)| q).collect();
+    assert_eq!(all.len(), 3, "every queue got a turn: {turns:?}");
+}
+
+#[test]
+fn a_busy_queue_keeps_its_slot_until_its_packet_ends() {
+    let dev = Device::private(params(|p| p.max_procs = 1)).unwrap();
+    let mut t = dev.lock();
+    let idx = populate(&mut t, &[1, 2], 1);
+    let mut ev = Vec::new();
+    let now = run(&mut t, 0, MS, &mut ev);
+    assert_eq!(mapped_pids(&t), [1]);
+    assert!(t.begin_packet(idx[0], now));
+    assert!(!t.begin_packet(idx[1], now), "process 2 has no slot yet");
+    let waiting_since = now;
+    // Process 2's turn comes while process 1's kernel runs: no preemption inside a packet.
+    let now = run(&mut t, now, now + 15 * MS, &mut ev);
+    assert_eq!(mapped_pids(&t), [1]);
+    assert!(t.queues[idx[0]].evict != 0, "told to leave");
+    assert!(t.end_packet(idx[0], now), "end_packet says it has to go");
+    assert!(!t.begin_packet(idx[0], now), "no new packet once evicted");
+    let now = run(&mut t, now, now + MS, &mut ev);
+    assert_eq!(mapped_pids(&t), [2]);
+    assert!(t.begin_packet(idx[1], now));
+    assert!(t.counters.waits >= 2);
+    // Process 1 ran 15 ms and never waited for its first packet; process 2 waited 16 ms.
+    let one = t.ledger(1).unwrap();
+    assert_eq!((one.busy_ns, one.wait_ns, one.packets), (15 * MS, 0, 1));
+    let two = t.ledger(2).unwrap();
+    assert_eq!((two.busy_ns, two.wait_ns), (0, now - waiting_since));
+    assert_eq!(two.run_share(), 0.0);
+    assert_eq!(one.run_share(), 1.0);
+}
+
+#[test]
+fn priority_orders_the_runlist() {
+    let dev = Device::private(params(|p| p.max_procs = 1)).unwrap();
+    let mut t = dev.lock();
+    t.register_queue(1, 0, 0, 1).unwrap();
+    t.register_queue(2, 0, 0, 2).unwrap();
+    let mut ev = Vec::new();
+    run(&mut t, 0, MS, &mut ev);
+    assert_eq!(mapped_pids(&t), [2], "the high-priority process goes first");
+}
+
+#[test]
+fn skipping_idle_queues_gives_the_slots_to_work() {
+    for skip in [0, 1] {
+        let dev = Device::private(params(|p| {
+            p.max_procs = 1;
+            p.skip_idle = skip;
+        }))
+        .unwrap();
+        let mut t = dev.lock();
+        let idx = populate(&mut t, &[1, 2, 3], 1);
+        let mut ev = Vec::new();
+        let mut now = run(&mut t, 0, MS, &mut ev);
+        // Only process 3 has work.
+        t.begin_packet(idx[2], now);
+        let mut waited_turns = 0;
+        for _ in 0..4 {
+            now = run(&mut t, now, now + 10 * MS, &mut ev);
+            if mapped_pids(&t) != [3] {
+                waited_turns += 1;
+            }
+        }
+        if skip == 1 {
+            assert_eq!(waited_turns, 0);
+        } else {
+            assert!(
+                waited_turns >= 2,
+                "idle processes take turns: {waited_turns}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_removed_process_frees_its_slots_and_ends_oversubscription() {
+    let dev = Device::private(params(|p| p.max_procs = 1)).unwrap();
+    let mut t = dev.lock();
+    populate(&mut t, &[1, 2], 2);
+    let mut ev = Vec::new();
+    let now = run(&mut t, 0, MS, &mut ev);
+    assert_eq!(t.counters.oversubscribed, 1);
+    assert_eq!(t.remove_process(1), 2);
+    run(&mut t, now, now + MS, &mut ev);
+    assert_eq!(t.counters.oversubscribed, 0);
+    assert_eq!(mapped_pids(&t), [2]);
+    assert_eq!(t.population(), (1, 2));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::RunlistUpdate {
+            oversubscribed: false,
+            processes: 1,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn events_serialise_as_json_lines() {
+    let p = Params::default();
+    let line = event_json(
+        &Event::Map {
+            at_ns: 5,
+            pid: 7,
+            queue_id: 3,
+            slot: 9,
+        },
+        &p,
+    );
+    assert_eq!(
+        line,
+        r#"{"ev":"map","ts_ns":5,"pid":7,"queue_id":3,"slot":9,"pipe":1}"#
+    );
+}
+
+#[test]
+fn a_named_segment_is_shared_and_its_lock_survives_a_dead_owner() {
+    let name = format!("unit-{}", std::process::id());
+    let service = Device::create(&name, params(|_| {})).unwrap();
+    assert!(Device::create(&name, Params::default())
+        .unwrap_err()
+        .contains("already running"));
+    let client = Device::open(&name).unwrap();
+    let i = client.lock().register_queue(42, 5, 40, 1).unwrap();
+    assert_eq!(service.lock().queues[i].queue_id, 5);
+    // A lock left held by a process that no longer exists is taken over.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    service
+        .block_for_tests()
+        .lock
+        .store(dead, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(client.lock().population(), (1, 1));
+    drop(client);
+    drop(service);
+    assert!(Device::open(&name).unwrap_err().contains("not running"));
+}

@@ -1,0 +1,303 @@
+//! The hardware queue scheduler in front of the packet processors (off unless configured).
+//!
+//! With `HSASIM_SCHED=1` this process gets a scheduler of its own (a private
+//! [`hsasim_sched::Device`] and a thread that runs it); with `HSASIM_DEVICE_SERVICE=NAME` it
+//! attaches to the one a device service runs (`hipshim device start --name NAME`), shared with
+//! every other attached process. Either way each queue registers in the runlist with its pid,
+//! queue id, doorbell offset and priority, and its packet processor starts a packet only while
+//! the queue holds a hardware slot ([`QueueSlot::begin`]). The model is `hsasim_sched::model`.
+//!
+//! Off (the default), queues have no [`QueueSlot`] and the packet processor's only extra work
+//! is testing that `Option`.
+//!
+//! What is shared with a device service is the scheduling alone: each process still runs its
+//! own kernels on its own packet processors, with its own memory and signals.
+
+use crate::config::Config;
+use crate::error::{HsaError, HsaResult};
+use hsasim_sched::{event_json, now_ns, Device, Params};
+use parking_lot::Mutex;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long a packet processor waiting for a slot sleeps before it checks again that the
+/// device service is still there.
+const SLOT_WAIT: Duration = Duration::from_millis(50);
+
+pub struct Scheduler {
+    device: Arc<Device>,
+    /// Runs the model in this process (private scheduler, threaded mode).
+    thread: Mutex<Option<JoinHandle<()>>>,
+    stopping: Arc<AtomicBool>,
+    /// Deterministic mode with a private scheduler: no thread, the model runs when a packet
+    /// asks for a slot.
+    inline: bool,
+    pid: u32,
+    /// The log of map/unmap events (private scheduler, `HSASIM_SCHED_LOG`).
+    log: Option<Arc<Mutex<std::fs::File>>>,
+}
+
+impl Scheduler {
+    /// The scheduler `config` asks for, if any. Attaching to a device service that is not
+    /// running is an error (`hsa_init` fails and says why).
+    pub fn start(config: &Config) -> HsaResult<Option<Arc<Scheduler>>> {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() } as u32;
+        if let Some(name) = &config.device_service {
+            let device = Device::open(name)
+                .and_then(|d| {
+                    if d.service_alive() {
+                        Ok(d)
+                    } else {
+                        Err(format!(
+                            "device service {name} (pid {}) is gone; start it again with `hipshim device start --name {name}`",
+                            d.service_pid()
+                        ))
+                    }
+                })
+                .map_err(|why| {
+                    tracing::error!(target: "hsasim", "HSASIM_DEVICE_SERVICE={name}: {why}");
+                    eprintln!("hsasim: HSASIM_DEVICE_SERVICE={name}: {why}");
+                    HsaError::GENERIC
+                })?;
+            let params = device.lock().params;
+            tracing::info!(target: "hsasim::sched", name, service_pid = device.service_pid(), ?params, "attached to the device service");
+            return Ok(Some(Arc::new(Scheduler {
+                device: Arc::new(device),
+                thread: Mutex::new(None),
+                stopping: Arc::new(AtomicBool::new(false)),
+                inline: false,
+                pid,
+                log: None,
+            })));
+        }
+        let Some(params) = config.sched else {
+            return Ok(None);
+        };
+        let device = Arc::new(Device::private(params).map_err(|e| {
+            eprintln!("hsasim: cannot map the scheduler's table: {e}");
+            HsaError::OUT_OF_RESOURCES
+        })?);
+        let log = match &config.sched_log {
+            None => None,
+            Some(path) => Some(Arc::new(Mutex::new(std::fs::File::create(path).map_err(
+                |e| {
+                    eprintln!("hsasim: HSASIM_SCHED_LOG={}: {e}", path.display());
+                    HsaError::GENERIC
+                },
+            )?))),
+        };
+        let sched = Arc::new(Scheduler {
+            device: device.clone(),
+            thread: Mutex::new(None),
+            stopping: Arc::new(AtomicBool::new(false)),
+            inline: !config.threaded,
+            pid,
+            log: log.clone(),
+        });
+        tracing::info!(target: "hsasim::sched", ?params, "hardware scheduler model on (private)");
+        if config.threaded {
+            let stopping = sched.stopping.clone();
+            let handle = std::thread::Builder::new()
+                .name("hsasim-sched".into())
+                .spawn(move || {
+                    let params = device.lock().params;
+                    device.run(false, &|| stopping.load(Ordering::SeqCst), &mut |events| {
+                        write_events(log.as_deref(), events, &params)
+                    });
+                })
+                .map_err(|_| HsaError::OUT_OF_RESOURCES)?;
+            *sched.thread.lock() = Some(handle);
+        }
+        Ok(Some(sched))
+    }
+
+    /// Adds a queue to the runlist.
+    pub fn register(
+        self: &Arc<Self>,
+        queue_id: u64,
+        doorbell_offset: u64,
+        priority: u32,
+    ) -> HsaResult<QueueSlot> {
+        let index = self
+            .device
+            .lock()
+            .register_queue(self.pid, queue_id, doorbell_offset, priority)
+            .map_err(|full| {
+                tracing::error!(target: "hsasim::sched", ?full, "the runlist is full");
+                HsaError::OUT_OF_RESOURCES
+            })?;
+        tracing::info!(target: "hsasim::sched", pid = self.pid, queue_id, doorbell_offset = format_args!("{doorbell_offset:#x}"), priority, "queue added to the runlist");
+        self.device.kick();
+        Ok(QueueSlot {
+            sched: self.clone(),
+            index,
+            queue_id,
+            waiting: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
+            checked_ns: std::sync::atomic::AtomicU64::new(0),
+        })
+    }
+
+    /// Stops the private scheduler thread, or leaves the shared runlist.
+    pub fn shut_down(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.device.kick();
+        if let Some(h) = self.thread.lock().take() {
+            let _ = h.join();
+        }
+        if self.device.name().is_some() {
+            self.device.lock().remove_process(self.pid);
+            self.device.kick();
+        }
+    }
+
+    /// What the scheduler has done so far (for a shared one: all processes together).
+    pub fn counters(&self) -> hsasim_sched::Counters {
+        self.device.lock().counters
+    }
+
+    /// The runlist now: every queue of every attached process.
+    pub fn runlist(&self) -> Vec<hsasim_sched::QueueEntry> {
+        self.device.lock().live_queues().map(|(_, q)| *q).collect()
+    }
+
+    pub fn params(&self) -> Params {
+        self.device.lock().params
+    }
+
+    fn step_inline(&self) {
+        if self.inline {
+            let (events, _) = self.device.step(now_ns(), false);
+            let params = self.device.lock().params;
+            write_events(self.log.as_deref(), &events, &params);
+        }
+    }
+}
+
+fn write_events(
+    log: Option<&Mutex<std::fs::File>>,
+    events: &[hsasim_sched::Event],
+    params: &Params,
+) {
+    for e in events {
+        tracing::debug!(target: "hsasim::sched", event = %event_json(e, params));
+    }
+    if let Some(log) = log {
+        let mut f = log.lock();
+        for e in events {
+            let _ = writeln!(f, "{}", event_json(e, params));
+        }
+    }
+}
+
+/// A queue's place in the runlist.
+pub struct QueueSlot {
+    sched: Arc<Scheduler>,
+    index: usize,
+    queue_id: u64,
+    /// The last `begin` found no slot.
+    waiting: AtomicBool,
+    /// The scheduler was told that this queue has work.
+    pending: AtomicBool,
+    /// When the service was last seen alive (deterministic mode checks it between packets).
+    checked_ns: std::sync::atomic::AtomicU64,
+}
+
+impl QueueSlot {
+    /// Whether the packet at the read index may start now (the queue holds a slot); if so,
+    /// [`QueueSlot::end`] must follow when it is done.
+    pub fn begin(&self) -> bool {
+        self.sched.step_inline();
+        self.pending.store(true, Ordering::Relaxed);
+        let granted = self.sched.device.lock().begin_packet(self.index, now_ns());
+        if !granted && !self.waiting.swap(true, Ordering::Relaxed) {
+            self.sched.device.kick();
+        }
+        if granted {
+            self.waiting.store(false, Ordering::Relaxed);
+        }
+        granted
+    }
+
+    pub fn end(&self) {
+        if self.sched.device.lock().end_packet(self.index, now_ns()) {
+            self.sched.device.kick();
+        }
+    }
+
+    /// The ring ran empty: the queue stops asking for turns (matters with `skip_idle`).
+    pub fn idle(&self) {
+        if self.pending.swap(false, Ordering::Relaxed) {
+            self.sched.device.lock().set_idle(self.index, now_ns());
+            self.waiting.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the device service this queue is scheduled by has gone (checked at most every
+    /// 100 ms; a private scheduler never goes). For a packet that found no slot.
+    pub fn service_gone(&self) -> bool {
+        if self.sched.device.name().is_none() {
+            return false;
+        }
+        let now = now_ns();
+        if now.saturating_sub(self.checked_ns.load(Ordering::Relaxed)) < 100_000_000 {
+            return false;
+        }
+        self.checked_ns.store(now, Ordering::Relaxed);
+        !self.sched.device.service_alive()
+    }
+
+    /// Whether the last packet found no slot.
+    pub fn is_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// Sleeps until the mapping changes (or a while passes). False if the device service
+    /// went away.
+    pub fn wait(&self) -> bool {
+        let seen = self.sched.device.generation();
+        if self.sched.inline {
+            std::thread::sleep(Duration::from_micros(200));
+            return true;
+        }
+        if !self.begin_would_wait() {
+            return true;
+        }
+        self.sched.device.wait_change(seen, SLOT_WAIT);
+        self.sched.device.service_alive()
+    }
+
+    fn begin_would_wait(&self) -> bool {
+        let t = self.sched.device.lock();
+        let q = &t.queues[self.index];
+        !(q.state() == hsasim_sched::QueueState::Mapped && q.evict == 0)
+    }
+
+    pub fn set_priority(&self, priority: u32) {
+        self.sched.device.lock().set_priority(self.index, priority);
+        self.sched.device.kick();
+    }
+
+    /// The device service this queue is scheduled by, for messages.
+    pub fn service_name(&self) -> &str {
+        self.sched.device.name().unwrap_or("(private)")
+    }
+}
+
+impl Drop for QueueSlot {
+    fn drop(&mut self) {
+        let mut table = self.sched.device.lock();
+        // After this process left a shared runlist (shut-down) the entry may be another
+        // process's queue by now.
+        let q = &table.queues[self.index];
+        if q.used != 0 && q.pid == self.sched.pid && q.queue_id == self.queue_id {
+            table.unregister_queue(self.index);
+        }
+        drop(table);
+        self.sched.device.kick();
+    }
+}
