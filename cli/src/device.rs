@@ -262,6 +262,8 @@ fn serve(args: &StartArgs) -> Result<(), String> {
             }
         },
     );
+    // Attached processes see this before the segment goes (a signal ended the loop).
+    device.request_stop();
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `hipshim device`: two HIP programs attached to one device service share its runlist (each
 //! queue registered with its pid, id and doorbell offset), a program killed mid-run has its
-//! queues removed, and a program that names a service that is not running fails at start-up
-//! with a message saying so.
+//! queues removed, a program whose service stops fails its next packet, and a program that
+//! names a service that is not running fails at start-up; both say why.
 //!
 //! The programs are the policy experiment's (`c_tests/bench/policy_bench.hip`) with `--go`:
 //! each creates its streams' queues, says it is ready and waits for the go file, which leaves
@@ -154,9 +154,24 @@ fn two_programs_share_one_runlist_and_a_killed_one_leaves_it() {
     assert!(counter(&s, "runlist_updates") >= 6, "{s}");
     assert!(counter(&s, "time_slices") >= 1, "{s}");
 
+    // The service stops under a waiting program: its next packet fails, saying why.
+    let go2 = dir.join("go2");
+    let c = program(&exe, &name, 0, "1", &go2);
+    let pc = c.id();
+    wait_status(&name, "saw the third program's queues", |s| {
+        rows(s).iter().filter(|q| q.0 == pc).count() >= 3
+    });
     let out = hipshim_output(["device", "stop", "--name", &name]);
     assert_eq!(out.code(), Some(0), "{}", out.report());
     assert!(!Path::new(&format!("/dev/shm/hsasim-device-{name}")).exists());
+    std::fs::write(&go2, b"").unwrap();
+    let out = c.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("device service {name} is gone")),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 
     // The service is gone: hsa_init fails and says why.

@@ -326,6 +326,29 @@ mod tests {
     }
 
     #[test]
+    fn the_scheduler_model_is_off_unless_asked_for() {
+        let (c, warnings) = parse(&[("HSASIM_SCHED_SLOTS", "16")]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(c.sched.is_none() && c.device_service.is_none());
+        assert_eq!(c.queue_id_base, 0);
+        let (c, warnings) = parse(&[
+            ("HSASIM_SCHED", "1"),
+            ("HSASIM_SCHED_SLOTS", "16"),
+            ("HSASIM_SCHED_MAX_PROCS", "4"),
+            ("HSASIM_SCHED_QUANTUM_US", "2000"),
+            ("HSASIM_QUEUE_ID_BASE", "1000"),
+            ("HSASIM_DEVICE_SERVICE", "a/b"),
+        ]);
+        let p = c.sched.unwrap();
+        assert_eq!((p.slots, p.max_procs, p.quantum_ns), (16, 4, 2_000_000));
+        assert_eq!(p.pipes, 4);
+        assert_eq!(c.queue_id_base, 1000);
+        assert!(c.device_service.is_none());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("ignoring HSASIM_DEVICE_SERVICE=\"a/b\""));
+    }
+
+    #[test]
     fn other_malformed_values_warn_the_same_way() {
         let (c, warnings) = parse(&[("HSASIM_GFX", "gfx1100"), ("HSASIM_THREADS", "2")]);
         assert_eq!(c.model, GfxModel::Gfx942);

@@ -557,14 +557,15 @@ impl Queue {
         }
         // The hardware scheduler model: a packet starts only while its queue holds a slot.
         if let Some(slot) = &self.slot {
+            // Without its service nothing maps or unmaps queues any more: stop loudly.
+            if slot.service_gone() {
+                self.fail(
+                    status::ERROR,
+                    &format!("device service {} is gone", slot.service_name()),
+                );
+                return true;
+            }
             if !slot.begin() {
-                if slot.service_gone() {
-                    self.fail(
-                        status::ERROR,
-                        &format!("device service {} is gone", slot.service_name()),
-                    );
-                    return true;
-                }
                 return false;
             }
         }

@@ -237,11 +237,16 @@ impl QueueSlot {
         }
     }
 
-    /// Whether the device service this queue is scheduled by has gone (checked at most every
-    /// 100 ms; a private scheduler never goes). For a packet that found no slot.
+    /// Whether the device service this queue is scheduled by has gone (looked at no more than
+    /// every 100 ms, so a packet pays a clock read; a private scheduler never goes).
     pub fn service_gone(&self) -> bool {
         if self.sched.device.name().is_none() {
             return false;
+        }
+        // A service that stops in order says so in the segment; one that was killed is found
+        // by its pid.
+        if self.sched.device.stop_requested() {
+            return true;
         }
         let now = now_ns();
         if now.saturating_sub(self.checked_ns.load(Ordering::Relaxed)) < 100_000_000 {

@@ -538,6 +538,12 @@ pub fn trace_info(value: &Value) -> Option<TraceInfo> {
 /// [`read_trace`] for a document already in memory.
 pub fn parse_trace(value: &Value) -> Result<Vec<TraceEvent>, TraceError> {
     let bad = |why: &str| TraceError::Format(why.to_string());
+    if value.get("hipshim_merged").is_some() {
+        // Its tracks belong to several processes; read as one they would mix.
+        return Err(bad(
+            "a merged trace (`hipshim trace merge`); read the per-process traces it was made from",
+        ));
+    }
     let list = match value {
         Value::Object(o) => o
             .get("traceEvents")

@@ -370,6 +370,11 @@ mod tests {
             .collect();
         assert_eq!(kernels, ["1", "2"], "{table}");
         assert!(merge(&[], None).is_err());
+        // A merged file is not read back as one process's trace.
+        assert!(parse_trace(&m.document)
+            .unwrap_err()
+            .to_string()
+            .contains("merged trace"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -424,7 +424,7 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
 /// Relative run share (the scheduler's throughput per process) against process count, one line
 /// per setting and numbering.
 pub fn svg(rows: &[Row]) -> String {
-    let (w, h, left, top, plot_w, plot_h) = (720.0, 420.0, 60.0, 40.0, 440.0, 320.0);
+    let (w, h, left, top, plot_w, plot_h) = (900.0, 420.0, 60.0, 40.0, 440.0, 320.0);
     let max_procs = rows.iter().map(|r| r.procs).max().unwrap_or(1).max(2) as f64;
     let x = |p: f64| left + plot_w * (p - 1.0) / (max_procs - 1.0);
     let y = |v: f64| top + plot_h * (1.0 - (v / 1.2).clamp(0.0, 1.0));
@@ -468,11 +468,13 @@ pub fn svg(rows: &[Row]) -> String {
     const COLOURS: [&str; 8] = [
         "#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb", "#000000",
     ];
-    let mut series: Vec<(String, String)> = rows
-        .iter()
-        .map(|r| (r.sched.clone(), r.ids.clone()))
-        .collect();
-    series.dedup();
+    let mut series: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let key = (r.sched.clone(), r.ids.clone());
+        if !series.contains(&key) {
+            series.push(key);
+        }
+    }
     for (i, (sched, ids)) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let dash = if ids == "per-process" { "6,3" } else { "none" };
@@ -520,5 +522,27 @@ mod tests {
         assert_eq!(parse_sched("unlimited").unwrap().slots, Some(256));
         assert!(parse_sched("slots").unwrap_err().contains("KEY=VALUE"));
         assert!(parse_sched("cows=3").unwrap_err().contains("unknown key"));
+    }
+
+    #[test]
+    fn the_plot_has_one_line_per_setting_and_numbering() {
+        let row = |sched: &str, procs, ids: &str, share| Row {
+            sched: sched.into(),
+            procs,
+            ids: ids.into(),
+            per_process: vec![1.0],
+            run_share: vec![share],
+            counters: Counters::default(),
+            queues: 0,
+            oversubscribed: false,
+        };
+        let rows = [
+            row("a", 1, "shared", 1.0),
+            row("a", 1, "per-process", 1.0),
+            row("a", 6, "shared", 0.6),
+            row("a", 6, "per-process", 0.6),
+        ];
+        let svg = svg(&rows);
+        assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
     }
 }

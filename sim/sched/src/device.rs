@@ -38,7 +38,7 @@ pub struct Shared {
     kick: AtomicU32,
     /// The device service's pid (0 for a private table).
     service_pid: AtomicU32,
-    /// Set by `hipshim device stop`.
+    /// Set by `hipshim device stop`, and by the service as it exits.
     stop: AtomicU32,
     /// CLOCK_MONOTONIC ns when the service started.
     started_ns: AtomicU64,
