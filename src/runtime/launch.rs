@@ -593,7 +593,11 @@ unsafe fn check_launch_then<'a, R>(
         tracing::warn!(kernel = %function.name, error = %e, "invalid kernel arguments");
         return Err(HipError::INVALID_VALUE);
     }
-    let stream = super::stream::resolve(stream, device)?;
+    let handle = stream;
+    let stream = match super::stream::resolve(handle, device) {
+        Ok(stream) => stream,
+        Err(error) => return Err(refuse_stream(error, handle, cooperative)),
+    };
     let cooperative_queue = if cooperative {
         Some(super::cooperative::prepare(
             device,
@@ -646,6 +650,19 @@ fn refuse_configuration(
     };
     tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, cooperative, "invalid launch: {}", refusal.why());
     refusal.error(cooperative)
+}
+
+/// The error of a launch whose stream `handle` did not resolve: a handle that names no live
+/// stream gets the error of the program's ABI (`compat::Abi::dead_launch_stream`); a live
+/// stream of another device stays hipErrorInvalidHandle (AMD's invalid resource handle).
+#[cold]
+#[inline(never)]
+fn refuse_stream(error: HipError, handle: *mut c_void, cooperative: bool) -> HipError {
+    if error != HipError::INVALID_HANDLE || super::stream::lookup(handle).is_ok() {
+        return error;
+    }
+    tracing::warn!(stream = ?handle, "launch on a stream handle that names no live stream");
+    super::compat::abi().dead_launch_stream(cooperative)
 }
 
 impl CheckedLaunch<'_> {
