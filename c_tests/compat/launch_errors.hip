@@ -2,7 +2,9 @@
 // gives it (compat::Abi::launch_error): ROCm 5 as Debian's ROCm 5.2 runtime returns it on
 // hsasim, ROCm 6 as AMD's 6.x launch validation, ROCm 7 as AMD's "HIP API 7.0 changes"
 // lists. Every launch call, the cooperative ones and a graph kernel node included; valid
-// launches still run.
+// launches still run. A launch on a destroyed stream: ROCm 5 hipErrorContextIsDestroyed (as
+// any call on one), ROCm 6 hipErrorInvalidValue, ROCm 7 hipErrorContextIsDestroyed and, for
+// a cooperative launch, hipErrorInvalidHandle.
 #include "../check.h"
 #include "abi.h"
 
@@ -12,6 +14,7 @@ __global__ void __launch_bounds__(64) bounded(int* out) { out[threadIdx.x] = 2; 
 struct Expected {
     hipError_t zero, block_over_device, shared_over_device;
     hipError_t coop_zero, coop_block_over_device, coop_shared_over_device;
+    hipError_t dead_stream, coop_dead_stream;
 };
 
 static Expected expected(int abi) {
@@ -19,15 +22,17 @@ static Expected expected(int abi) {
     case 5:
         return {hipErrorInvalidValue, hipErrorInvalidConfiguration, hipErrorOutOfMemory,
                 hipErrorInvalidValue, hipErrorInvalidConfiguration,
-                hipErrorCooperativeLaunchTooLarge};
+                hipErrorCooperativeLaunchTooLarge, hipErrorContextIsDestroyed,
+                hipErrorContextIsDestroyed};
     case 7:
         return {hipErrorInvalidValue, hipErrorInvalidConfiguration, hipErrorInvalidValue,
                 hipErrorInvalidValue, hipErrorInvalidConfiguration,
-                hipErrorCooperativeLaunchTooLarge};
+                hipErrorCooperativeLaunchTooLarge, hipErrorContextIsDestroyed,
+                hipErrorInvalidHandle};
     default:
         return {hipErrorInvalidConfiguration, hipErrorInvalidValue, hipErrorInvalidValue,
                 hipErrorInvalidConfiguration, hipErrorInvalidConfiguration,
-                hipErrorInvalidValue};
+                hipErrorInvalidValue, hipErrorInvalidValue, hipErrorInvalidValue};
     }
 }
 
@@ -121,6 +126,16 @@ int main() {
     kp.gridDim = dim3(0);
     EXPECT_ERR(hipGraphAddKernelNode(&node, g, nullptr, 0, &kp), want.zero);
     CHECK(hipGraphDestroy(g));
+
+    // A destroyed stream.
+    hipStream_t dead;
+    CHECK(hipStreamCreate(&dead));
+    CHECK(hipStreamDestroy(dead));
+    EXPECT_ERR(hipLaunchKernel(m, dim3(1), dim3(64), args, 0, dead), want.dead_stream);
+    EXPECT_ERR(hipModuleLaunchKernel(fm, 1, 1, 1, 64, 1, 1, 0, dead, args, nullptr),
+               want.dead_stream);
+    EXPECT_ERR(hipLaunchCooperativeKernel(m, dim3(1), dim3(64), args, 0, dead),
+               want.coop_dead_stream);
 
     // Valid launches still run, after every refusal.
     CHECK(hipMemset(out, 0, 1024 * sizeof(int)));

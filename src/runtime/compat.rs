@@ -54,6 +54,21 @@ impl Abi {
         self >= Abi::Rocm7
     }
 
+    /// The error of a launch on a stream handle that names no live stream (destroyed or made
+    /// up): ROCm 5 answers any such call hipErrorContextIsDestroyed (`dead_handle`; AMD's 5.2
+    /// launch path does not check and aborts); ROCm 6's launch calls check the stream and
+    /// answer hipErrorInvalidValue; ROCm 7's answer hipErrorContextIsDestroyed, its cooperative
+    /// ones hipErrorInvalidHandle ("HIP API 7.0 changes").
+    #[cold]
+    pub fn dead_launch_stream(self, cooperative: bool) -> HipError {
+        match self {
+            Abi::Rocm5 => HipError::CONTEXT_IS_DESTROYED,
+            Abi::Rocm6 => HipError::INVALID_VALUE,
+            Abi::Rocm7 if cooperative => HipError::INVALID_HANDLE,
+            Abi::Rocm7 => HipError::CONTEXT_IS_DESTROYED,
+        }
+    }
+
     /// The error a launch refused for `refusal` returns, as AMD's runtime of this generation
     /// returns it (the same for every launch call: `hipLaunchKernel`, `<<<>>>`,
     /// `hipExtLaunchKernel`, `hipModuleLaunchKernel`, `hipExtModuleLaunchKernel`,
@@ -376,6 +391,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn launches_on_dead_streams_get_each_generations_error() {
+        use HipError as E;
+        let abis = [Abi::Rocm5, Abi::Rocm6, Abi::Rocm7];
+        let plain = abis.map(|abi| abi.dead_launch_stream(false));
+        let cooperative = abis.map(|abi| abi.dead_launch_stream(true));
+        assert_eq!(
+            plain,
+            [
+                E::CONTEXT_IS_DESTROYED,
+                E::INVALID_VALUE,
+                E::CONTEXT_IS_DESTROYED
+            ]
+        );
+        assert_eq!(
+            cooperative,
+            [E::CONTEXT_IS_DESTROYED, E::INVALID_VALUE, E::INVALID_HANDLE]
+        );
     }
 
     #[test]

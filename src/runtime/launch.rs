@@ -813,7 +813,10 @@ unsafe fn check_launch_then<'a, R>(
         return Err(HipError::INVALID_VALUE);
     }
     let stream = match stream {
-        StreamArg::Handle(handle) => super::stream::resolve(handle, device)?,
+        StreamArg::Handle(handle) => match super::stream::resolve(handle, device) {
+            Ok(stream) => stream,
+            Err(error) => return Err(refuse_stream(error, handle, cooperative)),
+        },
         StreamArg::Resolved(stream) => stream,
     };
     let cooperative_queue = if cooperative {
@@ -864,6 +867,19 @@ fn refuse_configuration(
     };
     tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, cooperative, "invalid launch: {}", refusal.why());
     refusal.error(cooperative)
+}
+
+/// The error of a launch whose stream `handle` did not resolve: a handle that names no live
+/// stream gets the error of the program's ABI (`compat::Abi::dead_launch_stream`); a live
+/// stream of another device stays hipErrorInvalidHandle (AMD's invalid resource handle).
+#[cold]
+#[inline(never)]
+fn refuse_stream(error: HipError, handle: *mut c_void, cooperative: bool) -> HipError {
+    if error != HipError::INVALID_HANDLE || super::stream::lookup(handle).is_ok() {
+        return error;
+    }
+    tracing::warn!(stream = ?handle, "launch on a stream handle that names no live stream");
+    super::compat::abi().dead_launch_stream(cooperative)
 }
 
 impl CheckedLaunch<'_> {
