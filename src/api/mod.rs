@@ -139,7 +139,9 @@ pub(crate) fn call(name: &'static str, body: impl FnOnce() -> HipResult) -> hipE
 /// `body`, with a panic turned into `hipErrorUnknown` and a message.
 #[inline(always)]
 fn run_caught(name: &'static str, body: impl FnOnce() -> HipResult) -> HipResult {
-    std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+    // `move`: the name goes in by value; a reference to it would keep it in memory, two
+    // stores at every call.
+    std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(move |panic| {
         let why = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
@@ -229,7 +231,8 @@ pub(crate) fn call_value<T>(
 /// keeps a panic from crossing the C ABI (`failed` is returned then).
 #[inline(always)]
 pub(crate) fn call_plain<T>(name: &'static str, failed: T, body: impl FnOnce() -> T) -> T {
-    std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
+    // `move`, as in `run_caught`.
+    std::panic::catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(move |_| {
         eprintln!("hipshim: internal error in {name}");
         failed
     })
