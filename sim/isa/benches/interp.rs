@@ -438,7 +438,9 @@ fn main() {
             for rep in 0..=reps {
                 // One worker runs the dispatch on this thread, so its CPU time is the
                 // dispatch's.
-                let cpu = (cpu_clock && threads == 1).then(thread_cpu_seconds).flatten();
+                let cpu = (cpu_clock && threads == 1)
+                    .then(thread_cpu_seconds)
+                    .flatten();
                 let t = Instant::now();
                 let s = run_dispatch_with_stats(d, &mem, &cfg).expect("dispatch");
                 let secs = match (cpu, thread_cpu_seconds()) {

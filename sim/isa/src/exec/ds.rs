@@ -87,6 +87,26 @@ fn lds_offsets(
     (exec == 0 || top as u64 + size <= lds_len as u64).then_some(o)
 }
 
+/// Under full EXEC: the address VGPR's lanes, when every lane's access of `size` bytes at
+/// its address plus any offset up to `max_off` lies inside the LDS without wrapping in 32
+/// bits (then the address plus an offset is the LDS offset, as [`lds_off`] computes it).
+/// One pass serves both accesses of a `ds_read2`/`ds_write2`.
+#[inline(always)]
+fn lds_bases(
+    w: &Wave,
+    areg: usize,
+    max_off: u64,
+    size: u64,
+    lds_len: usize,
+) -> Option<[u32; LANES]> {
+    let v = w.v[areg & 511];
+    let mut top = 0u32;
+    for l in 0..LANES {
+        top = top.max(v[l]);
+    }
+    (top as u64 + max_off + size <= lds_len as u64).then_some(v)
+}
+
 /// Reads the dword at `o[l] + extra` of the LDS into lane `l` of `reg` for the lanes in
 /// `exec`; [`lds_offsets`] checked every such access.
 #[inline(always)]
@@ -95,14 +115,16 @@ fn gather_lds(lds: *const u8, o: &[u32; LANES], extra: usize, exec: u64, reg: &m
         for l in 0..LANES {
             // SAFETY: lds_offsets checked o[l] + size <= LDS length for every lane, and
             // `extra` + 4 <= size.
-            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
+            reg[l] =
+                unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
         }
         return;
     }
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
             // SAFETY: as above, for this active lane.
-            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
+            reg[l] =
+                unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
         }
     }
 }
@@ -267,6 +289,22 @@ simd_handler! {
         let exec = w.exec();
         let words = elem / 4;
         let len = c.lds.len();
+        if exec == u64::MAX {
+            if let Some(v) = lds_bases(w, a, o0.max(o1), elem as u64, len) {
+                let lds = c.lds.as_ptr();
+                for (off, first) in [(o0 as usize, d), (o1 as usize, d + words)] {
+                    for k in 0..words {
+                        let reg = &mut w.v[(first + k) & 511];
+                        for l in 0..LANES {
+                            // SAFETY: lds_bases checked v[l] + off + elem <= LDS length, and
+                            // 4 * k + 4 <= elem.
+                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(v[l] as usize + off + 4 * k) as *const u32) };
+                        }
+                    }
+                }
+                return Ok(Step::Continue);
+            }
+        }
         if let (Some(q0), Some(q1)) = (
             lds_offsets(w, a, o0, elem as u64, exec, len),
             lds_offsets(w, a, o1, elem as u64, exec, len),

@@ -340,6 +340,48 @@ fn gather(
     }
 }
 
+/// The first `len` elements of `store`, set to 0.0.
+#[inline(always)]
+fn zeroed_prefix(store: &mut [std::mem::MaybeUninit<f64>; MAX_AB], len: usize) -> &mut [f64] {
+    let head = &mut store[..len];
+    for x in head.iter_mut() {
+        x.write(0.0);
+    }
+    // SAFETY: all `len` elements were initialised just above, and MaybeUninit<f64> has the
+    // layout of f64.
+    unsafe { std::slice::from_raw_parts_mut(head.as_mut_ptr() as *mut f64, len) }
+}
+
+/// [`gather`] for f32 inputs (one per lane, K = the number of K-groups): lane `l` of B is
+/// element `l` of `bm` (its index `((block * groups + group) * n + col` is `l` itself),
+/// and A is transposed within each block. The same values in the same places as `gather`.
+#[inline(always)]
+fn gather_f32(sh: &MaiShape, a: &[u32; LANES], b: &[u32; LANES], am: &mut [f64], bm: &mut [f64]) {
+    let groups = sh.k;
+    let lanes = sh.blocks * groups * sh.m;
+    if groups == 0 || lanes > LANES || sh.blocks * groups * sh.n > LANES {
+        return gather(
+            MaiType::F32,
+            sh,
+            &[*a, [0; LANES]],
+            &[*b, [0; LANES]],
+            am,
+            bm,
+        );
+    }
+    for (x, &v) in bm.iter_mut().zip(b.iter()) {
+        *x = f32::from_bits(v) as f64;
+    }
+    for block in 0..sh.blocks {
+        for group in 0..groups {
+            let from = &a[(block * groups + group) * sh.m..][..sh.m];
+            for (row, &v) in from.iter().enumerate() {
+                am[(block * sh.m + row) * sh.k + group] = f32::from_bits(v) as f64;
+            }
+        }
+    }
+}
+
 /// The `N` sums of one output row of one block: for each column, the products of the row
 /// of A and that column of B added in k order from -0.0 (as `Iterator::sum` does), each
 /// product and sum in f64. The columns run side by side, so the loop over them vectorises.
@@ -410,12 +452,16 @@ simd_handler! {
         if len_a > MAX_AB || len_b > MAX_AB {
             return Err(unimplemented(i, c.pc));
         }
-        let mut am_store = [0f64; MAX_AB];
-        let mut bm_store = [0f64; MAX_AB];
-        let (am, bm) = (&mut am_store[..len_a], &mut bm_store[..len_b]);
+        // Only the `len` elements used are zeroed (then all overwritten by the gather, as
+        // the lanes cover every element; zeroing keeps that an assumption rather than a
+        // condition of soundness).
+        let mut am_store = [std::mem::MaybeUninit::<f64>::uninit(); MAX_AB];
+        let mut bm_store = [std::mem::MaybeUninit::<f64>::uninit(); MAX_AB];
+        let am = zeroed_prefix(&mut am_store, len_a);
+        let bm = zeroed_prefix(&mut bm_store, len_b);
         // One copy of the gathering loop per element type, its conversions fixed.
         match sh.ty {
-            MaiType::F32 => gather(MaiType::F32, &sh, &a, &b, am, bm),
+            MaiType::F32 => gather_f32(&sh, &a[0], &b[0], am, bm),
             MaiType::F16 => gather(MaiType::F16, &sh, &a, &b, am, bm),
             MaiType::Bf16x4 => gather(MaiType::Bf16x4, &sh, &a, &b, am, bm),
             MaiType::Bf16x2 => gather(MaiType::Bf16x2, &sh, &a, &b, am, bm),
@@ -462,5 +508,160 @@ simd_handler! {
         }
         w.lane_ops += (LANES * d_regs) as u64;
         Ok(Step::Continue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{GfxModel, GuestMemory};
+    use crate::exec::{Ctx, DispatchInfo};
+    use crate::inst::{Enc, Form, OpInfo};
+
+    struct NoMemory;
+    impl GuestMemory for NoMemory {
+        fn translate(&self, _address: u64, _len: u64) -> Option<u64> {
+            None
+        }
+    }
+
+    /// D for all lanes straight from the layout in the module comment, one output at a
+    /// time: A(block, row, k) is element `k % kpl` of lane `(block * groups + k / kpl) * m +
+    /// row`, B likewise with the column; each sum runs in k order from -0.0 in f64, then C
+    /// is added and the result rounded once to f32 (integers wrap in 32 bits).
+    fn reference(
+        sh: &MaiShape,
+        a: &[[u32; LANES]; 2],
+        b: &[[u32; LANES]; 2],
+        c: &[[u32; LANES]],
+    ) -> Vec<[u32; LANES]> {
+        let (kpl, _) = sh.ty.per_lane();
+        let groups = (sh.k / kpl).max(1);
+        let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
+        let mut d = c.to_vec();
+        for (r, dreg) in d.iter_mut().enumerate() {
+            for (l, out) in dreg.iter_mut().enumerate() {
+                let col = l % sh.n;
+                let q = l / sh.n + (LANES / sh.n) * (r / 4);
+                let (block, row) = (q / (sh.m / 4), 4 * (q % (sh.m / 4)) + r % 4);
+                assert!(block < sh.blocks, "every output has a block");
+                let pair = |k: usize| {
+                    let la = (block * groups + k / kpl) * sh.m + row;
+                    let lb = (block * groups + k / kpl) * sh.n + col;
+                    (
+                        element(sh.ty, a, la, k % kpl),
+                        element(sh.ty, b, lb, k % kpl),
+                    )
+                };
+                *out = if integer {
+                    let sum = (0..sh.k).fold(0i32, |s, k| {
+                        let (x, y) = pair(k);
+                        s.wrapping_add((x as i32) * (y as i32))
+                    });
+                    (c[r][l] as i32).wrapping_add(sum) as u32
+                } else {
+                    let mut sum = -0.0f64;
+                    for k in 0..sh.k {
+                        let (x, y) = pair(k);
+                        sum += x * y;
+                    }
+                    ((f32::from_bits(c[r][l]) as f64 + sum) as f32).to_bits()
+                };
+            }
+        }
+        d
+    }
+
+    /// A deterministic pseudo-random word sequence.
+    fn words(seed: u64, n: usize) -> Vec<u32> {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 16) as u32
+            })
+            .collect()
+    }
+
+    /// Every dense shape of both models, with D on C, apart from it and overlapping it at
+    /// another offset, against [`reference`], bit for bit.
+    #[test]
+    fn every_shape_matches_the_layout_reference() {
+        let info = DispatchInfo {
+            model: GfxModel::Gfx942,
+            compute_units: 1,
+            private_segment_size: 0,
+            cooperative: false,
+        };
+        let mut lds = [0u8; 0];
+        let mut checked = 0;
+        for (n, &(op, n942, n90a, sh)) in MAI_OPS.iter().enumerate() {
+            if sh.ty == MaiType::F64 {
+                continue;
+            }
+            for (model, name) in [(GfxModel::Gfx942, n942), (GfxModel::Gfx90a, n90a)] {
+                if name.is_empty() {
+                    continue;
+                }
+                let d_regs = sh.d_regs() as usize;
+                for (case, dst) in [(0, 64usize), (1, 100), (2, 66)] {
+                    let mut w = Wave::new();
+                    let bits = words(n as u64 * 16 + case, 8 * LANES + 48 * LANES);
+                    for (r, reg) in w.v.iter_mut().enumerate().take(120) {
+                        for (l, x) in reg.iter_mut().enumerate() {
+                            let v = bits[(r * LANES + l) % bits.len()];
+                            // Floats of moderate size (exponent near 0), some zeros and
+                            // negative values; integers get all bits.
+                            *x = match sh.ty {
+                                MaiType::F32 => (v & 0x807f_ffff) | (0x70 + (v >> 28)) << 23,
+                                MaiType::F16 => (v & 0x83ff_83ff) | 0x3800_3800,
+                                MaiType::Bf16x4 | MaiType::Bf16x2 => {
+                                    (v & 0x807f_807f) | 0x3f00_3f00
+                                }
+                                _ => v,
+                            };
+                        }
+                    }
+                    // A at v0, B at v8, C at v64; D at v64 (on C), v100 (apart) or v66
+                    // (overlapping C at another offset).
+                    // As the decoder builds it (exec never uses the decoder).
+                    let (_, ab) = sh.ty.per_lane();
+                    let op_info = OpInfo {
+                        name,
+                        w: [d_regs as u8, ab, ab, d_regs as u8],
+                        form: Form::Std,
+                        fk: FloatKind::F32,
+                    };
+                    let mut inst = Inst::new(Enc::Vop3p, op, op_info, model);
+                    inst.len = 8;
+                    inst.dst = 256 + dst as u16;
+                    inst.src = [256, 256 + 8, 256 + 64];
+                    let mut a = [[0u32; LANES]; 2];
+                    let mut b = [[0u32; LANES]; 2];
+                    for k in 0..ab as usize {
+                        a[k] = w.v[k];
+                        b[k] = w.v[8 + k];
+                    }
+                    let c: Vec<[u32; LANES]> = (0..d_regs).map(|r| w.v[64 + r]).collect();
+                    let want = reference(&sh, &a, &b, &c);
+                    let mut ctx = Ctx {
+                        mem: &NoMemory,
+                        lds: &mut lds,
+                        workgroup: [0; 3],
+                        pc: 0,
+                        info: &info,
+                        wg_index: 0,
+                    };
+                    v_mfma(&mut w, &inst, &mut ctx).expect("runs");
+                    for r in 0..d_regs {
+                        assert_eq!(w.v[dst + r], want[r], "{name} D register {r}, D at v{dst}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 40, "{checked} cases");
     }
 }

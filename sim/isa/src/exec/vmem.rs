@@ -263,7 +263,11 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
             let words = (size / 4) as usize;
             for k in 0..words {
                 let reg = &mut w.v[(d + k) & 511];
-                if dense {
+                if dense && words == 1 {
+                    let src = addrs[0].wrapping_add(delta) as usize as *const [u32; LANES];
+                    // SAFETY: global_offset translated src .. src + 64 * 4.
+                    *reg = unsafe { std::ptr::read_unaligned(src) };
+                } else if dense {
                     let src = addrs[0].wrapping_add(delta) as usize as *const u32;
                     for l in 0..LANES {
                         // SAFETY: global_offset translated the span of every lane's bytes,
@@ -367,7 +371,11 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
             // overlap leave the same bytes.
             for k in 0..words {
                 let reg = &w.v[(s + k) & 511];
-                if dense {
+                if dense && words == 1 {
+                    let dst = addrs[0].wrapping_add(delta) as usize as *mut [u32; LANES];
+                    // SAFETY: global_offset translated dst .. dst + 64 * 4.
+                    unsafe { std::ptr::write_unaligned(dst, *reg) };
+                } else if dense {
                     let dst = addrs[0].wrapping_add(delta) as usize as *mut u32;
                     for l in 0..LANES {
                         // SAFETY: global_offset translated dst .. dst + 64 * size.

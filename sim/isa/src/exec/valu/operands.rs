@@ -51,6 +51,13 @@ pub(super) fn srcs32<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([Lanes
     (s, mask)
 }
 
+/// True when [`srcs32`] would return the sources unchanged (no DPP/SDWA, VOP3 op_sel or
+/// abs/neg): a handler may then read them in place.
+#[inline(always)]
+pub(super) fn plain_sources(i: &Inst) -> bool {
+    i.ext == Ext::None && !(i.opsel & 7 != 0 && i.enc == Enc::Vop3) && (i.abs | i.neg) == 0
+}
+
 /// 64-bit sources (`wide` says which of the N operands are 64-bit; others zero-extend).
 #[inline(always)]
 pub(super) fn srcs64<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([L64; N], u64) {
@@ -502,7 +509,8 @@ pub(super) fn fast32<const N: usize>(
         for n in 0..N {
             // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or `splat[n]`
             // (eight lanes, step 0), so the eight lanes read are inside it.
-            let v = unsafe { std::ptr::read_unaligned(src[n].add(step[n] * chunk) as *const [u32; 8]) };
+            let v =
+                unsafe { std::ptr::read_unaligned(src[n].add(step[n] * chunk) as *const [u32; 8]) };
             for k in 0..8 {
                 x[n][k] = (v[k] & and[n]) ^ xor[n];
             }
@@ -572,21 +580,7 @@ pub(super) fn fast64<const N: usize>(
             }
             continue;
         }
-        let v = if wide {
-            // As srcs64: a 64-bit operand of an op named for 32-bit sources takes 64-bit
-            // inline constants; an f64 literal is the high half.
-            let fk = match i.info.fk {
-                crate::inst::FloatKind::F32 => crate::inst::FloatKind::I64,
-                fk => fk,
-            };
-            if code == 255 && fk == crate::inst::FloatKind::F64 {
-                (i.lit as u64) << 32
-            } else {
-                w.sread64(code, i.lit, fk)
-            }
-        } else {
-            w.sread32(code, i.lit, i.info.fk) as u64
-        };
+        let v = scalar_source64(w, i, code, wide);
         splat[n] = [[v as u32; 8], [(v >> 32) as u32; 8]];
     }
     for n in 0..N {
@@ -622,6 +616,187 @@ pub(super) fn fast64<const N: usize>(
         let d: [u64; 8] = std::array::from_fn(|k| op(std::array::from_fn(|n| x[n][k])));
         let dl: [u32; 8] = std::array::from_fn(|k| d[k] as u32);
         let dh: [u32; 8] = std::array::from_fn(|k| (d[k] >> 32) as u32);
+        // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
+        unsafe {
+            let (pl, ph) = (
+                base.add(dst * LANES + 8 * chunk),
+                base.add(dst_hi * LANES + 8 * chunk),
+            );
+            if m == 0xff {
+                std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
+                std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
+            } else {
+                for k in 0..8 {
+                    if m >> k & 1 != 0 {
+                        *pl.add(k) = dl[k];
+                        *ph.add(k) = dh[k];
+                    }
+                }
+            }
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// The value of scalar source `code` (below 256) of an op with 64-bit sources, as
+/// [`srcs64`] reads it: a 64-bit operand of an op named for 32-bit sources takes 64-bit
+/// inline constants, an f64 literal is the high half, a 32-bit operand zero-extends.
+#[inline(always)]
+fn scalar_source64(w: &Wave, i: &Inst, code: u16, wide: bool) -> u64 {
+    if !wide {
+        return w.sread32(code, i.lit, i.info.fk) as u64;
+    }
+    let fk = match i.info.fk {
+        crate::inst::FloatKind::F32 => crate::inst::FloatKind::I64,
+        fk => fk,
+    };
+    if code == 255 && fk == crate::inst::FloatKind::F64 {
+        (i.lit as u64) << 32
+    } else {
+        w.sread64(code, i.lit, fk)
+    }
+}
+
+/// `v_lshl_add_u64 d, a, s, c` = `(a << (s & 7)) + c` when the shift `s` is one scalar
+/// value for all lanes (how the compiler forms addresses): computed on the 32-bit halves,
+/// eight lanes at a time, with the carry of the low half into the high one, rather than
+/// zipping halves into 64-bit lanes. Returns false, having done nothing, where the general
+/// path ([`fast64`] or [`srcs64`]) is needed; the results are the same bits.
+#[inline(always)]
+pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
+    if i.ext != Ext::None || i.omod != 0 || i.clamp || i.src[1] >= 256 {
+        return false;
+    }
+    let shift = scalar_source64(w, i, i.src[1], false) as u32 & 7;
+    let base = w.v.as_mut_ptr() as *mut u32;
+    // Low and high halves of a and c: register pairs (step 8 per chunk) or splats (step 0).
+    let mut splat = [[[0u32; 8]; 2]; 2];
+    let mut planes = [[std::ptr::null::<u32>(); 2]; 2];
+    let mut step = [0usize; 2];
+    for (k, code) in [i.src[0], i.src[2]].into_iter().enumerate() {
+        if code >= 256 {
+            let r = (code as usize - 256) & 511;
+            // SAFETY: both indices are below 512, inside the register file.
+            planes[k] = unsafe { [base.add(r * LANES), base.add(((r + 1) & 511) * LANES)] };
+            step[k] = 8;
+        } else {
+            let v = scalar_source64(w, i, code, true);
+            splat[k] = [[v as u32; 8], [(v >> 32) as u32; 8]];
+        }
+    }
+    for k in 0..2 {
+        if step[k] == 0 {
+            planes[k] = [splat[k][0].as_ptr(), splat[k][1].as_ptr()];
+        }
+    }
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let dst_hi = (dst + 1) & 511;
+    let mask = w.exec();
+    for chunk in 0..LANES / 8 {
+        let m = (mask >> (8 * chunk)) as u8;
+        if m == 0 {
+            continue;
+        }
+        // SAFETY: each plane is a register (64 lanes, step 8 per chunk) or a splat (eight
+        // lanes, step 0).
+        let [alo, ahi, clo, chi] = unsafe {
+            [
+                std::ptr::read_unaligned(planes[0][0].add(step[0] * chunk) as *const [u32; 8]),
+                std::ptr::read_unaligned(planes[0][1].add(step[0] * chunk) as *const [u32; 8]),
+                std::ptr::read_unaligned(planes[1][0].add(step[1] * chunk) as *const [u32; 8]),
+                std::ptr::read_unaligned(planes[1][1].add(step[1] * chunk) as *const [u32; 8]),
+            ]
+        };
+        let mut dl = [0u32; 8];
+        let mut dh = [0u32; 8];
+        for k in 0..8 {
+            let sl = alo[k] << shift;
+            // The bits shifted out of the low half (none for a shift of 0).
+            let sh = ahi[k] << shift | (alo[k] >> 1) >> (31 - shift);
+            dl[k] = sl.wrapping_add(clo[k]);
+            dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
+        }
+        // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
+        unsafe {
+            let (pl, ph) = (
+                base.add(dst * LANES + 8 * chunk),
+                base.add(dst_hi * LANES + 8 * chunk),
+            );
+            if m == 0xff {
+                std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
+                std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
+            } else {
+                for k in 0..8 {
+                    if m >> k & 1 != 0 {
+                        *pl.add(k) = dl[k];
+                        *ph.add(k) = dh[k];
+                    }
+                }
+            }
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// `v_lshlrev_b64 d, s, b` = `b << (s & 63)` when the shift `s` is one scalar value for
+/// all lanes: on the 32-bit halves, eight lanes at a time, as [`lshl_add_u64_halves`].
+/// Returns false, having done nothing, where the general path is needed (same bits).
+#[inline(always)]
+pub(super) fn lshlrev_b64_halves(w: &mut Wave, i: &Inst) -> bool {
+    if i.ext != Ext::None || i.omod != 0 || i.clamp || i.src[0] >= 256 {
+        return false;
+    }
+    let shift = scalar_source64(w, i, i.src[0], false) as u32 & 63;
+    let base = w.v.as_mut_ptr() as *mut u32;
+    // The low and high halves of b: a register pair (step 8 per chunk) or a splat (step 0).
+    let code = i.src[1];
+    let v = if code >= 256 {
+        0
+    } else {
+        scalar_source64(w, i, code, true)
+    };
+    let splat = [[v as u32; 8], [(v >> 32) as u32; 8]];
+    let (planes, step) = if code >= 256 {
+        let r = (code as usize - 256) & 511;
+        // SAFETY: both indices are below 512, inside the register file.
+        let regs = unsafe {
+            [
+                base.add(r * LANES) as *const u32,
+                base.add(((r + 1) & 511) * LANES),
+            ]
+        };
+        (regs, 8)
+    } else {
+        ([splat[0].as_ptr(), splat[1].as_ptr()], 0)
+    };
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let dst_hi = (dst + 1) & 511;
+    let mask = w.exec();
+    for chunk in 0..LANES / 8 {
+        let m = (mask >> (8 * chunk)) as u8;
+        if m == 0 {
+            continue;
+        }
+        // SAFETY: each plane is a register (64 lanes, step 8 per chunk) or a splat (eight
+        // lanes, step 0).
+        let [blo, bhi] = unsafe {
+            [
+                std::ptr::read_unaligned(planes[0].add(step * chunk) as *const [u32; 8]),
+                std::ptr::read_unaligned(planes[1].add(step * chunk) as *const [u32; 8]),
+            ]
+        };
+        let mut dl = [0u32; 8];
+        let mut dh = [0u32; 8];
+        for k in 0..8 {
+            if shift < 32 {
+                dl[k] = blo[k] << shift;
+                dh[k] = bhi[k] << shift | (blo[k] >> 1) >> (31 - shift);
+            } else {
+                dh[k] = blo[k] << (shift - 32);
+            }
+        }
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
         unsafe {
             let (pl, ph) = (

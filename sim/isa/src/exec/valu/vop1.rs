@@ -88,11 +88,32 @@ w64! {
     v_min_f64<2>(true) => |a, bb| h(fmin64(g(a), g(bb)));
     v_max_f64<2>(true) => |a, bb| h(fmax64(g(a), g(bb)));
     v_ldexp_f64<2>(true) => |a, bb| h(ldexp64(g(a), bb as u32 as i32));
-    v_lshlrev_b64<2>(false) => |a, bb| bb << (a & 63);
+    v_lshlrev_b64_wide<2>(false) => |a, bb| bb << (a & 63);
     v_lshrrev_b64<2>(false) => |a, bb| bb >> (a & 63);
     v_ashrrev_i64<2>(false) => |a, bb| ((bb as i64) >> (a & 63)) as u64;
-    v_lshl_add_u64<3>(false) => |a, bb, c| (a << (bb & 7)).wrapping_add(c);
+    v_lshl_add_u64_wide<3>(false) => |a, bb, c| (a << (bb & 7)).wrapping_add(c);
     v_div_fixup_f64<3>(true) => |a, bb, c| h(div_fixup64(g(a), g(bb), g(c)));
+}
+
+simd_handler! {
+    /// Address arithmetic on gfx942: the uniform-shift case on 32-bit halves, the rest as
+    /// any 64-bit op.
+    pub fn v_lshl_add_u64(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        if lshl_add_u64_halves(w, i) {
+            return OK;
+        }
+        v_lshl_add_u64_wide(w, i, c)
+    }
+}
+
+simd_handler! {
+    /// The uniform-shift case on 32-bit halves, the rest as any 64-bit op.
+    pub fn v_lshlrev_b64(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        if lshlrev_b64_halves(w, i) {
+            return OK;
+        }
+        v_lshlrev_b64_wide(w, i, c)
+    }
 }
 
 pub fn v_readfirstlane_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {

@@ -111,15 +111,35 @@ simd_handler! {
                 bits |= (r as u64) << l;
             }
         } else {
-            let ([a, bb], _) = srcs32::<2>(w, i, op < 0xa0);
+            // Sources that need no modifier are read in place (scalars splat into `held`);
+            // the others go through srcs32.
+            let mut held = [[0u32; LANES]; 2];
+            let direct = plain_sources(i);
+            if direct {
+                for n in 0..2 {
+                    if i.src[n] < 256 {
+                        held[n] = [w.sread32(i.src[n], i.lit, i.info.fk); LANES];
+                    }
+                }
+            } else {
+                held = srcs32::<2>(w, i, op < 0xa0).0;
+            }
+            let src = |n: usize| -> &Lanes {
+                if direct && i.src[n] >= 256 {
+                    &w.v[(i.src[n] as usize - 256) & 511]
+                } else {
+                    &held[n]
+                }
+            };
+            let (a, bb) = (src(0), src(1));
             // The common compares pick their condition outside the lane loop, which then
             // vectorises; the rest decide per lane.
             bits = match op {
-                0x40..=0x5f => by_cond!(op & 15, COND => lane_bits(&a, &bb, |x, y| fcmp(COND, f(x), f(y)))),
+                0x40..=0x5f => by_cond!(op & 15, COND => lane_bits(a, bb, |x, y| fcmp(COND, f(x), f(y)))),
                 0xc0..=0xc7 | 0xd0..=0xd7 => {
-                    by_cond!(op & 7, COND => lane_bits(&a, &bb, |x, y| icmp(COND, x as i32, y as i32)))
+                    by_cond!(op & 7, COND => lane_bits(a, bb, |x, y| icmp(COND, x as i32, y as i32)))
                 }
-                0xc8..=0xcf | 0xd8..=0xdf => by_cond!(op & 7, COND => lane_bits(&a, &bb, |x, y| icmp(COND, x, y))),
+                0xc8..=0xcf | 0xd8..=0xdf => by_cond!(op & 7, COND => lane_bits(a, bb, |x, y| icmp(COND, x, y))),
                 _ => {
                     for l in 0..LANES {
                         let (x, y) = (a[l], bb[l]);
