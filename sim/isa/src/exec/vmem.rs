@@ -183,6 +183,28 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
     let ptrs = resolve(w, i, c, addrs, private, size, false)?;
     let exec = w.exec();
     let d = (i.dst as usize).wrapping_sub(256);
+    if size == 8 {
+        // One access per lane: 64-bit atomic loads compile to plain dwordx2 loads, which
+        // the GPU performs single-copy atomically; two dword reads could pair halves of
+        // two different stores of another workgroup.
+        let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                // SAFETY: resolve() approved [p, p+8) for this active lane.
+                let v = unsafe { read_u64(ptrs[l]) };
+                (lo[l], hi[l]) = (v as u32, (v >> 32) as u32);
+            }
+        }
+        for (k, half) in [lo, hi].iter().enumerate() {
+            let reg = &mut w.v[(d + k) & 511];
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    reg[l] = half[l];
+                }
+            }
+        }
+        return Ok(Step::Continue);
+    }
     if !matches!(op, 16..=19 | 32..=37) {
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
@@ -250,6 +272,17 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
     let ptrs = resolve(w, i, c, addrs, private, size, true)?;
     let exec = w.exec();
     let s = (i.src[1] as usize).wrapping_sub(256);
+    if size == 8 {
+        // One access per lane, as in load().
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let v = w.v[s & 511][l] as u64 | (w.v[(s + 1) & 511][l] as u64) << 32;
+                // SAFETY: resolve() approved [p, p+8) for this active lane.
+                unsafe { write_u64(ptrs[l], v) };
+            }
+        }
+        return Ok(Step::Continue);
+    }
     if !matches!(op, 24..=27) {
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
@@ -293,6 +326,38 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
         }
     }
     Ok(Step::Continue)
+}
+
+/// Reads 8 bytes at `p` in one access when they are naturally aligned (an atomic access,
+/// since another host thread may store there), else byte-wise.
+///
+/// # Safety
+/// `p` must be valid for reading 8 bytes.
+#[inline(always)]
+unsafe fn read_u64(p: *mut u8) -> u64 {
+    if p as usize % 8 == 0 {
+        // SAFETY: valid (the caller) and aligned (just checked); every access of other
+        // threads to guest memory goes through raw pointers or atomics of its own.
+        unsafe { AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed) }
+    } else {
+        // SAFETY: valid for 8 bytes (the caller).
+        unsafe { std::ptr::read_unaligned(p as *const u64) }
+    }
+}
+
+/// Writes 8 bytes at `p`, in one access when they are naturally aligned.
+///
+/// # Safety
+/// `p` must be valid for writing 8 bytes.
+#[inline(always)]
+unsafe fn write_u64(p: *mut u8, v: u64) {
+    if p as usize % 8 == 0 {
+        // SAFETY: as in read_u64.
+        unsafe { AtomicU64::from_ptr(p as *mut u64).store(v, Ordering::Relaxed) }
+    } else {
+        // SAFETY: valid for 8 bytes (the caller).
+        unsafe { std::ptr::write_unaligned(p as *mut u64, v) }
+    }
 }
 
 /// FLAT/GLOBAL atomics. Global memory is shared with other host threads running other
