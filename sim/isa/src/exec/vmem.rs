@@ -335,7 +335,7 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
 /// `p` must be valid for reading 8 bytes.
 #[inline(always)]
 unsafe fn read_u64(p: *mut u8) -> u64 {
-    if p as usize % 8 == 0 {
+    if (p as usize).is_multiple_of(8) {
         // SAFETY: valid (the caller) and aligned (just checked); every access of other
         // threads to guest memory goes through raw pointers or atomics of its own.
         unsafe { AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed) }
@@ -351,7 +351,7 @@ unsafe fn read_u64(p: *mut u8) -> u64 {
 /// `p` must be valid for writing 8 bytes.
 #[inline(always)]
 unsafe fn write_u64(p: *mut u8, v: u64) {
-    if p as usize % 8 == 0 {
+    if (p as usize).is_multiple_of(8) {
         // SAFETY: as in read_u64.
         unsafe { AtomicU64::from_ptr(p as *mut u64).store(v, Ordering::Relaxed) }
     } else {

@@ -1274,9 +1274,9 @@ extern "C" __global__ void mubufd16(const u64* in, u64* out) {
 }
 "#;
     let x: Vec<u64> = (0..LANES as u64)
-        .map(|l| 0x00a5_c3f0 ^ (l * 0x0101_0101) | (l & 1) << 31)
+        .map(|l| (0x00a5_c3f0 ^ (l * 0x0101_0101)) | (l & 1) << 31)
         .collect();
-    let y: Vec<u64> = (0..LANES as u64).map(|l| 0x8000 | l * 0x0203).collect();
+    let y: Vec<u64> = (0..LANES as u64).map(|l| 0x8000 | (l * 0x0203)).collect();
     let untouched = 0xdead_beef_dead_beefu64;
     for model in MODELS {
         let out = run_source(src, "mubufd16", model, &[x.clone(), y.clone()], 5);
