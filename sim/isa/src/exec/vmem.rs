@@ -260,6 +260,19 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
     if whole && !private {
         let dense = back_to_back(exec, addrs, size);
         if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
+            if size == 8 {
+                // One access per lane, as the general path below makes.
+                for l in 0..LANES {
+                    if exec >> l & 1 != 0 {
+                        let p = addrs[l].wrapping_add(delta) as usize as *mut u8;
+                        // SAFETY: global_offset translated every active lane's 8 bytes.
+                        let v = unsafe { read_u64(p) };
+                        w.v[d & 511][l] = v as u32;
+                        w.v[(d + 1) & 511][l] = (v >> 32) as u32;
+                    }
+                }
+                return Ok(Step::Continue);
+            }
             let words = (size / 4) as usize;
             for k in 0..words {
                 let reg = &mut w.v[(d + k) & 511];
@@ -296,6 +309,28 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
         }
     }
     let ptrs = resolve(w, i, c, addrs, private, size, false)?;
+    if size == 8 {
+        // One access per lane: 64-bit atomic loads compile to plain dwordx2 loads, which
+        // the GPU performs single-copy atomically; two dword reads could pair halves of
+        // two different stores of another workgroup.
+        let (mut lo, mut hi) = ([0u32; LANES], [0u32; LANES]);
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                // SAFETY: resolve() approved [p, p+8) for this active lane.
+                let v = unsafe { read_u64(ptrs[l]) };
+                (lo[l], hi[l]) = (v as u32, (v >> 32) as u32);
+            }
+        }
+        for (k, half) in [lo, hi].iter().enumerate() {
+            let reg = &mut w.v[(d + k) & 511];
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    reg[l] = half[l];
+                }
+            }
+        }
+        return Ok(Step::Continue);
+    }
     if whole {
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
@@ -366,6 +401,18 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
     if whole && !private {
         let dense = back_to_back(exec, addrs, size);
         if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
+            if size == 8 {
+                // One access per lane, as the general path below makes.
+                for l in 0..LANES {
+                    if exec >> l & 1 != 0 {
+                        let v = w.v[s & 511][l] as u64 | (w.v[(s + 1) & 511][l] as u64) << 32;
+                        let p = addrs[l].wrapping_add(delta) as usize as *mut u8;
+                        // SAFETY: global_offset translated every active lane's 8 bytes.
+                        unsafe { write_u64(p, v) };
+                    }
+                }
+                return Ok(Step::Continue);
+            }
             let words = (size / 4) as usize;
             // Register by register, lane by lane, as the general path below: lanes that
             // overlap leave the same bytes.
@@ -403,6 +450,17 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
         }
     }
     let ptrs = resolve(w, i, c, addrs, private, size, true)?;
+    if size == 8 {
+        // One access per lane, as in load().
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let v = w.v[s & 511][l] as u64 | (w.v[(s + 1) & 511][l] as u64) << 32;
+                // SAFETY: resolve() approved [p, p+8) for this active lane.
+                unsafe { write_u64(ptrs[l], v) };
+            }
+        }
+        return Ok(Step::Continue);
+    }
     if whole {
         // Whole dwords: one register at a time.
         for k in 0..(size / 4) as usize {
@@ -446,6 +504,38 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
         }
     }
     Ok(Step::Continue)
+}
+
+/// Reads 8 bytes at `p` in one access when they are naturally aligned (an atomic access,
+/// since another host thread may store there), else byte-wise.
+///
+/// # Safety
+/// `p` must be valid for reading 8 bytes.
+#[inline(always)]
+unsafe fn read_u64(p: *mut u8) -> u64 {
+    if (p as usize).is_multiple_of(8) {
+        // SAFETY: valid (the caller) and aligned (just checked); every access of other
+        // threads to guest memory goes through raw pointers or atomics of its own.
+        unsafe { AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed) }
+    } else {
+        // SAFETY: valid for 8 bytes (the caller).
+        unsafe { std::ptr::read_unaligned(p as *const u64) }
+    }
+}
+
+/// Writes 8 bytes at `p`, in one access when they are naturally aligned.
+///
+/// # Safety
+/// `p` must be valid for writing 8 bytes.
+#[inline(always)]
+unsafe fn write_u64(p: *mut u8, v: u64) {
+    if (p as usize).is_multiple_of(8) {
+        // SAFETY: as in read_u64.
+        unsafe { AtomicU64::from_ptr(p as *mut u64).store(v, Ordering::Relaxed) }
+    } else {
+        // SAFETY: valid for 8 bytes (the caller).
+        unsafe { std::ptr::write_unaligned(p as *mut u64, v) }
+    }
 }
 
 /// FLAT/GLOBAL atomics. Global memory is shared with other host threads running other

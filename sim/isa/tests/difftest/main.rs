@@ -137,6 +137,18 @@ fn dispatch(
     inputs: &[Vec<u64>],
     outputs: usize,
 ) -> Result<(Vec<u64>, u64), String> {
+    dispatch_on(lo, model, name, inputs, outputs, &CFG)
+}
+
+/// [`dispatch`] with the given execution configuration (e.g. several worker threads).
+fn dispatch_on(
+    lo: &Loaded,
+    model: GfxModel,
+    name: &str,
+    inputs: &[Vec<u64>],
+    outputs: usize,
+    cfg: &ExecConfig,
+) -> Result<(Vec<u64>, u64), String> {
     let mem = Ranges::default();
     mem.add(lo.image.addr(), lo.image.len as u64);
     let kd = lo.symbol(&format!("{name}.kd"));
@@ -160,7 +172,7 @@ fn dispatch(
     mem.add(ka.addr(), 512);
     let (mut d, _p) = packet(model, kd, ka.addr(), grid, wg, 0, &mem);
     d.packet.private_segment_size = desc.private_segment_fixed_size;
-    let stats = run_dispatch_with_stats(&d, &mem, &CFG).map_err(|e| e.to_string())?;
+    let stats = run_dispatch_with_stats(&d, &mem, cfg).map_err(|e| e.to_string())?;
     Ok((out, stats.instructions))
 }
 
@@ -1262,9 +1274,9 @@ extern "C" __global__ void mubufd16(const u64* in, u64* out) {
 }
 "#;
     let x: Vec<u64> = (0..LANES as u64)
-        .map(|l| 0x00a5_c3f0 ^ (l * 0x0101_0101) | (l & 1) << 31)
+        .map(|l| (0x00a5_c3f0 ^ (l * 0x0101_0101)) | (l & 1) << 31)
         .collect();
-    let y: Vec<u64> = (0..LANES as u64).map(|l| 0x8000 | l * 0x0203).collect();
+    let y: Vec<u64> = (0..LANES as u64).map(|l| 0x8000 | (l * 0x0203)).collect();
     let untouched = 0xdead_beef_dead_beefu64;
     for model in MODELS {
         let out = run_source(src, "mubufd16", model, &[x.clone(), y.clone()], 5);
@@ -1301,5 +1313,62 @@ extern "C" __global__ void mubufd16(const u64* in, u64* out) {
                 "{m} lane {l}: sbyte_d16, short_d16_hi"
             );
         }
+    }
+}
+
+/// Past defect (rocPRIM's look-back scans, now and then a tile's prefix wrong under load):
+/// 64-bit loads and stores moved each lane's two dwords separately (the first dword of
+/// every lane, then the second), so a `global_load_dwordx2` racing with another
+/// workgroup's `global_store_dwordx2` could pair the halves of two stores. clang compiles
+/// 64-bit atomic loads and stores (rocPRIM's packed flag and prefix) to exactly these
+/// instructions, which the GPU performs single-copy atomically. Two workgroups on two
+/// workers: one rewrites 64 words (a cache line apart) one lane at a time, each all-zero or
+/// all-one bits; the other reads all 64 at once. A torn read has differing halves; none
+/// may tear.
+#[test]
+fn dwordx2_accesses_do_not_tear() {
+    if !clang_available() {
+        eprintln!("SKIPPED: clang++-19 is not installed");
+        return;
+    }
+    // out[128 + 16 * lane]: the words (0xdeadbeefdeadbeef at first); out[1] = 1: the reader has
+    // started; out[2] = 1: the reader is done; out[64 + lane]: torn reads seen by each
+    // reader lane.
+    let src = r#"extern "C" __global__ void tear(const u64* in, u64* out) {
+  u32 lane = __builtin_amdgcn_workitem_id_x();
+  if (__builtin_amdgcn_workgroup_id_x() == 0) {
+    for (u32 w = 0; w < 4000000u && __hip_atomic_load(&out[1], __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT) != 1; w++) {}
+    for (u32 k = 0; k < 4000000u && __hip_atomic_load(&out[2], __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT) != 1; k++)
+      if (lane == (k & 63u))
+        __hip_atomic_store(&out[128 + 16 * lane], (k & 64u) ? ~0ull : 0ull, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  } else {
+    if (lane == 0) __hip_atomic_store(&out[1], 1ull, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    u64 torn = 0;
+    for (u32 k = 0; k < 20000u; k++) {
+      u64 v = __hip_atomic_load(&out[128 + 16 * lane], __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+      torn += (u32)v != (u32)(v >> 32);
+    }
+    out[64 + lane] = torn;
+    if (lane == 0) __hip_atomic_store(&out[2], 1ull, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  }
+}
+"#;
+    // The writer spins up to 2 * 4M iterations.
+    let cfg = ExecConfig {
+        worker_threads: 2,
+        max_wave_instructions: 200_000_000,
+        ..CFG
+    };
+    for model in MODELS {
+        let src = format!("{}{src}", prog::PRELUDE);
+        let elf = compile_hip(&src, model, "tear").unwrap_or_else(|e| panic!("{e}"));
+        let dis = disassemble(&elf, model, "tear");
+        assert!(dis.contains("global_load_dwordx2") && dis.contains("global_store_dwordx2"));
+        let lo = Loaded::new(&elf);
+        let out = dispatch_on(&lo, model, "tear", &[], 10, &cfg)
+            .unwrap_or_else(|e| panic!("tear on {}: {e}", model.processor()))
+            .0;
+        let torn: u64 = out[64..128].iter().sum();
+        assert_eq!(torn, 0, "{}: torn 64-bit reads", model.processor());
     }
 }
