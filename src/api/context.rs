@@ -7,7 +7,6 @@ use super::convert::{write_if_wanted, Out};
 use super::declare::hip_api;
 use super::types::hipError_t;
 use crate::error::{HipError, HipResult};
-use crate::runtime::compat;
 use crate::runtime::device::Device;
 use crate::runtime::{self, context};
 use std::ffi::c_void;
@@ -192,7 +191,7 @@ fn device_at(device: i32) -> HipResult<&'static Device> {
 /// has one configuration); from ROCm 7 on refused while a stream captures (AMD's 7.0 change).
 fn set_config(value: u32, values: u32, what: &'static str) -> HipResult {
     runtime::runtime()?.current_device()?;
-    compat::refuse_during_capture_from_rocm7(what)?;
+    crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7(what)?;
     if value >= values {
         tracing::warn!(value, "{what}: not a valid setting");
         return Err(HipError::INVALID_VALUE);

@@ -52,7 +52,7 @@ hip_api! {
     }
 
     fn hipEventQuery(event: hipEvent_t => Arc<Event>) -> hipError_t {
-        crate::runtime::compat::refuse_during_capture_from_rocm7("hipEventQuery")?;
+        crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipEventQuery")?;
         event::query(&event)
     }
 

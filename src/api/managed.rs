@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_void, CStr};
 
 hip_api! {
     fn hipMemAdvise(dev_ptr: *const c_void, count: usize, advice: u32, device: i32) -> hipError_t {
-        crate::runtime::compat::refuse_during_capture_from_rocm7("hipMemAdvise")?;
+        crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMemAdvise")?;
         managed::advise(dev_ptr, count, advice, device)
     }
 

@@ -90,7 +90,7 @@ hip_api! {
     }
 
     fn hipMallocManaged(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
-        compat::refuse_during_capture_from_rocm7("hipMallocManaged")?;
+        crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMallocManaged")?;
         ptr.write(memory::malloc_managed(size, flags)?)
     }
 

@@ -76,12 +76,12 @@ hip_api! {
         mem_pool: *mut hipMemPool_t => Out<hipMemPool_t>,
         pool_props: *const MemPoolProps => &MemPoolProps,
     ) -> hipError_t {
-        crate::runtime::compat::refuse_during_capture_from_rocm7("hipMemPoolCreate")?;
+        crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMemPoolCreate")?;
         mem_pool.write(mempool::create(pool_props)?)
     }
 
     fn hipMemPoolDestroy(mem_pool: hipMemPool_t) -> hipError_t {
-        crate::runtime::compat::refuse_during_capture_from_rocm7("hipMemPoolDestroy")?;
+        crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMemPoolDestroy")?;
         mempool::destroy(mem_pool)
     }
 
@@ -94,7 +94,7 @@ hip_api! {
     }
 
     fn hipDeviceSetMemPool(device: i32, mem_pool: hipMemPool_t => Arc<MemPool>) -> hipError_t {
-        crate::runtime::compat::refuse_during_capture_from_rocm7("hipDeviceSetMemPool")?;
+        crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipDeviceSetMemPool")?;
         mempool::set_current_pool(device, mem_pool)
     }
 

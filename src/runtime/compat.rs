@@ -15,7 +15,7 @@
 //!
 //! After that, reading the profile is one relaxed load of a byte.
 
-use super::launch::Refusal;
+use super::kernarg::Refusal;
 use crate::error::HipError;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -128,20 +128,6 @@ pub fn empty_module_file() -> HipError {
         Abi::Rocm5 => HipError::INVALID_KERNEL_FILE,
         Abi::Rocm6 => HipError::INVALID_VALUE,
         Abi::Rocm7 => HipError::INVALID_IMAGE,
-    }
-}
-
-/// For a call ROCm 7 refuses during a stream capture (AMD's 7.0 change, CUDA's rule) and
-/// earlier ABIs allow: `hipMallocManaged`, `hipMemAdvise`, `hipMemPoolCreate`/`Destroy`,
-/// `hipDeviceSetMemPool`, `hipDevice/CtxSet{Cache,SharedMem}Config`, `hipEventQuery`. Under
-/// ROCm 7 it fails (and invalidates the capture) as `capture::refuse_unsafe_call` says: while
-/// a global-mode capture, or a thread-local one of this thread, is in progress, unless this
-/// thread chose relaxed mode.
-pub fn refuse_during_capture_from_rocm7(call: &str) -> crate::error::HipResult {
-    if abi() >= Abi::Rocm7 {
-        super::graph::capture::refuse_unsafe_call(call)
-    } else {
-        Ok(())
     }
 }
 

@@ -660,6 +660,41 @@ pub enum ArgSource<'a> {
     Packed(&'a [u8]),
 }
 
+/// Why a launch configuration is refused (`launch::check_configuration` tells which). The
+/// error a program sees for each depends on its ROCm ABI (`compat::Abi::launch_error`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A grid or block dimension is 0.
+    ZeroDimension,
+    /// A block dimension over 1024, or over 1024 threads: more than the device allows.
+    BlockOverDeviceLimit,
+    /// More threads than the kernel's `max_flat_workgroup_size` (`__launch_bounds__`).
+    BlockOverLaunchBounds,
+    /// More blocks in a dimension than the device reports as `maxGridSize`.
+    GridOverDeviceLimit,
+    /// Static plus dynamic shared memory over the device's LDS.
+    SharedMemoryOverDeviceLimit,
+}
+
+impl Refusal {
+    /// The reason, for the log line of the refusal.
+    pub fn why(self) -> &'static str {
+        match self {
+            Refusal::ZeroDimension => "a grid or block dimension is 0",
+            Refusal::BlockOverDeviceLimit => "the block has more threads than the device allows",
+            Refusal::BlockOverLaunchBounds => {
+                "the block has more threads than the kernel's launch bounds"
+            }
+            Refusal::GridOverDeviceLimit => {
+                "the grid has more blocks in a dimension than the device's maxGridSize"
+            }
+            Refusal::SharedMemoryOverDeviceLimit => {
+                "static plus dynamic shared memory exceeds the device's LDS"
+            }
+        }
+    }
+}
+
 /// Most work-items a workgroup may have on the devices hipshim targets (also the limit of
 /// each block dimension).
 pub const MAX_BLOCK_THREADS: u64 = 1024;

@@ -209,7 +209,7 @@ pub unsafe fn pop_call_configuration(
     }
 }
 
-pub use super::kernarg::{LaunchLimits, MAX_BLOCK_THREADS};
+pub use super::kernarg::{LaunchLimits, Refusal, MAX_BLOCK_THREADS};
 
 /// `hipLaunchKernel`.
 ///
@@ -516,47 +516,6 @@ pub enum Args<'a> {
     Pointers(*const *const c_void),
     /// The `HIP_LAUNCH_PARAM_BUFFER_POINTER` buffer of `hipModuleLaunchKernel`.
     Packed(&'a [u8]),
-}
-
-/// Why a launch configuration is refused ([`check_configuration`] tells which). The error a
-/// program sees for each depends on its ROCm ABI (`compat::Abi::launch_error`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    /// A grid or block dimension is 0.
-    ZeroDimension,
-    /// A block dimension over 1024, or over 1024 threads: more than the device allows.
-    BlockOverDeviceLimit,
-    /// More threads than the kernel's `max_flat_workgroup_size` (`__launch_bounds__`).
-    BlockOverLaunchBounds,
-    /// More blocks in a dimension than the device reports as `maxGridSize`.
-    GridOverDeviceLimit,
-    /// Static plus dynamic shared memory over the device's LDS.
-    SharedMemoryOverDeviceLimit,
-}
-
-impl Refusal {
-    /// The reason, for the log line of the refusal.
-    pub fn why(self) -> &'static str {
-        match self {
-            Refusal::ZeroDimension => "a grid or block dimension is 0",
-            Refusal::BlockOverDeviceLimit => "the block has more threads than the device allows",
-            Refusal::BlockOverLaunchBounds => {
-                "the block has more threads than the kernel's launch bounds"
-            }
-            Refusal::GridOverDeviceLimit => {
-                "the grid has more blocks in a dimension than the device's maxGridSize"
-            }
-            Refusal::SharedMemoryOverDeviceLimit => {
-                "static plus dynamic shared memory exceeds the device's LDS"
-            }
-        }
-    }
-
-    /// The error the process's ABI gives this refusal, for a `cooperative` launch or not.
-    #[cold]
-    pub fn error(self, cooperative: bool) -> HipError {
-        super::compat::abi().launch_error(self, cooperative)
-    }
 }
 
 /// Why a launch configuration is refused, or `None` if it is valid: zero dimensions, too
@@ -866,7 +825,7 @@ fn refuse_configuration(
         return HipError::UNKNOWN;
     };
     tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, cooperative, "invalid launch: {}", refusal.why());
-    refusal.error(cooperative)
+    super::compat::abi().launch_error(refusal, cooperative)
 }
 
 /// The error of a launch whose stream `handle` did not resolve: a handle that names no live

@@ -640,9 +640,8 @@ pub unsafe fn free(ptr: *mut c_void) -> HipResult {
     };
     let device = runtime()?.device(pool.device)?;
     if super::compat::abi() >= super::compat::Abi::Rocm7 {
-        let null_stream = super::stream::resolve(std::ptr::null_mut(), device)?;
         // SAFETY: forwarded contract.
-        return unsafe { free_async(ptr, device, &null_stream) };
+        return unsafe { free_async(ptr, device, &device.streams.null) };
     }
     device.synchronize()?;
     if OWNERS.lock().remove(&start).is_none() || memory::remove_pooled(start).is_none() {

@@ -11,6 +11,7 @@
 
 use super::{add_node, new_graph, reaches, release, Graph, NodeParams};
 use crate::error::{HipError, HipResult};
+use crate::runtime::compat::{self, Abi};
 use crate::runtime::event::Event;
 use crate::runtime::launch::{self, CapturedKernel};
 use crate::runtime::ordering::{Stream, StreamRef};
@@ -569,6 +570,20 @@ pub fn refuse_unsafe_call(call: &str) -> HipResult {
     });
     tracing::warn!("{call} during a stream capture: the capture is invalidated");
     Err(HipError::STREAM_CAPTURE_UNSUPPORTED)
+}
+
+/// For a call ROCm 7 refuses during a stream capture (AMD's 7.0 change, CUDA's rule) and
+/// earlier ABIs allow: `hipMallocManaged`, `hipMemAdvise`, `hipMemPoolCreate`/`Destroy`,
+/// `hipDeviceSetMemPool`, `hipDevice/CtxSet{Cache,SharedMem}Config`, `hipEventQuery`. Under
+/// ROCm 7 it fails (and invalidates the capture) as [`refuse_unsafe_call`] says: while
+/// a global-mode capture, or a thread-local one of this thread, is in progress, unless this
+/// thread chose relaxed mode.
+pub fn refuse_unsafe_call_from_rocm7(call: &str) -> HipResult {
+    if compat::abi() >= Abi::Rocm7 {
+        refuse_unsafe_call(call)
+    } else {
+        Ok(())
+    }
 }
 
 /// [`refuse_if_capturing`] for a stream given by handle: one load while no capture is in

@@ -446,7 +446,7 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         device.info.max_grid_size,
     ) {
         tracing::warn!(kernel = %node.function.name, "kernel node: {}", refusal.why());
-        return Err(refusal.error(false));
+        return Err(super::compat::abi().launch_error(refusal, false));
     }
     Ok(node)
 }
