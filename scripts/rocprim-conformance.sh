@@ -19,8 +19,10 @@
 #                    (clang++-19 with AMD's installed headers); default both
 #   --jobs N         compile jobs (default 1: these templates take minutes and GBs each)
 #   --run-jobs N     programs run at once (default 1)
-#   --timeout S      seconds per program run (default 900); a case that crashes or hangs
-#                    is recorded and the program resumes after it
+#   --timeout S      seconds per program run (default 900); the case running when a run
+#                    crashes, exits (HIP_CHECK) or times out is recorded and the program
+#                    starts again after it (a program slower than S loses one case to
+#                    TIMEOUT per S seconds: raise S for device_scan/device_histogram)
 #   --filter F       a googletest filter (--gtest_filter) for every program; the cases in
 #                    SKIP below are left out unless --no-skip is given
 #   --no-skip        run the SKIP cases too
@@ -68,7 +70,7 @@ while [[ $# -gt 0 ]]; do
         --lib) lib_override="$2"; shift 2 ;;
         --build-only) run=0; shift ;;
         --run-only) build=0; shift ;;
-        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
         -*) echo "rocprim-conformance: unknown option $1" >&2; exit 2 ;;
         *) src="$1"; shift ;;
     esac
