@@ -27,6 +27,8 @@ c_tests! {
     device_reset_gfx90a => "device_reset" on "gfx90a";
     memcpy_order_gfx942 => "memcpy_order" on "gfx942";
     memcpy_order_gfx90a => "memcpy_order" on "gfx90a";
+    launch_targets_gfx942 => "launch_targets" on "gfx942";
+    launch_targets_gfx90a => "launch_targets" on "gfx90a";
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with
