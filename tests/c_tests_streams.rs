@@ -29,6 +29,8 @@ c_tests! {
     memcpy_order_gfx90a => "memcpy_order" on "gfx90a";
     stream_done_gfx942 => "stream_done" on "gfx942";
     stream_done_gfx90a => "stream_done" on "gfx90a";
+    launch_targets_gfx942 => "launch_targets" on "gfx942";
+    launch_targets_gfx90a => "launch_targets" on "gfx90a";
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with

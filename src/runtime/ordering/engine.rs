@@ -718,9 +718,34 @@ impl Stream {
         device: &DeviceStreams,
         publish: impl FnOnce(&Queue, hsa_signal_t) -> u64,
     ) -> HipResult {
-        let mut ready = match self.lock_if_nothing_to_wait_for(device, Sweep::NowAndThen) {
+        self.submit_one_counted(
+            device,
+            Sweep::NowAndThen,
+            #[inline(always)]
+            |queue, completion_signal| publish(queue, completion_signal),
+            |_| {},
+        )
+    }
+
+    /// What [`Stream::submit_counted`] and [`Stream::submit_batch`] share: publishes one
+    /// counted packet through `publish` after everything the stream must wait for (under the
+    /// stream's lock alone when there is nothing), then lets `hold` keep what the packet needs
+    /// until it completes.
+    #[inline(always)]
+    fn submit_one_counted(
+        &self,
+        device: &DeviceStreams,
+        sweep: Sweep,
+        publish: impl FnOnce(&Arc<Queue>, hsa_signal_t) -> u64,
+        hold: impl FnOnce(&mut State),
+    ) -> HipResult {
+        let mut ready = match self.lock_if_nothing_to_wait_for(device, sweep) {
             Some(st) => Ready::Idle(st),
             None => Ready::AfterWaits(self.begin_after_waits(device)?),
+        };
+        let st = match &mut ready {
+            Ready::Idle(st) => &mut **st,
+            Ready::AfterWaits(op) => &mut *op.st,
         };
         let State {
             queue,
@@ -728,11 +753,8 @@ impl Stream {
             counted,
             last,
             ..
-        } = match &mut ready {
-            Ready::Idle(st) => &mut **st,
-            Ready::AfterWaits(op) => &mut *op.st,
-        };
-        let Some(queue) = queue.as_deref() else {
+        } = &mut *st;
+        let Some(queue) = queue.as_ref() else {
             // `begin_after_waits` assigned one.
             tracing::error!(stream = %self.kind, "internal error: no queue after the waits");
             return Err(HipError::UNKNOWN);
@@ -741,6 +763,7 @@ impl Stream {
         pending.signal().count_up(1);
         *counted += 1;
         *last = publish(queue, pending.handle());
+        hold(st);
         match ready {
             Ready::Idle(st) => {
                 self.ops.fetch_add(1, Ordering::SeqCst);
@@ -790,49 +813,17 @@ impl Stream {
         keep: Keepalive,
         publish: impl FnOnce(&Arc<Queue>, hsa_signal_t) -> u64,
     ) -> HipResult {
-        let mut ready = match self.lock_if_nothing_to_wait_for(device, Sweep::Always) {
-            Some(st) => Ready::Idle(st),
-            None => Ready::AfterWaits(self.begin_after_waits(device)?),
-        };
-        let State {
-            queue,
-            pending,
-            counted,
-            last,
-            held,
-            ..
-        } = match &mut ready {
-            Ready::Idle(st) => &mut **st,
-            Ready::AfterWaits(op) => &mut *op.st,
-        };
-        let Some(queue) = queue.as_ref() else {
-            tracing::error!(stream = %self.kind, "internal error: no queue after the waits");
-            return Err(HipError::UNKNOWN);
-        };
-        // Counted before it is published (see `State::count_packet`).
-        pending.signal().count_up(1);
-        *counted += 1;
-        *last = publish(queue, pending.handle());
-        held.push_back(Held {
-            release_at: *counted,
-            signal: pending.clone(),
-            completes_itself: false,
-            keep: Some(keep),
-        });
-        for signal in hold {
-            held.push_back(Held::of(*counted, signal, false));
-        }
-        match ready {
-            Ready::Idle(st) => {
-                self.ops.fetch_add(1, Ordering::SeqCst);
-                drop(st);
-                if self.is_blocking() {
-                    device.note_unseen(self);
-                }
+        self.submit_one_counted(device, Sweep::Always, publish, |st| {
+            st.held.push_back(Held {
+                release_at: st.counted,
+                signal: st.pending.clone(),
+                completes_itself: false,
+                keep: Some(keep),
+            });
+            for signal in hold {
+                st.held.push_back(Held::of(st.counted, signal, false));
             }
-            Ready::AfterWaits(op) => op.finish(),
-        }
-        Ok(())
+        })
     }
 
     /// An operation whose waits are published on its queue (assigned if need be).
