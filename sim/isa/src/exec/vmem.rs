@@ -257,7 +257,9 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
     let exec = w.exec();
     let d = (i.dst as usize).wrapping_sub(256);
     let whole = !matches!(op, 16..=19 | 32..=37);
-    if whole && !private {
+    // 8-byte accesses take the general path below: the one place that decides how a
+    // lane's 8 bytes move (whether as one access).
+    if whole && !private && size != 8 {
         let dense = back_to_back(exec, addrs, size);
         if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
             if size == 8 {
@@ -398,7 +400,8 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
     let exec = w.exec();
     let s = (i.src[1] as usize).wrapping_sub(256);
     let whole = !matches!(op, 24..=27);
-    if whole && !private {
+    // 8-byte accesses take the general path below, as in load().
+    if whole && !private && size != 8 {
         let dense = back_to_back(exec, addrs, size);
         if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
             if size == 8 {
