@@ -262,19 +262,6 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
     if whole && !private && size != 8 {
         let dense = back_to_back(exec, addrs, size);
         if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
-            if size == 8 {
-                // One access per lane, as the general path below makes.
-                for l in 0..LANES {
-                    if exec >> l & 1 != 0 {
-                        let p = addrs[l].wrapping_add(delta) as usize as *mut u8;
-                        // SAFETY: global_offset translated every active lane's 8 bytes.
-                        let v = unsafe { read_u64(p) };
-                        w.v[d & 511][l] = v as u32;
-                        w.v[(d + 1) & 511][l] = (v >> 32) as u32;
-                    }
-                }
-                return Ok(Step::Continue);
-            }
             let words = (size / 4) as usize;
             for k in 0..words {
                 let reg = &mut w.v[(d + k) & 511];
@@ -404,18 +391,6 @@ fn store(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: boo
     if whole && !private && size != 8 {
         let dense = back_to_back(exec, addrs, size);
         if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
-            if size == 8 {
-                // One access per lane, as the general path below makes.
-                for l in 0..LANES {
-                    if exec >> l & 1 != 0 {
-                        let v = w.v[s & 511][l] as u64 | (w.v[(s + 1) & 511][l] as u64) << 32;
-                        let p = addrs[l].wrapping_add(delta) as usize as *mut u8;
-                        // SAFETY: global_offset translated every active lane's 8 bytes.
-                        unsafe { write_u64(p, v) };
-                    }
-                }
-                return Ok(Step::Continue);
-            }
             let words = (size / 4) as usize;
             // Register by register, lane by lane, as the general path below: lanes that
             // overlap leave the same bytes.
