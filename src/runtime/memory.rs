@@ -663,11 +663,29 @@ pub(crate) fn free_device_allocations(device: &Device) {
             .collect();
         starts.iter().filter_map(|s| table.remove(s)).collect()
     };
-    // Released outside the lock, as every free is.
+    // Released outside the lock, as every free is. Memory the CPU reaches directly (pinned
+    // host, managed) is forgotten but left mapped, as AMD's runtime leaves it: a thread may
+    // still be filling such a buffer, and a runtime must not turn that into a fault. It stays
+    // until the process ends.
+    let mut kept = (0usize, 0usize);
     for entry in doomed {
+        if matches!(entry.alloc.kind, MemKind::PinnedHost | MemKind::Managed) {
+            if let Backing::Pool(buffer) = entry.backing {
+                kept = (kept.0 + 1, kept.1 + buffer.len());
+                std::mem::forget(buffer);
+                continue;
+            }
+        }
         if let Err(e) = entry.backing.release() {
             tracing::warn!(error = %e, "hipDeviceReset: freeing an allocation failed");
         }
+    }
+    if kept.0 > 0 {
+        tracing::info!(
+            allocations = kept.0,
+            bytes = kept.1,
+            "hipDeviceReset: host-reachable allocations forgotten but left mapped until exit"
+        );
     }
 }
 
