@@ -617,23 +617,7 @@ pub(super) fn fast64<const N: usize>(
         let dl: [u32; 8] = std::array::from_fn(|k| d[k] as u32);
         let dh: [u32; 8] = std::array::from_fn(|k| (d[k] >> 32) as u32);
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
-        unsafe {
-            let (pl, ph) = (
-                base.add(dst * LANES + 8 * chunk),
-                base.add(dst_hi * LANES + 8 * chunk),
-            );
-            if m == 0xff {
-                std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
-                std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
-            } else {
-                for k in 0..8 {
-                    if m >> k & 1 != 0 {
-                        *pl.add(k) = dl[k];
-                        *ph.add(k) = dh[k];
-                    }
-                }
-            }
-        }
+        unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
     }
     w.lane_ops += mask.count_ones() as u64;
     true
@@ -718,23 +702,7 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
             dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
         }
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
-        unsafe {
-            let (pl, ph) = (
-                base.add(dst * LANES + 8 * chunk),
-                base.add(dst_hi * LANES + 8 * chunk),
-            );
-            if m == 0xff {
-                std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
-                std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
-            } else {
-                for k in 0..8 {
-                    if m >> k & 1 != 0 {
-                        *pl.add(k) = dl[k];
-                        *ph.add(k) = dh[k];
-                    }
-                }
-            }
-        }
+        unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
     }
     w.lane_ops += mask.count_ones() as u64;
     true
@@ -798,24 +766,43 @@ pub(super) fn lshlrev_b64_halves(w: &mut Wave, i: &Inst) -> bool {
             }
         }
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
-        unsafe {
-            let (pl, ph) = (
-                base.add(dst * LANES + 8 * chunk),
-                base.add(dst_hi * LANES + 8 * chunk),
-            );
-            if m == 0xff {
-                std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
-                std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
-            } else {
-                for k in 0..8 {
-                    if m >> k & 1 != 0 {
-                        *pl.add(k) = dl[k];
-                        *ph.add(k) = dh[k];
-                    }
+        unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// Writes eight lanes (`chunk`, active where `m` has a bit) of a 64-bit result to the
+/// register pair whose halves are `dst` (low) and `dst_hi` (high).
+///
+/// # Safety
+/// `base` is the register file; `dst`, `dst_hi` < 512 and `chunk` < 8.
+#[inline(always)]
+unsafe fn store_halves8(
+    base: *mut u32,
+    dst: usize,
+    dst_hi: usize,
+    chunk: usize,
+    m: u8,
+    dl: [u32; 8],
+    dh: [u32; 8],
+) {
+    // SAFETY: both rows lie in the register file (the caller).
+    unsafe {
+        let (pl, ph) = (
+            base.add(dst * LANES + 8 * chunk),
+            base.add(dst_hi * LANES + 8 * chunk),
+        );
+        if m == 0xff {
+            std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
+            std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
+        } else {
+            for k in 0..8 {
+                if m >> k & 1 != 0 {
+                    *pl.add(k) = dl[k];
+                    *ph.add(k) = dh[k];
                 }
             }
         }
     }
-    w.lane_ops += mask.count_ones() as u64;
-    true
 }
