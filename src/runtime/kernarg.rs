@@ -112,17 +112,7 @@ impl LaunchGeometry {
         block: [u32; 3],
         dynamic_lds: u32,
     ) -> Result<Self, KernargError> {
-        let (x, y, z) = (
-            u64::from(grid_blocks[0]) * u64::from(block[0]),
-            u64::from(grid_blocks[1]) * u64::from(block[1]),
-            u64::from(grid_blocks[2]) * u64::from(block[2]),
-        );
-        if (x | y | z) > u64::from(u32::MAX) {
-            return Err(KernargError::InvalidGeometry(
-                "grid has more than 2^32-1 work-items in a dimension",
-            ));
-        }
-        let grid = [x as u32, y as u32, z as u32];
+        let grid = Self::work_items(grid_blocks, block)?;
         Self::check(grid, block)?;
         // Whole blocks: the counts are known without dividing (this is every HIP launch).
         Ok(Self {
@@ -143,22 +133,25 @@ impl LaunchGeometry {
         dynamic_lds: u32,
     ) -> Result<Self, KernargError> {
         debug_assert!(Self::check(grid_blocks, block).is_ok());
-        let (x, y, z) = (
-            u64::from(grid_blocks[0]) * u64::from(block[0]),
-            u64::from(grid_blocks[1]) * u64::from(block[1]),
-            u64::from(grid_blocks[2]) * u64::from(block[2]),
-        );
-        if (x | y | z) > u64::from(u32::MAX) {
-            return Err(KernargError::InvalidGeometry(
-                "grid has more than 2^32-1 work-items in a dimension",
-            ));
-        }
         Ok(Self {
-            grid: [x as u32, y as u32, z as u32],
+            grid: Self::work_items(grid_blocks, block)?,
             block,
             dynamic_lds,
             counts: grid_blocks,
         })
+    }
+
+    /// The grid's size in work-items per dimension, refused past what a packet holds.
+    #[inline(always)]
+    fn work_items(grid_blocks: [u32; 3], block: [u32; 3]) -> Result<[u32; 3], KernargError> {
+        let items: [u64; 3] =
+            std::array::from_fn(|d| u64::from(grid_blocks[d]) * u64::from(block[d]));
+        if (items[0] | items[1] | items[2]) > u64::from(u32::MAX) {
+            return Err(KernargError::InvalidGeometry(
+                "grid has more than 2^32-1 work-items in a dimension",
+            ));
+        }
+        Ok(items.map(|n| n as u32))
     }
 
     /// A grid of `grid` work-items per dimension (as in the AQL packet) in work-groups of
