@@ -22,6 +22,8 @@ c_tests! {
     errors_gfx90a => "errors" on "gfx90a";
     wall_clock_gfx942 => "wall_clock" on "gfx942";
     wall_clock_gfx90a => "wall_clock" on "gfx90a";
+    shader_clock_gfx942 => "shader_clock" on "gfx942";
+    shader_clock_gfx90a => "shader_clock" on "gfx90a";
     fork_gfx942 => "fork" on "gfx942";
     fork_gfx90a => "fork" on "gfx90a";
     launch_variants_gfx942 => "launch_variants" on "gfx942";

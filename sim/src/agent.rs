@@ -244,10 +244,10 @@ impl Agent {
                 }
                 AMD_MAX_CLOCK_FREQUENCY => put(
                     value,
-                    match (gpu, self.model) {
-                        (false, _) => 3000u32,
-                        (true, GfxModel::Gfx942) => 2100,
-                        (true, GfxModel::Gfx90a) => 1700,
+                    if gpu {
+                        self.model.shader_clock_mhz()
+                    } else {
+                        3000u32
                     },
                 ),
                 AMD_MAX_ADDRESS_WATCH_POINTS => put(value, if gpu { 4u32 } else { 0 }),

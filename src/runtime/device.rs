@@ -303,8 +303,7 @@ fn gather_info(
         hsa::agent_value::<[u32; 3]>(api, agent, agent_info::GRID_MAX_DIM).unwrap_or([u32::MAX; 3]);
     let caches = hsa::agent_value::<[u32; 4]>(api, agent, agent_info::CACHE_SIZE).unwrap_or([0; 4]);
     let bdf = u32_of(agent_info::AMD_BDFID);
-    let timestamp_hz =
-        hsa::agent_value::<u64>(api, agent, agent_info::AMD_TIMESTAMP_FREQUENCY).unwrap_or(0);
+    let clock_khz = int(u32_of(agent_info::AMD_MAX_CLOCK_FREQUENCY).saturating_mul(1000));
     let uuid_text = hsa::agent_string(api, agent, agent_info::AMD_UUID).unwrap_or_default();
     let mut uuid = [0u8; 16];
     for (o, b) in uuid
@@ -333,14 +332,16 @@ fn gather_info(
         max_threads_per_block: int(u32_of(agent_info::WORKGROUP_MAX_SIZE).max(1)),
         max_threads_dim: dims.map(i32::from),
         max_grid_size: grid.map(int),
-        clock_rate: int(u32_of(agent_info::AMD_MAX_CLOCK_FREQUENCY).saturating_mul(1000)),
+        clock_rate: clock_khz,
         memory_clock_rate: int(u32_of(agent_info::AMD_MEMORY_MAX_FREQUENCY).saturating_mul(1000)),
         memory_bus_width: int(u32_of(agent_info::AMD_MEMORY_WIDTH)),
         l2_cache_size: int(caches[1]),
         compute_units: int(u32_of(agent_info::AMD_COMPUTE_UNIT_COUNT)),
         max_waves_per_cu: int(max_waves),
         max_threads_per_cu: int(max_waves.saturating_mul(wave)),
-        clock_instruction_rate: (timestamp_hz / 1000).min(i32::MAX as u64) as i32,
+        // AMD's headers define both as the rate of the counter `clock64()` reads (the shader
+        // clock, `s_memtime`): cycles over clockRate is time.
+        clock_instruction_rate: clock_khz,
         wall_clock_rate: GFX9_REALTIME_CLOCK_KHZ,
         pci_domain: int(u32_of(agent_info::AMD_DOMAIN)),
         pci_bus: int((bdf >> 8) & 0xff),

@@ -20,6 +20,16 @@ impl GfxModel {
             GfxModel::Gfx942 => "gfx942",
         }
     }
+
+    /// Peak shader clock in MHz (MI210's 1,700, MI300X's 2,100): what the agent reports as
+    /// its maximum clock, HIP as `clockRate`, and the rate `s_memtime` (HIP's `clock64()`)
+    /// counts at, since programs turn `clock64()` deltas into time with `clockRate`.
+    pub fn shader_clock_mhz(self) -> u32 {
+        match self {
+            GfxModel::Gfx90a => 1700,
+            GfxModel::Gfx942 => 2100,
+        }
+    }
 }
 
 /// What the device may touch: hsasim's registry of device allocations, registered/pinned

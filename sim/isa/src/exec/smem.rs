@@ -1,9 +1,11 @@
 //! Scalar memory (SMEM): loads and stores of dwords through the scalar cache.
 
 use super::{host_read, host_write, Ctx, Step};
-use crate::api::DispatchError;
+use crate::api::{DispatchError, GfxModel};
 use crate::inst::Inst;
 use crate::wave::Wave;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 type R = Result<Step, DispatchError>;
 
@@ -83,10 +85,19 @@ fn now_ns() -> u64 {
         .unwrap_or(0)
 }
 
-/// `s_memtime`: a 64-bit free-running counter (nanoseconds here, monotonic enough for
-/// kernels that time themselves).
-pub fn s_memtime(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    w.write_s64(i.dst, now_ns());
+/// Shader clock cycles since the interpreter's first `s_memtime`: monotonic and common to
+/// all worker threads, so a wave that moves between threads never sees its clock go back.
+fn shader_cycles(model: GfxModel) -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let ns = EPOCH.get_or_init(Instant::now).elapsed().as_nanos();
+    (ns * u128::from(model.shader_clock_mhz()) / 1000) as u64
+}
+
+/// `s_memtime`: the free-running shader clock counter HIP's `clock64()` reads. It counts at
+/// the peak clock the agent reports (`clockRate`), as programs assume when they turn cycle
+/// deltas into milliseconds with it.
+pub fn s_memtime(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    w.write_s64(i.dst, shader_cycles(c.info.model));
     Ok(Step::Continue)
 }
 
