@@ -3,8 +3,15 @@
 //! dispatcher does this with the queue priority `hsa_amd_queue_set_priority` sets; here each
 //! dispatch runs on host threads of its own, so a worker of a lower-priority dispatch, before
 //! it claims its next batch of workgroups, waits while a higher-priority dispatch of the same
-//! device has workgroups nobody has claimed yet (and gives the host CPU to it). Workgroups
+//! device has workgroups nobody has claimed yet, and gives the host CPU to it. Workgroups
 //! already claimed run to their end: nothing is preempted.
+//!
+//! The host's cores are the compute units here: once the higher dispatch has claimed its last
+//! workgroup, its workers still run their last ones, and a held-back worker goes on only into
+//! a free slot (while fewer workers of the device run than its dispatch's worker count). Were
+//! all held-back workers let go at once, the host would share its cores between them and the
+//! higher dispatch's last workgroups, and the next dispatch of the higher queue would start
+//! late, behind them.
 //!
 //! A higher dispatch whose workers are all stuck inside workgroups (spinning on a flag that
 //! only the lower dispatch will set) would hold the lower one back for ever, where a GPU, with
@@ -14,8 +21,8 @@
 //! until the next such claim.
 //!
 //! The cost where nothing competes (one dispatch at a time, or all of one priority): an
-//! atomic add and subtract on the device's word per dispatch (none for low priority), and
-//! one relaxed load of it per batch claim.
+//! atomic add and subtract on the device's word per dispatch (none for low priority) and on
+//! its count of running workers per worker, and one relaxed load per batch claim.
 
 use crate::api::QueuePriority;
 use crate::dispatch::CacheLine;
@@ -49,18 +56,21 @@ const DEVICES: usize = 32;
 
 struct Device {
     state: CacheLine<AtomicU64>,
+    /// Workers of the device's dispatches running (not waiting here).
+    running: CacheLine<AtomicU64>,
     /// Claims by dispatches not held back, counted while workers wait or the device is
     /// marked stalled.
     progress: CacheLine<AtomicU64>,
     lock: Mutex<()>,
-    /// Rung when the last pending dispatch of a level has claimed everything, or when a
-    /// waiter marks the device stalled.
+    /// Rung when the last pending dispatch of a level has claimed everything, when a worker
+    /// stops running while others wait, or when a waiter marks the device stalled.
     wake: Condvar,
 }
 
 impl Device {
     const IDLE: Device = Device {
         state: CacheLine(AtomicU64::new(0)),
+        running: CacheLine(AtomicU64::new(0)),
         progress: CacheLine(AtomicU64::new(0)),
         lock: Mutex::new(()),
         wake: Condvar::new(),
@@ -90,11 +100,15 @@ pub(crate) struct Entry {
     /// Fields that send a claim to the slow path: `above`, and waiters or the stalled
     /// mark (an unhindered claim then counts as progress).
     attention: u64,
+    /// The host threads the dispatch may use: a held-back worker goes on only while fewer
+    /// workers of the device run.
+    slots: u64,
     retired: AtomicBool,
 }
 
 impl Entry {
-    pub(crate) fn enter(device_index: u32, priority: QueuePriority) -> Entry {
+    /// Enters a dispatch of `priority` on `device_index` that may use `workers` host threads.
+    pub(crate) fn enter(device_index: u32, priority: QueuePriority, workers: usize) -> Entry {
         let (pending, above) = match priority {
             QueuePriority::Low => (0, NORMAL_FIELD | HIGH_FIELD),
             QueuePriority::Normal => (NORMAL_PENDING, HIGH_FIELD),
@@ -109,12 +123,20 @@ impl Entry {
             pending,
             above,
             attention: above | WAITER_FIELD | STALLED,
+            slots: workers as u64,
             retired: AtomicBool::new(pending == 0),
         }
     }
 
+    /// A worker of the dispatch starts: it counts as running until the guard is dropped.
+    pub(crate) fn run_worker(&self) -> RunningWorker<'_> {
+        self.device.running.0.fetch_add(1, Ordering::SeqCst);
+        RunningWorker(self)
+    }
+
     /// Before a worker claims workgroups: returns once no higher-priority dispatch of the
-    /// device has unclaimed workgroups (or the device is stalled). False if it gave up
+    /// device has unclaimed workgroups and, if it had to wait, a slot is free (or at once when
+    /// the device is stalled). False if it gave up
     /// waiting because `stop` was set or `deadline` passed (the caller then looks at both).
     #[inline]
     pub(crate) fn may_claim(&self, stop: &AtomicBool, deadline: Option<Instant>) -> bool {
@@ -139,15 +161,21 @@ impl Entry {
         if state & STALLED != 0 {
             return true;
         }
-        d.state.0.fetch_add(WAITER, Ordering::Relaxed);
+        // Waiting, it leaves its slot to others; both counts change before the checks below
+        // (SeqCst, against `RunningWorker::drop`'s decrement and its look for waiters).
+        d.state.0.fetch_add(WAITER, Ordering::SeqCst);
+        d.running.0.fetch_sub(1, Ordering::SeqCst);
         let mut guard = d.lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut seen = d.progress.0.load(Ordering::Relaxed);
         let mut since = Instant::now();
         let go_on = loop {
-            // Under the lock: `retire` rings after its decrement while holding it, so a
-            // decrement this load misses is followed by a wake-up this wait gets.
-            let state = d.state.0.load(Ordering::Acquire);
-            if state & self.above == 0 || state & STALLED != 0 {
+            // Under the lock: `retire` and `RunningWorker::drop` ring after their decrement
+            // while holding it, so a decrement these loads miss is followed by a wake-up this
+            // wait gets.
+            let state = d.state.0.load(Ordering::SeqCst);
+            if state & STALLED != 0
+                || (state & self.above == 0 && d.running.0.load(Ordering::SeqCst) < self.slots)
+            {
                 break true;
             }
             if stop.load(Ordering::Relaxed) {
@@ -172,6 +200,7 @@ impl Entry {
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         };
+        d.running.0.fetch_add(1, Ordering::SeqCst);
         drop(guard);
         d.state.0.fetch_sub(WAITER, Ordering::Relaxed);
         go_on
@@ -182,10 +211,34 @@ impl Entry {
         if self.retired.swap(true, Ordering::Relaxed) {
             return;
         }
-        let before = self.device.state.0.fetch_sub(self.pending, Ordering::Release);
+        let before = self
+            .device
+            .state
+            .0
+            .fetch_sub(self.pending, Ordering::SeqCst);
         if before & WAITER_FIELD != 0 {
-            let _guard = self.device.lock.lock().unwrap_or_else(|p| p.into_inner());
-            self.device.wake.notify_all();
+            self.device.wake_waiters();
+        }
+    }
+}
+
+impl Device {
+    fn wake_waiters(&self) {
+        // Under the lock: a waiter checks and sleeps holding it, so it cannot miss this.
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.wake.notify_all();
+    }
+}
+
+/// A worker of a dispatch, counted as running until dropped (also when it unwinds).
+pub(crate) struct RunningWorker<'a>(&'a Entry);
+
+impl Drop for RunningWorker<'_> {
+    fn drop(&mut self) {
+        let d = self.0.device;
+        d.running.0.fetch_sub(1, Ordering::SeqCst);
+        if d.state.0.load(Ordering::SeqCst) & WAITER_FIELD != 0 {
+            d.wake_waiters();
         }
     }
 }

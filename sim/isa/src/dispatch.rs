@@ -796,7 +796,8 @@ pub fn run(
     let stop = CacheLine(AtomicBool::new(false));
     let first_error: Mutex<Option<DispatchError>> = Mutex::new(None);
     let totals: Mutex<DispatchStats> = Mutex::new(DispatchStats::default());
-    let arbitration = Entry::enter(config.device, config.priority);
+    // Slots: the host threads a dispatch may use (not fewer for a small grid).
+    let arbitration = Entry::enter(config.device, config.priority, config.worker_threads.max(1));
     let deadline = plan.timeout.map(|(_, at)| at);
     let record = |e: DispatchError| {
         stop.0.store(true, Ordering::Relaxed);
@@ -806,6 +807,7 @@ pub fn run(
         }
     };
     let work = || {
+        let _running = arbitration.run_worker();
         let mut worker = Worker::take(&plan, mem);
         // Workgroups this worker finished, added to `finished` once at the end.
         let mut done = 0u64;

@@ -82,11 +82,22 @@ fn a_high_priority_dispatch_claims_all_its_workgroups_before_a_low_one_claims_mo
     // gate and started, for the low dispatch and the high one; the shared ticket counter.
     let (low_flags, high_flags, counter) = (words(2, 0), words(2, 0), words(1, 0));
     let (low_tickets, high_tickets) = (words(GROUPS, u32::MAX), words(GROUPS, u32::MAX));
-    for w in [&low_flags, &high_flags, &counter, &low_tickets, &high_tickets] {
+    for w in [
+        &low_flags,
+        &high_flags,
+        &counter,
+        &low_tickets,
+        &high_tickets,
+    ] {
         mem.add_slice(w);
     }
     let ticketed = |flags: &[AtomicU32], tickets: &[AtomicU32]| {
-        let args = [addr(flags), addr(&flags[1..]), addr(&counter), addr(tickets)];
+        let args = [
+            addr(flags),
+            addr(&flags[1..]),
+            addr(&counter),
+            addr(tickets),
+        ];
         launch("ticketed", GROUPS as u32, &args, &mem)
     };
     let low = ticketed(&low_flags, &low_tickets);
@@ -95,14 +106,17 @@ fn a_high_priority_dispatch_claims_all_its_workgroups_before_a_low_one_claims_mo
     std::thread::scope(|s| {
         // The low dispatch runs first, its workgroup 0 held at its gate; then the high one,
         // held likewise with 31 workgroups unclaimed.
-        let low_run = s.spawn(|| {
-            run_dispatch(&low.dispatch, &mem, &one_worker(DEVICE, QueuePriority::Low))
-        });
+        let low_run =
+            s.spawn(|| run_dispatch(&low.dispatch, &mem, &one_worker(DEVICE, QueuePriority::Low)));
         wait_for("the low dispatch to start", || {
             low_flags[1].load(Ordering::Acquire) != 0
         });
         let high_run = s.spawn(|| {
-            run_dispatch(&high.dispatch, &mem, &one_worker(DEVICE, QueuePriority::High))
+            run_dispatch(
+                &high.dispatch,
+                &mem,
+                &one_worker(DEVICE, QueuePriority::High),
+            )
         });
         wait_for("the high dispatch to start", || {
             high_flags[1].load(Ordering::Acquire) != 0
@@ -117,7 +131,8 @@ fn a_high_priority_dispatch_claims_all_its_workgroups_before_a_low_one_claims_mo
         high_run.join().unwrap().expect("the high dispatch runs");
         low_run.join().unwrap().expect("the low dispatch runs");
     });
-    let tickets = |t: &[AtomicU32]| -> Vec<u32> { t.iter().map(|x| x.load(Ordering::Relaxed)).collect() };
+    let tickets =
+        |t: &[AtomicU32]| -> Vec<u32> { t.iter().map(|x| x.load(Ordering::Relaxed)).collect() };
     let (low, high) = (tickets(&low_tickets), tickets(&high_tickets));
     assert_eq!(low[0], 0, "low workgroup 0 started first: {low:?}");
     // Once the high dispatch's last workgroup is claimed the low one may go on, possibly
@@ -144,7 +159,11 @@ fn spin_handoff(device: u32, groups: u32) {
     let low = launch("set_flag", 1, &[addr(&flag)], &mem);
     std::thread::scope(|s| {
         let high_run = s.spawn(|| {
-            run_dispatch(&high.dispatch, &mem, &one_worker(device, QueuePriority::High))
+            run_dispatch(
+                &high.dispatch,
+                &mem,
+                &one_worker(device, QueuePriority::High),
+            )
         });
         wait_for("the high dispatch to start", || {
             flag[1].load(Ordering::Acquire) != 0
