@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 /// How long held-back workers wait without any claim on the device before they take it that
 /// the higher-priority dispatch is stuck (see the module comment). Far longer than a batch of
 /// ordinary workgroups takes, so a working dispatch is never mistaken for a stuck one.
-pub(crate) const STALL: Duration = Duration::from_millis(200);
+const STALL: Duration = Duration::from_millis(200);
 /// How often a waiting worker looks at the progress, its dispatch's stop flag and deadline;
 /// the end of the higher dispatch's claims wakes it at once.
 const POLL: Duration = Duration::from_millis(5);
@@ -41,7 +41,8 @@ const POLL: Duration = Duration::from_millis(5);
 // The device's state word. Dispatches of normal and of high priority that still have
 // unclaimed workgroups are counted in fields of 20 bits (at most 4096 queues per agent, one
 // dispatch in flight each); low priority holds nobody back, so it is not counted. Then the
-// workers waiting (23 bits: 256 workers per dispatch), and the stalled mark.
+// workers waiting (23 bits: at most 256 workers per dispatch), and the stalled mark.
+// Everything a worker's claim looks at is in this one word.
 const NORMAL_PENDING: u64 = 1;
 const HIGH_PENDING: u64 = 1 << 20;
 const WAITER: u64 = 1 << 40;
@@ -68,16 +69,18 @@ struct Device {
 }
 
 impl Device {
-    const IDLE: Device = Device {
-        state: CacheLine(AtomicU64::new(0)),
-        running: CacheLine(AtomicU64::new(0)),
-        progress: CacheLine(AtomicU64::new(0)),
-        lock: Mutex::new(()),
-        wake: Condvar::new(),
-    };
+    const fn idle() -> Device {
+        Device {
+            state: CacheLine(AtomicU64::new(0)),
+            running: CacheLine(AtomicU64::new(0)),
+            progress: CacheLine(AtomicU64::new(0)),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
 }
 
-static DEVICE_STATE: [Device; DEVICES] = [Device::IDLE; DEVICES];
+static DEVICE_STATE: [Device; DEVICES] = [const { Device::idle() }; DEVICES];
 
 fn device(index: u32) -> &'static Device {
     &DEVICE_STATE[index as usize % DEVICES]
@@ -135,9 +138,9 @@ impl Entry {
     }
 
     /// Before a worker claims workgroups: returns once no higher-priority dispatch of the
-    /// device has unclaimed workgroups and, if it had to wait, a slot is free (or at once when
-    /// the device is stalled). False if it gave up
-    /// waiting because `stop` was set or `deadline` passed (the caller then looks at both).
+    /// device has unclaimed workgroups and, if it had to wait, a slot is free (at once while
+    /// the device is stalled). False if it gave up waiting because `stop` was set or
+    /// `deadline` passed (the caller then looks at both).
     #[inline]
     pub(crate) fn may_claim(&self, stop: &AtomicBool, deadline: Option<Instant>) -> bool {
         let state = self.device.state.0.load(Ordering::Relaxed);

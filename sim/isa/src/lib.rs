@@ -34,8 +34,9 @@
 //!   `Illegal`, naming the queue type it needs.
 //! - Queue priority ([`ExecConfig::priority`]): while a higher-priority dispatch of the same
 //!   device has workgroups not yet started, workers of a lower one start none (those running
-//!   finish); a higher dispatch stuck inside its workgroups for 200 ms lets the others on
-//!   (see `arbiter`). Cooperative dispatches take no part.
+//!   finish), and then go on only as the higher one's workers free host threads; a higher
+//!   dispatch stuck inside its workgroups for 200 ms lets the others on (see `arbiter`).
+//!   Cooperative dispatches take no part.
 //! - Other ISAs: wave32 code and descriptors with gfx10+ RSRC1 bits are refused before
 //!   running; unknown encodings are `UnknownInstruction` naming family and opcode.
 
