@@ -1,7 +1,7 @@
 //! Streams, events, stream-ordered memory and queue policies: the HIP programs in
 //! `c_tests/streams/`, built with clang-19 against `hip_headers/` and run on hsasim for each
 //! target (see `tests/common/ctest.rs`), plus the policy experiment run under several
-//! `HIPSHIM_QUEUE_POLICY` values.
+//! `HIPSHIM_QUEUE_POLICY` values and `priority_order` in the deterministic mode too.
 
 mod common;
 
@@ -31,6 +31,29 @@ c_tests! {
     stream_done_gfx90a => "stream_done" on "gfx90a";
     launch_targets_gfx942 => "launch_targets" on "gfx942";
     launch_targets_gfx90a => "launch_targets" on "gfx90a";
+    priority_order_gfx942 => "priority_order" on "gfx942";
+    priority_order_gfx90a => "priority_order" on "gfx90a";
+}
+
+/// `priority_order` in hsasim's deterministic mode, where one thread runs the queues' work
+/// and takes the highest-priority ready kernel first (the c_tests! entries above run it
+/// threaded).
+fn priority_order_deterministic(target: &str) {
+    let (program, spec) = common::ctest::build_area_program("streams", "priority_order");
+    let out = common::ctest::run_in_mode(&program, "priority_order", target, true, |cmd| {
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    });
+    assert!(out.contains("priority_order: PASSED"), "{out}");
+}
+
+#[test]
+fn priority_order_gfx942_deterministic() {
+    priority_order_deterministic("gfx942");
+}
+
+#[test]
+fn priority_order_gfx90a_deterministic() {
+    priority_order_deterministic("gfx90a");
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with

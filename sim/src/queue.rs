@@ -20,7 +20,7 @@ use crate::memory::{map_anon, node_bit, round_up, unmap, AgentMemory, Region, Re
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
 use hsa_abi::*;
-use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory, Gws};
+use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory, Gws, QueuePriority};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -71,6 +71,8 @@ pub struct Queue {
     /// thread (processor or deterministic-mode waiter) runs it.
     exec: Mutex<()>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// `HSA_AMD_QUEUE_PRIORITY_*`: how its dispatches compete with other queues' (see
+    /// `hsa_amd_queue_set_priority`).
     pub priority: AtomicU32,
     pub cu_mask: Mutex<Vec<u32>>,
     pub profiling: AtomicBool,
@@ -733,6 +735,10 @@ impl Queue {
                 compute_units: self.agent.compute_units,
                 max_wave_instructions: rt.config.max_wave_instructions,
                 timeout: Some(rt.config.dispatch_timeout),
+                // `hsa_amd_queue_set_priority` accepts nothing else.
+                priority: QueuePriority::from_hsa(self.priority.load(Ordering::Relaxed))
+                    .unwrap_or(QueuePriority::Normal),
+                device: self.agent.node,
             };
             // The kernel sees memory as its agent does: another GPU's memory faults unless
             // it was granted to this one.

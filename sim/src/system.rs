@@ -294,7 +294,9 @@ impl Runtime {
     /// 3. a ready barrier packet, or the kernel dispatch whose completion signal is
     ///    `target` (the signal the caller waits for or polls; or any kernel of the queue
     ///    whose address `target` is), at the front of its queue;
-    /// 4. only if `any_kernel`: the first ready kernel dispatch, queues in creation order.
+    /// 4. only if `any_kernel`: the first ready kernel dispatch, queues by priority (highest
+    ///    first, as the GPU's dispatcher gives compute units to the highest-priority queue with
+    ///    work), then in creation order.
     ///
     /// Kernels run to completion, so starting an unrelated kernel is the one step that can
     /// block the caller for long (a kernel spinning on a flag the host has yet to set):
@@ -327,7 +329,7 @@ impl Runtime {
             }
         }
         let mut queues: Vec<_> = self.queues.read().values().cloned().collect();
-        queues.sort_by_key(|q| q.id);
+        queues.sort_by_key(|q| (std::cmp::Reverse(q.priority.load(Ordering::Relaxed)), q.id));
         let cheap_or_target = |q: &Arc<Queue>| match q.ready_front(self) {
             Some((t, _)) if t != HSA_PACKET_TYPE_KERNEL_DISPATCH => true,
             // A kernel completing the awaited signal, or any kernel of the polled queue (a

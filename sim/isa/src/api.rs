@@ -67,6 +67,32 @@ pub struct Dispatch {
     pub dispatch_id: u64,
 }
 
+/// The scheduling priority of the queue a dispatch came from (`HSA_AMD_QUEUE_PRIORITY_*`).
+/// Among dispatches of one device, the workgroup dispatcher starts workgroups of the
+/// highest-priority one that has any left to start (see `arbiter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum QueuePriority {
+    Low,
+    Normal,
+    High,
+}
+
+impl QueuePriority {
+    /// The level `hsa_amd_queue_set_priority` takes (`HSA_AMD_QUEUE_PRIORITY_LOW` = 0,
+    /// `_NORMAL` = 1, `_HIGH` = 2); `None` for anything else.
+    pub fn from_hsa(level: u32) -> Option<QueuePriority> {
+        use hsa_abi::{
+            HSA_AMD_QUEUE_PRIORITY_HIGH, HSA_AMD_QUEUE_PRIORITY_LOW, HSA_AMD_QUEUE_PRIORITY_NORMAL,
+        };
+        match level {
+            HSA_AMD_QUEUE_PRIORITY_LOW => Some(QueuePriority::Low),
+            HSA_AMD_QUEUE_PRIORITY_NORMAL => Some(QueuePriority::Normal),
+            HSA_AMD_QUEUE_PRIORITY_HIGH => Some(QueuePriority::High),
+            _ => None,
+        }
+    }
+}
+
 /// How to run a dispatch.
 #[derive(Clone, Copy, Debug)]
 pub struct ExecConfig {
@@ -81,15 +107,26 @@ pub struct ExecConfig {
     /// Wall-clock limit for the whole dispatch (hsasim: `HSASIM_DISPATCH_TIMEOUT`); `None`
     /// for none. Waves look at the clock every 4096 instructions and between workgroups.
     pub timeout: Option<std::time::Duration>,
+    /// The priority of the dispatch's queue: while a dispatch of higher priority on the same
+    /// `device` has workgroups not yet started, this one starts no new workgroups (those
+    /// running finish). Cooperative dispatches, all of whose workgroups start at once, take
+    /// no part.
+    pub priority: QueuePriority,
+    /// The device whose workgroup dispatcher runs the dispatch (hsasim: the agent's node):
+    /// dispatches compete by priority only with those of the same device.
+    pub device: u32,
 }
 
 impl ExecConfig {
-    /// One worker, 80 compute units and no limits: a base for `..ExecConfig::BASE`.
+    /// One worker, 80 compute units, no limits, normal priority on device 0: a base for
+    /// `..ExecConfig::BASE`.
     pub const BASE: ExecConfig = ExecConfig {
         worker_threads: 1,
         compute_units: 80,
         max_wave_instructions: u64::MAX,
         timeout: None,
+        priority: QueuePriority::Normal,
+        device: 0,
     };
 }
 

@@ -4,6 +4,7 @@
 
 use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
+use crate::arbiter::Entry;
 use crate::decode::{decode_for_exec, Decoded};
 use crate::exec::{self, Ctx, DispatchInfo, Step};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
@@ -795,6 +796,9 @@ pub fn run(
     let stop = CacheLine(AtomicBool::new(false));
     let first_error: Mutex<Option<DispatchError>> = Mutex::new(None);
     let totals: Mutex<DispatchStats> = Mutex::new(DispatchStats::default());
+    // Slots: the host threads a dispatch may use (not fewer for a small grid).
+    let arbitration = Entry::enter(config.device, config.priority, config.worker_threads.max(1));
+    let deadline = plan.timeout.map(|(_, at)| at);
     let record = |e: DispatchError| {
         stop.0.store(true, Ordering::Relaxed);
         let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
@@ -803,14 +807,25 @@ pub fn run(
         }
     };
     let work = || {
+        let _running = arbitration.run_worker();
         let mut worker = Worker::take(&plan, mem);
         // Workgroups this worker finished, added to `finished` once at the end.
         let mut done = 0u64;
         let (mut k, mut end) = (0u64, 0u64);
         while !stop.0.load(Ordering::Relaxed) {
             if k == end {
+                if !arbitration.may_claim(&stop.0, deadline) {
+                    // Stopped, or out of time, while held back: the loop says which.
+                    if let Some(e) = timed_out(&plan) {
+                        record(e);
+                    }
+                    break;
+                }
                 k = next.0.fetch_add(batch, Ordering::Relaxed);
                 end = (k + batch).min(total);
+                if k < total && end == total {
+                    arbitration.retire();
+                }
             }
             if k >= total {
                 break;
@@ -879,7 +894,7 @@ pub fn run(
 /// A value alone on its cache line (128 bytes: adjacent-line prefetchers fetch lines in
 /// pairs), so that threads writing it do not slow threads reading its neighbours.
 #[repr(align(128))]
-struct CacheLine<T>(T);
+pub(crate) struct CacheLine<T>(pub(crate) T);
 
 /// The text of a panic payload (`panic!` with a literal or a formatted message).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {

@@ -32,6 +32,11 @@
 //!   host worker, with the queue's Global Wave Sync unit behind `ds_gws_init` and
 //!   `ds_gws_barrier` (see `coop` and `gws`). Elsewhere a `ds_gws_*` instruction is
 //!   `Illegal`, naming the queue type it needs.
+//! - Queue priority ([`ExecConfig::priority`]): while a higher-priority dispatch of the same
+//!   device has workgroups not yet started, workers of a lower one start none (those running
+//!   finish), and then go on only as the higher one's workers free host threads; a higher
+//!   dispatch stuck inside its workgroups for 200 ms lets the others on (see `arbiter`).
+//!   Cooperative dispatches take no part.
 //! - Other ISAs: wave32 code and descriptors with gfx10+ RSRC1 bits are refused before
 //!   running; unknown encodings are `UnknownInstruction` naming family and opcode.
 
@@ -41,6 +46,7 @@
 
 pub mod aperture;
 mod api;
+mod arbiter;
 mod coop;
 pub mod decode;
 mod disasm;
@@ -51,7 +57,8 @@ pub mod inst;
 mod pool;
 pub mod wave;
 
-pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
+pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, QueuePriority};
+pub use arbiter::waiting_workers;
 pub use decode::{decode, DecodeError};
 pub use dispatch::{panic_message, DispatchStats};
 pub use gws::Gws;

@@ -195,8 +195,10 @@ index_cas! {
     hsa_queue_cas_write_index_scacq_screl => Ordering::AcqRel, Ordering::Acquire;
 }
 
-/// Recorded and logged; with the scheduler model on, it orders the runlist (`sched.rs`).
-/// Mapped queues run with equal weight.
+/// Applies from the queue's next dispatch: among dispatches of the agent running at once,
+/// workgroups of the highest priority start first (`hsasim_isa`'s arbiter); deterministic mode
+/// runs the highest-priority ready kernel first; with the scheduler model on, it also orders
+/// the runlist (`sched.rs`).
 #[no_mangle]
 pub extern "C" fn hsa_amd_queue_set_priority(
     queue: *mut hsa_queue_t,

@@ -51,7 +51,7 @@ const CFG: ExecConfig = ExecConfig {
     worker_threads: 1,
     compute_units: 80,
     max_wave_instructions: 10_000_000,
-    timeout: None,
+    ..ExecConfig::BASE
 };
 
 fn env_u64(name: &str, default: u64) -> u64 {
