@@ -25,9 +25,68 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Bytes of kernarg memory per packet slot. AMD's limit on explicit kernel arguments is 4 KiB
-/// including hidden arguments for our purposes; larger kernarg segments are refused at launch.
+/// The largest kernarg segment a launch may have (and the size and alignment of a large
+/// kernarg slot). AMD's limit on explicit kernel arguments is 4 KiB including hidden arguments
+/// for our purposes; larger kernarg segments are refused at launch.
 pub const KERNARG_SLOT_BYTES: usize = 4096;
+
+/// Size and alignment of a small kernarg slot: 256 bytes of explicit arguments and the 256 of
+/// code object v5's hidden arguments, what nearly every kernel has. Launches write their
+/// segments into these, densely packed (eight to a page), so that consecutive launches fill
+/// consecutive cache lines of the same pages instead of a fresh page each.
+pub const SMALL_KERNARG_SLOT_BYTES: usize = 512;
+
+/// Which of a queue's two kernarg regions a kernel's segment is written to. Both have one slot
+/// per packet index (see the `kernargs` field of [`Queue`]), so a slot belongs to its packet
+/// until that completes whichever region it is in; the large region is only touched by
+/// launches of kernels whose segment does not fit a small slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernargSlot {
+    /// [`SMALL_KERNARG_SLOT_BYTES`], so aligned.
+    Small,
+    /// [`KERNARG_SLOT_BYTES`], so aligned.
+    Large,
+}
+
+impl KernargSlot {
+    /// The slot that holds a segment of `size` bytes aligned to `align` (a power of two), or
+    /// `None` if no slot does.
+    pub fn for_segment(size: usize, align: usize) -> Option<KernargSlot> {
+        if size <= SMALL_KERNARG_SLOT_BYTES && align <= SMALL_KERNARG_SLOT_BYTES {
+            Some(KernargSlot::Small)
+        } else if size <= KERNARG_SLOT_BYTES && align <= KERNARG_SLOT_BYTES {
+            Some(KernargSlot::Large)
+        } else {
+            None
+        }
+    }
+
+    /// Bytes of one slot.
+    pub const fn bytes(self) -> usize {
+        match self {
+            KernargSlot::Small => SMALL_KERNARG_SLOT_BYTES,
+            KernargSlot::Large => KERNARG_SLOT_BYTES,
+        }
+    }
+
+    /// Where packet `index`'s slot of this kind starts in the kernarg memory of a queue with
+    /// `slots` slots per region (a power of two): the small region first, then the large one.
+    #[inline(always)]
+    fn offset(self, index: u64, slots: u64) -> usize {
+        let slot = (index & (slots - 1)) as usize;
+        match self {
+            KernargSlot::Small => slot * SMALL_KERNARG_SLOT_BYTES,
+            KernargSlot::Large => {
+                slots as usize * SMALL_KERNARG_SLOT_BYTES + slot * KERNARG_SLOT_BYTES
+            }
+        }
+    }
+
+    /// Bytes of kernarg memory a queue with `slots` slots per region needs.
+    fn region_bytes(slots: u64) -> usize {
+        slots as usize * (SMALL_KERNARG_SLOT_BYTES + KERNARG_SLOT_BYTES)
+    }
+}
 
 /// What the error callback of a queue records; 0 while the queue is healthy.
 struct QueueHealth {
@@ -48,8 +107,9 @@ pub struct Queue {
     /// Cross-queue waits of this queue's barrier packets, and where it is stuck (see the
     /// module comment). Locked only by cross-queue waits and by fault checks.
     waits: Mutex<Waits>,
-    /// `2 * size` slots of [`KERNARG_SLOT_BYTES`]: packet `i` uses slot `i % (2 * size)`.
-    /// Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
+    /// Two regions of `2 * size` slots each, one of [`SMALL_KERNARG_SLOT_BYTES`] slots and one
+    /// of [`KERNARG_SLOT_BYTES`] slots ([`KernargSlot`]): packet `i` uses slot `i % (2 * size)`
+    /// of the region its kernel's segment fits. Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
     /// every packet carries the barrier bit, so packet `j - 2 * size` has completed by then.
     /// That holds however many streams share the queue: every packet the shim publishes, from
     /// any stream (kernels, markers, barrier-AND waits), is built with
@@ -241,8 +301,18 @@ impl Queue {
                 status::ERROR_INVALID_QUEUE_CREATION,
             ));
         }
-        let kernarg_bytes = 2 * size as usize * KERNARG_SLOT_BYTES;
+        let kernarg_bytes = KernargSlot::region_bytes(2 * size);
         let kernargs = match kernarg_pool.allocate(kernarg_bytes, &[agent]) {
+            // Every slot is aligned to its size if the memory is aligned to the largest.
+            Ok(kernargs) if kernargs.as_ptr() as usize % KERNARG_SLOT_BYTES != 0 => {
+                tracing::error!(target: "hipshim::queue", address = ?kernargs.as_ptr(), "the kernarg pool gave memory not aligned to {KERNARG_SLOT_BYTES} bytes");
+                // SAFETY: the queue was created above and is not used elsewhere yet.
+                unsafe { (api.hsa_queue_destroy)(raw) };
+                return Err(HsaError::call(
+                    "hsa_amd_memory_pool_allocate",
+                    status::ERROR_INVALID_ALLOCATION,
+                ));
+            }
             Ok(kernargs) => kernargs,
             Err(e) => {
                 // SAFETY: the queue was created above and is not used elsewhere yet.
@@ -442,21 +512,25 @@ impl Queue {
     }
 
     /// Publishes one packet with kernargs and rings the doorbell; returns its index. `build`
-    /// writes the kernargs into the packet's kernarg slot ([`KERNARG_SLOT_BYTES`], its until
-    /// the packet completes) and returns the packet. [`Queue::reserve`] for one packet, as the
+    /// writes the kernargs into the packet's kernarg slot of kind `slot`, its until the packet
+    /// completes, and returns the packet. [`Queue::reserve`] for one packet, as the
     /// launch path uses it: while nothing records, one index and no [`Reservation`] to keep
     /// (a struct in memory, moved at the ring).
     #[inline(always)]
-    pub fn publish_with_kernargs(&self, build: impl FnOnce(&mut [u8]) -> AqlPacket) -> u64 {
+    pub fn publish_with_kernargs(
+        &self,
+        slot: KernargSlot,
+        build: impl FnOnce(&mut [u8]) -> AqlPacket,
+    ) -> u64 {
         if crate::probe::recording() {
-            return self.publish_with_kernargs_recorded(build);
+            return self.publish_with_kernargs_recorded(slot, build);
         }
         // SAFETY: `raw` is live for the lifetime of `self`.
         let index = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, 1) };
         if index - self.read_seen.load(Ordering::Relaxed) >= self.size {
             self.wait_for_room(index);
         }
-        let packet = build(self.kernarg_slot(index));
+        let packet = build(self.kernarg_slot(index, slot));
         // SAFETY: `index` was reserved above, the ring has room for it, and it is written once
         // before the doorbell is rung for it.
         unsafe {
@@ -468,9 +542,13 @@ impl Queue {
 
     /// [`Queue::publish_with_kernargs`] while recording (see [`Reservation`]).
     #[inline(never)]
-    fn publish_with_kernargs_recorded(&self, build: impl FnOnce(&mut [u8]) -> AqlPacket) -> u64 {
+    fn publish_with_kernargs_recorded(
+        &self,
+        slot: KernargSlot,
+        build: impl FnOnce(&mut [u8]) -> AqlPacket,
+    ) -> u64 {
         let mut slots = self.reserve(1);
-        let packet = build(slots.kernarg());
+        let packet = build(slots.kernarg(slot));
         slots.write(&packet);
         slots.ring()
     }
@@ -484,20 +562,20 @@ impl Queue {
         index
     }
 
-    /// The kernarg slot of packet `index`. Mutable from `&self`: the slot is memory shared with
-    /// the device, owned by whoever reserved `index` (see the `kernargs` field).
+    /// The kernarg slot of kind `slot` of packet `index`. Mutable from `&self`: the slot is
+    /// memory shared with the device, owned by whoever reserved `index` (see the `kernargs`
+    /// field).
     #[allow(clippy::mut_from_ref)]
     #[inline(always)]
-    fn kernarg_slot(&self, index: u64) -> &mut [u8] {
-        let kernarg_slot = (index & (2 * self.size - 1)) as usize;
-        // SAFETY: slot `kernarg_slot` belongs to this index alone until the packet completes
-        // (see the `kernargs` field); the ring was sized for 2 * size slots.
+    fn kernarg_slot(&self, index: u64, slot: KernargSlot) -> &mut [u8] {
+        // SAFETY: the slot belongs to this index alone until the packet completes (see the
+        // `kernargs` field); the memory was sized for 2 * size slots of each kind.
         unsafe {
             std::slice::from_raw_parts_mut(
                 self.kernargs
                     .as_ptr()
-                    .add(kernarg_slot * KERNARG_SLOT_BYTES),
-                KERNARG_SLOT_BYTES,
+                    .add(slot.offset(index, 2 * self.size)),
+                slot.bytes(),
             )
         }
     }
@@ -608,11 +686,10 @@ impl Reservation<'_> {
         self.first + self.written * self.stride()
     }
 
-    /// The kernarg slot of the next packet ([`KERNARG_SLOT_BYTES`]), its until that packet
-    /// completes.
+    /// The kernarg slot of kind `slot` of the next packet, its until that packet completes.
     #[inline(always)]
-    pub fn kernarg(&mut self) -> &mut [u8] {
-        self.queue.kernarg_slot(self.next_index())
+    pub fn kernarg(&mut self, slot: KernargSlot) -> &mut [u8] {
+        self.queue.kernarg_slot(self.next_index(), slot)
     }
 
     /// Writes the next packet of the reservation (body first, header last) and returns its
