@@ -512,14 +512,15 @@ impl Queue {
     }
 
     /// Publishes one packet with kernargs and rings the doorbell; returns its index. `build`
-    /// writes the kernargs into the packet's kernarg slot of kind `slot`, its until the packet
-    /// completes, and returns the packet. [`Queue::reserve`] for one packet, as the
+    /// writes the kernargs (`segment_bytes` of them) into the packet's kernarg slot of kind
+    /// `slot`, its until the packet completes, and returns the packet. [`Queue::reserve`] for one packet, as the
     /// launch path uses it: while nothing records, one index and no [`Reservation`] to keep
     /// (a struct in memory, moved at the ring).
     #[inline(always)]
     pub fn publish_with_kernargs(
         &self,
         slot: KernargSlot,
+        segment_bytes: usize,
         build: impl FnOnce(&mut [u8]) -> AqlPacket,
     ) -> u64 {
         if crate::probe::recording() {
@@ -537,7 +538,41 @@ impl Queue {
             self.write(index, &packet);
             self.ring_doorbell(index);
         }
+        self.prefetch_for(index + 1, slot, segment_bytes);
         index
+    }
+
+    /// Asks the CPU to bring packet `index`'s ring slot and the first `segment_bytes` (at most
+    /// a small slot's) of its kernarg slot of kind `slot` into its cache, for writing: the next
+    /// launch on this queue most likely writes there a segment like the last one, and finds
+    /// the lines in cache instead of waiting for them (a ring slot was last written `size`
+    /// packets ago, a kernarg slot `2 * size`).
+    #[inline(always)]
+    fn prefetch_for(&self, index: u64, slot: KernargSlot, segment_bytes: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+            const LINE: usize = 64;
+            let packet = self
+                .ring
+                .wrapping_add((index & (self.size - 1)) as usize)
+                .cast::<i8>();
+            let kernarg = self
+                .kernargs
+                .as_ptr()
+                .wrapping_add(slot.offset(index, 2 * self.size))
+                .cast::<i8>();
+            // SAFETY: a prefetch is a hint that neither faults nor changes memory, whatever
+            // the address; these are addresses of the queue's own live ring and kernargs.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_ET0>(packet);
+                for line in 0..segment_bytes.min(SMALL_KERNARG_SLOT_BYTES).div_ceil(LINE) {
+                    _mm_prefetch::<_MM_HINT_ET0>(kernarg.wrapping_add(line * LINE));
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (index, slot, segment_bytes);
     }
 
     /// [`Queue::publish_with_kernargs`] while recording (see [`Reservation`]).

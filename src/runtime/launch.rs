@@ -1004,6 +1004,7 @@ impl DispatchPacket<'_> {
     ) -> u64 {
         queue.publish_with_kernargs(
             self.kernarg_slot,
+            self.kernel.layout.size(),
             #[inline(always)]
             |kernarg| {
                 self.write_kernargs(kernarg, multigrid_sync);
