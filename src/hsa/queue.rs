@@ -512,15 +512,21 @@ impl Queue {
     }
 
     /// Publishes one packet with kernargs and rings the doorbell; returns its index. `build`
-    /// writes the kernargs (`segment_bytes` of them) into the packet's kernarg slot of kind
-    /// `slot`, its until the packet completes, and returns the packet. [`Queue::reserve`] for one packet, as the
-    /// launch path uses it: while nothing records, one index and no [`Reservation`] to keep
-    /// (a struct in memory, moved at the ring).
+    /// writes the kernargs into the packet's kernarg slot of kind `slot`, its until the packet
+    /// completes, and returns the packet. [`Queue::reserve`] for one packet, as the launch
+    /// path uses it: while nothing records, one index and no [`Reservation`] to keep (a struct
+    /// in memory, moved at the ring).
+    ///
+    /// Once the doorbell is rung, the next packet's ring slot and the first line of the next
+    /// kernarg slot of the same kind are prefetched: the next launch on the queue writes there
+    /// (most likely a kernel of the same kind of slot), and finds the lines in cache instead of
+    /// stalling on them (a ring slot was last written `size` packets ago, a kernarg slot
+    /// `2 * size`). Where the ring or the region wraps, once per lap, the hint goes past its end
+    /// and is wasted.
     #[inline(always)]
     pub fn publish_with_kernargs(
         &self,
         slot: KernargSlot,
-        segment_bytes: usize,
         build: impl FnOnce(&mut [u8]) -> AqlPacket,
     ) -> u64 {
         if crate::probe::recording() {
@@ -531,48 +537,21 @@ impl Queue {
         if index - self.read_seen.load(Ordering::Relaxed) >= self.size {
             self.wait_for_room(index);
         }
-        let packet = build(self.kernarg_slot(index, slot));
+        let kernargs = self.kernarg_slot(index, slot);
+        let next_kernargs = kernargs.as_ptr().wrapping_add(slot.bytes());
+        let packet = build(kernargs);
         // SAFETY: `index` was reserved above, the ring has room for it, and it is written once
         // before the doorbell is rung for it.
         unsafe {
             self.write(index, &packet);
             self.ring_doorbell(index);
         }
-        self.prefetch_for(index + 1, slot, segment_bytes);
+        prefetch_for_write(
+            self.ring
+                .wrapping_add((index & (self.size - 1)) as usize + 1),
+        );
+        prefetch_for_write(next_kernargs);
         index
-    }
-
-    /// Asks the CPU to bring packet `index`'s ring slot and the first `segment_bytes` (at most
-    /// a small slot's) of its kernarg slot of kind `slot` into its cache, for writing: the next
-    /// launch on this queue most likely writes there a segment like the last one, and finds
-    /// the lines in cache instead of waiting for them (a ring slot was last written `size`
-    /// packets ago, a kernarg slot `2 * size`).
-    #[inline(always)]
-    fn prefetch_for(&self, index: u64, slot: KernargSlot, segment_bytes: usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
-            const LINE: usize = 64;
-            let packet = self
-                .ring
-                .wrapping_add((index & (self.size - 1)) as usize)
-                .cast::<i8>();
-            let kernarg = self
-                .kernargs
-                .as_ptr()
-                .wrapping_add(slot.offset(index, 2 * self.size))
-                .cast::<i8>();
-            // SAFETY: a prefetch is a hint that neither faults nor changes memory, whatever
-            // the address; these are addresses of the queue's own live ring and kernargs.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_ET0>(packet);
-                for line in 0..segment_bytes.min(SMALL_KERNARG_SLOT_BYTES).div_ceil(LINE) {
-                    _mm_prefetch::<_MM_HINT_ET0>(kernarg.wrapping_add(line * LINE));
-                }
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (index, slot, segment_bytes);
     }
 
     /// [`Queue::publish_with_kernargs`] while recording (see [`Reservation`]).
@@ -905,6 +884,20 @@ impl QueueFactory {
     }
 }
 
+/// Asks the CPU to bring the cache line at `address` into its cache, for writing (a hint: on
+/// CPUs without `prefetchw` it is fetched for reading).
+#[inline(always)]
+fn prefetch_for_write<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        // SAFETY: a prefetch neither faults nor changes memory, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_ET0>(address.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 /// Byte offset of the completion signal in every AQL packet type.
 const COMPLETION_OFFSET: usize = 56;
 
@@ -1043,6 +1036,52 @@ mod tests {
         );
         // SAFETY: null data is ignored.
         unsafe { on_queue_error(status::ERROR, std::ptr::null_mut(), std::ptr::null_mut()) };
+    }
+
+    #[test]
+    fn segments_go_to_the_smallest_slot_that_holds_them_size_and_alignment() {
+        let small = Some(KernargSlot::Small);
+        let large = Some(KernargSlot::Large);
+        // Explicit arguments plus code object v5's 256 bytes of hidden ones.
+        assert_eq!(KernargSlot::for_segment(0, 8), small);
+        assert_eq!(KernargSlot::for_segment(272, 8), small);
+        assert_eq!(KernargSlot::for_segment(512, 16), small);
+        assert_eq!(KernargSlot::for_segment(513, 8), large);
+        assert_eq!(KernargSlot::for_segment(3336, 8), large);
+        assert_eq!(KernargSlot::for_segment(4096, 8), large);
+        // A small segment that asks for more alignment than a small slot has.
+        assert_eq!(KernargSlot::for_segment(256, 1024), large);
+        assert_eq!(KernargSlot::for_segment(4097, 8), None);
+        assert_eq!(KernargSlot::for_segment(64, 8192), None);
+    }
+
+    #[test]
+    fn small_slots_are_dense_and_large_slots_follow_them() {
+        let slots = 2048;
+        let small = |index| KernargSlot::Small.offset(index, slots);
+        let large = |index| KernargSlot::Large.offset(index, slots);
+        // Eight consecutive packets share one page of small slots.
+        assert_eq!(small(0), 0);
+        assert_eq!(small(7) + SMALL_KERNARG_SLOT_BYTES, 4096);
+        assert_eq!(small(1) - small(0), SMALL_KERNARG_SLOT_BYTES);
+        // Slots repeat every `slots` packets, in both regions.
+        assert_eq!(small(slots + 5), small(5));
+        assert_eq!(large(slots + 5), large(5));
+        // The large region starts where the small one ends, page aligned, and ends where the
+        // memory does.
+        let small_region = slots as usize * SMALL_KERNARG_SLOT_BYTES;
+        assert_eq!(large(0), small_region);
+        assert_eq!(small(slots - 1) + SMALL_KERNARG_SLOT_BYTES, small_region);
+        assert_eq!(large(0) % KERNARG_SLOT_BYTES, 0);
+        assert_eq!(
+            large(slots - 1) + KERNARG_SLOT_BYTES,
+            KernargSlot::region_bytes(slots)
+        );
+        // Every slot is aligned to its size (given memory aligned to the largest).
+        for index in [0, 1, 3, 1000, slots - 1, slots, 3 * slots + 17] {
+            assert_eq!(small(index) % SMALL_KERNARG_SLOT_BYTES, 0);
+            assert_eq!(large(index) % KERNARG_SLOT_BYTES, 0);
+        }
     }
 
     #[test]

@@ -748,8 +748,7 @@ unsafe fn check_launch_then<'a, R>(
         HipError::INVALID_CONFIGURATION
     })?;
     let layout = &kernel.layout;
-    let Some(kernarg_slot) = KernargSlot::for_segment(layout.size(), info.kernarg_align as usize)
-    else {
+    let Some(kernarg_slot) = kernel.kernarg_slot else {
         tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, align = info.kernarg_align, "kernarg segment larger or more aligned than a kernarg slot");
         return Err(HipError::INVALID_CONFIGURATION);
     };
@@ -1004,7 +1003,6 @@ impl DispatchPacket<'_> {
     ) -> u64 {
         queue.publish_with_kernargs(
             self.kernarg_slot,
-            self.kernel.layout.size(),
             #[inline(always)]
             |kernarg| {
                 self.write_kernargs(kernarg, multigrid_sync);
@@ -1071,6 +1069,11 @@ impl CheckedLaunch<'_> {
     /// Bytes of the kernel's kernarg segment.
     pub(in crate::runtime) fn kernarg_bytes(&self) -> usize {
         self.packet.kernel.layout.size()
+    }
+
+    /// The alignment the kernel's kernarg segment needs (`.kernarg_segment_align`).
+    pub(in crate::runtime) fn kernarg_align(&self) -> usize {
+        self.packet.kernel.info.kernarg_align as usize
     }
 }
 
