@@ -41,12 +41,19 @@ pub const SMALL_KERNARG_SLOT_BYTES: usize = 512;
 /// until that completes whichever region it is in; the large region is only touched by
 /// launches of kernels whose segment does not fit a small slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum KernargSlot {
-    /// [`SMALL_KERNARG_SLOT_BYTES`], so aligned.
-    Small,
+    /// [`SMALL_KERNARG_SLOT_BYTES`], so aligned. The discriminants are the sizes' log2: a
+    /// slot's address is then a shift and an add (the launch path works it out).
+    Small = 9,
     /// [`KERNARG_SLOT_BYTES`], so aligned.
-    Large,
+    Large = 12,
 }
+
+const _: () = assert!(
+    1 << KernargSlot::Small as u32 == SMALL_KERNARG_SLOT_BYTES
+        && 1 << KernargSlot::Large as u32 == KERNARG_SLOT_BYTES
+);
 
 impl KernargSlot {
     /// The slot that holds a segment of `size` bytes aligned to `align` (a power of two), or
@@ -62,11 +69,9 @@ impl KernargSlot {
     }
 
     /// Bytes of one slot.
+    #[inline(always)]
     pub const fn bytes(self) -> usize {
-        match self {
-            KernargSlot::Small => SMALL_KERNARG_SLOT_BYTES,
-            KernargSlot::Large => KERNARG_SLOT_BYTES,
-        }
+        1 << self as u32
     }
 
     /// Where packet `index`'s slot of this kind starts in the kernarg memory of a queue with
@@ -74,12 +79,11 @@ impl KernargSlot {
     #[inline(always)]
     fn offset(self, index: u64, slots: u64) -> usize {
         let slot = (index & (slots - 1)) as usize;
-        match self {
-            KernargSlot::Small => slot * SMALL_KERNARG_SLOT_BYTES,
-            KernargSlot::Large => {
-                slots as usize * SMALL_KERNARG_SLOT_BYTES + slot * KERNARG_SLOT_BYTES
-            }
-        }
+        let region = match self {
+            KernargSlot::Small => 0,
+            KernargSlot::Large => slots as usize * SMALL_KERNARG_SLOT_BYTES,
+        };
+        region + (slot << self as u32)
     }
 
     /// Bytes of kernarg memory a queue with `slots` slots per region needs.
