@@ -308,7 +308,7 @@ impl Queue {
         let kernarg_bytes = KernargSlot::region_bytes(2 * size);
         let kernargs = match kernarg_pool.allocate(kernarg_bytes, &[agent]) {
             // Every slot is aligned to its size if the memory is aligned to the largest.
-            Ok(kernargs) if kernargs.as_ptr() as usize % KERNARG_SLOT_BYTES != 0 => {
+            Ok(kernargs) if !(kernargs.as_ptr() as usize).is_multiple_of(KERNARG_SLOT_BYTES) => {
                 tracing::error!(target: "hipshim::queue", address = ?kernargs.as_ptr(), "the kernarg pool gave memory not aligned to {KERNARG_SLOT_BYTES} bytes");
                 // SAFETY: the queue was created above and is not used elsewhere yet.
                 unsafe { (api.hsa_queue_destroy)(raw) };
