@@ -586,6 +586,23 @@ impl Queue {
     #[allow(clippy::mut_from_ref)]
     #[inline(always)]
     fn kernarg_slot(&self, index: u64, slot: KernargSlot) -> &mut [u8] {
+        // The common case inline, its size a constant; large slots out of line.
+        match slot {
+            KernargSlot::Small => self.kernarg_slot_of(index, KernargSlot::Small),
+            KernargSlot::Large => self.large_kernarg_slot(index),
+        }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    #[cold]
+    #[inline(never)]
+    fn large_kernarg_slot(&self, index: u64) -> &mut [u8] {
+        self.kernarg_slot_of(index, KernargSlot::Large)
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    fn kernarg_slot_of(&self, index: u64, slot: KernargSlot) -> &mut [u8] {
         // SAFETY: the slot belongs to this index alone until the packet completes (see the
         // `kernargs` field); the memory was sized for 2 * size slots of each kind.
         unsafe {
