@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::ctest::{build, c_tests_dir, Spec};
+use common::ctest::{build, c_tests_dir, run_in_mode, Spec};
 
 c_tests! {
     dir "streams";
@@ -33,6 +33,7 @@ c_tests! {
     launch_targets_gfx90a => "launch_targets" on "gfx90a";
     priority_order_gfx942 => "priority_order" on "gfx942";
     priority_order_gfx90a => "priority_order" on "gfx90a";
+    kernarg_slots_gfx942 => "kernarg_slots" on "gfx942";
 }
 
 /// `priority_order` in hsasim's deterministic mode, where one thread runs the queues' work
@@ -181,4 +182,18 @@ fn copies_fall_back_to_runtime_placed_engines_without_rocm_5_3_calls() {
         hsa_calls(&hidden, "hsa_amd_memory_async_copy") > 0,
         "{hidden}"
     );
+}
+
+/// `kernarg_slots` (run threaded by the list above) in hsasim's deterministic mode too, where
+/// the device runs only when the host waits: every launch of a round is published before any
+/// runs, so each kernarg slot must still hold its own launch's segment when the device reads
+/// it.
+#[test]
+fn kernarg_slots_gfx942_deterministic() {
+    let source_path = c_tests_dir("streams").join("kernarg_slots.hip");
+    let source = std::fs::read_to_string(&source_path).unwrap();
+    let spec = Spec::parse(&source, &source_path);
+    let program = build(&source_path, "kernarg_slots", &spec.targets);
+    let out = run_in_mode(&program, "kernarg_slots", "gfx942", true, |_| {});
+    assert!(out.contains("PASSED"), "{out}");
 }

@@ -25,9 +25,72 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Bytes of kernarg memory per packet slot. AMD's limit on explicit kernel arguments is 4 KiB
-/// including hidden arguments for our purposes; larger kernarg segments are refused at launch.
+/// The largest kernarg segment a launch may have (and the size and alignment of a large
+/// kernarg slot). AMD's limit on explicit kernel arguments is 4 KiB including hidden arguments
+/// for our purposes; larger kernarg segments are refused at launch.
 pub const KERNARG_SLOT_BYTES: usize = 4096;
+
+/// Size and alignment of a small kernarg slot: 256 bytes of explicit arguments and the 256 of
+/// code object v5's hidden arguments, what nearly every kernel has. Launches write their
+/// segments into these, densely packed (eight to a page), so that consecutive launches fill
+/// consecutive cache lines of the same pages instead of a fresh page each.
+pub const SMALL_KERNARG_SLOT_BYTES: usize = 512;
+
+/// Which of a queue's two kernarg regions a kernel's segment is written to. Both have one slot
+/// per packet index (see the `kernargs` field of [`Queue`]), so a slot belongs to its packet
+/// until that completes whichever region it is in; the large region is only touched by
+/// launches of kernels whose segment does not fit a small slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum KernargSlot {
+    /// [`SMALL_KERNARG_SLOT_BYTES`], so aligned. The discriminants are the sizes' log2: a
+    /// slot's address is then a shift and an add (the launch path works it out).
+    Small = 9,
+    /// [`KERNARG_SLOT_BYTES`], so aligned.
+    Large = 12,
+}
+
+const _: () = assert!(
+    1 << KernargSlot::Small as u32 == SMALL_KERNARG_SLOT_BYTES
+        && 1 << KernargSlot::Large as u32 == KERNARG_SLOT_BYTES
+);
+
+impl KernargSlot {
+    /// The slot that holds a segment of `size` bytes aligned to `align` (a power of two), or
+    /// `None` if no slot does.
+    pub fn for_segment(size: usize, align: usize) -> Option<KernargSlot> {
+        if size <= SMALL_KERNARG_SLOT_BYTES && align <= SMALL_KERNARG_SLOT_BYTES {
+            Some(KernargSlot::Small)
+        } else if size <= KERNARG_SLOT_BYTES && align <= KERNARG_SLOT_BYTES {
+            Some(KernargSlot::Large)
+        } else {
+            None
+        }
+    }
+
+    /// Bytes of one slot.
+    #[inline(always)]
+    pub const fn bytes(self) -> usize {
+        1 << self as u32
+    }
+
+    /// Where packet `index`'s slot of this kind starts in the kernarg memory of a queue with
+    /// `slots` slots per region (a power of two): the small region first, then the large one.
+    #[inline(always)]
+    fn offset(self, index: u64, slots: u64) -> usize {
+        let slot = (index & (slots - 1)) as usize;
+        let region = match self {
+            KernargSlot::Small => 0,
+            KernargSlot::Large => slots as usize * SMALL_KERNARG_SLOT_BYTES,
+        };
+        region + (slot << self as u32)
+    }
+
+    /// Bytes of kernarg memory a queue with `slots` slots per region needs.
+    fn region_bytes(slots: u64) -> usize {
+        slots as usize * (SMALL_KERNARG_SLOT_BYTES + KERNARG_SLOT_BYTES)
+    }
+}
 
 /// What the error callback of a queue records; 0 while the queue is healthy.
 struct QueueHealth {
@@ -48,8 +111,9 @@ pub struct Queue {
     /// Cross-queue waits of this queue's barrier packets, and where it is stuck (see the
     /// module comment). Locked only by cross-queue waits and by fault checks.
     waits: Mutex<Waits>,
-    /// `2 * size` slots of [`KERNARG_SLOT_BYTES`]: packet `i` uses slot `i % (2 * size)`.
-    /// Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
+    /// Two regions of `2 * size` slots each, one of [`SMALL_KERNARG_SLOT_BYTES`] slots and one
+    /// of [`KERNARG_SLOT_BYTES`] slots ([`KernargSlot`]): packet `i` uses slot `i % (2 * size)`
+    /// of the region its kernel's segment fits. Slot reuse is safe because we only reserve index `j` once `j - size` was consumed, and
     /// every packet carries the barrier bit, so packet `j - 2 * size` has completed by then.
     /// That holds however many streams share the queue: every packet the shim publishes, from
     /// any stream (kernels, markers, barrier-AND waits), is built with
@@ -241,8 +305,18 @@ impl Queue {
                 status::ERROR_INVALID_QUEUE_CREATION,
             ));
         }
-        let kernarg_bytes = 2 * size as usize * KERNARG_SLOT_BYTES;
+        let kernarg_bytes = KernargSlot::region_bytes(2 * size);
         let kernargs = match kernarg_pool.allocate(kernarg_bytes, &[agent]) {
+            // Every slot is aligned to its size if the memory is aligned to the largest.
+            Ok(kernargs) if !(kernargs.as_ptr() as usize).is_multiple_of(KERNARG_SLOT_BYTES) => {
+                tracing::error!(target: "hipshim::queue", address = ?kernargs.as_ptr(), "the kernarg pool gave memory not aligned to {KERNARG_SLOT_BYTES} bytes");
+                // SAFETY: the queue was created above and is not used elsewhere yet.
+                unsafe { (api.hsa_queue_destroy)(raw) };
+                return Err(HsaError::call(
+                    "hsa_amd_memory_pool_allocate",
+                    status::ERROR_INVALID_ALLOCATION,
+                ));
+            }
             Ok(kernargs) => kernargs,
             Err(e) => {
                 // SAFETY: the queue was created above and is not used elsewhere yet.
@@ -442,35 +516,57 @@ impl Queue {
     }
 
     /// Publishes one packet with kernargs and rings the doorbell; returns its index. `build`
-    /// writes the kernargs into the packet's kernarg slot ([`KERNARG_SLOT_BYTES`], its until
-    /// the packet completes) and returns the packet. [`Queue::reserve`] for one packet, as the
-    /// launch path uses it: while nothing records, one index and no [`Reservation`] to keep
-    /// (a struct in memory, moved at the ring).
+    /// writes the kernargs into the packet's kernarg slot of kind `slot`, its until the packet
+    /// completes, and returns the packet. [`Queue::reserve`] for one packet, as the launch
+    /// path uses it: while nothing records, one index and no [`Reservation`] to keep (a struct
+    /// in memory, moved at the ring).
+    ///
+    /// Once the doorbell is rung, the next packet's ring slot and the first line of the next
+    /// kernarg slot of the same kind are prefetched: the next launch on the queue writes there
+    /// (most likely a kernel of the same kind of slot), and finds the lines in cache instead of
+    /// stalling on them (a ring slot was last written `size` packets ago, a kernarg slot
+    /// `2 * size`). Where the ring or the region wraps, once per lap, the hint goes past its end
+    /// and is wasted.
     #[inline(always)]
-    pub fn publish_with_kernargs(&self, build: impl FnOnce(&mut [u8]) -> AqlPacket) -> u64 {
+    pub fn publish_with_kernargs(
+        &self,
+        slot: KernargSlot,
+        build: impl FnOnce(&mut [u8]) -> AqlPacket,
+    ) -> u64 {
         if crate::probe::recording() {
-            return self.publish_with_kernargs_recorded(build);
+            return self.publish_with_kernargs_recorded(slot, build);
         }
         // SAFETY: `raw` is live for the lifetime of `self`.
         let index = unsafe { (self.api.hsa_queue_add_write_index_screlease)(self.raw, 1) };
         if index - self.read_seen.load(Ordering::Relaxed) >= self.size {
             self.wait_for_room(index);
         }
-        let packet = build(self.kernarg_slot(index));
+        let kernargs = self.kernarg_slot(index, slot);
+        let next_kernargs = kernargs.as_ptr().wrapping_add(slot.bytes());
+        let packet = build(kernargs);
         // SAFETY: `index` was reserved above, the ring has room for it, and it is written once
         // before the doorbell is rung for it.
         unsafe {
             self.write(index, &packet);
             self.ring_doorbell(index);
         }
+        prefetch_for_write(
+            self.ring
+                .wrapping_add((index & (self.size - 1)) as usize + 1),
+        );
+        prefetch_for_write(next_kernargs);
         index
     }
 
     /// [`Queue::publish_with_kernargs`] while recording (see [`Reservation`]).
     #[inline(never)]
-    fn publish_with_kernargs_recorded(&self, build: impl FnOnce(&mut [u8]) -> AqlPacket) -> u64 {
+    fn publish_with_kernargs_recorded(
+        &self,
+        slot: KernargSlot,
+        build: impl FnOnce(&mut [u8]) -> AqlPacket,
+    ) -> u64 {
         let mut slots = self.reserve(1);
-        let packet = build(slots.kernarg());
+        let packet = build(slots.kernarg(slot));
         slots.write(&packet);
         slots.ring()
     }
@@ -484,20 +580,37 @@ impl Queue {
         index
     }
 
-    /// The kernarg slot of packet `index`. Mutable from `&self`: the slot is memory shared with
-    /// the device, owned by whoever reserved `index` (see the `kernargs` field).
+    /// The kernarg slot of kind `slot` of packet `index`. Mutable from `&self`: the slot is
+    /// memory shared with the device, owned by whoever reserved `index` (see the `kernargs`
+    /// field).
     #[allow(clippy::mut_from_ref)]
     #[inline(always)]
-    fn kernarg_slot(&self, index: u64) -> &mut [u8] {
-        let kernarg_slot = (index & (2 * self.size - 1)) as usize;
-        // SAFETY: slot `kernarg_slot` belongs to this index alone until the packet completes
-        // (see the `kernargs` field); the ring was sized for 2 * size slots.
+    fn kernarg_slot(&self, index: u64, slot: KernargSlot) -> &mut [u8] {
+        // The common case inline, its size a constant; large slots out of line.
+        match slot {
+            KernargSlot::Small => self.kernarg_slot_of(index, KernargSlot::Small),
+            KernargSlot::Large => self.large_kernarg_slot(index),
+        }
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    #[cold]
+    #[inline(never)]
+    fn large_kernarg_slot(&self, index: u64) -> &mut [u8] {
+        self.kernarg_slot_of(index, KernargSlot::Large)
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    fn kernarg_slot_of(&self, index: u64, slot: KernargSlot) -> &mut [u8] {
+        // SAFETY: the slot belongs to this index alone until the packet completes (see the
+        // `kernargs` field); the memory was sized for 2 * size slots of each kind.
         unsafe {
             std::slice::from_raw_parts_mut(
                 self.kernargs
                     .as_ptr()
-                    .add(kernarg_slot * KERNARG_SLOT_BYTES),
-                KERNARG_SLOT_BYTES,
+                    .add(slot.offset(index, 2 * self.size)),
+                slot.bytes(),
             )
         }
     }
@@ -608,11 +721,10 @@ impl Reservation<'_> {
         self.first + self.written * self.stride()
     }
 
-    /// The kernarg slot of the next packet ([`KERNARG_SLOT_BYTES`]), its until that packet
-    /// completes.
+    /// The kernarg slot of kind `slot` of the next packet, its until that packet completes.
     #[inline(always)]
-    pub fn kernarg(&mut self) -> &mut [u8] {
-        self.queue.kernarg_slot(self.next_index())
+    pub fn kernarg(&mut self, slot: KernargSlot) -> &mut [u8] {
+        self.queue.kernarg_slot(self.next_index(), slot)
     }
 
     /// Writes the next packet of the reservation (body first, header last) and returns its
@@ -793,6 +905,20 @@ impl QueueFactory {
     }
 }
 
+/// Asks the CPU to bring the cache line at `address` into its cache, for writing (a hint: on
+/// CPUs without `prefetchw` it is fetched for reading).
+#[inline(always)]
+fn prefetch_for_write<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        // SAFETY: a prefetch neither faults nor changes memory, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_ET0>(address.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
+}
+
 /// Byte offset of the completion signal in every AQL packet type.
 const COMPLETION_OFFSET: usize = 56;
 
@@ -931,6 +1057,52 @@ mod tests {
         );
         // SAFETY: null data is ignored.
         unsafe { on_queue_error(status::ERROR, std::ptr::null_mut(), std::ptr::null_mut()) };
+    }
+
+    #[test]
+    fn segments_go_to_the_smallest_slot_that_holds_them_size_and_alignment() {
+        let small = Some(KernargSlot::Small);
+        let large = Some(KernargSlot::Large);
+        // Explicit arguments plus code object v5's 256 bytes of hidden ones.
+        assert_eq!(KernargSlot::for_segment(0, 8), small);
+        assert_eq!(KernargSlot::for_segment(272, 8), small);
+        assert_eq!(KernargSlot::for_segment(512, 16), small);
+        assert_eq!(KernargSlot::for_segment(513, 8), large);
+        assert_eq!(KernargSlot::for_segment(3336, 8), large);
+        assert_eq!(KernargSlot::for_segment(4096, 8), large);
+        // A small segment that asks for more alignment than a small slot has.
+        assert_eq!(KernargSlot::for_segment(256, 1024), large);
+        assert_eq!(KernargSlot::for_segment(4097, 8), None);
+        assert_eq!(KernargSlot::for_segment(64, 8192), None);
+    }
+
+    #[test]
+    fn small_slots_are_dense_and_large_slots_follow_them() {
+        let slots = 2048;
+        let small = |index| KernargSlot::Small.offset(index, slots);
+        let large = |index| KernargSlot::Large.offset(index, slots);
+        // Eight consecutive packets share one page of small slots.
+        assert_eq!(small(0), 0);
+        assert_eq!(small(7) + SMALL_KERNARG_SLOT_BYTES, 4096);
+        assert_eq!(small(1) - small(0), SMALL_KERNARG_SLOT_BYTES);
+        // Slots repeat every `slots` packets, in both regions.
+        assert_eq!(small(slots + 5), small(5));
+        assert_eq!(large(slots + 5), large(5));
+        // The large region starts where the small one ends, page aligned, and ends where the
+        // memory does.
+        let small_region = slots as usize * SMALL_KERNARG_SLOT_BYTES;
+        assert_eq!(large(0), small_region);
+        assert_eq!(small(slots - 1) + SMALL_KERNARG_SLOT_BYTES, small_region);
+        assert_eq!(large(0) % KERNARG_SLOT_BYTES, 0);
+        assert_eq!(
+            large(slots - 1) + KERNARG_SLOT_BYTES,
+            KernargSlot::region_bytes(slots)
+        );
+        // Every slot is aligned to its size (given memory aligned to the largest).
+        for index in [0, 1, 3, 1000, slots - 1, slots, 3 * slots + 17] {
+            assert_eq!(small(index) % SMALL_KERNARG_SLOT_BYTES, 0);
+            assert_eq!(large(index) % KERNARG_SLOT_BYTES, 0);
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::module::{self, Function};
 use super::runtime;
 use super::stream::StreamRef;
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::{stream_packet_header, to_bytes, KERNARG_SLOT_BYTES};
+use crate::hsa::queue::{stream_packet_header, to_bytes, KernargSlot};
 use hsa_abi::*;
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
@@ -748,10 +748,10 @@ unsafe fn check_launch_then<'a, R>(
         HipError::INVALID_CONFIGURATION
     })?;
     let layout = &kernel.layout;
-    if layout.size() > KERNARG_SLOT_BYTES {
-        tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, "kernarg segment larger than a kernarg slot");
+    let Some(kernarg_slot) = kernel.kernarg_slot else {
+        tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, align = info.kernarg_align, "kernarg segment larger or more aligned than a kernarg slot");
         return Err(HipError::INVALID_CONFIGURATION);
-    }
+    };
     let source = match args {
         // A kernel without arguments may be launched with no argument array.
         Args::Pointers(p) if p.is_null() && layout.explicit_count() == 0 => {
@@ -798,6 +798,7 @@ unsafe fn check_launch_then<'a, R>(
             kernel,
             source,
             geometry,
+            kernarg_slot,
         },
         cooperative_queue,
     })
@@ -966,6 +967,8 @@ struct DispatchPacket<'a> {
     kernel: &'a super::module::Kernel,
     source: ArgSource<'a>,
     geometry: LaunchGeometry,
+    /// Which kernarg slot of the queue the segment is written to.
+    kernarg_slot: KernargSlot,
 }
 
 impl DispatchPacket<'_> {
@@ -999,6 +1002,7 @@ impl DispatchPacket<'_> {
         multigrid_sync: Option<u64>,
     ) -> u64 {
         queue.publish_with_kernargs(
+            self.kernarg_slot,
             #[inline(always)]
             |kernarg| {
                 self.write_kernargs(kernarg, multigrid_sync);
@@ -1065,6 +1069,11 @@ impl CheckedLaunch<'_> {
     /// Bytes of the kernel's kernarg segment.
     pub(in crate::runtime) fn kernarg_bytes(&self) -> usize {
         self.packet.kernel.layout.size()
+    }
+
+    /// The alignment the kernel's kernarg segment needs (`.kernarg_segment_align`).
+    pub(in crate::runtime) fn kernarg_align(&self) -> usize {
+        self.packet.kernel.info.kernarg_align as usize
     }
 }
 

@@ -84,6 +84,9 @@ pub struct Kernel {
     pub layout: KernargLayout,
     /// The configurations a launch on this device may have, worked out once here.
     pub limits: super::kernarg::LaunchLimits,
+    /// The kind of kernarg slot a launch writes the segment to; `None` if no slot holds it
+    /// (launches are refused).
+    pub kernarg_slot: Option<crate::hsa::queue::KernargSlot>,
 }
 
 /// A kernel of a code image by name: what `__hipRegisterFunction` registers and what
@@ -535,11 +538,14 @@ impl LoadedCodeObject {
         tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
         let limits =
             super::kernarg::LaunchLimits::new(&info, device.lds_bytes, device.info.max_grid_size);
+        let kernarg_slot =
+            crate::hsa::queue::KernargSlot::for_segment(layout.size(), info.kernarg_align as usize);
         let kernel = Arc::new(Kernel {
             kernel_object,
             info,
             layout,
             limits,
+            kernarg_slot,
         });
         kernels.insert(name.into(), kernel.clone());
         Ok(Some(kernel))

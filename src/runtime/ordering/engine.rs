@@ -1590,7 +1590,7 @@ impl Stream {
 /// let queue = op.queue_after_waits()?;           // barrier-AND packets for them published
 /// let completion = op.st.count_packet();         // the packet's completion signal
 /// let mut slots = queue.reserve(1);              // slot and kernarg slot (hsa/queue.rs)
-/// ...write kernargs into slots.kernarg(), build the packet...
+/// ...write kernargs into slots.kernarg(slot), build the packet...
 /// slots.write(&packet);                          // body, then header with release
 /// op.st.last = slots.ring();                     // doorbell once
 /// op.finish();                                   // counted; stream unlocked

@@ -77,12 +77,14 @@ fn align(n: usize) -> usize {
 }
 
 /// Checks kernel node `k` as a launch on `device` would, and writes its image into `image`
-/// when given; returns the packet (kernarg address `image`'s) and the image's size.
+/// when given; returns the packet (kernarg address `image`'s), the image's size and the
+/// alignment its address needs (the kernel's `.kernarg_segment_align`, at least
+/// [`KERNARG_ALIGN`]).
 fn check_node(
     device: &Device,
     k: &KernelNode,
     image: Option<&mut [u8]>,
-) -> HipResult<(Option<AqlPacket>, usize)> {
+) -> HipResult<(Option<AqlPacket>, usize, usize)> {
     // SAFETY: packed arguments need no caller contract; `check_launch` checks they cover the
     // kernel's explicit arguments. The null stream only serves the check.
     let checked = unsafe {
@@ -98,7 +100,8 @@ fn check_node(
         )
     }?;
     let bytes = checked.kernarg_bytes();
-    Ok((image.map(|image| checked.prebuild(image)), bytes))
+    let alignment = checked.kernarg_align().max(KERNARG_ALIGN);
+    Ok((image.map(|image| checked.prebuild(image)), bytes, alignment))
 }
 
 /// The kernarg images as a mutable slice from `offset`, `len` bytes. Mutable from `&`: the
@@ -123,11 +126,12 @@ impl Prebuilt {
         lanes: usize,
     ) -> HipResult<Prebuilt> {
         let mut dispatches: Vec<Option<Dispatch>> = vec![None; steps.len()];
-        let mut total = 0;
+        let mut total: usize = 0;
         let mut sizes = Vec::new();
         for (at, step) in steps.iter().enumerate() {
             if let Step::Kernel(k) = step {
-                let (_, bytes) = check_node(device, k, None)?;
+                let (_, bytes, alignment) = check_node(device, k, None)?;
+                total = total.next_multiple_of(alignment);
                 sizes.push((at, total, align(bytes)));
                 total += align(bytes);
             }
@@ -144,7 +148,7 @@ impl Prebuilt {
                 };
                 // SAFETY: the buffer was just made; nothing reads it yet; the region is inside.
                 let image = unsafe { image_at(images, offset, room) };
-                let (Some(packet), bytes) = check_node(device, k, Some(image))? else {
+                let (Some(packet), bytes, _) = check_node(device, k, Some(image))? else {
                     continue;
                 };
                 dispatches[at] = Some(Dispatch {
@@ -212,13 +216,13 @@ impl Prebuilt {
         let (Some(images), Some(Some(d))) = (&self.images, self.dispatches.get_mut(at)) else {
             return Err(HipError::INVALID_VALUE);
         };
-        let (_, bytes) = check_node(device, k, None)?;
-        if bytes > d.room {
+        let (_, bytes, alignment) = check_node(device, k, None)?;
+        if bytes > d.room || d.offset % alignment != 0 {
             return Err(HipError::INVALID_VALUE);
         }
         // SAFETY: the caller's contract: no launch holds this `Prebuilt`; inside the buffer.
         let image = unsafe { image_at(images, d.offset, d.room) };
-        if let (Some(packet), bytes) = check_node(device, k, Some(image))? {
+        if let (Some(packet), bytes, _) = check_node(device, k, Some(image))? {
             d.packet = packet;
             d.kernarg_bytes = bytes as u32;
             d.function = k.function.clone();
