@@ -5,7 +5,7 @@
 use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use crate::decode::{decode_for_exec, Decoded};
-use crate::exec::{self, Ctx, DispatchInfo, Step};
+use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Step};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
 use std::collections::HashMap;
@@ -339,6 +339,8 @@ pub(crate) struct Worker {
     lds: Vec<u8>,
     /// Most recently used last.
     caches: Vec<DecodeCache>,
+    /// Translations of the dispatch's guest memory (emptied when it begins).
+    tlb: Tlb,
     pub(crate) stats: DispatchStats,
 }
 
@@ -356,9 +358,11 @@ impl Worker {
             waves: Vec::new(),
             lds: Vec::new(),
             caches: Vec::new(),
+            tlb: Tlb::default(),
             stats: DispatchStats::default(),
         });
         worker.stats = DispatchStats::default();
+        worker.tlb.clear();
         if worker.lds.len() != plan.lds_bytes {
             worker.lds = vec![0; plan.lds_bytes];
         }
@@ -377,13 +381,13 @@ impl Worker {
         worker
     }
 
-    /// The decode cache of the dispatch's kernel, and the figures.
-    pub(crate) fn parts(&mut self) -> (&mut DecodeCache, &mut DispatchStats) {
+    /// The decode cache of the dispatch's kernel, the kept translations and the figures.
+    pub(crate) fn parts(&mut self) -> (&mut DecodeCache, &Tlb, &mut DispatchStats) {
         let cache = self
             .caches
             .last_mut()
             .expect("Worker::take leaves the dispatch's cache last");
-        (cache, &mut self.stats)
+        (cache, &self.tlb, &mut self.stats)
     }
 
     /// Back to the idle list for the next dispatch.
@@ -415,14 +419,7 @@ impl Worker {
         for (id, w) in self.waves[..nwaves].iter_mut().enumerate() {
             init_wave(w, plan, mem, wg, size, id as u32, items)?;
         }
-        let mut ctx = Ctx {
-            mem,
-            lds: &mut self.lds,
-            workgroup: wg,
-            pc: 0,
-            info,
-            wg_index,
-        };
+        let mut ctx = Ctx::new(mem, &self.tlb, &mut self.lds, info, wg, wg_index);
         self.stats.workgroups += 1;
         self.stats.waves += nwaves as u64;
         loop {

@@ -51,7 +51,7 @@ pub mod inst;
 mod pool;
 pub mod wave;
 
-pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
+pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, Span};
 pub use decode::{decode, DecodeError};
 pub use dispatch::{panic_message, DispatchStats};
 pub use gws::Gws;

@@ -103,7 +103,7 @@ fn global_offset(c: &Ctx, exec: u64, addrs: &[u64; LANES], size: u64, dense: boo
     if hi - lo > 1 << 32 {
         return None;
     }
-    let host = c.mem.translate(lo, hi - lo)?;
+    let host = c.translate(lo, hi - lo)?;
     Some(host.wrapping_sub(lo))
 }
 
@@ -135,7 +135,7 @@ fn resolve(
         if top < SHARED_BASE {
             let hi = top.saturating_add(size);
             let span = (hi > lo && hi - lo <= 1 << 32)
-                .then(|| c.mem.translate(lo, hi - lo))
+                .then(|| c.translate(lo, hi - lo))
                 .flatten();
             if let Some(host) = span {
                 // One region holds every lane's bytes: one offset moves them all.
