@@ -500,27 +500,70 @@ pub(super) fn fast32<const N: usize>(
     }
     let dst = (i.dst as usize).wrapping_sub(256) & 511;
     let mask = w.exec();
+    let modifiers = and != [u32::MAX; N] || xor != [0; N];
+    // SAFETY (all four): `src` and `step` describe registers or splats as lanes32 needs,
+    // and dst < 512. The loop is instantiated apart for the common cases (no modifiers,
+    // full EXEC), where it then has nothing to test per chunk.
+    unsafe {
+        match (modifiers, mask == u64::MAX) {
+            (false, true) => lanes32::<N, false, true>(base, &src, &step, dst, mask, and, xor, &op),
+            (false, false) => {
+                lanes32::<N, false, false>(base, &src, &step, dst, mask, and, xor, &op)
+            }
+            (true, true) => lanes32::<N, true, true>(base, &src, &step, dst, mask, and, xor, &op),
+            (true, false) => lanes32::<N, true, false>(base, &src, &step, dst, mask, and, xor, &op),
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// [`fast32`]'s lane loop: eight lanes at a time, sources masked with `and` and `xor`
+/// (abs/neg) when `MODIFIERS`, results stored under `mask`, which is all lanes when `FULL`.
+///
+/// # Safety
+/// `src[n] + step[n] * chunk` must be eight readable lanes for every chunk below 8 (a
+/// register row, step 8, or an eight-lane splat, step 0); `base` is the register file and
+/// `dst` < 512.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn lanes32<const N: usize, const MODIFIERS: bool, const FULL: bool>(
+    base: *mut u32,
+    src: &[*const u32; N],
+    step: &[usize; N],
+    dst: usize,
+    mask: u64,
+    and: [u32; N],
+    xor: [u32; N],
+    op: &impl Fn([u32; N]) -> u32,
+) {
     for chunk in 0..LANES / 8 {
-        let m = (mask >> (8 * chunk)) as u8;
-        if m == 0 {
+        let m = if FULL {
+            0xff
+        } else {
+            (mask >> (8 * chunk)) as u8
+        };
+        if !FULL && m == 0 {
             continue;
         }
         let mut x = [[0u32; 8]; N];
         for n in 0..N {
-            // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or `splat[n]`
-            // (eight lanes, step 0), so the eight lanes read are inside it.
+            // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or a splat (eight
+            // lanes, step 0), so the eight lanes read are inside it (the caller).
             let v =
                 unsafe { std::ptr::read_unaligned(src[n].add(step[n] * chunk) as *const [u32; 8]) };
-            for k in 0..8 {
-                x[n][k] = (v[k] & and[n]) ^ xor[n];
-            }
+            x[n] = if MODIFIERS {
+                std::array::from_fn(|k| (v[k] & and[n]) ^ xor[n])
+            } else {
+                v
+            };
         }
         let d: [u32; 8] = std::array::from_fn(|k| op(std::array::from_fn(|n| x[n][k])));
-        // SAFETY: dst < 512; the sources of these lanes were read above, so a destination
-        // that is also a source is overwritten only after it was read.
+        // SAFETY: dst < 512 (the caller); the sources of these lanes were read above, so a
+        // destination that is also a source is overwritten only after it was read.
         unsafe {
             let out = base.add(dst * LANES + 8 * chunk);
-            if m == 0xff {
+            if FULL || m == 0xff {
                 std::ptr::write_unaligned(out as *mut [u32; 8], d);
             } else {
                 for k in 0..8 {
@@ -531,8 +574,6 @@ pub(super) fn fast32<const N: usize>(
             }
         }
     }
-    w.lane_ops += mask.count_ones() as u64;
-    true
 }
 
 /// [`fast32`] for element-wise operations with 64-bit results whose sources are 64 or 32
