@@ -75,6 +75,12 @@ fn back_to_back(exec: u64, addrs: &[u64; LANES], size: u64) -> bool {
     if exec != u64::MAX || addrs[0].checked_add(LANES as u64 * size).is_none() {
         return false;
     }
+    // Most other patterns (broadcasts, strided rows) already differ at the second or the
+    // last lane: no need to compare all 64.
+    let last = addrs[0].wrapping_add((LANES as u64 - 1) * size);
+    if addrs[1] != addrs[0].wrapping_add(size) || addrs[LANES - 1] != last {
+        return false;
+    }
     let mut same = true;
     for l in 0..LANES {
         same &= addrs[l] == addrs[0].wrapping_add(l as u64 * size);
