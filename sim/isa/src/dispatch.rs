@@ -193,6 +193,10 @@ pub(crate) struct DecodeCache {
     /// order has the next instruction at the next index, which `run_wave` tries before
     /// the page table.
     pcs: Vec<u64>,
+    /// For each decoded instruction (by index): 1 + the index of the instruction that last
+    /// ran after it when that was not the next one (a branch taken), 0 before any. A loop's
+    /// back edge then finds its target without the page table.
+    jumps: Vec<u32>,
     far: HashMap<u64, u32>,
     /// The code words each decoded instruction came from, in decode order.
     sources: Vec<(u64, [u32; 3], u8)>,
@@ -213,6 +217,7 @@ impl DecodeCache {
             pages: Vec::new(),
             insts: Vec::new(),
             pcs: Vec::new(),
+            jumps: Vec::new(),
             far: HashMap::new(),
             sources: Vec::new(),
             ranges: Vec::new(),
@@ -315,6 +320,7 @@ impl DecodeCache {
         let id = self.insts.len() as u32;
         self.insts.push(inst);
         self.pcs.push(pc);
+        self.jumps.push(0);
         let idx = pc.wrapping_sub(self.base) / 4;
         if pc >= self.base && idx < CACHE_WINDOW_WORDS {
             let idx = idx as usize;
@@ -501,13 +507,28 @@ pub(crate) fn run_wave(
         let pc = w.pc;
         let id = match cache.pcs.get(next) {
             Some(&at) if at == pc => next as u32,
-            _ => match cache.lookup(pc) {
-                Some(id) => id,
-                None => match cache.fill(pc, model, ctx.mem) {
-                    Ok(id) => id,
-                    Err(e) => break Err(e),
-                },
-            },
+            _ => {
+                // Not the next instruction: where the previous one went last time, else
+                // the page table (and remember the answer for next time).
+                let from = next.wrapping_sub(1);
+                let jumped = cache.jumps.get(from).map(|&j| j.wrapping_sub(1));
+                match jumped {
+                    Some(j) if cache.pcs.get(j as usize) == Some(&pc) => j,
+                    _ => {
+                        let id = match cache.lookup(pc) {
+                            Some(id) => id,
+                            None => match cache.fill(pc, model, ctx.mem) {
+                                Ok(id) => id,
+                                Err(e) => break Err(e),
+                            },
+                        };
+                        if let Some(slot) = cache.jumps.get_mut(from) {
+                            *slot = id + 1;
+                        }
+                        id
+                    }
+                }
+            }
         };
         next = id as usize + 1;
         let Decoded { inst, exec: run } = &cache.insts[id as usize];
