@@ -18,7 +18,10 @@
 //! - `HSASIM_ISA_BENCH_KERNELS=fma_chain,saxpy`: run only these kernels.
 //! - `HSASIM_ISA_BENCH_REPS=N`: timed runs per figure (default 3).
 //! - `HSASIM_ISA_BENCH_SCALE=N`: N times the work per kernel (default 1; matmul grows its
-//!   side to 128 * (N + 1)), for longer runs on hosts with many threads.
+//!   side to 128 * (N + 1)), for longer runs on hosts with many threads. At the default a
+//!   16-worker run lasts only a few milliseconds, so starting the workers and the last
+//!   workgroups' tail weigh in its efficiency; `HSASIM_ISA_BENCH_SCALE=4` makes those runs
+//!   4 to 16 times longer (the 1-worker matmul runs then take about a second each).
 //! - `HSASIM_ISA_BENCH_CLOCK=cpu`: time 1-worker runs by the CPU time of the thread that
 //!   runs them (Linux `/proc/thread-self/schedstat`) rather than by the wall clock, for
 //!   comparisons on a host busy with other work; runs with more workers keep the wall
