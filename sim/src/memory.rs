@@ -261,6 +261,10 @@ impl MemoryRegistry {
         let (key, found) = self.search_in(&map, addr, len, Self::gpu_reaches)?;
         let end = addr.saturating_add(len.max(1));
         let (mut lo, mut hi) = found.page_span();
+        if hi <= key.0 {
+            // Cannot hold an access (an empty region); BTreeMap::range would panic below.
+            return Some((*found, addr, end));
+        }
         let preferred = map
             .range((key.0, key.1.saturating_add(1))..(hi, 0))
             .map(|(_, r)| r)
