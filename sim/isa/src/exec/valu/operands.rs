@@ -695,6 +695,46 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
     }
     let shift = scalar_source64(w, i, i.src[1], false) as u32 & 7;
     let base = w.v.as_mut_ptr() as *mut u32;
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let dst_hi = (dst + 1) & 511;
+    let mask = w.exec();
+    let lanes = |alo: [u32; 8], ahi: [u32; 8], clo: [u32; 8], chi: [u32; 8]| {
+        let mut dl = [0u32; 8];
+        let mut dh = [0u32; 8];
+        for k in 0..8 {
+            let sl = alo[k] << shift;
+            // The bits shifted out of the low half (none for a shift of 0).
+            let sh = ahi[k] << shift | (alo[k] >> 1) >> (31 - shift);
+            dl[k] = sl.wrapping_add(clo[k]);
+            dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
+        }
+        (dl, dh)
+    };
+    if i.src[0] >= 256 && i.src[2] < 256 {
+        // How the compiler forms addresses (a register plus a scalar base or constant):
+        // c is held as a value, not read back from a stack array written by narrower
+        // stores, which stalls the vector load on store forwarding.
+        let c = scalar_source64(w, i, i.src[2], true);
+        let r = (i.src[0] as usize - 256) & 511;
+        for chunk in 0..LANES / 8 {
+            let m = (mask >> (8 * chunk)) as u8;
+            if m == 0 {
+                continue;
+            }
+            // SAFETY: r and r + 1 (wrapped) are below 512: two register rows of 64 lanes,
+            // and chunk < 8.
+            let [alo, ahi] = unsafe {
+                [r, (r + 1) & 511].map(|row| {
+                    std::ptr::read_unaligned(base.add(row * LANES + 8 * chunk) as *const [u32; 8])
+                })
+            };
+            let (dl, dh) = lanes(alo, ahi, [c as u32; 8], [(c >> 32) as u32; 8]);
+            // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
+            unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
+        }
+        w.lane_ops += mask.count_ones() as u64;
+        return true;
+    }
     // Low and high halves of a and c: register pairs (step 8 per chunk) or splats (step 0).
     let mut splat = [[[0u32; 8]; 2]; 2];
     let mut planes = [[std::ptr::null::<u32>(); 2]; 2];
@@ -715,9 +755,6 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
             planes[k] = [splat[k][0].as_ptr(), splat[k][1].as_ptr()];
         }
     }
-    let dst = (i.dst as usize).wrapping_sub(256) & 511;
-    let dst_hi = (dst + 1) & 511;
-    let mask = w.exec();
     for chunk in 0..LANES / 8 {
         let m = (mask >> (8 * chunk)) as u8;
         if m == 0 {
@@ -733,15 +770,7 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
                 std::ptr::read_unaligned(planes[1][1].add(step[1] * chunk) as *const [u32; 8]),
             ]
         };
-        let mut dl = [0u32; 8];
-        let mut dh = [0u32; 8];
-        for k in 0..8 {
-            let sl = alo[k] << shift;
-            // The bits shifted out of the low half (none for a shift of 0).
-            let sh = ahi[k] << shift | (alo[k] >> 1) >> (31 - shift);
-            dl[k] = sl.wrapping_add(clo[k]);
-            dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
-        }
+        let (dl, dh) = lanes(alo, ahi, clo, chi);
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
         unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
     }
