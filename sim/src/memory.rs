@@ -14,7 +14,7 @@
 
 use crate::error::{HsaError, HsaResult};
 use hsa_abi::hsa_agent_t;
-use hsasim_isa::GuestMemory;
+use hsasim_isa::{GuestMemory, Span};
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -165,9 +165,15 @@ impl Region {
     /// past the end of a 28-byte kernarg block within its page (scalar loads fetch 16 or
     /// 32 bytes at a time) without faulting, exactly as on a real device.
     fn page_contains(&self, addr: u64, len: u64) -> bool {
+        let (first, end) = self.page_span();
+        addr >= first && addr.checked_add(len).is_some_and(|e| e <= end)
+    }
+
+    /// The pages the GPU can touch, `[first, end)`.
+    fn page_span(&self) -> (u64, u64) {
         let first = self.start / PAGE * PAGE;
         let end = round_up(self.start + self.len.max(self.mapped_len), PAGE).unwrap_or(u64::MAX);
-        addr >= first && addr.checked_add(len).is_some_and(|e| e <= end)
+        (first, end)
     }
 }
 
@@ -181,7 +187,20 @@ pub struct MemoryRegistry {
     longest: AtomicU64,
     /// Bytes of the agent-address window handed out to strict-mode locks so far.
     agent_window_used: AtomicU64,
+    /// Moves after every change of what the GPU may reach (the interpreter's
+    /// [`GuestMemory::generation`]: it keeps translations while this holds its value). On a
+    /// cache line of its own: every access of every worker thread reads it, and the lock
+    /// word next to it is written by every lookup.
+    generation: Generation,
 }
+
+#[derive(Default)]
+#[repr(align(128))]
+struct Generation(AtomicU64);
+
+/// Regions a span lookup looks at past the one it found before it gives up narrowing the
+/// span to exclude the others (and answers for the access alone).
+const SPAN_SCAN_LIMIT: usize = 32;
 
 /// Agent addresses of strict-mode locks lie in this window: above every host user address
 /// (x86-64 user space ends at 2^47), so a host pointer never reaches locked memory on the
@@ -193,8 +212,18 @@ impl MemoryRegistry {
     pub fn add(&self, region: Region) -> (u64, u64) {
         let key = (region.start, self.next_seq.fetch_add(1, Ordering::Relaxed));
         self.longest.fetch_max(region.len, Ordering::Relaxed);
-        self.regions.write().insert(key, region);
+        let mut map = self.regions.write();
+        map.insert(key, region);
+        self.changed();
         key
+    }
+
+    /// Publishes a change of the map: called with the write lock held, after the change,
+    /// so that a translation made from the old map carries an older generation (the
+    /// ordering argument is `hsasim_isa::exec::tlb`'s). Memory is unmapped only after
+    /// its region was removed, hence after this.
+    fn changed(&self) {
+        self.generation.0.fetch_add(1, Ordering::Release);
     }
 
     /// The most recently added region containing `[addr, addr + len)`.
@@ -205,9 +234,7 @@ impl MemoryRegistry {
     /// The most recently added region whose pages contain `[addr, addr + len)`: what the
     /// simulated GPU may access.
     pub fn find_page(&self, addr: u64, len: u64) -> Option<Region> {
-        self.search(addr, len, |r, a, l| {
-            !matches!(r.kind, RegionKind::LockedHost { .. }) && r.page_contains(a, l)
-        })
+        self.search(addr, len, Self::gpu_reaches)
     }
 
     /// A fresh agent address for `len` bytes of host memory at `host` (same offset in its
@@ -224,25 +251,73 @@ impl MemoryRegistry {
         Ok(AGENT_WINDOW.start + used + offset)
     }
 
+    /// [`find_page`](Self::find_page), with the span around the access inside which every
+    /// access finds the same region: the region's pages less those of every region the
+    /// lookup would prefer (it takes the highest key that holds the access). Where such a
+    /// region overlaps the access itself, or there are too many to look at, the span is
+    /// the access alone.
+    pub fn find_page_span(&self, addr: u64, len: u64) -> Option<(Region, u64, u64)> {
+        let map = self.regions.read();
+        let (key, found) = self.search_in(&map, addr, len, Self::gpu_reaches)?;
+        let end = addr.saturating_add(len.max(1));
+        let (mut lo, mut hi) = found.page_span();
+        if hi <= key.0 {
+            // Cannot hold an access (an empty region); BTreeMap::range would panic below.
+            return Some((*found, addr, end));
+        }
+        let preferred = map
+            .range((key.0, key.1.saturating_add(1))..(hi, 0))
+            .map(|(_, r)| r)
+            .filter(|r| !matches!(r.kind, RegionKind::LockedHost { .. }));
+        for (n, r) in preferred.enumerate() {
+            let (first, last) = r.page_span();
+            if n == SPAN_SCAN_LIMIT || (first < end && last > addr) {
+                return Some((*found, addr, end));
+            }
+            if last <= addr {
+                lo = lo.max(last);
+            } else {
+                hi = hi.min(first);
+            }
+        }
+        Some((*found, lo, hi))
+    }
+
+    /// Whether the simulated GPU reaches `[addr, addr + len)` through `r`.
+    fn gpu_reaches(r: &Region, addr: u64, len: u64) -> bool {
+        !matches!(r.kind, RegionKind::LockedHost { .. }) && r.page_contains(addr, len)
+    }
+
     fn search(
         &self,
         addr: u64,
         len: u64,
         hit: impl Fn(&Region, u64, u64) -> bool,
     ) -> Option<Region> {
+        let map = self.regions.read();
+        self.search_in(&map, addr, len, hit).map(|(_, r)| *r)
+    }
+
+    /// The region of highest key that `hit` accepts for the access, and its key.
+    fn search_in<'m>(
+        &self,
+        map: &'m BTreeMap<(u64, u64), Region>,
+        addr: u64,
+        len: u64,
+        hit: impl Fn(&Region, u64, u64) -> bool,
+    ) -> Option<((u64, u64), &'m Region)> {
         // Regions start at most a page before the address they can cover.
         let longest = self
             .longest
             .load(Ordering::Relaxed)
             .saturating_add(2 * PAGE);
-        let map = self.regions.read();
         let upper = addr.saturating_add(PAGE);
-        for ((start, _), r) in map.range(..=(upper, u64::MAX)).rev() {
-            if start.saturating_add(longest) < addr {
+        for (key, r) in map.range(..=(upper, u64::MAX)).rev() {
+            if key.0.saturating_add(longest) < addr {
                 break;
             }
             if hit(r, addr, len.max(1)) {
-                return Some(*r);
+                return Some((*key, r));
             }
         }
         None
@@ -269,7 +344,9 @@ impl MemoryRegistry {
             .rev()
             .find(|(_, r)| pred(r))
             .map(|(k, _)| *k)?;
-        map.remove(&key)
+        let removed = map.remove(&key);
+        self.changed();
+        removed
     }
 
     /// Lets the agents of `nodes` (a bit each, [`node_bit`]) reach the GPU memory allocation
@@ -290,6 +367,7 @@ impl MemoryRegistry {
         {
             *peers |= nodes;
         }
+        self.changed();
         Ok(())
     }
 
@@ -306,6 +384,7 @@ impl MemoryRegistry {
         if let RegionKind::Vmem { access, .. } = &mut region.kind {
             *access = nodes;
         }
+        self.changed();
         Ok(())
     }
 
@@ -327,7 +406,9 @@ impl MemoryRegistry {
             .filter(|(_, r)| matches!(r.kind, RegionKind::PoolAllocation { .. }))
             .map(|(k, _)| *k)
             .collect();
-        keys.iter().filter_map(|k| map.remove(k)).collect()
+        let drained = keys.iter().filter_map(|k| map.remove(k)).collect();
+        self.changed();
+        drained
     }
 }
 
@@ -452,14 +533,34 @@ pub struct AgentMemory<'a> {
     pub bit: u64,
 }
 
+impl AgentMemory<'_> {
+    fn reaches(&self, r: &Region, address: u64) -> bool {
+        let ok = r.reachable_by(self.agent, self.bit);
+        if !ok {
+            tracing::debug!(target: "hsasim", address = format_args!("{address:#x}"), owner = r.owner.handle, "access to another GPU's memory that was not granted to this agent");
+        }
+        ok
+    }
+}
+
 impl GuestMemory for AgentMemory<'_> {
     fn translate(&self, address: u64, len: u64) -> Option<u64> {
         let r = self.registry.find_page(address, len)?;
-        if !r.reachable_by(self.agent, self.bit) {
-            tracing::debug!(target: "hsasim", address = format_args!("{address:#x}"), owner = r.owner.handle, "access to another GPU's memory that was not granted to this agent");
-            return None;
-        }
-        Some(r.host.wrapping_add(address.wrapping_sub(r.start)))
+        self.reaches(&r, address)
+            .then(|| r.host.wrapping_add(address.wrapping_sub(r.start)))
+    }
+
+    fn generation(&self) -> Option<&AtomicU64> {
+        self.registry.generation()
+    }
+
+    fn translate_span(&self, address: u64, len: u64) -> Option<Span> {
+        let (r, start, end) = self.registry.find_page_span(address, len)?;
+        self.reaches(&r, address).then(|| Span {
+            start,
+            end,
+            offset: r.host.wrapping_sub(r.start),
+        })
     }
 
     fn interrupt(&self, data: u32) {
@@ -474,6 +575,19 @@ impl GuestMemory for MemoryRegistry {
         // before `start` translates too.
         let r = self.find_page(address, len)?;
         Some(r.host.wrapping_add(address.wrapping_sub(r.start)))
+    }
+
+    fn generation(&self) -> Option<&AtomicU64> {
+        Some(&self.generation.0)
+    }
+
+    fn translate_span(&self, address: u64, len: u64) -> Option<Span> {
+        let (r, start, end) = self.find_page_span(address, len)?;
+        Some(Span {
+            start,
+            end,
+            offset: r.host.wrapping_sub(r.start),
+        })
     }
 
     /// A wave changed a signal in memory (not through the signal API, which wakes waiters
@@ -767,6 +881,71 @@ mod tests {
         unsafe {
             unmap(base as *mut u8, PAGE);
             unmap((base + 2 * PAGE) as *mut u8, PAGE);
+        }
+    }
+
+    #[test]
+    fn every_change_of_the_map_moves_the_generation() {
+        let r = MemoryRegistry::default();
+        let gen = || r.generation().unwrap().load(Ordering::Acquire);
+        let pool = RegionKind::PoolAllocation {
+            pool: 1,
+            peers: Some(0),
+        };
+        let g0 = gen();
+        r.add(region(0x10000, 0x1000, pool));
+        let g1 = gen();
+        assert!(g1 > g0, "add");
+        r.grant(0x10000, node_bit(3)).unwrap();
+        let g2 = gen();
+        assert!(g2 > g1, "grant");
+        r.set_user_data(0x10000, 7).unwrap();
+        assert_eq!(gen(), g2, "user data changes no translation");
+        r.remove_at(0x10000, |_| true).unwrap();
+        assert!(gen() > g2, "remove");
+        let g3 = gen();
+        r.add(region(0x20000, 0x1000, pool));
+        r.drain_pool_allocations();
+        assert!(gen() > g3 + 1, "drain");
+    }
+
+    #[test]
+    fn a_span_holds_only_addresses_that_find_its_region() {
+        let r = MemoryRegistry::default();
+        let span = |a, l| {
+            let s = r.translate_span(a, l).unwrap();
+            (s.start, s.end)
+        };
+        // Alone: the region's pages.
+        r.add(region(0x100000, 0x10000, RegionKind::Registered));
+        assert_eq!(span(0x100010, 4), (0x100000, 0x110000));
+        // A region added later inside it wins for its own pages: the old one's span stops
+        // short of them on either side, and an access of the new one gets the new pages.
+        let mut inner = region(0x104000, 0x1000, RegionKind::Locked);
+        inner.host = 0x9990_0000;
+        r.add(inner);
+        assert_eq!(span(0x100010, 4), (0x100000, 0x104000));
+        assert_eq!(span(0x10f000, 4), (0x105000, 0x110000));
+        assert_eq!(span(0x104010, 4), (0x104000, 0x105000));
+        assert_eq!(
+            r.translate(0x104010, 4),
+            Some(0x9990_0010),
+            "the newer region's host bytes"
+        );
+        // An access straddling a preferred region's edge finds the old region (the newer
+        // one does not hold it all) but its span is the access alone.
+        assert_eq!(span(0x103ffc, 8), (0x103ffc, 0x104004));
+        assert_eq!(r.translate(0x103ffc, 8), Some(0x103ffc));
+        // Every address of a span finds what the span says.
+        for (a, l) in [(0x100010u64, 4u64), (0x10f000, 4), (0x104010, 4)] {
+            let s = r.translate_span(a, l).unwrap();
+            for probe in (s.start..s.end).step_by(0x400) {
+                assert_eq!(
+                    r.translate(probe, 4),
+                    Some(probe.wrapping_add(s.offset)),
+                    "{probe:#x} in the span of {a:#x}"
+                );
+            }
         }
     }
 

@@ -18,7 +18,10 @@
 //! - `HSASIM_ISA_BENCH_KERNELS=fma_chain,saxpy`: run only these kernels.
 //! - `HSASIM_ISA_BENCH_REPS=N`: timed runs per figure (default 3).
 //! - `HSASIM_ISA_BENCH_SCALE=N`: N times the work per kernel (default 1; matmul grows its
-//!   side to 128 * (N + 1)), for longer runs on hosts with many threads.
+//!   side to 128 * (N + 1)), for longer runs on hosts with many threads. At the default a
+//!   16-worker run lasts only a few milliseconds, so starting the workers and the last
+//!   workgroups' tail weigh in its efficiency; `HSASIM_ISA_BENCH_SCALE=4` makes those runs
+//!   4 to 16 times longer (the 1-worker matmul runs then take about a second each).
 //! - `HSASIM_ISA_BENCH_CLOCK=cpu`: time 1-worker runs by the CPU time of the thread that
 //!   runs them (Linux `/proc/thread-self/schedstat`) rather than by the wall clock, for
 //!   comparisons on a host busy with other work; runs with more workers keep the wall
@@ -28,20 +31,36 @@
 mod common;
 
 use common::*;
-use hsasim_isa::{run_dispatch_with_stats, ExecConfig, GfxModel, GuestMemory};
+use hsasim_isa::{run_dispatch_with_stats, ExecConfig, GfxModel, GuestMemory, Span};
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 /// Guest memory for the benchmark: a fixed list of ranges, read without locks, so that
-/// the scaling figures measure the interpreter rather than the test helper's mutex.
-struct FixedRanges(Vec<(u64, u64)>);
+/// the scaling figures measure the interpreter rather than the test helper's mutex. Like
+/// hsasim's registry it has a generation counter (which never moves here) and answers with
+/// whole ranges, so the interpreter keeps its translations as it does under hsasim.
+struct FixedRanges(Vec<(u64, u64)>, AtomicU64);
 
 impl GuestMemory for FixedRanges {
     fn translate(&self, address: u64, len: u64) -> Option<u64> {
+        self.translate_span(address, len).map(|_| address)
+    }
+
+    fn generation(&self) -> Option<&AtomicU64> {
+        Some(&self.1)
+    }
+
+    fn translate_span(&self, address: u64, len: u64) -> Option<Span> {
         let end = address.checked_add(len)?;
-        self.0
+        let &(start, l) = self
+            .0
             .iter()
-            .any(|&(s, l)| address >= s && end <= s + l)
-            .then_some(address)
+            .find(|&&(s, l)| address >= s && end <= s + l)?;
+        Some(Span {
+            start,
+            end: start + l,
+            offset: 0,
+        })
     }
 }
 
@@ -415,7 +434,7 @@ fn main() {
             (d, p)
         })
         .collect();
-    let mem = FixedRanges(ranges);
+    let mem = FixedRanges(ranges, AtomicU64::new(0));
 
     println!(
         "hsasim-isa interpreter benchmark ({}), {host_threads} host threads, workers {workers:?}, best of {reps}, scale {scale}{}",

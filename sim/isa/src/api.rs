@@ -4,6 +4,7 @@
 
 use hsa_abi::{hsa_kernel_dispatch_packet_t, hsa_status_t};
 use std::fmt;
+use std::sync::atomic::AtomicU64;
 
 /// The GPU model whose encodings and semantics apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,11 +47,42 @@ pub trait GuestMemory: Send + Sync {
         self.translate(address, len).is_some()
     }
 
+    /// A counter that moves (after the change is made) whenever any answer of
+    /// [`translate_span`](GuestMemory::translate_span) may change: memory mapped or
+    /// unmapped, access granted. While it holds a value, the interpreter reuses the spans
+    /// it was given at that value instead of asking again (see `Ctx::translate`). `None`
+    /// (the default): every access asks [`translate`](GuestMemory::translate).
+    fn generation(&self) -> Option<&AtomicU64> {
+        None
+    }
+
+    /// [`translate`](GuestMemory::translate), with the range around the access over which
+    /// the answer is the same offset: every `[a, a + l)` inside the span translates to
+    /// `a + offset`, as `translate` would say for as long as [`generation`]
+    /// (GuestMemory::generation) does not move. The default span is the access itself.
+    fn translate_span(&self, address: u64, len: u64) -> Option<Span> {
+        let host = self.translate(address, len)?;
+        Some(Span {
+            start: address,
+            end: address.checked_add(len)?,
+            offset: host.wrapping_sub(address),
+        })
+    }
+
     /// A wave raised an interrupt (`s_sendmsg sendmsg(MSG_INTERRUPT)`; `data` is the low
     /// byte of M0, by convention the signal event it announces): the device library does
     /// this after changing a signal's value in memory directly (`__ockl_hsa_signal_add`),
     /// so that host threads waiting on the signal wake. Nothing by default.
     fn interrupt(&self, _data: u32) {}
+}
+
+/// Guest addresses `[start, end)` that all reach host memory at `address + offset`
+/// (wrapping), from [`GuestMemory::translate_span`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+    pub offset: u64,
 }
 
 /// One kernel dispatch, as the packet processor read it from the queue.

@@ -24,7 +24,7 @@ use crate::dispatch::{
     init_wave, panic_message, prepare, run_wave, timed_out, DecodeCache, DispatchStats, Plan,
     Worker,
 };
-use crate::exec::{Ctx, DispatchInfo, Step};
+use crate::exec::{tlb::Tlb, Ctx, DispatchInfo, Step};
 use crate::gws::{Arrival, Gws, GwsOp};
 use crate::wave::{Wave, WaveState, LANES};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -149,16 +149,10 @@ impl Resident {
         &mut self,
         sh: &Shared,
         cache: &mut DecodeCache,
+        tlb: &Tlb,
         stats: &mut DispatchStats,
     ) -> Result<Progress, DispatchError> {
-        let mut ctx = Ctx {
-            mem: sh.mem,
-            lds: &mut self.lds,
-            workgroup: self.wg,
-            pc: 0,
-            info: sh.info,
-            wg_index: self.index,
-        };
+        let mut ctx = Ctx::new(sh.mem, tlb, &mut self.lds, sh.info, self.wg, self.index);
         let waves = &mut self.waves[..self.nwaves];
         let waits = &mut self.waits;
         let mut ran = false;
@@ -290,7 +284,7 @@ fn work(sh: &Shared, me: usize) {
     let mut spare: Vec<Resident> = Vec::new();
     let mut next = me as u64;
     let mut body = || -> Result<(), DispatchError> {
-        let (cache, stats) = worker.parts();
+        let (cache, tlb, stats) = worker.parts();
         loop {
             if sh.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -308,7 +302,7 @@ fn work(sh: &Shared, me: usize) {
             }
             let mut i = 0;
             while i < active.len() {
-                match active[i].run_slice(sh, cache, stats)? {
+                match active[i].run_slice(sh, cache, tlb, stats)? {
                     Progress::Finished => {
                         if !sh.stop.load(Ordering::Relaxed) {
                             sh.finished.fetch_add(1, Ordering::Relaxed);

@@ -6,7 +6,7 @@ use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use crate::arbiter::Entry;
 use crate::decode::{decode_for_exec, Decoded};
-use crate::exec::{self, Ctx, DispatchInfo, Step};
+use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Step};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
 use std::collections::HashMap;
@@ -194,6 +194,10 @@ pub(crate) struct DecodeCache {
     /// order has the next instruction at the next index, which `run_wave` tries before
     /// the page table.
     pcs: Vec<u64>,
+    /// For each decoded instruction (by index): 1 + the index of the instruction that last
+    /// ran after it when that was not the next one (a branch taken), 0 before any. A loop's
+    /// back edge then finds its target without the page table.
+    jumps: Vec<u32>,
     far: HashMap<u64, u32>,
     /// The code words each decoded instruction came from, in decode order.
     sources: Vec<(u64, [u32; 3], u8)>,
@@ -214,6 +218,7 @@ impl DecodeCache {
             pages: Vec::new(),
             insts: Vec::new(),
             pcs: Vec::new(),
+            jumps: Vec::new(),
             far: HashMap::new(),
             sources: Vec::new(),
             ranges: Vec::new(),
@@ -316,6 +321,7 @@ impl DecodeCache {
         let id = self.insts.len() as u32;
         self.insts.push(inst);
         self.pcs.push(pc);
+        self.jumps.push(0);
         let idx = pc.wrapping_sub(self.base) / 4;
         if pc >= self.base && idx < CACHE_WINDOW_WORDS {
             let idx = idx as usize;
@@ -340,6 +346,8 @@ pub(crate) struct Worker {
     lds: Vec<u8>,
     /// Most recently used last.
     caches: Vec<DecodeCache>,
+    /// Translations of the dispatch's guest memory (emptied when it begins).
+    tlb: Tlb,
     pub(crate) stats: DispatchStats,
 }
 
@@ -357,9 +365,11 @@ impl Worker {
             waves: Vec::new(),
             lds: Vec::new(),
             caches: Vec::new(),
+            tlb: Tlb::default(),
             stats: DispatchStats::default(),
         });
         worker.stats = DispatchStats::default();
+        worker.tlb.clear();
         if worker.lds.len() != plan.lds_bytes {
             worker.lds = vec![0; plan.lds_bytes];
         }
@@ -378,13 +388,13 @@ impl Worker {
         worker
     }
 
-    /// The decode cache of the dispatch's kernel, and the figures.
-    pub(crate) fn parts(&mut self) -> (&mut DecodeCache, &mut DispatchStats) {
+    /// The decode cache of the dispatch's kernel, the kept translations and the figures.
+    pub(crate) fn parts(&mut self) -> (&mut DecodeCache, &Tlb, &mut DispatchStats) {
         let cache = self
             .caches
             .last_mut()
             .expect("Worker::take leaves the dispatch's cache last");
-        (cache, &mut self.stats)
+        (cache, &self.tlb, &mut self.stats)
     }
 
     /// Back to the idle list for the next dispatch.
@@ -416,14 +426,7 @@ impl Worker {
         for (id, w) in self.waves[..nwaves].iter_mut().enumerate() {
             init_wave(w, plan, mem, wg, size, id as u32, items)?;
         }
-        let mut ctx = Ctx {
-            mem,
-            lds: &mut self.lds,
-            workgroup: wg,
-            pc: 0,
-            info,
-            wg_index,
-        };
+        let mut ctx = Ctx::new(mem, &self.tlb, &mut self.lds, info, wg, wg_index);
         self.stats.workgroups += 1;
         self.stats.waves += nwaves as u64;
         loop {
@@ -505,13 +508,28 @@ pub(crate) fn run_wave(
         let pc = w.pc;
         let id = match cache.pcs.get(next) {
             Some(&at) if at == pc => next as u32,
-            _ => match cache.lookup(pc) {
-                Some(id) => id,
-                None => match cache.fill(pc, model, ctx.mem) {
-                    Ok(id) => id,
-                    Err(e) => break Err(e),
-                },
-            },
+            _ => {
+                // Not the next instruction: where the previous one went last time, else
+                // the page table (and remember the answer for next time).
+                let from = next.wrapping_sub(1);
+                let jumped = cache.jumps.get(from).map(|&j| j.wrapping_sub(1));
+                match jumped {
+                    Some(j) if cache.pcs.get(j as usize) == Some(&pc) => j,
+                    _ => {
+                        let id = match cache.lookup(pc) {
+                            Some(id) => id,
+                            None => match cache.fill(pc, model, ctx.mem) {
+                                Ok(id) => id,
+                                Err(e) => break Err(e),
+                            },
+                        };
+                        if let Some(slot) = cache.jumps.get_mut(from) {
+                            *slot = id + 1;
+                        }
+                        id
+                    }
+                }
+            }
         };
         next = id as usize + 1;
         let Decoded { inst, exec: run } = &cache.insts[id as usize];

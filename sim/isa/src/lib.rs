@@ -57,7 +57,7 @@ pub mod inst;
 mod pool;
 pub mod wave;
 
-pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, QueuePriority};
+pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, QueuePriority, Span};
 pub use arbiter::waiting_workers;
 pub use decode::{decode, DecodeError};
 pub use dispatch::{panic_message, DispatchStats};

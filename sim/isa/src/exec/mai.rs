@@ -646,14 +646,8 @@ mod tests {
                     }
                     let c: Vec<[u32; LANES]> = (0..d_regs).map(|r| w.v[64 + r]).collect();
                     let want = reference(&sh, &a, &b, &c);
-                    let mut ctx = Ctx {
-                        mem: &NoMemory,
-                        lds: &mut lds,
-                        workgroup: [0; 3],
-                        pc: 0,
-                        info: &info,
-                        wg_index: 0,
-                    };
+                    let tlb = crate::exec::tlb::Tlb::default();
+                    let mut ctx = Ctx::new(&NoMemory, &tlb, &mut lds, &info, [0; 3], 0);
                     v_mfma(&mut w, &inst, &mut ctx).expect("runs");
                     for r in 0..d_regs {
                         assert_eq!(w.v[dst + r], want[r], "{name} D register {r}, D at v{dst}");

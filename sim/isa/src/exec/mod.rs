@@ -13,6 +13,7 @@ pub mod round;
 pub mod salu;
 pub mod smem;
 pub mod sopp;
+pub mod tlb;
 pub mod valu;
 pub mod vmem;
 
@@ -20,6 +21,8 @@ use crate::api::{DispatchError, GfxModel, GuestMemory};
 use crate::gws::GwsRequest;
 use crate::inst::Inst;
 use crate::wave::Wave;
+use std::sync::atomic::AtomicU64;
+use tlb::Tlb;
 
 /// What the wave does after an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +58,10 @@ pub struct DispatchInfo {
 /// error messages.
 pub struct Ctx<'a> {
     pub mem: &'a dyn GuestMemory,
+    /// `mem.generation()`, read once.
+    generation: Option<&'a AtomicU64>,
+    /// The worker's kept translations of `mem` (cleared when its dispatch began).
+    tlb: &'a Tlb,
     pub lds: &'a mut [u8],
     pub workgroup: [u32; 3],
     /// Address of the instruction being executed (wave.pc already points past it).
@@ -64,7 +71,33 @@ pub struct Ctx<'a> {
     pub wg_index: u64,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    pub fn new(
+        mem: &'a dyn GuestMemory,
+        tlb: &'a Tlb,
+        lds: &'a mut [u8],
+        info: &'a DispatchInfo,
+        workgroup: [u32; 3],
+        wg_index: u64,
+    ) -> Ctx<'a> {
+        Ctx {
+            mem,
+            generation: mem.generation(),
+            tlb,
+            lds,
+            workgroup,
+            pc: 0,
+            info,
+            wg_index,
+        }
+    }
+
+    /// [`GuestMemory::translate`] through the worker's kept translations.
+    #[inline(always)]
+    pub fn translate(&self, addr: u64, len: u64) -> Option<u64> {
+        self.tlb.translate(self.mem, self.generation, addr, len)
+    }
+
     pub fn fault(&self, w: &Wave, i: &Inst, address: u64, write: bool) -> DispatchError {
         DispatchError::MemoryFault {
             address,
@@ -93,7 +126,7 @@ impl Ctx<'_> {
         len: u64,
         write: bool,
     ) -> Result<u64, DispatchError> {
-        match addr.checked_add(len).and(self.mem.translate(addr, len)) {
+        match addr.checked_add(len).and(self.translate(addr, len)) {
             Some(host) => Ok(host),
             None => Err(self.fault(w, i, addr, write)),
         }

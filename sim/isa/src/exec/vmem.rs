@@ -75,6 +75,12 @@ fn back_to_back(exec: u64, addrs: &[u64; LANES], size: u64) -> bool {
     if exec != u64::MAX || addrs[0].checked_add(LANES as u64 * size).is_none() {
         return false;
     }
+    // Most other patterns (broadcasts, strided rows) already differ at the second or the
+    // last lane: no need to compare all 64.
+    let last = addrs[0].wrapping_add((LANES as u64 - 1) * size);
+    if addrs[1] != addrs[0].wrapping_add(size) || addrs[LANES - 1] != last {
+        return false;
+    }
     let mut same = true;
     for l in 0..LANES {
         same &= addrs[l] == addrs[0].wrapping_add(l as u64 * size);
@@ -103,7 +109,7 @@ fn global_offset(c: &Ctx, exec: u64, addrs: &[u64; LANES], size: u64, dense: boo
     if hi - lo > 1 << 32 {
         return None;
     }
-    let host = c.mem.translate(lo, hi - lo)?;
+    let host = c.translate(lo, hi - lo)?;
     Some(host.wrapping_sub(lo))
 }
 
@@ -135,7 +141,7 @@ fn resolve(
         if top < SHARED_BASE {
             let hi = top.saturating_add(size);
             let span = (hi > lo && hi - lo <= 1 << 32)
-                .then(|| c.mem.translate(lo, hi - lo))
+                .then(|| c.translate(lo, hi - lo))
                 .flatten();
             if let Some(host) = span {
                 // One region holds every lane's bytes: one offset moves them all.

@@ -500,27 +500,70 @@ pub(super) fn fast32<const N: usize>(
     }
     let dst = (i.dst as usize).wrapping_sub(256) & 511;
     let mask = w.exec();
+    let modifiers = and != [u32::MAX; N] || xor != [0; N];
+    // SAFETY (all four): `src` and `step` describe registers or splats as lanes32 needs,
+    // and dst < 512. The loop is instantiated apart for the common cases (no modifiers,
+    // full EXEC), where it then has nothing to test per chunk.
+    unsafe {
+        match (modifiers, mask == u64::MAX) {
+            (false, true) => lanes32::<N, false, true>(base, &src, &step, dst, mask, and, xor, &op),
+            (false, false) => {
+                lanes32::<N, false, false>(base, &src, &step, dst, mask, and, xor, &op)
+            }
+            (true, true) => lanes32::<N, true, true>(base, &src, &step, dst, mask, and, xor, &op),
+            (true, false) => lanes32::<N, true, false>(base, &src, &step, dst, mask, and, xor, &op),
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// [`fast32`]'s lane loop: eight lanes at a time, sources masked with `and` and `xor`
+/// (abs/neg) when `MODIFIERS`, results stored under `mask`, which is all lanes when `FULL`.
+///
+/// # Safety
+/// `src[n] + step[n] * chunk` must be eight readable lanes for every chunk below 8 (a
+/// register row, step 8, or an eight-lane splat, step 0); `base` is the register file and
+/// `dst` < 512.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn lanes32<const N: usize, const MODIFIERS: bool, const FULL: bool>(
+    base: *mut u32,
+    src: &[*const u32; N],
+    step: &[usize; N],
+    dst: usize,
+    mask: u64,
+    and: [u32; N],
+    xor: [u32; N],
+    op: &impl Fn([u32; N]) -> u32,
+) {
     for chunk in 0..LANES / 8 {
-        let m = (mask >> (8 * chunk)) as u8;
-        if m == 0 {
+        let m = if FULL {
+            0xff
+        } else {
+            (mask >> (8 * chunk)) as u8
+        };
+        if !FULL && m == 0 {
             continue;
         }
         let mut x = [[0u32; 8]; N];
         for n in 0..N {
-            // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or `splat[n]`
-            // (eight lanes, step 0), so the eight lanes read are inside it.
+            // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or a splat (eight
+            // lanes, step 0), so the eight lanes read are inside it (the caller).
             let v =
                 unsafe { std::ptr::read_unaligned(src[n].add(step[n] * chunk) as *const [u32; 8]) };
-            for k in 0..8 {
-                x[n][k] = (v[k] & and[n]) ^ xor[n];
-            }
+            x[n] = if MODIFIERS {
+                std::array::from_fn(|k| (v[k] & and[n]) ^ xor[n])
+            } else {
+                v
+            };
         }
         let d: [u32; 8] = std::array::from_fn(|k| op(std::array::from_fn(|n| x[n][k])));
-        // SAFETY: dst < 512; the sources of these lanes were read above, so a destination
-        // that is also a source is overwritten only after it was read.
+        // SAFETY: dst < 512 (the caller); the sources of these lanes were read above, so a
+        // destination that is also a source is overwritten only after it was read.
         unsafe {
             let out = base.add(dst * LANES + 8 * chunk);
-            if m == 0xff {
+            if FULL || m == 0xff {
                 std::ptr::write_unaligned(out as *mut [u32; 8], d);
             } else {
                 for k in 0..8 {
@@ -531,8 +574,6 @@ pub(super) fn fast32<const N: usize>(
             }
         }
     }
-    w.lane_ops += mask.count_ones() as u64;
-    true
 }
 
 /// [`fast32`] for element-wise operations with 64-bit results whose sources are 64 or 32
@@ -654,6 +695,46 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
     }
     let shift = scalar_source64(w, i, i.src[1], false) as u32 & 7;
     let base = w.v.as_mut_ptr() as *mut u32;
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let dst_hi = (dst + 1) & 511;
+    let mask = w.exec();
+    let lanes = |alo: [u32; 8], ahi: [u32; 8], clo: [u32; 8], chi: [u32; 8]| {
+        let mut dl = [0u32; 8];
+        let mut dh = [0u32; 8];
+        for k in 0..8 {
+            let sl = alo[k] << shift;
+            // The bits shifted out of the low half (none for a shift of 0).
+            let sh = ahi[k] << shift | (alo[k] >> 1) >> (31 - shift);
+            dl[k] = sl.wrapping_add(clo[k]);
+            dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
+        }
+        (dl, dh)
+    };
+    if i.src[0] >= 256 && i.src[2] < 256 {
+        // How the compiler forms addresses (a register plus a scalar base or constant):
+        // c is held as a value, not read back from a stack array written by narrower
+        // stores, which stalls the vector load on store forwarding.
+        let c = scalar_source64(w, i, i.src[2], true);
+        let r = (i.src[0] as usize - 256) & 511;
+        for chunk in 0..LANES / 8 {
+            let m = (mask >> (8 * chunk)) as u8;
+            if m == 0 {
+                continue;
+            }
+            // SAFETY: r and r + 1 (wrapped) are below 512: two register rows of 64 lanes,
+            // and chunk < 8.
+            let [alo, ahi] = unsafe {
+                [r, (r + 1) & 511].map(|row| {
+                    std::ptr::read_unaligned(base.add(row * LANES + 8 * chunk) as *const [u32; 8])
+                })
+            };
+            let (dl, dh) = lanes(alo, ahi, [c as u32; 8], [(c >> 32) as u32; 8]);
+            // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
+            unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
+        }
+        w.lane_ops += mask.count_ones() as u64;
+        return true;
+    }
     // Low and high halves of a and c: register pairs (step 8 per chunk) or splats (step 0).
     let mut splat = [[[0u32; 8]; 2]; 2];
     let mut planes = [[std::ptr::null::<u32>(); 2]; 2];
@@ -674,9 +755,6 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
             planes[k] = [splat[k][0].as_ptr(), splat[k][1].as_ptr()];
         }
     }
-    let dst = (i.dst as usize).wrapping_sub(256) & 511;
-    let dst_hi = (dst + 1) & 511;
-    let mask = w.exec();
     for chunk in 0..LANES / 8 {
         let m = (mask >> (8 * chunk)) as u8;
         if m == 0 {
@@ -692,15 +770,7 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
                 std::ptr::read_unaligned(planes[1][1].add(step[1] * chunk) as *const [u32; 8]),
             ]
         };
-        let mut dl = [0u32; 8];
-        let mut dh = [0u32; 8];
-        for k in 0..8 {
-            let sl = alo[k] << shift;
-            // The bits shifted out of the low half (none for a shift of 0).
-            let sh = ahi[k] << shift | (alo[k] >> 1) >> (31 - shift);
-            dl[k] = sl.wrapping_add(clo[k]);
-            dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
-        }
+        let (dl, dh) = lanes(alo, ahi, clo, chi);
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
         unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
     }
