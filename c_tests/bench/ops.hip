@@ -1,6 +1,7 @@
 // hipshim-test: targets=gfx942
 // Per-operation benchmark program for `hipshim bench ops`: runs one operation N times and
-// prints "ns_per_op <best round> mean <mean>" (host time per operation, best of the rounds).
+// prints "ns_per_op <best round> median <median round> mean <mean>" (host time per
+// operation).
 // `hipshim bench ops` runs it natively for time and under callgrind with N and 2N operations
 // for instructions (setup and teardown cancel in the difference).
 //
@@ -20,6 +21,7 @@
 //              node through the runtime's eager launch)
 #include <hip/hip_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -161,13 +163,18 @@ int main(int argc, char** argv) {
     CHECK(hipMemcpy(f.device, f.pinned, 4096, hipMemcpyHostToDevice));
     if (is_graph(op)) f.graph = chain_of_empty_kernels(f.stream);
 
-    double best = 1e300, total = 0;
+    std::vector<double> per_round;
+    double total = 0;
     for (int r = 0; r < rounds; ++r) {
-        double ns = round_of(op, n, f);
-        if (ns < best) best = ns;
-        total += ns;
+        per_round.push_back(round_of(op, n, f));
+        total += per_round.back();
     }
-    std::printf("ns_per_op %.1f mean %.1f", best, total / rounds);
+    std::sort(per_round.begin(), per_round.end());
+    const double best = per_round.front();
+    const size_t mid = per_round.size() / 2;
+    const double median =
+        per_round.size() % 2 ? per_round[mid] : (per_round[mid - 1] + per_round[mid]) / 2;
+    std::printf("ns_per_op %.1f median %.1f mean %.1f", best, median, total / rounds);
     if (pageable) {
         std::printf(" gb_per_s %.2f", double(f.pageable_bytes) / best);
     }

@@ -143,7 +143,10 @@ impl Runtime {
 pub struct Row {
     pub op: String,
     pub runtime: String,
+    /// Best round's ns per operation.
     pub ns: f64,
+    /// Median round's (older programs print none).
+    pub median_ns: Option<f64>,
     pub gb_per_s: Option<f64>,
     pub counts: Option<Counts>,
 }
@@ -161,8 +164,15 @@ pub struct Counts {
     pub simulator: Option<i64>,
 }
 
-/// What the program printed: `ns_per_op BEST mean MEAN [gb_per_s G] (...)`.
-pub fn parse_output(text: &str) -> Result<(f64, Option<f64>), String> {
+/// What the program printed: `ns_per_op BEST [median MEDIAN] mean MEAN [gb_per_s G] (...)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub best_ns: f64,
+    pub median_ns: Option<f64>,
+    pub gb_per_s: Option<f64>,
+}
+
+pub fn parse_output(text: &str) -> Result<Timing, String> {
     let line = text
         .lines()
         .find(|l| l.starts_with("ns_per_op "))
@@ -175,8 +185,12 @@ pub fn parse_output(text: &str) -> Result<(f64, Option<f64>), String> {
             .and_then(|i| fields.get(i + 1))
             .and_then(|v| v.parse::<f64>().ok())
     };
-    let ns = value("ns_per_op").ok_or_else(|| format!("bad ns_per_op line {line:?}"))?;
-    Ok((ns, value("gb_per_s")))
+    let best_ns = value("ns_per_op").ok_or_else(|| format!("bad ns_per_op line {line:?}"))?;
+    Ok(Timing {
+        best_ns,
+        median_ns: value("median"),
+        gb_per_s: value("gb_per_s"),
+    })
 }
 
 /// Operations per callgrind run: a 64 MiB copy is slow under valgrind, and one (against two)
@@ -325,7 +339,7 @@ fn measure(
             String::from_utf8_lossy(&output.stderr).trim_end()
         ));
     }
-    let (ns, gb_per_s) = parse_output(&String::from_utf8_lossy(&output.stdout))?;
+    let timing = parse_output(&String::from_utf8_lossy(&output.stdout))?;
     let counts = if callgrind {
         let n = callgrind_count(op, args.count);
         let dir = scratch.join(format!("{op}-{}", runtime.label().replace(' ', "_")));
@@ -352,8 +366,9 @@ fn measure(
     Ok(Row {
         op: op.to_string(),
         runtime: runtime.label().to_string(),
-        ns,
-        gb_per_s,
+        ns: timing.best_ns,
+        median_ns: timing.median_ns,
+        gb_per_s: timing.gb_per_s,
         counts,
     })
 }
@@ -405,14 +420,18 @@ pub fn format_table(rows: &[Row], count: u32, rounds: u32, callgrind: bool) -> S
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "per operation: host ns (best of {rounds} rounds of {count}){}",
+        "per operation: host ns (best and median of {rounds} rounds of {count}){}",
         if callgrind {
             "; x86 instructions (callgrind, N vs 2N operations): calling = inside the operation's HIP calls = runtime + HSA (the runtime's calls into the HSA library), simulator = hsasim's own threads"
         } else {
             ""
         }
     );
-    let _ = write!(out, "{:<29} {:<8} {:>10}", "operation", "runtime", "ns/op");
+    let _ = write!(
+        out,
+        "{:<29} {:<8} {:>10} {:>7}",
+        "operation", "runtime", "ns/op", "median"
+    );
     if callgrind {
         let _ = write!(
             out,
@@ -436,7 +455,10 @@ pub fn format_table(rows: &[Row], count: u32, rounds: u32, callgrind: bool) -> S
             Some(g) => format!("{:.0} ({g:.1} GB/s)", row.ns),
             None => format!("{:.0}", row.ns),
         };
-        let _ = write!(out, "{label:<29} {:<8} {time:>10}", row.runtime);
+        let median = row
+            .median_ns
+            .map_or_else(|| "-".to_string(), |m| format!("{m:.0}"));
+        let _ = write!(out, "{label:<29} {:<8} {time:>10} {median:>7}", row.runtime);
         if let Some(c) = row.counts {
             let _ = write!(
                 out,
@@ -515,12 +537,21 @@ mod tests {
     #[test]
     fn the_programs_line_parses_with_and_without_bandwidth() {
         assert_eq!(
-            parse_output("ns_per_op 101.5 mean 120.0 (launch: 10 rounds of 200)\n").unwrap(),
-            (101.5, None)
+            parse_output("ns_per_op 101.5 median 110.5 mean 120.0 (launch: 10 rounds of 200)\n")
+                .unwrap(),
+            Timing {
+                best_ns: 101.5,
+                median_ns: Some(110.5),
+                gb_per_s: None
+            }
         );
         assert_eq!(
             parse_output("x\nns_per_op 4000000 mean 5 gb_per_s 16.78 (pageable)\n").unwrap(),
-            (4_000_000.0, Some(16.78))
+            Timing {
+                best_ns: 4_000_000.0,
+                median_ns: None,
+                gb_per_s: Some(16.78)
+            }
         );
         assert!(parse_output("nothing").is_err());
     }
@@ -532,6 +563,7 @@ mod tests {
                 op: "launch".into(),
                 runtime: "hipshim".into(),
                 ns: 120.0,
+                median_ns: Some(131.0),
                 gb_per_s: None,
                 counts: Some(Counts {
                     calling: 900,
@@ -544,6 +576,7 @@ mod tests {
                 op: "launch".into(),
                 runtime: "AMD CLR".into(),
                 ns: 400.0,
+                median_ns: None,
                 gb_per_s: None,
                 counts: None,
             },
@@ -552,6 +585,7 @@ mod tests {
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[2].starts_with("launch (async, 3 args)"), "{table}");
         assert!(lines[2].contains("own <= 600 instr"), "{table}");
+        assert!(lines[2].contains(" 131 "), "the median round shows: {table}");
         assert!(
             lines[3].starts_with("  ") && lines[3].contains("AMD CLR"),
             "{table}"
