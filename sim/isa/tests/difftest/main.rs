@@ -240,7 +240,13 @@ fn source_of(programs: &[&Program], table: &[OpDef]) -> String {
 /// `scripts/difftest.sh 200 4000 60`: gfx942 seed 4138 was clang-19 (both targets)
 /// folding `0.0f - x` into a neg source modifier of its fmul user, wrong for x = +0
 /// (`fsub_from_zero_feeding_a_multiply`); the generator avoids it.
-const KNOWN: &[(GfxModel, u64)] = &[];
+///
+/// `scripts/difftest.sh 3000 10000 60`: gfx942 seed 10455 and gfx90a seed 11074 are
+/// clang-19 folding an f32 multiply and its conversion to f16 into `v_fma_mixlo_f16 d, a,
+/// b, 0`: the +0 addend turns a -0 product into +0 (round to nearest), so `(f16)(c * x)`
+/// is +0 where the program's -0 is right; the interpreter runs the fma as written. Open
+/// until the generator keeps such products opaque.
+const KNOWN: &[(GfxModel, u64)] = &[(GfxModel::Gfx942, 10455), (GfxModel::Gfx90a, 11074)];
 
 /// Runs one program from an already loaded code object; on a mismatch, reduces it and
 /// returns a report.
