@@ -1412,7 +1412,7 @@ fn mad_legacy_u16_and_i16() {
     // High halves set, so a result that kept or used them shows.
     let lanes = |k: u64| -> Vec<u64> {
         (0..LANES as u64)
-            .map(|l| (0xa5a5_0000 ^ (l * k << 16)) | (l * k * 0x0123 + k) & 0xffff)
+            .map(|l| (0xa5a5_0000 ^ ((l * k) << 16)) | ((l * k * 0x0123 + k) & 0xffff))
             .collect()
     };
     let (a, b, c) = (lanes(3), lanes(7), lanes(11));
