@@ -123,7 +123,10 @@ pub(crate) fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, Dispatch
         grid[1].div_ceil(wg_size[1]),
         grid[2].div_ceil(wg_size[2]),
     ];
-    let lds_bytes = kd.group_segment_fixed_size as usize + p.group_segment_size as usize;
+    // The packet's size is the workgroup's whole group segment, static part included
+    // (HSA's AQL dispatch packet; runtimes send static + dynamic). One that passes less
+    // (strict mode refuses it) still gets the static part the code addresses.
+    let lds_bytes = kd.group_segment_fixed_size.max(p.group_segment_size) as usize;
     if lds_bytes > MAX_LDS {
         return bad(format!(
             "group segment of {lds_bytes} bytes exceeds the {MAX_LDS}-byte LDS"

@@ -103,6 +103,46 @@ fn bad_kernel_object_is_an_invalid_dispatch() {
     assert!(matches!(e, DispatchError::InvalidDispatch(_)), "{e}");
 }
 
+/// Past defect (rocPRIM's `sort_single_kernel` for bf16 keys on gfx90a, 34,832 bytes of
+/// static LDS, and three `block_radix_sort` cases): a packet's `group_segment_size` is the
+/// workgroup's whole group segment, static part included (HSA's AQL packet; AMD's runtime
+/// and hipshim send static + dynamic), but the limit check added the descriptor's static
+/// size to it again, so a kernel with more than 32 KiB of static LDS was refused.
+#[test]
+fn group_segment_size_counts_the_static_lds_once() {
+    const STATIC_LDS: u32 = 40_000;
+    // v_mov_b32 v1, STATIC_LDS - 4; ds_write_b32 v1, v0; s_waitcnt lgkmcnt(0); s_endpgm:
+    // the last dword of the static LDS, which faults if less was allocated.
+    let code = [
+        0x7e02_02ff,
+        STATIC_LDS - 4,
+        0xd81a_0000,
+        0x0000_0001,
+        0xbf8c_c07f,
+        0xbf81_0000,
+    ];
+    for model in MODELS {
+        let mem = Ranges::default();
+        let (mut buf, kd) = handmade(&code, &mem);
+        // group_segment_fixed_size is the descriptor's first field.
+        buf.bytes()[..4].copy_from_slice(&STATIC_LDS.to_le_bytes());
+        let dispatch = |group_segment: u32| {
+            let (d, _p) = packet(model, kd, 0, [256, 1, 1], [64, 1, 1], group_segment, &mem);
+            run_dispatch(&d, &mem, &CFG)
+        };
+        // As runtimes send it (no dynamic LDS), and one that leaves the static part out.
+        for group_segment in [STATIC_LDS, 0] {
+            if let Err(e) = dispatch(group_segment) {
+                panic!("{model:?}, packet group segment {group_segment}: {e}");
+            }
+        }
+        // Static plus dynamic past the 64 KiB of LDS is still refused, naming the size.
+        let e = dispatch(64 * 1024 + 4).expect_err("65,540 bytes of LDS");
+        assert!(matches!(e, DispatchError::InvalidDispatch(_)), "{e}");
+        assert!(e.to_string().contains("65540 bytes"), "{e}");
+    }
+}
+
 #[test]
 fn out_of_bounds_store_is_a_memory_fault_naming_the_address() {
     for model in MODELS {

@@ -110,11 +110,34 @@ pub(super) fn ldexp32(x: f32, e: i32) -> f32 {
     (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
 }
 
+/// x * 2^e rounded once (to nearest even). Scaling in steps would round twice when the
+/// result is subnormal (an intermediate subnormal rounds, then the next step rounds again).
 pub(super) fn ldexp64(x: f64, e: i32) -> f64 {
-    let e = e.clamp(-2200, 2200);
-    // Split so intermediate powers stay finite.
-    let half = e / 2;
-    x * 2f64.powi(half) * 2f64.powi(e - half)
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    // 2^k for k in -1022..=1023, exactly.
+    let pow2 = |k: i32| f64::from_bits(((k + 1023) as u64) << 52);
+    // x = m * 2^r with 0.5 <= |m| < 1, exactly.
+    let (m, ex) = frexp64(x);
+    let r = ex.saturating_add(e);
+    if r > 1024 {
+        f64::INFINITY.copysign(x)
+    } else if r == 1024 {
+        // Finite (|m| < 1): an exact step to 2^1023, then an exact doubling.
+        m * pow2(1023) * 2.0
+    } else if r >= -1021 {
+        // A normal result: exact.
+        m * pow2(r)
+    } else if r < -1075 {
+        // Below half the smallest subnormal.
+        0f64.copysign(x)
+    } else {
+        // Subnormal: |x| * 2^1074 as an exact normal number, rounded once to the integer
+        // count of 2^-1074 units (2^52 units is the smallest normal, whose bits they are).
+        let units = (m.abs() * pow2(r + 1074)).round_ties_even();
+        f64::from_bits(units as u64).copysign(x)
+    }
 }
 
 pub(super) fn frexp32(x: f32) -> (f32, i32) {

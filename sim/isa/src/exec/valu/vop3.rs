@@ -55,6 +55,10 @@ v3! {
     v_med3_u16(false) => |a, bb, c| { let (x, y, z) = (a as u16, bb as u16, c as u16); x.max(y).min(x.min(y).max(z)) as u32 };
     v_mad_u16(false) => |a, bb, c| (a as u16).wrapping_mul(bb as u16).wrapping_add(c as u16) as u32;
     v_mad_i16(false) => |a, bb, c| (a as u16).wrapping_mul(bb as u16).wrapping_add(c as u16) as u32;
+    // GFX9 keeps VI's 16-bit mads under these names (no op_sel): the low 16 bits of
+    // a * b + c, zero-extended; signed and unsigned agree on them.
+    v_mad_legacy_u16(false) => |a, bb, c| (a as u16).wrapping_mul(bb as u16).wrapping_add(c as u16) as u32;
+    v_mad_legacy_i16(false) => |a, bb, c| (a as u16).wrapping_mul(bb as u16).wrapping_add(c as u16) as u32;
 }
 
 simd_handler! {
