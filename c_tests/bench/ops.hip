@@ -21,7 +21,6 @@
 //              node through the runtime's eager launch)
 #include <hip/hip_runtime.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -169,7 +168,14 @@ int main(int argc, char** argv) {
         per_round.push_back(round_of(op, n, f));
         total += per_round.back();
     }
-    std::sort(per_round.begin(), per_round.end());
+    // Insertion sort: a handful of rounds, and <algorithm> is not usable with -nogpuinc.
+    for (size_t i = 1; i < per_round.size(); ++i) {
+        for (size_t j = i; j > 0 && per_round[j] < per_round[j - 1]; --j) {
+            const double t = per_round[j];
+            per_round[j] = per_round[j - 1];
+            per_round[j - 1] = t;
+        }
+    }
     const double best = per_round.front();
     const size_t mid = per_round.size() / 2;
     const double median =

@@ -585,7 +585,10 @@ mod tests {
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[2].starts_with("launch (async, 3 args)"), "{table}");
         assert!(lines[2].contains("own <= 600 instr"), "{table}");
-        assert!(lines[2].contains(" 131 "), "the median round shows: {table}");
+        assert!(
+            lines[2].contains(" 131 "),
+            "the median round shows: {table}"
+        );
         assert!(
             lines[3].starts_with("  ") && lines[3].contains("AMD CLR"),
             "{table}"

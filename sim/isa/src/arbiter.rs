@@ -25,7 +25,7 @@
 //! its count of running workers per worker, and one relaxed load per batch claim.
 
 use crate::api::QueuePriority;
-use crate::dispatch::CacheLine;
+use crate::cache_line::CacheLine;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};

@@ -5,6 +5,7 @@
 use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use crate::arbiter::Entry;
+use crate::cache_line::CacheLine;
 use crate::decode::{decode_for_exec, Decoded};
 use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Step};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
@@ -911,11 +912,6 @@ pub fn run(
     }
     Ok(totals.into_inner().unwrap_or_else(|p| p.into_inner()))
 }
-
-/// A value alone on its cache line (128 bytes: adjacent-line prefetchers fetch lines in
-/// pairs), so that threads writing it do not slow threads reading its neighbours.
-#[repr(align(128))]
-pub(crate) struct CacheLine<T>(pub(crate) T);
 
 /// The text of a panic payload (`panic!` with a literal or a formatted message).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {

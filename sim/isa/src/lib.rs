@@ -47,6 +47,7 @@
 pub mod aperture;
 mod api;
 mod arbiter;
+mod cache_line;
 mod coop;
 pub mod decode;
 mod disasm;
