@@ -671,6 +671,13 @@ pub fn round_up(v: u64, to: u64) -> Option<u64> {
     v.checked_add(to - 1).map(|x| x / to * to)
 }
 
+/// System-memory allocations up to this size are backed when made, as ROCr's pinned pools
+/// are (kernarg rings and staging buffers then never fault on first touch); larger ones are
+/// backed page by page as they are touched, so that a program asking for tens of GiB of
+/// host or managed memory (hip-tests size managed ranges by the device's free memory) does
+/// not wait for, or run the host out of, memory it never touches.
+const BACKED_AT_ALLOCATION_LIMIT: u64 = 64 << 20;
+
 /// Allocates `size` bytes from `pool` (handle `pool_handle`) and records the region.
 /// Unless `large_bar`, a GPU pool's memory is given to the program at an address the CPU
 /// cannot touch, and hsasim keeps its own view of the bytes.
@@ -692,7 +699,11 @@ pub fn pool_allocate(
     pool.reserve(mapped)?;
     let mapped_views = || -> HsaResult<(*mut u8, *mut u8)> {
         if pool.kind != PoolKind::Device {
-            let host = map_anon_backed(mapped)?;
+            let host = if mapped <= BACKED_AT_ALLOCATION_LIMIT {
+                map_anon_backed(mapped)?
+            } else {
+                map_anon(mapped)?
+            };
             return Ok((host, host));
         }
         let host = map_anon(mapped)?;
