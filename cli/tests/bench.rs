@@ -216,7 +216,11 @@ fn bench_ops_prints_time_and_instructions_per_operation() {
     for row in 0..3 {
         // Best round, then the median round.
         assert!(number(row, 0) > 0.0, "no time\n{}", out.report());
-        assert!(number(row, 1) >= number(row, 0), "median below best\n{}", out.report());
+        assert!(
+            number(row, 1) >= number(row, 0),
+            "median below best\n{}",
+            out.report()
+        );
         // calling = runtime + HSA
         let (calling, runtime, hsa) = (number(row, 2), number(row, 3), number(row, 4));
         // Each figure is a difference of two runs (N and 2N operations); an idle sync costs so
