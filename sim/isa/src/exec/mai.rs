@@ -316,28 +316,38 @@ fn gather(
     // Every dimension is a power of two: shifts and masks instead of divisions.
     let log = |x: usize| x.trailing_zeros();
     let (m_log, n_log, groups_log) = (log(sh.m), log(sh.n), log(groups));
-    for l in 0..LANES {
-        let (h, row) = (l >> m_log, l & (sh.m - 1));
-        let (block, group) = (h >> groups_log, h & (groups - 1));
-        if block < sh.blocks {
-            for e in 0..kpl {
-                let k = group * kpl + e;
-                if k < sh.k {
-                    am[(block * sh.m + row) * sh.k + k] = element(ty, a, l, e);
-                }
-            }
-        }
-        let (h, col) = (l >> n_log, l & (sh.n - 1));
-        let (block, group) = (h >> groups_log, h & (groups - 1));
-        if block < sh.blocks {
-            for e in 0..kpl {
-                let k = group * kpl + e;
-                if k < sh.k {
-                    bm[(block * sh.k + k) * sh.n + col] = element(ty, b, l, e);
+    // One operand: lane `l` holds elements `group * kpl ..` of row (A) or column (B) `l` mod
+    // `dim` of block `l / (dim * groups)`; `slot` says where (block, row or column, k) goes.
+    #[inline(always)]
+    fn place(
+        ty: MaiType,
+        sh: &MaiShape,
+        (kpl, groups, groups_log): (usize, usize, u32),
+        src: &[[u32; LANES]; 2],
+        dst: &mut [f64],
+        (dim, dim_log): (usize, u32),
+        slot: impl Fn(usize, usize, usize) -> usize,
+    ) {
+        for l in 0..LANES {
+            let (h, index) = (l >> dim_log, l & (dim - 1));
+            let (block, group) = (h >> groups_log, h & (groups - 1));
+            if block < sh.blocks {
+                for e in 0..kpl {
+                    let k = group * kpl + e;
+                    if k < sh.k {
+                        dst[slot(block, index, k)] = element(ty, src, l, e);
+                    }
                 }
             }
         }
     }
+    let split = (kpl, groups, groups_log);
+    place(ty, sh, split, a, am, (sh.m, m_log), |block, row, k| {
+        (block * sh.m + row) * sh.k + k
+    });
+    place(ty, sh, split, b, bm, (sh.n, n_log), |block, col, k| {
+        (block * sh.k + k) * sh.n + col
+    });
 }
 
 /// The first `len` elements of `store`, set to 0.0.
