@@ -515,9 +515,9 @@ impl Queue {
         }
     }
 
-    /// Publishes one packet with kernargs and rings the doorbell; returns its index. `build`
-    /// writes the kernargs into the packet's kernarg slot of kind `slot`, its until the packet
-    /// completes, and returns the packet. [`Queue::reserve`] for one packet, as the launch
+    /// Publishes one kernel dispatch packet with kernargs and rings the doorbell; returns its
+    /// index. `build` writes the kernargs into the packet's kernarg slot of kind `slot`, its
+    /// until the packet completes, and returns the packet. [`Queue::reserve`] for one packet, as the launch
     /// path uses it: while nothing records, one index and no [`Reservation`] to keep (a struct
     /// in memory, moved at the ring).
     ///
@@ -531,7 +531,7 @@ impl Queue {
     pub fn publish_with_kernargs(
         &self,
         slot: KernargSlot,
-        build: impl FnOnce(&mut [u8]) -> AqlPacket,
+        build: impl FnOnce(&mut [u8]) -> hsa_kernel_dispatch_packet_t,
     ) -> u64 {
         if crate::probe::recording() {
             return self.publish_with_kernargs_recorded(slot, build);
@@ -547,7 +547,7 @@ impl Queue {
         // SAFETY: `index` was reserved above, the ring has room for it, and it is written once
         // before the doorbell is rung for it.
         unsafe {
-            self.write(index, &packet);
+            self.write_dispatch(index, &packet);
             self.ring_doorbell(index);
         }
         prefetch_for_write(
@@ -563,11 +563,11 @@ impl Queue {
     fn publish_with_kernargs_recorded(
         &self,
         slot: KernargSlot,
-        build: impl FnOnce(&mut [u8]) -> AqlPacket,
+        build: impl FnOnce(&mut [u8]) -> hsa_kernel_dispatch_packet_t,
     ) -> u64 {
         let mut slots = self.reserve(1);
         let packet = build(slots.kernarg(slot));
-        slots.write(&packet);
+        slots.write(&to_bytes(&packet));
         slots.ring()
     }
 
@@ -635,6 +635,44 @@ impl Queue {
             (*(slot as *const AtomicU32)).store(header_and_setup, Ordering::Release);
         }
         log_packet(self.id, index, packet);
+    }
+
+    /// [`Queue::write`] for a dispatch packet, field by field into the slot: a packet built in
+    /// memory field by field and then copied in 16-byte pieces makes each wide load wait for
+    /// the narrow stores under it (a failed store-to-load forward, ~15 cycles each, five per
+    /// packet), while the fields' values are in registers already.
+    ///
+    /// # Safety
+    /// As for [`Queue::write`].
+    #[inline(always)]
+    unsafe fn write_dispatch(&self, index: u64, p: &hsa_kernel_dispatch_packet_t) {
+        // SAFETY: as in `write`: the slot is this thread's until its header is published, and
+        // 64-byte aligned like the packet type.
+        unsafe {
+            let slot = self.ring.add((index & (self.size - 1)) as usize)
+                as *mut hsa_kernel_dispatch_packet_t;
+            std::ptr::addr_of_mut!((*slot).workgroup_size_x).write(p.workgroup_size_x);
+            std::ptr::addr_of_mut!((*slot).workgroup_size_y).write(p.workgroup_size_y);
+            std::ptr::addr_of_mut!((*slot).workgroup_size_z).write(p.workgroup_size_z);
+            std::ptr::addr_of_mut!((*slot).reserved0).write(p.reserved0);
+            std::ptr::addr_of_mut!((*slot).grid_size_x).write(p.grid_size_x);
+            std::ptr::addr_of_mut!((*slot).grid_size_y).write(p.grid_size_y);
+            std::ptr::addr_of_mut!((*slot).grid_size_z).write(p.grid_size_z);
+            std::ptr::addr_of_mut!((*slot).private_segment_size).write(p.private_segment_size);
+            std::ptr::addr_of_mut!((*slot).group_segment_size).write(p.group_segment_size);
+            std::ptr::addr_of_mut!((*slot).kernel_object).write(p.kernel_object);
+            std::ptr::addr_of_mut!((*slot).kernarg_address).write(p.kernarg_address);
+            std::ptr::addr_of_mut!((*slot).reserved2).write(p.reserved2);
+            std::ptr::addr_of_mut!((*slot).completion_signal).write(p.completion_signal);
+            let header_and_setup = u32::from(p.header) | u32::from(p.setup) << 16;
+            if tracing::enabled!(target: "hipshim::packet", tracing::Level::TRACE) {
+                // From the slot, not from `p`: `p` stays in registers.
+                let mut logged = std::ptr::read(slot as *const AqlPacket);
+                logged.bytes[..4].copy_from_slice(&header_and_setup.to_le_bytes());
+                log_decoded_packet(self.id, index, &logged);
+            }
+            (*(slot as *const AtomicU32)).store(header_and_setup, Ordering::Release);
+        }
     }
 
     /// Tells the packet processor that packets up to `index` are written.
@@ -905,15 +943,21 @@ impl QueueFactory {
     }
 }
 
-/// Asks the CPU to bring the cache line at `address` into its cache, for writing (a hint: on
-/// CPUs without `prefetchw` it is fetched for reading).
+/// Asks the CPU to bring the cache line at `address` into its cache, for writing: the line
+/// was last touched by the packet processor, on another core, and a plain prefetch would fetch
+/// it shared, leaving the write to take it over a second time. `prefetchw` is spelled out
+/// because the x86-64 baseline lacks the `prfchw` feature, without which `_MM_HINT_ET0`
+/// compiles to a read prefetch; CPUs that predate it decode it as a no-op.
 #[inline(always)]
 fn prefetch_for_write<T>(address: *const T) {
     #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
-        // SAFETY: a prefetch neither faults nor changes memory, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_ET0>(address.cast()) };
+    // SAFETY: a prefetch neither faults nor changes memory or flags, whatever the address.
+    unsafe {
+        std::arch::asm!(
+            "prefetchw [{address}]",
+            address = in(reg) address,
+            options(nostack, preserves_flags, readonly)
+        );
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;

@@ -1012,7 +1012,7 @@ impl DispatchPacket<'_> {
                     shared_mem = self.geometry.dynamic_lds(), kernarg = self.kernel.info.kernarg_size,
                     cooperative = multigrid_sync.is_some(), "kernel dispatch"
                 );
-                self.packet(kernarg.as_ptr() as u64, completion_signal)
+                self.dispatch_packet(kernarg.as_ptr() as u64, completion_signal)
             },
         )
     }
@@ -1032,10 +1032,14 @@ impl DispatchPacket<'_> {
 
     /// The dispatch packet, its kernargs at `kernarg_address`.
     #[inline(always)]
-    fn packet(&self, kernarg_address: u64, completion_signal: hsa_signal_t) -> AqlPacket {
+    fn dispatch_packet(
+        &self,
+        kernarg_address: u64,
+        completion_signal: hsa_signal_t,
+    ) -> hsa_kernel_dispatch_packet_t {
         let (info, geometry, block) = (&self.kernel.info, &self.geometry, self.block());
         let [gx, gy, gz] = geometry.grid_size();
-        to_bytes(&hsa_kernel_dispatch_packet_t {
+        hsa_kernel_dispatch_packet_t {
             header: stream_packet_header(HSA_PACKET_TYPE_KERNEL_DISPATCH),
             setup: geometry.dimensions() << HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS,
             workgroup_size_x: block.x as u16,
@@ -1051,7 +1055,7 @@ impl DispatchPacket<'_> {
             kernarg_address,
             completion_signal,
             ..Default::default()
-        })
+        }
     }
 }
 
@@ -1062,8 +1066,11 @@ impl CheckedLaunch<'_> {
     /// builds once per kernel node and publishes at each launch (`graph/exec`).
     pub(in crate::runtime) fn prebuild(&self, kernarg: &mut [u8]) -> AqlPacket {
         self.packet.write_kernargs(kernarg, None);
-        self.packet
-            .packet(kernarg.as_ptr() as u64, hsa_signal_t::default())
+        to_bytes(
+            &self
+                .packet
+                .dispatch_packet(kernarg.as_ptr() as u64, hsa_signal_t::default()),
+        )
     }
 
     /// Bytes of the kernel's kernarg segment.
