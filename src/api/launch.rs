@@ -386,7 +386,10 @@ hip_api! {
         shared_mem: usize,
         stream: hipStream_t,
     ) -> hipError_t as plain(HipError::UNKNOWN.code()) {
-        crate::error::to_code(launch::push_call_configuration(CallConfiguration { grid, block, shared_mem, stream }))
+        match launch::push_call_configuration(CallConfiguration { grid, block, shared_mem, stream }) {
+            Ok(()) => 0,
+            Err(error) => configuration_refused(error),
+        }
     }
 
     /// Like `__hipPushCallConfiguration`, a call of the compiler's launch stub rather than of
@@ -401,15 +404,38 @@ hip_api! {
         // One test for the four pointers (the stub passes its own locals, never null).
         let least = (grid as usize).min(block as usize).min(shared_mem as usize).min(stream as usize);
         if least == 0 {
-            tracing::warn!("__hipPopCallConfiguration: a null out-pointer");
-            return crate::api::failed(HipError::INVALID_VALUE);
+            return configuration_refused(HipError::INVALID_VALUE);
         }
         // SAFETY: checked non-null; the stub passes its own locals.
         match unsafe { launch::pop_call_configuration(grid, block, shared_mem, stream) } {
             Ok(()) => 0,
-            Err(error) => crate::api::failed(error),
+            Err(error) => configuration_refused(error),
         }
     }
+}
+
+/// A refused `__hipPushCallConfiguration` or `__hipPopCallConfiguration`: logged and made the
+/// thread's last error here, out of line. An `extern "C"` function cannot unwind (its own
+/// panics are caught inside), so the two shells' successful paths call nothing that can, need
+/// no landing pad for `call_plain`, and run without a stack frame of their own.
+#[cold]
+#[inline(never)]
+extern "C" fn configuration_refused(error: HipError) -> hipError_t {
+    crate::api::call_plain("launch configuration", error.code(), || {
+        match error {
+            HipError::LAUNCH_OUT_OF_RESOURCES => tracing::warn!(
+                depth = launch::MAX_PENDING_CONFIGURATIONS,
+                "__hipPushCallConfiguration: too many kernel launch configurations pushed without a launch"
+            ),
+            HipError::INVALID_VALUE => {
+                tracing::warn!("__hipPopCallConfiguration: a null out-pointer")
+            }
+            _ => tracing::warn!(
+                "__hipPopCallConfiguration: no launch configuration was pushed (a launch stub called out of order)"
+            ),
+        }
+        crate::api::failed(error)
+    })
 }
 
 /// `hipExtModuleLaunchKernel` under any of its names: `sizes` are the grid in work-items and
@@ -538,6 +564,30 @@ fn configurations_pop_in_push_order_and_a_failed_pop_is_the_last_error() {
         crate::api::take_last_error(),
         HipError::MISSING_CONFIGURATION.code()
     );
+    // One push past the bound is refused and is the last error; the stack is left whole.
+    // SAFETY: as above.
+    unsafe {
+        for _ in 0..launch::MAX_PENDING_CONFIGURATIONS {
+            assert_eq!(
+                __hipPushCallConfiguration(d(1), d(1), 0, std::ptr::null_mut()),
+                0
+            );
+        }
+        assert_eq!(
+            __hipPushCallConfiguration(d(1), d(1), 0, std::ptr::null_mut()),
+            HipError::LAUNCH_OUT_OF_RESOURCES.code()
+        );
+        assert_eq!(
+            crate::api::take_last_error(),
+            HipError::LAUNCH_OUT_OF_RESOURCES.code()
+        );
+        for _ in 0..launch::MAX_PENDING_CONFIGURATIONS {
+            assert_eq!(
+                __hipPopCallConfiguration(&mut grid, &mut block, &mut shared, &mut stream),
+                0
+            );
+        }
+    }
 }
 
 #[cfg(not(test))]

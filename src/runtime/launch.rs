@@ -158,18 +158,9 @@ pub fn push_call_configuration(config: CallConfiguration) -> HipResult {
     if pushed {
         Ok(())
     } else {
-        too_many_configurations()
+        // Logged by the caller, out of line (`api/launch.rs`): nothing here may call out.
+        Err(HipError::LAUNCH_OUT_OF_RESOURCES)
     }
-}
-
-#[cold]
-#[inline(never)]
-fn too_many_configurations() -> HipResult {
-    tracing::warn!(
-        depth = MAX_PENDING_CONFIGURATIONS,
-        "too many kernel launch configurations pushed without a launch"
-    );
-    Err(HipError::LAUNCH_OUT_OF_RESOURCES)
 }
 
 /// `__hipPopCallConfiguration`: the latest configuration pushed, written straight into the
