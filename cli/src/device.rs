@@ -232,7 +232,7 @@ extern "C" fn on_terminate(_: libc::c_int) {
 
 fn serve(args: &StartArgs) -> Result<(), String> {
     let params = args.sched.params();
-    let device = Device::create(&args.name.name, params)?;
+    let device = Device::create(&args.name.name, params, args.memory)?;
     let mut log = match &args.log {
         Some(path) => Some(
             std::fs::File::create(path)

@@ -7,9 +7,11 @@
 //! without becoming an HSA runtime.
 
 pub mod device;
+pub mod memory;
 pub mod model;
 
 pub use device::{now_ns, process_alive, Device};
+pub use memory::{Allocation, MemCounters, MemError, MemTable};
 pub use model::{Counters, Event, Ledger, Params, QueueEntry, QueueState, Table};
 
 /// One event as a JSON line (the device service's `--log` file, read by
