@@ -60,6 +60,7 @@ pub mod cabi;
 pub mod capture;
 pub mod config;
 pub mod cpu_touch;
+pub mod device_memory;
 pub mod error;
 mod handles;
 pub mod hide;

@@ -155,6 +155,11 @@ impl Scheduler {
         }
     }
 
+    /// The device service's segment, when attached to one (its device memory is there too).
+    pub fn service(&self) -> Option<&Arc<Device>> {
+        self.device.name().is_some().then_some(&self.device)
+    }
+
     /// What the scheduler has done so far (for a shared one: all processes together).
     pub fn counters(&self) -> hsasim_sched::Counters {
         self.device.lock().counters
