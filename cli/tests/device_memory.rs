@@ -169,3 +169,24 @@ fn device_memory_is_shared_across_processes_reaped_and_refused_without_the_servi
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The IPC program of `c_tests/ipc/` (a parent and the child it starts, each opening two
+/// handles into one allocation) with both processes attached to one service, in both modes.
+#[test]
+fn the_ipc_program_passes_with_both_processes_on_one_service() {
+    let exe = common::build_hip("c_tests/ipc/ipc.hip", "ipc");
+    let name = format!("test-ipc-{}", std::process::id());
+    let out = hipshim_output(["device", "start", "--name", &name, "--memory", "64M"]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    for threads in ["1", "0"] {
+        let out = common::run(
+            &mut role(&exe, &name, &[], &[("HSASIM_THREADS", threads)]),
+            Duration::from_secs(180),
+        );
+        assert!(out.stdout.contains("ipc: PASSED"), "{}", out.report());
+    }
+    let s = status(&name);
+    assert_eq!(counter(&s, "ipc_attaches"), 4, "two handles a run:\n{s}");
+    let out = hipshim_output(["device", "stop", "--name", &name]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+}

@@ -39,9 +39,10 @@ const MEMFD_NAME: &str = "hsasim-ipc";
 pub struct Ipc {
     /// Exported allocations by start: the memfd now behind them and its length.
     exports: Mutex<HashMap<u64, (OwnedFd, u64)>>,
-    /// Attached ranges by device address: (hsasim's view, mapped length, whether it is a
-    /// device service's memory, which is not this module's to unmap).
-    attached: Mutex<HashMap<u64, (u64, u64, bool)>>,
+    /// Attached ranges by device address: (hsasim's view, mapped length, how many times a
+    /// device service's memory is attached there (0: a memfd import, this module's to
+    /// unmap)).
+    attached: Mutex<HashMap<u64, (u64, u64, u32)>>,
 }
 
 fn check_word(words: &[u32; 8]) -> u32 {
@@ -251,7 +252,7 @@ impl Ipc {
             user_data: 0,
             mapped_len: mapped,
         });
-        self.attached.lock().insert(start, (host, mapped, false));
+        self.attached.lock().insert(start, (host, mapped, 0));
         tracing::debug!(target: "hsasim", pid, start = format_args!("{start:#x}"), len, "ipc: attached");
         Ok(start)
     }
@@ -279,12 +280,8 @@ impl Ipc {
         }
         let mut attached = self.attached.lock();
         let (start, host, _) = vram.attach_ipc(h)?;
-        if attached.contains_key(&start) {
-            // One mapping per range, as for memfd imports: a second attach is an error.
-            let _ = vram.detach_ipc(start);
-            tracing::error!(target: "hsasim", start = format_args!("{start:#x}"), "{what}: already attached");
-            return Err(HsaError::INVALID_ARGUMENT);
-        }
+        // Attached again (HIP opens a handle per pointer into one allocation): the same
+        // address, one more reference, one more region for the matching detach to remove.
         let mapped = round_up(len, PAGE).ok_or(HsaError::INVALID_ARGUMENT)?;
         let owner = agents
             .iter()
@@ -305,20 +302,30 @@ impl Ipc {
         if start != host {
             crate::cpu_touch::watch();
         }
-        attached.insert(start, (host, mapped, true));
+        attached.entry(start).or_insert((host, mapped, 0)).2 += 1;
         tracing::debug!(target: "hsasim", start = format_args!("{start:#x}"), len, "ipc: attached device service memory");
         Ok(start)
     }
 
     /// `hsa_amd_ipc_memory_detach`: `ptr` is what attach returned.
     pub fn detach(&self, rt: &Runtime, ptr: u64) -> HsaResult {
-        let (host, mapped, shared) = self.attached.lock().remove(&ptr).ok_or_else(|| {
-            tracing::error!(target: "hsasim", ptr = format_args!("{ptr:#x}"), "hsa_amd_ipc_memory_detach: not an attached address");
-            HsaError::INVALID_ARGUMENT
-        })?;
+        let (host, mapped, shared) = {
+            let mut attached = self.attached.lock();
+            let entry = attached.get_mut(&ptr).ok_or_else(|| {
+                tracing::error!(target: "hsasim", ptr = format_args!("{ptr:#x}"), "hsa_amd_ipc_memory_detach: not an attached address");
+                HsaError::INVALID_ARGUMENT
+            })?;
+            let found = *entry;
+            if entry.2 > 1 {
+                entry.2 -= 1;
+            } else {
+                attached.remove(&ptr);
+            }
+            found
+        };
         rt.memory
             .remove_at(ptr, |r| r.kind == RegionKind::IpcAttached);
-        if shared {
+        if shared > 0 {
             return match &rt.vram {
                 Some(vram) => vram.detach_ipc(ptr),
                 None => Ok(()),
@@ -339,7 +346,7 @@ impl Drop for Ipc {
     /// At `hsa_shut_down`: attached memory is unmapped (exported memfds close with the map).
     fn drop(&mut self) {
         for (start, (host, mapped, shared)) in self.attached.get_mut().drain() {
-            if shared {
+            if shared > 0 {
                 // The device service's memory; `SharedVram` gives it back.
                 continue;
             }
