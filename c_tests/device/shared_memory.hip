@@ -53,6 +53,10 @@ static void publish(const std::string& path, const void* data, size_t len) {
 static int exporter(const std::string& dir) {
     int* p = nullptr;
     CHECK(hipMalloc(&p, N * sizeof(int)));
+    // The GPU's memory is the service's (the test starts it with --memory 256M).
+    size_t free_bytes = 0, total = 0;
+    CHECK(hipMemGetInfo(&free_bytes, &total));
+    EXPECT_EQ(total, 256u << 20);
     fill<<<N / 256, 256>>>(p, N);
     CHECK(hipDeviceSynchronize());
     Message m = {};

@@ -254,7 +254,9 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?}: at most 64T"))?;
     let page = hsasim_sched::memory::GRANULE;
     if bytes < page || bytes % page != 0 {
-        return Err(format!("{s:?}: a whole number of {page}-byte pages, at least one"));
+        return Err(format!(
+            "{s:?}: a whole number of {page}-byte pages, at least one"
+        ));
     }
     Ok(bytes)
 }

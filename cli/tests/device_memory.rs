@@ -91,8 +91,12 @@ fn device_memory_is_shared_across_processes_reaped_and_refused_without_the_servi
     let out = hipshim_output(["device", "start", "--name", &name, "--memory", "256M"]);
     assert_eq!(out.code(), Some(0), "{}", out.report());
     let s = status(&name);
-    assert!(s.contains("memory: size=268435456 used=0 free=268435456 base=0x600000000000"), "{s}");
-    let dir: PathBuf = std::env::temp_dir().join(format!("hipshim-devmem-test-{}", std::process::id()));
+    assert!(
+        s.contains("memory: size=268435456 used=0 free=268435456 base=0x600000000000"),
+        "{s}"
+    );
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("hipshim-devmem-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.to_str().unwrap();
@@ -110,7 +114,10 @@ fn device_memory_is_shared_across_processes_reaped_and_refused_without_the_servi
     let a = a.join().unwrap();
     assert_eq!(a.code(), Some(0), "{}", a.report());
     assert_eq!(b.code(), Some(0), "{}", b.report());
-    let (pa, pb) = (pointer(&a.stdout, "exporter"), pointer(&b.stdout, "importer"));
+    let (pa, pb) = (
+        pointer(&a.stdout, "exporter"),
+        pointer(&b.stdout, "importer"),
+    );
     assert_eq!(pa, pb, "{}\n{}", a.report(), b.report());
     assert!(
         (0x6000_0000_0000..0x6000_1000_0000).contains(&pa),
@@ -141,7 +148,10 @@ fn device_memory_is_shared_across_processes_reaped_and_refused_without_the_servi
     let s = wait_status(&name, "freed the killed program's memory", |s| {
         counter(s, "used") == 0
     });
-    assert!(counter(&s, "reaped_bytes") - reaped_before >= 64 << 20, "{s}");
+    assert!(
+        counter(&s, "reaped_bytes") - reaped_before >= 64 << 20,
+        "{s}"
+    );
     assert_eq!(counter(&s, "free"), 256 << 20, "{s}");
 
     // The service stops under a program: its next allocation fails, saying why.

@@ -62,9 +62,9 @@ impl SharedVram {
     /// Maps the device memory of the service `device` is attached to.
     pub fn attach(device: Arc<Device>, large_bar: bool) -> Result<SharedVram, String> {
         let name = device.name().unwrap_or("?").to_string();
-        let file = device
-            .memory_file()
-            .ok_or_else(|| format!("device service {name} has no device memory file (is it stopping?)"))?;
+        let file = device.memory_file().ok_or_else(|| {
+            format!("device service {name} has no device memory file (is it stopping?)")
+        })?;
         let (base, size) = {
             let m = device.memory();
             (m.base, m.size)

@@ -64,7 +64,10 @@ impl Pool {
         }
     }
     /// A GPU pool over a device service's device memory.
-    pub fn shared(owner: hsa_agent_t, vram: std::sync::Arc<crate::device_memory::SharedVram>) -> Self {
+    pub fn shared(
+        owner: hsa_agent_t,
+        vram: std::sync::Arc<crate::device_memory::SharedVram>,
+    ) -> Self {
         Pool {
             size: vram.size(),
             shared: Some(vram),

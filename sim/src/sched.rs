@@ -10,8 +10,9 @@
 //! Off (the default), queues have no [`QueueSlot`] and the packet processor's only extra work
 //! is testing that `Option`.
 //!
-//! What is shared with a device service is the scheduling alone: each process still runs its
-//! own kernels on its own packet processors, with its own memory and signals.
+//! What is shared with a device service is the scheduling and the device memory
+//! ([`crate::device_memory`]): each process still runs its own kernels on its own packet
+//! processors, with its own signals.
 
 use crate::config::Config;
 use crate::error::{HsaError, HsaResult};

@@ -350,7 +350,10 @@ mod tests {
         let a = t.allocate(2 * GRANULE, 10).unwrap();
         let b = t.allocate(GRANULE, 10).unwrap();
         let c = t.allocate(GRANULE, 20).unwrap();
-        assert_eq!(t.attach(b.offset, b.serial + 100, 20), Err(MemError::NotFound));
+        assert_eq!(
+            t.attach(b.offset, b.serial + 100, 20),
+            Err(MemError::NotFound)
+        );
         t.attach(b.offset, b.serial, 20).unwrap();
         t.attach(b.offset, b.serial, 20).unwrap();
         assert_eq!(t.holders(), [10, 20]);
