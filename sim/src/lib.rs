@@ -65,6 +65,7 @@ pub mod error;
 mod handles;
 pub mod hide;
 pub mod ipc;
+pub mod ipc_signal;
 pub mod loader;
 mod logging;
 pub mod memory;

@@ -617,6 +617,10 @@ impl GuestMemory for MemoryRegistry {
     /// that asked waits for the answer.
     fn interrupt(&self, _data: u32) {
         crate::signal::HUB.notify();
+        if crate::ipc_signal::ON.load(Ordering::Relaxed) {
+            // The wave may have written an IPC signal: other processes look too.
+            crate::ipc_signal::changed(0);
+        }
         if crate::system::deterministic() {
             if let Ok(rt) = crate::system::rt() {
                 rt.run_ready_handlers();

@@ -44,6 +44,8 @@ pub struct Runtime {
     pub ipc: crate::ipc::Ipc,
     /// The device service's device memory, the first GPU's pool (`HSASIM_DEVICE_SERVICE`).
     pub vram: Option<Arc<crate::device_memory::SharedVram>>,
+    /// IPC signals, in the device service's segment (`HSASIM_DEVICE_SERVICE`).
+    pub ipc_signals: Option<crate::ipc_signal::IpcSignals>,
     /// The hardware queue scheduler model, when configured (`sched.rs`).
     pub sched: Option<Arc<crate::sched::Scheduler>>,
     handlers: Mutex<Vec<AsyncHandler>>,
@@ -205,7 +207,11 @@ impl Runtime {
                 mapped_len: len,
             });
         }
+        let ipc_signals = sched.as_ref().and_then(|s| s.service()).map(|device| {
+            crate::ipc_signal::IpcSignals::new(device.clone(), &memory, agents[0].handle())
+        });
         Runtime {
+            ipc_signals,
             config,
             agents,
             memory,
@@ -231,6 +237,9 @@ impl Runtime {
         let queues: Vec<_> = self.queues.write().drain().map(|(_, q)| q).collect();
         for q in queues {
             self.release_queue(&q);
+        }
+        if let Some(s) = &self.ipc_signals {
+            s.shut_down();
         }
         if let Some(s) = &self.sched {
             s.shut_down();

@@ -16,11 +16,14 @@
 //! `/dev/shm/hsasim-device-NAME.mem`, that every attached process maps at the address the
 //! table records, and the table of allocations in it, under a lock of its own (`mem_lock`,
 //! the same owner-pid protocol), so that allocating never waits for the scheduler. The
-//! service frees a dead process's allocations when it removes its queues. Each process
+//! service frees a dead process's allocations when it removes its queues. The segment also
+//! holds the IPC signals ([`SignalCell`], bookkept in the memory table) and a futex word,
+//! `signal_epoch`, that a change of any of them moves, so that a process waiting on one
+//! wakes for a store made by another. Each process
 //! still runs its own kernels in its own packet processors; queues, rings and doorbells in
 //! the segment would follow as a version 3.
 
-use crate::memory::{MemTable, DEFAULT_BASE};
+use crate::memory::{MemTable, DEFAULT_BASE, MAX_SIGNALS};
 use crate::model::{Event, Params, Table};
 use std::cell::UnsafeCell;
 use std::io;
@@ -49,9 +52,17 @@ pub struct Shared {
     started_ns: AtomicU64,
     /// The pid holding the memory table's lock, 0 when free.
     pub(crate) mem_lock: AtomicU32,
+    /// Moves whenever an IPC signal changes (a futex word shared by every process).
+    signal_epoch: AtomicU32,
     table: UnsafeCell<Table>,
     memory: UnsafeCell<MemTable>,
+    signals: [SignalCell; MAX_SIGNALS],
 }
+
+/// The memory of one IPC signal: ROCr's 64-byte `amd_signal_t`, whose address in each process
+/// is that process's handle of the signal. All zeroes (kind invalid) while free.
+#[repr(C, align(64))]
+pub struct SignalCell(pub UnsafeCell<[u64; 8]>);
 
 /// CLOCK_MONOTONIC in ns: one clock for every process on the machine (the trace's clock too).
 pub fn now_ns() -> u64 {
@@ -427,9 +438,60 @@ impl Device {
         }
     }
 
-    /// Everything process `pid` holds in the device memory goes; returns the bytes freed.
+    /// Signal slot `index`'s memory in this process's mapping.
+    pub fn signal_cell(&self, index: usize) -> *mut u8 {
+        self.block().signals[index].0.get().cast()
+    }
+
+    /// Where the signal slots lie in this process: (first slot's address, bytes).
+    pub fn signal_cells(&self) -> (u64, u64) {
+        (
+            self.block().signals.as_ptr() as u64,
+            std::mem::size_of::<[SignalCell; MAX_SIGNALS]>() as u64,
+        )
+    }
+
+    /// Clears a freed signal slot (under the memory lock, before anyone can take it again).
+    fn clear_signal(&self, index: usize) {
+        // SAFETY: a slot of our mapping whose last holder just let go; zeroed through atomics
+        // as its users read it.
+        let words = unsafe { &*self.signal_cell(index).cast::<[AtomicU64; 8]>() };
+        for w in words {
+            w.store(0, Ordering::Release);
+        }
+    }
+
+    /// Process `pid` drops a reference to signal `index` (see [`MemTable::release_signal`]).
+    pub fn release_signal(&self, index: usize, pid: u32, creator: bool) {
+        let mut table = self.memory();
+        if table.release_signal(index, pid, creator) {
+            self.clear_signal(index);
+        }
+    }
+
+    pub fn signal_epoch(&self) -> &AtomicU32 {
+        &self.block().signal_epoch
+    }
+
+    /// An IPC signal changed: wakes the processes sleeping on the epoch.
+    pub fn signal_changed(&self) {
+        let e = &self.block().signal_epoch;
+        e.fetch_add(1, Ordering::SeqCst);
+        futex_wake_all(e);
+    }
+
+    /// Sleeps until an IPC signal changes after `seen` or `timeout` passes.
+    pub fn wait_signal_change(&self, seen: u32, timeout: Duration) {
+        futex_wait(&self.block().signal_epoch, seen, timeout);
+    }
+
+    /// Everything process `pid` holds in the device memory goes (and its references to
+    /// IPC signals); returns the bytes freed.
     pub fn release_memory_of(&self, pid: u32) -> u64 {
         let mut table = self.memory();
+        for index in table.release_signals_of(pid) {
+            self.clear_signal(index);
+        }
         let released = table.release_process(pid);
         // Under the lock, so that no one allocates the range before its old pages are gone.
         for &(offset, len) in &released {

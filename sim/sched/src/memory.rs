@@ -26,6 +26,27 @@ pub const DEFAULT_BASE: u64 = 0x6000_0000_0000;
 /// The device memory's default size: the 16 GiB hsasim's GPU reports (`HSASIM_MEM_GB`).
 pub const DEFAULT_SIZE: u64 = 16 << 30;
 
+/// Signals in the segment (`hsa_amd_signal_create` with the IPC attribute), all processes
+/// together.
+pub const MAX_SIGNALS: usize = 256;
+
+/// Attachments of one signal at once (besides its creator).
+pub const SIGNAL_HOLDERS: usize = 7;
+
+/// The bookkeeping of one signal slot of the segment (the slot itself, the signal's memory,
+/// is [`crate::device::SignalCell`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SignalEntry {
+    /// 0 while the slot is free.
+    pub serial: u64,
+    /// The creating process, while it holds the signal (IPC handles of it attach only
+    /// then); 0 after.
+    pub creator: u32,
+    /// A pid per attachment (0: none).
+    pub holders: [u32; SIGNAL_HOLDERS],
+}
+
 /// One allocation: `[offset, offset + len)` of the device memory.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,6 +97,7 @@ pub struct MemTable {
     attach_count: u32,
     allocations: [Allocation; MAX_ALLOCATIONS],
     attached: [Attachment; MAX_ATTACHMENTS],
+    pub signals: [SignalEntry; MAX_SIGNALS],
 }
 
 /// Why a request failed.
@@ -257,7 +279,82 @@ impl MemTable {
         None
     }
 
-    /// The pids that hold allocations or attachments.
+    /// A free signal slot for process `pid`: (index, serial).
+    pub fn create_signal(&mut self, pid: u32) -> Result<(usize, u64), MemError> {
+        let i = self
+            .signals
+            .iter()
+            .position(|s| s.serial == 0)
+            .ok_or(MemError::TableFull)?;
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        self.signals[i] = SignalEntry {
+            serial,
+            creator: pid,
+            holders: [0; SIGNAL_HOLDERS],
+        };
+        Ok((i, serial))
+    }
+
+    /// Process `pid` takes a reference to signal `index`, which must still be the one of
+    /// `serial` and held by its creator.
+    pub fn attach_signal(&mut self, index: usize, serial: u64, pid: u32) -> Result<(), MemError> {
+        let s = self
+            .signals
+            .get_mut(index)
+            .filter(|s| s.serial == serial && serial != 0 && s.creator != 0)
+            .ok_or(MemError::NotFound)?;
+        let free = s
+            .holders
+            .iter_mut()
+            .find(|h| **h == 0)
+            .ok_or(MemError::TableFull)?;
+        *free = pid;
+        Ok(())
+    }
+
+    /// Process `pid` drops a reference to signal `index` (`creator`: the one it created it
+    /// with). True when that was the last one: the slot is free again.
+    pub fn release_signal(&mut self, index: usize, pid: u32, creator: bool) -> bool {
+        let Some(s) = self.signals.get_mut(index).filter(|s| s.serial != 0) else {
+            return false;
+        };
+        if creator {
+            if s.creator == pid {
+                s.creator = 0;
+            }
+        } else if let Some(h) = s.holders.iter_mut().find(|h| **h == pid) {
+            *h = 0;
+        }
+        if s.creator == 0 && s.holders.iter().all(|&h| h == 0) {
+            *s = SignalEntry::default();
+            return true;
+        }
+        false
+    }
+
+    /// Every reference process `pid` holds to signals goes; returns the slots freed.
+    pub fn release_signals_of(&mut self, pid: u32) -> Vec<usize> {
+        let mut freed = Vec::new();
+        for i in 0..MAX_SIGNALS {
+            let s = self.signals[i];
+            if s.serial == 0 {
+                continue;
+            }
+            let attached = s.holders.iter().filter(|&&h| h == pid).count();
+            let refs = (0..attached)
+                .map(|_| false)
+                .chain((s.creator == pid).then_some(true));
+            for creator in refs.collect::<Vec<_>>() {
+                if self.release_signal(i, pid, creator) {
+                    freed.push(i);
+                }
+            }
+        }
+        freed
+    }
+
+    /// The pids that hold allocations, attachments or signals.
     pub fn holders(&self) -> Vec<u32> {
         let mut pids: Vec<u32> = self
             .allocations()
@@ -267,6 +364,11 @@ impl MemTable {
                 self.attached[..self.attach_count as usize]
                     .iter()
                     .map(|t| t.pid),
+            )
+            .chain(
+                self.signals
+                    .iter()
+                    .flat_map(|s| s.holders.into_iter().chain([s.creator])),
             )
             .filter(|&p| p != 0)
             .collect();
@@ -366,6 +468,27 @@ mod tests {
         assert_eq!(t.detach(b.offset, 20), Err(MemError::NotFound));
         assert_eq!(t.release_process(20), [(c.offset, c.len)]);
         assert_eq!((t.used, t.allocations().len()), (0, 0));
+    }
+
+    #[test]
+    fn a_signal_lives_while_its_creator_or_an_attacher_holds_it() {
+        let mut t = table(GRANULE);
+        let (i, serial) = t.create_signal(10).unwrap();
+        t.attach_signal(i, serial, 20).unwrap();
+        assert_eq!(t.attach_signal(i, serial + 1, 20), Err(MemError::NotFound));
+        assert!(!t.release_signal(i, 10, true), "20 still has it");
+        assert_eq!(
+            t.attach_signal(i, serial, 30),
+            Err(MemError::NotFound),
+            "its creator let it go"
+        );
+        assert_eq!(t.holders(), [20]);
+        assert_eq!(t.release_signals_of(20), [i]);
+        assert_eq!(t.signals[i], SignalEntry::default());
+        let (j, again) = t.create_signal(10).unwrap();
+        assert_eq!(j, i, "the slot is reused");
+        assert!(again > serial);
+        assert_eq!(t.release_signals_of(10), [i]);
     }
 
     #[test]
