@@ -361,7 +361,7 @@ pub fn status_text(device: &Device) -> String {
     let mc = m.counters;
     let _ = writeln!(
         out,
-        "memory: size={} used={} free={} base={:#x} allocations={} allocated={} freed={} reaped={} reaped_bytes={} refused={} ipc_attaches={}",
+        "memory: size={} used={} free={} base={:#x} allocations={} allocated={} freed={} reaped={} reaped_bytes={} refused={} ipc_attaches={} ipc_signals={}",
         m.size,
         m.used,
         m.size - m.used,
@@ -372,7 +372,8 @@ pub fn status_text(device: &Device) -> String {
         mc.reaped,
         mc.reaped_bytes,
         mc.refused,
-        mc.attaches
+        mc.attaches,
+        m.signals.iter().filter(|s| s.serial != 0).count()
     );
     drop(m);
     let table = device.lock();

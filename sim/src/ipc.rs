@@ -17,7 +17,8 @@
 //! keeps the memory), and the importer must be allowed to open the exporter's descriptors
 //! (same user, not made undumpable: the rule for `/proc/PID/fd`). Export copies the bytes
 //! once: the allocation must not be written meanwhile (HIP exports memory that is idle).
-//! Signals are not shared (`hsa_amd_ipc_signal_*` stay unsupported).
+//! IPC signals exist only between processes attached to one device service
+//! ([`crate::ipc_signal`]).
 
 use crate::error::{HsaError, HsaResult};
 use crate::memory::{reserve_unmapped, round_up, Region, RegionKind, PAGE};

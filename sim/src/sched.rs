@@ -10,9 +10,9 @@
 //! Off (the default), queues have no [`QueueSlot`] and the packet processor's only extra work
 //! is testing that `Option`.
 //!
-//! What is shared with a device service is the scheduling and the device memory
-//! ([`crate::device_memory`]): each process still runs its own kernels on its own packet
-//! processors, with its own signals.
+//! What is shared with a device service is the scheduling, the device memory
+//! ([`crate::device_memory`]) and IPC signals ([`crate::ipc_signal`]): each process still
+//! runs its own kernels on its own packet processors.
 
 use crate::config::Config;
 use crate::error::{HsaError, HsaResult};

@@ -485,13 +485,22 @@ impl Device {
         futex_wait(&self.block().signal_epoch, seen, timeout);
     }
 
-    /// Everything process `pid` holds in the device memory goes (and its references to
-    /// IPC signals); returns the bytes freed.
+    /// Everything a dead process `pid` held goes: its memory and its references to IPC
+    /// signals. Returns the bytes freed.
+    pub fn release_process(&self, pid: u32) -> u64 {
+        {
+            let mut table = self.memory();
+            for index in table.release_signals_of(pid) {
+                self.clear_signal(index);
+            }
+        }
+        self.release_memory_of(pid)
+    }
+
+    /// Everything process `pid` holds in the device memory goes (a runtime shutting down:
+    /// its signals go as its `Signal`s drop). Returns the bytes freed.
     pub fn release_memory_of(&self, pid: u32) -> u64 {
         let mut table = self.memory();
-        for index in table.release_signals_of(pid) {
-            self.clear_signal(index);
-        }
         let released = table.release_process(pid);
         // Under the lock, so that no one allocates the range before its old pages are gone.
         for &(offset, len) in &released {
@@ -550,7 +559,7 @@ impl Device {
             let holders = self.memory().holders();
             for pid in holders {
                 if !process_alive(pid) {
-                    self.release_memory_of(pid);
+                    self.release_process(pid);
                 }
             }
         }
