@@ -1,11 +1,12 @@
 //! `hipshim device start|stop|status`: the device service several processes share one
-//! simulated GPU's hardware queue scheduler through.
+//! simulated GPU's hardware queue scheduler and device memory through.
 //!
 //! `start` runs this program again as `hipshim device serve` in a session of its own, which
-//! creates the shared segment (`/dev/shm/hsasim-device-NAME`), runs the scheduler there and
-//! removes the queues of processes that died; `start` returns once it is up. Programs attach
-//! with `HSASIM_DEVICE_SERVICE=NAME`. Only scheduling is shared: each process still runs its
-//! own kernels with its own memory.
+//! creates the shared segment (`/dev/shm/hsasim-device-NAME`) and the device memory
+//! (`/dev/shm/hsasim-device-NAME.mem`), runs the scheduler and removes the queues and frees
+//! the memory of processes that died; `start` returns once it is up. Programs attach with
+//! `HSASIM_DEVICE_SERVICE=NAME`. Each process still runs its own kernels on its own packet
+//! processors.
 
 use hsasim_sched::{event_json, Device, Params};
 use std::io::Write;
@@ -115,6 +116,11 @@ pub struct StartArgs {
     pub name: NameArg,
     #[command(flatten)]
     pub sched: SchedArgs,
+    /// The device memory every attached process allocates from (hsa_amd_memory_pool_allocate
+    /// of the GPU's pool, hipMalloc): bytes, or with a K, M or G suffix. A sparse file: pages
+    /// cost host memory only once touched.
+    #[arg(long, value_name = "BYTES", default_value = "16G", value_parser = parse_bytes)]
+    pub memory: u64,
     /// Write every map, unmap, runlist update and time slice to FILE, one JSON object a line
     /// (CLOCK_MONOTONIC ns; `hipshim trace merge --sched FILE` draws them).
     #[arg(long, value_name = "FILE")]
@@ -153,6 +159,7 @@ pub fn start(args: &StartArgs) -> Result<u32, String> {
     let mut cmd = Command::new(exe);
     cmd.args(["device", "serve", "--name", &args.name.name])
         .args(args.sched.to_args())
+        .arg(format!("--memory={}", args.memory))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -224,6 +231,36 @@ pub fn stop(name: &NameArg) -> Result<(), String> {
     Ok(())
 }
 
+/// `16G`, `512M`, `4096`: a size in bytes, whole pages, at least one.
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => s.split_at(i),
+        None => (s, ""),
+    };
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("{s:?}: a size is digits with K, M, G or T after")),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?}: a size is digits with K, M, G or T after"))?;
+    let bytes = n
+        .checked_mul(1 << shift)
+        .filter(|b| *b <= 1 << 46)
+        .ok_or_else(|| format!("{s:?}: at most 64T"))?;
+    let page = hsasim_sched::memory::GRANULE;
+    if bytes < page || bytes % page != 0 {
+        return Err(format!(
+            "{s:?}: a whole number of {page}-byte pages, at least one"
+        ));
+    }
+    Ok(bytes)
+}
+
 static TERMINATED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_terminate(_: libc::c_int) {
@@ -232,7 +269,7 @@ extern "C" fn on_terminate(_: libc::c_int) {
 
 fn serve(args: &StartArgs) -> Result<(), String> {
     let params = args.sched.params();
-    let device = Device::create(&args.name.name, params)?;
+    let device = Device::create(&args.name.name, params, args.memory)?;
     let mut log = match &args.log {
         Some(path) => Some(
             std::fs::File::create(path)
@@ -319,6 +356,27 @@ pub fn status_text(device: &Device) -> String {
         c.processes_reaped,
         c.queues_registered
     );
+    drop(table);
+    let m = device.memory();
+    let mc = m.counters;
+    let _ = writeln!(
+        out,
+        "memory: size={} used={} free={} base={:#x} allocations={} allocated={} freed={} reaped={} reaped_bytes={} refused={} ipc_attaches={} ipc_signals={}",
+        m.size,
+        m.used,
+        m.size - m.used,
+        m.base,
+        m.allocations().len(),
+        mc.allocations,
+        mc.frees,
+        mc.reaped,
+        mc.reaped_bytes,
+        mc.refused,
+        mc.attaches,
+        m.signals.iter().filter(|s| s.serial != 0).count()
+    );
+    drop(m);
+    let table = device.lock();
     if queues > 0 {
         let _ = writeln!(
             out,

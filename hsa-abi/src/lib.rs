@@ -619,3 +619,6 @@ const _: () = {
 pub struct hsa_amd_ipc_memory_t {
     pub handle: [u32; 8],
 }
+
+/// `hsa_amd_ipc_signal_t`: the same 32 bytes (a typedef of `hsa_amd_ipc_memory_t` in ROCr).
+pub type hsa_amd_ipc_signal_t = hsa_amd_ipc_memory_t;

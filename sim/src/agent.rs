@@ -109,7 +109,12 @@ impl Agent {
         node: u32,
         config: &Config,
         memory: &Arc<MemoryRegistry>,
+        vram: Option<&Arc<crate::device_memory::SharedVram>>,
     ) -> Agent {
+        let device_pool = match vram {
+            Some(v) => Pool::shared(handle_hint, v.clone()),
+            None => Pool::new(PoolKind::Device, handle_hint, config.device_memory_bytes),
+        };
         Agent {
             kind: AgentKind::Gpu,
             node,
@@ -117,11 +122,7 @@ impl Agent {
             compute_units: config.compute_units,
             max_queues: config.max_queues,
             pools: vec![
-                Arc::new(Pool::new(
-                    PoolKind::Device,
-                    handle_hint,
-                    config.device_memory_bytes,
-                )),
+                Arc::new(device_pool),
                 Arc::new(Pool::new(
                     PoolKind::Group,
                     handle_hint,

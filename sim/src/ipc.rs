@@ -9,11 +9,16 @@
 //! `/proc/PID/fd/FD`, checks it is an hsasim IPC memfd, and maps it: both processes see the
 //! same bytes, each through its own simulated GPU.
 //!
+//! Memory of a device service (`HSASIM_DEVICE_SERVICE`, [`crate::device_memory`]) is
+//! already shared: its handle names the allocation's offset, and every process attached to
+//! the service finds the bytes at the same address, with no memfd and no `/proc`.
+//!
 //! Limits: the exporter must still be alive when a process attaches (after that the mapping
 //! keeps the memory), and the importer must be allowed to open the exporter's descriptors
 //! (same user, not made undumpable: the rule for `/proc/PID/fd`). Export copies the bytes
 //! once: the allocation must not be written meanwhile (HIP exports memory that is idle).
-//! Signals are not shared (`hsa_amd_ipc_signal_*` stay unsupported).
+//! IPC signals exist only between processes attached to one device service
+//! ([`crate::ipc_signal`]).
 
 use crate::error::{HsaError, HsaResult};
 use crate::memory::{reserve_unmapped, round_up, Region, RegionKind, PAGE};
@@ -35,8 +40,10 @@ const MEMFD_NAME: &str = "hsasim-ipc";
 pub struct Ipc {
     /// Exported allocations by start: the memfd now behind them and its length.
     exports: Mutex<HashMap<u64, (OwnedFd, u64)>>,
-    /// Attached ranges by device address: (hsasim's view, mapped length).
-    attached: Mutex<HashMap<u64, (u64, u64)>>,
+    /// Attached ranges by device address: (hsasim's view, mapped length, how many times a
+    /// device service's memory is attached there (0: a memfd import, this module's to
+    /// unmap)).
+    attached: Mutex<HashMap<u64, (u64, u64, u32)>>,
 }
 
 fn check_word(words: &[u32; 8]) -> u32 {
@@ -101,6 +108,9 @@ impl Ipc {
             tracing::error!(target: "hsasim", len, mapped = region.mapped_len, "hsa_amd_ipc_memory_create: the length must be non-zero and within the allocation");
             return Err(HsaError::INVALID_ARGUMENT);
         }
+        if let Some(vram) = rt.vram.as_ref().filter(|v| v.contains(ptr)) {
+            return vram.export(ptr, len);
+        }
         let mut exports = self.exports.lock();
         if let Some((fd, _)) = exports.get(&ptr) {
             return Ok(encode(std::process::id(), fd.as_raw_fd() as u32, len));
@@ -157,6 +167,9 @@ impl Ipc {
         agents: &[hsa_agent_t],
     ) -> HsaResult<u64> {
         let what = "hsa_amd_ipc_memory_attach";
+        if let Some(h) = crate::device_memory::decode(handle) {
+            return self.attach_shared(rt, &h, len, agents);
+        }
         let (pid, fd, exported_len) = decode(handle).ok_or_else(|| {
             tracing::error!(target: "hsasim", "{what}: not a handle hsa_amd_ipc_memory_create made");
             HsaError::INVALID_ARGUMENT
@@ -240,19 +253,85 @@ impl Ipc {
             user_data: 0,
             mapped_len: mapped,
         });
-        self.attached.lock().insert(start, (host, mapped));
+        self.attached.lock().insert(start, (host, mapped, 0));
         tracing::debug!(target: "hsasim", pid, start = format_args!("{start:#x}"), len, "ipc: attached");
+        Ok(start)
+    }
+
+    /// Attaches memory of the device service this process is attached to: the same address
+    /// as in the exporter.
+    fn attach_shared(
+        &self,
+        rt: &Runtime,
+        h: &crate::device_memory::Handle,
+        len: u64,
+        agents: &[hsa_agent_t],
+    ) -> HsaResult<u64> {
+        let what = "hsa_amd_ipc_memory_attach";
+        let vram = rt.vram.as_ref().ok_or_else(|| {
+            tracing::error!(target: "hsasim", "{what}: the handle is of a device service's memory and this process is not attached to one (HSASIM_DEVICE_SERVICE)");
+            HsaError::INVALID_ARGUMENT
+        })?;
+        if len == 0 || len > h.len {
+            tracing::error!(target: "hsasim", len, exported_len = h.len, "{what}: the length must be non-zero and within the exported range");
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        for a in agents {
+            rt.agent(*a)?;
+        }
+        let mut attached = self.attached.lock();
+        let (start, host, _) = vram.attach_ipc(h)?;
+        // Attached again (HIP opens a handle per pointer into one allocation): the same
+        // address, one more reference, one more region for the matching detach to remove.
+        let mapped = round_up(len, PAGE).ok_or(HsaError::INVALID_ARGUMENT)?;
+        let owner = agents
+            .iter()
+            .copied()
+            .find(|a| rt.agent(*a).is_ok_and(|a| a.is_gpu()))
+            .or_else(|| rt.agents.iter().find(|a| a.is_gpu()).map(|a| a.handle()))
+            .unwrap_or_default();
+        rt.memory.add(Region {
+            start,
+            host,
+            len,
+            kind: RegionKind::IpcAttached,
+            owner,
+            global_flags: hsa_abi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
+            user_data: 0,
+            mapped_len: mapped,
+        });
+        if start != host {
+            crate::cpu_touch::watch();
+        }
+        attached.entry(start).or_insert((host, mapped, 0)).2 += 1;
+        tracing::debug!(target: "hsasim", start = format_args!("{start:#x}"), len, "ipc: attached device service memory");
         Ok(start)
     }
 
     /// `hsa_amd_ipc_memory_detach`: `ptr` is what attach returned.
     pub fn detach(&self, rt: &Runtime, ptr: u64) -> HsaResult {
-        let (host, mapped) = self.attached.lock().remove(&ptr).ok_or_else(|| {
-            tracing::error!(target: "hsasim", ptr = format_args!("{ptr:#x}"), "hsa_amd_ipc_memory_detach: not an attached address");
-            HsaError::INVALID_ARGUMENT
-        })?;
+        let (host, mapped, shared) = {
+            let mut attached = self.attached.lock();
+            let entry = attached.get_mut(&ptr).ok_or_else(|| {
+                tracing::error!(target: "hsasim", ptr = format_args!("{ptr:#x}"), "hsa_amd_ipc_memory_detach: not an attached address");
+                HsaError::INVALID_ARGUMENT
+            })?;
+            let found = *entry;
+            if entry.2 > 1 {
+                entry.2 -= 1;
+            } else {
+                attached.remove(&ptr);
+            }
+            found
+        };
         rt.memory
             .remove_at(ptr, |r| r.kind == RegionKind::IpcAttached);
+        if shared > 0 {
+            return match &rt.vram {
+                Some(vram) => vram.detach_ipc(ptr),
+                None => Ok(()),
+            };
+        }
         // SAFETY: both mappings were made by attach and are no longer registered.
         unsafe {
             libc::munmap(host as *mut libc::c_void, mapped as usize);
@@ -267,7 +346,11 @@ impl Ipc {
 impl Drop for Ipc {
     /// At `hsa_shut_down`: attached memory is unmapped (exported memfds close with the map).
     fn drop(&mut self) {
-        for (start, (host, mapped)) in self.attached.get_mut().drain() {
+        for (start, (host, mapped, shared)) in self.attached.get_mut().drain() {
+            if shared > 0 {
+                // The device service's memory; `SharedVram` gives it back.
+                continue;
+            }
             // SAFETY: mappings attach made; the runtime and its registry are going away.
             unsafe {
                 libc::munmap(host as *mut libc::c_void, mapped as usize);

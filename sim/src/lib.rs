@@ -15,6 +15,8 @@
 //! - [`sdma`]: copy engines;
 //! - [`vmem`]: virtual memory (reserved ranges, physical allocations, mappings);
 //! - [`ipc`]: memory shared with other processes;
+//! - [`device_memory`], [`ipc_signal`]: a device service's device memory and IPC signals,
+//!   shared by the processes attached to it (`HSASIM_DEVICE_SERVICE`);
 //! - [`loader`]: code-object readers, executables and symbols;
 //! - [`api`]: the exported C shells;
 //! - `hsasim_isa`: the GFX9 interpreter a kernel dispatch runs on.
@@ -51,7 +53,7 @@
 //!
 //! ## What is not modelled
 //! `api::unsupported` lists the exported functions that return `HSA_STATUS_ERROR` and log
-//! their name once (images and samplers, IPC signals, graphics interop, the HSA 1.0
+//! their name once (images and samplers, graphics interop, the HSA 1.0
 //! code-object API, soft queues, ...). The only extension table is the AMD loader's.
 
 pub mod agent;
@@ -60,10 +62,12 @@ pub mod cabi;
 pub mod capture;
 pub mod config;
 pub mod cpu_touch;
+pub mod device_memory;
 pub mod error;
 mod handles;
 pub mod hide;
 pub mod ipc;
+pub mod ipc_signal;
 pub mod loader;
 mod logging;
 pub mod memory;

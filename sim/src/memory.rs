@@ -45,7 +45,12 @@ pub struct Pool {
     /// The agent this pool belongs to.
     pub owner: hsa_agent_t,
     pub size: u64,
+    /// Bytes of this process's allocations the pool accounts itself (all of them, unless
+    /// `shared`).
     used: Mutex<u64>,
+    /// A device service's device memory, which this GPU pool allocates from
+    /// ([`crate::device_memory`]); it keeps the account of every process's allocations.
+    pub shared: Option<std::sync::Arc<crate::device_memory::SharedVram>>,
 }
 
 impl Pool {
@@ -55,10 +60,23 @@ impl Pool {
             owner,
             size,
             used: Mutex::new(0),
+            shared: None,
         }
     }
+    /// A GPU pool over a device service's device memory.
+    pub fn shared(
+        owner: hsa_agent_t,
+        vram: std::sync::Arc<crate::device_memory::SharedVram>,
+    ) -> Self {
+        Pool {
+            size: vram.size(),
+            shared: Some(vram),
+            ..Pool::new(PoolKind::Device, owner, 0)
+        }
+    }
+    /// Bytes allocated (with a device service: by every attached process).
     pub fn used(&self) -> u64 {
-        *self.used.lock()
+        *self.used.lock() + self.shared.as_ref().map_or(0, |s| s.used())
     }
     pub fn global_flags(&self) -> u32 {
         use hsa_abi::*;
@@ -91,9 +109,10 @@ impl Pool {
     }
     /// Reserves `bytes` of the pool's capacity; fails with OUT_OF_RESOURCES past the size.
     pub(crate) fn reserve(&self, bytes: u64) -> HsaResult {
+        let others = self.shared.as_ref().map_or(0, |s| s.used());
         let mut used = self.used.lock();
         match used.checked_add(bytes) {
-            Some(n) if n <= self.size => {
+            Some(n) if n.saturating_add(others) <= self.size => {
                 *used = n;
                 Ok(())
             }
@@ -598,6 +617,10 @@ impl GuestMemory for MemoryRegistry {
     /// that asked waits for the answer.
     fn interrupt(&self, _data: u32) {
         crate::signal::HUB.notify();
+        if crate::ipc_signal::ON.load(Ordering::Relaxed) {
+            // The wave may have written an IPC signal: other processes look too.
+            crate::ipc_signal::changed(0);
+        }
         if crate::system::deterministic() {
             if let Ok(rt) = crate::system::rt() {
                 rt.run_ready_handlers();
@@ -695,6 +718,9 @@ pub fn pool_allocate(
         tracing::error!(target: "hsasim", kind = ?pool.kind, "allocation from a pool that does not allow runtime allocation");
         return Err(HsaError::new(hsa_abi::status::ERROR_INVALID_ALLOCATION));
     }
+    if let Some(vram) = &pool.shared {
+        return shared_allocate(registry, pool, pool_handle, vram, size);
+    }
     let mapped = round_up(size, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
     pool.reserve(mapped)?;
     let mapped_views = || -> HsaResult<(*mut u8, *mut u8)> {
@@ -746,6 +772,36 @@ pub fn pool_allocate(
     Ok(ptr)
 }
 
+/// [`pool_allocate`] from a device service's device memory: the same region, with an
+/// address every attached process shares and no mapping of its own.
+fn shared_allocate(
+    registry: &MemoryRegistry,
+    pool: &Pool,
+    pool_handle: u64,
+    vram: &crate::device_memory::SharedVram,
+    size: u64,
+) -> HsaResult<*mut u8> {
+    let (start, host, mapped) = vram.allocate(size)?;
+    if start != host {
+        crate::cpu_touch::watch();
+    }
+    registry.add(Region {
+        start,
+        host,
+        len: size,
+        kind: RegionKind::PoolAllocation {
+            pool: pool_handle,
+            peers: Some(0),
+        },
+        owner: pool.owner,
+        global_flags: pool.global_flags(),
+        user_data: 0,
+        mapped_len: mapped,
+    });
+    tracing::debug!(target: "hsasim", start = format_args!("{start:#x}"), size, "pool allocate (device service memory)");
+    Ok(start as *mut u8)
+}
+
 /// Frees an allocation made by [`pool_allocate`]; `pool_of` maps a pool handle to its pool.
 pub fn pool_free(
     registry: &MemoryRegistry,
@@ -760,6 +816,9 @@ pub fn pool_free(
         })?;
     if let RegionKind::PoolAllocation { pool, .. } = region.kind {
         if let Some(p) = pool_of(pool) {
+            if let Some(vram) = &p.shared {
+                return vram.free(region.start);
+            }
             p.release(region.mapped_len);
         }
     }

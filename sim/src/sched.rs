@@ -10,8 +10,9 @@
 //! Off (the default), queues have no [`QueueSlot`] and the packet processor's only extra work
 //! is testing that `Option`.
 //!
-//! What is shared with a device service is the scheduling alone: each process still runs its
-//! own kernels on its own packet processors, with its own memory and signals.
+//! What is shared with a device service is the scheduling, the device memory
+//! ([`crate::device_memory`]) and IPC signals ([`crate::ipc_signal`]): each process still
+//! runs its own kernels on its own packet processors.
 
 use crate::config::Config;
 use crate::error::{HsaError, HsaResult};
@@ -153,6 +154,11 @@ impl Scheduler {
             self.device.lock().remove_process(self.pid);
             self.device.kick();
         }
+    }
+
+    /// The device service's segment, when attached to one (its device memory is there too).
+    pub fn service(&self) -> Option<&Arc<Device>> {
+        self.device.name().is_some().then_some(&self.device)
     }
 
     /// What the scheduler has done so far (for a shared one: all processes together).

@@ -174,6 +174,34 @@ impl SignalMemory {
         self.field(offset_of!(amd_signal_t, queue_ptr))
     }
 
+    /// Wakes whoever waits for a change: this process's waiters, and, for an IPC signal,
+    /// other processes' ([`crate::ipc_signal`]; one relaxed load for a process without).
+    #[inline]
+    fn changed(&self) {
+        HUB.notify();
+        if crate::ipc_signal::ON.load(Ordering::Relaxed) {
+            crate::ipc_signal::changed(self as *const SignalMemory as u64);
+        }
+    }
+
+    /// Makes a free slot a user signal of value `initial` (the kind, stored last with
+    /// release, tells a handle check that the rest is written).
+    pub(crate) fn init(&self, kind: i64, initial: i64) {
+        for field in [
+            self.value(),
+            self.ts(false),
+            self.ts(true),
+            self.queue_ptr(),
+            self.fell_back_field(),
+            self.field(offset_of!(amd_signal_t, event_mailbox_ptr)),
+            self.field(offset_of!(amd_signal_t, event_id)),
+        ] {
+            field.store(0, Ordering::Relaxed);
+        }
+        self.value().store(initial, Ordering::Relaxed);
+        self.kind_field().store(kind, Ordering::Release);
+    }
+
     pub fn handle(&self) -> hsa_signal_t {
         hsa_signal_t {
             handle: self as *const SignalMemory as u64,
@@ -198,7 +226,7 @@ impl SignalMemory {
         } else {
             self.value().store(v, order);
         }
-        HUB.notify();
+        self.changed();
     }
 
     /// A doorbell store: wakes the queue's packet processor if it sleeps on the doorbell's
@@ -265,7 +293,7 @@ impl SignalMemory {
     /// Applies a read-modify-write and wakes waiters; returns the previous value.
     pub fn rmw(&self, order: Ordering, f: impl Fn(&AtomicI64, Ordering) -> i64) -> i64 {
         let old = f(self.value(), order);
-        HUB.notify();
+        self.changed();
         old
     }
 
@@ -278,7 +306,7 @@ impl SignalMemory {
         let old = match self.value().compare_exchange(expected, new, order, failure) {
             Ok(v) | Err(v) => v,
         };
-        HUB.notify();
+        self.changed();
         old
     }
 }
@@ -300,20 +328,7 @@ fn alloc_memory(kind: i64, initial: i64) -> HsaResult<&'static SignalMemory> {
     // SAFETY: a slot of the slab (64 bytes, 64-aligned, mapped for the whole process) that no
     // signal uses: fresh, or given back by its last holder.
     let memory: &'static SignalMemory = unsafe { &*slot.cast::<SignalMemory>() };
-    for field in [
-        memory.value(),
-        memory.ts(false),
-        memory.ts(true),
-        memory.queue_ptr(),
-        memory.fell_back_field(),
-        memory.field(offset_of!(amd_signal_t, event_mailbox_ptr)),
-        memory.field(offset_of!(amd_signal_t, event_id)),
-    ] {
-        field.store(0, Ordering::Relaxed);
-    }
-    memory.value().store(initial, Ordering::Relaxed);
-    // Last, with release: a handle check that sees the kind sees the rest.
-    memory.kind_field().store(kind, Ordering::Release);
+    memory.init(kind, initial);
     Ok(memory)
 }
 
@@ -336,10 +351,9 @@ pub fn device_visible_ranges() -> impl Iterator<Item = (u64, u64)> {
 /// slot is reused, as the new signal: the client's error, never a fault.
 #[inline]
 pub fn live(handle: hsa_signal_t) -> HsaResult<&'static SignalMemory> {
-    let slot = SLAB
-        .as_ref()
-        .and_then(|slab| slab.slot(handle.handle))
-        .ok_or(HsaError::INVALID_SIGNAL)?;
+    let Some(slot) = SLAB.as_ref().and_then(|slab| slab.slot(handle.handle)) else {
+        return crate::ipc_signal::find(handle.handle).ok_or(HsaError::INVALID_SIGNAL);
+    };
     // SAFETY: a slot of the slab: mapped for the whole process, 64-aligned; an untouched slot
     // reads as zeros.
     let memory: &'static SignalMemory = unsafe { &*slot.cast::<SignalMemory>() };
@@ -356,10 +370,17 @@ pub struct Signal {
     memory: &'static SignalMemory,
     pub consumers: Vec<u64>,
     pub attributes: u64,
+    /// An IPC signal's slot in a device service's segment (not the slab).
+    shared: Option<crate::ipc_signal::SharedRef>,
 }
 
 impl Drop for Signal {
     fn drop(&mut self) {
+        if self.shared.take().is_some() {
+            // Its `SharedRef` gave the process's reference back (and cleared the slot if it
+            // was the last).
+            return;
+        }
         let event = self.event_id();
         if event != 0 {
             EVENTS.lock().free.push(event);
@@ -440,7 +461,23 @@ impl Signal {
             memory: alloc_memory(kind, initial)?,
             consumers,
             attributes,
+            shared: None,
         })
+    }
+
+    /// An IPC signal in slot `memory` of a device service's segment, which `shared` keeps.
+    pub(crate) fn shared(
+        memory: &'static SignalMemory,
+        consumers: Vec<u64>,
+        attributes: u64,
+        shared: crate::ipc_signal::SharedRef,
+    ) -> Self {
+        Signal {
+            memory,
+            consumers,
+            attributes,
+            shared: Some(shared),
+        }
     }
 
     /// Gives this signal one of the process's interrupt events, if any is left; otherwise it
@@ -498,6 +535,12 @@ impl SignalRegistry {
         let s = Arc::new(Signal::new(kind, initial, consumers, attributes)?);
         self.map.write().insert(s.handle().handle, s.clone());
         Ok(s)
+    }
+    /// Enters a signal made elsewhere (an IPC signal).
+    pub fn insert(&self, s: Signal) -> Arc<Signal> {
+        let s = Arc::new(s);
+        self.map.write().insert(s.handle().handle, s.clone());
+        s
     }
     pub fn create_user(&self, initial: i64) -> HsaResult<Arc<Signal>> {
         self.create(AMD_SIGNAL_KIND_USER, initial, Vec::new(), 0)

@@ -42,6 +42,10 @@ pub struct Runtime {
     pub vmem: crate::vmem::Vmem,
     /// Memory exported to and attached from other processes.
     pub ipc: crate::ipc::Ipc,
+    /// The device service's device memory, the first GPU's pool (`HSASIM_DEVICE_SERVICE`).
+    pub vram: Option<Arc<crate::device_memory::SharedVram>>,
+    /// IPC signals, in the device service's segment (`HSASIM_DEVICE_SERVICE`).
+    pub ipc_signals: Option<crate::ipc_signal::IpcSignals>,
     /// The hardware queue scheduler model, when configured (`sched.rs`).
     pub sched: Option<Arc<crate::sched::Scheduler>>,
     handlers: Mutex<Vec<AsyncHandler>>,
@@ -98,7 +102,21 @@ pub fn init() -> HsaResult {
         crate::logging::init();
         let config = Config::from_env();
         let sched = crate::sched::Scheduler::start(&config)?;
-        let rt = Arc::new(Runtime::new(config, sched));
+        let vram = match sched.as_ref().and_then(|s| s.service()) {
+            None => None,
+            Some(device) => Some(Arc::new(
+                crate::device_memory::SharedVram::attach(device.clone(), config.large_bar)
+                    .map_err(|why| {
+                        tracing::error!(target: "hsasim", "HSASIM_DEVICE_SERVICE: {why}");
+                        eprintln!("hsasim: HSASIM_DEVICE_SERVICE: {why}");
+                        if let Some(s) = &sched {
+                            s.shut_down();
+                        }
+                        HsaError::GENERIC
+                    })?,
+            )),
+        };
+        let rt = Arc::new(Runtime::new(config, sched, vram));
         tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
         DETERMINISTIC.store(!rt.config.threaded, Ordering::Relaxed);
         if let Some(path) = rt.config.capture.as_deref() {
@@ -145,7 +163,11 @@ fn host_memory_bytes() -> u64 {
 }
 
 impl Runtime {
-    fn new(config: Config, sched: Option<Arc<crate::sched::Scheduler>>) -> Runtime {
+    fn new(
+        config: Config,
+        sched: Option<Arc<crate::sched::Scheduler>>,
+        vram: Option<Arc<crate::device_memory::SharedVram>>,
+    ) -> Runtime {
         // Pools record their owner's handle (the agent's address), known only once the
         // agent's Arc exists: new_cyclic hands it out before construction.
         let memory = Arc::new(MemoryRegistry::default());
@@ -169,6 +191,7 @@ impl Runtime {
                     i + 1,
                     &config,
                     &memory,
+                    vram.as_ref().filter(|_| i == 0),
                 )
             }));
         }
@@ -184,7 +207,11 @@ impl Runtime {
                 mapped_len: len,
             });
         }
+        let ipc_signals = sched.as_ref().and_then(|s| s.service()).map(|device| {
+            crate::ipc_signal::IpcSignals::new(device.clone(), &memory, agents[0].handle())
+        });
         Runtime {
+            ipc_signals,
             config,
             agents,
             memory,
@@ -196,6 +223,7 @@ impl Runtime {
             svm: Mutex::new(Vec::new()),
             vmem: Default::default(),
             ipc: Default::default(),
+            vram,
             sched,
             handlers: Mutex::new(Vec::new()),
             handler_thread: Mutex::new(None),
@@ -210,6 +238,9 @@ impl Runtime {
         for q in queues {
             self.release_queue(&q);
         }
+        if let Some(s) = &self.ipc_signals {
+            s.shut_down();
+        }
         if let Some(s) = &self.sched {
             s.shut_down();
         }
@@ -222,9 +253,15 @@ impl Runtime {
             let _ = h.join();
         }
         for r in self.memory.drain_pool_allocations() {
+            if self.vram.as_ref().is_some_and(|v| v.contains(r.start)) {
+                continue;
+            }
             // SAFETY: pool allocations are our own mappings; after shut-down no client may
             // use HSA memory (the HSA spec makes it invalid).
             unsafe { crate::memory::unmap_pool_allocation(&r) };
+        }
+        if let Some(v) = &self.vram {
+            v.release_all();
         }
         self.loader.clear();
     }

@@ -152,10 +152,22 @@ pub fn close_mem_handle(ptr: usize) -> HipResult {
         return Err(HipError::INVALID_HANDLE);
     }
     memory::synchronize_all()?;
-    let Some(opened) = OPENED.lock().as_mut().and_then(|m| m.remove(&ptr)) else {
-        return Err(HipError::INVALID_HANDLE);
+    let (opened, still_open) = {
+        let mut table = OPENED.lock();
+        let Some(m) = table.as_mut() else {
+            return Err(HipError::INVALID_HANDLE);
+        };
+        let Some(opened) = m.remove(&ptr) else {
+            return Err(HipError::INVALID_HANDLE);
+        };
+        let still_open = m.values().any(|o| o.base == opened.base);
+        (opened, still_open)
     };
-    memory::remove_imported(opened.base);
+    // An HSA runtime whose attach returns the same address again (a device service's
+    // memory, mapped once per process) has this range open under another handle still.
+    if !still_open {
+        memory::remove_imported(opened.base);
+    }
     Ok(hsa_ipc::detach(rt.hsa.api, opened.base)?)
 }
 

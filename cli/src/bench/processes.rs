@@ -207,6 +207,7 @@ fn run_config(
         name: NameArg { name: name.clone() },
         sched: sched.clone(),
         log: keep.as_ref().map(|d| d.join("sched.jsonl")),
+        memory: hsasim_sched::memory::DEFAULT_SIZE,
     };
     crate::device::start(&start)?;
     let result = run_copies(args, program, &name, &work_dir, keep.as_deref(), n, ids);

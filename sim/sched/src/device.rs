@@ -12,10 +12,18 @@
 //!   for a slot, a queue that has to leave finished its packet); the scheduler sleeps on it
 //!   until its next deadline.
 //!
-//! Only the scheduler is shared in this version: each process still runs its own kernels in
-//! its own packet processors and keeps its own memory and signals. The segment has room to
-//! grow (a version number, a header) for device memory, queues and signals to follow.
+//! Version 2 adds the device memory ([`crate::memory`]): a second file,
+//! `/dev/shm/hsasim-device-NAME.mem`, that every attached process maps at the address the
+//! table records, and the table of allocations in it, under a lock of its own (`mem_lock`,
+//! the same owner-pid protocol), so that allocating never waits for the scheduler. The
+//! service frees a dead process's allocations when it removes its queues. The segment also
+//! holds the IPC signals ([`SignalCell`], bookkept in the memory table) and a futex word,
+//! `signal_epoch`, that a change of any of them moves, so that a process waiting on one
+//! wakes for a store made by another. Each process
+//! still runs its own kernels in its own packet processors; queues, rings and doorbells in
+//! the segment would follow as a version 3.
 
+use crate::memory::{MemTable, DEFAULT_BASE, MAX_SIGNALS};
 use crate::model::{Event, Params, Table};
 use std::cell::UnsafeCell;
 use std::io;
@@ -25,7 +33,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"HSASIMDV");
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// The shared block.
 #[repr(C)]
@@ -42,8 +50,19 @@ pub struct Shared {
     stop: AtomicU32,
     /// CLOCK_MONOTONIC ns when the service started.
     started_ns: AtomicU64,
+    /// The pid holding the memory table's lock, 0 when free.
+    pub(crate) mem_lock: AtomicU32,
+    /// Moves whenever an IPC signal changes (a futex word shared by every process).
+    signal_epoch: AtomicU32,
     table: UnsafeCell<Table>,
+    memory: UnsafeCell<MemTable>,
+    signals: [SignalCell; MAX_SIGNALS],
 }
+
+/// The memory of one IPC signal: ROCr's 64-byte `amd_signal_t`, whose address in each process
+/// is that process's handle of the signal. All zeroes (kind invalid) while free.
+#[repr(C, align(64))]
+pub struct SignalCell(pub UnsafeCell<[u64; 8]>);
 
 /// CLOCK_MONOTONIC in ns: one clock for every process on the machine (the trace's clock too).
 pub fn now_ns() -> u64 {
@@ -81,6 +100,39 @@ pub fn process_alive(pid: u32) -> bool {
     io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
+/// Takes a lock word of the segment: it holds the owner's pid, 0 when free. A waiter that
+/// finds the owner dead (killed mid-call) takes it over; critical sections are microseconds
+/// long, so a waiter spins, yielding now and then.
+fn lock_word(word: &AtomicU32) {
+    let me = pid();
+    let mut spins = 0u32;
+    loop {
+        let owner = word.load(Ordering::Relaxed);
+        if owner == 0 {
+            if word
+                .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                return;
+            }
+            continue;
+        }
+        spins += 1;
+        if spins.is_multiple_of(64) {
+            std::thread::yield_now();
+        }
+        if spins.is_multiple_of(4096)
+            && owner != me
+            && !process_alive(owner)
+            && word
+                .compare_exchange(owner, me, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            return;
+        }
+    }
+}
+
 fn futex_wait(word: &AtomicU32, seen: u32, timeout: Duration) {
     let ts = libc::timespec {
         tv_sec: timeout.as_secs() as libc::time_t,
@@ -108,6 +160,8 @@ fn futex_wake_all(word: &AtomicU32) {
 pub struct Device {
     shared: *mut Shared,
     len: usize,
+    /// The device memory's file, when the device has memory.
+    memory_file: Option<std::fs::File>,
     /// The segment's path when this handle created it (the service unlinks it on drop).
     owned_path: Option<PathBuf>,
     name: Option<String>,
@@ -124,6 +178,7 @@ impl Drop for Device {
         unsafe { libc::munmap(self.shared.cast(), self.len) };
         if let Some(path) = &self.owned_path {
             let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(memory_path_of(path));
         }
     }
 }
@@ -131,6 +186,17 @@ impl Drop for Device {
 /// The path of device service `name`'s segment.
 pub fn segment_path(name: &str) -> PathBuf {
     PathBuf::from(format!("/dev/shm/hsasim-device-{name}"))
+}
+
+fn memory_path_of(segment: &std::path::Path) -> PathBuf {
+    let mut p = segment.as_os_str().to_owned();
+    p.push(".mem");
+    PathBuf::from(p)
+}
+
+/// The path of device service `name`'s device memory.
+pub fn memory_path(name: &str) -> PathBuf {
+    memory_path_of(&segment_path(name))
 }
 
 /// Accepts names that make a plain file name.
@@ -172,11 +238,12 @@ fn map(fd: Option<i32>, len: usize) -> io::Result<*mut Shared> {
 }
 
 impl Device {
-    fn init(shared: *mut Shared, params: Params, service_pid: u32) {
+    fn init(shared: *mut Shared, params: Params, service_pid: u32, memory_bytes: u64) {
         // SAFETY: a zeroed mapping we just made, large enough for `Shared`, not yet shared
         // with anyone (the magic, stored last, says it is ready).
         unsafe {
             (*(*shared).table.get()).init(params);
+            (*(*shared).memory.get()).init(DEFAULT_BASE, memory_bytes);
             let s = &*shared;
             s.version.store(VERSION, Ordering::Relaxed);
             s.service_pid.store(service_pid, Ordering::Relaxed);
@@ -189,19 +256,21 @@ impl Device {
     pub fn private(params: Params) -> io::Result<Device> {
         let len = std::mem::size_of::<Shared>();
         let shared = map(None, len)?;
-        Device::init(shared, params, 0);
+        Device::init(shared, params, 0, 0);
         Ok(Device {
             shared,
             len,
+            memory_file: None,
             owned_path: None,
             name: None,
         })
     }
 
-    /// Creates the segment of device service `name`, owned by this process (removed when the
-    /// handle drops). A segment left by a service that died is replaced; a live one is an
-    /// error.
-    pub fn create(name: &str, params: Params) -> Result<Device, String> {
+    /// Creates the segment of device service `name`, with `memory_bytes` of device memory
+    /// (a sparse file: pages exist once touched), owned by this process (both removed when
+    /// the handle drops). A segment left by a service that died is replaced; a live one is
+    /// an error.
+    pub fn create(name: &str, params: Params, memory_bytes: u64) -> Result<Device, String> {
         check_name(name)?;
         let path = segment_path(name);
         if let Ok(existing) = Device::open(name) {
@@ -213,6 +282,15 @@ impl Device {
             }
         }
         let _ = std::fs::remove_file(&path);
+        let mem_path = memory_path(name);
+        let _ = std::fs::remove_file(&mem_path);
+        let memory_file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&mem_path)
+            .and_then(|f| f.set_len(memory_bytes).map(|()| f))
+            .map_err(|e| format!("cannot make the device memory {}: {e}", mem_path.display()))?;
         let len = std::mem::size_of::<Shared>();
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -225,10 +303,11 @@ impl Device {
         use std::os::fd::AsRawFd;
         let shared = map(Some(file.as_raw_fd()), len)
             .map_err(|e| format!("cannot map {}: {e}", path.display()))?;
-        Device::init(shared, params, pid());
+        Device::init(shared, params, pid(), memory_bytes);
         Ok(Device {
             shared,
             len,
+            memory_file: Some(memory_file),
             owned_path: Some(path),
             name: Some(name.to_string()),
         })
@@ -259,9 +338,16 @@ impl Device {
         use std::os::fd::AsRawFd;
         let shared = map(Some(file.as_raw_fd()), len)
             .map_err(|e| format!("cannot map {}: {e}", path.display()))?;
+        // Absent only if the service is going (it removes the segment first).
+        let memory_file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(memory_path(name))
+            .ok();
         let device = Device {
             shared,
             len,
+            memory_file,
             owned_path: None,
             name: Some(name.to_string()),
         };
@@ -315,36 +401,112 @@ impl Device {
 
     /// The table, locked.
     pub fn lock(&self) -> Locked<'_> {
-        let s = self.block();
-        let me = pid();
-        let mut spins = 0u32;
-        loop {
-            let owner = s.lock.load(Ordering::Relaxed);
-            if owner == 0 {
-                if s.lock
-                    .compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    break;
-                }
-                continue;
-            }
-            spins += 1;
-            if spins.is_multiple_of(64) {
-                std::thread::yield_now();
-            }
-            // The owner may have died holding it; critical sections are microseconds long.
-            if spins.is_multiple_of(4096)
-                && owner != me
-                && !process_alive(owner)
-                && s.lock
-                    .compare_exchange(owner, me, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-            {
-                break;
+        lock_word(&self.block().lock);
+        Locked { device: self }
+    }
+
+    /// The device memory's table, locked.
+    pub fn memory(&self) -> MemLocked<'_> {
+        lock_word(&self.block().mem_lock);
+        MemLocked { device: self }
+    }
+
+    /// The device memory's file (absent for a private table).
+    pub fn memory_file(&self) -> Option<&std::fs::File> {
+        self.memory_file.as_ref()
+    }
+
+    /// Gives the pages of `[offset, offset + len)` of the device memory back (they read as
+    /// zeroes after, in every process).
+    pub fn discard(&self, offset: u64, len: u64) {
+        use std::os::fd::AsRawFd;
+        let Some(f) = &self.memory_file else { return };
+        // SAFETY: punching a hole in our own descriptor's file; no memory is touched.
+        let r = unsafe {
+            libc::fallocate(
+                f.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                len as libc::off_t,
+            )
+        };
+        if r != 0 {
+            eprintln!(
+                "hsasim: cannot release device memory pages: {}",
+                io::Error::last_os_error()
+            );
+        }
+    }
+
+    /// Signal slot `index`'s memory in this process's mapping.
+    pub fn signal_cell(&self, index: usize) -> *mut u8 {
+        self.block().signals[index].0.get().cast()
+    }
+
+    /// Where the signal slots lie in this process: (first slot's address, bytes).
+    pub fn signal_cells(&self) -> (u64, u64) {
+        (
+            self.block().signals.as_ptr() as u64,
+            std::mem::size_of::<[SignalCell; MAX_SIGNALS]>() as u64,
+        )
+    }
+
+    /// Clears a freed signal slot (under the memory lock, before anyone can take it again).
+    fn clear_signal(&self, index: usize) {
+        // SAFETY: a slot of our mapping whose last holder just let go; zeroed through atomics
+        // as its users read it.
+        let words = unsafe { &*self.signal_cell(index).cast::<[AtomicU64; 8]>() };
+        for w in words {
+            w.store(0, Ordering::Release);
+        }
+    }
+
+    /// Process `pid` drops a reference to signal `index` (see [`MemTable::release_signal`]).
+    pub fn release_signal(&self, index: usize, pid: u32, creator: bool) {
+        let mut table = self.memory();
+        if table.release_signal(index, pid, creator) {
+            self.clear_signal(index);
+        }
+    }
+
+    pub fn signal_epoch(&self) -> &AtomicU32 {
+        &self.block().signal_epoch
+    }
+
+    /// An IPC signal changed: wakes the processes sleeping on the epoch.
+    pub fn signal_changed(&self) {
+        let e = &self.block().signal_epoch;
+        e.fetch_add(1, Ordering::SeqCst);
+        futex_wake_all(e);
+    }
+
+    /// Sleeps until an IPC signal changes after `seen` or `timeout` passes.
+    pub fn wait_signal_change(&self, seen: u32, timeout: Duration) {
+        futex_wait(&self.block().signal_epoch, seen, timeout);
+    }
+
+    /// Everything a dead process `pid` held goes: its memory and its references to IPC
+    /// signals. Returns the bytes freed.
+    pub fn release_process(&self, pid: u32) -> u64 {
+        {
+            let mut table = self.memory();
+            for index in table.release_signals_of(pid) {
+                self.clear_signal(index);
             }
         }
-        Locked { device: self }
+        self.release_memory_of(pid)
+    }
+
+    /// Everything process `pid` holds in the device memory goes (a runtime shutting down:
+    /// its signals go as its `Signal`s drop). Returns the bytes freed.
+    pub fn release_memory_of(&self, pid: u32) -> u64 {
+        let mut table = self.memory();
+        let released = table.release_process(pid);
+        // Under the lock, so that no one allocates the range before its old pages are gone.
+        for &(offset, len) in &released {
+            self.discard(offset, len);
+        }
+        released.iter().map(|r| r.1).sum()
     }
 
     pub fn generation(&self) -> u32 {
@@ -392,6 +554,12 @@ impl Device {
                     table.remove_process(pid);
                     table.counters.processes_reaped += 1;
                     reaped = true;
+                }
+            }
+            let holders = self.memory().holders();
+            for pid in holders {
+                if !process_alive(pid) {
+                    self.release_process(pid);
                 }
             }
         }
@@ -460,5 +628,31 @@ impl DerefMut for Locked<'_> {
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
         self.device.block().lock.store(0, Ordering::Release);
+    }
+}
+
+/// The device memory's table under its lock.
+pub struct MemLocked<'a> {
+    device: &'a Device,
+}
+
+impl Deref for MemLocked<'_> {
+    type Target = MemTable;
+    fn deref(&self) -> &MemTable {
+        // SAFETY: we hold the memory lock, so no one else accesses the table.
+        unsafe { &*self.device.block().memory.get() }
+    }
+}
+
+impl DerefMut for MemLocked<'_> {
+    fn deref_mut(&mut self) -> &mut MemTable {
+        // SAFETY: as for `deref`.
+        unsafe { &mut *self.device.block().memory.get() }
+    }
+}
+
+impl Drop for MemLocked<'_> {
+    fn drop(&mut self) {
+        self.device.block().mem_lock.store(0, Ordering::Release);
     }
 }

@@ -1,15 +1,18 @@
 //! hsasim's model of the GPU's hardware queue scheduler (see [`model`]) and the places its
 //! state lives (see [`device`]): in one process, or in shared memory owned by a device service
-//! that several processes attach to (`hipshim device start`, `HSASIM_DEVICE_SERVICE`).
+//! that several processes attach to (`hipshim device start`, `HSASIM_DEVICE_SERVICE`), with
+//! that device's memory and IPC signals (see [`memory`]).
 //!
 //! Used by hsasim's packet processors (a packet starts only while its queue holds a slot) and
 //! by `hipshim device` / `hipshim bench processes`. No HSA symbols, so the CLI links it
 //! without becoming an HSA runtime.
 
 pub mod device;
+pub mod memory;
 pub mod model;
 
 pub use device::{now_ns, process_alive, Device};
+pub use memory::{Allocation, MemCounters, MemError, MemTable};
 pub use model::{Counters, Event, Ledger, Params, QueueEntry, QueueState, Table};
 
 /// One event as a JSON line (the device service's `--log` file, read by

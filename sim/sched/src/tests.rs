@@ -278,8 +278,8 @@ fn events_serialise_as_json_lines() {
 #[test]
 fn a_named_segment_is_shared_and_its_lock_survives_a_dead_owner() {
     let name = format!("unit-{}", std::process::id());
-    let service = Device::create(&name, params(|_| {})).unwrap();
-    assert!(Device::create(&name, Params::default())
+    let service = Device::create(&name, params(|_| {}), 1 << 20).unwrap();
+    assert!(Device::create(&name, Params::default(), 1 << 20)
         .unwrap_err()
         .contains("already running"));
     let client = Device::open(&name).unwrap();
@@ -294,7 +294,29 @@ fn a_named_segment_is_shared_and_its_lock_survives_a_dead_owner() {
         .lock
         .store(dead, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(client.lock().population(), (1, 1));
+
+    // The device memory: one table seen by both; a dead process's allocations are freed by
+    // the service's reaping step (and their pages zeroed), a live one's stay.
+    let a = client.memory().allocate(8192, dead).unwrap();
+    let b = client.memory().allocate(4096, std::process::id()).unwrap();
+    use std::os::unix::fs::FileExt;
+    let file = client.memory_file().unwrap();
+    file.write_all_at(b"bytes", a.offset).unwrap();
+    assert_eq!(service.memory().used, 12288);
+    service
+        .block_for_tests()
+        .mem_lock
+        .store(dead, std::sync::atomic::Ordering::SeqCst);
+    service.step(crate::now_ns(), true);
+    let t = service.memory();
+    assert_eq!((t.used, t.counters.reaped), (4096, 1));
+    assert_eq!(t.allocations(), [b]);
+    drop(t);
+    let mut back = [1u8; 5];
+    file.read_exact_at(&mut back, a.offset).unwrap();
+    assert_eq!(back, [0; 5], "the dead process's pages are gone");
     drop(client);
     drop(service);
     assert!(Device::open(&name).unwrap_err().contains("not running"));
+    assert!(!crate::device::memory_path(&name).exists());
 }

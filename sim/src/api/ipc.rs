@@ -65,4 +65,54 @@ pub extern "C" fn hsa_amd_ipc_memory_detach(mapped_ptr: *mut c_void) -> hsa_stat
     })
 }
 
+fn ipc_signals<'a>(
+    rt: &'a crate::system::Runtime,
+    call: &str,
+) -> Result<&'a crate::ipc_signal::IpcSignals, HsaError> {
+    rt.ipc_signals.as_ref().ok_or_else(|| {
+        tracing::error!(target: "hsasim", "{call}: IPC signals need a device service (hipshim device start; HSASIM_DEVICE_SERVICE=NAME)");
+        HsaError::INVALID_SIGNAL
+    })
+}
+
+/// # Safety
+/// `handle` must be null or valid for a `hsa_amd_ipc_signal_t`.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_ipc_signal_create(
+    signal: hsa_signal_t,
+    handle: *mut hsa_amd_ipc_signal_t,
+) -> hsa_status_t {
+    guard("hsa_amd_ipc_signal_create", || {
+        let rt = rt()?;
+        if handle.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        let s = rt.signals.get(signal)?;
+        let h = ipc_signals(&rt, "hsa_amd_ipc_signal_create")?.export(&s)?;
+        // SAFETY: non-null and valid per the caller.
+        unsafe { out(handle, h) }
+    })
+}
+
+/// # Safety
+/// `handle` must be null or valid for a `hsa_amd_ipc_signal_t`; `signal` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn hsa_amd_ipc_signal_attach(
+    handle: *const hsa_amd_ipc_signal_t,
+    signal: *mut hsa_signal_t,
+) -> hsa_status_t {
+    guard("hsa_amd_ipc_signal_attach", || {
+        let rt = rt()?;
+        if handle.is_null() || signal.is_null() {
+            return Err(HsaError::INVALID_ARGUMENT);
+        }
+        // SAFETY: non-null and valid per the caller.
+        let handle = unsafe { handle.read_unaligned() };
+        let s = ipc_signals(&rt, "hsa_amd_ipc_signal_attach")?.attach(&handle)?;
+        let s = rt.signals.insert(s);
+        // SAFETY: non-null and valid per the caller.
+        unsafe { out(signal, s.handle()) }
+    })
+}
+
 include!(concat!(env!("OUT_DIR"), "/symver_api_ipc.rs"));

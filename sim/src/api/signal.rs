@@ -97,11 +97,21 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
             return Err(HsaError::INVALID_ARGUMENT);
         }
         if attributes & 2 != 0 {
-            super::report_once(
-                "hsa_amd_signal_create(IPC)",
-                "hsa_amd_signal_create: IPC signals are not modelled",
-            );
-            return Err(HsaError::OUT_OF_RESOURCES);
+            let Some(ipc) = &rt.ipc_signals else {
+                super::report_once(
+                    "hsa_amd_signal_create(IPC)",
+                    "hsa_amd_signal_create: IPC signals need a device service (hipshim device start; HSASIM_DEVICE_SERVICE=NAME)",
+                );
+                return Err(HsaError::OUT_OF_RESOURCES);
+            };
+            let s = ipc.create(
+                initial_value,
+                consumers_of(num_consumers, consumers)?,
+                attributes,
+            )?;
+            let s = rt.signals.insert(s);
+            // SAFETY: checked non-null; valid per the caller.
+            return unsafe { out(signal, s.handle()) };
         }
         let s = user_signal(
             &rt,

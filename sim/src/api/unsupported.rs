@@ -26,8 +26,6 @@ unsupported!(
     hsa_amd_image_get_info_max_dim,
     hsa_amd_interop_map_buffer,
     hsa_amd_interop_unmap_buffer,
-    hsa_amd_ipc_signal_attach,
-    hsa_amd_ipc_signal_create,
     hsa_amd_memory_migrate,
     hsa_amd_memory_pool_can_migrate,
     hsa_amd_register_system_event_handler,

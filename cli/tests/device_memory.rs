@@ -1,0 +1,202 @@
+//! `hipshim device`'s device memory: processes attached to one service allocate from its
+//! memory, at addresses every one of them shares. One process exports an allocation it filled
+//! by a kernel (hipIpcGetMemHandle), another opens the handle at the same address, reads the
+//! bytes and doubles them, and the first sees its writes; a process killed while it holds
+//! memory has it freed by the service; once the service stopped, the next allocation fails
+//! and says why.
+//!
+//! The roles are `c_tests/device/shared_memory.hip`'s. The exporter runs threaded with its
+//! device memory out of the CPU's reach (strict, no large BAR), the importer deterministic
+//! (`HSASIM_THREADS=0`) with a large BAR, so that it also reads the bytes in place.
+
+mod common;
+
+use common::hipshim_output;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PROGRAM: &str = "c_tests/device/shared_memory.hip";
+
+fn role(exe: &Path, service: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .env("LD_LIBRARY_PATH", common::lib_dir())
+        .env("HIPSHIM_DEVICE", "sim")
+        .env("HSASIM_DEVICE_SERVICE", service);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn spawn(mut cmd: Command) -> Child {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the program")
+}
+
+fn status(name: &str) -> String {
+    let out = hipshim_output(["device", "status", "--name", name]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    out.stdout
+}
+
+/// Polls `device status` until `done` holds (the test's only waits; no timing asserted).
+fn wait_status(name: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let s = status(name);
+        if done(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "never {what}:\n{s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn wait_file(path: &Path, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !path.exists() {
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("the program ended ({st}) before writing {}", path.display());
+        }
+        assert!(Instant::now() < deadline, "no {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn counter(status: &str, name: &str) -> u64 {
+    status
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{status}"))
+}
+
+fn pointer(stdout: &str, who: &str) -> u64 {
+    let p = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{who} pointer ")))
+        .unwrap_or_else(|| panic!("no {who} pointer in {stdout}"));
+    u64::from_str_radix(p.trim().trim_start_matches("0x"), 16).unwrap()
+}
+
+#[test]
+fn device_memory_is_shared_across_processes_reaped_and_refused_without_the_service() {
+    let exe = common::build_hip(PROGRAM, "shared_memory");
+    let name = format!("test-mem-{}", std::process::id());
+    let out = hipshim_output(["device", "start", "--name", &name, "--memory", "256M"]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let s = status(&name);
+    assert!(
+        s.contains("memory: size=268435456 used=0 free=268435456 base=0x600000000000"),
+        "{s}"
+    );
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("hipshim-devmem-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_str().unwrap();
+
+    // IPC through the service: the same bytes at the same address in both processes.
+    let mut export = role(&exe, &name, &["export", d], &[("HSASIM_THREADS", "1")]);
+    let mut import = role(
+        &exe,
+        &name,
+        &["import", d],
+        &[("HSASIM_THREADS", "0"), ("HSASIM_LARGE_BAR", "1")],
+    );
+    let a = std::thread::spawn(move || common::run(&mut export, Duration::from_secs(180)));
+    let b = common::run(&mut import, Duration::from_secs(180));
+    let a = a.join().unwrap();
+    assert_eq!(a.code(), Some(0), "{}", a.report());
+    assert_eq!(b.code(), Some(0), "{}", b.report());
+    let (pa, pb) = (
+        pointer(&a.stdout, "exporter"),
+        pointer(&b.stdout, "importer"),
+    );
+    assert_eq!(pa, pb, "{}\n{}", a.report(), b.report());
+    assert!(
+        (0x6000_0000_0000..0x6000_1000_0000).contains(&pa),
+        "{pa:#x} is in the service's device memory"
+    );
+    let s = wait_status(&name, "freed the exited programs' memory", |s| {
+        counter(s, "used") == 0
+    });
+    assert_eq!(counter(&s, "ipc_attaches"), 1, "{s}");
+    assert_eq!(counter(&s, "allocated"), 1, "{s}");
+    assert_eq!(counter(&s, "freed"), 1, "the exporter's hipFree:\n{s}");
+
+    // A process killed while it holds 64 MiB: the service frees them.
+    let hold_dir = dir.join("hold");
+    std::fs::create_dir_all(&hold_dir).unwrap();
+    let mut holder = spawn(role(
+        &exe,
+        &name,
+        &["hold", hold_dir.to_str().unwrap(), "64"],
+        &[("HSASIM_THREADS", "1")],
+    ));
+    wait_file(&hold_dir.join("ready"), &mut holder);
+    let s = status(&name);
+    assert!(counter(&s, "used") >= 64 << 20, "{s}");
+    let reaped_before = counter(&s, "reaped_bytes");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let s = wait_status(&name, "freed the killed program's memory", |s| {
+        counter(s, "used") == 0
+    });
+    assert!(
+        counter(&s, "reaped_bytes") - reaped_before >= 64 << 20,
+        "{s}"
+    );
+    assert_eq!(counter(&s, "free"), 256 << 20, "{s}");
+
+    // The service stops under a program: its next allocation fails, saying why.
+    let again_dir = dir.join("again");
+    std::fs::create_dir_all(&again_dir).unwrap();
+    let mut again = spawn(role(
+        &exe,
+        &name,
+        &["again", again_dir.to_str().unwrap()],
+        &[("HSASIM_THREADS", "1")],
+    ));
+    wait_file(&again_dir.join("ready"), &mut again);
+    let out = hipshim_output(["device", "stop", "--name", &name]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    assert!(!Path::new(&format!("/dev/shm/hsasim-device-{name}.mem")).exists());
+    std::fs::write(again_dir.join("go"), b"").unwrap();
+    let out = again.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "hsa_amd_memory_pool_allocate: device service {name} is gone"
+        )),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The IPC program of `c_tests/ipc/` (a parent and the child it starts, each opening two
+/// handles into one allocation) with both processes attached to one service, in both modes.
+#[test]
+fn the_ipc_program_passes_with_both_processes_on_one_service() {
+    let exe = common::build_hip("c_tests/ipc/ipc.hip", "ipc");
+    let name = format!("test-ipc-{}", std::process::id());
+    let out = hipshim_output(["device", "start", "--name", &name, "--memory", "64M"]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    for threads in ["1", "0"] {
+        let out = common::run(
+            &mut role(&exe, &name, &[], &[("HSASIM_THREADS", threads)]),
+            Duration::from_secs(180),
+        );
+        assert!(out.stdout.contains("ipc: PASSED"), "{}", out.report());
+    }
+    let s = status(&name);
+    assert_eq!(counter(&s, "ipc_attaches"), 4, "two handles a run:\n{s}");
+    let out = hipshim_output(["device", "stop", "--name", &name]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+}
