@@ -10,10 +10,10 @@
 
 mod common;
 
-use common::hipshim_output;
+use common::{device_status as status, hipshim_output, wait_device_status as wait_status};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PROGRAM: &str = "c_tests/bench/policy_bench.hip";
 
@@ -32,25 +32,6 @@ fn program(exe: &Path, service: &str, id_base: u64, threads: &str, go: &Path) ->
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the program")
-}
-
-fn status(name: &str) -> String {
-    let out = hipshim_output(["device", "status", "--name", name]);
-    assert_eq!(out.code(), Some(0), "{}", out.report());
-    out.stdout
-}
-
-/// Polls `device status` until `done` holds (the test's only waits; no timing asserted).
-fn wait_status(name: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let s = status(name);
-        if done(&s) {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "never {what}:\n{s}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The runlist rows of `device status`: (pid, queue id, doorbell offset).

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::hipshim_output;
+use common::{device_status as status, hipshim_output, wait_device_status as wait_status};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,25 +36,6 @@ fn spawn(mut cmd: Command) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start the program")
-}
-
-fn status(name: &str) -> String {
-    let out = hipshim_output(["device", "status", "--name", name]);
-    assert_eq!(out.code(), Some(0), "{}", out.report());
-    out.stdout
-}
-
-/// Polls `device status` until `done` holds (the test's only waits; no timing asserted).
-fn wait_status(name: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let s = status(name);
-        if done(&s) {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "never {what}:\n{s}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 fn wait_file(path: &Path, child: &mut Child) {

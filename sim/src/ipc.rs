@@ -65,6 +65,34 @@ fn decode(handle: &hsa_amd_ipc_memory_t) -> Option<(u32, u32, u64)> {
         .then(|| (w[1], w[2], u64::from(w[3]) | (u64::from(w[4]) << 32)))
 }
 
+/// Enters attached IPC memory in the registry as coarse-grained memory of the first GPU among
+/// `agents` (of the system's first GPU if none is one): what an exporter's device memory is.
+fn add_attached_region(
+    rt: &Runtime,
+    agents: &[hsa_agent_t],
+    start: u64,
+    host: u64,
+    len: u64,
+    mapped: u64,
+) {
+    let owner = agents
+        .iter()
+        .copied()
+        .find(|a| rt.agent(*a).is_ok_and(|a| a.is_gpu()))
+        .or_else(|| rt.agents.iter().find(|a| a.is_gpu()).map(|a| a.handle()))
+        .unwrap_or_default();
+    rt.memory.add(Region {
+        start,
+        host,
+        len,
+        kind: RegionKind::IpcAttached,
+        owner,
+        global_flags: hsa_abi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
+        user_data: 0,
+        mapped_len: mapped,
+    });
+}
+
 fn os_error(what: &str) -> HsaError {
     tracing::error!(target: "hsasim", err = %std::io::Error::last_os_error(), "ipc: {what} failed");
     HsaError::OUT_OF_RESOURCES
@@ -237,22 +265,7 @@ impl Ipc {
                 }
             }
         };
-        let owner = agents
-            .iter()
-            .copied()
-            .find(|a| rt.agent(*a).is_ok_and(|a| a.is_gpu()))
-            .or_else(|| rt.agents.iter().find(|a| a.is_gpu()).map(|a| a.handle()))
-            .unwrap_or_default();
-        rt.memory.add(Region {
-            start,
-            host,
-            len,
-            kind: RegionKind::IpcAttached,
-            owner,
-            global_flags: hsa_abi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
-            user_data: 0,
-            mapped_len: mapped,
-        });
+        add_attached_region(rt, agents, start, host, len, mapped);
         self.attached.lock().insert(start, (host, mapped, 0));
         tracing::debug!(target: "hsasim", pid, start = format_args!("{start:#x}"), len, "ipc: attached");
         Ok(start)
@@ -284,22 +297,7 @@ impl Ipc {
         // Attached again (HIP opens a handle per pointer into one allocation): the same
         // address, one more reference, one more region for the matching detach to remove.
         let mapped = round_up(len, PAGE).ok_or(HsaError::INVALID_ARGUMENT)?;
-        let owner = agents
-            .iter()
-            .copied()
-            .find(|a| rt.agent(*a).is_ok_and(|a| a.is_gpu()))
-            .or_else(|| rt.agents.iter().find(|a| a.is_gpu()).map(|a| a.handle()))
-            .unwrap_or_default();
-        rt.memory.add(Region {
-            start,
-            host,
-            len,
-            kind: RegionKind::IpcAttached,
-            owner,
-            global_flags: hsa_abi::HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED,
-            user_data: 0,
-            mapped_len: mapped,
-        });
+        add_attached_region(rt, agents, start, host, len, mapped);
         if start != host {
             crate::cpu_touch::watch();
         }

@@ -222,3 +222,24 @@ pub fn build_hipcc(source: &str, stem: &str) -> PathBuf {
         cmd
     })
 }
+
+/// `hipshim device status --name NAME`'s output (the command must succeed).
+pub fn device_status(name: &str) -> String {
+    let out = hipshim_output(["device", "status", "--name", name]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    out.stdout
+}
+
+/// Polls `device status` until `done` holds (a test's way to wait for the service; no timing
+/// asserted): the status that satisfied it.
+pub fn wait_device_status(name: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let s = device_status(name);
+        if done(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "never {what}:\n{s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
