@@ -84,6 +84,11 @@ static int importer(const std::string& dir) {
         return 1;
     }
     std::fclose(f);
+    // The exporter's allocation is the device's, so this process sees it gone from the
+    // device's free memory too (hipshim's own table of this process holds nothing yet).
+    size_t free_bytes = 0, total = 0;
+    CHECK(hipMemGetInfo(&free_bytes, &total));
+    EXPECT_TRUE(free_bytes <= total - N * sizeof(int));
     int* p = nullptr;
     CHECK(hipIpcOpenMemHandle(reinterpret_cast<void**>(&p), m.handle,
                               hipIpcMemLazyEnablePeerAccess));

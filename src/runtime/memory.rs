@@ -628,13 +628,19 @@ pub fn host_get_flags(ptr: *mut c_void) -> HipResult<u32> {
 pub fn mem_get_info() -> HipResult<(usize, usize)> {
     let device = runtime()?.current_device()?;
     let total = device.device_pool.size;
-    Ok((
-        total.saturating_sub(device_bytes_in_use(
-            device.index,
-            device.device_pool.granule,
-        )),
-        total,
-    ))
+    let ours_free = total.saturating_sub(device_bytes_in_use(
+        device.index,
+        device.device_pool.granule,
+    ));
+    // Other processes' allocations too, where the HSA runtime counts them (a real GPU, or
+    // hsasim's shared device): never more than the device itself has left.
+    let device_free = crate::hsa::agent_value::<u64>(
+        device.api,
+        device.agent,
+        hsa_abi::agent_info::AMD_MEMORY_AVAIL,
+    );
+    let free = device_free.map_or(ours_free, |f| ours_free.min(f as usize));
+    Ok((free, total))
 }
 
 /// `hipMemPtrGetInfo`: the size of the allocation containing `ptr`.
