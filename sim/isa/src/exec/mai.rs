@@ -433,14 +433,16 @@ fn float_register(
     creg: &[u32; LANES],
     dreg: &mut [u32; LANES],
 ) {
+    /// `K` is the shape's k when the caller fixed it (the loops over k then unroll), or 0.
     #[inline(always)]
-    fn groups<const N: usize>(
+    fn groups<const N: usize, const K: usize>(
         sh: &MaiShape,
         r: usize,
         am: &[f64],
         bm: &[f64],
         acc: &mut [f64; LANES],
     ) -> u64 {
+        let k = if K == 0 { sh.k } else { K };
         let quads_log = (sh.m / 4).trailing_zeros();
         let n_log = N.trailing_zeros();
         let mut done = 0u64;
@@ -450,18 +452,24 @@ fn float_register(
             if block >= sh.blocks {
                 continue;
             }
-            let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
-            let bblock = &bm[block * sh.k * N..][..sh.k * N];
+            let arow = &am[(block * sh.m + row) * k..][..k];
+            let bblock = &bm[block * k * N..][..k * N];
             out.copy_from_slice(&products::<N>(arow, bblock));
             done |= ((1u64 << N) - 1) << (g * N);
         }
         done
     }
     let mut acc = [-0.0f64; LANES];
-    let done = match sh.n {
-        4 => groups::<4>(sh, r, am, bm, &mut acc),
-        16 => groups::<16>(sh, r, am, bm, &mut acc),
-        _ => groups::<32>(sh, r, am, bm, &mut acc),
+    // The f32 shapes (k = 1, 2 or 4 for these N) get their k fixed.
+    let done = match (sh.n, sh.k) {
+        (4, 1) => groups::<4, 1>(sh, r, am, bm, &mut acc),
+        (4, _) => groups::<4, 0>(sh, r, am, bm, &mut acc),
+        (16, 1) => groups::<16, 1>(sh, r, am, bm, &mut acc),
+        (16, 4) => groups::<16, 4>(sh, r, am, bm, &mut acc),
+        (16, _) => groups::<16, 0>(sh, r, am, bm, &mut acc),
+        (_, 1) => groups::<32, 1>(sh, r, am, bm, &mut acc),
+        (_, 2) => groups::<32, 2>(sh, r, am, bm, &mut acc),
+        _ => groups::<32, 0>(sh, r, am, bm, &mut acc),
     };
     let mut out = [0u32; LANES];
     for l in 0..LANES {
