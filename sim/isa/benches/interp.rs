@@ -5,6 +5,10 @@
 //! workers (capped at the host's threads) with parallel efficiency. Each figure is the
 //! fastest of a few timed runs after an untimed warm-up (which decodes the kernel).
 //! Results are checked against host references; nothing about time is asserted.
+//! Beside each figure: `busy`, the CPU time of all the process's threads over workers x
+//! time (below 100%: workers waited or were descheduled), `cpu-eff`, the first worker
+//! count's CPU time over this one's (below 100%: each instruction cost more, e.g. from
+//! something the workers contend on), and the minor page faults of the timed run.
 //!
 //! `cargo bench -p hsasim-isa --bench interp`
 //!
