@@ -5,6 +5,10 @@
 //! workers (capped at the host's threads) with parallel efficiency. Each figure is the
 //! fastest of a few timed runs after an untimed warm-up (which decodes the kernel).
 //! Results are checked against host references; nothing about time is asserted.
+//! Beside each figure: `busy`, the CPU time of all the process's threads over workers x
+//! time (below 100%: workers waited or were descheduled), `cpu-eff`, the first worker
+//! count's CPU time over this one's (below 100%: each instruction cost more, e.g. from
+//! something the workers contend on), and the minor page faults of the timed run.
 //!
 //! `cargo bench -p hsasim-isa --bench interp`
 //!
@@ -381,6 +385,28 @@ fn thread_cpu_seconds() -> Option<f64> {
     Some(ns as f64 * 1e-9)
 }
 
+/// CPU time all threads of this process have run, in seconds (the pool's parked threads
+/// add nothing while they wait), or `None` where the kernel does not say.
+fn process_cpu_seconds() -> Option<f64> {
+    let mut ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        // A thread may end between the listing and the read: it then adds nothing.
+        if let Ok(text) = std::fs::read_to_string(path) {
+            ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+    }
+    Some(ns as f64 * 1e-9)
+}
+
+/// Minor page faults of the whole process so far (field 10 of `/proc/self/stat`).
+fn process_minor_faults() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces: count fields from after its closing parenthesis.
+    let rest = &text[text.rfind(')')? + 1..];
+    rest.split_whitespace().nth(7)?.parse().ok()
+}
+
 fn main() {
     let model = GfxModel::Gfx942;
     let elf = match std::env::var_os("HSASIM_ISA_BENCH_CODE_OBJECT") {
@@ -444,8 +470,11 @@ fn main() {
     let mut summary = Vec::new();
     for (c, (d, _packet)) in cases.iter().zip(&dispatches) {
         println!("{}:", c.name);
-        println!("  workers      time   M wave-instr/s   M lane-instr/s  speedup  efficiency");
+        println!(
+            "  workers      time   M wave-instr/s   M lane-instr/s  speedup  efficiency   busy  cpu-eff  faults"
+        );
         let mut base = None;
+        let mut base_cpu = None;
         for &threads in &workers {
             let cfg = ExecConfig {
                 worker_threads: threads,
@@ -453,8 +482,12 @@ fn main() {
                 ..ExecConfig::BASE
             };
             let mut best = f64::INFINITY;
+            // CPU time of all threads and minor faults in the fastest run.
+            let mut best_cpu = None;
+            let mut best_faults = None;
             let mut stats = None;
             for rep in 0..=reps {
+                let (cpu_all, faults) = (process_cpu_seconds(), process_minor_faults());
                 // One worker runs the dispatch on this thread, so its CPU time is the
                 // dispatch's.
                 let cpu = (cpu_clock && threads == 1)
@@ -466,9 +499,13 @@ fn main() {
                     (Some(start), Some(end)) => end - start,
                     _ => t.elapsed().as_secs_f64(),
                 };
+                let cpu_all = cpu_all.zip(process_cpu_seconds()).map(|(a, b)| b - a);
+                let faults = faults.zip(process_minor_faults()).map(|(a, b)| b - a);
                 // Run 0 warms up (decodes the kernel on each worker).
-                if rep > 0 {
-                    best = best.min(secs);
+                if rep > 0 && secs < best {
+                    best = secs;
+                    best_cpu = cpu_all;
+                    best_faults = faults;
                 }
                 stats = Some(s);
             }
@@ -476,11 +513,21 @@ fn main() {
             let lane_rate = s.lane_ops as f64 / best;
             let t1 = *base.get_or_insert(best);
             let speedup = t1 / best;
+            // Busy: the CPU time of all threads over `threads` times the wall clock (100%
+            // when every worker ran all the time). CPU efficiency: the first run's CPU time
+            // over this one's, i.e. how much more work each instruction cost; a run that is
+            // busy and CPU-efficient but slow lost its time to the host (other load), one
+            // that is busy but not CPU-efficient to something its threads contend on.
+            let cpu1 = *base_cpu.get_or_insert(best_cpu.unwrap_or(f64::NAN));
+            let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.0}%", 100.0 * v));
             println!(
-                "  {threads:>7} {best:>8.4}s {:>16.1} {:>16.1} {speedup:>8.2} {:>10.0}%",
+                "  {threads:>7} {best:>8.4}s {:>16.1} {:>16.1} {speedup:>8.2} {:>10.0}% {:>6} {:>8} {:>7}",
                 s.instructions as f64 / best / 1e6,
                 lane_rate / 1e6,
-                100.0 * speedup / threads as f64
+                100.0 * speedup / threads as f64,
+                cell(best_cpu.map(|c| c / (threads as f64 * best))),
+                cell(best_cpu.map(|c| cpu1 / c)),
+                best_faults.map_or("-".to_string(), |f| f.to_string()),
             );
             if threads == workers[0] {
                 summary.push((c.name, lane_rate, s.instructions as f64 / best));

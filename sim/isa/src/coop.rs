@@ -20,6 +20,7 @@
 //! reused by the worker's later workgroups once one ends.
 
 use crate::api::{Dispatch, DispatchError, ExecConfig, GuestMemory};
+use crate::cache_line::LineBytes;
 use crate::dispatch::{
     init_wave, panic_message, prepare, run_wave, timed_out, DecodeCache, DispatchStats, Plan,
     Worker,
@@ -45,7 +46,7 @@ struct Resident {
     index: u64,
     nwaves: usize,
     waves: Vec<Wave>,
-    lds: Vec<u8>,
+    lds: LineBytes,
     /// Per wave at a GWS barrier: the resource, the generation it waits to pass, and the
     /// barrier's pc (for the deadlock message).
     waits: Vec<(u8, u64, u64)>,
@@ -90,7 +91,7 @@ impl Resident {
             index: 0,
             nwaves: 0,
             waves: Vec::new(),
-            lds: Vec::new(),
+            lds: LineBytes::empty(),
             waits: Vec::new(),
         }
     }
@@ -119,9 +120,9 @@ impl Resident {
         }
         self.waits.resize(self.waves.len(), (0, 0, 0));
         if self.lds.len() != plan.lds_bytes {
-            self.lds = vec![0; plan.lds_bytes];
+            self.lds = LineBytes::zeroed(plan.lds_bytes).expect("64 KiB of LDS");
         } else {
-            self.lds.fill(0);
+            self.lds.as_mut_slice().fill(0);
         }
         for (id, w) in self.waves[..nwaves].iter_mut().enumerate() {
             init_wave(w, plan, sh.mem, wg, size, id as u32, items)?;
@@ -152,7 +153,14 @@ impl Resident {
         tlb: &Tlb,
         stats: &mut DispatchStats,
     ) -> Result<Progress, DispatchError> {
-        let mut ctx = Ctx::new(sh.mem, tlb, &mut self.lds, sh.info, self.wg, self.index);
+        let mut ctx = Ctx::new(
+            sh.mem,
+            tlb,
+            self.lds.as_mut_slice(),
+            sh.info,
+            self.wg,
+            self.index,
+        );
         let waves = &mut self.waves[..self.nwaves];
         let waits = &mut self.waits;
         let mut ran = false;

@@ -5,7 +5,7 @@
 use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use crate::arbiter::Entry;
-use crate::cache_line::CacheLine;
+use crate::cache_line::{CacheLine, LineBytes};
 use crate::decode::{decode_for_exec, Decoded};
 use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Step};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
@@ -347,7 +347,7 @@ impl DecodeCache {
 /// register files nor decodes code it has decoded before.
 pub(crate) struct Worker {
     waves: Vec<Wave>,
-    lds: Vec<u8>,
+    lds: LineBytes,
     /// Most recently used last.
     caches: Vec<DecodeCache>,
     /// Translations of the dispatch's guest memory (emptied when it begins).
@@ -367,7 +367,7 @@ impl Worker {
         let idle = IDLE_WORKERS.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let mut worker = idle.unwrap_or_else(|| Worker {
             waves: Vec::new(),
-            lds: Vec::new(),
+            lds: LineBytes::empty(),
             caches: Vec::new(),
             tlb: Tlb::default(),
             stats: DispatchStats::default(),
@@ -375,7 +375,8 @@ impl Worker {
         worker.stats = DispatchStats::default();
         worker.tlb.clear();
         if worker.lds.len() != plan.lds_bytes {
-            worker.lds = vec![0; plan.lds_bytes];
+            // At most 64 KiB (checked by `plan`).
+            worker.lds = LineBytes::zeroed(plan.lds_bytes).expect("64 KiB of LDS");
         }
         let found = worker
             .caches
@@ -426,11 +427,11 @@ impl Worker {
         while self.waves.len() < nwaves {
             self.waves.push(Wave::new());
         }
-        self.lds.iter_mut().for_each(|b| *b = 0);
+        self.lds.as_mut_slice().fill(0);
         for (id, w) in self.waves[..nwaves].iter_mut().enumerate() {
             init_wave(w, plan, mem, wg, size, id as u32, items)?;
         }
-        let mut ctx = Ctx::new(mem, &self.tlb, &mut self.lds, info, wg, wg_index);
+        let mut ctx = Ctx::new(mem, &self.tlb, self.lds.as_mut_slice(), info, wg, wg_index);
         self.stats.workgroups += 1;
         self.stats.waves += nwaves as u64;
         loop {
@@ -577,24 +578,6 @@ pub(crate) fn timed_out(plan: &Plan) -> Option<DispatchError> {
     })
 }
 
-/// Allocates `len` zeroed bytes, or `None` when the host cannot: a huge private segment
-/// must fail its dispatch, not abort the process. Large zeroed allocations come from the
-/// system lazily, so only what the kernel touches costs memory.
-fn zeroed_bytes(len: usize) -> Option<Vec<u8>> {
-    if len == 0 {
-        return Some(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<u8>(len).ok()?;
-    // SAFETY: the layout has a non-zero size.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return None;
-    }
-    // SAFETY: `ptr` was allocated by the global allocator with exactly this layout (u8,
-    // capacity `len`), and all `len` bytes are initialised (zeroed).
-    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
-}
-
 /// Sets the registers a wave starts with (AMDGPUUsage, "Initial Kernel Execution State").
 pub(crate) fn init_wave(
     w: &mut Wave,
@@ -732,8 +715,8 @@ pub(crate) fn init_wave(
     if w.scratch.len() != scratch {
         // Drop the old buffer first: a dispatch with a huge private segment should not
         // need the previous one's memory on top.
-        w.scratch = Vec::new();
-        w.scratch = zeroed_bytes(scratch).ok_or_else(|| {
+        w.scratch = LineBytes::empty();
+        w.scratch = LineBytes::zeroed(scratch).ok_or_else(|| {
             DispatchError::OutOfResources(format!(
                 "cannot allocate {scratch} bytes of private memory for a wave ({} bytes per work-item)",
                 plan.private_per_lane

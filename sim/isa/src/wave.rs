@@ -1,5 +1,6 @@
 //! Architectural state of one wave64 and the operand accessors the handlers use.
 
+pub use crate::cache_line::LineBytes;
 use crate::inst::FloatKind;
 
 /// Operand codes of the special scalar registers (GFX9 source encoding).
@@ -24,14 +25,55 @@ pub enum WaveState {
     Ended,
 }
 
-/// Register file and control state of one wave.
+/// 256 VGPRs followed by 256 AGPRs (gfx90a/gfx942 unified register file), on cache-line
+/// boundaries: a register's 64 lanes fill two whole lines (no 32-byte lane group of a
+/// vector loop straddles two), and no other allocation, maybe another worker's, shares a
+/// line with the file.
+#[repr(C, align(128))]
+pub struct RegisterFile(pub [Lanes; 512]);
+
+impl RegisterFile {
+    /// A zeroed file, made on the heap (it is 128 KiB: too large for a thread's stack).
+    pub fn zeroed() -> Box<RegisterFile> {
+        let layout = std::alloc::Layout::new::<RegisterFile>();
+        // SAFETY: the layout has a non-zero size; all-zero bytes are a valid RegisterFile
+        // (u32s); the pointer comes from the global allocator with RegisterFile's layout,
+        // as Box requires. A failed allocation goes to `handle_alloc_error`, as Box::new's.
+        unsafe {
+            let ptr = std::alloc::alloc_zeroed(layout) as *mut RegisterFile;
+            if ptr.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            Box::from_raw(ptr)
+        }
+    }
+}
+
+impl std::ops::Deref for RegisterFile {
+    type Target = [Lanes];
+    #[inline(always)]
+    fn deref(&self) -> &[Lanes] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for RegisterFile {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [Lanes] {
+        &mut self.0
+    }
+}
+
+/// Register file and control state of one wave. Aligned to cache lines, so that the scalar
+/// registers and the PC, written by nearly every instruction, share no line with another
+/// worker's waves or buffers.
+#[repr(align(128))]
 pub struct Wave {
     /// Scalar registers indexed by operand code 0..=127: s0..s101, flat_scratch, xnack_mask,
     /// VCC (106/107), trap temporaries, M0 (124), EXEC (126/127). Keeping the special
     /// registers in the same array makes every scalar operand read a plain index.
     pub s: [u32; 128],
-    /// 256 VGPRs followed by 256 AGPRs (gfx90a/gfx942 unified register file).
-    pub v: Box<[Lanes]>,
+    pub v: Box<RegisterFile>,
     pub pc: u64,
     pub scc: bool,
     pub mode: u32,
@@ -40,7 +82,7 @@ pub struct Wave {
     /// Index of the wave within its workgroup.
     pub id: u32,
     /// Per-lane private (scratch) memory: `scratch_per_lane` bytes for each of 64 lanes.
-    pub scratch: Vec<u8>,
+    pub scratch: LineBytes,
     pub scratch_per_lane: u64,
     /// Lane-instructions executed (active lanes summed over VALU instructions) for figures.
     pub lane_ops: u64,
@@ -52,14 +94,14 @@ impl Wave {
     pub fn new() -> Wave {
         Wave {
             s: [0; 128],
-            v: vec![[0u32; LANES]; 512].into_boxed_slice(),
+            v: RegisterFile::zeroed(),
             pc: 0,
             scc: false,
             mode: 0,
             trapsts: 0,
             state: WaveState::Running,
             id: 0,
-            scratch: Vec::new(),
+            scratch: LineBytes::empty(),
             scratch_per_lane: 0,
             lane_ops: 0,
             executed: 0,

@@ -420,6 +420,72 @@ fn finish<const N: usize>(acc: &[f64; N], c: &[u32], d: &mut [u32]) {
     }
 }
 
+/// One D register of a float MFMA whose N is 4, 16 or 32: [`products`] for every group of
+/// N lanes into one 64-lane array, then C added and rounded for all 64 lanes in one loop
+/// (which vectorises; per group of 16 it did not). The same sums, in the same order, as the
+/// group-by-group path; lanes outside every block keep their D value.
+#[inline(always)]
+fn float_register(
+    sh: &MaiShape,
+    r: usize,
+    am: &[f64],
+    bm: &[f64],
+    creg: &[u32; LANES],
+    dreg: &mut [u32; LANES],
+) {
+    /// `K` is the shape's k when the caller fixed it (the loops over k then unroll), or 0.
+    #[inline(always)]
+    fn groups<const N: usize, const K: usize>(
+        sh: &MaiShape,
+        r: usize,
+        am: &[f64],
+        bm: &[f64],
+        acc: &mut [f64; LANES],
+    ) -> u64 {
+        let k = if K == 0 { sh.k } else { K };
+        let quads_log = (sh.m / 4).trailing_zeros();
+        let n_log = N.trailing_zeros();
+        let mut done = 0u64;
+        for (g, out) in acc.chunks_exact_mut(N).enumerate() {
+            let q = g + ((LANES >> n_log) * (r / 4));
+            let (block, row) = (q >> quads_log, 4 * (q & ((sh.m / 4) - 1)) + r % 4);
+            if block >= sh.blocks {
+                continue;
+            }
+            let arow = &am[(block * sh.m + row) * k..][..k];
+            let bblock = &bm[block * k * N..][..k * N];
+            out.copy_from_slice(&products::<N>(arow, bblock));
+            done |= ((1u64 << N) - 1) << (g * N);
+        }
+        done
+    }
+    let mut acc = [-0.0f64; LANES];
+    // The f32 shapes (k = 1, 2 or 4 for these N) get their k fixed.
+    let done = match (sh.n, sh.k) {
+        (4, 1) => groups::<4, 1>(sh, r, am, bm, &mut acc),
+        (4, _) => groups::<4, 0>(sh, r, am, bm, &mut acc),
+        (16, 1) => groups::<16, 1>(sh, r, am, bm, &mut acc),
+        (16, 4) => groups::<16, 4>(sh, r, am, bm, &mut acc),
+        (16, _) => groups::<16, 0>(sh, r, am, bm, &mut acc),
+        (_, 1) => groups::<32, 1>(sh, r, am, bm, &mut acc),
+        (_, 2) => groups::<32, 2>(sh, r, am, bm, &mut acc),
+        _ => groups::<32, 0>(sh, r, am, bm, &mut acc),
+    };
+    let mut out = [0u32; LANES];
+    for l in 0..LANES {
+        out[l] = ((f32::from_bits(creg[l]) as f64 + acc[l]) as f32).to_bits();
+    }
+    if done == u64::MAX {
+        *dreg = out;
+    } else {
+        for l in 0..LANES {
+            if done >> l & 1 != 0 {
+                dreg[l] = out[l];
+            }
+        }
+    }
+}
+
 /// Integer MFMA sums of one output row (i8 inputs, 32-bit wrapping).
 #[inline(always)]
 fn int_products(arow: &[f64], bm: &[f64], n: usize) -> [i32; 32] {
@@ -492,6 +558,10 @@ simd_handler! {
                 (None, None) => w.v[(c_base + r) & 511],
             };
             let dreg = &mut w.v[(d_base + r) & 511];
+            if !integer && matches!(n, 4 | 16 | 32) {
+                float_register(&sh, r, am, bm, &creg, dreg);
+                continue;
+            }
             for l0 in (0..LANES).step_by(n) {
                 let q = (l0 >> n_log) + ((LANES >> n_log) * (r / 4));
                 let (block, row) = (q >> quads_log, 4 * (q & ((sh.m / 4) - 1)) + r % 4);

@@ -283,11 +283,18 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
                         reg[l] = unsafe { std::ptr::read_unaligned(src.add(l * words + k)) };
                     }
                 } else if exec == u64::MAX {
-                    for l in 0..LANES {
-                        let p = addrs[l].wrapping_add(delta) as usize as *const u32;
-                        // SAFETY: global_offset translated the span holding every lane's
-                        // bytes.
-                        reg[l] = unsafe { std::ptr::read_unaligned(p.add(k)) };
+                    // Eight lanes at a time, the eight reads unrolled: a gather from
+                    // scattered or repeated addresses (a matrix row broadcast to a lane
+                    // group) paid more for the loop than for the reads.
+                    for (lanes, out) in addrs.chunks_exact(8).zip(reg.chunks_exact_mut(8)) {
+                        let mut v = [0u32; 8];
+                        for j in 0..8 {
+                            let p = lanes[j].wrapping_add(delta) as usize as *const u32;
+                            // SAFETY: global_offset translated the span holding every
+                            // lane's bytes.
+                            v[j] = unsafe { std::ptr::read_unaligned(p.add(k)) };
+                        }
+                        out.copy_from_slice(&v);
                     }
                 } else {
                     for l in 0..LANES {
