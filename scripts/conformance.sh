@@ -307,7 +307,11 @@ if [[ $build == 1 ]]; then
                 echo "conformance: $target/$area: link failed ($bdir/$area/link.err)" >&2
             # Data files the cases open by name (module: not_a_module.txt), as AMD's build
             # copies them beside the executable.
-            cp -f "$catch/unit/$area"/*.txt "$bdir/$area/" 2>/dev/null || true
+            for data in "$catch/unit/$area"/*.txt; do
+                if [[ -f "$data" && "$(basename "$data")" != CMakeLists.txt ]]; then
+                    cp -f "$data" "$bdir/$area/"
+                fi
+            done
             # Code objects the cases load by file name, beside the executable (its cases run
             # in its directory).
             area_code_objects "$area" | while read -r mode name src flags; do
