@@ -6,13 +6,20 @@
 #
 # Get the suite (never copy its code into this repository):
 #   git clone --depth 1 --branch rocm-5.4.0 https://github.com/ROCm/hip-tests
+# The areas module, p2p and cooperativeGrps exist (and build) only at rocm-6.x tags, against
+# that release's HIP headers, which the host's ROCm 5.2 lacks; get the three at one tag:
+#   git clone --depth 1 --branch rocm-6.2.0 https://github.com/ROCm/hip-tests hip-tests-6.2
+#   git clone --depth 1 --branch rocm-6.2.0 https://github.com/ROCm/HIP hip-6.2
+#   git clone --depth 1 --branch rocm-6.2.0 https://github.com/ROCm/clr clr-6.2
+#   scripts/conformance.sh --rocm6 hip-6.2 clr-6.2 --areas module,p2p,cooperativeGrps hip-tests-6.2
 #
 # Usage: scripts/conformance.sh [OPTIONS] HIP_TESTS_DIR
 #   --areas LIST     comma-separated catch/unit areas (default: the issue's list; areas the
 #                    checkout lacks are reported and skipped)
 #   --targets LIST   gfx90a (Debian's hipcc, AMD's headers: the "existing binary" case)
 #                    and/or gfx942 (clang++-19 with AMD's installed headers); default both
-#   --runtime NAME   hipshim (default) or amd (gfx90a only)
+#   --runtime NAME   hipshim (default) or amd (gfx90a only, not with --rocm6: AMD's ROCm 5.2
+#                    runtime lacks ROCm 6's symbols)
 #   --jobs N         compile jobs (default: nproc)
 #   --run-jobs N     cases run at once (default 1; raise it on a many-core host)
 #   --timeout S      seconds per case (default 120)
@@ -21,6 +28,16 @@
 #   --lib DIR        the library directory to run on (default: the staged release build;
 #                    for --runtime amd, its as-rocr directory), e.g. copies on another host
 #   --build-only / --run-only
+#   --rocm6 HIP_DIR CLR_DIR
+#                    build a rocm-6.x suite against the HIP headers of those checkouts of the
+#                    same tag (HIP's include/hip and clr's hipamd/include/hip/amd_detail, with a
+#                    hip_version.h made from HIP's VERSION) with clang++-19 for both targets,
+#                    linked to hipshim's libamdhip64.so.6 (AMD's ROCm 6 soname) and libhiprtc;
+#                    --out defaults to target/conformance-rocm6 (give the same --rocm6 or --out
+#                    to --run-only). The module area's code objects (--genco) are built too.
+#   --gpus N         hsasim's GPU count (HSASIM_GPUS) for every case; by default 2 for the
+#                    areas p2p, module and cooperativeGrps (their peer and multi-device cases
+#                    need a second GPU; they skip on one) and hsasim's default (1) otherwise
 # Needs a release build (`cargo build --release --workspace`) for hipshim's libraries.
 # Results: OUT/results/RUNTIME-TARGET/AREA.cases (one "PASS|FAIL|TIMEOUT|CRASH name" line per
 # case), OUT/results/RUNTIME-TARGET/logs/ (each failing case's output) and the table on stdout
@@ -41,6 +58,9 @@ build=1
 run=1
 suite=""
 lib_override=""
+rocm6_hip=""
+rocm6_clr=""
+gpus=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --areas) areas="$2"; shift 2 ;;
@@ -54,7 +74,9 @@ while [[ $# -gt 0 ]]; do
         --lib) lib_override="$2"; shift 2 ;;
         --build-only) run=0; shift ;;
         --run-only) build=0; shift ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        --rocm6) rocm6_hip="$2"; rocm6_clr="$3"; shift 3 ;;
+        --gpus) gpus="$2"; shift 2 ;;
+        -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
         -*) echo "conformance: unknown option $1" >&2; exit 2 ;;
         *) suite="$1"; shift ;;
     esac
@@ -68,6 +90,16 @@ case "$runtime" in
     hipshim|amd) ;;
     *) echo "conformance: --runtime is hipshim or amd" >&2; exit 2 ;;
 esac
+if [[ -n "$rocm6_hip" ]]; then
+    [[ $runtime == hipshim ]] || { echo "conformance: --rocm6 runs on hipshim only" >&2; exit 2; }
+    # One default result tree per header set: the ROCm 6 build's main objects differ.
+    [[ "$out" == "${CARGO_TARGET_DIR:-$repo/target}/conformance" ]] && out="${out}-rocm6"
+    if [[ $build == 1 && ( ! -f "$rocm6_hip/include/hip/hip_runtime.h" ||
+        ! -d "$rocm6_clr/hipamd/include/hip/amd_detail" ) ]]; then
+        echo "conformance: --rocm6 takes a HIP and a clr checkout (see --help)" >&2
+        exit 2
+    fi
+fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 
@@ -76,11 +108,57 @@ export catch
 # The ROCm 5.2 stack Debian installs, for both compilers.
 export HIP_PLATFORM=amd HIP_PATH=/usr ROCM_PATH=/usr
 
+# rocm6_headers DIR: the include tree a ROCm 6 install has, from the HIP and clr checkouts
+# (links, not copies), with the hip_version.h AMD's build generates and a stand-in for the
+# one device-library function ROCm 6's headers call that ROCm 5.2's ockl.bc lacks.
+rocm6_headers() {
+    local dir="$1/hip"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    ln -s "$(cd "$rocm6_hip/include/hip" && pwd)"/* "$dir/"
+    ln -sfn "$(cd "$rocm6_clr/hipamd/include/hip/amd_detail" && pwd)" "$dir/amd_detail"
+    local major minor patch
+    major="$(sed -n '/HIP_VERSION_MAJOR/{n;p}' "$rocm6_hip/VERSION")"
+    minor="$(sed -n '/HIP_VERSION_MINOR/{n;p}' "$rocm6_hip/VERSION")"
+    patch="$(sed -n '/HIP_VERSION_PATCH/{n;p}' "$rocm6_hip/VERSION")"
+    cat > "$dir/hip_version.h" <<VERSION
+#pragma once
+#define HIP_VERSION_MAJOR $major
+#define HIP_VERSION_MINOR $minor
+#define HIP_VERSION_PATCH $patch
+#define HIP_VERSION_GITHASH ""
+#define HIP_VERSION_BUILD_ID 0
+#define HIP_VERSION_BUILD_NAME ""
+#define HIP_VERSION (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)
+VERSION
+    # wall_clock64() calls __ockl_steadyctr_u64, new in ROCm 6's ockl; on gfx9 it reads
+    # s_memrealtime (the 100 MHz constant clock), as this does.
+    cat > "$1/rocm52_devlibs_compat.h" <<'COMPAT'
+#pragma once
+extern "C" __attribute__((device, weak)) unsigned long long __ockl_steadyctr_u64() {
+    return __builtin_amdgcn_s_memrealtime();
+}
+COMPAT
+}
+
+# The flags clang++-19 compiles HIP with against the ROCm 6 header tree.
+rocm6_flags() {
+    echo -nogpuinc -isystem "$rocm6_include" -include __clang_hip_runtime_wrapper.h \
+        -include "$rocm6_include/rocm52_devlibs_compat.h" "--rocm-device-lib-path=$devlibs" \
+        -D__HIP_PLATFORM_AMD__
+}
+
 # compile TARGET SOURCE OBJECT: one translation unit of the suite for TARGET.
 compile() {
     local target="$1" source="$2" object="$3"
     local includes=(-I "$catch/include" -I "$catch/kernels" -I "$catch/external/Catch2"
         -I "$catch/external/picojson")
+    if [[ -n "$rocm6_include" ]]; then
+        # shellcheck disable=SC2046
+        clang++-19 -x hip "--offload-arch=$target" $(rocm6_flags) -std=c++17 -O1 -w \
+            "${includes[@]}" -c "$source" -o "$object"
+        return
+    fi
     case "$target" in
         gfx90a)
             hipcc --offload-arch=gfx90a -std=c++17 -O1 -w "${includes[@]}" -c "$source" -o "$object" ;;
@@ -96,6 +174,11 @@ compile() {
 link() {
     local target="$1" output="$2"
     shift 2
+    if [[ -n "$rocm6_include" ]]; then
+        clang++-19 --hip-link "--offload-arch=$target" "$@" -o "$output" -L "$rocm6_libdir" \
+            -lamdhip64 -lstdc++fs -lpthread
+        return
+    fi
     case "$target" in
         gfx90a) hipcc --offload-arch=gfx90a "$@" -o "$output" -lstdc++fs -lpthread ;;
         gfx942)
@@ -104,12 +187,37 @@ link() {
     esac
 }
 
+# area_code_objects AREA: the code objects its cases load from files, as its CMakeLists.txt
+# makes them with custom commands: one "genco|asm OUTPUT SOURCE FLAG..." line each (genco: a
+# device-only code object, as hipcc --genco makes; asm: the device assembly of -S). FLAGs are
+# the command's -mcode-object-version and -mllvm options.
+area_code_objects() {
+    awk '
+        function emit(block,   n, t, i, mode, output, source, flags) {
+            n = split(block, t, /[ \t]+/)
+            mode = ""; output = ""; source = ""; flags = ""
+            for (i = 1; i <= n; i++) {
+                if (t[i] == "--genco") mode = "genco"
+                else if (t[i] == "-S") mode = "asm"
+                else if (t[i] == "-o") output = t[i + 1]
+                else if (t[i] ~ /\.cc$/) source = t[i]
+                else if (t[i] ~ /^-mcode-object-version=/) flags = flags " " t[i]
+                else if (t[i] == "-mllvm") flags = flags " -mllvm " t[i + 1]
+            }
+            sub(/.*\//, "", output); sub(/.*\//, "", source)
+            if (mode != "" && output != "" && source != "") print mode, output, source flags
+        }
+        /add_custom_(command|target) *\(/ { block = ""; open = 1 }
+        open { block = block " " $0; if ($0 ~ /\) *$/) { open = 0; emit(block) } }
+    ' "$catch/unit/$1/CMakeLists.txt" 2>/dev/null | sort -u
+}
+
 # area_sources AREA: the area's AMD/Linux test sources, from its CMakeLists.txt (sources of
-# blocks for the nvidia platform or Windows only, and those of helper executables, are left
-# out).
+# blocks for the nvidia platform or Windows only, those of helper executables and of code
+# objects are left out).
 area_sources() {
     local helpers
-    helpers="$(area_helpers "$1" | awk '{print $2}')"
+    helpers="$(area_helpers "$1" | awk '{print $2}'; area_code_objects "$1" | awk '{print $3}')"
     awk '
         /if *\(HIP_PLATFORM MATCHES "nvidia"\)|elseif *\(HIP_PLATFORM MATCHES "nvidia"\)|if *\(WIN32\)/ { skip = 1; next }
         /elseif|else *\(|endif/ { skip = 0 }
@@ -129,7 +237,7 @@ area_helpers() {
 
 area_libs() {
     case "$1" in
-        rtc) echo "-lhiprtc" ;;
+        rtc|module) echo "-lhiprtc" ;;
     esac
 }
 
@@ -148,14 +256,26 @@ done
 
 if [[ $build == 1 ]]; then
     devlibs="$("$scripts/hip-devlibs.sh")"
-    export -f compile
-    export devlibs
+    rocm6_include=""
+    if [[ -n "$rocm6_hip" ]]; then
+        rocm6_include="$out/include"
+        rocm6_headers "$rocm6_include"
+        # AMD's build links libamdhip64.so.6 and libhiprtc.so.6; hipshim's answer to both.
+        rocm6_libdir="${lib_override:-$("$scripts/stage-libs.sh" release)}"
+        [[ -f "$rocm6_libdir/libamdhip64.so" ]] || {
+            echo "conformance: --rocm6 links to hipshim: run cargo build --release --workspace first" >&2
+            exit 1
+        }
+    fi
+    export -f compile rocm6_flags
+    export devlibs rocm6_include
     for target in "${target_list[@]}"; do
         bdir="$out/build/$target"
         mkdir -p "$bdir/main"
         # The test main, and the suite's shared kernels (catch/kernels/*.cpp) every area links.
         common=()
-        for src in "$catch/hipTestMain/main.cc" "$catch/hipTestMain/hip_test_context.cc" "$catch"/kernels/*.cpp; do
+        for src in "$catch/hipTestMain/main.cc" "$catch/hipTestMain/hip_test_context.cc" \
+            "$catch/hipTestMain/hip_test_features.cc" "$catch"/kernels/*.cpp; do
             [[ -f "$src" ]] || continue
             obj="$bdir/main/$(basename "${src%.*}").o"
             [[ -f "$obj" ]] || compile "$target" "$src" "$obj"
@@ -185,6 +305,29 @@ if [[ $build == 1 ]]; then
             link "$target" "$bdir/$area/$area.test" "${common[@]}" \
                 "${objects[@]}" $(area_libs "$area") 2> "$bdir/$area/link.err" ||
                 echo "conformance: $target/$area: link failed ($bdir/$area/link.err)" >&2
+            # Data files the cases open by name (module: not_a_module.txt), as AMD's build
+            # copies them beside the executable.
+            for data in "$catch/unit/$area"/*.txt; do
+                if [[ -f "$data" && "$(basename "$data")" != CMakeLists.txt ]]; then
+                    cp -f "$data" "$bdir/$area/"
+                fi
+            done
+            # Code objects the cases load by file name, beside the executable (its cases run
+            # in its directory).
+            area_code_objects "$area" | while read -r mode name src flags; do
+                if [[ -z "$rocm6_include" ]]; then
+                    echo "conformance: $target/$area: code object $name is built with --rocm6 only" >&2
+                    continue
+                fi
+                code_object="$bdir/$area/$name"
+                [[ -f "$code_object" && "$code_object" -nt "$catch/unit/$area/$src" ]] && continue
+                case "$mode" in genco) only=() ;; asm) only=(-S) ;; esac
+                # shellcheck disable=SC2046,SC2086
+                clang++-19 -x hip "--offload-arch=$target" $(rocm6_flags) -std=c++17 \
+                    --cuda-device-only "${only[@]}" $flags -I "$catch/include" \
+                    "$catch/unit/$area/$src" -o "$code_object" 2> "$code_object.err" ||
+                    echo "conformance: $target/$area: code object $name failed ($code_object.err)" >&2
+            done
             area_helpers "$area" | while read -r name src; do
                 compile "$target" "$catch/unit/$area/$src" "$bdir/$area/$name.helper.o" 2> "$bdir/$area/$name.err" &&
                     link "$target" "$bdir/$area/$name" "$bdir/$area/$name.helper.o" 2>> "$bdir/$area/$name.err" ||
@@ -232,7 +375,10 @@ run_case() {
         rm -f "$log"
     elif [[ $status == 124 || $status == 137 ]]; then
         verdict=TIMEOUT
-    elif [[ $status -ge 128 ]]; then
+    # Catch2 exits with the number of failed assertions (at most 255), so a status over 128
+    # is a signal only if Catch2 reported one or never got to its summary.
+    elif [[ $status -ge 128 ]] && { grep -q "fatal error condition" "$log" ||
+        ! grep -q "^test cases:" "$log"; }; then
         verdict=CRASH
     else
         verdict=FAIL
@@ -252,8 +398,6 @@ for target in "${target_list[@]}"; do
     fi
     # hsasim models the GPU the binary was built for.
     target_env=("${run_env[@]}" HSASIM_GFX="$target")
-    RUN_ENV="$(printf '%q ' "${target_env[@]}")"
-    export RUN_ENV
     results="$out/results/$runtime-$target"
     rm -rf "$results"
     mkdir -p "$results/logs"
@@ -263,8 +407,17 @@ for target in "${target_list[@]}"; do
             summary_rows+=("$(printf '%-8s %-16s %s' "$target" "$area" "not built")")
             continue
         fi
-        # Catch2 exits with the number of cases it listed.
-        names="$( (env "${target_env[@]}" "$binary" --list-test-names-only 2>/dev/null || true) |
+        area_env=("${target_env[@]}")
+        area_gpus="$gpus"
+        case "$area" in
+            p2p|module|cooperativeGrps) area_gpus="${gpus:-2}" ;;
+        esac
+        [[ -z "$area_gpus" ]] || area_env+=(HSASIM_GPUS="$area_gpus")
+        RUN_ENV="$(printf '%q ' "${area_env[@]}")"
+        export RUN_ENV
+        # Catch2 exits with the number of cases it listed. In the binary's directory, as
+        # its cases run: some static initialisers load code objects from there.
+        names="$( (cd "$(dirname "$binary")" && env "${area_env[@]}" "$binary" --list-test-names-only 2>/dev/null || true) |
             sed -e '/^$/d' -e '/test cases*$/d' -e 's/^ *//')"
         if [[ -n "$case_filter" ]]; then
             names="$(grep -E -- "$case_filter" <<< "$names" || true)"

@@ -7,8 +7,9 @@
 //   stream's later work waits for every grid (and without the flag it is still in its own
 //   stream's order);
 // - errors: null list, no parts, more parts than devices, one device twice, unknown flags, the
-//   null stream, different kernels or grids, a part that fails its checks or a grid too large
-//   (nothing runs on any device);
+//   null stream, different kernels, a part that fails its checks or a grid too large (nothing
+//   runs on any device);
+// - parts of different sizes (AMD's runtime allows them, CUDA does not);
 // - a module's kernel through hipModuleLaunchCooperativeKernelMultiDevice (the code object of
 //   kernels/coop_kernels.hip, in HIPSHIM_TEST_CODE_OBJECT).
 // Where the runtime cannot run grids of two devices at once (hsasim's deterministic mode), the
@@ -206,6 +207,28 @@ int main() {
         EXPECT_EQ(b.info[3], 0);
     }
 
+    // Parts of different sizes, 3 blocks on device 0 and 1 on device 1: each grid's first
+    // multi-grid rank is the work-items of the grids before it.
+    {
+        std::vector<unsigned> seed(PER_GRID);
+        for (unsigned i = 0; i < PER_GRID; ++i) seed[i] = b.seed[i] = i * 3 + 1;
+        std::memset(b.out, 0, TOTAL * sizeof(unsigned));
+        std::memset(b.info, 0xff, 8 * sizeof(unsigned));
+        tail_spin = 0;
+        hipLaunchParams list[2] = {params(0), params(1)};
+        list[0].gridDim = dim3(BLOCKS - 1);
+        list[1].gridDim = dim3(1);
+        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(list, 2, 0), two_devices_ok);
+        for (int d = 0; d < 2; ++d) CHECK(hipStreamSynchronize(streams[d]));
+        if (concurrent) {
+            EXPECT_EQ(wrong_of(b.out, expected(seed)), 0);
+            EXPECT_EQ(b.info[2], PER_GRID);
+            EXPECT_EQ(b.info[3], 0);
+            EXPECT_EQ(b.info[6], PER_GRID);
+            EXPECT_EQ(b.info[7], (BLOCKS - 1) * BLOCK);
+        }
+    }
+
     // Errors. Nothing runs: `count` would add 1 per work-item on whichever device it ran.
     {
         unsigned* counter = nullptr;
@@ -237,11 +260,9 @@ int main() {
         list[1].stream = nullptr;
         EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(list, 2, 0),
                    hipErrorInvalidResourceHandle);
-        // Parts that differ in kernel, grid or block.
+        // Parts that differ in kernel.
         list[1] = cparams(1, 1);
         list[1].func = reinterpret_cast<void*>(copy);
-        EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(list, 2, 0), hipErrorInvalidValue);
-        list[1] = cparams(1, 2);
         EXPECT_ERR(hipLaunchCooperativeKernelMultiDevice(list, 2, 0), hipErrorInvalidValue);
         // The second part fails its own checks (no arguments): the first does not run either.
         list[1] = cparams(1, 1);

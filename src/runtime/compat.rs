@@ -54,6 +54,14 @@ impl Abi {
         self >= Abi::Rocm7
     }
 
+    /// Whether a launch with the grid in work-items (`hipExtModuleLaunchKernel`) that would
+    /// leave a partial work-group is refused (hipErrorInvalidValue) for a kernel whose metadata
+    /// says `.uniform_work_group_size: 1`: AMD's runtime checks since ROCm 5.7 (clr's
+    /// `ihipModuleLaunchKernel`); Debian's ROCm 5.2 launches it.
+    pub fn refuses_partial_uniform_groups(self) -> bool {
+        self >= Abi::Rocm6
+    }
+
     /// The error of a launch on a stream handle that names no live stream (destroyed or made
     /// up): ROCm 5 answers any such call hipErrorContextIsDestroyed (`dead_handle`; AMD's 5.2
     /// launch path does not check and aborts); ROCm 6's launch calls check the stream and

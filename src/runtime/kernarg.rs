@@ -949,6 +949,7 @@ mod tests {
             max_flat_workgroup_size: 1024,
             wavefront_size: 64,
             uses_dynamic_stack: false,
+            uniform_work_group_size: false,
             sgpr_count: 0,
             vgpr_count: 0,
             agpr_count: 0,

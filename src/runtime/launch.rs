@@ -731,6 +731,17 @@ unsafe fn check_launch_then<'a, R>(
             LaunchGeometry::from_admitted_blocks([grid.x, grid.y, grid.z], block_size, lds)
         }
         GridSize::WorkItems(items) => {
+            // As AMD's runtime (clr's ihipModuleLaunchKernel): a kernel built for full
+            // work-groups gets no partial one (AMD first shrinks a block larger than the grid
+            // to the grid, so only a grid larger than its block is refused).
+            let partial = |items: u32, size: u32| size != 0 && items > size && !items.is_multiple_of(size);
+            if info.uniform_work_group_size
+                && super::compat::abi().refuses_partial_uniform_groups()
+                && (partial(items.x, block.x) || partial(items.y, block.y) || partial(items.z, block.z))
+            {
+                tracing::warn!(kernel = %function.name, ?items, ?block, "the kernel's metadata says uniform_work_group_size: the grid in work-items must be a multiple of the block");
+                return Err(HipError::INVALID_VALUE);
+            }
             LaunchGeometry::from_work_items([items.x, items.y, items.z], block_size, lds)
         }
     }

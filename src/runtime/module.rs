@@ -699,9 +699,16 @@ pub fn module(handle: *mut c_void) -> HipResult<Arc<Module>> {
 
 /// `hipModuleUnload`: its function handles die with it.
 pub fn unload_module(handle: *mut c_void) -> HipResult {
+    // As AMD's runtime: a null module is an invalid handle, any other that names no loaded
+    // module (unloaded already, or made up) is not found.
+    let live = if handle.is_null() {
+        Err(HipError::INVALID_HANDLE)
+    } else {
+        module(handle).map_err(|_| HipError::NOT_FOUND)
+    };
     // A fault reported while waiting leaves the module as it was, so calling again unloads it
     // (a call that reports a fault has not done its own work).
-    module(handle)?.image.quiesce()?;
+    live?.image.quiesce()?;
     let module = MODULES.remove(handle as usize)?;
     for (_, f) in module.functions.lock().drain() {
         // Already gone only if a concurrent unload of this module won; nothing to undo.

@@ -136,10 +136,11 @@ pub fn supported(devices: &[Device], devices_run_one_at_a_time: bool) -> bool {
 ///
 /// Checked as AMD's runtime does: a null or legacy stream is `hipErrorInvalidHandle`
 /// (hipErrorInvalidResourceHandle), a capturing stream is
-/// `hipErrorStreamCaptureUnsupported` (ROCm 7 also invalidates the capture), two parts on one device `hipErrorInvalidDevice`, grids,
-/// blocks or dynamic LDS that differ between parts `hipErrorInvalidValue`; then each part as a
-/// cooperative launch on its device (a grid too large is
-/// `hipErrorCooperativeLaunchTooLarge`). Nothing is published unless every part passes.
+/// `hipErrorStreamCaptureUnsupported` (ROCm 7 also invalidates the capture), two parts on one
+/// device `hipErrorInvalidDevice`; then each part as a cooperative launch on its device (a grid
+/// too large is `hipErrorCooperativeLaunchTooLarge`). Nothing is published unless every part
+/// passes. Parts may differ in grid, block and dynamic LDS (AMD's runtime allows it, unlike
+/// CUDA): each grid's multi-grid ranks start after the work-items of the parts before it.
 ///
 /// Order, on the devices (barrier-AND packets; the host never waits): each grid runs after its
 /// own stream's earlier work and, unless `NO_PRE_SYNC`, after every participating stream's;
@@ -177,16 +178,6 @@ pub unsafe fn launch_multi_device(api: &str, parts: &[GridPart], flags: u32) -> 
             return Err(HipError::INVALID_DEVICE);
         }
         devices.push(device);
-    }
-    if let Some(pair) = parts.windows(2).find(|w| {
-        (w[0].grid, w[0].block, w[0].shared_mem) != (w[1].grid, w[1].block, w[1].shared_mem)
-    }) {
-        tracing::warn!(
-            first = ?(pair[0].grid, pair[0].block, pair[0].shared_mem),
-            other = ?(pair[1].grid, pair[1].block, pair[1].shared_mem),
-            "{api}: every part must have the same grid, block and dynamic shared memory"
-        );
-        return Err(HipError::INVALID_VALUE);
     }
     // Every part checked before anything is published: all or nothing.
     let checked = parts

@@ -178,7 +178,9 @@ int main() {
     hipFunction_t scale = nullptr;
     EXPECT_OK(hipModuleGetFunction(&scale, from_file, "scale"));
     EXPECT_OK(hipModuleUnload(from_file));
-    EXPECT_ERR(hipModuleUnload(from_file), hipErrorInvalidHandle);
+    // AMD's answer to a module that is no longer loaded (a null one is an invalid handle).
+    EXPECT_ERR(hipModuleUnload(from_file), hipErrorNotFound);
+    EXPECT_ERR(hipModuleUnload(nullptr), hipErrorInvalidHandle);
     hipFunction_t f = nullptr;
     EXPECT_ERR(hipModuleGetFunction(&f, from_file, "scale"), hipErrorInvalidHandle);
     int attr = 0;
@@ -217,7 +219,7 @@ int main() {
     EXPECT_ERR(hipModuleUnload(from_data), hipErrorIllegalAddress);
     EXPECT_OK(hipModuleGetFunction(&f, from_data, "scale"));
     EXPECT_OK(hipModuleUnload(from_data));
-    EXPECT_ERR(hipModuleUnload(from_data), hipErrorInvalidHandle);
+    EXPECT_ERR(hipModuleUnload(from_data), hipErrorNotFound);
     // The null stream lost its kernel: it owes the fault to its own next synchronize, once.
     EXPECT_ERR(hipStreamSynchronize(nullptr), hipErrorIllegalAddress);
     EXPECT_OK(hipStreamSynchronize(nullptr));

@@ -158,6 +158,9 @@ pub struct KernelInfo {
     pub wavefront_size: u32,
     /// `.uses_dynamic_stack` (v5+); false when absent.
     pub uses_dynamic_stack: bool,
+    /// `.uniform_work_group_size` (v5+) is 1: the compiler assumed every work-group full, so a
+    /// grid in work-items must be a multiple of the block; false when absent.
+    pub uniform_work_group_size: bool,
     /// `.sgpr_count`: scalar registers per wave; 0 when absent.
     pub sgpr_count: u32,
     /// `.vgpr_count`: vector registers per work-item (ArchVGPRs); 0 when absent.
@@ -183,6 +186,7 @@ impl KernelInfo {
             max_flat_workgroup_size: max_flat,
             wavefront_size: 64,
             uses_dynamic_stack: false,
+            uniform_work_group_size: false,
             sgpr_count: sgpr,
             vgpr_count: vgpr,
             agpr_count: agpr,
@@ -722,6 +726,7 @@ fn kernel_from_metadata(v: &Value) -> Result<KernelInfo> {
             })?,
             None => false,
         },
+        uniform_work_group_size: optional_u32(map, ".uniform_work_group_size", ctx)? == 1,
         sgpr_count: optional_u32(map, ".sgpr_count", ctx)?,
         vgpr_count: optional_u32(map, ".vgpr_count", ctx)?,
         agpr_count: optional_u32(map, ".agpr_count", ctx)?,
@@ -795,6 +800,8 @@ mod tests {
         let k = info.kernel("scale").expect("kernel scale");
         assert_eq!(k.symbol, "scale.kd");
         assert_eq!(k.wavefront_size, 64);
+        // clang builds HIP kernels for full work-groups unless told otherwise.
+        assert!(k.uniform_work_group_size);
         assert_eq!(k.kernarg_align, 8);
         assert_eq!(k.explicit_arg_count(), 4);
         let explicit: Vec<_> = k.args[..4]
@@ -862,6 +869,8 @@ mod tests {
         assert_eq!(info.target, "amdgcn-amd-amdhsa--gfx942");
         let k = info.kernel("scale").expect("kernel scale");
         assert_eq!(k.explicit_arg_count(), 4);
+        // v4 metadata has no such field.
+        assert!(!k.uniform_work_group_size);
         let offsets: Vec<_> = k.args[..4].iter().map(|a| a.offset).collect();
         assert_eq!(offsets, [0, 8, 16, 32]);
         // v4 has no block counts or group sizes in kernargs: those come from the dispatch
