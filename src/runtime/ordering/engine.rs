@@ -655,6 +655,21 @@ impl Stream {
 
     /// True unless the stream was created with `hipStreamNonBlocking` (the null stream itself
     /// is not "blocking" in this sense: it is the one the others block with).
+    /// Counts one operation in `ops`. Every count is made under the stream's lock (`_locked`
+    /// is its state), so a load and a store count it without a locked instruction: on the
+    /// launch path that is one full barrier fewer. A blocking stream's count stays
+    /// sequentially consistent: `DeviceStreams::note_unseen` and the null stream's
+    /// `prune_unseen` rely on it (a store, then a load of `listed`, on each side).
+    #[inline(always)]
+    fn count_op(&self, _locked: &State) {
+        let counted = self.ops.load(Ordering::Relaxed) + 1;
+        if self.is_blocking() {
+            self.ops.store(counted, Ordering::SeqCst);
+        } else {
+            self.ops.store(counted, Ordering::Release);
+        }
+    }
+
     pub fn is_blocking(&self) -> bool {
         self.kind != StreamKind::Null && self.flags & NON_BLOCKING == 0
     }
@@ -766,7 +781,7 @@ impl Stream {
         hold(st);
         match ready {
             Ready::Idle(st) => {
-                self.ops.fetch_add(1, Ordering::SeqCst);
+                self.count_op(&st);
                 drop(st);
                 if self.is_blocking() {
                     device.note_unseen(self);
@@ -1638,7 +1653,7 @@ impl Operation<'_> {
             deps,
         } = self;
         deps.discard();
-        stream.ops.fetch_add(1, Ordering::SeqCst);
+        stream.count_op(&st);
         drop(st);
         if legacy.null_ops.is_none() && legacy.streams.capacity() == 0 && !stream.is_blocking() {
             // Nothing to record, and nothing to drop: no call.
