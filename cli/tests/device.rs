@@ -10,7 +10,10 @@
 
 mod common;
 
-use common::{device_status as status, hipshim_output, wait_device_status as wait_status};
+use common::{
+    device_status as status, hipshim_output, status_counter as counter,
+    wait_device_status as wait_status,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -50,14 +53,6 @@ fn rows(status: &str) -> Vec<(u32, u64, u64)> {
             ))
         })
         .collect()
-}
-
-fn counter(status: &str, name: &str) -> u64 {
-    status
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in\n{status}"))
 }
 
 #[test]

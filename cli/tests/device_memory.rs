@@ -11,7 +11,10 @@
 
 mod common;
 
-use common::{device_status as status, hipshim_output, wait_device_status as wait_status};
+use common::{
+    device_status as status, hipshim_output, status_counter as counter,
+    wait_device_status as wait_status,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,14 +50,6 @@ fn wait_file(path: &Path, child: &mut Child) {
         assert!(Instant::now() < deadline, "no {}", path.display());
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn counter(status: &str, name: &str) -> u64 {
-    status
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in\n{status}"))
 }
 
 fn pointer(stdout: &str, who: &str) -> u64 {

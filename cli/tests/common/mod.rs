@@ -243,3 +243,12 @@ pub fn wait_device_status(name: &str, what: &str, done: impl Fn(&str) -> bool) -
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The number after `NAME=` in a `device status` output (the field must be there).
+pub fn status_counter(status: &str, name: &str) -> u64 {
+    status
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{name}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{status}"))
+}

@@ -401,14 +401,12 @@ impl Device {
 
     /// The table, locked.
     pub fn lock(&self) -> Locked<'_> {
-        lock_word(&self.block().lock);
-        Locked { device: self }
+        Guarded::take(&self.block().table, &self.block().lock)
     }
 
     /// The device memory's table, locked.
     pub fn memory(&self) -> MemLocked<'_> {
-        lock_word(&self.block().mem_lock);
-        MemLocked { device: self }
+        Guarded::take(&self.block().memory, &self.block().mem_lock)
     }
 
     /// The device memory's file (absent for a private table).
@@ -605,54 +603,43 @@ impl std::fmt::Debug for Device {
     }
 }
 
+/// A table of the shared segment under its lock word: the scheduler's table ([`Locked`]) or
+/// the device memory's ([`MemLocked`]), each with a lock of its own.
+pub struct Guarded<'a, T> {
+    table: &'a UnsafeCell<T>,
+    lock: &'a AtomicU32,
+}
+
 /// The table under the device's lock.
-pub struct Locked<'a> {
-    device: &'a Device,
-}
-
-impl Deref for Locked<'_> {
-    type Target = Table;
-    fn deref(&self) -> &Table {
-        // SAFETY: we hold the lock, so no one else accesses the table.
-        unsafe { &*self.device.block().table.get() }
-    }
-}
-
-impl DerefMut for Locked<'_> {
-    fn deref_mut(&mut self) -> &mut Table {
-        // SAFETY: as for `deref`.
-        unsafe { &mut *self.device.block().table.get() }
-    }
-}
-
-impl Drop for Locked<'_> {
-    fn drop(&mut self) {
-        self.device.block().lock.store(0, Ordering::Release);
-    }
-}
-
+pub type Locked<'a> = Guarded<'a, Table>;
 /// The device memory's table under its lock.
-pub struct MemLocked<'a> {
-    device: &'a Device,
-}
+pub type MemLocked<'a> = Guarded<'a, MemTable>;
 
-impl Deref for MemLocked<'_> {
-    type Target = MemTable;
-    fn deref(&self) -> &MemTable {
-        // SAFETY: we hold the memory lock, so no one else accesses the table.
-        unsafe { &*self.device.block().memory.get() }
+impl<'a, T> Guarded<'a, T> {
+    /// Takes `lock` (see `lock_word`) and guards `table` until dropped.
+    fn take(table: &'a UnsafeCell<T>, lock: &'a AtomicU32) -> Self {
+        lock_word(lock);
+        Guarded { table, lock }
     }
 }
 
-impl DerefMut for MemLocked<'_> {
-    fn deref_mut(&mut self) -> &mut MemTable {
+impl<T> Deref for Guarded<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: we hold the table's lock, so no one else accesses the table.
+        unsafe { &*self.table.get() }
+    }
+}
+
+impl<T> DerefMut for Guarded<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
         // SAFETY: as for `deref`.
-        unsafe { &mut *self.device.block().memory.get() }
+        unsafe { &mut *self.table.get() }
     }
 }
 
-impl Drop for MemLocked<'_> {
+impl<T> Drop for Guarded<'_, T> {
     fn drop(&mut self) {
-        self.device.block().mem_lock.store(0, Ordering::Release);
+        self.lock.store(0, Ordering::Release);
     }
 }
