@@ -34,6 +34,7 @@ c_tests! {
     priority_order_gfx942 => "priority_order" on "gfx942";
     priority_order_gfx90a => "priority_order" on "gfx90a";
     kernarg_slots_gfx942 => "kernarg_slots" on "gfx942";
+    queue_release_gfx942 => "queue_release" on "gfx942";
 }
 
 /// `priority_order` in hsasim's deterministic mode, where one thread runs the queues' work
@@ -58,12 +59,17 @@ fn priority_order_gfx90a_deterministic() {
 }
 
 /// Builds `c_tests/streams/policy.hip` and runs it on hsasim (gfx942) under `policy`, with
-/// hipshim's info log on; returns the program's stdout and stderr.
+/// hipshim's log set to `log`; returns the program's stdout and stderr.
 fn run_policy(policy: &str, log: &str) -> (String, String) {
-    let source_path = c_tests_dir("streams").join("policy.hip");
+    run_under_policy("policy", policy, log)
+}
+
+/// Builds `c_tests/streams/NAME.hip` and runs it as [`run_policy`] runs `policy`.
+fn run_under_policy(name: &str, policy: &str, log: &str) -> (String, String) {
+    let source_path = c_tests_dir("streams").join(format!("{name}.hip"));
     let source = std::fs::read_to_string(&source_path).unwrap();
     let spec = Spec::parse(&source, &source_path);
-    let program = build(&source_path, "policy", &spec.targets);
+    let program = build(&source_path, name, &spec.targets);
     let mut cmd = Command::new(&program);
     common::clear_loader_env(&mut cmd);
     common::use_simulator(&mut cmd, "gfx942");
@@ -72,10 +78,30 @@ fn run_policy(policy: &str, log: &str) -> (String, String) {
     let out = common::run(&mut cmd, common::program_timeout());
     assert!(
         !out.timed_out && out.status.success(),
-        "policy {policy} failed\n{}",
+        "{name} under {policy} failed\n{}",
         out.report(&cmd)
     );
     (out.stdout(), out.stderr())
+}
+
+/// A destroyed stream's queue goes back to the pool at once, though the launching thread's
+/// launch record still holds the stream: three streams made, launched on and destroyed in
+/// turn under a least-loaded pool of two all get the same queue (a queue still counted for a
+/// destroyed stream would send the second to a new one).
+#[test]
+fn a_destroyed_stream_gives_its_queue_back_while_a_launch_record_holds_it() {
+    let (out, log) = run_under_policy("queue_release", "pool:2", "hipshim::policy=info");
+    assert!(out.contains("queue_release: PASSED"), "{out}");
+    let queues: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("stream assigned to queue"))
+        .filter_map(|line| line.split("queue=").nth(1)?.split_whitespace().next())
+        .collect();
+    assert_eq!(queues.len(), 3, "one assignment per stream:\n{log}");
+    assert!(
+        queues.iter().all(|q| *q == queues[0]),
+        "every stream should get the first one's idle queue:\n{log}"
+    );
 }
 
 /// The policy experiment: a long kernel on stream A delays a short one on stream B when the

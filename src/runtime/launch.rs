@@ -15,7 +15,7 @@ use hsa_abi::*;
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 /// HIP's `dim3`.
 #[repr(C)]
@@ -227,6 +227,7 @@ pub unsafe fn launch_kernel(
             #[inline(always)]
             |recent| recent.get(key, device, seen),
         )
+        .flatten()
         .map(|target| (device, target)),
         Err(_) => None,
     };
@@ -234,7 +235,7 @@ pub unsafe fn launch_kernel(
     let found: Arc<Function>;
     let (device, function, kernel, stream, remember) = match recent {
         Some((device, target)) => {
-            if matches!(target.stream, StreamRef::Borrowed(_)) {
+            if target.null_stream {
                 super::stream::check_null_stream_use(device)?;
             }
             // SAFETY: from `Arc::into_raw`; the entry's reference, which stays put while this
@@ -304,11 +305,14 @@ struct TableChanges {
 /// device, the stream), so that a loop launching a few kernels on a few streams finds them
 /// with one lookup. As with `handles::RecentLookups`, an entry is trusted only while neither
 /// table has changed since it was made, and only on the device it was made on; the whole holds
-/// nothing with a destructor (a `const` thread-local of it is one TLS address). The stream is
-/// held weakly (a destroyed one is never kept alive, nor answered for). The function is held:
-/// a hit borrows it without counting, one atomic operation fewer per launch. A registered
-/// kernel lives until its fat binary is unregistered (at exit, or when a library is
-/// unloaded); an entry then keeps that one small object until the thread replaces it.
+/// references that its destructor gives back when the thread exits. The function and the
+/// stream are both held, so that a hit borrows them without counting: a weakly held stream
+/// cost a `Weak::upgrade` and the drop of what it made, two locked instructions per launch.
+/// A destroyed stream is never answered for (its removal changes `seen`), and gives up its
+/// queue when it retires (`Stream::retire`), so an entry that still holds it keeps only a
+/// small object: the stream's queue, which the queue policies count, goes back at once. A
+/// registered kernel lives until its fat binary is unregistered (at exit, or when a library
+/// is unloaded); an entry then keeps that one small object until the thread replaces it.
 struct RecentLaunches {
     entries: [RecentLaunch; RECENT_LAUNCH_ENTRIES],
 }
@@ -326,7 +330,7 @@ struct RecentLaunch {
     function: Cell<*const Function>,
     /// The function's kernel on `device`: it lives as long as the function.
     kernel: Cell<*const super::module::Kernel>,
-    /// From `Weak::into_raw`, owned by the entry; null for the device's null stream.
+    /// From `Arc::into_raw`, owned by the entry; null for the device's null stream.
     stream_object: Cell<*const super::ordering::Stream>,
 }
 
@@ -335,7 +339,9 @@ struct LaunchTarget {
     /// The entry's (`Arc::into_raw`), not counted for the caller.
     function: *const Function,
     kernel: *const super::module::Kernel,
+    /// The entry's stream, borrowed as the function is (or the device's null stream).
     stream: StreamRef<'static>,
+    null_stream: bool,
 }
 
 impl RecentLaunches {
@@ -359,14 +365,19 @@ impl RecentLaunches {
         }
     }
 
-    /// `f` of the calling thread's record: `LocalKey::with` only finds its address, and `f`
-    /// runs in the caller (a `with` around the whole lookup is called out of line).
+    /// `f` of the calling thread's record: `LocalKey::try_with` only finds its address, and
+    /// `f` runs in the caller (a `with` around the whole lookup is called out of line). `None`
+    /// once the thread's destructors have dropped the record (a launch from another
+    /// thread-local's destructor goes without the cache).
     #[inline(always)]
-    fn with_mine<R>(f: impl FnOnce(&RecentLaunches) -> R) -> R {
-        let recent = RECENT_LAUNCHES.with(|recent| recent as *const RecentLaunches);
-        // SAFETY: a thread-local without a destructor lives, at this address, as long as its
-        // thread, which is running `f`; the reference does not outlive `f`.
-        f(unsafe { &*recent })
+    fn with_mine<R>(f: impl FnOnce(&RecentLaunches) -> R) -> Option<R> {
+        let recent = RECENT_LAUNCHES
+            .try_with(|recent| recent as *const RecentLaunches)
+            .ok()?;
+        // SAFETY: the thread-local is alive (`try_with` succeeded) and stays at this address
+        // until its thread exits, which cannot happen while that thread runs `f`; the
+        // reference does not outlive `f`.
+        Some(f(unsafe { &*recent }))
     }
 
     #[inline(always)]
@@ -395,18 +406,20 @@ impl RecentLaunches {
             return None;
         }
         let stream_object = recent.stream_object.get();
-        let stream = if stream_object.is_null() {
+        let null_stream = stream_object.is_null();
+        let stream = if null_stream {
             StreamRef::Borrowed(&device.streams.null)
         } else {
-            // SAFETY: `stream_object` came from `Weak::into_raw` and the entry still owns that
-            // weak reference (given back only in `put`); ManuallyDrop leaves it owned.
-            let weak = std::mem::ManuallyDrop::new(unsafe { Weak::from_raw(stream_object) });
-            StreamRef::Shared(weak.upgrade()?)
+            // SAFETY: `stream_object` came from `Arc::into_raw` and the entry still owns that
+            // reference; only this thread's `put` or exit gives it back, neither of which can
+            // happen while the launch that borrows it runs.
+            StreamRef::Borrowed(unsafe { &*stream_object })
         };
         Some(LaunchTarget {
             function,
             kernel: recent.kernel.get(),
             stream,
+            null_stream,
         })
     }
 
@@ -429,10 +442,10 @@ impl RecentLaunches {
         let stream_object = if stream.is_null() {
             std::ptr::null()
         } else {
-            // SAFETY: the caller's `Arc` keeps the stream alive; ManuallyDrop leaves its
-            // count as it was.
-            let stream = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(stream) });
-            Weak::into_raw(Arc::downgrade(&stream))
+            // SAFETY: the caller's `Arc` keeps the stream alive while this counts one more
+            // reference for the entry.
+            unsafe { Arc::increment_strong_count(stream) };
+            stream
         };
         let old_function = recent.function.replace(Arc::into_raw(function.clone()));
         let old_stream = recent.stream_object.replace(stream_object);
@@ -447,7 +460,26 @@ impl RecentLaunches {
                 drop(Arc::from_raw(old_function));
             }
             if !old_stream.is_null() {
-                drop(Weak::from_raw(old_stream));
+                drop(Arc::from_raw(old_stream));
+            }
+        }
+    }
+}
+
+impl Drop for RecentLaunches {
+    fn drop(&mut self) {
+        for recent in &self.entries {
+            let function = recent.function.replace(std::ptr::null());
+            let stream = recent.stream_object.replace(std::ptr::null());
+            // SAFETY: the entry owned these references (from `Arc::into_raw`); the thread is
+            // exiting and nothing borrows them any more.
+            unsafe {
+                if !function.is_null() {
+                    drop(Arc::from_raw(function));
+                }
+                if !stream.is_null() {
+                    drop(Arc::from_raw(stream));
+                }
             }
         }
     }

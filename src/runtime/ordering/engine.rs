@@ -198,7 +198,9 @@ impl DeviceStreams {
             self.blocking.fetch_sub(1, Ordering::AcqRel);
         }
         drop(others);
-        if !stream.is_quiescent() {
+        if stream.is_quiescent() {
+            stream.retire();
+        } else {
             self.retiring.lock().push(stream.clone());
         }
         self.reap();
@@ -254,7 +256,13 @@ impl DeviceStreams {
     fn reap(&self) {
         let mut retiring = self.retiring.lock();
         if !retiring.is_empty() {
-            retiring.retain(|s| !s.is_quiescent());
+            retiring.retain(|s| {
+                let done = s.is_quiescent();
+                if done {
+                    s.retire();
+                }
+                !done
+            });
         }
     }
 }
@@ -356,6 +364,9 @@ struct State {
     tail: Option<(u64, Marker)>,
     /// `counted` from which a launch sweeps `held` again (see [`Stream::sweep_now_and_then`]).
     next_launch_sweep: u64,
+    /// Set by [`Stream::retire`]: the stream was destroyed and its work is done; it has given
+    /// up its queue and takes no more work.
+    retired: bool,
 }
 
 /// Which sweep of the held signals an operation's fast path makes.
@@ -636,6 +647,7 @@ impl Stream {
                 held: VecDeque::with_capacity(16),
                 tail: None,
                 next_launch_sweep: 0,
+                retired: false,
             }),
             serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
             waited: Mutex::new(Vec::new()),
@@ -1205,6 +1217,26 @@ impl Stream {
 
     /// All enqueued work is done, no published packet still names a pooled signal and no
     /// fault is left for a device-wide call to report: the stream may be dropped.
+    /// A destroyed stream whose work is done gives up its queue now, rather than when the
+    /// last reference goes: a thread's launch cache (`launch.rs`) may hold the stream until
+    /// that thread launches elsewhere or exits, and the queue policies count a queue's load by
+    /// the streams holding it. Any later work for the stream is refused.
+    pub(in crate::runtime) fn retire(&self) {
+        let queue = {
+            let mut st = self.state.lock();
+            st.retired = true;
+            // Work that raced in since the stream was found quiescent keeps the queue until
+            // the stream goes.
+            if self.idle(&st) {
+                st.queue.take()
+            } else {
+                None
+            }
+        };
+        // Dropped without the stream's lock: the last reference destroys the queue.
+        drop(queue);
+    }
+
     fn is_quiescent(&self) -> bool {
         let st = self.state.lock();
         self.idle(&st)
@@ -1483,6 +1515,12 @@ impl Stream {
 
     #[inline(never)]
     fn assign_queue(&self, st: &mut State, device: &DeviceStreams) -> HipResult<Arc<Queue>> {
+        if st.retired {
+            // Only a call racing with the stream's hipStreamDestroy on another thread gets
+            // here: it found the stream before the handle died.
+            tracing::warn!(stream = %self.kind, "work for a stream destroyed meanwhile: refused");
+            return Err(HipError::INVALID_HANDLE);
+        }
         let queue = device.policy.queue_for(
             &device.queues,
             &QueueRequest {
