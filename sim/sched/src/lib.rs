@@ -12,8 +12,10 @@ pub mod memory;
 pub mod model;
 
 pub use device::{now_ns, process_alive, Device};
-pub use memory::{Allocation, MemCounters, MemError, MemTable};
-pub use model::{Counters, Event, Ledger, Params, QueueEntry, QueueState, Table};
+pub use memory::{Allocation, MemCounters, MemError, MemTable, Use};
+pub use model::{
+    ring_has_work, Counters, Event, Hqd, Ledger, Params, QueueEntry, QueueState, Table,
+};
 
 /// One event as a JSON line (the device service's `--log` file, read by
 /// `hipshim trace merge --sched`). Times are CLOCK_MONOTONIC ns, the clock of hipshim traces.
