@@ -176,3 +176,97 @@ fn the_ipc_program_passes_with_both_processes_on_one_service() {
     let out = hipshim_output(["device", "stop", "--name", &name]);
     assert_eq!(out.code(), Some(0), "{}", out.report());
 }
+
+/// The `device status` rows of process `pid`, each as its columns by header name.
+fn queue_rows(status: &str, pid: u32) -> Vec<std::collections::HashMap<String, String>> {
+    let mut lines = status.lines();
+    let Some(header) = lines.find(|l| l.trim_start().starts_with("pid ")) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = header.split_whitespace().collect();
+    lines
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == names.len() && f[0] == pid.to_string())
+        .map(|f| {
+            names
+                .iter()
+                .zip(f)
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// A program's AQL queues live in the service's device memory and their doorbells in its
+/// segment: `device status` (another process) reads the queue the program launched K kernels
+/// on, with read and write index K, doorbell K - 1 (the last packet's id) and the ring in the
+/// device memory; killing the program gives back its rings, blocks and doorbells. In both
+/// modes.
+#[test]
+fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
+    const K: u64 = 5;
+    let exe = common::build_hip(PROGRAM, "shared_memory");
+    let name = format!("test-queues-{}", std::process::id());
+    let out = hipshim_output(["device", "start", "--name", &name, "--memory", "64M"]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("hipshim-devq-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (round, threads) in ["1", "0"].into_iter().enumerate() {
+        let run_dir = dir.join(threads);
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let mut program = spawn(role(
+            &exe,
+            &name,
+            &["queue", run_dir.to_str().unwrap(), &K.to_string()],
+            &[("HSASIM_THREADS", threads)],
+        ));
+        wait_file(&run_dir.join("ready"), &mut program);
+        let pid = program.id();
+        let s = status(&name);
+        let rows = queue_rows(&s, pid);
+        assert!(
+            !rows.is_empty(),
+            "HSASIM_THREADS={threads}: no queues of {pid}:\n{s}"
+        );
+        let mem_base = s
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("base=0x"))
+            .and_then(|v| u64::from_str_radix(v, 16).ok())
+            .unwrap_or_else(|| panic!("no base in\n{s}"));
+        let mem_size = counter(&s, "size");
+        for r in &rows {
+            let ring = u64::from_str_radix(r["ring"].trim_start_matches("0x"), 16)
+                .unwrap_or_else(|_| panic!("no ring address:\n{s}"));
+            let bytes: u64 = r["ring_bytes"].parse().unwrap();
+            assert!(
+                ring >= mem_base && ring + bytes <= mem_base + mem_size && bytes >= 4096,
+                "the ring lies in the device memory:\n{s}"
+            );
+        }
+        let launched: Vec<_> = rows.iter().filter(|r| r["wptr"] == K.to_string()).collect();
+        assert_eq!(launched.len(), 1, "one queue took the {K} kernels:\n{s}");
+        assert_eq!(launched[0]["rptr"], K.to_string(), "all consumed:\n{s}");
+        assert_eq!(launched[0]["db_value"], (K - 1).to_string(), "{s}");
+        assert_eq!(counter(&s, "rings"), rows.len() as u64, "{s}");
+        assert_eq!(counter(&s, "doorbells"), rows.len() as u64, "{s}");
+        assert!(counter(&s, "ring_bytes") >= rows.len() as u64 * 8192, "{s}");
+
+        let (rings_reaped, queues_reaped) =
+            (counter(&s, "rings_reaped"), counter(&s, "queues_reaped"));
+        program.kill().unwrap();
+        program.wait().unwrap();
+        let s = wait_status(&name, "reclaimed the killed program's queues", |s| {
+            counter(s, "rings") == 0 && queue_rows(s, pid).is_empty()
+        });
+        assert_eq!(counter(&s, "doorbells"), 0, "{s}");
+        assert_eq!(counter(&s, "used"), 0, "{s}");
+        assert_eq!(counter(&s, "processes_reaped"), round as u64 + 1, "{s}");
+        let n = rows.len() as u64;
+        assert_eq!(counter(&s, "rings_reaped"), rings_reaped + n, "{s}");
+        assert_eq!(counter(&s, "queues_reaped"), queues_reaped + n, "{s}");
+    }
+    let out = hipshim_output(["device", "stop", "--name", &name]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let _ = std::fs::remove_dir_all(&dir);
+}
