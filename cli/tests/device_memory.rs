@@ -223,7 +223,13 @@ fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
         ));
         wait_file(&run_dir.join("ready"), &mut program);
         let pid = program.id();
-        let s = status(&name);
+        // The read index moves just after the last kernel's completion signal, which the
+        // program waited for.
+        let s = wait_status(&name, "saw the queue's packets consumed", |s| {
+            let rows = queue_rows(s, pid);
+            rows.iter().any(|r| r["wptr"] == K.to_string())
+                && rows.iter().all(|r| r["rptr"] == r["wptr"])
+        });
         let rows = queue_rows(&s, pid);
         assert!(
             !rows.is_empty(),
