@@ -200,8 +200,8 @@ fn queue_rows(status: &str, pid: u32) -> Vec<std::collections::HashMap<String, S
 /// A program's AQL queues live in the service's device memory and their doorbells in its
 /// segment: `device status` (another process) reads the queue the program launched K kernels
 /// on, with read and write index K, doorbell K - 1 (the last packet's id) and the ring in the
-/// device memory; killing the program gives back its rings, blocks and doorbells. In both
-/// modes.
+/// device memory; killing the program gives back its rings, blocks and doorbells. Threaded
+/// with the device memory out of the CPU's reach, deterministic with a large BAR.
 #[test]
 fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
     const K: u64 = 5;
@@ -219,7 +219,12 @@ fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
             &exe,
             &name,
             &["queue", run_dir.to_str().unwrap(), &K.to_string()],
-            &[("HSASIM_THREADS", threads)],
+            // Deterministic with a large BAR, so that both ways of giving the CPU the
+            // queue's memory run.
+            &[
+                ("HSASIM_THREADS", threads),
+                ("HSASIM_LARGE_BAR", if threads == "0" { "1" } else { "0" }),
+            ],
         ));
         wait_file(&run_dir.join("ready"), &mut program);
         let pid = program.id();

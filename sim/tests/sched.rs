@@ -185,6 +185,13 @@ fn child() {
             assert_eq!(other.doorbells_in_use(), 1);
             hsa_queue_destroy(q);
             assert!(sched.runlist().is_empty());
+            // Its handle reads as no queue (its memory is out of the CPU's reach again).
+            assert_eq!(hsa_queue_load_write_index_relaxed(q), 0);
+            assert_eq!(
+                hsa_signal_load_relaxed(doorbell),
+                0,
+                "nor is its doorbell a signal"
+            );
             assert_eq!(
                 other.doorbells_in_use(),
                 0,
