@@ -7,7 +7,9 @@
 //! attachments (another process's `hsa_amd_ipc_memory_attach` of an allocation). Each
 //! allocation records its owner's pid, so the device service frees what a dead process held;
 //! an allocation freed by its owner while attached elsewhere stays until its last
-//! attachment goes (as ROCr keeps exported memory alive for its importers).
+//! attachment goes (as ROCr keeps exported memory alive for its importers). The runtime's
+//! AQL queues (their `amd_queue_t` block and ring) are allocations too, of their own
+//! [`Use`], counted apart and never exported.
 
 /// Allocations are whole pages, as the GPU maps them.
 pub const GRANULE: u64 = 4096;
