@@ -31,7 +31,7 @@
 //! packets: their kernarguments, code objects and host memory live in that process.
 
 use crate::memory::{MemTable, DEFAULT_BASE, MAX_SIGNALS};
-use crate::model::{ring_has_work, Event, Hqd, Params, Table, MAX_QUEUES};
+use crate::model::{ring_has_work, Event, Hqd, Params, Table, MAX_PROCS, MAX_QUEUES};
 use std::cell::UnsafeCell;
 use std::io;
 use std::ops::{Deref, DerefMut};
@@ -67,6 +67,50 @@ pub struct Shared {
     /// The doorbell of runlist entry `i` is `doorbells[i]` (all zeroes while the entry is
     /// free): an `amd_signal_t` of kind doorbell, whose value the queue's producers store.
     doorbells: [SignalCell; MAX_QUEUES],
+    compute_units: CuPool,
+}
+
+/// The compute units the dispatches of every attached process draw from
+/// ([`Params::cu_budget`]; [`Device::take_compute_units`]): how many are in use, and how many
+/// each process holds, so that the service takes back what a dead process held.
+#[repr(C)]
+struct CuPool {
+    budget: AtomicU32,
+    in_use: AtomicU32,
+    max_in_use: AtomicU32,
+    /// Moves whenever units are given back: dispatches waiting for units sleep on it.
+    epoch: AtomicU32,
+    sleepers: AtomicU32,
+    reserved: AtomicU32,
+    /// Dispatches that found no unit free and waited.
+    waits: AtomicU64,
+    /// Units the service took back from processes that died holding them.
+    reaped: AtomicU64,
+    holders: [CuHolder; MAX_PROCS],
+}
+
+#[repr(C)]
+struct CuHolder {
+    pid: AtomicU32,
+    held: AtomicU32,
+}
+
+/// What the compute-unit budget stands at (all zero when it is not modelled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CuStatus {
+    pub budget: u32,
+    pub in_use: u32,
+    pub max_in_use: u32,
+    pub waits: u64,
+    pub reaped: u64,
+}
+
+/// Units a dispatch took ([`Device::take_compute_units`]): give them back with
+/// [`Device::give_back_compute_units`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CuGrant {
+    holder: usize,
+    pub units: u32,
 }
 
 /// Where ROCr's `amd_signal_t` keeps the value: its second 8-byte word (after `kind`).
@@ -266,6 +310,8 @@ impl Device {
             (*(*shared).table.get()).init(params);
             (*(*shared).memory.get()).init(DEFAULT_BASE, memory_bytes);
             let s = &*shared;
+            let budget = (*s.table.get()).params.cu_budget;
+            s.compute_units.budget.store(budget, Ordering::Relaxed);
             s.version.store(VERSION, Ordering::Relaxed);
             s.service_pid.store(service_pid, Ordering::Relaxed);
             s.started_ns.store(now_ns(), Ordering::Relaxed);
@@ -585,6 +631,121 @@ impl Device {
         indices.len()
     }
 
+    /// The compute units dispatches share, 0 when not modelled.
+    pub fn cu_budget(&self) -> u32 {
+        self.block().compute_units.budget.load(Ordering::Relaxed)
+    }
+
+    /// Takes up to `want` compute units (at least one) for a dispatch of process `pid`,
+    /// sleeping while none is free. `None` when `give_up()` holds while it waits (asked at
+    /// least every 10 ms), when the budget is 0 (not modelled), or when more processes than
+    /// the table holds take units at once.
+    pub fn take_compute_units(
+        &self,
+        pid: u32,
+        want: u32,
+        give_up: &dyn Fn() -> bool,
+    ) -> Option<CuGrant> {
+        let pool = &self.block().compute_units;
+        let budget = pool.budget.load(Ordering::Relaxed);
+        if budget == 0 {
+            return None;
+        }
+        let holder = pool
+            .holders
+            .iter()
+            .position(|h| h.pid.load(Ordering::Acquire) == pid)
+            .or_else(|| {
+                pool.holders.iter().position(|h| {
+                    h.pid
+                        .compare_exchange(0, pid, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                })
+            })?;
+        let want = want.clamp(1, budget);
+        let mut waited = false;
+        loop {
+            let used = pool.in_use.load(Ordering::Acquire);
+            let free = budget.saturating_sub(used);
+            if free > 0 {
+                let units = want.min(free);
+                if pool
+                    .in_use
+                    .compare_exchange_weak(used, used + units, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    pool.holders[holder].held.fetch_add(units, Ordering::AcqRel);
+                    pool.max_in_use.fetch_max(used + units, Ordering::Relaxed);
+                    return Some(CuGrant { holder, units });
+                }
+                continue;
+            }
+            if !waited {
+                waited = true;
+                pool.waits.fetch_add(1, Ordering::Relaxed);
+            }
+            if give_up() {
+                return None;
+            }
+            // Counted in before the last look, so a give-back after it wakes us (it moves
+            // the epoch first, then reads the count).
+            let seen = pool.epoch.load(Ordering::SeqCst);
+            pool.sleepers.fetch_add(1, Ordering::SeqCst);
+            if pool.in_use.load(Ordering::SeqCst) >= budget {
+                futex_wait(&pool.epoch, seen, Duration::from_millis(10));
+            }
+            pool.sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Gives back the units of a dispatch that ended.
+    pub fn give_back_compute_units(&self, grant: CuGrant) {
+        let pool = &self.block().compute_units;
+        pool.holders[grant.holder]
+            .held
+            .fetch_sub(grant.units, Ordering::AcqRel);
+        pool.in_use.fetch_sub(grant.units, Ordering::SeqCst);
+        Self::units_returned(pool);
+    }
+
+    fn units_returned(pool: &CuPool) {
+        pool.epoch.fetch_add(1, Ordering::SeqCst);
+        if pool.sleepers.load(Ordering::SeqCst) != 0 {
+            futex_wake_all(&pool.epoch);
+        }
+    }
+
+    /// Process `pid` holds no units any more (it shut down, or died): its entry goes, and
+    /// whatever it still held returns to the budget. Returns the units taken back.
+    pub fn release_compute_units_of(&self, pid: u32) -> u32 {
+        let pool = &self.block().compute_units;
+        let Some(h) = pool
+            .holders
+            .iter()
+            .find(|h| h.pid.load(Ordering::Acquire) == pid && pid != 0)
+        else {
+            return 0;
+        };
+        let held = h.held.swap(0, Ordering::AcqRel);
+        h.pid.store(0, Ordering::Release);
+        if held > 0 {
+            pool.in_use.fetch_sub(held, Ordering::SeqCst);
+            Self::units_returned(pool);
+        }
+        held
+    }
+
+    pub fn cu_status(&self) -> CuStatus {
+        let pool = &self.block().compute_units;
+        CuStatus {
+            budget: pool.budget.load(Ordering::Relaxed),
+            in_use: pool.in_use.load(Ordering::Acquire),
+            max_in_use: pool.max_in_use.load(Ordering::Relaxed),
+            waits: pool.waits.load(Ordering::Relaxed),
+            reaped: pool.reaped.load(Ordering::Relaxed),
+        }
+    }
+
     /// Clears a freed signal slot (under the memory lock, before anyone can take it again).
     fn clear_signal(&self, index: usize) {
         // SAFETY: a slot of our mapping whose last holder just let go; zeroed through atomics
@@ -698,6 +859,14 @@ impl Device {
             for pid in holders {
                 if !process_alive(pid) {
                     self.release_process(pid);
+                }
+            }
+            let pool = &self.block().compute_units;
+            for h in &pool.holders {
+                let pid = h.pid.load(Ordering::Acquire);
+                if pid != 0 && !process_alive(pid) {
+                    let held = self.release_compute_units_of(pid);
+                    pool.reaped.fetch_add(u64::from(held), Ordering::Relaxed);
                 }
             }
         }

@@ -12,7 +12,7 @@ pub mod device;
 pub mod memory;
 pub mod model;
 
-pub use device::{now_ns, process_alive, Device};
+pub use device::{now_ns, process_alive, CuGrant, CuStatus, Device};
 pub use memory::{Allocation, MemCounters, MemError, MemTable, Use};
 pub use model::{
     ring_has_work, Counters, Event, Hqd, Ledger, Params, QueueEntry, QueueState, Table,

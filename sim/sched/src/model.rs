@@ -48,6 +48,8 @@ pub const MAX_PROCS: usize = 64;
 pub const MAX_QUEUES: usize = 512;
 /// Most hardware queue slots.
 pub const MAX_SLOTS: usize = 256;
+/// Largest compute-unit budget (MI300X has 304 CUs).
+pub const MAX_CU_BUDGET: u32 = 4096;
 
 /// The scheduler's parameters.
 #[repr(C)]
@@ -64,7 +66,10 @@ pub struct Params {
     /// 1: time slices pass over queues with no work (not what the hardware scheduler does; a
     /// what-if).
     pub skip_idle: u32,
-    pub reserved: u32,
+    /// Compute units the dispatches of every attached process draw from (a device service's
+    /// option; 0, the default: not modelled, each dispatch runs as if alone). See
+    /// [`crate::device::Device::take_compute_units`].
+    pub cu_budget: u32,
     /// How long a process keeps its slots while the runlist is oversubscribed.
     pub quantum_ns: u64,
     /// Mapping a queue into a slot (loading its descriptor).
@@ -83,7 +88,7 @@ impl Default for Params {
             max_procs: 8,
             serial_updates: 1,
             skip_idle: 0,
-            reserved: 0,
+            cu_budget: 0,
             quantum_ns: 10_000_000,
             map_ns: 20_000,
             unmap_ns: 50_000,
@@ -100,6 +105,7 @@ impl Params {
         self.max_procs = self.max_procs.clamp(1, MAX_PROCS as u32);
         self.serial_updates = self.serial_updates.min(1);
         self.skip_idle = self.skip_idle.min(1);
+        self.cu_budget = self.cu_budget.min(MAX_CU_BUDGET);
         self.quantum_ns = self.quantum_ns.max(1_000);
         self
     }

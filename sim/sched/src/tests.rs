@@ -485,3 +485,55 @@ fn cell_of(d: &Device, i: usize) -> &[std::sync::atomic::AtomicI64; 8] {
     // SAFETY: the doorbell cell of entry `i` in `d`'s mapping: 64 aligned bytes.
     unsafe { &*d.doorbell_cell(i).cast() }
 }
+
+/// The compute-unit budget: a dispatch takes what is free (up to what it wants), another
+/// waits until units come back, and the service takes back what a dead process held.
+#[test]
+fn dispatches_share_the_compute_unit_budget_and_a_dead_holder_gives_it_back() {
+    let name = format!("unit-cu-{}", std::process::id());
+    let service = Device::create(&name, params(|p| p.cu_budget = 3), 1 << 20).unwrap();
+    let off = Device::private(params(|_| {})).unwrap();
+    assert_eq!(
+        off.take_compute_units(1, 4, &|| false),
+        None,
+        "not modelled"
+    );
+    let client = Device::open(&name).unwrap();
+    // Live processes (the reaping step below keeps them): init and this one.
+    let me = std::process::id();
+    let a = client.take_compute_units(1, 2, &|| false).unwrap();
+    let b = client.take_compute_units(me, 8, &|| false).unwrap();
+    assert_eq!((a.units, b.units), (2, 1), "b gets what is left");
+    assert_eq!(
+        client.take_compute_units(me, 1, &|| true),
+        None,
+        "none free: it would wait, and gives up"
+    );
+    let waiter = std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| client.take_compute_units(me, 2, &|| false).unwrap());
+        while service.cu_status().waits < 2 {
+            std::thread::yield_now();
+        }
+        service.give_back_compute_units(a);
+        waiter.join().unwrap()
+    });
+    assert_eq!(waiter.units, 2);
+    let s = service.cu_status();
+    assert_eq!((s.budget, s.in_use, s.max_in_use, s.waits), (3, 3, 3, 2));
+    // A process that died holding its units: the service's reaping step takes them back.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    client.give_back_compute_units(b);
+    let d = client.take_compute_units(dead, 1, &|| false).unwrap();
+    assert_eq!(d.units, 1);
+    service.step(crate::now_ns(), true);
+    let s = service.cu_status();
+    assert_eq!((s.in_use, s.reaped), (2, 1));
+    assert_eq!(
+        client.release_compute_units_of(me),
+        2,
+        "a shut-down returns the rest"
+    );
+    assert_eq!(service.cu_status().in_use, 0);
+}
