@@ -12,6 +12,9 @@
 //   queue DIR K  launches K kernels on a stream of its own, synchronizes, checks their
 //                writes, writes DIR/ready and waits to be killed (the test reads the queue's
 //                indices and doorbell from outside)
+//   hog DIR      launches a kernel of one workgroup that spins until the host lets it go,
+//                writes DIR/ready, waits for DIR/go, lets the kernel go and synchronizes
+//                (on a service with a compute-unit budget, it holds a unit meanwhile)
 #include "../check.h"
 
 #include <unistd.h>
@@ -159,9 +162,33 @@ static int queue_role(const std::string& dir, int k) {
     for (;;) pause();
 }
 
+__global__ void spin_until(volatile int* flag, int* out) {
+    while (*flag == 0) __builtin_amdgcn_s_sleep(100);
+    *out = 1;
+}
+
+static int hog(const std::string& dir) {
+    int* flag = nullptr;
+    CHECK(hipHostMalloc(&flag, sizeof(int)));
+    *flag = 0;
+    int* out = nullptr;
+    CHECK(hipMalloc(&out, sizeof(int)));
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    spin_until<<<1, 64, 0, s>>>(flag, out);
+    publish(dir + "/ready", "", 0);
+    wait_for(dir + "/go");
+    __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+    CHECK(hipStreamSynchronize(s));
+    int result = 0;
+    CHECK(hipMemcpy(&result, out, sizeof(int), hipMemcpyDeviceToHost));
+    EXPECT_EQ(result, 1);
+    return finish("hog");
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s export|import|hold|again|queue DIR [MIB|K]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s export|import|hold|again|queue|hog DIR [MIB|K]\n", argv[0]);
         return 2;
     }
     std::string role = argv[1], dir = argv[2];
@@ -170,6 +197,7 @@ int main(int argc, char** argv) {
     if (role == "hold" && argc > 3) return holder(dir, std::atoi(argv[3]));
     if (role == "again") return again(dir);
     if (role == "queue" && argc > 3) return queue_role(dir, std::atoi(argv[3]));
+    if (role == "hog") return hog(dir);
     std::fprintf(stderr, "unknown role %s\n", role.c_str());
     return 2;
 }

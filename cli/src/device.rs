@@ -71,6 +71,11 @@ pub struct SchedArgs {
     /// Time slices pass over queues with no work (1; a what-if).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1))]
     pub skip_idle: Option<u32>,
+    /// Compute units the dispatches of all attached processes share: a dispatch holds up to
+    /// one per workgroup while it runs and waits while none is free (0, the default: not
+    /// modelled, every dispatch runs as if alone).
+    #[arg(long, value_name = "CUS", value_parser = clap::value_parser!(u32).range(0..=4096))]
+    pub cu_budget: Option<u32>,
 }
 
 impl SchedArgs {
@@ -86,7 +91,7 @@ impl SchedArgs {
             update_ns: self.update_us.map_or(d.update_ns, |us| us * 1000),
             serial_updates: self.serial_updates.unwrap_or(d.serial_updates),
             skip_idle: self.skip_idle.unwrap_or(d.skip_idle),
-            ..d
+            cu_budget: self.cu_budget.unwrap_or(d.cu_budget),
         }
         .clamped()
     }
@@ -108,6 +113,7 @@ impl SchedArgs {
         put("update-us", self.update_us.map(|v| v.to_string()));
         put("serial-updates", self.serial_updates.map(|v| v.to_string()));
         put("skip-idle", self.skip_idle.map(|v| v.to_string()));
+        put("cu-budget", self.cu_budget.map(|v| v.to_string()));
         out
     }
 }
@@ -378,6 +384,21 @@ pub fn status_text(device: &Device) -> String {
         mc.refused,
         mc.attaches,
         m.signals.iter().filter(|s| s.serial != 0).count()
+    );
+    let cu = device.cu_status();
+    let _ = writeln!(
+        out,
+        "compute units: cu_budget={} cu_in_use={} cu_max_in_use={} cu_waits={} cu_reaped={}{}",
+        cu.budget,
+        cu.in_use,
+        cu.max_in_use,
+        cu.waits,
+        cu.reaped,
+        if cu.budget == 0 {
+            " (not modelled)"
+        } else {
+            ""
+        }
     );
     let (rings, ring_bytes) = m.queue_memory();
     let _ = writeln!(

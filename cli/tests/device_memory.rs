@@ -281,3 +281,99 @@ fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
     assert_eq!(out.code(), Some(0), "{}", out.report());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With a compute-unit budget (`--cu-budget 1`), attached programs' dispatches compete for
+/// the units: while one program's kernel spins on the only unit, another's kernels wait for
+/// it, and run once it is given back; a program killed while its kernel holds the unit has
+/// it taken back by the service.
+#[test]
+fn attached_programs_dispatches_compete_for_the_compute_unit_budget() {
+    let exe = common::build_hip(PROGRAM, "shared_memory");
+    let name = format!("test-cus-{}", std::process::id());
+    let out = hipshim_output([
+        "device",
+        "start",
+        "--name",
+        &name,
+        "--memory",
+        "64M",
+        "--cu-budget",
+        "1",
+        // A serialised runlist update would unmap the spinning kernel's queue, and wait for
+        // the kernel to end before it maps the other program's: the programs would wait for
+        // a slot, not for the unit.
+        "--serial-updates",
+        "0",
+    ]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    assert_eq!(counter(&status(&name), "cu_budget"), 1);
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("hipshim-devcu-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sub = |d: &str| {
+        let p = dir.join(d);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    };
+    let (hog_dir, queue_dir, killed_dir) = (sub("hog"), sub("queue"), sub("killed"));
+
+    let mut hog = spawn(role(
+        &exe,
+        &name,
+        &["hog", hog_dir.to_str().unwrap()],
+        &[("HSASIM_THREADS", "1")],
+    ));
+    wait_file(&hog_dir.join("ready"), &mut hog);
+    wait_status(&name, "saw the spinning kernel take the unit", |s| {
+        counter(s, "cu_in_use") == 1
+    });
+    let mut waiting = spawn(role(
+        &exe,
+        &name,
+        &["queue", queue_dir.to_str().unwrap(), "2"],
+        &[("HSASIM_THREADS", "0")],
+    ));
+    wait_status(&name, "saw the second program's kernel wait", |s| {
+        counter(s, "cu_waits") >= 1
+    });
+    assert!(
+        !queue_dir.join("ready").exists(),
+        "its kernels cannot have run"
+    );
+    std::fs::write(hog_dir.join("go"), b"").unwrap();
+    let out = hog.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    wait_file(&queue_dir.join("ready"), &mut waiting);
+    let s = wait_status(&name, "saw every unit back", |s| {
+        counter(s, "cu_in_use") == 0
+    });
+    assert_eq!(counter(&s, "cu_max_in_use"), 1, "{s}");
+    waiting.kill().unwrap();
+    waiting.wait().unwrap();
+
+    let mut killed = spawn(role(
+        &exe,
+        &name,
+        &["hog", killed_dir.to_str().unwrap()],
+        &[("HSASIM_THREADS", "1")],
+    ));
+    wait_file(&killed_dir.join("ready"), &mut killed);
+    wait_status(
+        &name,
+        "saw the killed program's kernel take the unit",
+        |s| counter(s, "cu_in_use") == 1,
+    );
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let s = wait_status(&name, "took the killed program's unit back", |s| {
+        counter(s, "cu_in_use") == 0
+    });
+    assert_eq!(counter(&s, "cu_reaped"), 1, "{s}");
+    let out = hipshim_output(["device", "stop", "--name", &name]);
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    let _ = std::fs::remove_dir_all(&dir);
+}

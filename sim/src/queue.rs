@@ -863,8 +863,33 @@ impl Queue {
         {
             return Err(invalid_packet(index, violation));
         } else {
+            // Attached processes' dispatches compete for the compute units of a device
+            // service that models a budget: this one runs on no more workers than the units
+            // it got, and holds them until it ends.
+            let lease = match &self.slot {
+                None => None,
+                Some(slot) => {
+                    let size =
+                        |grid: u32, group: u16| u64::from(grid).div_ceil(u64::from(group.max(1)));
+                    let workgroups = size(packet.grid_size_x, packet.workgroup_size_x)
+                        * size(packet.grid_size_y, packet.workgroup_size_y)
+                        * size(packet.grid_size_z, packet.workgroup_size_z);
+                    let give_up = || !self.is_active() || slot.service_gone();
+                    slot.compute_units(workgroups, &give_up).map_err(|_| {
+                        (
+                            status::ERROR,
+                            format!(
+                                "dispatch {index}: the queue stopped, or device service {} went, while it waited for compute units",
+                                slot.service_name()
+                            ),
+                        )
+                    })?
+                }
+            };
             let config = ExecConfig {
-                worker_threads: rt.config.workers,
+                worker_threads: lease.as_ref().map_or(rt.config.workers, |l| {
+                    rt.config.workers.min(l.units() as usize)
+                }),
                 compute_units: self.agent.compute_units,
                 max_wave_instructions: rt.config.max_wave_instructions,
                 timeout: Some(rt.config.dispatch_timeout),

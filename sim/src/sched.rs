@@ -158,6 +158,7 @@ impl Scheduler {
         }
         if self.device.name().is_some() {
             self.device.remove_process(self.pid);
+            self.device.release_compute_units_of(self.pid);
             self.device.kick();
         }
     }
@@ -307,6 +308,47 @@ impl QueueSlot {
     /// Where its doorbell's cell is: the device and the runlist index (the cell's index).
     pub fn doorbell_place(&self) -> (&Arc<Device>, usize) {
         (&self.sched.device, self.index)
+    }
+
+    /// Compute units for a dispatch of `workgroups` workgroups from the device service's
+    /// budget, when it models one (`Ok(None)` when not: the dispatch runs as if alone).
+    /// Waits while none is free; `Err` if `give_up()` holds meanwhile.
+    pub fn compute_units(
+        &self,
+        workgroups: u64,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<Option<CuLease<'_>>, GaveUp> {
+        let device = &self.sched.device;
+        if device.cu_budget() == 0 {
+            return Ok(None);
+        }
+        let want = u32::try_from(workgroups).unwrap_or(u32::MAX);
+        match device.take_compute_units(self.sched.pid, want, give_up) {
+            Some(grant) => Ok(Some(CuLease { device, grant })),
+            None => Err(GaveUp),
+        }
+    }
+}
+
+/// A dispatch stopped waiting for compute units ([`QueueSlot::compute_units`]).
+#[derive(Debug)]
+pub struct GaveUp;
+
+/// Compute units a dispatch holds while it runs ([`QueueSlot::compute_units`]).
+pub struct CuLease<'a> {
+    device: &'a Device,
+    grant: hsasim_sched::CuGrant,
+}
+
+impl CuLease<'_> {
+    pub fn units(&self) -> u32 {
+        self.grant.units
+    }
+}
+
+impl Drop for CuLease<'_> {
+    fn drop(&mut self) {
+        self.device.give_back_compute_units(self.grant);
     }
 }
 
