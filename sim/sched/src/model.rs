@@ -29,7 +29,12 @@
 //!   when its queue is unmapped; here a queue leaves its slot only between packets, so a
 //!   kernel that outlasts the quantum keeps its slot until it ends.
 //! - Contention between mapped queues for compute units, pipe arbitration and the doorbell
-//!   path: every mapped queue runs as if alone.
+//!   path: every mapped queue runs as if alone, unless a device service models a budget of
+//!   compute units ([`Params::cu_budget`], off by default): then each dispatch of an
+//!   attached process holds up to one unit per workgroup (at least one) while it runs, and
+//!   waits while none is free. That first model has no per-CU occupancy (waves per SIMD, LDS,
+//!   registers), no queue-priority or pipe order among waiting dispatches, and the ledger's
+//!   run share counts a dispatch's wait for units as running time.
 //!
 //! ## Where a queue's work is seen
 //! A queue of a process attached to a device service has a hardware queue descriptor
