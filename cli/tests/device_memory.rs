@@ -41,6 +41,39 @@ fn spawn(mut cmd: Command) -> Child {
         .expect("start the program")
 }
 
+/// A program the test started, killed when the test ends however it ends (a failed
+/// assertion included), so that none is left waiting for a file.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+/// A device service the test started, stopped when the test ends however it ends.
+struct Service(String);
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = common::hipshim(["device", "stop", "--name", &self.0]).output();
+    }
+}
+
 fn wait_file(path: &Path, child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(120);
     while !path.exists() {
@@ -207,6 +240,7 @@ fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
     const K: u64 = 5;
     let exe = common::build_hip(PROGRAM, "shared_memory");
     let name = format!("test-queues-{}", std::process::id());
+    let _service = Service(name.clone());
     let out = hipshim_output(["device", "start", "--name", &name, "--memory", "64M"]);
     assert_eq!(out.code(), Some(0), "{}", out.report());
     let dir: PathBuf =
@@ -215,7 +249,7 @@ fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
     for (round, threads) in ["1", "0"].into_iter().enumerate() {
         let run_dir = dir.join(threads);
         std::fs::create_dir_all(&run_dir).unwrap();
-        let mut program = spawn(role(
+        let mut program = Running(spawn(role(
             &exe,
             &name,
             &["queue", run_dir.to_str().unwrap(), &K.to_string()],
@@ -225,7 +259,7 @@ fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
                 ("HSASIM_THREADS", threads),
                 ("HSASIM_LARGE_BAR", if threads == "0" { "1" } else { "0" }),
             ],
-        ));
+        )));
         wait_file(&run_dir.join("ready"), &mut program);
         let pid = program.id();
         // The read index moves just after the last kernel's completion signal, which the
@@ -290,6 +324,7 @@ fn queues_rings_and_doorbells_are_the_services_and_go_with_a_killed_program() {
 fn attached_programs_dispatches_compete_for_the_compute_unit_budget() {
     let exe = common::build_hip(PROGRAM, "shared_memory");
     let name = format!("test-cus-{}", std::process::id());
+    let _service = Service(name.clone());
     let out = hipshim_output([
         "device",
         "start",
@@ -317,22 +352,22 @@ fn attached_programs_dispatches_compete_for_the_compute_unit_budget() {
     };
     let (hog_dir, queue_dir, killed_dir) = (sub("hog"), sub("queue"), sub("killed"));
 
-    let mut hog = spawn(role(
+    let mut hog = Running(spawn(role(
         &exe,
         &name,
         &["hog", hog_dir.to_str().unwrap()],
         &[("HSASIM_THREADS", "1")],
-    ));
+    )));
     wait_file(&hog_dir.join("ready"), &mut hog);
     wait_status(&name, "saw the spinning kernel take the unit", |s| {
         counter(s, "cu_in_use") == 1
     });
-    let mut waiting = spawn(role(
+    let mut waiting = Running(spawn(role(
         &exe,
         &name,
         &["queue", queue_dir.to_str().unwrap(), "2"],
         &[("HSASIM_THREADS", "0")],
-    ));
+    )));
     wait_status(&name, "saw the second program's kernel wait", |s| {
         counter(s, "cu_waits") >= 1
     });
@@ -341,12 +376,10 @@ fn attached_programs_dispatches_compete_for_the_compute_unit_budget() {
         "its kernels cannot have run"
     );
     std::fs::write(hog_dir.join("go"), b"").unwrap();
-    let out = hog.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let status = hog.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut hog.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
     wait_file(&queue_dir.join("ready"), &mut waiting);
     let s = wait_status(&name, "saw every unit back", |s| {
         counter(s, "cu_in_use") == 0
@@ -355,12 +388,12 @@ fn attached_programs_dispatches_compete_for_the_compute_unit_budget() {
     waiting.kill().unwrap();
     waiting.wait().unwrap();
 
-    let mut killed = spawn(role(
+    let mut killed = Running(spawn(role(
         &exe,
         &name,
         &["hog", killed_dir.to_str().unwrap()],
         &[("HSASIM_THREADS", "1")],
-    ));
+    )));
     wait_file(&killed_dir.join("ready"), &mut killed);
     wait_status(
         &name,
