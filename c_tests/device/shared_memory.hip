@@ -9,6 +9,12 @@
 //   hold DIR N   allocates N MiB, writes DIR/ready and waits to be killed
 //   again DIR    allocates, writes DIR/ready, waits for DIR/go, allocates again: that must
 //                fail (the service was stopped meanwhile); exits 3 when it does
+//   queue DIR K  launches K kernels on a stream of its own, synchronizes, checks their
+//                writes, writes DIR/ready and waits to be killed (the test reads the queue's
+//                indices and doorbell from outside)
+//   hog DIR      launches a kernel of one workgroup that spins until the host lets it go,
+//                writes DIR/ready, waits for DIR/go, lets the kernel go and synchronizes
+//                (on a service with a compute-unit budget, it holds a unit meanwhile)
 #include "../check.h"
 
 #include <unistd.h>
@@ -133,9 +139,56 @@ static int again(const std::string& dir) {
     return e == hipSuccess ? 0 : 3;
 }
 
+__global__ void stamp(int* p, int i) {
+    if (threadIdx.x == 0) p[i] = i + 1;
+}
+
+static int queue_role(const std::string& dir, int k) {
+    int* p = nullptr;
+    CHECK(hipMalloc(&p, k * sizeof(int)));
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    for (int i = 0; i < k; ++i) stamp<<<1, 64, 0, s>>>(p, i);
+    CHECK(hipStreamSynchronize(s));
+    int* host = static_cast<int*>(std::malloc(k * sizeof(int)));
+    CHECK(hipMemcpy(host, p, k * sizeof(int), hipMemcpyDeviceToHost));
+    int wrong = 0;
+    for (int i = 0; i < k; ++i) wrong += host[i] != i + 1;
+    EXPECT_EQ(wrong, 0);
+    std::free(host);
+    std::printf("queue kernels %d\n", k);
+    std::fflush(stdout);
+    publish(dir + "/ready", "", 0);
+    for (;;) pause();
+}
+
+__global__ void spin_until(volatile int* flag, int* out) {
+    while (*flag == 0) __builtin_amdgcn_s_sleep(100);
+    *out = 1;
+}
+
+static int hog(const std::string& dir) {
+    int* flag = nullptr;
+    CHECK(hipHostMalloc(&flag, sizeof(int)));
+    *flag = 0;
+    int* out = nullptr;
+    CHECK(hipMalloc(&out, sizeof(int)));
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+    spin_until<<<1, 64, 0, s>>>(flag, out);
+    publish(dir + "/ready", "", 0);
+    wait_for(dir + "/go");
+    __atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+    CHECK(hipStreamSynchronize(s));
+    int result = 0;
+    CHECK(hipMemcpy(&result, out, sizeof(int), hipMemcpyDeviceToHost));
+    EXPECT_EQ(result, 1);
+    return finish("hog");
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
-        std::fprintf(stderr, "usage: %s export|import|hold|again DIR [MIB]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s export|import|hold|again|queue|hog DIR [MIB|K]\n", argv[0]);
         return 2;
     }
     std::string role = argv[1], dir = argv[2];
@@ -143,6 +196,8 @@ int main(int argc, char** argv) {
     if (role == "import") return importer(dir);
     if (role == "hold" && argc > 3) return holder(dir, std::atoi(argv[3]));
     if (role == "again") return again(dir);
+    if (role == "queue" && argc > 3) return queue_role(dir, std::atoi(argv[3]));
+    if (role == "hog") return hog(dir);
     std::fprintf(stderr, "unknown role %s\n", role.c_str());
     return 2;
 }

@@ -5,8 +5,10 @@
 //! creates the shared segment (`/dev/shm/hsasim-device-NAME`) and the device memory
 //! (`/dev/shm/hsasim-device-NAME.mem`), runs the scheduler and removes the queues and frees
 //! the memory of processes that died; `start` returns once it is up. Programs attach with
-//! `HSASIM_DEVICE_SERVICE=NAME`. Each process still runs its own kernels on its own packet
-//! processors.
+//! `HSASIM_DEVICE_SERVICE=NAME`. Their queues' rings and indices are in the device memory
+//! and their doorbells in the segment, where the service reads them to see which queues have
+//! work, and `status` prints them as a KFD HQD dump would; each process still executes its
+//! own packets on its own packet processors.
 
 use hsasim_sched::{event_json, Device, Params};
 use std::io::Write;
@@ -69,6 +71,11 @@ pub struct SchedArgs {
     /// Time slices pass over queues with no work (1; a what-if).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1))]
     pub skip_idle: Option<u32>,
+    /// Compute units the dispatches of all attached processes share: a dispatch holds up to
+    /// one per workgroup while it runs and waits while none is free (0, the default: not
+    /// modelled, every dispatch runs as if alone).
+    #[arg(long, value_name = "CUS", value_parser = clap::value_parser!(u32).range(0..=4096))]
+    pub cu_budget: Option<u32>,
 }
 
 impl SchedArgs {
@@ -84,7 +91,7 @@ impl SchedArgs {
             update_ns: self.update_us.map_or(d.update_ns, |us| us * 1000),
             serial_updates: self.serial_updates.unwrap_or(d.serial_updates),
             skip_idle: self.skip_idle.unwrap_or(d.skip_idle),
-            ..d
+            cu_budget: self.cu_budget.unwrap_or(d.cu_budget),
         }
         .clamped()
     }
@@ -106,6 +113,7 @@ impl SchedArgs {
         put("update-us", self.update_us.map(|v| v.to_string()));
         put("serial-updates", self.serial_updates.map(|v| v.to_string()));
         put("skip-idle", self.skip_idle.map(|v| v.to_string()));
+        put("cu-budget", self.cu_budget.map(|v| v.to_string()));
         out
     }
 }
@@ -343,7 +351,7 @@ pub fn status_text(device: &Device) -> String {
     );
     let _ = writeln!(
         out,
-        "counters: slots_in_use={} max_slots_in_use={} runlist_updates={} oversubscribed_updates={} maps={} unmaps={} time_slices={} packets={} waits={} processes_reaped={} queues_registered={}",
+        "counters: slots_in_use={} max_slots_in_use={} runlist_updates={} oversubscribed_updates={} maps={} unmaps={} time_slices={} packets={} waits={} processes_reaped={} queues_registered={} queues_reaped={} work_from_doorbells={}",
         c.slots_in_use,
         c.max_slots_in_use,
         c.runlist_updates,
@@ -354,7 +362,9 @@ pub fn status_text(device: &Device) -> String {
         c.packets_started,
         c.waits,
         c.processes_reaped,
-        c.queues_registered
+        c.queues_registered,
+        c.queues_reaped,
+        c.work_from_doorbells
     );
     drop(table);
     let m = device.memory();
@@ -366,7 +376,7 @@ pub fn status_text(device: &Device) -> String {
         m.used,
         m.size - m.used,
         m.base,
-        m.allocations().len(),
+        m.allocations().len() - m.queue_memory().0,
         mc.allocations,
         mc.frees,
         mc.reaped,
@@ -375,25 +385,76 @@ pub fn status_text(device: &Device) -> String {
         mc.attaches,
         m.signals.iter().filter(|s| s.serial != 0).count()
     );
+    let cu = device.cu_status();
+    let _ = writeln!(
+        out,
+        "compute units: cu_budget={} cu_in_use={} cu_max_in_use={} cu_waits={} cu_reaped={}{}",
+        cu.budget,
+        cu.in_use,
+        cu.max_in_use,
+        cu.waits,
+        cu.reaped,
+        if cu.budget == 0 {
+            " (not modelled)"
+        } else {
+            ""
+        }
+    );
+    let (rings, ring_bytes) = m.queue_memory();
+    let _ = writeln!(
+        out,
+        "queues: rings={rings} ring_bytes={ring_bytes} doorbells={} rings_allocated={} rings_freed={} rings_reaped={} ring_reaped_bytes={}",
+        device.doorbells_in_use(),
+        mc.queue_allocations,
+        mc.queue_frees,
+        mc.queue_reaped,
+        mc.queue_reaped_bytes
+    );
     drop(m);
     let table = device.lock();
+    let mut rows: Vec<_> = table.live_queues().map(|(i, q)| (i, *q)).collect();
+    drop(table);
     if queues > 0 {
+        // Per queue, as a KFD HQD dump shows a hardware queue: the read and write indices
+        // (CP_HQD_PQ_RPTR, _WPTR), the doorbell's value and where the ring is
+        // (CP_HQD_PQ_BASE, its size), read from the device memory and the segment now.
         let _ = writeln!(
             out,
-            "{:>8} {:>9} {:>9} {:>8} {:>10} {:>5} {:>5}  work",
-            "pid", "queue_id", "doorbell", "priority", "state", "slot", "pipe"
+            "{:>8} {:>9} {:>9} {:>8} {:>10} {:>5} {:>5} {:>8} {:>8} {:>8} {:>16} {:>10}  work",
+            "pid",
+            "queue_id",
+            "doorbell",
+            "priority",
+            "state",
+            "slot",
+            "pipe",
+            "rptr",
+            "wptr",
+            "db_value",
+            "ring",
+            "ring_bytes"
         );
-        let mut rows: Vec<_> = table.live_queues().map(|(_, q)| *q).collect();
-        rows.sort_by_key(|q| (q.pid, q.queue_id));
-        for q in rows {
+        rows.sort_by_key(|(_, q)| (q.pid, q.queue_id));
+        for (index, q) in rows {
+            let hqd = match device.ring_state(index, &q.hqd) {
+                Some((read, write, doorbell)) => [
+                    read.to_string(),
+                    write.to_string(),
+                    doorbell.to_string(),
+                    format!("{:#x}", q.hqd.ring_base),
+                    q.hqd.ring_bytes.to_string(),
+                ],
+                None => std::array::from_fn(|_| "-".to_string()),
+            };
             let (slot, pipe) = if q.slot >= 0 {
                 (q.slot.to_string(), p.pipe_of(q.slot as u32).to_string())
             } else {
                 ("-".into(), "-".into())
             };
+            let [rptr, wptr, db_value, ring, ring_bytes] = hqd;
             let _ = writeln!(
                 out,
-                "{:>8} {:>9} {:>#9x} {:>8} {:>10} {:>5} {:>5}  {}",
+                "{:>8} {:>9} {:>#9x} {:>8} {:>10} {:>5} {:>5} {rptr:>8} {wptr:>8} {db_value:>8} {ring:>16} {ring_bytes:>10}  {}",
                 q.pid,
                 q.queue_id,
                 q.doorbell_offset,

@@ -16,10 +16,18 @@
 //! the allocation's serial and the service ([`export`](SharedVram::export)); attaching takes
 //! a reference in the table, so memory its owner frees stays until every importer detached
 //! or died.
+//!
+//! The AQL queues of an attached process live here too ([`SharedVram::queue_memory`]): each
+//! queue's `amd_queue_t` block and ring are one allocation of the queue kind, so the device
+//! service (the model of the command processor) reads their indices at the addresses the
+//! runlist records, and reaps them with the rest of a dead process's memory. Producers
+//! write packets with the CPU, so that range is mapped for the CPU at its device address
+//! even when the rest of the device memory is out of the CPU's reach (as ROCr puts rings in
+//! memory the CPU writes).
 
 use crate::error::{HsaError, HsaResult};
 use hsa_abi::hsa_amd_ipc_memory_t;
-use hsasim_sched::{Device, MemError};
+use hsasim_sched::{Device, MemError, Use};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
@@ -35,6 +43,8 @@ pub struct SharedVram {
     pid: u32,
     /// Names this service in IPC handles (its start time and pid, folded).
     tag: u32,
+    /// The whole range is mapped for the CPU at `base` (`HSASIM_LARGE_BAR=1`).
+    large_bar: bool,
 }
 
 // SAFETY: the mappings are fixed for the handle's life; the table is reached through the
@@ -133,7 +143,85 @@ impl SharedVram {
             // SAFETY: getpid has no preconditions.
             pid: unsafe { libc::getpid() } as u32,
             tag,
+            large_bar,
         })
+    }
+
+    /// Memory for an AQL queue's `amd_queue_t` block and ring (`len` bytes, whole pages):
+    /// an allocation of the queue kind, with this process's pid, readable and writable by
+    /// the CPU at its device address. Zeroed (fresh pages of the file).
+    pub fn queue_memory(self: &Arc<Self>, len: u64) -> HsaResult<QueueMemory> {
+        let what = "hsa_queue_create";
+        self.check_service(what)?;
+        let a = self
+            .device
+            .memory()
+            .allocate_for(len, self.pid, Use::Queue)
+            .map_err(|e| self.table_error(what, e))?;
+        let start = self.base + a.offset;
+        if !self.large_bar {
+            if let Err(e) = self.map_window(start, a.offset, a.len, true) {
+                tracing::error!(target: "hsasim", start = format_args!("{start:#x}"), "{what}: cannot map the queue's memory for the CPU: {e}");
+                let _ = self.free_queue_memory(a.offset, a.serial);
+                return Err(HsaError::OUT_OF_RESOURCES);
+            }
+        }
+        Ok(QueueMemory {
+            vram: self.clone(),
+            start,
+            len: a.len,
+            serial: a.serial,
+        })
+    }
+
+    /// Maps `[start, start + len)` of the device memory range (file offset `offset`) for the
+    /// CPU (`open`), or hides it again.
+    fn map_window(&self, start: u64, offset: u64, len: u64, open: bool) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let fd = match (open, self.device.memory_file()) {
+            (true, Some(f)) => f.as_raw_fd(),
+            (true, None) => return Err(std::io::Error::from_raw_os_error(libc::ENOENT)),
+            (false, _) => -1,
+        };
+        let (prot, flags) = if open {
+            (libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED)
+        } else {
+            (libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS)
+        };
+        // SAFETY: `[start, start + len)` lies in this handle's own reservation of the device
+        // memory range (mapped PROT_NONE in `attach`), which nothing else in the process
+        // uses, so MAP_FIXED replaces only pages of ours: the queue's, which no one touches
+        // before `queue_memory` returns or after its `QueueMemory` drops.
+        let p = unsafe {
+            libc::mmap(
+                start as *mut libc::c_void,
+                len as usize,
+                prot,
+                flags | libc::MAP_FIXED | libc::MAP_NORESERVE,
+                fd,
+                if open { offset as libc::off_t } else { 0 },
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Frees queue memory at `offset` if it is still the allocation of `serial` (the
+    /// runtime's shut-down may have freed it, and the range been allocated again, first).
+    fn free_queue_memory(&self, offset: u64, serial: u64) -> HsaResult {
+        let mut table = self.device.memory();
+        if table.get(offset).is_none_or(|a| a.serial != serial) {
+            return Ok(());
+        }
+        let released = table
+            .free(offset, self.pid)
+            .map_err(|e| self.table_error("hsa_queue_destroy", e))?;
+        if let Some((offset, len)) = released {
+            self.device.discard(offset, len);
+        }
+        Ok(())
     }
 
     pub fn size(&self) -> u64 {
@@ -263,6 +351,27 @@ impl Drop for SharedVram {
         if self.view != self.base {
             munmap(self.view, self.size);
         }
+    }
+}
+
+/// A queue's block and ring in the device memory ([`SharedVram::queue_memory`]); freed
+/// when dropped.
+pub struct QueueMemory {
+    vram: Arc<SharedVram>,
+    pub start: u64,
+    pub len: u64,
+    serial: u64,
+}
+
+impl Drop for QueueMemory {
+    fn drop(&mut self) {
+        let offset = self.start - self.vram.base;
+        if !self.vram.large_bar {
+            if let Err(e) = self.vram.map_window(self.start, offset, self.len, false) {
+                tracing::warn!(target: "hsasim", start = format_args!("{:#x}", self.start), "cannot hide a destroyed queue's memory from the CPU again: {e}");
+            }
+        }
+        let _ = self.vram.free_queue_memory(offset, self.serial);
     }
 }
 

@@ -16,6 +16,11 @@
 //! The segment has [`MAX_SIGNALS`](hsasim_sched::memory::MAX_SIGNALS) slots; a slot is free
 //! once its creator and every process that attached it let go of it, or died (the service
 //! reaps them with their memory).
+//!
+//! The doorbells of an attached process's queues are signals in the segment too, in its
+//! doorbell array (one cell per runlist entry, freed with the entry; [`doorbell`]): the
+//! service reads them to see which queues have work. Ringing one wakes the queue's own
+//! packet processor only (its bell), and no other process.
 
 use crate::error::{HsaError, HsaResult};
 use crate::signal::{Signal, SignalMemory, HUB};
@@ -37,22 +42,58 @@ pub static ON: AtomicBool = AtomicBool::new(false);
 static START: AtomicU64 = AtomicU64::new(0);
 static END: AtomicU64 = AtomicU64::new(0);
 
+/// Where this process maps the segment's doorbell cells, `[DOORBELLS_START, DOORBELLS_END)`.
+static DOORBELLS_START: AtomicU64 = AtomicU64::new(0);
+static DOORBELLS_END: AtomicU64 = AtomicU64::new(0);
+
 /// The segment the slots are in, while attached (for [`changed`]).
 static DEVICE: Mutex<Option<Arc<Device>>> = Mutex::new(None);
 
-/// A signal's place in the segment: dropping the last [`Signal`] that holds it gives the
-/// process's reference back.
+/// A signal's place in the segment: keeps the segment mapped while the [`Signal`] lives, and
+/// dropping the last one that holds an IPC signal gives the process's reference back.
 pub struct SharedRef {
     device: Arc<Device>,
     index: usize,
-    creator: bool,
+    role: Role,
+}
+
+enum Role {
+    Creator,
+    Attacher,
+    /// A queue's doorbell: its runlist entry owns the cell (and clears it when it goes).
+    Doorbell,
 }
 
 impl Drop for SharedRef {
     fn drop(&mut self) {
+        let creator = match self.role {
+            Role::Creator => true,
+            Role::Attacher => false,
+            Role::Doorbell => return,
+        };
         self.device
-            .release_signal(self.index, std::process::id(), self.creator);
+            .release_signal(self.index, std::process::id(), creator);
     }
+}
+
+/// The doorbell of the queue at runlist entry `index` of `device`: its cell made a doorbell
+/// signal of value 0.
+pub fn doorbell(device: &Arc<Device>, index: usize) -> Signal {
+    // SAFETY: a 64-byte, 64-aligned cell of the segment that the runlist entry just taken
+    // gives this queue alone, mapped while `device` (held by the signal's `SharedRef`) lives;
+    // accessed through atomics.
+    let memory: &'static SignalMemory = unsafe { &*device.doorbell_cell(index).cast() };
+    memory.init(hsa_abi::AMD_SIGNAL_KIND_DOORBELL, 0);
+    Signal::shared(
+        memory,
+        Vec::new(),
+        0,
+        SharedRef {
+            device: device.clone(),
+            index,
+            role: Role::Doorbell,
+        },
+    )
 }
 
 /// The IPC signals of one runtime attached to a device service.
@@ -83,6 +124,20 @@ impl IpcSignals {
         });
         START.store(start, Ordering::Release);
         END.store(start + len, Ordering::Release);
+        // Doorbells too (a kernel may ring a queue's doorbell, as on ROCr).
+        let (doorbells, doorbells_len) = device.doorbell_cells();
+        registry.add(crate::memory::Region {
+            start: doorbells,
+            host: doorbells,
+            len: doorbells_len,
+            kind: crate::memory::RegionKind::Internal,
+            owner,
+            global_flags: 0,
+            user_data: 0,
+            mapped_len: doorbells_len,
+        });
+        DOORBELLS_START.store(doorbells, Ordering::Release);
+        DOORBELLS_END.store(doorbells + doorbells_len, Ordering::Release);
         *DEVICE.lock() = Some(device.clone());
         let t = device.started_ns();
         IpcSignals {
@@ -139,7 +194,7 @@ impl IpcSignals {
             SharedRef {
                 device: self.device.clone(),
                 index,
-                creator: true,
+                role: Role::Creator,
             },
         ))
     }
@@ -206,7 +261,7 @@ impl IpcSignals {
             SharedRef {
                 device: self.device.clone(),
                 index,
-                creator: false,
+                role: Role::Attacher,
             },
         ))
     }
@@ -221,6 +276,8 @@ impl IpcSignals {
         ON.store(false, Ordering::SeqCst);
         START.store(0, Ordering::Release);
         END.store(0, Ordering::Release);
+        DOORBELLS_START.store(0, Ordering::Release);
+        DOORBELLS_END.store(0, Ordering::Release);
         *DEVICE.lock() = None;
     }
 }
@@ -231,11 +288,14 @@ fn check_word(words: &[u32; 8]) -> u32 {
         .fold(0x516a_1c0d, |acc, w| acc.rotate_left(9) ^ w)
 }
 
-/// The IPC signal slot `handle` names, if it is one and live (what [`crate::signal::live`]
-/// falls back to for handles outside the process's own signals).
+/// The IPC signal slot or doorbell cell `handle` names, if it is one and live (what
+/// [`crate::signal::live`] falls back to for handles outside the process's own signals).
 pub fn find(handle: u64) -> Option<&'static SignalMemory> {
-    let (start, end) = (START.load(Ordering::Acquire), END.load(Ordering::Acquire));
-    if handle < start || handle >= end || !(handle - start).is_multiple_of(64) {
+    let within = |start: &AtomicU64, end: &AtomicU64| {
+        let (start, end) = (start.load(Ordering::Acquire), end.load(Ordering::Acquire));
+        handle >= start && handle < end && (handle - start).is_multiple_of(64)
+    };
+    if !within(&START, &END) && !within(&DOORBELLS_START, &DOORBELLS_END) {
         return None;
     }
     // SAFETY: a slot of the segment's signal array, mapped while attached (START..END are

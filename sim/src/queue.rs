@@ -80,6 +80,9 @@ pub struct Queue {
     stall_since: Mutex<Option<Instant>>,
     /// Its place in the hardware scheduler's runlist, when the scheduler is modelled.
     slot: Option<crate::sched::QueueSlot>,
+    /// Its block and ring, when they are in a device service's memory (freed last, after
+    /// the runlist entry went).
+    shared: Option<crate::device_memory::QueueMemory>,
 }
 
 // SAFETY: the raw pointers are to mappings this queue owns for its whole life; every access
@@ -90,12 +93,134 @@ unsafe impl Sync for Queue {}
 
 impl Drop for Queue {
     fn drop(&mut self) {
+        if self.shared.is_some() {
+            // Its handle goes first; the memory goes with the field.
+            forget_shared_block(self.amd);
+            return;
+        }
         // SAFETY: the ring was mapped in `Queue::new`, is unregistered by
         // `Runtime::destroy_queue` before the last reference goes, and nothing else
         // references it once the queue is dropped.
         unsafe { unmap(self.ring, self.ring_bytes) };
         release_queue_block(self.amd);
     }
+}
+
+/// Where a queue's block and ring are while `Queue::new` builds it; gives them back if it
+/// fails.
+enum Placement {
+    Private {
+        amd: *mut amd_queue_t,
+        ring: *mut u8,
+        ring_bytes: u64,
+    },
+    Shared(Option<crate::device_memory::QueueMemory>),
+}
+
+impl Placement {
+    /// Private memory, or a device service's (`vram`): one allocation, the block's page
+    /// first, then the ring.
+    fn new(
+        vram: Option<&Arc<crate::device_memory::SharedVram>>,
+        ring_bytes: u64,
+    ) -> HsaResult<Self> {
+        if let Some(vram) = vram {
+            return Ok(Placement::Shared(Some(
+                vram.queue_memory(PAGE + ring_bytes)?,
+            )));
+        }
+        let ring = map_anon(ring_bytes)?;
+        match alloc_queue_block() {
+            Ok(amd) => Ok(Placement::Private {
+                amd,
+                ring,
+                ring_bytes,
+            }),
+            Err(e) => {
+                // SAFETY: just mapped, not shared.
+                unsafe { unmap(ring, ring_bytes) };
+                Err(e)
+            }
+        }
+    }
+
+    fn block_and_ring(&self) -> (*mut amd_queue_t, *mut u8) {
+        match self {
+            Placement::Private { amd, ring, .. } => (*amd, *ring),
+            Placement::Shared(m) => {
+                let start = m.as_ref().map_or(0, |m| m.start);
+                (start as *mut amd_queue_t, (start + PAGE) as *mut u8)
+            }
+        }
+    }
+
+    /// The queue takes the memory over.
+    fn keep(mut self) -> Option<crate::device_memory::QueueMemory> {
+        match &mut self {
+            Placement::Private { ring_bytes, .. } => {
+                *ring_bytes = 0;
+                None
+            }
+            Placement::Shared(m) => m.take(),
+        }
+    }
+}
+
+impl Drop for Placement {
+    fn drop(&mut self) {
+        if let Placement::Private {
+            amd,
+            ring,
+            ring_bytes,
+        } = *self
+        {
+            if ring_bytes != 0 {
+                // SAFETY: mapped by `Placement::new`, never handed out (`keep` zeroes the
+                // length of memory it hands out).
+                unsafe { unmap(ring, ring_bytes) };
+                release_queue_block(amd);
+            }
+        }
+    }
+}
+
+/// Most queues of this process with their block in a device service's memory: the
+/// runlist's limit, all processes together.
+const MAX_SHARED_BLOCKS: usize = hsasim_sched::model::MAX_QUEUES;
+
+/// The blocks of this process's queues in a device service's memory, outside the slab: the
+/// other handles [`live_indices`] accepts (0: a free entry).
+static SHARED_BLOCKS: [AtomicU64; MAX_SHARED_BLOCKS] =
+    [const { AtomicU64::new(0) }; MAX_SHARED_BLOCKS];
+
+fn remember_shared_block(amd: *mut amd_queue_t) -> HsaResult {
+    SHARED_BLOCKS
+        .iter()
+        .find(|b| {
+            b.compare_exchange(0, amd as u64, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        })
+        .map(|_| ())
+        .ok_or(HsaError::OUT_OF_RESOURCES)
+}
+
+fn forget_shared_block(amd: *mut amd_queue_t) {
+    if let Some(b) = SHARED_BLOCKS
+        .iter()
+        .find(|b| b.load(Ordering::Acquire) == amd as u64)
+    {
+        b.store(0, Ordering::Release);
+    }
+}
+
+/// The block `handle` names if it is a live queue's in a device service's memory.
+#[cold]
+fn shared_block(handle: u64) -> Option<*mut u8> {
+    (handle != 0
+        && SHARED_BLOCKS
+            .iter()
+            .any(|b| b.load(Ordering::Acquire) == handle))
+    .then_some(handle as *mut u8)
 }
 
 /// Where every queue's `amd_queue_t` lives (see [`Slab`]): one page each, 2^14 at most (64 MiB
@@ -145,13 +270,16 @@ impl QueueIndices {
 /// its block is reused, as the new queue: the client's error, never a fault.
 #[inline]
 pub fn live_indices(handle: u64) -> HsaResult<QueueIndices> {
-    let block = QUEUE_BLOCKS
-        .as_ref()
-        .and_then(|blocks| blocks.slot(handle))
-        .ok_or(HsaError::INVALID_QUEUE)?
-        .cast::<amd_queue_t>();
+    let block = match QUEUE_BLOCKS.as_ref().and_then(|blocks| blocks.slot(handle)) {
+        Some(block) => block,
+        None => shared_block(handle).ok_or(HsaError::INVALID_QUEUE)?,
+    }
+    .cast::<amd_queue_t>();
     // SAFETY: a block of the slab (mapped for the whole process, page-aligned; untouched ones
-    // read as zeros); `size` is read atomically as a live queue's producers never write it.
+    // read as zeros), or of a live queue in a device service's memory (mapped until the
+    // queue drops, which forgets it first: a client racing `hsa_queue_destroy` with its own
+    // index calls is outside HSA's rules); `size` is read atomically as a live queue's
+    // producers never write it.
     let size = unsafe { AtomicU32::from_ptr(std::ptr::addr_of_mut!((*block).hsa_queue.size)) };
     if size.load(Ordering::Acquire) == 0 {
         return Err(HsaError::INVALID_QUEUE);
@@ -170,15 +298,10 @@ impl Queue {
     pub fn new(rt: &Runtime, agent: Arc<Agent>, p: QueueParams) -> HsaResult<Arc<Queue>> {
         let ring_bytes =
             round_up(u64::from(p.size) * 64, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
-        let ring = map_anon(ring_bytes)?;
-        let amd = match alloc_queue_block() {
-            Ok(a) => a,
-            Err(e) => {
-                // SAFETY: just mapped, not shared.
-                unsafe { unmap(ring, ring_bytes) };
-                return Err(e);
-            }
-        };
+        // Attached to a device service, the block and ring are in its memory, where the
+        // service reads them.
+        let placement = Placement::new(rt.vram.as_ref(), ring_bytes)?;
+        let (amd, ring) = placement.block_and_ring();
         for slot in 0..u64::from(p.size) {
             // SAFETY: slot * 64 < ring_bytes; the ring is private until the queue is returned.
             unsafe {
@@ -190,38 +313,46 @@ impl Queue {
                 }
             }
         }
-        let doorbell = match rt
-            .signals
-            .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0)
-        {
-            Ok(doorbell) => doorbell,
-            Err(e) => {
-                // SAFETY: just mapped, not shared.
-                unsafe { unmap(ring, ring_bytes) };
-                release_queue_block(amd);
-                return Err(e);
-            }
-        };
-        doorbell.set_queue_ptr(amd as u64);
         let id = rt.config.queue_id_base + NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
         // KFD hands each queue a 64-bit doorbell in its process's doorbell page; the offset
         // follows the queue id, as the id does the process's own numbering.
         let doorbell_offset = id * 8;
-        let slot = match rt
+        let shared = matches!(placement, Placement::Shared(_));
+        let hqd = if shared {
+            hsasim_sched::Hqd {
+                ring_base: ring as u64,
+                ring_bytes,
+                read_index_addr: amd as u64
+                    + std::mem::offset_of!(amd_queue_t, read_dispatch_id) as u64,
+                write_index_addr: amd as u64
+                    + std::mem::offset_of!(amd_queue_t, write_dispatch_id) as u64,
+            }
+        } else {
+            hsasim_sched::Hqd::default()
+        };
+        let slot = rt
             .sched
             .as_ref()
-            .map(|s| s.register(id, doorbell_offset, HSA_AMD_QUEUE_PRIORITY_NORMAL))
-        {
-            None => None,
-            Some(Ok(slot)) => Some(slot),
-            Some(Err(e)) => {
-                // SAFETY: just mapped, not shared.
-                unsafe { unmap(ring, ring_bytes) };
-                release_queue_block(amd);
+            .map(|s| s.register(id, doorbell_offset, HSA_AMD_QUEUE_PRIORITY_NORMAL, hqd))
+            .transpose()?;
+        // A device service's queue rings the doorbell cell of its runlist entry.
+        let doorbell = match slot.as_ref().filter(|_| shared) {
+            Some(slot) => {
+                let (device, index) = slot.doorbell_place();
+                rt.signals
+                    .insert(crate::ipc_signal::doorbell(device, index))
+            }
+            None => rt
+                .signals
+                .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0)?,
+        };
+        doorbell.set_queue_ptr(amd as u64);
+        if shared {
+            if let Err(e) = remember_shared_block(amd) {
                 let _ = rt.signals.destroy(doorbell.handle());
                 return Err(e);
             }
-        };
+        }
         // SAFETY: `amd` is a zeroed block no one else uses, a page large and aligned, enough for
         // amd_queue_t; `size` goes in last (atomically), as it says the block is in use.
         unsafe {
@@ -257,6 +388,7 @@ impl Queue {
         if crate::capture::is_on() {
             crate::capture::queue_created(id, p.size, p.queue_type);
         }
+        let shared = placement.keep();
         Ok(Arc::new(Queue {
             amd,
             ring,
@@ -278,6 +410,7 @@ impl Queue {
             stalled_warned: AtomicBool::new(false),
             stall_since: Mutex::new(None),
             slot,
+            shared,
         }))
     }
 
@@ -730,8 +863,33 @@ impl Queue {
         {
             return Err(invalid_packet(index, violation));
         } else {
+            // Attached processes' dispatches compete for the compute units of a device
+            // service that models a budget: this one runs on no more workers than the units
+            // it got, and holds them until it ends.
+            let lease = match &self.slot {
+                None => None,
+                Some(slot) => {
+                    let size =
+                        |grid: u32, group: u16| u64::from(grid).div_ceil(u64::from(group.max(1)));
+                    let workgroups = size(packet.grid_size_x, packet.workgroup_size_x)
+                        * size(packet.grid_size_y, packet.workgroup_size_y)
+                        * size(packet.grid_size_z, packet.workgroup_size_z);
+                    let give_up = || !self.is_active() || slot.service_gone();
+                    slot.compute_units(workgroups, &give_up).map_err(|_| {
+                        (
+                            status::ERROR,
+                            format!(
+                                "dispatch {index}: the queue stopped, or device service {} went, while it waited for compute units",
+                                slot.service_name()
+                            ),
+                        )
+                    })?
+                }
+            };
             let config = ExecConfig {
-                worker_threads: rt.config.workers,
+                worker_threads: lease.as_ref().map_or(rt.config.workers, |l| {
+                    rt.config.workers.min(l.units() as usize)
+                }),
                 compute_units: self.agent.compute_units,
                 max_wave_instructions: rt.config.max_wave_instructions,
                 timeout: Some(rt.config.dispatch_timeout),

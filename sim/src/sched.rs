@@ -11,8 +11,12 @@
 //! is testing that `Option`.
 //!
 //! What is shared with a device service is the scheduling, the device memory
-//! ([`crate::device_memory`]) and IPC signals ([`crate::ipc_signal`]): each process still
-//! runs its own kernels on its own packet processors.
+//! ([`crate::device_memory`]), IPC signals ([`crate::ipc_signal`]) and the queues: each
+//! queue's `amd_queue_t` block and ring are in the device memory and its doorbell is the
+//! segment's doorbell cell of its runlist entry, which records where they are
+//! ([`hsasim_sched::Hqd`]), so the service decides from the ring whether the queue has work.
+//! Each process still executes its own packets on its own packet processors (their
+//! kernarguments, code objects and host memory live in that process).
 
 use crate::config::Config;
 use crate::error::{HsaError, HsaResult};
@@ -116,17 +120,19 @@ impl Scheduler {
         Ok(Some(sched))
     }
 
-    /// Adds a queue to the runlist.
+    /// Adds a queue to the runlist (`hqd`: where its ring, indices and doorbell are, for a
+    /// queue of a device service).
     pub fn register(
         self: &Arc<Self>,
         queue_id: u64,
         doorbell_offset: u64,
         priority: u32,
+        hqd: hsasim_sched::Hqd,
     ) -> HsaResult<QueueSlot> {
         let index = self
             .device
             .lock()
-            .register_queue(self.pid, queue_id, doorbell_offset, priority)
+            .register_hardware_queue(self.pid, queue_id, doorbell_offset, priority, hqd)
             .map_err(|full| {
                 tracing::error!(target: "hsasim::sched", ?full, "the runlist is full");
                 HsaError::OUT_OF_RESOURCES
@@ -151,7 +157,8 @@ impl Scheduler {
             let _ = h.join();
         }
         if self.device.name().is_some() {
-            self.device.lock().remove_process(self.pid);
+            self.device.remove_process(self.pid);
+            self.device.release_compute_units_of(self.pid);
             self.device.kick();
         }
     }
@@ -297,18 +304,61 @@ impl QueueSlot {
     pub fn service_name(&self) -> &str {
         self.sched.device.name().unwrap_or("(private)")
     }
+
+    /// Where its doorbell's cell is: the device and the runlist index (the cell's index).
+    pub fn doorbell_place(&self) -> (&Arc<Device>, usize) {
+        (&self.sched.device, self.index)
+    }
+
+    /// Compute units for a dispatch of `workgroups` workgroups from the device service's
+    /// budget, when it models one (`Ok(None)` when not: the dispatch runs as if alone).
+    /// Waits while none is free; `Err` if `give_up()` holds meanwhile.
+    pub fn compute_units(
+        &self,
+        workgroups: u64,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<Option<CuLease<'_>>, GaveUp> {
+        let device = &self.sched.device;
+        if device.cu_budget() == 0 {
+            return Ok(None);
+        }
+        let want = u32::try_from(workgroups).unwrap_or(u32::MAX);
+        match device.take_compute_units(self.sched.pid, want, give_up) {
+            Some(grant) => Ok(Some(CuLease { device, grant })),
+            None => Err(GaveUp),
+        }
+    }
+}
+
+/// A dispatch stopped waiting for compute units ([`QueueSlot::compute_units`]).
+#[derive(Debug)]
+pub struct GaveUp;
+
+/// Compute units a dispatch holds while it runs ([`QueueSlot::compute_units`]).
+pub struct CuLease<'a> {
+    device: &'a Device,
+    grant: hsasim_sched::CuGrant,
+}
+
+impl CuLease<'_> {
+    pub fn units(&self) -> u32 {
+        self.grant.units
+    }
+}
+
+impl Drop for CuLease<'_> {
+    fn drop(&mut self) {
+        self.device.give_back_compute_units(self.grant);
+    }
 }
 
 impl Drop for QueueSlot {
     fn drop(&mut self) {
-        let mut table = self.sched.device.lock();
         // After this process left a shared runlist (shut-down) the entry may be another
-        // process's queue by now.
-        let q = &table.queues[self.index];
-        if q.used != 0 && q.pid == self.sched.pid && q.queue_id == self.queue_id {
-            table.unregister_queue(self.index);
-        }
-        drop(table);
+        // process's queue by now: the device checks.
+        self.sched
+            .device
+            .unregister_queue(self.index, self.sched.pid, self.queue_id);
         self.sched.device.kick();
     }
 }

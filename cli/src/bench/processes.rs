@@ -59,7 +59,7 @@ pub struct ProcessesArgs {
     queue_ids: Vec<String>,
     /// Scheduler settings to compare, each `default`, `unlimited` or KEY=VALUE[+KEY=VALUE...]
     /// with keys slots, pipes, max-procs, quantum-us, map-us, unmap-us, update-us,
-    /// serial-updates, skip-idle (the rest as `hipshim device start`'s defaults).
+    /// serial-updates, skip-idle, cu-budget (the rest as `hipshim device start`'s defaults).
     #[arg(
         long,
         value_delimiter = ',',
@@ -111,6 +111,7 @@ pub fn parse_sched(spec: &str) -> Result<SchedArgs, String> {
             "update-us" => a.update_us = Some(n),
             "serial-updates" => a.serial_updates = Some(small()?.min(1)),
             "skip-idle" => a.skip_idle = Some(small()?.min(1)),
+            "cu-budget" => a.cu_budget = Some(small()?),
             other => return Err(format!("--sched {spec}: unknown key {other}")),
         }
     }

@@ -19,12 +19,19 @@
 //! service frees a dead process's allocations when it removes its queues. The segment also
 //! holds the IPC signals ([`SignalCell`], bookkept in the memory table) and a futex word,
 //! `signal_epoch`, that a change of any of them moves, so that a process waiting on one
-//! wakes for a store made by another. Each process
-//! still runs its own kernels in its own packet processors; queues, rings and doorbells in
-//! the segment would follow as a version 3.
+//! wakes for a store made by another.
+//!
+//! Version 3 adds the queues: each attached process's AQL queue has its `amd_queue_t` block
+//! and ring in the device memory (an allocation of [`Use::Queue`](crate::memory::Use), with
+//! its owner's pid, so the same address in every process) and its doorbell in a cell of the
+//! segment's doorbell array, one per runlist entry (index for index). The runlist entry
+//! records where they are ([`Hqd`]), and the scheduler decides from the indices and the
+//! doorbell whether a queue has work ([`Device::step`]), as the command processor reads a
+//! mapped queue's descriptor. The process's own packet processor still executes its
+//! packets: their kernarguments, code objects and host memory live in that process.
 
 use crate::memory::{MemTable, DEFAULT_BASE, MAX_SIGNALS};
-use crate::model::{Event, Params, Table};
+use crate::model::{ring_has_work, Event, Hqd, Params, Table, MAX_PROCS, MAX_QUEUES};
 use std::cell::UnsafeCell;
 use std::io;
 use std::ops::{Deref, DerefMut};
@@ -33,7 +40,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"HSASIMDV");
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// The shared block.
 #[repr(C)]
@@ -57,7 +64,57 @@ pub struct Shared {
     table: UnsafeCell<Table>,
     memory: UnsafeCell<MemTable>,
     signals: [SignalCell; MAX_SIGNALS],
+    /// The doorbell of runlist entry `i` is `doorbells[i]` (all zeroes while the entry is
+    /// free): an `amd_signal_t` of kind doorbell, whose value the queue's producers store.
+    doorbells: [SignalCell; MAX_QUEUES],
+    compute_units: CuPool,
 }
+
+/// The compute units the dispatches of every attached process draw from
+/// ([`Params::cu_budget`]; [`Device::take_compute_units`]): how many are in use, and how many
+/// each process holds, so that the service takes back what a dead process held.
+#[repr(C)]
+struct CuPool {
+    budget: AtomicU32,
+    in_use: AtomicU32,
+    max_in_use: AtomicU32,
+    /// Moves whenever units are given back: dispatches waiting for units sleep on it.
+    epoch: AtomicU32,
+    sleepers: AtomicU32,
+    reserved: AtomicU32,
+    /// Dispatches that found no unit free and waited.
+    waits: AtomicU64,
+    /// Units the service took back from processes that died holding them.
+    reaped: AtomicU64,
+    holders: [CuHolder; MAX_PROCS],
+}
+
+#[repr(C)]
+struct CuHolder {
+    pid: AtomicU32,
+    held: AtomicU32,
+}
+
+/// What the compute-unit budget stands at (all zero when it is not modelled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CuStatus {
+    pub budget: u32,
+    pub in_use: u32,
+    pub max_in_use: u32,
+    pub waits: u64,
+    pub reaped: u64,
+}
+
+/// Units a dispatch took ([`Device::take_compute_units`]): give them back with
+/// [`Device::give_back_compute_units`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CuGrant {
+    holder: usize,
+    pub units: u32,
+}
+
+/// Where ROCr's `amd_signal_t` keeps the value: its second 8-byte word (after `kind`).
+const SIGNAL_VALUE_WORD: usize = 1;
 
 /// The memory of one IPC signal: ROCr's 64-byte `amd_signal_t`, whose address in each process
 /// is that process's handle of the signal. All zeroes (kind invalid) while free.
@@ -165,6 +222,10 @@ pub struct Device {
     /// The segment's path when this handle created it (the service unlinks it on drop).
     owned_path: Option<PathBuf>,
     name: Option<String>,
+    /// A read-only mapping of the device memory, made the first time the scheduler or a
+    /// status reader looks at a queue's indices: (address, bytes, the device address of its
+    /// first byte).
+    view: std::sync::OnceLock<Option<(usize, usize, u64)>>,
 }
 
 // SAFETY: the block is only touched through atomics and, for the table, under its lock.
@@ -176,6 +237,10 @@ impl Drop for Device {
     fn drop(&mut self) {
         // SAFETY: our own mapping of `len` bytes, no longer used once the handle goes.
         unsafe { libc::munmap(self.shared.cast(), self.len) };
+        if let Some(Some((at, len, _))) = self.view.get() {
+            // SAFETY: the view this handle mapped; only read through `&self`, which is going.
+            unsafe { libc::munmap(*at as *mut libc::c_void, *len) };
+        }
         if let Some(path) = &self.owned_path {
             let _ = std::fs::remove_file(path);
             let _ = std::fs::remove_file(memory_path_of(path));
@@ -245,6 +310,8 @@ impl Device {
             (*(*shared).table.get()).init(params);
             (*(*shared).memory.get()).init(DEFAULT_BASE, memory_bytes);
             let s = &*shared;
+            let budget = (*s.table.get()).params.cu_budget;
+            s.compute_units.budget.store(budget, Ordering::Relaxed);
             s.version.store(VERSION, Ordering::Relaxed);
             s.service_pid.store(service_pid, Ordering::Relaxed);
             s.started_ns.store(now_ns(), Ordering::Relaxed);
@@ -263,6 +330,7 @@ impl Device {
             memory_file: None,
             owned_path: None,
             name: None,
+            view: std::sync::OnceLock::new(),
         })
     }
 
@@ -310,6 +378,7 @@ impl Device {
             memory_file: Some(memory_file),
             owned_path: Some(path),
             name: Some(name.to_string()),
+            view: std::sync::OnceLock::new(),
         })
     }
 
@@ -350,6 +419,7 @@ impl Device {
             memory_file,
             owned_path: None,
             name: Some(name.to_string()),
+            view: std::sync::OnceLock::new(),
         };
         let s = device.block();
         if s.magic.load(Ordering::Acquire) != MAGIC || s.version.load(Ordering::Relaxed) != VERSION
@@ -447,6 +517,233 @@ impl Device {
             self.block().signals.as_ptr() as u64,
             std::mem::size_of::<[SignalCell; MAX_SIGNALS]>() as u64,
         )
+    }
+
+    /// The doorbell cell of runlist entry `index` in this process's mapping.
+    pub fn doorbell_cell(&self, index: usize) -> *mut u8 {
+        self.block().doorbells[index].0.get().cast()
+    }
+
+    /// Where the doorbell cells lie in this process: (first cell's address, bytes).
+    pub fn doorbell_cells(&self) -> (u64, u64) {
+        (
+            self.block().doorbells.as_ptr() as u64,
+            std::mem::size_of::<[SignalCell; MAX_QUEUES]>() as u64,
+        )
+    }
+
+    fn cell_words(cell: &SignalCell) -> &[AtomicU64; 8] {
+        // SAFETY: a 64-byte cell of the mapped segment, which every process reads and writes
+        // only through atomics.
+        unsafe { &*cell.0.get().cast::<[AtomicU64; 8]>() }
+    }
+
+    /// The value runlist entry `index`'s producers last stored in its doorbell.
+    pub fn doorbell_value(&self, index: usize) -> i64 {
+        Self::cell_words(&self.block().doorbells[index])[SIGNAL_VALUE_WORD].load(Ordering::Acquire)
+            as i64
+    }
+
+    /// Clears the doorbell of a runlist entry that was just freed (under the table's lock,
+    /// before anyone can register there again).
+    fn clear_doorbell(&self, index: usize) {
+        for w in Self::cell_words(&self.block().doorbells[index]) {
+            w.store(0, Ordering::Release);
+        }
+    }
+
+    /// Doorbell cells in use (a kind other than 0, the invalid kind).
+    pub fn doorbells_in_use(&self) -> usize {
+        self.block()
+            .doorbells
+            .iter()
+            .filter(|c| Self::cell_words(c)[0].load(Ordering::Acquire) != 0)
+            .count()
+    }
+
+    /// The 8-byte word at device address `addr` (a queue's read or write index), read
+    /// through this process's own view of the device memory; `None` outside it.
+    pub fn read_device_u64(&self, addr: u64) -> Option<u64> {
+        let &(view, len, base) = self
+            .view
+            .get_or_init(|| {
+                use std::os::fd::AsRawFd;
+                let file = self.memory_file.as_ref()?;
+                let len = file.metadata().ok()?.len() as usize;
+                // SAFETY: a fresh read-only shared mapping of the device memory's file; the
+                // kernel picks the address.
+                let p = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        len,
+                        libc::PROT_READ,
+                        libc::MAP_SHARED | libc::MAP_NORESERVE,
+                        file.as_raw_fd(),
+                        0,
+                    )
+                };
+                let base = self.memory().base;
+                (p != libc::MAP_FAILED).then_some((p as usize, len, base))
+            })
+            .as_ref()?;
+        let offset = addr.checked_sub(base)?;
+        if !offset.is_multiple_of(8) || offset.checked_add(8)? > len as u64 {
+            return None;
+        }
+        // SAFETY: 8 aligned bytes inside the view, mapped while `self` lives; other
+        // processes write them concurrently, so the read is atomic.
+        let word = unsafe { AtomicU64::from_ptr((view + offset as usize) as *mut u64) };
+        Some(word.load(Ordering::Acquire))
+    }
+
+    /// What a queue's descriptor says now: (read index, write index, doorbell), or `None`
+    /// for a queue without one.
+    pub fn ring_state(&self, index: usize, hqd: &Hqd) -> Option<(u64, u64, i64)> {
+        if !hqd.is_shared() {
+            return None;
+        }
+        Some((
+            self.read_device_u64(hqd.read_index_addr)?,
+            self.read_device_u64(hqd.write_index_addr)?,
+            self.doorbell_value(index),
+        ))
+    }
+
+    /// Process `pid`'s queue `queue_id` at runlist entry `index` leaves the runlist, with its
+    /// doorbell (unless the entry is another's by now: the process left the runlist before).
+    pub fn unregister_queue(&self, index: usize, pid: u32, queue_id: u64) {
+        let mut table = self.lock();
+        let q = &table.queues[index];
+        if q.used != 0 && q.pid == pid && q.queue_id == queue_id {
+            table.unregister_queue(index);
+            self.clear_doorbell(index);
+        }
+    }
+
+    /// Process `pid` leaves the runlist with all its queues and their doorbells. Returns how
+    /// many queues it had.
+    pub fn remove_process(&self, pid: u32) -> usize {
+        let mut table = self.lock();
+        let indices = table.remove_process(pid);
+        for &i in &indices {
+            self.clear_doorbell(i);
+        }
+        indices.len()
+    }
+
+    /// The compute units dispatches share, 0 when not modelled.
+    pub fn cu_budget(&self) -> u32 {
+        self.block().compute_units.budget.load(Ordering::Relaxed)
+    }
+
+    /// Takes up to `want` compute units (at least one) for a dispatch of process `pid`,
+    /// sleeping while none is free. `None` when `give_up()` holds while it waits (asked at
+    /// least every 10 ms), when the budget is 0 (not modelled), or when more processes than
+    /// the table holds take units at once.
+    pub fn take_compute_units(
+        &self,
+        pid: u32,
+        want: u32,
+        give_up: &dyn Fn() -> bool,
+    ) -> Option<CuGrant> {
+        let pool = &self.block().compute_units;
+        let budget = pool.budget.load(Ordering::Relaxed);
+        if budget == 0 {
+            return None;
+        }
+        let holder = pool
+            .holders
+            .iter()
+            .position(|h| h.pid.load(Ordering::Acquire) == pid)
+            .or_else(|| {
+                pool.holders.iter().position(|h| {
+                    h.pid
+                        .compare_exchange(0, pid, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                })
+            })?;
+        let want = want.clamp(1, budget);
+        let mut waited = false;
+        loop {
+            let used = pool.in_use.load(Ordering::Acquire);
+            let free = budget.saturating_sub(used);
+            if free > 0 {
+                let units = want.min(free);
+                if pool
+                    .in_use
+                    .compare_exchange_weak(used, used + units, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    pool.holders[holder].held.fetch_add(units, Ordering::AcqRel);
+                    pool.max_in_use.fetch_max(used + units, Ordering::Relaxed);
+                    return Some(CuGrant { holder, units });
+                }
+                continue;
+            }
+            if !waited {
+                waited = true;
+                pool.waits.fetch_add(1, Ordering::Relaxed);
+            }
+            if give_up() {
+                return None;
+            }
+            // Counted in before the last look, so a give-back after it wakes us (it moves
+            // the epoch first, then reads the count).
+            let seen = pool.epoch.load(Ordering::SeqCst);
+            pool.sleepers.fetch_add(1, Ordering::SeqCst);
+            if pool.in_use.load(Ordering::SeqCst) >= budget {
+                futex_wait(&pool.epoch, seen, Duration::from_millis(10));
+            }
+            pool.sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Gives back the units of a dispatch that ended.
+    pub fn give_back_compute_units(&self, grant: CuGrant) {
+        let pool = &self.block().compute_units;
+        pool.holders[grant.holder]
+            .held
+            .fetch_sub(grant.units, Ordering::AcqRel);
+        pool.in_use.fetch_sub(grant.units, Ordering::SeqCst);
+        Self::units_returned(pool);
+    }
+
+    fn units_returned(pool: &CuPool) {
+        pool.epoch.fetch_add(1, Ordering::SeqCst);
+        if pool.sleepers.load(Ordering::SeqCst) != 0 {
+            futex_wake_all(&pool.epoch);
+        }
+    }
+
+    /// Process `pid` holds no units any more (it shut down, or died): its entry goes, and
+    /// whatever it still held returns to the budget. Returns the units taken back.
+    pub fn release_compute_units_of(&self, pid: u32) -> u32 {
+        let pool = &self.block().compute_units;
+        let Some(h) = pool
+            .holders
+            .iter()
+            .find(|h| h.pid.load(Ordering::Acquire) == pid && pid != 0)
+        else {
+            return 0;
+        };
+        let held = h.held.swap(0, Ordering::AcqRel);
+        h.pid.store(0, Ordering::Release);
+        if held > 0 {
+            pool.in_use.fetch_sub(held, Ordering::SeqCst);
+            Self::units_returned(pool);
+        }
+        held
+    }
+
+    pub fn cu_status(&self) -> CuStatus {
+        let pool = &self.block().compute_units;
+        CuStatus {
+            budget: pool.budget.load(Ordering::Relaxed),
+            in_use: pool.in_use.load(Ordering::Acquire),
+            max_in_use: pool.max_in_use.load(Ordering::Relaxed),
+            waits: pool.waits.load(Ordering::Relaxed),
+            reaped: pool.reaped.load(Ordering::Relaxed),
+        }
     }
 
     /// Clears a freed signal slot (under the memory lock, before anyone can take it again).
@@ -549,8 +846,12 @@ impl Device {
         if reap {
             for pid in table.live_pids() {
                 if !process_alive(pid) {
-                    table.remove_process(pid);
+                    let indices = table.remove_process(pid);
+                    for &i in &indices {
+                        self.clear_doorbell(i);
+                    }
                     table.counters.processes_reaped += 1;
+                    table.counters.queues_reaped += indices.len() as u64;
                     reaped = true;
                 }
             }
@@ -559,6 +860,25 @@ impl Device {
                 if !process_alive(pid) {
                     self.release_process(pid);
                 }
+            }
+            let pool = &self.block().compute_units;
+            for h in &pool.holders {
+                let pid = h.pid.load(Ordering::Acquire);
+                if pid != 0 && !process_alive(pid) {
+                    let held = self.release_compute_units_of(pid);
+                    pool.reaped.fetch_add(u64::from(held), Ordering::Relaxed);
+                }
+            }
+        }
+        // Which queues have work, from their rings and doorbells (queues of a device
+        // service; a private table has no descriptors).
+        for i in 0..MAX_QUEUES {
+            let q = &table.queues[i];
+            if q.used == 0 || !q.hqd.is_shared() {
+                continue;
+            }
+            if let Some((read, write, doorbell)) = self.ring_state(i, &q.hqd) {
+                table.observe_ring(i, ring_has_work(read, write, doorbell), now);
             }
         }
         let (changed, next) = table.tick(now, &mut events);

@@ -1,7 +1,8 @@
 //! hsasim's model of the GPU's hardware queue scheduler (see [`model`]) and the places its
 //! state lives (see [`device`]): in one process, or in shared memory owned by a device service
 //! that several processes attach to (`hipshim device start`, `HSASIM_DEVICE_SERVICE`), with
-//! that device's memory and IPC signals (see [`memory`]).
+//! that device's memory, IPC signals (see [`memory`]) and its queues' doorbells, with each
+//! queue's descriptor ([`Hqd`]: where its ring and indices are) in the runlist.
 //!
 //! Used by hsasim's packet processors (a packet starts only while its queue holds a slot) and
 //! by `hipshim device` / `hipshim bench processes`. No HSA symbols, so the CLI links it
@@ -11,9 +12,11 @@ pub mod device;
 pub mod memory;
 pub mod model;
 
-pub use device::{now_ns, process_alive, Device};
-pub use memory::{Allocation, MemCounters, MemError, MemTable};
-pub use model::{Counters, Event, Ledger, Params, QueueEntry, QueueState, Table};
+pub use device::{now_ns, process_alive, CuGrant, CuStatus, Device};
+pub use memory::{Allocation, MemCounters, MemError, MemTable, Use};
+pub use model::{
+    ring_has_work, Counters, Event, Hqd, Ledger, Params, QueueEntry, QueueState, Table,
+};
 
 /// One event as a JSON line (the device service's `--log` file, read by
 /// `hipshim trace merge --sched`). Times are CLOCK_MONOTONIC ns, the clock of hipshim traces.

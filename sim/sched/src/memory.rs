@@ -7,7 +7,9 @@
 //! attachments (another process's `hsa_amd_ipc_memory_attach` of an allocation). Each
 //! allocation records its owner's pid, so the device service frees what a dead process held;
 //! an allocation freed by its owner while attached elsewhere stays until its last
-//! attachment goes (as ROCr keeps exported memory alive for its importers).
+//! attachment goes (as ROCr keeps exported memory alive for its importers). The runtime's
+//! AQL queues (their `amd_queue_t` block and ring) are allocations too, of their own
+//! [`Use`], counted apart and never exported.
 
 /// Allocations are whole pages, as the GPU maps them.
 pub const GRANULE: u64 = 4096;
@@ -47,6 +49,17 @@ pub struct SignalEntry {
     pub holders: [u32; SIGNAL_HOLDERS],
 }
 
+/// What an allocation holds.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Use {
+    /// Memory a program allocated (`hsa_amd_memory_pool_allocate`, `hipMalloc`).
+    #[default]
+    Memory = 0,
+    /// An AQL queue's `amd_queue_t` block and ring: the runtime's, never exported.
+    Queue = 1,
+}
+
 /// One allocation: `[offset, offset + len)` of the device memory.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,6 +72,19 @@ pub struct Allocation {
     /// The allocating process; 0 once it freed the allocation (kept for attachments).
     pub owner: u32,
     pub attachments: u32,
+    /// A [`Use`] (a plain integer in the segment, which any process writes).
+    use_code: u32,
+    pub reserved: u32,
+}
+
+impl Allocation {
+    pub fn used_for(&self) -> Use {
+        if self.use_code == Use::Queue as u32 {
+            Use::Queue
+        } else {
+            Use::Memory
+        }
+    }
 }
 
 #[repr(C)]
@@ -81,6 +107,11 @@ pub struct MemCounters {
     /// Requests refused for want of memory or of table entries.
     pub refused: u64,
     pub attaches: u64,
+    /// The same four for queue memory ([`Use::Queue`]), which the ones above leave out.
+    pub queue_allocations: u64,
+    pub queue_frees: u64,
+    pub queue_reaped: u64,
+    pub queue_reaped_bytes: u64,
 }
 
 #[repr(C)]
@@ -145,6 +176,16 @@ impl MemTable {
 
     /// Allocates `len` bytes (rounded up to whole pages) for process `pid`, first fit.
     pub fn allocate(&mut self, len: u64, pid: u32) -> Result<Allocation, MemError> {
+        self.allocate_for(len, pid, Use::Memory)
+    }
+
+    /// [`MemTable::allocate`] of memory for `used_for`.
+    pub fn allocate_for(
+        &mut self,
+        len: u64,
+        pid: u32,
+        used_for: Use,
+    ) -> Result<Allocation, MemError> {
         let Some(len) = len
             .max(1)
             .checked_next_multiple_of(GRANULE)
@@ -177,13 +218,18 @@ impl MemTable {
             serial: self.next_serial,
             owner: pid,
             attachments: 0,
+            use_code: used_for as u32,
+            reserved: 0,
         };
         self.next_serial += 1;
         self.allocations.copy_within(index..n, index + 1);
         self.allocations[index] = a;
         self.count += 1;
         self.used += len;
-        self.counters.allocations += 1;
+        match used_for {
+            Use::Memory => self.counters.allocations += 1,
+            Use::Queue => self.counters.queue_allocations += 1,
+        }
         Ok(a)
     }
 
@@ -214,7 +260,10 @@ impl MemTable {
         if self.allocations[i].owner != pid {
             return Err(MemError::NotYours);
         }
-        self.counters.frees += 1;
+        match self.allocations[i].used_for() {
+            Use::Memory => self.counters.frees += 1,
+            Use::Queue => self.counters.queue_frees += 1,
+        }
         if self.allocations[i].attachments > 0 {
             self.allocations[i].owner = 0;
             return Ok(None);
@@ -227,7 +276,10 @@ impl MemTable {
     pub fn attach(&mut self, offset: u64, serial: u64, pid: u32) -> Result<Allocation, MemError> {
         let i = self
             .index_of(offset)
-            .filter(|&i| self.allocations[i].serial == serial && self.allocations[i].owner != 0)
+            .filter(|&i| {
+                let a = &self.allocations[i];
+                a.serial == serial && a.owner != 0 && a.used_for() == Use::Memory
+            })
             .ok_or(MemError::NotFound)?;
         let live = self.attach_count as usize;
         if let Some(t) = self.attached[..live]
@@ -354,6 +406,14 @@ impl MemTable {
         freed
     }
 
+    /// Queue memory in use, all processes together: (allocations, bytes).
+    pub fn queue_memory(&self) -> (usize, u64) {
+        self.allocations()
+            .iter()
+            .filter(|a| a.used_for() == Use::Queue)
+            .fold((0, 0), |(n, b), a| (n + 1, b + a.len))
+    }
+
     /// The pids that hold allocations, attachments or signals.
     pub fn holders(&self) -> Vec<u32> {
         let mut pids: Vec<u32> = self
@@ -403,8 +463,16 @@ impl MemTable {
                 i += 1;
                 continue;
             }
-            self.counters.reaped += 1;
-            self.counters.reaped_bytes += a.len;
+            match a.used_for() {
+                Use::Memory => {
+                    self.counters.reaped += 1;
+                    self.counters.reaped_bytes += a.len;
+                }
+                Use::Queue => {
+                    self.counters.queue_reaped += 1;
+                    self.counters.queue_reaped_bytes += a.len;
+                }
+            }
             if a.attachments > 0 {
                 self.allocations[i].owner = 0;
                 i += 1;

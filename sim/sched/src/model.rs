@@ -29,7 +29,21 @@
 //!   when its queue is unmapped; here a queue leaves its slot only between packets, so a
 //!   kernel that outlasts the quantum keeps its slot until it ends.
 //! - Contention between mapped queues for compute units, pipe arbitration and the doorbell
-//!   path: every mapped queue runs as if alone.
+//!   path: every mapped queue runs as if alone, unless a device service models a budget of
+//!   compute units ([`Params::cu_budget`], off by default): then each dispatch of an
+//!   attached process holds up to one unit per workgroup (at least one) while it runs, and
+//!   waits while none is free. That first model has no per-CU occupancy (waves per SIMD, LDS,
+//!   registers), no queue-priority or pipe order among waiting dispatches, and the ledger's
+//!   run share counts a dispatch's wait for units as running time.
+//!
+//! ## Where a queue's work is seen
+//! A queue of a process attached to a device service has a hardware queue descriptor
+//! ([`Hqd`]): where its ring, its read and write indices and its doorbell lie in the shared
+//! device memory and segment. The service reads them, as the command processor reads a
+//! mapped queue's descriptor, and decides from them whether the queue has work
+//! ([`ring_has_work`], [`Table::observe_ring`]); the process's packet processor still reports
+//! the packets it starts and ends, and still executes them (kernarguments, code objects and
+//! host memory live in that process).
 //! - The costs ([`Params::map_ns`], [`Params::unmap_ns`], [`Params::update_ns`]) are
 //!   assumptions to be replaced by measurements; no public source states them.
 
@@ -39,6 +53,8 @@ pub const MAX_PROCS: usize = 64;
 pub const MAX_QUEUES: usize = 512;
 /// Most hardware queue slots.
 pub const MAX_SLOTS: usize = 256;
+/// Largest compute-unit budget (MI300X has 304 CUs).
+pub const MAX_CU_BUDGET: u32 = 4096;
 
 /// The scheduler's parameters.
 #[repr(C)]
@@ -55,7 +71,10 @@ pub struct Params {
     /// 1: time slices pass over queues with no work (not what the hardware scheduler does; a
     /// what-if).
     pub skip_idle: u32,
-    pub reserved: u32,
+    /// Compute units the dispatches of every attached process draw from (a device service's
+    /// option; 0, the default: not modelled, each dispatch runs as if alone). See
+    /// [`crate::device::Device::take_compute_units`].
+    pub cu_budget: u32,
     /// How long a process keeps its slots while the runlist is oversubscribed.
     pub quantum_ns: u64,
     /// Mapping a queue into a slot (loading its descriptor).
@@ -74,7 +93,7 @@ impl Default for Params {
             max_procs: 8,
             serial_updates: 1,
             skip_idle: 0,
-            reserved: 0,
+            cu_budget: 0,
             quantum_ns: 10_000_000,
             map_ns: 20_000,
             unmap_ns: 50_000,
@@ -91,6 +110,7 @@ impl Params {
         self.max_procs = self.max_procs.clamp(1, MAX_PROCS as u32);
         self.serial_updates = self.serial_updates.min(1);
         self.skip_idle = self.skip_idle.min(1);
+        self.cu_budget = self.cu_budget.min(MAX_CU_BUDGET);
         self.quantum_ns = self.quantum_ns.max(1_000);
         self
     }
@@ -120,6 +140,11 @@ pub struct Counters {
     pub waits: u64,
     pub processes_reaped: u64,
     pub queues_registered: u64,
+    /// Queues removed because their process died.
+    pub queues_reaped: u64,
+    /// Times the scheduler found work in a queue's ring (doorbell and write index past the
+    /// read index) before its process reported a packet.
+    pub work_from_doorbells: u64,
     /// Time packets ran (summed over queues).
     pub busy_ns: u64,
     /// Time queues had a packet ready but no slot (summed over queues).
@@ -183,6 +208,34 @@ impl QueueState {
     }
 }
 
+/// Where a queue's state lies, as the hardware queue descriptor (MQD) KFD writes tells the
+/// command processor: the ring (`CP_HQD_PQ_BASE`, the size in `CP_HQD_PQ_CONTROL`), where
+/// the read index is reported (`CP_HQD_PQ_RPTR_REPORT_ADDR`) and where the write index is
+/// polled (`CP_HQD_PQ_WPTR_POLL_ADDR`): addresses in the device memory, the same in every
+/// attached process. The doorbell is the segment's doorbell cell of the queue's runlist
+/// index. All zero for a queue whose ring is private (a scheduler of one process).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hqd {
+    pub ring_base: u64,
+    pub ring_bytes: u64,
+    pub read_index_addr: u64,
+    pub write_index_addr: u64,
+}
+
+impl Hqd {
+    pub fn is_shared(&self) -> bool {
+        self.ring_bytes != 0
+    }
+}
+
+/// Whether a ring holds packets the command processor should fetch: the producer reserved
+/// past the read index (`write > read`) and rang the doorbell with a packet id at or past it
+/// (HSA's doorbell carries the id of the last packet published).
+pub fn ring_has_work(read: u64, write: u64, doorbell: i64) -> bool {
+    write > read && doorbell >= 0 && doorbell as u64 >= read
+}
+
 /// One user queue in the runlist.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -212,6 +265,8 @@ pub struct QueueEntry {
     pub since_ns: u64,
     /// When the current mapping or unmapping completes.
     pub until_ns: u64,
+    /// Where its ring, indices and doorbell are (device service only).
+    pub hqd: Hqd,
 }
 
 impl QueueEntry {
@@ -328,6 +383,18 @@ impl Table {
         doorbell_offset: u64,
         priority: u32,
     ) -> Result<usize, Full> {
+        self.register_hardware_queue(pid, queue_id, doorbell_offset, priority, Hqd::default())
+    }
+
+    /// [`Table::register_queue`] of a queue whose ring the scheduler can read (`hqd`).
+    pub fn register_hardware_queue(
+        &mut self,
+        pid: u32,
+        queue_id: u64,
+        doorbell_offset: u64,
+        priority: u32,
+        hqd: Hqd,
+    ) -> Result<usize, Full> {
         if self.proc_index(pid).is_none() {
             let free = self
                 .procs
@@ -357,6 +424,7 @@ impl Table {
             doorbell_offset,
             priority,
             seq,
+            hqd,
             ..QueueEntry::default()
         };
         self.counters.queues_registered += 1;
@@ -383,8 +451,9 @@ impl Table {
         self.count_slots();
     }
 
-    /// Removes a process and all its queues (it exited or died). Returns how many queues it had.
-    pub fn remove_process(&mut self, pid: u32) -> usize {
+    /// Removes a process and all its queues (it exited or died). Returns the runlist indices
+    /// its queues had.
+    pub fn remove_process(&mut self, pid: u32) -> Vec<usize> {
         let indices: Vec<usize> = (0..MAX_QUEUES)
             .filter(|&i| self.queues[i].used != 0 && self.queues[i].pid == pid)
             .collect();
@@ -394,7 +463,7 @@ impl Table {
         if let Some(p) = self.proc_index(pid) {
             self.procs[p] = ProcEntry::default();
         }
-        indices.len()
+        indices
     }
 
     pub fn set_priority(&mut self, index: usize, priority: u32) {
@@ -451,6 +520,36 @@ impl Table {
         self.counters.busy_ns += ran;
         self.ledger_for(pid).busy_ns += ran;
         evict
+    }
+
+    /// What the scheduler read in queue `index`'s descriptor at `now` (`has_work`: see
+    /// [`ring_has_work`]). Work makes the queue ready and, if it holds no slot it may run in,
+    /// starts its wait for one (counted from here, not from when its packet processor asks);
+    /// an empty ring with no packet running makes it idle. Returns whether the queue became
+    /// ready.
+    pub fn observe_ring(&mut self, index: usize, has_work: bool, now: u64) -> bool {
+        let q = &mut self.queues[index];
+        if q.used == 0 {
+            return false;
+        }
+        if !has_work {
+            if q.busy == 0 {
+                q.pending = 0;
+            }
+            return false;
+        }
+        let fresh = q.pending == 0;
+        q.pending = 1;
+        let runnable = q.state() == QueueState::Mapped && q.evict == 0;
+        if q.busy == 0 && !runnable && q.waiting == 0 {
+            q.waiting = 1;
+            q.since_ns = now;
+            self.counters.waits += 1;
+        }
+        if fresh {
+            self.counters.work_from_doorbells += 1;
+        }
+        fresh
     }
 
     /// The queue's ring ran empty at `now`.
