@@ -320,7 +320,7 @@ fn global_halves(w: &Wave, i: &Inst, c: &Ctx, exec: u64, size: u64) -> Option<Ha
 /// Loads of whole dwords (not 8 bytes: see [`load`]) through [`global_halves`]; false when
 /// the access has no such form.
 #[inline(always)]
-fn load_halves(w: &mut Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
+fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
     let exec = w.exec();
     let Some(Halves { origin, row, dense }) = global_halves(w, i, c, exec, size) else {
         return false;
@@ -330,6 +330,7 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
     if dense {
         let first = w.v[row][0] as u64;
         let src = origin.wrapping_add(first) as usize as *const u32;
+        c.strides.note(c.pc, w.id, src as u64, LANES as u64 * size);
         for k in 0..words {
             let reg = &mut w.v[(d + k) & 511];
             if words == 1 {
