@@ -345,15 +345,27 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
         }
         return true;
     }
-    if exec == u64::MAX && words == 1 {
+    if words == 1 {
         // The common gather (a row broadcast to a lane group, a column, an index): one
         // straight loop. The offsets are copied first: the destination may be their register.
         let offs: [u32; LANES] = w.v[row];
         let reg = &mut w.v[d & 511];
-        for l in 0..LANES {
-            let p = origin.wrapping_add(offs[l] as u64) as usize as *const u32;
-            // SAFETY: global_halves translated the span holding every lane's bytes.
-            reg[l] = unsafe { std::ptr::read_unaligned(p) };
+        if exec == u64::MAX {
+            for l in 0..LANES {
+                let p = origin.wrapping_add(offs[l] as u64) as usize as *const u32;
+                // SAFETY: global_halves translated the span holding every lane's bytes.
+                reg[l] = unsafe { std::ptr::read_unaligned(p) };
+            }
+        } else {
+            let mut active = exec;
+            while active != 0 {
+                let l = active.trailing_zeros() as usize;
+                active &= active - 1;
+                let p = origin.wrapping_add(offs[l] as u64) as usize as *const u32;
+                // SAFETY: global_halves translated the span holding every active lane's
+                // bytes.
+                reg[l] = unsafe { std::ptr::read_unaligned(p) };
+            }
         }
         return true;
     }
