@@ -13,9 +13,14 @@ pub struct Strides {
 
 const STRIDE_SLOTS: usize = 8;
 
+/// How many strides ahead to prefetch: one loop trip of a grid-stride reduction takes
+/// about a tenth of a microsecond here, less than the host's memory latency (on a 2-core
+/// host, one worker: 1 stride ahead 1,130, 4 ahead 1,670, 8 ahead 1,480 M lane-instr/s).
+const AHEAD: u64 = 4;
+
 impl Strides {
     /// Notes a back-to-back load of `bytes` at host address `host` by the instruction at
-    /// `pc` of wave `wave`, and prefetches where the same stride leads next time.
+    /// `pc` of wave `wave`, and prefetches where the same stride leads [`AHEAD`] loads on.
     /// Prefetches never fault and change nothing a program can see, so a wrong guess (an
     /// address outside the guest's memory) costs only the hint.
     #[inline(always)]
@@ -26,7 +31,7 @@ impl Strides {
             let stride = host.wrapping_sub(slot.1) as i64;
             // Beyond 4 KiB the host's prefetchers do not follow; below, they do.
             if stride.unsigned_abs() > 4096 && stride.unsigned_abs() < 1 << 30 {
-                let ahead = host.wrapping_add(stride as u64);
+                let ahead = host.wrapping_add((stride as u64).wrapping_mul(AHEAD));
                 let mut line = 0;
                 while line < bytes {
                     prefetch(ahead.wrapping_add(line));
