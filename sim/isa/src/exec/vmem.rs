@@ -268,9 +268,15 @@ fn global_halves(w: &Wave, i: &Inst, c: &Ctx, exec: u64, size: u64) -> Option<Ha
             let hi = &w.v[(row + 1) & 511];
             let h0 = hi[exec.trailing_zeros() as usize];
             let mut differ = 0u32;
-            for l in 0..LANES {
-                let active = exec >> l & 1 != 0;
-                differ |= if active { hi[l] ^ h0 } else { 0 };
+            if exec == u64::MAX {
+                for l in 0..LANES {
+                    differ |= hi[l] ^ h0;
+                }
+            } else {
+                for l in 0..LANES {
+                    let active = exec >> l & 1 != 0;
+                    differ |= if active { hi[l] ^ h0 } else { 0 };
+                }
             }
             if differ != 0 {
                 return None;
