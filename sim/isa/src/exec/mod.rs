@@ -13,6 +13,7 @@ pub mod round;
 pub mod salu;
 pub mod smem;
 pub mod sopp;
+pub mod stride;
 pub mod tlb;
 pub mod valu;
 pub mod vmem;
@@ -69,6 +70,8 @@ pub struct Ctx<'a> {
     pub info: &'a DispatchInfo,
     /// Flat index of the workgroup (for HW_ID-style registers).
     pub wg_index: u64,
+    /// The strides of the workgroup's recent back-to-back loads, for prefetching.
+    pub(crate) strides: stride::Strides,
 }
 
 impl<'a> Ctx<'a> {
@@ -89,6 +92,7 @@ impl<'a> Ctx<'a> {
             pc: 0,
             info,
             wg_index,
+            strides: stride::Strides::default(),
         }
     }
 

@@ -241,8 +241,219 @@ fn flat_addrs(w: &Wave, i: &Inst, a: &mut [u64; LANES]) -> bool {
     }
 }
 
+/// A FLAT/GLOBAL access whose active lanes' addresses are one 64-bit base plus a 32-bit
+/// offset each (how compiled code addresses an array: an SGPR base and a VGPR offset, or a
+/// VGPR pair whose high halves agree) and lie in one translation.
+struct Halves {
+    /// The host address of lane offset 0: a lane's bytes start at `origin + offset`.
+    origin: u64,
+    /// The register holding the lanes' 32-bit offsets.
+    row: usize,
+    /// All 64 lanes active and back to back, ascending.
+    dense: bool,
+}
+
+/// The [`Halves`] form of a non-scratch FLAT access of `size` bytes per lane, when it has
+/// one; `None` sends the access to the 64-bit address path, which gives the same result.
+/// Works on the 32-bit halves the registers hold: no 64-bit address per lane is built.
+#[inline(always)]
+fn global_halves(w: &Wave, i: &Inst, c: &Ctx, exec: u64, size: u64) -> Option<Halves> {
+    if exec == 0 {
+        return None;
+    }
+    let row = (i.src[0] as usize).wrapping_sub(256) & 511;
+    let base = match i.seg {
+        2 if i.saddr != 0x7f => w.sreg64(i.saddr),
+        0 | 2 => {
+            let hi = &w.v[(row + 1) & 511];
+            let h0 = hi[exec.trailing_zeros() as usize];
+            let mut differ = 0u32;
+            if exec == u64::MAX {
+                for l in 0..LANES {
+                    differ |= hi[l] ^ h0;
+                }
+            } else {
+                for l in 0..LANES {
+                    let active = exec >> l & 1 != 0;
+                    differ |= if active { hi[l] ^ h0 } else { 0 };
+                }
+            }
+            if differ != 0 {
+                return None;
+            }
+            (h0 as u64) << 32
+        }
+        _ => return None,
+    };
+    let lo = &w.v[row];
+    let (mut least, mut most) = (u32::MAX, 0u32);
+    if exec == u64::MAX {
+        for l in 0..LANES {
+            least = least.min(lo[l]);
+            most = most.max(lo[l]);
+        }
+    } else {
+        for l in 0..LANES {
+            let active = exec >> l & 1 != 0;
+            least = least.min(if active { lo[l] } else { u32::MAX });
+            most = most.max(if active { lo[l] } else { 0 });
+        }
+    }
+    // The 64-bit path wraps; an access that would wrap takes that path.
+    let imm = i.imm as i64;
+    let start = base.checked_add(least as u64)?.checked_add_signed(imm)?;
+    let top = base.checked_add(most as u64)?.checked_add_signed(imm)?;
+    if top >= SHARED_BASE {
+        return None;
+    }
+    let end = top.checked_add(size)?;
+    let host = c.translate(start, end - start)?;
+    let origin = host
+        .wrapping_sub(start)
+        .wrapping_add(base)
+        .wrapping_add(imm as u64);
+    let mut dense = exec == u64::MAX
+        && lo[0] == least
+        && most as u64 == least as u64 + (LANES as u64 - 1) * size;
+    if dense {
+        for l in 0..LANES {
+            dense &= lo[l] == lo[0].wrapping_add((l as u64 * size) as u32);
+        }
+    }
+    Some(Halves { origin, row, dense })
+}
+
+/// Loads of whole dwords (not 8 bytes: see [`load`]) through [`global_halves`]; false when
+/// the access has no such form.
+#[inline(always)]
+fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
+    let exec = w.exec();
+    let Some(Halves { origin, row, dense }) = global_halves(w, i, c, exec, size) else {
+        return false;
+    };
+    let d = (i.dst as usize).wrapping_sub(256);
+    let words = (size / 4) as usize;
+    if dense {
+        let first = w.v[row][0] as u64;
+        let src = origin.wrapping_add(first) as usize as *const u32;
+        c.strides.note(c.pc, w.id, src as u64, LANES as u64 * size);
+        for k in 0..words {
+            let reg = &mut w.v[(d + k) & 511];
+            if words == 1 {
+                // SAFETY: global_halves translated src .. src + 64 * 4.
+                *reg = unsafe { std::ptr::read_unaligned(src as *const [u32; LANES]) };
+            } else {
+                for l in 0..LANES {
+                    // SAFETY: global_halves translated src .. src + 64 * size.
+                    reg[l] = unsafe { std::ptr::read_unaligned(src.add(l * words + k)) };
+                }
+            }
+        }
+        return true;
+    }
+    if words == 1 {
+        // The common gather (a row broadcast to a lane group, a column, an index): one
+        // straight loop. The offsets are copied first: the destination may be their register.
+        let offs: [u32; LANES] = w.v[row];
+        let reg = &mut w.v[d & 511];
+        if exec == u64::MAX {
+            for l in 0..LANES {
+                let p = origin.wrapping_add(offs[l] as u64) as usize as *const u32;
+                // SAFETY: global_halves translated the span holding every lane's bytes.
+                reg[l] = unsafe { std::ptr::read_unaligned(p) };
+            }
+        } else {
+            let mut active = exec;
+            while active != 0 {
+                let l = active.trailing_zeros() as usize;
+                active &= active - 1;
+                let p = origin.wrapping_add(offs[l] as u64) as usize as *const u32;
+                // SAFETY: global_halves translated the span holding every active lane's
+                // bytes.
+                reg[l] = unsafe { std::ptr::read_unaligned(p) };
+            }
+        }
+        return true;
+    }
+    // Eight lanes at a time: each group's offsets are read before its lanes are written,
+    // so a destination that is also the offset register reads the old offsets.
+    for chunk in 0..LANES / 8 {
+        let m = (exec >> (8 * chunk)) as u8;
+        if m == 0 {
+            continue;
+        }
+        let mut offs = [0u32; 8];
+        offs.copy_from_slice(&w.v[row][8 * chunk..8 * chunk + 8]);
+        for k in 0..words {
+            let mut v = [0u32; 8];
+            for j in 0..8 {
+                let p = origin.wrapping_add(offs[j] as u64) as usize as *const u32;
+                if m == u8::MAX || m >> j & 1 != 0 {
+                    // SAFETY: global_halves translated the span holding every active
+                    // lane's bytes.
+                    v[j] = unsafe { std::ptr::read_unaligned(p.add(k)) };
+                }
+            }
+            let reg = &mut w.v[(d + k) & 511][8 * chunk..8 * chunk + 8];
+            if m == u8::MAX {
+                reg.copy_from_slice(&v);
+            } else {
+                for j in 0..8 {
+                    if m >> j & 1 != 0 {
+                        reg[j] = v[j];
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Stores of whole dwords through [`global_halves`], register by register and lane by
+/// lane as the other paths (lanes that overlap leave the same bytes); false when the
+/// access has no such form.
+#[inline(always)]
+fn store_halves(w: &Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
+    let exec = w.exec();
+    let Some(Halves { origin, row, dense }) = global_halves(w, i, c, exec, size) else {
+        return false;
+    };
+    let s = (i.src[1] as usize).wrapping_sub(256);
+    let words = (size / 4) as usize;
+    let offs = &w.v[row];
+    for k in 0..words {
+        let reg = &w.v[(s + k) & 511];
+        if dense {
+            let dst = origin.wrapping_add(offs[0] as u64) as usize as *mut u32;
+            if words == 1 {
+                // SAFETY: global_halves translated dst .. dst + 64 * 4.
+                unsafe { std::ptr::write_unaligned(dst as *mut [u32; LANES], *reg) };
+            } else {
+                for l in 0..LANES {
+                    // SAFETY: global_halves translated dst .. dst + 64 * size.
+                    unsafe { std::ptr::write_unaligned(dst.add(l * words + k), reg[l]) };
+                }
+            }
+            continue;
+        }
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                let p = origin.wrapping_add(offs[l] as u64) as usize as *mut u32;
+                // SAFETY: global_halves translated the span holding every active lane's
+                // bytes.
+                unsafe { std::ptr::write_unaligned(p.add(k), reg[l]) };
+            }
+        }
+    }
+    true
+}
+
 simd_handler! {
     pub fn flat_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let size = access_bytes(i.op, i.info.w[0]);
+        if !matches!(i.op, 16..=19 | 32..=37) && size != 8 && load_halves(w, i, c, size) {
+            return Ok(Step::Continue);
+        }
         let mut addrs = [0u64; LANES];
         let private = flat_addrs(w, i, &mut addrs);
         load(w, i, c, &addrs, private, i.op)
@@ -251,6 +462,10 @@ simd_handler! {
 
 simd_handler! {
     pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let size = access_bytes(i.op, i.info.w[0]);
+        if !matches!(i.op, 24..=27) && size != 8 && store_halves(w, i, c, size) {
+            return Ok(Step::Continue);
+        }
         let mut addrs = [0u64; LANES];
         let private = flat_addrs(w, i, &mut addrs);
         store(w, i, c, &addrs, private, i.op)
