@@ -6,8 +6,9 @@
 //! on the device would hang. CUDA answers every call in such a child with an initialization
 //! error; hipshim does the same (`hipErrorNotInitialized`, code 3, which is also what
 //! `hipErrorInitializationError` means) from the first call on, once the runtime had been
-//! initialised before the fork. A child that `exec`s starts afresh, and a process that forks
-//! before its first HIP call may use HIP in the child normally.
+//! initialised before the fork, except for the queries in [`answered_in_child`]. A child that
+//! `exec`s starts afresh, and a process that forks before its first HIP call may use HIP in
+//! the child normally.
 //!
 //! Asked once per call, in the API shells (`api::call`, `api::call_void`), before anything that
 //! could take a lock; every path into the runtime starts there. This module is a leaf: the
@@ -24,6 +25,43 @@ static WATCHING: Once = Once::new();
 #[inline(always)]
 pub fn in_forked_child() -> bool {
     IN_CHILD.load(Ordering::Relaxed)
+}
+
+/// Whether `api` is answered in a forked child: the calls whose answer the runtime fixed when
+/// it started (devices, their properties and attributes, the links and access between them,
+/// versions) and that read it from memory with no device thread, HSA call or lock; the current
+/// device is a thread-local of the forking thread, which the child is. AMD's runtime answers
+/// these there too (hip-tests' `hipP2pLinkTypeAndHopFunc` forks children that ask them). Not
+/// here: flags and limits (behind the device's lock), memory info (asks the HSA runtime), and
+/// everything that runs on the device. Error names and the last error go through shells that
+/// never refuse (`call_plain`).
+pub fn answered_in_child(api: &str) -> bool {
+    matches!(
+        api,
+        "hipInit"
+            | "hipGetDeviceCount"
+            | "hipGetDevice"
+            | "hipSetDevice"
+            | "hipDeviceGet"
+            | "hipGetDeviceProperties"
+            | "hipGetDevicePropertiesR0000"
+            | "hipGetDevicePropertiesR0600"
+            | "hipDeviceGetAttribute"
+            | "hipDeviceGetName"
+            | "hipDeviceGetPCIBusId"
+            | "hipDeviceGetByPCIBusId"
+            | "hipDeviceTotalMem"
+            | "hipDeviceComputeCapability"
+            | "hipDeviceGetUuid"
+            | "hipChooseDevice"
+            | "hipChooseDeviceR0000"
+            | "hipChooseDeviceR0600"
+            | "hipRuntimeGetVersion"
+            | "hipDriverGetVersion"
+            | "hipDeviceCanAccessPeer"
+            | "hipDeviceGetP2PAttribute"
+            | "hipExtGetLinkTypeAndHopCount"
+    )
 }
 
 /// Called once the runtime is initialised: a child forked from now on must not use it.

@@ -159,7 +159,13 @@ fn call_observed(name: &'static str, body: impl FnOnce() -> HipResult) -> hipErr
     let recording = crate::trace::recording();
     let logging = tracing::enabled!(target: "hipshim::api", tracing::Level::DEBUG);
     if crate::fork_guard::in_forked_child() {
-        // Before anything that could take a lock a vanished parent thread holds.
+        // Before anything that could take a lock a vanished parent thread holds; the queries
+        // answered from host state run without the log or the recorder, which may.
+        if crate::fork_guard::answered_in_child(name) && crate::runtime::started() {
+            let result = run_caught(name, body);
+            record(to_code(result));
+            return to_code(result);
+        }
         crate::fork_guard::report_once(name);
         record(HipError::NOT_INITIALIZED.code());
         return HipError::NOT_INITIALIZED.code();

@@ -44,6 +44,8 @@ pub struct Runtime {
     pub config: Config,
     pub hsa: HsaRuntime,
     pub devices: Vec<Device>,
+    /// What the HSA runtime says about each pair of devices (`peer`).
+    pub peers: peer::PeerTable,
 }
 
 impl Runtime {
@@ -131,12 +133,14 @@ pub fn runtime() -> HipResult<&'static Runtime> {
             for device in &mut devices {
                 device.info.cooperative_multi_device_launch = multi_device_launch;
             }
+            let peers = peer::PeerTable::survey(&devices);
             tracing::info!(devices = devices.len(), "hipshim runtime ready");
             crate::fork_guard::watch();
             Ok(Runtime {
                 config,
                 hsa,
                 devices,
+                peers,
             })
         })
         .as_ref()
@@ -157,6 +161,12 @@ impl Runtime {
         }
         self.device(CURRENT_DEVICE.with(Cell::get))
     }
+}
+
+/// Whether the runtime has started (or failed to), asked without starting it or waiting for a start
+/// under way: a forked child must never wait for a thread it does not have.
+pub fn started() -> bool {
+    RUNTIME.get().is_some()
 }
 
 pub fn init(flags: u32) -> HipResult {

@@ -33,10 +33,61 @@ fn device_at(rt: &Runtime, ordinal: i32) -> HipResult<&Device> {
         .ok_or(HipError::INVALID_DEVICE)
 }
 
+/// What the HSA runtime says about each ordered pair of devices, asked once when the runtime
+/// starts: the peer queries then read memory and call nothing, which also lets a child of
+/// `fork()` answer them (`fork_guard`).
+pub struct PeerTable {
+    count: usize,
+    /// Row `from`, column `to`; the diagonal is never asked.
+    pairs: Vec<Pair>,
+}
+
+struct Pair {
+    /// Whether `from`'s agent may be granted `to`'s device memory.
+    reaches: HipResult<bool>,
+    /// The link hops from `from`'s agent to `to`'s device pool.
+    links: HipResult<Vec<hsa_amd_memory_pool_link_info_t>>,
+}
+
+impl PeerTable {
+    pub(super) fn survey(devices: &[Device]) -> Self {
+        let pairs = devices
+            .iter()
+            .flat_map(|from| devices.iter().map(move |to| (from, to)))
+            .map(|(from, to)| {
+                if from.index == to.index {
+                    return Pair {
+                        reaches: Ok(false),
+                        links: Ok(Vec::new()),
+                    };
+                }
+                Pair {
+                    reaches: to
+                        .device_pool
+                        .access_of(from.agent)
+                        .map(|access| access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED)
+                        .map_err(HipError::from),
+                    links: to
+                        .device_pool
+                        .links_from(from.agent)
+                        .map_err(HipError::from),
+                }
+            })
+            .collect();
+        Self {
+            count: devices.len(),
+            pairs,
+        }
+    }
+
+    fn pair(&self, from: &Device, to: &Device) -> &Pair {
+        &self.pairs[from.index * self.count + to.index]
+    }
+}
+
 /// Whether `device`'s agent may be granted `peer`'s device memory.
-fn reaches(device: &Device, peer: &Device) -> HipResult<bool> {
-    let access = peer.device_pool.access_of(device.agent)?;
-    Ok(access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED)
+fn reaches(rt: &Runtime, device: &Device, peer: &Device) -> HipResult<bool> {
+    rt.peers.pair(device, peer).reaches
 }
 
 /// `hipDeviceCanAccessPeer`: 0 for the device itself (whatever the ordinal, as AMD checks that
@@ -46,7 +97,7 @@ pub fn can_access_peer(device: i32, peer: i32) -> HipResult<bool> {
     if device == peer {
         return Ok(false);
     }
-    reaches(device_at(rt, device)?, device_at(rt, peer)?)
+    reaches(rt, device_at(rt, device)?, device_at(rt, peer)?)
 }
 
 /// `hipDeviceEnablePeerAccess`: the current device may reach `peer`'s memory, existing and
@@ -97,7 +148,7 @@ pub fn disable_peer_access(peer: i32) -> HipResult {
 /// device that does not exist, one the HSA runtime never lets it reach) as an invalid device.
 fn peerable<'a>(rt: &'a Runtime, current: &Device, peer: i32) -> HipResult<&'a Device> {
     let peer_device = device_at(rt, peer)?;
-    if peer_device.index == current.index || !reaches(current, peer_device)? {
+    if peer_device.index == current.index || !reaches(rt, current, peer_device)? {
         tracing::warn!(
             device = current.index,
             peer,
@@ -118,8 +169,12 @@ pub mod p2p_attr {
 
 /// The link hops from `from`'s agent to `to`'s memory; at least one (two devices are never one
 /// agent).
-fn links(from: &Device, to: &Device) -> HipResult<Vec<hsa_amd_memory_pool_link_info_t>> {
-    let links = to.device_pool.links_from(from.agent)?;
+fn links<'a>(
+    rt: &'a Runtime,
+    from: &Device,
+    to: &Device,
+) -> HipResult<&'a [hsa_amd_memory_pool_link_info_t]> {
+    let links = rt.peers.pair(from, to).links.as_deref().map_err(|e| *e)?;
     if links.is_empty() {
         tracing::warn!(
             from = from.index,
@@ -139,15 +194,15 @@ pub fn p2p_attribute(attr: u32, src: i32, dst: i32) -> HipResult<i32> {
     }
     let (from, to) = (device_at(rt, src)?, device_at(rt, dst)?);
     match attr {
-        p2p_attr::PERFORMANCE_RANK => Ok(links(from, to)?[0].link_type as i32),
-        p2p_attr::ACCESS_SUPPORTED => Ok(reaches(from, to)?.into()),
+        p2p_attr::PERFORMANCE_RANK => Ok(links(rt, from, to)?[0].link_type as i32),
+        p2p_attr::ACCESS_SUPPORTED => Ok(reaches(rt, from, to)?.into()),
         p2p_attr::NATIVE_ATOMIC_SUPPORTED => {
-            let first = links(from, to)?[0];
+            let first = links(rt, from, to)?[0];
             Ok((first.atomic_support_32bit || first.atomic_support_64bit).into())
         }
         // Arrays have an opaque layout: only between devices of one architecture.
         p2p_attr::HIP_ARRAY_ACCESS_SUPPORTED => {
-            Ok((from.info.gcn_arch == to.info.gcn_arch && reaches(from, to)?).into())
+            Ok((from.info.gcn_arch == to.info.gcn_arch && reaches(rt, from, to)?).into())
         }
         _ => {
             tracing::warn!(attr, "hipDeviceGetP2PAttribute: unknown attribute");
@@ -163,7 +218,7 @@ pub fn link_type_and_hop_count(device1: i32, device2: i32) -> HipResult<(u32, u3
     if device1 == device2 || device1 < 0 || device2 < 0 {
         return Err(HipError::INVALID_VALUE);
     }
-    let links = links(device_at(rt, device1)?, device_at(rt, device2)?)?;
+    let links = links(rt, device_at(rt, device1)?, device_at(rt, device2)?)?;
     let link_type = links[0].link_type;
     let distance: u32 = links.iter().map(|l| l.numa_distance).sum();
     let one_hop = if link_type == HSA_AMD_LINK_INFO_TYPE_XGMI {
