@@ -350,7 +350,10 @@ fn lanes(w: &Wave) -> impl Iterator<Item = usize> {
 fn check_modifiers(i: &Inst, c: &Ctx) -> Result<(), DispatchError> {
     for (bit, name) in [(A16, "a16"), (D16, "d16"), (LWE, "lwe")] {
         if i.seg & bit != 0 {
-            return Err(c.illegal(format!("{}: the {name} modifier is not supported", i.info.name)));
+            return Err(c.illegal(format!(
+                "{}: the {name} modifier is not supported",
+                i.info.name
+            )));
         }
     }
     Ok(())
@@ -360,7 +363,8 @@ fn check_modifiers(i: &Inst, c: &Ctx) -> Result<(), DispatchError> {
 /// coordinates; a texel outside the image reads zeros and drops writes.
 pub fn image_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     check_modifiers(i, c)?;
-    let img = parse_image(rsrc(w, i.saddr)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
+    let img =
+        parse_image(rsrc(w, i.saddr)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
     let mip = matches!(i.op, OP_LOAD_MIP | OP_STORE_MIP);
     let store = matches!(i.op, OP_STORE | OP_STORE_MIP);
     let va = i.src[0] as usize - 256;
@@ -413,7 +417,8 @@ pub fn image_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
 /// level in the address register.
 pub fn image_get_resinfo(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     check_modifiers(i, c)?;
-    let img = parse_image(rsrc(w, i.saddr)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
+    let img =
+        parse_image(rsrc(w, i.saddr)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
     let va = i.src[0] as usize - 256;
     for lane in lanes(w).collect::<Vec<_>>() {
         let level = w.vlane(va, lane);
@@ -465,8 +470,10 @@ fn weight(f: f32) -> f32 {
 /// does not matter): point or (bi/tri)linear filtering, each axis under its clamp mode.
 pub fn image_sample(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     check_modifiers(i, c)?;
-    let img = parse_image(rsrc(w, i.saddr)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
-    let smp = parse_sampler(samp(w, i.imm2)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
+    let img =
+        parse_image(rsrc(w, i.saddr)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
+    let smp =
+        parse_sampler(samp(w, i.imm2)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
     let int = matches!(img.num, Num::Uint | Num::Sint);
     if int && smp.linear {
         return Err(c.illegal(format!(
@@ -501,7 +508,11 @@ pub fn image_sample(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
             if !unnorm {
                 u *= ext[k] as f32;
             }
-            let linear = if k == 2 { smp.z_linear && smp.linear } else { smp.linear };
+            let linear = if k == 2 {
+                smp.z_linear && smp.linear
+            } else {
+                smp.linear
+            };
             taps[k][0] = if linear {
                 let p = u - 0.5;
                 let i0 = p.floor();
