@@ -17,7 +17,7 @@
 //! S#: 0:2..0/5..3/8..6 CLAMP_X/Y/Z (0 wrap, 1 mirror, 2 clamp to last texel, 3 mirror
 //! once, 6 border); 0:11..9 MAX_ANISO_RATIO (0 only); 0:15 FORCE_UNNORMALIZED;
 //! 2:21..20 XY_MAG_FILTER, 2:23..22 XY_MIN_FILTER (0 point, 1 bilinear; they must agree);
-//! 2:25..24 Z_FILTER (0 none/point, 1 linear, for 3D images); 3:31..30 BORDER_COLOR_TYPE
+//! 2:25..24 Z_FILTER (3D images: 1 point, 2 linear, 0 none: as XY); 3:31..30 BORDER_COLOR_TYPE
 //! (0 transparent black, 1 opaque black, 2 opaque white).
 
 use super::half::{f16_to_f32, f32_to_f16};
@@ -231,7 +231,7 @@ fn parse_sampler(s: [u32; 4]) -> Result<Sampler, String> {
         ));
     }
     let z = bits(s[2], 24, 2);
-    if z > 1 {
+    if z > 2 {
         return Err(format!("sampler z filter {z} is not supported"));
     }
     let border = match bits(s[3], 30, 2) {
@@ -244,7 +244,7 @@ fn parse_sampler(s: [u32; 4]) -> Result<Sampler, String> {
         clamp: [clamp(0)?, clamp(1)?, clamp(2)?],
         unnormalized: bits(s[0], 15, 1) != 0,
         linear: mag == 1,
-        z_linear: z == 1,
+        z_linear: z == 2 || (z == 0 && mag == 1),
         border,
     })
 }
@@ -508,11 +508,7 @@ pub fn image_sample(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
             if !unnorm {
                 u *= ext[k] as f32;
             }
-            let linear = if k == 2 {
-                smp.z_linear && smp.linear
-            } else {
-                smp.linear
-            };
+            let linear = if k == 2 { smp.z_linear } else { smp.linear };
             taps[k][0] = if linear {
                 let p = u - 0.5;
                 let i0 = p.floor();
