@@ -2,6 +2,9 @@
 //! (T#) and sampler (S#) the way the module documents them, runs one image instruction in
 //! a hand-made kernel over 64 lanes, and checks every lane against a host reference.
 
+// Lanes and components index several parallel arrays (got, want, addr) in these checks.
+#![allow(clippy::needless_range_loop)]
+
 mod common;
 
 use common::*;
@@ -341,7 +344,7 @@ fn image_load_addresses_1d_3d_and_arrays() {
         for l in 0..64 {
             let [x, y, z, _] = addr[l];
             let want = match ty {
-                T1D => (x < w).then(|| x as usize),
+                T1D => (x < w).then_some(x as usize),
                 T2D => (x < w && y < h).then(|| (x + pitch * y) as usize),
                 T3D | T2DA => {
                     (x < w && y < h && z < d3).then(|| (x + pitch * (y + h * z)) as usize)

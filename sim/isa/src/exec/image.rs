@@ -198,7 +198,7 @@ fn parse_image(t: [u32; 8]) -> Result<Image, String> {
 enum Clamp {
     Wrap,
     Mirror,
-    ClampLast,
+    LastTexel,
     MirrorOnce,
     Border,
 }
@@ -216,7 +216,7 @@ fn parse_sampler(s: [u32; 4]) -> Result<Sampler, String> {
     let clamp = |k: u32| match bits(s[0], 3 * k, 3) {
         0 => Ok(Clamp::Wrap),
         1 => Ok(Clamp::Mirror),
-        2 => Ok(Clamp::ClampLast),
+        2 => Ok(Clamp::LastTexel),
         3 => Ok(Clamp::MirrorOnce),
         6 => Ok(Clamp::Border),
         m => Err(format!("sampler clamp mode {m} is not supported")),
@@ -453,7 +453,7 @@ fn address(m: Clamp, i: i64, n: u32) -> Option<u32> {
                 k
             }
         }
-        Clamp::ClampLast => i.clamp(0, n - 1),
+        Clamp::LastTexel => i.clamp(0, n - 1),
         Clamp::MirrorOnce => (if i < 0 { -i - 1 } else { i }).min(n - 1),
         Clamp::Border if (0..n).contains(&i) => i,
         Clamp::Border => return None,
