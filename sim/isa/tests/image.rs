@@ -772,3 +772,99 @@ fn device_library_image_functions_run() {
         }
     }
 }
+
+#[test]
+fn image_sample_trilinear_3d_and_point_int_1d_array() {
+    let (w, h, d) = (3i64, 2i64, 4i64);
+    let n = (w * h * d) as usize;
+    let vals: Vec<f32> = (0..n).map(|k| (k * 7 % 11) as f32 - 3.0).collect();
+    let mut img = Aligned::new(256, 256);
+    for (k, v) in vals.iter().enumerate() {
+        img.bytes()[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    let mem = Ranges::default();
+    mem.add(img.addr(), 4 * n as u64);
+    let dims = [w, h, d];
+    for clamp in [0u32, 2] {
+        let t = t_sharp(img.addr(), 4, FLOAT, T3D, [3, 2, 4], 3, IDENTITY);
+        // Z_FILTER 0 (none) follows the XY filter.
+        let mut s = s_sharp(clamp, true, true, 0);
+        s[2] &= !(3 << 24);
+        let dsc = desc(t, s);
+        let addr: [[u32; 4]; 64] = std::array::from_fn(|l| {
+            let c = [
+                l as f32 * 0.29 - 2.0,
+                l as f32 * 0.13 - 1.0,
+                l as f32 * 0.17 - 3.0,
+            ];
+            [c[0].to_bits(), c[1].to_bits(), c[2].to_bits(), 0]
+        });
+        let got = run(
+            image_word(SAMPLE, 1, false),
+            &dsc,
+            &addr,
+            &[[0; 4]; 64],
+            &mem,
+        );
+        for l in 0..64 {
+            let q = |f: f32| (f * 256.0).round() / 256.0;
+            let mut i0 = [0i64; 3];
+            let mut fr = [0f32; 3];
+            for k in 0..3 {
+                let p = f32::from_bits(addr[l][k]) - 0.5;
+                i0[k] = p.floor() as i64;
+                fr[k] = q(p - p.floor());
+            }
+            let mut want = 0.0f32;
+            for corner in 0..8 {
+                let mut wt = 1.0f32;
+                let mut idx = [0i64; 3];
+                for k in 0..3 {
+                    let hi = corner >> k & 1;
+                    wt *= if hi == 1 { fr[k] } else { 1.0 - fr[k] };
+                    idx[k] = wrap(clamp, i0[k] + hi, dims[k]).unwrap();
+                }
+                if wt != 0.0 {
+                    want += wt * vals[(idx[0] + w * (idx[1] + h * idx[2])) as usize];
+                }
+            }
+            let g = f32::from_bits(got[l][0]);
+            assert!(
+                (g - want).abs() <= 1e-4,
+                "clamp {clamp} lane {l}: {g} want {want}"
+            );
+        }
+    }
+    // A 1D array of 3 layers of 5 sint16 texels, point-sampled with normalized x and the
+    // layer rounded to the nearest and clamped.
+    let f = Fmt {
+        dfmt: 2,
+        nfmt: SINT,
+        chans: 1,
+        bits: 16,
+    };
+    let mut img = pattern(2 * 15, 5);
+    mem.add(img.addr(), 30);
+    let t = t_sharp(img.addr(), f.dfmt, f.nfmt, T1DA, [5, 1, 3], 5, IDENTITY);
+    let dsc = desc(t, s_sharp(1, false, false, 0));
+    let addr: [[u32; 4]; 64] = std::array::from_fn(|l| {
+        let u = l as f32 * 0.07 - 1.3;
+        let layer = l as f32 * 0.09 - 0.8;
+        [u.to_bits(), layer.to_bits(), 0, 0]
+    });
+    let got = run(
+        image_word(SAMPLE, 1, false),
+        &dsc,
+        &addr,
+        &[[0; 4]; 64],
+        &mem,
+    );
+    let bytes = img.bytes().to_vec();
+    for l in 0..64 {
+        let u = f32::from_bits(addr[l][0]) * 5.0;
+        let x = wrap(1, u.floor() as i64, 5).unwrap();
+        let layer = (f32::from_bits(addr[l][1]).round_ties_even().max(0.0) as i64).min(2);
+        let want = texel(&bytes, 2 * (x + 5 * layer) as usize, f)[0];
+        assert_eq!(got[l][0], want, "lane {l}");
+    }
+}
