@@ -342,6 +342,7 @@ fn write_result(w: &mut Wave, i: &Inst, lane: usize, v: [u32; 4]) {
     }
 }
 
+/// The lanes under EXEC, read once (handlers write registers while they iterate).
 fn lanes(w: &Wave) -> impl Iterator<Item = usize> {
     let exec = w.exec();
     (0..LANES).filter(move |l| exec >> l & 1 != 0)
@@ -370,7 +371,7 @@ pub fn image_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     let va = i.src[0] as usize - 256;
     let n = img.coords();
     let ext = img.extent();
-    for lane in lanes(w).collect::<Vec<_>>() {
+    for lane in lanes(w) {
         let mut t = [0u32; 3];
         for (k, slot) in t.iter_mut().enumerate().take(n) {
             *slot = w.vlane(va + k, lane);
@@ -420,7 +421,7 @@ pub fn image_get_resinfo(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     let img =
         parse_image(rsrc(w, i.saddr)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
     let va = i.src[0] as usize - 256;
-    for lane in lanes(w).collect::<Vec<_>>() {
+    for lane in lanes(w) {
         let level = w.vlane(va, lane);
         let v = if level >= img.levels {
             [0; 4]
@@ -497,7 +498,7 @@ pub fn image_sample(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     } else {
         smp.border.map(f32::to_bits)
     };
-    for lane in lanes(w).collect::<Vec<_>>() {
+    for lane in lanes(w) {
         // Per axis: the two texels and the weight of the second (0 under point filtering).
         let mut taps = [[(Some(0u32), Some(0u32), 0.0f32); 1]; 3];
         for k in 0..3 {
