@@ -16,7 +16,7 @@
 //! above both, because an opcode table row names the handler of its opcode.
 
 use crate::api::GfxModel;
-use crate::exec::{ds, salu, smem, sopp, valu, vmem, Handler};
+use crate::exec::{ds, image, salu, smem, sopp, valu, vmem, Handler};
 use crate::inst::{Enc, Ext, FloatKind, Form, Inst, OpInfo};
 
 /// Why a word did not decode: the encoding family and opcode, for the error message.
@@ -96,7 +96,7 @@ pub fn decode_for_exec(model: GfxModel, words: &[u32]) -> Result<Decoded, Decode
             0b111010 => Err(format!("MTBUF opcode {}", (w0 >> 15) & 0xf)),
             0b110101 => Err("VINTRP (graphics interpolation)".into()),
             0b110001 => Err("EXP (graphics export)".into()),
-            0b111100 => Err("MIMG (image) opcode".into()),
+            0b111100 => decode_mimg(model, w0, need1()?),
             other => Err(format!("unknown encoding (bits 31:26 = {other:#08b})")),
         }
     }
@@ -1785,6 +1785,52 @@ fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
     if fl & 0xc0 == 0xc0 {
         i.info.w[1] = 2;
     }
+    Ok(Decoded { inst: i, exec })
+}
+
+/// MIMG (gfx90a only). `dst`/`src[1]` is vdata, `src[0]` vaddr, `saddr` the T#, `imm2`
+/// the S#, `imm` the dmask; `mflags` holds glc, slc and acc as for MUBUF, `seg` the
+/// unorm/da/a16/lwe/d16 bits. The address width depends on the image's type, known only
+/// at run time, so `w[1]` is 1 (llvm-objdump prints one register too).
+fn decode_mimg(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
+    use image::*;
+    if model != GfxModel::Gfx90a {
+        return Err(format!(
+            "MIMG (image) instructions are not supported on {}",
+            model.processor()
+        ));
+    }
+    let op = (w0 >> 18) & 0x7f;
+    let t = tab! {
+        0 => (image_load as image_access, [1, 1, 0, 0], Load),
+        1 => (image_load_mip as image_access, [1, 1, 0, 0], Load),
+        8 => (image_store as image_access, [1, 1, 0, 0], Store),
+        9 => (image_store_mip as image_access, [1, 1, 0, 0], Store),
+        14 => (image_get_resinfo, [1, 1, 0, 0], Load),
+        32 => (image_sample, [1, 1, 0, 0], Load),
+    };
+    let Op { info, exec } = t(op).ok_or_else(|| missing(Enc::Mimg, op, model))?;
+    let mut i = Inst::new(Enc::Mimg, op as u16, info, model);
+    i.len = 8;
+    i.words[1] = w1;
+    let dmask = (w0 >> 8) & 0xf;
+    i.imm = dmask as i32;
+    let d16 = w1 >> 31 != 0;
+    let n = dmask.count_ones().max(1);
+    i.info.w[0] = if d16 { n.div_ceil(2) } else { n } as u8;
+    let acc = (w0 >> 16) & 1 != 0;
+    i.mflags = (((w0 >> 13) & 1) | (((w0 >> 25) & 1) << 1) | (u32::from(acc) << 5)) as u8;
+    i.seg = (((w0 >> 12) & 1) as u16 * UNORM)
+        | (((w0 >> 14) & 1) as u16 * DA)
+        | (((w0 >> 15) & 1) as u16 * A16)
+        | (((w0 >> 17) & 1) as u16 * LWE)
+        | (u16::from(d16) * D16);
+    let reg = if acc { 512 } else { 256 };
+    i.src[0] = 256 + (w1 & 0xff) as u16;
+    i.src[1] = reg + ((w1 >> 8) & 0xff) as u16;
+    i.dst = i.src[1];
+    i.saddr = (((w1 >> 16) & 0x1f) << 2) as u16;
+    i.imm2 = (((w1 >> 21) & 0x1f) << 2) as u16;
     Ok(Decoded { inst: i, exec })
 }
 

@@ -462,6 +462,30 @@ impl fmt::Display for Inst {
                 }
             }
             Enc::Mtbuf => {}
+            Enc::Mimg => {
+                use crate::exec::image::{A16, D16, DA, LWE, OP_SAMPLE, UNORM};
+                args.push(op(i.src[1], w(i, 0)));
+                args.push(op(i.src[0], 1));
+                args.push(op(i.saddr, 8));
+                if i.op == OP_SAMPLE {
+                    args.push(op(i.imm2, 4));
+                }
+                let _ = write!(tail, " dmask:{:#x}", i.imm);
+                let flag = |b: u16| i.seg & b != 0;
+                for (on, name) in [
+                    (flag(UNORM), " unorm"),
+                    (i.mflags & 1 != 0, " glc"),
+                    (i.mflags & 2 != 0, " slc"),
+                    (flag(A16), " a16"),
+                    (flag(LWE), " lwe"),
+                    (flag(DA), " da"),
+                    (flag(D16), " d16"),
+                ] {
+                    if on {
+                        tail.push_str(name);
+                    }
+                }
+            }
         }
         if !args.is_empty() {
             s.push(' ');

@@ -25,6 +25,8 @@ pub enum Enc {
     Flat,
     Mubuf,
     Mtbuf,
+    /// MIMG image instructions (gfx90a only; see `exec::image` for its `Inst` fields).
+    Mimg,
 }
 
 impl Enc {
@@ -45,6 +47,7 @@ impl Enc {
             Enc::Flat => "FLAT",
             Enc::Mubuf => "MUBUF",
             Enc::Mtbuf => "MTBUF",
+            Enc::Mimg => "MIMG",
         }
     }
 }
@@ -157,7 +160,8 @@ pub struct Inst {
     /// Memory cache bits as encoded: bit0 glc/sc0, bit1 slc/nt, bit2 sc1, bit3 dlc/nv,
     /// bit4 lds, bit5 acc (AGPR data), bit6 offen, bit7 idxen.
     pub mflags: u8,
-    /// FLAT segment: 0 flat, 1 scratch, 2 global. For SMEM: soffset code or 0xffff.
+    /// FLAT segment: 0 flat, 1 scratch, 2 global. For SMEM: soffset code or 0xffff. For
+    /// MIMG: the unorm/da/a16/lwe/d16 bits (`exec::image::UNORM`...).
     pub seg: u16,
     /// FLAT saddr / MUBUF srsrc / SMEM sbase (SGPR code); 0x7f means off.
     pub saddr: u16,

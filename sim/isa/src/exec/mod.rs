@@ -8,6 +8,7 @@ pub mod simd;
 
 pub mod ds;
 pub mod half;
+pub mod image;
 pub mod mai;
 pub mod round;
 pub mod salu;
