@@ -6,6 +6,7 @@
 //! allocation is reported as a memory fault at the LDS offset (hardware would drop the
 //! write / return 0, which hides bugs).
 
+use super::simd::gather64;
 use super::valu::numeric::{fmax32, fmin32};
 use super::{Ctx, Step};
 use crate::aperture::SHARED_BASE;
@@ -112,12 +113,9 @@ fn lds_bases(
 #[inline(always)]
 fn gather_lds(lds: *const u8, o: &[u32; LANES], extra: usize, exec: u64, reg: &mut [u32; LANES]) {
     if exec == u64::MAX {
-        for l in 0..LANES {
-            // SAFETY: lds_offsets checked o[l] + size <= LDS length for every lane, and
-            // `extra` + 4 <= size.
-            reg[l] =
-                unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
-        }
+        // SAFETY: lds_offsets checked o[l] + size <= LDS length for every lane, and
+        // `extra` + 4 <= size.
+        unsafe { gather64(lds.add(extra), o, reg) };
         return;
     }
     for l in 0..LANES {
@@ -294,12 +292,9 @@ simd_handler! {
                 let lds = c.lds.as_ptr();
                 for (off, first) in [(o0 as usize, d), (o1 as usize, d + words)] {
                     for k in 0..words {
-                        let reg = &mut w.v[(first + k) & 511];
-                        for l in 0..LANES {
-                            // SAFETY: lds_bases checked v[l] + off + elem <= LDS length, and
-                            // 4 * k + 4 <= elem.
-                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(v[l] as usize + off + 4 * k) as *const u32) };
-                        }
+                        // SAFETY: lds_bases checked v[l] + off + elem <= LDS length for every
+                        // lane, and 4 * k + 4 <= elem.
+                        unsafe { gather64(lds.add(off + 4 * k), &v, &mut w.v[(first + k) & 511]) };
                     }
                 }
                 return Ok(Step::Continue);
