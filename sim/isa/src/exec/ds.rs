@@ -6,7 +6,7 @@
 //! allocation is reported as a memory fault at the LDS offset (hardware would drop the
 //! write / return 0, which hides bugs).
 
-use super::simd::gather64;
+use super::simd::{gather64, scatter64};
 use super::valu::numeric::{fmax32, fmin32};
 use super::{Ctx, Step};
 use crate::aperture::SHARED_BASE;
@@ -184,6 +184,12 @@ simd_handler! {
         if !matches!(i.op, 30 | 31 | 0x54 | 0x55) {
             if let Some(o) = lds_offsets(w, a, i.imm as u64, size, exec, c.lds.len()) {
                 let lds = c.lds.as_mut_ptr();
+                if exec == u64::MAX && size == 4 {
+                    // SAFETY: lds_offsets checked o[l] + 4 <= LDS length for every lane; the
+                    // LDS is not the register file or `o`.
+                    unsafe { scatter64(lds, &o, &w.v[s & 511]) };
+                    return Ok(Step::Continue);
+                }
                 // Lane by lane, in order: overlapping lanes leave the last lane's value.
                 for l in 0..LANES {
                     if exec == u64::MAX || exec >> l & 1 != 0 {

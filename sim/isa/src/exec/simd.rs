@@ -99,9 +99,58 @@ unsafe fn gather64_avx2(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64]) 
     }
 }
 
+/// The dword of `vals[l]` to `base + offs[l]` for all 64 lanes, lane after lane as the
+/// hardware orders them (where lanes overlap, the last one's value stays): the full-EXEC
+/// scatter of LDS writes, eight lanes at a time as [`gather64`] reads them.
+///
+/// # Safety
+/// Every `base + offs[l]` .. `+ 4` is writable and none overlaps `offs` or `vals`.
+#[inline(always)]
+pub unsafe fn scatter64(base: *mut u8, offs: &[u32; 64], vals: &[u32; 64]) {
+    #[cfg(target_arch = "x86_64")]
+    if host_has_avx2_fma() {
+        // SAFETY: the CPU has AVX2 (checked just above); the caller's contract.
+        return unsafe { scatter64_avx2(base, offs, vals) };
+    }
+    for l in 0..64 {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::write_unaligned(base.add(offs[l] as usize) as *mut u32, vals[l]) };
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scatter64_avx2(base: *mut u8, offs: &[u32; 64], vals: &[u32; 64]) {
+    use std::arch::x86_64::*;
+    let ramp = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    for chunk in 0..8 {
+        // SAFETY: eight lanes inside both arrays; every lane's dword is writable (the
+        // caller); for one address the last lane's value is what the lanes in order
+        // leave, and consecutive dwords from the first lane's are the lanes' own.
+        unsafe {
+            let o = _mm256_loadu_si256(offs.as_ptr().add(8 * chunk) as *const __m256i);
+            let step = _mm256_sub_epi32(o, _mm256_broadcastd_epi32(_mm256_castsi256_si128(o)));
+            let p = base.add(_mm256_cvtsi256_si32(o) as u32 as usize);
+            let ramp_diff = _mm256_xor_si256(step, ramp);
+            let lanes = &vals[8 * chunk..8 * chunk + 8];
+            if _mm256_testz_si256(ramp_diff, ramp_diff) != 0 {
+                let v = _mm256_loadu_si256(lanes.as_ptr() as *const __m256i);
+                _mm256_storeu_si256(p as *mut __m256i, v);
+            } else if _mm256_testz_si256(step, step) != 0 {
+                std::ptr::write_unaligned(p as *mut u32, lanes[7]);
+            } else {
+                for j in 0..8 {
+                    let at = offs[8 * chunk + j] as usize;
+                    std::ptr::write_unaligned(base.add(at) as *mut u32, lanes[j]);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::gather64;
+    use super::{gather64, scatter64};
 
     /// Every eight-lane form gather64 tells apart (one address, consecutive dwords,
     /// anything else, including near misses of both) reads what the lane-by-lane loop reads.
@@ -130,6 +179,35 @@ mod tests {
                 let want = u32::from_le_bytes(mem[o..o + 4].try_into().unwrap());
                 assert_eq!(out[l], want, "lane {l}, offset {o}");
             }
+        }
+    }
+
+    /// As above for scatter64, lanes written in order where they overlap.
+    #[test]
+    fn scatter64_matches_lane_by_lane_writes() {
+        let groups: [[u32; 8]; 8] = [
+            [40; 8],
+            [0, 4, 8, 12, 16, 20, 24, 28],
+            [988, 992, 996, 1000, 1004, 1008, 1012, 1016],
+            [0, 4, 8, 12, 16, 20, 24, 32],
+            [40, 40, 40, 40, 40, 40, 40, 44],
+            [28, 24, 20, 16, 12, 8, 4, 0],
+            [1, 5, 9, 13, 17, 21, 25, 29],
+            [3, 900, 17, 17, 0, 1020, 511, 2],
+        ];
+        for rot in 0..groups.len() {
+            let offs: [u32; 64] =
+                std::array::from_fn(|l| groups[(l / 8 + rot) % groups.len()][l % 8]);
+            let vals: [u32; 64] = std::array::from_fn(|l| 0x0101_0101 * (l as u32 + 1));
+            let mut got = vec![0u8; 1024];
+            let mut want = vec![0u8; 1024];
+            // SAFETY: every offset + 4 <= 1024, the buffer's length.
+            unsafe { scatter64(got.as_mut_ptr(), &offs, &vals) };
+            for l in 0..64 {
+                let o = offs[l] as usize;
+                want[o..o + 4].copy_from_slice(&vals[l].to_le_bytes());
+            }
+            assert_eq!(got, want, "rotation {rot}");
         }
     }
 }
