@@ -867,17 +867,12 @@ unsafe fn store_halves8(
             std::ptr::write_unaligned(pl as *mut [u32; 8], dl);
             std::ptr::write_unaligned(ph as *mut [u32; 8], dh);
         } else {
-            // A blend of the old and new lanes, which vectorises, rather than a branch and
-            // a narrow store per lane.
-            let keep: [u32; 8] = std::array::from_fn(|k| (m as u32 >> k & 1).wrapping_sub(1));
-            let (ol, oh) = (
-                std::ptr::read_unaligned(pl as *const [u32; 8]),
-                std::ptr::read_unaligned(ph as *const [u32; 8]),
-            );
-            let nl: [u32; 8] = std::array::from_fn(|k| ol[k] & keep[k] | dl[k] & !keep[k]);
-            let nh: [u32; 8] = std::array::from_fn(|k| oh[k] & keep[k] | dh[k] & !keep[k]);
-            std::ptr::write_unaligned(pl as *mut [u32; 8], nl);
-            std::ptr::write_unaligned(ph as *mut [u32; 8], nh);
+            for k in 0..8 {
+                if m >> k & 1 != 0 {
+                    *pl.add(k) = dl[k];
+                    *ph.add(k) = dh[k];
+                }
+            }
         }
     }
 }
