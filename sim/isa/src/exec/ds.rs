@@ -6,6 +6,7 @@
 //! allocation is reported as a memory fault at the LDS offset (hardware would drop the
 //! write / return 0, which hides bugs).
 
+use super::simd::{gather64, scatter64};
 use super::valu::numeric::{fmax32, fmin32};
 use super::{Ctx, Step};
 use crate::aperture::SHARED_BASE;
@@ -112,12 +113,9 @@ fn lds_bases(
 #[inline(always)]
 fn gather_lds(lds: *const u8, o: &[u32; LANES], extra: usize, exec: u64, reg: &mut [u32; LANES]) {
     if exec == u64::MAX {
-        for l in 0..LANES {
-            // SAFETY: lds_offsets checked o[l] + size <= LDS length for every lane, and
-            // `extra` + 4 <= size.
-            reg[l] =
-                unsafe { std::ptr::read_unaligned(lds.add(o[l] as usize + extra) as *const u32) };
-        }
+        // SAFETY: lds_offsets checked o[l] + size <= LDS length for every lane, and
+        // `extra` + 4 <= size.
+        unsafe { gather64(lds.add(extra), o, reg) };
         return;
     }
     for l in 0..LANES {
@@ -186,6 +184,12 @@ simd_handler! {
         if !matches!(i.op, 30 | 31 | 0x54 | 0x55) {
             if let Some(o) = lds_offsets(w, a, i.imm as u64, size, exec, c.lds.len()) {
                 let lds = c.lds.as_mut_ptr();
+                if exec == u64::MAX && size == 4 {
+                    // SAFETY: lds_offsets checked o[l] + 4 <= LDS length for every lane; the
+                    // LDS is not the register file or `o`.
+                    unsafe { scatter64(lds, &o, &w.v[s & 511]) };
+                    return Ok(Step::Continue);
+                }
                 // Lane by lane, in order: overlapping lanes leave the last lane's value.
                 for l in 0..LANES {
                     if exec == u64::MAX || exec >> l & 1 != 0 {
@@ -294,12 +298,9 @@ simd_handler! {
                 let lds = c.lds.as_ptr();
                 for (off, first) in [(o0 as usize, d), (o1 as usize, d + words)] {
                     for k in 0..words {
-                        let reg = &mut w.v[(first + k) & 511];
-                        for l in 0..LANES {
-                            // SAFETY: lds_bases checked v[l] + off + elem <= LDS length, and
-                            // 4 * k + 4 <= elem.
-                            reg[l] = unsafe { std::ptr::read_unaligned(lds.add(v[l] as usize + off + 4 * k) as *const u32) };
-                        }
+                        // SAFETY: lds_bases checked v[l] + off + elem <= LDS length for every
+                        // lane, and 4 * k + 4 <= elem.
+                        unsafe { gather64(lds.add(off + 4 * k), &v, &mut w.v[(first + k) & 511]) };
                     }
                 }
                 return Ok(Step::Continue);

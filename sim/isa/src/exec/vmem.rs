@@ -357,11 +357,8 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
         let offs: [u32; LANES] = w.v[row];
         let reg = &mut w.v[d & 511];
         if exec == u64::MAX {
-            for l in 0..LANES {
-                let p = origin.wrapping_add(offs[l] as u64) as usize as *const u32;
-                // SAFETY: global_halves translated the span holding every lane's bytes.
-                reg[l] = unsafe { std::ptr::read_unaligned(p) };
-            }
+            // SAFETY: global_halves translated the span holding every lane's bytes.
+            unsafe { super::simd::gather64(origin as usize as *const u8, &offs, reg) };
         } else {
             let mut active = exec;
             while active != 0 {
