@@ -153,25 +153,32 @@ unsafe fn scatter64_avx2(base: *mut u8, offs: &[u32; 64], vals: &[u32; 64]) {
 mod tests {
     use super::{gather64, scatter64};
 
-    /// Every eight-lane form gather64 tells apart (one address, consecutive dwords,
-    /// anything else, including near misses of both) reads what the lane-by-lane loop reads.
+    /// Eight-lane groups of byte offsets into a 1 KiB buffer: the forms gather64 and
+    /// scatter64 tell apart (one address, consecutive dwords, anything else), near misses of
+    /// both included.
+    const GROUPS: [[u32; 8]; 9] = [
+        [40; 8],
+        [0, 4, 8, 12, 16, 20, 24, 28],
+        [988, 992, 996, 1000, 1004, 1008, 1012, 1016],
+        [0, 4, 8, 12, 16, 20, 24, 32],
+        [40, 40, 40, 40, 40, 40, 40, 44],
+        [28, 24, 20, 16, 12, 8, 4, 0],
+        [1, 5, 9, 13, 17, 21, 25, 29],
+        [0, 8, 16, 24, 32, 40, 48, 56],
+        [3, 900, 17, 17, 0, 1020, 511, 64],
+    ];
+
+    /// The 64 lanes' offsets: the groups in turn, starting at group `rot`.
+    fn lane_offsets(rot: usize) -> [u32; 64] {
+        std::array::from_fn(|l| GROUPS[(l / 8 + rot) % GROUPS.len()][l % 8])
+    }
+
+    /// Every group form reads what the lane-by-lane loop reads.
     #[test]
     fn gather64_matches_lane_by_lane_reads() {
         let mem: Vec<u8> = (0..1024u32).map(|x| (x * 7 + x / 251) as u8).collect();
-        let groups: [[u32; 8]; 9] = [
-            [40; 8],
-            [0, 4, 8, 12, 16, 20, 24, 28],
-            [988, 992, 996, 1000, 1004, 1008, 1012, 1016],
-            [0, 4, 8, 12, 16, 20, 24, 32],
-            [40, 40, 40, 40, 40, 40, 40, 44],
-            [28, 24, 20, 16, 12, 8, 4, 0],
-            [1, 5, 9, 13, 17, 21, 25, 29],
-            [0, 8, 16, 24, 32, 40, 48, 56],
-            [3, 900, 17, 17, 0, 1020, 511, 64],
-        ];
-        for rot in 0..groups.len() {
-            let offs: [u32; 64] =
-                std::array::from_fn(|l| groups[(l / 8 + rot) % groups.len()][l % 8]);
+        for rot in 0..GROUPS.len() {
+            let offs = lane_offsets(rot);
             let mut out = [0u32; 64];
             // SAFETY: every offset + 4 <= 1024, the buffer's length.
             unsafe { gather64(mem.as_ptr(), &offs, &mut out) };
@@ -186,19 +193,8 @@ mod tests {
     /// As above for scatter64, lanes written in order where they overlap.
     #[test]
     fn scatter64_matches_lane_by_lane_writes() {
-        let groups: [[u32; 8]; 8] = [
-            [40; 8],
-            [0, 4, 8, 12, 16, 20, 24, 28],
-            [988, 992, 996, 1000, 1004, 1008, 1012, 1016],
-            [0, 4, 8, 12, 16, 20, 24, 32],
-            [40, 40, 40, 40, 40, 40, 40, 44],
-            [28, 24, 20, 16, 12, 8, 4, 0],
-            [1, 5, 9, 13, 17, 21, 25, 29],
-            [3, 900, 17, 17, 0, 1020, 511, 2],
-        ];
-        for rot in 0..groups.len() {
-            let offs: [u32; 64] =
-                std::array::from_fn(|l| groups[(l / 8 + rot) % groups.len()][l % 8]);
+        for rot in 0..GROUPS.len() {
+            let offs = lane_offsets(rot);
             let vals: [u32; 64] = std::array::from_fn(|l| 0x0101_0101 * (l as u32 + 1));
             let mut got = vec![0u8; 1024];
             let mut want = vec![0u8; 1024];
