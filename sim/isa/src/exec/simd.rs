@@ -68,25 +68,57 @@ pub unsafe fn gather64(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64]) {
     }
 }
 
-/// [`gather64`] with the classification of each eight lanes in vector registers (the
-/// compiler's own vectorisation of it went through memory and stalled).
+/// What eight lanes' byte offsets are: all one address, eight consecutive dwords from the
+/// first lane's, or anything else.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LaneGroup {
+    OneAddress,
+    Consecutive,
+    Other,
+}
+
+/// Classifies the eight offsets from `offs[8 * chunk]` in vector registers (the compiler's
+/// own vectorisation of it went through memory and stalled).
+///
+/// # Safety
+/// The CPU has AVX2; `chunk < 8`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn classify8(offs: &[u32; 64], chunk: usize) -> (LaneGroup, usize) {
+    use std::arch::x86_64::*;
+    // SAFETY: eight lanes inside the array (chunk < 8); the CPU has AVX2 (the caller).
+    unsafe {
+        let o = _mm256_loadu_si256(offs.as_ptr().add(8 * chunk) as *const __m256i);
+        let step = _mm256_sub_epi32(o, _mm256_broadcastd_epi32(_mm256_castsi256_si128(o)));
+        let ramp_diff = _mm256_xor_si256(step, _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
+        let group = if _mm256_testz_si256(step, step) != 0 {
+            LaneGroup::OneAddress
+        } else if _mm256_testz_si256(ramp_diff, ramp_diff) != 0 {
+            LaneGroup::Consecutive
+        } else {
+            LaneGroup::Other
+        };
+        (group, _mm256_cvtsi256_si32(o) as u32 as usize)
+    }
+}
+
+/// [`gather64`] eight lanes at a time, by [`classify8`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn gather64_avx2(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64]) {
     use std::arch::x86_64::*;
-    let ramp = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
     for chunk in 0..8 {
         // SAFETY: eight lanes inside both arrays; every lane's dword is readable (the
         // caller), so is the first lane's, and for consecutive offsets the eight dwords
         // from the first lane's are the lanes' own.
         unsafe {
-            let o = _mm256_loadu_si256(offs.as_ptr().add(8 * chunk) as *const __m256i);
-            let step = _mm256_sub_epi32(o, _mm256_broadcastd_epi32(_mm256_castsi256_si128(o)));
-            let p = base.add(_mm256_cvtsi256_si32(o) as u32 as usize);
-            let ramp_diff = _mm256_xor_si256(step, ramp);
-            let v = if _mm256_testz_si256(step, step) != 0 {
+            let (group, first) = classify8(offs, chunk);
+            let p = base.add(first);
+            let v = if group == LaneGroup::OneAddress {
                 _mm256_set1_epi32(std::ptr::read_unaligned(p as *const i32))
-            } else if _mm256_testz_si256(ramp_diff, ramp_diff) != 0 {
+            } else if group == LaneGroup::Consecutive {
                 _mm256_loadu_si256(p as *const __m256i)
             } else {
                 let lanes = &offs[8 * chunk..8 * chunk + 8];
@@ -123,21 +155,18 @@ pub unsafe fn scatter64(base: *mut u8, offs: &[u32; 64], vals: &[u32; 64]) {
 #[target_feature(enable = "avx2")]
 unsafe fn scatter64_avx2(base: *mut u8, offs: &[u32; 64], vals: &[u32; 64]) {
     use std::arch::x86_64::*;
-    let ramp = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
     for chunk in 0..8 {
         // SAFETY: eight lanes inside both arrays; every lane's dword is writable (the
         // caller); for one address the last lane's value is what the lanes in order
         // leave, and consecutive dwords from the first lane's are the lanes' own.
         unsafe {
-            let o = _mm256_loadu_si256(offs.as_ptr().add(8 * chunk) as *const __m256i);
-            let step = _mm256_sub_epi32(o, _mm256_broadcastd_epi32(_mm256_castsi256_si128(o)));
-            let p = base.add(_mm256_cvtsi256_si32(o) as u32 as usize);
-            let ramp_diff = _mm256_xor_si256(step, ramp);
+            let (group, first) = classify8(offs, chunk);
+            let p = base.add(first);
             let lanes = &vals[8 * chunk..8 * chunk + 8];
-            if _mm256_testz_si256(ramp_diff, ramp_diff) != 0 {
+            if group == LaneGroup::Consecutive {
                 let v = _mm256_loadu_si256(lanes.as_ptr() as *const __m256i);
                 _mm256_storeu_si256(p as *mut __m256i, v);
-            } else if _mm256_testz_si256(step, step) != 0 {
+            } else if group == LaneGroup::OneAddress {
                 std::ptr::write_unaligned(p as *mut u32, lanes[7]);
             } else {
                 for j in 0..8 {
