@@ -112,30 +112,16 @@ impl IpcSignals {
     ) -> IpcSignals {
         let (start, len) = device.signal_cells();
         // Kernels reach signals (the device library's signal functions write them).
-        registry.add(crate::memory::Region {
-            start,
-            host: start,
-            len,
-            kind: crate::memory::RegionKind::Internal,
-            owner,
-            global_flags: 0,
-            user_data: 0,
-            mapped_len: len,
-        });
+        registry.add(crate::memory::Region::internal(start, len, owner));
         START.store(start, Ordering::Release);
         END.store(start + len, Ordering::Release);
         // Doorbells too (a kernel may ring a queue's doorbell, as on ROCr).
         let (doorbells, doorbells_len) = device.doorbell_cells();
-        registry.add(crate::memory::Region {
-            start: doorbells,
-            host: doorbells,
-            len: doorbells_len,
-            kind: crate::memory::RegionKind::Internal,
+        registry.add(crate::memory::Region::internal(
+            doorbells,
+            doorbells_len,
             owner,
-            global_flags: 0,
-            user_data: 0,
-            mapped_len: doorbells_len,
-        });
+        ));
         DOORBELLS_START.store(doorbells, Ordering::Release);
         DOORBELLS_END.store(doorbells + doorbells_len, Ordering::Release);
         *DEVICE.lock() = Some(device.clone());

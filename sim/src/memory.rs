@@ -531,6 +531,21 @@ pub fn node_bit(node: u32) -> u64 {
 }
 
 impl Region {
+    /// Runtime-owned memory kernels reach at its host address (queue rings and blocks,
+    /// signals, doorbells), owned by the GPU agent `owner`.
+    pub fn internal(start: u64, len: u64, owner: hsa_agent_t) -> Region {
+        Region {
+            start,
+            host: start,
+            len,
+            kind: RegionKind::Internal,
+            owner,
+            global_flags: 0,
+            user_data: 0,
+            mapped_len: len,
+        }
+    }
+
     /// Whether `agent` (of node bit `bit`) may touch this region: anything but another GPU's
     /// memory that was not granted to it.
     pub fn reachable_by(&self, agent: hsa_agent_t, bit: u64) -> bool {

@@ -16,7 +16,7 @@ use crate::agent::Agent;
 use crate::cabi::now_ns;
 use crate::error::{catch_panic, HsaError, HsaResult};
 use crate::handles::Slab;
-use crate::memory::{map_anon, node_bit, round_up, unmap, AgentMemory, Region, RegionKind, PAGE};
+use crate::memory::{map_anon, node_bit, round_up, unmap, AgentMemory, Region, PAGE};
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
 use hsa_abi::*;
@@ -374,16 +374,7 @@ impl Queue {
                 .store(p.size, Ordering::Release);
         }
         for (start, len) in [(ring as u64, ring_bytes), (amd as u64, PAGE)] {
-            rt.memory.add(Region {
-                start,
-                host: start,
-                len,
-                kind: RegionKind::Internal,
-                owner: agent.handle(),
-                global_flags: 0,
-                user_data: 0,
-                mapped_len: len,
-            });
+            rt.memory.add(Region::internal(start, len, agent.handle()));
         }
         if crate::capture::is_on() {
             crate::capture::queue_created(id, p.size, p.queue_type);

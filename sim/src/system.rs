@@ -196,16 +196,11 @@ impl Runtime {
             }));
         }
         for (start, len) in crate::signal::device_visible_ranges() {
-            memory.add(crate::memory::Region {
+            memory.add(crate::memory::Region::internal(
                 start,
-                host: start,
                 len,
-                kind: crate::memory::RegionKind::Internal,
-                owner: agents[0].handle(),
-                global_flags: 0,
-                user_data: 0,
-                mapped_len: len,
-            });
+                agents[0].handle(),
+            ));
         }
         let ipc_signals = sched.as_ref().and_then(|s| s.service()).map(|device| {
             crate::ipc_signal::IpcSignals::new(device.clone(), &memory, agents[0].handle())
