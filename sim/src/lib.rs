@@ -58,6 +58,7 @@
 
 pub mod agent;
 pub mod api;
+mod async_handler;
 pub mod cabi;
 pub mod capture;
 pub mod config;

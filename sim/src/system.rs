@@ -2,6 +2,7 @@
 //! the one place that knows whether work runs on service threads or on waiting threads.
 
 use crate::agent::Agent;
+use crate::async_handler::{AsyncHandler, AsyncHandlers};
 use crate::config::Config;
 use crate::error::{HsaError, HsaResult};
 use crate::loader::LoaderState;
@@ -48,17 +49,9 @@ pub struct Runtime {
     pub ipc_signals: Option<crate::ipc_signal::IpcSignals>,
     /// The hardware queue scheduler model, when configured (`sched.rs`).
     pub sched: Option<Arc<crate::sched::Scheduler>>,
-    handlers: Mutex<Vec<AsyncHandler>>,
+    handlers: AsyncHandlers,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
-}
-
-struct AsyncHandler {
-    signal: Arc<Signal>,
-    condition: u32,
-    value: i64,
-    handler: SignalHandler,
-    arg: usize,
 }
 
 struct Global {
@@ -220,7 +213,7 @@ impl Runtime {
             ipc: Default::default(),
             vram,
             sched,
-            handlers: Mutex::new(Vec::new()),
+            handlers: AsyncHandlers::default(),
             handler_thread: Mutex::new(None),
             stopping: AtomicBool::new(false),
         }
@@ -462,7 +455,7 @@ impl Runtime {
         arg: *mut c_void,
     ) -> HsaResult {
         condition_holds(condition, 0, 0)?;
-        self.handlers.lock().push(AsyncHandler {
+        self.handlers.add(AsyncHandler {
             signal,
             condition,
             value,
@@ -486,33 +479,12 @@ impl Runtime {
     }
 
     fn any_handler_ready(&self) -> bool {
-        self.handlers.lock().iter().any(|h| {
-            condition_holds(h.condition, h.signal.load(Ordering::Acquire), h.value).unwrap_or(false)
-        })
+        self.handlers.any_ready()
     }
 
-    /// Calls every handler whose condition holds (outside the lock: handlers may register
-    /// new handlers); those returning false are dropped, as in ROCr.
+    /// Calls every handler whose condition holds (see [`AsyncHandlers::run_ready`]).
     pub(crate) fn run_ready_handlers(&self) -> bool {
-        let ready: Vec<AsyncHandler> = {
-            let mut list = self.handlers.lock();
-            let (ready, waiting): (Vec<_>, Vec<_>) = list.drain(..).partition(|h| {
-                condition_holds(h.condition, h.signal.load(Ordering::Acquire), h.value)
-                    .unwrap_or(false)
-            });
-            *list = waiting;
-            ready
-        };
-        let ran = !ready.is_empty();
-        for h in ready {
-            let v = h.signal.load(Ordering::Acquire);
-            // SAFETY: the client registered this function and argument for this call.
-            let keep = unsafe { (h.handler)(v, h.arg as *mut c_void) };
-            if keep {
-                self.handlers.lock().push(h);
-            }
-        }
-        ran
+        self.handlers.run_ready()
     }
 
     fn serve_handlers(&self) {
