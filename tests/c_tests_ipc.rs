@@ -2,7 +2,8 @@
 //! and gfx90a, each in hsasim's threaded and deterministic (`HSASIM_THREADS=0`) modes. `ipc`
 //! exports a device allocation, starts a child (fork + exec) that opens it with its own
 //! runtime and simulated GPU, runs a kernel on it and closes it; the parent sees the child's
-//! writes. It also checks the errors of bad handles, flags and pointers.
+//! writes. It also checks the errors of bad handles, flags and pointers. `mempool_ipc` does
+//! the same through a memory pool exported as a file descriptor and its exported pointers.
 
 mod common;
 
@@ -32,4 +33,7 @@ ipc_tests! {
     ipc_gfx942_deterministic => "ipc" on "gfx942", true;
     ipc_gfx90a => "ipc" on "gfx90a", false;
     ipc_gfx90a_deterministic => "ipc" on "gfx90a", true;
+    mempool_ipc_gfx942 => "mempool_ipc" on "gfx942", false;
+    mempool_ipc_gfx942_deterministic => "mempool_ipc" on "gfx942", true;
+    mempool_ipc_gfx90a => "mempool_ipc" on "gfx90a", false;
 }

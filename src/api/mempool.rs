@@ -1,12 +1,13 @@
-//! The stream-ordered allocator and its memory pools (`runtime/mempool.rs`). The pool IPC
-//! calls (`hipMemPoolExport*`, `hipMemPoolImport*`) are not implemented: their generated stubs
-//! return `hipErrorNotSupported` and log their names.
+//! The stream-ordered allocator and its memory pools (`runtime/mempool.rs`), shared between
+//! processes too.
 
 use super::convert::{slice, Out, Stream};
 use super::declare::hip_api;
 use super::types::{
     hipError_t, hipMemPool_t, hipStream_t, MemAccessDesc, MemLocation, MemPoolProps,
+    PoolPtrExportData,
 };
+use crate::error::HipError;
 use crate::error::HipResult;
 use crate::runtime::graph::{capture, memory as graph_memory, NodeParams};
 use crate::runtime::mempool::{self, MemPool};
@@ -130,6 +131,51 @@ hip_api! {
         // SAFETY: an input the caller filled in (HIP declares it non-const).
         let location = unsafe { location.read() };
         flags.write(mempool::get_access(&mem_pool, &location)?)
+    }
+
+    /// Writes the descriptor as an `int`, as CUDA and AMD's runtime do.
+    fn hipMemPoolExportToShareableHandle(
+        shared_handle: *mut c_void,
+        mem_pool: hipMemPool_t => Arc<MemPool>,
+        handle_type: u32,
+        flags: u32,
+    ) -> hipError_t {
+        if shared_handle.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        let fd = mempool::export_pool(&mem_pool, handle_type, flags)?;
+        // SAFETY: HIP's contract: room for the handle type's value, an int for a descriptor.
+        unsafe { shared_handle.cast::<i32>().write_unaligned(fd) };
+        Ok(())
+    }
+
+    fn hipMemPoolImportFromShareableHandle(
+        mem_pool: *mut hipMemPool_t => Out<hipMemPool_t>,
+        shared_handle: *mut c_void,
+        handle_type: u32,
+        flags: u32,
+    ) -> hipError_t {
+        mem_pool.write(mempool::import_pool(shared_handle as usize, handle_type, flags)?)
+    }
+
+    fn hipMemPoolExportPointer(export_data: *mut PoolPtrExportData => Out<PoolPtrExportData>, ptr: *mut c_void) -> hipError_t {
+        if ptr.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        export_data.write(mempool::export_pointer(ptr as usize)?)
+    }
+
+    fn hipMemPoolImportPointer(
+        ptr: *mut *mut c_void => Out<*mut c_void>,
+        mem_pool: hipMemPool_t => Arc<MemPool>,
+        export_data: *mut PoolPtrExportData,
+    ) -> hipError_t {
+        if export_data.is_null() {
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: HIP's contract: 64 readable bytes (declared non-const).
+        let data = unsafe { export_data.read_unaligned() };
+        ptr.write(mempool::import_pointer(&mem_pool, &data)? as *mut c_void)
     }
 }
 

@@ -19,6 +19,8 @@ pub use crate::runtime::graph::generic::{
 pub use crate::runtime::graph::memory::MemAllocNodeParams;
 pub use crate::runtime::graph::{HostNodeParams, KernelNodeParams, MemsetParams};
 pub use crate::runtime::ipc::IpcHandle;
+/// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's (`runtime/mempool.rs`).
+pub type PoolPtrExportData = IpcHandle;
 pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
 pub use crate::runtime::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
@@ -161,4 +163,5 @@ pub const VOCABULARY: &[&str] = &[
     // Inter-process memory (`runtime/ipc.rs`).
     "IpcHandle",
     "*mut IpcHandle",
+    "*mut PoolPtrExportData",
 ];

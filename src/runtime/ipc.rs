@@ -77,14 +77,24 @@ fn decode(handle: &IpcHandle) -> Option<(hsa_amd_ipc_memory_t, u64, u64, u32)> {
 
 /// `hipIpcGetMemHandle`: a handle for the `hipMalloc` allocation holding `ptr`.
 pub fn get_mem_handle(ptr: usize) -> HipResult<IpcHandle> {
-    let call = "hipIpcGetMemHandle";
+    export(ptr, &[memory::MemKind::Device], "hipIpcGetMemHandle")
+}
+
+/// A handle for the allocation of one of `kinds` holding `ptr` (the whole allocation, rounded
+/// to the device pool's granule, and `ptr`'s offset in it).
+pub(crate) fn export(ptr: usize, kinds: &[memory::MemKind], call: &str) -> HipResult<IpcHandle> {
     let rt = ipc_runtime(call)?;
     let alloc = memory::lookup(ptr, 1)
-        .filter(|a| a.kind == memory::MemKind::Device)
+        .filter(|a| kinds.contains(&a.kind))
         .ok_or_else(|| {
             tracing::warn!(
                 ptr = format_args!("{ptr:#x}"),
-                "{call}: not memory from hipMalloc"
+                "{call}: not memory from {}",
+                if kinds.contains(&memory::MemKind::Pooled) {
+                    "hipMalloc or a memory pool"
+                } else {
+                    "hipMalloc"
+                }
             );
             HipError::INVALID_DEVICE_POINTER
         })?;
@@ -125,7 +135,21 @@ pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
         return Err(HipError::INVALID_CONTEXT);
     }
     let device = rt.current_device()?;
-    let base = hsa_ipc::attach(rt.hsa.api, &hsa, size as usize, &[device.agent]).map_err(|e| {
+    attach(rt, &hsa, size, offset, pid, device, call)
+}
+
+/// A handle that [`encode`] made: attaches its memory for `device`, enters it in the memory
+/// table and in the table of opened ranges; returns the address of the handle's pointer.
+fn attach(
+    rt: &Runtime,
+    hsa: &hsa_amd_ipc_memory_t,
+    size: u64,
+    offset: u64,
+    pid: u32,
+    device: &super::device::Device,
+    call: &str,
+) -> HipResult<usize> {
+    let base = hsa_ipc::attach(rt.hsa.api, hsa, size as usize, &[device.agent]).map_err(|e| {
         tracing::warn!(pid, error = %e, "{call}: cannot attach the memory (has its process ended?)");
         HipError::INVALID_DEVICE_POINTER
     })?;
@@ -138,13 +162,35 @@ pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
     Ok(ptr)
 }
 
+/// What `hipMemPoolImportPointer` maps: a handle [`export`] made, in this process or another
+/// (AMD's runtime attaches a pool pointer in the process that exported it too), for `device`.
+/// `None` if the bytes are not such a handle.
+pub(crate) fn import(
+    handle: &IpcHandle,
+    device: &super::device::Device,
+    call: &str,
+) -> HipResult<Option<usize>> {
+    let rt = ipc_runtime(call)?;
+    let Some((hsa, size, offset, pid)) =
+        decode(handle).filter(|(_, size, offset, _)| *size > 0 && offset < size)
+    else {
+        return Ok(None);
+    };
+    attach(rt, &hsa, size, offset, pid, device, call).map(Some)
+}
+
+/// Whether `ptr` is what an open or import returned and has not been closed.
+pub(crate) fn is_opened(ptr: usize) -> bool {
+    OPENED.lock().as_ref().is_some_and(|m| m.contains_key(&ptr))
+}
+
 /// `hipIpcCloseMemHandle`: `ptr` is what `hipIpcOpenMemHandle` returned. Work already queued
 /// that may use it finishes first.
 pub fn close_mem_handle(ptr: usize) -> HipResult {
     let call = "hipIpcCloseMemHandle";
     let rt = ipc_runtime(call)?;
     // AMD's runtime answers hipErrorInvalidHandle for a pointer it did not open.
-    if !OPENED.lock().as_ref().is_some_and(|m| m.contains_key(&ptr)) {
+    if !is_opened(ptr) {
         tracing::warn!(
             ptr = format_args!("{ptr:#x}"),
             "{call}: not a pointer hipIpcOpenMemHandle returned"

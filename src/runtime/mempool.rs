@@ -47,6 +47,7 @@ use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -121,6 +122,12 @@ pub struct MemPool {
     /// The device whose memory it holds.
     pub device: usize,
     is_default: bool,
+    /// `hipMemPoolProps.handleTypes`: what it may be exported as.
+    handle_types: u32,
+    /// Made by `hipMemPoolImportFromShareableHandle`: it only takes imported pointers.
+    imported: bool,
+    /// The descriptor of its shared description, once exported.
+    shared: Mutex<Option<OwnedFd>>,
     state: Mutex<PoolState>,
 }
 
@@ -314,6 +321,15 @@ struct DevicePools {
 static DEVICE_POOLS: Lazy<Mutex<HashMap<usize, DevicePools>>> = Lazy::new(Mutex::default);
 
 fn make_pool(device: usize, is_default: bool) -> HipResult<Arc<MemPool>> {
+    make_pool_of(device, is_default, 0, false)
+}
+
+fn make_pool_of(
+    device: usize,
+    is_default: bool,
+    handle_types: u32,
+    imported: bool,
+) -> HipResult<Arc<MemPool>> {
     let devices = runtime()?.devices.len();
     let mut made = None;
     POOLS.insert_with(|handle| {
@@ -321,6 +337,9 @@ fn make_pool(device: usize, is_default: bool) -> HipResult<Arc<MemPool>> {
             handle,
             device,
             is_default,
+            handle_types,
+            imported,
+            shared: Mutex::new(None),
             state: Mutex::new(PoolState::new(devices)),
         });
         made = Some(pool.clone());
@@ -380,6 +399,10 @@ pub fn current_pool(device: i32) -> HipResult<*mut c_void> {
 /// `hipDeviceSetMemPool`: the pool must hold memory of `device`.
 pub fn set_current_pool(device: i32, pool: Arc<MemPool>) -> HipResult {
     let device = device_ordinal(device)?;
+    if pool.imported {
+        tracing::warn!("hipDeviceSetMemPool of an imported pool (it cannot allocate)");
+        return Err(HipError::INVALID_VALUE);
+    }
     if pool.device != device {
         tracing::warn!(
             device,
@@ -392,7 +415,7 @@ pub fn set_current_pool(device: i32, pool: Arc<MemPool>) -> HipResult {
 }
 
 /// `hipMemPoolCreate`: pinned device memory of one device; of the export handle types only
-/// none and POSIX file descriptors are accepted (exporting itself is not supported).
+/// none and POSIX file descriptors are accepted (see "Sharing pools between processes").
 pub fn create(props: &MemPoolProps) -> HipResult<*mut c_void> {
     if props.alloc_type != ALLOCATION_PINNED
         || props.location.type_ != LOCATION_DEVICE
@@ -407,7 +430,7 @@ pub fn create(props: &MemPoolProps) -> HipResult<*mut c_void> {
         return Err(HipError::INVALID_VALUE);
     }
     let device = device_ordinal(props.location.id)?;
-    let pool = make_pool(device, false)?;
+    let pool = make_pool_of(device, false, props.handle_types, false)?;
     tracing::debug!(
         pool = format_args!("{:#x}", pool.handle),
         device,
@@ -468,6 +491,14 @@ pub fn malloc_from_pool_async(
     device: &Device,
     stream: &Stream,
 ) -> HipResult<*mut c_void> {
+    if pool.imported {
+        // CUDA's rule: an imported pool only holds what other processes exported.
+        tracing::warn!(
+            pool = format_args!("{:#x}", pool.handle),
+            "hipMallocFromPoolAsync from an imported pool (it takes imported pointers only)"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
     allocate(pool, size, device, stream)
 }
 
@@ -583,6 +614,10 @@ pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> 
         return Err(HipError::INVALID_VALUE);
     }
     let start = ptr as usize;
+    if forget_import(start) {
+        // Unmapped once the device's work is done: the stream's work is part of it.
+        return super::ipc::close_mem_handle(start);
+    }
     let owner = OWNERS.lock().get(&start).cloned();
     let Some(pool) = owner else {
         return match memory::starting_at(start) {
@@ -629,6 +664,9 @@ pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> 
 /// As [`memory::free`]: `ptr` is any pointer value; only registered ones are freed.
 pub unsafe fn free(ptr: *mut c_void) -> HipResult {
     let start = ptr as usize;
+    if forget_import(start) {
+        return super::ipc::close_mem_handle(start);
+    }
     let owner = if ptr.is_null() {
         None
     } else {
@@ -868,6 +906,186 @@ pub fn get_access(pool: &MemPool, location: &MemLocation) -> HipResult<u32> {
         return Ok(access::READ_WRITE);
     }
     Ok(pool.state.lock().access[device])
+}
+
+// ---- Sharing pools between processes --------------------------------------------------
+//
+// A pool made with `hipMemHandleTypePosixFileDescriptor` exports a file descriptor
+// (`hipMemPoolExportToShareableHandle`) that another process, having received it (over a Unix
+// socket, or by inheritance), imports as a pool of its own (`hipMemPoolImportFromShareableHandle`);
+// each allocation is then shared by its own 64 bytes (`hipMemPoolExportPointer` /
+// `hipMemPoolImportPointer`), the same bytes `hipIpcGetMemHandle` makes for it (`ipc.rs`), and
+// the importer frees what it imported with `hipFree`/`hipFreeAsync`, which unmaps it. As in
+// AMD's runtime, the descriptor names a small shared file describing the pool (its process,
+// device and the access other devices have), and importing a pointer in the process that
+// exported it maps the memory a second time. An imported pool cannot allocate (CUDA's rule).
+
+/// `hipMemHandleTypePosixFileDescriptor`.
+const HANDLE_TYPE_POSIX_FD: u32 = 0x1;
+/// "HSMP": the first word of a shared pool description.
+const SHARED_MAGIC: u32 = 0x4853_4d50;
+/// Devices whose access a shared description carries.
+const SHARED_DEVICES: usize = 64;
+
+/// What the exported descriptor's file holds.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SharedPool {
+    magic: u32,
+    pid: u32,
+    device: u32,
+    devices: u32,
+    access: [u8; SHARED_DEVICES],
+}
+
+/// Pointers `hipMemPoolImportPointer` mapped, with the pool they were imported into.
+static IMPORTS: Lazy<Mutex<HashMap<usize, Arc<MemPool>>>> = Lazy::new(Mutex::default);
+
+/// Forgets `ptr` as an imported pointer; whether it was one.
+fn forget_import(ptr: usize) -> bool {
+    ptr != 0 && IMPORTS.lock().remove(&ptr).is_some()
+}
+
+/// `hipMemPoolExportToShareableHandle`: a new descriptor (the caller's to close) of the pool's
+/// shared description, which the first export writes.
+pub fn export_pool(pool: &MemPool, handle_type: u32, flags: u32) -> HipResult<i32> {
+    let call = "hipMemPoolExportToShareableHandle";
+    if flags != 0 || handle_type != HANDLE_TYPE_POSIX_FD || pool.handle_types & handle_type == 0 {
+        tracing::warn!(
+            handle_type,
+            flags,
+            pool_handle_types = pool.handle_types,
+            "{call}: the pool must have been made with hipMemHandleTypePosixFileDescriptor, which is also the type asked for, and flags must be 0"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    let mut shared = pool.shared.lock();
+    if shared.is_none() {
+        let access = pool.state.lock().access.clone();
+        let mut description = SharedPool {
+            magic: SHARED_MAGIC,
+            pid: std::process::id(),
+            device: pool.device as u32,
+            devices: access.len().min(SHARED_DEVICES) as u32,
+            access: [0; SHARED_DEVICES],
+        };
+        for (to, from) in description.access.iter_mut().zip(&access) {
+            *to = *from as u8;
+        }
+        *shared = Some(write_shared(&description).map_err(|e| {
+            tracing::warn!(error = %e, "{call}: cannot make the shared description");
+            HipError::OUT_OF_MEMORY
+        })?);
+    }
+    let fd = shared.as_ref().map_or(-1, |f| f.as_raw_fd());
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor this pool owns; no memory is involved.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        tracing::warn!(error = %std::io::Error::last_os_error(), "{call}: cannot duplicate the descriptor");
+        return Err(HipError::OUT_OF_MEMORY);
+    }
+    Ok(dup)
+}
+
+fn write_shared(description: &SharedPool) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a NUL-terminated name and flags; the call makes a new descriptor or fails.
+    let fd = unsafe { libc::memfd_create(c"hipshim-mempool".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just made and is owned by nothing else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let bytes = std::mem::size_of::<SharedPool>();
+    // SAFETY: writes the `bytes` bytes of a plain `repr(C)` value to the new file.
+    let written = unsafe { libc::pwrite(fd, (description as *const SharedPool).cast(), bytes, 0) };
+    if written != bytes as isize {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(owned)
+}
+
+/// `hipMemPoolImportFromShareableHandle`: `handle` is the descriptor's number (the C API
+/// passes it as a pointer value). The new pool belongs to the exporter's device where this
+/// process has it, else device 0 (AMD's runtime always uses device 0).
+pub fn import_pool(handle: usize, handle_type: u32, flags: u32) -> HipResult<*mut c_void> {
+    let call = "hipMemPoolImportFromShareableHandle";
+    if flags != 0 || handle_type != HANDLE_TYPE_POSIX_FD {
+        tracing::warn!(
+            handle_type,
+            flags,
+            "{call}: only hipMemHandleTypePosixFileDescriptor, with flags 0"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    let fd = i32::try_from(handle).map_err(|_| HipError::INVALID_VALUE)?;
+    let mut description = std::mem::MaybeUninit::<SharedPool>::zeroed();
+    let bytes = std::mem::size_of::<SharedPool>();
+    // SAFETY: reads at most `bytes` bytes into the zeroed value; any descriptor number is safe
+    // to pass (a bad one fails with EBADF).
+    let read = unsafe { libc::pread(fd, description.as_mut_ptr().cast(), bytes, 0) };
+    // SAFETY: zero-initialised and made only of integers, so every byte pattern is a value.
+    let description = unsafe { description.assume_init() };
+    if read != bytes as isize || description.magic != SHARED_MAGIC {
+        tracing::warn!(
+            fd,
+            "{call}: not a descriptor hipMemPoolExportToShareableHandle made"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    let devices = runtime()?.devices.len();
+    let device = Some(description.device as usize)
+        .filter(|&d| d < devices)
+        .unwrap_or(0);
+    let pool = make_pool_of(device, false, handle_type, true)?;
+    {
+        let mut st = pool.state.lock();
+        let shared = (description.devices as usize).min(SHARED_DEVICES);
+        for (d, flags) in description.access[..shared].iter().enumerate() {
+            if let Some(slot) = st.access.get_mut(d) {
+                *slot = u32::from(*flags);
+            }
+        }
+    }
+    tracing::debug!(
+        pool = format_args!("{:#x}", pool.handle),
+        device,
+        exporter = description.pid,
+        "memory pool imported"
+    );
+    Ok(pool.handle as *mut c_void)
+}
+
+/// `hipMemPoolExportPointer`: the 64 bytes that share the allocation holding `ptr` (memory
+/// from a pool or from `hipMalloc`, as AMD's runtime accepts).
+/// Anything else is an invalid value, one of the two errors HIP documents for it (AMD's
+/// runtime answers out of memory).
+pub fn export_pointer(ptr: usize) -> HipResult<super::ipc::IpcHandle> {
+    super::ipc::export(
+        ptr,
+        &[memory::MemKind::Pooled, memory::MemKind::Device],
+        "hipMemPoolExportPointer",
+    )
+    .map_err(|e| {
+        if e == HipError::INVALID_DEVICE_POINTER {
+            HipError::INVALID_VALUE
+        } else {
+            e
+        }
+    })
+}
+
+/// `hipMemPoolImportPointer`: maps what `data` shares into `pool`'s device; `hipFree` or
+/// `hipFreeAsync` unmaps it.
+pub fn import_pointer(pool: &Arc<MemPool>, data: &super::ipc::IpcHandle) -> HipResult<usize> {
+    let call = "hipMemPoolImportPointer";
+    let device = runtime()?.device(pool.device)?;
+    let ptr = super::ipc::import(data, device, call)?.ok_or_else(|| {
+        tracing::warn!("{call}: not data hipMemPoolExportPointer made");
+        HipError::INVALID_VALUE
+    })?;
+    IMPORTS.lock().insert(ptr, pool.clone());
+    Ok(ptr)
 }
 
 /// Each live pool's device and counts, for the stats at exit.

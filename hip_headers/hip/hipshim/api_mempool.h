@@ -60,6 +60,11 @@ typedef struct hipMemPoolProps {
     unsigned char reserved[64];
 } hipMemPoolProps;
 
+// What shares one pool allocation with another process (hipMemPoolExportPointer).
+typedef struct hipMemPoolPtrExportData {
+    unsigned char reserved[64];
+} hipMemPoolPtrExportData;
+
 extern "C" {
 
 // From the current pool of the stream's device; usable by the stream's later work at once.
@@ -80,6 +85,20 @@ hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool);
 hipError_t hipDeviceGetDefaultMemPool(hipMemPool_t* mem_pool, int device);
 hipError_t hipDeviceSetMemPool(int device, hipMemPool_t mem_pool);
 hipError_t hipDeviceGetMemPool(hipMemPool_t* mem_pool, int device);
+
+// Sharing a pool made with hipMemHandleTypePosixFileDescriptor: `shared_handle` receives an int
+// descriptor (the caller's to close, and to send to the other process); the importer passes
+// it back as `(void*)(intptr_t)fd`. An imported pool only takes imported pointers; hipFree or
+// hipFreeAsync unmaps an imported pointer.
+hipError_t hipMemPoolExportToShareableHandle(void* shared_handle, hipMemPool_t mem_pool,
+                                             hipMemAllocationHandleType handle_type,
+                                             unsigned int flags);
+hipError_t hipMemPoolImportFromShareableHandle(hipMemPool_t* mem_pool, void* shared_handle,
+                                               hipMemAllocationHandleType handle_type,
+                                               unsigned int flags);
+hipError_t hipMemPoolExportPointer(hipMemPoolPtrExportData* export_data, void* dev_ptr);
+hipError_t hipMemPoolImportPointer(void** dev_ptr, hipMemPool_t mem_pool,
+                                   hipMemPoolPtrExportData* export_data);
 
 } // extern "C"
 
