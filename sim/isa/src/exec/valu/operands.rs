@@ -123,23 +123,14 @@ pub(super) fn ext_sources<const N: usize>(w: &Wave, i: &Inst, s: &mut [Lanes; N]
         Ext::Dpp if N > 0 => dpp(w, i, &mut s[0]),
         Ext::Sdwa => {
             let e = i.lit;
+            let sign = sdwa_sign_bit(i);
             if N > 0 {
                 sdwa_sel(&mut s[0], (e >> 16) & 7, (e >> 19) & 1 != 0);
-                sdwa_mods(
-                    &mut s[0],
-                    (e >> 21) & 1 != 0,
-                    (e >> 20) & 1 != 0,
-                    (e >> 16) & 7,
-                );
+                sdwa_mods(&mut s[0], (e >> 21) & 1 != 0, (e >> 20) & 1 != 0, sign);
             }
             if N > 1 && i.enc != Enc::Vop1 {
                 sdwa_sel(&mut s[1], (e >> 24) & 7, (e >> 27) & 1 != 0);
-                sdwa_mods(
-                    &mut s[1],
-                    (e >> 29) & 1 != 0,
-                    (e >> 28) & 1 != 0,
-                    (e >> 24) & 7,
-                );
+                sdwa_mods(&mut s[1], (e >> 29) & 1 != 0, (e >> 28) & 1 != 0, sign);
             }
             u64::MAX
         }
@@ -173,12 +164,24 @@ pub(super) fn sdwa_sel(v: &mut Lanes, sel: u32, sext: bool) {
     }
 }
 
-/// SDWA float modifiers apply to the selected field's float format.
-pub(super) fn sdwa_mods(v: &mut Lanes, abs: bool, neg: bool, sel: u32) {
+/// The sign bit SDWA's abs and neg act on: the operation's source type decides, after the
+/// select: an f16 operation's source is the low 16 bits of what was selected, whatever the
+/// select (LLVM folds `fabs` of an f16 value into `src0_sel:DWORD` with abs, as in
+/// `v_cmp_le_f16_sdwa s[8:9], |v2|, v8 src0_sel:DWORD src1_sel:WORD_1`), and an f32
+/// operation's is the whole selected and extended dword.
+pub(super) fn sdwa_sign_bit(i: &Inst) -> u32 {
+    if i.info.name.ends_with("_f16") {
+        0x8000
+    } else {
+        0x8000_0000
+    }
+}
+
+/// SDWA float modifiers on a selected source; `sign` from [`sdwa_sign_bit`].
+pub(super) fn sdwa_mods(v: &mut Lanes, abs: bool, neg: bool, sign: u32) {
     if !abs && !neg {
         return;
     }
-    let sign = if sel >= 6 { 0x8000_0000 } else { 0x8000 };
     for x in v.iter_mut() {
         if abs {
             *x &= !sign;
