@@ -97,11 +97,11 @@ fn sdwa_abs_and_neg_act_on_the_sign_of_the_operations_source_type() {
             mask, want_mask,
             "{model:?}: |a| <= b.hi with src0_sel:DWORD compares the f16 magnitude"
         );
-        for l in 0..64 {
+        for (l, &product) in products.iter().enumerate() {
             // -(a >> 16) as an f32 is a negative denormal, flushed (the descriptor's f32
             // denormal mode is 0): -0 times a positive b is -0.
             assert_eq!(
-                products[l], 0x8000_0000,
+                product, 0x8000_0000,
                 "{model:?} lane {l}: neg of a word-selected f32 source flips bit 31"
             );
         }
