@@ -153,6 +153,17 @@ fn attach(
         tracing::warn!(pid, error = %e, "{call}: cannot attach the memory (has its process ended?)");
         HipError::INVALID_DEVICE_POINTER
     })?;
+    // A device service maps its memory at one address in every process: attaching memory
+    // this process allocated itself gives back that allocation's own address, which cannot
+    // be a second mapping (a pool pointer imported by its exporter).
+    if memory::starting_at(base).is_some_and(|a| a.kind != memory::MemKind::Imported) {
+        tracing::warn!(
+            base = format_args!("{base:#x}"),
+            "{call}: this process's own memory, which its device service cannot map twice; import it in another process"
+        );
+        let _ = hsa_ipc::detach(rt.hsa.api, base);
+        return Err(HipError::INVALID_VALUE);
+    }
     memory::insert_imported(base, size as usize, device.index);
     let ptr = base + offset as usize;
     OPENED

@@ -21,7 +21,7 @@ macro_rules! v1 {
                 for l in 0..LANES { let $a = $a[l]; d[l] = $rbody; }
             })?
             if !directed { for l in 0..LANES { let $a = $a[l]; d[l] = $body; } }
-            if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); }
+            result_mods32(w, i, &mut d);
             out32(w, i, mask, &mut d);
             OK
         } }
@@ -47,7 +47,7 @@ macro_rules! v2 {
                 for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $rbody; }
             })?
             if !directed { for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; } }
-            if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); } else if i.clamp { int_clamp(stringify!($name), &$a, &$bb, &mut d); }
+            if !result_mods32(w, i, &mut d) && i.clamp { int_clamp(stringify!($name), &$a, &$bb, &mut d); }
             out32(w, i, mask, &mut d);
             OK
         } }
@@ -73,7 +73,7 @@ macro_rules! v3 {
                 for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $rbody; }
             })?
             if !directed { for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; } }
-            if $fl { fmods32(w, i, &mut d); } else if f16_result(i) { fmods16(i, &mut d); }
+            result_mods32(w, i, &mut d);
             out32(w, i, mask, &mut d);
             OK
         } }
@@ -110,18 +110,21 @@ macro_rules! n64 {
     ($($t:tt)*) => { wide_sources!(u32, finish_narrow, no_fast; $($t)*); };
 }
 
-/// Writes a 64-bit result, after the float output modifiers for float ops.
+/// Writes a 64-bit result, after the float output modifiers when it is an f64 (an f64
+/// converted from an integer included).
 #[inline(always)]
-pub(super) fn finish_wide(w: &mut Wave, i: &Inst, mask: u64, d: &mut L64, float: bool) {
-    if float {
+pub(super) fn finish_wide(w: &mut Wave, i: &Inst, mask: u64, d: &mut L64, _float: bool) {
+    if float_result(i.info.name, "_f64") {
         fmods64(w, i, d);
     }
     out64(w, i, mask, d);
 }
 
-/// Writes a 32-bit result computed from wide sources (no output modifiers apply).
+/// Writes a 32-bit result computed from wide sources, after the float output modifiers
+/// when it is a float (`v_cvt_f32_f64`).
 #[inline(always)]
 pub(super) fn finish_narrow(w: &mut Wave, i: &Inst, mask: u64, d: &mut Lanes, _float: bool) {
+    result_mods32(w, i, d);
     out32(w, i, mask, d);
 }
 

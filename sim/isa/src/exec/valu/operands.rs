@@ -320,11 +320,21 @@ pub(super) fn fmods32(w: &Wave, i: &Inst, d: &mut Lanes) {
     }
 }
 
-/// True for an operation on f16 sources producing an f16 result, whose VOP3 clamp and
-/// omod apply to that f16 value ([`fmods16`]).
+/// The output modifiers of a 32-bit result by its type, which the operation's name gives
+/// whatever its sources are: an f32 ([`fmods32`]; `v_cvt_f32_i32` with clamp is clang's
+/// `fminf(fmaxf((float)i, 0), 1)`) or an f16 ([`fmods16`]); returns false for an integer
+/// result, which they do not touch.
 #[inline(always)]
-pub(super) fn f16_result(i: &Inst) -> bool {
-    i.info.fk == crate::inst::FloatKind::F16 && float_result(i.info.name, "_f16")
+pub(super) fn result_mods32(w: &Wave, i: &Inst, d: &mut Lanes) -> bool {
+    if float_result(i.info.name, "_f32") {
+        fmods32(w, i, d);
+        true
+    } else if float_result(i.info.name, "_f16") {
+        fmods16(i, d);
+        true
+    } else {
+        false
+    }
 }
 
 /// Output modifiers of f16 results (VOP3 omod/clamp); f16 denormals are kept.

@@ -1,0 +1,184 @@
+//! Source and output modifiers where the operation's types decide what they act on; each
+//! case is code LLVM emits, found by the differential tester.
+//!
+//! SDWA's abs and neg act on the sign bit of the operation's source type, after the select:
+//! bit 15 for an f16 operation even when the select is the whole dword, bit 31 for an f32
+//! operation even when the select is a word. `fabs` of an f16 value feeding a compare becomes
+//! `|v2| src0_sel:DWORD` (gfx90a seed 10542, where the interpreter cleared bit 31 and took the
+//! wrong branch), and `fneg(bitcast(x >> 16))` feeding an f32 multiply `-v2 src0_sel:WORD_1`.
+//!
+//! VOP3 clamp and omod act on a float result whatever the sources are: clang compiles
+//! `fminf(fmaxf((float)i, 0.0f), 1.0f)` to `v_cvt_f32_i32_e64 v, s clamp` (gfx90a seed
+//! 20896, where the interpreter skipped the clamp of conversions from integers).
+
+mod common;
+
+use common::*;
+use hsasim_isa::{run_dispatch, ExecConfig};
+
+/// f16 bit patterns and their values.
+const HALVES: [(u16, f32); 5] = [
+    (0x3800, 0.5),
+    (0x3c00, 1.0),
+    (0x4000, 2.0),
+    (0x4200, 3.0),
+    (0x4400, 4.0),
+];
+
+/// Runs `body` on 64 lanes with `a[lane]` in v2 and `b[lane]` in v8; returns each lane's
+/// v[4:7] afterwards.
+fn run(model: hsasim_isa::GfxModel, body: &[u32], a: &[u32; 64], b: &[u32; 64]) -> Vec<[u32; 4]> {
+    let mem = Ranges::default();
+    let out = vec![[0u32; 4]; 64];
+    mem.add_slice(a);
+    mem.add_slice(b);
+    mem.add_slice(&out);
+    let lo = |x: u64| x as u32;
+    let hi = |x: u64| (x >> 32) as u32;
+    let (pa, pb, po) = (a.as_ptr() as u64, b.as_ptr() as u64, out.as_ptr() as u64);
+    let mut code = vec![
+        0xbe80_00ff,
+        lo(pa), // s_mov_b32 s0, lo(a)
+        0xbe81_00ff,
+        hi(pa),
+        0xbe82_00ff,
+        lo(pb),
+        0xbe83_00ff,
+        hi(pb),
+        0xbe86_00ff,
+        lo(po),
+        0xbe87_00ff,
+        hi(po),
+        0x2402_0082, // v_lshlrev_b32 v1, 2, v0
+        0xdc50_8000,
+        0x0200_0001, // global_load_dword v2, v1, s[0:1]
+        0xdc50_8000,
+        0x0802_0001, // global_load_dword v8, v1, s[2:3]
+        0xbf8c_0f70, // s_waitcnt vmcnt(0)
+    ];
+    code.extend_from_slice(body);
+    code.extend_from_slice(&[
+        0x2402_0084, // v_lshlrev_b32 v1, 4, v0
+        0xdc7c_8000,
+        0x0006_0401, // global_store_dwordx4 v1, v[4:7], s[6:7]
+        0xbf81_0000, // s_endpgm
+    ]);
+    let (mut buf, kd) = handmade_kernel();
+    code_words(&mut buf, &code);
+    mem.add(kd, 256 + 4 * code.len() as u64);
+    let (disp, _p) = packet(model, kd, 0, [64, 1, 1], [64, 1, 1], 0, &mem);
+    run_dispatch(&disp, &mem, &ExecConfig::BASE).unwrap();
+    // SAFETY: the dispatch has finished; `out` was written through its address.
+    (0..64)
+        .map(|l| unsafe { std::ptr::read_volatile(&out[l]) })
+        .collect()
+}
+
+#[test]
+fn sdwa_abs_and_neg_act_on_the_sign_of_the_operations_source_type() {
+    for model in MODELS {
+        let mut a = [0u32; 64];
+        let mut b = [0u32; 64];
+        let mut want_mask = 0u64;
+        for l in 0..64 {
+            let (x, xv) = HALVES[l % 5];
+            let (y, yv) = HALVES[(l / 5) % 5];
+            let negative = l % 2 == 1;
+            // The high half of `a` and the low half of `b` are not operands of the compare.
+            a[l] = (0xbeef_0000 + (l as u32) * 0x1_0000)
+                | u32::from(x)
+                | if negative { 0x8000 } else { 0 };
+            b[l] = u32::from(y) << 16 | 0x7bff;
+            if xv.abs() <= yv {
+                want_mask |= 1 << l;
+            }
+        }
+        let got = run(
+            model,
+            &[
+                0x7c46_10f9,
+                0x0526_8802, // v_cmp_le_f16_sdwa s[8:9], |v2|, v8 src0_sel:DWORD src1_sel:WORD_1
+                0x0a08_10f9,
+                0x0615_0602, // v_mul_f32_sdwa v4, -v2, v8 ... src0_sel:WORD_1 src1_sel:DWORD
+                0x7e0c_0208, // v_mov_b32 v6, s8
+                0x7e0e_0209, // v_mov_b32 v7, s9
+            ],
+            &a,
+            &b,
+        );
+        let mask = got[0][2] as u64 | (got[0][3] as u64) << 32;
+        let products: Vec<u32> = got.iter().map(|g| g[0]).collect();
+        assert_eq!(
+            mask, want_mask,
+            "{model:?}: |a| <= b.hi with src0_sel:DWORD compares the f16 magnitude"
+        );
+        for (l, &product) in products.iter().enumerate() {
+            // -(a >> 16) as an f32 is a negative denormal, flushed (the descriptor's f32
+            // denormal mode is 0): -0 times a positive b is -0.
+            assert_eq!(
+                product, 0x8000_0000,
+                "{model:?} lane {l}: neg of a word-selected f32 source flips bit 31"
+            );
+        }
+    }
+}
+
+#[test]
+fn clamp_and_omod_act_on_float_results_converted_from_integers() {
+    let values: [i32; 8] = [-5, 0, 1, 2, 1000, i32::MIN, i32::MAX, -1];
+    for model in MODELS {
+        let mut a = [0u32; 64];
+        for l in 0..64 {
+            a[l] = values[l % values.len()] as u32;
+        }
+        let clamped = |x: f64| x.clamp(0.0, 1.0);
+        let got = run(
+            model,
+            &[
+                0xd145_8004,
+                0x0000_0102, // v_cvt_f32_i32_e64 v4, v2 clamp
+                0x7e0c_0902, // v_cvt_f64_i32_e32 v[6:7], v2
+                0xd14f_8005,
+                0x0000_0106, // v_cvt_f32_f64_e64 v5, v[6:7] clamp
+                0xd144_8006,
+                0x0000_0102, // v_cvt_f64_i32_e64 v[6:7], v2 clamp
+            ],
+            &a,
+            &[0; 64],
+        );
+        for (l, g) in got.iter().enumerate() {
+            let x = a[l] as i32 as f64;
+            let want = clamped(x);
+            assert_eq!(
+                f32::from_bits(g[0]) as f64,
+                want,
+                "{model:?} lane {l}: v_cvt_f32_i32 clamp of {x}"
+            );
+            assert_eq!(
+                f32::from_bits(g[1]) as f64,
+                want,
+                "{model:?} lane {l}: v_cvt_f32_f64 clamp of {x}"
+            );
+            let d = f64::from_bits(g[2] as u64 | (g[3] as u64) << 32);
+            assert_eq!(d, want, "{model:?} lane {l}: v_cvt_f64_i32 clamp of {x}");
+        }
+        // omod scales the converted value before the clamp.
+        let got = run(
+            model,
+            &[
+                0xd146_8004,
+                0x0800_0102, // v_cvt_f32_u32_e64 v4, v2 clamp mul:2
+            ],
+            &[0, 1, 2, 3].repeat(16).try_into().unwrap(),
+            &[0; 64],
+        );
+        for (l, g) in got.iter().enumerate() {
+            let want = clamped((l % 4) as f64 * 2.0);
+            assert_eq!(
+                f32::from_bits(g[0]) as f64,
+                want,
+                "{model:?} lane {l}: v_cvt_f32_u32 mul:2 clamp"
+            );
+        }
+    }
+}
