@@ -19,9 +19,12 @@
 //! public layout, plus ROCm 6's `num_channels`) work the same way; each level is an array of
 //! its own, freed with its owner.
 //!
-//! Textures and surfaces are not implemented: the device reports no image support
-//! (`hipDeviceAttributeImageSupport` is 0), so the flags that ask for them only change what
-//! the descriptor calls return.
+//! **Textures and surfaces.** On a device with image instructions (gfx90a) texture and
+//! surface objects read and write an array in place: this layout, with its 256-byte row
+//! pitch and a 256-byte-aligned base, is one an image descriptor (T#) describes
+//! (`texture.rs`). On one without them (gfx942) arrays are memory for copies and kernels'
+//! own loads only, and the flags that ask for textures or surfaces only change what the
+//! descriptor calls return.
 
 use super::memory;
 use crate::error::{HipError, HipResult};

@@ -646,7 +646,7 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
         MAX_SURFACE_1D => p.max_surface_1d,
         MAX_SURFACE_2D => p.max_surface_2d[0],
         MAX_SURFACE_3D => p.max_surface_3d[0],
-        FIRST_TEXTURE..=LAST_TEXTURE => 0,
+        _ if (FIRST_TEXTURE..=LAST_TEXTURE).contains(&attribute) => 0,
         MAX_THREADS_PER_BLOCK => p.max_threads_per_block,
         MAX_THREADS_PER_MULTI_PROCESSOR => p.max_threads_per_multi_processor,
         MAX_PITCH => clamp(p.mem_pitch),

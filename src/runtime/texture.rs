@@ -278,6 +278,11 @@ impl ImageDesc {
             tracing::warn!(image = ?self, "image larger than a T# describes");
             return Err(HipError::INVALID_VALUE);
         }
+        if !self.base.is_multiple_of(ALIGNMENT) {
+            // Device pools hand out whole pages, so an array's memory is always aligned.
+            tracing::warn!(image = ?self, "an image's base address must be 256-byte aligned");
+            return Err(HipError::INVALID_VALUE);
+        }
         let (base, base_hi) = ((self.base >> 8) as u32, ((self.base >> 40) & 0xff) as u32);
         // Missing channels read 0, and alpha 1 (DST_SEL 4..7 pick X..W, 0 is zero, 1 is one).
         let sel = |k: u32| {
@@ -568,10 +573,18 @@ pub fn create_surface(resource: &ResourceDesc) -> HipResult<*mut c_void> {
     )
 }
 
-/// The live object at `handle`, of the kind asked for (texture or surface).
-fn lookup(handle: *mut c_void, texture: bool) -> HipResult<Object> {
-    match OBJECTS.lock().get(&(handle as usize)) {
-        Some(o) if o.texture.is_some() == texture => Ok(*o),
+/// The live object at `handle`, of the kind asked for (texture or surface); `remove` takes
+/// it out of the table in the same look.
+fn find(handle: *mut c_void, texture: bool, remove: bool) -> HipResult<Object> {
+    let mut objects = OBJECTS.lock();
+    match objects.get(&(handle as usize)) {
+        Some(o) if o.texture.is_some() == texture => {
+            let found = *o;
+            if remove {
+                objects.remove(&(handle as usize));
+            }
+            Ok(found)
+        }
         _ => {
             let kind = if texture { "texture" } else { "surface" };
             tracing::warn!(
@@ -581,6 +594,10 @@ fn lookup(handle: *mut c_void, texture: bool) -> HipResult<Object> {
             Err(HipError::INVALID_VALUE)
         }
     }
+}
+
+fn lookup(handle: *mut c_void, texture: bool) -> HipResult<Object> {
+    find(handle, texture, false)
 }
 
 /// `hipDestroyTextureObject` / `hipDestroySurfaceObject`: after the device's work, as
@@ -594,11 +611,11 @@ pub fn destroy(handle: *mut c_void, texture: bool) -> HipResult {
     if handle.is_null() {
         return Ok(());
     }
-    lookup(handle, texture)?;
-    OBJECTS.lock().remove(&(handle as usize));
-    // SAFETY: the object's memory came from `memory::malloc` and is freed once (its entry is
-    // gone).
-    unsafe { memory::free(handle) }
+    find(handle, texture, true)?;
+    let address = handle as usize;
+    // SAFETY: a live object's address is memory `publish` had from `memory::malloc`; it is
+    // freed once (its entry is gone).
+    unsafe { memory::free(address as *mut c_void) }
 }
 
 /// `hipGetTextureObjectResourceDesc`.
@@ -755,7 +772,7 @@ mod tests {
 
     fn image(desc: ChannelFormatDesc, num: u32) -> ImageDesc {
         ImageDesc {
-            base: 0xab_1234_5678_00,
+            base: 0xab12_3456_7800,
             kind: 9,
             width: 100,
             height: 7,
