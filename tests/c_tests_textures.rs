@@ -5,6 +5,7 @@
 //! every channel count and 8/16/32-bit integer, half and float formats at unnormalized and
 //! normalized coordinates, filters linearly, wraps, clamps and reads the border, reads 8/16-bit
 //! integers as normalized floats, samples pitch2D memory and a single-level mipmapped array,
+//! fetches from linear memory (`tex1Dfetch`: hsasim's `buffer_load_format_*`),
 //! goes through the driver API, writes and reads a surface, and checks the getters and the
 //! errors. On gfx942 (no image instructions) it checks that the device says so and that every
 //! call answers hipErrorNotSupported.

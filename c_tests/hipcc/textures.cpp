@@ -4,10 +4,11 @@
 // 8/16/32-bit integer, half and float formats with 1, 2 and 4 channels, read with point
 // sampling at unnormalized and normalized coordinates and checked texel by texel against the
 // host's data; linear filtering of a float texture; wrap, clamp and border addressing;
-// 8/16-bit integers read as normalized floats; a pitch2D texture; a single-level mipmapped
-// array; the driver API's hipTexObjectCreate; a surface written by one kernel and read by
+// 8/16-bit integers read as normalized floats; a pitch2D texture; tex1Dfetch of linear
+// memory (within and past its end, as elements and as normalized floats); a single-level
+// mipmapped array; the driver API's hipTexObjectCreate; a surface written by one kernel and read by
 // another and by a copy; the getters returning what was passed; and the errors (destroy
-// twice, a garbage handle, a linear resource, bad descriptors).
+// twice, a garbage handle, bad descriptors and resources).
 // `textures no-images` (a device without them): the attribute says 0 and every call answers
 // hipErrorNotSupported.
 #include <hip/hip_fp16.h>
@@ -147,6 +148,17 @@ __global__ void surface_read(float* out, hipSurfaceObject_t s, int w, int h) {
         surf2Dread(&v, s, x * (int)sizeof(float), y);
         out[y * w + x] = v * 2.0f;
     }
+}
+
+template <typename T>
+__global__ void fetch_linear(T* out, hipTextureObject_t t, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<T>(t, i);
+}
+
+__global__ void fetch_linear_float(float* out, hipTextureObject_t t, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>(t, i);
 }
 
 // ---- helpers --------------------------------------------------------------------------------
@@ -317,6 +329,70 @@ static void half_texture() {
     CHECK(hipDestroyTextureObject(t));
     CHECK(hipFree(out));
     CHECK(hipFreeArray(a));
+}
+
+// tex1Dfetch over linear memory: n elements and 8 past the end, which read zeros.
+template <typename T> static void linear_texture(int n) {
+    std::vector<T> host = pattern<T>(n);
+    T* mem;
+    CHECK(hipMalloc(&mem, n * sizeof(T)));
+    CHECK(hipMemcpy(mem, host.data(), n * sizeof(T), hipMemcpyHostToDevice));
+    hipResourceDesc res;
+    memset(&res, 0, sizeof(res));
+    res.resType = hipResourceTypeLinear;
+    res.res.linear.devPtr = mem;
+    res.res.linear.desc = hipCreateChannelDesc<T>();
+    res.res.linear.sizeInBytes = n * sizeof(T);
+    hipTextureDesc td;
+    memset(&td, 0, sizeof(td));
+    hipTextureObject_t t;
+    CHECK(hipCreateTextureObject(&t, &res, &td, nullptr));
+    T* out;
+    CHECK(hipMalloc(&out, (n + 8) * sizeof(T)));
+    hipLaunchKernelGGL(fetch_linear<T>, dim3((n + 8 + 63) / 64), dim3(64), 0, 0, out, t, n + 8);
+    std::vector<T> got(n + 8);
+    CHECK(hipMemcpy(got.data(), out, (n + 8) * sizeof(T), hipMemcpyDeviceToHost));
+    EXPECT(memcmp(got.data(), host.data(), n * sizeof(T)) == 0, "tex1Dfetch<%s> differs",
+           Info<T>::name());
+    T zero;
+    memset(&zero, 0, sizeof(zero));
+    for (int i = n; i < n + 8; ++i)
+        EXPECT(memcmp(&got[i], &zero, sizeof(T)) == 0, "tex1Dfetch<%s> past the end: not 0",
+               Info<T>::name());
+    CHECK(hipDestroyTextureObject(t));
+    CHECK(hipFree(out));
+    CHECK(hipFree(mem));
+}
+
+// tex1Dfetch of unsigned bytes read as normalized floats.
+static void linear_normalized() {
+    const int n = 100;
+    std::vector<unsigned char> host(n);
+    for (int i = 0; i < n; ++i) host[i] = (unsigned char)(i * 5 % 256);
+    unsigned char* mem;
+    CHECK(hipMalloc(&mem, n));
+    CHECK(hipMemcpy(mem, host.data(), n, hipMemcpyHostToDevice));
+    hipResourceDesc res;
+    memset(&res, 0, sizeof(res));
+    res.resType = hipResourceTypeLinear;
+    res.res.linear.devPtr = mem;
+    res.res.linear.desc = hipCreateChannelDesc<unsigned char>();
+    res.res.linear.sizeInBytes = n;
+    hipTextureDesc td;
+    memset(&td, 0, sizeof(td));
+    td.readMode = hipReadModeNormalizedFloat;
+    hipTextureObject_t t;
+    CHECK(hipCreateTextureObject(&t, &res, &td, nullptr));
+    float* out;
+    CHECK(hipMalloc(&out, n * 4));
+    hipLaunchKernelGGL(fetch_linear_float, dim3(2), dim3(64), 0, 0, out, t, n);
+    std::vector<float> got(n);
+    CHECK(hipMemcpy(got.data(), out, n * 4, hipMemcpyDeviceToHost));
+    for (int i = 0; i < n; ++i)
+        EXPECT(got[i] == host[i] / 255.0f, "normalized tex1Dfetch %d: %g", i, got[i]);
+    CHECK(hipDestroyTextureObject(t));
+    CHECK(hipFree(out));
+    CHECK(hipFree(mem));
 }
 
 static void pitch2d_texture() {
@@ -527,14 +603,19 @@ static void getters_and_errors() {
     CHECK(hipFreeArray(ia));
     td.filterMode = hipFilterModePoint;
     EXPECT(hipCreateTextureObject(&t, &res, &td, nullptr) != hipSuccess, "a freed array");
+    // A linear resource past its allocation, or of host memory.
     void* mem;
     CHECK(hipMalloc(&mem, 4096));
     memset(&res, 0, sizeof(res));
     res.resType = hipResourceTypeLinear;
     res.res.linear.devPtr = mem;
     res.res.linear.desc = hipCreateChannelDesc<float>();
+    res.res.linear.sizeInBytes = 8192;
+    EXPECT_ERR(hipCreateTextureObject(&t, &res, &td, nullptr), hipErrorInvalidValue);
+    std::vector<float> host(1024);
+    res.res.linear.devPtr = host.data();
     res.res.linear.sizeInBytes = 4096;
-    EXPECT_ERR(hipCreateTextureObject(&t, &res, &td, nullptr), hipErrorNotSupported);
+    EXPECT_ERR(hipCreateTextureObject(&t, &res, &td, nullptr), hipErrorInvalidValue);
     CHECK(hipFree(mem));
     CHECK(hipFreeArray(a));
 }
@@ -600,6 +681,12 @@ int main(int argc, char** argv) {
         normalized_float<short>(hipReadModeNormalizedFloat, 32767.0f, "short");
         half_texture();
         pitch2d_texture();
+        linear_texture<char>(77);
+        linear_texture<ushort4>(50);
+        linear_texture<int>(130);
+        linear_texture<float2>(64);
+        linear_texture<uint4>(33);
+        linear_normalized();
         mipmapped_single_level();
         driver_api();
         surface();

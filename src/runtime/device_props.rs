@@ -419,6 +419,9 @@ impl DevicePropR0000 {
         p.texture_alignment = TEXTURE_ALIGNMENT;
         p.texture_pitch_alignment = TEXTURE_ALIGNMENT;
         (p.max_texture_1d, p.max_texture_2d, p.max_texture_3d) = array_limits();
+        if d.image_support {
+            p.max_texture_1d_linear = super::texture::MAX_LINEAR_ELEMENTS as i32;
+        }
         p.ecc_enabled = i32::from(d.ecc_enabled);
         p.asic_revision = d.asic_revision;
         p.managed_memory = 1;
@@ -459,6 +462,7 @@ impl DevicePropR0600 {
         p.can_map_host_memory = 1;
         p.surface_alignment = TEXTURE_ALIGNMENT;
         if d.image_support {
+            p.max_texture_1d_linear = super::texture::MAX_LINEAR_ELEMENTS as i32;
             p.max_surface_1d = p.max_texture_1d;
             p.max_surface_2d = p.max_texture_2d;
             p.max_surface_3d = p.max_texture_3d;
@@ -538,6 +542,7 @@ pub mod attr {
     pub const MAX_SURFACE_2D: u32 = 34;
     pub const MAX_SURFACE_3D: u32 = 36;
     pub const MAX_TEXTURE_1D_WIDTH: u32 = 39;
+    pub const MAX_TEXTURE_1D_LINEAR: u32 = 41;
     pub const MAX_TEXTURE_2D_WIDTH: u32 = 43;
     pub const MAX_TEXTURE_2D_HEIGHT: u32 = 44;
     pub const MAX_TEXTURE_3D_WIDTH: u32 = 49;
@@ -638,6 +643,7 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
         MAX_GRID_DIM_Y => p.max_grid_size[1],
         MAX_GRID_DIM_Z => p.max_grid_size[2],
         MAX_TEXTURE_1D_WIDTH => p.max_texture_1d,
+        MAX_TEXTURE_1D_LINEAR => p.max_texture_1d_linear,
         MAX_TEXTURE_2D_WIDTH => p.max_texture_2d[0],
         MAX_TEXTURE_2D_HEIGHT => p.max_texture_2d[1],
         MAX_TEXTURE_3D_WIDTH => p.max_texture_3d[0],

@@ -6,21 +6,23 @@
 //! (AMD's `texture_fetch_functions.h` casts it to a constant-address-space pointer). Its
 //! layout is what ROCm's headers and device library read:
 //!
-//! - dwords 0..8: the image resource (T#, GFX9 layout) over the resource's memory;
+//! - dwords 0..8: the image resource (T#, GFX9 layout) over the resource's memory, or for a
+//!   linear resource dwords 0..4: a buffer resource (V#) with one record per element;
 //! - dword 8: the channel type as `hsa_ext_image_channel_type_t`, dword 9: the channel order
 //!   as `hsa_ext_image_channel_order_t` (the `__ockl_image_channel_*` queries, which the
 //!   surface functions use to turn a byte offset into a texel index);
-//! - dword 10: the width in texels (ockl's gfx90a sampling workaround reads it);
+//! - dword 10: the width in texels, or elements (ockl's gfx90a sampling workaround reads it);
 //! - dwords 12..16 (`HIP_SAMPLER_OBJECT_OFFSET_DWORD`): the sampler (S#), texture objects
 //!   only; the rest of the 20 dwords is zero.
 //!
 //! **Resources.** Arrays (1D, 2D, 3D, 1D and 2D layered) and single-level mipmapped arrays
 //! are images over the array's linear memory (`array.rs`: rows padded to 256 bytes, which is
 //! the T# pitch in texels); a pitch2D resource is the same over the caller's memory (base and
-//! pitch 256-byte aligned, as `textureAlignment` and `texturePitchAlignment` say). Cubemaps,
-//! mipmapped arrays of several levels and linear (buffer) resources are refused with
-//! `hipErrorNotSupported` and a log line: the simulated device models neither cube images,
-//! nor mip chains, nor the formatted buffer loads `tex1Dfetch` becomes.
+//! pitch 256-byte aligned, as `textureAlignment` and `texturePitchAlignment` say). A linear
+//! resource is a buffer `tex1Dfetch` reads by index (`buffer_load_format_*` with `idxen`), up
+//! to `maxTexture1DLinear` elements. Cubemaps and mipmapped arrays of several levels are
+//! refused with `hipErrorNotSupported` and a log line: the simulated device models neither
+//! cube images nor mip chains.
 //!
 //! **Descriptors.** The texture descriptor becomes the T#'s number format (the element type,
 //! or UNORM/SNORM for 8- and 16-bit integers read as normalized floats) and the S#: address
@@ -158,6 +160,9 @@ const READ_NORMALIZED_FLOAT: u32 = 1;
 const IMAGE_DWORDS: usize = 12;
 const OBJECT_DWORDS: usize = IMAGE_DWORDS + 8;
 
+/// The most elements a linear texture may have (`maxTexture1DLinear`, AMD's figure).
+pub const MAX_LINEAR_ELEMENTS: usize = 1 << 27;
+
 /// Bytes a T# base address and a pitch2D row pitch must be aligned to.
 const ALIGNMENT: usize = super::device_props::TEXTURE_ALIGNMENT;
 
@@ -223,6 +228,61 @@ fn hsa_channel_type(num: u32, bits: i32) -> u32 {
     }
 }
 
+/// The format parts a T# and a V# share: GFX9 `DATA_FORMAT` of a channel descriptor and the
+/// DST_SEL swizzle (missing channels read 0, and alpha 1: DST_SEL 4..7 pick X..W, 0 is zero,
+/// 1 is one), packed as dword 3 of either descriptor holds it (bits 11..0).
+fn data_format_and_swizzle(desc: &ChannelFormatDesc) -> HipResult<(u32, u32)> {
+    let channels = channel_count(desc);
+    // 8, 16, 8_8, 32, 16_16, 8_8_8_8, 32_32, 16_16_16_16, 32_32_32_32.
+    let data_format = match (channels, desc.x) {
+        (1, 8) => 1,
+        (1, 16) => 2,
+        (2, 8) => 3,
+        (1, 32) => 4,
+        (2, 16) => 5,
+        (4, 8) => 10,
+        (2, 32) => 11,
+        (4, 16) => 12,
+        (4, 32) => 14,
+        _ => {
+            tracing::warn!(?desc, "no image format for this channel descriptor");
+            return Err(HipError::INVALID_VALUE);
+        }
+    };
+    let sel = |k: u32| {
+        if k < channels {
+            4 + k
+        } else if k == 3 {
+            1
+        } else {
+            0
+        }
+    };
+    Ok((
+        data_format,
+        sel(0) | (sel(1) << 3) | (sel(2) << 6) | (sel(3) << 9),
+    ))
+}
+
+fn channel_count(desc: &ChannelFormatDesc) -> u32 {
+    [desc.x, desc.y, desc.z, desc.w]
+        .iter()
+        .filter(|&&b| b != 0)
+        .count() as u32
+}
+
+/// Dwords 8..11 of the object: the HSA channel type and order the ockl queries read, and
+/// the width (ockl's gfx90a sampling workaround reads it).
+fn channel_words(desc: &ChannelFormatDesc, num: u32, width: usize) -> [u32; 3] {
+    // hsa_ext_image_channel_order_t: R 1, RG 3, RGBA 8.
+    let order = match channel_count(desc) {
+        1 => 1,
+        2 => 3,
+        _ => 8,
+    };
+    [hsa_channel_type(num, desc.x), order, width as u32]
+}
+
 /// How an image's texels are laid out and read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct ImageDesc {
@@ -240,34 +300,10 @@ struct ImageDesc {
 }
 
 impl ImageDesc {
-    fn channels(&self) -> u32 {
-        [self.desc.x, self.desc.y, self.desc.z, self.desc.w]
-            .iter()
-            .filter(|&&b| b != 0)
-            .count() as u32
-    }
-
     /// The 12 image dwords of the object.
     fn words(&self) -> HipResult<[u32; IMAGE_DWORDS]> {
-        let channels = self.channels();
-        let bits = self.desc.x;
-        // GFX9 `DATA_FORMAT`: 8, 16, 8_8, 32, 16_16, 8_8_8_8, 32_32, 16_16_16_16, 32_32_32_32.
-        let data_format = match (channels, bits) {
-            (1, 8) => 1,
-            (1, 16) => 2,
-            (2, 8) => 3,
-            (1, 32) => 4,
-            (2, 16) => 5,
-            (4, 8) => 10,
-            (2, 32) => 11,
-            (4, 16) => 12,
-            (4, 32) => 14,
-            _ => {
-                tracing::warn!(desc = ?self.desc, "no image format for this channel descriptor");
-                return Err(HipError::INVALID_VALUE);
-            }
-        };
-        let element = (channels * bits as u32 / 8) as usize;
+        let (data_format, swizzle) = data_format_and_swizzle(&self.desc)?;
+        let element = (channel_count(&self.desc) * self.desc.x as u32 / 8) as usize;
         let pitch = self.pitch_bytes / element;
         let fits = |v: usize, bits: u32| v >= 1 && v <= 1 << bits;
         if !(fits(self.width, 14)
@@ -284,30 +320,13 @@ impl ImageDesc {
             return Err(HipError::INVALID_VALUE);
         }
         let (base, base_hi) = ((self.base >> 8) as u32, ((self.base >> 40) & 0xff) as u32);
-        // Missing channels read 0, and alpha 1 (DST_SEL 4..7 pick X..W, 0 is zero, 1 is one).
-        let sel = |k: u32| {
-            if k < channels {
-                4 + k
-            } else if k == 3 {
-                1
-            } else {
-                0
-            }
-        };
         let mut w = [0u32; IMAGE_DWORDS];
         w[0] = base;
         w[1] = base_hi | (data_format << 20) | (self.num << 26);
         w[2] = (self.width as u32 - 1) | ((self.height as u32 - 1) << 14);
-        w[3] = sel(0) | (sel(1) << 3) | (sel(2) << 6) | (sel(3) << 9) | (self.kind << 28);
+        w[3] = swizzle | (self.kind << 28);
         w[4] = (self.depth as u32 - 1) | ((pitch as u32 - 1) << 13);
-        w[8] = hsa_channel_type(self.num, bits);
-        // hsa_ext_image_channel_order_t: R 1, RG 3, RGBA 8.
-        w[9] = match channels {
-            1 => 1,
-            2 => 3,
-            _ => 8,
-        };
-        w[10] = self.width as u32;
+        w[8..11].copy_from_slice(&channel_words(&self.desc, self.num, self.width));
         Ok(w)
     }
 }
@@ -409,14 +428,46 @@ fn image_of(resource: &ResourceDesc, normalized_float: bool) -> HipResult<ImageD
             })
         }
         resource_type::LINEAR => {
-            tracing::warn!("linear (tex1Dfetch) texture resources are not supported: the device model lacks the formatted buffer loads they compile to");
-            Err(HipError::NOT_SUPPORTED)
+            tracing::warn!("a linear resource is a buffer, not an image");
+            Err(HipError::INVALID_VALUE)
         }
         other => {
             tracing::warn!(res_type = other, "unknown hipResourceType");
             Err(HipError::INVALID_VALUE)
         }
     }
+}
+
+/// The object's first 12 dwords for a linear resource (`tex1Dfetch`, which becomes
+/// `buffer_load_format_*` with `idxen`): a V# of one record per element, then the channel
+/// words as for images.
+fn linear_words(resource: &ResourceDesc, normalized_float: bool) -> HipResult<[u32; 12]> {
+    let elem = array::element_size(&resource.desc)?;
+    let (base, bytes) = (resource.ptr as usize, resource.width);
+    let elements = bytes / elem;
+    let bad = |why: &str| {
+        tracing::warn!(?resource, "linear resource: {why}");
+        Err(HipError::INVALID_VALUE)
+    };
+    if base == 0 || elements == 0 {
+        return bad("null pointer or fewer bytes than one element");
+    }
+    if elements > MAX_LINEAR_ELEMENTS {
+        return bad("more elements than maxTexture1DLinear");
+    }
+    if memory::lookup(base, bytes).is_none() {
+        return bad("the bytes do not lie in one device allocation");
+    }
+    let (data_format, swizzle) = data_format_and_swizzle(&resource.desc)?;
+    let num = num_format_of(&resource.desc, normalized_float);
+    let mut w = [0u32; IMAGE_DWORDS];
+    w[0] = base as u32;
+    w[1] = ((base >> 32) & 0xffff) as u32 | ((elem as u32) << 16);
+    w[2] = elements as u32;
+    // GFX9 V# dword 3: DST_SEL, NUM_FORMAT (14..12), DATA_FORMAT (18..15).
+    w[3] = swizzle | (num << 12) | (data_format << 15);
+    w[8..11].copy_from_slice(&channel_words(&resource.desc, num, elements));
+    Ok(w)
 }
 
 /// The 4 S# dwords of a texture descriptor.
@@ -524,7 +575,14 @@ pub fn create_texture(
         tracing::warn!("sRGB textures are not supported");
         return Err(HipError::NOT_SUPPORTED);
     }
-    let image = image_of(resource, normalized_float)?;
+    let (image_words, integer) = if resource.res_type == resource_type::LINEAR {
+        // Fetches by index: filtering and addressing do not apply.
+        (linear_words(resource, normalized_float)?, false)
+    } else {
+        let image = image_of(resource, normalized_float)?;
+        let integer = matches!(image.num, num_format::UINT | num_format::SINT);
+        (image.words()?, integer)
+    };
     if let Some(v) = view {
         if v.format != 0 || v.first_mipmap_level != 0 || v.last_mipmap_level != 0 {
             tracing::warn!(view = ?v, "resource views with a format or mip levels of their own are not supported");
@@ -532,13 +590,12 @@ pub fn create_texture(
         }
     }
     let sampler = sampler_words(texture)?;
-    let integer = matches!(image.num, num_format::UINT | num_format::SINT);
     if integer && texture.filter_mode == FILTER_LINEAR {
         tracing::warn!("linear filtering needs a texture read as floats (a float format, or 8/16-bit integers read as normalized floats)");
         return Err(HipError::INVALID_VALUE);
     }
     let mut words = [0u32; OBJECT_DWORDS];
-    words[..IMAGE_DWORDS].copy_from_slice(&image.words()?);
+    words[..IMAGE_DWORDS].copy_from_slice(&image_words);
     words[IMAGE_DWORDS..IMAGE_DWORDS + 4].copy_from_slice(&sampler);
     publish(
         &words,

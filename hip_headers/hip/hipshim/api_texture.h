@@ -3,9 +3,9 @@
 // On devices with image instructions (gfx90a; hipDeviceAttributeImageSupport 1) a texture
 // object is the device address of an image descriptor followed by a sampler descriptor;
 // elsewhere (gfx942) every call answers hipErrorNotSupported. Resources: arrays (1D, 2D, 3D,
-// layered), single-level mipmapped arrays and pitch2D memory (pointer and pitch multiples of
-// 256 bytes); linear resources are not supported. This header declares the host API only:
-// the device-side texture functions come with AMD's headers.
+// layered), single-level mipmapped arrays, pitch2D memory (pointer and pitch multiples of 256
+// bytes) and linear memory (tex1Dfetch). This header declares the host API only: the
+// device-side texture functions come with AMD's headers.
 #ifndef HIPSHIM_API_TEXTURE_H
 #define HIPSHIM_API_TEXTURE_H
 
