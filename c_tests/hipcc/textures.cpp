@@ -620,11 +620,28 @@ static void getters_and_errors() {
     CHECK(hipFreeArray(a));
 }
 
-static void without_images() {
-    int device, images = -1;
+// What the device says about images: support, surface functions, surface and linear
+// texture limits (0 without images).
+static void device_reports(int want) {
+    int device, images = -1, surface2d = -1, linear = -1;
     CHECK(hipGetDevice(&device));
     CHECK(hipDeviceGetAttribute(&images, hipDeviceAttributeImageSupport, device));
-    EXPECT(images == 0, "hipDeviceAttributeImageSupport %d", images);
+    CHECK(hipDeviceGetAttribute(&surface2d, hipDeviceAttributeMaxSurface2D, device));
+    CHECK(hipDeviceGetAttribute(&linear, hipDeviceAttributeMaxTexture1DLinear, device));
+    hipDeviceProp_t prop;
+    CHECK(hipGetDeviceProperties(&prop, device));
+    EXPECT(images == want, "hipDeviceAttributeImageSupport %d", images);
+    EXPECT((int)prop.arch.hasSurfaceFuncs == want, "hasSurfaceFuncs %d",
+           (int)prop.arch.hasSurfaceFuncs);
+    EXPECT((surface2d > 0) == (want == 1), "hipDeviceAttributeMaxSurface2D %d", surface2d);
+    EXPECT(linear == prop.maxTexture1DLinear && (linear > 0) == (want == 1),
+           "maxTexture1DLinear %d / %d", linear, prop.maxTexture1DLinear);
+    // Arrays exist either way, sized by the texture limits.
+    EXPECT(prop.maxTexture1D > 0 && prop.maxTexture2D[1] > 0, "texture limits");
+}
+
+static void without_images() {
+    device_reports(0);
     hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
     hipArray_t a;
     CHECK(hipMallocArray(&a, &desc, 16, 16, hipArrayDefault));
@@ -653,10 +670,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && strcmp(argv[1], "no-images") == 0) {
         without_images();
     } else {
-        int device, images = -1;
-        CHECK(hipGetDevice(&device));
-        CHECK(hipDeviceGetAttribute(&images, hipDeviceAttributeImageSupport, device));
-        EXPECT(images == 1, "hipDeviceAttributeImageSupport %d", images);
+        device_reports(1);
         every_shape<char>();
         every_shape<unsigned char>();
         every_shape<short>();
