@@ -579,6 +579,9 @@ static void getters_and_errors() {
     EXPECT(memcmp(&td_back, &td, sizeof(td)) == 0, "hipGetTextureObjectTextureDesc");
     EXPECT(memcmp(&view_back, &view, sizeof(view)) == 0, "hipGetTextureObjectResourceViewDesc");
     CHECK(hipDestroyTextureObject(t));
+    // A view of part of the resource.
+    view.width = 4;
+    EXPECT_ERR(hipCreateTextureObject(&t, &res, &td, &view), hipErrorNotSupported);
 
     // Destroyed, never made, null.
     EXPECT_ERR(hipDestroyTextureObject(t), hipErrorInvalidValue);

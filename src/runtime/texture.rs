@@ -575,19 +575,18 @@ pub fn create_texture(
         tracing::warn!("sRGB textures are not supported");
         return Err(HipError::NOT_SUPPORTED);
     }
-    let (image_words, integer) = if resource.res_type == resource_type::LINEAR {
+    let (image_words, integer, extent) = if resource.res_type == resource_type::LINEAR {
         // Fetches by index: filtering and addressing do not apply.
-        (linear_words(resource, normalized_float)?, false)
+        let words = linear_words(resource, normalized_float)?;
+        (words, false, [words[2] as usize, 1, 1])
     } else {
         let image = image_of(resource, normalized_float)?;
         let integer = matches!(image.num, num_format::UINT | num_format::SINT);
-        (image.words()?, integer)
+        let extent = [image.width, image.height, image.depth];
+        (image.words()?, integer, extent)
     };
     if let Some(v) = view {
-        if v.format != 0 || v.first_mipmap_level != 0 || v.last_mipmap_level != 0 {
-            tracing::warn!(view = ?v, "resource views with a format or mip levels of their own are not supported");
-            return Err(HipError::NOT_SUPPORTED);
-        }
+        check_view(v, extent)?;
     }
     let sampler = sampler_words(texture)?;
     if integer && texture.filter_mode == FILTER_LINEAR {
@@ -605,6 +604,26 @@ pub fn create_texture(
             view: view.copied(),
         },
     )
+}
+
+/// A resource view must show the whole resource as it is: its own format, mip levels,
+/// layers or a smaller extent would need descriptors hipshim does not make. A zero size
+/// means the resource's own.
+fn check_view(v: &ResourceViewDesc, extent: [usize; 3]) -> HipResult {
+    let size_ok = |asked: usize, have: usize| asked == 0 || asked == have;
+    let whole = v.format == 0
+        && v.first_mipmap_level == 0
+        && v.last_mipmap_level == 0
+        && v.first_layer == 0
+        && size_ok(v.width, extent[0])
+        && size_ok(v.height, extent[1])
+        && size_ok(v.depth, extent[2]);
+    if whole {
+        Ok(())
+    } else {
+        tracing::warn!(view = ?v, ?extent, "resource views other than the whole resource in its own format are not supported");
+        Err(HipError::NOT_SUPPORTED)
+    }
 }
 
 /// `hipCreateSurfaceObject`: an array resource, read and written as its element type.
