@@ -69,6 +69,9 @@ pub const MAX_1D: usize = 16384;
 pub const MAX_2D: usize = 16384;
 pub const MAX_3D: usize = 16384;
 pub const MAX_LAYERS: usize = 2048;
+/// The most elements a linear texture may have (`maxTexture1DLinear` on devices with
+/// images; `texture.rs`), AMD's figure.
+pub const MAX_LINEAR_ELEMENTS: usize = 1 << 27;
 
 /// The array limits as the texture limits report them (with or without image instructions:
 /// arrays exist either way, and programs size them by these fields).
@@ -420,7 +423,7 @@ impl DevicePropR0000 {
         p.texture_pitch_alignment = TEXTURE_ALIGNMENT;
         (p.max_texture_1d, p.max_texture_2d, p.max_texture_3d) = array_limits();
         if d.image_support {
-            p.max_texture_1d_linear = super::texture::MAX_LINEAR_ELEMENTS as i32;
+            p.max_texture_1d_linear = MAX_LINEAR_ELEMENTS as i32;
         }
         p.ecc_enabled = i32::from(d.ecc_enabled);
         p.asic_revision = d.asic_revision;
@@ -462,7 +465,7 @@ impl DevicePropR0600 {
         p.can_map_host_memory = 1;
         p.surface_alignment = TEXTURE_ALIGNMENT;
         if d.image_support {
-            p.max_texture_1d_linear = super::texture::MAX_LINEAR_ELEMENTS as i32;
+            p.max_texture_1d_linear = MAX_LINEAR_ELEMENTS as i32;
             p.max_surface_1d = p.max_texture_1d;
             p.max_surface_2d = p.max_texture_2d;
             p.max_surface_3d = p.max_texture_3d;

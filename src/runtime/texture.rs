@@ -36,6 +36,7 @@
 
 use super::array::{self, channel_kind, ChannelFormatDesc, HipArray};
 use super::copy::{self, CopyKind};
+use super::device_props::MAX_LINEAR_ELEMENTS;
 use super::{memory, runtime};
 use crate::error::{HipError, HipResult};
 use parking_lot::Mutex;
@@ -159,9 +160,6 @@ const READ_NORMALIZED_FLOAT: u32 = 1;
 /// sizes them.
 const IMAGE_DWORDS: usize = 12;
 const OBJECT_DWORDS: usize = IMAGE_DWORDS + 8;
-
-/// The most elements a linear texture may have (`maxTexture1DLinear`, AMD's figure).
-pub const MAX_LINEAR_ELEMENTS: usize = 1 << 27;
 
 /// Bytes a T# base address and a pitch2D row pitch must be aligned to.
 const ALIGNMENT: usize = super::device_props::TEXTURE_ALIGNMENT;
