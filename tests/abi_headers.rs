@@ -57,6 +57,16 @@ const NOT_IN_HIP_HEADERS: &[(&str, &str)] = &[
         "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_",
         "the C++ name of hipHccModuleLaunchKernel",
     ),
+    // ROCm 5.2 declares the surface calls C++ only and exports only these names; hipshim's
+    // headers have no device-side surface functions to go with them.
+    (
+        "_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc",
+        "the C++ name of hipCreateSurfaceObject",
+    ),
+    (
+        "_Z23hipDestroySurfaceObjectP13__hip_surface",
+        "the C++ name of hipDestroySurfaceObject",
+    ),
 ];
 
 /// The ABI class of a parameter or return type: what decides how a value crosses the call.

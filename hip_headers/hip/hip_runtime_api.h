@@ -17,6 +17,7 @@
 #include "hipshim/api_memory.h"
 #include "hipshim/api_managed.h"
 #include "hipshim/api_array.h"
+#include "hipshim/api_texture.h"
 #include "hipshim/api_mempool.h"
 #include "hipshim/api_vmm.h"
 #include "hipshim/api_ipc.h"

@@ -25,6 +25,10 @@ pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
 pub use crate::runtime::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
 pub use crate::runtime::module::FuncAttributes;
+pub use crate::runtime::texture::{
+    DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc, ResourceViewDesc,
+    TextureDesc,
+};
 pub use crate::runtime::vmm::MemAllocationProp;
 
 /// Handles: values hipshim issues (`runtime/handles.rs`), never dereferenced by anyone.
@@ -154,6 +158,19 @@ pub const VOCABULARY: &[&str] = &[
     "*mut Memcpy3DPeerParms",
     "*const DrvMemcpy3D",
     "*const Memcpy2DParams",
+    // Texture and surface objects (`runtime/texture.rs`).
+    "*const ResourceDesc",
+    "*mut ResourceDesc",
+    "*const TextureDesc",
+    "*mut TextureDesc",
+    "*const ResourceViewDesc",
+    "*mut ResourceViewDesc",
+    "*const DrvResourceDesc",
+    "*mut DrvResourceDesc",
+    "*const DrvTextureDesc",
+    "*mut DrvTextureDesc",
+    "*const DrvResourceViewDesc",
+    "*mut DrvResourceViewDesc",
     // Virtual memory management (`runtime/vmm.rs`).
     "hipMemGenericAllocationHandle_t",
     "*mut hipMemGenericAllocationHandle_t",

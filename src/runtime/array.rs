@@ -19,9 +19,12 @@
 //! public layout, plus ROCm 6's `num_channels`) work the same way; each level is an array of
 //! its own, freed with its owner.
 //!
-//! Textures and surfaces are not implemented: the device reports no image support
-//! (`hipDeviceAttributeImageSupport` is 0), so the flags that ask for them only change what
-//! the descriptor calls return.
+//! **Textures and surfaces.** On a device with image instructions (gfx90a) texture and
+//! surface objects read and write an array in place: this layout, with its 256-byte row
+//! pitch and a 256-byte-aligned base, is one an image descriptor (T#) describes
+//! (`texture.rs`). On one without them (gfx942) arrays are memory for copies and kernels'
+//! own loads only, and the flags that ask for textures or surfaces only change what the
+//! descriptor calls return.
 
 use super::memory;
 use crate::error::{HipError, HipResult};
@@ -251,7 +254,7 @@ pub fn element_size(desc: &ChannelFormatDesc) -> HipResult<usize> {
 }
 
 /// The driver format and channel count of a (valid) channel descriptor.
-fn format_of(desc: &ChannelFormatDesc) -> (u32, u32) {
+pub(crate) fn format_of(desc: &ChannelFormatDesc) -> (u32, u32) {
     use array_format::*;
     let channels = [desc.x, desc.y, desc.z, desc.w]
         .iter()
@@ -271,7 +274,7 @@ fn format_of(desc: &ChannelFormatDesc) -> (u32, u32) {
 }
 
 /// The channel descriptor of a driver format with `channels` channels.
-fn desc_of_format(format: u32, channels: u32) -> HipResult<ChannelFormatDesc> {
+pub(crate) fn desc_of_format(format: u32, channels: u32) -> HipResult<ChannelFormatDesc> {
     use array_format::*;
     let (bits, kind) = match format {
         UNSIGNED_INT8 => (8, channel_kind::UNSIGNED),
@@ -644,6 +647,22 @@ pub fn mipmapped_level(handle: *const HipMipmappedArray, level: u32) -> HipResul
             tracing::warn!(level, levels = m.levels.len(), "no such mipmap level");
             HipError::INVALID_VALUE
         })
+}
+
+/// How many levels live mipmapped array `handle` has.
+pub fn mipmapped_levels(handle: *const HipMipmappedArray) -> HipResult<usize> {
+    if handle.is_null() {
+        return Err(HipError::INVALID_VALUE);
+    }
+    let tables = TABLES.lock();
+    let Some(m) = tables.mipmaps.get(&(handle as usize)) else {
+        tracing::warn!(
+            handle = format_args!("{handle:p}"),
+            "not a live hipMipmappedArray"
+        );
+        return Err(HipError::INVALID_HANDLE);
+    };
+    Ok(m.levels.len())
 }
 
 /// `hipFreeMipmappedArray` / `hipMipmappedArrayDestroy`: every level with it.

@@ -357,6 +357,7 @@ fn gather_info(
         asic_revision: int(u32_of(agent_info::AMD_ASIC_REVISION)),
         uuid,
         virtual_memory_management: hsa::vmem::missing(api).is_none(),
+        image_support: device_props::has_images(name),
     }
 }
 

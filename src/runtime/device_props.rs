@@ -59,6 +59,8 @@ pub struct DeviceInfo {
     pub uuid: [u8; 16],
     /// The HSA runtime has virtual memory management (`runtime/vmm.rs`).
     pub virtual_memory_management: bool,
+    /// The ISA has image instructions: textures and surfaces work (`runtime/texture.rs`).
+    pub image_support: bool,
 }
 
 /// The largest arrays hipshim makes (`array.rs`): per dimension, and layers (AMD's figures
@@ -67,9 +69,12 @@ pub const MAX_1D: usize = 16384;
 pub const MAX_2D: usize = 16384;
 pub const MAX_3D: usize = 16384;
 pub const MAX_LAYERS: usize = 2048;
+/// The most elements a linear texture may have (`maxTexture1DLinear` on devices with
+/// images; `texture.rs`), AMD's figure.
+pub const MAX_LINEAR_ELEMENTS: usize = 1 << 27;
 
-/// The array limits as the texture limits report them: the device has no image
-/// instructions, but programs size their arrays by these fields.
+/// The array limits as the texture limits report them (with or without image instructions:
+/// arrays exist either way, and programs size them by these fields).
 fn array_limits() -> (i32, [i32; 2], [i32; 3]) {
     let (d1, d2, d3) = (MAX_1D as i32, MAX_2D as i32, MAX_3D as i32);
     (d1, [d2, d2], [d3, d3, d3])
@@ -86,14 +91,22 @@ impl DeviceInfo {
     /// macros of AMD's headers say it lacks (funnel shift, bit 11, and the extended
     /// `__syncthreads` variants, bit 13: `__HIP_ARCH_HAS_FUNNEL_SHIFT__` and
     /// `__HIP_ARCH_HAS_SYNC_THREAD_EXT__` are 0 for AMD targets), surface functions (bit 14,
-    /// hipshim has no surfaces) and dynamic parallelism (bit 16).
+    /// on devices without image instructions) and dynamic parallelism (bit 16).
     pub fn arch_bits(&self) -> u32 {
-        0x1_ffff & !(1 << 11) & !(1 << 13) & !(1 << 14) & !(1 << 16)
+        let surfaces = if self.image_support { 1 << 14 } else { 0 };
+        (0x1_ffff & !(1 << 11) & !(1 << 13) & !(1 << 14) & !(1 << 16)) | surfaces
     }
 
     pub fn total_const_mem(&self) -> usize {
         self.total_global_mem.min(i32::MAX as usize)
     }
+}
+
+/// Whether processor `gfx...` has image instructions: every GCN/RDNA target but the gfx94x
+/// and gfx95x accelerators (CDNA 3 dropped the texture units and MIMG encoding; gfx90a, CDNA
+/// 2, has them).
+pub fn has_images(processor: &str) -> bool {
+    !matches!(gfx_version(processor), Some((9, 4 | 5, _)) | None)
 }
 
 /// `gfx942` -> (9, 4, gcnArch 942); `gfx90a` -> (9, 0, 910); `gfx1100` -> (11, 0, 1100).
@@ -409,6 +422,9 @@ impl DevicePropR0000 {
         p.texture_alignment = TEXTURE_ALIGNMENT;
         p.texture_pitch_alignment = TEXTURE_ALIGNMENT;
         (p.max_texture_1d, p.max_texture_2d, p.max_texture_3d) = array_limits();
+        if d.image_support {
+            p.max_texture_1d_linear = MAX_LINEAR_ELEMENTS as i32;
+        }
         p.ecc_enabled = i32::from(d.ecc_enabled);
         p.asic_revision = d.asic_revision;
         p.managed_memory = 1;
@@ -448,6 +464,12 @@ impl DevicePropR0600 {
         p.multi_processor_count = d.compute_units;
         p.can_map_host_memory = 1;
         p.surface_alignment = TEXTURE_ALIGNMENT;
+        if d.image_support {
+            p.max_texture_1d_linear = MAX_LINEAR_ELEMENTS as i32;
+            p.max_surface_1d = p.max_texture_1d;
+            p.max_surface_2d = p.max_texture_2d;
+            p.max_surface_3d = p.max_texture_3d;
+        }
         p.concurrent_kernels = 1;
         p.ecc_enabled = i32::from(d.ecc_enabled);
         p.pci_bus_id = d.pci_bus;
@@ -517,10 +539,13 @@ pub mod attr {
     pub const MAX_GRID_DIM_X: u32 = 29;
     pub const MAX_GRID_DIM_Y: u32 = 30;
     pub const MAX_GRID_DIM_Z: u32 = 31;
-    /// 32..=54: surface and texture limits; hipshim has no textures or surfaces (0), but
-    /// for the array sizes below.
+    /// 32..=54: surface and texture limits: those below, and 0 for the CUDA-only rest.
     pub const FIRST_TEXTURE: u32 = 32;
+    pub const MAX_SURFACE_1D: u32 = 32;
+    pub const MAX_SURFACE_2D: u32 = 34;
+    pub const MAX_SURFACE_3D: u32 = 36;
     pub const MAX_TEXTURE_1D_WIDTH: u32 = 39;
+    pub const MAX_TEXTURE_1D_LINEAR: u32 = 41;
     pub const MAX_TEXTURE_2D_WIDTH: u32 = 43;
     pub const MAX_TEXTURE_2D_HEIGHT: u32 = 44;
     pub const MAX_TEXTURE_3D_WIDTH: u32 = 49;
@@ -621,12 +646,16 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
         MAX_GRID_DIM_Y => p.max_grid_size[1],
         MAX_GRID_DIM_Z => p.max_grid_size[2],
         MAX_TEXTURE_1D_WIDTH => p.max_texture_1d,
+        MAX_TEXTURE_1D_LINEAR => p.max_texture_1d_linear,
         MAX_TEXTURE_2D_WIDTH => p.max_texture_2d[0],
         MAX_TEXTURE_2D_HEIGHT => p.max_texture_2d[1],
         MAX_TEXTURE_3D_WIDTH => p.max_texture_3d[0],
         MAX_TEXTURE_3D_HEIGHT => p.max_texture_3d[1],
         MAX_TEXTURE_3D_DEPTH => p.max_texture_3d[2],
-        FIRST_TEXTURE..=LAST_TEXTURE => 0,
+        MAX_SURFACE_1D => p.max_surface_1d,
+        MAX_SURFACE_2D => p.max_surface_2d[0],
+        MAX_SURFACE_3D => p.max_surface_3d[0],
+        _ if (FIRST_TEXTURE..=LAST_TEXTURE).contains(&attribute) => 0,
         MAX_THREADS_PER_BLOCK => p.max_threads_per_block,
         MAX_THREADS_PER_MULTI_PROCESSOR => p.max_threads_per_multi_processor,
         MAX_PITCH => clamp(p.mem_pitch),
@@ -680,7 +709,7 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
         IS_LARGE_BAR => p.is_large_bar,
         ASIC_REVISION => p.asic_revision,
         CAN_USE_STREAM_WAIT_VALUE => 0,
-        IMAGE_SUPPORT => 0,
+        IMAGE_SUPPORT => i32::from(d.image_support),
         PHYSICAL_MULTI_PROCESSOR_COUNT => p.multi_processor_count,
         FINE_GRAIN_SUPPORT => 1,
         WALL_CLOCK_RATE => d.wall_clock_rate,

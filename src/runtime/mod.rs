@@ -31,6 +31,7 @@ pub mod ordering;
 pub mod peer;
 pub mod rtc;
 pub mod stream;
+pub mod texture;
 pub mod vmm;
 
 use crate::config::Config;

@@ -1,9 +1,8 @@
 // Arrays, mipmapped arrays, 3D and pitched copies and fills.
 //
-// hipshim's device has no image instructions (hipDeviceAttributeImageSupport is 0): an array
-// is linear device memory, element (x, y, z) at data + (z * rows + y) * pitch + x * element,
-// the pitch being the row rounded up to 256 bytes. Texture and surface objects are not
-// supported. Layouts as in ROCm 6 (struct hipArray opaque, HIP_MEMCPY3D with size_t fields).
+// An array is linear device memory, element (x, y, z) at data + (z * rows + y) * pitch +
+// x * element, the pitch being the row rounded up to 256 bytes. On devices with image
+// instructions (gfx90a) texture and surface objects read it (api_texture.h). Layouts as in ROCm 6 (struct hipArray opaque, HIP_MEMCPY3D with size_t fields).
 #ifndef HIPSHIM_API_ARRAY_H
 #define HIPSHIM_API_ARRAY_H
 

@@ -1720,9 +1720,14 @@ fn flat_name(seg: u32, suffix: &'static str) -> &'static str {
 }
 
 fn decode_mubuf(model: GfxModel, w0: u32, w1: u32) -> Result<Decoded, String> {
+    use image::buffer_load_format;
     use vmem::*;
     let op = (w0 >> 18) & 0x7f;
     let t = tab! {
+        0x00 => (buffer_load_format_x as buffer_load_format, [1, 1, 0, 0], Load),
+        0x01 => (buffer_load_format_xy as buffer_load_format, [2, 1, 0, 0], Load),
+        0x02 => (buffer_load_format_xyz as buffer_load_format, [3, 1, 0, 0], Load),
+        0x03 => (buffer_load_format_xyzw as buffer_load_format, [4, 1, 0, 0], Load),
         0x10 => (buffer_load_ubyte as buffer_access, [1, 1, 0, 0], Load),
         0x11 => (buffer_load_sbyte as buffer_access, [1, 1, 0, 0], Load),
         0x12 => (buffer_load_ushort as buffer_access, [1, 1, 0, 0], Load),

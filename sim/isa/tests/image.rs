@@ -679,6 +679,14 @@ fn disassembles_as_llvm_objdump() {
             [0xf004_0f00, 0x0000_0000],
             "image_load_mip v[0:3], v0, s[0:7] dmask:0xf",
         ),
+        (
+            [0xe00c_2000, 0x8002_0804],
+            "buffer_load_format_xyzw v[8:11], v4, s[8:11], 0 idxen",
+        ),
+        (
+            [0xe004_1008, 0x8002_0804],
+            "buffer_load_format_xy v[8:9], v4, s[8:11], 0 offen offset:8",
+        ),
     ] {
         let i = decode(GfxModel::Gfx90a, &words).unwrap();
         assert_eq!(
@@ -866,5 +874,113 @@ fn image_sample_trilinear_3d_and_point_int_1d_array() {
         let layer = (f32::from_bits(addr[l][1]).round_ties_even().max(0.0) as i64).min(2);
         let want = texel(&bytes, 2 * (x + 5 * layer) as usize, f)[0];
         assert_eq!(got[l][0], want, "lane {l}");
+    }
+}
+
+// ---- buffer_load_format_* (MUBUF 0..3) ------------------------------------------------------
+
+/// A buffer resource (V#, GFX9 layout) with a data/number format and DST_SEL.
+fn v_sharp(base: u64, stride: u32, records: u32, f: Fmt, dst_sel: [u32; 4]) -> [u32; 8] {
+    let mut v = [0u32; 8];
+    v[0] = base as u32;
+    v[1] = (base >> 32) as u32 & 0xffff | stride << 16;
+    v[2] = records;
+    v[3] = dst_sel[0]
+        | dst_sel[1] << 3
+        | dst_sel[2] << 6
+        | dst_sel[3] << 9
+        | f.nfmt << 12
+        | f.dfmt << 15;
+    v
+}
+
+/// `buffer_load_format_*` (op 0..3) with vaddr v4 (v[4:5] with both), vdata v[8:11], V#
+/// s[8:11], soffset 0 and instruction offset `offset`.
+fn buffer_format_word(op: u32, idxen: bool, offen: bool, offset: u32) -> [u32; 2] {
+    [
+        0xe000_0000 | op << 18 | u32::from(idxen) << 13 | u32::from(offen) << 12 | offset,
+        4 | 8 << 8 | 2 << 16 | 0x80 << 24,
+    ]
+}
+
+#[test]
+fn buffer_load_format_reads_every_format_by_index_with_zeros_past_the_records() {
+    let records = 50u32;
+    for (n, f) in formats().into_iter().enumerate() {
+        let elem = f.chans * f.bits / 8;
+        let mut buf = pattern(elem * records as usize, n as u32 + 100);
+        let mem = Ranges::default();
+        mem.add(buf.addr(), (elem * records as usize) as u64);
+        let v = v_sharp(buf.addr(), elem as u32, records, f, IDENTITY);
+        let d = desc(v, [0; 4]);
+        let addr: [[u32; 4]; 64] = std::array::from_fn(|l| [(l as u32 * 7) % 61, 0, 0, 0]);
+        let data = [[0xdead_beef; 4]; 64];
+        let got = run(
+            buffer_format_word(3, true, false, 0),
+            &d,
+            &addr,
+            &data,
+            &mem,
+        );
+        let bytes = buf.bytes().to_vec();
+        for l in 0..64 {
+            let index = addr[l][0];
+            let want = if index < records {
+                texel(&bytes, elem * index as usize, f)
+            } else {
+                [0; 4]
+            };
+            for k in 0..4 {
+                assert!(
+                    same(got[l][k], want[k]),
+                    "{f:?} lane {l} index {index} component {k}: {:#x} != {:#x}",
+                    got[l][k],
+                    want[k]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn buffer_load_format_writes_its_component_count_swizzled_and_offsets_bytes_without_a_stride() {
+    let f = Fmt {
+        dfmt: 5,
+        nfmt: UINT,
+        chans: 2,
+        bits: 16,
+    };
+    let records = 40u32; // bytes: 10 elements of 4 bytes
+    let mut buf = pattern(256, 7);
+    let mem = Ranges::default();
+    mem.add(buf.addr(), 256);
+    // Y, X, 1, 0.
+    let v = v_sharp(buf.addr(), 0, records, f, [5, 4, 1, 0]);
+    let d = desc(v, [0; 4]);
+    // Byte offsets: 4 * lane (offen) plus the instruction's 8.
+    let addr: [[u32; 4]; 64] = std::array::from_fn(|l| [4 * l as u32, 0, 0, 0]);
+    let data = [[0xdead_beef; 4]; 64];
+    let bytes = buf.bytes().to_vec();
+    for op in 0..4usize {
+        let got = run(
+            buffer_format_word(op as u32, false, true, 8),
+            &d,
+            &addr,
+            &data,
+            &mem,
+        );
+        for l in 0..64 {
+            let at = 4 * l + 8;
+            let raw = if at + 4 <= records as usize {
+                texel(&bytes, at, f)
+            } else {
+                [0, 0, 0, 1]
+            };
+            let want = [raw[1], raw[0], 1, 0];
+            for k in 0..4 {
+                let want = if k <= op { want[k] } else { 0xdead_beef };
+                assert_eq!(got[l][k], want, "op {op} lane {l} component {k}");
+            }
+        }
     }
 }

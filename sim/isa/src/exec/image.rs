@@ -1,6 +1,8 @@
 //! MIMG image instructions as gfx90a has them (gfx942 has none): `image_load`,
 //! `image_load_mip`, `image_store`, `image_store_mip`, `image_get_resinfo` and
-//! `image_sample`, the instructions HIP's texture and surface functions become there.
+//! `image_sample`, the instructions HIP's texture and surface functions become there; and
+//! the MUBUF formatted loads `buffer_load_format_x/xy/xyz/xyzw`, which read texels of a
+//! buffer through the same formats (`tex1Dfetch` of a linear texture becomes one).
 //!
 //! An image is described by an 8-dword resource (T#, GFX9 layout) in SGPRs, a sampler by a
 //! 4-dword S#. hsasim reads only the fields below; the rest must describe what it models
@@ -13,6 +15,11 @@
 //! 13 2D array); 4:12..0 DEPTH-1 (3D depth, or the array's layer count - 1);
 //! 4:28..13 PITCH-1 in texels (row pitch). Texel (x, y, z) of a linear image is at
 //! `base + elem * (x + pitch * (y + height * z))`, z being the slice or layer.
+//!
+//! V# (buffer resource, for the formatted loads): 0:31..0 base address bits 31..0; 1:15..0
+//! base address bits 47..32; 1:29..16 STRIDE; 2 NUM_RECORDS (elements when the stride is not
+//! 0, else bytes); 3:2..0/5..3/8..6/11..9 DST_SEL_X/Y/Z/W; 3:14..12 NUM_FORMAT; 3:18..15
+//! DATA_FORMAT (codes as in the T#). An element at or past NUM_RECORDS reads zeros.
 //!
 //! S#: 0:2..0/5..3/8..6 CLAMP_X/Y/Z (0 wrap, 1 mirror, 2 clamp to last texel, 3 mirror
 //! once, 6 border); 0:11..9 MAX_ANISO_RATIO (0 only); 0:15 FORCE_UNNORMALIZED;
@@ -125,10 +132,9 @@ fn bits(v: u32, lo: u32, n: u32) -> u32 {
     (v >> lo) & ((1u32 << n) - 1)
 }
 
-fn parse_image(t: [u32; 8]) -> Result<Image, String> {
-    let base = ((t[0] as u64) << 8) | ((bits(t[1], 0, 8) as u64) << 40);
-    let dfmt = bits(t[1], 20, 6);
-    let nfmt = bits(t[1], 26, 4);
+/// Channels, bits per channel and number format of a DATA_FORMAT / NUM_FORMAT pair (the
+/// codes images and buffers share).
+fn format(dfmt: u32, nfmt: u32) -> Result<(u32, u32, Num), String> {
     let (chans, b) = match dfmt {
         1 => (1, 8),
         2 => (1, 16),
@@ -140,7 +146,7 @@ fn parse_image(t: [u32; 8]) -> Result<Image, String> {
         12 => (4, 16),
         13 => (3, 32),
         14 => (4, 32),
-        _ => return Err(format!("image data format {dfmt} is not supported")),
+        _ => return Err(format!("data format {dfmt} is not supported")),
     };
     let num = match nfmt {
         0 => Num::Unorm,
@@ -150,10 +156,16 @@ fn parse_image(t: [u32; 8]) -> Result<Image, String> {
         7 if b != 8 => Num::Float,
         _ => {
             return Err(format!(
-                "image number format {nfmt} with data format {dfmt} is not supported"
+                "number format {nfmt} with data format {dfmt} is not supported"
             ))
         }
     };
+    Ok((chans, b, num))
+}
+
+fn parse_image(t: [u32; 8]) -> Result<Image, String> {
+    let base = ((t[0] as u64) << 8) | ((bits(t[1], 0, 8) as u64) << 40);
+    let (chans, b, num) = format(bits(t[1], 20, 6), bits(t[1], 26, 4))?;
     let sw_mode = bits(t[3], 20, 5);
     if sw_mode != 0 {
         return Err(format!("image swizzle mode {sw_mode} (only linear, 0)"));
@@ -569,6 +581,74 @@ pub fn image_sample(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         }
         let v = if int { out_int } else { out.map(f32::to_bits) };
         write_result(w, i, lane, swizzle(&img, v));
+    }
+    Ok(Step::Continue)
+}
+
+/// `buffer_load_format_x/xy/xyz/xyzw` (MUBUF 0..3): per lane, the element at `base +
+/// soffset + offset + voffset + index * stride` (index and voffset from the address VGPRs
+/// as `idxen` and `offen` say) converted from the V#'s format like an image texel, swizzled
+/// by its DST_SEL, first 1..4 components to the destination. Out-of-range elements read
+/// zeros (then swizzled: DST_SEL's constant one stays one).
+pub fn buffer_load_format(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let v: [u32; 4] = std::array::from_fn(|k| w.s[(i.saddr as usize + k) & 127]);
+    let base = v[0] as u64 | (bits(v[1], 0, 16) as u64) << 32;
+    let stride = bits(v[1], 16, 14) as u64;
+    let records = v[2] as u64;
+    let (chans, b, num) = format(bits(v[3], 15, 4), bits(v[3], 12, 3))
+        .map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
+    let img = Image {
+        base,
+        chans,
+        bits: b,
+        num,
+        width: 1,
+        height: 1,
+        depth: 1,
+        pitch: 1,
+        dst_sel: [0, 3, 6, 9].map(|s| bits(v[3], s, 3)),
+        levels: 1,
+        dim: Dim::D1,
+    };
+    if i.mflags & (1 << 4) != 0 {
+        return Err(c.illegal(format!("{}: loads to LDS are not supported", i.info.name)));
+    }
+    let soffset = w.sread32(i.imm2, 0, i.info.fk) as u64;
+    let offen = i.mflags & (1 << 6) != 0;
+    let idxen = i.mflags & (1 << 7) != 0;
+    let va = (i.src[0] as usize).wrapping_sub(256);
+    let dst = i.dst as usize - 256;
+    let count = i.op as usize + 1;
+    for lane in lanes(w) {
+        let (index, voffset) = match (idxen, offen) {
+            (true, true) => (w.vlane(va, lane), w.vlane(va + 1, lane)),
+            (true, false) => (w.vlane(va, lane), 0),
+            (false, true) => (0, w.vlane(va, lane)),
+            (false, false) => (0, 0),
+        };
+        let offset = soffset + i.imm as u64 + voffset as u64;
+        let inside = if stride != 0 {
+            (index as u64) < records
+        } else {
+            offset + img.elem() <= records
+        };
+        let raw = if inside {
+            let addr = base
+                .wrapping_add(offset)
+                .wrapping_add(index as u64 * stride);
+            let host = c.check(w, i, addr, img.elem(), false)?;
+            let mut t = [0, 0, 0, one(&img)];
+            for (k, slot) in t.iter_mut().enumerate().take(chans as usize) {
+                *slot = read_channel(&img, host, k as u32);
+            }
+            t
+        } else {
+            [0; 4]
+        };
+        let out = swizzle(&img, raw);
+        for (r, x) in out.iter().take(count).enumerate() {
+            w.set_vlane(dst + r, lane, *x);
+        }
     }
     Ok(Step::Continue)
 }
