@@ -627,8 +627,11 @@ pub fn create_mipmapped(spec: &ArraySpec, levels: u32) -> HipResult<*mut HipMipm
     Ok(handle)
 }
 
-/// `hipGetMipmappedArrayLevel` / `hipMipmappedArrayGetLevel`.
-pub fn mipmapped_level(handle: *const HipMipmappedArray, level: u32) -> HipResult<*mut HipArray> {
+/// The level handles of live mipmapped array `handle`, given to `f` under the table lock.
+fn with_levels<T>(
+    handle: *const HipMipmappedArray,
+    f: impl FnOnce(&[usize]) -> HipResult<T>,
+) -> HipResult<T> {
     if handle.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
@@ -640,29 +643,25 @@ pub fn mipmapped_level(handle: *const HipMipmappedArray, level: u32) -> HipResul
         );
         return Err(HipError::INVALID_HANDLE);
     };
-    m.levels
-        .get(level as usize)
-        .map(|&h| h as *mut HipArray)
-        .ok_or_else(|| {
-            tracing::warn!(level, levels = m.levels.len(), "no such mipmap level");
-            HipError::INVALID_VALUE
-        })
+    f(&m.levels)
+}
+
+/// `hipGetMipmappedArrayLevel` / `hipMipmappedArrayGetLevel`.
+pub fn mipmapped_level(handle: *const HipMipmappedArray, level: u32) -> HipResult<*mut HipArray> {
+    with_levels(handle, |levels| {
+        levels
+            .get(level as usize)
+            .map(|&h| h as *mut HipArray)
+            .ok_or_else(|| {
+                tracing::warn!(level, levels = levels.len(), "no such mipmap level");
+                HipError::INVALID_VALUE
+            })
+    })
 }
 
 /// How many levels live mipmapped array `handle` has.
 pub fn mipmapped_levels(handle: *const HipMipmappedArray) -> HipResult<usize> {
-    if handle.is_null() {
-        return Err(HipError::INVALID_VALUE);
-    }
-    let tables = TABLES.lock();
-    let Some(m) = tables.mipmaps.get(&(handle as usize)) else {
-        tracing::warn!(
-            handle = format_args!("{handle:p}"),
-            "not a live hipMipmappedArray"
-        );
-        return Err(HipError::INVALID_HANDLE);
-    };
-    Ok(m.levels.len())
+    with_levels(handle, |levels| Ok(levels.len()))
 }
 
 /// `hipFreeMipmappedArray` / `hipMipmappedArrayDestroy`: every level with it.
