@@ -768,6 +768,11 @@ impl Program {
                     var(*dst),
                     self.operand(init, ty)
                 );
+                // The running value goes through an empty asm (a divergent value to clang):
+                // clang-19 keeps the running value of a uniform start in SGPRs and reads
+                // them after the divergent loop's exit, where they hold the value of the
+                // lanes that looped longest (gfx942 seeds 10174, 40054, 40647).
+                let _ = writeln!(out, "{ind}__asm__(\"\" : \"+v\"({}));", var(*dst));
                 let _ = writeln!(
                     out,
                     "{ind}for (u32 i_ = 0; i_ < ({} & 3u); ++i_) {} = {};",
