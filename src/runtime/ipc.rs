@@ -34,6 +34,8 @@ const LAZY_ENABLE_PEER_ACCESS: u32 = 1;
 struct Opened {
     /// What the HSA runtime attached (the start of the exporter's allocation).
     base: usize,
+    /// Mapped by `hipMemPoolImportPointer`: `hipFree` unmaps it.
+    pool_import: bool,
 }
 
 /// Ranges opened by this process, by the pointer `hipIpcOpenMemHandle` returned.
@@ -73,6 +75,19 @@ fn decode(handle: &IpcHandle) -> Option<(hsa_amd_ipc_memory_t, u64, u64, u32)> {
         *w = word(4 * i);
     }
     Some((hsa, quad(32), quad(40), word(48)))
+}
+
+/// A new memfd named `name` (close-on-exec): the shared files another process opens through
+/// `/proc/PID/fd/FD` or receives as a descriptor (interprocess events, shared pools).
+pub(crate) fn memfd(name: &std::ffi::CStr) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a NUL-terminated name and flags; the call makes a new descriptor or fails.
+    let raw = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor nothing else owns.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) })
 }
 
 /// `hipIpcGetMemHandle`: a handle for the `hipMalloc` allocation holding `ptr`.
@@ -135,21 +150,19 @@ pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
         return Err(HipError::INVALID_CONTEXT);
     }
     let device = rt.current_device()?;
-    attach(rt, &hsa, size, offset, pid, device, call)
+    attach(rt, (hsa, size, offset, pid), device, false, call)
 }
 
 /// A handle that [`encode`] made: attaches its memory for `device`, enters it in the memory
 /// table and in the table of opened ranges; returns the address of the handle's pointer.
 fn attach(
     rt: &Runtime,
-    hsa: &hsa_amd_ipc_memory_t,
-    size: u64,
-    offset: u64,
-    pid: u32,
+    (hsa, size, offset, pid): (hsa_amd_ipc_memory_t, u64, u64, u32),
     device: &super::device::Device,
+    pool_import: bool,
     call: &str,
 ) -> HipResult<usize> {
-    let base = hsa_ipc::attach(rt.hsa.api, hsa, size as usize, &[device.agent]).map_err(|e| {
+    let base = hsa_ipc::attach(rt.hsa.api, &hsa, size as usize, &[device.agent]).map_err(|e| {
         tracing::warn!(pid, error = %e, "{call}: cannot attach the memory (has its process ended?)");
         HipError::INVALID_DEVICE_POINTER
     })?;
@@ -169,7 +182,7 @@ fn attach(
     OPENED
         .lock()
         .get_or_insert_with(HashMap::new)
-        .insert(ptr, Opened { base });
+        .insert(ptr, Opened { base, pool_import });
     Ok(ptr)
 }
 
@@ -182,12 +195,21 @@ pub(crate) fn import(
     call: &str,
 ) -> HipResult<Option<usize>> {
     let rt = ipc_runtime(call)?;
-    let Some((hsa, size, offset, pid)) =
-        decode(handle).filter(|(_, size, offset, _)| *size > 0 && offset < size)
+    let Some(decoded) = decode(handle).filter(|(_, size, offset, _)| *size > 0 && offset < size)
     else {
         return Ok(None);
     };
-    attach(rt, &hsa, size, offset, pid, device, call).map(Some)
+    attach(rt, decoded, device, true, call).map(Some)
+}
+
+/// `hipFree`/`hipFreeAsync` of `ptr`: unmaps it if `hipMemPoolImportPointer` mapped it
+/// (`None` for any other pointer).
+pub(crate) fn free_pool_import(ptr: usize) -> Option<HipResult> {
+    let imported = OPENED
+        .lock()
+        .as_ref()
+        .is_some_and(|m| m.get(&ptr).is_some_and(|o| o.pool_import));
+    imported.then(|| close_mem_handle(ptr))
 }
 
 /// Whether `ptr` is what an open or import returned and has not been closed.

@@ -19,7 +19,7 @@
 
 use crate::error::{HipError, HipResult};
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -86,13 +86,7 @@ impl SharedEvent {
     /// A new shared page, for an event this process creates.
     pub fn create() -> HipResult<Arc<SharedEvent>> {
         let name = CString::new(MEMFD_NAME).expect("no NUL");
-        // SAFETY: a NUL-terminated name; the result is checked.
-        let raw = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-        if raw < 0 {
-            return Err(os_error("memfd_create"));
-        }
-        // SAFETY: a fresh descriptor nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = super::ipc::memfd(&name).map_err(|_| os_error("memfd_create"))?;
         // SAFETY: sizing our own memfd.
         if unsafe { libc::ftruncate(fd.as_raw_fd(), PAGE as libc::off_t) } != 0 {
             return Err(os_error("ftruncate"));

@@ -614,9 +614,9 @@ pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> 
         return Err(HipError::INVALID_VALUE);
     }
     let start = ptr as usize;
-    if forget_import(start) {
+    if let Some(freed) = super::ipc::free_pool_import(start) {
         // Unmapped once the device's work is done: the stream's work is part of it.
-        return super::ipc::close_mem_handle(start);
+        return freed;
     }
     let owner = OWNERS.lock().get(&start).cloned();
     let Some(pool) = owner else {
@@ -664,8 +664,8 @@ pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> 
 /// As [`memory::free`]: `ptr` is any pointer value; only registered ones are freed.
 pub unsafe fn free(ptr: *mut c_void) -> HipResult {
     let start = ptr as usize;
-    if forget_import(start) {
-        return super::ipc::close_mem_handle(start);
+    if let Some(freed) = super::ipc::free_pool_import(start) {
+        return freed;
     }
     let owner = if ptr.is_null() {
         None
@@ -938,14 +938,6 @@ struct SharedPool {
     access: [u8; SHARED_DEVICES],
 }
 
-/// Pointers `hipMemPoolImportPointer` mapped, with the pool they were imported into.
-static IMPORTS: Lazy<Mutex<HashMap<usize, Arc<MemPool>>>> = Lazy::new(Mutex::default);
-
-/// Forgets `ptr` as an imported pointer; whether it was one.
-fn forget_import(ptr: usize) -> bool {
-    ptr != 0 && IMPORTS.lock().remove(&ptr).is_some()
-}
-
 /// `hipMemPoolExportToShareableHandle`: a new descriptor (the caller's to close) of the pool's
 /// shared description, which the first export writes.
 pub fn export_pool(pool: &MemPool, handle_type: u32, flags: u32) -> HipResult<i32> {
@@ -988,14 +980,8 @@ pub fn export_pool(pool: &MemPool, handle_type: u32, flags: u32) -> HipResult<i3
 }
 
 fn write_shared(description: &SharedPool) -> std::io::Result<OwnedFd> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: a NUL-terminated name and flags; the call makes a new descriptor or fails.
-    let fd = unsafe { libc::memfd_create(c"hipshim-mempool".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just made and is owned by nothing else.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let owned = super::ipc::memfd(c"hipshim-mempool")?;
+    let fd = owned.as_raw_fd();
     let bytes = std::mem::size_of::<SharedPool>();
     // SAFETY: writes the `bytes` bytes of a plain `repr(C)` value to the new file.
     let written = unsafe { libc::pwrite(fd, (description as *const SharedPool).cast(), bytes, 0) };
@@ -1084,7 +1070,6 @@ pub fn import_pointer(pool: &Arc<MemPool>, data: &super::ipc::IpcHandle) -> HipR
         tracing::warn!("{call}: not data hipMemPoolExportPointer made");
         HipError::INVALID_VALUE
     })?;
-    IMPORTS.lock().insert(ptr, pool.clone());
     Ok(ptr)
 }
 
