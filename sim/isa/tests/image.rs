@@ -235,6 +235,28 @@ fn same(a: u32, b: u32) -> bool {
     a == b || (f32::from_bits(a).is_nan() && f32::from_bits(b).is_nan())
 }
 
+/// Every lane's four components against `want(lane)`; `at(lane)` names the lane's coordinate
+/// in the failure message.
+fn check_lanes(
+    f: Fmt,
+    got: &[[u32; 4]],
+    want: impl Fn(usize) -> [u32; 4],
+    at: impl Fn(usize) -> String,
+) {
+    for (l, g) in got.iter().enumerate() {
+        let want = want(l);
+        for k in 0..4 {
+            assert!(
+                same(g[k], want[k]),
+                "{f:?} lane {l} {} component {k}: {:#x} want {:#x}",
+                at(l),
+                g[k],
+                want[k]
+            );
+        }
+    }
+}
+
 #[test]
 fn image_load_reads_every_format_in_2d_with_zeros_outside() {
     let (w, h, pitch) = (5u32, 3u32, 7u32);
@@ -249,22 +271,19 @@ fn image_load_reads_every_format_in_2d_with_zeros_outside() {
         let data = [[0xdead_beef; 4]; 64];
         let got = run(image_word(LOAD, 0xf, true), &d, &addr, &data, &mem);
         let bytes = img.bytes().to_vec();
-        for l in 0..64 {
-            let [x, y, ..] = addr[l];
-            let want = if x < w && y < h {
-                texel(&bytes, elem * (x + pitch * y) as usize, f)
-            } else {
-                [0; 4]
-            };
-            for k in 0..4 {
-                assert!(
-                    same(got[l][k], want[k]),
-                    "{f:?} lane {l} ({x},{y}) comp {k}: {:#x} want {:#x}",
-                    got[l][k],
-                    want[k]
-                );
-            }
-        }
+        check_lanes(
+            f,
+            &got,
+            |l| {
+                let [x, y, ..] = addr[l];
+                if x < w && y < h {
+                    texel(&bytes, elem * (x + pitch * y) as usize, f)
+                } else {
+                    [0; 4]
+                }
+            },
+            |l| format!("({},{})", addr[l][0], addr[l][1]),
+        );
     }
 }
 
@@ -923,22 +942,19 @@ fn buffer_load_format_reads_every_format_by_index_with_zeros_past_the_records() 
             &mem,
         );
         let bytes = buf.bytes().to_vec();
-        for l in 0..64 {
-            let index = addr[l][0];
-            let want = if index < records {
-                texel(&bytes, elem * index as usize, f)
-            } else {
-                [0; 4]
-            };
-            for k in 0..4 {
-                assert!(
-                    same(got[l][k], want[k]),
-                    "{f:?} lane {l} index {index} component {k}: {:#x} != {:#x}",
-                    got[l][k],
-                    want[k]
-                );
-            }
-        }
+        check_lanes(
+            f,
+            &got,
+            |l| {
+                let index = addr[l][0];
+                if index < records {
+                    texel(&bytes, elem * index as usize, f)
+                } else {
+                    [0; 4]
+                }
+            },
+            |l| format!("index {}", addr[l][0]),
+        );
     }
 }
 
