@@ -163,13 +163,29 @@ __global__ void fetch_linear_float(float* out, hipTextureObject_t t, int n) {
 
 // ---- helpers --------------------------------------------------------------------------------
 
-static hipTextureObject_t texture_of_array(hipArray_t a, int norm, hipTextureFilterMode filter,
-                                           hipTextureAddressMode mode,
-                                           hipTextureReadMode read = hipReadModeElementType) {
+// A resource over a whole array, and one over `bytes` of linear device memory.
+static hipResourceDesc array_resource(hipArray_t a) {
     hipResourceDesc res;
     memset(&res, 0, sizeof(res));
     res.resType = hipResourceTypeArray;
     res.res.array.array = a;
+    return res;
+}
+
+static hipResourceDesc linear_resource(void* mem, hipChannelFormatDesc desc, size_t bytes) {
+    hipResourceDesc res;
+    memset(&res, 0, sizeof(res));
+    res.resType = hipResourceTypeLinear;
+    res.res.linear.devPtr = mem;
+    res.res.linear.desc = desc;
+    res.res.linear.sizeInBytes = bytes;
+    return res;
+}
+
+static hipTextureObject_t texture_of_array(hipArray_t a, int norm, hipTextureFilterMode filter,
+                                           hipTextureAddressMode mode,
+                                           hipTextureReadMode read = hipReadModeElementType) {
+    hipResourceDesc res = array_resource(a);
     hipTextureDesc td;
     memset(&td, 0, sizeof(td));
     td.addressMode[0] = td.addressMode[1] = td.addressMode[2] = mode;
@@ -337,12 +353,7 @@ template <typename T> static void linear_texture(int n) {
     T* mem;
     CHECK(hipMalloc(&mem, n * sizeof(T)));
     CHECK(hipMemcpy(mem, host.data(), n * sizeof(T), hipMemcpyHostToDevice));
-    hipResourceDesc res;
-    memset(&res, 0, sizeof(res));
-    res.resType = hipResourceTypeLinear;
-    res.res.linear.devPtr = mem;
-    res.res.linear.desc = hipCreateChannelDesc<T>();
-    res.res.linear.sizeInBytes = n * sizeof(T);
+    hipResourceDesc res = linear_resource(mem, hipCreateChannelDesc<T>(), n * sizeof(T));
     hipTextureDesc td;
     memset(&td, 0, sizeof(td));
     hipTextureObject_t t;
@@ -372,12 +383,7 @@ static void linear_normalized() {
     unsigned char* mem;
     CHECK(hipMalloc(&mem, n));
     CHECK(hipMemcpy(mem, host.data(), n, hipMemcpyHostToDevice));
-    hipResourceDesc res;
-    memset(&res, 0, sizeof(res));
-    res.resType = hipResourceTypeLinear;
-    res.res.linear.devPtr = mem;
-    res.res.linear.desc = hipCreateChannelDesc<unsigned char>();
-    res.res.linear.sizeInBytes = n;
+    hipResourceDesc res = linear_resource(mem, hipCreateChannelDesc<unsigned char>(), n);
     hipTextureDesc td;
     memset(&td, 0, sizeof(td));
     td.readMode = hipReadModeNormalizedFloat;
@@ -519,10 +525,7 @@ static void surface() {
     hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
     hipArray_t a;
     CHECK(hipMallocArray(&a, &desc, w, h, hipArraySurfaceLoadStore));
-    hipResourceDesc res;
-    memset(&res, 0, sizeof(res));
-    res.resType = hipResourceTypeArray;
-    res.res.array.array = a;
+    hipResourceDesc res = array_resource(a);
     hipSurfaceObject_t s;
     CHECK(hipCreateSurfaceObject(&s, &res));
     hipLaunchKernelGGL(surface_write, dim3(1, h), dim3(64), 0, 0, s, w, h);
@@ -549,10 +552,7 @@ static void getters_and_errors() {
     hipChannelFormatDesc desc = hipCreateChannelDesc<float4>();
     hipArray_t a;
     CHECK(hipMallocArray(&a, &desc, 8, 8, hipArrayDefault));
-    hipResourceDesc res;
-    memset(&res, 0, sizeof(res));
-    res.resType = hipResourceTypeArray;
-    res.res.array.array = a;
+    hipResourceDesc res = array_resource(a);
     hipTextureDesc td;
     memset(&td, 0, sizeof(td));
     td.addressMode[0] = hipAddressModeBorder;
@@ -609,11 +609,7 @@ static void getters_and_errors() {
     // A linear resource past its allocation, or of host memory.
     void* mem;
     CHECK(hipMalloc(&mem, 4096));
-    memset(&res, 0, sizeof(res));
-    res.resType = hipResourceTypeLinear;
-    res.res.linear.devPtr = mem;
-    res.res.linear.desc = hipCreateChannelDesc<float>();
-    res.res.linear.sizeInBytes = 8192;
+    res = linear_resource(mem, hipCreateChannelDesc<float>(), 8192);
     EXPECT_ERR(hipCreateTextureObject(&t, &res, &td, nullptr), hipErrorInvalidValue);
     std::vector<float> host(1024);
     res.res.linear.devPtr = host.data();
@@ -648,10 +644,7 @@ static void without_images() {
     hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
     hipArray_t a;
     CHECK(hipMallocArray(&a, &desc, 16, 16, hipArrayDefault));
-    hipResourceDesc res;
-    memset(&res, 0, sizeof(res));
-    res.resType = hipResourceTypeArray;
-    res.res.array.array = a;
+    hipResourceDesc res = array_resource(a);
     hipTextureDesc td;
     memset(&td, 0, sizeof(td));
     hipTextureObject_t t;
