@@ -27,6 +27,7 @@ c_tests! {
     device_reset_gfx90a => "device_reset" on "gfx90a";
     memcpy_order_gfx942 => "memcpy_order" on "gfx942";
     memcpy_order_gfx90a => "memcpy_order" on "gfx90a";
+    pageable_copies_gfx90a => "pageable_copies" on "gfx90a";
     stream_done_gfx942 => "stream_done" on "gfx942";
     stream_done_gfx90a => "stream_done" on "gfx90a";
     launch_targets_gfx942 => "launch_targets" on "gfx942";
@@ -152,10 +153,16 @@ fn a_malformed_policy_falls_back_to_the_default_pool() {
 /// Runs `memcpy_order` (gfx942) with the HSA call stats and extra environment; returns the
 /// stats (stderr).
 fn run_memcpy_order(env: &[(&str, &str)]) -> String {
-    let source_path = c_tests_dir("streams").join("memcpy_order.hip");
+    run_with_stats("memcpy_order", env)
+}
+
+/// Runs the streams program `name` (gfx942) with the HSA call stats and extra environment;
+/// returns the stats (stderr).
+fn run_with_stats(name: &str, env: &[(&str, &str)]) -> String {
+    let source_path = c_tests_dir("streams").join(format!("{name}.hip"));
     let source = std::fs::read_to_string(&source_path).unwrap();
     let spec = Spec::parse(&source, &source_path);
-    let program = build(&source_path, "memcpy_order", &spec.targets);
+    let program = build(&source_path, name, &spec.targets);
     let mut cmd = Command::new(&program);
     common::clear_loader_env(&mut cmd);
     common::use_simulator(&mut cmd, "gfx942");
@@ -163,10 +170,34 @@ fn run_memcpy_order(env: &[(&str, &str)]) -> String {
     let out = common::run(&mut cmd, common::program_timeout());
     assert!(
         !out.timed_out && out.status.success(),
-        "memcpy_order failed\n{}",
+        "{name} failed\n{}",
         out.report(&cmd)
     );
     out.stderr()
+}
+
+/// Large pageable copies go to the engines straight from the program's pages, locked for the
+/// copy and unlocked after it (one lock per copy of 8 MiB or more: eight in
+/// `pageable_copies`, beside its one `hipHostRegister`, and two more for the copies over a
+/// range with a registered tail if the runtime grants them), in both of hsasim's modes; the
+/// program checks every byte.
+#[test]
+fn large_pageable_copies_lock_their_pages_for_the_engines() {
+    for deterministic in [false, true] {
+        let env: &[(&str, &str)] = if deterministic {
+            &[("HSASIM_THREADS", "0")]
+        } else {
+            &[]
+        };
+        let stats = run_with_stats("pageable_copies", env);
+        let locks = hsa_calls(&stats, "hsa_amd_memory_lock");
+        let unlocks = hsa_calls(&stats, "hsa_amd_memory_unlock");
+        assert!(
+            locks >= 9,
+            "deterministic={deterministic}: {locks} locks\n{stats}"
+        );
+        assert_eq!(locks, unlocks, "every lock is undone\n{stats}");
+    }
 }
 
 /// The calls count of one HSA entry point in the stats table (0 when it is not listed).

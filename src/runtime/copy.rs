@@ -32,6 +32,7 @@ use super::runtime;
 use super::stream::{self, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::{CopyEngines, EngineCopy};
+use crate::hsa::memory::HostLock;
 use crate::hsa::signal::{PooledSignal, Signal};
 use hsa_abi::*;
 use std::ffi::c_void;
@@ -550,7 +551,7 @@ fn staged_copies(device: &Device, signal: &Signal, copies: Vec<EngineCopy>) -> H
     // SAFETY: one side is the staging buffer (held under the device's `copy` lock by the
     // caller), the other device memory or engine-reachable host memory, covering `len`
     // bytes until the wait right here.
-    match unsafe { InFlight::issue(device, signal, copies) } {
+    match unsafe { InFlight::issue(device, signal, copies, true) } {
         Some(flight) => flight.wait(device, signal),
         None => Ok(()),
     }
@@ -589,6 +590,9 @@ fn staging_batches(rows: Rows) -> Vec<Vec<(usize, usize, usize)>> {
 /// a copy engine moves one buffer, the CPU fills (to the device) or drains (from it) the
 /// other. Returns once every byte has arrived.
 fn staged(device: &Device, t: &Transfer) -> HipResult {
+    if let Some(done) = through_locked_pages(device, t) {
+        return done;
+    }
     let copy = device.copy.lock();
     // Declared after the lock guard, so dropped before it: no buffer is left in flight for
     // the next copy to overwrite, whatever path returns.
@@ -686,6 +690,112 @@ fn staged(device: &Device, t: &Transfer) -> HipResult {
     Ok(())
 }
 
+/// Pageable ranges from this size on are locked for the copy engines rather than staged.
+/// Staging moves every byte twice (the CPU to or from a staging buffer, an engine between it
+/// and the device), locking once (the engine alone), at the price of the lock itself: AMD's
+/// runtime too pins large pageable ranges for a transfer, past a threshold of its own
+/// (`GPU_PINNED_MIN_XFER_SIZE`). Two staging rounds (8 MiB) are where the pipeline of
+/// [`staged`] is in full swing and where locking has paid on hsasim.
+const LOCK_PAGEABLE_FROM: usize = 2 * STAGING_BYTES;
+
+/// A copy with one pageable side of at least [`LOCK_PAGEABLE_FROM`] bytes, done by the
+/// engines straight from or to that side's pages, locked (`hsa_amd_memory_lock`) for the
+/// copy and unlocked after it; `None` if the copy is smaller or the lock is refused (a range
+/// another lock overlaps, a driver that will not pin it): it is then staged.
+fn through_locked_pages(device: &Device, t: &Transfer) -> Option<HipResult> {
+    let rows = t.rows;
+    let (host, pitch) = match (t.dst_side, t.src_side) {
+        (Side::Pageable, _) => (t.dst, rows.dst_pitch),
+        (_, Side::Pageable) => (t.src, rows.src_pitch),
+        _ => return None,
+    };
+    let extent = rows.extent(pitch)?;
+    if extent < LOCK_PAGEABLE_FROM {
+        return None;
+    }
+    let rt = runtime().ok()?;
+    let page = page_size();
+    let start = host / page * page;
+    let end = (host + extent).div_ceil(page) * page;
+    // SAFETY: the range covers the caller's host rows (checked mapped by `classify`), which
+    // stay valid until this synchronous copy returns; the lock is dropped before that.
+    let lock = match unsafe {
+        HostLock::lock(
+            rt.hsa.api,
+            start as *mut c_void,
+            end - start,
+            &[device.agent],
+        )
+    } {
+        Ok(lock) => lock,
+        Err(error) => {
+            tracing::debug!(target: "hipshim::copy", %error, bytes = extent, "locking a pageable range refused; staging it");
+            return None;
+        }
+    };
+    let locked = Side::Pinned(lock.agent_address() + (host - start));
+    let mut direct = *t;
+    if t.dst_side == Side::Pageable {
+        direct.dst_side = locked;
+    } else {
+        direct.src_side = locked;
+    }
+    let done = (|| {
+        let pieces = spread_over_engines(direct.engine_pieces(
+            agent_of(device, direct.dst_side)?,
+            agent_of(device, direct.src_side)?,
+        ));
+        // The device's copy lock makes its first staging signal this copy's.
+        let copy = device.copy.lock();
+        for chunk in pieces.chunks(MAX_BATCH) {
+            // SAFETY: one side is device memory, the other the locked pages, both covering
+            // `len` bytes until the wait inside returns; the signal is ours under `copy`.
+            if let Some(flight) =
+                unsafe { InFlight::issue(device, &copy.staging[0].signal, chunk.to_vec(), false) }
+            {
+                flight.wait(device, &copy.staging[0].signal)?;
+            }
+        }
+        Ok(())
+    })();
+    drop(lock);
+    Some(done)
+}
+
+/// One contiguous copy cut in [`ENGINES_PER_COPY`] page-aligned pieces, which the engines
+/// take in turn (a busy engine is not free for the next piece), so that the copy moves on
+/// several at once; several copies (rows) stay as they are.
+fn spread_over_engines(pieces: Vec<EngineCopy>) -> Vec<EngineCopy> {
+    let [whole] = pieces.as_slice() else {
+        return pieces;
+    };
+    let share = whole
+        .len
+        .div_ceil(ENGINES_PER_COPY)
+        .next_multiple_of(page_size());
+    (0..whole.len)
+        .step_by(share)
+        .map(|at| EngineCopy {
+            dst: whole.dst + at,
+            src: whole.src + at,
+            len: share.min(whole.len - at),
+            ..*whole
+        })
+        .collect()
+}
+
+/// Engines a large locked copy is spread over: hsasim's GPUs have two by default, and MI200
+/// and MI300 parts more.
+const ENGINES_PER_COPY: usize = 2;
+
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| {
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+    })
+}
+
 /// The engine copies in flight from or to each staging buffer of one staged copy.
 struct StagingPipeline<'a> {
     device: &'a Device,
@@ -698,6 +808,8 @@ struct InFlight {
     copies: Vec<EngineCopy>,
     issued: HipResult<Option<u32>>,
     submit_ns: u64,
+    /// Through a staging buffer (for the trace), or straight from or to locked pages.
+    staged: bool,
 }
 
 impl StagingPipeline<'_> {
@@ -708,7 +820,7 @@ impl StagingPipeline<'_> {
         // outlives this pipeline), the other device memory or engine-reachable host memory,
         // covering `len` bytes until `finish(k)` waits.
         self.in_flight[k] =
-            unsafe { InFlight::issue(self.device, &self.buffers[k].signal, copies) };
+            unsafe { InFlight::issue(self.device, &self.buffers[k].signal, copies, true) };
     }
 
     /// Waits for buffer `k`'s copies (if any); an issue failure is reported here, after the
@@ -728,7 +840,12 @@ impl InFlight {
     /// One side of each copy is a staging buffer the caller holds under the device's `copy`
     /// lock until [`InFlight::wait`] returns; the other is device memory or engine-reachable
     /// host memory covering `len` bytes.
-    unsafe fn issue(device: &Device, signal: &Signal, copies: Vec<EngineCopy>) -> Option<InFlight> {
+    unsafe fn issue(
+        device: &Device,
+        signal: &Signal,
+        copies: Vec<EngineCopy>,
+        staged: bool,
+    ) -> Option<InFlight> {
         if copies.is_empty() {
             return None;
         }
@@ -740,6 +857,7 @@ impl InFlight {
             copies,
             issued,
             submit_ns,
+            staged,
         })
     }
 
@@ -751,7 +869,7 @@ impl InFlight {
             .map_err(|_| HipError::UNKNOWN);
         let engine = self.issued?;
         waited?;
-        let info = copy_info(device, &self.copies, engine, true, self.submit_ns);
+        let info = copy_info(device, &self.copies, engine, self.staged, self.submit_ns);
         if crate::trace::recording() {
             crate::trace::record::copy_completed(info, signal.handle);
         }
