@@ -16,6 +16,7 @@ use crate::agent::Agent;
 use crate::cabi::now_ns;
 use crate::error::{catch_panic, HsaError, HsaResult};
 use crate::handles::Slab;
+use crate::idle_spin::IdleSpin;
 use crate::memory::{map_anon, node_bit, round_up, unmap, AgentMemory, Region, PAGE};
 use crate::signal::{Signal, HUB};
 use crate::system::Runtime;
@@ -27,13 +28,6 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, O
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// How long a packet processor that just ran a packet keeps looking for the next one before
-/// it sleeps.
-const IDLE_SPIN: Duration = Duration::from_micros(20);
-/// A yield that takes this long gave the core to another thread (an idle one returns in
-/// well under a microsecond).
-const YIELD_GAVE_CORE: Duration = Duration::from_micros(2);
 
 const ACTIVE: u8 = 0;
 const ERROR: u8 = 1;
@@ -458,10 +452,7 @@ impl Queue {
         // Whether the last step ran a packet: only a processor that just had work expects
         // more soon (one woken for another queue's signal goes straight back to sleep).
         let mut busy = false;
-        // Whether this processor's core looks shared with a thread that wants it (see
-        // `spin_for_work`). A woken processor starts by assuming so: the scheduler tends to
-        // wake a thread on its waker's core.
-        let mut shares_core = true;
+        let mut idle = IdleSpin::new();
         while self.is_active() {
             // `step` already turns a panic in a packet's work into a queue error; this
             // catches one anywhere else, so the thread never dies with the queue active
@@ -487,7 +478,8 @@ impl Queue {
                     continue;
                 }
             }
-            let work_soon = stepped || (busy && self.spin_for_work(rt, &mut shares_core));
+            let work_soon = stepped
+                || (busy && idle.look(&mut || !self.is_active() || self.peek(rt) == Peek::Ready));
             if !work_soon {
                 // An empty ring waits for its doorbell alone: a producer's ring wakes this
                 // processor and no other thread. A barrier waits for signals, which the hub
@@ -500,7 +492,7 @@ impl Queue {
                         &mut || !self.is_active() || self.peek(rt) != Peek::Empty,
                         Duration::from_millis(50),
                     );
-                    shares_core = true;
+                    idle.woke();
                 } else {
                     HUB.sleep_unless(
                         &mut || !self.is_active() || self.peek(rt) == Peek::Ready,
@@ -509,36 +501,6 @@ impl Queue {
                 }
             }
             busy = stepped;
-        }
-    }
-
-    /// Looks for a ready packet for a short while before the processor goes to sleep: a
-    /// producer submitting in a loop rings again within microseconds, and while the processor
-    /// is awake its doorbells need no wake-up (a system call each, and a context switch).
-    ///
-    /// While `shares_core` it yields between looks, and a yield that comes back quickly
-    /// (nobody else wanted the core) turns that off. A processor that kept a core its producer
-    /// waits for would keep the producer from ringing until the spin ran out and the
-    /// processor slept; the next ring then wakes it on the same core again (measured on a
-    /// 2-core host: every launch cost the whole spin, ~24 us). A yield on a core of its own
-    /// is a wasted system call, which a quick round trip (launch, synchronise, launch) feels.
-    fn spin_for_work(&self, rt: &Runtime, shares_core: &mut bool) -> bool {
-        let until = Instant::now() + IDLE_SPIN;
-        loop {
-            if !self.is_active() || self.peek(rt) == Peek::Ready {
-                return true;
-            }
-            if Instant::now() >= until {
-                return false;
-            }
-            for _ in 0..64 {
-                std::hint::spin_loop();
-            }
-            if *shares_core {
-                let before = Instant::now();
-                std::thread::yield_now();
-                *shares_core = before.elapsed() >= YIELD_GAVE_CORE;
-            }
         }
     }
 

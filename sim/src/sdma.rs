@@ -3,6 +3,7 @@
 
 use crate::cabi::now_ns;
 use crate::error::catch_panic;
+use crate::idle_spin::IdleSpin;
 use crate::memory::MemoryRegistry;
 use crate::signal::{Bell, Signal, HUB};
 use parking_lot::Mutex;
@@ -294,6 +295,9 @@ impl SdmaEngine {
     }
 
     fn serve(&self) {
+        let mut idle = IdleSpin::new();
+        // Whether the last step ran a job: only then is another one likely soon.
+        let mut busy = false;
         while !self.stop.load(Ordering::SeqCst) {
             // `run` already contains a panic in a job; this keeps the thread alive through
             // one anywhere else, so later copies still run.
@@ -302,8 +306,14 @@ impl SdmaEngine {
                 eprintln!("hsasim: copy engine {}.{}: internal error: {why}", self.node, self.index);
                 true
             });
-            if !stepped {
-                let stopping = || self.stop.load(Ordering::SeqCst);
+            let stopping = || self.stop.load(Ordering::SeqCst);
+            // `try_lock`: a look must not hold up a submitter on the job list's lock.
+            let work_soon = stepped
+                || (busy
+                    && idle.look(&mut || {
+                        stopping() || self.jobs.try_lock().is_some_and(|q| !q.is_empty())
+                    }));
+            if !work_soon {
                 // No job: only a submission (or the stop) can give it work. A job waiting for
                 // its dependencies waits for signals, which the hub announces.
                 if self.is_idle() {
@@ -311,6 +321,7 @@ impl SdmaEngine {
                         &mut || stopping() || !self.is_idle(),
                         Duration::from_millis(50),
                     );
+                    idle.woke();
                 } else {
                     HUB.sleep_unless(
                         &mut || stopping() || self.front_ready(),
@@ -318,6 +329,7 @@ impl SdmaEngine {
                     );
                 }
             }
+            busy = stepped;
         }
     }
 
