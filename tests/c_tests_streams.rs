@@ -27,6 +27,7 @@ c_tests! {
     device_reset_gfx90a => "device_reset" on "gfx90a";
     memcpy_order_gfx942 => "memcpy_order" on "gfx942";
     memcpy_order_gfx90a => "memcpy_order" on "gfx90a";
+    pageable_copies_gfx942 => "pageable_copies" on "gfx942";
     pageable_copies_gfx90a => "pageable_copies" on "gfx90a";
     stream_done_gfx942 => "stream_done" on "gfx942";
     stream_done_gfx90a => "stream_done" on "gfx90a";

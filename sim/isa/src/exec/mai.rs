@@ -395,13 +395,23 @@ fn gather_f32(sh: &MaiShape, a: &[u32; LANES], b: &[u32; LANES], am: &mut [f64],
 /// The `N` sums of one output row of one block: for each column, the products of the row
 /// of A and that column of B added in k order from -0.0 (as `Iterator::sum` does), each
 /// product and sum in f64. The columns run side by side, so the loop over them vectorises.
+///
+/// `FUSED` adds each product with a fused multiply-add, one instruction instead of two where
+/// the host has FMA. The sums are the same to the bit: a product of two f32, f16 or bf16
+/// values is exact in f64 (at most 48 significant bits, far from f64's range limits), so
+/// rounding `acc + x * b` once, as the fused form does, is what rounding the sum of the exact
+/// product does.
 #[inline(always)]
-fn products<const N: usize>(arow: &[f64], bm: &[f64]) -> [f64; N] {
+fn products<const N: usize, const FUSED: bool>(arow: &[f64], bm: &[f64]) -> [f64; N] {
     let mut acc = [-0.0f64; N];
     for (k, &x) in arow.iter().enumerate() {
         let brow: &[f64; N] = bm[k * N..][..N].try_into().expect("N columns");
         for col in 0..N {
-            acc[col] += x * brow[col];
+            acc[col] = if FUSED {
+                x.mul_add(brow[col], acc[col])
+            } else {
+                acc[col] + x * brow[col]
+            };
         }
     }
     acc
@@ -425,7 +435,7 @@ fn finish<const N: usize>(acc: &[f64; N], c: &[u32], d: &mut [u32]) {
 /// (which vectorises; per group of 16 it did not). The same sums, in the same order, as the
 /// group-by-group path; lanes outside every block keep their D value.
 #[inline(always)]
-fn float_register(
+fn float_register<const FUSED: bool>(
     sh: &MaiShape,
     r: usize,
     am: &[f64],
@@ -435,7 +445,7 @@ fn float_register(
 ) {
     /// `K` is the shape's k when the caller fixed it (the loops over k then unroll), or 0.
     #[inline(always)]
-    fn groups<const N: usize, const K: usize>(
+    fn groups<const N: usize, const K: usize, const FUSED: bool>(
         sh: &MaiShape,
         r: usize,
         am: &[f64],
@@ -454,7 +464,7 @@ fn float_register(
             }
             let arow = &am[(block * sh.m + row) * k..][..k];
             let bblock = &bm[block * k * N..][..k * N];
-            out.copy_from_slice(&products::<N>(arow, bblock));
+            out.copy_from_slice(&products::<N, FUSED>(arow, bblock));
             done |= ((1u64 << N) - 1) << (g * N);
         }
         done
@@ -462,14 +472,14 @@ fn float_register(
     let mut acc = [-0.0f64; LANES];
     // The f32 shapes (k = 1, 2 or 4 for these N) get their k fixed.
     let done = match (sh.n, sh.k) {
-        (4, 1) => groups::<4, 1>(sh, r, am, bm, &mut acc),
-        (4, _) => groups::<4, 0>(sh, r, am, bm, &mut acc),
-        (16, 1) => groups::<16, 1>(sh, r, am, bm, &mut acc),
-        (16, 4) => groups::<16, 4>(sh, r, am, bm, &mut acc),
-        (16, _) => groups::<16, 0>(sh, r, am, bm, &mut acc),
-        (_, 1) => groups::<32, 1>(sh, r, am, bm, &mut acc),
-        (_, 2) => groups::<32, 2>(sh, r, am, bm, &mut acc),
-        _ => groups::<32, 0>(sh, r, am, bm, &mut acc),
+        (4, 1) => groups::<4, 1, FUSED>(sh, r, am, bm, &mut acc),
+        (4, _) => groups::<4, 0, FUSED>(sh, r, am, bm, &mut acc),
+        (16, 1) => groups::<16, 1, FUSED>(sh, r, am, bm, &mut acc),
+        (16, 4) => groups::<16, 4, FUSED>(sh, r, am, bm, &mut acc),
+        (16, _) => groups::<16, 0, FUSED>(sh, r, am, bm, &mut acc),
+        (_, 1) => groups::<32, 1, FUSED>(sh, r, am, bm, &mut acc),
+        (_, 2) => groups::<32, 2, FUSED>(sh, r, am, bm, &mut acc),
+        _ => groups::<32, 0, FUSED>(sh, r, am, bm, &mut acc),
     };
     let mut out = [0u32; LANES];
     for l in 0..LANES {
@@ -499,96 +509,112 @@ fn int_products(arow: &[f64], bm: &[f64], n: usize) -> [i32; 32] {
     acc
 }
 
-simd_handler! {
-    pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
-        let Some((_, sh)) = lookup(i.op, i.model == crate::api::GfxModel::Gfx942) else {
-            return Err(unimplemented(i, c.pc));
+/// `v_mfma_*`: compiled twice, like the element-wise operations of `simd_handler!`, and the
+/// AVX2+FMA copy also sums with fused multiply-adds ([`products`]).
+pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2,fma")]
+        fn fast(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+            mfma::<true>(w, i, c)
+        }
+        if crate::exec::simd::host_has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA (checked just above).
+            return unsafe { fast(w, i, c) };
+        }
+    }
+    mfma::<false>(w, i, c)
+}
+
+#[inline(always)]
+fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+    let Some((_, sh)) = lookup(i.op, i.model == crate::api::GfxModel::Gfx942) else {
+        return Err(unimplemented(i, c.pc));
+    };
+    if sh.ty == MaiType::F64 || i.imm != 0 {
+        // f64 MFMA has its own output layout, and broadcasts select other lanes' inputs:
+        // neither is modelled, so say so instead of computing something else.
+        return Err(unimplemented(i, c.pc));
+    }
+    let (_, ab_regs) = sh.ty.per_lane();
+    let d_regs = sh.d_regs() as usize;
+    let ab = ab_regs as usize;
+    let (a, b) = (read_ab(w, i.src[0], ab), read_ab(w, i.src[1], ab));
+    let c_const = (i.src[2] < 256).then(|| w.sread32(i.src[2], 0, FloatKind::F32));
+    let c_base = (i.src[2] as usize).wrapping_sub(256);
+    let d_base = (i.dst as usize).wrapping_sub(256);
+    // D is written as it is computed, reading C lane by lane: fine when D is C or apart
+    // from it; a D that overlaps C at another offset reads C from a copy.
+    let c_copy = (c_const.is_none()
+        && c_base != d_base
+        && (0..d_regs).any(|r| (0..d_regs).any(|s| (c_base + r) & 511 == (d_base + s) & 511)))
+    .then(|| read_block(w, i.src[2], d_regs, FloatKind::F32));
+    let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
+    let len_a = sh.blocks * sh.m * sh.k;
+    let len_b = sh.blocks * sh.n * sh.k;
+    if len_a > MAX_AB || len_b > MAX_AB {
+        return Err(unimplemented(i, c.pc));
+    }
+    // Only the `len` elements used are zeroed (then all overwritten by the gather, as
+    // the lanes cover every element; zeroing keeps that an assumption rather than a
+    // condition of soundness).
+    let mut am_store = [std::mem::MaybeUninit::<f64>::uninit(); MAX_AB];
+    let mut bm_store = [std::mem::MaybeUninit::<f64>::uninit(); MAX_AB];
+    let am = zeroed_prefix(&mut am_store, len_a);
+    let bm = zeroed_prefix(&mut bm_store, len_b);
+    // One copy of the gathering loop per element type, its conversions fixed.
+    match sh.ty {
+        MaiType::F32 => gather_f32(&sh, &a[0], &b[0], am, bm),
+        MaiType::F16 => gather(MaiType::F16, &sh, &a, &b, am, bm),
+        MaiType::Bf16x4 => gather(MaiType::Bf16x4, &sh, &a, &b, am, bm),
+        MaiType::Bf16x2 => gather(MaiType::Bf16x2, &sh, &a, &b, am, bm),
+        MaiType::I8x4 => gather(MaiType::I8x4, &sh, &a, &b, am, bm),
+        MaiType::I8x8 => gather(MaiType::I8x8, &sh, &a, &b, am, bm),
+        MaiType::F64 => gather(MaiType::F64, &sh, &a, &b, am, bm),
+    }
+    // Each result depends on its own C element and the gathered A and B only, so D may
+    // overwrite C (the usual case): register r of C is read whole before register r of
+    // D is written. The n lanes of one q share block and row and hold the n columns.
+    let n = sh.n;
+    let quads_log = (sh.m / 4).trailing_zeros();
+    let n_log = n.trailing_zeros();
+    for r in 0..d_regs {
+        let creg: [u32; LANES] = match (&c_copy, c_const) {
+            (Some(copy), _) => copy[r],
+            (None, Some(k)) => [k; LANES],
+            (None, None) => w.v[(c_base + r) & 511],
         };
-        if sh.ty == MaiType::F64 || i.imm != 0 {
-            // f64 MFMA has its own output layout, and broadcasts select other lanes' inputs:
-            // neither is modelled, so say so instead of computing something else.
-            return Err(unimplemented(i, c.pc));
+        let dreg = &mut w.v[(d_base + r) & 511];
+        if !integer && matches!(n, 4 | 16 | 32) {
+            float_register::<FUSED>(&sh, r, am, bm, &creg, dreg);
+            continue;
         }
-        let (_, ab_regs) = sh.ty.per_lane();
-        let d_regs = sh.d_regs() as usize;
-        let ab = ab_regs as usize;
-        let (a, b) = (read_ab(w, i.src[0], ab), read_ab(w, i.src[1], ab));
-        let c_const = (i.src[2] < 256).then(|| w.sread32(i.src[2], 0, FloatKind::F32));
-        let c_base = (i.src[2] as usize).wrapping_sub(256);
-        let d_base = (i.dst as usize).wrapping_sub(256);
-        // D is written as it is computed, reading C lane by lane: fine when D is C or apart
-        // from it; a D that overlaps C at another offset reads C from a copy.
-        let c_copy = (c_const.is_none()
-            && c_base != d_base
-            && (0..d_regs).any(|r| (0..d_regs).any(|s| (c_base + r) & 511 == (d_base + s) & 511)))
-        .then(|| read_block(w, i.src[2], d_regs, FloatKind::F32));
-        let integer = matches!(sh.ty, MaiType::I8x4 | MaiType::I8x8);
-        let len_a = sh.blocks * sh.m * sh.k;
-        let len_b = sh.blocks * sh.n * sh.k;
-        if len_a > MAX_AB || len_b > MAX_AB {
-            return Err(unimplemented(i, c.pc));
-        }
-        // Only the `len` elements used are zeroed (then all overwritten by the gather, as
-        // the lanes cover every element; zeroing keeps that an assumption rather than a
-        // condition of soundness).
-        let mut am_store = [std::mem::MaybeUninit::<f64>::uninit(); MAX_AB];
-        let mut bm_store = [std::mem::MaybeUninit::<f64>::uninit(); MAX_AB];
-        let am = zeroed_prefix(&mut am_store, len_a);
-        let bm = zeroed_prefix(&mut bm_store, len_b);
-        // One copy of the gathering loop per element type, its conversions fixed.
-        match sh.ty {
-            MaiType::F32 => gather_f32(&sh, &a[0], &b[0], am, bm),
-            MaiType::F16 => gather(MaiType::F16, &sh, &a, &b, am, bm),
-            MaiType::Bf16x4 => gather(MaiType::Bf16x4, &sh, &a, &b, am, bm),
-            MaiType::Bf16x2 => gather(MaiType::Bf16x2, &sh, &a, &b, am, bm),
-            MaiType::I8x4 => gather(MaiType::I8x4, &sh, &a, &b, am, bm),
-            MaiType::I8x8 => gather(MaiType::I8x8, &sh, &a, &b, am, bm),
-            MaiType::F64 => gather(MaiType::F64, &sh, &a, &b, am, bm),
-        }
-        // Each result depends on its own C element and the gathered A and B only, so D may
-        // overwrite C (the usual case): register r of C is read whole before register r of
-        // D is written. The n lanes of one q share block and row and hold the n columns.
-        let n = sh.n;
-        let quads_log = (sh.m / 4).trailing_zeros();
-        let n_log = n.trailing_zeros();
-        for r in 0..d_regs {
-            let creg: [u32; LANES] = match (&c_copy, c_const) {
-                (Some(copy), _) => copy[r],
-                (None, Some(k)) => [k; LANES],
-                (None, None) => w.v[(c_base + r) & 511],
-            };
-            let dreg = &mut w.v[(d_base + r) & 511];
-            if !integer && matches!(n, 4 | 16 | 32) {
-                float_register(&sh, r, am, bm, &creg, dreg);
+        for l0 in (0..LANES).step_by(n) {
+            let q = (l0 >> n_log) + ((LANES >> n_log) * (r / 4));
+            let (block, row) = (q >> quads_log, 4 * (q & ((sh.m / 4) - 1)) + r % 4);
+            if block >= sh.blocks {
                 continue;
             }
-            for l0 in (0..LANES).step_by(n) {
-                let q = (l0 >> n_log) + ((LANES >> n_log) * (r / 4));
-                let (block, row) = (q >> quads_log, 4 * (q & ((sh.m / 4) - 1)) + r % 4);
-                if block >= sh.blocks {
-                    continue;
+            let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
+            let bblock = &bm[block * sh.k * n..][..sh.k * n];
+            let (cs, ds) = (&creg[l0..l0 + n], &mut dreg[l0..l0 + n]);
+            if integer {
+                let acc = int_products(arow, bblock, n);
+                for col in 0..n {
+                    ds[col] = (cs[col] as i32).wrapping_add(acc[col]) as u32;
                 }
-                let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
-                let bblock = &bm[block * sh.k * n..][..sh.k * n];
-                let (cs, ds) = (&creg[l0..l0 + n], &mut dreg[l0..l0 + n]);
-                if integer {
-                    let acc = int_products(arow, bblock, n);
-                    for col in 0..n {
-                        ds[col] = (cs[col] as i32).wrapping_add(acc[col]) as u32;
-                    }
-                } else {
-                    match n {
-                        4 => finish(&products::<4>(arow, bblock), cs, ds),
-                        16 => finish(&products::<16>(arow, bblock), cs, ds),
-                        32 => finish(&products::<32>(arow, bblock), cs, ds),
-                        _ => return Err(unimplemented(i, c.pc)),
-                    }
+            } else {
+                match n {
+                    4 => finish(&products::<4, FUSED>(arow, bblock), cs, ds),
+                    16 => finish(&products::<16, FUSED>(arow, bblock), cs, ds),
+                    32 => finish(&products::<32, FUSED>(arow, bblock), cs, ds),
+                    _ => return Err(unimplemented(i, c.pc)),
                 }
             }
         }
-        w.lane_ops += (LANES * d_regs) as u64;
-        Ok(Step::Continue)
     }
+    w.lane_ops += (LANES * d_regs) as u64;
+    Ok(Step::Continue)
 }
 
 #[cfg(test)]
