@@ -362,34 +362,54 @@ fn zeroed_prefix(store: &mut [std::mem::MaybeUninit<f64>; MAX_AB], len: usize) -
     unsafe { std::slice::from_raw_parts_mut(head.as_mut_ptr() as *mut f64, len) }
 }
 
-/// [`gather`] for f32 inputs (one per lane, K = the number of K-groups): lane `l` of B is
-/// element `l` of `bm` (its index `((block * groups + group) * n + col` is `l` itself),
-/// and A is transposed within each block. The same values in the same places as `gather`.
+/// Where A's elements are in `am`: element (block, row, k) at `block * per_block + row *
+/// per_row + k * per_k`.
+#[derive(Clone, Copy)]
+struct ALayout {
+    per_block: usize,
+    per_row: usize,
+    per_k: usize,
+}
+
+impl ALayout {
+    /// `am[block][row][k]`, as [`gather`] places it.
+    fn rows(sh: &MaiShape) -> ALayout {
+        ALayout {
+            per_block: sh.m * sh.k,
+            per_row: sh.k,
+            per_k: 1,
+        }
+    }
+}
+
+/// [`gather`] for f32 inputs (one per lane, K = the number of K-groups), converting lanes in
+/// order, which vectorises: lane `l` of B is element `l` of `bm` (its index `((block * groups
+/// + group) * n + col` is `l` itself), and lane `l` of A is element `l` of `am`, which is
+/// then `am[block][k][row]` (the returned layout) rather than transposed as `gather` does.
+/// `None` (and nothing placed) for a shape whose lanes do not cover the operands so.
 #[inline(always)]
-fn gather_f32(sh: &MaiShape, a: &[u32; LANES], b: &[u32; LANES], am: &mut [f64], bm: &mut [f64]) {
+fn gather_f32(
+    sh: &MaiShape,
+    a: &[u32; LANES],
+    b: &[u32; LANES],
+    am: &mut [f64],
+    bm: &mut [f64],
+) -> Option<ALayout> {
     let groups = sh.k;
-    let lanes = sh.blocks * groups * sh.m;
-    if groups == 0 || lanes > LANES || sh.blocks * groups * sh.n > LANES {
-        return gather(
-            MaiType::F32,
-            sh,
-            &[*a, [0; LANES]],
-            &[*b, [0; LANES]],
-            am,
-            bm,
-        );
+    if groups == 0 || sh.blocks * groups * sh.m > LANES || sh.blocks * groups * sh.n > LANES {
+        return None;
     }
     for (x, &v) in bm.iter_mut().zip(b.iter()) {
         *x = f32::from_bits(v) as f64;
     }
-    for block in 0..sh.blocks {
-        for group in 0..groups {
-            let from = &a[(block * groups + group) * sh.m..][..sh.m];
-            for (row, &v) in from.iter().enumerate() {
-                am[(block * sh.m + row) * sh.k + group] = f32::from_bits(v) as f64;
-            }
-        }
+    for (x, &v) in am.iter_mut().zip(a.iter()) {
+        *x = f32::from_bits(v) as f64;
     }
+    Some(ALayout {
+        per_block: groups * sh.m,
+        per_row: 1,
+        per_k: sh.m,
+    })
 }
 
 /// The `N` sums of one output row of one block: for each column, the products of the row
@@ -402,9 +422,14 @@ fn gather_f32(sh: &MaiShape, a: &[u32; LANES], b: &[u32; LANES], am: &mut [f64],
 /// rounding `acc + x * b` once, as the fused form does, is what rounding the sum of the exact
 /// product does.
 #[inline(always)]
-fn products<const N: usize, const FUSED: bool>(arow: &[f64], bm: &[f64]) -> [f64; N] {
+fn products<const N: usize, const FUSED: bool>(
+    arow: &[f64],
+    k_stride: usize,
+    bm: &[f64],
+) -> [f64; N] {
     let mut acc = [-0.0f64; N];
-    for (k, &x) in arow.iter().enumerate() {
+    for k in 0..bm.len() / N {
+        let x = arow[k * k_stride];
         let brow: &[f64; N] = bm[k * N..][..N].try_into().expect("N columns");
         for col in 0..N {
             acc[col] = if FUSED {
@@ -438,6 +463,7 @@ fn finish<const N: usize>(acc: &[f64; N], c: &[u32], d: &mut [u32]) {
 fn float_register<const FUSED: bool>(
     sh: &MaiShape,
     r: usize,
+    at: ALayout,
     am: &[f64],
     bm: &[f64],
     creg: &[u32; LANES],
@@ -448,6 +474,7 @@ fn float_register<const FUSED: bool>(
     fn groups<const N: usize, const K: usize, const FUSED: bool>(
         sh: &MaiShape,
         r: usize,
+        at: ALayout,
         am: &[f64],
         bm: &[f64],
         acc: &mut [f64; LANES],
@@ -462,9 +489,9 @@ fn float_register<const FUSED: bool>(
             if block >= sh.blocks {
                 continue;
             }
-            let arow = &am[(block * sh.m + row) * k..][..k];
+            let arow = &am[block * at.per_block + row * at.per_row..];
             let bblock = &bm[block * k * N..][..k * N];
-            out.copy_from_slice(&products::<N, FUSED>(arow, bblock));
+            out.copy_from_slice(&products::<N, FUSED>(arow, at.per_k, bblock));
             done |= ((1u64 << N) - 1) << (g * N);
         }
         done
@@ -472,14 +499,14 @@ fn float_register<const FUSED: bool>(
     let mut acc = [-0.0f64; LANES];
     // The f32 shapes (k = 1, 2 or 4 for these N) get their k fixed.
     let done = match (sh.n, sh.k) {
-        (4, 1) => groups::<4, 1, FUSED>(sh, r, am, bm, &mut acc),
-        (4, _) => groups::<4, 0, FUSED>(sh, r, am, bm, &mut acc),
-        (16, 1) => groups::<16, 1, FUSED>(sh, r, am, bm, &mut acc),
-        (16, 4) => groups::<16, 4, FUSED>(sh, r, am, bm, &mut acc),
-        (16, _) => groups::<16, 0, FUSED>(sh, r, am, bm, &mut acc),
-        (_, 1) => groups::<32, 1, FUSED>(sh, r, am, bm, &mut acc),
-        (_, 2) => groups::<32, 2, FUSED>(sh, r, am, bm, &mut acc),
-        _ => groups::<32, 0, FUSED>(sh, r, am, bm, &mut acc),
+        (4, 1) => groups::<4, 1, FUSED>(sh, r, at, am, bm, &mut acc),
+        (4, _) => groups::<4, 0, FUSED>(sh, r, at, am, bm, &mut acc),
+        (16, 1) => groups::<16, 1, FUSED>(sh, r, at, am, bm, &mut acc),
+        (16, 4) => groups::<16, 4, FUSED>(sh, r, at, am, bm, &mut acc),
+        (16, _) => groups::<16, 0, FUSED>(sh, r, at, am, bm, &mut acc),
+        (_, 1) => groups::<32, 1, FUSED>(sh, r, at, am, bm, &mut acc),
+        (_, 2) => groups::<32, 2, FUSED>(sh, r, at, am, bm, &mut acc),
+        _ => groups::<32, 0, FUSED>(sh, r, at, am, bm, &mut acc),
     };
     let mut out = [0u32; LANES];
     for l in 0..LANES {
@@ -563,8 +590,12 @@ fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, 
     let am = zeroed_prefix(&mut am_store, len_a);
     let bm = zeroed_prefix(&mut bm_store, len_b);
     // One copy of the gathering loop per element type, its conversions fixed.
+    let mut at = ALayout::rows(&sh);
     match sh.ty {
-        MaiType::F32 => gather_f32(&sh, &a[0], &b[0], am, bm),
+        MaiType::F32 => match gather_f32(&sh, &a[0], &b[0], am, bm) {
+            Some(lanes) => at = lanes,
+            None => gather(MaiType::F32, &sh, &a, &b, am, bm),
+        },
         MaiType::F16 => gather(MaiType::F16, &sh, &a, &b, am, bm),
         MaiType::Bf16x4 => gather(MaiType::Bf16x4, &sh, &a, &b, am, bm),
         MaiType::Bf16x2 => gather(MaiType::Bf16x2, &sh, &a, &b, am, bm),
@@ -586,7 +617,7 @@ fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, 
         };
         let dreg = &mut w.v[(d_base + r) & 511];
         if !integer && matches!(n, 4 | 16 | 32) {
-            float_register::<FUSED>(&sh, r, am, bm, &creg, dreg);
+            float_register::<FUSED>(&sh, r, at, am, bm, &creg, dreg);
             continue;
         }
         for l0 in (0..LANES).step_by(n) {
@@ -595,19 +626,19 @@ fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, 
             if block >= sh.blocks {
                 continue;
             }
-            let arow = &am[(block * sh.m + row) * sh.k..][..sh.k];
+            let arow = &am[block * at.per_block + row * at.per_row..];
             let bblock = &bm[block * sh.k * n..][..sh.k * n];
             let (cs, ds) = (&creg[l0..l0 + n], &mut dreg[l0..l0 + n]);
             if integer {
-                let acc = int_products(arow, bblock, n);
+                let acc = int_products(&arow[..sh.k], bblock, n);
                 for col in 0..n {
                     ds[col] = (cs[col] as i32).wrapping_add(acc[col]) as u32;
                 }
             } else {
                 match n {
-                    4 => finish(&products::<4, FUSED>(arow, bblock), cs, ds),
-                    16 => finish(&products::<16, FUSED>(arow, bblock), cs, ds),
-                    32 => finish(&products::<32, FUSED>(arow, bblock), cs, ds),
+                    4 => finish(&products::<4, FUSED>(arow, at.per_k, bblock), cs, ds),
+                    16 => finish(&products::<16, FUSED>(arow, at.per_k, bblock), cs, ds),
+                    32 => finish(&products::<32, FUSED>(arow, at.per_k, bblock), cs, ds),
                     _ => return Err(unimplemented(i, c.pc)),
                 }
             }
