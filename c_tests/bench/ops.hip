@@ -3,10 +3,10 @@
 // prints "ns_per_op <best round> median <median round> mean <mean>" (host time per
 // operation).
 // `hipshim bench ops` runs it natively for time and under callgrind with N and 2N operations
-// for instructions (setup and teardown cancel in the difference; so does the untimed first
-// round, the same in both runs).
+// (and no untimed round) for instructions: setup and teardown cancel in the difference.
 //
-// Usage: ops OPERATION [N] [ROUNDS]
+// Usage: ops OPERATION [N] [ROUNDS] [WARMUP]   (WARMUP: operations in an untimed first round;
+// default 200, or 1 for the 64 MiB copies and graph launches)
 //   launch     asynchronous hipLaunchKernel of a kernel with three arguments on an idle
 //              non-blocking stream (the stream is synchronised between rounds, untimed)
 //   sync       hipStreamSynchronize of an idle stream
@@ -171,9 +171,10 @@ int main(int argc, char** argv) {
     // A round like the timed ones, untimed: the simulated device's threads sleep while it
     // idles, and the first operations after that pay for waking them (tens of microseconds
     // on a 2-core host, where a woken thread often lands on the caller's core), which no
-    // later round pays. Its size does not depend on N, so that it cancels out of the N vs 2N
-    // instruction counts too.
-    round_of(op, pageable || is_graph(op) ? 1 : 200, f);
+    // later round pays. `hipshim bench ops` asks for none in its callgrind runs, which count
+    // instructions, not time (there its waits' spinning would only add noise).
+    const int warmup = argc > 4 ? std::atoi(argv[4]) : (pageable || is_graph(op) ? 1 : 200);
+    if (warmup > 0) round_of(op, warmup, f);
 
     std::vector<double> per_round;
     double total = 0;

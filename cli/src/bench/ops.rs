@@ -317,17 +317,24 @@ fn measure(
     callgrind: bool,
     scratch: &Path,
 ) -> Result<Row, String> {
-    let run_args = |n: u32, rounds: u32| -> Vec<OsString> {
-        vec![op.into(), n.to_string().into(), rounds.to_string().into()]
+    // Timed runs begin with the program's untimed round; instruction counts need none (it
+    // would have to cancel between the N and 2N runs, and its waits' spinning does not).
+    let run_args = |n: u32, rounds: u32, untimed_round: bool| -> Vec<OsString> {
+        let mut args: Vec<OsString> =
+            vec![op.into(), n.to_string().into(), rounds.to_string().into()];
+        if !untimed_round {
+            args.push("0".into());
+        }
+        args
     };
-    let command = |n: u32, rounds: u32| {
-        let mut cmd = command(base, program, runtime, &run_args(n, rounds));
+    let command = |n: u32, rounds: u32, untimed_round: bool| {
+        let mut cmd = command(base, program, runtime, &run_args(n, rounds, untimed_round));
         if op == "graph_eager" {
             cmd.env("HIPSHIM_GRAPH_QUEUES", "0");
         }
         cmd
     };
-    let output = command(timed_count(op, args.count), args.rounds)
+    let output = command(timed_count(op, args.count), args.rounds, true)
         .output()
         .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
     if !output.status.success() {
@@ -344,8 +351,8 @@ fn measure(
         let n = callgrind_count(op, args.count);
         let dir = scratch.join(format!("{op}-{}", runtime.label().replace(' ', "_")));
         let apis = api_functions(op);
-        let one = callgrind::profile(command(n, 1), &dir.join("n"), apis)?;
-        let two = callgrind::profile(command(2 * n, 1), &dir.join("2n"), apis)?;
+        let one = callgrind::profile(command(n, 1, false), &dir.join("n"), apis)?;
+        let two = callgrind::profile(command(2 * n, 1, false), &dir.join("2n"), apis)?;
         let mut counts = per_operation(&one, &two, n);
         if is_graph(op) {
             // Per kernel node, as the program's times.
@@ -355,8 +362,8 @@ fn measure(
             counts.hsa = per_node(counts.hsa);
         }
         if has_simulator_work(op) {
-            let one = callgrind::profile(command(n, 1), &dir.join("n-all"), &[])?;
-            let two = callgrind::profile(command(2 * n, 1), &dir.join("2n-all"), &[])?;
+            let one = callgrind::profile(command(n, 1, false), &dir.join("n-all"), &[])?;
+            let two = callgrind::profile(command(2 * n, 1, false), &dir.join("2n-all"), &[])?;
             counts.simulator = Some(simulator_per_operation(&one, &two, n));
         }
         Some(counts)
