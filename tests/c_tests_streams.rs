@@ -151,12 +151,6 @@ fn a_malformed_policy_falls_back_to_the_default_pool() {
     assert!(out.contains("B overtook A"), "{out}");
 }
 
-/// Runs `memcpy_order` (gfx942) with the HSA call stats and extra environment; returns the
-/// stats (stderr).
-fn run_memcpy_order(env: &[(&str, &str)]) -> String {
-    run_with_stats("memcpy_order", env)
-}
-
 /// Runs the streams program `name` (gfx942) with the HSA call stats and extra environment;
 /// returns the stats (stderr).
 fn run_with_stats(name: &str, env: &[(&str, &str)]) -> String {
@@ -220,15 +214,18 @@ fn hsa_calls(stats: &str, name: &str) -> u64 {
 /// and in order. Without hiding, the engine-choosing call is the one used.
 #[test]
 fn copies_fall_back_to_runtime_placed_engines_without_rocm_5_3_calls() {
-    let with_engines = run_memcpy_order(&[]);
+    let with_engines = run_with_stats("memcpy_order", &[]);
     assert!(
         hsa_calls(&with_engines, "hsa_amd_memory_async_copy_on_engine") > 0,
         "{with_engines}"
     );
-    let hidden = run_memcpy_order(&[(
-        "HSASIM_HIDE",
-        "hsa_amd_memory_async_copy_on_engine,hsa_amd_memory_copy_engine_status",
-    )]);
+    let hidden = run_with_stats(
+        "memcpy_order",
+        &[(
+            "HSASIM_HIDE",
+            "hsa_amd_memory_async_copy_on_engine,hsa_amd_memory_copy_engine_status",
+        )],
+    );
     assert!(!hidden.contains("stays visible"), "{hidden}");
     assert_eq!(
         hsa_calls(&hidden, "hsa_amd_memory_async_copy_on_engine"),

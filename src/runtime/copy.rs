@@ -300,7 +300,7 @@ pub unsafe fn memcpy_2d(
     }
     after_legacy_work(device)?;
     if t.dst_side == Side::Pageable || t.src_side == Side::Pageable {
-        return staged(device, &t);
+        return pageable(device, &t);
     }
     t.reach_across_devices()?;
     // The stream-ordered copy on the serving device's null stream, waited for.
@@ -380,7 +380,7 @@ pub unsafe fn memcpy_2d_async(
         }
         Some(owner) if t.dst_side == Side::Pageable || t.src_side == Side::Pageable => {
             stream.host_fence(&device.streams)?;
-            staged(runtime()?.device(owner)?, &t)
+            pageable(runtime()?.device(owner)?, &t)
         }
         Some(_) => {
             t.reach_across_devices()?;
@@ -584,15 +584,16 @@ fn staging_batches(rows: Rows) -> Vec<Vec<(usize, usize, usize)>> {
     batches
 }
 
-/// Copies a transfer with one pageable side through `device`'s staging buffer: rows are packed
-/// into it in batches, the CPU moves the pageable side, the engines the other. Synchronous.
-/// A copy of pageable host memory through the device's two staging buffers, pipelined: while
-/// a copy engine moves one buffer, the CPU fills (to the device) or drains (from it) the
-/// other. Returns once every byte has arrived.
+/// A transfer with one pageable side, synchronously: large ones straight from or to the
+/// locked pages, the rest (and those whose lock is refused) staged.
+fn pageable(device: &Device, t: &Transfer) -> HipResult {
+    through_locked_pages(device, t).unwrap_or_else(|| staged(device, t))
+}
+
+/// A copy of pageable host memory through the device's two staging buffers, pipelined: rows
+/// are packed into them in batches, and while a copy engine moves one buffer, the CPU fills
+/// (to the device) or drains (from it) the other. Returns once every byte has arrived.
 fn staged(device: &Device, t: &Transfer) -> HipResult {
-    if let Some(done) = through_locked_pages(device, t) {
-        return done;
-    }
     let copy = device.copy.lock();
     // Declared after the lock guard, so dropped before it: no buffer is left in flight for
     // the next copy to overwrite, whatever path returns.
@@ -701,7 +702,7 @@ const LOCK_PAGEABLE_FROM: usize = 2 * STAGING_BYTES;
 /// A copy with one pageable side of at least [`LOCK_PAGEABLE_FROM`] bytes, done by the
 /// engines straight from or to that side's pages, locked (`hsa_amd_memory_lock`) for the
 /// copy and unlocked after it; `None` if the copy is smaller or the lock is refused (a range
-/// another lock overlaps, a driver that will not pin it): it is then staged.
+/// another lock overlaps, a driver that will not pin it), for [`staged`] to do.
 fn through_locked_pages(device: &Device, t: &Transfer) -> Option<HipResult> {
     let rows = t.rows;
     let (host, pitch) = match (t.dst_side, t.src_side) {
@@ -714,7 +715,7 @@ fn through_locked_pages(device: &Device, t: &Transfer) -> Option<HipResult> {
         return None;
     }
     let rt = runtime().ok()?;
-    let page = page_size();
+    let page = host_pages::page_size();
     let start = host / page * page;
     let end = (host + extent).div_ceil(page) * page;
     // SAFETY: the range covers the caller's host rows (checked mapped by `classify`), which
@@ -772,7 +773,7 @@ fn spread_over_engines(pieces: Vec<EngineCopy>) -> Vec<EngineCopy> {
     let share = whole
         .len
         .div_ceil(ENGINES_PER_COPY)
-        .next_multiple_of(page_size());
+        .next_multiple_of(host_pages::page_size());
     (0..whole.len)
         .step_by(share)
         .map(|at| EngineCopy {
@@ -787,14 +788,6 @@ fn spread_over_engines(pieces: Vec<EngineCopy>) -> Vec<EngineCopy> {
 /// Engines a large locked copy is spread over: hsasim's GPUs have two by default, and MI200
 /// and MI300 parts more.
 const ENGINES_PER_COPY: usize = 2;
-
-fn page_size() -> usize {
-    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    // SAFETY: sysconf has no preconditions.
-    *PAGE.get_or_init(|| {
-        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
-    })
-}
 
 /// The engine copies in flight from or to each staging buffer of one staged copy.
 struct StagingPipeline<'a> {
