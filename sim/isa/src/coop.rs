@@ -179,19 +179,22 @@ impl Resident {
                         Step::Barrier => w.state = WaveState::AtBarrier,
                         Step::End | Step::Continue => w.state = WaveState::Ended,
                         Step::Yield => yielded = true,
-                        Step::Gws(r) => match r.op {
-                            GwsOp::Init => {
-                                sh.gws.init(r.resource, r.value);
-                                continue;
-                            }
-                            GwsOp::Barrier => match sh.gws.arrive(r.resource, r.value) {
-                                Arrival::Released => continue,
-                                Arrival::Wait(generation) => {
-                                    w.state = WaveState::AtGws;
-                                    waits[k] = (r.resource, generation, ctx.pc);
+                        Step::Gws => {
+                            let r = w.gws;
+                            match r.op {
+                                GwsOp::Init => {
+                                    sh.gws.init(r.resource, r.value);
+                                    continue;
                                 }
-                            },
-                        },
+                                GwsOp::Barrier => match sh.gws.arrive(r.resource, r.value) {
+                                    Arrival::Released => continue,
+                                    Arrival::Wait(generation) => {
+                                        w.state = WaveState::AtGws;
+                                        waits[k] = (r.resource, generation, ctx.pc);
+                                    }
+                                },
+                            }
+                        }
                     }
                     break;
                 }

@@ -52,6 +52,9 @@ pub fn decode(model: GfxModel, words: &[u32]) -> Result<Inst, DecodeError> {
 
 /// [`decode`], with the handler that runs the instruction.
 pub fn decode_for_exec(model: GfxModel, words: &[u32]) -> Result<Decoded, DecodeError> {
+    // The handlers run their AVX2+FMA copies only once someone asked the CPU: ask before
+    // handing one out.
+    crate::exec::simd::host_has_avx2_fma();
     let w0 = *words.first().ok_or_else(|| DecodeError {
         detail: "no instruction word".into(),
         words: [0, 0],

@@ -6,8 +6,9 @@ use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use crate::arbiter::Entry;
 use crate::cache_line::{CacheLine, LineBytes};
-use crate::decode::{decode_for_exec, Decoded};
-use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Step};
+use crate::decode::decode_for_exec;
+use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Handler, Outcome, Step};
+use crate::inst::{Form, Inst};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
 use std::collections::HashMap;
@@ -193,15 +194,8 @@ pub(crate) struct DecodeCache {
     base: u64,
     /// Page table over the dense window: slot = decoded index + 1, 0 = not decoded yet.
     pages: Vec<Option<Box<[u32; PAGE_WORDS]>>>,
+    /// Decoded instructions, each run of straight-line code at consecutive indices.
     insts: Vec<Decoded>,
-    /// The address of each decoded instruction (by index, as `insts`): code decoded in
-    /// order has the next instruction at the next index, which `run_wave` tries before
-    /// the page table.
-    pcs: Vec<u64>,
-    /// For each decoded instruction (by index): 1 + the index of the instruction that last
-    /// ran after it when that was not the next one (a branch taken), 0 before any. A loop's
-    /// back edge then finds its target without the page table.
-    jumps: Vec<u32>,
     far: HashMap<u64, u32>,
     /// The code words each decoded instruction came from, in decode order.
     sources: Vec<(u64, [u32; 3], u8)>,
@@ -221,8 +215,6 @@ impl DecodeCache {
             base,
             pages: Vec::new(),
             insts: Vec::new(),
-            pcs: Vec::new(),
-            jumps: Vec::new(),
             far: HashMap::new(),
             sources: Vec::new(),
             ranges: Vec::new(),
@@ -283,13 +275,54 @@ impl DecodeCache {
         self.ranges_cover = self.sources.len();
     }
 
+    /// The index of the instruction to run after `from` when it left the program counter
+    /// at `pc`: the next entry when it fell through to straight-line code decoded after it,
+    /// else where it went last time, else the page table, else a new fill.
+    #[inline(always)]
+    fn successor(
+        &mut self,
+        from: usize,
+        pc: u64,
+        model: GfxModel,
+        mem: &dyn GuestMemory,
+    ) -> Result<usize, DispatchError> {
+        let e = &self.insts[from];
+        if pc == e.next_pc && e.straight {
+            return Ok(from + 1);
+        }
+        let last = e.jump.wrapping_sub(1) as usize;
+        if self.insts.get(last).is_some_and(|t| t.pc == pc) {
+            return Ok(last);
+        }
+        let id = self.find(pc, model, mem)?;
+        self.insts[from].jump = id as u32 + 1;
+        Ok(id)
+    }
+
+    /// The index of the instruction at `pc`, decoding it (and the code after it) if needed.
+    fn find(
+        &mut self,
+        pc: u64,
+        model: GfxModel,
+        mem: &dyn GuestMemory,
+    ) -> Result<usize, DispatchError> {
+        match self.lookup(pc) {
+            Some(id) => Ok(id as usize),
+            None => self.fill(pc, model, mem),
+        }
+    }
+
+    /// Decodes the instruction at `pc`, then the straight-line code after it up to an
+    /// unconditional change of flow, an instruction decoded before, or one that does not
+    /// decode (which stops the dispatch only if it runs), so that code run in order runs
+    /// at consecutive indices. Returns the index of the one at `pc`.
     #[cold]
     fn fill(
         &mut self,
         pc: u64,
         model: GfxModel,
         mem: &dyn GuestMemory,
-    ) -> Result<u32, DispatchError> {
+    ) -> Result<usize, DispatchError> {
         if !pc.is_multiple_of(4) {
             return Err(DispatchError::Illegal {
                 pc,
@@ -304,6 +337,38 @@ impl DecodeCache {
                         .into(),
             });
         }
+        let first = self.insts.len();
+        let mut at = pc;
+        loop {
+            let decoded = self.decode_at(at, model, mem);
+            let inst = match decoded {
+                Ok(inst) => inst,
+                Err(e) if at == pc => return Err(e),
+                Err(_) => break,
+            };
+            let id = self.insts.len();
+            if id > first {
+                self.insts[id - 1].set_straight();
+            }
+            let ends = ends_straight_code(&inst.inst);
+            let next_pc = at.wrapping_add(inst.inst.len as u64);
+            self.insts.push(Decoded::new(at, next_pc, inst));
+            self.index(at, id as u32);
+            if ends || self.insts.len() - first >= MAX_FILL || self.lookup(next_pc).is_some() {
+                break;
+            }
+            at = next_pc;
+        }
+        Ok(first)
+    }
+
+    /// Decodes the instruction at `pc` and remembers its code words.
+    fn decode_at(
+        &mut self,
+        pc: u64,
+        model: GfxModel,
+        mem: &dyn GuestMemory,
+    ) -> Result<crate::decode::Decoded, DispatchError> {
         let mut words = [0u32; 3];
         let mut n = 0;
         for (k, slot) in words.iter_mut().enumerate() {
@@ -322,10 +387,11 @@ impl DecodeCache {
             })?;
         let used = (inst.inst.len as usize / 4).clamp(1, n);
         self.sources.push((pc, words, used as u8));
-        let id = self.insts.len() as u32;
-        self.insts.push(inst);
-        self.pcs.push(pc);
-        self.jumps.push(0);
+        Ok(inst)
+    }
+
+    /// Enters instruction `id` at `pc` in the page table (or the far map).
+    fn index(&mut self, pc: u64, id: u32) {
         let idx = pc.wrapping_sub(self.base) / 4;
         if pc >= self.base && idx < CACHE_WINDOW_WORDS {
             let idx = idx as usize;
@@ -338,8 +404,66 @@ impl DecodeCache {
         } else {
             self.far.insert(pc, id);
         }
-        Ok(id)
     }
+}
+
+/// Instructions one fill decodes at most (a bound on reading ahead through code that never
+/// ends a run).
+const MAX_FILL: usize = 4096;
+
+/// True when no instruction runs right after `i` (in the order the code is laid out), so
+/// a fill stops decoding there: an unconditional jump, the end of the program. Calls come
+/// back to the next instruction, so they do not end it.
+fn ends_straight_code(i: &Inst) -> bool {
+    matches!(i.info.name, "s_branch" | "s_setpc_b64") || i.info.name.starts_with("s_endpgm")
+}
+
+/// True when `i` may leave the program counter anywhere but at the next instruction (the
+/// run loop then finds its successor by address): branches, calls, `s_setpc_b64`.
+fn may_jump(i: &Inst) -> bool {
+    i.info.form == Form::Branch || matches!(i.info.name, "s_setpc_b64" | "s_swappc_b64")
+}
+
+/// A decoded instruction as the run loop keeps it.
+struct Decoded {
+    /// The handler: the opcode's, or one that reports it unimplemented.
+    run: Handler,
+    pc: u64,
+    /// The address after it, where the wave goes unless the instruction jumps.
+    next_pc: u64,
+    /// The fill decoded the instruction at `next_pc` right after it, at the next index.
+    straight: bool,
+    /// `straight` and the instruction never jumps: the next index runs next, unasked.
+    falls_through: bool,
+    /// 1 + the index of the instruction that last ran after it other than through
+    /// `straight` (a branch's target), 0 before any: a loop's back edge then finds its
+    /// target without the page table.
+    jump: u32,
+    inst: Inst,
+}
+
+impl Decoded {
+    fn new(pc: u64, next_pc: u64, d: crate::decode::Decoded) -> Decoded {
+        Decoded {
+            run: d.exec.unwrap_or(not_implemented),
+            pc,
+            next_pc,
+            straight: false,
+            falls_through: false,
+            jump: 0,
+            inst: d.inst,
+        }
+    }
+
+    fn set_straight(&mut self) {
+        self.straight = true;
+        self.falls_through = !may_jump(&self.inst);
+    }
+}
+
+/// The handler of opcodes that decode but have no semantics yet.
+fn not_implemented(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> Outcome {
+    Err(Box::new(exec::unimplemented(i, c.pc)))
 }
 
 /// A host thread's reusable state: wave register files, LDS, the decode caches of recent
@@ -451,7 +575,7 @@ impl Worker {
                     Step::End | Step::Continue => WaveState::Ended,
                     // The handlers and run_wave give these in cooperative dispatches only,
                     // which `coop` runs.
-                    Step::Yield | Step::Gws(_) => {
+                    Step::Yield | Step::Gws => {
                         return Err(DispatchError::Internal(format!(
                             "{step:?} in an ordinary dispatch"
                         )))
@@ -493,75 +617,82 @@ pub(crate) fn run_wave(
     stats: &mut DispatchStats,
 ) -> Result<Step, DispatchError> {
     let model = plan.model;
-    let mut count: u64 = 0;
     // What is left of this wave's watchdog allowance (it may have run before a barrier).
     let budget = plan.max_wave_instructions.saturating_sub(w.executed);
     // The periodic check keys on the wave's total count, not this call's: a loop around
     // `s_barrier` returns here every few instructions and must still be checked.
     let base = w.executed;
-    // Index of the instruction after the last one run, if it was decoded right after it.
-    let mut next: usize = usize::MAX;
-    let result = loop {
-        if count >= budget {
-            break Err(DispatchError::Watchdog {
-                pc: w.pc,
-                limit: plan.max_wave_instructions,
-                workgroup: ctx.workgroup,
-                wave: w.id,
-            });
+    // The count after which the next periodic check is due (never 0: it follows an
+    // instruction).
+    let periodic_after = |count: u64| count + CHECK_EVERY - ((base + count) & (CHECK_EVERY - 1));
+    // The count at which the loop next looks beyond the instruction stream (the periodic
+    // check or the watchdog, whichever comes first), and how many instructions are left
+    // until then: the instructions run so far are `look_at - left`. One countdown per
+    // instruction, and few values live across the handler call.
+    let mut look_at = periodic_after(0).min(budget);
+    let mut left = look_at;
+    // The instruction at the wave's PC, as a pointer into `cache.insts` (null with no
+    // allowance left: the watchdog stops the wave before it would run one).
+    let mut at: *const Decoded = if budget == 0 {
+        std::ptr::null()
+    } else {
+        match cache.find(w.pc, model, ctx.mem) {
+            Ok(id) => &cache.insts[id],
+            Err(e) => return Err(e),
         }
-        let pc = w.pc;
-        let id = match cache.pcs.get(next) {
-            Some(&at) if at == pc => next as u32,
-            _ => {
-                // Not the next instruction: where the previous one went last time, else
-                // the page table (and remember the answer for next time).
-                let from = next.wrapping_sub(1);
-                let jumped = cache.jumps.get(from).map(|&j| j.wrapping_sub(1));
-                match jumped {
-                    Some(j) if cache.pcs.get(j as usize) == Some(&pc) => j,
-                    _ => {
-                        let id = match cache.lookup(pc) {
-                            Some(id) => id,
-                            None => match cache.fill(pc, model, ctx.mem) {
-                                Ok(id) => id,
-                                Err(e) => break Err(e),
-                            },
-                        };
-                        if let Some(slot) = cache.jumps.get_mut(from) {
-                            *slot = id + 1;
-                        }
-                        id
-                    }
+    };
+    let result = loop {
+        if left == 0 {
+            let count = look_at;
+            // Another thread's error ends the dispatch: look now and then, not every time.
+            if count > 0 && (base + count) & (CHECK_EVERY - 1) == 0 {
+                if stop.load(Ordering::Relaxed) {
+                    break Ok(Step::End);
+                }
+                if let Some(e) = timed_out(plan) {
+                    break Err(e);
+                }
+                if plan.cooperative {
+                    break Ok(Step::Yield);
                 }
             }
-        };
-        next = id as usize + 1;
-        let Decoded { inst, exec: run } = &cache.insts[id as usize];
-        w.pc = pc.wrapping_add(inst.len as u64);
-        ctx.pc = pc;
-        let Some(handler) = run else {
-            break Err(exec::unimplemented(inst, pc));
-        };
-        count += 1;
-        match handler(w, inst, ctx) {
+            if count >= budget {
+                break Err(DispatchError::Watchdog {
+                    pc: w.pc,
+                    limit: plan.max_wave_instructions,
+                    workgroup: ctx.workgroup,
+                    wave: w.id,
+                });
+            }
+            look_at = periodic_after(count).min(budget);
+            left = look_at - count;
+        }
+        // SAFETY: `at` points at an element of `cache.insts`, which only `successor` changes
+        // (it may push and reallocate), and `at` is set again from its answer after it runs.
+        let d = unsafe { &*at };
+        w.pc = d.next_pc;
+        ctx.pc = d.pc;
+        left -= 1;
+        match (d.run)(w, &d.inst, ctx) {
             Ok(Step::Continue) => {}
             Ok(s) => break Ok(s),
-            Err(e) => break Err(e),
+            Err(e) => break Err(*e),
         }
-        // Another thread's error ends the dispatch: look now and then, not every time.
-        if (base + count) & (CHECK_EVERY - 1) == 0 {
-            if stop.load(Ordering::Relaxed) {
-                break Ok(Step::End);
-            }
-            if let Some(e) = timed_out(plan) {
-                break Err(e);
-            }
-            if plan.cooperative {
-                break Ok(Step::Yield);
+        if d.falls_through {
+            debug_assert_eq!(w.pc, d.next_pc, "an instruction not known to jump jumped");
+            // SAFETY: `falls_through` says the next element exists: the fill that decoded
+            // `d` decoded its successor right after it.
+            at = unsafe { at.add(1) };
+        } else {
+            // SAFETY: `at` points into `cache.insts` (above), so the offset is its index.
+            let id = unsafe { at.offset_from(cache.insts.as_ptr()) } as usize;
+            match cache.successor(id, w.pc, model, ctx.mem) {
+                Ok(next) => at = &cache.insts[next],
+                Err(e) => break Err(e),
             }
         }
     };
+    let count = look_at - left;
     stats.instructions += count;
     w.executed += count;
     result

@@ -28,15 +28,16 @@ use std::time::Duration;
 pub const GWS_RESOURCES: usize = 64;
 
 /// What a `ds_gws_*` instruction asks of the unit; the scheduler carries it out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GwsRequest {
     pub op: GwsOp,
     pub resource: u8,
     pub value: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum GwsOp {
+    #[default]
     Init,
     Barrier,
 }

@@ -1,6 +1,7 @@
 //! Architectural state of one wave64 and the operand accessors the handlers use.
 
 pub use crate::cache_line::LineBytes;
+use crate::gws::GwsRequest;
 use crate::inst::FloatKind;
 
 /// Operand codes of the special scalar registers (GFX9 source encoding).
@@ -88,6 +89,8 @@ pub struct Wave {
     pub lane_ops: u64,
     /// Instructions this wave has executed (for the watchdog).
     pub executed: u64,
+    /// The `ds_gws_*` operation of the last [`Step::Gws`](crate::exec::Step::Gws).
+    pub gws: GwsRequest,
 }
 
 impl Wave {
@@ -105,6 +108,7 @@ impl Wave {
             scratch_per_lane: 0,
             lane_ops: 0,
             executed: 0,
+            gws: GwsRequest::default(),
         }
     }
 

@@ -15,7 +15,7 @@ use crate::gws::{GwsOp, GwsRequest};
 use crate::inst::Inst;
 use crate::wave::{Wave, LANES, M0};
 
-type R = Result<Step, DispatchError>;
+type R = crate::exec::Outcome;
 
 /// Byte range of one lane's LDS access, or a fault naming the LDS address.
 ///
@@ -545,34 +545,36 @@ fn gws_available(i: &Inst, c: &Ctx) -> Result<(), DispatchError> {
 
 pub fn ds_gws_init(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     gws_available(i, c)?;
-    Ok(Step::Gws(GwsRequest {
+    w.gws = GwsRequest {
         op: GwsOp::Init,
         resource: gws_resource(w, i),
         value: gws_value(w, i),
-    }))
+    };
+    Ok(Step::Gws)
 }
 
 pub fn ds_gws_barrier(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     gws_available(i, c)?;
-    Ok(Step::Gws(GwsRequest {
+    w.gws = GwsRequest {
         op: GwsOp::Barrier,
         resource: gws_resource(w, i),
         value: gws_value(w, i),
-    }))
+    };
+    Ok(Step::Gws)
 }
 
 /// The semaphore operations (`ds_gws_sema_v/_br/_p/_release_all`): no HIP device library
 /// uses them, and hsasim does not model them.
 pub fn ds_gws_sema(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     gws_available(i, c)?;
-    Err(DispatchError::UnknownInstruction {
+    Err(Box::new(DispatchError::UnknownInstruction {
         pc: c.pc,
         words: [i.words[0], i.words[1]],
         detail: format!(
             "`{i}`: the GWS semaphore operations are not modelled by hsasim (only ds_gws_init \
              and ds_gws_barrier are)"
         ),
-    })
+    }))
 }
 
 #[cfg(test)]

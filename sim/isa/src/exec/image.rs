@@ -33,7 +33,7 @@ use crate::api::DispatchError;
 use crate::inst::Inst;
 use crate::wave::{Wave, LANES};
 
-type R = Result<Step, DispatchError>;
+type R = crate::exec::Outcome;
 
 /// `Inst::seg` bits of a MIMG instruction.
 pub const UNORM: u16 = 1;
@@ -389,11 +389,11 @@ pub fn image_access(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
             *slot = w.vlane(va + k, lane);
         }
         if mip && w.vlane(va + n, lane) != 0 {
-            return Err(c.illegal(format!(
+            return Err(Box::new(c.illegal(format!(
                 "{}: mip level {} (only level 0 is modelled)",
                 i.info.name,
                 w.vlane(va + n, lane)
-            )));
+            ))));
         }
         let inside = (0..3).all(|k| t[k] < ext[k]);
         if store {
@@ -489,10 +489,10 @@ pub fn image_sample(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         parse_sampler(samp(w, i.imm2)).map_err(|e| c.illegal(format!("{}: {e}", i.info.name)))?;
     let int = matches!(img.num, Num::Uint | Num::Sint);
     if int && smp.linear {
-        return Err(c.illegal(format!(
+        return Err(Box::new(c.illegal(format!(
             "{}: linear filtering of an integer format",
             i.info.name
-        )));
+        ))));
     }
     let unnorm = smp.unnormalized || i.seg & UNORM != 0;
     let va = i.src[0] as usize - 256;
@@ -611,7 +611,10 @@ pub fn buffer_load_format(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         dim: Dim::D1,
     };
     if i.mflags & (1 << 4) != 0 {
-        return Err(c.illegal(format!("{}: loads to LDS are not supported", i.info.name)));
+        return Err(Box::new(c.illegal(format!(
+            "{}: loads to LDS are not supported",
+            i.info.name
+        ))));
     }
     let soffset = w.sread32(i.imm2, 0, i.info.fk) as u64;
     let offen = i.mflags & (1 << 6) != 0;

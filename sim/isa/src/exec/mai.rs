@@ -21,8 +21,7 @@
 //! dispatch with the instruction's name rather than computing something else.
 
 use super::half::f16_to_f32;
-use super::{unimplemented, Ctx, Step};
-use crate::api::DispatchError;
+use super::{unimplemented, Ctx, Outcome, Step};
 use crate::inst::{FloatKind, Inst};
 use crate::wave::{Wave, LANES};
 
@@ -538,15 +537,15 @@ fn int_products(arow: &[f64], bm: &[f64], n: usize) -> [i32; 32] {
 
 /// `v_mfma_*`: compiled twice, like the element-wise operations of `simd_handler!`, and the
 /// AVX2+FMA copy also sums with fused multiply-adds ([`products`]).
-pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Outcome {
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx2,fma")]
-        fn fast(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+        fn fast(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Outcome {
             mfma::<true>(w, i, c)
         }
-        if crate::exec::simd::host_has_avx2_fma() {
-            // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        if crate::exec::simd::avx2_fma_found() {
+            // SAFETY: the CPU has AVX2 and FMA (found just above).
             return unsafe { fast(w, i, c) };
         }
     }
@@ -554,14 +553,14 @@ pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError
 }
 
 #[inline(always)]
-fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, DispatchError> {
+fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Outcome {
     let Some((_, sh)) = lookup(i.op, i.model == crate::api::GfxModel::Gfx942) else {
-        return Err(unimplemented(i, c.pc));
+        return Err(Box::new(unimplemented(i, c.pc)));
     };
     if sh.ty == MaiType::F64 || i.imm != 0 {
         // f64 MFMA has its own output layout, and broadcasts select other lanes' inputs:
         // neither is modelled, so say so instead of computing something else.
-        return Err(unimplemented(i, c.pc));
+        return Err(Box::new(unimplemented(i, c.pc)));
     }
     let (_, ab_regs) = sh.ty.per_lane();
     let d_regs = sh.d_regs() as usize;
@@ -580,7 +579,7 @@ fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, 
     let len_a = sh.blocks * sh.m * sh.k;
     let len_b = sh.blocks * sh.n * sh.k;
     if len_a > MAX_AB || len_b > MAX_AB {
-        return Err(unimplemented(i, c.pc));
+        return Err(Box::new(unimplemented(i, c.pc)));
     }
     // Only the `len` elements used are zeroed (then all overwritten by the gather, as
     // the lanes cover every element; zeroing keeps that an assumption rather than a
@@ -639,7 +638,7 @@ fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Result<Step, 
                     4 => finish(&products::<4, FUSED>(arow, at.per_k, bblock), cs, ds),
                     16 => finish(&products::<16, FUSED>(arow, at.per_k, bblock), cs, ds),
                     32 => finish(&products::<32, FUSED>(arow, at.per_k, bblock), cs, ds),
-                    _ => return Err(unimplemented(i, c.pc)),
+                    _ => return Err(Box::new(unimplemented(i, c.pc))),
                 }
             }
         }

@@ -20,14 +20,17 @@ pub mod valu;
 pub mod vmem;
 
 use crate::api::{DispatchError, GfxModel, GuestMemory};
-use crate::gws::GwsRequest;
 use crate::inst::Inst;
 use crate::wave::Wave;
 use std::sync::atomic::AtomicU64;
 use tlb::Tlb;
 
-/// What the wave does after an instruction.
+/// What the wave does after an instruction. A plain 64-bit value (the GWS request rides in
+/// the wave), so that a handler's [`Outcome`] is a pair of scalars and comes back in two
+/// registers: an enum with a payload, or a narrower one, is returned through memory that
+/// the dispatch loop reads back after every instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
 pub enum Step {
     Continue,
     /// `s_barrier`: yield to the other waves of the workgroup.
@@ -38,12 +41,15 @@ pub enum Step {
     /// and every few thousand instructions, so a wave spinning on memory another workgroup
     /// writes cannot starve it).
     Yield,
-    /// Cooperative dispatches only: a `ds_gws_*` operation on the queue's GWS unit, which
-    /// the scheduler carries out (it may block the wave).
-    Gws(GwsRequest),
+    /// Cooperative dispatches only: a `ds_gws_*` operation on the queue's GWS unit
+    /// (`Wave::gws`), which the scheduler carries out (it may block the wave).
+    Gws,
 }
 
-pub type Handler = fn(&mut Wave, &Inst, &mut Ctx) -> Result<Step, DispatchError>;
+/// What a handler returns: boxing the (rare, large) error keeps it two registers wide.
+pub type Outcome = Result<Step, Box<DispatchError>>;
+
+pub type Handler = fn(&mut Wave, &Inst, &mut Ctx) -> Outcome;
 
 /// Per-dispatch facts a handler may need.
 pub struct DispatchInfo {

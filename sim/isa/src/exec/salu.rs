@@ -1,11 +1,10 @@
 //! Scalar ALU: SOP2, SOP1, SOPC, SOPK.
 
 use super::{Ctx, Step};
-use crate::api::DispatchError;
 use crate::inst::Inst;
 use crate::wave::Wave;
 
-type R = Result<Step, DispatchError>;
+type R = crate::exec::Outcome;
 const OK: R = Ok(Step::Continue);
 
 #[inline(always)]

@@ -6,17 +6,59 @@
 //! reassociation across lanes), and `mul_add` is a correctly rounded fused operation either
 //! way.
 
-/// True when the host CPU runs the AVX2+FMA copies of the handlers.
+/// True when the host CPU runs the AVX2+FMA copies of the handlers. Every handler call
+/// asks, so the answer is kept in one byte (std's detection reads its cache once per
+/// feature, with a check that the cache was filled).
 #[inline(always)]
 pub fn host_has_avx2_fma() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        match AVX2_FMA.load(Ordering::Relaxed) {
+            YES => true,
+            NO => false,
+            _ => detect_avx2_fma(),
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+use std::sync::atomic::{AtomicU8, Ordering};
+#[cfg(target_arch = "x86_64")]
+const YES: u8 = 1;
+#[cfg(target_arch = "x86_64")]
+const NO: u8 = 2;
+/// [`host_has_avx2_fma`]'s answer: YES, NO, or 0 before the first question.
+#[cfg(target_arch = "x86_64")]
+static AVX2_FMA: AtomicU8 = AtomicU8::new(0);
+
+/// What [`host_has_avx2_fma`] answered, without asking: false before anything asked. The
+/// handlers test this (the decoder asks before it hands them out), so that their test is a
+/// load and a compare, with no call that would make them save registers on every run.
+#[inline(always)]
+pub fn avx2_fma_found() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        AVX2_FMA.load(Ordering::Relaxed) == YES
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Asks the CPU once; out of line so that the handlers' test stays a load and a compare.
+#[cfg(target_arch = "x86_64")]
+#[cold]
+#[inline(never)]
+fn detect_avx2_fma() -> bool {
+    let has =
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    AVX2_FMA.store(if has { YES } else { NO }, Ordering::Relaxed);
+    has
 }
 
 /// Defines a handler (the `Handler` shape) whose body is compiled both for the baseline
@@ -35,12 +77,19 @@ macro_rules! simd_handler {
                 fn fast($w: &mut Wave, $i: &Inst, $c: &mut Ctx) -> $r {
                     body($w, $i, $c)
                 }
-                if $crate::exec::simd::host_has_avx2_fma() {
-                    // SAFETY: the CPU has AVX2 and FMA (checked just above).
+                if $crate::exec::simd::avx2_fma_found() {
+                    // SAFETY: the CPU has AVX2 and FMA (found just above).
                     return unsafe { fast($w, $i, $c) };
                 }
             }
-            body($w, $i, $c)
+            // Out of line, so that this function stays a test and a jump to one copy or
+            // the other: with the body inlined here it would save registers and set up the
+            // body's stack frame on every call, the fast copy's calls included.
+            #[inline(never)]
+            fn baseline($w: &mut Wave, $i: &Inst, $c: &mut Ctx) -> $r {
+                body($w, $i, $c)
+            }
+            baseline($w, $i, $c)
         }
     };
 }

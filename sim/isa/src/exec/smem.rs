@@ -1,13 +1,13 @@
 //! Scalar memory (SMEM): loads and stores of dwords through the scalar cache.
 
 use super::{host_read, host_write, Ctx, Step};
-use crate::api::{DispatchError, GfxModel};
+use crate::api::GfxModel;
 use crate::inst::Inst;
 use crate::wave::Wave;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-type R = Result<Step, DispatchError>;
+type R = crate::exec::Outcome;
 
 /// Byte offset of an SMEM instruction: the immediate and/or the SGPR soffset.
 fn offset(w: &Wave, i: &Inst) -> u64 {

@@ -2,11 +2,10 @@
 //! `s_waitcnt` and friends have nothing to wait for.
 
 use super::{Ctx, Step};
-use crate::api::DispatchError;
 use crate::inst::Inst;
 use crate::wave::Wave;
 
-type R = Result<Step, DispatchError>;
+type R = crate::exec::Outcome;
 
 pub fn s_nop(_w: &mut Wave, _i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::Continue)
@@ -84,12 +83,12 @@ pub fn s_sendmsg(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
 
 /// `s_trap`: on hsasim there is no trap handler; the queue reports it as an error.
 pub fn s_trap(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    Err(c.illegal(format!(
+    Err(Box::new(c.illegal(format!(
         "s_trap {} executed (no trap handler)",
         i.imm & 0xff
-    )))
+    ))))
 }
 
 pub fn s_sethalt(_w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    Err(c.illegal(format!("`{i}` halted the wave")))
+    Err(Box::new(c.illegal(format!("`{i}` halted the wave"))))
 }

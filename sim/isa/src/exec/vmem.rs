@@ -16,7 +16,7 @@ use crate::inst::Inst;
 use crate::wave::{Wave, LANES};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-type R = Result<Step, DispatchError>;
+type R = crate::exec::Outcome;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Space {
@@ -761,7 +761,7 @@ pub fn flat_atomic(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         }
         let p = ptrs[l];
         if !(p as usize).is_multiple_of(size as usize) {
-            return Err(c.fault(w, i, addrs[l], true));
+            return Err(Box::new(c.fault(w, i, addrs[l], true)));
         }
         if wide {
             let d0 = w.vlane(data, l) as u64 | (w.vlane(data + 1, l) as u64) << 32;

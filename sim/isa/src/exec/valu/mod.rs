@@ -13,11 +13,10 @@
 use super::half::*;
 use super::round::{self, Rm, F16 as H16, F32 as S32, F64 as D64};
 use super::{Ctx, Step};
-use crate::api::DispatchError;
 use crate::inst::{Enc, Ext, Inst};
 use crate::wave::{Lanes, Wave, LANES};
 
-type R = Result<Step, DispatchError>;
+type R = crate::exec::Outcome;
 const OK: R = Ok(Step::Continue);
 type L64 = [u64; LANES];
 
