@@ -192,3 +192,73 @@ fn out_of_bounds_store_is_a_memory_fault_naming_the_address() {
         }
     }
 }
+
+/// Runs a hand-made kernel of one wave; the dispatch's instruction count on success.
+fn run_counted(
+    code: &[u32],
+    model: GfxModel,
+    max_wave_instructions: u64,
+) -> Result<u64, DispatchError> {
+    let mem = Ranges::default();
+    let (_buf, kd) = handmade(code, &mem);
+    let (d, _p) = packet(model, kd, 0, [64, 1, 1], [64, 1, 1], 0, &mem);
+    let cfg = ExecConfig {
+        max_wave_instructions,
+        ..CFG
+    };
+    hsasim_isa::run_dispatch_with_stats(&d, &mem, &cfg).map(|s| s.instructions)
+}
+
+/// The decoder reads ahead through straight-line code, past words that do not decode and
+/// opcodes with no semantics: only running one is an error.
+#[test]
+fn code_the_wave_never_reaches_is_not_an_error() {
+    const UNKNOWN: u32 = 0x8000_0000 | (53 << 23);
+    const S_ENDPGM: u32 = 0xbf81_0000;
+    for model in MODELS {
+        // s_branch 1 over the word.
+        assert_eq!(
+            run_counted(&[0xbf82_0001, UNKNOWN, S_ENDPGM], model, u64::MAX),
+            Ok(2)
+        );
+        // s_cbranch_scc0 1, taken: SCC starts clear.
+        assert_eq!(
+            run_counted(&[0xbf84_0001, UNKNOWN, S_ENDPGM], model, u64::MAX),
+            Ok(2)
+        );
+        // s_cbranch_scc1 1, not taken: the wave runs into the word.
+        match run_counted(&[0xbf85_0001, UNKNOWN, S_ENDPGM], model, u64::MAX) {
+            Err(DispatchError::UnknownInstruction { pc, words, .. }) => {
+                assert_eq!((pc % 256, words[0]), (4, UNKNOWN));
+            }
+            r => panic!("expected UnknownInstruction, got {r:?}"),
+        }
+    }
+}
+
+/// A loop whose back edge lands in the middle of the straight-line code decoded with the
+/// kernel's first instruction runs every instruction once per iteration: the watchdog
+/// allows exactly the count, and stops the wave one short of it at the last instruction.
+/// Large counts cross the periodic checks, which share the watchdog's countdown.
+#[test]
+fn loops_run_their_instructions_exactly_and_the_watchdog_counts_them() {
+    for model in MODELS {
+        for iterations in [3u32, 5000] {
+            let code = [
+                0xb000_0000 | iterations, // s_movk_i32 s0, iterations
+                0x8000_c100,              // s_add_u32 s0, s0, -1
+                0xbf06_8000,              // s_cmp_eq_u32 s0, 0
+                0xbf84_fffd,              // s_cbranch_scc0 -3 (to s_add_u32)
+                0xbf81_0000,              // s_endpgm
+            ];
+            let total = 2 + 3 * iterations as u64;
+            assert_eq!(run_counted(&code, model, total), Ok(total));
+            match run_counted(&code, model, total - 1) {
+                Err(DispatchError::Watchdog { pc, limit, .. }) => {
+                    assert_eq!((pc % 256, limit), (16, total - 1));
+                }
+                r => panic!("expected the watchdog, got {r:?}"),
+            }
+        }
+    }
+}
