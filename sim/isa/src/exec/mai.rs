@@ -540,7 +540,7 @@ fn int_products(arow: &[f64], bm: &[f64], n: usize) -> [i32; 32] {
 pub fn v_mfma(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Outcome {
     #[cfg(target_arch = "x86_64")]
     {
-        #[target_feature(enable = "avx2,fma")]
+        #[target_feature(enable = "avx2,fma,popcnt")]
         fn fast(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Outcome {
             mfma::<true>(w, i, c)
         }

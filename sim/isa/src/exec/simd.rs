@@ -1,12 +1,12 @@
 //! Handlers whose lane loops the host's vector units should run. The crate is built for
 //! baseline x86-64 (SSE2, no FMA), where `f32::mul_add` is a library call per lane and the
 //! 64-lane loops use 128-bit operations. [`simd_handler!`] compiles a handler twice, once
-//! with AVX2 and FMA enabled, and runs that copy when the CPU has them (checked once, then
-//! cached by std). Both copies compute the same bits: lane loops are element-wise (no
-//! reassociation across lanes), and `mul_add` is a correctly rounded fused operation either
-//! way.
+//! with AVX2 and FMA enabled (and POPCNT, which every such CPU has: counting a mask's lanes
+//! is otherwise a dozen instructions), and runs that copy when the CPU has them (asked
+//! once). Both copies compute the same bits: lane loops are element-wise (no reassociation
+//! across lanes), and `mul_add` is a correctly rounded fused operation either way.
 
-/// True when the host CPU runs the AVX2+FMA copies of the handlers. Every handler call
+/// True when the host CPU runs the AVX2+FMA(+POPCNT) copies of the handlers. Every handler call
 /// asks, so the answer is kept in one byte (std's detection reads its cache once per
 /// feature, with a check that the cache was filled).
 #[inline(always)]
@@ -55,8 +55,9 @@ pub fn avx2_fma_found() -> bool {
 #[cold]
 #[inline(never)]
 fn detect_avx2_fma() -> bool {
-    let has =
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    let has = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("popcnt");
     AVX2_FMA.store(if has { YES } else { NO }, Ordering::Relaxed);
     has
 }
@@ -73,7 +74,7 @@ macro_rules! simd_handler {
             fn body($w: &mut Wave, $i: &Inst, $c: &mut Ctx) -> $r $body
             #[cfg(target_arch = "x86_64")]
             {
-                #[target_feature(enable = "avx2,fma")]
+                #[target_feature(enable = "avx2,fma,popcnt")]
                 fn fast($w: &mut Wave, $i: &Inst, $c: &mut Ctx) -> $r {
                     body($w, $i, $c)
                 }
