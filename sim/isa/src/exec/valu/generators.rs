@@ -7,75 +7,99 @@ use super::*;
 
 macro_rules! v1 {
     ($($name:ident($fl:expr) => |$a:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
-        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+            simd_handler! {
+                /// Everything the fast path leaves, out of line: its stack arrays would
+                /// otherwise be set up (and registers saved) on every call.
+                #[inline(never)]
+                fn general(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+                    let ([mut $a], mask) = srcs32::<1>(w, i, $fl);
+                    if $fl && flush_inputs(w, i) { flush_lanes32(&mut $a); }
+                    let mut d = [0u32; LANES];
+                    // A directed rounding mode takes the exact (slow) path; the mode is read once.
+                    #[allow(unused_mut)]
+                    let mut directed = false;
+                    $(let $rm = round::$rk(w.mode);
+                    if $rm != Rm::NearestEven {
+                        directed = true;
+                        for l in 0..LANES { let $a = $a[l]; d[l] = $rbody; }
+                    })?
+                    if !directed { for l in 0..LANES { let $a = $a[l]; d[l] = $body; } }
+                    result_mods32(w, i, &mut d);
+                    out32(w, i, mask, &mut d);
+                    OK
+                }
+            }
             if fast32::<1>(w, i, $fl, |[$a]| $body) { return OK; }
-            let ([mut $a], mask) = srcs32::<1>(w, i, $fl);
-            if $fl && flush_inputs(w, i) { flush_lanes32(&mut $a); }
-            let mut d = [0u32; LANES];
-            // A directed rounding mode takes the exact (slow) path; the mode is read once.
-            #[allow(unused_mut)]
-            let mut directed = false;
-            $(let $rm = round::$rk(w.mode);
-            if $rm != Rm::NearestEven {
-                directed = true;
-                for l in 0..LANES { let $a = $a[l]; d[l] = $rbody; }
-            })?
-            if !directed { for l in 0..LANES { let $a = $a[l]; d[l] = $body; } }
-            result_mods32(w, i, &mut d);
-            out32(w, i, mask, &mut d);
-            OK
+            general(w, i, c)
         } }
     )*};
 }
 
 macro_rules! v2 {
     ($($name:ident($fl:expr) => |$a:ident, $bb:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
-        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-            if fast32::<2>(w, i, $fl, |[$a, $bb]| $body) { return OK; }
-            let ([mut $a, mut $bb], mask) = srcs32::<2>(w, i, $fl);
-            if $fl && flush_inputs(w, i) {
-                flush_lanes32(&mut $a);
-                // ldexp's second operand is an integer exponent.
-                if stringify!($name) != "v_ldexp_f32" { flush_lanes32(&mut $bb); }
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+            simd_handler! {
+                /// Everything the fast path leaves, out of line: its stack arrays would
+                /// otherwise be set up (and registers saved) on every call.
+                #[inline(never)]
+                fn general(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+                    let ([mut $a, mut $bb], mask) = srcs32::<2>(w, i, $fl);
+                    if $fl && flush_inputs(w, i) {
+                        flush_lanes32(&mut $a);
+                        // ldexp's second operand is an integer exponent.
+                        if stringify!($name) != "v_ldexp_f32" { flush_lanes32(&mut $bb); }
+                    }
+                    let mut d = [0u32; LANES];
+                    #[allow(unused_mut)]
+                    let mut directed = false;
+                    $(let $rm = round::$rk(w.mode);
+                    if $rm != Rm::NearestEven {
+                        directed = true;
+                        for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $rbody; }
+                    })?
+                    if !directed { for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; } }
+                    if !result_mods32(w, i, &mut d) && i.clamp { int_clamp(stringify!($name), &$a, &$bb, &mut d); }
+                    out32(w, i, mask, &mut d);
+                    OK
+                }
             }
-            let mut d = [0u32; LANES];
-            #[allow(unused_mut)]
-            let mut directed = false;
-            $(let $rm = round::$rk(w.mode);
-            if $rm != Rm::NearestEven {
-                directed = true;
-                for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $rbody; }
-            })?
-            if !directed { for l in 0..LANES { let ($a, $bb) = ($a[l], $bb[l]); d[l] = $body; } }
-            if !result_mods32(w, i, &mut d) && i.clamp { int_clamp(stringify!($name), &$a, &$bb, &mut d); }
-            out32(w, i, mask, &mut d);
-            OK
+            if fast32::<2>(w, i, $fl, |[$a, $bb]| $body) { return OK; }
+            general(w, i, c)
         } }
     )*};
 }
 
 macro_rules! v3 {
     ($($name:ident($fl:expr) => |$a:ident, $bb:ident, $cc:ident| $body:expr $(, round $rk:ident |$rm:ident| $rbody:expr)?;)*) => {$(
-        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-            if fast32::<3>(w, i, $fl, |[$a, $bb, $cc]| $body) { return OK; }
-            let ([mut $a, mut $bb, mut $cc], mask) = srcs32::<3>(w, i, $fl);
-            if $fl && flush_inputs(w, i) {
-                flush_lanes32(&mut $a);
-                flush_lanes32(&mut $bb);
-                flush_lanes32(&mut $cc);
+        simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+            simd_handler! {
+                /// Everything the fast path leaves, out of line: its stack arrays would
+                /// otherwise be set up (and registers saved) on every call.
+                #[inline(never)]
+                fn general(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+                    let ([mut $a, mut $bb, mut $cc], mask) = srcs32::<3>(w, i, $fl);
+                    if $fl && flush_inputs(w, i) {
+                        flush_lanes32(&mut $a);
+                        flush_lanes32(&mut $bb);
+                        flush_lanes32(&mut $cc);
+                    }
+                    let mut d = [0u32; LANES];
+                    #[allow(unused_mut)]
+                    let mut directed = false;
+                    $(let $rm = round::$rk(w.mode);
+                    if $rm != Rm::NearestEven {
+                        directed = true;
+                        for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $rbody; }
+                    })?
+                    if !directed { for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; } }
+                    result_mods32(w, i, &mut d);
+                    out32(w, i, mask, &mut d);
+                    OK
+                }
             }
-            let mut d = [0u32; LANES];
-            #[allow(unused_mut)]
-            let mut directed = false;
-            $(let $rm = round::$rk(w.mode);
-            if $rm != Rm::NearestEven {
-                directed = true;
-                for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $rbody; }
-            })?
-            if !directed { for l in 0..LANES { let ($a, $bb, $cc) = ($a[l], $bb[l], $cc[l]); d[l] = $body; } }
-            result_mods32(w, i, &mut d);
-            out32(w, i, mask, &mut d);
-            OK
+            if fast32::<3>(w, i, $fl, |[$a, $bb, $cc]| $body) { return OK; }
+            general(w, i, c)
         } }
     )*};
 }
