@@ -708,87 +708,129 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
     }
     let shift = scalar_source64(w, i, i.src[1], false) as u32 & 7;
     let base = w.v.as_mut_ptr() as *mut u32;
-    let dst = (i.dst as usize).wrapping_sub(256) & 511;
-    let dst_hi = (dst + 1) & 511;
-    let mask = w.exec();
-    let lanes = |alo: [u32; 8], ahi: [u32; 8], clo: [u32; 8], chi: [u32; 8]| {
-        let mut dl = [0u32; 8];
-        let mut dh = [0u32; 8];
-        for k in 0..8 {
-            let sl = alo[k] << shift;
-            // The bits shifted out of the low half (none for a shift of 0).
-            let sh = ahi[k] << shift | (alo[k] >> 1) >> (31 - shift);
-            dl[k] = sl.wrapping_add(clo[k]);
-            dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
-        }
-        (dl, dh)
-    };
-    if i.src[0] >= 256 && i.src[2] < 256 {
-        // How the compiler forms addresses (a register plus a scalar base or constant):
-        // c is held as a value, not read back from a stack array written by narrower
-        // stores, which stalls the vector load on store forwarding.
-        let c = scalar_source64(w, i, i.src[2], true);
-        let r = (i.src[0] as usize - 256) & 511;
-        for chunk in 0..LANES / 8 {
-            let m = (mask >> (8 * chunk)) as u8;
-            if m == 0 {
-                continue;
-            }
-            // SAFETY: r and r + 1 (wrapped) are below 512: two register rows of 64 lanes,
-            // and chunk < 8.
-            let [alo, ahi] = unsafe {
-                [r, (r + 1) & 511].map(|row| {
-                    std::ptr::read_unaligned(base.add(row * LANES + 8 * chunk) as *const [u32; 8])
-                })
-            };
-            let (dl, dh) = lanes(alo, ahi, [c as u32; 8], [(c >> 32) as u32; 8]);
-            // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
-            unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
-        }
-        w.lane_ops += mask.count_ones() as u64;
-        return true;
-    }
-    // Low and high halves of a and c: register pairs (step 8 per chunk) or splats (step 0).
-    let mut splat = [[[0u32; 8]; 2]; 2];
-    let mut planes = [[std::ptr::null::<u32>(); 2]; 2];
-    let mut step = [0usize; 2];
-    for (k, code) in [i.src[0], i.src[2]].into_iter().enumerate() {
+    // Each of a and c is a register pair (its rows) or one value for all lanes, which
+    // stays in a vector register: a stack array of it, written by narrower stores and read
+    // back whole, stalls every chunk's load on store forwarding.
+    let [a, c] = [i.src[0], i.src[2]].map(|code| {
         if code >= 256 {
             let r = (code as usize - 256) & 511;
-            // SAFETY: both indices are below 512, inside the register file.
-            planes[k] = unsafe { [base.add(r * LANES), base.add(((r + 1) & 511) * LANES)] };
-            step[k] = 8;
+            Pair::Rows(r, (r + 1) & 511)
         } else {
-            let v = scalar_source64(w, i, code, true);
-            splat[k] = [[v as u32; 8], [(v >> 32) as u32; 8]];
+            Pair::Value(scalar_source64(w, i, code, true))
+        }
+    });
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let out = (dst, (dst + 1) & 511);
+    let mask = w.exec();
+    // SAFETY (all): the rows are below 512, inside the register file `base` points to.
+    // Each form is its own loop, so a chunk tests nothing but its EXEC bits; the shift of 0
+    // (a base plus an offset) drops the shifts.
+    unsafe {
+        match (a, c, shift) {
+            (Pair::Rows(..), Pair::Rows(..), 0) => {
+                lshl_add8::<true, true, false>(base, a, c, 0, out, mask)
+            }
+            (Pair::Rows(..), Pair::Rows(..), s) => {
+                lshl_add8::<true, true, true>(base, a, c, s, out, mask)
+            }
+            (Pair::Rows(..), Pair::Value(_), 0) => {
+                lshl_add8::<true, false, false>(base, a, c, 0, out, mask)
+            }
+            (Pair::Rows(..), Pair::Value(_), s) => {
+                lshl_add8::<true, false, true>(base, a, c, s, out, mask)
+            }
+            (Pair::Value(_), Pair::Rows(..), 0) => {
+                lshl_add8::<false, true, false>(base, a, c, 0, out, mask)
+            }
+            (Pair::Value(_), Pair::Rows(..), s) => {
+                lshl_add8::<false, true, true>(base, a, c, s, out, mask)
+            }
+            (Pair::Value(_), Pair::Value(_), s) => {
+                lshl_add8::<false, false, true>(base, a, c, s, out, mask)
+            }
         }
     }
-    for k in 0..2 {
-        if step[k] == 0 {
-            planes[k] = [splat[k][0].as_ptr(), splat[k][1].as_ptr()];
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// A 64-bit source of [`lshl_add8`]: the rows of a register pair (low, high) or one value.
+#[derive(Clone, Copy)]
+enum Pair {
+    Rows(usize, usize),
+    Value(u64),
+}
+
+impl Pair {
+    /// Eight lanes' low and high halves from `chunk * 8`: `ROWS` says which form `self` is.
+    ///
+    /// # Safety
+    /// Rows are below 512 in the register file at `base`; `chunk` < 8.
+    #[inline(always)]
+    unsafe fn halves8<const ROWS: bool>(
+        self,
+        base: *const u32,
+        chunk: usize,
+    ) -> ([u32; 8], [u32; 8]) {
+        match self {
+            // SAFETY: the caller's contract.
+            Pair::Rows(lo, hi) if ROWS => unsafe {
+                (
+                    std::ptr::read_unaligned(base.add(lo * LANES + 8 * chunk) as *const [u32; 8]),
+                    std::ptr::read_unaligned(base.add(hi * LANES + 8 * chunk) as *const [u32; 8]),
+                )
+            },
+            Pair::Value(v) => ([v as u32; 8], [(v >> 32) as u32; 8]),
+            Pair::Rows(..) => unreachable!("lshl_add8 instantiated for the wrong form"),
         }
     }
+}
+
+/// `out = (a << shift) + c` on 32-bit halves, eight lanes at a time, under `mask`: one loop
+/// per form of the sources (`A_ROWS`, `C_ROWS`) and whether there is a shift.
+///
+/// # Safety
+/// The rows of `a`, `c` and `out` are below 512 in the register file at `base`; the forms
+/// match the const parameters.
+#[inline(always)]
+unsafe fn lshl_add8<const A_ROWS: bool, const C_ROWS: bool, const SHIFTED: bool>(
+    base: *mut u32,
+    a: Pair,
+    c: Pair,
+    shift: u32,
+    (dst, dst_hi): (usize, usize),
+    mask: u64,
+) {
     for chunk in 0..LANES / 8 {
         let m = (mask >> (8 * chunk)) as u8;
         if m == 0 {
             continue;
         }
-        // SAFETY: each plane is a register (64 lanes, step 8 per chunk) or a splat (eight
-        // lanes, step 0).
-        let [alo, ahi, clo, chi] = unsafe {
-            [
-                std::ptr::read_unaligned(planes[0][0].add(step[0] * chunk) as *const [u32; 8]),
-                std::ptr::read_unaligned(planes[0][1].add(step[0] * chunk) as *const [u32; 8]),
-                std::ptr::read_unaligned(planes[1][0].add(step[1] * chunk) as *const [u32; 8]),
-                std::ptr::read_unaligned(planes[1][1].add(step[1] * chunk) as *const [u32; 8]),
-            ]
+        // SAFETY: the caller's contract.
+        let ((alo, ahi), (clo, chi)) = unsafe {
+            (
+                a.halves8::<A_ROWS>(base, chunk),
+                c.halves8::<C_ROWS>(base, chunk),
+            )
         };
-        let (dl, dh) = lanes(alo, ahi, clo, chi);
+        let mut dl = [0u32; 8];
+        let mut dh = [0u32; 8];
+        for k in 0..8 {
+            let (sl, sh) = if SHIFTED {
+                // The bits shifted out of the low half (none for a shift of 0).
+                (
+                    alo[k] << shift,
+                    ahi[k] << shift | (alo[k] >> 1) >> (31 - shift),
+                )
+            } else {
+                (alo[k], ahi[k])
+            };
+            dl[k] = sl.wrapping_add(clo[k]);
+            dh[k] = sh.wrapping_add(chi[k]).wrapping_add((dl[k] < sl) as u32);
+        }
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
         unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
     }
-    w.lane_ops += mask.count_ones() as u64;
-    true
 }
 
 /// `v_lshlrev_b64 d, s, b` = `b << (s & 63)` when the shift `s` is one scalar value for
