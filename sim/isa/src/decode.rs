@@ -137,6 +137,10 @@ pub fn decode_for_exec(model: GfxModel, words: &[u32]) -> Result<Decoded, Decode
             )));
         }
     }
+    inst.plain = inst.ext == Ext::None
+        && inst.opsel == 0
+        && inst.abs | inst.neg | inst.neg_hi | inst.omod == 0
+        && !inst.clamp;
     Ok(Decoded { inst, exec })
 }
 

@@ -157,6 +157,9 @@ pub struct Inst {
     pub opsel_hi: u8,
     pub clamp: bool,
     pub omod: u8,
+    /// No DPP/SDWA, op_sel, abs/neg or output modifier: what the handlers' fast paths test
+    /// first, found once by the decoder (false where it was not asked, as in `Inst::new`).
+    pub plain: bool,
     /// Memory cache bits as encoded: bit0 glc/sc0, bit1 slc/nt, bit2 sc1, bit3 dlc/nv,
     /// bit4 lds, bit5 acc (AGPR data), bit6 offen, bit7 idxen.
     pub mflags: u8,
@@ -192,6 +195,7 @@ impl Inst {
             opsel_hi: 0,
             clamp: false,
             omod: 0,
+            plain: false,
             mflags: 0,
             seg: 0,
             saddr: 0x7f,

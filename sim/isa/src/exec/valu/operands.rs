@@ -471,7 +471,50 @@ pub(super) fn fast32<const N: usize>(
 ) -> bool {
     // MODE bits 5:0 = 0x30: round to nearest even for every size, f32 denormals kept. The
     // f64/f16 denormal bits (7:6) change nothing for 32-bit element-wise ops.
-    if i.ext != Ext::None || i.opsel & 0xf != 0 || i.omod != 0 || i.clamp || w.mode & 0x3f != 0x30 {
+    if w.mode & 0x3f != 0x30 {
+        return false;
+    }
+    let base = w.v.as_mut_ptr() as *mut u32;
+    let dst = (i.dst as usize).wrapping_sub(256) & 511;
+    let mask = w.exec();
+    if i.plain && i.src[1..N].iter().all(|&code| code >= 256) {
+        // The commonest forms: registers only, or a scalar, constant or literal first source
+        // (the only one VOP2 may have) and registers, with nothing to apply: their loops
+        // read the registers at offsets fixed at compile time and keep the value in a
+        // vector register.
+        let src = std::array::from_fn(|n| {
+            // SAFETY: the index is below 512, inside the register file (unused for a
+            // scalar first source).
+            unsafe { base.add(((i.src[n] as usize).wrapping_sub(256) & 511) * LANES) as *const u32 }
+        });
+        let (step, and, xor) = ([8; N], [u32::MAX; N], [0; N]);
+        let full = mask == u64::MAX;
+        // SAFETY: `src` are register rows (step 8) except a scalar first source, which
+        // VALUE_THEN_ROWS does not read; dst < 512.
+        unsafe {
+            if i.src[0] >= 256 {
+                if full {
+                    lanes32::<N, false, true, ROWS>(base, &src, &step, 0, dst, mask, and, xor, &op)
+                } else {
+                    lanes32::<N, false, false, ROWS>(base, &src, &step, 0, dst, mask, and, xor, &op)
+                }
+            } else {
+                let first = w.sread32(i.src[0], i.lit, i.info.fk);
+                if full {
+                    lanes32::<N, false, true, VALUE_THEN_ROWS>(
+                        base, &src, &step, first, dst, mask, and, xor, &op,
+                    )
+                } else {
+                    lanes32::<N, false, false, VALUE_THEN_ROWS>(
+                        base, &src, &step, first, dst, mask, and, xor, &op,
+                    )
+                }
+            }
+        }
+        w.lane_ops += mask.count_ones() as u64;
+        return true;
+    }
+    if !i.plain && (i.ext != Ext::None || i.opsel & 0xf != 0 || i.omod != 0 || i.clamp) {
         return false;
     }
     let mut and = [u32::MAX; N];
@@ -492,7 +535,6 @@ pub(super) fn fast32<const N: usize>(
     }
     // Each source is eight lanes at `src[n] + step[n] * chunk`: a register's lanes (step 8)
     // or a scalar value repeated in `splat` (step 0).
-    let base = w.v.as_mut_ptr() as *mut u32;
     let mut splat = [[0u32; 8]; N];
     let mut src = [std::ptr::null::<u32>(); N];
     let mut step = [0usize; N];
@@ -511,39 +553,53 @@ pub(super) fn fast32<const N: usize>(
             src[n] = splat[n].as_ptr();
         }
     }
-    let dst = (i.dst as usize).wrapping_sub(256) & 511;
-    let mask = w.exec();
     let modifiers = and != [u32::MAX; N] || xor != [0; N];
     // SAFETY (all four): `src` and `step` describe registers or splats as lanes32 needs,
     // and dst < 512. The loop is instantiated apart for the common cases (no modifiers,
     // full EXEC), where it then has nothing to test per chunk.
     unsafe {
         match (modifiers, mask == u64::MAX) {
-            (false, true) => lanes32::<N, false, true>(base, &src, &step, dst, mask, and, xor, &op),
-            (false, false) => {
-                lanes32::<N, false, false>(base, &src, &step, dst, mask, and, xor, &op)
+            (false, true) => {
+                lanes32::<N, false, true, BY_STEP>(base, &src, &step, 0, dst, mask, and, xor, &op)
             }
-            (true, true) => lanes32::<N, true, true>(base, &src, &step, dst, mask, and, xor, &op),
-            (true, false) => lanes32::<N, true, false>(base, &src, &step, dst, mask, and, xor, &op),
+            (false, false) => {
+                lanes32::<N, false, false, BY_STEP>(base, &src, &step, 0, dst, mask, and, xor, &op)
+            }
+            (true, true) => {
+                lanes32::<N, true, true, BY_STEP>(base, &src, &step, 0, dst, mask, and, xor, &op)
+            }
+            (true, false) => {
+                lanes32::<N, true, false, BY_STEP>(base, &src, &step, 0, dst, mask, and, xor, &op)
+            }
         }
     }
     w.lane_ops += mask.count_ones() as u64;
     true
 }
 
-/// [`fast32`]'s lane loop: eight lanes at a time, sources masked with `and` and `xor`
-/// (abs/neg) when `MODIFIERS`, results stored under `mask`, which is all lanes when `FULL`.
+/// How [`lanes32`] finds its sources: each at `src[n] + step[n] * chunk` (a register row or
+/// an eight-lane splat)...
+const BY_STEP: u8 = 0;
+/// ... every one a register row (step 8, a constant the loop's addressing folds) ...
+const ROWS: u8 = 1;
+/// ... or the first one the value `first` for all lanes, the others register rows.
+const VALUE_THEN_ROWS: u8 = 2;
+
+/// [`fast32`]'s lane loop: eight lanes at a time, sources found as `FORM` says, masked with
+/// `and` and `xor` (abs/neg) when `MODIFIERS`, results stored under `mask`, which is all
+/// lanes when `FULL`.
 ///
 /// # Safety
-/// `src[n] + step[n] * chunk` must be eight readable lanes for every chunk below 8 (a
-/// register row, step 8, or an eight-lane splat, step 0); `base` is the register file and
-/// `dst` < 512.
+/// Every source `FORM` reads at `src[n] + step[n] * chunk` must be eight readable lanes for
+/// every chunk below 8 (a register row, step 8, or an eight-lane splat, step 0); `base` is
+/// the register file and `dst` < 512.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn lanes32<const N: usize, const MODIFIERS: bool, const FULL: bool>(
+unsafe fn lanes32<const N: usize, const MODIFIERS: bool, const FULL: bool, const FORM: u8>(
     base: *mut u32,
     src: &[*const u32; N],
     step: &[usize; N],
+    first: u32,
     dst: usize,
     mask: u64,
     and: [u32; N],
@@ -561,10 +617,14 @@ unsafe fn lanes32<const N: usize, const MODIFIERS: bool, const FULL: bool>(
         }
         let mut x = [[0u32; 8]; N];
         for n in 0..N {
-            // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or a splat (eight
-            // lanes, step 0), so the eight lanes read are inside it (the caller).
-            let v =
-                unsafe { std::ptr::read_unaligned(src[n].add(step[n] * chunk) as *const [u32; 8]) };
+            let stride = if FORM == BY_STEP { step[n] } else { 8 };
+            let v = if FORM == VALUE_THEN_ROWS && n == 0 {
+                [first; 8]
+            } else {
+                // SAFETY: src[n] is a register (64 lanes, step 8 per chunk) or a splat (eight
+                // lanes, step 0), so the eight lanes read are inside it (the caller).
+                unsafe { std::ptr::read_unaligned(src[n].add(stride * chunk) as *const [u32; 8]) }
+            };
             x[n] = if MODIFIERS {
                 std::array::from_fn(|k| (v[k] & and[n]) ^ xor[n])
             } else {
