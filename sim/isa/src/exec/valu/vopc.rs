@@ -3,12 +3,35 @@
 
 use super::*;
 
-/// The lanes where `pred` holds, as a mask.
+/// A compare's 32-bit source: a register's lanes or one value for all of them.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    Lanes(&'a Lanes),
+    Value(u32),
+}
+
+/// The lanes where `pred` holds, as a mask: one loop per form of the operands, so a scalar
+/// stays a value in a register instead of being spread over 64 lanes on the stack.
 #[inline(always)]
-fn lane_bits(a: &Lanes, b: &Lanes, pred: impl Fn(u32, u32) -> bool) -> u64 {
+fn lane_bits(a: Operand, b: Operand, pred: impl Fn(u32, u32) -> bool) -> u64 {
     let mut bits = 0u64;
-    for l in 0..LANES {
-        bits |= (pred(a[l], b[l]) as u64) << l;
+    match (a, b) {
+        (Operand::Lanes(a), Operand::Lanes(b)) => {
+            for l in 0..LANES {
+                bits |= (pred(a[l], b[l]) as u64) << l;
+            }
+        }
+        (Operand::Value(x), Operand::Lanes(b)) => {
+            for l in 0..LANES {
+                bits |= (pred(x, b[l]) as u64) << l;
+            }
+        }
+        (Operand::Lanes(a), Operand::Value(y)) => {
+            for l in 0..LANES {
+                bits |= (pred(a[l], y) as u64) << l;
+            }
+        }
+        (Operand::Value(x), Operand::Value(y)) => bits = if pred(x, y) { u64::MAX } else { 0 },
     }
     bits
 }
@@ -111,24 +134,19 @@ simd_handler! {
                 bits |= (r as u64) << l;
             }
         } else {
-            // Sources that need no modifier are read in place (scalars splat into `held`);
-            // the others go through srcs32.
-            let mut held = [[0u32; LANES]; 2];
+            // Sources that need no modifier are read in place (scalars as values); the
+            // others go through srcs32.
             let direct = plain_sources(i);
-            if direct {
-                for n in 0..2 {
-                    if i.src[n] < 256 {
-                        held[n] = [w.sread32(i.src[n], i.lit, i.info.fk); LANES];
-                    }
-                }
+            let held = if direct {
+                None
             } else {
-                held = srcs32::<2>(w, i, op < 0xa0).0;
-            }
-            let src = |n: usize| -> &Lanes {
-                if direct && i.src[n] >= 256 {
-                    &w.v[(i.src[n] as usize - 256) & 511]
-                } else {
-                    &held[n]
+                Some(srcs32::<2>(w, i, op < 0xa0).0)
+            };
+            let src = |n: usize| -> Operand {
+                match &held {
+                    Some(lanes) => Operand::Lanes(&lanes[n]),
+                    None if i.src[n] >= 256 => Operand::Lanes(&w.v[(i.src[n] as usize - 256) & 511]),
+                    None => Operand::Value(w.sread32(i.src[n], i.lit, i.info.fk)),
                 }
             };
             let (a, bb) = (src(0), src(1));
@@ -141,6 +159,11 @@ simd_handler! {
                 }
                 0xc8..=0xcf | 0xd8..=0xdf => by_cond!(op & 7, COND => lane_bits(a, bb, |x, y| icmp(COND, x, y))),
                 _ => {
+                    let lanes = |o: Operand| match o {
+                        Operand::Lanes(v) => *v,
+                        Operand::Value(x) => [x; LANES],
+                    };
+                    let (a, bb) = (lanes(a), lanes(bb));
                     for l in 0..LANES {
                         let (x, y) = (a[l], bb[l]);
                         let r = match op {
