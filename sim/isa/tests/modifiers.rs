@@ -199,70 +199,61 @@ fn lshl_add_u64_computes_every_operand_form() {
     let ba = |l: usize| b[l] as u64 | (a[l] as u64) << 32;
     const PAIRS: [u32; 2] = [0x7e06_0308, 0x7e12_0302]; // v_mov_b32 v3, v8; v_mov_b32 v9, v2
     const SET_S: [u32; 4] = [0xbe8a_00ff, 0x89ab_cdef, 0xbe8b_00ff, 0x0123_4567]; // s[10:11] = s
-    let check = |got: &[[u32; 4]], want: &dyn Fn(usize) -> (u64, u64), what: &str| {
-        for (l, g) in got.iter().enumerate() {
-            let (x, y) = want(l);
-            let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
-            assert_eq!(
-                (pair(g[0], g[1]), pair(g[2], g[3])),
-                (x, y),
-                "{what}, lane {l}"
-            );
-        }
-    };
 
-    let mut body = PAIRS.to_vec();
-    body.extend_from_slice(&[
-        0xd208_0004,
-        0x0421_0102, // v_lshl_add_u64 v[4:5], v[2:3], 0, v[8:9]
-        0xd208_0006,
-        0x0421_0702, // v_lshl_add_u64 v[6:7], v[2:3], 3, v[8:9]
-    ]);
-    let got = run(model, &body, &a, &b);
-    check(
-        &got,
-        &|l| (ab(l).wrapping_add(ba(l)), (ab(l) << 3).wrapping_add(ba(l))),
-        "pairs",
-    );
-
-    let mut body = PAIRS.to_vec();
-    body.extend_from_slice(&SET_S);
-    body.extend_from_slice(&[
-        0xd208_0004,
-        0x0409_000a, // v_lshl_add_u64 v[4:5], s[10:11], 0, v[2:3]
-        0xd208_0006,
-        0x0029_0508, // v_lshl_add_u64 v[6:7], v[8:9], 2, s[10:11]
-    ]);
-    let got = run(model, &body, &a, &b);
-    check(
-        &got,
-        &|l| (s.wrapping_add(ab(l)), (ba(l) << 2).wrapping_add(s)),
-        "an SGPR pair",
-    );
-
-    let mut body = PAIRS.to_vec();
-    body.extend_from_slice(&SET_S);
-    body.extend_from_slice(&[
-        0x7e08_0287,
-        0x7e0a_0287,
-        0x7e0c_0287,
-        0x7e0e_0287, // v4..v7 = 7
-        0xbefe_00ff,
-        0xf0f0_f00f, // s_mov_b32 exec_lo, 0xf0f0f00f
-        0xd208_0004,
-        0x0029_020a, // v_lshl_add_u64 v[4:5], s[10:11], 1, s[10:11]
-        0xd208_0006,
-        0x0029_0102, // v_lshl_add_u64 v[6:7], v[2:3], 0, s[10:11]
-        0xbefe_00c1, // s_mov_b32 exec_lo, -1
-    ]);
-    let got = run(model, &body, &a, &b);
     let kept = 7 | 7 << 32;
-    check(
-        &got,
-        &|l| match 0xffff_ffff_f0f0_f00fu64 >> l & 1 {
-            1 => ((s << 1).wrapping_add(s), ab(l).wrapping_add(s)),
-            _ => (kept, kept),
-        },
-        "a partial EXEC",
-    );
+    let active = 0xffff_ffff_f0f0_f00fu64;
+    type Want<'a> = Box<dyn Fn(usize) -> (u64, u64) + 'a>;
+    let cases: [(&str, Vec<u32>, Want); 3] = [
+        (
+            "pairs",
+            [
+                0xd208_0004,
+                0x0421_0102, // v_lshl_add_u64 v[4:5], v[2:3], 0, v[8:9]
+                0xd208_0006,
+                0x0421_0702, // v_lshl_add_u64 v[6:7], v[2:3], 3, v[8:9]
+            ]
+            .to_vec(),
+            Box::new(|l| (ab(l).wrapping_add(ba(l)), (ab(l) << 3).wrapping_add(ba(l)))),
+        ),
+        (
+            "an SGPR pair",
+            [
+                0xd208_0004,
+                0x0409_000a, // v_lshl_add_u64 v[4:5], s[10:11], 0, v[2:3]
+                0xd208_0006,
+                0x0029_0508, // v_lshl_add_u64 v[6:7], v[8:9], 2, s[10:11]
+            ]
+            .to_vec(),
+            Box::new(|l| (s.wrapping_add(ab(l)), (ba(l) << 2).wrapping_add(s))),
+        ),
+        (
+            "a partial EXEC",
+            [
+                0x7e08_0287,
+                0x7e0a_0287,
+                0x7e0c_0287,
+                0x7e0e_0287, // v4..v7 = 7
+                0xbefe_00ff,
+                0xf0f0_f00f, // s_mov_b32 exec_lo, 0xf0f0f00f (exec_hi stays set)
+                0xd208_0004,
+                0x0029_020a, // v_lshl_add_u64 v[4:5], s[10:11], 1, s[10:11]
+                0xd208_0006,
+                0x0029_0102, // v_lshl_add_u64 v[6:7], v[2:3], 0, s[10:11]
+                0xbefe_00c1, // s_mov_b32 exec_lo, -1
+            ]
+            .to_vec(),
+            Box::new(|l| match active >> l & 1 {
+                1 => ((s << 1).wrapping_add(s), ab(l).wrapping_add(s)),
+                _ => (kept, kept),
+            }),
+        ),
+    ];
+    for (what, code, want) in cases {
+        let got = run(model, &[&PAIRS[..], &SET_S, &code].concat(), &a, &b);
+        for (l, g) in got.iter().enumerate() {
+            let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
+            let got = (pair(g[0], g[1]), pair(g[2], g[3]));
+            assert_eq!(got, want(l), "{what}, lane {l}");
+        }
+    }
 }
