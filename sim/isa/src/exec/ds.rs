@@ -6,7 +6,7 @@
 //! allocation is reported as a memory fault at the LDS offset (hardware would drop the
 //! write / return 0, which hides bugs).
 
-use super::simd::{gather64, scatter64};
+use super::simd::{gather64, gather64_many, scatter64};
 use super::valu::numeric::{fmax32, fmin32};
 use super::{Ctx, Step};
 use crate::aperture::SHARED_BASE;
@@ -296,14 +296,33 @@ simd_handler! {
         if exec == u64::MAX {
             if let Some(v) = lds_bases(w, a, o0.max(o1), elem as u64, len) {
                 let lds = c.lds.as_ptr();
-                for (off, first) in [(o0 as usize, d), (o1 as usize, d + words)] {
-                    for k in 0..words {
-                        // SAFETY: lds_bases checked v[l] + off + elem <= LDS length for every
-                        // lane, and 4 * k + 4 <= elem.
-                        unsafe { gather64(lds.add(off + 4 * k), &v, &mut w.v[(first + k) & 511]) };
+                // The dwords of both reads in register order (d.. from o0, d + words.. from
+                // o1): the row and the LDS address of each.
+                let at = |n: usize| {
+                    let off = if n < words { o0 } else { o1 } as usize;
+                    ((d + n) & 511, lds.wrapping_add(off + 4 * (n % words)))
+                };
+                // The rows are consecutive (mod 512), so distinct, whatever `d`.
+                match words {
+                    1 => {
+                        let [(r0, p0), (r1, p1)] = [at(0), at(1)];
+                        if let Ok(outs) = w.v.get_disjoint_mut([r0, r1]) {
+                            // SAFETY: lds_bases checked v[l] + off + elem <= LDS length for
+                            // every lane, and 4 * k + 4 <= elem.
+                            unsafe { gather64_many([p0, p1], &v, outs) };
+                            return Ok(Step::Continue);
+                        }
                     }
+                    2 => {
+                        let dwords: [(usize, *const u8); 4] = std::array::from_fn(at);
+                        if let Ok(outs) = w.v.get_disjoint_mut(dwords.map(|x| x.0)) {
+                            // SAFETY: as above.
+                            unsafe { gather64_many(dwords.map(|x| x.1), &v, outs) };
+                            return Ok(Step::Continue);
+                        }
+                    }
+                    _ => {}
                 }
-                return Ok(Step::Continue);
             }
         }
         if let (Some(q0), Some(q1)) = (

@@ -107,14 +107,31 @@ macro_rules! simd_handler {
 /// Every `base + offs[l]` .. `+ 4` is readable.
 #[inline(always)]
 pub unsafe fn gather64(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64]) {
+    // SAFETY: the caller's contract; `out` is one output, apart from `offs`.
+    unsafe { gather64_many([base], offs, [out]) }
+}
+
+/// [`gather64`] from several bases with one set of offsets (`ds_read2`'s two offsets, the
+/// dwords of a wider read): each eight-lane group is classified once for all of them.
+///
+/// # Safety
+/// Every `bases[n] + offs[l]` .. `+ 4` is readable.
+#[inline(always)]
+pub unsafe fn gather64_many<const N: usize>(
+    bases: [*const u8; N],
+    offs: &[u32; 64],
+    outs: [&mut [u32; 64]; N],
+) {
     #[cfg(target_arch = "x86_64")]
     if host_has_avx2_fma() {
         // SAFETY: the CPU has AVX2 (checked just above); the caller's contract.
-        return unsafe { gather64_avx2(base, offs, out) };
+        return unsafe { gather64_many_avx2(bases, offs, outs) };
     }
-    for l in 0..64 {
-        // SAFETY: the caller's contract.
-        out[l] = unsafe { std::ptr::read_unaligned(base.add(offs[l] as usize) as *const u32) };
+    for (base, out) in bases.into_iter().zip(outs) {
+        for l in 0..64 {
+            // SAFETY: the caller's contract.
+            out[l] = unsafe { std::ptr::read_unaligned(base.add(offs[l] as usize) as *const u32) };
+        }
     }
 }
 
@@ -154,30 +171,37 @@ unsafe fn classify8(offs: &[u32; 64], chunk: usize) -> (LaneGroup, usize) {
     }
 }
 
-/// [`gather64`] eight lanes at a time, by [`classify8`].
+/// [`gather64_many`] eight lanes at a time, by [`classify8`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn gather64_avx2(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64]) {
+unsafe fn gather64_many_avx2<const N: usize>(
+    bases: [*const u8; N],
+    offs: &[u32; 64],
+    mut outs: [&mut [u32; 64]; N],
+) {
     use std::arch::x86_64::*;
     for chunk in 0..8 {
-        // SAFETY: eight lanes inside both arrays; every lane's dword is readable (the
-        // caller), so is the first lane's, and for consecutive offsets the eight dwords
-        // from the first lane's are the lanes' own.
-        unsafe {
-            let (group, first) = classify8(offs, chunk);
-            let p = base.add(first);
-            let v = if group == LaneGroup::OneAddress {
-                _mm256_set1_epi32(std::ptr::read_unaligned(p as *const i32))
-            } else if group == LaneGroup::Consecutive {
-                _mm256_loadu_si256(p as *const __m256i)
-            } else {
-                let lanes = &offs[8 * chunk..8 * chunk + 8];
-                let v: [u32; 8] = std::array::from_fn(|j| {
-                    std::ptr::read_unaligned(base.add(lanes[j] as usize) as *const u32)
-                });
-                _mm256_loadu_si256(v.as_ptr() as *const __m256i)
-            };
-            _mm256_storeu_si256(out.as_mut_ptr().add(8 * chunk) as *mut __m256i, v);
+        // SAFETY: chunk < 8; the CPU has AVX2 (the caller).
+        let (group, first) = unsafe { classify8(offs, chunk) };
+        for (base, out) in bases.iter().zip(outs.iter_mut()) {
+            // SAFETY: eight lanes inside both arrays; every lane's dword is readable (the
+            // caller), so is the first lane's, and for consecutive offsets the eight dwords
+            // from the first lane's are the lanes' own.
+            unsafe {
+                let p = base.add(first);
+                let v = if group == LaneGroup::OneAddress {
+                    _mm256_set1_epi32(std::ptr::read_unaligned(p as *const i32))
+                } else if group == LaneGroup::Consecutive {
+                    _mm256_loadu_si256(p as *const __m256i)
+                } else {
+                    let lanes = &offs[8 * chunk..8 * chunk + 8];
+                    let v: [u32; 8] = std::array::from_fn(|j| {
+                        std::ptr::read_unaligned(base.add(lanes[j] as usize) as *const u32)
+                    });
+                    _mm256_loadu_si256(v.as_ptr() as *const __m256i)
+                };
+                _mm256_storeu_si256(out.as_mut_ptr().add(8 * chunk) as *mut __m256i, v);
+            }
         }
     }
 }
@@ -265,6 +289,25 @@ mod tests {
                 let o = offs[l] as usize;
                 let want = u32::from_le_bytes(mem[o..o + 4].try_into().unwrap());
                 assert_eq!(out[l], want, "lane {l}, offset {o}");
+            }
+        }
+    }
+
+    /// gather64_many reads for each base what gather64 reads from it alone.
+    #[test]
+    fn gather64_many_matches_one_gather_per_base() {
+        let mem: Vec<u8> = (0..2048u32).map(|x| (x * 13 + x / 7) as u8).collect();
+        for rot in 0..GROUPS.len() {
+            let offs = lane_offsets(rot);
+            let bases = [mem.as_ptr(), mem[1000..].as_ptr()];
+            let (mut a, mut b) = ([0u32; 64], [0u32; 64]);
+            // SAFETY: every offset + 4 <= 1024, and 1000 + 1024 <= 2048.
+            unsafe { super::gather64_many(bases, &offs, [&mut a, &mut b]) };
+            for (base, got) in bases.into_iter().zip([a, b]) {
+                let mut want = [0u32; 64];
+                // SAFETY: as above.
+                unsafe { gather64(base, &offs, &mut want) };
+                assert_eq!(got, want, "rotation {rot}");
             }
         }
     }
