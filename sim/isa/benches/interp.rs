@@ -13,9 +13,11 @@
 //! `cargo bench -p hsasim-isa --bench interp`
 //!
 //! Environment:
-//! - `HSASIM_ISA_BENCH_CODE_OBJECT=PATH`: load the kernels from this gfx942 code object
-//!   instead of compiling interp.hip with clang++-19 (for hosts without clang):
-//!   `clang++-19 -x hip -nogpuinc -nogpulib --offload-arch=gfx942 --cuda-device-only
+//! - `HSASIM_ISA_BENCH_MODEL=gfx90a`: compile for and run as gfx90a (default gfx942), whose
+//!   code forms 64-bit addresses with carry pairs instead of `v_lshl_add_u64`.
+//! - `HSASIM_ISA_BENCH_CODE_OBJECT=PATH`: load the kernels from this code object (built for
+//!   the model above) instead of compiling interp.hip with clang++-19 (for hosts without
+//!   clang): `clang++-19 -x hip -nogpuinc -nogpulib --offload-arch=gfx942 --cuda-device-only
 //!   --no-gpu-bundle-output -O3 -mcode-object-version=5 interp.hip -o PATH`.
 //! - `HSASIM_ISA_BENCH_THREADS=1,2,4`: worker counts to measure (default 1,2,4,8,16 up to
 //!   the host's threads).
@@ -408,7 +410,11 @@ fn process_minor_faults() -> Option<u64> {
 }
 
 fn main() {
-    let model = GfxModel::Gfx942;
+    let model = match std::env::var("HSASIM_ISA_BENCH_MODEL").as_deref() {
+        Ok("gfx90a") => GfxModel::Gfx90a,
+        Ok("gfx942") | Err(_) => GfxModel::Gfx942,
+        Ok(other) => panic!("HSASIM_ISA_BENCH_MODEL: gfx942 or gfx90a, not {other}"),
+    };
     let elf = match std::env::var_os("HSASIM_ISA_BENCH_CODE_OBJECT") {
         Some(path) => {
             std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.to_string_lossy()))
