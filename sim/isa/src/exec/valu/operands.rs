@@ -51,6 +51,25 @@ pub(super) fn srcs32<const N: usize>(w: &Wave, i: &Inst, float: bool) -> ([Lanes
     (s, mask)
 }
 
+/// A 32-bit source read in place: a register's lanes or one value for all of them (a
+/// scalar, constant or literal kept in a register rather than spread over 64 lanes).
+#[derive(Clone, Copy)]
+pub(super) enum Operand<'a> {
+    Lanes(&'a Lanes),
+    Value(u32),
+}
+
+impl<'a> Operand<'a> {
+    /// Source `n` of `i` as it is, with no modifier applied.
+    #[inline(always)]
+    pub(super) fn of(w: &'a Wave, i: &Inst, n: usize) -> Operand<'a> {
+        match i.src[n] {
+            code @ 256.. => Operand::Lanes(&w.v[(code as usize - 256) & 511]),
+            code => Operand::Value(w.sread32(code, i.lit, i.info.fk)),
+        }
+    }
+}
+
 /// True when [`srcs32`] would return the sources unchanged (no DPP/SDWA, VOP3 op_sel or
 /// abs/neg): a handler may then read them in place.
 #[inline(always)]

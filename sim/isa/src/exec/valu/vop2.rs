@@ -119,11 +119,55 @@ simd_handler! {
     }
 }
 
+/// Each lane's `op(a, b, carry_in)` as results and a carry mask, one loop per form of the
+/// operands.
+#[inline(always)]
+fn carry_lanes(
+    a: Operand,
+    b: Operand,
+    cin: u64,
+    op: impl Fn(u64, u64, u64) -> (u64, bool),
+) -> (Lanes, u64) {
+    #[inline(always)]
+    fn each(
+        x: impl Fn(usize) -> u32,
+        y: impl Fn(usize) -> u32,
+        cin: u64,
+        op: impl Fn(u64, u64, u64) -> (u64, bool),
+    ) -> (Lanes, u64) {
+        let mut d = [0u32; LANES];
+        let mut co = 0u64;
+        for l in 0..LANES {
+            let (r, c) = op(x(l) as u64, y(l) as u64, (cin >> l) & 1);
+            d[l] = r as u32;
+            co |= (c as u64) << l;
+        }
+        (d, co)
+    }
+    match (a, b) {
+        (Operand::Lanes(a), Operand::Lanes(b)) => each(|l| a[l], |l| b[l], cin, op),
+        (Operand::Value(a), Operand::Lanes(b)) => each(|_| a, |l| b[l], cin, op),
+        (Operand::Lanes(a), Operand::Value(b)) => each(|l| a[l], |_| b, cin, op),
+        (Operand::Value(a), Operand::Value(b)) => each(|_| a, |_| b, cin, op),
+    }
+}
+
 /// Carry-out ops: `(a, b, carry_in) -> (result, carry_out)`; carry bits go to sdst for the
 /// active lanes (inactive lanes read as 0 there, as the hardware writes them).
 macro_rules! carry {
     ($($name:ident($cin:expr) => |$a:ident, $bb:ident, $ci:ident| $body:expr;)*) => {$(
         simd_handler! { pub fn $name(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+            if i.plain {
+                // Address arithmetic on gfx90a (a 64-bit add is a pair of these): the
+                // sources read in place, one lane loop per operand form.
+                let cin_mask = if $cin { w.sreg64(i.src[2]) } else { 0 };
+                let mask = w.exec();
+                let (d, co) = carry_lanes(Operand::of(w, i, 0), Operand::of(w, i, 1), cin_mask, |$a, $bb, $ci| $body);
+                w.lane_ops += mask.count_ones() as u64;
+                w.vwrite32(i.dst, mask, &d);
+                w.write_s64(i.sdst, co & mask);
+                return OK;
+            }
             let ([$a, $bb], mask) = srcs32::<2>(w, i, false);
             let cin_mask = if $cin { w.sreg64(i.src[2]) } else { 0 };
             let mut d = [0u32; LANES];

@@ -3,13 +3,6 @@
 
 use super::*;
 
-/// A compare's 32-bit source: a register's lanes or one value for all of them.
-#[derive(Clone, Copy)]
-enum Operand<'a> {
-    Lanes(&'a Lanes),
-    Value(u32),
-}
-
 /// The lanes where `pred` holds, as a mask: one loop per form of the operands, so a scalar
 /// stays a value in a register instead of being spread over 64 lanes on the stack.
 #[inline(always)]
@@ -145,8 +138,7 @@ simd_handler! {
             let src = |n: usize| -> Operand {
                 match &held {
                     Some(lanes) => Operand::Lanes(&lanes[n]),
-                    None if i.src[n] >= 256 => Operand::Lanes(&w.v[(i.src[n] as usize - 256) & 511]),
-                    None => Operand::Value(w.sread32(i.src[n], i.lit, i.info.fk)),
+                    None => Operand::of(w, i, n),
                 }
             };
             let (a, bb) = (src(0), src(1));
