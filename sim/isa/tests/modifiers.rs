@@ -12,7 +12,8 @@
 //! 20896, where the interpreter skipped the clamp of conversions from integers).
 //!
 //! The operand forms of gfx942's `v_lshl_add_u64` (the address arithmetic every kernel
-//! runs, each form its own loop) against the host.
+//! runs, each form its own loop) against the host, and `v_swap_b32` (whole rows under a full
+//! EXEC) under both kinds of EXEC.
 
 mod common;
 
@@ -254,6 +255,41 @@ fn lshl_add_u64_computes_every_operand_form() {
             let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
             let got = (pair(g[0], g[1]), pair(g[2], g[3]));
             assert_eq!(got, want(l), "{what}, lane {l}");
+        }
+    }
+}
+
+/// `v_swap_b32` exchanges the active lanes of two registers and leaves the others.
+#[test]
+fn swap_exchanges_the_active_lanes_only() {
+    let a: [u32; 64] = std::array::from_fn(|l| 0x1000 + l as u32);
+    let b: [u32; 64] = std::array::from_fn(|l| 0x2000 + l as u32);
+    const SWAP_THEN_READ: [u32; 5] = [
+        0x7e04_a308, // v_swap_b32 v2, v8
+        0x7e08_0302, // v_mov_b32 v4, v2
+        0x7e0a_0308, // v_mov_b32 v5, v8
+        0x7e0c_0280, // v_mov_b32 v6, 0
+        0x7e0e_0280, // v_mov_b32 v7, 0
+    ];
+    for model in MODELS {
+        for exec_lo in [u32::MAX, 0x0ff0_f00f] {
+            let code = [
+                &[0xbefe_00ff, exec_lo][..], // s_mov_b32 exec_lo, <exec_lo>
+                &SWAP_THEN_READ[..1],
+                &[0xbefe_00c1], // s_mov_b32 exec_lo, -1
+                &SWAP_THEN_READ[1..],
+            ]
+            .concat();
+            let got = run(model, &code, &a, &b);
+            for (l, g) in got.iter().enumerate() {
+                let active = l >= 32 || exec_lo >> l & 1 != 0;
+                let want = if active { [b[l], a[l]] } else { [a[l], b[l]] };
+                assert_eq!(
+                    [g[0], g[1]],
+                    want,
+                    "{model:?} exec_lo {exec_lo:#x} lane {l}"
+                );
+            }
         }
     }
 }

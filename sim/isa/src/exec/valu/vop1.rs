@@ -135,13 +135,20 @@ pub fn v_swap_b32(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
         (i.src[0] as usize - 256) & 511,
         (i.dst as usize - 256) & 511,
     );
-    for l in 0..LANES {
-        if mask >> l & 1 != 0 {
-            let t = w.v[a][l];
-            w.v[a][l] = w.v[d][l];
-            w.v[d][l] = t;
+    // Two registers (swapping one with itself changes nothing): whole rows under a full EXEC,
+    // else a lane loop over the two rows that compiles to blends.
+    if let Ok([ra, rd]) = w.v.get_disjoint_mut([a, d]) {
+        if mask == u64::MAX {
+            std::mem::swap(ra, rd);
+        } else {
+            for l in 0..LANES {
+                if mask >> l & 1 != 0 {
+                    std::mem::swap(&mut ra[l], &mut rd[l]);
+                }
+            }
         }
     }
+    w.lane_ops += mask.count_ones() as u64;
     OK
 }
 
