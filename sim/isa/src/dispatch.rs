@@ -6,7 +6,7 @@ use crate::aperture::PRIVATE_BASE;
 use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
 use crate::arbiter::Entry;
 use crate::cache_line::{CacheLine, LineBytes};
-use crate::decode::decode_for_exec;
+use crate::decode::{decode_for_exec, Decoded};
 use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Handler, Outcome, Step};
 use crate::inst::{Form, Inst};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
@@ -195,7 +195,7 @@ pub(crate) struct DecodeCache {
     /// Page table over the dense window: slot = decoded index + 1, 0 = not decoded yet.
     pages: Vec<Option<Box<[u32; PAGE_WORDS]>>>,
     /// Decoded instructions, each run of straight-line code at consecutive indices.
-    insts: Vec<Decoded>,
+    insts: Vec<CachedInst>,
     far: HashMap<u64, u32>,
     /// The code words each decoded instruction came from, in decode order.
     sources: Vec<(u64, [u32; 3], u8)>,
@@ -352,7 +352,7 @@ impl DecodeCache {
             }
             let ends = ends_straight_code(&inst.inst);
             let next_pc = at.wrapping_add(inst.inst.len as u64);
-            self.insts.push(Decoded::new(at, next_pc, inst));
+            self.insts.push(CachedInst::new(at, next_pc, inst));
             self.index(at, id as u32);
             if ends || self.insts.len() - first >= MAX_FILL || self.lookup(next_pc).is_some() {
                 break;
@@ -368,7 +368,7 @@ impl DecodeCache {
         pc: u64,
         model: GfxModel,
         mem: &dyn GuestMemory,
-    ) -> Result<crate::decode::Decoded, DispatchError> {
+    ) -> Result<Decoded, DispatchError> {
         let mut words = [0u32; 3];
         let mut n = 0;
         for (k, slot) in words.iter_mut().enumerate() {
@@ -425,7 +425,7 @@ fn may_jump(i: &Inst) -> bool {
 }
 
 /// A decoded instruction as the run loop keeps it.
-struct Decoded {
+struct CachedInst {
     /// The handler: the opcode's, or one that reports it unimplemented.
     run: Handler,
     pc: u64,
@@ -442,9 +442,9 @@ struct Decoded {
     inst: Inst,
 }
 
-impl Decoded {
-    fn new(pc: u64, next_pc: u64, d: crate::decode::Decoded) -> Decoded {
-        Decoded {
+impl CachedInst {
+    fn new(pc: u64, next_pc: u64, d: Decoded) -> CachedInst {
+        CachedInst {
             run: d.exec.unwrap_or(not_implemented),
             pc,
             next_pc,
@@ -633,7 +633,7 @@ pub(crate) fn run_wave(
     let mut left = look_at;
     // The instruction at the wave's PC, as a pointer into `cache.insts` (null with no
     // allowance left: the watchdog stops the wave before it would run one).
-    let mut at: *const Decoded = if budget == 0 {
+    let mut at: *const CachedInst = if budget == 0 {
         std::ptr::null()
     } else {
         match cache.find(w.pc, model, ctx.mem) {
