@@ -176,8 +176,9 @@ const CACHE_WINDOW_WORDS: u64 = 4 << 20;
 /// Decode caches a worker keeps (one per kernel entry it ran recently).
 const CACHES_PER_WORKER: usize = 32;
 
-/// Decoded instructions of one kernel by address, filled on first execution and kept across
-/// dispatches of the same kernel.
+/// Decoded instructions of one kernel by address, filled when execution first reaches an
+/// address (with the straight-line code after it: [`DecodeCache::fill`]) and kept across
+/// dispatches of the same kernel. Words read ahead are remembered and checked like the rest.
 ///
 /// Code memory can change under a kept cache: an executable destroyed and another loaded at
 /// the same address, or code written by a copy or by the host through a pointer (hsasim's
