@@ -28,6 +28,13 @@
 //!   16-worker run lasts only a few milliseconds, so starting the workers and the last
 //!   workgroups' tail weigh in its efficiency; `HSASIM_ISA_BENCH_SCALE=4` makes those runs
 //!   4 to 16 times longer (the 1-worker matmul runs then take about a second each).
+//! - `HSASIM_ISA_BENCH_CEILING=1`: after each worker count N > 1, also run N independent
+//!   copies of the kernel (own buffers) as 1-worker dispatches on N threads at once and
+//!   add up their rates (each its lanes over its own time; the time shown is the slowest
+//!   one's). Their efficiency is what the host gives work that shares nothing (cores that
+//!   share a physical core, caches or a power budget slow each other down): the ceiling
+//!   for the workers' figure above it, which the line prints as a share of it. Builds N
+//!   copies of every kernel's data.
 //! - `HSASIM_ISA_BENCH_CLOCK=cpu`: time 1-worker runs by the CPU time of the thread that
 //!   runs them (Linux `/proc/thread-self/schedstat`) rather than by the wall clock, for
 //!   comparisons on a host busy with other work; runs with more workers keep the wall
@@ -37,7 +44,8 @@
 mod common;
 
 use common::*;
-use hsasim_isa::{run_dispatch_with_stats, ExecConfig, GfxModel, GuestMemory, Span};
+use hsa_abi::hsa_kernel_dispatch_packet_t;
+use hsasim_isa::{run_dispatch_with_stats, Dispatch, ExecConfig, GfxModel, GuestMemory, Span};
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
@@ -93,6 +101,47 @@ impl<T: Copy + 'static> Buf<T> {
         // SAFETY: ptr/len are a leaked boxed slice; no dispatch runs while this reads.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }.to_vec()
     }
+}
+
+/// A case's dispatch and the packet it points at (kept alive beside it).
+type Prepared = (Dispatch, Box<hsa_kernel_dispatch_packet_t>);
+
+/// What the host gives independent work: each dispatch runs with one worker on its own
+/// thread, all started together, nothing shared but the memory map. Returns, for the best
+/// of `reps` runs (after a warm-up), the lane-instructions per second of all of them: each
+/// one's own count over its own time (the slowest one does not hold the others back, as
+/// workers sharing a grid do not wait for a slow one either), and the slowest one's time.
+fn independent(dispatches: &[&Dispatch], mem: &FixedRanges, reps: usize) -> (f64, f64) {
+    let cfg = ExecConfig {
+        worker_threads: 1,
+        compute_units: 80,
+        ..ExecConfig::BASE
+    };
+    let mut best = (0.0, 0.0);
+    for rep in 0..=reps {
+        let start = std::sync::Barrier::new(dispatches.len());
+        let runs: Vec<(f64, u64)> = std::thread::scope(|s| {
+            let runs: Vec<_> = dispatches
+                .iter()
+                .map(|&d| {
+                    let start = &start;
+                    s.spawn(move || {
+                        start.wait();
+                        let t = Instant::now();
+                        let st = run_dispatch_with_stats(d, mem, &cfg).expect("dispatch");
+                        (t.elapsed().as_secs_f64(), st.lane_ops)
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let rate: f64 = runs.iter().map(|&(secs, lanes)| lanes as f64 / secs).sum();
+        let slowest = runs.iter().map(|r| r.0).fold(0.0, f64::max);
+        if rep > 0 && rate > best.0 {
+            best = (rate, slowest);
+        }
+    }
+    best
 }
 
 struct Case {
@@ -452,20 +501,32 @@ fn main() {
         && thread_cpu_seconds().is_some();
 
     let mut ranges = vec![(lo.image.addr(), lo.image.len as u64)];
-    let mut cases = cases(&mut ranges, scale);
-    cases.retain(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name)));
-    // Packets and kernargs go into the fixed map before any dispatch.
-    let dispatches: Vec<_> = cases
-        .iter()
-        .map(|c| {
-            let kd = lo.symbol(&format!("{}.kd", c.name));
-            let scratch = Ranges::default();
-            let (d, p) = packet(model, kd, c.kernarg.addr(), c.grid, c.wg, 0, &scratch);
-            ranges.extend(scratch.0.into_inner().unwrap());
-            ranges.push((c.kernarg.addr(), 512));
-            (d, p)
-        })
-        .collect();
+    let ceiling = std::env::var("HSASIM_ISA_BENCH_CEILING").is_ok_and(|c| c == "1");
+    // Copy 0 is measured with every worker count; with the ceiling on, copies 1.. (their
+    // own buffers) run beside it as independent 1-worker dispatches.
+    let copies = if ceiling {
+        workers.iter().copied().max().unwrap_or(1)
+    } else {
+        1
+    };
+    let mut prepared: Vec<Vec<(Case, Prepared)>> = Vec::new();
+    for _ in 0..copies {
+        let mut cases = cases(&mut ranges, scale);
+        cases.retain(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name)));
+        // Packets and kernargs go into the fixed map before any dispatch.
+        let with_packets = cases
+            .into_iter()
+            .map(|c| {
+                let kd = lo.symbol(&format!("{}.kd", c.name));
+                let scratch = Ranges::default();
+                let (d, p) = packet(model, kd, c.kernarg.addr(), c.grid, c.wg, 0, &scratch);
+                ranges.extend(scratch.0.into_inner().unwrap());
+                ranges.push((c.kernarg.addr(), 512));
+                (c, (d, p))
+            })
+            .collect();
+        prepared.push(with_packets);
+    }
     let mem = FixedRanges(ranges, AtomicU64::new(0));
 
     println!(
@@ -474,7 +535,7 @@ fn main() {
         if cpu_clock { ", 1 worker timed by thread CPU time" } else { "" }
     );
     let mut summary = Vec::new();
-    for (c, (d, _packet)) in cases.iter().zip(&dispatches) {
+    for (k, (c, (d, _packet))) in prepared[0].iter().enumerate() {
         println!("{}:", c.name);
         println!(
             "  workers      time   M wave-instr/s   M lane-instr/s  speedup  efficiency   busy  cpu-eff  faults"
@@ -518,6 +579,7 @@ fn main() {
             let s = stats.unwrap();
             let lane_rate = s.lane_ops as f64 / best;
             let t1 = *base.get_or_insert(best);
+            let base_rate = s.lane_ops as f64 / t1;
             let speedup = t1 / best;
             // Busy: the CPU time of all threads over `threads` times the wall clock (100%
             // when every worker ran all the time). CPU efficiency: the first run's CPU time
@@ -540,6 +602,24 @@ fn main() {
             }
             if let Err(e) = (c.check)() {
                 panic!("wrong result: {e}");
+            }
+            if ceiling && threads > 1 {
+                let own: Vec<&Dispatch> = prepared[..threads].iter().map(|p| &p[k].1 .0).collect();
+                let (rate, secs) = independent(&own, &mem, reps);
+                println!(
+                    "  {:>7} {secs:>8.4}s {:>16} {:>16.1} {:>8.2} {:>10.0}%   independent 1-worker dispatches; in-process / independent {:.0}%",
+                    format!("{threads}x1"),
+                    "",
+                    rate / 1e6,
+                    rate / base_rate,
+                    100.0 * rate / base_rate / threads as f64,
+                    100.0 * lane_rate / rate,
+                );
+                for p in &prepared[1..threads] {
+                    if let Err(e) = (p[k].0.check)() {
+                        panic!("wrong result (independent copy): {e}");
+                    }
+                }
             }
         }
     }
