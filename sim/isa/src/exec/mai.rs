@@ -522,6 +522,124 @@ fn float_register<const FUSED: bool>(
     }
 }
 
+/// One D register of an f32 MFMA whose A and B lanes hold one element each, placed as
+/// [`gather_f32`] does (`am[block][k][row]`, `bm[block][k][col]`, 64 of each), for a shape
+/// fixed at compile time: the sums of [`float_register`], in the same order and with the
+/// same rounding, but with every index a constant the compiler folds (no bounds checks,
+/// the loops over k and the columns unrolled).
+#[inline(always)]
+fn f32_register<
+    const M: usize,
+    const N: usize,
+    const K: usize,
+    const BLOCKS: usize,
+    const FUSED: bool,
+>(
+    r: usize,
+    groups: usize,
+    am: &[f64; LANES],
+    bm: &[f64; LANES],
+    creg: &[u32; LANES],
+    dreg: &mut [u32; LANES],
+) {
+    const { assert!(BLOCKS * K * M == LANES && BLOCKS * K * N == LANES && M % 4 == 0) };
+    debug_assert_eq!(groups, LANES / N);
+    let mut out = *dreg;
+    // `groups` (64 / N) comes from the shape at run time: with it a constant the compiler
+    // unrolls the groups and vectorises across them (rows), gathering A lane by lane,
+    // rather than across the columns.
+    for g in 0..groups {
+        let q = g + (LANES / N) * (r / 4);
+        let (block, row) = (q / (M / 4), 4 * (q % (M / 4)) + r % 4);
+        if block >= BLOCKS {
+            continue;
+        }
+        let mut acc = [-0.0f64; N];
+        for k in 0..K {
+            let x = am[(block * K + k) * M + row];
+            let brow: &[f64; N] = bm[(block * K + k) * N..][..N].try_into().unwrap();
+            for col in 0..N {
+                acc[col] = if FUSED {
+                    x.mul_add(brow[col], acc[col])
+                } else {
+                    acc[col] + x * brow[col]
+                };
+            }
+        }
+        let (cs, ds): (&[u32; N], &mut [u32; N]) = (
+            creg[g * N..][..N].try_into().unwrap(),
+            (&mut out[g * N..][..N]).try_into().unwrap(),
+        );
+        for col in 0..N {
+            ds[col] = ((f32::from_bits(cs[col]) as f64 + acc[col]) as f32).to_bits();
+        }
+    }
+    *dreg = out;
+}
+
+/// A whole f32 MFMA of a shape fixed at compile time, A and B in registers: converts the
+/// 64 lanes of A and B in order (the layout [`gather_f32`] gives) and runs
+/// [`f32_register`] for each D register. False, with nothing written, when C is a register
+/// range that overlaps D at another offset (the general path reads C from a copy then).
+#[inline(always)]
+fn f32_whole<
+    const M: usize,
+    const N: usize,
+    const K: usize,
+    const BLOCKS: usize,
+    const FUSED: bool,
+>(
+    w: &mut Wave,
+    i: &Inst,
+    d_regs: usize,
+    groups: usize,
+) -> bool {
+    debug_assert_eq!(d_regs, M * N * BLOCKS / LANES);
+    let c_const = (i.src[2] < 256).then(|| w.sread32(i.src[2], 0, FloatKind::F32));
+    let c_base = (i.src[2] as usize).wrapping_sub(256);
+    let d_base = (i.dst as usize).wrapping_sub(256);
+    if c_const.is_none() && c_base != d_base {
+        let apart = |x: usize, y: usize| (y.wrapping_sub(x) & 511) >= d_regs;
+        if !(apart(c_base, d_base) && apart(d_base, c_base)) {
+            return false;
+        }
+    }
+    let (a, b) = (
+        &w.v[(i.src[0] as usize).wrapping_sub(256) & 511],
+        &w.v[(i.src[1] as usize).wrapping_sub(256) & 511],
+    );
+    let am: [f64; LANES] = std::array::from_fn(|l| f32::from_bits(a[l]) as f64);
+    let bm: [f64; LANES] = std::array::from_fn(|l| f32::from_bits(b[l]) as f64);
+    for r in 0..d_regs {
+        let creg = match c_const {
+            Some(k) => [k; LANES],
+            None => w.v[(c_base + r) & 511],
+        };
+        let dreg = &mut w.v[(d_base + r) & 511];
+        f32_register::<M, N, K, BLOCKS, FUSED>(r, groups, &am, &bm, &creg, dreg);
+    }
+    true
+}
+
+/// [`f32_whole`] for the five f32 shapes with A and B in registers; false (nothing
+/// written) for anything else.
+#[inline(always)]
+fn f32_shapes<const FUSED: bool>(w: &mut Wave, i: &Inst, sh: &MaiShape) -> bool {
+    if sh.ty != MaiType::F32 || i.src[0] < 256 || i.src[1] < 256 {
+        return false;
+    }
+    // Both from the shape at run time, not the constants they equal (see f32_register).
+    let (d, g) = (sh.d_regs() as usize, LANES >> sh.n.trailing_zeros());
+    match (sh.m, sh.n, sh.k, sh.blocks) {
+        (32, 32, 1, 2) => f32_whole::<32, 32, 1, 2, FUSED>(w, i, d, g),
+        (16, 16, 1, 4) => f32_whole::<16, 16, 1, 4, FUSED>(w, i, d, g),
+        (4, 4, 1, 16) => f32_whole::<4, 4, 1, 16, FUSED>(w, i, d, g),
+        (32, 32, 2, 1) => f32_whole::<32, 32, 2, 1, FUSED>(w, i, d, g),
+        (16, 16, 4, 1) => f32_whole::<16, 16, 4, 1, FUSED>(w, i, d, g),
+        _ => false,
+    }
+}
+
 /// Integer MFMA sums of one output row (i8 inputs, 32-bit wrapping).
 #[inline(always)]
 fn int_products(arow: &[f64], bm: &[f64], n: usize) -> [i32; 32] {
@@ -562,8 +680,12 @@ fn mfma<const FUSED: bool>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> Outcome {
         // neither is modelled, so say so instead of computing something else.
         return Err(Box::new(unimplemented(i, c.pc)));
     }
-    let (_, ab_regs) = sh.ty.per_lane();
     let d_regs = sh.d_regs() as usize;
+    if f32_shapes::<FUSED>(w, i, &sh) {
+        w.lane_ops += (LANES * d_regs) as u64;
+        return Ok(Step::Continue);
+    }
+    let (_, ab_regs) = sh.ty.per_lane();
     let ab = ab_regs as usize;
     let (a, b) = (read_ab(w, i.src[0], ab), read_ab(w, i.src[1], ab));
     let c_const = (i.src[2] < 256).then(|| w.sread32(i.src[2], 0, FloatKind::F32));
@@ -742,7 +864,7 @@ mod tests {
                     continue;
                 }
                 let d_regs = sh.d_regs() as usize;
-                for (case, dst) in [(0, 64usize), (1, 100), (2, 66)] {
+                for (case, dst) in [(0, 64usize), (1, 100), (2, 66), (3, 100)] {
                     let mut w = Wave::new();
                     let bits = words(n as u64 * 16 + case, 8 * LANES + 48 * LANES);
                     for (r, reg) in w.v.iter_mut().enumerate().take(120) {
@@ -761,7 +883,7 @@ mod tests {
                         }
                     }
                     // A at v0, B at v8, C at v64; D at v64 (on C), v100 (apart) or v66
-                    // (overlapping C at another offset).
+                    // (overlapping C at another offset); or C an inline constant.
                     // As the decoder builds it (exec never uses the decoder).
                     let (_, ab) = sh.ty.per_lane();
                     let op_info = OpInfo {
@@ -774,13 +896,26 @@ mod tests {
                     inst.len = 8;
                     inst.dst = 256 + dst as u16;
                     inst.src = [256, 256 + 8, 256 + 64];
+                    // Case 3: C is the inline constant 1.0 (an integer MFMA reads its bits).
+                    let c_inline = case == 3;
+                    if c_inline {
+                        inst.src[2] = 242;
+                    }
                     let mut a = [[0u32; LANES]; 2];
                     let mut b = [[0u32; LANES]; 2];
                     for k in 0..ab as usize {
                         a[k] = w.v[k];
                         b[k] = w.v[8 + k];
                     }
-                    let c: Vec<[u32; LANES]> = (0..d_regs).map(|r| w.v[64 + r]).collect();
+                    let c: Vec<[u32; LANES]> = (0..d_regs)
+                        .map(|r| {
+                            if c_inline {
+                                [1.0f32.to_bits(); LANES]
+                            } else {
+                                w.v[64 + r]
+                            }
+                        })
+                        .collect();
                     let want = reference(&sh, &a, &b, &c);
                     let tlb = crate::exec::tlb::Tlb::default();
                     let mut ctx = Ctx::new(&NoMemory, &tlb, &mut lds, &info, [0; 3], 0);

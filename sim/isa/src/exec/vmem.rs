@@ -337,16 +337,18 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
         let first = w.v[row][0] as u64;
         let src = origin.wrapping_add(first) as usize as *const u32;
         c.strides.note(c.pc, w.id, src as u64, LANES as u64 * size);
+        // One dword per lane first, on its own: inside the loop below, the compiler sets up
+        // the lane strides of the multi-dword case before it tests for it.
+        if words == 1 {
+            // SAFETY: global_halves translated src .. src + 64 * 4.
+            w.v[d & 511] = unsafe { std::ptr::read_unaligned(src as *const [u32; LANES]) };
+            return true;
+        }
         for k in 0..words {
             let reg = &mut w.v[(d + k) & 511];
-            if words == 1 {
-                // SAFETY: global_halves translated src .. src + 64 * 4.
-                *reg = unsafe { std::ptr::read_unaligned(src as *const [u32; LANES]) };
-            } else {
-                for l in 0..LANES {
-                    // SAFETY: global_halves translated src .. src + 64 * size.
-                    reg[l] = unsafe { std::ptr::read_unaligned(src.add(l * words + k)) };
-                }
+            for l in 0..LANES {
+                // SAFETY: global_halves translated src .. src + 64 * size.
+                reg[l] = unsafe { std::ptr::read_unaligned(src.add(l * words + k)) };
             }
         }
         return true;
@@ -418,18 +420,20 @@ fn store_halves(w: &Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
     let s = (i.src[1] as usize).wrapping_sub(256);
     let words = (size / 4) as usize;
     let offs = &w.v[row];
+    if dense && words == 1 {
+        // As in load_halves: one dword per lane on its own, ahead of the multi-dword loop.
+        let dst = origin.wrapping_add(offs[0] as u64) as usize as *mut [u32; LANES];
+        // SAFETY: global_halves translated dst .. dst + 64 * 4.
+        unsafe { std::ptr::write_unaligned(dst, w.v[s & 511]) };
+        return true;
+    }
     for k in 0..words {
         let reg = &w.v[(s + k) & 511];
         if dense {
             let dst = origin.wrapping_add(offs[0] as u64) as usize as *mut u32;
-            if words == 1 {
-                // SAFETY: global_halves translated dst .. dst + 64 * 4.
-                unsafe { std::ptr::write_unaligned(dst as *mut [u32; LANES], *reg) };
-            } else {
-                for l in 0..LANES {
-                    // SAFETY: global_halves translated dst .. dst + 64 * size.
-                    unsafe { std::ptr::write_unaligned(dst.add(l * words + k), reg[l]) };
-                }
+            for l in 0..LANES {
+                // SAFETY: global_halves translated dst .. dst + 64 * size.
+                unsafe { std::ptr::write_unaligned(dst.add(l * words + k), reg[l]) };
             }
             continue;
         }
