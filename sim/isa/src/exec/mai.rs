@@ -542,7 +542,7 @@ fn f32_register<
     creg: &[u32; LANES],
     dreg: &mut [u32; LANES],
 ) {
-    const { assert!(BLOCKS * K * M == LANES && BLOCKS * K * N == LANES && M % 4 == 0) };
+    const { assert!(BLOCKS * K * M == LANES && BLOCKS * K * N == LANES && M.is_multiple_of(4)) };
     debug_assert_eq!(groups, LANES / N);
     let mut out = *dreg;
     // `groups` (64 / N) comes from the shape at run time: with it a constant the compiler
