@@ -502,8 +502,27 @@ pub fn ds_swizzle(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     Ok(Step::Continue)
 }
 
-/// `ds_permute_b32` (push to lane addr/4) and `ds_bpermute_b32` (pull from lane addr/4).
-pub fn ds_permute(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
+simd_handler! {
+    /// `ds_permute_b32` (push to lane addr/4) and `ds_bpermute_b32` (pull from lane addr/4).
+    pub fn ds_permute(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        let (a, s, d) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.dst));
+        if i.op == 63 && w.exec() == u64::MAX {
+            // Every lane pulls (a wave reduction's shuffle): no lane tests, and nothing
+            // copied but the result (the destination may be a source).
+            let (addr, data) = (&w.v[a & 511], &w.v[s & 511]);
+            let imm = i.imm as u32;
+            let out: [u32; LANES] =
+                std::array::from_fn(|l| data[((addr[l].wrapping_add(imm) >> 2) & 63) as usize]);
+            w.v[d & 511] = out;
+            return Ok(Step::Continue);
+        }
+        permute_lanes(w, i, c)
+    }
+}
+
+/// [`ds_permute`] lane by lane under any EXEC, either direction.
+#[inline(always)]
+fn permute_lanes(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
     let (a, s, d) = (vreg(i.src[0]), vreg(i.src[1]), vreg(i.dst));
     let exec = w.exec();
     let addr = w.v[a & 511];

@@ -95,6 +95,37 @@ macro_rules! simd_handler {
     };
 }
 
+/// The lane mask of 64 lane results that are each 0 or all ones (bit `l` is lane `l`'s top
+/// bit): how compares and carries become VCC. With AVX2, eight lanes per sign-bit move;
+/// the compiler's own packing of `(bool as u64) << l` shifts and ors every lane.
+#[inline(always)]
+pub fn mask64(lanes: &[u32; 64]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma_found() {
+        // SAFETY: the CPU has AVX2 (found just above).
+        return unsafe { mask64_avx2(lanes) };
+    }
+    let mut bits = 0u64;
+    for (l, &v) in lanes.iter().enumerate() {
+        bits |= ((v >> 31) as u64) << l;
+    }
+    bits
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn mask64_avx2(lanes: &[u32; 64]) -> u64 {
+    use std::arch::x86_64::*;
+    let mut bits = 0u64;
+    for chunk in 0..8 {
+        // SAFETY: eight lanes inside the array; the CPU has AVX2 (the caller).
+        let v = unsafe { _mm256_loadu_ps(lanes.as_ptr().add(8 * chunk) as *const f32) };
+        bits |= (_mm256_movemask_ps(v) as u32 as u64) << (8 * chunk);
+    }
+    bits
+}
+
 /// `out[l]` = the dword at `base + offs[l]` for all 64 lanes: the full-EXEC gather of LDS
 /// reads and of global loads addressed as one origin plus 32-bit offsets. Eight lanes at a
 /// time, it takes one read for a group of consecutive dwords (a tile row, a matrix column
@@ -206,6 +237,77 @@ unsafe fn gather64_many_avx2<const N: usize>(
     }
 }
 
+/// [`gather64`] for the lanes of `exec` only (the others keep `out`): eight-lane groups
+/// that are all active go as in [`gather64`], partly active ones lane by lane. How a loop
+/// whose lanes finish at different trip counts (a CSR row each) reads its arrays.
+///
+/// # Safety
+/// Every active lane's `base + offs[l]` .. `+ 4` is readable.
+#[inline(always)]
+pub unsafe fn gather64_masked(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64], exec: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if host_has_avx2_fma() {
+        // SAFETY: the CPU has AVX2 (checked just above); the caller's contract.
+        return unsafe { gather64_masked_avx2(base, offs, out, exec) };
+    }
+    for l in 0..64 {
+        if exec >> l & 1 != 0 {
+            // SAFETY: the caller's contract (lane l is active).
+            out[l] = unsafe { std::ptr::read_unaligned(base.add(offs[l] as usize) as *const u32) };
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn gather64_masked_avx2(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64], exec: u64) {
+    use std::arch::x86_64::*;
+    for chunk in 0..8 {
+        let m = (exec >> (8 * chunk)) as u8;
+        if m == u8::MAX {
+            // SAFETY: as gather64_many_avx2's group read: all eight lanes are active, so
+            // all their dwords are readable.
+            unsafe {
+                let (group, first) = classify8(offs, chunk);
+                let p = base.add(first);
+                let v = match group {
+                    LaneGroup::OneAddress => {
+                        _mm256_set1_epi32(std::ptr::read_unaligned(p as *const i32))
+                    }
+                    LaneGroup::Consecutive => _mm256_loadu_si256(p as *const __m256i),
+                    LaneGroup::Other => {
+                        let lanes = &offs[8 * chunk..8 * chunk + 8];
+                        let v: [u32; 8] = std::array::from_fn(|j| {
+                            std::ptr::read_unaligned(base.add(lanes[j] as usize) as *const u32)
+                        });
+                        _mm256_loadu_si256(v.as_ptr() as *const __m256i)
+                    }
+                };
+                _mm256_storeu_si256(out.as_mut_ptr().add(8 * chunk) as *mut __m256i, v);
+            }
+            continue;
+        }
+        let mut active = m;
+        while active != 0 {
+            let l = 8 * chunk + active.trailing_zeros() as usize;
+            active &= active - 1;
+            // SAFETY: lane l is active: the caller's contract.
+            out[l] = unsafe { std::ptr::read_unaligned(base.add(offs[l] as usize) as *const u32) };
+        }
+    }
+}
+
+/// EXEC as one 0-or-all-ones word per lane, for lane loops that select by it: testing
+/// `exec >> l & 1` in a vectorised loop makes the compiler expand the mask four lanes at a
+/// time on every use.
+#[inline(always)]
+pub fn lane_masks(exec: u64) -> [u32; 64] {
+    // In 32-bit halves, so that each lane's bit is a 32-bit shift (one vector shift by
+    // per-lane counts for eight lanes).
+    let halves = [exec as u32, (exec >> 32) as u32];
+    std::array::from_fn(|l| 0u32.wrapping_sub((halves[l >> 5] >> (l & 31)) & 1))
+}
+
 /// The dword of `vals[l]` to `base + offs[l]` for all 64 lanes, lane after lane as the
 /// hardware orders them (where lanes overlap, the last one's value stays): the full-EXEC
 /// scatter of LDS writes, eight lanes at a time as [`gather64`] reads them.
@@ -309,6 +411,65 @@ mod tests {
                 unsafe { gather64(base, &offs, &mut want) };
                 assert_eq!(got, want, "rotation {rot}");
             }
+        }
+    }
+
+    /// EXEC patterns: none, all, single lanes at the edges of the halves and bytes, whole
+    /// and partial eight-lane groups, and an irregular one.
+    const MASKS: [u64; 9] = [
+        0,
+        u64::MAX,
+        1,
+        1 << 63,
+        1 << 31 | 1 << 32,
+        0x00ff_0000_ff00_00ff,
+        0x0f0f_f0f0_8001_7ffe,
+        0xffff_ffff_0000_0000,
+        0x9e37_79b9_7f4a_7c15,
+    ];
+
+    /// gather64_masked reads the active lanes as gather64 does and leaves the others.
+    #[test]
+    fn gather64_masked_reads_the_active_lanes_only() {
+        let mem: Vec<u8> = (0..1024u32).map(|x| (x * 11 + x / 3) as u8).collect();
+        for rot in 0..GROUPS.len() {
+            let offs = lane_offsets(rot);
+            let mut all = [0u32; 64];
+            // SAFETY: every offset + 4 <= 1024, the buffer's length.
+            unsafe { gather64(mem.as_ptr(), &offs, &mut all) };
+            for exec in MASKS {
+                let before: [u32; 64] = std::array::from_fn(|l| 0xdead_0000 + l as u32);
+                let mut got = before;
+                // SAFETY: as above (every lane's offset is in the buffer).
+                unsafe { super::gather64_masked(mem.as_ptr(), &offs, &mut got, exec) };
+                for l in 0..64 {
+                    let want = if exec >> l & 1 != 0 {
+                        all[l]
+                    } else {
+                        before[l]
+                    };
+                    assert_eq!(got[l], want, "rotation {rot}, exec {exec:#x}, lane {l}");
+                }
+            }
+        }
+    }
+
+    /// lane_masks and mask64 are inverses, and agree with the bit tests they replace.
+    #[test]
+    fn lane_masks_and_mask64_follow_the_bits() {
+        for exec in MASKS {
+            let lanes = super::lane_masks(exec);
+            for (l, &v) in lanes.iter().enumerate() {
+                assert_eq!(
+                    v,
+                    if exec >> l & 1 != 0 { u32::MAX } else { 0 },
+                    "{exec:#x} lane {l}"
+                );
+            }
+            assert_eq!(super::mask64(&lanes), exec);
+            // mask64 reads only each lane's top bit.
+            let tops: [u32; 64] = std::array::from_fn(|l| (lanes[l] & 0x8000_0000) | l as u32);
+            assert_eq!(super::mask64(&tops), exec);
         }
     }
 

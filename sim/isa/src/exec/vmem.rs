@@ -273,9 +273,9 @@ fn global_halves(w: &Wave, i: &Inst, c: &Ctx, exec: u64, size: u64) -> Option<Ha
                     differ |= hi[l] ^ h0;
                 }
             } else {
+                let act = super::simd::lane_masks(exec);
                 for l in 0..LANES {
-                    let active = exec >> l & 1 != 0;
-                    differ |= if active { hi[l] ^ h0 } else { 0 };
+                    differ |= (hi[l] ^ h0) & act[l];
                 }
             }
             if differ != 0 {
@@ -293,10 +293,10 @@ fn global_halves(w: &Wave, i: &Inst, c: &Ctx, exec: u64, size: u64) -> Option<Ha
             most = most.max(lo[l]);
         }
     } else {
+        let act = super::simd::lane_masks(exec);
         for l in 0..LANES {
-            let active = exec >> l & 1 != 0;
-            least = least.min(if active { lo[l] } else { u32::MAX });
-            most = most.max(if active { lo[l] } else { 0 });
+            least = least.min(lo[l] | !act[l]);
+            most = most.max(lo[l] & act[l]);
         }
     }
     // The 64-bit path wraps; an access that would wrap takes that path.
@@ -358,19 +358,13 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
         // straight loop. The offsets are copied first: the destination may be their register.
         let offs: [u32; LANES] = w.v[row];
         let reg = &mut w.v[d & 511];
+        let base = origin as usize as *const u8;
         if exec == u64::MAX {
             // SAFETY: global_halves translated the span holding every lane's bytes.
-            unsafe { super::simd::gather64(origin as usize as *const u8, &offs, reg) };
+            unsafe { super::simd::gather64(base, &offs, reg) };
         } else {
-            let mut active = exec;
-            while active != 0 {
-                let l = active.trailing_zeros() as usize;
-                active &= active - 1;
-                let p = origin.wrapping_add(offs[l] as u64) as usize as *const u32;
-                // SAFETY: global_halves translated the span holding every active lane's
-                // bytes.
-                reg[l] = unsafe { std::ptr::read_unaligned(p) };
-            }
+            // SAFETY: global_halves translated the span holding every active lane's bytes.
+            unsafe { super::simd::gather64_masked(base, &offs, reg, exec) };
         }
         return true;
     }

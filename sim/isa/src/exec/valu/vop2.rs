@@ -136,13 +136,14 @@ fn carry_lanes(
         op: impl Fn(u64, u64, u64) -> (u64, bool),
     ) -> (Lanes, u64) {
         let mut d = [0u32; LANES];
-        let mut co = 0u64;
+        // Carries as 0 or all ones per lane, packed by sign bits (see simd::mask64).
+        let mut carries = [0u32; LANES];
         for l in 0..LANES {
             let (r, c) = op(x(l) as u64, y(l) as u64, (cin >> l) & 1);
             d[l] = r as u32;
-            co |= (c as u64) << l;
+            carries[l] = (c as u32).wrapping_neg();
         }
-        (d, co)
+        (d, crate::exec::simd::mask64(&carries))
     }
     match (a, b) {
         (Operand::Lanes(a), Operand::Lanes(b)) => each(|l| a[l], |l| b[l], cin, op),

@@ -7,26 +7,17 @@ use super::*;
 /// stays a value in a register instead of being spread over 64 lanes on the stack.
 #[inline(always)]
 fn lane_bits(a: Operand, b: Operand, pred: impl Fn(u32, u32) -> bool) -> u64 {
-    let mut bits = 0u64;
-    match (a, b) {
-        (Operand::Lanes(a), Operand::Lanes(b)) => {
-            for l in 0..LANES {
-                bits |= (pred(a[l], b[l]) as u64) << l;
-            }
+    // Each lane's result as 0 or all ones, packed by sign bits (see simd::mask64).
+    let all = |r: bool| (r as u32).wrapping_neg();
+    let lanes: [u32; LANES] = match (a, b) {
+        (Operand::Lanes(a), Operand::Lanes(b)) => std::array::from_fn(|l| all(pred(a[l], b[l]))),
+        (Operand::Value(x), Operand::Lanes(b)) => std::array::from_fn(|l| all(pred(x, b[l]))),
+        (Operand::Lanes(a), Operand::Value(y)) => std::array::from_fn(|l| all(pred(a[l], y))),
+        (Operand::Value(x), Operand::Value(y)) => {
+            return if pred(x, y) { u64::MAX } else { 0 };
         }
-        (Operand::Value(x), Operand::Lanes(b)) => {
-            for l in 0..LANES {
-                bits |= (pred(x, b[l]) as u64) << l;
-            }
-        }
-        (Operand::Lanes(a), Operand::Value(y)) => {
-            for l in 0..LANES {
-                bits |= (pred(a[l], y) as u64) << l;
-            }
-        }
-        (Operand::Value(x), Operand::Value(y)) => bits = if pred(x, y) { u64::MAX } else { 0 },
-    }
-    bits
+    };
+    crate::exec::simd::mask64(&lanes)
 }
 
 /// Evaluates `$e` with `$c` a constant equal to `$cond` (0..=15), so that a condition
