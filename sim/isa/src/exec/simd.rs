@@ -100,28 +100,24 @@ macro_rules! simd_handler {
 /// the compiler's own packing of `(bool as u64) << l` shifts and ors every lane.
 #[inline(always)]
 pub fn mask64(lanes: &[u32; 64]) -> u64 {
+    let mut bits = 0u64;
     #[cfg(target_arch = "x86_64")]
     if avx2_fma_found() {
-        // SAFETY: the CPU has AVX2 (found just above).
-        return unsafe { mask64_avx2(lanes) };
+        use std::arch::x86_64::*;
+        for chunk in 0..8 {
+            // SAFETY: the CPU has AVX (found just above); eight lanes inside the array.
+            // The intrinsics are called here rather than from a function of their own: in
+            // the AVX2 copy of a handler they then inline (a separate target-feature
+            // function stayed a call).
+            unsafe {
+                let v = _mm256_loadu_ps(lanes.as_ptr().add(8 * chunk) as *const f32);
+                bits |= (_mm256_movemask_ps(v) as u32 as u64) << (8 * chunk);
+            }
+        }
+        return bits;
     }
-    let mut bits = 0u64;
     for (l, &v) in lanes.iter().enumerate() {
         bits |= ((v >> 31) as u64) << l;
-    }
-    bits
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn mask64_avx2(lanes: &[u32; 64]) -> u64 {
-    use std::arch::x86_64::*;
-    let mut bits = 0u64;
-    for chunk in 0..8 {
-        // SAFETY: eight lanes inside the array; the CPU has AVX2 (the caller).
-        let v = unsafe { _mm256_loadu_ps(lanes.as_ptr().add(8 * chunk) as *const f32) };
-        bits |= (_mm256_movemask_ps(v) as u32 as u64) << (8 * chunk);
     }
     bits
 }
