@@ -13,10 +13,13 @@ pub struct Strides {
 
 const STRIDE_SLOTS: usize = 8;
 
-/// How many strides ahead to prefetch: one loop trip of a grid-stride reduction takes
-/// about a tenth of a microsecond here, less than the host's memory latency (on a 2-core
-/// host, one worker: 1 stride ahead 1,130, 4 ahead 1,670, 8 ahead 1,480 M lane-instr/s).
-const AHEAD: u64 = 4;
+/// How many strides ahead to prefetch: one loop trip of a grid-stride reduction takes well
+/// under the host's memory latency, and the faster the interpreter runs a trip the further
+/// ahead it must reach (on a 2-core host, one worker: 1 stride ahead 1,130, 4 ahead 1,670,
+/// 8 ahead 1,480 M lane-instr/s; after loads lost about 150 host instructions each, on the
+/// 16-core Xeon, best of 8 rounds: 4 ahead 1,462, 6 ahead 1,800, 8 ahead 1,632, 12 ahead
+/// 1,775).
+const AHEAD: u64 = 6;
 
 impl Strides {
     /// Notes a back-to-back load of `bytes` at host address `host` by the instruction at
