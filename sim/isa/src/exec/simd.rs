@@ -233,66 +233,6 @@ unsafe fn gather64_many_avx2<const N: usize>(
     }
 }
 
-/// [`gather64`] for the lanes of `exec` only (the others keep `out`): eight-lane groups
-/// that are all active go as in [`gather64`], partly active ones lane by lane. How a loop
-/// whose lanes finish at different trip counts (a CSR row each) reads its arrays.
-///
-/// # Safety
-/// Every active lane's `base + offs[l]` .. `+ 4` is readable.
-#[inline(always)]
-pub unsafe fn gather64_masked(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64], exec: u64) {
-    #[cfg(target_arch = "x86_64")]
-    if host_has_avx2_fma() {
-        // SAFETY: the CPU has AVX2 (checked just above); the caller's contract.
-        return unsafe { gather64_masked_avx2(base, offs, out, exec) };
-    }
-    for l in 0..64 {
-        if exec >> l & 1 != 0 {
-            // SAFETY: the caller's contract (lane l is active).
-            out[l] = unsafe { std::ptr::read_unaligned(base.add(offs[l] as usize) as *const u32) };
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn gather64_masked_avx2(base: *const u8, offs: &[u32; 64], out: &mut [u32; 64], exec: u64) {
-    use std::arch::x86_64::*;
-    for chunk in 0..8 {
-        let m = (exec >> (8 * chunk)) as u8;
-        if m == u8::MAX {
-            // SAFETY: as gather64_many_avx2's group read: all eight lanes are active, so
-            // all their dwords are readable.
-            unsafe {
-                let (group, first) = classify8(offs, chunk);
-                let p = base.add(first);
-                let v = match group {
-                    LaneGroup::OneAddress => {
-                        _mm256_set1_epi32(std::ptr::read_unaligned(p as *const i32))
-                    }
-                    LaneGroup::Consecutive => _mm256_loadu_si256(p as *const __m256i),
-                    LaneGroup::Other => {
-                        let lanes = &offs[8 * chunk..8 * chunk + 8];
-                        let v: [u32; 8] = std::array::from_fn(|j| {
-                            std::ptr::read_unaligned(base.add(lanes[j] as usize) as *const u32)
-                        });
-                        _mm256_loadu_si256(v.as_ptr() as *const __m256i)
-                    }
-                };
-                _mm256_storeu_si256(out.as_mut_ptr().add(8 * chunk) as *mut __m256i, v);
-            }
-            continue;
-        }
-        let mut active = m;
-        while active != 0 {
-            let l = 8 * chunk + active.trailing_zeros() as usize;
-            active &= active - 1;
-            // SAFETY: lane l is active: the caller's contract.
-            out[l] = unsafe { std::ptr::read_unaligned(base.add(offs[l] as usize) as *const u32) };
-        }
-    }
-}
-
 /// EXEC as one 0-or-all-ones word per lane, for lane loops that select by it: testing
 /// `exec >> l & 1` in a vectorised loop makes the compiler expand the mask four lanes at a
 /// time on every use.
@@ -423,32 +363,6 @@ mod tests {
         0xffff_ffff_0000_0000,
         0x9e37_79b9_7f4a_7c15,
     ];
-
-    /// gather64_masked reads the active lanes as gather64 does and leaves the others.
-    #[test]
-    fn gather64_masked_reads_the_active_lanes_only() {
-        let mem: Vec<u8> = (0..1024u32).map(|x| (x * 11 + x / 3) as u8).collect();
-        for rot in 0..GROUPS.len() {
-            let offs = lane_offsets(rot);
-            let mut all = [0u32; 64];
-            // SAFETY: every offset + 4 <= 1024, the buffer's length.
-            unsafe { gather64(mem.as_ptr(), &offs, &mut all) };
-            for exec in MASKS {
-                let before: [u32; 64] = std::array::from_fn(|l| 0xdead_0000 + l as u32);
-                let mut got = before;
-                // SAFETY: as above (every lane's offset is in the buffer).
-                unsafe { super::gather64_masked(mem.as_ptr(), &offs, &mut got, exec) };
-                for l in 0..64 {
-                    let want = if exec >> l & 1 != 0 {
-                        all[l]
-                    } else {
-                        before[l]
-                    };
-                    assert_eq!(got[l], want, "rotation {rot}, exec {exec:#x}, lane {l}");
-                }
-            }
-        }
-    }
 
     /// lane_masks and mask64 are inverses, and agree with the bit tests they replace.
     #[test]
