@@ -790,14 +790,16 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
     // Each of a and c is a register pair (its rows) or one value for all lanes, which
     // stays in a vector register: a stack array of it, written by narrower stores and read
     // back whole, stalls every chunk's load on store forwarding.
-    let [a, c] = [i.src[0], i.src[2]].map(|code| {
+    // Called twice rather than mapped over an array: `array::map` stays a call here.
+    let pair = |code: u16| {
         if code >= 256 {
             let r = (code as usize - 256) & 511;
             Pair::Rows(r, (r + 1) & 511)
         } else {
             Pair::Value(scalar_source64(w, i, code, true))
         }
-    });
+    };
+    let (a, c) = (pair(i.src[0]), pair(i.src[2]));
     let dst = (i.dst as usize).wrapping_sub(256) & 511;
     let out = (dst, (dst + 1) & 511);
     let mask = w.exec();
