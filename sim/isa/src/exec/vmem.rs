@@ -358,10 +358,9 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
         // straight loop. The offsets are copied first: the destination may be their register.
         let offs: [u32; LANES] = w.v[row];
         let reg = &mut w.v[d & 511];
-        let base = origin as usize as *const u8;
         if exec == u64::MAX {
             // SAFETY: global_halves translated the span holding every lane's bytes.
-            unsafe { super::simd::gather64(base, &offs, reg) };
+            unsafe { super::simd::gather64(origin as usize as *const u8, &offs, reg) };
         } else {
             // Lane by lane: grouping eight lanes (as the full-EXEC gather does) measured
             // slower here, on CSR SpMV's partly active row loops.
