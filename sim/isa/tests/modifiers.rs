@@ -12,8 +12,8 @@
 //! 20896, where the interpreter skipped the clamp of conversions from integers).
 //!
 //! The operand forms of gfx942's `v_lshl_add_u64` (the address arithmetic every kernel
-//! runs, each form its own loop) against the host, and `v_swap_b32` (whole rows under a full
-//! EXEC) under both kinds of EXEC.
+//! runs, each form its own loop) and of `v_lshlrev_b64` by one shift against the host, and
+//! `v_swap_b32` (whole rows under a full EXEC) under both kinds of EXEC.
 
 mod common;
 
@@ -255,6 +255,83 @@ fn lshl_add_u64_computes_every_operand_form() {
             let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
             let got = (pair(g[0], g[1]), pair(g[2], g[3]));
             assert_eq!(got, want(l), "{what}, lane {l}");
+        }
+    }
+}
+
+/// `v_lshlrev_b64 d, shift, b` with one shift for all lanes (an inline constant or an SGPR),
+/// below 32 and from 32 up (where the low half moves wholly into the high one), of a
+/// register pair and of an SGPR pair, under a full and a partial EXEC.
+#[test]
+fn lshlrev_b64_shifts_near_and_far() {
+    let a: [u32; 64] = std::array::from_fn(|l| 0x9e37_79b9u32.wrapping_mul(l as u32 + 1));
+    let b: [u32; 64] = std::array::from_fn(|l| 0x8765_4321u32.rotate_left(l as u32));
+    let s: u64 = 0x0123_4567_89ab_cdef;
+    let ab = |l: usize| a[l] as u64 | (b[l] as u64) << 32;
+    const PAIRS: [u32; 1] = [0x7e06_0308]; // v_mov_b32 v3, v8: v[2:3] = (a, b)
+    const SET_S: [u32; 5] = [
+        0xbe8a_00ff,
+        0x89ab_cdef,
+        0xbe8b_00ff,
+        0x0123_4567,
+        0xbe8c_00a4,
+    ]; // s[10:11] = s, s12 = 36
+    const KEEP: [u32; 4] = [0x7e08_0287, 0x7e0a_0287, 0x7e0c_0287, 0x7e0e_0287]; // v4..v7 = 7
+    let kept = 7 | 7 << 32;
+    let active = 0xffff_ffff_0ff0_f00fu64;
+    type Want<'a> = Box<dyn Fn(usize) -> (u64, u64) + 'a>;
+    let cases: [(&str, Vec<u32>, Want); 3] = [
+        (
+            "3 and 40 of a pair",
+            [
+                0xd28f_0004,
+                0x0002_0483, // v_lshlrev_b64 v[4:5], 3, v[2:3]
+                0xd28f_0006,
+                0x0002_04a8, // v_lshlrev_b64 v[6:7], 40, v[2:3]
+            ]
+            .to_vec(),
+            Box::new(|l| (ab(l) << 3, ab(l) << 40)),
+        ),
+        (
+            "32 of an SGPR pair, 63 of a pair",
+            [
+                0xd28f_0004,
+                0x0000_14a0, // v_lshlrev_b64 v[4:5], 32, s[10:11]
+                0xd28f_0006,
+                0x0002_04bf, // v_lshlrev_b64 v[6:7], 63, v[2:3]
+            ]
+            .to_vec(),
+            Box::new(|l| (s << 32, ab(l) << 63)),
+        ),
+        (
+            "a partial EXEC",
+            [
+                KEEP.as_slice(),
+                &[
+                    0xbefe_00ff,
+                    0x0ff0_f00f, // s_mov_b32 exec_lo, 0x0ff0f00f (exec_hi stays set)
+                    0xd28f_0004,
+                    0x0002_040c, // v_lshlrev_b64 v[4:5], s12, v[2:3]
+                    0xd28f_0006,
+                    0x0002_0483, // v_lshlrev_b64 v[6:7], 3, v[2:3]
+                    0xbefe_00c1, // s_mov_b32 exec_lo, -1
+                ],
+            ]
+            .concat(),
+            Box::new(|l| match active >> l & 1 {
+                1 => (ab(l) << 36, ab(l) << 3),
+                _ => (kept, kept),
+            }),
+        ),
+    ];
+    for model in MODELS {
+        for (what, code, want) in &cases {
+            let got = run(model, &[&PAIRS[..], &SET_S, code].concat(), &a, &b);
+            for (l, g) in got.iter().enumerate() {
+                let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
+                let got = (pair(g[0], g[1]), pair(g[2], g[3]));
+                assert_eq!(got, want(l), "{model:?} {what}, lane {l}");
+            }
         }
     }
 }

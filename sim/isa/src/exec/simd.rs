@@ -100,24 +100,33 @@ macro_rules! simd_handler {
 /// the compiler's own packing of `(bool as u64) << l` shifts and ors every lane.
 #[inline(always)]
 pub fn mask64(lanes: &[u32; 64]) -> u64 {
+    mask64_of(|l| lanes[l])
+}
+
+/// [`mask64`] of the results `lane(l)` computes, eight lanes at a time: each group of eight
+/// is packed as soon as it is computed, in vector registers, instead of all 64 going to a
+/// stack array first and being read back.
+#[inline(always)]
+pub fn mask64_of(lane: impl Fn(usize) -> u32) -> u64 {
     let mut bits = 0u64;
     #[cfg(target_arch = "x86_64")]
     if avx2_fma_found() {
         use std::arch::x86_64::*;
         for chunk in 0..8 {
-            // SAFETY: the CPU has AVX (found just above); eight lanes inside the array.
+            let group: [u32; 8] = std::array::from_fn(|k| lane(8 * chunk + k));
+            // SAFETY: the CPU has AVX (found just above); the load reads `group` whole.
             // The intrinsics are called here rather than from a function of their own: in
             // the AVX2 copy of a handler they then inline (a separate target-feature
             // function stayed a call).
             unsafe {
-                let v = _mm256_loadu_ps(lanes.as_ptr().add(8 * chunk) as *const f32);
+                let v = _mm256_loadu_ps(group.as_ptr() as *const f32);
                 bits |= (_mm256_movemask_ps(v) as u32 as u64) << (8 * chunk);
             }
         }
         return bits;
     }
-    for (l, &v) in lanes.iter().enumerate() {
-        bits |= ((v >> 31) as u64) << l;
+    for l in 0..64 {
+        bits |= ((lane(l) >> 31) as u64) << l;
     }
     bits
 }

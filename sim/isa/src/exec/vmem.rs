@@ -286,8 +286,13 @@ fn global_halves(w: &Wave, i: &Inst, c: &Ctx, exec: u64, size: u64) -> Option<Ha
         _ => return None,
     };
     let lo = &w.v[row];
+    // Back to back first: then the first and last lanes bound the span, and the scan for
+    // the least and greatest offsets (as long as this test) is not needed.
+    let dense = exec == u64::MAX && back_to_back_halves(lo, size);
     let (mut least, mut most) = (u32::MAX, 0u32);
-    if exec == u64::MAX {
+    if dense {
+        (least, most) = (lo[0], lo[LANES - 1]);
+    } else if exec == u64::MAX {
         for l in 0..LANES {
             least = least.min(lo[l]);
             most = most.max(lo[l]);
@@ -312,15 +317,28 @@ fn global_halves(w: &Wave, i: &Inst, c: &Ctx, exec: u64, size: u64) -> Option<Ha
         .wrapping_sub(start)
         .wrapping_add(base)
         .wrapping_add(imm as u64);
-    let mut dense = exec == u64::MAX
-        && lo[0] == least
-        && most as u64 == least as u64 + (LANES as u64 - 1) * size;
-    if dense {
-        for l in 0..LANES {
-            dense &= lo[l] == lo[0].wrapping_add((l as u64 * size) as u32);
-        }
-    }
     Some(Halves { origin, row, dense })
+}
+
+/// Whether the 64 offsets `lo` step up by `size` from lane 0 without passing 2^32 (so lane
+/// 0's offset is the least and lane 63's the greatest). The common sizes are constants, so
+/// that each lane's expected step is folded rather than multiplied.
+#[inline(always)]
+fn back_to_back_halves(lo: &[u32; LANES], size: u64) -> bool {
+    #[inline(always)]
+    fn steps<const SIZE: u32>(lo: &[u32; LANES]) -> bool {
+        let mut off = 0u32;
+        for l in 0..LANES {
+            off |= lo[l] ^ lo[0].wrapping_add(l as u32 * SIZE);
+        }
+        off == 0 && lo[0].checked_add((LANES as u32 - 1) * SIZE).is_some()
+    }
+    match size {
+        4 => steps::<4>(lo),
+        12 => steps::<12>(lo),
+        16 => steps::<16>(lo),
+        _ => false,
+    }
 }
 
 /// Loads of whole dwords (not 8 bytes: see [`load`]) through [`global_halves`]; false when

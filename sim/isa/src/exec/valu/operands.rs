@@ -804,35 +804,60 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
     let out = (dst, (dst + 1) & 511);
     let mask = w.exec();
     // SAFETY (all): the rows are below 512, inside the register file `base` points to.
-    // Each form is its own loop, so a chunk tests nothing but its EXEC bits; the shift of 0
-    // (a base plus an offset) drops the shifts.
+    // Each form is its own loop, so a chunk tests nothing but its EXEC bits (and under a
+    // full EXEC, how addresses are mostly formed, not even those); the shift of 0 (a base
+    // plus an offset) drops the shifts.
     unsafe {
-        match (a, c, shift) {
-            (Pair::Rows(..), Pair::Rows(..), 0) => {
-                lshl_add8::<true, true, false>(base, a, c, 0, out, mask)
-            }
-            (Pair::Rows(..), Pair::Rows(..), s) => {
-                lshl_add8::<true, true, true>(base, a, c, s, out, mask)
-            }
-            (Pair::Rows(..), Pair::Value(_), 0) => {
-                lshl_add8::<true, false, false>(base, a, c, 0, out, mask)
-            }
-            (Pair::Rows(..), Pair::Value(_), s) => {
-                lshl_add8::<true, false, true>(base, a, c, s, out, mask)
-            }
-            (Pair::Value(_), Pair::Rows(..), 0) => {
-                lshl_add8::<false, true, false>(base, a, c, 0, out, mask)
-            }
-            (Pair::Value(_), Pair::Rows(..), s) => {
-                lshl_add8::<false, true, true>(base, a, c, s, out, mask)
-            }
-            (Pair::Value(_), Pair::Value(_), s) => {
-                lshl_add8::<false, false, true>(base, a, c, s, out, mask)
-            }
+        if mask == u64::MAX {
+            lshl_add_forms::<true>(base, a, c, shift, out, mask)
+        } else {
+            lshl_add_forms::<false>(base, a, c, shift, out, mask)
         }
     }
     w.lane_ops += mask.count_ones() as u64;
     true
+}
+
+/// [`lshl_add8`] for the forms of `a` and `c` and whether there is a shift; `FULL`: every
+/// lane is active (`mask` is all ones).
+///
+/// # Safety
+/// As [`lshl_add8`].
+#[inline(always)]
+unsafe fn lshl_add_forms<const FULL: bool>(
+    base: *mut u32,
+    a: Pair,
+    c: Pair,
+    shift: u32,
+    out: (usize, usize),
+    mask: u64,
+) {
+    // SAFETY (all): the caller's contract; each form matches its const parameters.
+    unsafe {
+        match (a, c, shift) {
+            (Pair::Rows(..), Pair::Rows(..), 0) => {
+                lshl_add8::<true, true, false, FULL>(base, a, c, 0, out, mask)
+            }
+            (Pair::Rows(..), Pair::Rows(..), s) => {
+                lshl_add8::<true, true, true, FULL>(base, a, c, s, out, mask)
+            }
+            (Pair::Rows(..), Pair::Value(_), 0) => {
+                lshl_add8::<true, false, false, FULL>(base, a, c, 0, out, mask)
+            }
+            (Pair::Rows(..), Pair::Value(_), s) => {
+                lshl_add8::<true, false, true, FULL>(base, a, c, s, out, mask)
+            }
+            (Pair::Value(_), Pair::Rows(..), 0) => {
+                lshl_add8::<false, true, false, FULL>(base, a, c, 0, out, mask)
+            }
+            (Pair::Value(_), Pair::Rows(..), s) => {
+                lshl_add8::<false, true, true, FULL>(base, a, c, s, out, mask)
+            }
+            (Pair::Value(_), Pair::Value(_), s) => {
+                lshl_add8::<false, false, true, FULL>(base, a, c, s, out, mask)
+            }
+        }
+    }
 }
 
 /// A 64-bit source of [`lshl_add8`]: the rows of a register pair (low, high) or one value.
@@ -868,13 +893,19 @@ impl Pair {
 }
 
 /// `out = (a << shift) + c` on 32-bit halves, eight lanes at a time, under `mask`: one loop
-/// per form of the sources (`A_ROWS`, `C_ROWS`) and whether there is a shift.
+/// per form of the sources (`A_ROWS`, `C_ROWS`), whether there is a shift, and whether
+/// every lane is active (`FULL`: no chunk tests its EXEC bits).
 ///
 /// # Safety
 /// The rows of `a`, `c` and `out` are below 512 in the register file at `base`; the forms
 /// match the const parameters.
 #[inline(always)]
-unsafe fn lshl_add8<const A_ROWS: bool, const C_ROWS: bool, const SHIFTED: bool>(
+unsafe fn lshl_add8<
+    const A_ROWS: bool,
+    const C_ROWS: bool,
+    const SHIFTED: bool,
+    const FULL: bool,
+>(
     base: *mut u32,
     a: Pair,
     c: Pair,
@@ -883,7 +914,11 @@ unsafe fn lshl_add8<const A_ROWS: bool, const C_ROWS: bool, const SHIFTED: bool>
     mask: u64,
 ) {
     for chunk in 0..LANES / 8 {
-        let m = (mask >> (8 * chunk)) as u8;
+        let m = if FULL {
+            0xff
+        } else {
+            (mask >> (8 * chunk)) as u8
+        };
         if m == 0 {
             continue;
         }
@@ -946,15 +981,48 @@ pub(super) fn lshlrev_b64_halves(w: &mut Wave, i: &Inst) -> bool {
         ([splat[0].as_ptr(), splat[1].as_ptr()], 0)
     };
     let dst = (i.dst as usize).wrapping_sub(256) & 511;
-    let dst_hi = (dst + 1) & 511;
+    let out = (dst, (dst + 1) & 511);
     let mask = w.exec();
+    // SAFETY (all): the planes are as above; dst and its pair are below 512.
+    unsafe {
+        match (mask == u64::MAX, shift < 32) {
+            (true, true) => shl64_8::<true, true>(base, planes, step, shift, out, mask),
+            (true, false) => shl64_8::<true, false>(base, planes, step, shift, out, mask),
+            (false, true) => shl64_8::<false, true>(base, planes, step, shift, out, mask),
+            (false, false) => shl64_8::<false, false>(base, planes, step, shift, out, mask),
+        }
+    }
+    w.lane_ops += mask.count_ones() as u64;
+    true
+}
+
+/// `out = b << shift` on 32-bit halves, eight lanes at a time under `mask`: `planes` are b's
+/// low and high halves (`step` 8 per chunk for a register pair, 0 for a splat). One loop
+/// per case of whether every lane is active (`FULL`) and whether the shift is below 32
+/// (`NEAR`; else the low half moves wholly into the high one).
+///
+/// # Safety
+/// Each plane has `7 * step + 8` readable dwords; `out`'s rows are below 512 in the
+/// register file at `base`.
+#[inline(always)]
+unsafe fn shl64_8<const FULL: bool, const NEAR: bool>(
+    base: *mut u32,
+    planes: [*const u32; 2],
+    step: usize,
+    shift: u32,
+    (dst, dst_hi): (usize, usize),
+    mask: u64,
+) {
     for chunk in 0..LANES / 8 {
-        let m = (mask >> (8 * chunk)) as u8;
+        let m = if FULL {
+            0xff
+        } else {
+            (mask >> (8 * chunk)) as u8
+        };
         if m == 0 {
             continue;
         }
-        // SAFETY: each plane is a register (64 lanes, step 8 per chunk) or a splat (eight
-        // lanes, step 0).
+        // SAFETY: the caller's contract.
         let [blo, bhi] = unsafe {
             [
                 std::ptr::read_unaligned(planes[0].add(step * chunk) as *const [u32; 8]),
@@ -964,7 +1032,7 @@ pub(super) fn lshlrev_b64_halves(w: &mut Wave, i: &Inst) -> bool {
         let mut dl = [0u32; 8];
         let mut dh = [0u32; 8];
         for k in 0..8 {
-            if shift < 32 {
+            if NEAR {
                 dl[k] = blo[k] << shift;
                 dh[k] = bhi[k] << shift | (blo[k] >> 1) >> (31 - shift);
             } else {
@@ -974,8 +1042,6 @@ pub(super) fn lshlrev_b64_halves(w: &mut Wave, i: &Inst) -> bool {
         // SAFETY: dst, dst_hi < 512; these lanes' sources were read above.
         unsafe { store_halves8(base, dst, dst_hi, chunk, m, dl, dh) };
     }
-    w.lane_ops += mask.count_ones() as u64;
-    true
 }
 
 /// Writes eight lanes (`chunk`, active where `m` has a bit) of a 64-bit result to the

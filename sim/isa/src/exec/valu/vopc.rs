@@ -2,22 +2,26 @@
 //! an SGPR pair, and the `v_cmpx` forms writing EXEC.
 
 use super::*;
+use crate::exec::simd::mask64_of;
 
 /// The lanes where `pred` holds, as a mask: one loop per form of the operands, so a scalar
 /// stays a value in a register instead of being spread over 64 lanes on the stack.
 #[inline(always)]
 fn lane_bits(a: Operand, b: Operand, pred: impl Fn(u32, u32) -> bool) -> u64 {
-    // Each lane's result as 0 or all ones, packed by sign bits (see simd::mask64).
+    // Each lane's result as 0 or all ones, packed by sign bits (see simd::mask64_of).
     let all = |r: bool| (r as u32).wrapping_neg();
-    let lanes: [u32; LANES] = match (a, b) {
-        (Operand::Lanes(a), Operand::Lanes(b)) => std::array::from_fn(|l| all(pred(a[l], b[l]))),
-        (Operand::Value(x), Operand::Lanes(b)) => std::array::from_fn(|l| all(pred(x, b[l]))),
-        (Operand::Lanes(a), Operand::Value(y)) => std::array::from_fn(|l| all(pred(a[l], y))),
+    match (a, b) {
+        (Operand::Lanes(a), Operand::Lanes(b)) => mask64_of(|l| all(pred(a[l], b[l]))),
+        (Operand::Value(x), Operand::Lanes(b)) => mask64_of(|l| all(pred(x, b[l]))),
+        (Operand::Lanes(a), Operand::Value(y)) => mask64_of(|l| all(pred(a[l], y))),
         (Operand::Value(x), Operand::Value(y)) => {
-            return if pred(x, y) { u64::MAX } else { 0 };
+            if pred(x, y) {
+                u64::MAX
+            } else {
+                0
+            }
         }
-    };
-    crate::exec::simd::mask64(&lanes)
+    }
 }
 
 /// Evaluates `$e` with `$c` a constant equal to `$cond` (0..=15), so that a condition
