@@ -13,7 +13,8 @@
 //!
 //! The operand forms of gfx942's `v_lshl_add_u64` (the address arithmetic every kernel
 //! runs, each form its own loop) and of `v_lshlrev_b64` by one shift against the host, and
-//! `v_swap_b32` (whole rows under a full EXEC) under both kinds of EXEC.
+//! `v_swap_b32` (whole rows under a full EXEC) under both kinds of EXEC; the carry ops
+//! (gfx90a's 64-bit address arithmetic) against 64-bit host arithmetic.
 
 mod common;
 
@@ -331,6 +332,129 @@ fn lshlrev_b64_shifts_near_and_far() {
                 let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
                 let got = (pair(g[0], g[1]), pair(g[2], g[3]));
                 assert_eq!(got, want(l), "{model:?} {what}, lane {l}");
+            }
+        }
+    }
+}
+
+/// The six carry ops (VOP2 with VCC, VOP3 with SGPR pairs, and through DPP and SDWA, which
+/// take the general operand path) against 64-bit host arithmetic: all 64 pairs of eight
+/// edge values, each with a carry-in of 0 and of 1, under a full and a partial EXEC (where
+/// inactive lanes keep their value and get a carry-out bit of 0).
+#[test]
+fn carry_ops_match_64_bit_arithmetic() {
+    const VALUES: [u32; 8] = [
+        0,
+        1,
+        2,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_fffe,
+        0xffff_ffff,
+        0x1234_5678,
+    ];
+    let a: [u32; 64] = std::array::from_fn(|l| VALUES[l % 8]);
+    let b: [u32; 64] = std::array::from_fn(|l| VALUES[l / 8]);
+    type Reference = fn(u64, u64, u64) -> (u64, bool);
+    let add: Reference = |a, b, ci| (a + b + ci, (a + b + ci) >> 32 != 0);
+    let sub: Reference = |a, b, ci| (a.wrapping_sub(b).wrapping_sub(ci), b + ci > a);
+    let subrev: Reference = |a, b, ci| (b.wrapping_sub(a).wrapping_sub(ci), a + ci > b);
+    // (name, VOP2 into v4 with VCC, VOP3 into v6 with s[22:23] (carry-in s[20:21]), a DPP or
+    // SDWA form into v4 with VCC, whether it takes a carry-in, the reference)
+    let ops: [(&str, u32, [u32; 2], Option<[u32; 2]>, bool, Reference); 6] = [
+        (
+            "v_add_co_u32",
+            0x3208_1102,
+            [0xd119_1606, 0x0002_1102],
+            None,
+            false,
+            add,
+        ),
+        (
+            "v_addc_co_u32",
+            0x3808_1102,
+            [0xd11c_1606, 0x0052_1102],
+            Some([0x3808_10fa, 0xff00_e402]),
+            true,
+            add,
+        ),
+        (
+            "v_sub_co_u32",
+            0x3408_1102,
+            [0xd11a_1606, 0x0002_1102],
+            Some([0x3408_10f9, 0x0606_0602]),
+            false,
+            sub,
+        ),
+        (
+            "v_subb_co_u32",
+            0x3a08_1102,
+            [0xd11d_1606, 0x0052_1102],
+            Some([0x3a08_10f9, 0x0606_0602]),
+            true,
+            sub,
+        ),
+        (
+            "v_subrev_co_u32",
+            0x3608_1102,
+            [0xd11b_1606, 0x0002_1102],
+            None,
+            false,
+            subrev,
+        ),
+        (
+            "v_subbrev_co_u32",
+            0x3c08_1102,
+            [0xd11e_1606, 0x0052_1102],
+            Some([0x3c08_10fa, 0xff00_e402]),
+            true,
+            subrev,
+        ),
+    ];
+    const KEEP: [u32; 4] = [0x7e08_0287, 0x7e0a_0287, 0x7e0c_0287, 0x7e0e_0287]; // v4..v7 = 7
+    const CARRIES_OUT: [u32; 5] = [
+        0xbefe_00c1, // s_mov_b32 exec_lo, -1
+        0xd100_0005,
+        0x01a9_0280, // v_cndmask_b32_e64 v5, 0, 1, vcc
+        0xd100_0007,
+        0x0059_0280, // v_cndmask_b32_e64 v7, 0, 1, s[22:23]
+    ];
+    let carry_in = 0x9e37_79b9_7f4a_7c15u64;
+    for model in MODELS {
+        for (name, vop2, vop3, general, takes_carry, reference) in ops {
+            for cin in [carry_in, !carry_in] {
+                for exec_lo in [u32::MAX, 0x0ff0_f00f] {
+                    let active = 0xffff_ffff_0000_0000 | exec_lo as u64;
+                    let forms = [Some([vop2, 0xbf80_0000]), general]; // the VOP2 padded with s_nop
+                    for (form, first) in forms.into_iter().enumerate() {
+                        let Some(first) = first else { continue };
+                        let code = [
+                            &KEEP[..],
+                            &[0xbe94_00ff, cin as u32, 0xbe95_00ff, (cin >> 32) as u32], // s[20:21] = cin
+                            &[0xbeea_0114],          // s_mov_b64 vcc, s[20:21]
+                            &[0xbefe_00ff, exec_lo], // s_mov_b32 exec_lo, ..
+                            &first,
+                            &vop3,
+                            &CARRIES_OUT,
+                        ]
+                        .concat();
+                        let got = run(model, &code, &a, &b);
+                        for (l, g) in got.iter().enumerate() {
+                            let ci = if takes_carry { cin >> l & 1 } else { 0 };
+                            let (r, c) = reference(a[l] as u64, b[l] as u64, ci);
+                            let want = if active >> l & 1 != 0 {
+                                [r as u32, c as u32, r as u32, c as u32]
+                            } else {
+                                [7, 0, 7, 0]
+                            };
+                            assert_eq!(
+                                *g, want,
+                                "{model:?} {name} form {form} carry-in {cin:#x} exec_lo {exec_lo:#x} lane {l}: a {:#x} b {:#x}",
+                                a[l], b[l]
+                            );
+                        }
+                    }
+                }
             }
         }
     }

@@ -120,27 +120,30 @@ simd_handler! {
 }
 
 /// Each lane's `op(a, b, carry_in)` as results and a carry mask, one loop per form of the
-/// operands.
+/// operands. On 32-bit lanes (eight to a vector register) with the carry-in bits spread by
+/// 32-bit shifts: 64-bit sums and a 64-bit shift of the mask per lane took four lanes a
+/// register and twice the instructions.
 #[inline(always)]
 fn carry_lanes(
     a: Operand,
     b: Operand,
     cin: u64,
-    op: impl Fn(u64, u64, u64) -> (u64, bool),
+    op: impl Fn(u32, u32, u32) -> (u32, bool),
 ) -> (Lanes, u64) {
     #[inline(always)]
     fn each(
         x: impl Fn(usize) -> u32,
         y: impl Fn(usize) -> u32,
         cin: u64,
-        op: impl Fn(u64, u64, u64) -> (u64, bool),
+        op: impl Fn(u32, u32, u32) -> (u32, bool),
     ) -> (Lanes, u64) {
+        let carry_in = crate::exec::simd::lane_masks(cin);
         let mut d = [0u32; LANES];
         // Carries as 0 or all ones per lane, packed by sign bits (see simd::mask64).
         let mut carries = [0u32; LANES];
         for l in 0..LANES {
-            let (r, c) = op(x(l) as u64, y(l) as u64, (cin >> l) & 1);
-            d[l] = r as u32;
+            let (r, c) = op(x(l), y(l), carry_in[l] & 1);
+            d[l] = r;
             carries[l] = (c as u32).wrapping_neg();
         }
         (d, crate::exec::simd::mask64(&carries))
@@ -174,9 +177,9 @@ macro_rules! carry {
             let mut d = [0u32; LANES];
             let mut co = 0u64;
             for l in 0..LANES {
-                let ($a, $bb, $ci) = ($a[l] as u64, $bb[l] as u64, (cin_mask >> l) & 1);
-                let (r, c): (u64, bool) = $body;
-                d[l] = r as u32;
+                let ($a, $bb, $ci) = ($a[l], $bb[l], (cin_mask >> l) as u32 & 1);
+                let (r, c): (u32, bool) = $body;
+                d[l] = r;
                 co |= (c as u64) << l;
             }
             out32(w, i, mask, &mut d);
@@ -186,11 +189,23 @@ macro_rules! carry {
     )*};
 }
 
+// On u32 with the carry-in 0 or 1: a sum carries where it wrapped below an addend (either
+// step of a + b + ci), a difference borrows where b exceeds a or what is left is below ci.
 carry! {
-    v_add_co_u32(false) => |a, bb, _ci| { let t = a + bb; (t, t >> 32 != 0) };
+    v_add_co_u32(false) => |a, bb, _ci| { let t = a.wrapping_add(bb); (t, t < a) };
     v_sub_co_u32(false) => |a, bb, _ci| (a.wrapping_sub(bb), bb > a);
     v_subrev_co_u32(false) => |a, bb, _ci| (bb.wrapping_sub(a), a > bb);
-    v_addc_co_u32(true) => |a, bb, ci| { let t = a + bb + ci; (t, t >> 32 != 0) };
-    v_subb_co_u32(true) => |a, bb, ci| (a.wrapping_sub(bb).wrapping_sub(ci), bb + ci > a);
-    v_subbrev_co_u32(true) => |a, bb, ci| (bb.wrapping_sub(a).wrapping_sub(ci), a + ci > bb);
+    v_addc_co_u32(true) => |a, bb, ci| {
+        let s = a.wrapping_add(bb);
+        let t = s.wrapping_add(ci);
+        (t, (s < a) | (t < s))
+    };
+    v_subb_co_u32(true) => |a, bb, ci| {
+        let t = a.wrapping_sub(bb);
+        (t.wrapping_sub(ci), (bb > a) | (t < ci))
+    };
+    v_subbrev_co_u32(true) => |a, bb, ci| {
+        let t = bb.wrapping_sub(a);
+        (t.wrapping_sub(ci), (a > bb) | (t < ci))
+    };
 }
