@@ -359,10 +359,26 @@ fn carry_ops_match_64_bit_arithmetic() {
     let add: Reference = |a, b, ci| (a + b + ci, (a + b + ci) >> 32 != 0);
     let sub: Reference = |a, b, ci| (a.wrapping_sub(b).wrapping_sub(ci), b + ci > a);
     let subrev: Reference = |a, b, ci| (b.wrapping_sub(a).wrapping_sub(ci), a + ci > b);
-    // (name, VOP2 into v4 with VCC, VOP3 into v6 with s[22:23] (carry-in s[20:21]), a DPP or
-    // SDWA form into v4 with VCC, whether it takes a carry-in, the reference)
-    let ops: [(&str, u32, [u32; 2], Option<[u32; 2]>, bool, Reference); 6] = [
-        (
+    /// One carry op: its VOP2 into v4 with VCC, its VOP3 into v6 with s[22:23] (carry-in
+    /// s[20:21]), a DPP or SDWA form into v4 with VCC, whether it takes a carry-in.
+    struct CarryOp {
+        name: &'static str,
+        vop2: u32,
+        vop3: [u32; 2],
+        general: Option<[u32; 2]>,
+        takes_carry: bool,
+        reference: Reference,
+    }
+    let op = |name, vop2, vop3, general, takes_carry, reference| CarryOp {
+        name,
+        vop2,
+        vop3,
+        general,
+        takes_carry,
+        reference,
+    };
+    let ops = [
+        op(
             "v_add_co_u32",
             0x3208_1102,
             [0xd119_1606, 0x0002_1102],
@@ -370,7 +386,7 @@ fn carry_ops_match_64_bit_arithmetic() {
             false,
             add,
         ),
-        (
+        op(
             "v_addc_co_u32",
             0x3808_1102,
             [0xd11c_1606, 0x0052_1102],
@@ -378,7 +394,7 @@ fn carry_ops_match_64_bit_arithmetic() {
             true,
             add,
         ),
-        (
+        op(
             "v_sub_co_u32",
             0x3408_1102,
             [0xd11a_1606, 0x0002_1102],
@@ -386,7 +402,7 @@ fn carry_ops_match_64_bit_arithmetic() {
             false,
             sub,
         ),
-        (
+        op(
             "v_subb_co_u32",
             0x3a08_1102,
             [0xd11d_1606, 0x0052_1102],
@@ -394,7 +410,7 @@ fn carry_ops_match_64_bit_arithmetic() {
             true,
             sub,
         ),
-        (
+        op(
             "v_subrev_co_u32",
             0x3608_1102,
             [0xd11b_1606, 0x0002_1102],
@@ -402,7 +418,7 @@ fn carry_ops_match_64_bit_arithmetic() {
             false,
             subrev,
         ),
-        (
+        op(
             "v_subbrev_co_u32",
             0x3c08_1102,
             [0xd11e_1606, 0x0052_1102],
@@ -421,7 +437,15 @@ fn carry_ops_match_64_bit_arithmetic() {
     ];
     let carry_in = 0x9e37_79b9_7f4a_7c15u64;
     for model in MODELS {
-        for (name, vop2, vop3, general, takes_carry, reference) in ops {
+        for &CarryOp {
+            name,
+            vop2,
+            vop3,
+            general,
+            takes_carry,
+            reference,
+        } in &ops
+        {
             for cin in [carry_in, !carry_in] {
                 for exec_lo in [u32::MAX, 0x0ff0_f00f] {
                     let active = 0xffff_ffff_0000_0000 | exec_lo as u64;
