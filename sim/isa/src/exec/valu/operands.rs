@@ -785,21 +785,19 @@ pub(super) fn lshl_add_u64_halves(w: &mut Wave, i: &Inst) -> bool {
     if i.ext != Ext::None || i.omod != 0 || i.clamp || i.src[1] >= 256 {
         return false;
     }
-    let shift = scalar_source64(w, i, i.src[1], false) as u32 & 7;
+    // What compilers emit is decoded first: the shift an inline integer, the sources VGPR
+    // or SGPR pairs (read as scalar_source64 reads them); the general decoding of constants
+    // and literals otherwise.
+    let shift = match i.src[1] {
+        code @ 128..=192 => (code - 128) as u32 & 7,
+        code => scalar_source64(w, i, code, false) as u32 & 7,
+    };
     let base = w.v.as_mut_ptr() as *mut u32;
     // Each of a and c is a register pair (its rows) or one value for all lanes, which
     // stays in a vector register: a stack array of it, written by narrower stores and read
     // back whole, stalls every chunk's load on store forwarding.
     // Called twice rather than mapped over an array: `array::map` stays a call here.
-    let pair = |code: u16| {
-        if code >= 256 {
-            let r = (code as usize - 256) & 511;
-            Pair::Rows(r, (r + 1) & 511)
-        } else {
-            Pair::Value(scalar_source64(w, i, code, true))
-        }
-    };
-    let (a, c) = (pair(i.src[0]), pair(i.src[2]));
+    let (a, c) = (Pair::of(w, i, i.src[0]), Pair::of(w, i, i.src[2]));
     let dst = (i.dst as usize).wrapping_sub(256) & 511;
     let out = (dst, (dst + 1) & 511);
     let mask = w.exec();
@@ -868,6 +866,20 @@ enum Pair {
 }
 
 impl Pair {
+    /// The 64-bit source `code` of `i`: a VGPR pair's rows, else its value (an SGPR pair
+    /// read directly, other scalars as [`scalar_source64`] reads them).
+    #[inline(always)]
+    fn of(w: &Wave, i: &Inst, code: u16) -> Pair {
+        if code >= 256 {
+            let r = (code as usize - 256) & 511;
+            Pair::Rows(r, (r + 1) & 511)
+        } else if code < 128 {
+            Pair::Value(w.sreg64(code))
+        } else {
+            Pair::Value(scalar_source64(w, i, code, true))
+        }
+    }
+
     /// Eight lanes' low and high halves from `chunk * 8`: `ROWS` says which form `self` is.
     ///
     /// # Safety
