@@ -188,6 +188,28 @@ fn clamp_and_omod_act_on_float_results_converted_from_integers() {
     }
 }
 
+/// What a case expects of each lane: its v[4:5] and v[6:7] as 64-bit values.
+type Want<'a> = Box<dyn Fn(usize) -> (u64, u64) + 'a>;
+
+/// Runs each case's code after `setup` (a in v2, b in v8, as [`run`]) and checks every
+/// lane's v[4:5] and v[6:7] against the case.
+fn check_pairs(
+    model: hsasim_isa::GfxModel,
+    setup: &[u32],
+    cases: &[(&str, Vec<u32>, Want)],
+    a: &[u32; 64],
+    b: &[u32; 64],
+) {
+    for (what, code, want) in cases {
+        let got = run(model, &[setup, code].concat(), a, b);
+        for (l, g) in got.iter().enumerate() {
+            let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
+            let got = (pair(g[0], g[1]), pair(g[2], g[3]));
+            assert_eq!(got, want(l), "{model:?} {what}, lane {l}");
+        }
+    }
+}
+
 /// Each form of `v_lshl_add_u64 d, a, shift, c`: a and c register pairs or SGPR pairs, shifts
 /// of 0 and more, under a full and a partial EXEC (lanes left out keep their value).
 #[test]
@@ -204,7 +226,6 @@ fn lshl_add_u64_computes_every_operand_form() {
 
     let kept = 7 | 7 << 32;
     let active = 0xffff_ffff_f0f0_f00fu64;
-    type Want<'a> = Box<dyn Fn(usize) -> (u64, u64) + 'a>;
     let cases: [(&str, Vec<u32>, Want); 3] = [
         (
             "pairs",
@@ -250,14 +271,7 @@ fn lshl_add_u64_computes_every_operand_form() {
             }),
         ),
     ];
-    for (what, code, want) in cases {
-        let got = run(model, &[&PAIRS[..], &SET_S, &code].concat(), &a, &b);
-        for (l, g) in got.iter().enumerate() {
-            let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
-            let got = (pair(g[0], g[1]), pair(g[2], g[3]));
-            assert_eq!(got, want(l), "{what}, lane {l}");
-        }
-    }
+    check_pairs(model, &[&PAIRS[..], &SET_S].concat(), &cases, &a, &b);
 }
 
 /// `v_lshlrev_b64 d, shift, b` with one shift for all lanes (an inline constant or an SGPR),
@@ -280,7 +294,6 @@ fn lshlrev_b64_shifts_near_and_far() {
     const KEEP: [u32; 4] = [0x7e08_0287, 0x7e0a_0287, 0x7e0c_0287, 0x7e0e_0287]; // v4..v7 = 7
     let kept = 7 | 7 << 32;
     let active = 0xffff_ffff_0ff0_f00fu64;
-    type Want<'a> = Box<dyn Fn(usize) -> (u64, u64) + 'a>;
     let cases: [(&str, Vec<u32>, Want); 3] = [
         (
             "3 and 40 of a pair",
@@ -326,14 +339,7 @@ fn lshlrev_b64_shifts_near_and_far() {
         ),
     ];
     for model in MODELS {
-        for (what, code, want) in &cases {
-            let got = run(model, &[&PAIRS[..], &SET_S, code].concat(), &a, &b);
-            for (l, g) in got.iter().enumerate() {
-                let pair = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
-                let got = (pair(g[0], g[1]), pair(g[2], g[3]));
-                assert_eq!(got, want(l), "{model:?} {what}, lane {l}");
-            }
-        }
+        check_pairs(model, &[&PAIRS[..], &SET_S].concat(), &cases, &a, &b);
     }
 }
 
