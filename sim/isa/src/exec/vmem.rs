@@ -482,6 +482,32 @@ simd_handler! {
 }
 
 simd_handler! {
+    /// `flat_load` for `*_load_dword`, the commonest load: with the access size a constant,
+    /// what depends on it (the dense test's step, the one-dword copy) is settled at compile
+    /// time rather than on every run.
+    pub fn flat_load_dword(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        if load_halves(w, i, c, 4) {
+            return Ok(Step::Continue);
+        }
+        let mut addrs = [0u64; LANES];
+        let private = flat_addrs(w, i, &mut addrs);
+        load(w, i, c, &addrs, private, i.op)
+    }
+}
+
+simd_handler! {
+    /// `flat_store` for `*_store_dword`, as [`flat_load_dword`].
+    pub fn flat_store_dword(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        if store_halves(w, i, c, 4) {
+            return Ok(Step::Continue);
+        }
+        let mut addrs = [0u64; LANES];
+        let private = flat_addrs(w, i, &mut addrs);
+        store(w, i, c, &addrs, private, i.op)
+    }
+}
+
+simd_handler! {
     pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         let size = access_bytes(i.op, i.info.w[0]);
         if !matches!(i.op, 24..=27) && size != 8 && store_halves(w, i, c, size) {
