@@ -230,12 +230,17 @@ simd_handler! {
 /// size (times 64 for the st64 forms).
 #[inline(always)]
 fn two_offsets(i: &Inst) -> (u64, u64, usize) {
-    let (elem, st64) = match i.op {
-        14 | 55 => (4, false),
-        15 | 56 => (4, true),
-        78 | 119 => (8, false),
-        _ => (8, true),
-    };
+    match i.op {
+        14 | 55 => scaled_offsets(i, 4, false),
+        15 | 56 => scaled_offsets(i, 4, true),
+        78 | 119 => scaled_offsets(i, 8, false),
+        _ => scaled_offsets(i, 8, true),
+    }
+}
+
+/// [`two_offsets`] for an element of `elem` bytes, `st64` the form.
+#[inline(always)]
+fn scaled_offsets(i: &Inst, elem: u64, st64: bool) -> (u64, u64, usize) {
     let scale = if st64 { elem * 64 } else { elem };
     (
         (i.imm as u64 & 0xff) * scale,
@@ -288,71 +293,84 @@ simd_handler! {
 
 simd_handler! {
     pub fn ds_read2(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-        let (a, d) = (vreg(i.src[0]), vreg(i.dst));
-        let (o0, o1, elem) = two_offsets(i);
-        let exec = w.exec();
-        let words = elem / 4;
-        let len = c.lds.len();
-        if exec == u64::MAX {
-            if let Some(v) = lds_bases(w, a, o0.max(o1), elem as u64, len) {
-                let lds = c.lds.as_ptr();
-                // The dwords of both reads in register order (d.. from o0, d + words.. from
-                // o1): the row and the LDS address of each.
-                let at = |n: usize| {
-                    let off = if n < words { o0 } else { o1 } as usize;
-                    ((d + n) & 511, lds.wrapping_add(off + 4 * (n % words)))
-                };
-                // The rows are consecutive (mod 512), so distinct, whatever `d`.
-                match words {
-                    1 => {
-                        let [(r0, p0), (r1, p1)] = [at(0), at(1)];
-                        if let Ok(outs) = w.v.get_disjoint_mut([r0, r1]) {
-                            // SAFETY: lds_bases checked v[l] + off + elem <= LDS length for
-                            // every lane, and 4 * k + 4 <= elem.
-                            unsafe { gather64_many([p0, p1], &v, outs) };
-                            return Ok(Step::Continue);
-                        }
-                    }
-                    2 => {
-                        let dwords: [(usize, *const u8); 4] = std::array::from_fn(at);
-                        if let Ok(outs) = w.v.get_disjoint_mut(dwords.map(|x| x.0)) {
-                            // SAFETY: as above.
-                            unsafe { gather64_many(dwords.map(|x| x.1), &v, outs) };
-                            return Ok(Step::Continue);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if let (Some(q0), Some(q1)) = (
-            lds_offsets(w, a, o0, elem as u64, exec, len),
-            lds_offsets(w, a, o1, elem as u64, exec, len),
-        ) {
-            let lds = c.lds.as_ptr();
-            for (q, first) in [(&q0, d), (&q1, d + words)] {
-                for k in 0..words {
-                    gather_lds(lds, q, 4 * k, exec, &mut w.v[(first + k) & 511]);
-                }
-            }
-            return Ok(Step::Continue);
-        }
-        for l in 0..LANES {
-            if exec >> l & 1 == 0 {
-                continue;
-            }
-            let base = w.vlane(a, l) as u64;
-            let p0 = lds_off(w, i, c, base + o0, elem as u64, false)?;
-            let p1 = lds_off(w, i, c, base + o1, elem as u64, false)?;
-            for k in 0..words {
-                let v0 = rd(c.lds, p0 + 4 * k, 4) as u32;
-                let v1 = rd(c.lds, p1 + 4 * k, 4) as u32;
-                w.set_vlane(d + k, l, v0);
-                w.set_vlane(d + words + k, l, v1);
-            }
-        }
-        Ok(Step::Continue)
+        read2(w, i, c, two_offsets(i))
     }
+}
+
+simd_handler! {
+    /// `ds_read2_b32` and `ds_read2st64_b32` (LDS tiles, tree reductions): `ds_read2` with
+    /// the element size a constant, so that the one-dword gather is chosen at compile time.
+    pub fn ds_read2_dword(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+        read2(w, i, c, scaled_offsets(i, 4, i.op == 56))
+    }
+}
+
+/// `ds_read2*` with the offsets and element size [`two_offsets`] gives.
+#[inline(always)]
+fn read2(w: &mut Wave, i: &Inst, c: &mut Ctx, (o0, o1, elem): (u64, u64, usize)) -> R {
+    let (a, d) = (vreg(i.src[0]), vreg(i.dst));
+    let exec = w.exec();
+    let words = elem / 4;
+    let len = c.lds.len();
+    if exec == u64::MAX {
+        if let Some(v) = lds_bases(w, a, o0.max(o1), elem as u64, len) {
+            let lds = c.lds.as_ptr();
+            // The dwords of both reads in register order (d.. from o0, d + words.. from
+            // o1): the row and the LDS address of each.
+            let at = |n: usize| {
+                let off = if n < words { o0 } else { o1 } as usize;
+                ((d + n) & 511, lds.wrapping_add(off + 4 * (n % words)))
+            };
+            // The rows are consecutive (mod 512), so distinct, whatever `d`.
+            match words {
+                1 => {
+                    let [(r0, p0), (r1, p1)] = [at(0), at(1)];
+                    if let Ok(outs) = w.v.get_disjoint_mut([r0, r1]) {
+                        // SAFETY: lds_bases checked v[l] + off + elem <= LDS length for
+                        // every lane, and 4 * k + 4 <= elem.
+                        unsafe { gather64_many([p0, p1], &v, outs) };
+                        return Ok(Step::Continue);
+                    }
+                }
+                2 => {
+                    let dwords: [(usize, *const u8); 4] = std::array::from_fn(at);
+                    if let Ok(outs) = w.v.get_disjoint_mut(dwords.map(|x| x.0)) {
+                        // SAFETY: as above.
+                        unsafe { gather64_many(dwords.map(|x| x.1), &v, outs) };
+                        return Ok(Step::Continue);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let (Some(q0), Some(q1)) = (
+        lds_offsets(w, a, o0, elem as u64, exec, len),
+        lds_offsets(w, a, o1, elem as u64, exec, len),
+    ) {
+        let lds = c.lds.as_ptr();
+        for (q, first) in [(&q0, d), (&q1, d + words)] {
+            for k in 0..words {
+                gather_lds(lds, q, 4 * k, exec, &mut w.v[(first + k) & 511]);
+            }
+        }
+        return Ok(Step::Continue);
+    }
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        let base = w.vlane(a, l) as u64;
+        let p0 = lds_off(w, i, c, base + o0, elem as u64, false)?;
+        let p1 = lds_off(w, i, c, base + o1, elem as u64, false)?;
+        for k in 0..words {
+            let v0 = rd(c.lds, p0 + 4 * k, 4) as u32;
+            let v1 = rd(c.lds, p1 + 4 * k, 4) as u32;
+            w.set_vlane(d + k, l, v0);
+            w.set_vlane(d + words + k, l, v1);
+        }
+    }
+    Ok(Step::Continue)
 }
 
 /// LDS atomics (with and without return).
