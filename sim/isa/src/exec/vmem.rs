@@ -472,12 +472,7 @@ fn store_halves(w: &Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
 simd_handler! {
     pub fn flat_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         let size = access_bytes(i.op, i.info.w[0]);
-        if !matches!(i.op, 16..=19 | 32..=37) && size != 8 && load_halves(w, i, c, size) {
-            return Ok(Step::Continue);
-        }
-        let mut addrs = [0u64; LANES];
-        let private = flat_addrs(w, i, &mut addrs);
-        load(w, i, c, &addrs, private, i.op)
+        load_sized(w, i, c, size, !matches!(i.op, 16..=19 | 32..=37) && size != 8)
     }
 }
 
@@ -486,37 +481,46 @@ simd_handler! {
     /// what depends on it (the dense test's step, the one-dword copy) is settled at compile
     /// time rather than on every run.
     pub fn flat_load_dword(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-        if load_halves(w, i, c, 4) {
-            return Ok(Step::Continue);
-        }
-        let mut addrs = [0u64; LANES];
-        let private = flat_addrs(w, i, &mut addrs);
-        load(w, i, c, &addrs, private, i.op)
+        load_sized(w, i, c, 4, true)
     }
 }
 
 simd_handler! {
     /// `flat_store` for `*_store_dword`, as [`flat_load_dword`].
     pub fn flat_store_dword(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-        if store_halves(w, i, c, 4) {
-            return Ok(Step::Continue);
-        }
-        let mut addrs = [0u64; LANES];
-        let private = flat_addrs(w, i, &mut addrs);
-        store(w, i, c, &addrs, private, i.op)
+        store_sized(w, i, c, 4, true)
     }
 }
 
 simd_handler! {
     pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         let size = access_bytes(i.op, i.info.w[0]);
-        if !matches!(i.op, 24..=27) && size != 8 && store_halves(w, i, c, size) {
-            return Ok(Step::Continue);
-        }
-        let mut addrs = [0u64; LANES];
-        let private = flat_addrs(w, i, &mut addrs);
-        store(w, i, c, &addrs, private, i.op)
+        store_sized(w, i, c, size, !matches!(i.op, 24..=27) && size != 8)
     }
+}
+
+/// A FLAT/GLOBAL/SCRATCH load of `size` bytes per lane: through [`load_halves`] where
+/// `whole_dwords` (not 8 bytes, not a byte or short op) and the addresses have that form,
+/// else lane addresses and [`load`]. The handlers that know their op pass constants.
+#[inline(always)]
+fn load_sized(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64, whole_dwords: bool) -> R {
+    if whole_dwords && load_halves(w, i, c, size) {
+        return Ok(Step::Continue);
+    }
+    let mut addrs = [0u64; LANES];
+    let private = flat_addrs(w, i, &mut addrs);
+    load(w, i, c, &addrs, private, i.op)
+}
+
+/// The store counterpart of [`load_sized`].
+#[inline(always)]
+fn store_sized(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64, whole_dwords: bool) -> R {
+    if whole_dwords && store_halves(w, i, c, size) {
+        return Ok(Step::Continue);
+    }
+    let mut addrs = [0u64; LANES];
+    let private = flat_addrs(w, i, &mut addrs);
+    store(w, i, c, &addrs, private, i.op)
 }
 
 #[inline(always)]
