@@ -10,6 +10,7 @@ use std::time::Instant;
 type R = crate::exec::Outcome;
 
 /// Byte offset of an SMEM instruction: the immediate and/or the SGPR soffset.
+#[inline(always)]
 fn offset(w: &Wave, i: &Inst) -> u64 {
     let imm = (i.words[0] >> 17) & 1 != 0;
     let soe = (i.words[0] >> 14) & 1 != 0;
@@ -29,12 +30,39 @@ pub fn s_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
     let addr = base.wrapping_add(offset(w, i)) & !3;
     let n = i.info.w[0] as u64;
     let host = c.check(w, i, addr, n * 4, false)?;
-    for k in 0..n {
-        // SAFETY: the whole range addr..addr+4n was checked just above.
-        let v: u32 = unsafe { host_read(host + 4 * k) };
-        w.write_s32(i.dst + k as u16, v);
+    // Every wave loads its kernel arguments: copy the usual sizes whole when the
+    // destination lies within the SGPRs.
+    let dst = i.dst as usize;
+    let copied = match n {
+        1 => copy_dwords::<1>(w, dst, host),
+        2 => copy_dwords::<2>(w, dst, host),
+        4 => copy_dwords::<4>(w, dst, host),
+        8 => copy_dwords::<8>(w, dst, host),
+        16 => copy_dwords::<16>(w, dst, host),
+        _ => false,
+    };
+    if !copied {
+        for k in 0..n {
+            // SAFETY: the whole range addr..addr+4n was checked just above.
+            let v: u32 = unsafe { host_read(host + 4 * k) };
+            w.write_s32(i.dst + k as u16, v);
+        }
     }
     Ok(Step::Continue)
+}
+
+/// Copies `N` dwords from checked host memory at `host` into SGPRs `dst..dst + N` if they
+/// all exist (else copies nothing and answers false, for the caller's dword-by-dword path,
+/// which drops writes past the SGPRs as the hardware does).
+#[inline(always)]
+fn copy_dwords<const N: usize>(w: &mut Wave, dst: usize, host: u64) -> bool {
+    let Some(to) = w.s.get_mut(dst..dst + N) else {
+        return false;
+    };
+    // SAFETY: the caller checked host..host + 4N with the guest memory map.
+    let v: [u32; N] = unsafe { host_read(host) };
+    to.copy_from_slice(&v);
+    true
 }
 
 /// `s_buffer_load_*`: sbase is a 128-bit buffer resource (base in the low 48 bits,
