@@ -360,7 +360,28 @@ impl DecodeCache {
             }
             at = next_pc;
         }
+        self.set_steps(first);
         Ok(first)
+    }
+
+    /// Sets `step` of the instructions a fill decoded from index `first` on (last first, so
+    /// that each sees how far its successor steps).
+    fn set_steps(&mut self, first: usize) {
+        const SIZE: usize = std::mem::size_of::<CachedInst>();
+        for id in (first..self.insts.len()).rev() {
+            let e = &self.insts[id];
+            if !e.straight || may_jump(&e.inst) {
+                continue;
+            }
+            let next = &self.insts[id + 1];
+            let step = if next.is_skippable() {
+                SIZE + next.step as usize
+            } else {
+                SIZE
+            };
+            // A fill decodes at most MAX_FILL instructions, so steps stay small.
+            self.insts[id].step = u32::try_from(step).unwrap_or(0);
+        }
     }
 
     /// Decodes the instruction at `pc` and remembers its code words.
@@ -434,8 +455,13 @@ struct CachedInst {
     next_pc: u64,
     /// The fill decoded the instruction at `next_pc` right after it, at the next index.
     straight: bool,
-    /// `straight` and the instruction never jumps: the next index runs next, unasked.
-    falls_through: bool,
+    /// How far the run loop moves along `insts` after this instruction without asking, in
+    /// bytes: 0 when it may jump or its successor was not decoded right after it; else to
+    /// the next index, or past the no-ops right after it (`s_waitcnt`, `s_nop`: nothing to
+    /// wait for in the interpreter) when they too fall through. Skipping them costs the
+    /// loop nothing, while running one costs a call; the wave's instruction count and
+    /// watchdog then leave them out.
+    step: u32,
     /// 1 + the index of the instruction that last ran after it other than through
     /// `straight` (a branch's target), 0 before any: a loop's back edge then finds its
     /// target without the page table.
@@ -450,7 +476,7 @@ impl CachedInst {
             pc,
             next_pc,
             straight: false,
-            falls_through: false,
+            step: 0,
             jump: 0,
             inst: d.inst,
         }
@@ -458,7 +484,12 @@ impl CachedInst {
 
     fn set_straight(&mut self) {
         self.straight = true;
-        self.falls_through = !may_jump(&self.inst);
+    }
+
+    /// The instructions the run loop passes over when they follow straight-line code:
+    /// their handlers do nothing.
+    fn is_skippable(&self) -> bool {
+        self.step != 0 && matches!(self.inst.info.name, "s_waitcnt" | "s_nop")
     }
 }
 
@@ -679,11 +710,12 @@ pub(crate) fn run_wave(
             Ok(s) => break Ok(s),
             Err(e) => break Err(*e),
         }
-        if d.falls_through {
+        let step = d.step;
+        if step != 0 {
             debug_assert_eq!(w.pc, d.next_pc, "an instruction not known to jump jumped");
-            // SAFETY: `falls_through` says the next element exists: the fill that decoded
-            // `d` decoded its successor right after it.
-            at = unsafe { at.add(1) };
+            // SAFETY: a nonzero `step` leads to a later element of `cache.insts`: the fill
+            // that decoded `d` decoded its successor and any no-ops it skips right after it.
+            at = unsafe { at.byte_add(step as usize) };
         } else {
             // SAFETY: `at` points into `cache.insts` (above), so the offset is its index.
             let id = unsafe { at.offset_from(cache.insts.as_ptr()) } as usize;
@@ -823,11 +855,18 @@ pub(crate) fn init_wave(
     // Work-item t = id * 64 + lane has x = t % size.x, y = (t / size.x) % size.y and
     // z = t / (size.x * size.y): found once for the first lane, then stepped.
     let t0 = id * LANES as u32;
-    let (x, y, z) = (
-        t0 % size[0],
-        (t0 / size[0]) % size[1],
-        t0 / (size[0] * size[1]),
-    );
+    // Most waves start in the workgroup's first row (every wave of a one-dimensional
+    // workgroup): their ids need no division, which costs more than the rest of this
+    // function's arithmetic.
+    let (x, y, z) = if t0 < size[0] {
+        (t0, 0, 0)
+    } else {
+        (
+            t0 % size[0],
+            (t0 / size[0]) % size[1],
+            t0 / (size[0] * size[1]),
+        )
+    };
     if x + LANES as u32 <= size[0] && t0 + LANES as u32 <= items {
         // The whole wave lies in one row of x: only x changes from lane to lane.
         let y_id = if id_components >= 1 { y } else { 0 };
@@ -973,11 +1012,16 @@ pub fn run(
                 record(e);
                 break;
             }
-            let wg = [
-                (k % cx as u64) as u32,
-                ((k / cx as u64) % cy as u64) as u32,
-                (k / (cx as u64 * cy as u64)) as u32,
-            ];
+            // A one-dimensional grid (the common case) needs no 64-bit divisions.
+            let wg = if k < cx as u64 {
+                [k as u32, 0, 0]
+            } else {
+                [
+                    (k % cx as u64) as u32,
+                    ((k / cx as u64) % cy as u64) as u32,
+                    (k / (cx as u64 * cy as u64)) as u32,
+                ]
+            };
             if let Err(e) = worker.run_workgroup(&plan, &info, mem, wg, k, &stop.0) {
                 record(e);
                 break;
