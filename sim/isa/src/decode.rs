@@ -1047,7 +1047,13 @@ fn vopc_table(op: u32) -> Option<Op> {
         [""; 8],
         [""; 8],
     ];
-    let h: Handler = valu::v_cmp;
+    // The common compares have a handler each (the type and condition constants in it).
+    let h: Handler = match op {
+        0x40..=0x4f => valu::CMP_F32[(op & 15) as usize],
+        0xc0..=0xc7 => valu::CMP_I32[(op & 7) as usize],
+        0xc8..=0xcf => valu::CMP_U32[(op & 7) as usize],
+        _ => valu::v_cmp,
+    };
     let (name, w, fk) = match op {
         0x10 => ("v_cmp_class_f32", W1, FloatKind::F32),
         0x11 => ("v_cmpx_class_f32", W1, FloatKind::F32),

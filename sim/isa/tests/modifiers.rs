@@ -14,7 +14,8 @@
 //! The operand forms of gfx942's `v_lshl_add_u64` (the address arithmetic every kernel
 //! runs, each form its own loop) and of `v_lshlrev_b64` by one shift against the host, and
 //! `v_swap_b32` (whole rows under a full EXEC) under both kinds of EXEC; the carry ops
-//! (gfx90a's 64-bit address arithmetic) against 64-bit host arithmetic.
+//! (gfx90a's 64-bit address arithmetic) against 64-bit host arithmetic; the 32-bit
+//! compares, each condition its own handler, against the host.
 
 mod common;
 
@@ -520,6 +521,143 @@ fn swap_exchanges_the_active_lanes_only() {
                     want,
                     "{model:?} exec_lo {exec_lo:#x} lane {l}"
                 );
+            }
+        }
+    }
+}
+
+/// The 32-bit compares (signed, unsigned, f32; each condition has a handler of its own)
+/// against the host: every pair of eight edge values as VOPC with two VGPRs and with an SGPR
+/// first, as VOP3 with an SGPR second, and (f32) as VOP3 with a negated source, which takes
+/// the general path; under a full and a partial EXEC, where inactive lanes get a 0 bit.
+#[test]
+fn compares_match_the_host_for_every_condition() {
+    const INTS: [u32; 8] = [
+        0,
+        1,
+        2,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_fffe,
+        0xffff_ffff,
+        0x1234_5678,
+    ];
+    const FLOATS: [f32; 8] = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        2.5,
+    ];
+    let int_cond = |cond: u32, a: u32, b: u32, signed: bool| {
+        let ord = if signed {
+            (a as i32).cmp(&(b as i32))
+        } else {
+            a.cmp(&b)
+        };
+        use std::cmp::Ordering::*;
+        match cond {
+            0 => false,
+            1 => ord == Less,
+            2 => ord == Equal,
+            3 => ord != Greater,
+            4 => ord == Greater,
+            5 => ord != Equal,
+            6 => ord != Less,
+            _ => true,
+        }
+    };
+    /// The ordered conditions hold only for ordered operands; 9..=14 are the negations of
+    /// 6..=1 ("not greater or equal" ...), true for unordered ones.
+    fn float_cond(cond: u32, a: f32, b: f32) -> bool {
+        use std::cmp::Ordering::*;
+        let ord = a.partial_cmp(&b);
+        match cond {
+            0 => false,
+            1 => ord == Some(Less),
+            2 => ord == Some(Equal),
+            3 => matches!(ord, Some(Less | Equal)),
+            4 => ord == Some(Greater),
+            5 => matches!(ord, Some(Less | Greater)),
+            6 => matches!(ord, Some(Greater | Equal)),
+            7 => ord.is_some(),
+            8 => ord.is_none(),
+            9..=14 => !float_cond(15 - cond, a, b),
+            _ => true,
+        }
+    }
+    // (opcode base, conditions, float, signed)
+    let families = [
+        (0x40u32, 16u32, true, false),
+        (0xc0, 8, false, true),
+        (0xc8, 8, false, false),
+    ];
+    const VCC_TO_V5: [u32; 2] = [0xd100_0005, 0x01a9_0280]; // v_cndmask_b32_e64 v5, 0, 1, vcc
+    for model in MODELS {
+        for (base, conds, float, signed) in families {
+            let bits = |k: usize| if float { FLOATS[k].to_bits() } else { INTS[k] };
+            let a: [u32; 64] = std::array::from_fn(|l| bits(l % 8));
+            let b: [u32; 64] = std::array::from_fn(|l| bits(l / 8));
+            let s10 = bits(if float { 2 } else { 5 });
+            let holds = |cond: u32, x: u32, y: u32| {
+                if float {
+                    float_cond(cond, f32::from_bits(x), f32::from_bits(y))
+                } else {
+                    int_cond(cond, x, y, signed)
+                }
+            };
+            for cond in 0..conds {
+                let op = base + cond;
+                let e32 = |src0: u32| 0x7c00_0000 | op << 17 | 8 << 9 | src0;
+                let vop3 = |neg: u32| [0xd000_006a | op << 16, 0x102 | 10 << 9 | neg << 29];
+                type Lane = Box<dyn Fn(usize) -> (u32, u32)>;
+                let mut forms: Vec<(&str, Vec<u32>, Lane)> = vec![
+                    (
+                        "e32 v2, v8",
+                        vec![e32(0x102)],
+                        Box::new(move |l| (a[l], b[l])),
+                    ),
+                    ("e32 s10, v8", vec![e32(10)], Box::new(move |l| (s10, b[l]))),
+                    (
+                        "e64 v2, s10",
+                        vop3(0).to_vec(),
+                        Box::new(move |l| (a[l], s10)),
+                    ),
+                ];
+                if float {
+                    forms.push((
+                        "e64 -v2, s10",
+                        vop3(1).to_vec(),
+                        Box::new(move |l| (a[l] ^ 0x8000_0000, s10)),
+                    ));
+                }
+                for (form, compare, lane) in &forms {
+                    for exec_lo in [u32::MAX, 0x0ff0_f00f] {
+                        let code = [
+                            &[0x7e0a_0287][..],      // v_mov_b32 v5, 7
+                            &[0xbe8a_00ff, s10],     // s_mov_b32 s10, ..
+                            &[0xbeea_0180],          // s_mov_b64 vcc, 0
+                            &[0xbefe_00ff, exec_lo], // s_mov_b32 exec_lo, ..
+                            compare,
+                            &[0xbefe_00c1], // s_mov_b32 exec_lo, -1
+                            &VCC_TO_V5,
+                        ]
+                        .concat();
+                        let got = run(model, &code, &a, &b);
+                        let active = 0xffff_ffff_0000_0000 | exec_lo as u64;
+                        for (l, g) in got.iter().enumerate() {
+                            let (x, y) = lane(l);
+                            let want = (active >> l & 1 != 0 && holds(cond, x, y)) as u32;
+                            assert_eq!(
+                                g[1], want,
+                                "{model:?} opcode {op:#x} ({form}) exec_lo {exec_lo:#x} lane {l}: {x:#x} vs {y:#x}"
+                            );
+                        }
+                    }
+                }
             }
         }
     }

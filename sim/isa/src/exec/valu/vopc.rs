@@ -192,6 +192,54 @@ simd_handler! {
     }
 }
 
+/// Which lanes of a 32-bit compare hold: signed (`KIND` 0), unsigned (1) or f32 (2)
+/// compare under condition `COND`, as the general [`v_cmp`] decides it at run time.
+#[inline(always)]
+fn compare32<const KIND: u32, const COND: u32>(a: Operand, b: Operand) -> u64 {
+    match KIND {
+        0 => lane_bits(a, b, |x, y| icmp(COND, x as i32, y as i32)),
+        1 => lane_bits(a, b, |x, y| icmp(COND, x, y)),
+        _ => lane_bits(a, b, |x, y| fcmp(COND, f(x), f(y))),
+    }
+}
+
+/// The common compares (32-bit signed, unsigned and f32, not the `v_cmpx` forms) with the
+/// type and condition constants: the decoder picks the handler, so the compare reads its
+/// sources and runs its lane loop with no decision about the opcode. Sources with
+/// modifiers (DPP, SDWA, abs/neg) go through the general [`v_cmp`].
+#[inline(always)]
+fn compare32_handler<const KIND: u32, const COND: u32>(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    if !plain_sources(i) {
+        return v_cmp(w, i, c);
+    }
+    let exec = w.exec();
+    let bits = compare32::<KIND, COND>(Operand::of(w, i, 0), Operand::of(w, i, 1)) & exec;
+    w.lane_ops += exec.count_ones() as u64;
+    w.write_s64(i.sdst, bits);
+    OK
+}
+
+macro_rules! compare32_handlers {
+    ($table:ident, $kind:literal: $($name:ident = $cond:literal),* $(,)?) => {
+        $(simd_handler! {
+            fn $name(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+                compare32_handler::<$kind, $cond>(w, i, c)
+            }
+        })*
+        /// The handlers by condition code (the opcode's low bits).
+        pub const $table: [crate::exec::Handler; 0 $(+ { let _ = $cond; 1 })*] = [$($name),*];
+    };
+}
+
+compare32_handlers!(CMP_I32, 0: cmp_f_i32 = 0, cmp_lt_i32 = 1, cmp_eq_i32 = 2, cmp_le_i32 = 3,
+    cmp_gt_i32 = 4, cmp_ne_i32 = 5, cmp_ge_i32 = 6, cmp_t_i32 = 7);
+compare32_handlers!(CMP_U32, 1: cmp_f_u32 = 0, cmp_lt_u32 = 1, cmp_eq_u32 = 2, cmp_le_u32 = 3,
+    cmp_gt_u32 = 4, cmp_ne_u32 = 5, cmp_ge_u32 = 6, cmp_t_u32 = 7);
+compare32_handlers!(CMP_F32, 2: cmp_f_f32 = 0, cmp_lt_f32 = 1, cmp_eq_f32 = 2, cmp_le_f32 = 3,
+    cmp_gt_f32 = 4, cmp_lg_f32 = 5, cmp_ge_f32 = 6, cmp_o_f32 = 7, cmp_u_f32 = 8,
+    cmp_nge_f32 = 9, cmp_nlg_f32 = 10, cmp_ngt_f32 = 11, cmp_nle_f32 = 12, cmp_neq_f32 = 13,
+    cmp_nlt_f32 = 14, cmp_tru_f32 = 15);
+
 #[inline(always)]
 pub(super) fn icmp<T: PartialOrd + PartialEq>(cond: u32, a: T, b: T) -> bool {
     match cond {
