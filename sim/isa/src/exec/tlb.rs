@@ -1,6 +1,6 @@
 //! Translations kept across accesses: a few spans of guest addresses with the offset to
-//! their host bytes, each tagged with the value of the memory's generation counter
-//! ([`GuestMemory::generation`]) it was made at. An access inside a span whose tag equals
+//! their host bytes, tagged with the value of the memory's generation counter
+//! ([`GuestMemory::generation`]) they were made at. An access inside a span whose tag equals
 //! the counter's current value reuses the offset; anything else asks the memory again
 //! ([`GuestMemory::translate_span`]). hsasim's registry answers under a lock that every
 //! worker thread would otherwise take on every access.
@@ -29,25 +29,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Spans kept: a kernel's hot loop rarely touches more buffers than this.
 const ENTRIES: usize = 8;
 
-#[derive(Clone, Copy)]
-struct Entry {
-    generation: u64,
-    span: Span,
-}
-
-/// An entry no access matches (an empty span).
-const EMPTY: Entry = Entry {
-    generation: 0,
-    span: Span {
-        start: u64::MAX,
-        end: 0,
-        offset: 0,
-    },
+/// A span no access matches.
+const EMPTY: Span = Span {
+    start: u64::MAX,
+    end: 0,
+    offset: 0,
 };
 
-/// The kept translations of one worker (cells: handlers translate through `&Ctx`).
+/// The kept translations of one worker (cells: handlers translate through `&Ctx`). All
+/// kept spans carry one tag, the counter's value they were made at: when the counter moves,
+/// every kept span is dead at once, so the first fill after it forgets them all, and a
+/// look-up compares the tag once rather than per span.
 pub struct Tlb {
-    entries: [Cell<Entry>; ENTRIES],
+    spans: [Cell<Span>; ENTRIES],
+    generation: Cell<u64>,
     /// The entry the next fill replaces (round robin).
     next: Cell<usize>,
 }
@@ -55,7 +50,8 @@ pub struct Tlb {
 impl Default for Tlb {
     fn default() -> Tlb {
         Tlb {
-            entries: std::array::from_fn(|_| Cell::new(EMPTY)),
+            spans: std::array::from_fn(|_| Cell::new(EMPTY)),
+            generation: Cell::new(0),
             next: Cell::new(0),
         }
     }
@@ -64,7 +60,7 @@ impl Default for Tlb {
 impl Tlb {
     /// Forgets every span (a new dispatch, maybe through other memory).
     pub fn clear(&self) {
-        for e in &self.entries {
+        for e in &self.spans {
             e.set(EMPTY);
         }
     }
@@ -84,10 +80,13 @@ impl Tlb {
         };
         let end = address.checked_add(len)?;
         let now = counter.load(Ordering::Acquire);
-        for e in &self.entries {
-            let e = e.get();
-            if e.generation == now && address >= e.span.start && end <= e.span.end {
-                return Some(address.wrapping_add(e.span.offset));
+        if self.generation.get() == now {
+            let holds = |s: Span| address >= s.start && end <= s.end;
+            for e in &self.spans {
+                let s = e.get();
+                if holds(s) {
+                    return Some(address.wrapping_add(s.offset));
+                }
             }
         }
         self.fill(mem, now, address, len)
@@ -98,6 +97,11 @@ impl Tlb {
     #[cold]
     #[inline(never)]
     fn fill(&self, mem: &dyn GuestMemory, now: u64, address: u64, len: u64) -> Option<u64> {
+        if self.generation.get() != now {
+            // Spans made at another value of the counter are never used again.
+            self.clear();
+            self.generation.set(now);
+        }
         let span = mem.translate_span(address, len)?;
         let end = address.checked_add(len)?;
         if address < span.start || end > span.end {
@@ -105,10 +109,7 @@ impl Tlb {
             return mem.translate(address, len);
         }
         let k = self.next.get();
-        self.entries[k].set(Entry {
-            generation: now,
-            span,
-        });
+        self.spans[k].set(span);
         self.next.set((k + 1) % ENTRIES);
         Some(address.wrapping_add(span.offset))
     }
