@@ -300,6 +300,21 @@ impl DecodeCache {
         Ok(id)
     }
 
+    /// [`find`](Self::find) for where a wave starts or resumes: most often the kernel's
+    /// entry, which the first fill decoded at index 0.
+    #[inline(always)]
+    fn find_start(
+        &mut self,
+        pc: u64,
+        model: GfxModel,
+        mem: &dyn GuestMemory,
+    ) -> Result<usize, DispatchError> {
+        if self.insts.first().is_some_and(|e| e.pc == pc) {
+            return Ok(0);
+        }
+        self.find(pc, model, mem)
+    }
+
     /// The index of the instruction at `pc`, decoding it (and the code after it) if needed.
     fn find(
         &mut self,
@@ -668,7 +683,7 @@ pub(crate) fn run_wave(
     let mut at: *const CachedInst = if budget == 0 {
         std::ptr::null()
     } else {
-        match cache.find(w.pc, model, ctx.mem) {
+        match cache.find_start(w.pc, model, ctx.mem) {
             Ok(id) => &cache.insts[id],
             Err(e) => return Err(e),
         }
