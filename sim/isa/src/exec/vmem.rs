@@ -335,14 +335,15 @@ fn back_to_back_halves(lo: &[u32; LANES], size: u64) -> bool {
     }
     match size {
         4 => steps::<4>(lo),
+        8 => steps::<8>(lo),
         12 => steps::<12>(lo),
         16 => steps::<16>(lo),
         _ => false,
     }
 }
 
-/// Loads of whole dwords (not 8 bytes: see [`load`]) through [`global_halves`]; false when
-/// the access has no such form.
+/// Loads of whole dwords through [`global_halves`]; false when the access has no such form.
+/// Eight bytes per lane are read as one access, as [`load`] reads them.
 #[inline(always)]
 fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
     let exec = w.exec();
@@ -351,6 +352,33 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
     };
     let d = (i.dst as usize).wrapping_sub(256);
     let words = (size / 4) as usize;
+    if size == 8 {
+        // The offsets are copied first: the destination may be their register.
+        let offs: [u32; LANES] = w.v[row];
+        if dense {
+            let src = origin.wrapping_add(offs[0] as u64);
+            c.strides.note(c.pc, w.id, src, LANES as u64 * size);
+        }
+        let (mut lo, mut hi) = (w.v[d & 511], w.v[(d + 1) & 511]);
+        let mut read = |l: usize| {
+            let p = origin.wrapping_add(offs[l] as u64) as usize as *mut u8;
+            // SAFETY: global_halves translated the span holding every active lane's 8 bytes.
+            let v = unsafe { read_u64(p) };
+            (lo[l], hi[l]) = (v as u32, (v >> 32) as u32);
+        };
+        if exec == u64::MAX {
+            (0..LANES).for_each(&mut read);
+        } else {
+            let mut active = exec;
+            while active != 0 {
+                read(active.trailing_zeros() as usize);
+                active &= active - 1;
+            }
+        }
+        w.v[d & 511] = lo;
+        w.v[(d + 1) & 511] = hi;
+        return true;
+    }
     if dense {
         let first = w.v[row][0] as u64;
         let src = origin.wrapping_add(first) as usize as *const u32;
@@ -429,8 +457,8 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
 }
 
 /// Stores of whole dwords through [`global_halves`], register by register and lane by
-/// lane as the other paths (lanes that overlap leave the same bytes); false when the
-/// access has no such form.
+/// lane as the other paths (lanes that overlap leave the same bytes; eight bytes per lane
+/// are one access, as in [`store`]); false when the access has no such form.
 #[inline(always)]
 fn store_halves(w: &Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
     let exec = w.exec();
@@ -440,6 +468,25 @@ fn store_halves(w: &Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
     let s = (i.src[1] as usize).wrapping_sub(256);
     let words = (size / 4) as usize;
     let offs = &w.v[row];
+    if size == 8 {
+        // One 8-byte write per lane, as `store` writes them.
+        let (lo, hi) = (&w.v[s & 511], &w.v[(s + 1) & 511]);
+        let write = |l: usize| {
+            let p = origin.wrapping_add(offs[l] as u64) as usize as *mut u8;
+            // SAFETY: global_halves translated the span holding every active lane's 8 bytes.
+            unsafe { write_u64(p, lo[l] as u64 | (hi[l] as u64) << 32) };
+        };
+        if exec == u64::MAX {
+            (0..LANES).for_each(write);
+        } else {
+            let mut active = exec;
+            while active != 0 {
+                write(active.trailing_zeros() as usize);
+                active &= active - 1;
+            }
+        }
+        return true;
+    }
     if dense && words == 1 {
         // As in load_halves: one dword per lane on its own, ahead of the multi-dword loop.
         let dst = origin.wrapping_add(offs[0] as u64) as usize as *mut [u32; LANES];
@@ -472,7 +519,7 @@ fn store_halves(w: &Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
 simd_handler! {
     pub fn flat_load(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         let size = access_bytes(i.op, i.info.w[0]);
-        load_sized(w, i, c, size, !matches!(i.op, 16..=19 | 32..=37) && size != 8)
+        load_sized(w, i, c, size, !matches!(i.op, 16..=19 | 32..=37))
     }
 }
 
@@ -495,7 +542,7 @@ simd_handler! {
 simd_handler! {
     pub fn flat_store(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
         let size = access_bytes(i.op, i.info.w[0]);
-        store_sized(w, i, c, size, !matches!(i.op, 24..=27) && size != 8)
+        store_sized(w, i, c, size, !matches!(i.op, 24..=27))
     }
 }
 
