@@ -528,10 +528,7 @@ simd_handler! {
             // Every lane pulls (a wave reduction's shuffle): no lane tests, and nothing
             // copied but the result (the destination may be a source).
             let (addr, data) = (&w.v[a & 511], &w.v[s & 511]);
-            let imm = i.imm as u32;
-            let out: [u32; LANES] =
-                std::array::from_fn(|l| data[((addr[l].wrapping_add(imm) >> 2) & 63) as usize]);
-            w.v[d & 511] = out;
+            w.v[d & 511] = super::simd::pull64(data, addr, i.imm as u32);
             return Ok(Step::Continue);
         }
         permute_lanes(w, i, c)

@@ -354,9 +354,50 @@ unsafe fn scatter64_avx2(base: *mut u8, offs: &[u32; 64], vals: &[u32; 64]) {
     }
 }
 
+/// `out[l] = data[(addr[l] + imm) / 4 % 64]` for all 64 lanes: `ds_bpermute_b32` under a
+/// full EXEC, the shuffle of wave reductions and `__shfl*`. With AVX2, an eight-lane group
+/// whose lanes all pull from one source group (every xor or rotate shuffle by a multiple of
+/// eight lanes, shuffles within groups, broadcasts) is one permute instruction; any other
+/// pattern takes the lane loop.
+#[inline(always)]
+pub fn pull64(data: &[u32; 64], addr: &[u32; 64], imm: u32) -> [u32; 64] {
+    #[cfg(target_arch = "x86_64")]
+    if avx2_fma_found() {
+        use std::arch::x86_64::*;
+        let mut out = [0u32; 64];
+        // SAFETY: the CPU has AVX2 (found just above); each load and store moves one whole
+        // eight-lane group of a 64-lane array, and the source group is below 8.
+        let permuted = unsafe {
+            let imm = _mm256_set1_epi32(imm as i32);
+            let seven = _mm256_set1_epi32(7);
+            let mut all = true;
+            for g in 0..8 {
+                let a = _mm256_loadu_si256(addr.as_ptr().add(8 * g) as *const __m256i);
+                let lane = _mm256_srli_epi32::<2>(_mm256_add_epi32(a, imm));
+                let group = _mm256_and_si256(_mm256_srli_epi32::<3>(lane), seven);
+                let first = _mm256_permutevar8x32_epi32(group, _mm256_setzero_si256());
+                if _mm256_movemask_epi8(_mm256_cmpeq_epi32(group, first)) != -1 {
+                    all = false;
+                    break;
+                }
+                let from = _mm256_cvtsi256_si32(group) as usize;
+                let src = _mm256_loadu_si256(data.as_ptr().add(8 * from) as *const __m256i);
+                // vpermd takes the low three bits of each lane's index.
+                let r = _mm256_permutevar8x32_epi32(src, lane);
+                _mm256_storeu_si256(out.as_mut_ptr().add(8 * g) as *mut __m256i, r);
+            }
+            all
+        };
+        if permuted {
+            return out;
+        }
+    }
+    std::array::from_fn(|l| data[((addr[l].wrapping_add(imm) >> 2) & 63) as usize])
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{gather64, scatter64};
+    use super::{gather64, pull64, scatter64};
 
     /// Eight-lane groups of byte offsets into a 1 KiB buffer: the forms gather64 and
     /// scatter64 tell apart (one address, consecutive dwords, anything else), near misses of
@@ -482,6 +523,39 @@ mod tests {
                 want[o..o + 4].copy_from_slice(&vals[l].to_le_bytes());
             }
             assert_eq!(got, want, "rotation {rot}");
+        }
+    }
+
+    /// pull64 reads what the lane-by-lane formula reads: xor shuffles by every lane
+    /// distance, rotations, broadcasts, within-group shuffles, offsets that wrap past 64
+    /// lanes or are not multiples of 4, and scattered lanes (the lane loop).
+    #[test]
+    fn pull64_matches_lane_by_lane_reads() {
+        // Asked once, so that pull64 takes its AVX2 path where the host has it.
+        super::host_has_avx2_fma();
+        let data: [u32; 64] = std::array::from_fn(|l| 0x5000 + 7 * l as u32);
+        let mut patterns: Vec<[u32; 64]> = Vec::new();
+        for k in 0..64u32 {
+            patterns.push(std::array::from_fn(|l| 4 * (l as u32 ^ k)));
+            patterns.push(std::array::from_fn(|l| 4 * (l as u32 + k)));
+            patterns.push(std::array::from_fn(|l| 4 * (l as u32 + k) + 256 * k + 3));
+        }
+        patterns.push([4 * 17; 64]);
+        patterns.push(std::array::from_fn(|l| {
+            4 * (l as u32 & !7 | (7 - l as u32 % 8))
+        }));
+        patterns.push(std::array::from_fn(|l| (l as u32 * 2654435761) >> 7));
+        let mut near_miss: [u32; 64] = std::array::from_fn(|l| 4 * (l as u32 ^ 8));
+        near_miss[61] = 4 * 3;
+        patterns.push(near_miss);
+        for (n, addr) in patterns.iter().enumerate() {
+            for imm in [0u32, 4, 0xfffc] {
+                let got = pull64(&data, addr, imm);
+                for l in 0..64 {
+                    let want = data[((addr[l].wrapping_add(imm) >> 2) & 63) as usize];
+                    assert_eq!(got[l], want, "pattern {n}, imm {imm}, lane {l}");
+                }
+            }
         }
     }
 }
