@@ -375,26 +375,7 @@ impl DecodeCache {
             }
             at = next_pc;
         }
-        self.set_steps(first);
         Ok(first)
-    }
-
-    /// Sets `falls_through` and `skip` of the instructions a fill decoded from index
-    /// `first` on (last first, so that each sees how far its successor goes).
-    fn set_steps(&mut self, first: usize) {
-        const SIZE: usize = std::mem::size_of::<CachedInst>();
-        for id in (first..self.insts.len()).rev() {
-            let e = &self.insts[id];
-            if !e.straight || may_jump(&e.inst) {
-                continue;
-            }
-            let next = &self.insts[id + 1];
-            match next.advance().filter(|_| next.is_skippable()) {
-                // A fill decodes at most MAX_FILL instructions, so skips stay small.
-                Some(further) => self.insts[id].skip = u32::try_from(SIZE + further).unwrap_or(0),
-                None => self.insts[id].falls_through = true,
-            }
-        }
     }
 
     /// Decodes the instruction at `pc` and remembers its code words.
@@ -468,16 +449,8 @@ struct CachedInst {
     next_pc: u64,
     /// The fill decoded the instruction at `next_pc` right after it, at the next index.
     straight: bool,
-    /// `straight` and the instruction never jumps, and what follows is not a no-op to pass
-    /// over: the next index runs next, unasked.
+    /// `straight` and the instruction never jumps: the next index runs next, unasked.
     falls_through: bool,
-    /// Bytes along `insts` to the instruction that runs next when no-ops (`s_waitcnt`,
-    /// `s_nop`: nothing to wait for in the interpreter) follow this one in straight-line
-    /// code and fall through themselves: the run loop passes over them instead of calling
-    /// their handlers (the wave's instruction count and watchdog leave them out). 0 for
-    /// none. Kept apart from `falls_through` so that the common step stays a constant add
-    /// that does not wait for a load.
-    skip: u32,
     /// 1 + the index of the instruction that last ran after it other than through
     /// `straight` (a branch's target), 0 before any: a loop's back edge then finds its
     /// target without the page table.
@@ -493,7 +466,6 @@ impl CachedInst {
             next_pc,
             straight: false,
             falls_through: false,
-            skip: 0,
             jump: 0,
             inst: d.inst,
         }
@@ -501,22 +473,7 @@ impl CachedInst {
 
     fn set_straight(&mut self) {
         self.straight = true;
-    }
-
-    /// Bytes along `insts` to the instruction that runs after this one when the loop needs
-    /// not ask (see `falls_through` and `skip`).
-    fn advance(&self) -> Option<usize> {
-        if self.falls_through {
-            Some(std::mem::size_of::<CachedInst>())
-        } else {
-            (self.skip != 0).then_some(self.skip as usize)
-        }
-    }
-
-    /// The instructions the run loop passes over when they follow straight-line code:
-    /// their handlers do nothing.
-    fn is_skippable(&self) -> bool {
-        self.advance().is_some() && matches!(self.inst.info.name, "s_waitcnt" | "s_nop")
+        self.falls_through = !may_jump(&self.inst);
     }
 }
 
@@ -742,11 +699,6 @@ pub(crate) fn run_wave(
             // SAFETY: `falls_through` says the next element exists: the fill that decoded
             // `d` decoded its successor right after it.
             at = unsafe { at.add(1) };
-        } else if d.skip != 0 {
-            debug_assert_eq!(w.pc, d.next_pc, "an instruction not known to jump jumped");
-            // SAFETY: `skip` leads to a later element of `cache.insts`: the fill that
-            // decoded `d` decoded its successor and the no-ops it passes over right after it.
-            at = unsafe { at.byte_add(d.skip as usize) };
         } else {
             // SAFETY: `at` points into `cache.insts` (above), so the offset is its index.
             let id = unsafe { at.offset_from(cache.insts.as_ptr()) } as usize;

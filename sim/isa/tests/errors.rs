@@ -262,36 +262,3 @@ fn loops_run_their_instructions_exactly_and_the_watchdog_counts_them() {
         }
     }
 }
-
-/// `s_waitcnt` and `s_nop` right after straight-line code are passed over and not counted
-/// (they have nothing to do in the interpreter); one a branch lands on runs and is counted,
-/// and the no-ops after it are passed over too. The watchdog counts the same way.
-#[test]
-fn no_ops_in_straight_code_are_passed_over_and_not_counted() {
-    const S_WAITCNT: u32 = 0xbf8c_0000;
-    const S_NOP: u32 = 0xbf80_0000;
-    for model in MODELS {
-        let code = [
-            0xb000_0003, // s_movk_i32 s0, 3
-            S_WAITCNT,   // passed over after s_movk_i32; the back edge's target
-            S_NOP,       // passed over
-            0x8000_c100, // s_add_u32 s0, s0, -1
-            0xbf06_8000, // s_cmp_eq_u32 s0, 0
-            0xbf84_fffb, // s_cbranch_scc0 -5 (to the s_waitcnt)
-            S_WAITCNT,   // after a branch: runs
-            S_NOP,       // passed over
-            0xbf81_0000, // s_endpgm
-        ];
-        // s_movk, 3 iterations of add/cmp/branch, the s_waitcnt at the back edge's target
-        // twice, the one after the branch once, s_endpgm.
-        let total = 1 + 3 * 3 + 2 + 1 + 1;
-        assert_eq!(run_counted(&code, model, u64::MAX), Ok(total));
-        assert_eq!(run_counted(&code, model, total), Ok(total));
-        // One short: the wave stops where its program counter stands, at the s_nop it
-        // would have passed over on the way to s_endpgm.
-        match run_counted(&code, model, total - 1) {
-            Err(DispatchError::Watchdog { pc, .. }) => assert_eq!(pc % 256, 28),
-            r => panic!("expected the watchdog, got {r:?}"),
-        }
-    }
-}
