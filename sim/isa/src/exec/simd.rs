@@ -544,7 +544,9 @@ mod tests {
         patterns.push(std::array::from_fn(|l| {
             4 * (l as u32 & !7 | (7 - l as u32 % 8))
         }));
-        patterns.push(std::array::from_fn(|l| (l as u32 * 2654435761) >> 7));
+        patterns.push(std::array::from_fn(|l| {
+            (l as u32).wrapping_mul(2654435761) >> 7
+        }));
         let mut near_miss: [u32; 64] = std::array::from_fn(|l| 4 * (l as u32 ^ 8));
         near_miss[61] = 4 * 3;
         patterns.push(near_miss);
