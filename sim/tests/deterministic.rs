@@ -3,9 +3,17 @@ mod common;
 use common::*;
 use std::ffi::c_void;
 
-fn init() -> Hsa {
+/// The tests of this file one at a time: with no engine threads, a wait in one test runs
+/// the pending work of every queue in the process, the other test's included, which would
+/// complete a packet that test expects to see pending (seen once in CI under load).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The runtime and this test's turn; the runtime shuts down before the turn passes on (a
+/// tuple drops its first field first).
+fn init() -> (Hsa, std::sync::MutexGuard<'static, ()>) {
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     std::env::set_var("HSASIM_THREADS", "0");
-    Hsa::init()
+    (Hsa::init(), turn)
 }
 
 #[test]
