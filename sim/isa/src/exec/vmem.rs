@@ -360,21 +360,13 @@ fn load_halves(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64) -> bool {
             c.strides.note(c.pc, w.id, src, LANES as u64 * size);
         }
         let (mut lo, mut hi) = (w.v[d & 511], w.v[(d + 1) & 511]);
-        let mut read = |l: usize| {
+        let read = |l: usize| {
             let p = origin.wrapping_add(offs[l] as u64) as usize as *mut u8;
             // SAFETY: global_halves translated the span holding every active lane's 8 bytes.
             let v = unsafe { read_u64(p) };
             (lo[l], hi[l]) = (v as u32, (v >> 32) as u32);
         };
-        if exec == u64::MAX {
-            (0..LANES).for_each(&mut read);
-        } else {
-            let mut active = exec;
-            while active != 0 {
-                read(active.trailing_zeros() as usize);
-                active &= active - 1;
-            }
-        }
+        each_active_lane(exec, read);
         w.v[d & 511] = lo;
         w.v[(d + 1) & 511] = hi;
         return true;
@@ -476,15 +468,7 @@ fn store_halves(w: &Wave, i: &Inst, c: &Ctx, size: u64) -> bool {
             // SAFETY: global_halves translated the span holding every active lane's 8 bytes.
             unsafe { write_u64(p, lo[l] as u64 | (hi[l] as u64) << 32) };
         };
-        if exec == u64::MAX {
-            (0..LANES).for_each(write);
-        } else {
-            let mut active = exec;
-            while active != 0 {
-                write(active.trailing_zeros() as usize);
-                active &= active - 1;
-            }
-        }
+        each_active_lane(exec, write);
         return true;
     }
     if dense && words == 1 {
@@ -546,8 +530,23 @@ simd_handler! {
     }
 }
 
+/// Calls `f` with each lane active in `exec`, in ascending order (the order overlapping
+/// stores leave their bytes in): an unmasked loop under a full EXEC.
+#[inline(always)]
+fn each_active_lane(exec: u64, mut f: impl FnMut(usize)) {
+    if exec == u64::MAX {
+        (0..LANES).for_each(f);
+        return;
+    }
+    let mut active = exec;
+    while active != 0 {
+        f(active.trailing_zeros() as usize);
+        active &= active - 1;
+    }
+}
+
 /// A FLAT/GLOBAL/SCRATCH load of `size` bytes per lane: through [`load_halves`] where
-/// `whole_dwords` (not 8 bytes, not a byte or short op) and the addresses have that form,
+/// `whole_dwords` (not a byte or short op) and the addresses have that form,
 /// else lane addresses and [`load`]. The handlers that know their op pass constants.
 #[inline(always)]
 fn load_sized(w: &mut Wave, i: &Inst, c: &mut Ctx, size: u64, whole_dwords: bool) -> R {
@@ -576,8 +575,8 @@ fn load(w: &mut Wave, i: &Inst, c: &mut Ctx, addrs: &[u64; LANES], private: bool
     let exec = w.exec();
     let d = (i.dst as usize).wrapping_sub(256);
     let whole = !matches!(op, 16..=19 | 32..=37);
-    // 8-byte accesses take the general path below: the one place that decides how a
-    // lane's 8 bytes move (whether as one access).
+    // 8-byte accesses take the general path below, one host access per lane (as
+    // load_halves reads them): a dwordx2 is single-copy atomic on the GPU.
     if whole && !private && size != 8 {
         let dense = back_to_back(exec, addrs, size);
         if let Some(delta) = global_offset(c, exec, addrs, size, dense) {
