@@ -43,6 +43,8 @@ if [[ -z "$base_bin" || -z "$new_bin" ]]; then
     rev="${BASE_REV:-ae136a0}"
     if [[ ! -d "$work/src" ]]; then
         mkdir -p "$work"
+        # A worktree deleted with the target directory (cargo clean) is still registered.
+        git -C "$repo" worktree prune
         git -C "$repo" worktree add --quiet --detach "$work/src" "$rev" >/dev/null
     fi
     base_bin="$(bench_of "$work/src" "$work/target")"
