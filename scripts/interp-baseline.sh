@@ -36,7 +36,11 @@ bench_of() { # dir target-dir: the benchmark executable cargo builds there
         --message-format=json 2>/dev/null | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 }
 
-if [[ -z "$base_bin" || -z "$new_bin" ]]; then
+if [[ -n "$base_bin" && -z "$new_bin" || -z "$base_bin" && -n "$new_bin" ]]; then
+    echo "interp-baseline: -B and -N go together" >&2
+    exit 2
+fi
+if [[ -z "$base_bin" ]]; then
     repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     target="${CARGO_TARGET_DIR:-$repo/target}"
     work="$target/interp-baseline"
@@ -47,6 +51,8 @@ if [[ -z "$base_bin" || -z "$new_bin" ]]; then
         git -C "$repo" worktree prune
         git -C "$repo" worktree add --quiet --detach "$work/src" "$rev" >/dev/null
     fi
+    # An existing worktree follows BASE_REV too.
+    git -C "$work/src" checkout --quiet --detach "$rev"
     base_bin="$(bench_of "$work/src" "$work/target")"
     new_bin="$(bench_of "$repo" "$target")"
     for b in "$base_bin" "$new_bin"; do
