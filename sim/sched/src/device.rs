@@ -30,6 +30,7 @@
 //! mapped queue's descriptor. The process's own packet processor still executes its
 //! packets: their kernarguments, code objects and host memory live in that process.
 
+use crate::clock::now_ns;
 use crate::memory::{MemTable, DEFAULT_BASE, MAX_SIGNALS};
 use crate::model::{ring_has_work, Event, Hqd, Params, Table, MAX_PROCS, MAX_QUEUES};
 use std::cell::UnsafeCell;
@@ -120,17 +121,6 @@ const SIGNAL_VALUE_WORD: usize = 1;
 /// is that process's handle of the signal. All zeroes (kind invalid) while free.
 #[repr(C, align(64))]
 pub struct SignalCell(pub UnsafeCell<[u64; 8]>);
-
-/// CLOCK_MONOTONIC in ns: one clock for every process on the machine (the trace's clock too).
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-parameter; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
 
 fn pid() -> u32 {
     // SAFETY: getpid has no preconditions.

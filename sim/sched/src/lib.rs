@@ -8,11 +8,13 @@
 //! by `hipshim device` / `hipshim bench processes`. No HSA symbols, so the CLI links it
 //! without becoming an HSA runtime.
 
+pub mod clock;
 pub mod device;
 pub mod memory;
 pub mod model;
 
-pub use device::{now_ns, process_alive, CuGrant, CuStatus, Device};
+pub use clock::now_ns;
+pub use device::{process_alive, CuGrant, CuStatus, Device};
 pub use memory::{Allocation, MemCounters, MemError, MemTable, Use};
 pub use model::{
     ring_has_work, Counters, Event, Hqd, Ledger, Params, QueueEntry, QueueState, Table,

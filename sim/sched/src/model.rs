@@ -601,7 +601,7 @@ impl Table {
         }
         // Waits under way count from now.
         for q in self.queues.iter_mut().filter(|q| q.waiting != 0) {
-            q.since_ns = q.since_ns.max(crate::device::now_ns());
+            q.since_ns = q.since_ns.max(crate::clock::now_ns());
         }
     }
 
