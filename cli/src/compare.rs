@@ -14,8 +14,8 @@
 //! program that submits on one stream at a time; barrier packets are counted, not paired, as
 //! the runtimes order streams with different packets.
 
+use crate::args::LoadArgs;
 use crate::run::Launch;
-use crate::LoadArgs;
 use clap::Args;
 use std::ffi::OsString;
 use std::fmt::Write as _;

@@ -4,6 +4,7 @@
 //! used for an unknown policy), and for `run` the program's own status (128 + signal when a
 //! signal ended it). Progress and errors go to stderr; results to stdout.
 
+mod args;
 mod bench;
 mod compare;
 mod device;
@@ -12,9 +13,8 @@ mod libdir;
 mod run;
 mod summarize;
 
-use amdhip64::config::PolicySpec;
+use args::{parse_policy, LoadArgs};
 use clap::{Args, Parser, Subcommand};
-use run::{Launch, LoadMode};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -98,49 +98,6 @@ struct LibDirArgs {
     lib_dir: Option<PathBuf>,
 }
 
-/// How a program is started on hipshim (shared by `run` and `bench`).
-#[derive(Args, Clone, Debug)]
-pub struct LoadArgs {
-    /// Load hipshim by LD_PRELOAD of its libamdhip64.so.
-    #[arg(long, conflicts_with = "libpath")]
-    preload: bool,
-    /// Load hipshim by putting its lib dir first on LD_LIBRARY_PATH (the default).
-    #[arg(long)]
-    libpath: bool,
-    /// The lib dir to load from (default: staged beside this hipshim).
-    #[arg(long, value_name = "DIR")]
-    lib_dir: Option<PathBuf>,
-    /// The GPU model hsasim simulates (HSASIM_GFX; no effect on a real GPU).
-    #[arg(long, value_parser = ["gfx942", "gfx90a"])]
-    gfx: Option<String>,
-    /// HIPSHIM_LOG filter, e.g. `debug`, `hipshim=info`, `trace`.
-    #[arg(long, value_name = "FILTER")]
-    log: Option<String>,
-}
-
-impl LoadArgs {
-    fn mode(&self) -> LoadMode {
-        if self.preload {
-            LoadMode::Preload
-        } else {
-            LoadMode::Libpath
-        }
-    }
-
-    /// A launch with these loading settings and nothing else set.
-    fn launch(&self) -> Result<Launch, String> {
-        Ok(Launch {
-            lib_dir: libdir::resolve(self.lib_dir.as_deref())?,
-            mode: self.mode(),
-            policy: None,
-            trace: None,
-            stats: None,
-            log: self.log.clone(),
-            gfx: self.gfx.clone(),
-        })
-    }
-}
-
 #[derive(Args)]
 #[command(trailing_var_arg = true)]
 struct RunArgs {
@@ -160,14 +117,6 @@ struct RunArgs {
     /// The program and its arguments (after `--`).
     #[arg(required = true, value_name = "PROGRAM")]
     command: Vec<OsString>,
-}
-
-/// Validates a policy with the runtime's own parser and keeps the text as given, so the
-/// program's runtime resolves it (e.g. `pool` takes the pool size from GPU_MAX_HW_QUEUES).
-pub fn parse_policy(text: &str) -> Result<String, String> {
-    PolicySpec::parse(text, PolicySpec::DEFAULT_POOL)
-        .map(|_| text.trim().to_string())
-        .ok_or_else(|| format!("accepted forms: {}", PolicySpec::ACCEPTED))
 }
 
 fn main() -> ExitCode {

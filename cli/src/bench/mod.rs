@@ -6,6 +6,7 @@
 //! - [`processes`]: several processes on one simulated GPU's hardware queue scheduler.
 
 pub mod callgrind;
+mod measure;
 pub mod ops;
 mod plot;
 pub mod policies;

@@ -11,8 +11,8 @@
 
 use super::callgrind;
 use super::Compiler;
+use crate::args::LoadArgs;
 use crate::run::Launch;
-use crate::LoadArgs;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! policy, with the two references that frame the experiment (everything serialized, and
 //! every stream in parallel) as dashed lines.
 
-use super::policies::{Metrics, RunOutput};
+use super::measure::{Metrics, RunOutput};
 use std::fmt::Write as _;
 
 const LABEL_W: f64 = 110.0;

@@ -26,9 +26,9 @@
 //! Kernels of fixed work instead of fixed time would make the host's speed part of every
 //! figure; fixed time keeps the device length independent of it.
 
-use super::policies::{metrics, parse_output, RunOutput};
+use super::measure::{metrics, parse_output, RunOutput};
+use crate::args::LoadArgs;
 use crate::device::{NameArg, SchedArgs, StartArgs};
-use crate::LoadArgs;
 use hsasim_sched::{Counters, Device};
 use std::fmt::Write as _;
 use std::path::PathBuf;
