@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use super::target::TargetId;
+use super::target::{select_by, TargetId};
 use super::{
     corrupt, ByteSource, CodeObjectError, Result, MAX_BUNDLE_ENTRIES, MAX_BUNDLE_SIZE,
     MAX_ENTRY_ID_LEN, MAX_EXPANSION, MAX_ZSTD_BLOCKS, MIN_DECOMPRESSED_LIMIT,
@@ -13,7 +13,7 @@ use super::{
 pub(super) const BUNDLE_MAGIC: &[u8; 24] = b"__CLANG_OFFLOAD_BUNDLE__";
 pub(super) const CCOB_MAGIC: &[u8; 4] = b"CCOB";
 const CCOB_METHOD_ZLIB: u16 = 0;
-const CCOB_METHOD_ZSTD: u16 = 1;
+pub(super) const CCOB_METHOD_ZSTD: u16 = 1;
 
 /// One entry of an uncompressed bundle's header, not yet checked against the data length.
 struct RawEntry {
@@ -386,11 +386,124 @@ fn target_of_entry_id(id: &str) -> Result<Option<TargetId>> {
         .map_err(|e| corrupt(format!("bundle entry {id}: {e}")))
 }
 
+/// Picks the code object for an agent, given its HSA ISA name
+/// (`HSA_ISA_INFO_NAME`, e.g. `amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`).
+///
+/// Only HIP device entries with a non-empty code object are candidates. Among those that
+/// run on the agent ([`TargetId::runs_on`]) the most specific wins; ties go to the first.
+/// With no candidate the error is [`CodeObjectError::NoBinaryForGpu`], naming the agent and
+/// every GPU ISA the bundle holds.
+pub fn select_code_object<'e, 'a>(
+    entries: &'e [BundleEntry<'a>],
+    agent_isa: &str,
+) -> Result<&'e BundleEntry<'a>> {
+    select_by(entries, agent_isa, |e| {
+        (e.target.as_ref(), !e.data.is_empty())
+    })
+}
+
+/// Bundles built by hand, and memory that ends where readable memory ends, for the
+/// parsers' tests.
+#[cfg(test)]
+pub(super) mod test_images {
+    use super::{BundleEntry, BUNDLE_MAGIC, CCOB_MAGIC};
+
+    pub(in super::super) const GFX942_AGENT: &str = "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-";
+
+    /// A bundle assembled by hand: `(id, data)` pairs, data placed after the header.
+    pub(in super::super) fn make_bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let header_len: usize = 32 + entries.iter().map(|(id, _)| 24 + id.len()).sum::<usize>();
+        let mut out = BUNDLE_MAGIC.to_vec();
+        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        let mut offset = header_len;
+        for (id, data) in entries {
+            out.extend_from_slice(&(offset as u64).to_le_bytes());
+            out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+            out.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            out.extend_from_slice(id.as_bytes());
+            offset += data.len();
+        }
+        for (_, data) in entries {
+            out.extend_from_slice(data);
+        }
+        out
+    }
+
+    /// A compressed bundle of the given CCOB version around `payload` (already compressed).
+    pub(in super::super) fn make_ccob(
+        version: u16,
+        method: u16,
+        uncompressed_len: usize,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        let mut out = CCOB_MAGIC.to_vec();
+        out.extend_from_slice(&version.to_le_bytes());
+        out.extend_from_slice(&method.to_le_bytes());
+        let header_len = [0, 20, 24, 32][usize::from(version)];
+        let total = (header_len + payload.len()) as u64;
+        match version {
+            1 => out.extend_from_slice(&(uncompressed_len as u32).to_le_bytes()),
+            2 => {
+                out.extend_from_slice(&(total as u32).to_le_bytes());
+                out.extend_from_slice(&(uncompressed_len as u32).to_le_bytes());
+            }
+            _ => {
+                out.extend_from_slice(&total.to_le_bytes());
+                out.extend_from_slice(&(uncompressed_len as u64).to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&0x1234_5678_9abc_def0u64.to_le_bytes());
+        assert_eq!(out.len(), header_len);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// The bundle followed by unrelated bytes, leaked so it lives as long as a real
+    /// `.hip_fatbin` section would.
+    pub(in super::super) fn leaked_with_trailer(bundle: &[u8]) -> &'static [u8] {
+        let mut v = bundle.to_vec();
+        v.extend_from_slice(&[0xa5; 4096]);
+        Box::leak(v.into_boxed_slice())
+    }
+
+    pub(in super::super) fn ids(entries: &[BundleEntry<'_>]) -> Vec<String> {
+        entries.iter().map(|e| e.id.clone()).collect()
+    }
+
+    /// `bytes` copied to end exactly where 4 MiB of inaccessible (PROT_NONE) memory begin,
+    /// so any read past them would fault. PROT_NONE rather than unmapped, so no other
+    /// test's mapping can move in. Leaked: the tests keep pointers into it.
+    pub(in super::super) fn at_page_end(bytes: &[u8]) -> &'static [u8] {
+        const GUARD: usize = 4 << 20;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let data = bytes.len().div_ceil(page) * page;
+        // SAFETY: a fresh private anonymous mapping, whose tail is made inaccessible and
+        // which is never unmapped (it is leaked).
+        unsafe {
+            let base = libc::mmap(
+                std::ptr::null_mut(),
+                data + GUARD,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(base, libc::MAP_FAILED);
+            let guard = base.cast::<u8>().add(data);
+            assert_eq!(libc::mprotect(guard.cast(), GUARD, libc::PROT_NONE), 0);
+            let start = guard.sub(bytes.len());
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), start, bytes.len());
+            std::slice::from_raw_parts(start, bytes.len())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::test_images::*;
+    use super::super::read_code_object;
     use super::super::test_support::built;
-    use super::super::{image_from_memory, read_code_object, select_code_object};
+    use super::test_images::*;
     use super::*;
 
     #[test]
@@ -470,9 +583,6 @@ mod tests {
                 bundle_length(leaked_with_trailer(&ccob)).unwrap(),
                 ccob.len() as u64
             );
-            // SAFETY: any pointer is allowed.
-            let copied = unsafe { image_from_memory(at_page_end(&ccob).as_ptr().cast()) };
-            assert_eq!(copied.unwrap(), ccob);
             // Trailing bytes after the bundle are ignored by parse_bundle too.
             assert_eq!(parse_bundle(leaked_with_trailer(&ccob)).unwrap(), expected);
         }
@@ -680,5 +790,82 @@ mod tests {
                 let _ = bundle_length(bytes.as_slice());
             }
         }
+    }
+
+    #[test]
+    fn selects_the_code_object_for_each_agent() {
+        let entries = parse_bundle(&built().bundle).unwrap();
+        let pick = |agent: &str| select_code_object(&entries, agent).map(|e| e.id.as_str());
+        assert_eq!(pick(GFX942_AGENT), Ok("hipv4-amdgcn-amd-amdhsa--gfx942"));
+        assert_eq!(
+            pick("amdgcn-amd-amdhsa--gfx90a:xnack-"),
+            Ok("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-")
+        );
+        assert_eq!(
+            pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
+            Ok("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-")
+        );
+        // The only gfx90a code object needs XNACK off.
+        assert!(matches!(
+            pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+"),
+            Err(CodeObjectError::NoBinaryForGpu { .. })
+        ));
+
+        let err = select_code_object(&entries, "amdgcn-amd-amdhsa--gfx1100").unwrap_err();
+        assert_eq!(
+            err,
+            CodeObjectError::NoBinaryForGpu {
+                agent: "amdgcn-amd-amdhsa--gfx1100".into(),
+                available: vec![
+                    "amdgcn-amd-amdhsa--gfx90a:xnack-".into(),
+                    "amdgcn-amd-amdhsa--gfx942".into()
+                ],
+            }
+        );
+        let msg = err.to_string();
+        for isa in [
+            "amdgcn-amd-amdhsa--gfx1100",
+            "amdgcn-amd-amdhsa--gfx90a:xnack-",
+            "amdgcn-amd-amdhsa--gfx942",
+        ] {
+            assert!(msg.contains(isa), "{msg:?} does not name {isa}");
+        }
+    }
+
+    #[test]
+    fn prefers_the_most_specific_compatible_code_object() {
+        let bundle = make_bundle(&[
+            ("host-x86_64-unknown-linux--", b""),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"any"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", b"xnack-off"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", b"both"),
+            ("hip-amdgcn-amd-amdhsa--gfx908", b"old-kind"),
+            ("openmp-amdgcn-amd-amdhsa--gfx906", b"not-hip"),
+            ("hipv4-amdgcn-amd-amdhsa--gfx1030", b""),
+        ]);
+        let entries = parse_bundle(&bundle).unwrap();
+        let pick = |agent: &str| {
+            select_code_object(&entries, agent).map(|e| std::str::from_utf8(&e.data).unwrap())
+        };
+        assert_eq!(
+            pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
+            Ok("both")
+        );
+        assert_eq!(
+            pick("amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack-"),
+            Ok("xnack-off")
+        );
+        assert_eq!(pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+"), Ok("any"));
+        assert_eq!(
+            pick("amdgcn-amd-amdhsa--gfx908:sramecc+:xnack-"),
+            Ok("old-kind")
+        );
+        // OpenMP entries and empty code objects are never chosen.
+        assert!(pick("amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-").is_err());
+        assert!(pick("amdgcn-amd-amdhsa--gfx1030").is_err());
+        assert!(matches!(
+            select_code_object(&entries, "gfx90a:bogus+"),
+            Err(CodeObjectError::InvalidTargetId(_))
+        ));
     }
 }

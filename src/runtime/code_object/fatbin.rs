@@ -381,8 +381,9 @@ pub unsafe fn image_from_memory(image: *const c_void) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::bundle::test_images::*;
+    use super::super::bundle::CCOB_METHOD_ZSTD;
     use super::super::read_code_object;
-    use super::super::test_images::*;
     use super::super::test_support::built;
     use super::*;
 
@@ -518,6 +519,18 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn images_without_a_length_copy_each_ccob_version_exactly() {
+        let plain = &built().bundle;
+        let frame = zstd::bulk::compress(plain, 3).unwrap();
+        for version in [1, 2, 3] {
+            let ccob = make_ccob(version, CCOB_METHOD_ZSTD, plain.len(), &frame);
+            // SAFETY: any pointer is allowed.
+            let copied = unsafe { image_from_memory(at_page_end(&ccob).as_ptr().cast()) };
+            assert_eq!(copied.unwrap(), ccob, "CCOB v{version}");
+        }
     }
 
     #[test]

@@ -61,13 +61,13 @@ mod fatbin;
 mod metadata;
 mod target;
 
-pub use bundle::{parse_bundle, BundleEntry};
+pub use bundle::{parse_bundle, select_code_object, BundleEntry};
 pub use fatbin::{image_from_memory, ForeignBundle, HIP_FATBIN_MAGIC, HIP_FATBIN_VERSION};
 pub use metadata::{
     read_code_object, ArgKind, CodeObjectIndex, CodeObjectInfo, HiddenArg, KernelArg, KernelInfo,
     NT_AMDGPU_METADATA,
 };
-pub use target::{select_code_object, TargetId};
+pub use target::TargetId;
 
 // Sanity limits. A real bundle has a handful of entries with ids under 100 bytes; these
 // bound what a corrupt header can make us walk or allocate, which matters most for images
@@ -392,103 +392,5 @@ extern "C" __global__ void implicit(unsigned long *out) {
     pub fn built() -> &'static Built {
         static BUILT: OnceLock<Built> = OnceLock::new();
         BUILT.get_or_init(build)
-    }
-}
-
-/// Bundles built by hand, and memory that ends where readable memory ends, for the
-/// parsers' tests.
-#[cfg(test)]
-mod test_images {
-    use super::bundle::{BUNDLE_MAGIC, CCOB_MAGIC};
-    use super::BundleEntry;
-
-    pub(super) const GFX942_AGENT: &str = "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-";
-
-    /// A bundle assembled by hand: `(id, data)` pairs, data placed after the header.
-    pub(super) fn make_bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
-        let header_len: usize = 32 + entries.iter().map(|(id, _)| 24 + id.len()).sum::<usize>();
-        let mut out = BUNDLE_MAGIC.to_vec();
-        out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
-        let mut offset = header_len;
-        for (id, data) in entries {
-            out.extend_from_slice(&(offset as u64).to_le_bytes());
-            out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-            out.extend_from_slice(&(id.len() as u64).to_le_bytes());
-            out.extend_from_slice(id.as_bytes());
-            offset += data.len();
-        }
-        for (_, data) in entries {
-            out.extend_from_slice(data);
-        }
-        out
-    }
-
-    /// A compressed bundle of the given CCOB version around `payload` (already compressed).
-    pub(super) fn make_ccob(
-        version: u16,
-        method: u16,
-        uncompressed_len: usize,
-        payload: &[u8],
-    ) -> Vec<u8> {
-        let mut out = CCOB_MAGIC.to_vec();
-        out.extend_from_slice(&version.to_le_bytes());
-        out.extend_from_slice(&method.to_le_bytes());
-        let header_len = [0, 20, 24, 32][usize::from(version)];
-        let total = (header_len + payload.len()) as u64;
-        match version {
-            1 => out.extend_from_slice(&(uncompressed_len as u32).to_le_bytes()),
-            2 => {
-                out.extend_from_slice(&(total as u32).to_le_bytes());
-                out.extend_from_slice(&(uncompressed_len as u32).to_le_bytes());
-            }
-            _ => {
-                out.extend_from_slice(&total.to_le_bytes());
-                out.extend_from_slice(&(uncompressed_len as u64).to_le_bytes());
-            }
-        }
-        out.extend_from_slice(&0x1234_5678_9abc_def0u64.to_le_bytes());
-        assert_eq!(out.len(), header_len);
-        out.extend_from_slice(payload);
-        out
-    }
-
-    /// The bundle followed by unrelated bytes, leaked so it lives as long as a real
-    /// `.hip_fatbin` section would.
-    pub(super) fn leaked_with_trailer(bundle: &[u8]) -> &'static [u8] {
-        let mut v = bundle.to_vec();
-        v.extend_from_slice(&[0xa5; 4096]);
-        Box::leak(v.into_boxed_slice())
-    }
-
-    pub(super) fn ids(entries: &[BundleEntry<'_>]) -> Vec<String> {
-        entries.iter().map(|e| e.id.clone()).collect()
-    }
-
-    /// `bytes` copied to end exactly where 4 MiB of inaccessible (PROT_NONE) memory begin,
-    /// so any read past them would fault. PROT_NONE rather than unmapped, so no other
-    /// test's mapping can move in. Leaked: the tests keep pointers into it.
-    pub(super) fn at_page_end(bytes: &[u8]) -> &'static [u8] {
-        const GUARD: usize = 4 << 20;
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let data = bytes.len().div_ceil(page) * page;
-        // SAFETY: a fresh private anonymous mapping, whose tail is made inaccessible and
-        // which is never unmapped (it is leaked).
-        unsafe {
-            let base = libc::mmap(
-                std::ptr::null_mut(),
-                data + GUARD,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            assert_ne!(base, libc::MAP_FAILED);
-            let guard = base.cast::<u8>().add(data);
-            assert_eq!(libc::mprotect(guard.cast(), GUARD, libc::PROT_NONE), 0);
-            let start = guard.sub(bytes.len());
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), start, bytes.len());
-            std::slice::from_raw_parts(start, bytes.len())
-        }
     }
 }

@@ -1,8 +1,7 @@
-//! Target ids, and picking the code object that runs on an agent.
+//! Target ids, and picking the entry that runs on an agent.
 
 use std::fmt;
 
-use super::bundle::BundleEntry;
 use super::{CodeObjectError, Result};
 
 // ---------------------------------------------------------------------------------------
@@ -116,24 +115,11 @@ impl std::str::FromStr for TargetId {
     }
 }
 
-/// Picks the code object for an agent, given its HSA ISA name
-/// (`HSA_ISA_INFO_NAME`, e.g. `amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`).
-///
-/// Only HIP device entries with a non-empty code object are candidates. Among those that
-/// run on the agent ([`TargetId::runs_on`]) the most specific wins; ties go to the first.
-/// With no candidate the error is [`CodeObjectError::NoBinaryForGpu`], naming the agent and
-/// every GPU ISA the bundle holds.
-pub fn select_code_object<'e, 'a>(
-    entries: &'e [BundleEntry<'a>],
-    agent_isa: &str,
-) -> Result<&'e BundleEntry<'a>> {
-    select_by(entries, agent_isa, |e| {
-        (e.target.as_ref(), !e.data.is_empty())
-    })
-}
-
-/// [`select_code_object`] over any entry type: `describe` gives an entry's target and
-/// whether it holds a code object.
+/// Picks, among entries of any type, the one for an agent given its HSA ISA name: the most
+/// specific of those that run on the agent ([`TargetId::runs_on`]), ties to the first;
+/// `describe` gives an entry's target and whether it holds a code object. With no
+/// candidate the error is [`CodeObjectError::NoBinaryForGpu`], naming the agent and every
+/// GPU ISA the entries hold.
 pub(super) fn select_by<'e, E>(
     entries: &'e [E],
     agent_isa: &str,
@@ -165,87 +151,7 @@ pub(super) fn select_by<'e, E>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse_bundle;
-    use super::super::test_images::*;
-    use super::super::test_support::built;
     use super::*;
-
-    #[test]
-    fn selects_the_code_object_for_each_agent() {
-        let entries = parse_bundle(&built().bundle).unwrap();
-        let pick = |agent: &str| select_code_object(&entries, agent).map(|e| e.id.as_str());
-        assert_eq!(pick(GFX942_AGENT), Ok("hipv4-amdgcn-amd-amdhsa--gfx942"));
-        assert_eq!(
-            pick("amdgcn-amd-amdhsa--gfx90a:xnack-"),
-            Ok("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-")
-        );
-        assert_eq!(
-            pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
-            Ok("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-")
-        );
-        // The only gfx90a code object needs XNACK off.
-        assert!(matches!(
-            pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+"),
-            Err(CodeObjectError::NoBinaryForGpu { .. })
-        ));
-
-        let err = select_code_object(&entries, "amdgcn-amd-amdhsa--gfx1100").unwrap_err();
-        assert_eq!(
-            err,
-            CodeObjectError::NoBinaryForGpu {
-                agent: "amdgcn-amd-amdhsa--gfx1100".into(),
-                available: vec![
-                    "amdgcn-amd-amdhsa--gfx90a:xnack-".into(),
-                    "amdgcn-amd-amdhsa--gfx942".into()
-                ],
-            }
-        );
-        let msg = err.to_string();
-        for isa in [
-            "amdgcn-amd-amdhsa--gfx1100",
-            "amdgcn-amd-amdhsa--gfx90a:xnack-",
-            "amdgcn-amd-amdhsa--gfx942",
-        ] {
-            assert!(msg.contains(isa), "{msg:?} does not name {isa}");
-        }
-    }
-
-    #[test]
-    fn prefers_the_most_specific_compatible_code_object() {
-        let bundle = make_bundle(&[
-            ("host-x86_64-unknown-linux--", b""),
-            ("hipv4-amdgcn-amd-amdhsa--gfx90a", b"any"),
-            ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", b"xnack-off"),
-            ("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", b"both"),
-            ("hip-amdgcn-amd-amdhsa--gfx908", b"old-kind"),
-            ("openmp-amdgcn-amd-amdhsa--gfx906", b"not-hip"),
-            ("hipv4-amdgcn-amd-amdhsa--gfx1030", b""),
-        ]);
-        let entries = parse_bundle(&bundle).unwrap();
-        let pick = |agent: &str| {
-            select_code_object(&entries, agent).map(|e| std::str::from_utf8(&e.data).unwrap())
-        };
-        assert_eq!(
-            pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
-            Ok("both")
-        );
-        assert_eq!(
-            pick("amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack-"),
-            Ok("xnack-off")
-        );
-        assert_eq!(pick("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+"), Ok("any"));
-        assert_eq!(
-            pick("amdgcn-amd-amdhsa--gfx908:sramecc+:xnack-"),
-            Ok("old-kind")
-        );
-        // OpenMP entries and empty code objects are never chosen.
-        assert!(pick("amdgcn-amd-amdhsa--gfx906:sramecc+:xnack-").is_err());
-        assert!(pick("amdgcn-amd-amdhsa--gfx1030").is_err());
-        assert!(matches!(
-            select_code_object(&entries, "gfx90a:bogus+"),
-            Err(CodeObjectError::InvalidTargetId(_))
-        ));
-    }
 
     #[test]
     fn target_ids_parse_and_print() {
