@@ -11,9 +11,11 @@
 //! installs itself into it.
 //!
 //! No cycle anywhere: every crate of the house ([`HOUSE`]: hipshim's `src/` to depth 3,
-//! hsasim's core, its interpreter and its scheduler model, the CLI) is read at a depth where
-//! each of its files is a node (`runtime::code_object::bundle`, `api::svm`, `bench::plot`), and
-//! its modules use each other in one direction only, under one rule for parents and children:
+//! hsasim's core, its interpreter and its scheduler model, the CLI, the others to depth 2) is
+//! read with each of its files a node (`runtime::code_object::bundle`, `api::svm`,
+//! `bench::plot`; only the interpreter's instruction families, `exec::valu`, stay one node
+//! each, as its own test reads them), and its modules use each other in one direction only,
+//! under one rule for parents and children:
 //! a parent's `mod x;` and its re-exports of what its children define (`pub use x::Item`) are
 //! free, every other use of a child by the parent's own code counts (a function calling
 //! `child::f()`, a field of a child's type), and so does a child's use of its parent (a child
@@ -39,7 +41,7 @@ use std::path::{Path, PathBuf};
 struct Crate {
     /// Its sources, from the workspace root.
     src: &'static str,
-    /// The depth at which each of its files is a node of its own.
+    /// The depth of its nodes (module paths cut to so many segments).
     depth: usize,
     /// A use the crate is built on, as (from, to) node prefixes: seeing it shows that the
     /// reader found the crate's structure (a reader that found nothing would pass it).
