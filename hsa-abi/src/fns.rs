@@ -310,7 +310,10 @@ pub enum Role {
     /// In hipshim's table; a runtime without it cannot be used.
     Required,
     /// In hipshim's table when the runtime has it; `reason` says what happens without it.
-    Optional { group: &'static str, reason: &'static str },
+    Optional {
+        group: &'static str,
+        reason: &'static str,
+    },
     /// Exported by hsasim for other clients; hipshim does not call it.
     RuntimeOnly,
     /// Exported by hsasim as a stub that returns `HSA_STATUS_ERROR`; no signature declared.
