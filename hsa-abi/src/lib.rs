@@ -3,10 +3,12 @@
 //!
 //! hipshim (a client of any HSA runtime) and hsasim (an HSA runtime) both build on this one
 //! definition, so the two sides cannot drift apart. Values are those of ROCm's `hsa.h`,
-//! `hsa_ext_amd.h`, `amd_hsa_queue.h` and `amd_hsa_signal.h`; layouts are checked by the
-//! size/offset assertions at the bottom of this file.
+//! `hsa_ext_amd.h`, `amd_hsa_queue.h` and `amd_hsa_signal.h`. The size/offset assertions at
+//! the bottom of this file hold the layouts the code relies on; `tests/headers.rs` compares
+//! every type and constant here with the installed ROCm headers, when there are some.
 //!
-//! [`fns`] declares every HSA entry point either side uses, signature by signature.
+//! [`fns`] declares every HSA entry point either side uses, signature by signature
+//! (`tests/entry_points.rs` compares the declarations with the headers).
 //! [`msgpack`] is the reader both use for the code object metadata note.
 #![allow(non_camel_case_types)]
 
