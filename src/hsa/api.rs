@@ -1,6 +1,10 @@
 //! The HSA runtime's entry points, resolved once from whichever library serves this process
 //! (ROCr or hsasim). The shim calls the HSA runtime only through this table, so the simulator
 //! is never special-cased.
+//!
+//! Which entry points the table holds, their signatures and which are optional are not
+//! written here: `hsa_abi::fns` declares them once (its client sections), and the same
+//! declaration is what hsasim's exports and ROCm's headers are checked against.
 
 use hsa_abi::*;
 use libloading::Library;
