@@ -3,12 +3,16 @@
 //!
 //! hipshim (a client of any HSA runtime) and hsasim (an HSA runtime) both build on this one
 //! definition, so the two sides cannot drift apart. Values are those of ROCm's `hsa.h`,
-//! `hsa_ext_amd.h`, `amd_hsa_queue.h` and `amd_hsa_signal.h`; layouts are checked by the
-//! size/offset assertions at the bottom of this file.
+//! `hsa_ext_amd.h`, `amd_hsa_queue.h` and `amd_hsa_signal.h`. The size/offset assertions at
+//! the bottom of this file hold the layouts the code relies on; `tests/headers.rs` compares
+//! every type and constant here with the installed ROCm headers, when there are some.
 //!
+//! [`fns`] declares every HSA entry point either side uses, signature by signature
+//! (`tests/entry_points.rs` compares the declarations with the headers).
 //! [`msgpack`] is the reader both use for the code object metadata note.
 #![allow(non_camel_case_types)]
 
+pub mod fns;
 pub mod msgpack;
 
 use std::ffi::c_void;
@@ -103,6 +107,24 @@ pub struct hsa_code_object_reader_t {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct hsa_loaded_code_object_t {
+    pub handle: u64,
+}
+/// `hsa_cache_t`: one cache level of an agent.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct hsa_cache_t {
+    pub handle: u64,
+}
+/// `hsa_wavefront_t`: one wavefront size an ISA supports.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct hsa_wavefront_t {
+    pub handle: u64,
+}
+/// `hsa_signal_group_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct hsa_signal_group_t {
     pub handle: u64,
 }
 
@@ -499,6 +521,33 @@ pub struct amd_signal_t {
     pub reserved3: [u32; 2],
 }
 
+/// `hsa_dim3_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hsa_dim3_t {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+/// `hsa_pitched_ptr_t`: one side of `hsa_amd_memory_async_copy_rect`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hsa_pitched_ptr_t {
+    pub base: *mut c_void,
+    pub pitch: usize,
+    pub slice: usize,
+}
+
+/// `hsa_amd_svm_attribute_pair_t`: one attribute of `hsa_amd_svm_attributes_set/get`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hsa_amd_svm_attribute_pair_t {
+    /// `hsa_amd_svm_attribute_t`.
+    pub attribute: u64,
+    pub value: u64,
+}
+
 /// `hsa_amd_profiling_dispatch_time_t` / `hsa_amd_profiling_async_copy_time_t`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -516,6 +565,11 @@ pub type SignalHandler = unsafe extern "C" fn(hsa_signal_value_t, *mut c_void) -
 pub type IsaCallback = unsafe extern "C" fn(hsa_isa_t, *mut c_void) -> hsa_status_t;
 pub type SymbolCallback =
     unsafe extern "C" fn(hsa_executable_t, hsa_executable_symbol_t, *mut c_void) -> hsa_status_t;
+pub type RegionCallback = unsafe extern "C" fn(hsa_region_t, *mut c_void) -> hsa_status_t;
+pub type CacheCallback = unsafe extern "C" fn(hsa_cache_t, *mut c_void) -> hsa_status_t;
+pub type WavefrontCallback = unsafe extern "C" fn(hsa_wavefront_t, *mut c_void) -> hsa_status_t;
+/// What `hsa_amd_pointer_info` calls to allocate the accessible-agents array it returns.
+pub type PointerInfoAlloc = unsafe extern "C" fn(usize) -> *mut c_void;
 pub type AgentSymbolCallback = unsafe extern "C" fn(
     hsa_executable_t,
     hsa_agent_t,

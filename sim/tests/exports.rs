@@ -1,9 +1,10 @@
 //! The built `libhsasim.so` can stand in for ROCr's `libhsa-runtime64.so.1`: every `hsa_*`
 //! export is bound to ROCr's version node `ROCR_1` (clients import `NAME@ROCR_1`), every
-//! name ROCr 5.2 exports is defined, and the soname is ROCr's.
+//! name ROCr 5.2 exports is defined, every `hsa_*` export is declared in `hsa_abi::fns` (whose
+//! signatures `tests/abi_signatures.rs` checks), and the soname is ROCr's.
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use symver_build::inspect;
 
 /// Dynamic symbols defined by the library, with their version names.
@@ -24,6 +25,30 @@ fn every_exported_hsa_function_carries_rocr_1() {
         wrong.is_empty(),
         "exports without @@ROCR_1 (add the file's include! of its symver_*.rs, or \
          crate::api::rocr_symver! in the macro that generates them): {wrong:?}"
+    );
+}
+
+/// `hsa_abi::fns` declares every export, so a new one cannot skip its signature check
+/// (`tests/abi_signatures.rs`); and the library exports every declared function.
+#[test]
+fn every_exported_hsa_function_is_declared() {
+    let exports = exported();
+    let exported: BTreeSet<&str> = exports
+        .keys()
+        .map(String::as_str)
+        .filter(|n| n.starts_with("hsa_"))
+        .collect();
+    let declared: BTreeSet<&str> = hsa_abi::fns::ENTRY_POINTS.iter().map(|e| e.name).collect();
+    let undeclared: Vec<_> = exported.difference(&declared).collect();
+    assert!(
+        undeclared.is_empty(),
+        "exports hsa-abi does not declare (add each to hsa_abi::hsa_entry_points!, \
+         runtime_only unless hipshim calls it): {undeclared:?}"
+    );
+    let unexported: Vec<_> = declared.difference(&exported).collect();
+    assert!(
+        unexported.is_empty(),
+        "declared in hsa-abi but not exported: {unexported:?}"
     );
 }
 

@@ -196,7 +196,7 @@ impl Executable {
         let status = unsafe {
             (self.api.hsa_executable_iterate_symbols)(
                 self.raw,
-                visit,
+                Some(visit),
                 &mut ctx as *mut Ctx as *mut c_void,
             )
         };

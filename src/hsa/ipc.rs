@@ -8,15 +8,7 @@ use std::ffi::c_void;
 
 /// The first IPC memory entry point the loaded runtime lacks, if any.
 pub fn missing(api: &HsaApi) -> Option<&'static str> {
-    if api.hsa_amd_ipc_memory_create.is_none() {
-        Some("hsa_amd_ipc_memory_create")
-    } else if api.hsa_amd_ipc_memory_attach.is_none() {
-        Some("hsa_amd_ipc_memory_attach")
-    } else if api.hsa_amd_ipc_memory_detach.is_none() {
-        Some("hsa_amd_ipc_memory_detach")
-    } else {
-        None
-    }
+    api.first_absent(fns::optional::IPC_MEMORY)
 }
 
 fn absent(name: &'static str) -> HsaError {

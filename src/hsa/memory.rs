@@ -74,7 +74,11 @@ pub fn agent_pools(api: &HsaApi, agent: hsa_agent_t) -> Vec<PoolInfo> {
     let mut ctx = (&mut pools, api);
     // SAFETY: callback signature matches; ctx outlives the call.
     unsafe {
-        (api.hsa_amd_agent_iterate_memory_pools)(agent, collect, &mut ctx as *mut _ as *mut c_void)
+        (api.hsa_amd_agent_iterate_memory_pools)(
+            agent,
+            Some(collect),
+            &mut ctx as *mut _ as *mut c_void,
+        )
     };
     pools
 }

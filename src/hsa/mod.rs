@@ -113,7 +113,8 @@ fn init_runtime(path: &Path) -> Result<HsaRuntime, String> {
     }
     let mut ctx = (&mut agents, api);
     // SAFETY: the callback matches the HSA signature and `ctx` outlives the call.
-    let status = unsafe { (api.hsa_iterate_agents)(collect, &mut ctx as *mut _ as *mut c_void) };
+    let status =
+        unsafe { (api.hsa_iterate_agents)(Some(collect), &mut ctx as *mut _ as *mut c_void) };
     check("hsa_iterate_agents", status).map_err(|e| e.to_string())?;
 
     let gpus: Vec<hsa_agent_t> = agents
@@ -215,7 +216,9 @@ pub fn agent_isa_names(api: &HsaApi, agent: hsa_agent_t) -> Vec<String> {
     }
     let mut ctx = (&mut names, api);
     // SAFETY: callback signature matches; ctx outlives the call.
-    unsafe { (api.hsa_agent_iterate_isas)(agent, collect, &mut ctx as *mut _ as *mut c_void) };
+    unsafe {
+        (api.hsa_agent_iterate_isas)(agent, Some(collect), &mut ctx as *mut _ as *mut c_void)
+    };
     names
 }
 

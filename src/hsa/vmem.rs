@@ -8,51 +8,7 @@ use std::ffi::c_void;
 
 /// The first VMM entry point the loaded runtime lacks, if any (ROCm 5.2's ROCr has none).
 pub fn missing(api: &HsaApi) -> Option<&'static str> {
-    let present = [
-        (
-            api.hsa_amd_vmem_address_reserve_align.is_some(),
-            "hsa_amd_vmem_address_reserve_align",
-        ),
-        (
-            api.hsa_amd_vmem_address_free.is_some(),
-            "hsa_amd_vmem_address_free",
-        ),
-        (
-            api.hsa_amd_vmem_handle_create.is_some(),
-            "hsa_amd_vmem_handle_create",
-        ),
-        (
-            api.hsa_amd_vmem_handle_release.is_some(),
-            "hsa_amd_vmem_handle_release",
-        ),
-        (api.hsa_amd_vmem_map.is_some(), "hsa_amd_vmem_map"),
-        (api.hsa_amd_vmem_unmap.is_some(), "hsa_amd_vmem_unmap"),
-        (
-            api.hsa_amd_vmem_set_access.is_some(),
-            "hsa_amd_vmem_set_access",
-        ),
-        (
-            api.hsa_amd_vmem_get_access.is_some(),
-            "hsa_amd_vmem_get_access",
-        ),
-        (
-            api.hsa_amd_vmem_export_shareable_handle.is_some(),
-            "hsa_amd_vmem_export_shareable_handle",
-        ),
-        (
-            api.hsa_amd_vmem_import_shareable_handle.is_some(),
-            "hsa_amd_vmem_import_shareable_handle",
-        ),
-        (
-            api.hsa_amd_vmem_retain_alloc_handle.is_some(),
-            "hsa_amd_vmem_retain_alloc_handle",
-        ),
-        (
-            api.hsa_amd_vmem_get_alloc_properties_from_handle.is_some(),
-            "hsa_amd_vmem_get_alloc_properties_from_handle",
-        ),
-    ];
-    present.iter().find(|(ok, _)| !ok).map(|(_, name)| *name)
+    api.first_absent(fns::optional::VMEM)
 }
 
 /// The entry point `$field` or an error naming it.

@@ -154,7 +154,7 @@ fn share_record(shared: &Arc<SharedEvent>, marker: &Marker, device: &Device) -> 
             marker.signal.handle(),
             HSA_SIGNAL_CONDITION_EQ,
             0,
-            on_shared_record_done,
+            Some(on_shared_record_done),
             arg as *mut c_void,
         )
     };

@@ -162,7 +162,7 @@ impl HostcallService {
                 service.doorbell.handle,
                 HSA_SIGNAL_CONDITION_NE,
                 0,
-                on_doorbell,
+                Some(on_doorbell),
                 service as *const HostcallService as *mut c_void,
             )
         };

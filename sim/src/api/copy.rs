@@ -13,23 +13,7 @@ use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// `hsa_pitched_ptr_t`
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct PitchedPtr {
-    pub base: *mut c_void,
-    pub pitch: usize,
-    pub slice: usize,
-}
-
-/// `hsa_dim3_t`
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Dim3 {
-    pub x: u32,
-    pub y: u32,
-    pub z: u32,
-}
+pub use hsa_abi::{hsa_dim3_t as Dim3, hsa_pitched_ptr_t as PitchedPtr};
 
 fn deps_of(rt: &Runtime, n: u32, deps: *const hsa_signal_t) -> HsaResult<Vec<Arc<Signal>>> {
     if n == 0 {

@@ -36,8 +36,6 @@ const REGION_GLOBAL_FLAG_KERNARG: u32 = 1;
 const REGION_GLOBAL_FLAG_FINE_GRAINED: u32 = 2;
 const REGION_GLOBAL_FLAG_COARSE_GRAINED: u32 = 4;
 
-type RegionCallback = unsafe extern "C" fn(hsa_region_t, *mut c_void) -> hsa_status_t;
-
 fn region_flags(p: &Pool) -> u32 {
     match p.kind {
         PoolKind::Device | PoolKind::SystemCoarse => REGION_GLOBAL_FLAG_COARSE_GRAINED,
@@ -234,14 +232,7 @@ fn cache_from_handle(h: hsa_cache_t) -> HsaResult<&'static CacheDesc> {
         .ok_or(HsaError::new(status::ERROR_INVALID_CACHE))
 }
 
-/// `hsa_cache_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct hsa_cache_t {
-    pub handle: u64,
-}
-
-type CacheCallback = unsafe extern "C" fn(hsa_cache_t, *mut c_void) -> hsa_status_t;
+pub use hsa_abi::hsa_cache_t;
 
 /// The agent's caches, L1 first (the same sizes `HSA_AGENT_INFO_CACHE_SIZE` reports).
 ///
@@ -301,14 +292,7 @@ pub unsafe extern "C" fn hsa_cache_get_info(
 /// The one wavefront size of GFX9 compute (wave64).
 static WAVE64: u32 = 64;
 
-type WavefrontCallback = unsafe extern "C" fn(hsa_wavefront_t, *mut c_void) -> hsa_status_t;
-
-/// `hsa_wavefront_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct hsa_wavefront_t {
-    pub handle: u64,
-}
+pub use hsa_abi::hsa_wavefront_t;
 
 fn wave64() -> hsa_wavefront_t {
     hsa_wavefront_t {

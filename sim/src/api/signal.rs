@@ -437,12 +437,7 @@ pub extern "C" fn hsa_amd_signal_async_handler(
 
 // ---- signal groups ---------------------------------------------------------------------
 
-/// `hsa_signal_group_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct hsa_signal_group_t {
-    pub handle: u64,
-}
+pub use hsa_abi::hsa_signal_group_t;
 
 /// # Safety
 /// `signals` must hold `num_signals` signals, `consumers` `num_consumers` agents (or be

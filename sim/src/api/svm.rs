@@ -33,13 +33,7 @@ const ATTRIB_ACCESS_QUERY: u64 = 0x203;
 const MODEL_FINE: u64 = 0;
 const MODEL_COARSE: u64 = 1;
 
-/// `hsa_amd_svm_attribute_pair_t`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct AttributePair {
-    pub attribute: u64,
-    pub value: u64,
-}
+pub use hsa_abi::hsa_amd_svm_attribute_pair_t as AttributePair;
 
 /// The recorded attributes of one page-aligned range.
 #[derive(Clone, Debug)]

@@ -126,7 +126,7 @@ pub fn enqueue_host_task(device: &DeviceStreams, stream: &Stream, run: HostWork)
                 after.handle(),
                 HSA_SIGNAL_CONDITION_EQ,
                 0,
-                on_marker_done,
+                Some(on_marker_done),
                 arg as *mut c_void,
             )
         };
