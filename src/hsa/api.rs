@@ -8,7 +8,6 @@
 
 use hsa_abi::*;
 use libloading::Library;
-use std::ffi::{c_char, c_void};
 use std::path::{Path, PathBuf};
 
 /// A wrapper with the signature of one HSA entry point that counts the call and its time for
@@ -58,15 +57,19 @@ macro_rules! hsa_table {
         /// The table's entry points in order: the stats name HSA calls by these indices.
         pub const HSA_FN_NAMES: &[&str] = &[$(stringify!($name),)* $($(stringify!($oname),)*)*];
 
-        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-        #[derive(Clone, Copy)]
-        enum FnId { $($name,)* $($($oname,)*)* }
-
-        /// Counting wrappers, one per entry point (see `counted_fn!`).
+        /// Counting wrappers, one per entry point (see `counted_fn!`). The table above uses
+        /// them; they name nothing of it, so the two are not a circle.
         #[allow(clippy::too_many_arguments)]
         mod counted {
-            use super::*;
+            use hsa_abi::*;
+            #[allow(unused_imports)]
+            use std::ffi::{c_char, c_void};
             use std::sync::atomic::{AtomicUsize, Ordering};
+
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+            #[derive(Clone, Copy)]
+            enum FnId { $($name,)* $($($oname,)*)* }
+
             $( counted_fn!($name, FnId::$name, ($($arg: $ty),*) -> $ret); )*
             $($( counted_fn!($oname, FnId::$oname, ($($oarg: $oty),*) -> $oret); )*)*
         }
