@@ -21,7 +21,8 @@
 //! ([`crate::ipc_signal`]).
 
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{reserve_unmapped, round_up, Region, RegionKind, PAGE};
+use crate::host_map::{reserve_unmapped, round_up, PAGE};
+use crate::memory::{Region, RegionKind};
 use crate::system::Runtime;
 use hsa_abi::{hsa_agent_t, hsa_amd_ipc_memory_t};
 use parking_lot::Mutex;

@@ -67,6 +67,7 @@ pub mod device_memory;
 pub mod error;
 mod handles;
 pub mod hide;
+pub mod host_map;
 mod idle_spin;
 pub mod ipc;
 pub mod ipc_signal;

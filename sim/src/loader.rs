@@ -9,7 +9,8 @@
 use crate::agent::Agent;
 use crate::cabi::{put, put_bytes};
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{map_anon, round_up, unmap, MemoryRegistry, Region, RegionKind};
+use crate::host_map::{map_anon, round_up, unmap};
+use crate::memory::{MemoryRegistry, Region, RegionKind};
 use hsa_abi::msgpack;
 use hsa_abi::*;
 use hsasim_isa::GfxModel;

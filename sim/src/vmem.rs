@@ -23,7 +23,8 @@
 //! or exported descriptor refers to them.
 
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{node_bit, Pool, PoolKind, Region, RegionKind, PAGE};
+use crate::host_map::PAGE;
+use crate::memory::{node_bit, Pool, PoolKind, Region, RegionKind};
 use crate::system::Runtime;
 use hsa_abi::{access_permission, hsa_agent_t, hsa_amd_memory_access_desc_t};
 use parking_lot::Mutex;

@@ -5,9 +5,8 @@ use super::system::iterate;
 use crate::cabi::{out, put};
 use crate::config::GpuLink;
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{
-    host_range_mapped, node_bit, pool_allocate, pool_free, PoolKind, Region, RegionKind, PAGE,
-};
+use crate::host_map::{host_range_mapped, PAGE};
+use crate::memory::{node_bit, pool_allocate, pool_free, PoolKind, Region, RegionKind};
 use crate::system::{rt, Runtime};
 use hsa_abi::*;
 use std::ffi::c_void;

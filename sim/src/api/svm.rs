@@ -12,7 +12,8 @@
 
 use super::guard;
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{round_up, Region, RegionKind, PAGE};
+use crate::host_map::{round_up, PAGE};
+use crate::memory::{Region, RegionKind};
 use crate::system::{rt, Runtime};
 use hsa_abi::*;
 use std::collections::BTreeMap;
@@ -161,7 +162,7 @@ pub unsafe extern "C" fn hsa_amd_svm_attributes_set(
         // As KFD refuses ranges with no mapping behind them: a GPU given access to a hole
         // would fault the process on its first touch (a kernel's or a copy engine's).
         if accessible {
-            if let Err(page) = crate::memory::host_range_mapped(start, end - start) {
+            if let Err(page) = crate::host_map::host_range_mapped(start, end - start) {
                 tracing::error!(target: "hsasim", start = format_args!("{start:#x}"), end = format_args!("{end:#x}"), unmapped = format_args!("{page:#x}"), "hsa_amd_svm_attributes_set: the range is not all mapped memory");
                 return Err(HsaError::INVALID_ARGUMENT);
             }
