@@ -212,7 +212,13 @@ pub struct MemoryRegistry {
     /// cache line of its own: every access of every worker thread reads it, and the lock
     /// word next to it is written by every lookup.
     generation: Generation,
+    /// What a wave's interrupt does (see [`GuestMemory::interrupt`] below): installed by the
+    /// runtime, which knows who waits; a registry without one ignores interrupts.
+    interrupt_hook: std::sync::OnceLock<InterruptHook>,
 }
+
+/// Runs when a wave raises an interrupt (`s_sendmsg` interrupt), with its data word.
+pub type InterruptHook = fn(u32);
 
 #[derive(Default)]
 #[repr(align(128))]
@@ -229,6 +235,11 @@ const SPAN_SCAN_LIMIT: usize = 32;
 pub const AGENT_WINDOW: std::ops::Range<u64> = 0x8000_0000_0000..0xa000_0000_0000;
 
 impl MemoryRegistry {
+    /// Sets what a wave's interrupt does (the first call wins).
+    pub fn set_interrupt_hook(&self, hook: InterruptHook) {
+        let _ = self.interrupt_hook.set(hook);
+    }
+
     pub fn add(&self, region: Region) -> (u64, u64) {
         let key = (region.start, self.next_seq.fetch_add(1, Ordering::Relaxed));
         self.longest.fetch_max(region.len, Ordering::Relaxed);
@@ -615,22 +626,11 @@ impl GuestMemory for MemoryRegistry {
         })
     }
 
-    /// A wave changed a signal in memory (not through the signal API, which wakes waiters
-    /// itself) and raised the interrupt: wake every waiter to re-check its condition. In
-    /// deterministic mode no handler thread exists, so the async handlers whose condition
-    /// now holds run here, on the wave's thread, before the wave goes on: a device-to-host
-    /// call (the device library's hostcall) is answered by such a handler, and the wave
-    /// that asked waits for the answer.
-    fn interrupt(&self, _data: u32) {
-        crate::signal::HUB.notify();
-        if crate::ipc_signal::ON.load(Ordering::Relaxed) {
-            // The wave may have written an IPC signal: other processes look too.
-            crate::ipc_signal::changed(0);
-        }
-        if crate::system::deterministic() {
-            if let Ok(rt) = crate::system::rt() {
-                rt.run_ready_handlers();
-            }
+    /// A wave raised the interrupt: the runtime's hook wakes whoever waits (see
+    /// [`MemoryRegistry::set_interrupt_hook`]).
+    fn interrupt(&self, data: u32) {
+        if let Some(hook) = self.interrupt_hook.get() {
+            hook(data);
         }
     }
 }

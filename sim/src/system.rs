@@ -109,6 +109,7 @@ pub fn init() -> HsaResult {
                     })?,
             )),
         };
+        crate::cpu_touch::install_lookup(device_only_allocation);
         let rt = Arc::new(Runtime::new(config, sched, vram));
         tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
         DETERMINISTIC.store(!rt.config.threaded, Ordering::Relaxed);
@@ -140,6 +141,31 @@ pub fn shut_down() -> HsaResult {
     Ok(())
 }
 
+/// What the SIGSEGV handler of [`crate::cpu_touch`] asks: the device allocation the CPU may
+/// not touch that holds `address`. Never blocks: a handler must not wait on a lock.
+fn device_only_allocation(address: u64) -> Option<(u64, u64)> {
+    try_with_runtime(|rt| rt.memory.device_only_allocation(address)).flatten()
+}
+
+/// A wave changed a signal in memory (not through the signal API, which wakes waiters
+/// itself) and raised the interrupt: wake every waiter to re-check its condition. In
+/// deterministic mode no handler thread exists, so the async handlers whose condition now
+/// holds run here, on the wave's thread, before the wave goes on: a device-to-host call (the
+/// device library's hostcall) is answered by such a handler, and the wave that asked waits
+/// for the answer. Installed in the memory registry, which the waves see.
+fn device_interrupt(_data: u32) {
+    HUB.notify();
+    if crate::ipc_signal::ON.load(Ordering::Relaxed) {
+        // The wave may have written an IPC signal: other processes look too.
+        crate::ipc_signal::changed(0);
+    }
+    if deterministic() {
+        if let Ok(rt) = rt() {
+            rt.run_ready_handlers();
+        }
+    }
+}
+
 fn host_memory_bytes() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let (pages, page) = unsafe {
@@ -164,6 +190,7 @@ impl Runtime {
         // Pools record their owner's handle (the agent's address), known only once the
         // agent's Arc exists: new_cyclic hands it out before construction.
         let memory = Arc::new(MemoryRegistry::default());
+        memory.set_interrupt_hook(device_interrupt);
         let mut agents = Vec::new();
         let cpu = Arc::new_cyclic(|w: &std::sync::Weak<Agent>| {
             Agent::cpu(
