@@ -154,11 +154,7 @@ fn device_only_allocation(address: u64) -> Option<(u64, u64)> {
 /// device library's hostcall) is answered by such a handler, and the wave that asked waits
 /// for the answer. Installed in the memory registry, which the waves see.
 fn device_interrupt(_data: u32) {
-    HUB.notify();
-    if crate::ipc_signal::ON.load(Ordering::Relaxed) {
-        // The wave may have written an IPC signal: other processes look too.
-        crate::ipc_signal::changed(0);
-    }
+    crate::signal::changed_behind_the_api();
     if deterministic() {
         if let Ok(rt) = rt() {
             rt.run_ready_handlers();
