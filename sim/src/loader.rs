@@ -8,6 +8,7 @@
 
 use crate::agent::Agent;
 use crate::cabi::{put, put_bytes};
+use crate::capture::HiddenArgSlot;
 use crate::error::{HsaError, HsaResult};
 use crate::host_map::{map_anon, round_up, unmap};
 use crate::memory::{MemoryRegistry, Region, RegionKind};
@@ -56,15 +57,6 @@ pub struct KernelInfo {
     /// The hidden arguments the metadata lists (`.value_kind` `hidden_*`), for packet
     /// capture to decode what a runtime wrote into them.
     pub hidden_args: Vec<HiddenArgSlot>,
-}
-
-/// Where one hidden argument lies in the kernarg segment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HiddenArgSlot {
-    /// The `.value_kind`, e.g. `hidden_block_count_x`.
-    pub kind: String,
-    pub offset: u32,
-    pub size: u32,
 }
 
 /// The hidden arguments among a kernel's `.args` (an array of maps).

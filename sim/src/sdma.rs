@@ -37,6 +37,34 @@ pub enum CopyShape {
     Prefetch,
 }
 
+impl CopyShape {
+    /// The shape as the capture file records it.
+    fn record(&self) -> crate::capture::CopyRecord {
+        use crate::capture::CopyRecord;
+        match *self {
+            CopyShape::Linear { dst, src, size } => CopyRecord::Linear { dst, src, size },
+            CopyShape::Rect {
+                dst,
+                dst_pitch,
+                dst_slice,
+                src,
+                src_pitch,
+                src_slice,
+                range,
+            } => CopyRecord::Rect {
+                dst,
+                dst_pitch,
+                dst_slice,
+                src,
+                src_pitch,
+                src_slice,
+                range,
+            },
+            CopyShape::Prefetch => CopyRecord::Other("Prefetch"),
+        }
+    }
+}
+
 pub struct CopyJob {
     pub shape: CopyShape,
     pub deps: Vec<Arc<Signal>>,
@@ -273,7 +301,7 @@ impl SdmaEngine {
         if crate::capture::is_on() {
             crate::capture::copy(
                 (self.node, self.index),
-                &job.shape,
+                &job.shape.record(),
                 job.deps.len(),
                 job.completion.is_some(),
             );
