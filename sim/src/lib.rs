@@ -74,11 +74,13 @@ pub mod ipc_signal;
 pub mod loader;
 mod logging;
 pub mod memory;
+pub mod platform;
 pub mod queue;
 pub mod sched;
 pub mod sdma;
 pub mod signal;
 pub mod strict;
+pub mod svm;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;

@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::error::{HsaError, HsaResult};
 use crate::loader::LoaderState;
 use crate::memory::{MemoryRegistry, Pool};
+use crate::platform::Platform;
 use crate::queue::Queue;
 use crate::signal::{condition_holds, Signal, SignalRegistry, HUB};
 use hsa_abi::*;
@@ -38,7 +39,7 @@ pub struct Runtime {
     /// `hsa_signal_group_t` handles (the address of the member list) to their signals.
     pub signal_groups: Mutex<HashMap<u64, Arc<Vec<Arc<Signal>>>>>,
     /// SVM attribute ranges (`hsa_amd_svm_attributes_set`), newest last.
-    pub svm: Mutex<Vec<crate::api::svm::SvmRange>>,
+    pub svm: crate::svm::SvmRanges,
     /// Virtual memory: reservations, physical allocations and their mappings.
     pub vmem: crate::vmem::Vmem,
     /// Memory exported to and attached from other processes.
@@ -231,7 +232,7 @@ impl Runtime {
             loader: LoaderState::default(),
             async_copy_profiling: AtomicBool::new(false),
             signal_groups: Mutex::new(HashMap::new()),
-            svm: Mutex::new(Vec::new()),
+            svm: Default::default(),
             vmem: Default::default(),
             ipc: Default::default(),
             vram,
@@ -277,23 +278,26 @@ impl Runtime {
         self.loader.clear();
     }
 
+    /// What virtual memory, IPC memory and SVM ranges reach of the runtime.
+    pub fn platform(&self) -> Platform<'_> {
+        Platform {
+            config: &self.config,
+            agents: &self.agents,
+            memory: &self.memory,
+            vram: self.vram.as_ref(),
+        }
+    }
+
     pub fn cpu_agent(&self) -> &Arc<Agent> {
-        &self.agents[0]
+        self.platform().cpu_agent()
     }
 
     pub fn agent(&self, h: hsa_agent_t) -> HsaResult<&Arc<Agent>> {
-        self.agents
-            .iter()
-            .find(|a| a.handle() == h)
-            .ok_or(HsaError::INVALID_AGENT)
+        self.platform().agent(h)
     }
 
     pub fn pool(&self, h: hsa_amd_memory_pool_t) -> HsaResult<(&Arc<Agent>, &Arc<Pool>)> {
-        self.agents
-            .iter()
-            .flat_map(|a| a.pools.iter().map(move |p| (a, p)))
-            .find(|(_, p)| Arc::as_ptr(p) as u64 == h.handle)
-            .ok_or(HsaError::INVALID_ARGUMENT)
+        self.platform().pool(h)
     }
 
     pub fn pool_by_handle(&self, h: u64) -> Option<Arc<Pool>> {
