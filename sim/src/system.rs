@@ -8,7 +8,7 @@ use crate::error::{HsaError, HsaResult};
 use crate::loader::LoaderState;
 use crate::memory::{MemoryRegistry, Pool};
 use crate::platform::Platform;
-use crate::queue::Queue;
+use crate::queue::{Queue, QueueContext, QueueHost};
 use crate::signal::{condition_holds, Signal, SignalRegistry, HUB};
 use hsa_abi::*;
 use parking_lot::{Mutex, RwLock};
@@ -278,6 +278,18 @@ impl Runtime {
         self.loader.clear();
     }
 
+    /// What queues reach of the runtime.
+    pub fn queue_context(&self) -> QueueContext<'_> {
+        QueueContext {
+            config: &self.config,
+            memory: &self.memory,
+            signals: &self.signals,
+            loader: &self.loader,
+            vram: self.vram.as_ref(),
+            sched: self.sched.as_ref(),
+        }
+    }
+
     /// What virtual memory, IPC memory and SVM ranges reach of the runtime.
     pub fn platform(&self) -> Platform<'_> {
         Platform {
@@ -382,7 +394,8 @@ impl Runtime {
         }
         let mut queues: Vec<_> = self.queues.read().values().cloned().collect();
         queues.sort_by_key(|q| (std::cmp::Reverse(q.priority.load(Ordering::Relaxed)), q.id));
-        let cheap_or_target = |q: &Arc<Queue>| match q.ready_front(self) {
+        let cx = self.queue_context();
+        let cheap_or_target = |q: &Arc<Queue>| match q.ready_front(&cx) {
             Some((t, _)) if t != HSA_PACKET_TYPE_KERNEL_DISPATCH => true,
             // A kernel completing the awaited signal, or any kernel of the polled queue (a
             // producer waiting for room).
@@ -391,10 +404,10 @@ impl Runtime {
             }
             None => false,
         };
-        if queues.iter().any(|q| cheap_or_target(q) && q.step(self)) {
+        if queues.iter().any(|q| cheap_or_target(q) && q.step(&cx)) {
             return true;
         }
-        any_kernel && queues.iter().any(|q| q.step(self))
+        any_kernel && queues.iter().any(|q| q.step(&cx))
     }
 
     /// A non-blocking observation of `key` (a signal or queue address) that saw `value`.
@@ -530,5 +543,11 @@ impl Runtime {
                 );
             }
         }
+    }
+}
+
+impl QueueHost for Runtime {
+    fn queue_context(&self) -> QueueContext<'_> {
+        Runtime::queue_context(self)
     }
 }

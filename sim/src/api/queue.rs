@@ -44,7 +44,7 @@ pub unsafe extern "C" fn hsa_queue_create(
             return Err(HsaError::OUT_OF_RESOURCES);
         }
         let q = match Queue::new(
-            &rt,
+            &rt.queue_context(),
             a.clone(),
             QueueParams {
                 size,
