@@ -1,6 +1,6 @@
 //! Asynchronous copies on the SDMA engines.
 
-use super::guard;
+use super::shell::guard;
 use crate::agent::Agent;
 use crate::cabi::out;
 use crate::error::{HsaError, HsaResult};

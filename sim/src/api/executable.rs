@@ -1,7 +1,7 @@
 //! Code-object readers and executables.
 
-use super::guard;
-use super::system::iterate;
+use super::shell::guard;
+use super::shell::iterate;
 use crate::cabi::out;
 use crate::error::HsaError;
 use crate::loader::symbol_get_info;

@@ -1,6 +1,6 @@
 //! Inter-process memory entry points (`hsa_amd_ipc_memory_*`); the model is in `crate::ipc`.
 
-use super::guard;
+use super::shell::guard;
 use crate::cabi::out;
 use crate::error::HsaError;
 use crate::system::rt;

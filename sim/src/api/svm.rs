@@ -2,7 +2,7 @@
 //! runtime uses them for `hipMallocManaged`, `hipMemAdvise` and `hipMemRangeGetAttribute`:
 //! the shells; the ranges and their rules are `crate::svm`'s.
 
-use super::guard;
+use super::shell::guard;
 use crate::error::{HsaError, HsaResult};
 use crate::svm::page_range;
 pub use crate::svm::AttributePair;

@@ -1,6 +1,6 @@
 //! Runtime, system, agent and ISA queries.
 
-use super::guard;
+use super::shell::{guard, iterate};
 use crate::agent::{isa_for, isa_from_handle, isa_get_info, isa_handle, ISAS};
 use crate::cabi::{now_ns, out, put};
 use crate::error::{status_text, HsaError};
@@ -248,24 +248,6 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(
         // SAFETY: the client's callback with its own data.
         Ok(unsafe { cb(isa_handle(isa_for(a.model)), data) })
     })
-}
-
-/// Runs an iteration whose body returns the callback's last status: SUCCESS, INFO_BREAK
-/// (passed through as ROCr does) or the callback's error.
-pub(crate) fn iterate(
-    name: &'static str,
-    f: impl FnOnce() -> crate::error::HsaResult<hsa_status_t>,
-) -> hsa_status_t {
-    let mut result = status::SUCCESS;
-    let s = guard(name, || {
-        result = f()?;
-        Ok(())
-    });
-    if s != status::SUCCESS {
-        s
-    } else {
-        result
-    }
 }
 
 /// # Safety

@@ -1,6 +1,6 @@
 //! Virtual memory entry points (`hsa_amd_vmem_*`, ROCm 6); the model is in `crate::vmem`.
 
-use super::guard;
+use super::shell::guard;
 use crate::cabi::out;
 use crate::error::HsaError;
 use crate::system::rt;
