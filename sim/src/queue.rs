@@ -904,7 +904,7 @@ impl Queue {
             // The kernel sees memory as its agent does: another GPU's memory faults unless
             // it was granted to this one.
             let memory = AgentMemory {
-                registry: &cx.memory,
+                registry: cx.memory,
                 agent: self.agent.handle(),
                 bit: node_bit(self.agent.node),
             };
