@@ -1,5 +1,11 @@
 //! The runtime instance: everything `hsa_init` creates and `hsa_shut_down` tears down, and
 //! the one place that knows whether work runs on service threads or on waiting threads.
+//!
+//! The top of the core (see the crate's layers): the runtime owns every part and lends each
+//! the narrow context it takes ([`QueueContext`] to queues, [`Platform`] to virtual, IPC and
+//! SVM memory); where a lower part must reach up, the runtime installs the hook at `hsa_init`
+//! (the memory registry's interrupt, the SIGSEGV handler's lookup). Nothing below calls
+//! [`rt`].
 
 use crate::agent::Agent;
 use crate::async_handler::{AsyncHandler, AsyncHandlers};
