@@ -14,39 +14,42 @@
 //! handler's lookup, shared signals) or hands a context down (queues, virtual and IPC memory).
 //! Start reading at [`system`], then follow a packet from [`api::queue`] into [`queue`].
 //!
-//! 1. `api`, `api::copy`, `api::executable`, `api::ipc`, `api::memory`, `api::queue`,
-//!    `api::region`, `api::signal`, `api::svm`, `api::unsupported`, `api::vmem`: the exported
-//!    C shells, one file per area (`api/mod.rs` only declares them);
-//! 2. `api::system`: `hsa_init`, system, agent and ISA queries (reports the extensions that
+//! 1. `api`: declares the shells (`api/mod.rs`); a module under `api/` that this list does
+//!    not name belongs here, above every shell (a check over all of them, say);
+//! 2. `api::copy`, `api::executable`, `api::ipc`, `api::memory`, `api::queue`, `api::region`,
+//!    `api::signal`, `api::svm`, `api::unsupported`, `api::vmem`: the exported C shells, one
+//!    file per area;
+//! 3. `api::system`: `hsa_init`, system, agent and ISA queries (reports the extensions that
 //!    `api::extension` serves);
-//! 3. `api::extension`: the AMD loader extension's table;
-//! 4. `api::shell`: what every shell shares: the panic guard, errors reported once, the
+//! 4. `api::extension`: the AMD loader extension's table;
+//! 5. `api::shell`: what every shell shares: the panic guard, errors reported once, the
 //!    symbol version of macro-made exports;
-//! 5. `system`: the runtime instance ([`system::Runtime`], `hsa_init` .. `hsa_shut_down`):
+//! 6. `system`: the runtime instance ([`system::Runtime`], `hsa_init` .. `hsa_shut_down`):
 //!    owns every part below, waits and deterministic-mode pumping, async handler service;
 //!    installs the hooks the lower layers call through;
-//! 6. `svm`, `vmem`, `ipc`: SVM attribute ranges, virtual memory (reservations, physical
-//!    allocations, mappings), memory shared with other processes: each on a [`platform::Platform`];
-//! 7. `platform`: the context those take: configuration, agents, memory registry, device
+//! 7. `svm`, `vmem`, `ipc`: SVM attribute ranges, virtual memory (reservations, physical
+//!    allocations, mappings), memory shared with other processes: each on a
+//!    [`platform::Platform`];
+//! 8. `platform`: the context those take: configuration, agents, memory registry, device
 //!    service memory;
-//! 8. `queue`: AQL queues and their packet processors, on a [`queue::QueueContext`];
-//! 9. `loader`: code-object readers, executables and symbols;
-//! 10. `agent`: the CPU agent and the GPU agents (gfx942 / gfx90a), their pools, ISAs and copy
+//! 9. `queue`: AQL queues and their packet processors, on a [`queue::QueueContext`];
+//! 10. `loader`: code-object readers, executables and symbols;
+//! 11. `agent`: the CPU agent and the GPU agents (gfx942 / gfx90a), their pools, ISAs and copy
 //!     engines;
-//! 11. `sdma`: copy engines;
-//! 12. `async_handler`, `ipc_signal`: `hsa_amd_signal_async_handler`'s handlers; a device
+//! 12. `sdma`: copy engines;
+//! 13. `async_handler`, `ipc_signal`: `hsa_amd_signal_async_handler`'s handlers; a device
 //!     service's IPC signals (installed into `signal` as its shared signals);
-//! 13. `signal`: `amd_signal_t` signals, their registry and the wake-up hub;
-//! 14. `handles`: handle maps and slabs;
-//! 15. `memory`: pools, allocations and the registry of device-accessible ranges (what the
+//! 14. `signal`: `amd_signal_t` signals, their registry and the wake-up hub;
+//! 15. `handles`: handle maps and slabs;
+//! 16. `memory`: pools, allocations and the registry of device-accessible ranges (what the
 //!     interpreter translates with);
-//! 16. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
+//! 17. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
 //!     `logging`, `hide`, `cabi`, `host_map`: leaves: packet capture and its record types,
 //!     the SIGSEGV report of CPU touches of device memory, a device service's device memory,
 //!     the hardware queue scheduler model, strict mode's AQL rules, a device thread's idle
 //!     spin, test hooks, logging, hidden exports, C out-pointer helpers, host mappings;
-//! 17. `config`: every knob, read once at `hsa_init`;
-//! 18. `error`: `HsaError` and the status texts.
+//! 18. `config`: every knob, read once at `hsa_init`;
+//! 19. `error`: `HsaError` and the status texts.
 //!
 //! ## Standing in for ROCr
 //! The library's soname is `libhsa-runtime64.so.1` and every `hsa_*` export carries ROCr's

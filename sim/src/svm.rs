@@ -1,5 +1,6 @@
-//! Shared virtual memory ranges: the attributes `hsa_amd_svm_attributes_set/get` record, as AMD's HIP
-//! runtime uses them for `hipMallocManaged`, `hipMemAdvise` and `hipMemRangeGetAttribute`.
+//! Shared virtual memory ranges: the attributes `hsa_amd_svm_attributes_set/get` record, as
+//! AMD's HIP runtime uses them for `hipMallocManaged`, `hipMemAdvise` and
+//! `hipMemRangeGetAttribute`.
 //!
 //! The simulated parts run xnack- (`HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT` is
 //! false): a GPU may touch plain host memory only after the range was made accessible to it
