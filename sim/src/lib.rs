@@ -22,8 +22,8 @@
 //! 3. `api::system`: `hsa_init`, system, agent and ISA queries (reports the extensions that
 //!    `api::extension` serves);
 //! 4. `api::extension`: the AMD loader extension's table;
-//! 5. `api::shell`: what every shell shares: the panic guard, errors reported once, the
-//!    symbol version of macro-made exports;
+//! 5. `api::shell`, `cabi`: what every shell shares: the panic guard, errors reported once,
+//!    the symbol version of macro-made exports; writing results through C out-pointers;
 //! 6. `system`: the runtime instance ([`system::Runtime`], `hsa_init` .. `hsa_shut_down`):
 //!    owns every part below, waits and deterministic-mode pumping, async handler service;
 //!    installs the hooks the lower layers call through;
@@ -44,10 +44,10 @@
 //! 16. `memory`: pools, allocations and the registry of device-accessible ranges (what the
 //!     interpreter translates with);
 //! 17. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
-//!     `logging`, `hide`, `cabi`, `host_map`: leaves: packet capture and its record types,
+//!     `logging`, `hide`, `clock`, `host_map`: leaves: packet capture and its record types,
 //!     the SIGSEGV report of CPU touches of device memory, a device service's device memory,
 //!     the hardware queue scheduler model, strict mode's AQL rules, a device thread's idle
-//!     spin, test hooks, logging, hidden exports, C out-pointer helpers, host mappings;
+//!     spin, test hooks, logging, hidden exports, the system timestamp, host mappings;
 //! 18. `config`: every knob, read once at `hsa_init`;
 //! 19. `error`: `HsaError` and the status texts.
 //!
@@ -91,6 +91,7 @@ pub mod api;
 mod async_handler;
 pub mod cabi;
 pub mod capture;
+pub mod clock;
 pub mod config;
 pub mod cpu_touch;
 pub mod device_memory;

@@ -13,7 +13,7 @@
 //! sees the new read index may reuse the slot without racing our reset.
 
 use crate::agent::Agent;
-use crate::cabi::now_ns;
+use crate::clock::now_ns;
 use crate::config::Config;
 use crate::device_memory::SharedVram;
 use crate::error::{catch_panic, HsaError, HsaResult};

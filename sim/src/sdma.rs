@@ -1,7 +1,7 @@
 //! SDMA engines: per GPU, N copy engines, each an in-order job queue served by its own
 //! thread (started on first use) or, in deterministic mode, by whichever thread waits.
 
-use crate::cabi::now_ns;
+use crate::clock::now_ns;
 use crate::error::catch_panic;
 use crate::idle_spin::IdleSpin;
 use crate::memory::MemoryRegistry;

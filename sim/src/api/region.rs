@@ -7,7 +7,8 @@
 
 use super::shell::guard;
 use super::shell::iterate;
-use crate::agent::{isa_from_handle, isa_get_info, AgentKind};
+use super::system::isa_get_info;
+use crate::agent::{isa_from_handle, AgentKind};
 use crate::cabi::{out, put, put_bytes};
 use crate::error::{HsaError, HsaResult};
 use crate::host_map::PAGE;
