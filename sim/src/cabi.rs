@@ -1,4 +1,5 @@
-//! Helpers for writing results through C out-pointers.
+//! Helpers the exported shells (`api/`) write results through C out-pointers with: part of the
+//! C-ABI layer above the core, which hands the shells typed values.
 
 use crate::error::{HsaError, HsaResult};
 use std::ffi::c_void;
@@ -50,15 +51,4 @@ pub unsafe fn put_bytes(dst: *mut c_void, s: &[u8]) -> HsaResult {
     // SAFETY: valid per the caller; byte copy has no alignment needs.
     unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), dst.cast::<u8>(), s.len()) };
     Ok(())
-}
-
-/// A monotonic nanosecond clock: the HSA system timestamp (frequency 1 GHz).
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-parameter; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
 }

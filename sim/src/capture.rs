@@ -72,11 +72,21 @@ fn hex(bytes: &[u8]) -> String {
         })
 }
 
+/// Where one hidden argument lies in the kernarg segment: what the loader reads from a
+/// kernel's metadata and a dispatch's line decodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HiddenArgSlot {
+    /// The `.value_kind`, e.g. `hidden_block_count_x`.
+    pub kind: String,
+    pub offset: u32,
+    pub size: u32,
+}
+
 /// What the kernel dispatch at hand adds to its line.
 pub struct DispatchDetail<'a> {
     pub kernel: Option<String>,
     pub kernarg: &'a [u8],
-    pub hidden: &'a [crate::loader::HiddenArgSlot],
+    pub hidden: &'a [HiddenArgSlot],
 }
 
 /// The hidden arguments' values, read from the kernarg bytes (little-endian, up to 8 bytes;
@@ -128,9 +138,30 @@ pub fn packet(queue: u64, index: u64, bytes: &[u8; 64], dispatch: Option<Dispatc
     write_line(&line);
 }
 
+/// What a copy moves, as its line records it (the copy engine converts its job's shape).
+#[derive(Clone, Copy, Debug)]
+pub enum CopyRecord {
+    Linear {
+        dst: u64,
+        src: u64,
+        size: u64,
+    },
+    /// `range` = (bytes per row, rows, slices).
+    Rect {
+        dst: u64,
+        dst_pitch: u64,
+        dst_slice: u64,
+        src: u64,
+        src_pitch: u64,
+        src_slice: u64,
+        range: [u64; 3],
+    },
+    /// A job that moves nothing, by name (`Prefetch`).
+    Other(&'static str),
+}
+
 /// A copy engine takes a copy.
-pub fn copy(engine: (u32, u32), shape: &crate::sdma::CopyShape, deps: usize, completion: bool) {
-    use crate::sdma::CopyShape;
+pub fn copy(engine: (u32, u32), shape: &CopyRecord, deps: usize, completion: bool) {
     let mut line = serde_json::json!({
         "event": "copy",
         "engine": format!("{}.{}", engine.0, engine.1),
@@ -138,12 +169,12 @@ pub fn copy(engine: (u32, u32), shape: &crate::sdma::CopyShape, deps: usize, com
         "completion": completion,
     });
     match *shape {
-        CopyShape::Linear { dst, src, size } => {
+        CopyRecord::Linear { dst, src, size } => {
             line["dst"] = serde_json::json!(format!("{dst:#x}"));
             line["src"] = serde_json::json!(format!("{src:#x}"));
             line["size"] = serde_json::json!(size);
         }
-        CopyShape::Rect {
+        CopyRecord::Rect {
             dst,
             dst_pitch,
             dst_slice,
@@ -160,7 +191,7 @@ pub fn copy(engine: (u32, u32), shape: &crate::sdma::CopyShape, deps: usize, com
                 "range": range,
             });
         }
-        ref other => line["shape"] = serde_json::json!(format!("{other:?}")),
+        CopyRecord::Other(name) => line["shape"] = serde_json::json!(name),
     }
     write_line(&line);
 }

@@ -8,7 +8,7 @@
 //! would on hardware. Every other fault goes to the handler that was there before.
 
 use std::fmt::Write as _;
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
 /// The rule name printed with the report.
 pub const RULE: &str = "cpu-touch-device-memory";
@@ -16,6 +16,20 @@ pub const RULE: &str = "cpu-touch-device-memory";
 static INSTALL: Once = Once::new();
 /// The SIGSEGV disposition before ours, restored and run for faults that are not ours.
 static mut PREVIOUS: Option<libc::sigaction> = None;
+
+/// Finds the device allocation the CPU may not touch that holds an address, as (start,
+/// length). Called inside the SIGSEGV handler: it must neither block nor allocate.
+pub type AllocationLookup = fn(u64) -> Option<(u64, u64)>;
+
+/// Where the handler looks a faulting address up: installed by the runtime
+/// ([`install_lookup`]), which owns the memory registry; this module sits below it.
+static LOOKUP: OnceLock<AllocationLookup> = OnceLock::new();
+
+/// Tells the handler how to recognise device memory (the first call wins: the runtime
+/// installs the same function at every `hsa_init`).
+pub fn install_lookup(lookup: AllocationLookup) {
+    let _ = LOOKUP.set(lookup);
+}
 
 /// Installs the handler (once per process): called when the first device allocation the CPU
 /// may not touch is made, so programs that never make one keep their signal state untouched.
@@ -59,8 +73,8 @@ impl std::fmt::Write for StackText {
 extern "C" fn on_segv(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let address = unsafe { (*info).si_addr() } as u64;
-    let allocation =
-        crate::system::try_with_runtime(|rt| rt.memory.device_only_allocation(address)).flatten();
+    // An atomic load and a call: nothing here takes a lock or allocates.
+    let allocation = LOOKUP.get().and_then(|lookup| lookup(address));
     if let Some((start, len)) = allocation {
         let mut text = StackText {
             bytes: [0; 512],

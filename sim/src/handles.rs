@@ -64,7 +64,7 @@ impl Slab {
     /// Reserves `slots` slots of `slot_bytes` (a power of two; slots are aligned to it up to
     /// a page). `None` if the address space cannot be had.
     pub fn new(slot_bytes: u64, slots: u64) -> Option<Slab> {
-        let base = crate::memory::map_anon(slot_bytes.checked_mul(slots)?).ok()?;
+        let base = crate::host_map::map_anon(slot_bytes.checked_mul(slots)?).ok()?;
         Some(Slab {
             base,
             slot_bytes,

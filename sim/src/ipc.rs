@@ -21,8 +21,9 @@
 //! ([`crate::ipc_signal`]).
 
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{reserve_unmapped, round_up, Region, RegionKind, PAGE};
-use crate::system::Runtime;
+use crate::host_map::{reserve_unmapped, round_up, PAGE};
+use crate::memory::{Region, RegionKind};
+use crate::platform::Platform;
 use hsa_abi::{hsa_agent_t, hsa_amd_ipc_memory_t};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -68,7 +69,7 @@ fn decode(handle: &hsa_amd_ipc_memory_t) -> Option<(u32, u32, u64)> {
 /// Enters attached IPC memory in the registry as coarse-grained memory of the first GPU among
 /// `agents` (of the system's first GPU if none is one): what an exporter's device memory is.
 fn add_attached_region(
-    rt: &Runtime,
+    platform: &Platform<'_>,
     agents: &[hsa_agent_t],
     start: u64,
     host: u64,
@@ -78,10 +79,16 @@ fn add_attached_region(
     let owner = agents
         .iter()
         .copied()
-        .find(|a| rt.agent(*a).is_ok_and(|a| a.is_gpu()))
-        .or_else(|| rt.agents.iter().find(|a| a.is_gpu()).map(|a| a.handle()))
+        .find(|a| platform.agent(*a).is_ok_and(|a| a.is_gpu()))
+        .or_else(|| {
+            platform
+                .agents
+                .iter()
+                .find(|a| a.is_gpu())
+                .map(|a| a.handle())
+        })
         .unwrap_or_default();
-    rt.memory.add(Region {
+    platform.memory.add(Region {
         start,
         host,
         len,
@@ -123,8 +130,13 @@ fn write_all(fd: &OwnedFd, src: u64, len: u64) -> HsaResult {
 impl Ipc {
     /// `hsa_amd_ipc_memory_create`: `ptr` is the start of a pool allocation, `len` at most its
     /// mapped length.
-    pub fn create(&self, rt: &Runtime, ptr: u64, len: u64) -> HsaResult<hsa_amd_ipc_memory_t> {
-        let region = rt
+    pub fn create(
+        &self,
+        platform: &Platform<'_>,
+        ptr: u64,
+        len: u64,
+    ) -> HsaResult<hsa_amd_ipc_memory_t> {
+        let region = platform
             .memory
             .find(ptr, 1)
             .filter(|r| r.start == ptr && matches!(r.kind, RegionKind::PoolAllocation { .. }))
@@ -136,7 +148,7 @@ impl Ipc {
             tracing::error!(target: "hsasim", len, mapped = region.mapped_len, "hsa_amd_ipc_memory_create: the length must be non-zero and within the allocation");
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        if let Some(vram) = rt.vram.as_ref().filter(|v| v.contains(ptr)) {
+        if let Some(vram) = platform.vram.filter(|v| v.contains(ptr)) {
             return vram.export(ptr, len);
         }
         let mut exports = self.exports.lock();
@@ -189,14 +201,14 @@ impl Ipc {
     /// `agents` (or, with none, every GPU) may reach it.
     pub fn attach(
         &self,
-        rt: &Runtime,
+        platform: &Platform<'_>,
         handle: &hsa_amd_ipc_memory_t,
         len: u64,
         agents: &[hsa_agent_t],
     ) -> HsaResult<u64> {
         let what = "hsa_amd_ipc_memory_attach";
         if let Some(h) = crate::device_memory::decode(handle) {
-            return self.attach_shared(rt, &h, len, agents);
+            return self.attach_shared(platform, &h, len, agents);
         }
         let (pid, fd, exported_len) = decode(handle).ok_or_else(|| {
             tracing::error!(target: "hsasim", "{what}: not a handle hsa_amd_ipc_memory_create made");
@@ -207,7 +219,7 @@ impl Ipc {
             return Err(HsaError::INVALID_ARGUMENT);
         }
         for a in agents {
-            rt.agent(*a)?;
+            platform.agent(*a)?;
         }
         let path = format!("/proc/{pid}/fd/{fd}");
         let target = std::fs::read_link(&path).map_err(|e| {
@@ -250,7 +262,7 @@ impl Ipc {
             return Err(os_error("mapping imported memory"));
         }
         let host = host as u64;
-        let start = if rt.config.large_bar {
+        let start = if platform.config.large_bar {
             host
         } else {
             match reserve_unmapped(mapped) {
@@ -265,7 +277,7 @@ impl Ipc {
                 }
             }
         };
-        add_attached_region(rt, agents, start, host, len, mapped);
+        add_attached_region(platform, agents, start, host, len, mapped);
         self.attached.lock().insert(start, (host, mapped, 0));
         tracing::debug!(target: "hsasim", pid, start = format_args!("{start:#x}"), len, "ipc: attached");
         Ok(start)
@@ -275,13 +287,13 @@ impl Ipc {
     /// as in the exporter.
     fn attach_shared(
         &self,
-        rt: &Runtime,
+        platform: &Platform<'_>,
         h: &crate::device_memory::Handle,
         len: u64,
         agents: &[hsa_agent_t],
     ) -> HsaResult<u64> {
         let what = "hsa_amd_ipc_memory_attach";
-        let vram = rt.vram.as_ref().ok_or_else(|| {
+        let vram = platform.vram.ok_or_else(|| {
             tracing::error!(target: "hsasim", "{what}: the handle is of a device service's memory and this process is not attached to one (HSASIM_DEVICE_SERVICE)");
             HsaError::INVALID_ARGUMENT
         })?;
@@ -290,14 +302,14 @@ impl Ipc {
             return Err(HsaError::INVALID_ARGUMENT);
         }
         for a in agents {
-            rt.agent(*a)?;
+            platform.agent(*a)?;
         }
         let mut attached = self.attached.lock();
         let (start, host, _) = vram.attach_ipc(h)?;
         // Attached again (HIP opens a handle per pointer into one allocation): the same
         // address, one more reference, one more region for the matching detach to remove.
         let mapped = round_up(len, PAGE).ok_or(HsaError::INVALID_ARGUMENT)?;
-        add_attached_region(rt, agents, start, host, len, mapped);
+        add_attached_region(platform, agents, start, host, len, mapped);
         if start != host {
             crate::cpu_touch::watch();
         }
@@ -307,7 +319,7 @@ impl Ipc {
     }
 
     /// `hsa_amd_ipc_memory_detach`: `ptr` is what attach returned.
-    pub fn detach(&self, rt: &Runtime, ptr: u64) -> HsaResult {
+    pub fn detach(&self, platform: &Platform<'_>, ptr: u64) -> HsaResult {
         let (host, mapped, shared) = {
             let mut attached = self.attached.lock();
             let entry = attached.get_mut(&ptr).ok_or_else(|| {
@@ -322,10 +334,11 @@ impl Ipc {
             }
             found
         };
-        rt.memory
+        platform
+            .memory
             .remove_at(ptr, |r| r.kind == RegionKind::IpcAttached);
         if shared > 0 {
-            return match &rt.vram {
+            return match platform.vram {
                 Some(vram) => vram.detach_ipc(ptr),
                 None => Ok(()),
             };

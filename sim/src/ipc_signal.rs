@@ -11,7 +11,10 @@
 //! `FUTEX_PRIVATE_FLAG`); in each process holding IPC signals a thread,
 //! `hsasim-ipc-signals`, sleeps on that word and wakes the process's own waiters (the
 //! [`HUB`]), which then re-check their signals. Processes without IPC signals pay one
-//! relaxed load of [`ON`] per signal change.
+//! relaxed load of [`SHARED_ON`] per signal change.
+//!
+//! This module sits above `signal.rs` and the memory registry: it installs [`find`] and
+//! [`changed`] as the signal module's [`SharedSignals`] when it attaches to a service.
 //!
 //! The segment has [`MAX_SIGNALS`](hsasim_sched::memory::MAX_SIGNALS) slots; a slot is free
 //! once its creator and every process that attached it let go of it, or died (the service
@@ -23,7 +26,8 @@
 //! packet processor only (its bell), and no other process.
 
 use crate::error::{HsaError, HsaResult};
-use crate::signal::{Signal, SignalMemory, HUB};
+use crate::memory::{MemoryRegistry, Region};
+use crate::signal::{SharedSignals, Signal, SignalMemory, SlotKeeper, HUB, SHARED_ON};
 use hsa_abi::hsa_amd_ipc_signal_t;
 use hsasim_sched::Device;
 use parking_lot::Mutex;
@@ -33,9 +37,6 @@ use std::time::Duration;
 
 /// "HSIG": the first word of IPC signal handles.
 const MAGIC: u32 = 0x4853_4947;
-
-/// Whether this process holds IPC signals (a change of any signal then looks further).
-pub static ON: AtomicBool = AtomicBool::new(false);
 
 /// Where this process maps the segment's signal slots, `[START, END)`: what [`find`] checks
 /// a handle against (0 and 0 while attached to no service).
@@ -64,6 +65,8 @@ enum Role {
     Doorbell,
 }
 
+impl SlotKeeper for SharedRef {}
+
 impl Drop for SharedRef {
     fn drop(&mut self) {
         let creator = match self.role {
@@ -88,11 +91,11 @@ pub fn doorbell(device: &Arc<Device>, index: usize) -> Signal {
         memory,
         Vec::new(),
         0,
-        SharedRef {
+        Box::new(SharedRef {
             device: device.clone(),
             index,
             role: Role::Doorbell,
-        },
+        }),
     )
 }
 
@@ -107,24 +110,21 @@ pub struct IpcSignals {
 impl IpcSignals {
     pub fn new(
         device: Arc<Device>,
-        registry: &crate::memory::MemoryRegistry,
+        registry: &MemoryRegistry,
         owner: hsa_abi::hsa_agent_t,
     ) -> IpcSignals {
         let (start, len) = device.signal_cells();
         // Kernels reach signals (the device library's signal functions write them).
-        registry.add(crate::memory::Region::internal(start, len, owner));
+        registry.add(Region::internal(start, len, owner));
         START.store(start, Ordering::Release);
         END.store(start + len, Ordering::Release);
         // Doorbells too (a kernel may ring a queue's doorbell, as on ROCr).
         let (doorbells, doorbells_len) = device.doorbell_cells();
-        registry.add(crate::memory::Region::internal(
-            doorbells,
-            doorbells_len,
-            owner,
-        ));
+        registry.add(Region::internal(doorbells, doorbells_len, owner));
         DOORBELLS_START.store(doorbells, Ordering::Release);
         DOORBELLS_END.store(doorbells + doorbells_len, Ordering::Release);
         *DEVICE.lock() = Some(device.clone());
+        crate::signal::install_shared(SharedSignals { find, changed });
         let t = device.started_ns();
         IpcSignals {
             tag: (t as u32) ^ ((t >> 32) as u32) ^ device.service_pid().rotate_left(16),
@@ -156,7 +156,7 @@ impl IpcSignals {
                 })
                 .map_err(|_| HsaError::OUT_OF_RESOURCES)?,
         );
-        ON.store(true, Ordering::SeqCst);
+        SHARED_ON.store(true, Ordering::SeqCst);
         Ok(())
     }
 
@@ -177,11 +177,11 @@ impl IpcSignals {
             memory,
             consumers,
             attributes,
-            SharedRef {
+            Box::new(SharedRef {
                 device: self.device.clone(),
                 index,
                 role: Role::Creator,
-            },
+            }),
         ))
     }
 
@@ -244,11 +244,11 @@ impl IpcSignals {
             self.cell(index),
             Vec::new(),
             2,
-            SharedRef {
+            Box::new(SharedRef {
                 device: self.device.clone(),
                 index,
                 role: Role::Attacher,
-            },
+            }),
         ))
     }
 
@@ -259,7 +259,7 @@ impl IpcSignals {
         if let Some(h) = self.watcher.lock().take() {
             let _ = h.join();
         }
-        ON.store(false, Ordering::SeqCst);
+        SHARED_ON.store(false, Ordering::SeqCst);
         START.store(0, Ordering::Release);
         END.store(0, Ordering::Release);
         DOORBELLS_START.store(0, Ordering::Release);
@@ -275,7 +275,7 @@ fn check_word(words: &[u32; 8]) -> u32 {
 }
 
 /// The IPC signal slot or doorbell cell `handle` names, if it is one and live (what
-/// [`crate::signal::live`] falls back to for handles outside the process's own signals).
+/// `signal::live` falls back to for handles outside the process's own signals).
 pub fn find(handle: u64) -> Option<&'static SignalMemory> {
     let within = |start: &AtomicU64, end: &AtomicU64| {
         let (start, end) = (start.load(Ordering::Acquire), end.load(Ordering::Acquire));

@@ -2,24 +2,54 @@
 //!
 //! `libhsasim.so` exports the `hsa_*` / `hsa_amd_*` functions HIP runtimes use, with ROCr's
 //! struct layouts, so a client cannot tell it from `libhsa-runtime64.so.1` except by the
-//! agent names. The modules mirror the hardware:
+//! agent names. The modules mirror the hardware (system and agents, memory, signals, queues
+//! and their packet processors, copy engines, the loader) and `hsasim_isa`, the GFX9
+//! interpreter a kernel dispatch runs on.
 //!
-//! - [`system`]: the runtime instance (`hsa_init` .. `hsa_shut_down`), waits, and
-//!   deterministic-mode pumping;
-//! - [`agent`]: the CPU agent and the GPU agents (gfx942 / gfx90a) with their ISAs;
-//! - [`memory`]: pools, allocations and the registry of device-accessible ranges;
-//! - [`signal`]: `amd_signal_t` signals and the wake-up hub;
-//! - [`queue`]: AQL queues and their packet processors;
-//! - [`sched`]: the hardware queue scheduler model in front of them (off by default; one
-//!   process's own, or a device service's shared by several processes);
-//! - [`sdma`]: copy engines;
-//! - [`vmem`]: virtual memory (reserved ranges, physical allocations, mappings);
-//! - [`ipc`]: memory shared with other processes;
-//! - [`device_memory`], [`ipc_signal`]: a device service's device memory and IPC signals,
-//!   shared by the processes attached to it (`HSASIM_DEVICE_SERVICE`);
-//! - [`loader`]: code-object readers, executables and symbols;
-//! - [`api`]: the exported C shells;
-//! - `hsasim_isa`: the GFX9 interpreter a kernel dispatch runs on.
+//! ## Layers
+//! Top first. A module uses modules of the layers below its own only, never one of its own
+//! layer or above; `tests/module_layers.rs` reads this list and checks every import of
+//! `src/` against it. Where a lower part must reach something above it, the part above
+//! installs a hook at initialisation (the memory registry's interrupt, the SIGSEGV
+//! handler's lookup, shared signals) or hands a context down (queues, virtual and IPC memory).
+//! Start reading at [`system`], then follow a packet from [`api::queue`] into [`queue`].
+//!
+//! 1. `api`: declares the shells (`api/mod.rs`); a module under `api/` that this list does
+//!    not name belongs here, above every shell (a check over all of them, say);
+//! 2. `api::copy`, `api::executable`, `api::ipc`, `api::memory`, `api::queue`, `api::region`,
+//!    `api::signal`, `api::svm`, `api::unsupported`, `api::vmem`: the exported C shells, one
+//!    file per area;
+//! 3. `api::system`: `hsa_init`, system, agent and ISA queries (reports the extensions that
+//!    `api::extension` serves);
+//! 4. `api::extension`: the AMD loader extension's table;
+//! 5. `api::shell`, `cabi`: what every shell shares: the panic guard, errors reported once,
+//!    the symbol version of macro-made exports; writing results through C out-pointers;
+//! 6. `system`: the runtime instance ([`system::Runtime`], `hsa_init` .. `hsa_shut_down`):
+//!    owns every part below, waits and deterministic-mode pumping, async handler service;
+//!    installs the hooks the lower layers call through;
+//! 7. `svm`, `vmem`, `ipc`: SVM attribute ranges, virtual memory (reservations, physical
+//!    allocations, mappings), memory shared with other processes: each on a
+//!    [`platform::Platform`];
+//! 8. `platform`: the context those take: configuration, agents, memory registry, device
+//!    service memory;
+//! 9. `queue`: AQL queues and their packet processors, on a [`queue::QueueContext`];
+//! 10. `loader`: code-object readers, executables and symbols;
+//! 11. `agent`: the CPU agent and the GPU agents (gfx942 / gfx90a), their pools, ISAs and copy
+//!     engines;
+//! 12. `sdma`: copy engines;
+//! 13. `async_handler`, `ipc_signal`: `hsa_amd_signal_async_handler`'s handlers; a device
+//!     service's IPC signals (installed into `signal` as its shared signals);
+//! 14. `signal`: `amd_signal_t` signals, their registry and the wake-up hub;
+//! 15. `handles`: handle maps and slabs;
+//! 16. `memory`: pools, allocations and the registry of device-accessible ranges (what the
+//!     interpreter translates with);
+//! 17. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
+//!     `logging`, `hide`, `clock`, `host_map`: leaves: packet capture and its record types,
+//!     the SIGSEGV report of CPU touches of device memory, a device service's device memory,
+//!     the hardware queue scheduler model, strict mode's AQL rules, a device thread's idle
+//!     spin, test hooks, logging, hidden exports, the system timestamp, host mappings;
+//! 18. `config`: every knob, read once at `hsa_init`;
+//! 19. `error`: `HsaError` and the status texts.
 //!
 //! ## Standing in for ROCr
 //! The library's soname is `libhsa-runtime64.so.1` and every `hsa_*` export carries ROCr's
@@ -61,23 +91,27 @@ pub mod api;
 mod async_handler;
 pub mod cabi;
 pub mod capture;
+pub mod clock;
 pub mod config;
 pub mod cpu_touch;
 pub mod device_memory;
 pub mod error;
 mod handles;
 pub mod hide;
+pub mod host_map;
 mod idle_spin;
 pub mod ipc;
 pub mod ipc_signal;
 pub mod loader;
 mod logging;
 pub mod memory;
+pub mod platform;
 pub mod queue;
 pub mod sched;
 pub mod sdma;
 pub mod signal;
 pub mod strict;
+pub mod svm;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;

@@ -7,9 +7,10 @@
 //! the kernel descriptor as fallback.
 
 use crate::agent::Agent;
-use crate::cabi::{put, put_bytes};
+use crate::capture::HiddenArgSlot;
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{map_anon, round_up, unmap, MemoryRegistry, Region, RegionKind};
+use crate::host_map::{map_anon, round_up, unmap};
+use crate::memory::{MemoryRegistry, Region, RegionKind};
 use hsa_abi::msgpack;
 use hsa_abi::*;
 use hsasim_isa::GfxModel;
@@ -20,7 +21,6 @@ use object::{
 };
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, HashSet};
-use std::ffi::c_void;
 use std::sync::Arc;
 
 pub const EM_AMDGPU: u16 = 224;
@@ -55,15 +55,6 @@ pub struct KernelInfo {
     /// The hidden arguments the metadata lists (`.value_kind` `hidden_*`), for packet
     /// capture to decode what a runtime wrote into them.
     pub hidden_args: Vec<HiddenArgSlot>,
-}
-
-/// Where one hidden argument lies in the kernarg segment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HiddenArgSlot {
-    /// The `.value_kind`, e.g. `hidden_block_count_x`.
-    pub kind: String,
-    pub offset: u32,
-    pub size: u32,
 }
 
 /// The hidden arguments among a kernel's `.args` (an array of maps).
@@ -730,60 +721,6 @@ fn collect_symbols(
         }));
     }
     Ok(out)
-}
-
-/// `hsa_executable_symbol_get_info`.
-///
-/// # Safety
-/// `value` must be null or valid for the attribute's documented type.
-pub unsafe fn symbol_get_info(s: &Symbol, attr: u32, value: *mut c_void) -> HsaResult {
-    use symbol_info::*;
-    let k = s.kernel.as_ref();
-    let kernel_only = |v: Option<u32>| v.ok_or(HsaError::INVALID_ARGUMENT);
-    // SAFETY (all calls): `value` is valid for the attribute's type per the caller.
-    unsafe {
-        match attr {
-            TYPE => put(
-                value,
-                if k.is_some() {
-                    HSA_SYMBOL_KIND_KERNEL
-                } else {
-                    HSA_SYMBOL_KIND_VARIABLE
-                },
-            ),
-            NAME_LENGTH => put(value, s.name.len() as u32),
-            NAME => put_bytes(value, s.name.as_bytes()),
-            MODULE_NAME_LENGTH => put(value, 0u32),
-            MODULE_NAME => Ok(()),
-            // HSA_SYMBOL_LINKAGE_PROGRAM
-            LINKAGE => put(value, 1u32),
-            AGENT => put(value, s.agent),
-            IS_DEFINITION => put(value, true),
-            VARIABLE_ADDRESS if k.is_none() => put(value, s.address),
-            // HSA_VARIABLE_ALLOCATION_AGENT, HSA_VARIABLE_SEGMENT_GLOBAL
-            VARIABLE_ALLOCATION if k.is_none() => put(value, 0u32),
-            VARIABLE_SEGMENT if k.is_none() => put(value, 0u32),
-            VARIABLE_ALIGNMENT if k.is_none() => {
-                put(value, 8u32.min(s.size.next_power_of_two().max(1) as u32))
-            }
-            VARIABLE_SIZE if k.is_none() => put(value, s.size as u32),
-            VARIABLE_IS_CONST if k.is_none() => put(value, false),
-            KERNEL_OBJECT if k.is_some() => put(value, s.address),
-            KERNEL_KERNARG_SEGMENT_SIZE => put(value, kernel_only(k.map(|k| k.kernarg_size))?),
-            KERNEL_KERNARG_SEGMENT_ALIGNMENT => {
-                put(value, kernel_only(k.map(|k| k.kernarg_align))?)
-            }
-            KERNEL_GROUP_SEGMENT_SIZE => put(value, kernel_only(k.map(|k| k.group_size))?),
-            KERNEL_PRIVATE_SEGMENT_SIZE => put(value, kernel_only(k.map(|k| k.private_size))?),
-            KERNEL_DYNAMIC_CALLSTACK => put(
-                value,
-                k.map(|k| k.dynamic_callstack)
-                    .ok_or(HsaError::INVALID_ARGUMENT)?,
-            ),
-            KERNEL_CALL_CONVENTION if k.is_some() => put(value, 0u32),
-            _ => Err(HsaError::INVALID_ARGUMENT),
-        }
-    }
 }
 
 #[cfg(test)]

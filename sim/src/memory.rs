@@ -13,13 +13,14 @@
 //! answers from.
 
 use crate::error::{HsaError, HsaResult};
+use crate::host_map::{
+    host_range_mapped, map_anon, map_anon_backed, reserve_unmapped, round_up, unmap, PAGE,
+};
 use hsa_abi::hsa_agent_t;
 use hsasim_isa::{GuestMemory, Span};
 use parking_lot::{Mutex, RwLock};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-pub const PAGE: u64 = 4096;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoolKind {
@@ -211,7 +212,13 @@ pub struct MemoryRegistry {
     /// cache line of its own: every access of every worker thread reads it, and the lock
     /// word next to it is written by every lookup.
     generation: Generation,
+    /// What a wave's interrupt does (see [`GuestMemory::interrupt`] below): installed by the
+    /// runtime, which knows who waits; a registry without one ignores interrupts.
+    interrupt_hook: std::sync::OnceLock<InterruptHook>,
 }
+
+/// Runs when a wave raises an interrupt (`s_sendmsg` interrupt), with its data word.
+pub type InterruptHook = fn(u32);
 
 #[derive(Default)]
 #[repr(align(128))]
@@ -228,6 +235,11 @@ const SPAN_SCAN_LIMIT: usize = 32;
 pub const AGENT_WINDOW: std::ops::Range<u64> = 0x8000_0000_0000..0xa000_0000_0000;
 
 impl MemoryRegistry {
+    /// Sets what a wave's interrupt does (the first call wins).
+    pub fn set_interrupt_hook(&self, hook: InterruptHook) {
+        let _ = self.interrupt_hook.set(hook);
+    }
+
     pub fn add(&self, region: Region) -> (u64, u64) {
         let key = (region.start, self.next_seq.fetch_add(1, Ordering::Relaxed));
         self.longest.fetch_max(region.len, Ordering::Relaxed);
@@ -514,16 +526,6 @@ impl MemoryRegistry {
     }
 }
 
-/// Whether every page of `[addr, addr + len)` is mapped in this process; `Err(page)` is the
-/// first page that is not. The one place hsasim asks "is this host memory there?" (ROCr's
-/// driver answers it when it pins pages; hsasim has no driver); `host_pages` says how.
-pub fn host_range_mapped(addr: u64, len: u64) -> Result<(), u64> {
-    let (Ok(addr), Ok(len)) = (usize::try_from(addr), usize::try_from(len)) else {
-        return Err(addr / PAGE * PAGE);
-    };
-    host_pages::host_range_mapped(addr, len).map_err(|page| page as u64)
-}
-
 /// The bit of the agent with KFD node id `node` in a grant mask (nodes past 63 share the last
 /// bit; hsasim has at most 16 GPUs).
 pub fn node_bit(node: u32) -> u64 {
@@ -624,62 +626,13 @@ impl GuestMemory for MemoryRegistry {
         })
     }
 
-    /// A wave changed a signal in memory (not through the signal API, which wakes waiters
-    /// itself) and raised the interrupt: wake every waiter to re-check its condition. In
-    /// deterministic mode no handler thread exists, so the async handlers whose condition
-    /// now holds run here, on the wave's thread, before the wave goes on: a device-to-host
-    /// call (the device library's hostcall) is answered by such a handler, and the wave
-    /// that asked waits for the answer.
-    fn interrupt(&self, _data: u32) {
-        crate::signal::HUB.notify();
-        if crate::ipc_signal::ON.load(Ordering::Relaxed) {
-            // The wave may have written an IPC signal: other processes look too.
-            crate::ipc_signal::changed(0);
-        }
-        if crate::system::deterministic() {
-            if let Ok(rt) = crate::system::rt() {
-                rt.run_ready_handlers();
-            }
+    /// A wave raised the interrupt: the runtime's hook wakes whoever waits (see
+    /// [`MemoryRegistry::set_interrupt_hook`]).
+    fn interrupt(&self, data: u32) {
+        if let Some(hook) = self.interrupt_hook.get() {
+            hook(data);
         }
     }
-}
-
-/// An anonymous private mapping: zeroed, lazily backed, page aligned.
-pub fn map_anon(len: u64) -> HsaResult<*mut u8> {
-    map_private(len, libc::PROT_READ | libc::PROT_WRITE, 0)
-}
-
-/// An anonymous private mapping with every page already backed: what ROCr's system-memory
-/// pools give (the driver pins their pages at allocation), so the program's first touch of
-/// each page is not a page fault (a kernarg ring otherwise faults once per slot).
-pub fn map_anon_backed(len: u64) -> HsaResult<*mut u8> {
-    map_private(len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_POPULATE)
-}
-
-/// Address space the CPU cannot touch (`PROT_NONE`, nothing behind it): what the program
-/// sees of device memory that is not mapped through the BAR. A touch faults with the exact
-/// address, which `cpu_touch` reports.
-pub fn reserve_unmapped(len: u64) -> HsaResult<*mut u8> {
-    map_private(len, libc::PROT_NONE, 0)
-}
-
-fn map_private(len: u64, protection: libc::c_int, extra_flags: libc::c_int) -> HsaResult<*mut u8> {
-    let len = usize::try_from(len).map_err(|_| HsaError::OUT_OF_RESOURCES)?;
-    // SAFETY: a fresh anonymous mapping has no aliasing requirements; failure is checked.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            protection,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | extra_flags,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(HsaError::OUT_OF_RESOURCES);
-    }
-    Ok(p.cast())
 }
 
 /// Unmaps what [`pool_allocate`] mapped for `region`.
@@ -694,19 +647,6 @@ pub unsafe fn unmap_pool_allocation(region: &Region) {
             unmap(region.host as *mut u8, region.mapped_len);
         }
     }
-}
-
-/// # Safety
-/// `ptr`/`len` must be a mapping returned by [`map_anon`] that nothing uses any more.
-pub unsafe fn unmap(ptr: *mut u8, len: u64) {
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        libc::munmap(ptr.cast(), len as usize);
-    }
-}
-
-pub fn round_up(v: u64, to: u64) -> Option<u64> {
-    v.checked_add(to - 1).map(|x| x / to * to)
 }
 
 /// System-memory allocations up to this size are backed when made, as ROCr's pinned pools

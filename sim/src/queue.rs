@@ -13,13 +13,17 @@
 //! sees the new read index may reuse the slot without racing our reset.
 
 use crate::agent::Agent;
-use crate::cabi::now_ns;
+use crate::clock::now_ns;
+use crate::config::Config;
+use crate::device_memory::SharedVram;
 use crate::error::{catch_panic, HsaError, HsaResult};
 use crate::handles::Slab;
+use crate::host_map::{map_anon, round_up, unmap, PAGE};
 use crate::idle_spin::IdleSpin;
-use crate::memory::{map_anon, node_bit, round_up, unmap, AgentMemory, Region, PAGE};
-use crate::signal::{Signal, HUB};
-use crate::system::Runtime;
+use crate::loader::LoaderState;
+use crate::memory::{node_bit, AgentMemory, MemoryRegistry, Region};
+use crate::sched::Scheduler;
+use crate::signal::{Signal, SignalRegistry, HUB};
 use hsa_abi::*;
 use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory, Gws, QueuePriority};
 use parking_lot::Mutex;
@@ -284,6 +288,28 @@ pub fn live_indices(handle: u64) -> HsaResult<QueueIndices> {
     Ok(QueueIndices(block))
 }
 
+/// What a queue reaches of the runtime: the configuration, the memory registry its kernels
+/// run against, the signals its packets name, the loader's kernels, and where a device
+/// service keeps queues. The runtime hands it down ([`QueueHost`]); a queue never names the
+/// runtime.
+#[derive(Clone, Copy)]
+pub struct QueueContext<'a> {
+    pub config: &'a Config,
+    pub memory: &'a MemoryRegistry,
+    pub signals: &'a SignalRegistry,
+    pub loader: &'a LoaderState,
+    /// The device service's device memory, where its queues' blocks and rings live.
+    pub vram: Option<&'a Arc<SharedVram>>,
+    /// The hardware queue scheduler model, when configured.
+    pub sched: Option<&'a Arc<Scheduler>>,
+}
+
+/// Whoever owns what a [`QueueContext`] lends (the runtime): a packet processor thread holds
+/// it while it runs.
+pub trait QueueHost: Send + Sync + 'static {
+    fn queue_context(&self) -> QueueContext<'_>;
+}
+
 pub struct QueueParams {
     pub size: u32,
     pub queue_type: u32,
@@ -292,12 +318,12 @@ pub struct QueueParams {
 }
 
 impl Queue {
-    pub fn new(rt: &Runtime, agent: Arc<Agent>, p: QueueParams) -> HsaResult<Arc<Queue>> {
+    pub fn new(cx: &QueueContext<'_>, agent: Arc<Agent>, p: QueueParams) -> HsaResult<Arc<Queue>> {
         let ring_bytes =
             round_up(u64::from(p.size) * 64, PAGE).ok_or(HsaError::OUT_OF_RESOURCES)?;
         // Attached to a device service, the block and ring are in its memory, where the
         // service reads them.
-        let placement = Placement::new(rt.vram.as_ref(), ring_bytes)?;
+        let placement = Placement::new(cx.vram, ring_bytes)?;
         let (amd, ring) = placement.block_and_ring();
         for slot in 0..u64::from(p.size) {
             // SAFETY: slot * 64 < ring_bytes; the ring is private until the queue is returned.
@@ -305,12 +331,12 @@ impl Queue {
                 let slot = ring.add((slot * 64) as usize);
                 slot.cast::<u16>()
                     .write(packet_header(HSA_PACKET_TYPE_INVALID, false, 0, 0));
-                if rt.config.strict {
+                if cx.config.strict {
                     fill_stale_body(slot);
                 }
             }
         }
-        let id = rt.config.queue_id_base + NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
+        let id = cx.config.queue_id_base + NEXT_QUEUE_ID.fetch_add(1, Ordering::Relaxed);
         // KFD hands each queue a 64-bit doorbell in its process's doorbell page; the offset
         // follows the queue id, as the id does the process's own numbering.
         let doorbell_offset = id * 8;
@@ -327,26 +353,25 @@ impl Queue {
         } else {
             hsasim_sched::Hqd::default()
         };
-        let slot = rt
+        let slot = cx
             .sched
-            .as_ref()
             .map(|s| s.register(id, doorbell_offset, HSA_AMD_QUEUE_PRIORITY_NORMAL, hqd))
             .transpose()?;
         // A device service's queue rings the doorbell cell of its runlist entry.
         let doorbell = match slot.as_ref().filter(|_| shared) {
             Some(slot) => {
                 let (device, index) = slot.doorbell_place();
-                rt.signals
+                cx.signals
                     .insert(crate::ipc_signal::doorbell(device, index))
             }
-            None => rt
+            None => cx
                 .signals
                 .create(AMD_SIGNAL_KIND_DOORBELL, 0, Vec::new(), 0)?,
         };
         doorbell.set_queue_ptr(amd as u64);
         if shared {
             if let Err(e) = remember_shared_block(amd) {
-                let _ = rt.signals.destroy(doorbell.handle());
+                let _ = cx.signals.destroy(doorbell.handle());
                 return Err(e);
             }
         }
@@ -371,7 +396,7 @@ impl Queue {
                 .store(p.size, Ordering::Release);
         }
         for (start, len) in [(ring as u64, ring_bytes), (amd as u64, PAGE)] {
-            rt.memory.add(Region::internal(start, len, agent.handle()));
+            cx.memory.add(Region::internal(start, len, agent.handle()));
         }
         if crate::capture::is_on() {
             crate::capture::queue_created(id, p.size, p.queue_type);
@@ -438,17 +463,18 @@ impl Queue {
         self.state.load(Ordering::SeqCst) == ACTIVE
     }
 
-    pub fn start_thread(self: &Arc<Self>, rt: Arc<Runtime>) -> HsaResult {
+    /// Starts the queue's packet processor thread, which holds `host` while it runs.
+    pub fn start_thread<H: QueueHost>(self: &Arc<Self>, host: Arc<H>) -> HsaResult {
         let me = self.clone();
         let handle = std::thread::Builder::new()
             .name(format!("hsasim-queue{}", self.id))
-            .spawn(move || me.serve(&rt))
+            .spawn(move || me.serve(&host.queue_context()))
             .map_err(|_| HsaError::OUT_OF_RESOURCES)?;
         *self.thread.lock() = Some(handle);
         Ok(())
     }
 
-    fn serve(&self, rt: &Runtime) {
+    fn serve(&self, cx: &QueueContext<'_>) {
         // Whether the last step ran a packet: only a processor that just had work expects
         // more soon (one woken for another queue's signal goes straight back to sleep).
         let mut busy = false;
@@ -457,7 +483,7 @@ impl Queue {
             // `step` already turns a panic in a packet's work into a queue error; this
             // catches one anywhere else, so the thread never dies with the queue active
             // (its producers would wait forever).
-            let stepped = catch_panic(|| self.step(rt)).unwrap_or_else(|why| {
+            let stepped = catch_panic(|| self.step(cx)).unwrap_or_else(|why| {
                 self.fail(
                     status::ERROR,
                     &format!("internal error in the packet processor: {why}"),
@@ -479,23 +505,23 @@ impl Queue {
                 }
             }
             let work_soon = stepped
-                || (busy && idle.look(&mut || !self.is_active() || self.peek(rt) == Peek::Ready));
+                || (busy && idle.look(&mut || !self.is_active() || self.peek(cx) == Peek::Ready));
             if !work_soon {
                 // An empty ring waits for its doorbell alone: a producer's ring wakes this
                 // processor and no other thread. A barrier waits for signals, which the hub
                 // announces.
-                if self.peek(rt) == Peek::Empty {
+                if self.peek(cx) == Peek::Empty {
                     if let Some(slot) = &self.slot {
                         slot.idle();
                     }
                     self.doorbell.doorbell_bell().sleep_unless(
-                        &mut || !self.is_active() || self.peek(rt) != Peek::Empty,
+                        &mut || !self.is_active() || self.peek(cx) != Peek::Empty,
                         Duration::from_millis(50),
                     );
                     idle.woke();
                 } else {
                     HUB.sleep_unless(
-                        &mut || !self.is_active() || self.peek(rt) == Peek::Ready,
+                        &mut || !self.is_active() || self.peek(cx) == Peek::Ready,
                         Duration::from_millis(50),
                     );
                 }
@@ -520,13 +546,13 @@ impl Queue {
 
     fn dep_signals(
         &self,
-        rt: &Runtime,
+        cx: &QueueContext<'_>,
         p: &hsa_barrier_and_packet_t,
     ) -> Result<Vec<Arc<Signal>>, HsaError> {
         p.dep_signal
             .iter()
             .filter(|s| s.handle != 0)
-            .map(|s| rt.signals.get(*s))
+            .map(|s| cx.signals.get(*s))
             .collect()
     }
 
@@ -537,7 +563,7 @@ impl Queue {
         unsafe { std::ptr::read_volatile(self.slot(index).cast::<hsa_barrier_and_packet_t>()) }
     }
 
-    pub fn peek(&self, rt: &Runtime) -> Peek {
+    pub fn peek(&self, cx: &QueueContext<'_>) -> Peek {
         if !self.is_active() {
             return Peek::Empty;
         }
@@ -546,7 +572,7 @@ impl Queue {
         match header.packet_type() {
             HSA_PACKET_TYPE_INVALID => {
                 // Strict mode: a doorbell rung past what was reserved is the step's to report.
-                if rt.config.strict && self.doorbell_check().is_err() {
+                if cx.config.strict && self.doorbell_check().is_err() {
                     return Peek::Ready;
                 }
                 self.note_stall(read);
@@ -554,7 +580,7 @@ impl Queue {
             }
             t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
                 let p = self.read_barrier(read);
-                match self.dep_signals(rt, &p) {
+                match self.dep_signals(cx, &p) {
                     // An invalid dependency is an error the step reports.
                     Err(_) => Peek::Ready,
                     Ok(deps) => {
@@ -573,8 +599,8 @@ impl Queue {
     /// The packet at the read index if it can run now: its type and completion signal
     /// handle (both packet formats keep it at byte 56). Deterministic-mode scheduling uses
     /// it to pick work.
-    pub fn ready_front(&self, rt: &Runtime) -> Option<(u16, u64)> {
-        if self.peek(rt) != Peek::Ready {
+    pub fn ready_front(&self, cx: &QueueContext<'_>) -> Option<(u16, u64)> {
+        if self.peek(cx) != Peek::Ready {
             return None;
         }
         let read = self.read_index().load(Ordering::Acquire);
@@ -621,9 +647,9 @@ impl Queue {
 
     /// Processes the packet at the read index if it can run now. Returns true if one was
     /// consumed (or the queue just failed).
-    pub fn step(&self, rt: &Runtime) -> bool {
+    pub fn step(&self, cx: &QueueContext<'_>) -> bool {
         let _one_at_a_time = self.exec.lock();
-        if self.peek(rt) != Peek::Ready {
+        if self.peek(cx) != Peek::Ready {
             return false;
         }
         let read = self.read_index().load(Ordering::Acquire);
@@ -642,9 +668,9 @@ impl Queue {
         }
         std::sync::atomic::fence(Ordering::SeqCst);
         if crate::capture::is_on() {
-            self.capture(rt, read, header);
+            self.capture(cx, read, header);
         }
-        if rt.config.strict && self.single_producer {
+        if cx.config.strict && self.single_producer {
             let rung = self.doorbell.load(Ordering::Relaxed);
             let history = self.doorbell.doorbell_fell_back_from();
             if let Err(violation) = crate::strict::doorbell_monotonic(history, rung) {
@@ -653,7 +679,7 @@ impl Queue {
                 return true;
             }
         }
-        if rt.config.strict {
+        if cx.config.strict {
             // SAFETY: a live slot of the ring, read as eight words without assuming the
             // producer is done with it (that is what is being checked).
             let words = unsafe { std::ptr::read_volatile(self.slot(read).cast::<[u64; 8]>()) };
@@ -679,7 +705,7 @@ impl Queue {
         }
         // An internal panic fails this packet like any other error: the queue stops with
         // an error report, and the process and the other queues go on.
-        let result = catch_panic(|| self.execute(rt, read, header)).unwrap_or_else(|why| {
+        let result = catch_panic(|| self.execute(cx, read, header)).unwrap_or_else(|why| {
             Err((
                 status::ERROR,
                 format!("internal error while processing packet {read}: {why}"),
@@ -691,7 +717,7 @@ impl Queue {
         std::sync::atomic::fence(Ordering::SeqCst);
         match result {
             Ok(()) => {
-                if rt.config.strict {
+                if cx.config.strict {
                     // SAFETY: the consumed slot; its producer finished with it and the next
                     // one may not write it before the read index moves on below.
                     unsafe { fill_stale_body(self.slot(read)) };
@@ -710,7 +736,7 @@ impl Queue {
 
     /// Writes the packet at `read` to the capture file (`capture.rs`), with the kernarg
     /// segment of a dispatch of a loaded kernel whose kernargs the device can read.
-    fn capture(&self, rt: &Runtime, read: u64, header: PacketHeader) {
+    fn capture(&self, cx: &QueueContext<'_>, read: u64, header: PacketHeader) {
         // SAFETY: a published, 64-byte aligned slot of this queue's ring.
         let bytes = unsafe { std::ptr::read_volatile(self.slot(read).cast::<[u8; 64]>()) };
         let detail = (header.packet_type() == HSA_PACKET_TYPE_KERNEL_DISPATCH).then(|| {
@@ -720,16 +746,16 @@ impl Queue {
             };
             // The whole segment as the metadata states it (hidden arguments included; a
             // descriptor's `kernarg_size` may count only the explicit ones).
-            let kernel = rt
+            let kernel = cx
                 .loader
                 .is_kernel_object(p.kernel_object)
-                .then(|| rt.loader.kernel_at(p.kernel_object))
+                .then(|| cx.loader.kernel_at(p.kernel_object))
                 .flatten();
             let size = kernel
                 .as_ref()
                 .map_or(0, |(_, info)| u64::from(info.kernarg_size));
             let kernarg = match (size > 0)
-                .then(|| rt.memory.translate(p.kernarg_address, size))
+                .then(|| cx.memory.translate(p.kernarg_address, size))
                 .flatten()
             {
                 // SAFETY: the registry says the range is mapped memory the device may read,
@@ -761,23 +787,23 @@ impl Queue {
     /// What the packet at `read` asks for; an error fails the queue.
     fn execute(
         &self,
-        rt: &Runtime,
+        cx: &QueueContext<'_>,
         read: u64,
         header: PacketHeader,
     ) -> Result<(), (hsa_status_t, String)> {
         match header.packet_type() {
-            HSA_PACKET_TYPE_KERNEL_DISPATCH => self.kernel_dispatch(rt, read),
+            HSA_PACKET_TYPE_KERNEL_DISPATCH => self.kernel_dispatch(cx, read),
             t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
                 let p = self.read_barrier(read);
-                if rt.config.strict {
+                if cx.config.strict {
                     crate::strict::barrier(&p).map_err(|v| invalid_packet(read, v))?;
                 }
-                match self.dep_signals(rt, &p) {
+                match self.dep_signals(cx, &p) {
                     Err(_) => Err((
                         status::ERROR_INVALID_SIGNAL,
                         format!("barrier packet {read} names a dependency signal that does not exist"),
                     )),
-                    Ok(_) => self.complete(rt, p.completion_signal, read, None),
+                    Ok(_) => self.complete(cx, p.completion_signal, read, None),
                 }
                 .map(|()| tracing::trace!(target: "hsasim", queue = self.id, index = read, and = (t == HSA_PACKET_TYPE_BARRIER_AND), "barrier done"))
             }
@@ -792,7 +818,11 @@ impl Queue {
         }
     }
 
-    fn kernel_dispatch(&self, rt: &Runtime, index: u64) -> Result<(), (hsa_status_t, String)> {
+    fn kernel_dispatch(
+        &self,
+        cx: &QueueContext<'_>,
+        index: u64,
+    ) -> Result<(), (hsa_status_t, String)> {
         let slot = self.slot(index);
         // SAFETY: as in `read_barrier`: a published, aligned packet slot.
         let packet =
@@ -812,7 +842,7 @@ impl Queue {
         // Only descriptors the loader placed are run: anything else (a stale or garbage
         // pointer, an address inside a descriptor or a data symbol) would make the
         // interpreter decode whatever bytes it points at.
-        let outcome = if !rt.loader.is_kernel_object(packet.kernel_object) {
+        let outcome = if !cx.loader.is_kernel_object(packet.kernel_object) {
             Err(DispatchError::InvalidDispatch(format!(
                 "kernel_object {:#x} is not the kernel descriptor of a loaded kernel{}",
                 packet.kernel_object,
@@ -822,7 +852,7 @@ impl Queue {
                     ""
                 }
             )))
-        } else if let Some(violation) = rt
+        } else if let Some(violation) = cx
             .config
             .strict
             .then(|| {
@@ -860,12 +890,12 @@ impl Queue {
                 }
             };
             let config = ExecConfig {
-                worker_threads: lease.as_ref().map_or(rt.config.workers, |l| {
-                    rt.config.workers.min(l.units() as usize)
+                worker_threads: lease.as_ref().map_or(cx.config.workers, |l| {
+                    cx.config.workers.min(l.units() as usize)
                 }),
                 compute_units: self.agent.compute_units,
-                max_wave_instructions: rt.config.max_wave_instructions,
-                timeout: Some(rt.config.dispatch_timeout),
+                max_wave_instructions: cx.config.max_wave_instructions,
+                timeout: Some(cx.config.dispatch_timeout),
                 // `hsa_amd_queue_set_priority` accepts nothing else.
                 priority: QueuePriority::from_hsa(self.priority.load(Ordering::Relaxed))
                     .unwrap_or(QueuePriority::Normal),
@@ -874,7 +904,7 @@ impl Queue {
             // The kernel sees memory as its agent does: another GPU's memory faults unless
             // it was granted to this one.
             let memory = AgentMemory {
-                registry: &rt.memory,
+                registry: cx.memory,
                 agent: self.agent.handle(),
                 bit: node_bit(self.agent.node),
             };
@@ -885,7 +915,7 @@ impl Queue {
         };
         let end = now_ns();
         match outcome {
-            Ok(()) => self.complete(rt, packet.completion_signal, index, Some((start, end))),
+            Ok(()) => self.complete(cx, packet.completion_signal, index, Some((start, end))),
             Err(e) => Err((
                 e.hsa_status(),
                 format!(
@@ -898,12 +928,12 @@ impl Queue {
 
     fn complete(
         &self,
-        rt: &Runtime,
+        cx: &QueueContext<'_>,
         signal: hsa_signal_t,
         index: u64,
         times: Option<(u64, u64)>,
     ) -> Result<(), (hsa_status_t, String)> {
-        let sig = rt.signals.get_opt(signal).map_err(|_| {
+        let sig = cx.signals.get_opt(signal).map_err(|_| {
             (
                 status::ERROR_INVALID_SIGNAL,
                 format!(

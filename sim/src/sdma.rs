@@ -1,7 +1,7 @@
 //! SDMA engines: per GPU, N copy engines, each an in-order job queue served by its own
 //! thread (started on first use) or, in deterministic mode, by whichever thread waits.
 
-use crate::cabi::now_ns;
+use crate::clock::now_ns;
 use crate::error::catch_panic;
 use crate::idle_spin::IdleSpin;
 use crate::memory::MemoryRegistry;
@@ -35,6 +35,34 @@ pub enum CopyShape {
     /// `hsa_amd_svm_prefetch_async`: nothing moves (all memory is already where the
     /// device reads it); the job orders the completion after the dependencies.
     Prefetch,
+}
+
+impl CopyShape {
+    /// The shape as the capture file records it.
+    fn record(&self) -> crate::capture::CopyRecord {
+        use crate::capture::CopyRecord;
+        match *self {
+            CopyShape::Linear { dst, src, size } => CopyRecord::Linear { dst, src, size },
+            CopyShape::Rect {
+                dst,
+                dst_pitch,
+                dst_slice,
+                src,
+                src_pitch,
+                src_slice,
+                range,
+            } => CopyRecord::Rect {
+                dst,
+                dst_pitch,
+                dst_slice,
+                src,
+                src_pitch,
+                src_slice,
+                range,
+            },
+            CopyShape::Prefetch => CopyRecord::Other("Prefetch"),
+        }
+    }
 }
 
 pub struct CopyJob {
@@ -273,7 +301,7 @@ impl SdmaEngine {
         if crate::capture::is_on() {
             crate::capture::copy(
                 (self.node, self.index),
-                &job.shape,
+                &job.shape.record(),
                 job.deps.len(),
                 job.completion.is_some(),
             );

@@ -174,13 +174,13 @@ impl SignalMemory {
         self.field(offset_of!(amd_signal_t, queue_ptr))
     }
 
-    /// Wakes whoever waits for a change: this process's waiters, and, for an IPC signal,
-    /// other processes' ([`crate::ipc_signal`]; one relaxed load for a process without).
+    /// Wakes whoever waits for a change: this process's waiters, and, for a shared (IPC)
+    /// signal, other processes' (one relaxed load for a process without shared signals).
     #[inline]
     fn changed(&self) {
         HUB.notify();
-        if crate::ipc_signal::ON.load(Ordering::Relaxed) {
-            crate::ipc_signal::changed(self as *const SignalMemory as u64);
+        if SHARED_ON.load(Ordering::Relaxed) {
+            shared_changed(self as *const SignalMemory as u64);
         }
     }
 
@@ -311,6 +311,52 @@ impl SignalMemory {
     }
 }
 
+/// Signals that live outside the slab and that other processes share: a device service's
+/// IPC signals and doorbells. The layer above that attaches to the service
+/// (`ipc_signal.rs`) installs how to find them and how to tell other processes of a change
+/// ([`install_shared`]); this module knows only these two functions.
+pub struct SharedSignals {
+    /// The live shared signal a handle names, if it is one.
+    pub find: fn(u64) -> Option<&'static SignalMemory>,
+    /// The signal at this address changed (0: any may have): other processes hear of it.
+    pub changed: fn(u64),
+}
+
+static SHARED: std::sync::OnceLock<SharedSignals> = std::sync::OnceLock::new();
+
+/// Whether this process holds shared signals (a change of any signal then looks further);
+/// set by their owner while it does.
+pub static SHARED_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Installs the shared signals' functions (the first call wins: there is one kind).
+pub fn install_shared(shared: SharedSignals) {
+    let _ = SHARED.set(shared);
+}
+
+#[cold]
+fn shared_changed(at: u64) {
+    if let Some(shared) = SHARED.get() {
+        (shared.changed)(at);
+    }
+}
+
+fn shared_find(handle: u64) -> Option<&'static SignalMemory> {
+    SHARED.get().and_then(|shared| (shared.find)(handle))
+}
+
+/// Signals may have changed behind the signal API (a wave wrote them and raised its
+/// interrupt): wakes every waiter of this process and, if it shares signals, tells other
+/// processes.
+pub fn changed_behind_the_api() {
+    HUB.notify();
+    if SHARED_ON.load(Ordering::Relaxed) {
+        shared_changed(0);
+    }
+}
+
+/// Keeps a shared signal's slot while the [`Signal`] lives; dropping it gives the slot back.
+pub trait SlotKeeper: Send + Sync {}
+
 /// Where every signal's `amd_signal_t` lives (see [`Slab`]). A slot is in use while its `kind`
 /// is not `AMD_SIGNAL_KIND_INVALID` (0): the kind is written before the handle is handed out
 /// and cleared when the last holder of the signal drops it, and only then is the slot reused.
@@ -352,7 +398,7 @@ pub fn device_visible_ranges() -> impl Iterator<Item = (u64, u64)> {
 #[inline]
 pub fn live(handle: hsa_signal_t) -> HsaResult<&'static SignalMemory> {
     let Some(slot) = SLAB.as_ref().and_then(|slab| slab.slot(handle.handle)) else {
-        return crate::ipc_signal::find(handle.handle).ok_or(HsaError::INVALID_SIGNAL);
+        return shared_find(handle.handle).ok_or(HsaError::INVALID_SIGNAL);
     };
     // SAFETY: a slot of the slab: mapped for the whole process, 64-aligned; an untouched slot
     // reads as zeros.
@@ -370,8 +416,8 @@ pub struct Signal {
     memory: &'static SignalMemory,
     pub consumers: Vec<u64>,
     pub attributes: u64,
-    /// An IPC signal's slot in a device service's segment (not the slab).
-    shared: Option<crate::ipc_signal::SharedRef>,
+    /// A shared signal's slot in a device service's segment (not the slab).
+    shared: Option<Box<dyn SlotKeeper>>,
 }
 
 impl Drop for Signal {
@@ -470,7 +516,7 @@ impl Signal {
         memory: &'static SignalMemory,
         consumers: Vec<u64>,
         attributes: u64,
-        shared: crate::ipc_signal::SharedRef,
+        shared: Box<dyn SlotKeeper>,
     ) -> Self {
         Signal {
             memory,

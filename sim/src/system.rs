@@ -1,5 +1,11 @@
 //! The runtime instance: everything `hsa_init` creates and `hsa_shut_down` tears down, and
 //! the one place that knows whether work runs on service threads or on waiting threads.
+//!
+//! The top of the core (see the crate's layers): the runtime owns every part and lends each
+//! the narrow context it takes ([`QueueContext`] to queues, [`Platform`] to virtual, IPC and
+//! SVM memory); where a lower part must reach up, the runtime installs the hook at `hsa_init`
+//! (the memory registry's interrupt, the SIGSEGV handler's lookup). Nothing below calls
+//! [`rt`].
 
 use crate::agent::Agent;
 use crate::async_handler::{AsyncHandler, AsyncHandlers};
@@ -7,7 +13,8 @@ use crate::config::Config;
 use crate::error::{HsaError, HsaResult};
 use crate::loader::LoaderState;
 use crate::memory::{MemoryRegistry, Pool};
-use crate::queue::Queue;
+use crate::platform::Platform;
+use crate::queue::{Queue, QueueContext, QueueHost};
 use crate::signal::{condition_holds, Signal, SignalRegistry, HUB};
 use hsa_abi::*;
 use parking_lot::{Mutex, RwLock};
@@ -38,7 +45,7 @@ pub struct Runtime {
     /// `hsa_signal_group_t` handles (the address of the member list) to their signals.
     pub signal_groups: Mutex<HashMap<u64, Arc<Vec<Arc<Signal>>>>>,
     /// SVM attribute ranges (`hsa_amd_svm_attributes_set`), newest last.
-    pub svm: Mutex<Vec<crate::api::svm::SvmRange>>,
+    pub svm: crate::svm::SvmRanges,
     /// Virtual memory: reservations, physical allocations and their mappings.
     pub vmem: crate::vmem::Vmem,
     /// Memory exported to and attached from other processes.
@@ -109,6 +116,7 @@ pub fn init() -> HsaResult {
                     })?,
             )),
         };
+        crate::cpu_touch::install_lookup(device_only_allocation);
         let rt = Arc::new(Runtime::new(config, sched, vram));
         tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
         DETERMINISTIC.store(!rt.config.threaded, Ordering::Relaxed);
@@ -140,6 +148,27 @@ pub fn shut_down() -> HsaResult {
     Ok(())
 }
 
+/// What the SIGSEGV handler of [`crate::cpu_touch`] asks: the device allocation the CPU may
+/// not touch that holds `address`. Never blocks: a handler must not wait on a lock.
+fn device_only_allocation(address: u64) -> Option<(u64, u64)> {
+    try_with_runtime(|rt| rt.memory.device_only_allocation(address)).flatten()
+}
+
+/// A wave changed a signal in memory (not through the signal API, which wakes waiters
+/// itself) and raised the interrupt: wake every waiter to re-check its condition. In
+/// deterministic mode no handler thread exists, so the async handlers whose condition now
+/// holds run here, on the wave's thread, before the wave goes on: a device-to-host call (the
+/// device library's hostcall) is answered by such a handler, and the wave that asked waits
+/// for the answer. Installed in the memory registry, which the waves see.
+fn device_interrupt(_data: u32) {
+    crate::signal::changed_behind_the_api();
+    if deterministic() {
+        if let Ok(rt) = rt() {
+            rt.run_ready_handlers();
+        }
+    }
+}
+
 fn host_memory_bytes() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let (pages, page) = unsafe {
@@ -164,6 +193,7 @@ impl Runtime {
         // Pools record their owner's handle (the agent's address), known only once the
         // agent's Arc exists: new_cyclic hands it out before construction.
         let memory = Arc::new(MemoryRegistry::default());
+        memory.set_interrupt_hook(device_interrupt);
         let mut agents = Vec::new();
         let cpu = Arc::new_cyclic(|w: &std::sync::Weak<Agent>| {
             Agent::cpu(
@@ -208,7 +238,7 @@ impl Runtime {
             loader: LoaderState::default(),
             async_copy_profiling: AtomicBool::new(false),
             signal_groups: Mutex::new(HashMap::new()),
-            svm: Mutex::new(Vec::new()),
+            svm: Default::default(),
             vmem: Default::default(),
             ipc: Default::default(),
             vram,
@@ -254,23 +284,38 @@ impl Runtime {
         self.loader.clear();
     }
 
+    /// What queues reach of the runtime.
+    pub fn queue_context(&self) -> QueueContext<'_> {
+        QueueContext {
+            config: &self.config,
+            memory: &self.memory,
+            signals: &self.signals,
+            loader: &self.loader,
+            vram: self.vram.as_ref(),
+            sched: self.sched.as_ref(),
+        }
+    }
+
+    /// What virtual memory, IPC memory and SVM ranges reach of the runtime.
+    pub fn platform(&self) -> Platform<'_> {
+        Platform {
+            config: &self.config,
+            agents: &self.agents,
+            memory: &self.memory,
+            vram: self.vram.as_ref(),
+        }
+    }
+
     pub fn cpu_agent(&self) -> &Arc<Agent> {
-        &self.agents[0]
+        self.platform().cpu_agent()
     }
 
     pub fn agent(&self, h: hsa_agent_t) -> HsaResult<&Arc<Agent>> {
-        self.agents
-            .iter()
-            .find(|a| a.handle() == h)
-            .ok_or(HsaError::INVALID_AGENT)
+        self.platform().agent(h)
     }
 
     pub fn pool(&self, h: hsa_amd_memory_pool_t) -> HsaResult<(&Arc<Agent>, &Arc<Pool>)> {
-        self.agents
-            .iter()
-            .flat_map(|a| a.pools.iter().map(move |p| (a, p)))
-            .find(|(_, p)| Arc::as_ptr(p) as u64 == h.handle)
-            .ok_or(HsaError::INVALID_ARGUMENT)
+        self.platform().pool(h)
     }
 
     pub fn pool_by_handle(&self, h: u64) -> Option<Arc<Pool>> {
@@ -355,7 +400,8 @@ impl Runtime {
         }
         let mut queues: Vec<_> = self.queues.read().values().cloned().collect();
         queues.sort_by_key(|q| (std::cmp::Reverse(q.priority.load(Ordering::Relaxed)), q.id));
-        let cheap_or_target = |q: &Arc<Queue>| match q.ready_front(self) {
+        let cx = self.queue_context();
+        let cheap_or_target = |q: &Arc<Queue>| match q.ready_front(&cx) {
             Some((t, _)) if t != HSA_PACKET_TYPE_KERNEL_DISPATCH => true,
             // A kernel completing the awaited signal, or any kernel of the polled queue (a
             // producer waiting for room).
@@ -364,10 +410,10 @@ impl Runtime {
             }
             None => false,
         };
-        if queues.iter().any(|q| cheap_or_target(q) && q.step(self)) {
+        if queues.iter().any(|q| cheap_or_target(q) && q.step(&cx)) {
             return true;
         }
-        any_kernel && queues.iter().any(|q| q.step(self))
+        any_kernel && queues.iter().any(|q| q.step(&cx))
     }
 
     /// A non-blocking observation of `key` (a signal or queue address) that saw `value`.
@@ -503,5 +549,11 @@ impl Runtime {
                 );
             }
         }
+    }
+}
+
+impl QueueHost for Runtime {
+    fn queue_context(&self) -> QueueContext<'_> {
+        Runtime::queue_context(self)
     }
 }

@@ -23,8 +23,9 @@
 //! or exported descriptor refers to them.
 
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{node_bit, Pool, PoolKind, Region, RegionKind, PAGE};
-use crate::system::Runtime;
+use crate::host_map::PAGE;
+use crate::memory::{node_bit, Pool, PoolKind, Region, RegionKind};
+use crate::platform::Platform;
 use hsa_abi::{access_permission, hsa_agent_t, hsa_amd_memory_access_desc_t};
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
@@ -161,7 +162,7 @@ impl Vmem {
     /// `hsa_amd_vmem_address_reserve(_align)`.
     pub fn reserve(
         &self,
-        rt: &Runtime,
+        platform: &Platform<'_>,
         size: u64,
         hint: u64,
         align: u64,
@@ -180,7 +181,7 @@ impl Vmem {
             return Err(HsaError::INVALID_ARGUMENT);
         }
         let start = reserve_aligned(hint, size, align.max(PAGE))?;
-        let view = if rt.config.large_bar {
+        let view = if platform.config.large_bar {
             start
         } else {
             match reserve_space(0, size) {
@@ -229,13 +230,13 @@ impl Vmem {
     /// allocation granule.
     pub fn create(
         &self,
-        rt: &Runtime,
+        platform: &Platform<'_>,
         pool_handle: u64,
         size: u64,
         memory_type: u32,
         flags: u64,
     ) -> HsaResult<u64> {
-        let (_, pool) = rt.pool(hsa_abi::hsa_amd_memory_pool_t {
+        let (_, pool) = platform.pool(hsa_abi::hsa_amd_memory_pool_t {
             handle: pool_handle,
         })?;
         if !pool.alloc_allowed() {
@@ -294,7 +295,7 @@ impl Vmem {
     /// [`Vmem::set_access`].
     pub fn map(
         &self,
-        rt: &Runtime,
+        platform: &Platform<'_>,
         va: u64,
         size: u64,
         offset: u64,
@@ -341,7 +342,7 @@ impl Vmem {
                 access: HashMap::new(),
             },
         );
-        rt.memory.add(Region {
+        platform.memory.add(Region {
             start: va,
             host,
             len: size,
@@ -356,14 +357,15 @@ impl Vmem {
     }
 
     /// `hsa_amd_vmem_unmap`: `[va, va + size)` must be exactly one or more whole mappings.
-    pub fn unmap(&self, rt: &Runtime, va: u64, size: u64) -> HsaResult {
+    pub fn unmap(&self, platform: &Platform<'_>, va: u64, size: u64) -> HsaResult {
         let what = "hsa_amd_vmem_unmap";
         let mut state = self.state.lock();
         let starts = whole_mappings(&state, va, size, what)?;
         let (res_start, view) = reservation_of(&state, va, size, what)?;
         // Unregistered first: no new access can find the range once its bytes go.
         for start in &starts {
-            rt.memory
+            platform
+                .memory
                 .remove_at(*start, |r| matches!(r.kind, RegionKind::Vmem { .. }));
         }
         clear_space(view + (va - res_start), size)?;
@@ -382,7 +384,7 @@ impl Vmem {
     /// range `[va, va + size)` (whole mappings); other agents keep theirs.
     pub fn set_access(
         &self,
-        rt: &Runtime,
+        platform: &Platform<'_>,
         va: u64,
         size: u64,
         descs: &[hsa_amd_memory_access_desc_t],
@@ -391,7 +393,7 @@ impl Vmem {
         let mut state = self.state.lock();
         let starts = whole_mappings(&state, va, size, what)?;
         for d in descs {
-            rt.agent(d.agent_handle)?;
+            platform.agent(d.agent_handle)?;
             if d.permissions > access_permission::RW {
                 tracing::error!(target: "hsasim", permissions = d.permissions, "{what}: unknown permission");
                 return Err(HsaError::INVALID_ARGUMENT);
@@ -407,19 +409,24 @@ impl Vmem {
             let mut nodes = 0;
             for (agent, perm) in &m.access {
                 if *perm != access_permission::NONE {
-                    if let Ok(a) = rt.agent(hsa_agent_t { handle: *agent }) {
+                    if let Ok(a) = platform.agent(hsa_agent_t { handle: *agent }) {
                         nodes |= node_bit(a.node);
                     }
                 }
             }
-            rt.memory.set_vmem_access(start, nodes)?;
+            platform.memory.set_vmem_access(start, nodes)?;
         }
         Ok(())
     }
 
     /// `hsa_amd_vmem_get_access`: `agent`'s permission on the mapping holding `va`.
-    pub fn get_access(&self, rt: &Runtime, va: u64, agent: hsa_agent_t) -> HsaResult<u32> {
-        rt.agent(agent)?;
+    pub fn get_access(
+        &self,
+        platform: &Platform<'_>,
+        va: u64,
+        agent: hsa_agent_t,
+    ) -> HsaResult<u32> {
+        platform.agent(agent)?;
         let state = self.state.lock();
         let (_, m) = mapping_at(&state, va).ok_or_else(|| {
             tracing::error!(target: "hsasim", va = format_args!("{va:#x}"), "hsa_amd_vmem_get_access: not a mapped address");
@@ -480,7 +487,7 @@ impl Vmem {
     /// `hsa_amd_vmem_import_shareable_handle`: a handle to the memory behind `fd` (from an
     /// export, of this process or another). It counts as memory of the pool of the allocation
     /// it came from when that is this process's, else of the first GPU's device pool.
-    pub fn import(&self, rt: &Runtime, fd: RawFd) -> HsaResult<u64> {
+    pub fn import(&self, platform: &Platform<'_>, fd: RawFd) -> HsaResult<u64> {
         let what = "hsa_amd_vmem_import_shareable_handle";
         let stat = fstat(fd).ok_or_else(|| {
             tracing::error!(target: "hsasim", fd, "{what}: not an open file descriptor");
@@ -503,7 +510,7 @@ impl Vmem {
         };
         let (pool, pool_handle, memory_type) = match source {
             Some(s) => s,
-            None => rt
+            None => platform
                 .agents
                 .iter()
                 .filter(|a| a.is_gpu())

@@ -1,6 +1,6 @@
 //! Asynchronous copies on the SDMA engines.
 
-use super::guard;
+use super::shell::guard;
 use crate::agent::Agent;
 use crate::cabi::out;
 use crate::error::{HsaError, HsaResult};
@@ -350,7 +350,7 @@ pub unsafe extern "C" fn hsa_amd_svm_prefetch_async(
         let engines = engines_for(&rt, agent, agent)?;
         let engine = engines.first().ok_or(HsaError::INVALID_AGENT)?;
         tracing::debug!(target: "hsasim", ?ptr, size, "svm prefetch (no data movement)");
-        super::svm::note_prefetch(&rt, ptr, size, agent);
+        rt.svm.note_prefetch(ptr as u64, size as u64, agent);
         submit(
             &rt,
             engine,

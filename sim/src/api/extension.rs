@@ -8,8 +8,8 @@
 //! The loader functions are not exported as symbols (ROCr does not export them either);
 //! clients reach them only through the table.
 
-use super::guard;
-use super::system::iterate;
+use super::shell::guard;
+use super::shell::iterate;
 use crate::cabi::{out, put, put_bytes};
 use crate::error::{HsaError, HsaResult};
 use crate::loader::LoadedInfo;
@@ -102,7 +102,7 @@ fn copy_table(extension: u16, major: u16, minor: u16, len: usize, table: *mut c_
         return Err(HsaError::INVALID_ARGUMENT);
     }
     if !supported(extension, major, Some(minor)) {
-        super::report_once(
+        super::shell::report_once(
             "extension table",
             &format!("extension {extension:#x} v{major}.{minor} is not modelled by hsasim (only HSA_EXTENSION_AMD_LOADER v1.0-1.3); returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
         );

@@ -1,6 +1,6 @@
 //! Inter-process memory entry points (`hsa_amd_ipc_memory_*`); the model is in `crate::ipc`.
 
-use super::guard;
+use super::shell::guard;
 use crate::cabi::out;
 use crate::error::HsaError;
 use crate::system::rt;
@@ -20,7 +20,7 @@ pub unsafe extern "C" fn hsa_amd_ipc_memory_create(
         if handle.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let h = rt.ipc.create(&rt, ptr as u64, len as u64)?;
+        let h = rt.ipc.create(&rt.platform(), ptr as u64, len as u64)?;
         // SAFETY: non-null and valid per the caller.
         unsafe { out(handle, h) }
     })
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn hsa_amd_ipc_memory_attach(
             // SAFETY: `num_agents` agents at non-null `mapping_agents` per the caller.
             unsafe { std::slice::from_raw_parts(mapping_agents, num_agents as usize) }
         };
-        let p = rt.ipc.attach(&rt, &handle, len as u64, agents)?;
+        let p = rt.ipc.attach(&rt.platform(), &handle, len as u64, agents)?;
         // SAFETY: non-null and valid per the caller.
         unsafe { out(mapped_ptr, p as *mut c_void) }
     })
@@ -61,7 +61,7 @@ pub unsafe extern "C" fn hsa_amd_ipc_memory_attach(
 pub extern "C" fn hsa_amd_ipc_memory_detach(mapped_ptr: *mut c_void) -> hsa_status_t {
     guard("hsa_amd_ipc_memory_detach", || {
         let rt = rt()?;
-        rt.ipc.detach(&rt, mapped_ptr as u64)
+        rt.ipc.detach(&rt.platform(), mapped_ptr as u64)
     })
 }
 

@@ -1,13 +1,12 @@
 //! Memory entry points: pools, allocation, access, locking/registration, pointer info.
 
-use super::guard;
-use super::system::iterate;
+use super::shell::guard;
+use super::shell::iterate;
 use crate::cabi::{out, put};
 use crate::config::GpuLink;
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{
-    host_range_mapped, node_bit, pool_allocate, pool_free, PoolKind, Region, RegionKind, PAGE,
-};
+use crate::host_map::{host_range_mapped, PAGE};
+use crate::memory::{node_bit, pool_allocate, pool_free, PoolKind, Region, RegionKind};
 use crate::system::{rt, Runtime};
 use hsa_abi::*;
 use std::ffi::c_void;
@@ -66,7 +65,7 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_get_info(
                 // HSA_AMD_MEMORY_POOL_LOCATION_CPU = 0, _GPU = 1
                 LOCATION => put(value, u32::from(p.on_gpu())),
                 _ => {
-                    super::report_once(
+                    super::shell::report_once(
                         "hsa_amd_memory_pool_get_info(attr)",
                         &format!("hsa_amd_memory_pool_get_info: attribute {attr:#x} is not modelled; returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
                     );
@@ -144,7 +143,7 @@ pub unsafe extern "C" fn hsa_amd_agent_memory_pool_get_info(
                     )
                 }
                 _ => {
-                    super::report_once(
+                    super::shell::report_once(
                         "hsa_amd_agent_memory_pool_get_info(attr)",
                         &format!("hsa_amd_agent_memory_pool_get_info: attribute {attr:#x} is not modelled; returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
                     );

@@ -1,7 +1,7 @@
 //! Queue entry points: creation/destruction, index operations, priority, CU masks,
 //! dispatch profiling.
 
-use super::{guard, guard_value};
+use super::shell::{guard, guard_value};
 use crate::agent::{QUEUE_MAX_PACKETS, QUEUE_MIN_PACKETS};
 use crate::cabi::out;
 use crate::error::{HsaError, HsaResult};
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn hsa_queue_create(
             return Err(HsaError::OUT_OF_RESOURCES);
         }
         let q = match Queue::new(
-            &rt,
+            &rt.queue_context(),
             a.clone(),
             QueueParams {
                 size,
@@ -123,7 +123,7 @@ macro_rules! index_loads {
                 Ok(v)
             })
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 index_loads! {
@@ -141,7 +141,7 @@ macro_rules! index_stores {
         pub extern "C" fn $name(queue: *const hsa_queue_t, value: u64) {
             with_queue(stringify!($name), queue, (), |q| q.$field().store(value, $ord))
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 index_stores! {
@@ -159,7 +159,7 @@ macro_rules! index_adds {
         pub extern "C" fn $name(queue: *const hsa_queue_t, value: u64) -> u64 {
             with_queue(stringify!($name), queue, 0, |q| q.write_index().fetch_add(value, $ord))
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 index_adds! {
@@ -182,7 +182,7 @@ macro_rules! index_cas {
                 }
             })
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 index_cas! {

@@ -5,12 +5,14 @@
 //! same handle as the `hsa_amd_memory_pool_t`, so memory allocated either way is the same
 //! allocation (as in ROCr, where regions and pools share one implementation).
 
-use super::guard;
-use super::system::iterate;
-use crate::agent::{isa_from_handle, isa_get_info, AgentKind};
+use super::shell::guard;
+use super::shell::iterate;
+use super::system::isa_get_info;
+use crate::agent::{isa_from_handle, AgentKind};
 use crate::cabi::{out, put, put_bytes};
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{pool_allocate, pool_free, Pool, PoolKind, PAGE};
+use crate::host_map::PAGE;
+use crate::memory::{pool_allocate, pool_free, Pool, PoolKind};
 use crate::system::rt;
 use hsa_abi::*;
 use hsasim_isa::GfxModel;
@@ -119,7 +121,7 @@ pub unsafe extern "C" fn hsa_region_get_info(
                 AMD_REGION_INFO_BUS_WIDTH => put(value, if device { 8192u32 } else { 0 }),
                 AMD_REGION_INFO_MAX_CLOCK_FREQUENCY => put(value, if device { 1300u32 } else { 0 }),
                 _ => {
-                    super::report_once(
+                    super::shell::report_once(
                         "hsa_region_get_info(attr)",
                         &format!("hsa_region_get_info: attribute {attribute:#x} is not modelled; returning HSA_STATUS_ERROR_INVALID_ARGUMENT"),
                     );

@@ -1,6 +1,6 @@
 //! Signal entry points: create/destroy, every load/store/RMW variant ROCr exports, waits.
 
-use super::{guard, guard_value};
+use super::shell::{guard, guard_value};
 use crate::cabi::out;
 use crate::error::HsaError;
 use crate::signal::{self, condition_holds, deadline_after};
@@ -98,7 +98,7 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
         }
         if attributes & 2 != 0 {
             let Some(ipc) = &rt.ipc_signals else {
-                super::report_once(
+                super::shell::report_once(
                     "hsa_amd_signal_create(IPC)",
                     "hsa_amd_signal_create: IPC signals need a device service (hipshim device start; HSASIM_DEVICE_SERVICE=NAME)",
                 );
@@ -190,7 +190,7 @@ macro_rules! loads {
         pub extern "C" fn $name(signal: hsa_signal_t) -> hsa_signal_value_t {
             load(stringify!($name), signal, $ord)
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 loads! {
@@ -205,7 +205,7 @@ macro_rules! stores {
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
             store(stringify!($name), signal, value, $ord)
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 stores! {
@@ -222,7 +222,7 @@ macro_rules! exchanges {
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
             rmw(stringify!($name), signal, $ord, |a, o| a.swap(value, o))
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 
@@ -233,7 +233,7 @@ macro_rules! void_rmws {
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
             rmw(stringify!($name), signal, $ord, |a, o| a.$atomic(value, o));
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 void_rmws! { fetch_add:
@@ -299,7 +299,7 @@ macro_rules! cas {
                 Ok(signal::live(signal)?.cas(expected, value, $ord))
             })
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 cas! {
@@ -350,7 +350,7 @@ macro_rules! waits {
             timeout_hint: u64, _wait_state_hint: u32) -> hsa_signal_value_t {
             wait(stringify!($name), signal, condition, compare_value, timeout_hint, $ord)
         }
-        crate::api::rocr_symver!($name);
+        crate::api::shell::rocr_symver!($name);
     )*};
 }
 waits! {

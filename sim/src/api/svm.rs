@@ -1,92 +1,14 @@
 //! Shared virtual memory attributes (`hsa_amd_svm_attributes_set/get`), as AMD's HIP
-//! runtime uses them for `hipMallocManaged`, `hipMemAdvise` and `hipMemRangeGetAttribute`.
-//!
-//! The simulated parts run xnack- (`HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT` is
-//! false): a GPU may touch plain host memory only after the range was made accessible to it
-//! (`HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE` or `..._IN_PLACE`). That registers the range with
-//! the memory registry (kind `Svm`); `..._AGENT_NO_ACCESS` for every GPU removes it. The
-//! other attributes (memory model, read-only, preferred location, ...) are recorded per
-//! range and reported back; they change nothing else, since host and device share memory.
-//! Ranges are page-aligned outward, as the header specifies. The newest range containing an
-//! address answers queries about it.
+//! runtime uses them for `hipMallocManaged`, `hipMemAdvise` and `hipMemRangeGetAttribute`:
+//! the shells; the ranges and their rules are `crate::svm`'s.
 
-use super::guard;
+use super::shell::guard;
 use crate::error::{HsaError, HsaResult};
-use crate::memory::{round_up, Region, RegionKind, PAGE};
-use crate::system::{rt, Runtime};
+use crate::svm::page_range;
+pub use crate::svm::AttributePair;
+use crate::system::rt;
 use hsa_abi::*;
-use std::collections::BTreeMap;
 use std::ffi::c_void;
-
-const ATTRIB_GLOBAL_FLAG: u64 = 0;
-const ATTRIB_READ_ONLY: u64 = 1;
-const ATTRIB_HIVE_LOCAL: u64 = 2;
-const ATTRIB_MIGRATION_GRANULARITY: u64 = 3;
-const ATTRIB_PREFERRED_LOCATION: u64 = 4;
-const ATTRIB_PREFETCH_LOCATION: u64 = 5;
-const ATTRIB_READ_MOSTLY: u64 = 6;
-const ATTRIB_AGENT_ACCESSIBLE: u64 = 0x200;
-const ATTRIB_AGENT_ACCESSIBLE_IN_PLACE: u64 = 0x201;
-const ATTRIB_AGENT_NO_ACCESS: u64 = 0x202;
-const ATTRIB_ACCESS_QUERY: u64 = 0x203;
-/// `HSA_AMD_SVM_GLOBAL_FLAG_FINE_GRAINED` / `_COARSE_GRAINED`.
-const MODEL_FINE: u64 = 0;
-const MODEL_COARSE: u64 = 1;
-
-pub use hsa_abi::hsa_amd_svm_attribute_pair_t as AttributePair;
-
-/// The recorded attributes of one page-aligned range.
-#[derive(Clone, Debug)]
-pub struct SvmRange {
-    start: u64,
-    end: u64,
-    model: u64,
-    read_only: bool,
-    hive_local: bool,
-    granularity: u64,
-    preferred: u64,
-    prefetch: u64,
-    read_mostly: bool,
-    /// Agent handle -> ATTRIB_AGENT_ACCESSIBLE / _IN_PLACE / _NO_ACCESS.
-    access: BTreeMap<u64, u64>,
-}
-
-impl SvmRange {
-    fn new(start: u64, end: u64) -> Self {
-        SvmRange {
-            start,
-            end,
-            model: MODEL_FINE,
-            read_only: false,
-            hive_local: false,
-            granularity: 9, // 2 MiB in 4 KiB pages, KFD's default
-            preferred: 0,
-            prefetch: 0,
-            read_mostly: false,
-            access: BTreeMap::new(),
-        }
-    }
-    fn gpu_accessible(&self, rt: &Runtime) -> bool {
-        self.access.iter().any(|(agent, how)| {
-            *how != ATTRIB_AGENT_NO_ACCESS
-                && rt
-                    .agent(hsa_agent_t { handle: *agent })
-                    .is_ok_and(|a| a.is_gpu())
-        })
-    }
-}
-
-fn page_range(ptr: *mut c_void, size: usize) -> HsaResult<(u64, u64)> {
-    if ptr.is_null() || size == 0 {
-        return Err(HsaError::INVALID_ARGUMENT);
-    }
-    let start = ptr as u64 / PAGE * PAGE;
-    let end = (ptr as u64)
-        .checked_add(size as u64)
-        .and_then(|e| round_up(e, PAGE))
-        .ok_or(HsaError::INVALID_ARGUMENT)?;
-    Ok((start, end))
-}
 
 /// # Safety
 /// `attribute_list` must hold `attribute_count` pairs.
@@ -112,75 +34,10 @@ pub unsafe extern "C" fn hsa_amd_svm_attributes_set(
 ) -> hsa_status_t {
     guard("hsa_amd_svm_attributes_set", || {
         let rt = rt()?;
-        let (start, end) = page_range(ptr, size)?;
+        let (start, end) = page_range(ptr as u64, size as u64)?;
         // SAFETY: forwarded caller contract.
         let list = unsafe { pairs(attribute_list, attribute_count) }?;
-        let mut svm = rt.svm.lock();
-        let mut range = svm
-            .iter()
-            .rev()
-            .find(|r| r.start <= start && end <= r.end)
-            .cloned()
-            .map(|mut r| {
-                r.start = start;
-                r.end = end;
-                r
-            })
-            .unwrap_or_else(|| SvmRange::new(start, end));
-        for p in list.iter() {
-            let agent = || rt.agent(hsa_agent_t { handle: p.value }).map(|_| p.value);
-            match p.attribute {
-                ATTRIB_GLOBAL_FLAG if p.value == MODEL_FINE || p.value == MODEL_COARSE => {
-                    range.model = p.value
-                }
-                ATTRIB_READ_ONLY => range.read_only = p.value != 0,
-                ATTRIB_HIVE_LOCAL => range.hive_local = p.value != 0,
-                ATTRIB_MIGRATION_GRANULARITY if p.value < 64 => range.granularity = p.value,
-                ATTRIB_PREFERRED_LOCATION => {
-                    range.preferred = if p.value == 0 { 0 } else { agent()? }
-                }
-                ATTRIB_READ_MOSTLY => range.read_mostly = p.value != 0,
-                ATTRIB_AGENT_ACCESSIBLE
-                | ATTRIB_AGENT_ACCESSIBLE_IN_PLACE
-                | ATTRIB_AGENT_NO_ACCESS => {
-                    range.access.insert(agent()?, p.attribute);
-                }
-                other => {
-                    tracing::error!(target: "hsasim", attribute = other, value = p.value, "hsa_amd_svm_attributes_set: attribute or value not settable");
-                    return Err(HsaError::INVALID_ARGUMENT);
-                }
-            }
-        }
-        let accessible = range.gpu_accessible(&rt);
-        // As KFD refuses ranges with no mapping behind them: a GPU given access to a hole
-        // would fault the process on its first touch (a kernel's or a copy engine's).
-        if accessible {
-            if let Err(page) = crate::memory::host_range_mapped(start, end - start) {
-                tracing::error!(target: "hsasim", start = format_args!("{start:#x}"), end = format_args!("{end:#x}"), unmapped = format_args!("{page:#x}"), "hsa_amd_svm_attributes_set: the range is not all mapped memory");
-                return Err(HsaError::INVALID_ARGUMENT);
-            }
-        }
-        rt.memory.remove_at(start, |r| r.kind == RegionKind::Svm);
-        if accessible {
-            rt.memory.add(Region {
-                start,
-                host: start,
-                len: end - start,
-                kind: RegionKind::Svm,
-                owner: rt.cpu_agent().handle(),
-                global_flags: if range.model == MODEL_COARSE {
-                    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED
-                } else {
-                    HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
-                },
-                user_data: 0,
-                mapped_len: end - start,
-            });
-        }
-        tracing::debug!(target: "hsasim", start = format_args!("{start:#x}"), end = format_args!("{end:#x}"), accessible, "svm attributes set");
-        svm.retain(|r| !(r.start == start && r.end == end));
-        svm.push(range);
-        Ok(())
+        rt.svm.set(&rt.platform(), start, end, list)
     })
 }
 
@@ -198,54 +55,11 @@ pub unsafe extern "C" fn hsa_amd_svm_attributes_get(
 ) -> hsa_status_t {
     guard("hsa_amd_svm_attributes_get", || {
         let rt = rt()?;
-        let (start, end) = page_range(ptr, size)?;
+        let (start, end) = page_range(ptr as u64, size as u64)?;
         // SAFETY: forwarded caller contract.
         let list = unsafe { pairs(attribute_list, attribute_count) }?;
-        let range = rt
-            .svm
-            .lock()
-            .iter()
-            .rev()
-            .find(|r| r.start <= start && end <= r.end)
-            .cloned()
-            .unwrap_or_else(|| SvmRange::new(start, end));
-        for p in list.iter_mut() {
-            p.value = match p.attribute {
-                ATTRIB_GLOBAL_FLAG => range.model,
-                ATTRIB_READ_ONLY => u64::from(range.read_only),
-                ATTRIB_HIVE_LOCAL => u64::from(range.hive_local),
-                ATTRIB_MIGRATION_GRANULARITY => range.granularity,
-                ATTRIB_PREFERRED_LOCATION => range.preferred,
-                ATTRIB_PREFETCH_LOCATION => range.prefetch,
-                ATTRIB_READ_MOSTLY => u64::from(range.read_mostly),
-                ATTRIB_ACCESS_QUERY => {
-                    let a = rt.agent(hsa_agent_t { handle: p.value })?;
-                    p.attribute = match range.access.get(&p.value) {
-                        Some(how) => *how,
-                        None if a.is_gpu() => ATTRIB_AGENT_NO_ACCESS,
-                        None => ATTRIB_AGENT_ACCESSIBLE_IN_PLACE,
-                    };
-                    p.value
-                }
-                other => {
-                    tracing::error!(target: "hsasim", attribute = other, "hsa_amd_svm_attributes_get: attribute not queryable");
-                    return Err(HsaError::INVALID_ARGUMENT);
-                }
-            };
-        }
-        Ok(())
+        rt.svm.get(&rt.platform(), start, end, list)
     })
-}
-
-/// Records `agent` as the prefetch location of SVM ranges overlapping the page range.
-pub fn note_prefetch(rt: &Runtime, ptr: *mut c_void, size: usize, agent: hsa_agent_t) {
-    if let Ok((start, end)) = page_range(ptr, size) {
-        for r in rt.svm.lock().iter_mut() {
-            if r.start < end && start < r.end {
-                r.prefetch = agent.handle;
-            }
-        }
-    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/symver_api_svm.rs"));

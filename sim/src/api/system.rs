@@ -1,11 +1,16 @@
 //! Runtime, system, agent and ISA queries.
 
-use super::guard;
-use crate::agent::{isa_for, isa_from_handle, isa_get_info, isa_handle, ISAS};
-use crate::cabi::{now_ns, out, put};
-use crate::error::{status_text, HsaError};
+use super::shell::{guard, iterate};
+use crate::agent::{
+    isa_for, isa_from_handle, isa_handle, Agent, IsaDesc, ISAS, QUEUE_MAX_PACKETS,
+    QUEUE_MIN_PACKETS, WORKGROUP_MAX,
+};
+use crate::cabi::{out, put, put_bytes, put_fixed_str};
+use crate::clock::now_ns;
+use crate::error::{status_text, HsaError, HsaResult};
 use crate::system::{self, rt};
 use hsa_abi::*;
+use hsasim_isa::GfxModel;
 use std::ffi::{c_char, c_void, CStr};
 
 #[no_mangle]
@@ -226,7 +231,7 @@ pub unsafe extern "C" fn hsa_agent_get_info(
         let rt = rt()?;
         let a = rt.agent(agent)?;
         // SAFETY: forwarded caller contract.
-        unsafe { a.get_info(attr, value, rt.cpu_agent().handle()) }
+        unsafe { agent_get_info(a, attr, value, rt.cpu_agent().handle()) }
     })
 }
 
@@ -248,24 +253,6 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(
         // SAFETY: the client's callback with its own data.
         Ok(unsafe { cb(isa_handle(isa_for(a.model)), data) })
     })
-}
-
-/// Runs an iteration whose body returns the callback's last status: SUCCESS, INFO_BREAK
-/// (passed through as ROCr does) or the callback's error.
-pub(crate) fn iterate(
-    name: &'static str,
-    f: impl FnOnce() -> crate::error::HsaResult<hsa_status_t>,
-) -> hsa_status_t {
-    let mut result = status::SUCCESS;
-    let s = guard(name, || {
-        result = f()?;
-        Ok(())
-    });
-    if s != status::SUCCESS {
-        s
-    } else {
-        result
-    }
 }
 
 /// # Safety
@@ -324,6 +311,190 @@ pub unsafe extern "C" fn hsa_isa_compatible(
         // SAFETY: valid per the caller.
         unsafe { out(result, a.model == b.model) }
     })
+}
+
+/// `hsa_agent_get_info` for `a`, as ROCr answers for the modelled part. `nearest_cpu` is the
+/// CPU agent's handle.
+///
+/// # Safety
+/// `value` must be null or valid for the attribute's documented type.
+unsafe fn agent_get_info(
+    a: &Agent,
+    attr: u32,
+    value: *mut c_void,
+    nearest_cpu: hsa_agent_t,
+) -> HsaResult {
+    use agent_info::*;
+    let gpu = a.is_gpu();
+    let device_pool = a.pools.first();
+    // SAFETY (all `put` calls below): `value` is valid for the attribute's type per the
+    // caller; the types are those `hsa.h` / `hsa_ext_amd.h` document for each attribute.
+    unsafe {
+        match attr {
+            NAME => put_fixed_str::<64>(
+                value,
+                if gpu {
+                    a.model.processor()
+                } else {
+                    "hsasim CPU"
+                },
+            ),
+            VENDOR_NAME => put_fixed_str::<64>(value, if gpu { "AMD" } else { "CPU" }),
+            FEATURE => put(
+                value,
+                if gpu {
+                    HSA_AGENT_FEATURE_KERNEL_DISPATCH
+                } else {
+                    0u32
+                },
+            ),
+            MACHINE_MODEL => put(value, HSA_MACHINE_MODEL_LARGE),
+            PROFILE => put(value, HSA_PROFILE_BASE),
+            DEFAULT_FLOAT_ROUNDING_MODE => put(value, HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR),
+            BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => {
+                put(value, HSA_DEFAULT_FLOAT_ROUNDING_MODE_NEAR)
+            }
+            FAST_F16_OPERATION => put(value, false),
+            WAVEFRONT_SIZE => put(value, if gpu { 64u32 } else { 0 }),
+            WORKGROUP_MAX_DIM => put(value, if gpu { [1024u16; 3] } else { [0u16; 3] }),
+            WORKGROUP_MAX_SIZE => put(value, if gpu { WORKGROUP_MAX } else { 0 }),
+            GRID_MAX_DIM => put(value, if gpu { [u32::MAX; 3] } else { [0u32; 3] }),
+            GRID_MAX_SIZE => put(value, if gpu { u32::MAX } else { 0 }),
+            FBARRIER_MAX_SIZE => put(value, if gpu { 32u32 } else { 0 }),
+            QUEUES_MAX => put(value, a.max_queues),
+            QUEUE_MIN_SIZE => put(value, if gpu { QUEUE_MIN_PACKETS } else { 0 }),
+            QUEUE_MAX_SIZE => put(value, if gpu { QUEUE_MAX_PACKETS } else { 0 }),
+            QUEUE_TYPE => put(value, HSA_QUEUE_TYPE_MULTI),
+            NODE | AMD_DRIVER_NODE_ID => put(value, a.node),
+            DEVICE => put(
+                value,
+                if gpu {
+                    HSA_DEVICE_TYPE_GPU
+                } else {
+                    HSA_DEVICE_TYPE_CPU
+                },
+            ),
+            CACHE_SIZE => put(
+                value,
+                match (gpu, a.model) {
+                    (false, _) => [32u32 << 10, 1 << 20, 32 << 20, 0],
+                    (true, GfxModel::Gfx942) => [16 << 10, 4 << 20, 256 << 20, 0],
+                    (true, GfxModel::Gfx90a) => [16 << 10, 8 << 20, 0, 0],
+                },
+            ),
+            ISA => put(
+                value,
+                if gpu {
+                    isa_handle(isa_for(a.model))
+                } else {
+                    hsa_isa_t { handle: 0 }
+                },
+            ),
+            EXTENSIONS => put(value, [0u8; 128]),
+            VERSION_MAJOR => put(value, 1u16),
+            VERSION_MINOR => put(value, 1u16),
+            AMD_CHIP_ID => put(value, if gpu { a.chip_id() } else { 0 }),
+            AMD_CACHELINE_SIZE => put(value, if gpu { 128u32 } else { 64 }),
+            AMD_COMPUTE_UNIT_COUNT | AMD_COOPERATIVE_COMPUTE_UNIT_COUNT => {
+                put(value, a.compute_units)
+            }
+            AMD_MAX_CLOCK_FREQUENCY => put(
+                value,
+                if gpu {
+                    a.model.shader_clock_mhz()
+                } else {
+                    3000u32
+                },
+            ),
+            AMD_MAX_ADDRESS_WATCH_POINTS => put(value, if gpu { 4u32 } else { 0 }),
+            AMD_BDFID => put(value, if gpu { (0x10 + a.node) << 8 } else { 0u32 }),
+            AMD_DOMAIN => put(value, 0u32),
+            AMD_MEMORY_WIDTH => put(value, if gpu { 8192u32 } else { 0 }),
+            AMD_MEMORY_MAX_FREQUENCY => put(value, if gpu { 1300u32 } else { 0 }),
+            AMD_PRODUCT_NAME => put_fixed_str::<64>(value, &a.product_name()),
+            AMD_MAX_WAVES_PER_CU => put(value, if gpu { 32u32 } else { 0 }),
+            AMD_NUM_SIMDS_PER_CU => put(value, if gpu { 4u32 } else { 0 }),
+            AMD_NUM_SHADER_ENGINES => put(
+                value,
+                match (gpu, a.model) {
+                    (false, _) => 0u32,
+                    (true, GfxModel::Gfx942) => 32,
+                    (true, GfxModel::Gfx90a) => 8,
+                },
+            ),
+            AMD_NUM_SHADER_ARRAYS_PER_SE => put(value, if gpu { 1u32 } else { 0 }),
+            AMD_NUM_XCC => put(
+                value,
+                match (gpu, a.model) {
+                    (false, _) => 0u32,
+                    (true, GfxModel::Gfx942) => 8,
+                    (true, GfxModel::Gfx90a) => 1,
+                },
+            ),
+            // Cooperative queues run every workgroup of a dispatch resident, with a GWS
+            // unit (hsasim_isa::run_cooperative_dispatch).
+            AMD_COOPERATIVE_QUEUES => put(value, gpu),
+            // Discrete parts over PCIe: system memory is not directly accessible.
+            AMD_SVM_DIRECT_HOST_ACCESS => put(value, !gpu),
+            AMD_UUID => put_fixed_str::<21>(
+                value,
+                &if gpu {
+                    format!("GPU-{:016x}", 0x4853_5349_4d00_0000u64 | a.node as u64)
+                } else {
+                    "CPU-XX".to_string()
+                },
+            ),
+            AMD_ASIC_REVISION => put(value, 0u32),
+            AMD_MEMORY_AVAIL => put(value, device_pool.map(|p| p.size - p.used()).unwrap_or(0)),
+            AMD_TIMESTAMP_FREQUENCY => put(value, 1_000_000_000u64),
+            AMD_ASIC_FAMILY_ID => put(value, if gpu { 141u32 } else { 0 }),
+            AMD_UCODE_VERSION | AMD_SDMA_UCODE_VERSION => put(value, 0u32),
+            AMD_NUM_SDMA_ENG => put(value, a.sdma.len() as u32),
+            AMD_NUM_SDMA_XGMI_ENG => put(value, 0u32),
+            AMD_IOMMU_SUPPORT => put(value, 0u32),
+            AMD_DRIVER_UID => put(value, a.node),
+            AMD_NEAREST_CPU => put(value, nearest_cpu),
+            AMD_HDP_FLUSH => put(value, [0u64; 2]),
+            _ => {
+                tracing::warn!(target: "hsasim", attr = format_args!("{attr:#x}"), "hsa_agent_get_info: attribute not modelled");
+                Err(HsaError::INVALID_ARGUMENT)
+            }
+        }
+    }
+}
+
+/// `hsa_isa_get_info_alt`.
+///
+/// # Safety
+/// `value` must be null or valid for the attribute's documented type (NAME: at least
+/// NAME_LENGTH bytes).
+pub(crate) unsafe fn isa_get_info(isa: &IsaDesc, attr: u32, value: *mut c_void) -> HsaResult {
+    use isa_info::*;
+    // SAFETY (all calls): `value` is valid for the attribute's type per the caller.
+    unsafe {
+        match attr {
+            NAME_LENGTH => put(value, isa.name.len() as u32 + 1),
+            NAME => {
+                let mut bytes = isa.name.as_bytes().to_vec();
+                bytes.push(0);
+                put_bytes(value, &bytes)
+            }
+            CALL_CONVENTION_COUNT => put(value, 1u32),
+            CALL_CONVENTION_INFO_WAVEFRONT_SIZE => put(value, 64u32),
+            CALL_CONVENTION_INFO_WAVEFRONTS_PER_COMPUTE_UNIT => put(value, 32u32),
+            MACHINE_MODELS => put(value, [false, true]),
+            PROFILES => put(value, [true, false]),
+            DEFAULT_FLOAT_ROUNDING_MODES => put(value, [false, false, true]),
+            BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES => put(value, [false, false, true]),
+            FAST_F16_OPERATION => put(value, true),
+            WORKGROUP_MAX_DIM => put(value, [1024u16; 3]),
+            WORKGROUP_MAX_SIZE => put(value, WORKGROUP_MAX),
+            GRID_MAX_DIM => put(value, [u32::MAX; 3]),
+            GRID_MAX_SIZE => put(value, u32::MAX),
+            FBARRIER_MAX_SIZE => put(value, 32u32),
+            _ => Err(HsaError::INVALID_ARGUMENT),
+        }
+    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/symver_api_system.rs"));

@@ -1,7 +1,7 @@
 //! HSA entry points the simulator does not model. Each returns `HSA_STATUS_ERROR` (the
 //! documented generic failure) and logs its name once; none pretends to succeed.
 
-use super::report_once;
+use super::shell::report_once;
 use hsa_abi::{hsa_status_t, status};
 
 macro_rules! unsupported {
@@ -12,7 +12,7 @@ macro_rules! unsupported {
                 report_once(stringify!($name), concat!(stringify!($name), " is not modelled by hsasim; returning HSA_STATUS_ERROR"));
                 status::ERROR
             }
-            crate::api::rocr_symver!($name);
+            crate::api::shell::rocr_symver!($name);
         )*
         /// Every exported function that only reports "not modelled".
         pub const UNSUPPORTED: &[&str] = &[$(stringify!($name)),*];

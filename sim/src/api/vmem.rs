@@ -1,6 +1,6 @@
 //! Virtual memory entry points (`hsa_amd_vmem_*`, ROCm 6); the model is in `crate::vmem`.
 
-use super::guard;
+use super::shell::guard;
 use crate::cabi::out;
 use crate::error::HsaError;
 use crate::system::rt;
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn hsa_amd_vmem_address_reserve_align(
         }
         let start = rt
             .vmem
-            .reserve(&rt, size as u64, address, alignment, flags)?;
+            .reserve(&rt.platform(), size as u64, address, alignment, flags)?;
         // SAFETY: non-null and valid per the caller.
         unsafe { out(ptr, start as *mut c_void) }
     })
@@ -65,9 +65,9 @@ pub unsafe extern "C" fn hsa_amd_vmem_handle_create(
         if memory_handle.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let handle = rt
-            .vmem
-            .create(&rt, pool.handle, size as u64, memory_type, flags)?;
+        let handle =
+            rt.vmem
+                .create(&rt.platform(), pool.handle, size as u64, memory_type, flags)?;
         // SAFETY: non-null and valid per the caller.
         unsafe { out(memory_handle, hsa_amd_vmem_alloc_handle_t { handle }) }
     })
@@ -93,7 +93,7 @@ pub extern "C" fn hsa_amd_vmem_map(
     guard("hsa_amd_vmem_map", || {
         let rt = rt()?;
         rt.vmem.map(
-            &rt,
+            &rt.platform(),
             va as u64,
             size as u64,
             in_offset as u64,
@@ -107,7 +107,7 @@ pub extern "C" fn hsa_amd_vmem_map(
 pub extern "C" fn hsa_amd_vmem_unmap(va: *mut c_void, size: usize) -> hsa_status_t {
     guard("hsa_amd_vmem_unmap", || {
         let rt = rt()?;
-        rt.vmem.unmap(&rt, va as u64, size as u64)
+        rt.vmem.unmap(&rt.platform(), va as u64, size as u64)
     })
 }
 
@@ -127,7 +127,8 @@ pub unsafe extern "C" fn hsa_amd_vmem_set_access(
         }
         // SAFETY: `desc_cnt` descriptors at non-null `desc` per the caller.
         let descs = unsafe { std::slice::from_raw_parts(desc, desc_cnt) };
-        rt.vmem.set_access(&rt, va as u64, size as u64, descs)
+        rt.vmem
+            .set_access(&rt.platform(), va as u64, size as u64, descs)
     })
 }
 
@@ -144,7 +145,9 @@ pub unsafe extern "C" fn hsa_amd_vmem_get_access(
         if perms.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let p = rt.vmem.get_access(&rt, va as u64, agent_handle)?;
+        let p = rt
+            .vmem
+            .get_access(&rt.platform(), va as u64, agent_handle)?;
         // SAFETY: non-null and valid per the caller.
         unsafe { out(perms, p) }
     })
@@ -181,7 +184,7 @@ pub unsafe extern "C" fn hsa_amd_vmem_import_shareable_handle(
         if handle.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
-        let h = rt.vmem.import(&rt, dmabuf_fd)?;
+        let h = rt.vmem.import(&rt.platform(), dmabuf_fd)?;
         // SAFETY: non-null and valid per the caller.
         unsafe { out(handle, hsa_amd_vmem_alloc_handle_t { handle: h }) }
     })
