@@ -11,13 +11,13 @@
 //! When recording is off every hook costs one relaxed atomic load ([`recording`]).
 
 use hsa_abi::*;
-use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::OnceLock;
 
 static RECORDING: AtomicBool = AtomicBool::new(false);
-static SINK: OnceCell<&'static dyn Sink> = OnceCell::new();
+static SINK: OnceLock<&'static dyn Sink> = OnceLock::new();
 
 /// True while hipshim records events (`HIPSHIM_TRACE` or `HIPSHIM_STATS` is set): the one
 /// check every hook makes when it is off.
@@ -105,11 +105,11 @@ struct HsaCounts {
 }
 
 /// The names of the HSA function table's entries, in table order: counts are by index.
-static HSA_NAMES: OnceCell<&'static [&'static str]> = OnceCell::new();
+static HSA_NAMES: OnceLock<&'static [&'static str]> = OnceLock::new();
 static HSA_COUNTS: Mutex<Vec<Arc<HsaCounts>>> = Mutex::new(Vec::new());
 
 thread_local! {
-    static LOCAL_HSA: OnceCell<Arc<HsaCounts>> = const { OnceCell::new() };
+    static LOCAL_HSA: std::cell::OnceCell<Arc<HsaCounts>> = const { std::cell::OnceCell::new() };
 }
 
 /// Names the entries [`count_hsa`] counts by index (the HSA layer, before it installs its

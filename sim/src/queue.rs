@@ -228,8 +228,8 @@ fn shared_block(handle: u64) -> Option<*mut u8> {
 /// of address space, backed as pages are first used). A block is in use while its
 /// `hsa_queue_t::size` is not 0: set before the queue is handed out, and the whole block is
 /// zeroed before it is reused.
-static QUEUE_BLOCKS: once_cell::sync::Lazy<Option<Slab>> =
-    once_cell::sync::Lazy::new(|| Slab::new(PAGE, 1 << 14));
+static QUEUE_BLOCKS: std::sync::LazyLock<Option<Slab>> =
+    std::sync::LazyLock::new(|| Slab::new(PAGE, 1 << 14));
 
 fn alloc_queue_block() -> HsaResult<*mut amd_queue_t> {
     QUEUE_BLOCKS

@@ -362,8 +362,8 @@ pub trait SlotKeeper: Send + Sync {}
 /// and cleared when the last holder of the signal drops it, and only then is the slot reused.
 /// 2^20 live signals at most (64 MiB of address space, backed as slots are first used); a
 /// client that needs more gets `HSA_STATUS_ERROR_OUT_OF_RESOURCES`.
-static SLAB: once_cell::sync::Lazy<Option<Slab>> =
-    once_cell::sync::Lazy::new(|| Slab::new(SLOT_BYTES, 1 << 20));
+static SLAB: std::sync::LazyLock<Option<Slab>> =
+    std::sync::LazyLock::new(|| Slab::new(SLOT_BYTES, 1 << 20));
 const SLOT_BYTES: u64 = std::mem::size_of::<amd_signal_t>() as u64;
 
 fn alloc_memory(kind: i64, initial: i64) -> HsaResult<&'static SignalMemory> {

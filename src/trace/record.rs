@@ -50,7 +50,6 @@ use crate::hsa::HsaApi;
 pub use crate::probe::now_ns;
 use crate::probe::{self, Published};
 use hsa_abi::*;
-use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -59,6 +58,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 static FINISHED: AtomicBool = AtomicBool::new(false);
 
@@ -87,7 +87,7 @@ struct Attached {
     clock: String,
 }
 
-static ATTACHED: OnceCell<Attached> = OnceCell::new();
+static ATTACHED: OnceLock<Attached> = OnceLock::new();
 
 /// Starts recording if the configuration asks for a trace or stats. Must run before the HSA
 /// runtime is loaded (HSA calls are counted through wrappers installed at load time).
@@ -252,7 +252,7 @@ static BUFFERS: Mutex<Vec<Shared<Buffer>>> = Mutex::new(Vec::new());
 static NEXT_API: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    static LOCAL: OnceCell<Shared<Buffer>> = const { OnceCell::new() };
+    static LOCAL: std::cell::OnceCell<Shared<Buffer>> = const { std::cell::OnceCell::new() };
     /// The API call running on this thread (0: none), for flow arrows.
     static CURRENT_API: Cell<u64> = const { Cell::new(0) };
     /// The kernel the next dispatch packet of this thread launches, and its kernarg size.
