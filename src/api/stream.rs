@@ -71,6 +71,8 @@ hip_api! {
         stream::synchronize(stream).map_err(compat::dead_handle)
     }
 
+    // This and hipStreamQuery_spt are written out, not aliases: they answer a dead handle
+    // with the lookup's error, where the plain forms map it per ROCm ABI (`compat::dead_handle`).
     fn hipStreamSynchronize_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
         graph::capture::refuse_on(stream.0, "hipStreamSynchronize")?;
         stream::synchronize(stream.0)
@@ -136,27 +138,13 @@ hip_api! {
     ) -> hipError_t {
         add_callback(stream, callback, user_data, flags)
     }
-
-    fn hipStreamAddCallback_spt(
-        stream: hipStream_t => PerThread<hipStream_t>,
-        callback: Option<StreamCallback>,
-        user_data: *mut c_void,
-        flags: u32,
-    ) -> hipError_t {
-        add_callback(stream.0, callback, user_data, flags)
-    }
+    alias hipStreamAddCallback_spt = hipStreamAddCallback with stream: PerThread;
 
     fn hipLaunchHostFunc(stream: hipStream_t, function: Option<HostFn>, user_data: *mut c_void) -> hipError_t {
         launch_host_func(stream, function, user_data)
     }
+    alias hipLaunchHostFunc_spt = hipLaunchHostFunc with stream: PerThread;
 
-    fn hipLaunchHostFunc_spt(
-        stream: hipStream_t => PerThread<hipStream_t>,
-        function: Option<HostFn>,
-        user_data: *mut c_void,
-    ) -> hipError_t {
-        launch_host_func(stream.0, function, user_data)
-    }
 }
 
 /// A C pointer carried into a host task (the program vouches for its thread safety).
