@@ -23,7 +23,7 @@
 
 use super::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -74,8 +74,50 @@ struct Drawn {
     end: u64,
 }
 
-/// Assigns slices of one track to lanes so that none overlap; returns (lane, start, end) per
-/// input in order. Inputs must be sorted in the order they ran.
+/// The device tracks, numbered from 1 in the order they are drawn: one per queue or copy
+/// engine, and one more for each extra lane its slices need.
+#[derive(Default)]
+struct Tracks {
+    /// (pid, tid, name) of each, in tid order.
+    names: Vec<(u64, u64, String)>,
+}
+
+impl Tracks {
+    /// Draws the items of the track `track`, in the order they ran; `times` gives each one's
+    /// (submit, start, end).
+    fn draw<'e, T>(
+        &mut self,
+        pid: u64,
+        track: &str,
+        items: &[&'e T],
+        times: impl Fn(&T) -> (u64, Option<u64>, Option<u64>),
+        end_ns: u64,
+    ) -> Vec<(&'e T, Drawn)> {
+        let times: Vec<_> = items.iter().map(|&item| times(item)).collect();
+        let spans = spans(&times, end_ns);
+        // `lanes` opens lane n only after lane n - 1, so each new lane is the next tid.
+        let first_tid = self.names.len() as u64 + 1;
+        items
+            .iter()
+            .zip(&spans)
+            .zip(lanes(&spans))
+            .map(|((&item, &(start, end)), lane)| {
+                let tid = first_tid + lane as u64;
+                if tid > self.names.len() as u64 {
+                    let name = match lane {
+                        0 => track.to_string(),
+                        _ => format!("{track} (lane {lane})"),
+                    };
+                    self.names.push((pid, tid, name));
+                }
+                (item, Drawn { tid, start, end })
+            })
+            .collect()
+    }
+}
+
+/// Assigns slices of one track to lanes so that none overlap; returns each input's lane, in
+/// order. Inputs must be sorted in the order they ran.
 fn lanes(spans: &[(u64, u64)]) -> Vec<usize> {
     let mut ends: Vec<u64> = Vec::new();
     spans
@@ -435,24 +477,6 @@ pub fn write_trace(
     }
 
     // Device tracks: packets per queue in index order, copies per engine in start order.
-    let mut next_tid = 1u64;
-    let mut track_names: Vec<(u64, u64, String)> = Vec::new();
-    let mut track_tid: HashMap<(u64, String, usize), u64> = HashMap::new();
-    let mut tid_for = |pid: u64, track: &str, lane: usize, names: &mut Vec<(u64, u64, String)>| {
-        *track_tid
-            .entry((pid, track.to_string(), lane))
-            .or_insert_with(|| {
-                let tid = next_tid;
-                next_tid += 1;
-                let name = if lane == 0 {
-                    track.to_string()
-                } else {
-                    format!("{track} (lane {lane})")
-                };
-                names.push((pid, tid, name));
-                tid
-            })
-    };
     let mut packets: BTreeMap<u64, Vec<&PacketEvent>> = BTreeMap::new();
     let mut copies: BTreeMap<&str, Vec<&CopyEvent>> = BTreeMap::new();
     for e in events {
@@ -462,49 +486,22 @@ pub fn write_trace(
             _ => {}
         }
     }
+    let mut tracks = Tracks::default();
     let mut drawn_packets: Vec<(&PacketEvent, Drawn)> = Vec::new();
     for (queue, list) in &mut packets {
         list.sort_by_key(|p| p.index);
-        let items: Vec<_> = list
-            .iter()
-            .map(|p| (p.submit_ns, p.start_ns, p.end_ns))
-            .collect();
-        let spans = spans(&items, info.end_ns);
         let track = format!("queue {queue} (device {})", list[0].device);
-        for ((p, span), lane) in list.iter().zip(&spans).zip(lanes(&spans)) {
-            let tid = tid_for(QUEUE_PID, &track, lane, &mut track_names);
-            drawn_packets.push((
-                p,
-                Drawn {
-                    tid,
-                    start: span.0,
-                    end: span.1,
-                },
-            ));
-        }
+        let times = |p: &PacketEvent| (p.submit_ns, p.start_ns, p.end_ns);
+        drawn_packets.extend(tracks.draw(QUEUE_PID, &track, list, times, info.end_ns));
     }
     let mut drawn_copies: Vec<(&CopyEvent, Drawn)> = Vec::new();
     for (engine, list) in &mut copies {
         list.sort_by_key(|c| (c.start_ns.is_none(), c.start_ns.unwrap_or(c.submit_ns)));
-        let items: Vec<_> = list
-            .iter()
-            .map(|c| (c.submit_ns, c.start_ns, c.end_ns))
-            .collect();
-        let spans = spans(&items, info.end_ns);
         let track = format!("copy engine {engine} (device {})", list[0].device);
-        for ((c, span), lane) in list.iter().zip(&spans).zip(lanes(&spans)) {
-            let tid = tid_for(COPY_PID, &track, lane, &mut track_names);
-            drawn_copies.push((
-                c,
-                Drawn {
-                    tid,
-                    start: span.0,
-                    end: span.1,
-                },
-            ));
-        }
+        let times = |c: &CopyEvent| (c.submit_ns, c.start_ns, c.end_ns);
+        drawn_copies.extend(tracks.draw(COPY_PID, &track, list, times, info.end_ns));
     }
-    for (pid, tid, name) in &track_names {
+    for (pid, tid, name) in &tracks.names {
         w.write(&Record::metadata("thread_name", *pid, *tid, Name { name }))?;
         w.write(&Record::metadata(
             "thread_sort_index",
