@@ -237,6 +237,26 @@ fn each_stream_creation_call_is_logged_under_its_own_name() {
     );
 }
 
+#[cfg(test)]
+#[test]
+fn an_alias_is_an_export_of_its_own_logged_under_its_own_name() {
+    let log = crate::api::testing::ApiLog::start();
+    let null = std::ptr::null_mut();
+    // SAFETY: a call without a function is refused before anything is dereferenced.
+    let result = unsafe { hipLaunchHostFunc_spt(null, None, null) };
+    assert_ne!(result, 0);
+    assert_eq!(log.names(), ["hipLaunchHostFunc_spt"]);
+
+    let row = |name: &str| {
+        *SIGNATURES
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name} has no row"))
+    };
+    let (alias, target) = (row("hipLaunchHostFunc_spt"), row("hipLaunchHostFunc"));
+    assert_eq!((alias.params, alias.ret), (target.params, target.ret));
+}
+
 /// The stream `raw` names; a handle that names none (destroyed, or never made) is reported as
 /// the process's ROCm ABI does.
 fn live(raw: hipStream_t) -> HipResult<Stream> {
