@@ -30,6 +30,9 @@
 //!   (a null handle is the calling thread's stream); the declaration must have a parameter
 //!   named `stream`.
 //!
+//! An alias's rustdoc is generated; a note on one is a `//` comment (a `///` would belong to
+//! the next declaration).
+//!
 //! `build.rs` finds the implemented names by reading these blocks: a declaration starts with
 //! `fn NAME(` on its own line, an alias with `alias NAME =`, inside a block that opens with
 //! `hip_api! {` and closes with a `}` in column 0.
