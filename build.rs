@@ -174,7 +174,7 @@ fn declared_fns_by_file(dir: &std::path::Path) -> Vec<(String, Vec<String>)> {
     files
 }
 
-/// The names declared in `source`'s `hip_api! { ... }` blocks.
+/// The names declared in `source`'s `hip_api! { ... }` blocks, aliases included.
 fn declared_fns(source: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut in_block = false;
@@ -183,7 +183,7 @@ fn declared_fns(source: &str) -> Vec<String> {
             in_block = true;
         } else if in_block && line.starts_with('}') {
             in_block = false;
-        } else if let Some(rest) = line.trim_start().strip_prefix("fn ").filter(|_| in_block) {
+        } else if let Some(rest) = declared_name(line.trim_start()).filter(|_| in_block) {
             let name: String = rest
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -194,4 +194,11 @@ fn declared_fns(source: &str) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// What follows the keyword of a line that exports a name in a `hip_api!` block: `fn NAME(`
+/// (a declaration) or `alias NAME = TARGET` (the declaration above, under another name).
+fn declared_name(line: &str) -> Option<&str> {
+    line.strip_prefix("fn ")
+        .or_else(|| line.strip_prefix("alias "))
 }

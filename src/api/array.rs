@@ -76,10 +76,7 @@ hip_api! {
     fn hipFreeArray(array: *mut HipArray) -> hipError_t {
         array::destroy(array)
     }
-
-    fn hipArrayDestroy(array: *mut HipArray) -> hipError_t {
-        array::destroy(array)
-    }
+    alias hipArrayDestroy = hipFreeArray;
 
     /// Each out-pointer may be null (not wanted).
     fn hipArrayGetInfo(
@@ -149,10 +146,7 @@ hip_api! {
     fn hipMipmappedArrayDestroy(mipmap: *mut HipMipmappedArray) -> hipError_t {
         array::destroy_mipmapped(mipmap)
     }
-
-    fn hipFreeMipmappedArray(mipmap: *mut HipMipmappedArray) -> hipError_t {
-        array::destroy_mipmapped(mipmap)
-    }
+    alias hipFreeMipmappedArray = hipMipmappedArrayDestroy;
 
     fn hipMipmappedArrayGetLevel(
         level_array: *mut *mut HipArray => Out<*mut HipArray>,
@@ -179,23 +173,12 @@ hip_api! {
     fn hipMemset3D(pitched: PitchedPtr, value: i32, extent: Extent) -> hipError_t {
         copy3d::memset_3d(&pitched, value as u8, &extent, None)
     }
-
-    fn hipMemset3D_spt(pitched: PitchedPtr, value: i32, extent: Extent) -> hipError_t {
-        copy3d::memset_3d(&pitched, value as u8, &extent, None)
-    }
+    alias hipMemset3D_spt = hipMemset3D;
 
     fn hipMemset3DAsync(pitched: PitchedPtr, value: i32, extent: Extent, stream: hipStream_t) -> hipError_t {
         copy3d::memset_3d(&pitched, value as u8, &extent, Some(stream))
     }
-
-    fn hipMemset3DAsync_spt(
-        pitched: PitchedPtr,
-        value: i32,
-        extent: Extent,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        copy3d::memset_3d(&pitched, value as u8, &extent, Some(stream.0))
-    }
+    alias hipMemset3DAsync_spt = hipMemset3DAsync with stream: PerThread;
 
     fn hipMemset2DAsync(
         dst: *mut c_void,
@@ -207,17 +190,7 @@ hip_api! {
     ) -> hipError_t {
         copy::memset_2d_async(dst, pitch, value as u8 as u32, 1, width, height, stream)
     }
-
-    fn hipMemset2DAsync_spt(
-        dst: *mut c_void,
-        pitch: usize,
-        value: i32,
-        width: usize,
-        height: usize,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        copy::memset_2d_async(dst, pitch, value as u8 as u32, 1, width, height, stream.0)
-    }
+    alias hipMemset2DAsync_spt = hipMemset2DAsync with stream: PerThread;
 
     fn hipMemsetD2D8(dst: *mut c_void, pitch: usize, value: u8, width: usize, height: usize) -> hipError_t {
         copy::memset_2d_elements(dst, pitch, &[value], width, height)

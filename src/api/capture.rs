@@ -93,10 +93,7 @@ hip_api! {
     fn hipStreamBeginCapture(stream: hipStream_t => Stream, mode: u32) -> hipError_t {
         capture::begin(&stream.stream, mode)
     }
-
-    fn hipStreamBeginCapture_spt(stream: hipStream_t => PerThread<Stream>, mode: u32) -> hipError_t {
-        capture::begin(&stream.0.stream, mode)
-    }
+    alias hipStreamBeginCapture_spt = hipStreamBeginCapture with stream: PerThread;
 
     /// Edge data, if given, must be all default edges.
     fn hipStreamBeginCaptureToGraph(
@@ -115,34 +112,18 @@ hip_api! {
     fn hipStreamEndCapture(stream: hipStream_t => Stream, graph: *mut hipGraph_t => Out<hipGraph_t>) -> hipError_t {
         graph.write(capture::end(&stream.stream)?)
     }
-
-    fn hipStreamEndCapture_spt(
-        stream: hipStream_t => PerThread<Stream>,
-        graph: *mut hipGraph_t => Out<hipGraph_t>,
-    ) -> hipError_t {
-        graph.write(capture::end(&stream.0.stream)?)
-    }
+    alias hipStreamEndCapture_spt = hipStreamEndCapture with stream: PerThread;
 
     fn hipStreamIsCapturing(stream: hipStream_t => Stream, status: *mut u32 => Out<u32>) -> hipError_t {
         status.write(capture::info(&stream.stream).0)
     }
-
-    fn hipStreamIsCapturing_spt(stream: hipStream_t => PerThread<Stream>, status: *mut u32 => Out<u32>) -> hipError_t {
-        status.write(capture::info(&stream.0.stream).0)
-    }
+    alias hipStreamIsCapturing_spt = hipStreamIsCapturing with stream: PerThread;
 
     /// `pId` may be null; it is written only while the stream captures.
     fn hipStreamGetCaptureInfo(stream: hipStream_t => Stream, status: *mut u32 => Out<u32>, id: *mut usize) -> hipError_t {
         capture_info(&stream, status, id)
     }
-
-    fn hipStreamGetCaptureInfo_spt(
-        stream: hipStream_t => PerThread<Stream>,
-        status: *mut u32 => Out<u32>,
-        id: *mut usize,
-    ) -> hipError_t {
-        capture_info(&stream.0, status, id)
-    }
+    alias hipStreamGetCaptureInfo_spt = hipStreamGetCaptureInfo with stream: PerThread;
 
     /// The dependency array stays valid until the stream's next capture call.
     fn hipStreamGetCaptureInfo_v2(
@@ -155,17 +136,7 @@ hip_api! {
     ) -> hipError_t {
         capture_info_v2(&stream, status, id, graph, dependencies, count)
     }
-
-    fn hipStreamGetCaptureInfo_v2_spt(
-        stream: hipStream_t => PerThread<Stream>,
-        status: *mut u32 => Out<u32>,
-        id: *mut usize,
-        graph: *mut hipGraph_t,
-        dependencies: *mut *const hipGraphNode_t,
-        count: *mut usize,
-    ) -> hipError_t {
-        capture_info_v2(&stream.0, status, id, graph, dependencies, count)
-    }
+    alias hipStreamGetCaptureInfo_v2_spt = hipStreamGetCaptureInfo_v2 with stream: PerThread;
 
     /// `flags`: 0 adds the nodes to the stream's capture dependencies, 1 makes them the set.
     fn hipStreamUpdateCaptureDependencies(

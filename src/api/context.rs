@@ -113,18 +113,8 @@ hip_api! {
         version.write(CONTEXT_API_VERSION)
     }
 
-    fn hipCtxGetCacheConfig(config: *mut u32 => Out<u32>) -> hipError_t {
-        runtime::runtime()?.current_device()?;
-        config.write(CACHE_PREFER_NONE)
-    }
-
     fn hipCtxSetCacheConfig(config: u32) -> hipError_t {
         set_config(config, CACHE_CONFIGS, "hipCtxSetCacheConfig")
-    }
-
-    fn hipCtxGetSharedMemConfig(config: *mut u32 => Out<u32>) -> hipError_t {
-        runtime::runtime()?.current_device()?;
-        config.write(SHARED_MEM_BANK_FOUR_BYTE)
     }
 
     fn hipCtxSetSharedMemConfig(config: u32) -> hipError_t {
@@ -146,6 +136,7 @@ hip_api! {
         runtime::runtime()?.current_device()?;
         config.write(CACHE_PREFER_NONE)
     }
+    alias hipCtxGetCacheConfig = hipDeviceGetCacheConfig;
 
     /// Checked and ignored (AMD: the same); refused during stream capture from ROCm 7 on.
     fn hipDeviceSetCacheConfig(config: u32) -> hipError_t {
@@ -157,6 +148,7 @@ hip_api! {
         runtime::runtime()?.current_device()?;
         config.write(SHARED_MEM_BANK_FOUR_BYTE)
     }
+    alias hipCtxGetSharedMemConfig = hipDeviceGetSharedMemConfig;
 
     fn hipDeviceSetSharedMemConfig(config: u32) -> hipError_t {
         set_config(config, SHARED_MEM_CONFIGS, "hipDeviceSetSharedMemConfig")

@@ -69,11 +69,7 @@ hip_api! {
         // SAFETY: HIP's contract: host-side ranges are valid for `size` bytes.
         unsafe { copy::memcpy(dst, src, size, kind) }
     }
-
-    fn hipMemcpy_spt(dst: *mut c_void, src: *const c_void, size: usize, kind: u32 => CopyKind) -> hipError_t {
-        // SAFETY: HIP's contract: host-side ranges are valid for `size` bytes.
-        unsafe { copy::memcpy(dst, src, size, kind) }
-    }
+    alias hipMemcpy_spt = hipMemcpy;
 
     fn hipMemcpyHtoD(dst: *mut c_void, src: *mut c_void, size: usize) -> hipError_t {
         // SAFETY: HIP's contract: `src` is valid host memory of `size` bytes.
@@ -103,28 +99,12 @@ hip_api! {
         // SAFETY: HIP's contract: host-side rows are valid memory.
         unsafe { copy::memcpy_2d(dst, src, rows, kind) }
     }
-
-    fn hipMemcpy2D_spt(
-        dst: *mut c_void,
-        dst_pitch: usize,
-        src: *const c_void,
-        src_pitch: usize,
-        width: usize,
-        height: usize,
-        kind: u32 => CopyKind,
-    ) -> hipError_t {
-        let rows = Rows { width, height, dst_pitch, src_pitch };
-        // SAFETY: HIP's contract: host-side rows are valid memory.
-        unsafe { copy::memcpy_2d(dst, src, rows, kind) }
-    }
+    alias hipMemcpy2D_spt = hipMemcpy2D;
 
     fn hipMemset(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
         copy::memset(dst, value as u8, size)
     }
-
-    fn hipMemset_spt(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
-        copy::memset(dst, value as u8, size)
-    }
+    alias hipMemset_spt = hipMemset;
 
     fn hipMemsetD8(dst: *mut c_void, value: u8, count: usize) -> hipError_t {
         copy::memset_pattern(dst, &[value], count)
@@ -141,10 +121,7 @@ hip_api! {
     fn hipMemset2D(dst: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> hipError_t {
         copy::memset_2d(dst, pitch, value as u8, width, height)
     }
-
-    fn hipMemset2D_spt(dst: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d(dst, pitch, value as u8, width, height)
-    }
+    alias hipMemset2D_spt = hipMemset2D;
 
     /// Host ranges are valid for `size` bytes (until the copy completes for pinned memory);
     /// device ranges are checked.
@@ -158,17 +135,7 @@ hip_api! {
         // SAFETY: HIP's contract, as above.
         unsafe { memcpy_async(dst, src, size, kind, stream) }
     }
-
-    fn hipMemcpyAsync_spt(
-        dst: *mut c_void,
-        src: *const c_void,
-        size: usize,
-        kind: u32 => CopyKind,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract, as for hipMemcpyAsync.
-        unsafe { memcpy_async(dst, src, size, kind, stream.0) }
-    }
+    alias hipMemcpyAsync_spt = hipMemcpyAsync with stream: PerThread;
 
     fn hipMemcpyHtoDAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.
@@ -213,33 +180,12 @@ hip_api! {
         // SAFETY: HIP's contract, as above.
         unsafe { copy::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream) }
     }
-
-    fn hipMemcpy2DAsync_spt(
-        dst: *mut c_void,
-        dpitch: usize,
-        src: *const c_void,
-        spitch: usize,
-        width: usize,
-        height: usize,
-        kind: u32 => CopyKind,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract, as for hipMemcpy2DAsync.
-        unsafe { copy::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream.0) }
-    }
+    alias hipMemcpy2DAsync_spt = hipMemcpy2DAsync with stream: PerThread;
 
     fn hipMemsetAsync(dst: *mut c_void, value: i32, size: usize, stream: hipStream_t) -> hipError_t {
         memset_async(dst, value as u8 as u32, 1, size, stream)
     }
-
-    fn hipMemsetAsync_spt(
-        dst: *mut c_void,
-        value: i32,
-        size: usize,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        memset_async(dst, value as u8 as u32, 1, size, stream.0)
-    }
+    alias hipMemsetAsync_spt = hipMemsetAsync with stream: PerThread;
 
     fn hipMemsetD8Async(dst: *mut c_void, value: u8, count: usize, stream: hipStream_t) -> hipError_t {
         memset_async(dst, value as u32, 1, count, stream)

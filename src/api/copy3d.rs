@@ -118,24 +118,13 @@ hip_api! {
         // SAFETY: HIP's contract: host memory named by `p` is valid for the box.
         unsafe { copy3d::copy_3d(&Copy3D::from_abi(p)?, None) }
     }
-
-    fn hipMemcpy3D_spt(p: *const Memcpy3DParms => &Memcpy3DParms) -> hipError_t {
-        // SAFETY: as for hipMemcpy3D.
-        unsafe { copy3d::copy_3d(&Copy3D::from_abi(p)?, None) }
-    }
+    alias hipMemcpy3D_spt = hipMemcpy3D;
 
     fn hipMemcpy3DAsync(p: *const Memcpy3DParms => &Memcpy3DParms, stream: hipStream_t) -> hipError_t {
         // SAFETY: as for hipMemcpy3D, until the copy completes.
         unsafe { copy3d::copy_3d(&Copy3D::from_abi(p)?, Some(stream)) }
     }
-
-    fn hipMemcpy3DAsync_spt(
-        p: *const Memcpy3DParms => &Memcpy3DParms,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: as for hipMemcpy3DAsync.
-        unsafe { copy3d::copy_3d(&Copy3D::from_abi(p)?, Some(stream.0)) }
-    }
+    alias hipMemcpy3DAsync_spt = hipMemcpy3DAsync with stream: PerThread;
 
     fn hipMemcpy3DPeer(p: *mut Memcpy3DPeerParms => Out<Memcpy3DPeerParms>) -> hipError_t {
         // SAFETY: an input structure (non-const only in the declaration).
@@ -169,16 +158,12 @@ hip_api! {
         // SAFETY: as for hipMemcpy3D.
         unsafe { copy3d::copy_3d(&Copy3D::from_2d(p)?, None) }
     }
+    // The engine copies any alignment.
+    alias hipDrvMemcpy2DUnaligned = hipMemcpyParam2D;
 
     fn hipMemcpyParam2DAsync(p: *const Memcpy2DParams => &Memcpy2DParams, stream: hipStream_t) -> hipError_t {
         // SAFETY: as for hipMemcpy3DAsync.
         unsafe { copy3d::copy_3d(&Copy3D::from_2d(p)?, Some(stream)) }
-    }
-
-    /// The engine copies any alignment, so this is hipMemcpyParam2D.
-    fn hipDrvMemcpy2DUnaligned(p: *const Memcpy2DParams => &Memcpy2DParams) -> hipError_t {
-        // SAFETY: as for hipMemcpy3D.
-        unsafe { copy3d::copy_3d(&Copy3D::from_2d(p)?, None) }
     }
 
     // ---- 2D copies with arrays -----------------------------------------------------------
@@ -196,20 +181,7 @@ hip_api! {
         // SAFETY: HIP's contract: host rows of `src` are valid memory.
         unsafe { to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, None) }
     }
-
-    fn hipMemcpy2DToArray_spt(
-        dst: *mut HipArray,
-        w_offset: usize,
-        h_offset: usize,
-        src: *const c_void,
-        spitch: usize,
-        width: usize,
-        height: usize,
-        kind: u32 => CopyKind,
-    ) -> hipError_t {
-        // SAFETY: as for hipMemcpy2DToArray.
-        unsafe { to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, None) }
-    }
+    alias hipMemcpy2DToArray_spt = hipMemcpy2DToArray;
 
     fn hipMemcpy2DToArrayAsync(
         dst: *mut HipArray,
@@ -225,21 +197,7 @@ hip_api! {
         // SAFETY: as for hipMemcpy2DToArray, until the copy completes.
         unsafe { to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, Some(stream)) }
     }
-
-    fn hipMemcpy2DToArrayAsync_spt(
-        dst: *mut HipArray,
-        w_offset: usize,
-        h_offset: usize,
-        src: *const c_void,
-        spitch: usize,
-        width: usize,
-        height: usize,
-        kind: u32 => CopyKind,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: as for hipMemcpy2DToArrayAsync.
-        unsafe { to_array_2d(dst, w_offset, h_offset, src, spitch, width, height, kind, Some(stream.0)) }
-    }
+    alias hipMemcpy2DToArrayAsync_spt = hipMemcpy2DToArrayAsync with stream: PerThread;
 
     fn hipMemcpy2DFromArray(
         dst: *mut c_void,
@@ -254,20 +212,7 @@ hip_api! {
         // SAFETY: HIP's contract: host rows of `dst` are valid memory.
         unsafe { from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, None) }
     }
-
-    fn hipMemcpy2DFromArray_spt(
-        dst: *mut c_void,
-        dpitch: usize,
-        src: *const HipArray,
-        w_offset: usize,
-        h_offset: usize,
-        width: usize,
-        height: usize,
-        kind: u32 => CopyKind,
-    ) -> hipError_t {
-        // SAFETY: as for hipMemcpy2DFromArray.
-        unsafe { from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, None) }
-    }
+    alias hipMemcpy2DFromArray_spt = hipMemcpy2DFromArray;
 
     fn hipMemcpy2DFromArrayAsync(
         dst: *mut c_void,
@@ -283,21 +228,7 @@ hip_api! {
         // SAFETY: as for hipMemcpy2DFromArray, until the copy completes.
         unsafe { from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, Some(stream)) }
     }
-
-    fn hipMemcpy2DFromArrayAsync_spt(
-        dst: *mut c_void,
-        dpitch: usize,
-        src: *const HipArray,
-        w_offset: usize,
-        h_offset: usize,
-        width: usize,
-        height: usize,
-        kind: u32 => CopyKind,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: as for hipMemcpy2DFromArrayAsync.
-        unsafe { from_array_2d(dst, dpitch, src, w_offset, h_offset, width, height, kind, Some(stream.0)) }
-    }
+    alias hipMemcpy2DFromArrayAsync_spt = hipMemcpy2DFromArrayAsync with stream: PerThread;
 
     fn hipMemcpy2DArrayToArray(
         dst: *mut HipArray,
@@ -348,19 +279,7 @@ hip_api! {
         // SAFETY: HIP's contract: a host `dst` is valid for `count` bytes.
         unsafe { linear(memory(dst)?, src, count, kind, None) }
     }
-
-    fn hipMemcpyFromArray_spt(
-        dst: *mut c_void,
-        src: *const HipArray,
-        w_offset: usize,
-        h_offset: usize,
-        count: usize,
-        kind: u32 => CopyKind,
-    ) -> hipError_t {
-        let src = packed(src, w_offset, h_offset)?;
-        // SAFETY: as for hipMemcpyFromArray.
-        unsafe { linear(memory(dst)?, src, count, kind, None) }
-    }
+    alias hipMemcpyFromArray_spt = hipMemcpyFromArray;
 
     fn hipMemcpyAtoA(
         dst: *mut HipArray,

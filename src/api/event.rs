@@ -39,13 +39,7 @@ hip_api! {
     fn hipEventRecord(event: hipEvent_t => Arc<Event>, stream: hipStream_t => Stream) -> hipError_t {
         record(&event, &stream)
     }
-
-    fn hipEventRecord_spt(
-        event: hipEvent_t => Arc<Event>,
-        stream: hipStream_t => PerThread<Stream>,
-    ) -> hipError_t {
-        record(&event, &stream.0)
-    }
+    alias hipEventRecord_spt = hipEventRecord with stream: PerThread;
 
     fn hipEventSynchronize(event: hipEvent_t => Arc<Event>) -> hipError_t {
         event::synchronize(&event)
@@ -71,14 +65,8 @@ hip_api! {
     ) -> hipError_t {
         stream_wait(&stream, &event, flags)
     }
+    alias hipStreamWaitEvent_spt = hipStreamWaitEvent with stream: PerThread;
 
-    fn hipStreamWaitEvent_spt(
-        stream: hipStream_t => PerThread<Stream>,
-        event: hipEvent_t => Arc<Event>,
-        flags: u32,
-    ) -> hipError_t {
-        stream_wait(&stream.0, &event, flags)
-    }
 }
 
 #[cfg(not(test))]

@@ -417,10 +417,7 @@ hip_api! {
     fn hipGraphLaunch(exec: hipGraphExec_t => Arc<Exec>, stream: hipStream_t) -> hipError_t {
         exec::launch(&exec, stream)
     }
-
-    fn hipGraphLaunch_spt(exec: hipGraphExec_t => Arc<Exec>, stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
-        exec::launch(&exec, stream.0)
-    }
+    alias hipGraphLaunch_spt = hipGraphLaunch with stream: PerThread;
 
     /// Nothing to upload ahead of a launch: checks its arguments.
     fn hipGraphUpload(exec: hipGraphExec_t => Arc<Exec>, stream: hipStream_t) -> hipError_t {

@@ -65,17 +65,7 @@ hip_api! {
         // SAFETY: HIP's contract for the dependency list.
         unsafe { add_free(node, &graph, dependencies, count, dev_ptr) }
     }
-
-    fn hipDrvGraphAddMemFreeNode(
-        node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
-        graph: hipGraph_t => Arc<Graph>,
-        dependencies: *const hipGraphNode_t,
-        count: usize,
-        dev_ptr: *mut c_void,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract for the dependency list.
-        unsafe { add_free(node, &graph, dependencies, count, dev_ptr) }
-    }
+    alias hipDrvGraphAddMemFreeNode = hipGraphAddMemFreeNode;
 
     /// Writes the freed address to `*(void**)dev_ptr`.
     fn hipGraphMemFreeNodeGetParams(node: hipGraphNode_t => Arc<Node>, dev_ptr: *mut c_void) -> hipError_t {

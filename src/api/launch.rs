@@ -30,21 +30,7 @@ hip_api! {
             launch::launch_kernel(function, grid, block, args as *const *const c_void, shared_mem, stream)
         }
     }
-
-    /// `hipLaunchKernel` on the per-thread stream when `stream` is null.
-    fn hipLaunchKernel_spt(
-        function: *const c_void,
-        grid: Dim3,
-        block: Dim3,
-        args: *mut *mut c_void,
-        shared_mem: usize,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
-        unsafe {
-            launch::launch_kernel(function, grid, block, args as *const *const c_void, shared_mem, stream.0)
-        }
-    }
+    alias hipLaunchKernel_spt = hipLaunchKernel with stream: PerThread;
 
     fn hipModuleLaunchKernel(
         function: hipFunction_t => Arc<Function>,
@@ -90,21 +76,7 @@ hip_api! {
             launch::launch_cooperative_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream)
         }
     }
-
-    /// `hipLaunchCooperativeKernel` on the per-thread stream when `stream` is null.
-    fn hipLaunchCooperativeKernel_spt(
-        function: *const c_void,
-        grid: Dim3,
-        block: Dim3,
-        args: *mut *mut c_void,
-        shared_mem: u32,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
-        unsafe {
-            launch::launch_cooperative_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream.0)
-        }
-    }
+    alias hipLaunchCooperativeKernel_spt = hipLaunchCooperativeKernel with stream: PerThread;
 
     fn hipModuleLaunchCooperativeKernel(
         function: hipFunction_t => Arc<Function>,
@@ -234,29 +206,9 @@ hip_api! {
         // SAFETY: HIP's contract for `kernel_params` and `extra`.
         unsafe { ext_module_launch(&function, sizes, shared_mem, stream, kernel_params, extra, [start, stop], flags) }
     }
-
-    /// The C++ name of `hipExtModuleLaunchKernel`: AMD's `hip_ext.h` declares it without
-    /// `extern "C"`, so programs built with it (rocBLAS's Tensile kernels) import this one.
-    fn _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j(
-        function: hipFunction_t => Arc<Function>,
-        global_x: u32,
-        global_y: u32,
-        global_z: u32,
-        local_x: u32,
-        local_y: u32,
-        local_z: u32,
-        shared_mem: usize,
-        stream: hipStream_t,
-        kernel_params: *mut *mut c_void,
-        extra: *mut *mut c_void,
-        start: hipEvent_t => Option<Arc<Event>>,
-        stop: hipEvent_t => Option<Arc<Event>>,
-        flags: u32,
-    ) -> hipError_t {
-        let sizes = [global_x, global_y, global_z, local_x, local_y, local_z];
-        // SAFETY: HIP's contract for `kernel_params` and `extra`.
-        unsafe { ext_module_launch(&function, sizes, shared_mem, stream, kernel_params, extra, [start, stop], flags) }
-    }
+    // AMD's `hip_ext.h` declares it without `extern "C"`, so programs built with it (rocBLAS's
+    // Tensile kernels) import its C++ name.
+    alias _Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j = hipExtModuleLaunchKernel;
 
     /// `hipHccModuleLaunchKernel`: the older name of `hipExtModuleLaunchKernel` (no flags),
     /// exported by AMD under its C++ name only.

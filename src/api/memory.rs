@@ -83,11 +83,8 @@ hip_api! {
     fn hipHostFree(ptr: *mut c_void) -> hipError_t {
         memory::host_free(ptr)
     }
-
-    /// Deprecated alias of `hipHostFree`.
-    fn hipFreeHost(ptr: *mut c_void) -> hipError_t {
-        memory::host_free(ptr)
-    }
+    // Deprecated spelling.
+    alias hipFreeHost = hipHostFree;
 
     fn hipMallocManaged(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
         crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMallocManaged")?;

@@ -185,17 +185,7 @@ hip_api! {
         // SAFETY: HIP's contract: `src` is valid for `size` bytes.
         unsafe { module::symbol_copy(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, None) }
     }
-
-    fn hipMemcpyToSymbol_spt(
-        symbol: *const c_void,
-        src: *const c_void,
-        size: usize,
-        offset: usize,
-        kind: u32 => CopyKind,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract: `src` is valid for `size` bytes.
-        unsafe { module::symbol_copy(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, None) }
-    }
+    alias hipMemcpyToSymbol_spt = hipMemcpyToSymbol;
 
     fn hipMemcpyFromSymbol(
         dst: *mut c_void,
@@ -207,17 +197,7 @@ hip_api! {
         // SAFETY: HIP's contract: `dst` is valid for `size` bytes.
         unsafe { module::symbol_copy(Towards::Host, symbol, dst, size, offset, kind, None) }
     }
-
-    fn hipMemcpyFromSymbol_spt(
-        dst: *mut c_void,
-        symbol: *const c_void,
-        size: usize,
-        offset: usize,
-        kind: u32 => CopyKind,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract: `dst` is valid for `size` bytes.
-        unsafe { module::symbol_copy(Towards::Host, symbol, dst, size, offset, kind, None) }
-    }
+    alias hipMemcpyFromSymbol_spt = hipMemcpyFromSymbol;
 
     /// Stream-ordered copy into a device variable: the symbol is resolved now.
     fn hipMemcpyToSymbolAsync(
@@ -231,18 +211,7 @@ hip_api! {
         // SAFETY: HIP's contract: `src` is valid for `size` bytes until the copy completes.
         unsafe { module::symbol_copy(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, Some(stream)) }
     }
-
-    fn hipMemcpyToSymbolAsync_spt(
-        symbol: *const c_void,
-        src: *const c_void,
-        size: usize,
-        offset: usize,
-        kind: u32 => CopyKind,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract: `src` is valid for `size` bytes until the copy completes.
-        unsafe { module::symbol_copy(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, Some(stream.0)) }
-    }
+    alias hipMemcpyToSymbolAsync_spt = hipMemcpyToSymbolAsync with stream: PerThread;
 
     /// Stream-ordered copy out of a device variable.
     fn hipMemcpyFromSymbolAsync(
@@ -256,18 +225,8 @@ hip_api! {
         // SAFETY: HIP's contract: `dst` is valid for `size` bytes until the copy completes.
         unsafe { module::symbol_copy(Towards::Host, symbol, dst, size, offset, kind, Some(stream)) }
     }
+    alias hipMemcpyFromSymbolAsync_spt = hipMemcpyFromSymbolAsync with stream: PerThread;
 
-    fn hipMemcpyFromSymbolAsync_spt(
-        dst: *mut c_void,
-        symbol: *const c_void,
-        size: usize,
-        offset: usize,
-        kind: u32 => CopyKind,
-        stream: hipStream_t => PerThread<hipStream_t>,
-    ) -> hipError_t {
-        // SAFETY: HIP's contract: `dst` is valid for `size` bytes until the copy completes.
-        unsafe { module::symbol_copy(Towards::Host, symbol, dst, size, offset, kind, Some(stream.0)) }
-    }
 }
 
 #[cfg(not(test))]

@@ -71,6 +71,8 @@ hip_api! {
         stream::synchronize(stream).map_err(compat::dead_handle)
     }
 
+    // This and hipStreamQuery_spt are written out, not aliases: they answer a dead handle
+    // with the lookup's error, where the plain forms map it per ROCm ABI (`compat::dead_handle`).
     fn hipStreamSynchronize_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
         graph::capture::refuse_on(stream.0, "hipStreamSynchronize")?;
         stream::synchronize(stream.0)
@@ -136,27 +138,13 @@ hip_api! {
     ) -> hipError_t {
         add_callback(stream, callback, user_data, flags)
     }
-
-    fn hipStreamAddCallback_spt(
-        stream: hipStream_t => PerThread<hipStream_t>,
-        callback: Option<StreamCallback>,
-        user_data: *mut c_void,
-        flags: u32,
-    ) -> hipError_t {
-        add_callback(stream.0, callback, user_data, flags)
-    }
+    alias hipStreamAddCallback_spt = hipStreamAddCallback with stream: PerThread;
 
     fn hipLaunchHostFunc(stream: hipStream_t, function: Option<HostFn>, user_data: *mut c_void) -> hipError_t {
         launch_host_func(stream, function, user_data)
     }
+    alias hipLaunchHostFunc_spt = hipLaunchHostFunc with stream: PerThread;
 
-    fn hipLaunchHostFunc_spt(
-        stream: hipStream_t => PerThread<hipStream_t>,
-        function: Option<HostFn>,
-        user_data: *mut c_void,
-    ) -> hipError_t {
-        launch_host_func(stream.0, function, user_data)
-    }
 }
 
 /// A C pointer carried into a host task (the program vouches for its thread safety).
@@ -247,6 +235,26 @@ fn each_stream_creation_call_is_logged_under_its_own_name() {
             "hipExtStreamCreateWithCUMask"
         ]
     );
+}
+
+#[cfg(test)]
+#[test]
+fn an_alias_is_an_export_of_its_own_logged_under_its_own_name() {
+    let log = crate::api::testing::ApiLog::start();
+    let null = std::ptr::null_mut();
+    // SAFETY: a call without a function is refused before anything is dereferenced.
+    let result = unsafe { hipLaunchHostFunc_spt(null, None, null) };
+    assert_ne!(result, 0);
+    assert_eq!(log.names(), ["hipLaunchHostFunc_spt"]);
+
+    let row = |name: &str| {
+        *SIGNATURES
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name} has no row"))
+    };
+    let (alias, target) = (row("hipLaunchHostFunc_spt"), row("hipLaunchHostFunc"));
+    assert_eq!((alias.params, alias.ret), (target.params, target.ret));
 }
 
 /// The stream `raw` names; a handle that names none (destroyed, or never made) is reported as

@@ -27,6 +27,7 @@ hip_api! {
     fn hipDestroyTextureObject(texture: *mut c_void) -> hipError_t {
         texture::destroy(texture, true)
     }
+    alias hipTexObjectDestroy = hipDestroyTextureObject;
 
     fn hipGetTextureObjectResourceDesc(
         resource: *mut ResourceDesc => Out<ResourceDesc>,
@@ -62,10 +63,6 @@ hip_api! {
         let resource = ResourceDesc::from_driver(resource)?;
         let desc = TextureDesc::from_driver(desc);
         texture.write(texture::create_texture(&resource, &desc, view.as_ref())?)
-    }
-
-    fn hipTexObjectDestroy(texture: *mut c_void) -> hipError_t {
-        texture::destroy(texture, true)
     }
 
     fn hipTexObjectGetResourceDesc(

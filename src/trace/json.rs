@@ -1,5 +1,5 @@
 //! The timeline file: Chrome trace-event JSON (the format chrome://tracing and Perfetto UI
-//! open), written by hand and read back with `serde_json`.
+//! open), written and read back with `serde_json`.
 //!
 //! Layout:
 //! - process 1 "host threads": one track per host thread; API calls are "X" slices (cat `api`),
@@ -17,13 +17,13 @@
 //! Slices that would overlap on one track (which viewers cannot draw) move to an extra lane
 //! ("queue 3 (lane 1)").
 //!
-//! A writer here rather than `serde_json`'s: the trace is streamed at exit without building a
-//! second copy of every event in memory. The reader uses `serde_json`, so any valid JSON (a
-//! file re-saved by a viewer, pretty-printed, keys in any order) reads back.
+//! The writer streams: each record is serialized (`serde_json`) as it is made, from borrowed
+//! fields, so writing at exit builds no second copy of the events. The reader takes any valid
+//! JSON (a file re-saved by a viewer, pretty-printed, keys in any order).
 
 use super::*;
-use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -74,8 +74,50 @@ struct Drawn {
     end: u64,
 }
 
-/// Assigns slices of one track to lanes so that none overlap; returns (lane, start, end) per
-/// input in order. Inputs must be sorted in the order they ran.
+/// The device tracks, numbered from 1 in the order they are drawn: one per queue or copy
+/// engine, and one more for each extra lane its slices need.
+#[derive(Default)]
+struct Tracks {
+    /// (pid, tid, name) of each, in tid order.
+    names: Vec<(u64, u64, String)>,
+}
+
+impl Tracks {
+    /// Draws the items of the track `track`, in the order they ran; `times` gives each one's
+    /// (submit, start, end).
+    fn draw<'e, T>(
+        &mut self,
+        pid: u64,
+        track: &str,
+        items: &[&'e T],
+        times: impl Fn(&T) -> (u64, Option<u64>, Option<u64>),
+        end_ns: u64,
+    ) -> Vec<(&'e T, Drawn)> {
+        let times: Vec<_> = items.iter().map(|&item| times(item)).collect();
+        let spans = spans(&times, end_ns);
+        // `lanes` opens lane n only after lane n - 1, so each new lane is the next tid.
+        let first_tid = self.names.len() as u64 + 1;
+        items
+            .iter()
+            .zip(&spans)
+            .zip(lanes(&spans))
+            .map(|((&item, &(start, end)), lane)| {
+                let tid = first_tid + lane as u64;
+                if tid > self.names.len() as u64 {
+                    let name = match lane {
+                        0 => track.to_string(),
+                        _ => format!("{track} (lane {lane})"),
+                    };
+                    self.names.push((pid, tid, name));
+                }
+                (item, Drawn { tid, start, end })
+            })
+            .collect()
+    }
+}
+
+/// Assigns slices of one track to lanes so that none overlap; returns each input's lane, in
+/// order. Inputs must be sorted in the order they ran.
 fn lanes(spans: &[(u64, u64)]) -> Vec<usize> {
     let mut ends: Vec<u64> = Vec::new();
     spans
@@ -117,32 +159,266 @@ fn spans(items: &[(u64, Option<u64>, Option<u64>)], end_ns: u64) -> Vec<(u64, u6
         .collect()
 }
 
-fn us(ns: u64) -> String {
-    format!("{}.{:03}", ns / 1000, ns % 1000)
+/// A time in the file: microseconds, the format's unit, with the nanoseconds as decimals.
+#[derive(Clone, Copy)]
+struct Micros(u64);
+
+impl Serialize for Micros {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // The double nearest to the exact decimal (ns / 1000), printed in its shortest form:
+        // it reads back as that decimal written out would.
+        s.serialize_f64(self.0 as f64 / 1000.0)
+    }
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+/// A signal handle, as a hex string (viewers would print a 64-bit number inexactly).
+#[derive(Clone, Copy)]
+struct Hex(u64);
+
+impl Serialize for Hex {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{:#x}", self.0))
+    }
+}
+
+/// Signal handles as an array of [`Hex`].
+struct HexList<'a>(&'a [u64]);
+
+impl Serialize for HexList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|&v| Hex(v)))
+    }
+}
+
+/// One record of `traceEvents`. The fields are those of the trace-event format, in the order
+/// the file has always had them; a record leaves out the ones its phase (`ph`) does not use.
+#[derive(Serialize)]
+struct Record<'a, A: Serialize> {
+    ph: &'static str,
+    /// Instants: their scope ("t": the thread's track).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    /// Flow ends: bind to the enclosing slice ("e").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bp: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    name: &'a str,
+    /// Flows: the arrow's start and end share it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    pid: u64,
+    tid: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<Micros>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<Micros>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<A>,
+}
+
+impl<'a, A: Serialize> Record<'a, A> {
+    /// Names or orders a process (`tid` 0) or a track.
+    fn metadata(name: &'a str, pid: u64, tid: u64, args: A) -> Self {
+        Record {
+            ph: "M",
+            s: None,
+            bp: None,
+            cat: None,
+            name,
+            id: None,
+            pid,
+            tid,
+            ts: None,
+            dur: None,
+            args: Some(args),
         }
     }
-    out.push('"');
-    out
+
+    /// A slice ("X") over `span`: (start, end) in ns.
+    fn slice(
+        cat: &'static str,
+        name: &'a str,
+        pid: u64,
+        tid: u64,
+        span: (u64, u64),
+        args: A,
+    ) -> Self {
+        Record {
+            ph: "X",
+            cat: Some(cat),
+            ts: Some(Micros(span.0)),
+            dur: Some(Micros(span.1 - span.0)),
+            ..Record::metadata(name, pid, tid, args)
+        }
+    }
+
+    /// A host thread's instant event.
+    fn instant(cat: &'static str, name: &'a str, tid: u64, ts_ns: u64, args: A) -> Self {
+        Record {
+            ph: "i",
+            s: Some("t"),
+            cat: Some(cat),
+            ts: Some(Micros(ts_ns)),
+            ..Record::metadata(name, HOST_PID, tid, args)
+        }
+    }
 }
 
-fn hex(v: u64) -> String {
-    format!("\"{v:#x}\"")
+impl Record<'static, ()> {
+    /// One end of a flow arrow: "s" where it leaves, "f" where it arrives.
+    fn flow(ph: &'static str, id: u64, pid: u64, tid: u64, ts_ns: u64) -> Self {
+        Record {
+            ph,
+            bp: (ph == "f").then_some("e"),
+            cat: Some("flow"),
+            id: Some(id),
+            ts: Some(Micros(ts_ns)),
+            args: None,
+            ..Record::metadata("submit", pid, tid, ())
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Name<'a> {
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+struct SortIndex {
+    sort_index: u64,
+}
+
+#[derive(Serialize)]
+struct ApiArgs {
+    result: u32,
+    id: u64,
+}
+
+#[derive(Serialize)]
+struct WaitArgs<'a> {
+    signal: Hex,
+    condition: &'a str,
+    spin_ns: u64,
+    blocked: bool,
+}
+
+#[derive(Serialize)]
+struct QueueCreatedArgs<'a> {
+    queue: u64,
+    device: u32,
+    size: u32,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct StreamAssignedArgs<'a> {
+    stream: &'a str,
+    queue: u64,
+    device: u32,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct PoolAllocArgs {
+    pool: u64,
+    device: u32,
+    bytes: u64,
+    reused: bool,
+    used: u64,
+    reserved: u64,
+}
+
+#[derive(Serialize)]
+struct GraphLaunchArgs<'a> {
+    graph: u64,
+    device: u32,
+    kernels: u32,
+    eager: u32,
+    queues: &'a [u64],
+}
+
+/// Everything [`read_trace`] needs to rebuild the [`PacketEvent`] (the drawn slice may differ
+/// from its times).
+#[derive(Serialize)]
+struct PacketArgs<'a> {
+    queue: u64,
+    device: u32,
+    index: u64,
+    #[serde(rename = "type")]
+    kind: Cow<'static, str>,
+    barrier: bool,
+    kernel: Option<&'a str>,
+    grid: [u32; 3],
+    workgroup: [u16; 3],
+    kernarg_bytes: u32,
+    deps: HexList<'a>,
+    completion_signal: Hex,
+    depth: u64,
+    doorbell: bool,
+    submit_tid: u64,
+    submit_ns: u64,
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+    api: Option<u64>,
+    complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'static str>,
+}
+
+/// As [`PacketArgs`], for a [`CopyEvent`].
+#[derive(Serialize)]
+struct CopyArgs<'a> {
+    engine: &'a str,
+    device: u32,
+    bytes: u64,
+    pieces: u32,
+    direction: &'static str,
+    staged: bool,
+    submit_tid: u64,
+    submit_ns: u64,
+    start_ns: Option<u64>,
+    end_ns: Option<u64>,
+    api: Option<u64>,
+    complete: bool,
+}
+
+/// The file's `hipshim` section (viewers ignore it): [`trace_info`] reads it back.
+#[derive(Serialize)]
+struct Section<'a> {
+    format: u32,
+    pid: u32,
+    end_ns: u64,
+    origin_ns: u64,
+    clock: &'a str,
+    hsa_calls: HsaCalls<'a>,
+}
+
+/// The [`TraceEvent::HsaCall`] totals among the events, as `{name, calls, total_ns}` objects.
+struct HsaCalls<'a>(&'a [TraceEvent]);
+
+impl Serialize for HsaCalls<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct HsaCall<'a> {
+            name: &'a str,
+            calls: u64,
+            total_ns: u64,
+        }
+        s.collect_seq(self.0.iter().filter_map(|e| match e {
+            TraceEvent::HsaCall {
+                name,
+                calls,
+                total_ns,
+            } => Some(HsaCall {
+                name,
+                calls: *calls,
+                total_ns: *total_ns,
+            }),
+            _ => None,
+        }))
+    }
 }
 
 /// Writes `events` as a Chrome trace-event JSON document.
@@ -151,20 +427,21 @@ pub fn write_trace(
     events: &[TraceEvent],
     info: &TraceInfo,
 ) -> io::Result<()> {
-    let mut w = Lines { out, first: true };
-    w.out.write_all(b"{\"traceEvents\":[\n")?;
-    let meta = |pid: u64, name: &str, sort: u64| {
-        [
-            format!("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"tid\":0,\"args\":{{\"name\":{}}}}}", escape(name)),
-            format!("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{pid},\"tid\":0,\"args\":{{\"sort_index\":{sort}}}}}"),
-        ]
-    };
-    for line in meta(HOST_PID, &format!("host threads (pid {})", info.pid), 0)
-        .into_iter()
-        .chain(meta(QUEUE_PID, "HSA queues", 1))
-        .chain(meta(COPY_PID, "copy engines", 2))
-    {
-        w.line(&line)?;
+    out.write_all(b"{\"traceEvents\":[\n")?;
+    let mut w = Records { out, first: true };
+    let host = format!("host threads (pid {})", info.pid);
+    for (pid, name, sort_index) in [
+        (HOST_PID, host.as_str(), 0),
+        (QUEUE_PID, "HSA queues", 1),
+        (COPY_PID, "copy engines", 2),
+    ] {
+        w.write(&Record::metadata("process_name", pid, 0, Name { name }))?;
+        w.write(&Record::metadata(
+            "process_sort_index",
+            pid,
+            0,
+            SortIndex { sort_index },
+        ))?;
     }
 
     // Host threads: named ones first, then any tid seen without a name.
@@ -190,32 +467,16 @@ pub fn write_trace(
             .entry(tid)
             .or_insert_with(|| format!("thread {tid}"));
     }
-    for (tid, name) in &threads {
-        w.line(&format!(
-            "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{HOST_PID},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
-            escape(name)
+    for (&tid, name) in &threads {
+        w.write(&Record::metadata(
+            "thread_name",
+            HOST_PID,
+            tid,
+            Name { name },
         ))?;
     }
 
     // Device tracks: packets per queue in index order, copies per engine in start order.
-    let mut next_tid = 1u64;
-    let mut track_names: Vec<(u64, u64, String)> = Vec::new();
-    let mut track_tid: HashMap<(u64, String, usize), u64> = HashMap::new();
-    let mut tid_for = |pid: u64, track: &str, lane: usize, names: &mut Vec<(u64, u64, String)>| {
-        *track_tid
-            .entry((pid, track.to_string(), lane))
-            .or_insert_with(|| {
-                let tid = next_tid;
-                next_tid += 1;
-                let name = if lane == 0 {
-                    track.to_string()
-                } else {
-                    format!("{track} (lane {lane})")
-                };
-                names.push((pid, tid, name));
-                tid
-            })
-    };
     let mut packets: BTreeMap<u64, Vec<&PacketEvent>> = BTreeMap::new();
     let mut copies: BTreeMap<&str, Vec<&CopyEvent>> = BTreeMap::new();
     for e in events {
@@ -225,80 +486,60 @@ pub fn write_trace(
             _ => {}
         }
     }
+    let mut tracks = Tracks::default();
     let mut drawn_packets: Vec<(&PacketEvent, Drawn)> = Vec::new();
     for (queue, list) in &mut packets {
         list.sort_by_key(|p| p.index);
-        let items: Vec<_> = list
-            .iter()
-            .map(|p| (p.submit_ns, p.start_ns, p.end_ns))
-            .collect();
-        let spans = spans(&items, info.end_ns);
         let track = format!("queue {queue} (device {})", list[0].device);
-        for ((p, span), lane) in list.iter().zip(&spans).zip(lanes(&spans)) {
-            let tid = tid_for(QUEUE_PID, &track, lane, &mut track_names);
-            drawn_packets.push((
-                p,
-                Drawn {
-                    tid,
-                    start: span.0,
-                    end: span.1,
-                },
-            ));
-        }
+        let times = |p: &PacketEvent| (p.submit_ns, p.start_ns, p.end_ns);
+        drawn_packets.extend(tracks.draw(QUEUE_PID, &track, list, times, info.end_ns));
     }
     let mut drawn_copies: Vec<(&CopyEvent, Drawn)> = Vec::new();
     for (engine, list) in &mut copies {
         list.sort_by_key(|c| (c.start_ns.is_none(), c.start_ns.unwrap_or(c.submit_ns)));
-        let items: Vec<_> = list
-            .iter()
-            .map(|c| (c.submit_ns, c.start_ns, c.end_ns))
-            .collect();
-        let spans = spans(&items, info.end_ns);
         let track = format!("copy engine {engine} (device {})", list[0].device);
-        for ((c, span), lane) in list.iter().zip(&spans).zip(lanes(&spans)) {
-            let tid = tid_for(COPY_PID, &track, lane, &mut track_names);
-            drawn_copies.push((
-                c,
-                Drawn {
-                    tid,
-                    start: span.0,
-                    end: span.1,
-                },
-            ));
-        }
+        let times = |c: &CopyEvent| (c.submit_ns, c.start_ns, c.end_ns);
+        drawn_copies.extend(tracks.draw(COPY_PID, &track, list, times, info.end_ns));
     }
-    for (pid, tid, name) in &track_names {
-        w.line(&format!(
-            "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":{}}}}}",
-            escape(name)
-        ))?;
-        w.line(&format!(
-            "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"sort_index\":{tid}}}}}"
+    for (pid, tid, name) in &tracks.names {
+        w.write(&Record::metadata("thread_name", *pid, *tid, Name { name }))?;
+        w.write(&Record::metadata(
+            "thread_sort_index",
+            *pid,
+            *tid,
+            SortIndex { sort_index: *tid },
         ))?;
     }
 
-    let opt = |v: Option<u64>| v.map_or("null".to_string(), |v| v.to_string());
     for e in events {
         match e {
-            TraceEvent::Api(a) => w.line(&format!(
-                "{{\"ph\":\"X\",\"cat\":\"api\",\"name\":{},\"pid\":{HOST_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"result\":{},\"id\":{}}}}}",
-                escape(&a.name),
+            TraceEvent::Api(a) => w.write(&Record::slice(
+                "api",
+                &a.name,
+                HOST_PID,
                 a.tid,
-                us(a.start_ns),
-                us(a.dur_ns),
-                a.result,
-                a.id
+                (a.start_ns, a.start_ns + a.dur_ns),
+                ApiArgs {
+                    result: a.result,
+                    id: a.id,
+                },
             ))?,
-            TraceEvent::Wait(wt) => w.line(&format!(
-                "{{\"ph\":\"X\",\"cat\":\"wait\",\"name\":\"signal wait{}\",\"pid\":{HOST_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"signal\":{},\"condition\":{},\"spin_ns\":{},\"blocked\":{}}}}}",
-                if wt.blocked { " (blocked)" } else { " (spin)" },
+            TraceEvent::Wait(wt) => w.write(&Record::slice(
+                "wait",
+                if wt.blocked {
+                    "signal wait (blocked)"
+                } else {
+                    "signal wait (spin)"
+                },
+                HOST_PID,
                 wt.tid,
-                us(wt.start_ns),
-                us(wt.dur_ns),
-                hex(wt.signal),
-                escape(&wt.condition),
-                wt.spin_ns,
-                wt.blocked
+                (wt.start_ns, wt.start_ns + wt.dur_ns),
+                WaitArgs {
+                    signal: Hex(wt.signal),
+                    condition: &wt.condition,
+                    spin_ns: wt.spin_ns,
+                    blocked: wt.blocked,
+                },
             ))?,
             TraceEvent::QueueCreated {
                 tid,
@@ -307,10 +548,17 @@ pub fn write_trace(
                 device,
                 size,
                 reason,
-            } => w.line(&format!(
-                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"policy\",\"name\":\"queue created\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"queue\":{queue},\"device\":{device},\"size\":{size},\"reason\":{}}}}}",
-                us(*ts_ns),
-                escape(reason)
+            } => w.write(&Record::instant(
+                "policy",
+                "queue created",
+                *tid,
+                *ts_ns,
+                QueueCreatedArgs {
+                    queue: *queue,
+                    device: *device,
+                    size: *size,
+                    reason,
+                },
             ))?,
             TraceEvent::StreamAssigned {
                 tid,
@@ -319,11 +567,17 @@ pub fn write_trace(
                 queue,
                 device,
                 reason,
-            } => w.line(&format!(
-                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"policy\",\"name\":\"stream assigned\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"stream\":{},\"queue\":{queue},\"device\":{device},\"reason\":{}}}}}",
-                us(*ts_ns),
-                escape(stream),
-                escape(reason)
+            } => w.write(&Record::instant(
+                "policy",
+                "stream assigned",
+                *tid,
+                *ts_ns,
+                StreamAssignedArgs {
+                    stream,
+                    queue: *queue,
+                    device: *device,
+                    reason,
+                },
             ))?,
             TraceEvent::PoolAlloc {
                 tid,
@@ -334,10 +588,23 @@ pub fn write_trace(
                 reused,
                 used,
                 reserved,
-            } => w.line(&format!(
-                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mempool\",\"name\":\"{}\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"pool\":{pool},\"device\":{device},\"bytes\":{bytes},\"reused\":{reused},\"used\":{used},\"reserved\":{reserved}}}}}",
-                if *reused { "pool alloc (reused)" } else { "pool alloc" },
-                us(*ts_ns),
+            } => w.write(&Record::instant(
+                "mempool",
+                if *reused {
+                    "pool alloc (reused)"
+                } else {
+                    "pool alloc"
+                },
+                *tid,
+                *ts_ns,
+                PoolAllocArgs {
+                    pool: *pool,
+                    device: *device,
+                    bytes: *bytes,
+                    reused: *reused,
+                    used: *used,
+                    reserved: *reserved,
+                },
             ))?,
             TraceEvent::GraphLaunch {
                 tid,
@@ -347,10 +614,18 @@ pub fn write_trace(
                 kernels,
                 eager,
                 queues,
-            } => w.line(&format!(
-                "{{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"graph\",\"name\":\"graph launch\",\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{},\"args\":{{\"graph\":{graph},\"device\":{device},\"kernels\":{kernels},\"eager\":{eager},\"queues\":[{}]}}}}",
-                us(*ts_ns),
-                queues.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            } => w.write(&Record::instant(
+                "graph",
+                "graph launch",
+                *tid,
+                *ts_ns,
+                GraphLaunchArgs {
+                    graph: *graph,
+                    device: *device,
+                    kernels: *kernels,
+                    eager: *eager,
+                    queues,
+                },
             ))?,
             _ => {}
         }
@@ -370,36 +645,37 @@ pub fn write_trace(
         if !complete {
             name.push_str(" (incomplete)");
         }
-        let deps: Vec<String> = p.deps.iter().map(|&d| hex(d)).collect();
-        let note = if p.kind == PacketKind::TraceBarrier {
-            ",\"note\":\"added by hipshim while tracing: completes the previous packet's original completion signal, so that packet can carry its own signal for timestamps\""
-        } else {
-            ""
-        };
-        w.line(&format!(
-            "{{\"ph\":\"X\",\"cat\":\"packet\",\"name\":{},\"pid\":{QUEUE_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"queue\":{},\"device\":{},\"index\":{},\"type\":\"{}\",\"barrier\":{},\"kernel\":{},\"grid\":[{},{},{}],\"workgroup\":[{},{},{}],\"kernarg_bytes\":{},\"deps\":[{}],\"completion_signal\":{},\"depth\":{},\"doorbell\":{},\"submit_tid\":{},\"submit_ns\":{},\"start_ns\":{},\"end_ns\":{},\"api\":{},\"complete\":{complete}{note}}}}}",
-            escape(&name),
+        let note = (p.kind == PacketKind::TraceBarrier).then_some(
+            "added by hipshim while tracing: completes the previous packet's original completion signal, so that packet can carry its own signal for timestamps",
+        );
+        w.write(&Record::slice(
+            "packet",
+            &name,
+            QUEUE_PID,
             d.tid,
-            us(d.start),
-            us(d.end - d.start),
-            p.queue,
-            p.device,
-            p.index,
-            p.kind.label(),
-            p.barrier,
-            p.kernel.as_deref().map_or("null".to_string(), escape),
-            p.grid[0], p.grid[1], p.grid[2],
-            p.workgroup[0], p.workgroup[1], p.workgroup[2],
-            p.kernarg_bytes,
-            deps.join(","),
-            hex(p.completion_signal),
-            p.depth,
-            p.doorbell,
-            p.tid,
-            p.submit_ns,
-            opt(p.start_ns),
-            opt(p.end_ns),
-            opt(p.api),
+            (d.start, d.end),
+            PacketArgs {
+                queue: p.queue,
+                device: p.device,
+                index: p.index,
+                kind: p.kind.label(),
+                barrier: p.barrier,
+                kernel: p.kernel.as_deref(),
+                grid: p.grid,
+                workgroup: p.workgroup,
+                kernarg_bytes: p.kernarg_bytes,
+                deps: HexList(&p.deps),
+                completion_signal: Hex(p.completion_signal),
+                depth: p.depth,
+                doorbell: p.doorbell,
+                submit_tid: p.tid,
+                submit_ns: p.submit_ns,
+                start_ns: p.start_ns,
+                end_ns: p.end_ns,
+                api: p.api,
+                complete,
+                note,
+            },
         ))?;
         if p.api.is_some() {
             flow += 1;
@@ -414,53 +690,49 @@ pub fn write_trace(
             human_bytes(c.bytes),
             if complete { "" } else { " (incomplete)" }
         );
-        w.line(&format!(
-            "{{\"ph\":\"X\",\"cat\":\"copy\",\"name\":{},\"pid\":{COPY_PID},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"engine\":{},\"device\":{},\"bytes\":{},\"pieces\":{},\"direction\":\"{}\",\"staged\":{},\"submit_tid\":{},\"submit_ns\":{},\"start_ns\":{},\"end_ns\":{},\"api\":{},\"complete\":{complete}}}}}",
-            escape(&name),
+        w.write(&Record::slice(
+            "copy",
+            &name,
+            COPY_PID,
             d.tid,
-            us(d.start),
-            us(d.end - d.start),
-            escape(&c.engine),
-            c.device,
-            c.bytes,
-            c.pieces,
-            c.direction.label(),
-            c.staged,
-            c.tid,
-            c.submit_ns,
-            opt(c.start_ns),
-            opt(c.end_ns),
-            opt(c.api),
+            (d.start, d.end),
+            CopyArgs {
+                engine: &c.engine,
+                device: c.device,
+                bytes: c.bytes,
+                pieces: c.pieces,
+                direction: c.direction.label(),
+                staged: c.staged,
+                submit_tid: c.tid,
+                submit_ns: c.submit_ns,
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                api: c.api,
+                complete,
+            },
         ))?;
         if c.api.is_some() {
             flow += 1;
             w.flow(flow, c.tid, c.submit_ns, COPY_PID, d)?;
         }
     }
-    let hsa: Vec<String> = events
-        .iter()
-        .filter_map(|e| match e {
-            TraceEvent::HsaCall {
-                name,
-                calls,
-                total_ns,
-            } => Some(format!(
-                "{{\"name\":{},\"calls\":{calls},\"total_ns\":{total_ns}}}",
-                escape(name)
-            )),
-            _ => None,
-        })
-        .collect();
-    write!(
-        w.out,
-        "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{{\"producer\":\"hipshim {}\"}},\n\"hipshim\":{{\"format\":1,\"pid\":{},\"end_ns\":{},\"origin_ns\":{},\"clock\":{},\"hsa_calls\":[{}]}}\n}}\n",
-        env!("CARGO_PKG_VERSION"),
-        info.pid,
-        info.end_ns,
-        info.origin_ns,
-        escape(&info.clock),
-        hsa.join(",\n")
-    )
+    let out = w.out;
+    out.write_all(b"\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":")?;
+    serde_json::to_writer(
+        &mut *out,
+        &serde_json::json!({ "producer": concat!("hipshim ", env!("CARGO_PKG_VERSION")) }),
+    )?;
+    out.write_all(b",\n\"hipshim\":")?;
+    let section = Section {
+        format: 1,
+        pid: info.pid,
+        end_ns: info.end_ns,
+        origin_ns: info.origin_ns,
+        clock: &info.clock,
+        hsa_calls: HsaCalls(events),
+    };
+    serde_json::to_writer(&mut *out, &section)?;
+    out.write_all(b"\n}\n")
 }
 
 /// Bytes for a slice name: `4 KiB`, `1.5 MiB`.
@@ -479,32 +751,26 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
-struct Lines<'a, W: Write> {
+/// Writes the records of `traceEvents` as they are made, one a line.
+struct Records<'a, W: Write> {
     out: &'a mut W,
     first: bool,
 }
 
-impl<W: Write> Lines<'_, W> {
-    fn line(&mut self, text: &str) -> io::Result<()> {
+impl<W: Write> Records<'_, W> {
+    fn write(&mut self, record: &impl Serialize) -> io::Result<()> {
         if !self.first {
             self.out.write_all(b",\n")?;
         }
         self.first = false;
-        self.out.write_all(text.as_bytes())
+        Ok(serde_json::to_writer(&mut *self.out, record)?)
     }
 
     /// A flow arrow from the host thread `tid` at `at` (inside the API slice that submitted)
     /// to the start of the drawn device slice.
     fn flow(&mut self, id: u64, tid: u64, at: u64, pid: u64, to: &Drawn) -> io::Result<()> {
-        self.line(&format!(
-            "{{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":{id},\"pid\":{HOST_PID},\"tid\":{tid},\"ts\":{}}}",
-            us(at)
-        ))?;
-        self.line(&format!(
-            "{{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"submit\",\"id\":{id},\"pid\":{pid},\"tid\":{},\"ts\":{}}}",
-            to.tid,
-            us(to.start)
-        ))
+        self.write(&Record::flow("s", id, HOST_PID, tid, at))?;
+        self.write(&Record::flow("f", id, pid, to.tid, to.start))
     }
 }
 
