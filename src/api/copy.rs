@@ -15,11 +15,7 @@ use std::ffi::c_void;
 
 /// The devices a copy or fill may involve: all of them, and the calling thread's current one.
 pub(super) fn devices() -> HipResult<Devices<'static>> {
-    let rt = runtime()?;
-    Ok(Devices {
-        all: &rt.devices,
-        current: rt.current_device()?,
-    })
+    runtime()?.copy_devices()
 }
 
 /// `copy::memcpy` of `size` bytes.

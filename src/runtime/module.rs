@@ -847,11 +847,7 @@ pub unsafe fn symbol_copy(
         Towards::Symbol => (at, other as *const c_void),
         Towards::Host => (other, at as *const c_void),
     };
-    let rt = runtime()?;
-    let devices = copy::Devices {
-        all: &rt.devices,
-        current: rt.current_device()?,
-    };
+    let devices = runtime()?.copy_devices()?;
     // SAFETY: the caller's contract covers `other`; `at` was checked against the symbol's
     // registered size.
     unsafe {

@@ -523,15 +523,6 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
     Ok(())
 }
 
-/// The devices a copy or fill may involve (`copy::Devices`).
-fn copy_devices() -> HipResult<copy::Devices<'static>> {
-    let rt = crate::runtime::runtime()?;
-    Ok(copy::Devices {
-        all: &rt.devices,
-        current: rt.current_device()?,
-    })
-}
-
 /// Submits one step through the runtime's operations.
 fn eager(
     device: &'static Device,
@@ -568,7 +559,7 @@ fn eager(
             // the graph may run; device ranges are checked against the allocations.
             unsafe {
                 copy::memcpy_async(
-                    copy_devices()?,
+                    crate::runtime::runtime()?.copy_devices()?,
                     copy::CopyRequest::linear(
                         m.dst as *mut c_void,
                         m.src as *const c_void,
@@ -587,7 +578,7 @@ fn eager(
             for row in 0..m.height {
                 let dst = m.dst + row * m.pitch;
                 copy::memset_async(
-                    copy_devices()?,
+                    crate::runtime::runtime()?.copy_devices()?,
                     dst as *mut c_void,
                     m.value,
                     m.element,
