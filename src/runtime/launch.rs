@@ -564,7 +564,6 @@ impl<'a> CheckedLaunch<'a> {
         cooperative: bool,
     ) -> HipResult<CheckedLaunch<'a>> {
         let info = &kernel.info;
-        // The configuration is checked in work-groups either way.
         let LaunchRequest {
             grid: grid_size,
             block,
@@ -572,6 +571,7 @@ impl<'a> CheckedLaunch<'a> {
             args,
             stream: handle,
         } = request;
+        // The configuration is checked in work-groups either way.
         let grid = match grid_size {
             GridSize::Blocks(blocks) => blocks,
             GridSize::WorkItems(items) => {
