@@ -1,4 +1,5 @@
-//! Copies and fills, synchronous and stream-ordered (`runtime/copy.rs`).
+//! Copies and fills, synchronous and stream-ordered (`runtime/copy.rs`). The shells resolve
+//! the devices a copy may involve (`devices`) and hand them down.
 //!
 //! The synchronous `_spt` forms ("per-thread default stream") must be ordered after the
 //! calling thread's stream; the synchronous copies and fills already wait for every stream of

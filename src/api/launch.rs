@@ -1,6 +1,7 @@
 //! Kernel launches and the compiler's call-configuration stack (`runtime/launch.rs`). The
-//! hot path: `hipLaunchKernel` converts nothing; the runtime resolves the kernel and the stream
-//! once, under the device it launches on.
+//! hot path: `hipLaunchKernel` converts nothing; its shell resolves the current device and
+//! hands it down with a `LaunchRequest`, and the runtime resolves the kernel and the stream
+//! once, under that device.
 
 use super::convert::PerThread;
 use super::declare::hip_api;
