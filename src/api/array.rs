@@ -205,7 +205,7 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(super::copy::devices()?, dst, pitch, value as u8 as u32, 1, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value as u8 as u32, 1, width, height, stream)
     }
 
     fn hipMemset2DAsync_spt(
@@ -216,19 +216,19 @@ hip_api! {
         height: usize,
         stream: hipStream_t => PerThread<hipStream_t>,
     ) -> hipError_t {
-        copy::memset_2d_async(super::copy::devices()?, dst, pitch, value as u8 as u32, 1, width, height, stream.0)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value as u8 as u32, 1, width, height, stream.0)
     }
 
     fn hipMemsetD2D8(dst: *mut c_void, pitch: usize, value: u8, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d_elements(super::copy::devices()?, dst, pitch, &[value], width, height)
+        copy::memset_2d_elements(super::copy::devices(), dst, pitch, &[value], width, height)
     }
 
     fn hipMemsetD2D16(dst: *mut c_void, pitch: usize, value: u16, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d_elements(super::copy::devices()?, dst, pitch, &value.to_le_bytes(), width, height)
+        copy::memset_2d_elements(super::copy::devices(), dst, pitch, &value.to_le_bytes(), width, height)
     }
 
     fn hipMemsetD2D32(dst: *mut c_void, pitch: usize, value: u32, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d_elements(super::copy::devices()?, dst, pitch, &value.to_le_bytes(), width, height)
+        copy::memset_2d_elements(super::copy::devices(), dst, pitch, &value.to_le_bytes(), width, height)
     }
 
     fn hipMemsetD2D8Async(
@@ -239,7 +239,7 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(super::copy::devices()?, dst, pitch, value as u32, 1, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value as u32, 1, width, height, stream)
     }
 
     fn hipMemsetD2D16Async(
@@ -250,7 +250,7 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(super::copy::devices()?, dst, pitch, value as u32, 2, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value as u32, 2, width, height, stream)
     }
 
     fn hipMemsetD2D32Async(
@@ -261,7 +261,7 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(super::copy::devices()?, dst, pitch, value, 4, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value, 4, width, height, stream)
     }
 }
 

@@ -14,9 +14,13 @@ use crate::runtime::graph::{self, capture, NodeParams};
 use crate::runtime::{runtime, stream};
 use std::ffi::c_void;
 
-/// The devices a copy or fill may involve: all of them, and the calling thread's current one.
-pub(super) fn devices() -> HipResult<Devices<'static>> {
-    runtime()?.copy_devices()
+/// The devices a copy or fill may involve: all of them, and the calling thread's current one
+/// (none when the runtime could not start, which only the copies that need one report).
+pub(super) fn devices() -> Devices<'static> {
+    match runtime() {
+        Ok(rt) => rt.copy_devices(),
+        Err(error) => Devices::none(error),
+    }
 }
 
 /// `copy::memcpy` of `size` bytes.
@@ -25,7 +29,7 @@ pub(super) fn devices() -> HipResult<Devices<'static>> {
 /// As for `copy::memcpy`.
 unsafe fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKind) -> HipResult {
     // SAFETY: forwarded contract.
-    unsafe { copy::memcpy(devices()?, CopyRequest::linear(dst, src, size, kind)) }
+    unsafe { copy::memcpy(devices(), CopyRequest::linear(dst, src, size, kind)) }
 }
 
 /// `copy::memcpy_async` of `copy` on `stream`.
@@ -34,7 +38,7 @@ unsafe fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKi
 /// As for `copy::memcpy_async`.
 unsafe fn memcpy_on_stream(copy: CopyRequest, stream: hipStream_t) -> HipResult {
     // SAFETY: forwarded contract.
-    unsafe { copy::memcpy_async(devices()?, copy, stream) }
+    unsafe { copy::memcpy_async(devices(), copy, stream) }
 }
 
 /// `copy::memcpy_async`, or a memcpy node of the capture `stream` takes part in.
@@ -85,7 +89,7 @@ fn memset_async(
     if count > 0 && capture::add_on(stream, node)? {
         return Ok(());
     }
-    copy::memset_async(devices()?, dst, value, element, count, stream)
+    copy::memset_async(devices(), dst, value, element, count, stream)
 }
 
 hip_api! {
@@ -125,7 +129,7 @@ hip_api! {
     ) -> hipError_t {
         let rows = Rows { width, height, dst_pitch, src_pitch };
         // SAFETY: HIP's contract: host-side rows are valid memory.
-        unsafe { copy::memcpy(devices()?, CopyRequest { dst, src, rows, kind }) }
+        unsafe { copy::memcpy(devices(), CopyRequest { dst, src, rows, kind }) }
     }
 
     fn hipMemcpy2D_spt(
@@ -139,35 +143,35 @@ hip_api! {
     ) -> hipError_t {
         let rows = Rows { width, height, dst_pitch, src_pitch };
         // SAFETY: HIP's contract: host-side rows are valid memory.
-        unsafe { copy::memcpy(devices()?, CopyRequest { dst, src, rows, kind }) }
+        unsafe { copy::memcpy(devices(), CopyRequest { dst, src, rows, kind }) }
     }
 
     fn hipMemset(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
-        copy::memset(devices()?, dst, value as u8, size)
+        copy::memset(devices(), dst, value as u8, size)
     }
 
     fn hipMemset_spt(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
-        copy::memset(devices()?, dst, value as u8, size)
+        copy::memset(devices(), dst, value as u8, size)
     }
 
     fn hipMemsetD8(dst: *mut c_void, value: u8, count: usize) -> hipError_t {
-        copy::memset_pattern(devices()?, dst, &[value], count)
+        copy::memset_pattern(devices(), dst, &[value], count)
     }
 
     fn hipMemsetD16(dst: *mut c_void, value: u16, count: usize) -> hipError_t {
-        copy::memset_pattern(devices()?, dst, &value.to_le_bytes(), count)
+        copy::memset_pattern(devices(), dst, &value.to_le_bytes(), count)
     }
 
     fn hipMemsetD32(dst: *mut c_void, value: i32, count: usize) -> hipError_t {
-        copy::memset_pattern(devices()?, dst, &value.to_le_bytes(), count)
+        copy::memset_pattern(devices(), dst, &value.to_le_bytes(), count)
     }
 
     fn hipMemset2D(dst: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d(devices()?, dst, pitch, value as u8, width, height)
+        copy::memset_2d(devices(), dst, pitch, value as u8, width, height)
     }
 
     fn hipMemset2D_spt(dst: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d(devices()?, dst, pitch, value as u8, width, height)
+        copy::memset_2d(devices(), dst, pitch, value as u8, width, height)
     }
 
     /// Host ranges are valid for `size` bytes (until the copy completes for pinned memory);

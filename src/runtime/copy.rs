@@ -141,15 +141,25 @@ impl CopyRequest {
 }
 
 /// The devices a copy or fill may involve, handed down by its caller: either side may be any
-/// device's memory, and an operation between host ranges is ordered on the calling thread's
+/// device's memory, and an operation on pinned host memory is ordered on the calling thread's
 /// current device.
 #[derive(Clone, Copy)]
 pub struct Devices<'a> {
     pub all: &'a [Device],
-    pub current: &'a Device,
+    /// The current device, or why there is none (the runtime did not start), which a copy or
+    /// fill reports once its arguments have passed their checks.
+    pub current: HipResult<&'a Device>,
 }
 
 impl<'a> Devices<'a> {
+    /// No devices, because the runtime could not start (`error`).
+    pub fn none(error: HipError) -> Devices<'a> {
+        Devices {
+            all: &[],
+            current: Err(error),
+        }
+    }
+
     /// The device of ordinal `index`.
     fn get(&self, index: usize) -> HipResult<&'a Device> {
         self.all.get(index).ok_or(HipError::INVALID_DEVICE)
@@ -311,10 +321,12 @@ pub unsafe fn memcpy(devices: Devices<'_>, copy: CopyRequest) -> HipResult {
     let Some(t) = Transfer::new(copy, copy.kind.device_sides())? else {
         return Ok(());
     };
+    // Past its checks, every copy needs the runtime, whatever memory it is between.
+    let current = devices.current?;
     let Some(server) = t.server() else {
         // Host to host. Kernels may be writing pinned memory: wait for them first.
         if t.dst_side != Side::Pageable || t.src_side != Side::Pageable {
-            after_legacy_work(devices.current)?;
+            after_legacy_work(current)?;
         }
         // SAFETY: both sides are host memory (caller's contract, or the registry's word).
         unsafe { t.on_host() };
@@ -1040,6 +1052,8 @@ fn memset_2d_pattern(
         element: pattern.len(),
     };
     let extent = fill.extent().ok_or(HipError::INVALID_VALUE)?;
+    // Past its checks, every fill needs the runtime.
+    let current = devices.current?;
     match classify(dst as usize, extent, Some(true), "memset")? {
         Side::Device(d) => {
             let device = devices.get(d)?;
@@ -1048,7 +1062,7 @@ fn memset_2d_pattern(
         }
         Side::Pinned(_) => {
             // Host memory: the CPU fills it once the work ordered before it is done.
-            after_legacy_work(devices.current)?;
+            after_legacy_work(current)?;
             fill.on_host();
             Ok(())
         }

@@ -617,7 +617,7 @@ impl Copy3D {
 /// Host memory in the copies is valid for its rows (until the copy completes, for pinned
 /// memory in a stream-ordered copy); device memory is checked by the copy engine.
 unsafe fn run(copies: &[RowsCopy], kind: CopyKind, stream: Option<*mut c_void>) -> HipResult {
-    let devices = super::runtime()?.copy_devices()?;
+    let devices = super::runtime()?.copy_devices();
     for c in copies {
         let (dst, src) = (c.dst as *mut c_void, c.src as *const c_void);
         match stream {
@@ -833,7 +833,7 @@ pub fn memset_3d(
     } else {
         (extent.height, extent.depth)
     };
-    let devices = super::runtime()?.copy_devices()?;
+    let devices = super::runtime()?.copy_devices();
     for z in 0..slices {
         let dst = (target.ptr as usize)
             .checked_add(z * slice_pitch)

@@ -164,11 +164,11 @@ impl Runtime {
     }
 
     /// What a copy or fill is handed: every device and the current one.
-    pub fn copy_devices(&self) -> HipResult<copy::Devices<'_>> {
-        Ok(copy::Devices {
+    pub fn copy_devices(&self) -> copy::Devices<'_> {
+        copy::Devices {
             all: &self.devices,
-            current: self.current_device()?,
-        })
+            current: self.current_device(),
+        }
     }
 }
 

@@ -536,7 +536,7 @@ fn publish(words: &[u32; OBJECT_DWORDS], object: Object) -> HipResult<*mut c_voi
         bytes,
         CopyKind::HostToDevice,
     );
-    let devices = runtime().and_then(|rt| rt.copy_devices());
+    let devices = runtime().map(|rt| rt.copy_devices());
     // SAFETY: `ptr` is a new device allocation of `bytes`; `words` is that many host bytes.
     let copied = devices.and_then(|devices| unsafe { copy::memcpy(devices, request) });
     if let Err(e) = copied {

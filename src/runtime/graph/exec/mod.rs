@@ -559,7 +559,7 @@ fn eager(
             // the graph may run; device ranges are checked against the allocations.
             unsafe {
                 copy::memcpy_async(
-                    crate::runtime::runtime()?.copy_devices()?,
+                    crate::runtime::runtime()?.copy_devices(),
                     copy::CopyRequest::linear(
                         m.dst as *mut c_void,
                         m.src as *const c_void,
@@ -578,7 +578,7 @@ fn eager(
             for row in 0..m.height {
                 let dst = m.dst + row * m.pitch;
                 copy::memset_async(
-                    crate::runtime::runtime()?.copy_devices()?,
+                    crate::runtime::runtime()?.copy_devices(),
                     dst as *mut c_void,
                     m.value,
                     m.element,
