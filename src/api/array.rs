@@ -188,20 +188,20 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(dst, pitch, value as u8 as u32, 1, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value as u8 as u32, 1, width, height, stream)
     }
     alias hipMemset2DAsync_spt = hipMemset2DAsync with stream: PerThread;
 
     fn hipMemsetD2D8(dst: *mut c_void, pitch: usize, value: u8, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d_elements(dst, pitch, &[value], width, height)
+        copy::memset_2d_elements(super::copy::devices(), dst, pitch, &[value], width, height)
     }
 
     fn hipMemsetD2D16(dst: *mut c_void, pitch: usize, value: u16, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d_elements(dst, pitch, &value.to_le_bytes(), width, height)
+        copy::memset_2d_elements(super::copy::devices(), dst, pitch, &value.to_le_bytes(), width, height)
     }
 
     fn hipMemsetD2D32(dst: *mut c_void, pitch: usize, value: u32, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d_elements(dst, pitch, &value.to_le_bytes(), width, height)
+        copy::memset_2d_elements(super::copy::devices(), dst, pitch, &value.to_le_bytes(), width, height)
     }
 
     fn hipMemsetD2D8Async(
@@ -212,7 +212,7 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(dst, pitch, value as u32, 1, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value as u32, 1, width, height, stream)
     }
 
     fn hipMemsetD2D16Async(
@@ -223,7 +223,7 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(dst, pitch, value as u32, 2, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value as u32, 2, width, height, stream)
     }
 
     fn hipMemsetD2D32Async(
@@ -234,7 +234,7 @@ hip_api! {
         height: usize,
         stream: hipStream_t,
     ) -> hipError_t {
-        copy::memset_2d_async(dst, pitch, value, 4, width, height, stream)
+        copy::memset_2d_async(super::copy::devices(), dst, pitch, value, 4, width, height, stream)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Copies and fills, synchronous and stream-ordered (`runtime/copy.rs`).
+//! Copies and fills, synchronous and stream-ordered (`runtime/copy.rs`). The shells resolve
+//! the devices a copy may involve (`devices`) and hand them down.
 //!
 //! The synchronous `_spt` forms ("per-thread default stream") must be ordered after the
 //! calling thread's stream; the synchronous copies and fills already wait for every stream of
@@ -8,10 +9,37 @@ use super::convert::PerThread;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t};
 use crate::error::HipResult;
-use crate::runtime::copy::{self, CopyKind, Rows};
+use crate::runtime::copy::{self, CopyKind, CopyRequest, Devices, Rows};
 use crate::runtime::graph::{self, capture, NodeParams};
-use crate::runtime::stream;
+use crate::runtime::{runtime, stream};
 use std::ffi::c_void;
+
+/// The devices a copy or fill may involve: all of them, and the calling thread's current one
+/// (none when the runtime could not start, which only the copies that need one report).
+pub(super) fn devices() -> Devices<'static> {
+    match runtime() {
+        Ok(rt) => rt.copy_devices(),
+        Err(error) => Devices::none(error),
+    }
+}
+
+/// `copy::memcpy` of `size` bytes.
+///
+/// # Safety
+/// As for `copy::memcpy`.
+unsafe fn memcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKind) -> HipResult {
+    // SAFETY: forwarded contract.
+    unsafe { copy::memcpy(devices(), CopyRequest::linear(dst, src, size, kind)) }
+}
+
+/// `copy::memcpy_async` of `copy` on `stream`.
+///
+/// # Safety
+/// As for `copy::memcpy_async`.
+unsafe fn memcpy_on_stream(copy: CopyRequest, stream: hipStream_t) -> HipResult {
+    // SAFETY: forwarded contract.
+    unsafe { copy::memcpy_async(devices(), copy, stream) }
+}
 
 /// `copy::memcpy_async`, or a memcpy node of the capture `stream` takes part in.
 ///
@@ -36,7 +64,7 @@ unsafe fn memcpy_async(
         return Ok(());
     }
     // SAFETY: forwarded contract.
-    unsafe { copy::memcpy_async(dst, src, size, kind, stream) }
+    unsafe { memcpy_on_stream(CopyRequest::linear(dst, src, size, kind), stream) }
 }
 
 /// `copy::memset_async`, or a memset node of the capture `stream` takes part in.
@@ -61,29 +89,29 @@ fn memset_async(
     if count > 0 && capture::add_on(stream, node)? {
         return Ok(());
     }
-    copy::memset_async(dst, value, element, count, stream)
+    copy::memset_async(devices(), dst, value, element, count, stream)
 }
 
 hip_api! {
     fn hipMemcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: u32 => CopyKind) -> hipError_t {
         // SAFETY: HIP's contract: host-side ranges are valid for `size` bytes.
-        unsafe { copy::memcpy(dst, src, size, kind) }
+        unsafe { memcpy(dst, src, size, kind) }
     }
     alias hipMemcpy_spt = hipMemcpy;
 
     fn hipMemcpyHtoD(dst: *mut c_void, src: *mut c_void, size: usize) -> hipError_t {
         // SAFETY: HIP's contract: `src` is valid host memory of `size` bytes.
-        unsafe { copy::memcpy(dst, src, size, CopyKind::HostToDevice) }
+        unsafe { memcpy(dst, src, size, CopyKind::HostToDevice) }
     }
 
     fn hipMemcpyDtoH(dst: *mut c_void, src: *mut c_void, size: usize) -> hipError_t {
         // SAFETY: HIP's contract: `dst` is valid host memory of `size` bytes.
-        unsafe { copy::memcpy(dst, src, size, CopyKind::DeviceToHost) }
+        unsafe { memcpy(dst, src, size, CopyKind::DeviceToHost) }
     }
 
     fn hipMemcpyDtoD(dst: *mut c_void, src: *mut c_void, size: usize) -> hipError_t {
         // SAFETY: both sides are checked against the registry.
-        unsafe { copy::memcpy(dst, src, size, CopyKind::DeviceToDevice) }
+        unsafe { memcpy(dst, src, size, CopyKind::DeviceToDevice) }
     }
 
     fn hipMemcpy2D(
@@ -97,29 +125,29 @@ hip_api! {
     ) -> hipError_t {
         let rows = Rows { width, height, dst_pitch, src_pitch };
         // SAFETY: HIP's contract: host-side rows are valid memory.
-        unsafe { copy::memcpy_2d(dst, src, rows, kind) }
+        unsafe { copy::memcpy(devices(), CopyRequest { dst, src, rows, kind }) }
     }
     alias hipMemcpy2D_spt = hipMemcpy2D;
 
     fn hipMemset(dst: *mut c_void, value: i32, size: usize) -> hipError_t {
-        copy::memset(dst, value as u8, size)
+        copy::memset(devices(), dst, value as u8, size)
     }
     alias hipMemset_spt = hipMemset;
 
     fn hipMemsetD8(dst: *mut c_void, value: u8, count: usize) -> hipError_t {
-        copy::memset_pattern(dst, &[value], count)
+        copy::memset_pattern(devices(), dst, &[value], count)
     }
 
     fn hipMemsetD16(dst: *mut c_void, value: u16, count: usize) -> hipError_t {
-        copy::memset_pattern(dst, &value.to_le_bytes(), count)
+        copy::memset_pattern(devices(), dst, &value.to_le_bytes(), count)
     }
 
     fn hipMemsetD32(dst: *mut c_void, value: i32, count: usize) -> hipError_t {
-        copy::memset_pattern(dst, &value.to_le_bytes(), count)
+        copy::memset_pattern(devices(), dst, &value.to_le_bytes(), count)
     }
 
     fn hipMemset2D(dst: *mut c_void, pitch: usize, value: i32, width: usize, height: usize) -> hipError_t {
-        copy::memset_2d(dst, pitch, value as u8, width, height)
+        copy::memset_2d(devices(), dst, pitch, value as u8, width, height)
     }
     alias hipMemset2D_spt = hipMemset2D;
 
@@ -161,7 +189,7 @@ hip_api! {
         stream: hipStream_t,
     ) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.
-        unsafe { copy::memcpy_async(dst, src, size, kind, stream) }?;
+        unsafe { memcpy_on_stream(CopyRequest::linear(dst, src, size, kind), stream) }?;
         let (device, s) = stream::lookup(stream)?;
         s.synchronize(&device.streams)
     }
@@ -177,8 +205,9 @@ hip_api! {
         kind: u32 => CopyKind,
         stream: hipStream_t,
     ) -> hipError_t {
+        let rows = Rows { width, height, dst_pitch: dpitch, src_pitch: spitch };
         // SAFETY: HIP's contract, as above.
-        unsafe { copy::memcpy_2d_async(dst, dpitch, src, spitch, width, height, kind, stream) }
+        unsafe { memcpy_on_stream(CopyRequest { dst, src, rows, kind }, stream) }
     }
     alias hipMemcpy2DAsync_spt = hipMemcpy2DAsync with stream: PerThread;
 

@@ -1,6 +1,7 @@
 //! Kernel launches and the compiler's call-configuration stack (`runtime/launch.rs`). The
-//! hot path: `hipLaunchKernel` converts nothing; the runtime resolves the kernel and the stream
-//! once, under the device it launches on.
+//! hot path: `hipLaunchKernel` converts nothing; its shell resolves the current device and
+//! hands it down with a `LaunchRequest`, and the runtime resolves the kernel and the stream
+//! once, under that device.
 
 use super::convert::PerThread;
 use super::declare::hip_api;
@@ -8,10 +9,11 @@ use super::types::{
     hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3, DrvLaunchConfig, LaunchConfig,
 };
 use crate::error::{HipError, HipResult};
+use crate::runtime::device::Device;
 use crate::runtime::event::Event;
-use crate::runtime::launch::{self, CallConfiguration};
-use crate::runtime::module::Function;
-use crate::runtime::multi_device;
+use crate::runtime::launch::{self, Args, CallConfiguration, Dispatch, GridSize, LaunchRequest};
+use crate::runtime::module::{self, Function};
+use crate::runtime::{multi_device, runtime};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -25,10 +27,10 @@ hip_api! {
         shared_mem: usize,
         stream: hipStream_t,
     ) -> hipError_t {
+        let device = launch_device(function)?;
+        let request = kernel_request(grid, block, shared_mem, args, stream);
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
-        unsafe {
-            launch::launch_kernel(function, grid, block, args as *const *const c_void, shared_mem, stream)
-        }
+        unsafe { launch::launch_kernel(device, function, request) }
     }
     alias hipLaunchKernel_spt = hipLaunchKernel with stream: PerThread;
 
@@ -47,18 +49,9 @@ hip_api! {
     ) -> hipError_t {
         let grid = Dim3 { x: grid_x, y: grid_y, z: grid_z };
         let block = Dim3 { x: block_x, y: block_y, z: block_z };
+        let request = kernel_request(grid, block, shared_mem as usize, kernel_params, stream);
         // SAFETY: HIP's contract for `kernel_params` and `extra`.
-        unsafe {
-            launch::launch_module_kernel(
-                &function,
-                launch::GridSize::Blocks(grid),
-                block,
-                shared_mem as usize,
-                stream,
-                kernel_params,
-                extra,
-            )
-        }
+        unsafe { launch::launch_module_kernel(current_device()?, &function, request, extra) }
     }
 
     /// A launch whose work-groups may synchronise grid-wide (`runtime/cooperative.rs`): a
@@ -71,10 +64,10 @@ hip_api! {
         shared_mem: u32,
         stream: hipStream_t,
     ) -> hipError_t {
+        let device = launch_device(function)?;
+        let request = kernel_request(grid, block, shared_mem as usize, args, stream);
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
-        unsafe {
-            launch::launch_cooperative_kernel(function, grid, block, args as *const *const c_void, shared_mem as usize, stream)
-        }
+        unsafe { launch::launch_cooperative_kernel(device, function, request) }
     }
     alias hipLaunchCooperativeKernel_spt = hipLaunchCooperativeKernel with stream: PerThread;
 
@@ -92,8 +85,9 @@ hip_api! {
     ) -> hipError_t {
         let grid = Dim3 { x: grid_x, y: grid_y, z: grid_z };
         let block = Dim3 { x: block_x, y: block_y, z: block_z };
+        let request = kernel_request(grid, block, shared_mem as usize, kernel_params, stream);
         // SAFETY: HIP's contract for `kernel_params`.
-        unsafe { launch::launch_cooperative_module_kernel(&function, grid, block, shared_mem as usize, stream, kernel_params) }
+        unsafe { launch::launch_function(current_device()?, &function, request, Dispatch::SINGLE_GRID) }
     }
 
     /// One grid per device, all co-resident, synchronising with `this_multi_grid().sync()`
@@ -116,7 +110,7 @@ hip_api! {
                 return Err(HipError::INVALID_VALUE);
             }
             parts.push(multi_device::GridPart {
-                function: crate::runtime::module::function(p.func as usize)?,
+                function: module::function(p.func as usize)?,
                 grid: p.grid,
                 block: p.block,
                 shared_mem: p.shared_mem,
@@ -143,7 +137,7 @@ hip_api! {
         let mut parts = Vec::with_capacity(count);
         for p in list {
             parts.push(multi_device::GridPart {
-                function: crate::runtime::module::function_handle(p.function as _)?,
+                function: module::function_handle(p.function as _)?,
                 grid: Dim3 { x: p.grid[0], y: p.grid[1], z: p.grid[2] },
                 block: Dim3 { x: p.block[0], y: p.block[1], z: p.block[2] },
                 shared_mem: p.shared_mem as usize,
@@ -170,18 +164,11 @@ hip_api! {
         flags: i32,
     ) -> hipError_t {
         check_launch_flags(flags)?;
+        let device = launch_device(function)?;
+        let request = kernel_request(grid, block, shared_mem, args, stream);
+        let events = (start.as_deref(), stop.as_deref());
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
-        unsafe {
-            launch::launch_kernel_between(
-                function,
-                grid,
-                block,
-                args as *const *const c_void,
-                shared_mem,
-                stream,
-                (start.as_deref(), stop.as_deref()),
-            )
-        }
+        unsafe { launch::launch_kernel_between(device, function, request, events) }
     }
 
     /// `hipModuleLaunchKernel` with the grid in work-items (a partial last work-group where
@@ -251,14 +238,14 @@ hip_api! {
         };
         // SAFETY: HIP's contract: `attrs` holds `numAttrs` attributes.
         let attributes = unsafe { launch::launch_attributes(config.attrs, config.attr_count) }?;
-        let args = args as *const *const c_void;
-        let (grid, block, shared_mem) = (config.grid, config.block, config.dynamic_shared_mem);
+        let device = launch_device(function)?;
+        let request = kernel_request(config.grid, config.block, config.dynamic_shared_mem, args, config.stream);
         // SAFETY: HIP's contract: `args` holds one pointer per explicit kernel argument.
         unsafe {
             if attributes.cooperative {
-                launch::launch_cooperative_kernel(function, grid, block, args, shared_mem, config.stream)
+                launch::launch_cooperative_kernel(device, function, request)
             } else {
-                launch::launch_kernel(function, grid, block, args, shared_mem, config.stream)
+                launch::launch_kernel(device, function, request)
             }
         }
     }
@@ -282,29 +269,17 @@ hip_api! {
         let [x, y, z] = config.grid;
         let [bx, by, bz] = config.block;
         let (grid, block) = (Dim3 { x, y, z }, Dim3 { x: bx, y: by, z: bz });
-        let shared_mem = config.shared_mem as usize;
+        let request = kernel_request(grid, block, config.shared_mem as usize, kernel_params, config.stream);
         if attributes.cooperative {
             if !extra.is_null() {
                 tracing::warn!("hipDrvLaunchKernelEx: a cooperative launch takes kernelParams, not extra");
                 return Err(HipError::INVALID_VALUE);
             }
             // SAFETY: HIP's contract for `kernel_params`.
-            return unsafe {
-                launch::launch_cooperative_module_kernel(&function, grid, block, shared_mem, config.stream, kernel_params)
-            };
+            return unsafe { launch::launch_function(current_device()?, &function, request, Dispatch::SINGLE_GRID) };
         }
         // SAFETY: HIP's contract for `kernel_params` and `extra`.
-        unsafe {
-            launch::launch_module_kernel(
-                &function,
-                launch::GridSize::Blocks(grid),
-                block,
-                shared_mem,
-                config.stream,
-                kernel_params,
-                extra,
-            )
-        }
+        unsafe { launch::launch_module_kernel(current_device()?, &function, request, extra) }
     }
 
     /// The launch API before `<<<>>>`: a configuration, its arguments, then the launch.
@@ -326,8 +301,10 @@ hip_api! {
         launch::setup_argument(bytes, offset)
     }
 
+    /// Consumes the latest configuration and its arguments, also when the launch fails.
     fn hipLaunchByPtr(function: *const c_void) -> hipError_t {
-        launch::launch_by_ptr(function)
+        let legacy = launch::take_legacy_launch()?;
+        launch::launch_by_ptr(launch_device(function)?, function, legacy)
     }
 
     /// What `<<<grid, block, shared_mem, stream>>>` compiles to before the stub's launch;
@@ -407,27 +384,67 @@ unsafe fn ext_module_launch(
     flags: u32,
 ) -> HipResult {
     check_launch_flags(flags as i32)?;
-    let [gx, gy, gz, bx, by, bz] = sizes;
+    let [x, y, z, bx, by, bz] = sizes;
+    let request = LaunchRequest {
+        grid: GridSize::WorkItems(Dim3 { x, y, z }),
+        block: Dim3 {
+            x: bx,
+            y: by,
+            z: bz,
+        },
+        shared_mem,
+        args: Args::Pointers(kernel_params as *const *const c_void),
+        stream,
+    };
+    let events = (start.as_deref(), stop.as_deref());
     // SAFETY: forwarded contract.
     unsafe {
-        launch::launch_module_kernel_between(
-            function,
-            Dim3 {
-                x: gx,
-                y: gy,
-                z: gz,
-            },
-            Dim3 {
-                x: bx,
-                y: by,
-                z: bz,
-            },
-            shared_mem,
-            stream,
-            kernel_params,
-            extra,
-            (start.as_deref(), stop.as_deref()),
-        )
+        launch::launch_module_kernel_between(current_device()?, function, request, extra, events)
+    }
+}
+
+/// A launch of `grid` work-groups of `block` with `shared_mem` bytes of dynamic LDS on
+/// `stream`, the arguments one pointer each (`void** args`, `kernelParams`).
+#[inline(always)]
+fn kernel_request<'a>(
+    grid: Dim3,
+    block: Dim3,
+    shared_mem: usize,
+    args: *mut *mut c_void,
+    stream: hipStream_t,
+) -> LaunchRequest<'a> {
+    LaunchRequest {
+        grid: GridSize::Blocks(grid),
+        block,
+        shared_mem,
+        args: Args::Pointers(args as *const *const c_void),
+        stream,
+    }
+}
+
+/// The calling thread's current device, which a launch runs on.
+#[inline(always)]
+fn current_device() -> HipResult<&'static Device> {
+    runtime()?.current_device()
+}
+
+/// The device a launch of the kernel registered for `host_function` runs on: the calling
+/// thread's current one. Without one (no HSA runtime), an unregistered kernel is still
+/// hipErrorInvalidDeviceFunction: the kernel is the first thing such a launch checks.
+#[inline(always)]
+fn launch_device(host_function: *const c_void) -> HipResult<&'static Device> {
+    match current_device() {
+        Ok(device) => Ok(device),
+        Err(error) => Err(no_launch_device(host_function, error)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn no_launch_device(host_function: *const c_void, error: HipError) -> HipError {
+    match module::function(host_function as usize) {
+        Err(unregistered) => unregistered,
+        Ok(_) => error,
     }
 }
 
@@ -450,7 +467,7 @@ fn multi_device_count(
     parts: i64,
     too_many: HipError,
 ) -> HipResult<usize> {
-    let devices = crate::runtime::runtime()?.devices.len();
+    let devices = runtime()?.devices.len();
     if list.is_null() || parts == 0 {
         tracing::warn!(
             parts,

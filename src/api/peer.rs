@@ -4,7 +4,7 @@
 use super::convert::Out;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t};
-use crate::runtime::copy::{self, CopyKind};
+use crate::runtime::copy::{self, CopyKind, CopyRequest};
 use crate::runtime::peer;
 use std::ffi::c_void;
 
@@ -41,7 +41,7 @@ hip_api! {
     fn hipMemcpyPeer(dst: *mut c_void, dst_device: i32, src: *const c_void, src_device: i32, size: usize) -> hipError_t {
         peer::check_copy_devices(dst_device, src_device)?;
         // SAFETY: both sides are checked against the registry (device-to-device).
-        unsafe { copy::memcpy(dst, src, size, CopyKind::DeviceToDevice) }
+        unsafe { copy::memcpy(super::copy::devices(), CopyRequest::linear(dst, src, size, CopyKind::DeviceToDevice)) }
     }
 
     fn hipMemcpyPeerAsync(
@@ -54,7 +54,7 @@ hip_api! {
     ) -> hipError_t {
         peer::check_copy_devices(dst_device, src_device)?;
         // SAFETY: both sides are checked against the registry (device-to-device).
-        unsafe { copy::memcpy_async(dst, src, size, CopyKind::DeviceToDevice, stream) }
+        unsafe { copy::memcpy_async(super::copy::devices(), CopyRequest::linear(dst, src, size, CopyKind::DeviceToDevice), stream) }
     }
 }
 

@@ -53,7 +53,7 @@ pub fn max_cooperative_blocks(
         * u64::from(compute_units)
 }
 
-/// What a cooperative launch checks beyond an ordinary one (which `launch_on` has checked
+/// What a cooperative launch checks beyond an ordinary one (which `launch_function` has checked
 /// already): the device supports it and the grid fits at once. Returns the device's
 /// cooperative queue.
 pub(in crate::runtime) fn prepare(

@@ -25,10 +25,14 @@
 //! and returns when done; a stream-ordered one waits only where pageable memory forces it to
 //! (for the stream's earlier work, through [`Stream::host_fence`], which also reports a fault
 //! the stream owes).
+//!
+//! Read top to bottom, a copy goes: the C shell (`api/copy.rs`) resolves the [`Devices`] and
+//! hands them down with a [`CopyRequest`] → [`memcpy`] or [`memcpy_async`] checks and
+//! classifies it (`Transfer::new`) → the host copies it, or the engines do
+//! (`ordered_copies`), or it goes through pageable memory (`pageable`). Fills follow.
 
 use super::device::{Device, StagingBuffer, STAGING_BYTES};
 use super::memory::{classify, Side};
-use super::runtime;
 use super::stream::{self, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::{CopyEngines, EngineCopy};
@@ -114,6 +118,54 @@ impl Rows {
     }
 }
 
+/// A copy as the program asks for it: `rows` from `src` to `dst`, and what `kind` says each
+/// side is.
+#[derive(Clone, Copy, Debug)]
+pub struct CopyRequest {
+    pub dst: *mut c_void,
+    pub src: *const c_void,
+    pub rows: Rows,
+    pub kind: CopyKind,
+}
+
+impl CopyRequest {
+    /// `size` contiguous bytes.
+    pub fn linear(dst: *mut c_void, src: *const c_void, size: usize, kind: CopyKind) -> Self {
+        CopyRequest {
+            dst,
+            src,
+            rows: Rows::linear(size),
+            kind,
+        }
+    }
+}
+
+/// The devices a copy or fill may involve, handed down by its caller: either side may be any
+/// device's memory, and an operation on pinned host memory is ordered on the calling thread's
+/// current device.
+#[derive(Clone, Copy)]
+pub struct Devices<'a> {
+    pub all: &'a [Device],
+    /// The current device, or why there is none (the runtime did not start), which a copy or
+    /// fill reports once its arguments have passed their checks.
+    pub current: HipResult<&'a Device>,
+}
+
+impl<'a> Devices<'a> {
+    /// No devices, because the runtime could not start (`error`).
+    pub fn none(error: HipError) -> Devices<'a> {
+        Devices {
+            all: &[],
+            current: Err(error),
+        }
+    }
+
+    /// The device of ordinal `index`.
+    fn get(&self, index: usize) -> HipResult<&'a Device> {
+        self.all.get(index).ok_or(HipError::INVALID_DEVICE)
+    }
+}
+
 /// A checked copy: both sides classified, not yet started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Transfer {
@@ -129,9 +181,7 @@ impl Transfer {
     /// their pitch and out-of-bounds ranges are errors. `hints` (source, destination): what the
     /// copy kind says about device memory, for [`classify`].
     fn new(
-        dst: *mut c_void,
-        src: *const c_void,
-        rows: Rows,
+        CopyRequest { dst, src, rows, .. }: CopyRequest,
         (src_hint, dst_hint): (Option<bool>, Option<bool>),
     ) -> HipResult<Option<Transfer>> {
         if rows.width == 0 || rows.height == 0 {
@@ -231,31 +281,28 @@ fn engine_base(ptr: usize, side: Side) -> usize {
     }
 }
 
-/// The agent through which `device`'s engines reach a side.
-fn agent_of(device: &Device, side: Side) -> HipResult<hsa_agent_t> {
+/// The agent through which `device`'s engines reach a side (any device's memory).
+fn agent_of(devices: Devices<'_>, device: &Device, side: Side) -> HipResult<hsa_agent_t> {
     Ok(match side {
-        Side::Device(d) => runtime()?.device(d)?.agent,
+        Side::Device(d) => devices.get(d)?.agent,
         _ => device.cpu_agent,
     })
 }
 
+/// The agents through which `device`'s engines reach the transfer's destination and source.
+fn agents(
+    devices: Devices<'_>,
+    device: &Device,
+    t: &Transfer,
+) -> HipResult<(hsa_agent_t, hsa_agent_t)> {
+    Ok((
+        agent_of(devices, device, t.dst_side)?,
+        agent_of(devices, device, t.src_side)?,
+    ))
+}
+
 // ---------------------------------------------------------------------------------------
 // Entry points: copies
-
-/// `hipMemcpy`: a copy synchronous with respect to the host.
-///
-/// # Safety
-/// Host-side ranges must be valid for `size` bytes; device-side ranges are checked against the
-/// registry.
-pub unsafe fn memcpy(
-    dst: *mut c_void,
-    src: *const c_void,
-    size: usize,
-    kind: CopyKind,
-) -> HipResult {
-    // SAFETY: a 1-row 2D copy is the same contract.
-    unsafe { memcpy_2d(dst, src, Rows::linear(size), kind) }
-}
 
 /// What a synchronous copy or fill waits for first. `hipMemcpy` and `hipMemset` are
 /// null-stream operations (legacy semantics, as in AMD's runtime): they come after the work
@@ -266,45 +313,42 @@ fn after_legacy_work(device: &Device) -> HipResult {
     device.streams.settle_legacy()
 }
 
-/// `hipMemcpy2D`: `height` rows of `width` bytes between pitched ranges, synchronously.
+/// `hipMemcpy`, `hipMemcpy2D`: a copy synchronous with respect to the host.
 ///
 /// # Safety
-/// As for [`memcpy`], for every row of each host side.
-pub unsafe fn memcpy_2d(
-    dst: *mut c_void,
-    src: *const c_void,
-    rows: Rows,
-    kind: CopyKind,
-) -> HipResult {
-    let Some(t) = Transfer::new(dst, src, rows, kind.device_sides())? else {
+/// Host-side rows must be valid memory; device-side ranges are checked against the registry.
+pub unsafe fn memcpy(devices: Devices<'_>, copy: CopyRequest) -> HipResult {
+    let Some(t) = Transfer::new(copy, copy.kind.device_sides())? else {
         return Ok(());
     };
-    let rt = runtime()?;
+    // Past its checks, every copy needs the runtime, whatever memory it is between.
+    let current = devices.current?;
     let Some(server) = t.server() else {
         // Host to host. Kernels may be writing pinned memory: wait for them first.
         if t.dst_side != Side::Pageable || t.src_side != Side::Pageable {
-            after_legacy_work(rt.current_device()?)?;
+            after_legacy_work(current)?;
         }
         // SAFETY: both sides are host memory (caller's contract, or the registry's word).
         unsafe { t.on_host() };
         return Ok(());
     };
-    let device = rt.device(server)?;
+    let device = devices.get(server)?;
     // The other device of a device-to-device copy: its legacy work must be done too.
     if let (Side::Device(a), Side::Device(b)) = (t.dst_side, t.src_side) {
         for other in [a, b] {
             if other != server {
-                after_legacy_work(rt.device(other)?)?;
+                after_legacy_work(devices.get(other)?)?;
             }
         }
     }
     after_legacy_work(device)?;
     if t.dst_side == Side::Pageable || t.src_side == Side::Pageable {
-        return pageable(device, &t);
+        return pageable(devices, device, &t);
     }
     t.reach_across_devices()?;
     // The stream-ordered copy on the serving device's null stream, waited for.
-    let pieces = t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
+    let (dst_agent, src_agent) = agents(devices, device, &t)?;
+    let pieces = t.engine_pieces(dst_agent, src_agent);
     let null = device.streams.null_stream();
     for chunk in pieces.chunks(MAX_BATCH) {
         let (started, result) = ordered_copies(device, null, chunk);
@@ -328,46 +372,19 @@ pub unsafe fn memcpy_2d(
     Ok(())
 }
 
-/// `hipMemcpyAsync` and friends: copies `size` bytes in `stream`'s order.
+/// `hipMemcpyAsync`, `hipMemcpy2DAsync` and friends: a copy in `stream`'s order.
 ///
 /// # Safety
-/// Host-side ranges must be valid for `size` bytes until the copy completes (pinned memory) or
-/// the call returns (pageable memory); device-side ranges are checked against the allocation
-/// table, so any pointer value is safe there.
+/// Host-side rows must be valid until the copy completes (pinned memory) or the call returns
+/// (pageable memory); device-side ranges are checked against the allocation table, so any
+/// pointer value is safe there.
 pub unsafe fn memcpy_async(
-    dst: *mut c_void,
-    src: *const c_void,
-    size: usize,
-    kind: CopyKind,
-    stream: *mut c_void,
-) -> HipResult {
-    // SAFETY: a 1-row 2D copy is the same contract.
-    unsafe { memcpy_2d_async(dst, size, src, size, size, 1, kind, stream) }
-}
-
-/// `hipMemcpy2DAsync`: `height` rows of `width` bytes, rows `dpitch`/`spitch` bytes apart.
-///
-/// # Safety
-/// As for [`memcpy_async`], for every row.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn memcpy_2d_async(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    kind: CopyKind,
+    devices: Devices<'_>,
+    copy: CopyRequest,
     stream: *mut c_void,
 ) -> HipResult {
     let (device, stream) = stream::lookup(stream)?;
-    let rows = Rows {
-        width,
-        height,
-        dst_pitch: dpitch,
-        src_pitch: spitch,
-    };
-    let Some(t) = stream_transfer(dst, src, rows, kind)? else {
+    let Some(t) = stream_transfer(copy)? else {
         return Ok(());
     };
     match t.server() {
@@ -380,12 +397,12 @@ pub unsafe fn memcpy_2d_async(
         }
         Some(owner) if t.dst_side == Side::Pageable || t.src_side == Side::Pageable => {
             stream.host_fence(&device.streams)?;
-            pageable(runtime()?.device(owner)?, &t)
+            pageable(devices, devices.get(owner)?, &t)
         }
         Some(_) => {
             t.reach_across_devices()?;
-            let pieces =
-                t.engine_pieces(agent_of(device, t.dst_side)?, agent_of(device, t.src_side)?);
+            let (dst_agent, src_agent) = agents(devices, device, &t)?;
+            let pieces = t.engine_pieces(dst_agent, src_agent);
             for chunk in pieces.chunks(MAX_BATCH) {
                 ordered_copies(device, &stream, chunk).1?;
             }
@@ -397,16 +414,11 @@ pub unsafe fn memcpy_2d_async(
 /// The checks of a stream-ordered copy: those of every copy, and explicit kinds whose device
 /// side is not device memory are rejected (the host side cannot be checked);
 /// `hipMemcpyDefault` takes the direction from where the pointers live.
-fn stream_transfer(
-    dst: *mut c_void,
-    src: *const c_void,
-    rows: Rows,
-    kind: CopyKind,
-) -> HipResult<Option<Transfer>> {
-    let Some(t) = Transfer::new(dst, src, rows, (None, None))? else {
+fn stream_transfer(copy: CopyRequest) -> HipResult<Option<Transfer>> {
+    let Some(t) = Transfer::new(copy, (None, None))? else {
         return Ok(None);
     };
-    check_kind(kind, t.dst_side, t.src_side)?;
+    check_kind(copy.kind, t.dst_side, t.src_side)?;
     Ok(Some(t))
 }
 
@@ -586,14 +598,14 @@ fn staging_batches(rows: Rows) -> Vec<Vec<(usize, usize, usize)>> {
 
 /// A transfer with one pageable side, synchronously: large ones straight from or to the
 /// locked pages, the rest (and those whose lock is refused) staged.
-fn pageable(device: &Device, t: &Transfer) -> HipResult {
-    through_locked_pages(device, t).unwrap_or_else(|| staged(device, t))
+fn pageable(devices: Devices<'_>, device: &Device, t: &Transfer) -> HipResult {
+    through_locked_pages(devices, device, t).unwrap_or_else(|| staged(devices, device, t))
 }
 
 /// A copy of pageable host memory through the device's two staging buffers, pipelined: rows
 /// are packed into them in batches, and while a copy engine moves one buffer, the CPU fills
 /// (to the device) or drains (from it) the other. Returns once every byte has arrived.
-fn staged(device: &Device, t: &Transfer) -> HipResult {
+fn staged(devices: Devices<'_>, device: &Device, t: &Transfer) -> HipResult {
     let copy = device.copy.lock();
     // Declared after the lock guard, so dropped before it: no buffer is left in flight for
     // the next copy to overwrite, whatever path returns.
@@ -607,7 +619,10 @@ fn staged(device: &Device, t: &Transfer) -> HipResult {
     match (t.dst_side, t.src_side) {
         (Side::Pageable, Side::Pageable) => unreachable!("host-to-host copies use the CPU"),
         (Side::Pageable, src_side) => {
-            let (src_agent, src) = (agent_of(device, src_side)?, engine_base(t.src, src_side));
+            let (src_agent, src) = (
+                agent_of(devices, device, src_side)?,
+                engine_base(t.src, src_side),
+            );
             let engine_fill = |k: usize, batch: &[(usize, usize, usize)]| -> Vec<EngineCopy> {
                 let staging = copy.staging[k].memory.as_ptr() as usize;
                 let mut at = 0;
@@ -654,7 +669,10 @@ fn staged(device: &Device, t: &Transfer) -> HipResult {
             }
         }
         (dst_side, _) => {
-            let (dst_agent, dst) = (agent_of(device, dst_side)?, engine_base(t.dst, dst_side));
+            let (dst_agent, dst) = (
+                agent_of(devices, device, dst_side)?,
+                engine_base(t.dst, dst_side),
+            );
             for (i, batch) in batches.iter().enumerate() {
                 let k = i % 2;
                 // The buffer's previous batch must have left before it is overwritten.
@@ -703,7 +721,7 @@ const LOCK_PAGEABLE_FROM: usize = 2 * STAGING_BYTES;
 /// engines straight from or to that side's pages, locked (`hsa_amd_memory_lock`) for the
 /// copy and unlocked after it; `None` if the copy is smaller or the lock is refused (a range
 /// another lock overlaps, a driver that will not pin it), for [`staged`] to do.
-fn through_locked_pages(device: &Device, t: &Transfer) -> Option<HipResult> {
+fn through_locked_pages(devices: Devices<'_>, device: &Device, t: &Transfer) -> Option<HipResult> {
     let rows = t.rows;
     let (host, pitch) = match (t.dst_side, t.src_side) {
         (Side::Pageable, _) => (t.dst, rows.dst_pitch),
@@ -714,7 +732,6 @@ fn through_locked_pages(device: &Device, t: &Transfer) -> Option<HipResult> {
     if extent < LOCK_PAGEABLE_FROM {
         return None;
     }
-    let rt = runtime().ok()?;
     let page = host_pages::page_size();
     let start = host / page * page;
     let end = (host + extent).div_ceil(page) * page;
@@ -722,7 +739,7 @@ fn through_locked_pages(device: &Device, t: &Transfer) -> Option<HipResult> {
     // stay valid until this synchronous copy returns; the lock is dropped before that.
     let lock = match unsafe {
         HostLock::lock(
-            rt.hsa.api,
+            device.api,
             start as *mut c_void,
             end - start,
             &[device.agent],
@@ -741,26 +758,32 @@ fn through_locked_pages(device: &Device, t: &Transfer) -> Option<HipResult> {
     } else {
         direct.src_side = locked;
     }
-    let done = (|| {
-        let pieces = spread_over_engines(direct.engine_pieces(
-            agent_of(device, direct.dst_side)?,
-            agent_of(device, direct.src_side)?,
-        ));
-        // The device's copy lock makes its first staging signal this copy's.
-        let copy = device.copy.lock();
-        for chunk in pieces.chunks(MAX_BATCH) {
-            // SAFETY: one side is device memory, the other the locked pages, both covering
-            // `len` bytes until the wait inside returns; the signal is ours under `copy`.
-            if let Some(flight) =
-                unsafe { InFlight::issue(device, &copy.staging[0].signal, chunk.to_vec(), false) }
-            {
-                flight.wait(device, &copy.staging[0].signal)?;
-            }
-        }
-        Ok(())
-    })();
+    // SAFETY: the locked side stays locked until `lock` is dropped, after the copy.
+    let done = unsafe { direct_copy(devices, device, &direct) };
     drop(lock);
     Some(done)
+}
+
+/// A copy of a transfer whose sides the engines reach (one of them locked pages), by the
+/// engines, spread over several, waited for.
+///
+/// # Safety
+/// Both sides stay reachable by the engines until this returns.
+unsafe fn direct_copy(devices: Devices<'_>, device: &Device, t: &Transfer) -> HipResult {
+    let (dst_agent, src_agent) = agents(devices, device, t)?;
+    let pieces = spread_over_engines(t.engine_pieces(dst_agent, src_agent));
+    // The device's copy lock makes its first staging signal this copy's.
+    let copy = device.copy.lock();
+    for chunk in pieces.chunks(MAX_BATCH) {
+        // SAFETY: one side is device memory, the other the locked pages, both covering
+        // `len` bytes until the wait inside returns; the signal is ours under `copy`.
+        if let Some(flight) =
+            unsafe { InFlight::issue(device, &copy.staging[0].signal, chunk.to_vec(), false) }
+        {
+            flight.wait(device, &copy.staging[0].signal)?;
+        }
+    }
+    Ok(())
 }
 
 /// One contiguous copy cut in [`ENGINES_PER_COPY`] page-aligned pieces, which the engines
@@ -970,21 +993,27 @@ impl Fill {
 
 /// Fills `count` elements of `pattern.len()` bytes (1, 2 or 4) at `dst` with the pattern,
 /// synchronously (hipMemset, hipMemsetD8/D16/D32).
-pub fn memset_pattern(dst: *mut c_void, pattern: &[u8], count: usize) -> HipResult {
+pub fn memset_pattern(
+    devices: Devices<'_>,
+    dst: *mut c_void,
+    pattern: &[u8],
+    count: usize,
+) -> HipResult {
     let size = count
         .checked_mul(pattern.len())
         .ok_or(HipError::INVALID_VALUE)?;
-    memset_2d_pattern(dst, size, pattern, size, 1)
+    memset_2d_pattern(devices, dst, size, pattern, size, 1)
 }
 
 /// Fills `size` bytes at `dst` with `value` (checked against the registry, so any pointer
 /// value is safe to pass).
-pub fn memset(dst: *mut c_void, value: u8, size: usize) -> HipResult {
-    memset_pattern(dst, &[value], size)
+pub fn memset(devices: Devices<'_>, dst: *mut c_void, value: u8, size: usize) -> HipResult {
+    memset_pattern(devices, dst, &[value], size)
 }
 
 /// `hipMemset2D`: `height` rows of `width` bytes, `pitch` apart.
 pub fn memset_2d(
+    devices: Devices<'_>,
     dst: *mut c_void,
     pitch: usize,
     value: u8,
@@ -994,10 +1023,11 @@ pub fn memset_2d(
     if width > pitch && height > 1 {
         return Err(rows_past_pitch(width, pitch));
     }
-    memset_2d_pattern(dst, pitch, &[value], width, height)
+    memset_2d_pattern(devices, dst, pitch, &[value], width, height)
 }
 
 fn memset_2d_pattern(
+    devices: Devices<'_>,
     dst: *mut c_void,
     pitch: usize,
     pattern: &[u8],
@@ -1022,16 +1052,17 @@ fn memset_2d_pattern(
         element: pattern.len(),
     };
     let extent = fill.extent().ok_or(HipError::INVALID_VALUE)?;
-    let rt = runtime()?;
+    // Past its checks, every fill needs the runtime.
+    let current = devices.current?;
     match classify(dst as usize, extent, Some(true), "memset")? {
         Side::Device(d) => {
-            let device = rt.device(d)?;
+            let device = devices.get(d)?;
             after_legacy_work(device)?;
             fill.on_device(device)
         }
         Side::Pinned(_) => {
             // Host memory: the CPU fills it once the work ordered before it is done.
-            after_legacy_work(rt.current_device()?)?;
+            after_legacy_work(current)?;
             fill.on_host();
             Ok(())
         }
@@ -1042,6 +1073,7 @@ fn memset_2d_pattern(
 /// `hipMemsetD2D8/D16/D32`: `height` rows of `width` elements of `pattern.len()` bytes (1, 2
 /// or 4), rows `pitch` bytes apart, synchronously.
 pub fn memset_2d_elements(
+    devices: Devices<'_>,
     dst: *mut c_void,
     pitch: usize,
     pattern: &[u8],
@@ -1054,7 +1086,7 @@ pub fn memset_2d_elements(
     if bytes > pitch && height > 1 {
         return Err(rows_past_pitch(bytes, pitch));
     }
-    memset_2d_pattern(dst, pitch, pattern, bytes, height)
+    memset_2d_pattern(devices, dst, pitch, pattern, bytes, height)
 }
 
 /// A 2D fill whose rows are wider than their pitch: hipErrorInvalidValue, as AMD answers (its
@@ -1069,6 +1101,7 @@ fn rows_past_pitch(row: usize, pitch: usize) -> HipError {
 /// `hipMemsetAsync` / `hipMemsetD8/D16/D32Async`: `count` elements of `element` bytes (1, 2 or
 /// 4), each `value`'s low bytes, at `dst`, in `stream`'s order: a host task in the stream.
 pub fn memset_async(
+    devices: Devices<'static>,
     dst: *mut c_void,
     value: u32,
     element: usize,
@@ -1076,12 +1109,14 @@ pub fn memset_async(
     stream: *mut c_void,
 ) -> HipResult {
     let bytes = count.checked_mul(element).ok_or(HipError::INVALID_VALUE)?;
-    memset_2d_async(dst, bytes, value, element, count, 1, stream)
+    memset_2d_async(devices, dst, bytes, value, element, count, 1, stream)
 }
 
 /// `hipMemset2DAsync`, `hipMemsetD2D*Async`: `height` rows of `width` elements of `element`
 /// bytes (1, 2 or 4), rows `pitch` bytes apart, in `stream`'s order: a host task in the stream.
+#[allow(clippy::too_many_arguments)]
 pub fn memset_2d_async(
+    devices: Devices<'static>,
     dst: *mut c_void,
     pitch: usize,
     value: u32,
@@ -1121,7 +1156,7 @@ pub fn memset_2d_async(
     let bytes = fill.extent().ok_or(HipError::INVALID_VALUE)?;
     match classify(dst as usize, bytes, None, "fill destination")? {
         Side::Device(i) => {
-            let owner = runtime()?.device(i)?;
+            let owner = devices.get(i)?;
             stream::enqueue_host_task(
                 &device.streams,
                 &stream,
@@ -1201,8 +1236,14 @@ mod tests {
         let to_device = |t: Transfer| t.engine_pieces(gpu, cpu);
         let rows = Rows::linear(0x100);
         let (d, h) = (device as *mut c_void, (host + 0x10) as *const c_void);
-        let sync = Transfer::new(d, h, rows, CopyKind::HostToDevice.device_sides());
-        let stream = stream_transfer(d, h, rows, CopyKind::HostToDevice);
+        let copy = CopyRequest {
+            dst: d,
+            src: h,
+            rows,
+            kind: CopyKind::HostToDevice,
+        };
+        let sync = Transfer::new(copy, copy.kind.device_sides());
+        let stream = stream_transfer(copy);
         for t in [sync, stream] {
             let pieces = to_device(t.unwrap().unwrap());
             assert_eq!(pieces.len(), 1);
@@ -1217,8 +1258,17 @@ mod tests {
             src_pitch: 0x20,
         };
         let (h, d) = (host as *mut c_void, device as *const c_void);
-        let sync = Transfer::new(h, d, rows, CopyKind::DeviceToHost.device_sides());
-        let stream = stream_transfer(h, d, rows, CopyKind::Default);
+        let copy = CopyRequest {
+            dst: h,
+            src: d,
+            rows,
+            kind: CopyKind::DeviceToHost,
+        };
+        let sync = Transfer::new(copy, copy.kind.device_sides());
+        let stream = stream_transfer(CopyRequest {
+            kind: CopyKind::Default,
+            ..copy
+        });
         for t in [sync, stream] {
             let dsts: Vec<usize> = t
                 .unwrap()

@@ -617,21 +617,32 @@ impl Copy3D {
 /// Host memory in the copies is valid for its rows (until the copy completes, for pinned
 /// memory in a stream-ordered copy); device memory is checked by the copy engine.
 unsafe fn run(copies: &[RowsCopy], kind: CopyKind, stream: Option<*mut c_void>) -> HipResult {
+    let devices = super::runtime()?.copy_devices();
     for c in copies {
         let (dst, src) = (c.dst as *mut c_void, c.src as *const c_void);
         match stream {
             // SAFETY: forwarded contract.
-            None => unsafe { copy::memcpy_2d(dst, src, c.rows, kind) }?,
+            None => unsafe {
+                copy::memcpy(
+                    devices,
+                    copy::CopyRequest {
+                        dst,
+                        src,
+                        rows: c.rows,
+                        kind,
+                    },
+                )
+            }?,
             // SAFETY: forwarded contract.
             Some(s) => unsafe {
-                copy::memcpy_2d_async(
-                    dst,
-                    c.rows.dst_pitch,
-                    src,
-                    c.rows.src_pitch,
-                    c.rows.width,
-                    c.rows.height,
-                    kind,
+                copy::memcpy_async(
+                    devices,
+                    copy::CopyRequest {
+                        dst,
+                        src,
+                        rows: c.rows,
+                        kind,
+                    },
                     s,
                 )
             }?,
@@ -822,15 +833,23 @@ pub fn memset_3d(
     } else {
         (extent.height, extent.depth)
     };
+    let devices = super::runtime()?.copy_devices();
     for z in 0..slices {
         let dst = (target.ptr as usize)
             .checked_add(z * slice_pitch)
             .ok_or(HipError::INVALID_VALUE)? as *mut c_void;
         match stream {
-            None => copy::memset_2d(dst, target.pitch, value, extent.width, height)?,
-            Some(s) => {
-                copy::memset_2d_async(dst, target.pitch, value as u32, 1, extent.width, height, s)?
-            }
+            None => copy::memset_2d(devices, dst, target.pitch, value, extent.width, height)?,
+            Some(s) => copy::memset_2d_async(
+                devices,
+                dst,
+                target.pitch,
+                value as u32,
+                1,
+                extent.width,
+                height,
+                s,
+            )?,
         }
     }
     Ok(())

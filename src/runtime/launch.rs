@@ -2,20 +2,30 @@
 //!
 //! This is the hot path. Per launch: a registry lookup, one stream lock, kernarg writes into
 //! a recycled ring slot and one packet; no heap allocation and no system call.
+//!
+//! Read top to bottom, a launch goes: the C shell (`api/launch.rs`) resolves the device and
+//! hands it down with a [`LaunchRequest`] → an entry point here ([`launch_kernel`],
+//! [`launch_function`], ...) finds the kernel → `check_launch` checks everything that can
+//! fail and returns a `CheckedLaunch` → `CheckedLaunch::submit` publishes its
+//! `DispatchPacket` on the stream's queue (or `CheckedLaunch::capture` adds it to the
+//! stream's capture). The thread's record of recent launch targets (`RecentLaunches`) and
+//! the launch API before `<<<>>>` come last.
 
 use super::code_object::KernelInfo;
+use super::device::Device;
 use super::event::{self, Event};
 use super::kernarg::{ArgSource, LaunchGeometry};
-use super::module::{self, Function};
-use super::runtime;
-use super::stream::StreamRef;
+use super::module::{self, Function, Kernel};
+use super::ordering::Stream;
+use super::stream::{self, StreamRef};
 use crate::error::{HipError, HipResult};
-use crate::hsa::queue::{stream_packet_header, to_bytes, KernargSlot};
+use crate::hsa::queue::{stream_packet_header, to_bytes, KernargSlot, Queue};
 use hsa_abi::*;
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// HIP's `dim3`.
 #[repr(C)]
@@ -202,324 +212,21 @@ pub unsafe fn pop_call_configuration(
 
 pub use super::kernarg::{LaunchLimits, Refusal, MAX_BLOCK_THREADS};
 
-/// `hipLaunchKernel`.
-///
-/// # Safety
-/// `args` must point to one pointer per explicit kernel argument, each pointing to a value of
-/// that argument's size (HIP's `void** args` contract).
-#[inline(always)]
-pub unsafe fn launch_kernel(
-    host_function: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *const *const c_void,
-    shared_mem: usize,
-    stream: *mut c_void,
-) -> HipResult {
-    // Read before anything is looked up: a change after this invalidates what is found.
-    let seen = TableChanges {
-        functions: module::function_changes(),
-        streams: super::stream::removals(),
-    };
-    let key = (host_function as usize, stream as usize);
-    let recent = match runtime().and_then(|rt| rt.current_device()) {
-        Ok(device) => RecentLaunches::with_mine(
-            #[inline(always)]
-            |recent| recent.get(key, device, seen),
-        )
-        .flatten()
-        .map(|target| (device, target)),
-        Err(_) => None,
-    };
-    let held: std::mem::ManuallyDrop<Arc<Function>>;
-    let found: Arc<Function>;
-    let (device, function, kernel, stream, remember) = match recent {
-        Some((device, target)) => {
-            if target.null_stream {
-                super::stream::check_null_stream_use(device)?;
-            }
-            // SAFETY: from `Arc::into_raw`; the entry's reference, which stays put while this
-            // launch runs (only this thread's `put` replaces it, and a hit makes none), is
-            // borrowed without being counted.
-            held = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw(target.function) });
-            let stream = StreamArg::Resolved(target.stream);
-            (device, &*held, target.kernel, stream, false)
-        }
-        None => {
-            // In the order the general path checks them.
-            found = module::function(host_function as usize)?;
-            let device = runtime()?.current_device()?;
-            let kernel = Arc::as_ptr(found.kernel(device)?);
-            (device, &found, kernel, StreamArg::Handle(stream), true)
-        }
-    };
-    // SAFETY: the kernel is the function's on `device`, which lives as long as the function
-    // (a `OnceCell` once set), held here.
-    let kernel = unsafe { &*kernel };
-    // SAFETY: forwarded contract.
-    unsafe {
-        check_launch_then(
-            device,
-            function,
-            kernel,
-            GridSize::Blocks(grid),
-            block,
-            Args::Pointers(args),
-            shared_mem,
-            stream,
-            false,
-            #[inline(always)]
-            |launch| {
-                if remember {
-                    // The stream by address, not by reference: a reference into `launch`
-                    // would keep it in memory, copied whole at each move below.
-                    let stream_object = match &launch.stream {
-                        StreamRef::Shared(stream) => Arc::as_ptr(stream),
-                        StreamRef::Borrowed(_) => std::ptr::null(),
-                    };
-                    // SAFETY: `stream_object` is null or the address of a stream `launch`
-                    // holds.
-                    RecentLaunches::with_mine(|recent| {
-                        recent.put(key, device, seen, function, kernel, stream_object)
-                    });
-                }
-                let result = launch.submit_or_capture(function);
-                launch.end();
-                result
-            },
-        )
-    }
-}
+// ---------------------------------------------------------------------------------------
+// What a launch is asked for
 
-/// The table change counts a cached launch target was found under (see [`RecentLaunches`]).
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct TableChanges {
-    /// `module::function_changes`.
-    functions: u64,
-    /// `stream::removals`.
-    streams: u64,
-}
-
-/// A thread's latest launch targets, direct-mapped by (host function, stream handle): each
-/// entry has what `hipLaunchKernel` resolves from the two (the function, its kernel on the
-/// device, the stream), so that a loop launching a few kernels on a few streams finds them
-/// with one lookup. As with `handles::RecentLookups`, an entry is trusted only while neither
-/// table has changed since it was made, and only on the device it was made on; the whole holds
-/// references that its destructor gives back when the thread exits. The function and the
-/// stream are both held, so that a hit borrows them without counting: a weakly held stream
-/// cost a `Weak::upgrade` and the drop of what it made, two locked instructions per launch.
-/// A destroyed stream is never answered for (its removal changes `seen`), and gives up its
-/// queue when it retires (`Stream::retire`), so an entry that still holds it keeps only a
-/// small object: the stream's queue, which the queue policies count, goes back at once. A
-/// registered kernel lives until its fat binary is unregistered (at exit, or when a library
-/// is unloaded); an entry then keeps that one small object until the thread replaces it.
-struct RecentLaunches {
-    entries: [RecentLaunch; RECENT_LAUNCH_ENTRIES],
-}
-
-const RECENT_LAUNCH_ENTRIES: usize = 8;
-
-/// One entry of [`RecentLaunches`], a cell per field: a lookup reads only what it compares
-/// (a copy of the whole entry costs a 64-byte `memcpy` call per launch).
-struct RecentLaunch {
-    host_function: Cell<usize>,
-    stream: Cell<usize>,
-    device: Cell<*const super::device::Device>,
-    seen: Cell<TableChanges>,
-    /// From `Arc::into_raw`, owned by the entry; null when the entry is empty.
-    function: Cell<*const Function>,
-    /// The function's kernel on `device`: it lives as long as the function.
-    kernel: Cell<*const super::module::Kernel>,
-    /// From `Arc::into_raw`, owned by the entry; null for the device's null stream.
-    stream_object: Cell<*const super::ordering::Stream>,
-}
-
-/// What a [`RecentLaunch`] answers with.
-struct LaunchTarget {
-    /// The entry's (`Arc::into_raw`), not counted for the caller.
-    function: *const Function,
-    kernel: *const super::module::Kernel,
-    /// The entry's stream, borrowed as the function is (or the device's null stream).
-    stream: StreamRef<'static>,
-    null_stream: bool,
-}
-
-impl RecentLaunches {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const EMPTY: RecentLaunch = RecentLaunch {
-        host_function: Cell::new(0),
-        stream: Cell::new(0),
-        device: Cell::new(std::ptr::null()),
-        seen: Cell::new(TableChanges {
-            functions: 0,
-            streams: 0,
-        }),
-        function: Cell::new(std::ptr::null()),
-        kernel: Cell::new(std::ptr::null()),
-        stream_object: Cell::new(std::ptr::null()),
-    };
-
-    const fn new() -> Self {
-        RecentLaunches {
-            entries: [Self::EMPTY; RECENT_LAUNCH_ENTRIES],
-        }
-    }
-
-    /// `f` of the calling thread's record: `LocalKey::try_with` only finds its address, and
-    /// `f` runs in the caller (a `with` around the whole lookup is called out of line). `None`
-    /// once the thread's destructors have dropped the record (a launch from another
-    /// thread-local's destructor goes without the cache).
-    #[inline(always)]
-    fn with_mine<R>(f: impl FnOnce(&RecentLaunches) -> R) -> Option<R> {
-        let recent = RECENT_LAUNCHES
-            .try_with(|recent| recent as *const RecentLaunches)
-            .ok()?;
-        // SAFETY: the thread-local is alive (`try_with` succeeded) and stays at this address
-        // until its thread exits, which cannot happen while that thread runs `f`; the
-        // reference does not outlive `f`.
-        Some(f(unsafe { &*recent }))
-    }
-
-    #[inline(always)]
-    fn entry(&self, (host_function, stream): (usize, usize)) -> &RecentLaunch {
-        // Host stubs are 16-aligned; stream handles count up above their tag byte.
-        &self.entries[((host_function >> 4) ^ (stream >> 8)) % RECENT_LAUNCH_ENTRIES]
-    }
-
-    /// The target cached for `key` on `device`, if neither table has changed since (`seen`)
-    /// and its function and stream are still alive.
-    #[inline(always)]
-    fn get(
-        &self,
-        key: (usize, usize),
-        device: &'static super::device::Device,
-        seen: TableChanges,
-    ) -> Option<LaunchTarget> {
-        let recent = self.entry(key);
-        let function = recent.function.get();
-        if recent.host_function.get() != key.0
-            || recent.stream.get() != key.1
-            || recent.seen.get() != seen
-            || !std::ptr::eq(recent.device.get(), device)
-            || function.is_null()
-        {
-            return None;
-        }
-        let stream_object = recent.stream_object.get();
-        let null_stream = stream_object.is_null();
-        let stream = if null_stream {
-            StreamRef::Borrowed(&device.streams.null)
-        } else {
-            // SAFETY: `stream_object` came from `Arc::into_raw` and the entry still owns that
-            // reference; only this thread's `put` or exit gives it back, neither of which can
-            // happen while the launch that borrows it runs.
-            StreamRef::Borrowed(unsafe { &*stream_object })
-        };
-        Some(LaunchTarget {
-            function,
-            kernel: recent.kernel.get(),
-            stream,
-            null_stream,
-        })
-    }
-
-    /// Caches the target of `key` on `device`, found while the tables read `seen`: the stream
-    /// at `stream` (null for the device's null stream, the only one a launch borrows).
-    ///
-    /// # Safety
-    /// `stream` is null or the address of a stream an `Arc` the caller holds owns.
-    #[inline(never)]
-    unsafe fn put(
-        &self,
-        key: (usize, usize),
-        device: &super::device::Device,
-        seen: TableChanges,
-        function: &Arc<Function>,
-        kernel: &super::module::Kernel,
-        stream: *const super::ordering::Stream,
-    ) {
-        let recent = self.entry(key);
-        let stream_object = if stream.is_null() {
-            std::ptr::null()
-        } else {
-            // SAFETY: the caller's `Arc` keeps the stream alive while this counts one more
-            // reference for the entry.
-            unsafe { Arc::increment_strong_count(stream) };
-            stream
-        };
-        let old_function = recent.function.replace(Arc::into_raw(function.clone()));
-        let old_stream = recent.stream_object.replace(stream_object);
-        recent.host_function.set(key.0);
-        recent.stream.set(key.1);
-        recent.device.set(device);
-        recent.seen.set(seen);
-        recent.kernel.set(kernel);
-        // SAFETY: the entry owned these references, and nothing else names them now.
-        unsafe {
-            if !old_function.is_null() {
-                drop(Arc::from_raw(old_function));
-            }
-            if !old_stream.is_null() {
-                drop(Arc::from_raw(old_stream));
-            }
-        }
-    }
-}
-
-impl Drop for RecentLaunches {
-    fn drop(&mut self) {
-        for recent in &self.entries {
-            let function = recent.function.replace(std::ptr::null());
-            let stream = recent.stream_object.replace(std::ptr::null());
-            // SAFETY: the entry owned these references (from `Arc::into_raw`); the thread is
-            // exiting and nothing borrows them any more.
-            unsafe {
-                if !function.is_null() {
-                    drop(Arc::from_raw(function));
-                }
-                if !stream.is_null() {
-                    drop(Arc::from_raw(stream));
-                }
-            }
-        }
-    }
-}
-
-thread_local! {
-    static RECENT_LAUNCHES: RecentLaunches = const { RecentLaunches::new() };
-}
-
-/// The stream a launch is checked for: its handle, resolved in turn, or already resolved.
-pub(in crate::runtime) enum StreamArg<'a> {
-    Handle(*mut c_void),
-    Resolved(StreamRef<'a>),
-}
-
-/// A launch on a capturing stream, for the capture to turn into a kernel node: the explicit
-/// arguments packed at their kernarg offsets.
-pub struct CapturedKernel<'a> {
-    pub function: Arc<Function>,
-    pub grid: Dim3,
+/// A launch as the program asks for it, whichever entry point it came through: the
+/// configuration, the explicit arguments and the stream. The kernel and the device it runs on
+/// are given beside it.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchRequest<'a> {
+    pub grid: GridSize,
     pub block: Dim3,
-    pub shared_mem: u32,
-    pub args: Box<[u8]>,
-    pub layout: &'a super::kernarg::KernargLayout,
-}
-
-/// What a launch on a capturing stream calls instead of submitting (set by
-/// `graph::capture` when a capture begins: graphs build on launches, not the reverse).
-pub static CAPTURE_KERNEL: once_cell::sync::OnceCell<
-    fn(&super::ordering::Stream, CapturedKernel) -> HipResult,
-> = once_cell::sync::OnceCell::new();
-
-/// Where a launch's dispatch packet goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dispatch {
-    /// The stream's own queue: every launch but a cooperative one.
-    Stream,
-    /// The device's cooperative queue, in the stream's order, with the value of the kernel's
-    /// `hidden_multigrid_sync_arg` (see `cooperative.rs`).
-    Cooperative { multigrid_sync: u64 },
+    /// Bytes of dynamic LDS.
+    pub shared_mem: usize,
+    pub args: Args<'a>,
+    /// The `hipStream_t` as given (null: the null stream).
+    pub stream: *mut c_void,
 }
 
 /// How a launch gives its grid: in work-groups (`<<<>>>`, `hipLaunchKernel`,
@@ -539,6 +246,442 @@ pub enum Args<'a> {
     Pointers(*const *const c_void),
     /// The `HIP_LAUNCH_PARAM_BUFFER_POINTER` buffer of `hipModuleLaunchKernel`.
     Packed(&'a [u8]),
+}
+
+/// Where a launch's dispatch packet goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// The stream's own queue: every launch but a cooperative one.
+    Stream,
+    /// The device's cooperative queue, in the stream's order, with the value of the kernel's
+    /// `hidden_multigrid_sync_arg` (see `cooperative.rs`).
+    Cooperative { multigrid_sync: u64 },
+}
+
+impl Dispatch {
+    /// A cooperative launch of one grid (`hipLaunchCooperativeKernel`).
+    pub const SINGLE_GRID: Dispatch = Dispatch::Cooperative {
+        multigrid_sync: super::cooperative::SINGLE_GRID,
+    };
+
+    fn is_cooperative(self) -> bool {
+        matches!(self, Dispatch::Cooperative { .. })
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Entry points: each finds the kernel, checks the launch, then submits it
+
+/// `hipLaunchKernel` on `device`, the calling thread's current device: the kernel registered
+/// for `host_function`. The kernel, its code on `device` and the stream are taken from the
+/// thread's record of recent launches when it has them ([`RecentLaunches`]), else looked up
+/// and recorded once the launch has been checked.
+///
+/// # Safety
+/// For [`Args::Pointers`], `args` must point to one pointer per explicit kernel argument, each
+/// pointing to a value of that argument's size (HIP's `void** args` contract).
+#[inline(always)]
+pub unsafe fn launch_kernel(
+    device: &'static Device,
+    host_function: *const c_void,
+    request: LaunchRequest<'_>,
+) -> HipResult {
+    // Read before anything is looked up: a change after this invalidates what is found.
+    let seen = TableChanges::now();
+    let key = (host_function as usize, request.stream as usize);
+    let held: ManuallyDrop<Arc<Function>>;
+    let found: Arc<Function>;
+    let (function, kernel, stream, found_here) = match RecentLaunches::find(key, device, seen) {
+        Some(target) => {
+            if target.null_stream {
+                stream::check_null_stream_use(device)?;
+            }
+            // SAFETY: from `Arc::into_raw`; the entry's reference, which stays put while this
+            // launch runs (only this thread's `remember` replaces it, and a hit makes none),
+            // is borrowed without being counted.
+            held = ManuallyDrop::new(unsafe { Arc::from_raw(target.function) });
+            (&*held, target.kernel, Some(target.stream), false)
+        }
+        None => {
+            found = module::function(host_function as usize)?;
+            let kernel = Arc::as_ptr(found.kernel(device)?);
+            (&found, kernel, None, true)
+        }
+    };
+    // SAFETY: the kernel is the function's on `device`, which lives as long as the function
+    // (a `OnceCell` once set), held here.
+    let kernel = unsafe { &*kernel };
+    // SAFETY: forwarded contract.
+    let launch = unsafe { CheckedLaunch::check(device, function, kernel, request, stream, false) }?;
+    if found_here {
+        RecentLaunches::remember(key, device, seen, function, kernel, &launch.stream);
+    }
+    let result = launch.submit_or_capture(function);
+    launch.end();
+    result
+}
+
+/// Launches `function` on `device` (the device the request's stream belongs to), to the
+/// queue `dispatch` names: validates the configuration and the arguments, then, under the
+/// stream's lock, publishes the waits the launch needs, writes the kernargs and one dispatch
+/// packet, and rings the doorbell (see `stream::Operation` and `hsa::queue::Reservation`).
+///
+/// # Safety
+/// For [`Args::Pointers`], as for [`launch_kernel`].
+#[inline(always)]
+pub unsafe fn launch_function(
+    device: &Device,
+    function: &Arc<Function>,
+    request: LaunchRequest<'_>,
+    dispatch: Dispatch,
+) -> HipResult {
+    let kernel = function.kernel(device)?;
+    let cooperative = dispatch.is_cooperative();
+    // SAFETY: forwarded contract.
+    let launch =
+        unsafe { CheckedLaunch::check(device, function, kernel, request, None, cooperative) }?;
+    match dispatch {
+        Dispatch::Stream => {
+            let result = launch.submit_or_capture(function);
+            launch.end();
+            result
+        }
+        Dispatch::Cooperative { multigrid_sync } => {
+            launch.submit_cooperative(multigrid_sync, &[]).map(drop)
+        }
+    }
+}
+
+/// `hipLaunchCooperativeKernel`: `hipLaunchKernel` of a kernel whose work-groups may
+/// synchronise grid-wide.
+///
+/// # Safety
+/// As for [`launch_kernel`].
+pub unsafe fn launch_cooperative_kernel(
+    device: &Device,
+    host_function: *const c_void,
+    request: LaunchRequest<'_>,
+) -> HipResult {
+    let function = module::function(host_function as usize)?;
+    // SAFETY: forwarded contract.
+    unsafe { launch_function(device, &function, request, Dispatch::SINGLE_GRID) }
+}
+
+/// `hipModuleLaunchKernel`: the arguments come either as `kernelParams` (`request.args`,
+/// one pointer per explicit argument) or packed in the buffer `extra` names; not both.
+///
+/// # Safety
+/// HIP's contract for `kernelParams` and `extra`.
+pub unsafe fn launch_module_kernel(
+    device: &Device,
+    function: &Arc<Function>,
+    mut request: LaunchRequest<'_>,
+    extra: *mut *mut c_void,
+) -> HipResult {
+    if !extra.is_null() {
+        if matches!(request.args, Args::Pointers(kernel_params) if !kernel_params.is_null()) {
+            tracing::warn!("hipModuleLaunchKernel: both kernelParams and extra given");
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: HIP's contract for `extra`.
+        request.args = Args::Packed(unsafe { packed_args(extra, &function.kernel(device)?.info) }?);
+    }
+    // SAFETY: HIP's contract: kernelParams has one pointer per explicit argument.
+    unsafe { launch_function(device, function, request, Dispatch::Stream) }
+}
+
+/// `hipExtModuleLaunchKernel`: [`launch_module_kernel`] (its grid in work-items) between two
+/// optional events recorded on the launch's stream (the kernel's start and end in stream
+/// order).
+///
+/// # Safety
+/// HIP's contract for `kernelParams` and `extra`.
+pub unsafe fn launch_module_kernel_between(
+    device: &Device,
+    function: &Arc<Function>,
+    request: LaunchRequest<'_>,
+    extra: *mut *mut c_void,
+    events: (Option<&Event>, Option<&Event>),
+) -> HipResult {
+    let bracket = EventBracket::open(request.stream, events)?;
+    // SAFETY: forwarded contract.
+    unsafe { launch_module_kernel(device, function, request, extra) }?;
+    bracket.close()
+}
+
+/// `hipExtLaunchKernel`: `hipLaunchKernel` between two optional events recorded on its stream.
+///
+/// # Safety
+/// As for [`launch_kernel`].
+pub unsafe fn launch_kernel_between(
+    device: &'static Device,
+    host_function: *const c_void,
+    request: LaunchRequest<'_>,
+    events: (Option<&Event>, Option<&Event>),
+) -> HipResult {
+    let bracket = EventBracket::open(request.stream, events)?;
+    // SAFETY: forwarded contract.
+    unsafe { launch_kernel(device, host_function, request) }?;
+    bracket.close()
+}
+
+/// Two optional events around a launch on its stream: as AMD's runtime, which takes the
+/// events' times from the dispatch itself, the two enclose the kernel and nothing else of the
+/// stream. [`EventBracket::open`] records the start before the launch, [`EventBracket::close`]
+/// the stop after it; a launch that fails records no stop.
+struct EventBracket<'e> {
+    /// The stream's device and the stream, when there is an event to record.
+    on: Option<(&'static Device, StreamRef<'static>)>,
+    stop: Option<&'e Event>,
+}
+
+impl<'e> EventBracket<'e> {
+    fn open(
+        stream: *mut c_void,
+        (start, stop): (Option<&Event>, Option<&'e Event>),
+    ) -> HipResult<EventBracket<'e>> {
+        if start.is_none() && stop.is_none() {
+            return Ok(EventBracket { on: None, stop });
+        }
+        let (device, stream) = stream::lookup(stream)?;
+        if let Some(start) = start {
+            event::record(start, device, &stream)?;
+        }
+        Ok(EventBracket {
+            on: Some((device, stream)),
+            stop,
+        })
+    }
+
+    fn close(self) -> HipResult {
+        match (self.on, self.stop) {
+            (Some((device, stream)), Some(stop)) => event::record(stop, device, &stream),
+            _ => Ok(()),
+        }
+    }
+}
+
+// hipModuleLaunchKernel's `extra` array
+
+/// `HIP_LAUNCH_PARAM_BUFFER_POINTER`, `_SIZE`, `_END` (AMD's values).
+const LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+const LAUNCH_PARAM_END: usize = 3;
+
+/// The packed argument buffer named by an `extra` array:
+/// `{BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}` (the order AMD requires), for a launch
+/// of `kernel`. A size larger than the kernel's whole kernarg segment cannot be an argument
+/// buffer for it and is `hipErrorInvalidValue` (AMD's ROCm 5.2 runtime ignores the size);
+/// `launch_function` checks that the buffer covers the explicit arguments.
+///
+/// # Safety
+/// `extra` is a readable array of that form (checked entry by entry up to END), and the
+/// buffer holds `size` bytes.
+pub(in crate::runtime) unsafe fn packed_args<'a>(
+    extra: *mut *mut c_void,
+    kernel: &KernelInfo,
+) -> HipResult<&'a [u8]> {
+    // SAFETY: the first five entries of a well-formed array; the tags are checked before the
+    // pointers they introduce are used.
+    let e = |i: usize| unsafe { *extra.add(i) } as usize;
+    if e(0) != LAUNCH_PARAM_BUFFER_POINTER
+        || e(2) != LAUNCH_PARAM_BUFFER_SIZE
+        || e(4) != LAUNCH_PARAM_END
+    {
+        tracing::warn!("hipModuleLaunchKernel: malformed `extra` array");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let (buffer, size_ptr) = (e(1) as *const u8, e(3) as *const usize);
+    if buffer.is_null() || size_ptr.is_null() {
+        tracing::warn!("hipModuleLaunchKernel: null buffer or size in `extra`");
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: BUFFER_SIZE points to the buffer's size.
+    let size = unsafe { *size_ptr };
+    if size > kernel.kernarg_size as usize {
+        tracing::warn!(
+            kernel = %kernel.name,
+            size,
+            kernarg_size = kernel.kernarg_size,
+            "hipModuleLaunchKernel: HIP_LAUNCH_PARAM_BUFFER_SIZE is larger than the kernel's \
+             kernarg segment"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    // SAFETY: the buffer holds `size` bytes (HIP's contract), and `size` is at most the
+    // kernarg segment size, a u32.
+    Ok(unsafe { std::slice::from_raw_parts(buffer, size) })
+}
+
+// ---------------------------------------------------------------------------------------
+// Checking a launch
+
+/// Checks a launch of `function` on `device` (the device the request's stream belongs to):
+/// the configuration, the arguments, the stream and, for a `cooperative` launch, what
+/// `cooperative::prepare` checks. What an executable graph builds its packets with and what a
+/// multi-device launch checks all its parts with before publishing any.
+///
+/// # Safety
+/// For [`Args::Pointers`], as for [`launch_kernel`]; the argument pointers stay valid while
+/// the result lives.
+pub(in crate::runtime) unsafe fn check_launch<'a>(
+    device: &'a Device,
+    function: &'a Function,
+    request: LaunchRequest<'a>,
+    cooperative: bool,
+) -> HipResult<CheckedLaunch<'a>> {
+    let kernel = function.kernel(device)?;
+    // SAFETY: forwarded contract.
+    unsafe { CheckedLaunch::check(device, function, kernel, request, None, cooperative) }
+}
+
+/// A launch checked on its device: everything that can fail before its packets are published
+/// has been checked, so that a launch of several parts (a multi-device cooperative launch)
+/// publishes all of them or none.
+pub(in crate::runtime) struct CheckedLaunch<'a> {
+    device: &'a Device,
+    stream: StreamRef<'a>,
+    packet: DispatchPacket<'a>,
+    /// The device's cooperative queue, for a cooperative launch.
+    cooperative_queue: Option<Arc<Queue>>,
+}
+
+impl<'a> CheckedLaunch<'a> {
+    /// [`check_launch`] of `kernel`, `function`'s code on `device`; the stream already
+    /// resolved (`resolved_stream`, from the thread's record of recent launches) or resolved
+    /// here from the request's handle. Inlined in each entry point, whose launch is then built
+    /// where it stays rather than copied out of a call.
+    ///
+    /// # Safety
+    /// As for [`check_launch`].
+    #[inline(always)]
+    unsafe fn check(
+        device: &'a Device,
+        function: &'a Function,
+        kernel: &'a Kernel,
+        request: LaunchRequest<'a>,
+        resolved_stream: Option<StreamRef<'a>>,
+        cooperative: bool,
+    ) -> HipResult<CheckedLaunch<'a>> {
+        let info = &kernel.info;
+        let LaunchRequest {
+            grid: grid_size,
+            block,
+            shared_mem,
+            args,
+            stream: handle,
+        } = request;
+        // The configuration is checked in work-groups either way.
+        let grid = match grid_size {
+            GridSize::Blocks(blocks) => blocks,
+            GridSize::WorkItems(items) => {
+                let groups =
+                    |items: u32, size: u32| if size == 0 { 0 } else { items.div_ceil(size) };
+                Dim3 {
+                    x: groups(items.x, block.x),
+                    y: groups(items.y, block.y),
+                    z: groups(items.z, block.z),
+                }
+            }
+        };
+
+        if !kernel.limits.admit(
+            [grid.x, grid.y, grid.z],
+            [block.x, block.y, block.z],
+            shared_mem,
+        ) {
+            return Err(refuse_configuration(
+                device,
+                function,
+                info,
+                grid,
+                block,
+                shared_mem,
+                cooperative,
+            ));
+        }
+        let lds = u32::try_from(shared_mem).unwrap_or(u32::MAX);
+        let block_size = [block.x, block.y, block.z];
+        let geometry = match grid_size {
+            // `admit` checked what `from_blocks` would but the size of the grid in work-items.
+            GridSize::Blocks(_) => {
+                LaunchGeometry::from_admitted_blocks([grid.x, grid.y, grid.z], block_size, lds)
+            }
+            GridSize::WorkItems(items) => {
+                // As AMD's runtime (clr's ihipModuleLaunchKernel): a kernel built for full
+                // work-groups gets no partial one (AMD first shrinks a block larger than the grid
+                // to the grid, so only a grid larger than its block is refused).
+                let partial = |items: u32, size: u32| size != 0 && items > size && !items.is_multiple_of(size);
+                if info.uniform_work_group_size
+                    && super::compat::abi().refuses_partial_uniform_groups()
+                    && (partial(items.x, block.x) || partial(items.y, block.y) || partial(items.z, block.z))
+                {
+                    tracing::warn!(kernel = %function.name, ?items, ?block, "the kernel's metadata says uniform_work_group_size: the grid in work-items must be a multiple of the block");
+                    return Err(HipError::INVALID_VALUE);
+                }
+                LaunchGeometry::from_work_items([items.x, items.y, items.z], block_size, lds)
+            }
+        }
+        .map_err(|e| {
+            tracing::warn!(kernel = %function.name, ?grid, ?block, error = %e, "invalid launch geometry");
+            HipError::INVALID_CONFIGURATION
+        })?;
+        let layout = &kernel.layout;
+        let Some(kernarg_slot) = kernel.kernarg_slot else {
+            tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, align = info.kernarg_align, "kernarg segment larger or more aligned than a kernarg slot");
+            return Err(HipError::INVALID_CONFIGURATION);
+        };
+        let source = match args {
+            // A kernel without arguments may be launched with no argument array.
+            Args::Pointers(p) if p.is_null() && layout.explicit_count() == 0 => {
+                ArgSource::Pointers(&[])
+            }
+            Args::Pointers(p) if p.is_null() => {
+                tracing::warn!(kernel = %function.name, explicit = layout.explicit_count(), "kernel arguments missing");
+                return Err(HipError::INVALID_VALUE);
+            }
+            // SAFETY: the caller guarantees one valid pointer per explicit argument.
+            Args::Pointers(p) => ArgSource::Pointers(unsafe {
+                std::slice::from_raw_parts(p, layout.explicit_count())
+            }),
+            Args::Packed(buffer) => ArgSource::Packed(buffer),
+        };
+        if let Err(e) = layout.check(source) {
+            tracing::warn!(kernel = %function.name, error = %e, "invalid kernel arguments");
+            return Err(HipError::INVALID_VALUE);
+        }
+        let stream = match resolved_stream {
+            Some(stream) => stream,
+            None => match stream::resolve(handle, device) {
+                Ok(stream) => stream,
+                Err(error) => return Err(refuse_stream(error, handle, cooperative)),
+            },
+        };
+        let cooperative_queue = if cooperative {
+            Some(super::cooperative::prepare(
+                device,
+                function,
+                info,
+                [grid.x, grid.y, grid.z],
+                [block.x, block.y, block.z],
+                shared_mem,
+            )?)
+        } else {
+            None
+        };
+        Ok(CheckedLaunch {
+            device,
+            stream,
+            packet: DispatchPacket {
+                function,
+                kernel,
+                source,
+                geometry,
+                kernarg_slot,
+            },
+            cooperative_queue,
+        })
+    }
 }
 
 /// Why a launch configuration is refused, or `None` if it is valid: zero dimensions, too
@@ -583,268 +726,13 @@ pub fn check_configuration(
     None
 }
 
-/// Launches `function` on the current device: validates the configuration and the
-/// arguments, then, under the stream's lock, publishes the waits the launch needs, writes the
-/// kernargs and one dispatch packet, and rings the doorbell (see `stream::Operation` and
-/// `hsa::queue::Reservation`).
-///
-/// # Safety
-/// For [`Args::Pointers`], as for [`launch_kernel`].
-pub unsafe fn launch_function(
-    function: &Arc<Function>,
-    grid_size: GridSize,
-    block: Dim3,
-    args: Args<'_>,
-    shared_mem: usize,
-    stream: *mut c_void,
-) -> HipResult {
-    let device = runtime()?.current_device()?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        launch_on(
-            device,
-            function,
-            grid_size,
-            block,
-            args,
-            shared_mem,
-            stream,
-            Dispatch::Stream,
-        )
-    }
-}
-
-/// [`launch_function`] on `device` (the device `stream` belongs to), to the queue `dispatch`
-/// names.
-///
-/// # Safety
-/// As for [`launch_function`].
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-pub(in crate::runtime) unsafe fn launch_on(
-    device: &super::device::Device,
-    function: &Arc<Function>,
-    grid_size: GridSize,
-    block: Dim3,
-    args: Args<'_>,
-    shared_mem: usize,
-    stream: *mut c_void,
-    dispatch: Dispatch,
-) -> HipResult {
-    let cooperative = matches!(dispatch, Dispatch::Cooperative { .. });
-    let kernel = function.kernel(device)?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        check_launch_then(
-            device,
-            function,
-            kernel,
-            grid_size,
-            block,
-            args,
-            shared_mem,
-            StreamArg::Handle(stream),
-            cooperative,
-            #[inline(always)]
-            |launch| match dispatch {
-                Dispatch::Stream => {
-                    let result = launch.submit_or_capture(function);
-                    launch.end();
-                    result
-                }
-                Dispatch::Cooperative { multigrid_sync } => {
-                    launch.submit_cooperative(multigrid_sync, &[]).map(|_| ())
-                }
-            },
-        )
-    }
-}
-
-/// A launch checked on its device: everything that can fail before its packets are published
-/// has been checked, so that a launch of several parts (a multi-device cooperative launch)
-/// publishes all of them or none.
-pub(in crate::runtime) struct CheckedLaunch<'a> {
-    device: &'a super::device::Device,
-    stream: super::stream::StreamRef<'a>,
-    packet: DispatchPacket<'a>,
-    /// The device's cooperative queue, for a cooperative launch.
-    cooperative_queue: Option<std::sync::Arc<crate::hsa::queue::Queue>>,
-}
-
-/// Checks a launch of `function` on `device` (the device `stream` belongs to): the
-/// configuration, the arguments, the stream and, for a `cooperative` launch, what
-/// `cooperative::prepare` checks.
-///
-/// # Safety
-/// As for [`launch_function`]; the argument pointers stay valid while the result lives.
-#[allow(clippy::too_many_arguments)]
-pub(in crate::runtime) unsafe fn check_launch<'a>(
-    device: &'a super::device::Device,
-    function: &'a Function,
-    grid_size: GridSize,
-    block: Dim3,
-    args: Args<'a>,
-    shared_mem: usize,
-    stream: *mut c_void,
-    cooperative: bool,
-) -> HipResult<CheckedLaunch<'a>> {
-    let kernel = function.kernel(device)?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        check_launch_then(
-            device,
-            function,
-            kernel,
-            grid_size,
-            block,
-            args,
-            shared_mem,
-            StreamArg::Handle(stream),
-            cooperative,
-            Ok,
-        )
-    }
-}
-
-/// [`check_launch`], handing the checked launch to `then` rather than returning it: the
-/// launch path inlines both, and builds the checked launch in place instead of moving it
-/// out of a `Result` (a copy of a few hundred bytes per launch).
-///
-/// # Safety
-/// As for [`check_launch`].
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-unsafe fn check_launch_then<'a, R>(
-    device: &'a super::device::Device,
-    function: &'a Function,
-    kernel: &'a super::module::Kernel,
-    grid_size: GridSize,
-    block: Dim3,
-    args: Args<'a>,
-    shared_mem: usize,
-    stream: StreamArg<'a>,
-    cooperative: bool,
-    then: impl FnOnce(CheckedLaunch<'a>) -> HipResult<R>,
-) -> HipResult<R> {
-    let info = &kernel.info;
-    // The configuration is checked in work-groups either way.
-    let grid = match grid_size {
-        GridSize::Blocks(blocks) => blocks,
-        GridSize::WorkItems(items) => {
-            let groups = |items: u32, size: u32| if size == 0 { 0 } else { items.div_ceil(size) };
-            Dim3 {
-                x: groups(items.x, block.x),
-                y: groups(items.y, block.y),
-                z: groups(items.z, block.z),
-            }
-        }
-    };
-
-    if !kernel.limits.admit(
-        [grid.x, grid.y, grid.z],
-        [block.x, block.y, block.z],
-        shared_mem,
-    ) {
-        return Err(refuse_configuration(
-            device,
-            function,
-            info,
-            grid,
-            block,
-            shared_mem,
-            cooperative,
-        ));
-    }
-    let lds = u32::try_from(shared_mem).unwrap_or(u32::MAX);
-    let block_size = [block.x, block.y, block.z];
-    let geometry = match grid_size {
-        // `admit` checked what `from_blocks` would but the size of the grid in work-items.
-        GridSize::Blocks(_) => {
-            LaunchGeometry::from_admitted_blocks([grid.x, grid.y, grid.z], block_size, lds)
-        }
-        GridSize::WorkItems(items) => {
-            // As AMD's runtime (clr's ihipModuleLaunchKernel): a kernel built for full
-            // work-groups gets no partial one (AMD first shrinks a block larger than the grid
-            // to the grid, so only a grid larger than its block is refused).
-            let partial = |items: u32, size: u32| size != 0 && items > size && !items.is_multiple_of(size);
-            if info.uniform_work_group_size
-                && super::compat::abi().refuses_partial_uniform_groups()
-                && (partial(items.x, block.x) || partial(items.y, block.y) || partial(items.z, block.z))
-            {
-                tracing::warn!(kernel = %function.name, ?items, ?block, "the kernel's metadata says uniform_work_group_size: the grid in work-items must be a multiple of the block");
-                return Err(HipError::INVALID_VALUE);
-            }
-            LaunchGeometry::from_work_items([items.x, items.y, items.z], block_size, lds)
-        }
-    }
-    .map_err(|e| {
-        tracing::warn!(kernel = %function.name, ?grid, ?block, error = %e, "invalid launch geometry");
-        HipError::INVALID_CONFIGURATION
-    })?;
-    let layout = &kernel.layout;
-    let Some(kernarg_slot) = kernel.kernarg_slot else {
-        tracing::warn!(kernel = %function.name, kernarg = info.kernarg_size, align = info.kernarg_align, "kernarg segment larger or more aligned than a kernarg slot");
-        return Err(HipError::INVALID_CONFIGURATION);
-    };
-    let source = match args {
-        // A kernel without arguments may be launched with no argument array.
-        Args::Pointers(p) if p.is_null() && layout.explicit_count() == 0 => {
-            ArgSource::Pointers(&[])
-        }
-        Args::Pointers(p) if p.is_null() => {
-            tracing::warn!(kernel = %function.name, explicit = layout.explicit_count(), "kernel arguments missing");
-            return Err(HipError::INVALID_VALUE);
-        }
-        // SAFETY: the caller guarantees one valid pointer per explicit argument.
-        Args::Pointers(p) => {
-            ArgSource::Pointers(unsafe { std::slice::from_raw_parts(p, layout.explicit_count()) })
-        }
-        Args::Packed(buffer) => ArgSource::Packed(buffer),
-    };
-    if let Err(e) = layout.check(source) {
-        tracing::warn!(kernel = %function.name, error = %e, "invalid kernel arguments");
-        return Err(HipError::INVALID_VALUE);
-    }
-    let stream = match stream {
-        StreamArg::Handle(handle) => match super::stream::resolve(handle, device) {
-            Ok(stream) => stream,
-            Err(error) => return Err(refuse_stream(error, handle, cooperative)),
-        },
-        StreamArg::Resolved(stream) => stream,
-    };
-    let cooperative_queue = if cooperative {
-        Some(super::cooperative::prepare(
-            device,
-            function,
-            info,
-            [grid.x, grid.y, grid.z],
-            [block.x, block.y, block.z],
-            shared_mem,
-        )?)
-    } else {
-        None
-    };
-    then(CheckedLaunch {
-        device,
-        stream,
-        packet: DispatchPacket {
-            function,
-            kernel,
-            source,
-            geometry,
-            kernarg_slot,
-        },
-        cooperative_queue,
-    })
-}
-
 /// The error (and its log line) of a launch [`LaunchLimits::admit`] refused, from
 /// [`check_configuration`], which names the reason; the error is the program's ABI's for that
 /// reason (`compat::Abi::launch_error`).
 #[cold]
 #[inline(never)]
 fn refuse_configuration(
-    device: &super::device::Device,
+    device: &Device,
     function: &Function,
     info: &KernelInfo,
     grid: Dim3,
@@ -869,14 +757,43 @@ fn refuse_configuration(
 #[cold]
 #[inline(never)]
 fn refuse_stream(error: HipError, handle: *mut c_void, cooperative: bool) -> HipError {
-    if error != HipError::INVALID_HANDLE || super::stream::lookup(handle).is_ok() {
+    if error != HipError::INVALID_HANDLE || stream::lookup(handle).is_ok() {
         return error;
     }
     tracing::warn!(stream = ?handle, "launch on a stream handle that names no live stream");
     super::compat::abi().dead_launch_stream(cooperative)
 }
 
+// ---------------------------------------------------------------------------------------
+// Submitting a checked launch
+
 impl CheckedLaunch<'_> {
+    /// Publishes the dispatch on the stream's own queue, or adds it to the stream's capture.
+    /// By reference, as `submit` and `capture`: a launch moved is a launch copied whole (a
+    /// `memcpy` call); its owner drops it with [`CheckedLaunch::end`].
+    #[inline(always)]
+    fn submit_or_capture(&self, function: &Arc<Function>) -> HipResult {
+        // The one check capture costs a launch: a flag of the stream just resolved.
+        if self.stream.capturing.load(Ordering::Relaxed) {
+            self.capture(function)
+        } else {
+            self.submit()
+        }
+    }
+
+    /// Publishes the dispatch on the stream's own queue. Cannot fail but for the stream's
+    /// own waits (see `Stream::submit_counted`).
+    #[inline(always)]
+    fn submit(&self) -> HipResult {
+        let packet = &self.packet;
+        packet.note_in_trace();
+        self.stream.submit_counted(
+            &self.device.streams,
+            #[inline(always)]
+            |queue, completion_signal| packet.publish(queue, completion_signal, None),
+        )
+    }
+
     /// Adds the launch to its stream's capture as a kernel node, its arguments copied. Kept
     /// out of line: the launch path carries only the flag test and the call (by reference: a
     /// launch moved out of line is copied whole first, also when it is not captured).
@@ -908,19 +825,34 @@ impl CheckedLaunch<'_> {
         )
     }
 
-    /// Publishes the dispatch on the stream's own queue, or adds it to the stream's capture.
-    /// By reference, as `submit` and `capture`: a launch moved is a launch copied whole (a
-    /// `memcpy` call); its owner drops it with [`CheckedLaunch::end`].
-    #[inline(always)]
-    fn submit_or_capture(&self, function: &Arc<Function>) -> HipResult {
-        // The one check capture costs a launch: a flag of the stream just resolved.
-        if self.stream.capturing.load(Ordering::Relaxed) {
-            self.capture(function)
-        } else {
-            self.submit()
-        }
+    /// Publishes the dispatch of a cooperative launch on the device's cooperative queue, with
+    /// `multigrid_sync` as its `hidden_multigrid_sync_arg`, in its stream's order and after
+    /// `also_after` (see `Stream::submit_elsewhere`, whose marker of the dispatch it returns).
+    pub(in crate::runtime) fn submit_cooperative(
+        self,
+        multigrid_sync: u64,
+        also_after: &[stream::Dep],
+    ) -> HipResult<crate::hsa::queue::Marker> {
+        let CheckedLaunch {
+            device,
+            stream,
+            packet,
+            cooperative_queue,
+        } = self;
+        let Some(queue) = cooperative_queue else {
+            tracing::error!(kernel = %packet.function.name, "internal error: a cooperative submit of a launch not checked as cooperative");
+            return Err(HipError::UNKNOWN);
+        };
+        packet.note_in_trace();
+        stream.submit_elsewhere(
+            &device.streams,
+            &queue,
+            also_after,
+            |queue, completion_signal| {
+                packet.publish(queue, completion_signal, Some(multigrid_sync))
+            },
+        )
     }
-
     /// Drops the launch. Only these two fields need dropping, which then happens here rather
     /// than in an out-of-line drop of the whole launch.
     #[inline(always)]
@@ -945,52 +877,25 @@ impl CheckedLaunch<'_> {
     }
 
     /// The device the launch runs on.
-    pub(in crate::runtime) fn device(&self) -> &super::device::Device {
+    pub(in crate::runtime) fn device(&self) -> &Device {
         self.device
     }
-
-    /// Publishes the dispatch on the stream's own queue. Cannot fail but for the stream's
-    /// own waits (see `Stream::submit_counted`).
-    #[inline(always)]
-    fn submit(&self) -> HipResult {
-        let packet = &self.packet;
-        packet.note_in_trace();
-        self.stream.submit_counted(
-            &self.device.streams,
-            #[inline(always)]
-            |queue, completion_signal| packet.publish(queue, completion_signal, None),
-        )
-    }
-
-    /// Publishes the dispatch of a cooperative launch on the device's cooperative queue, with
-    /// `multigrid_sync` as its `hidden_multigrid_sync_arg`, in its stream's order and after
-    /// `also_after` (see `Stream::submit_elsewhere`, whose marker of the dispatch it returns).
-    pub(in crate::runtime) fn submit_cooperative(
-        self,
-        multigrid_sync: u64,
-        also_after: &[super::stream::Dep],
-    ) -> HipResult<crate::hsa::queue::Marker> {
-        let CheckedLaunch {
-            device,
-            stream,
-            packet,
-            cooperative_queue,
-        } = self;
-        let Some(queue) = cooperative_queue else {
-            tracing::error!(kernel = %packet.function.name, "internal error: a cooperative submit of a launch not checked as cooperative");
-            return Err(HipError::UNKNOWN);
-        };
-        packet.note_in_trace();
-        stream.submit_elsewhere(
-            &device.streams,
-            &queue,
-            also_after,
-            |queue, completion_signal| {
-                packet.publish(queue, completion_signal, Some(multigrid_sync))
-            },
-        )
-    }
 }
+
+/// A launch on a capturing stream, for the capture to turn into a kernel node: the explicit
+/// arguments packed at their kernarg offsets.
+pub struct CapturedKernel<'a> {
+    pub function: Arc<Function>,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_mem: u32,
+    pub args: Box<[u8]>,
+    pub layout: &'a super::kernarg::KernargLayout,
+}
+
+/// What a launch on a capturing stream calls instead of submitting (set by
+/// `graph::capture` when a capture begins: graphs build on launches, not the reverse).
+pub static CAPTURE_KERNEL: OnceLock<fn(&Stream, CapturedKernel) -> HipResult> = OnceLock::new();
 
 /// One launch's dispatch, checked and ready to be written on whichever queue serves it. The
 /// launch's grid, block and dynamic LDS are its geometry's (which has them in the form the
@@ -998,7 +903,7 @@ impl CheckedLaunch<'_> {
 /// memory, every field a store and a load.
 struct DispatchPacket<'a> {
     function: &'a Function,
-    kernel: &'a super::module::Kernel,
+    kernel: &'a Kernel,
     source: ArgSource<'a>,
     geometry: LaunchGeometry,
     /// Which kernarg slot of the queue the segment is written to.
@@ -1118,224 +1023,257 @@ impl CheckedLaunch<'_> {
     }
 }
 
-/// `hipLaunchCooperativeKernel`: `hipLaunchKernel` of a kernel whose work-groups may
-/// synchronise grid-wide.
-///
-/// # Safety
-/// As for [`launch_kernel`].
-pub unsafe fn launch_cooperative_kernel(
-    host_function: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *const *const c_void,
-    shared_mem: usize,
-    stream: *mut c_void,
-) -> HipResult {
-    let function = module::function(host_function as usize)?;
-    let device = runtime()?.current_device()?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        launch_on(
-            device,
-            &function,
-            GridSize::Blocks(grid),
-            block,
-            Args::Pointers(args),
-            shared_mem,
-            stream,
-            Dispatch::Cooperative {
-                multigrid_sync: super::cooperative::SINGLE_GRID,
-            },
-        )
-    }
-}
-
-/// `hipModuleLaunchCooperativeKernel`: `hipModuleLaunchKernel` (arguments as
-/// `kernelParams` only) of a kernel whose work-groups may synchronise grid-wide.
-///
-/// # Safety
-/// HIP's contract for `kernel_params`.
-pub unsafe fn launch_cooperative_module_kernel(
-    function: &Arc<Function>,
-    grid: Dim3,
-    block: Dim3,
-    shared_mem: usize,
-    stream: *mut c_void,
-    kernel_params: *mut *mut c_void,
-) -> HipResult {
-    let device = runtime()?.current_device()?;
-    // SAFETY: forwarded contract.
-    unsafe {
-        launch_on(
-            device,
-            function,
-            GridSize::Blocks(grid),
-            block,
-            Args::Pointers(kernel_params as *const *const c_void),
-            shared_mem,
-            stream,
-            Dispatch::Cooperative {
-                multigrid_sync: super::cooperative::SINGLE_GRID,
-            },
-        )
-    }
-}
-
 // ---------------------------------------------------------------------------------------
-// hipModuleLaunchKernel: the driver-style launch of a module's function
+// The thread's record of recent launch targets
 
-/// `HIP_LAUNCH_PARAM_BUFFER_POINTER`, `_SIZE`, `_END` (AMD's values).
-const LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
-const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
-const LAUNCH_PARAM_END: usize = 3;
-
-/// The packed argument buffer named by an `extra` array:
-/// `{BUFFER_POINTER, buf, BUFFER_SIZE, &size, END}` (the order AMD requires), for a launch
-/// of `kernel`. A size larger than the kernel's whole kernarg segment cannot be an argument
-/// buffer for it and is `hipErrorInvalidValue` (AMD's ROCm 5.2 runtime ignores the size);
-/// `launch_function` checks that the buffer covers the explicit arguments.
-///
-/// # Safety
-/// `extra` is a readable array of that form (checked entry by entry up to END), and the
-/// buffer holds `size` bytes.
-pub(in crate::runtime) unsafe fn packed_args<'a>(
-    extra: *mut *mut c_void,
-    kernel: &KernelInfo,
-) -> HipResult<&'a [u8]> {
-    // SAFETY: the first five entries of a well-formed array; the tags are checked before the
-    // pointers they introduce are used.
-    let e = |i: usize| unsafe { *extra.add(i) } as usize;
-    if e(0) != LAUNCH_PARAM_BUFFER_POINTER
-        || e(2) != LAUNCH_PARAM_BUFFER_SIZE
-        || e(4) != LAUNCH_PARAM_END
-    {
-        tracing::warn!("hipModuleLaunchKernel: malformed `extra` array");
-        return Err(HipError::INVALID_VALUE);
-    }
-    let (buffer, size_ptr) = (e(1) as *const u8, e(3) as *const usize);
-    if buffer.is_null() || size_ptr.is_null() {
-        tracing::warn!("hipModuleLaunchKernel: null buffer or size in `extra`");
-        return Err(HipError::INVALID_VALUE);
-    }
-    // SAFETY: BUFFER_SIZE points to the buffer's size.
-    let size = unsafe { *size_ptr };
-    if size > kernel.kernarg_size as usize {
-        tracing::warn!(
-            kernel = %kernel.name,
-            size,
-            kernarg_size = kernel.kernarg_size,
-            "hipModuleLaunchKernel: HIP_LAUNCH_PARAM_BUFFER_SIZE is larger than the kernel's \
-             kernarg segment"
-        );
-        return Err(HipError::INVALID_VALUE);
-    }
-    // SAFETY: the buffer holds `size` bytes (HIP's contract), and `size` is at most the
-    // kernarg segment size, a u32.
-    Ok(unsafe { std::slice::from_raw_parts(buffer, size) })
+/// The table change counts a cached launch target was found under (see [`RecentLaunches`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct TableChanges {
+    /// `module::function_changes`.
+    functions: u64,
+    /// `stream::removals`.
+    streams: u64,
 }
 
-/// `hipModuleLaunchKernel`: the arguments come either as `kernel_params` (one pointer per
-/// explicit argument) or packed in the buffer `extra` names; not both.
-///
-/// # Safety
-/// HIP's contract for `kernel_params` and `extra`.
-pub unsafe fn launch_module_kernel(
-    function: &Arc<Function>,
-    grid: GridSize,
-    block: Dim3,
-    shared_mem: usize,
-    stream: *mut c_void,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-) -> HipResult {
-    if !kernel_params.is_null() && !extra.is_null() {
-        tracing::warn!("hipModuleLaunchKernel: both kernelParams and extra given");
-        return Err(HipError::INVALID_VALUE);
-    }
-    let args = if extra.is_null() {
-        Args::Pointers(kernel_params as *const *const c_void)
-    } else {
-        let device = runtime()?.current_device()?;
-        // SAFETY: HIP's contract for `extra`.
-        Args::Packed(unsafe { packed_args(extra, &function.kernel(device)?.info) }?)
-    };
-    // SAFETY: HIP's contract: kernelParams has one pointer per explicit argument.
-    unsafe { launch_function(function, grid, block, args, shared_mem, stream) }
-}
-
-/// `hipExtModuleLaunchKernel`: [`launch_module_kernel`] with the grid in work-items, between
-/// two optional events recorded on the launch's stream (the kernel's start and end in stream
-/// order).
-///
-/// # Safety
-/// HIP's contract for `kernel_params` and `extra`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn launch_module_kernel_between(
-    function: &Arc<Function>,
-    work_items: Dim3,
-    block: Dim3,
-    shared_mem: usize,
-    stream: *mut c_void,
-    kernel_params: *mut *mut c_void,
-    extra: *mut *mut c_void,
-    events: (Option<&Event>, Option<&Event>),
-) -> HipResult {
-    between_events(stream, events, || {
-        // SAFETY: forwarded contract.
-        unsafe {
-            launch_module_kernel(
-                function,
-                GridSize::WorkItems(work_items),
-                block,
-                shared_mem,
-                stream,
-                kernel_params,
-                extra,
-            )
+impl TableChanges {
+    /// The counts now: read before anything is looked up, so that a change after this
+    /// invalidates what is found.
+    #[inline(always)]
+    fn now() -> TableChanges {
+        TableChanges {
+            functions: module::function_changes(),
+            streams: stream::removals(),
         }
-    })
+    }
 }
 
-/// `hipExtLaunchKernel`: `hipLaunchKernel` between two optional events recorded on its stream.
-///
-/// # Safety
-/// As for [`launch_kernel`].
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn launch_kernel_between(
-    host_function: *const c_void,
-    grid: Dim3,
-    block: Dim3,
-    args: *const *const c_void,
-    shared_mem: usize,
-    stream: *mut c_void,
-    events: (Option<&Event>, Option<&Event>),
-) -> HipResult {
-    // SAFETY: forwarded contract.
-    between_events(stream, events, || unsafe {
-        launch_kernel(host_function, grid, block, args, shared_mem, stream)
-    })
+/// A thread's latest launch targets, direct-mapped by (host function, stream handle): each
+/// entry has what `hipLaunchKernel` resolves from the two (the function, its kernel on the
+/// device, the stream), so that a loop launching a few kernels on a few streams finds them
+/// with one lookup. As with `handles::RecentLookups`, an entry is trusted only while neither
+/// table has changed since it was made, and only on the device it was made on; the whole holds
+/// references that its destructor gives back when the thread exits. The function and the
+/// stream are both held, so that a hit borrows them without counting: a weakly held stream
+/// cost a `Weak::upgrade` and the drop of what it made, two locked instructions per launch.
+/// A destroyed stream is never answered for (its removal changes `seen`), and gives up its
+/// queue when it retires (`Stream::retire`), so an entry that still holds it keeps only a
+/// small object: the stream's queue, which the queue policies count, goes back at once. A
+/// registered kernel lives until its fat binary is unregistered (at exit, or when a library
+/// is unloaded); an entry then keeps that one small object until the thread replaces it.
+struct RecentLaunches {
+    entries: [RecentLaunch; RECENT_LAUNCH_ENTRIES],
 }
 
-/// Records `start` on `stream`, runs `launch`, then records `stop`: as AMD's runtime, which
-/// takes the events' times from the dispatch itself, the two enclose the kernel and nothing
-/// else of the stream. A launch that fails records no stop.
-fn between_events(
-    stream: *mut c_void,
-    (start, stop): (Option<&Event>, Option<&Event>),
-    launch: impl FnOnce() -> HipResult,
-) -> HipResult {
-    if start.is_none() && stop.is_none() {
-        return launch();
+const RECENT_LAUNCH_ENTRIES: usize = 8;
+
+/// One entry of [`RecentLaunches`], a cell per field: a lookup reads only what it compares
+/// (a copy of the whole entry costs a 64-byte `memcpy` call per launch).
+struct RecentLaunch {
+    host_function: Cell<usize>,
+    stream: Cell<usize>,
+    device: Cell<*const Device>,
+    seen: Cell<TableChanges>,
+    /// From `Arc::into_raw`, owned by the entry; null when the entry is empty.
+    function: Cell<*const Function>,
+    /// The function's kernel on `device`: it lives as long as the function.
+    kernel: Cell<*const Kernel>,
+    /// From `Arc::into_raw`, owned by the entry; null for the device's null stream.
+    stream_object: Cell<*const Stream>,
+}
+
+/// What a [`RecentLaunch`] answers with.
+struct LaunchTarget {
+    /// The entry's (`Arc::into_raw`), not counted for the caller.
+    function: *const Function,
+    kernel: *const Kernel,
+    /// The entry's stream, borrowed as the function is (or the device's null stream).
+    stream: StreamRef<'static>,
+    null_stream: bool,
+}
+
+impl RecentLaunches {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: RecentLaunch = RecentLaunch {
+        host_function: Cell::new(0),
+        stream: Cell::new(0),
+        device: Cell::new(std::ptr::null()),
+        seen: Cell::new(TableChanges {
+            functions: 0,
+            streams: 0,
+        }),
+        function: Cell::new(std::ptr::null()),
+        kernel: Cell::new(std::ptr::null()),
+        stream_object: Cell::new(std::ptr::null()),
+    };
+
+    const fn new() -> Self {
+        RecentLaunches {
+            entries: [Self::EMPTY; RECENT_LAUNCH_ENTRIES],
+        }
     }
-    let (device, stream_ref) = super::stream::lookup(stream)?;
-    if let Some(start) = start {
-        event::record(start, device, &stream_ref)?;
+
+    /// The target the calling thread recorded for `key` on `device`, if neither table has
+    /// changed since (`seen`). None once the thread's destructors have dropped the record (a
+    /// launch from another thread-local's destructor goes without it).
+    #[inline(always)]
+    fn find(
+        key: (usize, usize),
+        device: &'static Device,
+        seen: TableChanges,
+    ) -> Option<LaunchTarget> {
+        Self::with_mine(
+            #[inline(always)]
+            |recent| recent.get(key, device, seen),
+        )
+        .flatten()
     }
-    launch()?;
-    if let Some(stop) = stop {
-        event::record(stop, device, &stream_ref)?;
+
+    /// Records the target of `key` on `device`, found while the tables read `seen`, in the
+    /// calling thread's record: `function`, its `kernel` on the device and the `stream` the
+    /// launch resolved (only the device's null stream is borrowed rather than shared).
+    #[inline(always)]
+    fn remember(
+        key: (usize, usize),
+        device: &Device,
+        seen: TableChanges,
+        function: &Arc<Function>,
+        kernel: &Kernel,
+        stream: &StreamRef<'_>,
+    ) {
+        // The stream by address: the launch that holds it is not moved or kept in memory for
+        // a reference into it.
+        let stream_object = match stream {
+            StreamRef::Shared(stream) => Arc::as_ptr(stream),
+            StreamRef::Borrowed(_) => std::ptr::null(),
+        };
+        // SAFETY: `stream_object` is null or the address of a stream the caller's
+        // `StreamRef::Shared` holds.
+        Self::with_mine(|recent| unsafe {
+            recent.put(key, device, seen, function, kernel, stream_object)
+        });
     }
-    Ok(())
+
+    /// `f` of the calling thread's record: `LocalKey::try_with` only finds its address, and
+    /// `f` runs in the caller (a `with` around the whole lookup is called out of line). `None`
+    /// once the thread's destructors have dropped the record.
+    #[inline(always)]
+    fn with_mine<R>(f: impl FnOnce(&RecentLaunches) -> R) -> Option<R> {
+        let recent = RECENT_LAUNCHES
+            .try_with(|recent| recent as *const RecentLaunches)
+            .ok()?;
+        // SAFETY: the thread-local is alive (`try_with` succeeded) and stays at this address
+        // until its thread exits, which cannot happen while that thread runs `f`; the
+        // reference does not outlive `f`.
+        Some(f(unsafe { &*recent }))
+    }
+
+    #[inline(always)]
+    fn entry(&self, (host_function, stream): (usize, usize)) -> &RecentLaunch {
+        // Host stubs are 16-aligned; stream handles count up above their tag byte.
+        &self.entries[((host_function >> 4) ^ (stream >> 8)) % RECENT_LAUNCH_ENTRIES]
+    }
+
+    /// The target cached for `key` on `device`, if neither table has changed since (`seen`)
+    /// and its function and stream are still alive.
+    #[inline(always)]
+    fn get(
+        &self,
+        key: (usize, usize),
+        device: &'static Device,
+        seen: TableChanges,
+    ) -> Option<LaunchTarget> {
+        let recent = self.entry(key);
+        let function = recent.function.get();
+        if recent.host_function.get() != key.0
+            || recent.stream.get() != key.1
+            || recent.seen.get() != seen
+            || !std::ptr::eq(recent.device.get(), device)
+            || function.is_null()
+        {
+            return None;
+        }
+        let stream_object = recent.stream_object.get();
+        let null_stream = stream_object.is_null();
+        let stream = if null_stream {
+            StreamRef::Borrowed(&device.streams.null)
+        } else {
+            // SAFETY: `stream_object` came from `Arc::into_raw` and the entry still owns that
+            // reference; only this thread's `put` or exit gives it back, neither of which can
+            // happen while the launch that borrows it runs.
+            StreamRef::Borrowed(unsafe { &*stream_object })
+        };
+        Some(LaunchTarget {
+            function,
+            kernel: recent.kernel.get(),
+            stream,
+            null_stream,
+        })
+    }
+
+    /// Caches the target of `key` on `device`, found while the tables read `seen`: the stream
+    /// at `stream` (null for the device's null stream, the only one a launch borrows).
+    ///
+    /// # Safety
+    /// `stream` is null or the address of a stream an `Arc` the caller holds owns.
+    #[inline(never)]
+    unsafe fn put(
+        &self,
+        key: (usize, usize),
+        device: &Device,
+        seen: TableChanges,
+        function: &Arc<Function>,
+        kernel: &Kernel,
+        stream: *const Stream,
+    ) {
+        let recent = self.entry(key);
+        let stream_object = if stream.is_null() {
+            std::ptr::null()
+        } else {
+            // SAFETY: the caller's `Arc` keeps the stream alive while this counts one more
+            // reference for the entry.
+            unsafe { Arc::increment_strong_count(stream) };
+            stream
+        };
+        let old_function = recent.function.replace(Arc::into_raw(function.clone()));
+        let old_stream = recent.stream_object.replace(stream_object);
+        recent.host_function.set(key.0);
+        recent.stream.set(key.1);
+        recent.device.set(device);
+        recent.seen.set(seen);
+        recent.kernel.set(kernel);
+        // SAFETY: the entry owned these references, and nothing else names them now.
+        unsafe {
+            if !old_function.is_null() {
+                drop(Arc::from_raw(old_function));
+            }
+            if !old_stream.is_null() {
+                drop(Arc::from_raw(old_stream));
+            }
+        }
+    }
+}
+
+impl Drop for RecentLaunches {
+    fn drop(&mut self) {
+        for recent in &self.entries {
+            let function = recent.function.replace(std::ptr::null());
+            let stream = recent.stream_object.replace(std::ptr::null());
+            // SAFETY: the entry owned these references (from `Arc::into_raw`); the thread is
+            // exiting and nothing borrows them any more.
+            unsafe {
+                if !function.is_null() {
+                    drop(Arc::from_raw(function));
+                }
+                if !stream.is_null() {
+                    drop(Arc::from_raw(stream));
+                }
+            }
+        }
+    }
+}
+
+thread_local! {
+    static RECENT_LAUNCHES: RecentLaunches = const { RecentLaunches::new() };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1343,7 +1281,7 @@ fn between_events(
 
 /// A configuration `hipConfigureCall` pushed and the argument bytes `hipSetupArgument`
 /// placed for it.
-struct LegacyLaunch {
+pub struct LegacyLaunch {
     config: CallConfiguration,
     args: Vec<u8>,
 }
@@ -1400,29 +1338,36 @@ pub fn setup_argument(arg: &[u8], offset: usize) -> HipResult {
     })
 }
 
-/// `hipLaunchByPtr`: launches the kernel registered for `host_function` with the latest
-/// configuration and the arguments set up for it, which it consumes (also when the launch
-/// fails).
-pub fn launch_by_ptr(host_function: *const c_void) -> HipResult {
-    let LegacyLaunch { config, args } = LEGACY_LAUNCHES
+/// The configuration `hipConfigureCall` pushed last and the arguments set up for it, taken
+/// off the thread's stack for `hipLaunchByPtr`, whose launch consumes them also when it fails.
+pub fn take_legacy_launch() -> HipResult<LegacyLaunch> {
+    LEGACY_LAUNCHES
         .with(|launches| launches.borrow_mut().pop())
         .ok_or_else(|| {
             tracing::warn!("hipLaunchByPtr without hipConfigureCall");
             HipError::MISSING_CONFIGURATION
-        })?;
+        })
+}
+
+/// `hipLaunchByPtr` on `device`: launches the kernel registered for `host_function` with the
+/// configuration and arguments of `legacy` (from [`take_legacy_launch`]).
+pub fn launch_by_ptr(
+    device: &Device,
+    host_function: *const c_void,
+    legacy: LegacyLaunch,
+) -> HipResult {
+    let LegacyLaunch { config, args } = legacy;
     let function = module::function(host_function as usize)?;
-    // SAFETY: a packed buffer needs no caller contract; `launch_function` checks that it
-    // covers the kernel's explicit arguments.
-    unsafe {
-        launch_function(
-            &function,
-            GridSize::Blocks(config.grid),
-            config.block,
-            Args::Packed(&args),
-            config.shared_mem,
-            config.stream,
-        )
-    }
+    let request = LaunchRequest {
+        grid: GridSize::Blocks(config.grid),
+        block: config.block,
+        shared_mem: config.shared_mem,
+        args: Args::Packed(&args),
+        stream: config.stream,
+    };
+    // SAFETY: a packed buffer needs no caller contract; `check_launch` checks that it covers
+    // the kernel's explicit arguments.
+    unsafe { launch_function(device, &function, request, Dispatch::Stream) }
 }
 
 #[cfg(test)]

@@ -162,6 +162,14 @@ impl Runtime {
         }
         self.device(CURRENT_DEVICE.with(Cell::get))
     }
+
+    /// What a copy or fill is handed: every device and the current one.
+    pub fn copy_devices(&self) -> copy::Devices<'_> {
+        copy::Devices {
+            all: &self.devices,
+            current: self.current_device(),
+        }
+    }
 }
 
 /// Whether the runtime has started (or failed to), asked without starting it or waiting for a start

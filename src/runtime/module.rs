@@ -847,12 +847,17 @@ pub unsafe fn symbol_copy(
         Towards::Symbol => (at, other as *const c_void),
         Towards::Host => (other, at as *const c_void),
     };
+    let devices = runtime()?.copy_devices();
     // SAFETY: the caller's contract covers `other`; `at` was checked against the symbol's
     // registered size.
     unsafe {
         match stream {
-            None => copy::memcpy(dst, src, size, kind),
-            Some(stream) => copy::memcpy_async(dst, src, size, kind, stream),
+            None => copy::memcpy(devices, copy::CopyRequest::linear(dst, src, size, kind)),
+            Some(stream) => copy::memcpy_async(
+                devices,
+                copy::CopyRequest::linear(dst, src, size, kind),
+                stream,
+            ),
         }
     }
 }

@@ -20,7 +20,7 @@
 //! `hipDeviceAttributeCooperativeMultiDeviceLaunch` reads 0.
 
 use super::device::Device;
-use super::launch::{self, Args, Dim3, GridSize};
+use super::launch::{self, Args, Dim3, GridSize, LaunchRequest};
 use super::module::Function;
 use super::runtime;
 use super::stream::{self, Dep};
@@ -189,11 +189,13 @@ pub unsafe fn launch_multi_device(api: &str, parts: &[GridPart], flags: u32) -> 
                 launch::check_launch(
                     device,
                     &part.function,
-                    GridSize::Blocks(part.grid),
-                    part.block,
-                    Args::Pointers(part.args),
-                    part.shared_mem,
-                    part.stream,
+                    LaunchRequest {
+                        grid: GridSize::Blocks(part.grid),
+                        block: part.block,
+                        shared_mem: part.shared_mem,
+                        args: Args::Pointers(part.args),
+                        stream: part.stream,
+                    },
                     true,
                 )
             }

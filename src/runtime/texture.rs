@@ -530,15 +530,15 @@ fn sampler_words(t: &TextureDesc) -> HipResult<[u32; 4]> {
 fn publish(words: &[u32; OBJECT_DWORDS], object: Object) -> HipResult<*mut c_void> {
     let bytes = std::mem::size_of_val(words);
     let ptr = memory::malloc(bytes)?;
+    let request = copy::CopyRequest::linear(
+        ptr,
+        words.as_ptr() as *const c_void,
+        bytes,
+        CopyKind::HostToDevice,
+    );
+    let devices = runtime().map(|rt| rt.copy_devices());
     // SAFETY: `ptr` is a new device allocation of `bytes`; `words` is that many host bytes.
-    let copied = unsafe {
-        copy::memcpy(
-            ptr,
-            words.as_ptr() as *const c_void,
-            bytes,
-            CopyKind::HostToDevice,
-        )
-    };
+    let copied = devices.and_then(|devices| unsafe { copy::memcpy(devices, request) });
     if let Err(e) = copied {
         // SAFETY: allocated above, freed once.
         let _ = unsafe { memory::free(ptr) };

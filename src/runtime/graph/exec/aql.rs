@@ -21,7 +21,7 @@ use crate::hsa::memory::PoolBuffer;
 use crate::hsa::queue::{barrier_and, set_completion, Marker, Queue};
 use crate::hsa::signal::PooledSignal;
 use crate::runtime::device::Device;
-use crate::runtime::launch::{self, Args, GridSize};
+use crate::runtime::launch::{self, Args, GridSize, LaunchRequest};
 use crate::runtime::module::Function;
 use hsa_abi::{hsa_signal_t, AqlPacket};
 use parking_lot::Mutex;
@@ -91,11 +91,13 @@ fn check_node(
         launch::check_launch(
             device,
             &k.function,
-            GridSize::Blocks(k.grid),
-            k.block,
-            Args::Packed(&k.args.bytes),
-            k.shared_mem as usize,
-            std::ptr::null_mut(),
+            LaunchRequest {
+                grid: GridSize::Blocks(k.grid),
+                block: k.block,
+                shared_mem: k.shared_mem as usize,
+                args: Args::Packed(&k.args.bytes),
+                stream: std::ptr::null_mut(),
+            },
             false,
         )
     }?;

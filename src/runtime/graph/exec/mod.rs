@@ -33,7 +33,7 @@ use crate::error::{HipError, HipResult};
 use crate::runtime::device::Device;
 use crate::runtime::event::{self, Event};
 use crate::runtime::handles::HandleTable;
-use crate::runtime::launch::{self, Args, Dispatch, GridSize};
+use crate::runtime::launch::{self, Args, Dispatch, GridSize, LaunchRequest};
 use crate::runtime::{copy, stream};
 use aql::{BatchShape, Prebuilt, Publication};
 use parking_lot::Mutex;
@@ -115,7 +115,7 @@ enum Kind {
 impl Step {
     fn kind(&self) -> Kind {
         match self {
-            // A cooperative kernel goes to the device's cooperative queue (`launch_on`).
+            // A cooperative kernel goes to the device's cooperative queue (`launch_function`).
             Step::Kernel(k) if k.attrs.cooperative == 0 => Kind::Kernel,
             Step::Nothing => Kind::Empty,
             _ => Kind::Eager,
@@ -533,21 +533,21 @@ fn eager(
 ) -> HipResult {
     match step {
         Step::Kernel(k) => {
-            // SAFETY: packed arguments need no caller contract; `launch_on` checks they
+            // SAFETY: packed arguments need no caller contract; `launch_function` checks they
             // cover the kernel's explicit arguments.
             unsafe {
-                launch::launch_on(
+                launch::launch_function(
                     device,
                     &k.function,
-                    GridSize::Blocks(k.grid),
-                    k.block,
-                    Args::Packed(&k.args.bytes),
-                    k.shared_mem as usize,
-                    stream_handle,
+                    LaunchRequest {
+                        grid: GridSize::Blocks(k.grid),
+                        block: k.block,
+                        shared_mem: k.shared_mem as usize,
+                        args: Args::Packed(&k.args.bytes),
+                        stream: stream_handle,
+                    },
                     if k.attrs.cooperative != 0 {
-                        Dispatch::Cooperative {
-                            multigrid_sync: crate::runtime::cooperative::SINGLE_GRID,
-                        }
+                        Dispatch::SINGLE_GRID
                     } else {
                         Dispatch::Stream
                     },
@@ -559,10 +559,13 @@ fn eager(
             // the graph may run; device ranges are checked against the allocations.
             unsafe {
                 copy::memcpy_async(
-                    m.dst as *mut c_void,
-                    m.src as *const c_void,
-                    m.count,
-                    m.kind,
+                    crate::runtime::runtime()?.copy_devices(),
+                    copy::CopyRequest::linear(
+                        m.dst as *mut c_void,
+                        m.src as *const c_void,
+                        m.count,
+                        m.kind,
+                    ),
                     stream_handle,
                 )
             }?
@@ -575,6 +578,7 @@ fn eager(
             for row in 0..m.height {
                 let dst = m.dst + row * m.pitch;
                 copy::memset_async(
+                    crate::runtime::runtime()?.copy_devices(),
                     dst as *mut c_void,
                     m.value,
                     m.element,
