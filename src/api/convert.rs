@@ -166,7 +166,9 @@ pub struct Stream {
 /// A handle that names no stream is what the process's ABI says (`compat::dead_handle`).
 impl FromAbi<hipStream_t> for Stream {
     unsafe fn from_abi(raw: hipStream_t, _: &'static str) -> HipResult<Self> {
-        let (device, stream) = stream::lookup(raw).map_err(crate::runtime::compat::dead_handle)?;
+        let (device, stream) = crate::runtime::devices()
+            .and_then(|devices| stream::lookup_in(devices, raw))
+            .map_err(crate::runtime::compat::dead_handle)?;
         Ok(Stream { device, stream })
     }
 }

@@ -32,7 +32,7 @@ unsafe fn memcpy_async(
             kind,
         }))
     };
-    if capture::add_on(stream, node)? {
+    if capture::add_on(crate::runtime::devices()?, stream, node)? {
         return Ok(());
     }
     // SAFETY: forwarded contract.
@@ -58,7 +58,7 @@ fn memset_async(
         })
         .map(NodeParams::Memset)
     };
-    if count > 0 && capture::add_on(stream, node)? {
+    if count > 0 && capture::add_on(crate::runtime::devices()?, stream, node)? {
         return Ok(());
     }
     copy::memset_async(dst, value, element, count, stream)

@@ -140,8 +140,9 @@ hip_api! {
     fn hipMemcpy3DPeer(p: *mut Memcpy3DPeerParms => Out<Memcpy3DPeerParms>) -> hipError_t {
         // SAFETY: an input structure (non-const only in the declaration).
         let p = unsafe { p.read() };
+        let desc = Copy3D::from_peer(crate::runtime::devices()?.len(), &p)?;
         // SAFETY: as for hipMemcpy3D.
-        unsafe { copy3d::copy_3d(&Copy3D::from_peer(&p)?, None) }
+        unsafe { copy3d::copy_3d(&desc, None) }
     }
 
     fn hipMemcpy3DPeerAsync(
@@ -150,8 +151,9 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: an input structure (non-const only in the declaration).
         let p = unsafe { p.read() };
+        let desc = Copy3D::from_peer(crate::runtime::devices()?.len(), &p)?;
         // SAFETY: as for hipMemcpy3DAsync.
-        unsafe { copy3d::copy_3d(&Copy3D::from_peer(&p)?, Some(stream)) }
+        unsafe { copy3d::copy_3d(&desc, Some(stream)) }
     }
 
     /// `p` in the layout of the program's ABI (ROCm 5 narrowed its fields to 32 bits).

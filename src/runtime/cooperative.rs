@@ -29,7 +29,6 @@ use super::code_object::KernelInfo;
 use super::device::Device;
 use super::module::Function;
 use super::occupancy::{max_active_blocks, CuLimits};
-use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::Queue;
 use std::sync::Arc;
@@ -107,7 +106,7 @@ impl Device {
         if let Some(queue) = slot.as_ref().filter(|q| q.known_fault().is_none()) {
             return Ok(queue.clone());
         }
-        let size = runtime()?.config.queue_size;
+        let size = self.queue_size;
         let queue = Arc::new(self.queue_factory().create_cooperative(size).map_err(|e| {
             tracing::error!(device = self.index, error = %e, "could not create the cooperative queue");
             HipError::from(e)

@@ -285,11 +285,10 @@ impl Copy3D {
     }
 
     /// A `hipMemcpy3DPeerParms`: the pointers say which devices (unified addressing), so the
-    /// device numbers are only checked.
-    pub fn from_peer(p: &Memcpy3DPeerParms) -> HipResult<Copy3D> {
-        let count = super::runtime()?.devices.len();
+    /// device numbers are only checked (against the `device_count` the process has).
+    pub fn from_peer(device_count: usize, p: &Memcpy3DPeerParms) -> HipResult<Copy3D> {
         for device in [p.src_device, p.dst_device] {
-            if device < 0 || device as usize >= count {
+            if device < 0 || device as usize >= device_count {
                 return Err(HipError::INVALID_DEVICE);
             }
         }

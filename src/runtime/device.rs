@@ -56,6 +56,12 @@ pub struct Device {
     /// recorded, so that an enable sees every allocation or the allocation sees the enable
     /// (see `peer.rs`).
     pub peer_readers: Mutex<u64>,
+    /// Every GPU agent of the process: the agents host memory made through this device is
+    /// granted to (fine-grained host memory every device may reach).
+    pub all_gpus: Vec<hsa_agent_t>,
+    /// Packets per queue (`HIPSHIM_QUEUE_SIZE`), for the queues made after open (the
+    /// cooperative queue).
+    pub queue_size: u32,
     /// The queue cooperative launches go to, made at the first one (see `cooperative.rs`).
     pub(in crate::runtime) cooperative_queue: Mutex<Option<std::sync::Arc<hsa::queue::Queue>>>,
 }
@@ -202,6 +208,8 @@ impl Device {
             settings: Mutex::new(DeviceSettings::default()),
             cooperative_compute_units,
             peer_readers: Mutex::new(0),
+            all_gpus: hsa.gpus.clone(),
+            queue_size: config.queue_size,
             cooperative_queue: Mutex::new(None),
         })
     }
@@ -259,6 +267,11 @@ impl Device {
     pub fn synchronize(&self) -> HipResult {
         self.streams.synchronize_all()
     }
+}
+
+/// The device at `index` of the process's devices (as the C shells hand them down).
+pub fn nth(devices: &[Device], index: usize) -> HipResult<&Device> {
+    devices.get(index).ok_or(HipError::INVALID_DEVICE)
 }
 
 fn no_pool(index: usize, kind: &str) -> HipError {

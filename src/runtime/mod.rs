@@ -9,6 +9,7 @@ pub mod context;
 pub mod cooperative;
 pub mod copy;
 pub mod copy3d;
+pub mod current;
 pub mod device;
 pub mod device_assert;
 pub mod device_props;
@@ -39,12 +40,13 @@ use crate::error::{HipError, HipResult};
 use crate::hsa::{self, HsaRuntime};
 use device::{Device, DeviceSettings};
 use once_cell::sync::OnceCell;
-use std::cell::Cell;
 
 pub struct Runtime {
     pub config: Config,
     pub hsa: HsaRuntime,
-    pub devices: Vec<Device>,
+    /// Open for the life of the process (the runtime is never dropped): the ordering engine
+    /// holds their streams from the start (`ordering::watch_devices`).
+    pub devices: &'static [Device],
     /// What the HSA runtime says about each pair of devices (`peer`).
     pub peers: peer::PeerTable,
 }
@@ -99,11 +101,6 @@ impl Device {
 
 static RUNTIME: OnceCell<Result<Runtime, HipError>> = OnceCell::new();
 
-thread_local! {
-    /// The device selected by `hipSetDevice` on this thread.
-    static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
-}
-
 /// The process-wide runtime, initialised on first use (by `hipInit` or any other call).
 pub fn runtime() -> HipResult<&'static Runtime> {
     RUNTIME
@@ -134,7 +131,10 @@ pub fn runtime() -> HipResult<&'static Runtime> {
             for device in &mut devices {
                 device.info.cooperative_multi_device_launch = multi_device_launch;
             }
-            let peers = peer::PeerTable::survey(&devices);
+            // Open for the life of the process: the runtime that owns them is never dropped.
+            let devices: &'static [Device] = Vec::leak(devices);
+            ordering::watch_devices(devices.iter().map(|d| &d.streams).collect());
+            let peers = peer::PeerTable::survey(devices);
             tracing::info!(devices = devices.len(), "hipshim runtime ready");
             crate::fork_guard::watch();
             Ok(Runtime {
@@ -150,18 +150,23 @@ pub fn runtime() -> HipResult<&'static Runtime> {
 
 impl Runtime {
     pub fn device(&self, ordinal: usize) -> HipResult<&Device> {
-        self.devices.get(ordinal).ok_or(HipError::INVALID_DEVICE)
+        device::nth(self.devices, ordinal)
     }
 
     /// The device current on this thread.
     pub fn current_device(&self) -> HipResult<&Device> {
-        // With one device it is current on every thread (`hipSetDevice` accepts no other), and
-        // the launch path reads no thread-local for it.
-        if let [only] = self.devices.as_slice() {
-            return Ok(only);
-        }
-        self.device(CURRENT_DEVICE.with(Cell::get))
+        current::device(self.devices)
     }
+}
+
+/// The process's devices, for a C shell to hand down (starts the runtime on first use).
+pub fn devices() -> HipResult<&'static [Device]> {
+    Ok(runtime()?.devices)
+}
+
+/// The device current on the calling thread, for a C shell to hand down.
+pub fn current_device() -> HipResult<&'static Device> {
+    runtime()?.current_device()
 }
 
 /// Whether the runtime has started (or failed to), asked without starting it or waiting for a start
@@ -185,13 +190,13 @@ pub fn set_device(ordinal: i32) -> HipResult {
     let rt = runtime()?;
     let index = usize::try_from(ordinal).map_err(|_| HipError::INVALID_DEVICE)?;
     rt.device(index)?;
-    CURRENT_DEVICE.with(|c| c.set(index));
+    current::select(index);
     Ok(())
 }
 
 pub fn get_device() -> HipResult<i32> {
     runtime()?;
-    Ok(CURRENT_DEVICE.with(Cell::get) as i32)
+    Ok(current::index() as i32)
 }
 
 /// Waits for all work on every stream of the current device.

@@ -36,8 +36,10 @@
 
 use super::array::{self, channel_kind, ChannelFormatDesc, HipArray};
 use super::copy::{self, CopyKind};
+use super::current;
+use super::device::Device;
 use super::device_props::MAX_LINEAR_ELEMENTS;
-use super::{memory, runtime};
+use super::memory;
 use crate::error::{HipError, HipResult};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -180,10 +182,8 @@ unsafe impl Send for Object {}
 static OBJECTS: once_cell::sync::Lazy<Mutex<HashMap<usize, Object>>> =
     once_cell::sync::Lazy::new(|| Mutex::new(HashMap::new()));
 
-/// `hipErrorNotSupported` unless the current device has image instructions.
-pub fn require_images(call: &str) -> HipResult {
-    let rt = runtime()?;
-    let device = rt.current_device()?;
+/// `hipErrorNotSupported` unless `device` (the current device) has image instructions.
+pub fn require_images(device: &Device, call: &str) -> HipResult {
     if device.info.image_support {
         Ok(())
     } else {
@@ -526,10 +526,16 @@ fn sampler_words(t: &TextureDesc) -> HipResult<[u32; 4]> {
 // ---------------------------------------------------------------------------------------
 // Objects
 
-/// Writes `words` to new device memory and records it; returns its address.
-fn publish(words: &[u32; OBJECT_DWORDS], object: Object) -> HipResult<*mut c_void> {
+/// Writes `words` to new memory of `device` (one of `devices`) and records it; returns its
+/// address.
+fn publish(
+    devices: &[Device],
+    device: &Device,
+    words: &[u32; OBJECT_DWORDS],
+    object: Object,
+) -> HipResult<*mut c_void> {
     let bytes = std::mem::size_of_val(words);
-    let ptr = memory::malloc(bytes)?;
+    let ptr = memory::malloc(device, bytes)?;
     // SAFETY: `ptr` is a new device allocation of `bytes`; `words` is that many host bytes.
     let copied = unsafe {
         copy::memcpy(
@@ -541,7 +547,7 @@ fn publish(words: &[u32; OBJECT_DWORDS], object: Object) -> HipResult<*mut c_voi
     };
     if let Err(e) = copied {
         // SAFETY: allocated above, freed once.
-        let _ = unsafe { memory::free(ptr) };
+        let _ = unsafe { memory::free(devices, ptr) };
         return Err(e);
     }
     OBJECTS.lock().insert(ptr as usize, object);
@@ -554,13 +560,15 @@ fn publish(words: &[u32; OBJECT_DWORDS], object: Object) -> HipResult<*mut c_voi
     Ok(ptr)
 }
 
-/// `hipCreateTextureObject`.
+/// `hipCreateTextureObject`, on the current one of `devices`.
 pub fn create_texture(
+    devices: &[Device],
     resource: &ResourceDesc,
     texture: &TextureDesc,
     view: Option<&ResourceViewDesc>,
 ) -> HipResult<*mut c_void> {
-    require_images("hipCreateTextureObject")?;
+    let device = current::device(devices)?;
+    require_images(device, "hipCreateTextureObject")?;
     let normalized_float = match texture.read_mode {
         READ_ELEMENT_TYPE => false,
         READ_NORMALIZED_FLOAT => true,
@@ -595,6 +603,8 @@ pub fn create_texture(
     words[..IMAGE_DWORDS].copy_from_slice(&image_words);
     words[IMAGE_DWORDS..IMAGE_DWORDS + 4].copy_from_slice(&sampler);
     publish(
+        devices,
+        device,
         &words,
         Object {
             resource: *resource,
@@ -625,8 +635,9 @@ fn check_view(v: &ResourceViewDesc, extent: [usize; 3]) -> HipResult {
 }
 
 /// `hipCreateSurfaceObject`: an array resource, read and written as its element type.
-pub fn create_surface(resource: &ResourceDesc) -> HipResult<*mut c_void> {
-    require_images("hipCreateSurfaceObject")?;
+pub fn create_surface(devices: &[Device], resource: &ResourceDesc) -> HipResult<*mut c_void> {
+    let device = current::device(devices)?;
+    require_images(device, "hipCreateSurfaceObject")?;
     if resource.res_type != resource_type::ARRAY {
         tracing::warn!(
             res_type = resource.res_type,
@@ -638,6 +649,8 @@ pub fn create_surface(resource: &ResourceDesc) -> HipResult<*mut c_void> {
     let mut words = [0u32; OBJECT_DWORDS];
     words[..IMAGE_DWORDS].copy_from_slice(&image.words()?);
     publish(
+        devices,
+        device,
         &words,
         Object {
             resource: *resource,
@@ -674,14 +687,17 @@ fn lookup(handle: *mut c_void, texture: bool) -> HipResult<Object> {
     find(handle, texture, false)
 }
 
-/// `hipDestroyTextureObject` / `hipDestroySurfaceObject`: after the device's work, as
+/// `hipDestroyTextureObject` / `hipDestroySurfaceObject`: after the work of `devices`, as
 /// `hipFree` lets memory go. Null is a no-op, as in AMD's runtime.
-pub fn destroy(handle: *mut c_void, texture: bool) -> HipResult {
-    require_images(if texture {
-        "hipDestroyTextureObject"
-    } else {
-        "hipDestroySurfaceObject"
-    })?;
+pub fn destroy(devices: &[Device], handle: *mut c_void, texture: bool) -> HipResult {
+    require_images(
+        current::device(devices)?,
+        if texture {
+            "hipDestroyTextureObject"
+        } else {
+            "hipDestroySurfaceObject"
+        },
+    )?;
     if handle.is_null() {
         return Ok(());
     }
@@ -689,27 +705,27 @@ pub fn destroy(handle: *mut c_void, texture: bool) -> HipResult {
     let address = handle as usize;
     // SAFETY: a live object's address is memory `publish` had from `memory::malloc`; it is
     // freed once (its entry is gone).
-    unsafe { memory::free(address as *mut c_void) }
+    unsafe { memory::free(devices, address as *mut c_void) }
 }
 
-/// `hipGetTextureObjectResourceDesc`.
-pub fn texture_resource(handle: *mut c_void) -> HipResult<ResourceDesc> {
-    require_images("hipGetTextureObjectResourceDesc")?;
+/// `hipGetTextureObjectResourceDesc`; `device` is the current device.
+pub fn texture_resource(device: &Device, handle: *mut c_void) -> HipResult<ResourceDesc> {
+    require_images(device, "hipGetTextureObjectResourceDesc")?;
     Ok(lookup(handle, true)?.resource)
 }
 
-/// `hipGetTextureObjectTextureDesc`.
-pub fn texture_desc(handle: *mut c_void) -> HipResult<TextureDesc> {
-    require_images("hipGetTextureObjectTextureDesc")?;
+/// `hipGetTextureObjectTextureDesc`; `device` is the current device.
+pub fn texture_desc(device: &Device, handle: *mut c_void) -> HipResult<TextureDesc> {
+    require_images(device, "hipGetTextureObjectTextureDesc")?;
     Ok(lookup(handle, true)?
         .texture
         .expect("a texture object has a texture descriptor"))
 }
 
 /// `hipGetTextureObjectResourceViewDesc`: the view given at creation; an object made without
-/// one has none (`hipErrorInvalidValue`).
-pub fn texture_view(handle: *mut c_void) -> HipResult<ResourceViewDesc> {
-    require_images("hipGetTextureObjectResourceViewDesc")?;
+/// one has none (`hipErrorInvalidValue`); `device` is the current device.
+pub fn texture_view(device: &Device, handle: *mut c_void) -> HipResult<ResourceViewDesc> {
+    require_images(device, "hipGetTextureObjectResourceViewDesc")?;
     lookup(handle, true)?.view.ok_or_else(|| {
         tracing::warn!("the texture object was created without a resource view");
         HipError::INVALID_VALUE

@@ -18,12 +18,12 @@ pub mod user_object;
 use super::array::{Extent, PitchedPtr, Pos};
 use super::copy::{CopyKind, Rows};
 use super::copy3d::{Copy3D, DrvMemcpy3D, Memcpy3DParms};
+use super::device::Device;
 use super::event::Event;
 use super::handles::HandleTable;
 use super::launch::Dim3;
 use super::memory::{classify, Side};
 use super::module::{self, Function};
-use super::runtime;
 use crate::error::{HipError, HipResult};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -330,9 +330,8 @@ fn new_graph(embedded: bool) -> Arc<Graph> {
     made.expect("insert_with ran make")
 }
 
-/// `hipGraphCreate`: `flags` must be 0.
+/// `hipGraphCreate`: `flags` must be 0 (the caller has started the runtime).
 pub fn create(flags: u32) -> HipResult<*mut c_void> {
-    runtime()?;
     if flags != 0 {
         return Err(bad("hipGraphCreate: flags must be 0"));
     }
@@ -388,13 +387,12 @@ fn kernel_function(func: *mut c_void) -> HipResult<Arc<Function>> {
 }
 
 /// Checks `params` and copies what they point to: the arguments, laid out as the kernel on
-/// the current device takes them.
+/// `device` (the current device) takes them.
 ///
 /// # Safety
 /// HIP's contract for `kernelParams` and `extra`.
-pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
+pub unsafe fn kernel_node(device: &Device, params: &KernelNodeParams) -> HipResult<KernelNode> {
     let function = kernel_function(params.func)?;
-    let device = runtime()?.current_device()?;
     let kernel = function.kernel(device)?.clone();
     let layout = &kernel.layout;
     if !params.kernel_params.is_null() && !params.extra.is_null() {
@@ -611,8 +609,9 @@ pub fn memcpy_1d(
 }
 
 /// A memcpy node's copy to (`Towards::Symbol`) or from a device variable: the symbol is
-/// resolved now, on the current device, as `hipMemcpyToSymbol` resolves it.
+/// resolved now, on `device` (the current device), as `hipMemcpyToSymbol` resolves it.
 pub fn memcpy_symbol(
+    device: &Device,
     towards: module::Towards,
     symbol: *const c_void,
     other: *mut c_void,
@@ -636,7 +635,7 @@ pub fn memcpy_symbol(
             "symbol memcpy node: hipMemcpyDeviceToDevice with host memory",
         ));
     }
-    let at = module::symbol_target(towards, symbol, count, offset, kind)?;
+    let at = module::symbol_target(device, towards, symbol, count, offset, kind)?;
     let (dst, src) = match towards {
         module::Towards::Symbol => (at, other as usize),
         module::Towards::Host => (other as usize, at),

@@ -1,7 +1,6 @@
 //! The ordering engine: streams, their dependencies, markers and gates, legacy null-stream
 //! ordering, and fault containment and reporting (see the module comment in `mod.rs`).
 
-use super::super::runtime;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{self, barrier_and, Doom, Marker, Queue, QueueFactory, BARRIER_DEPS};
@@ -1727,10 +1726,24 @@ impl Operation<'_> {
 pub fn contain(doom: Doom) {
     queue::note_fault();
     tracing::debug!(?doom, "a fault was found; checking every stream");
-    let Ok(rt) = runtime() else { return };
-    for device in &rt.devices {
-        device.streams.after_fault();
+    for device in every_device() {
+        device.after_fault();
     }
+}
+
+/// The streams of every device, handed down once by the runtime when its devices are open:
+/// a fault found while waiting ([`contain`]) and a thread's exit (its per-thread streams) have
+/// no caller to hand them down.
+static EVERY_DEVICE: std::sync::OnceLock<Vec<&'static DeviceStreams>> = std::sync::OnceLock::new();
+
+/// Called once by the runtime with every device's streams, in ordinal order.
+pub fn watch_devices(devices: Vec<&'static DeviceStreams>) {
+    let _ = EVERY_DEVICE.set(devices);
+}
+
+/// Every device's streams (none before the runtime has opened its devices).
+pub fn every_device() -> &'static [&'static DeviceStreams] {
+    EVERY_DEVICE.get().map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
-pub use toolchain::{Compiler, NoCompiler};
+pub use toolchain::{Compiler, CurrentArch, NoCompiler};
 
 /// A failed hiprtc call: AMD's `hiprtcResult` values (ROCm 5.2's list, plus
 /// `HIPRTC_ERROR_LINKING` = 100 as ROCm 6's header numbers it; ROCm 5.3-5.7 numbered it 7 and
@@ -183,7 +183,7 @@ impl Program {
     }
 
     /// `hiprtcCompileProgram`. The log is replaced whatever happens.
-    pub fn compile(&self, options: &[&str]) -> RtcResult {
+    pub fn compile(&self, options: &[&str], current_arch: CurrentArch) -> RtcResult {
         let mut state = self.state.lock();
         let job = toolchain::CompileJob {
             source: &self.source,
@@ -191,6 +191,7 @@ impl Program {
             headers: &self.headers,
             name_expressions: &state.name_expressions,
             options,
+            current_arch,
         };
         match toolchain::compile(&job) {
             Ok(done) => {
@@ -400,13 +401,13 @@ impl LinkState {
     /// `hiprtcLinkComplete`: links everything added into a code object for the current
     /// device (or the architecture an option names). Returns its address and size, valid
     /// until the state is destroyed or completed again.
-    pub fn complete(&self) -> RtcResult<(*const u8, usize)> {
+    pub fn complete(&self, current_arch: CurrentArch) -> RtcResult<(*const u8, usize)> {
         let mut inner = self.inner.lock();
         if inner.inputs.is_empty() {
             tracing::warn!("hiprtcLinkComplete: nothing was added to link");
             return Err(RtcError::InvalidInput);
         }
-        let arch = toolchain::link_arch(&self.options)?;
+        let arch = toolchain::link_arch(&self.options, current_arch)?;
         let mut modules = Vec::with_capacity(inner.inputs.len());
         for (name, input) in &inner.inputs {
             modules.push(match input {

@@ -1,11 +1,13 @@
 //! The handle table: `hipStream_t` values, the streams they name, per-thread streams and
 //! CU masks.
 
-use super::super::device::Device;
+use super::super::current;
+use super::super::device::{self, Device};
 use super::super::handles::{HandleTable, RecentLookups};
 use super::super::mempool;
-use super::super::ordering::{Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE};
-use super::super::runtime;
+use super::super::ordering::{
+    every_device, Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
+};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
 use hsa_abi::*;
@@ -74,10 +76,10 @@ struct PerThreadStreams(RefCell<Vec<Option<Arc<Stream>>>>);
 impl Drop for PerThreadStreams {
     fn drop(&mut self) {
         // The thread is exiting: its streams are destroyed; their work still completes.
-        let Ok(rt) = runtime() else { return };
+        let devices = every_device();
         for (index, stream) in self.0.get_mut().drain(..).enumerate() {
-            if let (Some(stream), Ok(device)) = (stream, rt.device(index)) {
-                device.streams.unregister(&stream);
+            if let (Some(stream), Some(device)) = (stream, devices.get(index)) {
+                device.unregister(&stream);
             }
         }
     }
@@ -108,12 +110,16 @@ fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
         .unwrap_or(Err(HipError::INVALID_HANDLE))
 }
 
-/// The stream a `hipStream_t` names on `device` (the launch path's lookup: a map read, no
-/// allocation). 0 and `hipStreamLegacy` are the null stream, `hipStreamPerThread` the calling
-/// thread's stream.
+/// The stream a `hipStream_t` names on `device`, one of `devices` (the launch path's lookup:
+/// a map read, no allocation). 0 and `hipStreamLegacy` are the null stream,
+/// `hipStreamPerThread` the calling thread's stream.
 #[inline(always)]
-pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
-    let (owner, stream) = resolve_any(handle, Some(device))?;
+pub fn resolve_in<'a>(
+    devices: &'a [Device],
+    handle: *mut c_void,
+    device: &'a Device,
+) -> HipResult<StreamRef<'a>> {
+    let (owner, stream) = resolve_any(devices, handle, Some(device))?;
     if owner.index != device.index {
         tracing::warn!(
             stream = %stream.kind,
@@ -126,11 +132,25 @@ pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>>
     Ok(stream)
 }
 
-/// The stream a `hipStream_t` names and its device (the current device for the null and
-/// per-thread streams).
+/// The stream a `hipStream_t` names and its device, one of `devices` (the current device for
+/// the null and per-thread streams).
+#[inline(always)]
+pub fn lookup_in(devices: &[Device], handle: *mut c_void) -> HipResult<(&Device, StreamRef<'_>)> {
+    resolve_any(devices, handle, None)
+}
+
+/// Transitional, for `launch.rs` and `copy.rs` until they hand the devices down: [`lookup_in`]
+/// over the process's devices. Nothing else calls it.
 #[inline(always)]
 pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'static>)> {
-    resolve_any(handle, None)
+    lookup_in(super::super::runtime()?.devices, handle)
+}
+
+/// Transitional, for `launch.rs` until it hands the devices down: [`resolve_in`] over the
+/// process's devices. Nothing else calls it.
+#[inline(always)]
+pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
+    resolve_in(super::super::runtime()?.devices, handle, device)
 }
 
 /// Streams destroyed so far: a stream looked up by handle while this read the same is still
@@ -147,14 +167,14 @@ thread_local! {
 
 #[inline(always)]
 fn resolve_any<'a>(
+    devices: &'a [Device],
     handle: *mut c_void,
     current: Option<&'a Device>,
 ) -> HipResult<(&'a Device, StreamRef<'a>)> {
-    let rt = runtime()?;
     let current = || -> HipResult<&'a Device> {
         match current {
             Some(device) => Ok(device),
-            None => rt.current_device(),
+            None => current::device(devices),
         }
     };
     match handle as usize {
@@ -169,21 +189,24 @@ fn resolve_any<'a>(
         }
         value => {
             let stream = STREAMS.get_via(value, &LAST_STREAM)?;
-            let device = rt.device(stream.device)?;
+            let device = device::nth(devices, stream.device)?;
             Ok((device, StreamRef::Shared(stream)))
         }
     }
 }
 
-/// `hipStreamCreateWithFlags` / `WithPriority` / `hipExtStreamCreateWithCUMask` on the current
-/// device; returns the new handle.
-pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*mut c_void> {
+/// `hipStreamCreateWithFlags` / `WithPriority` / `hipExtStreamCreateWithCUMask` on `device`
+/// (the current device); returns the new handle.
+pub fn create(
+    device: &Device,
+    flags: u32,
+    priority: i32,
+    cu_mask: Option<&[u32]>,
+) -> HipResult<*mut c_void> {
     if flags & !NON_BLOCKING != 0 {
         tracing::warn!(flags, "unknown stream flags");
         return Err(HipError::INVALID_VALUE);
     }
-    let rt = runtime()?;
-    let device = rt.current_device()?;
     let cu_mask = match cu_mask {
         None => None,
         Some(mask) => Some(trim_cu_mask(device, mask)?),
@@ -205,7 +228,7 @@ pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*
 }
 
 /// `hipStreamDestroy`: the handle dies now; work already enqueued still completes.
-pub fn destroy(handle: *mut c_void) -> HipResult {
+pub fn destroy(devices: &[Device], handle: *mut c_void) -> HipResult {
     let value = handle as usize;
     if matches!(value, 0 | LEGACY_HANDLE | PER_THREAD_HANDLE) {
         tracing::warn!("hipStreamDestroy of the null or per-thread stream");
@@ -217,7 +240,7 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
             ended(&stream);
         }
     }
-    let device = runtime()?.device(stream.device)?;
+    let device = device::nth(devices, stream.device)?;
     device.streams.unregister(&stream);
     tracing::debug!(stream = %stream.kind, "stream destroyed");
     Ok(())
@@ -233,8 +256,8 @@ pub fn destroy_created_streams(device: &Device) {
 
 /// `hipStreamSynchronize`.
 #[inline(always)]
-pub fn synchronize(handle: *mut c_void) -> HipResult {
-    let (device, stream) = lookup(handle)?;
+pub fn synchronize(devices: &[Device], handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup_in(devices, handle)?;
     if stream.kind == StreamKind::Null {
         device.streams.synchronize_null()?;
         // The null stream's synchronisation waits for every blocking stream too.
@@ -248,8 +271,8 @@ pub fn synchronize(handle: *mut c_void) -> HipResult {
 }
 
 /// `hipStreamQuery`; the null stream answers for the blocking streams too.
-pub fn query(handle: *mut c_void) -> HipResult {
-    let (device, stream) = lookup(handle)?;
+pub fn query(devices: &[Device], handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup_in(devices, handle)?;
     if stream.kind == StreamKind::Null {
         return device.streams.query_null();
     }
@@ -257,8 +280,8 @@ pub fn query(handle: *mut c_void) -> HipResult {
 }
 
 /// The CU mask a stream runs with: its own, or every CU of the device.
-pub fn cu_mask_of(handle: *mut c_void) -> HipResult<Vec<u32>> {
-    let (device, stream) = lookup(handle)?;
+pub fn cu_mask_of(devices: &[Device], handle: *mut c_void) -> HipResult<Vec<u32>> {
+    let (device, stream) = lookup_in(devices, handle)?;
     if let Some(mask) = &stream.cu_mask {
         return Ok(mask.to_vec());
     }

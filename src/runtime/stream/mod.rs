@@ -10,7 +10,7 @@ pub use super::ordering::{
     StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use handles::{
-    check_null_stream_use, create, cu_mask_of, destroy, destroy_created_streams, lookup, query,
-    removals, resolve, spt_stream, synchronize, ACTIVE_CAPTURES, LEGACY_HANDLE,
+    check_null_stream_use, create, cu_mask_of, destroy, destroy_created_streams, lookup, lookup_in,
+    query, removals, resolve, resolve_in, spt_stream, synchronize, ACTIVE_CAPTURES, LEGACY_HANDLE,
     NULL_STREAM_DURING_CAPTURE, ON_CAPTURING_STREAM_DESTROYED,
 };

@@ -377,8 +377,8 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
 }
 
 /// `hipGraphUpload`: builds the graph's packets for the stream's device ahead of a launch.
-pub fn upload(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
-    let (device, _) = stream::lookup(stream_handle)?;
+pub fn upload(devices: &[Device], exec: &Exec, stream_handle: *mut c_void) -> HipResult {
+    let (device, _) = stream::lookup_in(devices, stream_handle)?;
     if !exec.batches.is_empty() {
         exec.snapshot(device)?;
     }
@@ -399,17 +399,14 @@ impl Exec {
         Ok((steps, built))
     }
 
-    /// After `at`'s step changed (`None`: every step): patches each device's packets where no
-    /// launch holds them, else a copy; drops those that cannot be patched (the next launch
-    /// builds them anew, and reports what is wrong with them).
-    fn repatch(&self, state: &mut State, at: Option<usize>) {
-        let Ok(rt) = crate::runtime::runtime() else {
-            state.prebuilt.clear();
-            return;
-        };
+    /// After `at`'s step changed (`None`: every step): patches each device's packets (the
+    /// device one of `devices`) where no launch holds them, else a copy; drops those that
+    /// cannot be patched (the next launch builds them anew, and reports what is wrong with
+    /// them).
+    fn repatch(&self, devices: &[Device], state: &mut State, at: Option<usize>) {
         let steps = state.steps.clone();
         state.prebuilt.retain_mut(|prebuilt| {
-            let Some(device) = rt.devices.get(prebuilt.device) else {
+            let Some(device) = devices.get(prebuilt.device) else {
                 return false;
             };
             if Arc::get_mut(prebuilt).is_none() {
@@ -436,8 +433,8 @@ impl Exec {
 /// `hipGraphLaunch`: the segments in order on `stream_handle` (see the module comment). Every
 /// kernel node is checked before anything is submitted; an eager step that fails stops the
 /// launch (what was submitted before it stays submitted).
-pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
-    let (device, stream) = stream::lookup(stream_handle)?;
+pub fn launch(devices: &'static [Device], exec: &Exec, stream_handle: *mut c_void) -> HipResult {
+    let (device, stream) = stream::lookup_in(devices, stream_handle)?;
     // A handle, looked up again by each operation, never dereferenced.
     let stream_handle = stream_handle as usize as *mut c_void;
     let auto_free = exec.flags & AUTO_FREE_ON_LAUNCH != 0;
@@ -606,7 +603,12 @@ fn eager(
 
 /// Replaces the parameters of the step made from `node` (a node of the instantiated graph),
 /// which must be of the same type (`hipGraphExec*NodeSetParams`).
-pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResult {
+pub fn set_params(
+    devices: &[Device],
+    exec: &Exec,
+    node: *mut c_void,
+    params: NodeParams,
+) -> HipResult {
     let Some(&at) = exec.by_origin.get(&(node as usize)) else {
         return Err(bad(
             "the node is not in the graph this executable graph was made from",
@@ -635,7 +637,7 @@ pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResu
         }
     }
     Arc::make_mut(&mut state.steps)[at] = Step::of(Some(params));
-    exec.repatch(&mut state, Some(at));
+    exec.repatch(devices, &mut state, Some(at));
     Ok(())
 }
 
@@ -689,7 +691,7 @@ pub fn enabled(exec: &Exec, node: *mut c_void) -> HipResult<bool> {
 
 /// `hipGraphExecChildGraphNodeSetParams`: `child`'s parameters for the child graph `node`
 /// embeds, if `child` has the same shape (nodes in the same order, same types and edges).
-pub fn set_child(exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
+pub fn set_child(devices: &[Device], exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
     let begin = flat_index(exec, node)?;
     if exec.shape[begin].type_code != node_type::GRAPH {
         return Err(bad(
@@ -726,7 +728,7 @@ pub fn set_child(exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
     for (i, new) in fresh.into_iter().enumerate() {
         steps[base + i] = Step::of(new.params);
     }
-    exec.repatch(&mut state, None);
+    exec.repatch(devices, &mut state, None);
     Ok(())
 }
 
@@ -745,7 +747,7 @@ pub enum UpdateResult {
 /// edges; otherwise nothing changes, and the result says why, with the first node of `graph`
 /// that differs. A kernel node may change its function (AMD's runtime and CUDA since 11.2
 /// allow it); `FunctionChanged` stays in the ABI's enum, unused.
-pub fn update(exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
+pub fn update(devices: &[Device], exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
     let fresh = flatten_graph(graph);
     if fresh.len() != exec.shape.len() {
         return (UpdateResult::TopologyChanged, 0);
@@ -764,7 +766,7 @@ pub fn update(exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
     for (i, new) in fresh.into_iter().enumerate() {
         steps[i] = Step::of(new.params);
     }
-    exec.repatch(&mut state, None);
+    exec.repatch(devices, &mut state, None);
     (UpdateResult::Success, 0)
 }
 
