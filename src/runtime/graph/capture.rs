@@ -11,11 +11,11 @@
 
 use super::{add_node, new_graph, reaches, release, Graph, NodeParams};
 use crate::error::{HipError, HipResult};
-use crate::runtime::compat::{self, Abi};
-use crate::runtime::device::Device;
-use crate::runtime::event::Event;
+use crate::runtime::base::compat::{self, Abi};
+use crate::runtime::devices::device::Device;
 use crate::runtime::launch::{self, CapturedKernel};
 use crate::runtime::ordering::{Stream, StreamRef};
+use crate::runtime::stream::event::Event;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -513,7 +513,7 @@ fn stream_destroyed(stream: &Stream) {
 /// synchronise with every blocking stream of the device, which a capturing one cannot do:
 /// their captures are invalidated and the operation fails with
 /// `hipErrorStreamCaptureImplicit` (CUDA's rule). Non-blocking streams may capture meanwhile.
-fn null_stream_use(device: &crate::runtime::device::Device) -> HipResult {
+fn null_stream_use(device: &crate::runtime::devices::device::Device) -> HipResult {
     let hit = with_tables(|t| {
         let mut hit = false;
         for m in t.members.values() {

@@ -8,8 +8,8 @@ use super::{
     KernelNodeParams, MemsetParams, NodeParams,
 };
 use crate::error::{HipError, HipResult};
-use crate::runtime::current;
-use crate::runtime::device::Device;
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
 use std::ffi::c_void;
 
 /// The union of `hipGraphNodeParams`.

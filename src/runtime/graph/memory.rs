@@ -19,9 +19,9 @@
 
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::PoolBuffer;
-use crate::runtime::device::{self, Device};
-use crate::runtime::memory;
-use crate::runtime::mempool::{MemAccessDesc, MemPoolProps, GRANULE};
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::memory;
+use crate::runtime::mem::mempool::{MemAccessDesc, MemPoolProps, GRANULE};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -410,7 +410,7 @@ pub fn allocate_on(devices: &[Device], device: usize, size: usize) -> HipResult<
         pool_props: MemPoolProps {
             alloc_type: ALLOCATION_PINNED,
             handle_types: 0,
-            location: crate::runtime::mempool::MemLocation {
+            location: crate::runtime::mem::mempool::MemLocation {
                 type_: LOCATION_DEVICE,
                 id: device as i32,
             },

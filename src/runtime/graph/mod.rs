@@ -15,16 +15,18 @@ pub mod generic;
 pub mod memory;
 pub mod user_object;
 
-use super::array::{Extent, PitchedPtr, Pos};
-use super::copy::{CopyKind, Rows};
-use super::copy3d::{Copy3D, DrvMemcpy3D, Memcpy3DParms};
-use super::device::Device;
-use super::event::Event;
-use super::handles::HandleTable;
-use super::launch::Dim3;
-use super::memory::{classify, Side};
-use super::module::{self, Function};
 use crate::error::{HipError, HipResult};
+use crate::runtime::base::compat;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::base::kernarg;
+use crate::runtime::copy::{CopyKind, Rows};
+use crate::runtime::devices::device::Device;
+use crate::runtime::image::array::{Extent, PitchedPtr, Pos};
+use crate::runtime::image::copy3d::{Copy3D, DrvMemcpy3D, Memcpy3DParms};
+use crate::runtime::kernel::module::{self, Function};
+use crate::runtime::launch::Dim3;
+use crate::runtime::mem::memory::{classify, Side};
+use crate::runtime::stream::event::Event;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -74,7 +76,7 @@ impl MemsetParams {
         if p.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        if super::compat::abi() < super::compat::Abi::Rocm7 {
+        if compat::abi() < compat::Abi::Rocm7 {
             // SAFETY: the caller's contract, the ROCm 5/6 layout.
             return Ok(unsafe { p.read() });
         }
@@ -90,7 +92,7 @@ impl MemsetParams {
         if p.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        if super::compat::abi() < super::compat::Abi::Rocm7 {
+        if compat::abi() < compat::Abi::Rocm7 {
             // SAFETY: the caller's contract, the ROCm 5/6 layout.
             unsafe { p.write(*self) };
         } else {
@@ -215,7 +217,8 @@ pub struct EventRef {
 impl EventRef {
     pub fn new(handle: *mut c_void) -> HipResult<EventRef> {
         Ok(EventRef {
-            event: super::event::lookup(handle).map_err(|_| bad("not a live event"))?,
+            event: crate::runtime::stream::event::lookup(handle)
+                .map_err(|_| bad("not a live event"))?,
             handle: handle as usize,
         })
     }
@@ -400,7 +403,7 @@ pub unsafe fn kernel_node(device: &Device, params: &KernelNodeParams) -> HipResu
     }
     let bytes = if !params.extra.is_null() {
         // SAFETY: HIP's contract for `extra`.
-        let buffer = unsafe { super::launch::packed_args(params.extra, &kernel.info) }?;
+        let buffer = unsafe { crate::runtime::launch::packed_args(params.extra, &kernel.info) }?;
         if buffer.len() < layout.explicit_extent() {
             return Err(bad(
                 "kernel node: the extra buffer does not cover the arguments",
@@ -435,7 +438,7 @@ pub unsafe fn kernel_node(device: &Device, params: &KernelNodeParams) -> HipResu
         args: Arc::new(PackedArgs { bytes, pointers }),
         attrs: KernelAttrs::default(),
     };
-    if let Some(refusal) = super::launch::check_configuration(
+    if let Some(refusal) = crate::runtime::launch::check_configuration(
         &kernel.info,
         node.grid,
         node.block,
@@ -444,7 +447,7 @@ pub unsafe fn kernel_node(device: &Device, params: &KernelNodeParams) -> HipResu
         device.info.max_grid_size,
     ) {
         tracing::warn!(kernel = %node.function.name, "kernel node: {}", refusal.why());
-        return Err(super::compat::abi().launch_error(refusal, false));
+        return Err(compat::abi().launch_error(refusal, false));
     }
     Ok(node)
 }
@@ -458,7 +461,7 @@ pub fn captured_kernel(
     block: Dim3,
     shared_mem: u32,
     bytes: Box<[u8]>,
-    layout: &super::kernarg::KernargLayout,
+    layout: &kernarg::KernargLayout,
 ) -> KernelNode {
     let base = bytes.as_ptr() as usize;
     let pointers = layout.explicit_offsets().map(|at| base + at).collect();
@@ -595,7 +598,7 @@ pub fn memcpy_1d(
     }
     // The destination must hold the bytes (a source read past its allocation fails when the
     // copy runs, as AMD's runtime lets such a node be made).
-    if let Some(a) = super::memory::lookup(d, 1) {
+    if let Some(a) = crate::runtime::mem::memory::lookup(d, 1) {
         if d.saturating_add(count) > a.start + a.size {
             return Err(bad("memcpy node: more bytes than the destination holds"));
         }
@@ -629,7 +632,8 @@ pub fn memcpy_symbol(
         return Err(bad("symbol memcpy node: a symbol on both sides"));
     }
     // A device-to-device copy needs device memory on the other side (AMD's check).
-    let device_side = super::memory::lookup(other as usize, 1).is_some_and(|a| !a.kind.is_host());
+    let device_side =
+        crate::runtime::mem::memory::lookup(other as usize, 1).is_some_and(|a| !a.kind.is_host());
     if kind == CopyKind::DeviceToDevice && !device_side {
         return Err(bad(
             "symbol memcpy node: hipMemcpyDeviceToDevice with host memory",

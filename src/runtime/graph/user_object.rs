@@ -13,7 +13,7 @@
 
 use super::HostFunction;
 use crate::error::{HipError, HipResult};
-use crate::runtime::handles::HandleTable;
+use crate::runtime::base::handles::HandleTable;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::mpsc::{channel, Sender};

@@ -7,6 +7,7 @@ use crate::hsa::queue::{self, barrier_and, Doom, Marker, Queue, QueueFactory, BA
 use crate::hsa::signal::{PooledSignal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
+use crate::runtime::base::device_assert;
 use hsa_abi::*;
 use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
@@ -1327,7 +1328,7 @@ impl Stream {
     /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
     /// caller to release once the lock is dropped.
     fn abandon(&self, st: &mut State, device: &DeviceStreams, doom: Doom) -> Option<Wedged> {
-        let error = crate::runtime::device_assert::fault_error(doom);
+        let error = device_assert::fault_error(doom);
         let queue = st.queue.take();
         if let Some(queue) = &queue {
             device.policy.retire(queue);

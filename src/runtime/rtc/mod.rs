@@ -17,8 +17,8 @@
 mod names;
 mod toolchain;
 
-use super::handles::HandleTable;
 use crate::error::HipError;
+use crate::runtime::base::handles::HandleTable;
 use parking_lot::Mutex;
 use std::ffi::{CStr, CString};
 use std::sync::Arc;

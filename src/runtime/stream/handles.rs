@@ -1,15 +1,15 @@
 //! The handle table: `hipStream_t` values, the streams they name, per-thread streams and
 //! CU masks.
 
-use super::super::current;
-use super::super::device::{self, Device};
-use super::super::handles::{HandleTable, RecentLookups};
-use super::super::mempool;
-use super::super::ordering::{
-    every_device, Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
-};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
+use crate::runtime::base::handles::{HandleTable, RecentLookups};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::mempool;
+use crate::runtime::ordering::{
+    every_device, Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
+};
 use hsa_abi::*;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -143,14 +143,14 @@ pub fn lookup_in(devices: &[Device], handle: *mut c_void) -> HipResult<(&Device,
 /// over the process's devices. Nothing else calls it.
 #[inline(always)]
 pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'static>)> {
-    lookup_in(super::super::runtime()?.devices, handle)
+    lookup_in(crate::runtime::runtime()?.devices, handle)
 }
 
 /// Transitional, for `launch.rs` until it hands the devices down: [`resolve_in`] over the
 /// process's devices. Nothing else calls it.
 #[inline(always)]
 pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
-    resolve_in(super::super::runtime()?.devices, handle, device)
+    resolve_in(crate::runtime::runtime()?.devices, handle, device)
 }
 
 /// Streams destroyed so far: a stream looked up by handle while this read the same is still

@@ -1,11 +1,15 @@
 //! Streams as the program names them: `hipStream_t` values turned into the streams of the
 //! ordering engine (`ordering/`, which explains how streams order their work), for created,
 //! null and per-thread streams, with their CU masks. Everything a caller needs of streams is
-//! re-exported here, so `runtime::stream` is the one place a stream call leads to.
+//! re-exported here, so `runtime::stream` is the one place a stream call leads to. Events
+//! (`event`, and `ipc_event` for those shared between processes) are markers recorded into
+//! streams.
 
+pub mod event;
 mod handles;
+pub mod ipc_event;
 
-pub use super::ordering::{
+pub use crate::runtime::ordering::{
     contain, enqueue_host_task, Dep, DepList, DeviceStreams, HostWork, Operation, Stream,
     StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
 };

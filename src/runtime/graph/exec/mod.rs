@@ -30,10 +30,12 @@ use super::memory::{self, GraphAlloc};
 use super::user_object;
 use super::{bad, node_type, Graph, HostCall, KernelNode, Memcpy1D, Memset, NodeParams};
 use crate::error::{HipError, HipResult};
-use crate::runtime::device::Device;
-use crate::runtime::event::{self, Event};
-use crate::runtime::handles::HandleTable;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::Device;
+use crate::runtime::image::copy3d;
+use crate::runtime::kernel::cooperative;
 use crate::runtime::launch::{self, Args, Dispatch, GridSize};
+use crate::runtime::stream::event::{self, Event};
 use crate::runtime::{copy, stream};
 use aql::{BatchShape, Prebuilt, Publication};
 use parking_lot::Mutex;
@@ -543,7 +545,7 @@ fn eager(
                     stream_handle,
                     if k.attrs.cooperative != 0 {
                         Dispatch::Cooperative {
-                            multigrid_sync: crate::runtime::cooperative::SINGLE_GRID,
+                            multigrid_sync: cooperative::SINGLE_GRID,
                         }
                     } else {
                         Dispatch::Stream
@@ -566,7 +568,7 @@ fn eager(
         }
         Step::Memcpy3D(m) => {
             // SAFETY: as for a 1D memcpy node; arrays are checked again as the copy runs.
-            unsafe { crate::runtime::copy3d::copy_3d(&m.copy, Some(stream_handle)) }?
+            unsafe { copy3d::copy_3d(&m.copy, Some(stream_handle)) }?
         }
         Step::Memset(m) => {
             for row in 0..m.height {

@@ -26,10 +26,11 @@
 //! own loads only, and the flags that ask for textures or surfaces only change what the
 //! descriptor calls return.
 
-use super::current;
-use super::device::Device;
-use super::memory;
 use crate::error::{HipError, HipResult};
+use crate::runtime::base::compat;
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -225,7 +226,7 @@ static TABLES: once_cell::sync::Lazy<Mutex<Tables>> = once_cell::sync::Lazy::new
 
 /// Largest dimensions of an array, as AMD's runtime reports them for gfx9 devices with image
 /// support (hipshim's texture limits report these too: programs size arrays by them).
-pub use super::device_props::{MAX_1D, MAX_2D, MAX_3D, MAX_LAYERS};
+pub use crate::runtime::devices::device_props::{MAX_1D, MAX_2D, MAX_3D, MAX_LAYERS};
 
 // ---------------------------------------------------------------------------------------
 // Channel descriptors and formats
@@ -515,7 +516,7 @@ pub fn destroy(devices: &[Device], handle: *mut HipArray) -> HipResult {
     }
     let Some(array) = tables.arrays.remove(&(handle as usize)) else {
         tracing::warn!(handle = format_args!("{handle:p}"), "not a live hipArray");
-        return Err(super::compat::dead_handle(HipError::INVALID_HANDLE));
+        return Err(compat::dead_handle(HipError::INVALID_HANDLE));
     };
     drop(tables);
     // SAFETY: `data` came from `memory::malloc` and is freed once (the entry is gone).
@@ -794,7 +795,7 @@ mod tests {
         assert_eq!(geometry(std::ptr::null()), Err(HipError::INVALID_VALUE));
         assert_eq!(
             destroy(&[], 0x20 as *mut HipArray),
-            Err(super::super::compat::dead_handle(HipError::INVALID_HANDLE))
+            Err(compat::dead_handle(HipError::INVALID_HANDLE))
         );
         assert_eq!(
             mipmapped_level(0x30 as *const HipMipmappedArray, 0),

@@ -3,9 +3,9 @@
 //! `hipCtxCreate` retains the primary context, and a per-thread stack records the pushes. The
 //! deprecated `hipCtx*` calls thereby move the thread's current device.
 
-use super::current;
-use super::device::{self, Device};
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -58,7 +58,7 @@ pub fn primary_state(device: &Device) -> (u32, bool) {
 /// `hipDevicePrimaryCtxSetFlags`: only while the context is not active (AMD's runtime keeps
 /// its primary contexts active and always answers hipErrorContextAlreadyInUse).
 pub fn set_primary_flags(device: &Device, flags: u32) -> HipResult {
-    if flags & !super::device::DEVICE_FLAGS_ALL != 0 {
+    if flags & !device::DEVICE_FLAGS_ALL != 0 {
         return Err(HipError::INVALID_VALUE);
     }
     with_primary(device.index, |p| {

@@ -8,15 +8,18 @@
 //! boxed tags, resolved only through live registries: a pointer that was never a handle, or
 //! whose module was unloaded, is `hipErrorInvalidHandle` without ever being dereferenced.
 
-use super::code_object::{self, CodeObjectIndex, KernelInfo, TargetId};
-use super::copy::{self, CopyKind};
-use super::device::{self, Device};
-use super::handles::{AddressMap, HandleTable, RecentLookups};
-use super::kernarg::KernargLayout;
-use super::memory;
 use crate::error::{HipError, HipResult};
 use crate::hsa::executable::{CodeObjectReader, Executable};
 use crate::hsa::HsaError;
+use crate::runtime::base::compat;
+use crate::runtime::base::handles::{AddressMap, HandleTable, RecentLookups};
+use crate::runtime::base::kernarg::KernargLayout;
+use crate::runtime::code_object::{self, CodeObjectIndex, KernelInfo, TargetId};
+use crate::runtime::copy::{self, CopyKind};
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::devices::hostcall;
+use crate::runtime::mem::managed_var;
+use crate::runtime::mem::memory;
 use hsa_abi::hsa_agent_t;
 use once_cell::sync::{Lazy, OnceCell};
 use parking_lot::Mutex;
@@ -82,7 +85,7 @@ pub struct Kernel {
     /// The kernarg segment as a launch writes it, checked once here.
     pub layout: KernargLayout,
     /// The configurations a launch on this device may have, worked out once here.
-    pub limits: super::kernarg::LaunchLimits,
+    pub limits: crate::runtime::base::kernarg::LaunchLimits,
     /// The kind of kernarg slot a launch writes the segment to; `None` if no slot holds it
     /// (launches are refused).
     pub kernarg_slot: Option<crate::hsa::queue::KernargSlot>,
@@ -221,8 +224,7 @@ pub unsafe fn register_managed_variable(
     align: usize,
 ) -> HipResult {
     // SAFETY: forwarded contract.
-    let memory =
-        unsafe { super::managed_var::register_variable(devices, host_var, init, size, align) }?;
+    let memory = unsafe { managed_var::register_variable(devices, host_var, init, size, align) }?;
     tracing::debug!(%name, size, memory = format_args!("{memory:#x}"), "managed variable registered");
     fat_binary.managed.lock().push((name, memory));
     Ok(())
@@ -360,7 +362,7 @@ impl CodeImage {
         }
         let loaded = Arc::new(load_for_device(&self.bytes, device)?);
         // Before any kernel of the image can run there.
-        super::managed_var::bind_variables(device, &loaded.variables, &self.managed.lock())?;
+        managed_var::bind_variables(device, &loaded.variables, &self.managed.lock())?;
         *slot.lock() = Some(loaded.clone());
         Ok(loaded)
     }
@@ -536,11 +538,14 @@ impl LoadedCodeObject {
             HipError::INVALID_IMAGE
         })?;
         if layout.wants_hostcall_buffer() {
-            layout.set_hostcall_buffer(super::hostcall::buffer_for(device)?);
+            layout.set_hostcall_buffer(hostcall::buffer_for(device)?);
         }
         tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
-        let limits =
-            super::kernarg::LaunchLimits::new(&info, device.lds_bytes, device.info.max_grid_size);
+        let limits = crate::runtime::base::kernarg::LaunchLimits::new(
+            &info,
+            device.lds_bytes,
+            device.info.max_grid_size,
+        );
         let kernarg_slot =
             crate::hsa::queue::KernargSlot::for_segment(layout.size(), info.kernarg_align as usize);
         let kernel = Arc::new(Kernel {
@@ -667,7 +672,7 @@ pub fn load_module_file(device: &Device, path: &std::path::Path) -> HipResult<*m
     }
     if meta.len() == 0 {
         tracing::warn!(path = %path.display(), "hipModuleLoad: the file is empty");
-        return Err(super::compat::empty_module_file());
+        return Err(compat::empty_module_file());
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)

@@ -1,14 +1,14 @@
 //! A HIP device: one GPU agent, its memory pools, the queues the policy hands to its streams,
 //! and the staging state for copies from pageable host memory.
 
-use super::device_props::{self, DeviceInfo};
-use super::ordering::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::CopyEngines;
 use crate::hsa::memory::{MemoryPool, PoolBuffer};
 use crate::hsa::signal::Signal;
 use crate::hsa::{self, HsaApi, HsaRuntime, PoolInfo};
+use crate::runtime::devices::device_props::{self, DeviceInfo};
+use crate::runtime::ordering::DeviceStreams;
 use hsa_abi::*;
 use parking_lot::Mutex;
 

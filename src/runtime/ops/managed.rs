@@ -9,9 +9,9 @@
 //! holds per byte range, a query over a range answers a value only if the whole range has it,
 //! and memory allocated again at a freed allocation's address starts without advice.
 
-use super::device::Device;
-use super::memory::{self, MemKind};
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory::{self, MemKind};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -299,8 +299,8 @@ pub fn prefetch(
     const CALL: &str = "hipMemPrefetchAsync";
     let (base, start, end) = managed_range(ptr, count, CALL)?;
     let at = location(devices, device, true, CALL)?;
-    super::stream::lookup_in(devices, stream)?;
-    super::graph::capture::refuse_on(devices, stream, CALL)?;
+    crate::runtime::stream::lookup_in(devices, stream)?;
+    crate::runtime::graph::capture::refuse_on(devices, stream, CALL)?;
     tracing::debug!(
         ptr = format_args!("{ptr:p}"),
         count,
@@ -434,7 +434,7 @@ pub fn attach(
         );
         return Err(HipError::INVALID_VALUE);
     }
-    super::stream::lookup_in(devices, stream)?;
+    crate::runtime::stream::lookup_in(devices, stream)?;
     if ptr.is_null() {
         return Err(HipError::INVALID_VALUE);
     }

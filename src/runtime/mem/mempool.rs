@@ -35,13 +35,15 @@
 //! A pool's `state` lock may be held while taking a stream's locks (to record a wait); no
 //! stream path takes a pool lock. HSA frees happen after the lock is dropped.
 
-use super::device::{self, Device};
-use super::handles::HandleTable;
-use super::memory;
-use super::ordering::{Dep, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::PoolBuffer;
 use crate::hsa::queue::Marker;
+use crate::runtime::base::compat;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::ipc;
+use crate::runtime::mem::memory;
+use crate::runtime::ordering::{Dep, Stream};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -629,7 +631,7 @@ pub unsafe fn free_async(
         return Err(HipError::INVALID_VALUE);
     }
     let start = ptr as usize;
-    if let Some(freed) = super::ipc::free_pool_import(devices, start) {
+    if let Some(freed) = ipc::free_pool_import(devices, start) {
         // Unmapped once the device's work is done: the stream's work is part of it.
         return freed;
     }
@@ -679,7 +681,7 @@ pub unsafe fn free_async(
 /// As [`memory::free`]: `ptr` is any pointer value; only registered ones are freed.
 pub unsafe fn free(devices: &[Device], ptr: *mut c_void) -> HipResult {
     let start = ptr as usize;
-    if let Some(freed) = super::ipc::free_pool_import(devices, start) {
+    if let Some(freed) = ipc::free_pool_import(devices, start) {
         return freed;
     }
     let owner = if ptr.is_null() {
@@ -692,7 +694,7 @@ pub unsafe fn free(devices: &[Device], ptr: *mut c_void) -> HipResult {
         return unsafe { memory::free(devices, ptr) };
     };
     let device = device::nth(devices, pool.device)?;
-    if super::compat::abi() >= super::compat::Abi::Rocm7 {
+    if compat::abi() >= compat::Abi::Rocm7 {
         // SAFETY: forwarded contract.
         return unsafe { free_async(devices, ptr, device, &device.streams.null) };
     }
@@ -994,7 +996,7 @@ pub fn export_pool(pool: &MemPool, handle_type: u32, flags: u32) -> HipResult<i3
 }
 
 fn write_shared(description: &SharedPool) -> std::io::Result<OwnedFd> {
-    let owned = super::ipc::memfd(c"hipshim-mempool")?;
+    let owned = ipc::memfd(c"hipshim-mempool")?;
     let fd = owned.as_raw_fd();
     let bytes = std::mem::size_of::<SharedPool>();
     // SAFETY: writes the `bytes` bytes of a plain `repr(C)` value to the new file.
@@ -1069,8 +1071,8 @@ pub fn export_pointer(
     api: &'static crate::hsa::HsaApi,
     devices: &[Device],
     ptr: usize,
-) -> HipResult<super::ipc::IpcHandle> {
-    super::ipc::export(
+) -> HipResult<ipc::IpcHandle> {
+    ipc::export(
         api,
         devices,
         ptr,
@@ -1091,11 +1093,11 @@ pub fn export_pointer(
 pub fn import_pointer(
     devices: &[Device],
     pool: &Arc<MemPool>,
-    data: &super::ipc::IpcHandle,
+    data: &ipc::IpcHandle,
 ) -> HipResult<usize> {
     let call = "hipMemPoolImportPointer";
     let device = device::nth(devices, pool.device)?;
-    let ptr = super::ipc::import(data, device, call)?.ok_or_else(|| {
+    let ptr = ipc::import(data, device, call)?.ok_or_else(|| {
         tracing::warn!("{call}: not data hipMemPoolExportPointer made");
         HipError::INVALID_VALUE
     })?;

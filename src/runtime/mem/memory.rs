@@ -3,11 +3,12 @@
 //! of loaded code objects), allocation and freeing, pointer queries, and [`classify`], the
 //! one bounds check of every copy and fill (which `copy.rs` runs).
 
-use super::compat::Abi;
-use super::current;
-use super::device::{self, Device};
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::{HostLock, PoolBuffer};
+use crate::runtime::base::compat::Abi;
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::devices::device_props;
 use hsa_abi::hsa_agent_t;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -336,7 +337,7 @@ fn contiguous_end(table: &BTreeMap<usize, Entry>, alloc: &Allocation) -> usize {
 }
 
 /// Row pitches are multiples of the texture pitch alignment the device reports.
-pub const PITCH_ALIGNMENT: usize = super::device_props::TEXTURE_ALIGNMENT;
+pub const PITCH_ALIGNMENT: usize = device_props::TEXTURE_ALIGNMENT;
 
 /// The pitch `hipMallocPitch` gives a row of `width` bytes; `None` on overflow.
 pub fn pitch_for(width: usize) -> Option<usize> {
@@ -787,8 +788,8 @@ pub mod memory_type {
     }
 
     /// `type` (ROCm 6 numbering) as the process's ABI numbers it.
-    pub fn for_abi(type_: u32, abi: crate::runtime::compat::Abi) -> u32 {
-        if abi != crate::runtime::compat::Abi::Rocm5 {
+    pub fn for_abi(type_: u32, abi: crate::runtime::base::compat::Abi) -> u32 {
+        if abi != crate::runtime::base::compat::Abi::Rocm5 {
             return type_;
         }
         match type_ {

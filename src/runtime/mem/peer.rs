@@ -20,8 +20,9 @@
 //! `hipExtGetLinkTypeAndHopCount`'s hop count is the links' NUMA distance over one hop's (15
 //! for xGMI, 20 otherwise).
 
-use super::device::Device;
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory;
 use hsa_abi::*;
 
 /// A device ordinal as AMD checks it: negative or past the last device is invalid.
@@ -50,7 +51,7 @@ struct Pair {
 }
 
 impl PeerTable {
-    pub(super) fn survey(devices: &'static [Device]) -> Self {
+    pub(in crate::runtime) fn survey(devices: &'static [Device]) -> Self {
         let pairs = devices
             .iter()
             .flat_map(|from| devices.iter().map(move |to| (from, to)))
@@ -117,7 +118,7 @@ pub fn enable_peer_access(peers: &PeerTable, current: &Device, peer: i32, flags:
     if *readers & bit != 0 {
         return Err(HipError::PEER_ACCESS_ALREADY_ENABLED);
     }
-    super::memory::grant_all(&current.all_gpus, peer.index, current.index)?;
+    memory::grant_all(&current.all_gpus, peer.index, current.index)?;
     *readers |= bit;
     tracing::debug!(
         device = current.index,
@@ -261,8 +262,8 @@ pub(crate) fn grant_for_copy_in(
     if dst_device == src_device {
         return Ok(());
     }
-    super::memory::grant_containing(gpus, dst, src_device)?;
-    super::memory::grant_containing(gpus, src, dst_device)
+    memory::grant_containing(gpus, dst, src_device)?;
+    memory::grant_containing(gpus, src, dst_device)
 }
 
 /// Transitional, for `copy.rs` until it hands the devices down: [`grant_for_copy_in`] over
@@ -273,6 +274,6 @@ pub(crate) fn grant_for_copy(
     src: usize,
     src_device: usize,
 ) -> HipResult {
-    let gpus = &super::runtime()?.hsa.gpus;
+    let gpus = &crate::runtime::runtime()?.hsa.gpus;
     grant_for_copy_in(gpus, dst, dst_device, src, src_device)
 }

@@ -34,7 +34,7 @@
 use std::ffi::c_void;
 use std::fmt;
 
-use super::code_object::{ArgKind, HiddenArg, KernelInfo};
+use crate::runtime::code_object::{ArgKind, HiddenArg, KernelInfo};
 
 /// A launch's grid and work-group shape, validated once so the writer cannot fail on it.
 ///
@@ -748,9 +748,9 @@ impl LaunchLimits {
 
 #[cfg(test)]
 mod tests {
-    use super::super::code_object::test_support::built;
-    use super::super::code_object::{read_code_object, KernelArg};
     use super::*;
+    use crate::runtime::code_object::test_support::built;
+    use crate::runtime::code_object::{read_code_object, KernelArg};
 
     fn kernel(elf: &[u8], name: &str) -> KernelInfo {
         read_code_object(elf)

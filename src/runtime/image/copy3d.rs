@@ -21,9 +21,10 @@
 //! Synchronous copies follow `hipMemcpy2D`'s rules, stream-ordered ones `hipMemcpy2DAsync`'s
 //! (`copy.rs`).
 
-use super::array::{self, Extent, HipArray, PitchedPtr, Pos};
-use super::copy::{self, CopyKind, Rows};
 use crate::error::{HipError, HipResult};
+use crate::runtime::base::compat;
+use crate::runtime::copy::{self, CopyKind, Rows};
+use crate::runtime::image::array::{self, Extent, HipArray, PitchedPtr, Pos};
 use std::ffi::c_void;
 
 /// `hipMemcpy3DParms` (the same in ROCm 5, 6 and 7).
@@ -132,7 +133,7 @@ impl DrvMemcpy3D {
         if p.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        if super::compat::abi() != super::compat::Abi::Rocm5 {
+        if compat::abi() != compat::Abi::Rocm5 {
             // SAFETY: the caller's contract, ROCm 6's layout.
             return Ok(unsafe { p.read() });
         }
@@ -310,7 +311,7 @@ impl Copy3D {
             tracing::warn!("HIP_MEMCPY3D: level-of-detail copies are not supported");
             return Err(HipError::INVALID_VALUE);
         }
-        let abi = super::compat::abi();
+        let abi = compat::abi();
         let (width, height) = (p.width_in_bytes, p.height);
         let src = driver_side(
             abi,
@@ -358,7 +359,7 @@ impl Copy3D {
 
     /// A `hip_Memcpy2D` (`hipMemcpyParam2D`).
     pub fn from_2d(p: &Memcpy2DParams) -> HipResult<Copy3D> {
-        let abi = super::compat::abi();
+        let abi = compat::abi();
         let src = driver_side(
             abi,
             p.src_memory_type,
@@ -429,7 +430,7 @@ fn packed(given: usize, extent: usize) -> usize {
 /// the host field holds (hip-tests check it). Whether a pointer is host or device memory is
 /// then the memory table's word, not the type's.
 fn driver_side(
-    abi: super::compat::Abi,
+    abi: compat::Abi,
     memory_type: u32,
     host: usize,
     device: usize,
@@ -438,7 +439,7 @@ fn driver_side(
     rows: usize,
 ) -> HipResult<Place> {
     let pitched = |ptr| Place::Pitched { ptr, pitch, rows };
-    let rocm5 = abi == super::compat::Abi::Rocm5;
+    let rocm5 = abi == compat::Abi::Rocm5;
     Ok(match memory_type {
         0 => pitched(host),
         1 if rocm5 => pitched(device),
@@ -924,7 +925,7 @@ mod tests {
 
     #[test]
     fn driver_memory_types_are_read_in_the_abis_numbering() {
-        use super::super::compat::Abi;
+        use crate::runtime::base::compat::Abi;
         let side = |abi, t, h, d, a| driver_side(abi, t, h, d, a, 64, 0).unwrap();
         let p = |ptr| Place::Pitched {
             ptr,

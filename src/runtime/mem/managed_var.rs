@@ -3,10 +3,10 @@
 //! is loaded. Apart from `managed.rs` (advice and prefetch), which builds on streams and
 //! graphs, so that loading a module needs neither.
 
-use super::current;
-use super::device::Device;
-use super::memory;
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory;
 use std::ffi::c_void;
 
 /// `__hipRegisterManagedVar`, run by the program's constructors: the variable's managed

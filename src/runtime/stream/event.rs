@@ -21,13 +21,15 @@
 //! issued there and its marker's completion is stored there, and waiting for the event waits,
 //! on the host, for the latest record any of the processes issued.
 
-use super::device::Device;
-use super::handles::HandleTable;
 use super::ipc_event::SharedEvent;
-use super::stream::{self, Dep, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{Doom, Marker};
 use crate::hsa::HsaApi;
+use crate::runtime::base::device_assert;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::mempool;
+use crate::runtime::ordering::{self, Dep, Stream};
 use hsa_abi::{hsa_agent_t, hsa_signal_value_t, HSA_SIGNAL_CONDITION_EQ};
 use parking_lot::Mutex;
 use std::ffi::c_void;
@@ -234,16 +236,16 @@ pub fn synchronize(event: &Event) -> HipResult {
             || record.marker.lost(),
         )
         .map_err(|doom| lost_record(&record, doom))?;
-    super::mempool::after_sync(super::mempool::Synced::Marker(&record.marker));
+    mempool::after_sync(mempool::Synced::Marker(&record.marker));
     // This process's record is done; another process may have recorded since.
     event.ipc.as_ref().map_or(Ok(()), |shared| shared.wait())
 }
 
 /// An event whose record can never complete: the streams that lost work to the fault owe it
-/// (see `stream::contain`), and the event reports it.
+/// (see `ordering::contain`), and the event reports it.
 fn lost_record(record: &Record, doom: Doom) -> HipError {
-    stream::contain(doom);
-    let error = super::device_assert::fault_error(doom);
+    ordering::contain(doom);
+    let error = device_assert::fault_error(doom);
     let why = record.api.describe(doom.status);
     // The fault itself was logged as an error where it was found; this is a repeat.
     tracing::debug!(

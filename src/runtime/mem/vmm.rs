@@ -16,12 +16,12 @@
 //! memory table (`memory::insert_virtual`) so that copies, fills, kernels and pointer queries
 //! know them; a copy may run through consecutive mappings.
 
-use super::device::{self, Device};
-use super::handles::HandleTable;
-use super::memory;
-use super::mempool::{access, MemAccessDesc, MemLocation};
 use crate::error::{HipError, HipResult};
 use crate::hsa::{vmem as hsa_vmem, HsaApi, HsaRuntime};
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::memory;
+use crate::runtime::mem::mempool::{access, MemAccessDesc, MemLocation};
 use hsa_abi::{access_permission, hsa_amd_memory_access_desc_t};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;

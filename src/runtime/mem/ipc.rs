@@ -11,12 +11,13 @@
 //! An opened range is entered in the memory table as memory of the current device
 //! (`memory::insert_imported`), so copies, fills, kernels and pointer queries know it.
 
-use super::current;
-use super::device::{self, Device};
-use super::memory;
 use crate::error::{HipError, HipResult};
 use crate::hsa::ipc as hsa_ipc;
 use crate::hsa::HsaApi;
+use crate::runtime::base::compat;
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::memory;
 use hsa_abi::hsa_amd_ipc_memory_t;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -157,7 +158,7 @@ pub fn open_mem_handle(
 ) -> HipResult<usize> {
     let call = "hipIpcOpenMemHandle";
     let api = ipc_api(api, call)?;
-    let legacy_flags = super::compat::abi() == super::compat::Abi::Rocm5 && flags == 0;
+    let legacy_flags = compat::abi() == compat::Abi::Rocm5 && flags == 0;
     if flags != LAZY_ENABLE_PEER_ACCESS && !legacy_flags {
         tracing::warn!(flags, "{call}: flags must be hipIpcMemLazyEnablePeerAccess");
         return Err(HipError::INVALID_VALUE);

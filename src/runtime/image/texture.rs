@@ -34,13 +34,13 @@
 //! **Handles.** Live objects are kept in a table keyed by their device address; a value that
 //! is not one (never was, or destroyed) is refused without being read.
 
-use super::array::{self, channel_kind, ChannelFormatDesc, HipArray};
-use super::copy::{self, CopyKind};
-use super::current;
-use super::device::Device;
-use super::device_props::MAX_LINEAR_ELEMENTS;
-use super::memory;
 use crate::error::{HipError, HipResult};
+use crate::runtime::copy::{self, CopyKind};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
+use crate::runtime::devices::device_props::MAX_LINEAR_ELEMENTS;
+use crate::runtime::image::array::{self, channel_kind, ChannelFormatDesc, HipArray};
+use crate::runtime::mem::memory;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -164,7 +164,7 @@ const IMAGE_DWORDS: usize = 12;
 const OBJECT_DWORDS: usize = IMAGE_DWORDS + 8;
 
 /// Bytes a T# base address and a pitch2D row pitch must be aligned to.
-const ALIGNMENT: usize = super::device_props::TEXTURE_ALIGNMENT;
+const ALIGNMENT: usize = crate::runtime::devices::device_props::TEXTURE_ALIGNMENT;
 
 /// What a live object was made from, for the getters.
 #[derive(Clone, Copy, Debug)]
@@ -837,7 +837,7 @@ impl DrvResourceViewDesc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::array::array_format;
+    use crate::runtime::image::array::array_format;
 
     #[test]
     fn descriptor_layouts_match_rocm_5_2() {

@@ -19,13 +19,14 @@
 //! device are refused (`hipErrorNotSupported`, after the other checks) and
 //! `hipDeviceAttributeCooperativeMultiDeviceLaunch` reads 0.
 
-use super::device::Device;
-use super::launch::{self, Args, Dim3, GridSize};
-use super::module::Function;
-use super::stream::{self, Dep};
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::PoolBuffer;
 use crate::hsa::queue::Marker;
+use crate::runtime::base::compat;
+use crate::runtime::devices::device::Device;
+use crate::runtime::kernel::module::Function;
+use crate::runtime::launch::{self, Args, Dim3, GridSize};
+use crate::runtime::stream::{self, Dep};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -171,8 +172,8 @@ pub unsafe fn launch_multi_device(
         let (device, stream) = stream::lookup_in(all_devices, part.stream)?;
         // A capturing stream refuses the launch in every ABI (`Stream::begin`); ROCm 7 also
         // invalidates the capture.
-        if super::compat::abi() >= super::compat::Abi::Rocm7 {
-            super::graph::capture::refuse_if_capturing(&stream, api)?;
+        if compat::abi() >= compat::Abi::Rocm7 {
+            crate::runtime::graph::capture::refuse_if_capturing(&stream, api)?;
         }
         if devices.iter().any(|d| d.index == device.index) {
             tracing::warn!(

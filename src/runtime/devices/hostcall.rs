@@ -55,10 +55,10 @@
 //! goes on (as with ROCm 7); the stream that failed gets a new queue for its next work, as
 //! after any fault.
 
-use super::device::Device;
-use super::device_assert::note_assertion;
 use crate::error::{HipError, HipResult};
 use crate::hsa::signal::Signal;
+use crate::runtime::base::device_assert::note_assertion;
+use crate::runtime::devices::device::Device;
 use hsa_abi::*;
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -25,12 +25,12 @@
 //! Multi-device launches (`multi_device.rs`) build on these: one cooperative dispatch per
 //! device.
 
-use super::code_object::KernelInfo;
-use super::device::Device;
-use super::module::Function;
-use super::occupancy::{max_active_blocks, CuLimits};
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::Queue;
+use crate::runtime::code_object::KernelInfo;
+use crate::runtime::devices::device::Device;
+use crate::runtime::kernel::module::Function;
+use crate::runtime::kernel::occupancy::{max_active_blocks, CuLimits};
 use std::sync::Arc;
 
 /// Why the cooperative queue was made, in a trace's `QueueCreated` event.

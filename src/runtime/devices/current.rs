@@ -2,8 +2,8 @@
 //! that owns the devices so that the code below it can ask without reaching up: the C shells
 //! hand the devices down, and this says which of them the thread has selected.
 
-use super::device::{self, Device};
 use crate::error::HipResult;
+use crate::runtime::devices::device::{self, Device};
 use std::cell::Cell;
 
 thread_local! {
