@@ -1,5 +1,5 @@
-//! Arrays, mipmapped arrays, 3D and pitched copies and fills (`runtime/array.rs`,
-//! `runtime/copy3d.rs`).
+//! Arrays, mipmapped arrays, 3D and pitched copies and fills (`runtime/image/array.rs`,
+//! `runtime/image/copy3d.rs`).
 //!
 //! The synchronous `_spt` forms are their plain forms (see `copy.rs` in this directory); the
 //! stream-ordered ones resolve the per-thread stream first.

@@ -1,4 +1,4 @@
-//! Contexts (`runtime/context.rs`): the primary context of each device and the deprecated
+//! Contexts (`runtime/devices/context.rs`): the primary context of each device and the deprecated
 //! `hipCtx*` calls, as AMD's runtime implements them (one primary context per device, a
 //! `hipCtx_t` naming its device), and the cache and shared-memory configuration calls of
 //! devices and contexts. `hipCtx_t` is an opaque pointer: `*mut c_void` here.

@@ -153,7 +153,7 @@ pub fn write_c_string(buffer: &mut [c_char], text: &str) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Handles: each resolved through its table (`runtime/handles.rs`); a dead, foreign or
+// Handles: each resolved through its table (`runtime/base/handles.rs`); a dead, foreign or
 // garbage handle is `hipErrorInvalidHandle`.
 
 /// A live stream and the device it runs on (the current device for the null and per-thread

@@ -1,5 +1,5 @@
 //! Copies to, from and between arrays, 3D and driver-API pitched copies
-//! (`runtime/copy3d.rs`). A `stream` of `None` is a synchronous copy (`hipMemcpy2D`'s rules);
+//! (`runtime/image/copy3d.rs`). A `stream` of `None` is a synchronous copy (`hipMemcpy2D`'s rules);
 //! the synchronous `_spt` forms are their plain forms (see `copy.rs` in this directory).
 
 use super::convert::{Out, PerThread};

@@ -1,4 +1,4 @@
-//! Events (`runtime/event.rs`).
+//! Events (`runtime/stream/event.rs`).
 
 use super::convert::{Out, PerThread, Stream};
 use super::declare::hip_api;

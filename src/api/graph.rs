@@ -491,7 +491,7 @@ hip_api! {
         graph::set_params(&node, NodeParams::Host(graph::host(params)?))
     }
 
-    /// A copy of any shape (`runtime/copy3d.rs`): between arrays and pitched memory, in 3D.
+    /// A copy of any shape (`runtime/image/copy3d.rs`): between arrays and pitched memory, in 3D.
     fn hipGraphAddMemcpyNode(
         node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
         graph: hipGraph_t => Arc<Graph>,

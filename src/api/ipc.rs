@@ -1,5 +1,5 @@
-//! Inter-process memory (`runtime/ipc.rs`) and events (`runtime/event.rs`,
-//! `runtime/ipc_event.rs`).
+//! Inter-process memory (`runtime/mem/ipc.rs`) and events (`runtime/stream/event.rs`,
+//! `runtime/stream/ipc_event.rs`).
 
 use super::convert::Out;
 use super::declare::hip_api;

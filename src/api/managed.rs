@@ -1,5 +1,5 @@
 //! Managed memory: advice, prefetch, range attributes, stream attachment and `__managed__`
-//! variables (`runtime/managed.rs`; `hipMallocManaged` is in `memory.rs`).
+//! variables (`runtime/ops/managed.rs`; `hipMallocManaged` is in `runtime/mem/memory.rs`).
 
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t};

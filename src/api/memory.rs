@@ -1,4 +1,4 @@
-//! Memory allocation, host registration and pointer queries (`runtime/memory.rs`).
+//! Memory allocation, host registration and pointer queries (`runtime/mem/memory.rs`).
 
 use super::convert::{self, write_if_wanted, Out};
 use super::declare::hip_api;
@@ -17,7 +17,7 @@ hip_api! {
         ptr.write(memory::malloc(runtime::current_device()?, size)?)
     }
 
-    /// Also frees stream-ordered memory (`runtime/mempool.rs`), after the device's work.
+    /// Also frees stream-ordered memory (`runtime/mem/mempool.rs`), after the device's work.
     /// Graph memory a launch allocated is freed (for its graph to launch again).
     fn hipFree(ptr: *mut c_void) -> hipError_t {
         if let Some(freed) = crate::runtime::graph::memory::program_free(ptr) {

@@ -1,4 +1,4 @@
-//! The stream-ordered allocator and its memory pools (`runtime/mempool.rs`), shared between
+//! The stream-ordered allocator and its memory pools (`runtime/mem/mempool.rs`), shared between
 //! processes too.
 
 use super::convert::{slice, Out, Stream};

@@ -1,5 +1,5 @@
 //! The compiler's registration hooks, loaded modules, device symbols, function attributes and
-//! `hipModuleLaunchKernel` (`runtime/module.rs`).
+//! `hipModuleLaunchKernel` (`runtime/kernel/module.rs`).
 
 use super::convert::{write_if_wanted, Out, PerThread};
 use super::declare::hip_api;

@@ -1,5 +1,5 @@
 //! Several devices: peer access, copies between devices and the link between two devices
-//! (`runtime/peer.rs`).
+//! (`runtime/mem/peer.rs`).
 
 use super::convert::Out;
 use super::declare::hip_api;

@@ -1,4 +1,4 @@
-//! Texture and surface objects (`runtime/texture.rs`).
+//! Texture and surface objects (`runtime/image/texture.rs`).
 //!
 //! ROCm 5.2 declares the surface calls C++ only, so programs import them by their mangled
 //! names; those are the names exported here.

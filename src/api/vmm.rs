@@ -1,4 +1,4 @@
-//! Virtual memory management (`runtime/vmm.rs`): reserved address ranges, physical
+//! Virtual memory management (`runtime/mem/vmm.rs`): reserved address ranges, physical
 //! allocations and their mappings.
 
 use super::convert::{slice, Out};

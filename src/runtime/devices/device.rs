@@ -54,7 +54,7 @@ pub struct Device {
     /// The devices that enabled peer access to this device's memory (a bit per device index):
     /// every allocation made here is granted to them too. Held while an allocation is made and
     /// recorded, so that an enable sees every allocation or the allocation sees the enable
-    /// (see `peer.rs`).
+    /// (see `mem/peer.rs`).
     pub peer_readers: Mutex<u64>,
     /// Every GPU agent of the process: the agents host memory made through this device is
     /// granted to (fine-grained host memory every device may reach).
@@ -62,7 +62,7 @@ pub struct Device {
     /// Packets per queue (`HIPSHIM_QUEUE_SIZE`), for the queues made after open (the
     /// cooperative queue).
     pub queue_size: u32,
-    /// The queue cooperative launches go to, made at the first one (see `cooperative.rs`).
+    /// The queue cooperative launches go to, made at the first one (see `kernel/cooperative.rs`).
     pub(in crate::runtime) cooperative_queue: Mutex<Option<std::sync::Arc<hsa::queue::Queue>>>,
 }
 

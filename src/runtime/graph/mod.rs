@@ -4,7 +4,7 @@
 //! executable plan (`hipGraphInstantiate`) and submits it (`hipGraphLaunch`); `dot.rs` prints
 //! one (`hipGraphDebugDotPrint`).
 //!
-//! Every graph, node and executable graph is a handle of `runtime/handles.rs`, so a stale or
+//! Every graph, node and executable graph is a handle of `runtime/base/handles.rs`, so a stale or
 //! foreign handle is never dereferenced; the graph calls report one as
 //! `hipErrorInvalidValue`, as AMD's runtime does for graph objects.
 

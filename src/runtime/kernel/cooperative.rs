@@ -19,10 +19,10 @@
 //! cooperative launch on one device (`__ockl_grid_is_valid` tests for non-zero,
 //! `__ockl_multi_grid_is_valid` for more than 1), which is what AMD's ROCm 5.2 runtime writes
 //! (its packets on hsasim, `hipshim compare`: 1 and 0), and the address of the grid's
-//! multi-grid block for a multi-device launch (`multi_device.rs`).
+//! multi-grid block for a multi-device launch (`ops/multi_device.rs`).
 
 //!
-//! Multi-device launches (`multi_device.rs`) build on these: one cooperative dispatch per
+//! Multi-device launches (`ops/multi_device.rs`) build on these: one cooperative dispatch per
 //! device.
 
 use crate::error::{HipError, HipResult};

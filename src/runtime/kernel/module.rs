@@ -604,7 +604,7 @@ fn select_entry(
 }
 
 // ---------------------------------------------------------------------------------------
-// Handles: fat binaries, hipModule_t, hipFunction_t (all in `runtime/handles.rs` tables)
+// Handles: fat binaries, hipModule_t, hipFunction_t (all in `runtime/base/handles.rs` tables)
 
 /// Fat binaries registered by `__hipRegisterFatBinary`, by the handle it returned.
 static FAT_BINARIES: HandleTable<FatBinary> = HandleTable::new("fat binary", 0xf0);

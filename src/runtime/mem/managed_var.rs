@@ -1,6 +1,6 @@
 //! `__managed__` variables (`__hipRegisterManagedVar`): managed memory each variable gets
 //! before `main`, and the device-side pointer variable that names it wherever the code object
-//! is loaded. Apart from `managed.rs` (advice and prefetch), which builds on streams and
+//! is loaded. Apart from `ops/managed.rs` (advice and prefetch), which builds on streams and
 //! graphs, so that loading a module needs neither.
 
 use crate::error::{HipError, HipResult};

@@ -1,7 +1,7 @@
-//! Managed memory beyond the allocation (`hipMallocManaged` itself is in `memory.rs`): the
+//! Managed memory beyond the allocation (`hipMallocManaged` itself is in `mem/memory.rs`): the
 //! advice a program gives about ranges of it (`hipMemAdvise`), prefetches
 //! (`hipMemPrefetchAsync`), what `hipMemRangeGetAttribute(s)` reads back, stream attachment
-//! (`hipStreamAttachMemAsync`); `__managed__` variables are `managed_var.rs`'s.
+//! (`hipStreamAttachMemAsync`); `__managed__` variables are `mem/managed_var.rs`'s.
 //!
 //! Managed memory is fine-grained system memory that every device reaches coherently, so no
 //! advice or prefetch changes where data lives or how it is accessed; what they change is

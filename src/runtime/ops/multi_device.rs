@@ -1,7 +1,7 @@
 //! Multi-device cooperative launches (`hipLaunchCooperativeKernelMultiDevice`,
 //! `hipModuleLaunchCooperativeKernelMultiDevice`, [`launch_multi_device`]): one grid per
 //! device (the device of each part's stream), each a cooperative dispatch on its device's
-//! cooperative queue (`cooperative.rs`), and `this_multi_grid().sync()`
+//! cooperative queue (`kernel/cooperative.rs`), and `this_multi_grid().sync()`
 //! (`__ockl_multi_grid_sync`) synchronises all of them.
 //!
 //! How: work-group 0 of each grid adds 1 to a sync word shared by the grids, and the last to

@@ -29,7 +29,7 @@ pub fn spt_stream(handle: *mut c_void) -> *mut c_void {
     }
 }
 
-/// Streams the program created, by handle (`runtime/handles.rs`: never 0, 1 or 2, never
+/// Streams the program created, by handle (`runtime/base/handles.rs`: never 0, 1 or 2, never
 /// reused). The null and per-thread streams have fixed values instead and are not in it.
 static STREAMS: HandleTable<Stream> = HandleTable::new("stream", 0x50);
 

@@ -46,7 +46,7 @@ use std::sync::Arc;
 
 static EXECS: HandleTable<Exec> = HandleTable::new("graph exec", 0x40);
 
-/// `hipGraphInstantiateFlagAutoFreeOnLaunch` (see `memory.rs`), `...Upload`,
+/// `hipGraphInstantiateFlagAutoFreeOnLaunch` (see `mem/memory.rs`), `...Upload`,
 /// `...UseNodePriority` (queues are chosen per stream and branch, not per node priority).
 const KNOWN_FLAGS: u64 = AUTO_FREE_ON_LAUNCH | UPLOAD | 8;
 const AUTO_FREE_ON_LAUNCH: u64 = 1;
@@ -80,7 +80,7 @@ enum Step {
     Host(HostCall),
     Record(Arc<Event>),
     Wait(Arc<Event>),
-    /// Graph memory: allocated or freed when the launch is submitted (see `memory.rs`).
+    /// Graph memory: allocated or freed when the launch is submitted (see `mem/memory.rs`).
     Alloc(Arc<GraphAlloc>),
     Free(Arc<GraphAlloc>),
     Nothing,
