@@ -13,11 +13,9 @@ pub use crate::runtime::array::{
 };
 pub use crate::runtime::copy3d::{DrvMemcpy3D, Memcpy2DParams, Memcpy3DParms, Memcpy3DPeerParms};
 pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
-pub use crate::runtime::graph::generic::{
-    DrvMemsetParams, GraphNodeParams, InstantiateParams, KernelAttrValue,
-};
+pub use crate::runtime::graph::generic::{GraphNodeParams, InstantiateParams, KernelAttrValue};
 pub use crate::runtime::graph::memory::MemAllocNodeParams;
-pub use crate::runtime::graph::{HostNodeParams, KernelNodeParams, MemsetParams};
+pub use crate::runtime::graph::{DrvMemsetParams, HostNodeParams, KernelNodeParams, MemsetParams};
 pub use crate::runtime::ipc::IpcHandle;
 /// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's
 /// (`runtime/mem/mempool.rs`).

@@ -83,47 +83,6 @@ pub unsafe fn node_params(devices: &[Device], params: &GraphNodeParams) -> HipRe
     }
 }
 
-/// `HIP_MEMSET_NODE_PARAMS` (40 bytes), which is also ROCm 7's `hipMemsetParams` (ROCm 7
-/// dropped the driver name; `hipDrvGraphAddMemsetNode` takes the same structure either way).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct DrvMemsetParams {
-    pub dst: *mut c_void,
-    pub pitch: usize,
-    pub value: u32,
-    pub element_size: u32,
-    pub width: usize,
-    pub height: usize,
-}
-
-const _: () = assert!(std::mem::size_of::<DrvMemsetParams>() == 40);
-
-impl From<&MemsetParams> for DrvMemsetParams {
-    fn from(m: &MemsetParams) -> DrvMemsetParams {
-        DrvMemsetParams {
-            dst: m.dst,
-            pitch: m.pitch,
-            value: m.value,
-            element_size: m.element_size,
-            width: m.width,
-            height: m.height,
-        }
-    }
-}
-
-impl DrvMemsetParams {
-    pub fn to_memset(&self) -> MemsetParams {
-        MemsetParams {
-            dst: self.dst,
-            element_size: self.element_size,
-            height: self.height,
-            pitch: self.pitch,
-            value: self.value,
-            width: self.width,
-        }
-    }
-}
-
 /// `hipGraphInstantiateParams` (32 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -34,6 +34,7 @@ use std::sync::Arc;
 
 pub use dot::print_dot;
 pub use exec::{Exec, UpdateResult};
+pub use user_object::HostFunction;
 
 static GRAPHS: HandleTable<Graph> = HandleTable::new("graph", 0x20);
 static NODES: HandleTable<Node> = HandleTable::new("graph node", 0x30);
@@ -52,7 +53,7 @@ pub struct KernelNodeParams {
 }
 
 /// `hipMemsetParams` as ROCm 5 and 6 lay it out (48 bytes). ROCm 7 reordered it into the
-/// layout of `HIP_MEMSET_NODE_PARAMS` (`generic::DrvMemsetParams`, 40 bytes, CUDA's order):
+/// layout of `HIP_MEMSET_NODE_PARAMS` (`DrvMemsetParams`, 40 bytes, CUDA's order):
 /// a program's structure is read and written in its ABI's layout by [`MemsetParams::read`] and
 /// [`MemsetParams::write`].
 #[repr(C)]
@@ -81,7 +82,7 @@ impl MemsetParams {
             return Ok(unsafe { p.read() });
         }
         // SAFETY: the caller's contract, ROCm 7's layout.
-        Ok(unsafe { p.cast::<generic::DrvMemsetParams>().read() }.to_memset())
+        Ok(unsafe { p.cast::<DrvMemsetParams>().read() }.to_memset())
     }
 
     /// Writes these parameters to the program's `hipMemsetParams` at `p`, in its ABI's layout.
@@ -98,16 +99,54 @@ impl MemsetParams {
         } else {
             // SAFETY: the caller's contract, ROCm 7's layout.
             unsafe {
-                p.cast::<generic::DrvMemsetParams>()
-                    .write(generic::DrvMemsetParams::from(self))
+                p.cast::<DrvMemsetParams>()
+                    .write(DrvMemsetParams::from(self))
             };
         }
         Ok(())
     }
 }
 
-/// `hipHostFn_t`.
-pub type HostFunction = unsafe extern "C" fn(*mut c_void);
+/// `HIP_MEMSET_NODE_PARAMS` (40 bytes), which is also ROCm 7's `hipMemsetParams` (ROCm 7
+/// dropped the driver name; `hipDrvGraphAddMemsetNode` takes the same structure either way).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DrvMemsetParams {
+    pub dst: *mut c_void,
+    pub pitch: usize,
+    pub value: u32,
+    pub element_size: u32,
+    pub width: usize,
+    pub height: usize,
+}
+
+const _: () = assert!(std::mem::size_of::<DrvMemsetParams>() == 40);
+
+impl From<&MemsetParams> for DrvMemsetParams {
+    fn from(m: &MemsetParams) -> DrvMemsetParams {
+        DrvMemsetParams {
+            dst: m.dst,
+            pitch: m.pitch,
+            value: m.value,
+            element_size: m.element_size,
+            width: m.width,
+            height: m.height,
+        }
+    }
+}
+
+impl DrvMemsetParams {
+    pub fn to_memset(&self) -> MemsetParams {
+        MemsetParams {
+            dst: self.dst,
+            element_size: self.element_size,
+            height: self.height,
+            pitch: self.pitch,
+            value: self.value,
+            width: self.width,
+        }
+    }
+}
 
 /// `hipHostNodeParams`.
 #[repr(C)]

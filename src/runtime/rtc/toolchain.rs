@@ -10,7 +10,7 @@
 //! - `XDG_CACHE_HOME`/`HOME`: where `hipshim/rtc-*` holds the headers (and, where the
 //!   bitcode lacks a gfx942 ISA file, the device-library directory that adds it).
 
-use super::{RtcError, RtcResult};
+use super::error::{RtcError, RtcResult};
 use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
