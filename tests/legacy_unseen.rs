@@ -13,10 +13,14 @@ fn null_stream_operations_look_only_at_streams_with_unseen_work() {
     let null = streams.null_stream();
 
     let blocking: Vec<_> = (0..300)
-        .map(|_| stream::create(0, 0, None).expect("blocking stream"))
+        .map(|_| stream::create(device, 0, 0, None).expect("blocking stream"))
         .collect();
-    let non_blocking = stream::create(NON_BLOCKING, 0, None).expect("non-blocking stream");
-    let on = |handle| stream::lookup(handle).expect("live stream").1;
+    let non_blocking = stream::create(device, NON_BLOCKING, 0, None).expect("non-blocking stream");
+    let on = |handle| {
+        stream::lookup_in(rt.devices, handle)
+            .expect("live stream")
+            .1
+    };
     // One null-stream operation first, so the list starts from what it has seen.
     null.record(streams).expect("null-stream record");
     assert_eq!(streams.unseen_len(), 0);
@@ -46,7 +50,7 @@ fn null_stream_operations_look_only_at_streams_with_unseen_work() {
     null.synchronize(streams).expect("null stream completes");
 
     for handle in blocking {
-        stream::destroy(handle).expect("destroy");
+        stream::destroy(rt.devices, handle).expect("destroy");
     }
-    stream::destroy(non_blocking).expect("destroy");
+    stream::destroy(rt.devices, non_blocking).expect("destroy");
 }

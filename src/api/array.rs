@@ -1,5 +1,5 @@
-//! Arrays, mipmapped arrays, 3D and pitched copies and fills (`runtime/array.rs`,
-//! `runtime/copy3d.rs`).
+//! Arrays, mipmapped arrays, 3D and pitched copies and fills (`runtime/image/array.rs`,
+//! `runtime/image/copy3d.rs`).
 //!
 //! The synchronous `_spt` forms are their plain forms (see `copy.rs` in this directory); the
 //! stream-ordered ones resolve the per-thread stream first.
@@ -12,7 +12,7 @@ use super::types::{
 };
 use crate::error::{HipError, HipResult};
 use crate::runtime::array::{self, ArraySpec};
-use crate::runtime::{copy, copy3d, memory};
+use crate::runtime::{self, copy, copy3d, memory};
 use std::ffi::c_void;
 
 /// `hipMalloc3D`: pitched device memory for `extent` (bytes, rows, slices).
@@ -27,7 +27,7 @@ fn malloc_3d(extent: Extent) -> HipResult<PitchedPtr> {
         });
     }
     let rows = height.checked_mul(depth).ok_or(HipError::OUT_OF_MEMORY)?;
-    let (ptr, pitch) = memory::malloc_pitch(width, rows)?;
+    let (ptr, pitch) = memory::malloc_pitch(runtime::current_device()?, width, rows)?;
     Ok(PitchedPtr {
         ptr,
         pitch,
@@ -47,7 +47,7 @@ hip_api! {
         flags: u32,
     ) -> hipError_t {
         let extent = Extent { width, height, depth: 0 };
-        array.write(array::create(&ArraySpec { desc: *desc, extent, flags, driver: false })?)
+        array.write(array::create(runtime::current_device()?, &ArraySpec { desc: *desc, extent, flags, driver: false })?)
     }
 
     fn hipMalloc3DArray(
@@ -56,25 +56,25 @@ hip_api! {
         extent: Extent,
         flags: u32,
     ) -> hipError_t {
-        array.write(array::create(&ArraySpec { desc: *desc, extent, flags, driver: false })?)
+        array.write(array::create(runtime::current_device()?, &ArraySpec { desc: *desc, extent, flags, driver: false })?)
     }
 
     fn hipArrayCreate(
         array: *mut *mut HipArray => Out<*mut HipArray>,
         desc: *const ArrayDescriptor => &ArrayDescriptor,
     ) -> hipError_t {
-        array.write(array::create(&ArraySpec::from_descriptor(desc)?)?)
+        array.write(array::create(runtime::current_device()?, &ArraySpec::from_descriptor(desc)?)?)
     }
 
     fn hipArray3DCreate(
         array: *mut *mut HipArray => Out<*mut HipArray>,
         desc: *const Array3DDescriptor => &Array3DDescriptor,
     ) -> hipError_t {
-        array.write(array::create(&ArraySpec::from_3d_descriptor(desc)?)?)
+        array.write(array::create(runtime::current_device()?, &ArraySpec::from_3d_descriptor(desc)?)?)
     }
 
     fn hipFreeArray(array: *mut HipArray) -> hipError_t {
-        array::destroy(array)
+        array::destroy(runtime::devices()?, array)
     }
     alias hipArrayDestroy = hipFreeArray;
 
@@ -130,7 +130,7 @@ hip_api! {
         flags: u32,
     ) -> hipError_t {
         let spec = ArraySpec { desc: *desc, extent, flags, driver: false };
-        mipmap.write(array::create_mipmapped(&spec, levels)?)
+        mipmap.write(array::create_mipmapped(runtime::devices()?, &spec, levels)?)
     }
 
     fn hipMipmappedArrayCreate(
@@ -140,11 +140,11 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: an input descriptor (non-const only in AMD's declaration).
         let desc = unsafe { desc.read() };
-        mipmap.write(array::create_mipmapped(&ArraySpec::from_3d_descriptor(&desc)?, levels)?)
+        mipmap.write(array::create_mipmapped(runtime::devices()?, &ArraySpec::from_3d_descriptor(&desc)?, levels)?)
     }
 
     fn hipMipmappedArrayDestroy(mipmap: *mut HipMipmappedArray) -> hipError_t {
-        array::destroy_mipmapped(mipmap)
+        array::destroy_mipmapped(runtime::devices()?, mipmap)
     }
     alias hipFreeMipmappedArray = hipMipmappedArrayDestroy;
 
@@ -171,12 +171,12 @@ hip_api! {
     }
 
     fn hipMemset3D(pitched: PitchedPtr, value: i32, extent: Extent) -> hipError_t {
-        copy3d::memset_3d(&pitched, value as u8, &extent, None)
+        copy3d::memset_3d(super::copy::devices(), &pitched, value as u8, &extent, None)
     }
     alias hipMemset3D_spt = hipMemset3D;
 
     fn hipMemset3DAsync(pitched: PitchedPtr, value: i32, extent: Extent, stream: hipStream_t) -> hipError_t {
-        copy3d::memset_3d(&pitched, value as u8, &extent, Some(stream))
+        copy3d::memset_3d(super::copy::devices(), &pitched, value as u8, &extent, Some(stream))
     }
     alias hipMemset3DAsync_spt = hipMemset3DAsync with stream: PerThread;
 

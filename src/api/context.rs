@@ -1,4 +1,4 @@
-//! Contexts (`runtime/context.rs`): the primary context of each device and the deprecated
+//! Contexts (`runtime/devices/context.rs`): the primary context of each device and the deprecated
 //! `hipCtx*` calls, as AMD's runtime implements them (one primary context per device, a
 //! `hipCtx_t` naming its device), and the cache and shared-memory configuration calls of
 //! devices and contexts. `hipCtx_t` is an opaque pointer: `*mut c_void` here.
@@ -65,30 +65,30 @@ hip_api! {
         if ctx.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        context::destroy(context::device_of(ctx)?);
+        context::destroy(context::device_of(runtime::devices()?, ctx)?);
         Ok(())
     }
 
     fn hipCtxPushCurrent(ctx: *mut c_void) -> hipError_t {
-        context::push(context::device_of(ctx)?);
+        context::push(context::device_of(runtime::devices()?, ctx)?);
         Ok(())
     }
 
     /// `ctx` may be null (the popped context is then not returned).
     fn hipCtxPopCurrent(ctx: *mut *mut c_void => Option<Out<*mut c_void>>) -> hipError_t {
-        let popped = context::pop()?;
+        let popped = context::pop(runtime::devices()?)?;
         write_if_wanted(ctx, popped)
     }
 
     /// Null pops the thread's innermost context.
     fn hipCtxSetCurrent(ctx: *mut c_void) -> hipError_t {
-        let device = if ctx.is_null() { None } else { Some(context::device_of(ctx)?) };
+        let device = if ctx.is_null() { None } else { Some(context::device_of(runtime::devices()?, ctx)?) };
         context::set_current(device);
         Ok(())
     }
 
     fn hipCtxGetCurrent(ctx: *mut *mut c_void => Out<*mut c_void>) -> hipError_t {
-        ctx.write(context::current()?)
+        ctx.write(context::handle_of(runtime::current_device()?))
     }
 
     fn hipCtxGetDevice(device: *mut i32 => Out<i32>) -> hipError_t {
@@ -109,7 +109,7 @@ hip_api! {
 
     /// CUDA's context API version (3020); ROCm 7 declares `version` unsigned, ROCm 6 `int*`.
     fn hipCtxGetApiVersion(ctx: *mut c_void, version: *mut u32 => Out<u32>) -> hipError_t {
-        context::device_of(ctx)?;
+        context::device_of(runtime::devices()?, ctx)?;
         version.write(CONTEXT_API_VERSION)
     }
 
@@ -122,13 +122,15 @@ hip_api! {
     }
 
     fn hipCtxEnablePeerAccess(peer_ctx: *mut c_void, flags: u32) -> hipError_t {
-        let peer = context::device_of(peer_ctx)?;
-        crate::runtime::peer::enable_peer_access(peer.index as i32, flags)
+        let rt = runtime::runtime()?;
+        let peer = context::device_of(rt.devices, peer_ctx)?;
+        crate::runtime::peer::enable_peer_access(&rt.peers, rt.current_device()?, peer.index as i32, flags)
     }
 
     fn hipCtxDisablePeerAccess(peer_ctx: *mut c_void) -> hipError_t {
-        let peer = context::device_of(peer_ctx)?;
-        crate::runtime::peer::disable_peer_access(peer.index as i32)
+        let rt = runtime::runtime()?;
+        let peer = context::device_of(rt.devices, peer_ctx)?;
+        crate::runtime::peer::disable_peer_access(&rt.peers, rt.current_device()?, peer.index as i32)
     }
 
     /// gfx9 has no L1/LDS split to choose: always hipFuncCachePreferNone (as AMD answers).

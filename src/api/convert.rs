@@ -153,7 +153,7 @@ pub fn write_c_string(buffer: &mut [c_char], text: &str) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Handles: each resolved through its table (`runtime/handles.rs`); a dead, foreign or
+// Handles: each resolved through its table (`runtime/base/handles.rs`); a dead, foreign or
 // garbage handle is `hipErrorInvalidHandle`.
 
 /// A live stream and the device it runs on (the current device for the null and per-thread
@@ -166,7 +166,9 @@ pub struct Stream {
 /// A handle that names no stream is what the process's ABI says (`compat::dead_handle`).
 impl FromAbi<hipStream_t> for Stream {
     unsafe fn from_abi(raw: hipStream_t, _: &'static str) -> HipResult<Self> {
-        let (device, stream) = stream::lookup(raw).map_err(crate::runtime::compat::dead_handle)?;
+        let (device, stream) = crate::runtime::devices()
+            .and_then(|devices| stream::lookup(devices, raw))
+            .map_err(crate::runtime::compat::dead_handle)?;
         Ok(Stream { device, stream })
     }
 }

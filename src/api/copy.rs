@@ -60,7 +60,7 @@ unsafe fn memcpy_async(
             kind,
         }))
     };
-    if capture::add_on(stream, node)? {
+    if capture::add_on(crate::runtime::devices()?, stream, node)? {
         return Ok(());
     }
     // SAFETY: forwarded contract.
@@ -86,7 +86,7 @@ fn memset_async(
         })
         .map(NodeParams::Memset)
     };
-    if count > 0 && capture::add_on(stream, node)? {
+    if count > 0 && capture::add_on(crate::runtime::devices()?, stream, node)? {
         return Ok(());
     }
     copy::memset_async(devices(), dst, value, element, count, stream)
@@ -190,7 +190,7 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.
         unsafe { memcpy_on_stream(CopyRequest::linear(dst, src, size, kind), stream) }?;
-        let (device, s) = stream::lookup(stream)?;
+        let (device, s) = stream::lookup(crate::runtime::devices()?, stream)?;
         s.synchronize(&device.streams)
     }
 

@@ -1,5 +1,5 @@
 //! Copies to, from and between arrays, 3D and driver-API pitched copies
-//! (`runtime/copy3d.rs`). A `stream` of `None` is a synchronous copy (`hipMemcpy2D`'s rules);
+//! (`runtime/image/copy3d.rs`). A `stream` of `None` is a synchronous copy (`hipMemcpy2D`'s rules);
 //! the synchronous `_spt` forms are their plain forms (see `copy.rs` in this directory).
 
 use super::convert::{Out, PerThread};
@@ -63,7 +63,7 @@ unsafe fn to_array_2d(
     let dst = array_at(dst, w_offset, h_offset);
     let c = Copy3D::rows(dst, memory_at(src, spitch), width, height, kind);
     // SAFETY: forwarded contract.
-    unsafe { copy3d::copy_3d(&c, stream) }
+    unsafe { copy3d::copy_3d(super::copy::devices(), &c, stream) }
 }
 
 /// `hipMemcpy2DFromArray(Async)`.
@@ -85,7 +85,7 @@ unsafe fn from_array_2d(
     let src = array_at(src, w_offset, h_offset);
     let c = Copy3D::rows(memory_at(dst, dpitch), src, width, height, kind);
     // SAFETY: forwarded contract.
-    unsafe { copy3d::copy_3d(&c, stream) }
+    unsafe { copy3d::copy_3d(super::copy::devices(), &c, stream) }
 }
 
 /// A copy of `count` bytes between packed array offsets and memory.
@@ -100,7 +100,7 @@ unsafe fn linear(
     stream: Option<hipStream_t>,
 ) -> HipResult {
     // SAFETY: forwarded contract.
-    unsafe { copy3d::linear_copy(dst, src, count, kind, stream) }
+    unsafe { copy3d::linear_copy(super::copy::devices(), dst, src, count, kind, stream) }
 }
 
 /// Memory named by a driver-API call's device pointer: null is an error there.
@@ -116,21 +116,22 @@ hip_api! {
 
     fn hipMemcpy3D(p: *const Memcpy3DParms => &Memcpy3DParms) -> hipError_t {
         // SAFETY: HIP's contract: host memory named by `p` is valid for the box.
-        unsafe { copy3d::copy_3d(&Copy3D::from_abi(p)?, None) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &Copy3D::from_abi(p)?, None) }
     }
     alias hipMemcpy3D_spt = hipMemcpy3D;
 
     fn hipMemcpy3DAsync(p: *const Memcpy3DParms => &Memcpy3DParms, stream: hipStream_t) -> hipError_t {
         // SAFETY: as for hipMemcpy3D, until the copy completes.
-        unsafe { copy3d::copy_3d(&Copy3D::from_abi(p)?, Some(stream)) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &Copy3D::from_abi(p)?, Some(stream)) }
     }
     alias hipMemcpy3DAsync_spt = hipMemcpy3DAsync with stream: PerThread;
 
     fn hipMemcpy3DPeer(p: *mut Memcpy3DPeerParms => Out<Memcpy3DPeerParms>) -> hipError_t {
         // SAFETY: an input structure (non-const only in the declaration).
         let p = unsafe { p.read() };
+        let desc = Copy3D::from_peer(crate::runtime::devices()?.len(), &p)?;
         // SAFETY: as for hipMemcpy3D.
-        unsafe { copy3d::copy_3d(&Copy3D::from_peer(&p)?, None) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &desc, None) }
     }
 
     fn hipMemcpy3DPeerAsync(
@@ -139,31 +140,32 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: an input structure (non-const only in the declaration).
         let p = unsafe { p.read() };
+        let desc = Copy3D::from_peer(crate::runtime::devices()?.len(), &p)?;
         // SAFETY: as for hipMemcpy3DAsync.
-        unsafe { copy3d::copy_3d(&Copy3D::from_peer(&p)?, Some(stream)) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &desc, Some(stream)) }
     }
 
     /// `p` in the layout of the program's ABI (ROCm 5 narrowed its fields to 32 bits).
     fn hipDrvMemcpy3D(p: *const DrvMemcpy3D) -> hipError_t {
         // SAFETY: HIP's contract for `p`; then as for hipMemcpy3D.
-        unsafe { copy3d::copy_3d(&Copy3D::from_drv(&DrvMemcpy3D::read(p)?)?, None) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &Copy3D::from_drv(&DrvMemcpy3D::read(p)?)?, None) }
     }
 
     fn hipDrvMemcpy3DAsync(p: *const DrvMemcpy3D, stream: hipStream_t) -> hipError_t {
         // SAFETY: HIP's contract for `p`; then as for hipMemcpy3DAsync.
-        unsafe { copy3d::copy_3d(&Copy3D::from_drv(&DrvMemcpy3D::read(p)?)?, Some(stream)) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &Copy3D::from_drv(&DrvMemcpy3D::read(p)?)?, Some(stream)) }
     }
 
     fn hipMemcpyParam2D(p: *const Memcpy2DParams => &Memcpy2DParams) -> hipError_t {
         // SAFETY: as for hipMemcpy3D.
-        unsafe { copy3d::copy_3d(&Copy3D::from_2d(p)?, None) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &Copy3D::from_2d(p)?, None) }
     }
     // The engine copies any alignment.
     alias hipDrvMemcpy2DUnaligned = hipMemcpyParam2D;
 
     fn hipMemcpyParam2DAsync(p: *const Memcpy2DParams => &Memcpy2DParams, stream: hipStream_t) -> hipError_t {
         // SAFETY: as for hipMemcpy3DAsync.
-        unsafe { copy3d::copy_3d(&Copy3D::from_2d(p)?, Some(stream)) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &Copy3D::from_2d(p)?, Some(stream)) }
     }
 
     // ---- 2D copies with arrays -----------------------------------------------------------
@@ -249,7 +251,7 @@ hip_api! {
             kind,
         );
         // SAFETY: both sides are arrays (checked device memory).
-        unsafe { copy3d::copy_3d(&c, None) }
+        unsafe { copy3d::copy_3d(super::copy::devices(), &c, None) }
     }
 
     // ---- 1D copies with arrays (packed byte offsets) -------------------------------------

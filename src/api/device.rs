@@ -1,5 +1,5 @@
-//! Initialisation, devices, versions (`runtime/mod.rs`, `runtime/device.rs`,
-//! `runtime/device_props.rs`).
+//! Initialisation, devices, versions (`runtime/mod.rs`, `runtime/devices/device.rs`,
+//! `runtime/devices/device_props.rs`).
 //!
 //! `hipGetProcAddress` looks up this library's own exports by C name, an ABI matter, so it
 //! stays here.

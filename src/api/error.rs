@@ -1,5 +1,5 @@
 //! Error reporting (`error.rs`: the codes, names and descriptions; the last error is kept by
-//! `api::call`, and read as the process's ROCm ABI defines it: `runtime/compat.rs`).
+//! `api::call`, and read as the process's ROCm ABI defines it: `runtime/base/compat.rs`).
 
 use super::declare::hip_api;
 use super::types::hipError_t;

@@ -1,4 +1,4 @@
-//! Events (`runtime/event.rs`).
+//! Events (`runtime/stream/event.rs`).
 
 use super::convert::{Out, PerThread, Stream};
 use super::declare::hip_api;
@@ -25,10 +25,12 @@ fn stream_wait(stream: &Stream, event: &Event, flags: u32) -> HipResult {
 
 hip_api! {
     fn hipEventCreate(event: *mut hipEvent_t => Out<hipEvent_t>) -> hipError_t {
+        crate::runtime::runtime()?;
         event.write(event::create(event::DEFAULT)?)
     }
 
     fn hipEventCreateWithFlags(event: *mut hipEvent_t => Out<hipEvent_t>, flags: u32) -> hipError_t {
+        crate::runtime::runtime()?;
         event.write(event::create(flags)?)
     }
 

@@ -17,6 +17,7 @@ use crate::runtime::graph::{
     self, exec, kernel_attr, EventRef, Exec, Graph, Node, NodeParams, UpdateResult,
 };
 use crate::runtime::module::Towards;
+use crate::runtime::{current_device, devices};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -74,7 +75,7 @@ unsafe fn list(items: &[usize], out: *mut hipGraphNode_t, count: Out<usize>) -> 
 /// The node `node` names, if it belongs to the graph `exec` was made from (checked there).
 fn exec_set(exec: &Exec, node: hipGraphNode_t, params: NodeParams) -> HipResult {
     graph::node(node)?;
-    exec::set_params(exec, node, params)
+    exec::set_params(devices()?, exec, node, params)
 }
 
 fn kernel_of(node: &Node) -> HipResult<graph::KernelNode> {
@@ -113,7 +114,7 @@ fn instantiate_with_params(
     params.write(given)?;
     let made = made?;
     if given.flags & exec::UPLOAD != 0 {
-        exec::upload(&*exec::lookup(made)?, given.upload_stream)?;
+        exec::upload(devices()?, &*exec::lookup(made)?, given.upload_stream)?;
     }
     out.write(made)
 }
@@ -168,6 +169,7 @@ fn kernel_attribute(
 
 hip_api! {
     fn hipGraphCreate(graph: *mut hipGraph_t => Out<hipGraph_t>, flags: u32) -> hipError_t {
+        crate::runtime::runtime()?;
         graph.write(graph::create(flags)?)
     }
 
@@ -182,8 +184,9 @@ hip_api! {
         count: usize,
         params: *const KernelNodeParams => &KernelNodeParams,
     ) -> hipError_t {
+        let device = current_device()?;
         // SAFETY: HIP's contract for the parameters and the dependency list.
-        unsafe { add(node, &graph, dependencies, count, NodeParams::Kernel(graph::kernel_node(params)?)) }
+        unsafe { add(node, &graph, dependencies, count, NodeParams::Kernel(graph::kernel_node(device, params)?)) }
     }
 
     fn hipGraphAddMemcpyNode1D(
@@ -415,13 +418,13 @@ hip_api! {
     }
 
     fn hipGraphLaunch(exec: hipGraphExec_t => Arc<Exec>, stream: hipStream_t) -> hipError_t {
-        exec::launch(&exec, stream)
+        exec::launch(devices()?, &exec, stream)
     }
     alias hipGraphLaunch_spt = hipGraphLaunch with stream: PerThread;
 
     /// Nothing to upload ahead of a launch: checks its arguments.
     fn hipGraphUpload(exec: hipGraphExec_t => Arc<Exec>, stream: hipStream_t) -> hipError_t {
-        exec::upload(&exec, stream)
+        exec::upload(devices()?, &exec, stream)
     }
 
     fn hipGraphExecDestroy(exec: hipGraphExec_t) -> hipError_t {
@@ -440,8 +443,9 @@ hip_api! {
         params: *const KernelNodeParams => &KernelNodeParams,
     ) -> hipError_t {
         kernel_of(&node)?;
+        let device = current_device()?;
         // SAFETY: HIP's contract for the parameters.
-        graph::set_params(&node, NodeParams::Kernel(unsafe { graph::kernel_node(params) }?))
+        graph::set_params(&node, NodeParams::Kernel(unsafe { graph::kernel_node(device, params) }?))
     }
 
     fn hipGraphMemsetNodeGetParams(
@@ -484,7 +488,7 @@ hip_api! {
         graph::set_params(&node, NodeParams::Host(graph::host(params)?))
     }
 
-    /// A copy of any shape (`runtime/copy3d.rs`): between arrays and pitched memory, in 3D.
+    /// A copy of any shape (`runtime/image/copy3d.rs`): between arrays and pitched memory, in 3D.
     fn hipGraphAddMemcpyNode(
         node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
         graph: hipGraph_t => Arc<Graph>,
@@ -595,8 +599,9 @@ hip_api! {
         node: hipGraphNode_t,
         params: *const KernelNodeParams => &KernelNodeParams,
     ) -> hipError_t {
+        let device = current_device()?;
         // SAFETY: HIP's contract for the parameters.
-        exec_set(&exec, node, NodeParams::Kernel(unsafe { graph::kernel_node(params) }?))
+        exec_set(&exec, node, NodeParams::Kernel(unsafe { graph::kernel_node(device, params) }?))
     }
 
     fn hipGraphExecMemcpyNodeSetParams1D(
@@ -652,7 +657,7 @@ hip_api! {
         error_node: *mut hipGraphNode_t => Out<hipGraphNode_t>,
         result: *mut u32 => Out<u32>,
     ) -> hipError_t {
-        let (outcome, node) = exec::update(&exec, &graph);
+        let (outcome, node) = exec::update(devices()?, &exec, &graph);
         error_node.write(node as hipGraphNode_t)?;
         result.write(outcome as u32)?;
         if outcome == UpdateResult::Success {
@@ -674,7 +679,7 @@ hip_api! {
         offset: usize,
         kind: u32,
     ) -> hipError_t {
-        let copy = graph::memcpy_symbol(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
+        let copy = graph::memcpy_symbol(current_device()?, Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
         // SAFETY: HIP's contract for the dependency list.
         unsafe { add(node, &graph, dependencies, count, NodeParams::Memcpy1D(copy)) }
     }
@@ -690,7 +695,7 @@ hip_api! {
         offset: usize,
         kind: u32,
     ) -> hipError_t {
-        let copy = graph::memcpy_symbol(Towards::Host, symbol, dst, size, offset, kind)?;
+        let copy = graph::memcpy_symbol(current_device()?, Towards::Host, symbol, dst, size, offset, kind)?;
         // SAFETY: HIP's contract for the dependency list.
         unsafe { add(node, &graph, dependencies, count, NodeParams::Memcpy1D(copy)) }
     }
@@ -703,7 +708,7 @@ hip_api! {
         offset: usize,
         kind: u32,
     ) -> hipError_t {
-        let copy = graph::memcpy_symbol(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
+        let copy = graph::memcpy_symbol(current_device()?, Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
         graph::set_params(&node, NodeParams::Memcpy1D(copy))
     }
 
@@ -715,7 +720,7 @@ hip_api! {
         offset: usize,
         kind: u32,
     ) -> hipError_t {
-        let copy = graph::memcpy_symbol(Towards::Host, symbol, dst, size, offset, kind)?;
+        let copy = graph::memcpy_symbol(current_device()?, Towards::Host, symbol, dst, size, offset, kind)?;
         graph::set_params(&node, NodeParams::Memcpy1D(copy))
     }
 
@@ -728,7 +733,7 @@ hip_api! {
         offset: usize,
         kind: u32,
     ) -> hipError_t {
-        let copy = graph::memcpy_symbol(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
+        let copy = graph::memcpy_symbol(current_device()?, Towards::Symbol, symbol, src as *mut c_void, size, offset, kind)?;
         exec_set(&exec, node, NodeParams::Memcpy1D(copy))
     }
 
@@ -741,7 +746,7 @@ hip_api! {
         offset: usize,
         kind: u32,
     ) -> hipError_t {
-        let copy = graph::memcpy_symbol(Towards::Host, symbol, dst, size, offset, kind)?;
+        let copy = graph::memcpy_symbol(current_device()?, Towards::Host, symbol, dst, size, offset, kind)?;
         exec_set(&exec, node, NodeParams::Memcpy1D(copy))
     }
 
@@ -781,8 +786,9 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: an in-out structure (HIP's contract).
         let mut given = unsafe { params.read() };
+        let devices = devices()?;
         // SAFETY: HIP's contract for the member `type` selects.
-        let made = unsafe { generic::node_params(&given) }?;
+        let made = unsafe { generic::node_params(devices, &given) }?;
         let allocated = match &made {
             NodeParams::MemAlloc(a) => Some(a.start),
             _ => None,
@@ -804,8 +810,9 @@ hip_api! {
             tracing::warn!(node_type = params.type_, "hipGraphNodeSetParams: this node type cannot change");
             return Err(HipError::INVALID_VALUE);
         }
+        let devices = devices()?;
         // SAFETY: HIP's contract for the member `type` selects.
-        graph::set_params(&node, unsafe { generic::node_params(params) }?)
+        graph::set_params(&node, unsafe { generic::node_params(devices, params) }?)
     }
 
     /// A child-graph node takes the new graph's parameters if its shape is the same.
@@ -823,9 +830,12 @@ hip_api! {
                 Err(HipError::INVALID_VALUE)
             }
             // SAFETY: a child-graph node's parameters are one graph handle.
-            graph::node_type::GRAPH => exec::set_child(&exec, node, &*graph::graph(unsafe { params.body.handle })?),
-            // SAFETY: HIP's contract for the member `type` selects.
-            _ => exec::set_params(&exec, node, unsafe { generic::node_params(params) }?),
+            graph::node_type::GRAPH => exec::set_child(devices()?, &exec, node, &*graph::graph(unsafe { params.body.handle })?),
+            _ => {
+                let devices = devices()?;
+                // SAFETY: HIP's contract for the member `type` selects.
+                exec::set_params(devices, &exec, node, unsafe { generic::node_params(devices, params) }?)
+            }
         }
     }
 
@@ -835,7 +845,7 @@ hip_api! {
         child: hipGraph_t => Arc<Graph>,
     ) -> hipError_t {
         graph::node(node)?;
-        exec::set_child(&exec, node, &child)
+        exec::set_child(devices()?, &exec, node, &child)
     }
 
     /// Kernel, memcpy and memset nodes only; a disabled node does nothing but keeps its edges.

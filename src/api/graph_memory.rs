@@ -35,8 +35,9 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: the parameters are the caller's to read (an in-out structure).
         let given = unsafe { params.read() };
+        let devices = crate::runtime::devices()?;
         // SAFETY: HIP's contract for the access descriptor list.
-        let alloc = unsafe { memory::allocate(&given) }?;
+        let alloc = unsafe { memory::allocate(devices, &given) }?;
         let start = alloc.start;
         // SAFETY: HIP's contract for the dependency list.
         unsafe { add(node, &graph, dependencies, count, NodeParams::MemAlloc(alloc)) }?;
@@ -78,19 +79,21 @@ hip_api! {
     }
 
     fn hipDeviceGraphMemTrim(device: i32) -> hipError_t {
-        memory::trim(device)
+        memory::trim(crate::runtime::devices()?, device)
     }
 
     /// Every attribute is a `uint64_t`.
     fn hipDeviceGetGraphMemAttribute(device: i32, attr: u32, value: *mut c_void) -> hipError_t {
+        let devices = crate::runtime::devices()?;
         // SAFETY: HIP's contract: `value` points to a `uint64_t`.
-        unsafe { memory::get_attribute(device, attr, value) }
+        unsafe { memory::get_attribute(devices, device, attr, value) }
     }
 
     /// Only the high watermarks, reset with 0.
     fn hipDeviceSetGraphMemAttribute(device: i32, attr: u32, value: *mut c_void) -> hipError_t {
+        let devices = crate::runtime::devices()?;
         // SAFETY: HIP's contract: `value` points to a `uint64_t`.
-        unsafe { memory::set_attribute(device, attr, value) }
+        unsafe { memory::set_attribute(devices, device, attr, value) }
     }
 }
 

@@ -1,12 +1,12 @@
-//! Inter-process memory (`runtime/ipc.rs`) and events (`runtime/event.rs`,
-//! `runtime/ipc_event.rs`).
+//! Inter-process memory (`runtime/mem/ipc.rs`) and events (`runtime/stream/event.rs`,
+//! `runtime/stream/ipc_event.rs`).
 
 use super::convert::Out;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipEvent_t, IpcHandle};
 use crate::error::HipError;
 use crate::runtime::event::{self, Event};
-use crate::runtime::ipc;
+use crate::runtime::{self, ipc};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -15,7 +15,8 @@ hip_api! {
         if dev_ptr.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        handle.write(ipc::get_mem_handle(dev_ptr as usize)?)
+        let rt = runtime::runtime()?;
+        handle.write(ipc::get_mem_handle(rt.hsa.api, rt.devices, dev_ptr as usize)?)
     }
 
     fn hipIpcOpenMemHandle(
@@ -23,14 +24,16 @@ hip_api! {
         handle: IpcHandle,
         flags: u32,
     ) -> hipError_t {
-        dev_ptr.write(ipc::open_mem_handle(&handle, flags)? as *mut c_void)
+        let rt = runtime::runtime()?;
+        dev_ptr.write(ipc::open_mem_handle(rt.hsa.api, rt.devices, &handle, flags)? as *mut c_void)
     }
 
     fn hipIpcCloseMemHandle(dev_ptr: *mut c_void) -> hipError_t {
         if dev_ptr.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        ipc::close_mem_handle(dev_ptr as usize)
+        let rt = runtime::runtime()?;
+        ipc::close_mem_handle(rt.hsa.api, rt.devices, dev_ptr as usize)
     }
 
     fn hipIpcGetEventHandle(handle: *mut IpcHandle => Out<IpcHandle>, event: hipEvent_t => Arc<Event>) -> hipError_t {
@@ -38,6 +41,7 @@ hip_api! {
     }
 
     fn hipIpcOpenEventHandle(event: *mut hipEvent_t => Out<hipEvent_t>, handle: IpcHandle) -> hipError_t {
+        runtime::runtime()?;
         event.write(event::open_ipc_handle(&handle.reserved)?)
     }
 }

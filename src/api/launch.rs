@@ -118,8 +118,11 @@ hip_api! {
                 args: p.args as *const *const c_void,
             });
         }
+        let rt = crate::runtime::runtime()?;
         // SAFETY: HIP's contract: each part's `args` holds one pointer per explicit argument.
-        unsafe { multi_device::launch_multi_device(API, &parts, flags) }
+        unsafe {
+            multi_device::launch_multi_device(rt.devices, rt.hsa.devices_run_one_at_a_time, API, &parts, flags)
+        }
     }
 
     /// `hipLaunchCooperativeKernelMultiDevice` with module functions (`hipFunction_t`).
@@ -145,9 +148,12 @@ hip_api! {
                 args: p.kernel_params as *const *const c_void,
             });
         }
+        let rt = crate::runtime::runtime()?;
         // SAFETY: HIP's contract: each part's `kernelParams` holds one pointer per explicit
         // argument.
-        unsafe { multi_device::launch_multi_device(API, &parts, flags) }
+        unsafe {
+            multi_device::launch_multi_device(rt.devices, rt.hsa.devices_run_one_at_a_time, API, &parts, flags)
+        }
     }
 
     /// `hipLaunchKernel` between two optional events recorded on its stream. `flags` may ask

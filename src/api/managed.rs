@@ -1,5 +1,5 @@
 //! Managed memory: advice, prefetch, range attributes, stream attachment and `__managed__`
-//! variables (`runtime/managed.rs`; `hipMallocManaged` is in `memory.rs`).
+//! variables (`runtime/ops/managed.rs`; `hipMallocManaged` is in `runtime/mem/memory.rs`).
 
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t};
@@ -10,11 +10,11 @@ use std::ffi::{c_char, c_void, CStr};
 hip_api! {
     fn hipMemAdvise(dev_ptr: *const c_void, count: usize, advice: u32, device: i32) -> hipError_t {
         crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMemAdvise")?;
-        managed::advise(dev_ptr, count, advice, device)
+        managed::advise(crate::runtime::devices()?, dev_ptr, count, advice, device)
     }
 
     fn hipMemPrefetchAsync(dev_ptr: *const c_void, count: usize, device: i32, stream: hipStream_t) -> hipError_t {
-        managed::prefetch(dev_ptr, count, device, stream)
+        managed::prefetch(crate::runtime::devices()?, dev_ptr, count, device, stream)
     }
 
     /// `data` receives the attribute: 4 bytes, or for `hipMemRangeAttributeAccessedBy` one
@@ -58,7 +58,7 @@ hip_api! {
         length: usize,
         flags: u32,
     ) -> hipError_t {
-        managed::attach(stream, dev_ptr, length, flags)
+        managed::attach(crate::runtime::devices()?, stream, dev_ptr, length, flags)
     }
 
     /// What clang emits for each `__managed__` variable: `pointer` is the host-side pointer
@@ -81,10 +81,12 @@ hip_api! {
         }
         // SAFETY: clang passes the variable's NUL-terminated device-side name.
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned();
-        // SAFETY: clang passes its host pointer variable and initialiser of `size` bytes.
-        let registered = unsafe {
-            module::register_managed_variable(&fat_binary, pointer, init_value, name.clone(), size, align as usize)
-        };
+        let registered = crate::runtime::devices().and_then(|devices| {
+            // SAFETY: clang passes its host pointer variable and initialiser of `size` bytes.
+            unsafe {
+                module::register_managed_variable(devices, &fat_binary, pointer, init_value, name.clone(), size, align as usize)
+            }
+        });
         if let Err(e) = registered {
             // A constructor has no caller to tell: the program would read through a null
             // pointer, so say why first.

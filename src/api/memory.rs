@@ -1,4 +1,4 @@
-//! Memory allocation, host registration and pointer queries (`runtime/memory.rs`).
+//! Memory allocation, host registration and pointer queries (`runtime/mem/memory.rs`).
 
 use super::convert::{self, write_if_wanted, Out};
 use super::declare::hip_api;
@@ -6,7 +6,7 @@ use super::types::{hipError_t, PointerAttributes};
 use crate::error::{HipError, HipResult};
 use crate::runtime::compat::{self, Abi};
 use crate::runtime::graph::capture::refuse_unsafe_call;
-use crate::runtime::{array, memory};
+use crate::runtime::{self, array, memory};
 use std::ffi::c_void;
 
 hip_api! {
@@ -14,17 +14,18 @@ hip_api! {
         // Allocations are unsafe during a global-mode capture (CUDA's rule, AMD's too), here
         // and in every allocation call below.
         refuse_unsafe_call("hipMalloc")?;
-        ptr.write(memory::malloc(size)?)
+        ptr.write(memory::malloc(runtime::current_device()?, size)?)
     }
 
-    /// Also frees stream-ordered memory (`runtime/mempool.rs`), after the device's work.
+    /// Also frees stream-ordered memory (`runtime/mem/mempool.rs`), after the device's work.
     /// Graph memory a launch allocated is freed (for its graph to launch again).
     fn hipFree(ptr: *mut c_void) -> hipError_t {
         if let Some(freed) = crate::runtime::graph::memory::program_free(ptr) {
             return freed;
         }
+        let devices = runtime::devices()?;
         // SAFETY: `free` only dereferences pointers it finds in its allocation table.
-        unsafe { crate::runtime::mempool::free(ptr) }
+        unsafe { crate::runtime::mempool::free(devices, ptr) }
     }
 
     fn hipMallocPitch(
@@ -34,7 +35,7 @@ hip_api! {
         height: usize,
     ) -> hipError_t {
         refuse_unsafe_call("hipMallocPitch")?;
-        let (p, row_pitch) = memory::malloc_pitch(width, height)?;
+        let (p, row_pitch) = memory::malloc_pitch(runtime::current_device()?, width, height)?;
         pitch.write(row_pitch)?;
         ptr.write(p)
     }
@@ -48,14 +49,14 @@ hip_api! {
         _element_size: u32,
     ) -> hipError_t {
         refuse_unsafe_call("hipMemAllocPitch")?;
-        let (p, row_pitch) = memory::malloc_pitch(width, height)?;
+        let (p, row_pitch) = memory::malloc_pitch(runtime::current_device()?, width, height)?;
         pitch.write(row_pitch)?;
         ptr.write(p)
     }
 
     fn hipHostMalloc(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
         refuse_unsafe_call("hipHostMalloc")?;
-        ptr.write(memory::host_malloc(size, flags)?)
+        ptr.write(memory::host_malloc(runtime::current_device()?, size, flags)?)
     }
 
     /// CUDA's spelling: only the portable, mapped and write-combined flags (AMD checks so too).
@@ -65,40 +66,42 @@ hip_api! {
         if flags & !(PORTABLE | MAPPED | WRITE_COMBINED) != 0 {
             return Err(HipError::INVALID_VALUE);
         }
-        ptr.write(memory::host_malloc(size, flags)?)
+        ptr.write(memory::host_malloc(runtime::current_device()?, size, flags)?)
     }
 
     /// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
     fn hipMallocHost(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
         refuse_unsafe_call("hipMallocHost")?;
-        ptr.write(memory::host_malloc(size, 0)?)
+        ptr.write(memory::host_malloc(runtime::current_device()?, size, 0)?)
     }
 
     /// Deprecated alias of `hipHostMalloc(ptr, size, 0)`.
     fn hipMemAllocHost(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize) -> hipError_t {
         refuse_unsafe_call("hipMemAllocHost")?;
-        ptr.write(memory::host_malloc(size, 0)?)
+        ptr.write(memory::host_malloc(runtime::current_device()?, size, 0)?)
     }
 
     fn hipHostFree(ptr: *mut c_void) -> hipError_t {
-        memory::host_free(ptr)
+        memory::host_free(runtime::devices()?, ptr)
     }
     // Deprecated spelling.
     alias hipFreeHost = hipHostFree;
 
     fn hipMallocManaged(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
         crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMallocManaged")?;
-        ptr.write(memory::malloc_managed(size, flags)?)
+        ptr.write(memory::malloc_managed(runtime::current_device()?, size, flags)?)
     }
 
     fn hipHostRegister(ptr: *mut c_void, size: usize, flags: u32) -> hipError_t {
+        let devices = runtime::devices()?;
         // SAFETY: HIP's contract: the range is the caller's live host memory.
-        unsafe { memory::host_register(ptr, size, flags) }
+        unsafe { memory::host_register(devices, ptr, size, flags) }
     }
 
     fn hipHostUnregister(ptr: *mut c_void) -> hipError_t {
+        let devices = runtime::devices()?;
         // SAFETY: only a registered pointer is passed on (checked against the registry).
-        unsafe { memory::host_unregister(ptr) }
+        unsafe { memory::host_unregister(devices, ptr) }
     }
 
     fn hipHostGetDevicePointer(
@@ -118,12 +121,13 @@ hip_api! {
 
     /// Either pointer may be null (AMD fills the ones given).
     fn hipMemGetInfo(free: *mut usize => Option<Out<usize>>, total: *mut usize => Option<Out<usize>>) -> hipError_t {
-        let (f, t) = memory::mem_get_info()?;
+        let (f, t) = memory::mem_get_info(runtime::current_device()?)?;
         write_if_wanted(free, f)?;
         write_if_wanted(total, t)
     }
 
     fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize => Out<usize>) -> hipError_t {
+        runtime::runtime()?;
         size.write(memory::mem_ptr_get_info(ptr)?)
     }
 
@@ -180,6 +184,7 @@ hip_api! {
         if value.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
+        runtime::runtime()?;
         memory::set_pointer_attribute(attribute, ptr)
     }
 
@@ -191,7 +196,10 @@ hip_api! {
     ) -> hipError_t {
         let abi = compat::abi();
         match attributes {
-            Some(out) => out.write(memory::pointer_attributes(ptr, abi)?),
+            Some(out) => {
+                runtime::runtime()?;
+                out.write(memory::pointer_attributes(ptr, abi)?)
+            }
             None if abi >= Abi::Rocm7 => Ok(()),
             None => Err(HipError::INVALID_VALUE),
         }
@@ -229,5 +237,6 @@ fn attribute_of(
         let array = memory::memory_type::for_abi(memory::memory_type::ARRAY, abi);
         return Ok((Some(memory::PointerValue::U32(array)), Ok(())));
     }
+    runtime::runtime()?;
     memory::pointer_attribute(attribute, ptr, abi)
 }

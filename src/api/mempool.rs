@@ -1,4 +1,4 @@
-//! The stream-ordered allocator and its memory pools (`runtime/mempool.rs`), shared between
+//! The stream-ordered allocator and its memory pools (`runtime/mem/mempool.rs`), shared between
 //! processes too.
 
 use super::convert::{slice, Out, Stream};
@@ -9,6 +9,7 @@ use super::types::{
 };
 use crate::error::HipError;
 use crate::error::HipResult;
+use crate::runtime;
 use crate::runtime::graph::{capture, memory as graph_memory, NodeParams};
 use crate::runtime::mempool::{self, MemPool};
 use std::ffi::c_void;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 fn captured_malloc(size: usize, device: usize, stream: &Stream) -> HipResult<Option<*mut c_void>> {
     let mut start = 0;
     let captured = capture::add(&stream.stream, || {
-        let alloc = graph_memory::allocate_on(device, size)?;
+        let alloc = graph_memory::allocate_on(runtime::devices()?, device, size)?;
         start = alloc.start;
         Ok(NodeParams::MemAlloc(alloc))
     })?;
@@ -40,8 +41,9 @@ unsafe fn free_async(ptr: *mut c_void, stream: &Stream) -> HipResult {
     if let Some(freed) = graph_memory::program_free(ptr) {
         return freed;
     }
+    let devices = runtime::devices()?;
     // SAFETY: forwarded contract.
-    unsafe { mempool::free_async(ptr, stream.device, &stream.stream) }
+    unsafe { mempool::free_async(devices, ptr, stream.device, &stream.stream) }
 }
 
 hip_api! {
@@ -53,7 +55,7 @@ hip_api! {
         if let Some(ptr) = captured_malloc(size, stream.device.index, &stream)? {
             return dev_ptr.write(ptr);
         }
-        dev_ptr.write(mempool::malloc_async(size, stream.device, &stream.stream)?)
+        dev_ptr.write(mempool::malloc_async(runtime::devices()?, size, stream.device, &stream.stream)?)
     }
 
     fn hipMallocFromPoolAsync(
@@ -65,7 +67,7 @@ hip_api! {
         if let Some(ptr) = captured_malloc(size, mem_pool.device, &stream)? {
             return dev_ptr.write(ptr);
         }
-        dev_ptr.write(mempool::malloc_from_pool_async(size, &mem_pool, stream.device, &stream.stream)?)
+        dev_ptr.write(mempool::malloc_from_pool_async(runtime::devices()?, size, &mem_pool, stream.device, &stream.stream)?)
     }
 
     fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t => Stream) -> hipError_t {
@@ -78,7 +80,7 @@ hip_api! {
         pool_props: *const MemPoolProps => &MemPoolProps,
     ) -> hipError_t {
         crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMemPoolCreate")?;
-        mem_pool.write(mempool::create(pool_props)?)
+        mem_pool.write(mempool::create(runtime::devices()?, pool_props)?)
     }
 
     fn hipMemPoolDestroy(mem_pool: hipMemPool_t) -> hipError_t {
@@ -87,16 +89,16 @@ hip_api! {
     }
 
     fn hipDeviceGetDefaultMemPool(mem_pool: *mut hipMemPool_t => Out<hipMemPool_t>, device: i32) -> hipError_t {
-        mem_pool.write(mempool::default_pool(device)?)
+        mem_pool.write(mempool::default_pool(runtime::devices()?, device)?)
     }
 
     fn hipDeviceGetMemPool(mem_pool: *mut hipMemPool_t => Out<hipMemPool_t>, device: i32) -> hipError_t {
-        mem_pool.write(mempool::current_pool(device)?)
+        mem_pool.write(mempool::current_pool(runtime::devices()?, device)?)
     }
 
     fn hipDeviceSetMemPool(device: i32, mem_pool: hipMemPool_t => Arc<MemPool>) -> hipError_t {
         crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipDeviceSetMemPool")?;
-        mempool::set_current_pool(device, mem_pool)
+        mempool::set_current_pool(runtime::devices()?, device, mem_pool)
     }
 
     fn hipMemPoolTrimTo(mem_pool: hipMemPool_t => Arc<MemPool>, min_bytes_to_hold: usize) -> hipError_t {
@@ -120,7 +122,7 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: HIP's contract: `count` descriptors at `desc_list`.
         let descs = unsafe { slice(desc_list, count, "desc_list") }?;
-        mempool::set_access(&mem_pool, descs)
+        mempool::set_access(runtime::devices()?, &mem_pool, descs)
     }
 
     fn hipMemPoolGetAccess(
@@ -130,7 +132,7 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: an input the caller filled in (HIP declares it non-const).
         let location = unsafe { location.read() };
-        flags.write(mempool::get_access(&mem_pool, &location)?)
+        flags.write(mempool::get_access(runtime::devices()?, &mem_pool, &location)?)
     }
 
     /// Writes the descriptor as an `int`, as CUDA and AMD's runtime do.
@@ -155,14 +157,15 @@ hip_api! {
         handle_type: u32,
         flags: u32,
     ) -> hipError_t {
-        mem_pool.write(mempool::import_pool(shared_handle as usize, handle_type, flags)?)
+        mem_pool.write(mempool::import_pool(runtime::devices()?, shared_handle as usize, handle_type, flags)?)
     }
 
     fn hipMemPoolExportPointer(export_data: *mut PoolPtrExportData => Out<PoolPtrExportData>, ptr: *mut c_void) -> hipError_t {
         if ptr.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        export_data.write(mempool::export_pointer(ptr as usize)?)
+        let rt = runtime::runtime()?;
+        export_data.write(mempool::export_pointer(rt.hsa.api, rt.devices, ptr as usize)?)
     }
 
     fn hipMemPoolImportPointer(
@@ -175,7 +178,7 @@ hip_api! {
         }
         // SAFETY: HIP's contract: 64 readable bytes (declared non-const).
         let data = unsafe { export_data.read_unaligned() };
-        ptr.write(mempool::import_pointer(&mem_pool, &data)? as *mut c_void)
+        ptr.write(mempool::import_pointer(runtime::devices()?, &mem_pool, &data)? as *mut c_void)
     }
 }
 

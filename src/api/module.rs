@@ -1,5 +1,5 @@
 //! The compiler's registration hooks, loaded modules, device symbols, function attributes and
-//! `hipModuleLaunchKernel` (`runtime/module.rs`).
+//! `hipModuleLaunchKernel` (`runtime/kernel/module.rs`).
 
 use super::convert::{write_if_wanted, Out, PerThread};
 use super::declare::hip_api;
@@ -77,13 +77,14 @@ hip_api! {
     }
 
     fn hipModuleLoad(module: *mut hipModule_t => Out<hipModule_t>, fname: *const c_char => &str) -> hipError_t {
-        module.write(module::load_module_file(std::path::Path::new(fname))?)
+        module.write(module::load_module_file(runtime::current_device()?, std::path::Path::new(fname))?)
     }
 
     /// The image has no length: its headers say how long it is (`load_module_image`).
     fn hipModuleLoadData(module: *mut hipModule_t => Out<hipModule_t>, image: *const c_void) -> hipError_t {
+        let device = runtime::current_device()?;
         // SAFETY: HIP's contract for `image`.
-        module.write(unsafe { module::load_module_image(image) }?)
+        module.write(unsafe { module::load_module_image(device, image) }?)
     }
 
     /// JIT options do not apply: hipshim loads finished code objects only.
@@ -94,12 +95,13 @@ hip_api! {
         _options: *mut c_void,
         _values: *mut *mut c_void,
     ) -> hipError_t {
+        let device = runtime::current_device()?;
         // SAFETY: HIP's contract for `image`.
-        module.write(unsafe { module::load_module_image(image) }?)
+        module.write(unsafe { module::load_module_image(device, image) }?)
     }
 
     fn hipModuleUnload(module: hipModule_t) -> hipError_t {
-        module::unload_module(module)
+        module::unload_module(runtime::devices()?, module)
     }
 
     fn hipModuleGetFunction(
@@ -107,7 +109,7 @@ hip_api! {
         module: hipModule_t => Arc<Module>,
         name: *const c_char => &str,
     ) -> hipError_t {
-        function.write(module::module_get_function(&module, name)?)
+        function.write(module::module_get_function(runtime::current_device()?, &module, name)?)
     }
 
     /// Either out-pointer may be null, not both.
@@ -120,18 +122,18 @@ hip_api! {
         if dptr.is_none() && bytes.is_none() {
             return Err(HipError::INVALID_VALUE);
         }
-        let (address, size) = module::module_get_global(&module, name)?;
+        let (address, size) = module::module_get_global(runtime::current_device()?, &module, name)?;
         write_if_wanted(dptr, address as *mut c_void)?;
         write_if_wanted(bytes, size)
     }
 
     fn hipFuncGetAttributes(attr: *mut FuncAttributes => Out<FuncAttributes>, func: *const c_void) -> hipError_t {
         let f = module::host_function(func)?;
-        attr.write(f.attributes(runtime::runtime()?.current_device()?)?)
+        attr.write(f.attributes(runtime::current_device()?)?)
     }
 
     fn hipFuncSetAttribute(func: *const c_void, attribute: u32, value: i32) -> hipError_t {
-        module::set_function_attribute(func, attribute, value)
+        module::set_function_attribute(runtime::current_device()?, func, attribute, value)
     }
 
     fn hipFuncSetCacheConfig(func: *const c_void, config: u32) -> hipError_t {
@@ -166,12 +168,12 @@ hip_api! {
     }
 
     fn hipGetSymbolAddress(ptr: *mut *mut c_void => Out<*mut c_void>, symbol: *const c_void) -> hipError_t {
-        let (address, _) = module::symbol_on_current_device(symbol)?;
+        let (address, _) = module::symbol_on_device(runtime::current_device()?, symbol)?;
         ptr.write(address as *mut c_void)
     }
 
     fn hipGetSymbolSize(size: *mut usize => Out<usize>, symbol: *const c_void) -> hipError_t {
-        let (_, bytes) = module::symbol_on_current_device(symbol)?;
+        let (_, bytes) = module::symbol_on_device(runtime::current_device()?, symbol)?;
         size.write(bytes)
     }
 
@@ -183,7 +185,7 @@ hip_api! {
         kind: u32 => CopyKind,
     ) -> hipError_t {
         // SAFETY: HIP's contract: `src` is valid for `size` bytes.
-        unsafe { module::symbol_copy(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, None) }
+        unsafe { module::symbol_copy(super::copy::devices(), Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, None) }
     }
     alias hipMemcpyToSymbol_spt = hipMemcpyToSymbol;
 
@@ -195,7 +197,7 @@ hip_api! {
         kind: u32 => CopyKind,
     ) -> hipError_t {
         // SAFETY: HIP's contract: `dst` is valid for `size` bytes.
-        unsafe { module::symbol_copy(Towards::Host, symbol, dst, size, offset, kind, None) }
+        unsafe { module::symbol_copy(super::copy::devices(), Towards::Host, symbol, dst, size, offset, kind, None) }
     }
     alias hipMemcpyFromSymbol_spt = hipMemcpyFromSymbol;
 
@@ -209,7 +211,7 @@ hip_api! {
         stream: hipStream_t,
     ) -> hipError_t {
         // SAFETY: HIP's contract: `src` is valid for `size` bytes until the copy completes.
-        unsafe { module::symbol_copy(Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, Some(stream)) }
+        unsafe { module::symbol_copy(super::copy::devices(), Towards::Symbol, symbol, src as *mut c_void, size, offset, kind, Some(stream)) }
     }
     alias hipMemcpyToSymbolAsync_spt = hipMemcpyToSymbolAsync with stream: PerThread;
 
@@ -223,7 +225,7 @@ hip_api! {
         stream: hipStream_t,
     ) -> hipError_t {
         // SAFETY: HIP's contract: `dst` is valid for `size` bytes until the copy completes.
-        unsafe { module::symbol_copy(Towards::Host, symbol, dst, size, offset, kind, Some(stream)) }
+        unsafe { module::symbol_copy(super::copy::devices(), Towards::Host, symbol, dst, size, offset, kind, Some(stream)) }
     }
     alias hipMemcpyFromSymbolAsync_spt = hipMemcpyFromSymbolAsync with stream: PerThread;
 

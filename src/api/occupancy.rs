@@ -1,4 +1,4 @@
-//! Occupancy (`runtime/occupancy.rs`). The flags of the `WithFlags` forms
+//! Occupancy (`runtime/kernel/occupancy.rs`). The flags of the `WithFlags` forms
 //! (hipOccupancyDefault / DisableCachingOverride) do not change the model.
 
 use super::convert::Out;

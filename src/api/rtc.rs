@@ -69,7 +69,7 @@ hip_api! {
     ) -> hiprtcResult as rtc {
         // SAFETY: HIP's contract: `num_options` strings.
         let options = unsafe { c_strings(options, num_options, "options", RtcError::InvalidOption) }?;
-        prog.compile(&options)
+        prog.compile(&options, current_arch)
     }
 
     fn hiprtcGetLoweredName(
@@ -164,7 +164,7 @@ hip_api! {
         bin_out: *mut *mut c_void => Out<*mut c_void>,
         size_out: *mut usize => Out<usize>,
     ) -> hiprtcResult as rtc {
-        let (code, size) = link_state(state)?.complete()?;
+        let (code, size) = link_state(state)?.complete(current_arch)?;
         bin_out.write(code.cast_mut().cast())?;
         Ok(size_out.write(size)?)
     }
@@ -172,6 +172,19 @@ hip_api! {
     fn hiprtcLinkDestroy(state: hiprtcLinkState) -> hiprtcResult as rtc {
         rtc::link_destroy(state as usize)
     }
+}
+
+/// `rtc::CurrentArch`: the current device's architecture, as `hipDeviceProp_t::gcnArchName`
+/// reports it (`gfx90a:sramecc+:xnack-`), for a compile or link whose options name none.
+fn current_arch() -> Result<String, String> {
+    crate::runtime::current_device()
+        .map(|device| device.info.gcn_arch_name.clone())
+        .map_err(|e| {
+            format!(
+                "hiprtc: no --gpu-architecture option was given and there is no HIP device to \
+                 take it from ({e:?})\n"
+            )
+        })
 }
 
 fn link_state(handle: hiprtcLinkState) -> RtcResult<Arc<LinkState>> {

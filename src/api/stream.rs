@@ -9,16 +9,16 @@ use super::types::{hipError_t, hipStream_t, HostFn, StreamCallback};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
 use crate::runtime::compat::{self, Abi};
-use crate::runtime::{graph, stream};
+use crate::runtime::{self, graph, stream};
 use std::ffi::c_void;
 
 hip_api! {
     fn hipStreamCreate(stream: *mut hipStream_t => Out<hipStream_t>) -> hipError_t {
-        stream.write(stream::create(0, 0, None)?)
+        stream.write(stream::create(runtime::current_device()?, 0, 0, None)?)
     }
 
     fn hipStreamCreateWithFlags(stream: *mut hipStream_t => Out<hipStream_t>, flags: u32) -> hipError_t {
-        stream.write(stream::create(flags, 0, None)?)
+        stream.write(stream::create(runtime::current_device()?, flags, 0, None)?)
     }
 
     fn hipStreamCreateWithPriority(
@@ -26,7 +26,7 @@ hip_api! {
         flags: u32,
         priority: i32,
     ) -> hipError_t {
-        stream.write(stream::create(flags, priority, None)?)
+        stream.write(stream::create(runtime::current_device()?, flags, priority, None)?)
     }
 
     fn hipExtStreamCreateWithCUMask(
@@ -36,13 +36,13 @@ hip_api! {
     ) -> hipError_t {
         // SAFETY: HIP's contract: `cu_mask` holds `cu_mask_size` words.
         let mask = unsafe { convert::slice(cu_mask, cu_mask_size as usize, "cu_mask") }?;
-        stream.write(stream::create(0, 0, Some(mask))?)
+        stream.write(stream::create(runtime::current_device()?, 0, 0, Some(mask))?)
     }
 
     fn hipExtStreamGetCUMask(stream: hipStream_t, cu_mask_size: u32, output: *mut u32) -> hipError_t {
         // SAFETY: HIP's contract: `output` has room for `cu_mask_size` words.
         let output = unsafe { convert::slice_mut(output, cu_mask_size as usize, "output") }?;
-        let mask = stream::cu_mask_of(stream)?;
+        let mask = stream::cu_mask_of(runtime::devices()?, stream)?;
         for (i, word) in output.iter_mut().enumerate() {
             *word = mask.get(i).copied().unwrap_or(0);
         }
@@ -54,7 +54,7 @@ hip_api! {
         least: *mut i32 => Option<Out<i32>>,
         greatest: *mut i32 => Option<Out<i32>>,
     ) -> hipError_t {
-        crate::runtime::runtime()?;
+        runtime::runtime()?;
         write_if_wanted(least, Priority::LEAST)?;
         write_if_wanted(greatest, Priority::GREATEST)
     }
@@ -63,31 +63,37 @@ hip_api! {
     /// as the process's ROCm ABI does (`compat::dead_handle`).
     fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
         let special = matches!(stream as usize, 0 | stream::LEGACY_HANDLE | stream::PER_THREAD_HANDLE);
-        stream::destroy(stream).map_err(|e| if special { e } else { compat::dead_handle(e) })
+        runtime::devices()
+            .and_then(|devices| stream::destroy(devices, stream))
+            .map_err(|e| if special { e } else { compat::dead_handle(e) })
     }
 
     fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
-        graph::capture::refuse_on(stream, "hipStreamSynchronize").map_err(compat::dead_handle)?;
-        stream::synchronize(stream).map_err(compat::dead_handle)
+        let devices = runtime::devices().map_err(compat::dead_handle)?;
+        graph::capture::refuse_on(devices, stream, "hipStreamSynchronize").map_err(compat::dead_handle)?;
+        stream::synchronize(devices, stream).map_err(compat::dead_handle)
     }
 
     // This and hipStreamQuery_spt are written out, not aliases: they answer a dead handle
     // with the lookup's error, where the plain forms map it per ROCm ABI (`compat::dead_handle`).
     fn hipStreamSynchronize_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
-        graph::capture::refuse_on(stream.0, "hipStreamSynchronize")?;
-        stream::synchronize(stream.0)
+        let devices = runtime::devices()?;
+        graph::capture::refuse_on(devices, stream.0, "hipStreamSynchronize")?;
+        stream::synchronize(devices, stream.0)
     }
 
     /// The null stream is not ready while a blocking stream has work pending (it waits for
     /// them, as its synchronisation does).
     fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
-        graph::capture::refuse_on(stream, "hipStreamQuery").map_err(compat::dead_handle)?;
-        stream::query(stream).map_err(compat::dead_handle)
+        let devices = runtime::devices().map_err(compat::dead_handle)?;
+        graph::capture::refuse_on(devices, stream, "hipStreamQuery").map_err(compat::dead_handle)?;
+        stream::query(devices, stream).map_err(compat::dead_handle)
     }
 
     fn hipStreamQuery_spt(stream: hipStream_t => PerThread<hipStream_t>) -> hipError_t {
-        graph::capture::refuse_on(stream.0, "hipStreamQuery")?;
-        stream::query(stream.0)
+        let devices = runtime::devices()?;
+        graph::capture::refuse_on(devices, stream.0, "hipStreamQuery")?;
+        stream::query(devices, stream.0)
     }
 
     /// The null stream is hipErrorInvalidValue, as AMD answers (CUDA gives its flags).
@@ -165,7 +171,7 @@ fn add_callback(
     let (Some(callback), 0) = (callback, flags) else {
         return Err(HipError::INVALID_VALUE);
     };
-    let (device, s) = stream::lookup(handle)?;
+    let (device, s) = stream::lookup(runtime::devices()?, handle)?;
     // A capturing stream refuses the callback in every ABI (`Stream::begin`); ROCm 7 also
     // invalidates the capture (CUDA's rule).
     if compat::abi() >= Abi::Rocm7 {
@@ -193,7 +199,7 @@ fn launch_host_func(
     let Some(function) = function else {
         return Err(HipError::INVALID_VALUE);
     };
-    let (device, s) = stream::lookup(handle)?;
+    let (device, s) = stream::lookup(runtime::devices()?, handle)?;
     let call = graph::HostCall {
         function,
         user_data: user_data as usize,

@@ -13,13 +13,12 @@ pub use crate::runtime::array::{
 };
 pub use crate::runtime::copy3d::{DrvMemcpy3D, Memcpy2DParams, Memcpy3DParms, Memcpy3DPeerParms};
 pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
-pub use crate::runtime::graph::generic::{
-    DrvMemsetParams, GraphNodeParams, InstantiateParams, KernelAttrValue,
-};
+pub use crate::runtime::graph::generic::{GraphNodeParams, InstantiateParams, KernelAttrValue};
 pub use crate::runtime::graph::memory::MemAllocNodeParams;
-pub use crate::runtime::graph::{HostNodeParams, KernelNodeParams, MemsetParams};
+pub use crate::runtime::graph::{DrvMemsetParams, HostNodeParams, KernelNodeParams, MemsetParams};
 pub use crate::runtime::ipc::IpcHandle;
-/// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's (`runtime/mempool.rs`).
+/// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's
+/// (`runtime/mem/mempool.rs`).
 pub type PoolPtrExportData = IpcHandle;
 pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::memory::PointerAttributes;
@@ -31,7 +30,7 @@ pub use crate::runtime::texture::{
 };
 pub use crate::runtime::vmm::MemAllocationProp;
 
-/// Handles: values hipshim issues (`runtime/handles.rs`), never dereferenced by anyone.
+/// Handles: values hipshim issues (`runtime/base/handles.rs`), never dereferenced by anyone.
 pub type hipStream_t = *mut c_void;
 pub type hipEvent_t = *mut c_void;
 pub type hipModule_t = *mut c_void;
@@ -134,7 +133,7 @@ pub const VOCABULARY: &[&str] = &[
     "*mut DevicePropR0600",
     "*mut FuncAttributes",
     "*mut PointerAttributes",
-    // Arrays and 3D copies (`runtime/array.rs`, `runtime/copy3d.rs`).
+    // Arrays and 3D copies (`runtime/image/array.rs`, `runtime/image/copy3d.rs`).
     "Extent",
     "PitchedPtr",
     "ChannelFormatDesc",
@@ -158,7 +157,7 @@ pub const VOCABULARY: &[&str] = &[
     "*mut Memcpy3DPeerParms",
     "*const DrvMemcpy3D",
     "*const Memcpy2DParams",
-    // Texture and surface objects (`runtime/texture.rs`).
+    // Texture and surface objects (`runtime/image/texture.rs`).
     "*const ResourceDesc",
     "*mut ResourceDesc",
     "*const TextureDesc",
@@ -171,13 +170,13 @@ pub const VOCABULARY: &[&str] = &[
     "*mut DrvTextureDesc",
     "*const DrvResourceViewDesc",
     "*mut DrvResourceViewDesc",
-    // Virtual memory management (`runtime/vmm.rs`).
+    // Virtual memory management (`runtime/mem/vmm.rs`).
     "hipMemGenericAllocationHandle_t",
     "*mut hipMemGenericAllocationHandle_t",
     "*const MemAllocationProp",
     "*mut MemAllocationProp",
     "*const MemLocation",
-    // Inter-process memory (`runtime/ipc.rs`).
+    // Inter-process memory (`runtime/mem/ipc.rs`).
     "IpcHandle",
     "*mut IpcHandle",
     "*mut PoolPtrExportData",

@@ -1,4 +1,4 @@
-//! Virtual memory management (`runtime/vmm.rs`): reserved address ranges, physical
+//! Virtual memory management (`runtime/mem/vmm.rs`): reserved address ranges, physical
 //! allocations and their mappings.
 
 use super::convert::{slice, Out};
@@ -7,7 +7,7 @@ use super::types::{
     hipError_t, hipMemGenericAllocationHandle_t, MemAccessDesc, MemAllocationProp, MemLocation,
 };
 use crate::error::HipError;
-use crate::runtime::vmm;
+use crate::runtime::{runtime, vmm};
 use std::ffi::c_void;
 
 fn handle_of(raw: hipMemGenericAllocationHandle_t) -> usize {
@@ -24,7 +24,8 @@ hip_api! {
         prop: *const MemAllocationProp => &MemAllocationProp,
         option: u32,
     ) -> hipError_t {
-        granularity.write(vmm::allocation_granularity(prop, option)?)
+        let rt = runtime()?;
+        granularity.write(vmm::allocation_granularity(&rt.hsa, rt.devices, prop, option)?)
     }
 
     fn hipMemCreate(
@@ -33,11 +34,12 @@ hip_api! {
         prop: *const MemAllocationProp => &MemAllocationProp,
         flags: u64,
     ) -> hipError_t {
-        handle.write(to_raw(vmm::create(size, prop, flags)?))
+        let rt = runtime()?;
+        handle.write(to_raw(vmm::create(&rt.hsa, rt.devices, size, prop, flags)?))
     }
 
     fn hipMemRelease(handle: hipMemGenericAllocationHandle_t) -> hipError_t {
-        vmm::release(handle_of(handle))
+        vmm::release(&runtime()?.hsa, handle_of(handle))
     }
 
     fn hipMemAddressReserve(
@@ -47,11 +49,12 @@ hip_api! {
         addr: *mut c_void,
         flags: u64,
     ) -> hipError_t {
-        ptr.write(vmm::address_reserve(size, alignment, addr as usize, flags)?)
+        let rt = runtime()?;
+        ptr.write(vmm::address_reserve(&rt.hsa, rt.devices, size, alignment, addr as usize, flags)?)
     }
 
     fn hipMemAddressFree(dev_ptr: *mut c_void, size: usize) -> hipError_t {
-        vmm::address_free(dev_ptr as usize, size)
+        vmm::address_free(&runtime()?.hsa, dev_ptr as usize, size)
     }
 
     fn hipMemMap(
@@ -61,17 +64,20 @@ hip_api! {
         handle: hipMemGenericAllocationHandle_t,
         flags: u64,
     ) -> hipError_t {
-        vmm::map(ptr as usize, size, offset, handle_of(handle), flags)
+        let rt = runtime()?;
+        vmm::map(&rt.hsa, rt.devices, ptr as usize, size, offset, handle_of(handle), flags)
     }
 
     fn hipMemUnmap(ptr: *mut c_void, size: usize) -> hipError_t {
-        vmm::unmap(ptr as usize, size)
+        let rt = runtime()?;
+        vmm::unmap(&rt.hsa, rt.devices, ptr as usize, size)
     }
 
     fn hipMemSetAccess(ptr: *mut c_void, size: usize, desc: *const MemAccessDesc, count: usize) -> hipError_t {
         // SAFETY: HIP's contract: `count` descriptors at `desc`.
         let descs = unsafe { slice(desc, count, "desc") }?;
-        vmm::set_access(ptr as usize, size, descs)
+        let rt = runtime()?;
+        vmm::set_access(&rt.hsa, rt.devices, ptr as usize, size, descs)
     }
 
     fn hipMemGetAccess(
@@ -79,21 +85,22 @@ hip_api! {
         location: *const MemLocation => &MemLocation,
         ptr: *mut c_void,
     ) -> hipError_t {
-        flags.write(u64::from(vmm::get_access(location, ptr as usize)?))
+        let rt = runtime()?;
+        flags.write(u64::from(vmm::get_access(&rt.hsa, rt.devices, location, ptr as usize)?))
     }
 
     fn hipMemGetAllocationPropertiesFromHandle(
         prop: *mut MemAllocationProp => Out<MemAllocationProp>,
         handle: hipMemGenericAllocationHandle_t,
     ) -> hipError_t {
-        prop.write(vmm::properties(handle_of(handle))?)
+        prop.write(vmm::properties(&runtime()?.hsa, handle_of(handle))?)
     }
 
     fn hipMemRetainAllocationHandle(
         handle: *mut hipMemGenericAllocationHandle_t => Out<hipMemGenericAllocationHandle_t>,
         addr: *mut c_void,
     ) -> hipError_t {
-        handle.write(to_raw(vmm::retain(addr as usize)?))
+        handle.write(to_raw(vmm::retain(&runtime()?.hsa, addr as usize)?))
     }
 
     /// For `hipMemHandleTypePosixFileDescriptor`, `shareable_handle` receives an `int`.
@@ -107,7 +114,7 @@ hip_api! {
             tracing::warn!("hipMemExportToShareableHandle: null shareableHandle");
             return Err(HipError::INVALID_VALUE);
         }
-        let fd = vmm::export(handle_of(handle), handle_type, flags)?;
+        let fd = vmm::export(&runtime()?.hsa, handle_of(handle), handle_type, flags)?;
         // SAFETY: non-null; HIP's contract: room for the handle type's value, an int here.
         unsafe { shareable_handle.cast::<i32>().write_unaligned(fd) };
         Ok(())
@@ -119,7 +126,8 @@ hip_api! {
         os_handle: *mut c_void,
         sh_handle_type: u32,
     ) -> hipError_t {
-        handle.write(to_raw(vmm::import(os_handle as usize, sh_handle_type)?))
+        let rt = runtime()?;
+        handle.write(to_raw(vmm::import(&rt.hsa, rt.current_device()?, os_handle as usize, sh_handle_type)?))
     }
 }
 

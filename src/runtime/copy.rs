@@ -160,6 +160,14 @@ impl<'a> Devices<'a> {
         }
     }
 
+    /// Every device, the calling thread's current one among them.
+    pub fn of(all: &'a [Device]) -> Devices<'a> {
+        Devices {
+            all,
+            current: crate::runtime::devices::current::device(all),
+        }
+    }
+
     /// The device of ordinal `index`.
     fn get(&self, index: usize) -> HipResult<&'a Device> {
         self.all.get(index).ok_or(HipError::INVALID_DEVICE)
@@ -244,10 +252,11 @@ impl Transfer {
 
     /// A copy between two devices' memory: lets each device reach the other's allocation
     /// (see `peer.rs`), which the engines need whether or not peer access is enabled.
-    fn reach_across_devices(&self) -> HipResult {
+    /// `gpus`: every device's agent, by ordinal (`Device::all_gpus`).
+    fn reach_across_devices(&self, gpus: &[hsa_agent_t]) -> HipResult {
         match (self.dst_side, self.src_side) {
             (Side::Device(d), Side::Device(s)) if d != s => {
-                super::peer::grant_for_copy(self.dst, d, self.src, s)
+                super::peer::grant_for_copy(gpus, self.dst, d, self.src, s)
             }
             _ => Ok(()),
         }
@@ -345,7 +354,7 @@ pub unsafe fn memcpy(devices: Devices<'_>, copy: CopyRequest) -> HipResult {
     if t.dst_side == Side::Pageable || t.src_side == Side::Pageable {
         return pageable(devices, device, &t);
     }
-    t.reach_across_devices()?;
+    t.reach_across_devices(&device.all_gpus)?;
     // The stream-ordered copy on the serving device's null stream, waited for.
     let (dst_agent, src_agent) = agents(devices, device, &t)?;
     let pieces = t.engine_pieces(dst_agent, src_agent);
@@ -383,7 +392,7 @@ pub unsafe fn memcpy_async(
     copy: CopyRequest,
     stream: *mut c_void,
 ) -> HipResult {
-    let (device, stream) = stream::lookup(stream)?;
+    let (device, stream) = stream::lookup(devices.all, stream)?;
     let Some(t) = stream_transfer(copy)? else {
         return Ok(());
     };
@@ -400,7 +409,7 @@ pub unsafe fn memcpy_async(
             pageable(devices, devices.get(owner)?, &t)
         }
         Some(_) => {
-            t.reach_across_devices()?;
+            t.reach_across_devices(&device.all_gpus)?;
             let (dst_agent, src_agent) = agents(devices, device, &t)?;
             let pieces = t.engine_pieces(dst_agent, src_agent);
             for chunk in pieces.chunks(MAX_BATCH) {
@@ -1126,7 +1135,7 @@ pub fn memset_2d_async(
     stream: *mut c_void,
 ) -> HipResult {
     debug_assert!(matches!(element, 1 | 2 | 4));
-    let (device, stream) = stream::lookup(stream)?;
+    let (device, stream) = stream::lookup(devices.all, stream)?;
     if width == 0 || height == 0 {
         return Ok(());
     }

@@ -397,13 +397,13 @@ pub unsafe fn launch_module_kernel(
 /// # Safety
 /// HIP's contract for `kernelParams` and `extra`.
 pub unsafe fn launch_module_kernel_between(
-    device: &Device,
+    device: &'static Device,
     function: &Arc<Function>,
     request: LaunchRequest<'_>,
     extra: *mut *mut c_void,
     events: (Option<&Event>, Option<&Event>),
 ) -> HipResult {
-    let bracket = EventBracket::open(request.stream, events)?;
+    let bracket = EventBracket::open(device, request.stream, events)?;
     // SAFETY: forwarded contract.
     unsafe { launch_module_kernel(device, function, request, extra) }?;
     bracket.close()
@@ -419,7 +419,7 @@ pub unsafe fn launch_kernel_between(
     request: LaunchRequest<'_>,
     events: (Option<&Event>, Option<&Event>),
 ) -> HipResult {
-    let bracket = EventBracket::open(request.stream, events)?;
+    let bracket = EventBracket::open(device, request.stream, events)?;
     // SAFETY: forwarded contract.
     unsafe { launch_kernel(device, host_function, request) }?;
     bracket.close()
@@ -437,13 +437,14 @@ struct EventBracket<'e> {
 
 impl<'e> EventBracket<'e> {
     fn open(
+        device: &'static Device,
         stream: *mut c_void,
         (start, stop): (Option<&Event>, Option<&'e Event>),
     ) -> HipResult<EventBracket<'e>> {
         if start.is_none() && stop.is_none() {
             return Ok(EventBracket { on: None, stop });
         }
-        let (device, stream) = stream::lookup(stream)?;
+        let stream = stream::resolve(stream, device)?;
         if let Some(start) = start {
             event::record(start, device, &stream)?;
         }
@@ -757,7 +758,7 @@ fn refuse_configuration(
 #[cold]
 #[inline(never)]
 fn refuse_stream(error: HipError, handle: *mut c_void, cooperative: bool) -> HipError {
-    if error != HipError::INVALID_HANDLE || stream::lookup(handle).is_ok() {
+    if error != HipError::INVALID_HANDLE || stream::is_live_stream(handle) {
         return error;
     }
     tracing::warn!(stream = ?handle, "launch on a stream handle that names no live stream");

@@ -1,68 +1,89 @@
 //! The HIP runtime proper: devices, streams, memory, modules and launches, all in terms of the
 //! HSA layer. Functions here take typed arguments and return `HipResult`; the C ABI is in
-//! `api/`.
+//! `api/`, whose shells resolve the process's [`Runtime`] and hand down what each call uses
+//! (the current `&Device`, the `&[Device]`, the HSA runtime): the code below this file does
+//! not reach up for it (`tests/runtime_layers.rs` lists the modules that still do: the
+//! launch and copy paths and the old forms of the three calls they make).
+//!
+//! The folders are layers, top first; a module uses modules of lower layers (and of its own
+//! folder), never of a higher one (`tests/runtime_layers.rs` checks it):
+//!
+//! ```text
+//! ops, rtc      managed-memory advice, multi-device launches; hiprtc beside the runtime
+//! graph         graphs, stream capture, executable graphs
+//! launch.rs     kernel launches (the launch path)
+//! kernel, image code images, functions, occupancy, cooperative launches; arrays, 3D
+//!               copies, textures
+//! copy.rs       copies and fills (the copy path)
+//! stream        hipStream_t handles and events over the ordering engine
+//! mem           the memory registry, pools, VMM, IPC memory, peer access
+//! devices       the Device, its properties, the current device, contexts, hostcall
+//! ordering      the ordering engine: streams, markers, gates, faults
+//! base          handle tables, kernarg layout, ABI differences, device assertions
+//! code_object   fat binaries, bundles, code-object metadata
+//! ```
+//!
+//! This file holds the index, the `Runtime` (what the process opened: configuration, HSA
+//! runtime, devices, what the devices say about each other) and its start.
 
-pub mod array;
+pub mod base;
 pub mod code_object;
-pub mod compat;
-pub mod context;
-pub mod cooperative;
 pub mod copy;
-pub mod copy3d;
-pub mod device;
-pub mod device_assert;
-pub mod device_props;
-pub mod event;
+pub mod devices;
 pub mod graph;
-pub mod handles;
-pub mod hostcall;
-pub mod ipc;
-pub mod ipc_event;
-pub mod kernarg;
+pub mod image;
+pub mod kernel;
 pub mod launch;
-pub mod managed;
-pub mod managed_var;
-pub mod memory;
-pub mod mempool;
-pub mod module;
-pub mod multi_device;
-pub mod occupancy;
+pub mod mem;
+pub mod ops;
 pub mod ordering;
-pub mod peer;
 pub mod rtc;
 pub mod stream;
-pub mod texture;
-pub mod vmm;
+
+// The flat paths the C shells, `launch.rs` and `copy.rs` name (`runtime::memory`, ...); the
+// code is in the folders above.
+pub use base::{compat, device_assert, handles, kernarg};
+pub use devices::{context, current, device, device_props, hostcall};
+pub use image::{array, copy3d, texture};
+pub use kernel::{cooperative, module, occupancy};
+pub use mem::{ipc, managed_var, memory, mempool, peer, vmm};
+pub use ops::{managed, multi_device};
+pub use stream::{event, ipc_event};
 
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::{self, HsaRuntime};
-use device::{Device, DeviceSettings};
+use devices::device::Device;
 use once_cell::sync::OnceCell;
-use std::cell::Cell;
 
 pub struct Runtime {
     pub config: Config,
     pub hsa: HsaRuntime,
-    pub devices: Vec<Device>,
+    /// Open for the life of the process (the runtime is never dropped): the ordering engine
+    /// holds their streams from the start (`ordering::watch_devices`).
+    pub devices: &'static [Device],
     /// What the HSA runtime says about each pair of devices (`peer`).
-    pub peers: peer::PeerTable,
+    pub peers: mem::peer::PeerTable,
 }
 
 impl Runtime {
     /// `hipChooseDevice`: the device that best matches the fields `wanted` sets (see
-    /// [`device_props::match_score`]).
-    pub fn choose_device(&self, wanted: &device_props::DevicePropR0600) -> HipResult<usize> {
+    /// [`devices::device_props::match_score`]).
+    pub fn choose_device(
+        &self,
+        wanted: &devices::device_props::DevicePropR0600,
+    ) -> HipResult<usize> {
         self.devices
             .iter()
-            .max_by_key(|d| device_props::match_score(&d.info, wanted))
+            .max_by_key(|d| devices::device_props::match_score(&d.info, wanted))
             .map(|d| d.index)
             .ok_or(HipError::NO_DEVICE)
     }
 
     /// `hipDeviceGetByPCIBusId`: the device at `[domain:]bus:device[.function]`.
     pub fn device_by_pci_bus_id(&self, text: &str) -> HipResult<usize> {
-        let (domain, bus, dev) = device::parse_pci_bus_id(text).ok_or(HipError::INVALID_VALUE)?;
+        let (domain, bus, dev) =
+            devices::device::parse_pci_bus_id(text).ok_or(HipError::INVALID_VALUE)?;
         self.devices
             .iter()
             .find(|d| {
@@ -73,36 +94,7 @@ impl Runtime {
     }
 }
 
-// A device's reset spans its streams and its memory, both of which build on `Device`: it is
-// written here, above all three, so that none of them needs the others in a circle.
-impl Device {
-    /// `hipDeviceReset`: drains the device's work, destroys the streams the program created
-    /// on it, frees its allocations and forgets the flags and limits the application set.
-    /// Faults are part of the state it resets: those no call has reported yet are forgotten
-    /// (logged), as CUDA's reset clears its errors.
-    pub fn reset(&self) -> HipResult {
-        if let Err(error) = self.synchronize() {
-            tracing::warn!(
-                device = self.index,
-                ?error,
-                "hipDeviceReset: a fault found while draining the device is discarded"
-            );
-        }
-        stream::destroy_created_streams(self);
-        self.streams.discard_reports();
-        mempool::reset_device(self);
-        memory::free_device_allocations(self);
-        *self.settings.lock() = DeviceSettings::default();
-        Ok(())
-    }
-}
-
 static RUNTIME: OnceCell<Result<Runtime, HipError>> = OnceCell::new();
-
-thread_local! {
-    /// The device selected by `hipSetDevice` on this thread.
-    static CURRENT_DEVICE: Cell<usize> = const { Cell::new(0) };
-}
 
 /// The process-wide runtime, initialised on first use (by `hipInit` or any other call).
 pub fn runtime() -> HipResult<&'static Runtime> {
@@ -130,11 +122,14 @@ pub fn runtime() -> HipResult<&'static Runtime> {
                 .map(|(index, &agent)| Device::open(index, agent, &hsa, &config))
                 .collect::<HipResult<Vec<_>>>()?;
             let multi_device_launch =
-                multi_device::supported(&devices, hsa.devices_run_one_at_a_time);
+                ops::multi_device::supported(&devices, hsa.devices_run_one_at_a_time);
             for device in &mut devices {
                 device.info.cooperative_multi_device_launch = multi_device_launch;
             }
-            let peers = peer::PeerTable::survey(&devices);
+            // Open for the life of the process: the runtime that owns them is never dropped.
+            let devices: &'static [Device] = Vec::leak(devices);
+            ordering::watch_devices(devices.iter().map(|d| &d.streams).collect());
+            let peers = mem::peer::PeerTable::survey(devices);
             tracing::info!(devices = devices.len(), "hipshim runtime ready");
             crate::fork_guard::watch();
             Ok(Runtime {
@@ -150,26 +145,28 @@ pub fn runtime() -> HipResult<&'static Runtime> {
 
 impl Runtime {
     pub fn device(&self, ordinal: usize) -> HipResult<&Device> {
-        self.devices.get(ordinal).ok_or(HipError::INVALID_DEVICE)
+        devices::device::nth(self.devices, ordinal)
     }
 
     /// The device current on this thread.
     pub fn current_device(&self) -> HipResult<&Device> {
-        // With one device it is current on every thread (`hipSetDevice` accepts no other), and
-        // the launch path reads no thread-local for it.
-        if let [only] = self.devices.as_slice() {
-            return Ok(only);
-        }
-        self.device(CURRENT_DEVICE.with(Cell::get))
+        devices::current::device(self.devices)
     }
 
     /// What a copy or fill is handed: every device and the current one.
-    pub fn copy_devices(&self) -> copy::Devices<'_> {
-        copy::Devices {
-            all: &self.devices,
-            current: self.current_device(),
-        }
+    pub fn copy_devices(&self) -> copy::Devices<'static> {
+        copy::Devices::of(self.devices)
     }
+}
+
+/// The process's devices, for a C shell to hand down (starts the runtime on first use).
+pub fn devices() -> HipResult<&'static [Device]> {
+    Ok(runtime()?.devices)
+}
+
+/// The device current on the calling thread, for a C shell to hand down.
+pub fn current_device() -> HipResult<&'static Device> {
+    runtime()?.current_device()
 }
 
 /// Whether the runtime has started (or failed to), asked without starting it or waiting for a start
@@ -193,19 +190,19 @@ pub fn set_device(ordinal: i32) -> HipResult {
     let rt = runtime()?;
     let index = usize::try_from(ordinal).map_err(|_| HipError::INVALID_DEVICE)?;
     rt.device(index)?;
-    CURRENT_DEVICE.with(|c| c.set(index));
+    devices::current::select(index);
     Ok(())
 }
 
 pub fn get_device() -> HipResult<i32> {
     runtime()?;
-    Ok(CURRENT_DEVICE.with(Cell::get) as i32)
+    Ok(devices::current::index() as i32)
 }
 
 /// Waits for all work on every stream of the current device.
 pub fn device_synchronize() -> HipResult {
     let device = runtime()?.current_device()?;
     device.synchronize()?;
-    mempool::after_sync(mempool::Synced::Device(device.index));
+    mem::mempool::after_sync(mem::mempool::Synced::Device(device.index));
     Ok(())
 }

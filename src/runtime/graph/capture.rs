@@ -11,10 +11,11 @@
 
 use super::{add_node, new_graph, reaches, release, Graph, NodeParams};
 use crate::error::{HipError, HipResult};
-use crate::runtime::compat::{self, Abi};
-use crate::runtime::event::Event;
+use crate::runtime::base::compat::{self, Abi};
+use crate::runtime::devices::device::Device;
 use crate::runtime::launch::{self, CapturedKernel};
 use crate::runtime::ordering::{Stream, StreamRef};
+use crate::runtime::stream::event::Event;
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -368,16 +369,17 @@ pub fn add(stream: &Stream, params: impl FnOnce() -> HipResult<NodeParams>) -> H
     Ok(true)
 }
 
-/// Like [`add`] for a stream given by handle, for the calls that are not the launch path: one
-/// load while no capture is in progress.
+/// Like [`add`] for a stream (of one of `devices`) given by handle, for the calls that are not
+/// the launch path: one load while no capture is in progress.
 pub fn add_on(
+    devices: &[Device],
     stream: *mut c_void,
     params: impl FnOnce() -> HipResult<NodeParams>,
 ) -> HipResult<bool> {
     if ACTIVE.load(Ordering::Relaxed) == 0 {
         return Ok(false);
     }
-    let (_, stream) = crate::runtime::stream::lookup(stream)?;
+    let (_, stream) = crate::runtime::stream::lookup(devices, stream)?;
     add(&stream, params)
 }
 
@@ -511,7 +513,7 @@ fn stream_destroyed(stream: &Stream) {
 /// synchronise with every blocking stream of the device, which a capturing one cannot do:
 /// their captures are invalidated and the operation fails with
 /// `hipErrorStreamCaptureImplicit` (CUDA's rule). Non-blocking streams may capture meanwhile.
-fn null_stream_use(device: &crate::runtime::device::Device) -> HipResult {
+fn null_stream_use(device: &crate::runtime::devices::device::Device) -> HipResult {
     let hit = with_tables(|t| {
         let mut hit = false;
         for m in t.members.values() {
@@ -586,21 +588,21 @@ pub fn refuse_unsafe_call_from_rocm7(call: &str) -> HipResult {
     }
 }
 
-/// [`refuse_if_capturing`] for a stream given by handle: one load while no capture is in
-/// progress.
+/// [`refuse_if_capturing`] for a stream (of one of `devices`) given by handle: one load while
+/// no capture is in progress.
 /// Inlined into idle `hipStreamSynchronize` and `hipStreamQuery` (benchmarked): out of line,
 /// the slow path's register saves cost four times the check.
 #[inline(always)]
-pub fn refuse_on(stream: *mut c_void, call: &str) -> HipResult {
+pub fn refuse_on(devices: &[Device], stream: *mut c_void, call: &str) -> HipResult {
     if ACTIVE.load(Ordering::Relaxed) == 0 {
         return Ok(());
     }
-    refuse_on_while_capturing(stream, call)
+    refuse_on_while_capturing(devices, stream, call)
 }
 
 #[cold]
 #[inline(never)]
-fn refuse_on_while_capturing(stream: *mut c_void, call: &str) -> HipResult {
-    let (_, stream) = crate::runtime::stream::lookup(stream)?;
+fn refuse_on_while_capturing(devices: &[Device], stream: *mut c_void, call: &str) -> HipResult {
+    let (_, stream) = crate::runtime::stream::lookup(devices, stream)?;
     refuse_if_capturing(&stream, call)
 }

@@ -8,6 +8,8 @@ use super::{
     KernelNodeParams, MemsetParams, NodeParams,
 };
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
 use std::ffi::c_void;
 
 /// The union of `hipGraphNodeParams`.
@@ -39,16 +41,19 @@ const _: () = {
     assert!(std::mem::offset_of!(GraphNodeParams, body) == 16);
 };
 
-/// Reads the node `params` describes, with its pointed-to data copied. A memory alloc node
-/// takes its memory now.
+/// Reads the node `params` describes, with its pointed-to data copied (a kernel's arguments
+/// as the current one of `devices` takes them). A memory alloc node takes its memory now.
 ///
 /// # Safety
 /// HIP's contract for the member `params.type_` selects.
-pub unsafe fn node_params(params: &GraphNodeParams) -> HipResult<NodeParams> {
+pub unsafe fn node_params(devices: &[Device], params: &GraphNodeParams) -> HipResult<NodeParams> {
     // SAFETY (each union read): `type_` says which member the program filled in.
     unsafe {
         Ok(match params.type_ {
-            node_type::KERNEL => NodeParams::Kernel(super::kernel_node(&params.body.kernel)?),
+            node_type::KERNEL => NodeParams::Kernel(super::kernel_node(
+                current::device(devices)?,
+                &params.body.kernel,
+            )?),
             // The union's memset member has the layout of the program's ABI.
             node_type::MEMSET => {
                 NodeParams::Memset(memset(&MemsetParams::read(&params.body.memset)?)?)
@@ -58,7 +63,9 @@ pub unsafe fn node_params(params: &GraphNodeParams) -> HipResult<NodeParams> {
             node_type::EMPTY => NodeParams::Empty,
             node_type::WAIT_EVENT => NodeParams::EventWait(EventRef::new(params.body.handle)?),
             node_type::EVENT_RECORD => NodeParams::EventRecord(EventRef::new(params.body.handle)?),
-            node_type::MEM_ALLOC => NodeParams::MemAlloc(memory::allocate(&params.body.alloc)?),
+            node_type::MEM_ALLOC => {
+                NodeParams::MemAlloc(memory::allocate(devices, &params.body.alloc)?)
+            }
             node_type::MEM_FREE => NodeParams::MemFree(memory::find(params.body.handle)?),
             node_type::MEMCPY | node_type::EXT_SEMAPHORE_SIGNAL | node_type::EXT_SEMAPHORE_WAIT => {
                 tracing::warn!(
@@ -73,47 +80,6 @@ pub unsafe fn node_params(params: &GraphNodeParams) -> HipResult<NodeParams> {
                 )))
             }
         })
-    }
-}
-
-/// `HIP_MEMSET_NODE_PARAMS` (40 bytes), which is also ROCm 7's `hipMemsetParams` (ROCm 7
-/// dropped the driver name; `hipDrvGraphAddMemsetNode` takes the same structure either way).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct DrvMemsetParams {
-    pub dst: *mut c_void,
-    pub pitch: usize,
-    pub value: u32,
-    pub element_size: u32,
-    pub width: usize,
-    pub height: usize,
-}
-
-const _: () = assert!(std::mem::size_of::<DrvMemsetParams>() == 40);
-
-impl From<&MemsetParams> for DrvMemsetParams {
-    fn from(m: &MemsetParams) -> DrvMemsetParams {
-        DrvMemsetParams {
-            dst: m.dst,
-            pitch: m.pitch,
-            value: m.value,
-            element_size: m.element_size,
-            width: m.width,
-            height: m.height,
-        }
-    }
-}
-
-impl DrvMemsetParams {
-    pub fn to_memset(&self) -> MemsetParams {
-        MemsetParams {
-            dst: self.dst,
-            element_size: self.element_size,
-            height: self.height,
-            pitch: self.pitch,
-            value: self.value,
-            width: self.width,
-        }
     }
 }
 

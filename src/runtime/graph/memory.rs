@@ -19,9 +19,9 @@
 
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::PoolBuffer;
-use crate::runtime::memory;
-use crate::runtime::mempool::{MemAccessDesc, MemPoolProps, GRANULE};
-use crate::runtime::runtime;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::memory;
+use crate::runtime::mem::mempool::{MemAccessDesc, MemPoolProps, GRANULE};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -135,11 +135,14 @@ const LOCATION_DEVICE: u32 = 1;
 const ALLOCATION_PINNED: u32 = 1;
 
 /// `hipGraphAddMemAllocNode` (and a captured `hipMallocAsync`): checks `params` and takes the
-/// memory, from the device's graph memory or the HSA runtime.
+/// memory of one of `devices`, from the device's graph memory or the HSA runtime.
 ///
 /// # Safety
 /// `params.access_descs` holds `params.access_desc_count` descriptors when not null.
-pub unsafe fn allocate(params: &MemAllocNodeParams) -> HipResult<Arc<GraphAlloc>> {
+pub unsafe fn allocate(
+    devices: &[Device],
+    params: &MemAllocNodeParams,
+) -> HipResult<Arc<GraphAlloc>> {
     let props = &params.pool_props;
     if props.alloc_type != ALLOCATION_PINNED || props.location.type_ != LOCATION_DEVICE {
         tracing::warn!(
@@ -149,10 +152,9 @@ pub unsafe fn allocate(params: &MemAllocNodeParams) -> HipResult<Arc<GraphAlloc>
         );
         return Err(HipError::INVALID_VALUE);
     }
-    let rt = runtime()?;
     let device = usize::try_from(props.location.id)
         .ok()
-        .filter(|&d| d < rt.devices.len())
+        .filter(|&d| d < devices.len())
         .ok_or_else(|| {
             tracing::warn!(
                 device = props.location.id,
@@ -166,7 +168,7 @@ pub unsafe fn allocate(params: &MemAllocNodeParams) -> HipResult<Arc<GraphAlloc>
     }
     let access: Box<[MemAccessDesc]> = if params.access_desc_count == 0 {
         Box::new([])
-    } else if params.access_descs.is_null() || params.access_desc_count > rt.devices.len() {
+    } else if params.access_descs.is_null() || params.access_desc_count > devices.len() {
         tracing::warn!(
             count = params.access_desc_count,
             "memory alloc node: bad access descriptor list"
@@ -176,7 +178,7 @@ pub unsafe fn allocate(params: &MemAllocNodeParams) -> HipResult<Arc<GraphAlloc>
         // SAFETY: the caller's contract.
         unsafe { std::slice::from_raw_parts(params.access_descs, params.access_desc_count) }.into()
     };
-    let owner = rt.device(device)?;
+    let owner = device::nth(devices, device)?;
     let rounded = params
         .bytesize
         .checked_next_multiple_of(GRANULE)
@@ -301,19 +303,19 @@ pub fn program_free(ptr: *mut c_void) -> Option<HipResult> {
     })
 }
 
-fn device_ordinal(device: i32) -> HipResult<usize> {
-    let rt = runtime()?;
+/// The ordinal of one of `devices`.
+fn device_ordinal(devices: &[Device], device: i32) -> HipResult<usize> {
     usize::try_from(device)
         .ok()
-        .filter(|&d| d < rt.devices.len())
+        .filter(|&d| d < devices.len())
         .ok_or(HipError::INVALID_DEVICE)
 }
 
 /// `hipDeviceGraphMemTrim`: gives the device's cached graph memory back to the HSA runtime,
 /// after the device's work (a launch still running may use a block an alloc node had).
-pub fn trim(device: i32) -> HipResult {
-    let device = device_ordinal(device)?;
-    runtime()?.device(device)?.synchronize()?;
+pub fn trim(devices: &[Device], device: i32) -> HipResult {
+    let device = device_ordinal(devices, device)?;
+    device::nth(devices, device)?.synchronize()?;
     let doomed = {
         let mut st = STATE.lock();
         let dev = st.device(device);
@@ -333,8 +335,13 @@ pub fn trim(device: i32) -> HipResult {
 ///
 /// # Safety
 /// `value` is null or points to a `uint64_t`.
-pub unsafe fn get_attribute(device: i32, which: u32, value: *mut c_void) -> HipResult {
-    let device = device_ordinal(device)?;
+pub unsafe fn get_attribute(
+    devices: &[Device],
+    device: i32,
+    which: u32,
+    value: *mut c_void,
+) -> HipResult {
+    let device = device_ordinal(devices, device)?;
     if value.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
@@ -360,8 +367,13 @@ pub unsafe fn get_attribute(device: i32, which: u32, value: *mut c_void) -> HipR
 ///
 /// # Safety
 /// `value` is null or points to a `uint64_t`.
-pub unsafe fn set_attribute(device: i32, which: u32, value: *mut c_void) -> HipResult {
-    let device = device_ordinal(device)?;
+pub unsafe fn set_attribute(
+    devices: &[Device],
+    device: i32,
+    which: u32,
+    value: *mut c_void,
+) -> HipResult {
+    let device = device_ordinal(devices, device)?;
     if value.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
@@ -391,13 +403,14 @@ pub unsafe fn set_attribute(device: i32, which: u32, value: *mut c_void) -> HipR
     Ok(())
 }
 
-/// An alloc node of `size` bytes of `device`'s memory, as a captured `hipMallocAsync` makes.
-pub fn allocate_on(device: usize, size: usize) -> HipResult<Arc<GraphAlloc>> {
+/// An alloc node of `size` bytes of the memory of `device` (an ordinal of `devices`), as a
+/// captured `hipMallocAsync` makes.
+pub fn allocate_on(devices: &[Device], device: usize, size: usize) -> HipResult<Arc<GraphAlloc>> {
     let params = MemAllocNodeParams {
         pool_props: MemPoolProps {
             alloc_type: ALLOCATION_PINNED,
             handle_types: 0,
-            location: crate::runtime::mempool::MemLocation {
+            location: crate::runtime::mem::mempool::MemLocation {
                 type_: LOCATION_DEVICE,
                 id: device as i32,
             },
@@ -410,5 +423,5 @@ pub fn allocate_on(device: usize, size: usize) -> HipResult<Arc<GraphAlloc>> {
         dptr: std::ptr::null_mut(),
     };
     // SAFETY: no access descriptors.
-    unsafe { allocate(&params) }
+    unsafe { allocate(devices, &params) }
 }

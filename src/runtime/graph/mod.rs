@@ -4,7 +4,7 @@
 //! executable plan (`hipGraphInstantiate`) and submits it (`hipGraphLaunch`); `dot.rs` prints
 //! one (`hipGraphDebugDotPrint`).
 //!
-//! Every graph, node and executable graph is a handle of `runtime/handles.rs`, so a stale or
+//! Every graph, node and executable graph is a handle of `runtime/base/handles.rs`, so a stale or
 //! foreign handle is never dereferenced; the graph calls report one as
 //! `hipErrorInvalidValue`, as AMD's runtime does for graph objects.
 
@@ -15,16 +15,18 @@ pub mod generic;
 pub mod memory;
 pub mod user_object;
 
-use super::array::{Extent, PitchedPtr, Pos};
-use super::copy::{CopyKind, Rows};
-use super::copy3d::{Copy3D, DrvMemcpy3D, Memcpy3DParms};
-use super::event::Event;
-use super::handles::HandleTable;
-use super::launch::Dim3;
-use super::memory::{classify, Side};
-use super::module::{self, Function};
-use super::runtime;
 use crate::error::{HipError, HipResult};
+use crate::runtime::base::compat;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::base::kernarg;
+use crate::runtime::copy::{CopyKind, Rows};
+use crate::runtime::devices::device::Device;
+use crate::runtime::image::array::{Extent, PitchedPtr, Pos};
+use crate::runtime::image::copy3d::{Copy3D, DrvMemcpy3D, Memcpy3DParms};
+use crate::runtime::kernel::module::{self, Function};
+use crate::runtime::launch::Dim3;
+use crate::runtime::mem::memory::{classify, Side};
+use crate::runtime::stream::event::Event;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -32,6 +34,7 @@ use std::sync::Arc;
 
 pub use dot::print_dot;
 pub use exec::{Exec, UpdateResult};
+pub use user_object::HostFunction;
 
 static GRAPHS: HandleTable<Graph> = HandleTable::new("graph", 0x20);
 static NODES: HandleTable<Node> = HandleTable::new("graph node", 0x30);
@@ -50,7 +53,7 @@ pub struct KernelNodeParams {
 }
 
 /// `hipMemsetParams` as ROCm 5 and 6 lay it out (48 bytes). ROCm 7 reordered it into the
-/// layout of `HIP_MEMSET_NODE_PARAMS` (`generic::DrvMemsetParams`, 40 bytes, CUDA's order):
+/// layout of `HIP_MEMSET_NODE_PARAMS` (`DrvMemsetParams`, 40 bytes, CUDA's order):
 /// a program's structure is read and written in its ABI's layout by [`MemsetParams::read`] and
 /// [`MemsetParams::write`].
 #[repr(C)]
@@ -74,12 +77,12 @@ impl MemsetParams {
         if p.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        if super::compat::abi() < super::compat::Abi::Rocm7 {
+        if compat::abi() < compat::Abi::Rocm7 {
             // SAFETY: the caller's contract, the ROCm 5/6 layout.
             return Ok(unsafe { p.read() });
         }
         // SAFETY: the caller's contract, ROCm 7's layout.
-        Ok(unsafe { p.cast::<generic::DrvMemsetParams>().read() }.to_memset())
+        Ok(unsafe { p.cast::<DrvMemsetParams>().read() }.to_memset())
     }
 
     /// Writes these parameters to the program's `hipMemsetParams` at `p`, in its ABI's layout.
@@ -90,22 +93,60 @@ impl MemsetParams {
         if p.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        if super::compat::abi() < super::compat::Abi::Rocm7 {
+        if compat::abi() < compat::Abi::Rocm7 {
             // SAFETY: the caller's contract, the ROCm 5/6 layout.
             unsafe { p.write(*self) };
         } else {
             // SAFETY: the caller's contract, ROCm 7's layout.
             unsafe {
-                p.cast::<generic::DrvMemsetParams>()
-                    .write(generic::DrvMemsetParams::from(self))
+                p.cast::<DrvMemsetParams>()
+                    .write(DrvMemsetParams::from(self))
             };
         }
         Ok(())
     }
 }
 
-/// `hipHostFn_t`.
-pub type HostFunction = unsafe extern "C" fn(*mut c_void);
+/// `HIP_MEMSET_NODE_PARAMS` (40 bytes), which is also ROCm 7's `hipMemsetParams` (ROCm 7
+/// dropped the driver name; `hipDrvGraphAddMemsetNode` takes the same structure either way).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DrvMemsetParams {
+    pub dst: *mut c_void,
+    pub pitch: usize,
+    pub value: u32,
+    pub element_size: u32,
+    pub width: usize,
+    pub height: usize,
+}
+
+const _: () = assert!(std::mem::size_of::<DrvMemsetParams>() == 40);
+
+impl From<&MemsetParams> for DrvMemsetParams {
+    fn from(m: &MemsetParams) -> DrvMemsetParams {
+        DrvMemsetParams {
+            dst: m.dst,
+            pitch: m.pitch,
+            value: m.value,
+            element_size: m.element_size,
+            width: m.width,
+            height: m.height,
+        }
+    }
+}
+
+impl DrvMemsetParams {
+    pub fn to_memset(&self) -> MemsetParams {
+        MemsetParams {
+            dst: self.dst,
+            element_size: self.element_size,
+            height: self.height,
+            pitch: self.pitch,
+            value: self.value,
+            width: self.width,
+        }
+    }
+}
 
 /// `hipHostNodeParams`.
 #[repr(C)]
@@ -215,7 +256,8 @@ pub struct EventRef {
 impl EventRef {
     pub fn new(handle: *mut c_void) -> HipResult<EventRef> {
         Ok(EventRef {
-            event: super::event::lookup(handle).map_err(|_| bad("not a live event"))?,
+            event: crate::runtime::stream::event::lookup(handle)
+                .map_err(|_| bad("not a live event"))?,
             handle: handle as usize,
         })
     }
@@ -330,9 +372,8 @@ fn new_graph(embedded: bool) -> Arc<Graph> {
     made.expect("insert_with ran make")
 }
 
-/// `hipGraphCreate`: `flags` must be 0.
+/// `hipGraphCreate`: `flags` must be 0 (the caller has started the runtime).
 pub fn create(flags: u32) -> HipResult<*mut c_void> {
-    runtime()?;
     if flags != 0 {
         return Err(bad("hipGraphCreate: flags must be 0"));
     }
@@ -388,13 +429,12 @@ fn kernel_function(func: *mut c_void) -> HipResult<Arc<Function>> {
 }
 
 /// Checks `params` and copies what they point to: the arguments, laid out as the kernel on
-/// the current device takes them.
+/// `device` (the current device) takes them.
 ///
 /// # Safety
 /// HIP's contract for `kernelParams` and `extra`.
-pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
+pub unsafe fn kernel_node(device: &Device, params: &KernelNodeParams) -> HipResult<KernelNode> {
     let function = kernel_function(params.func)?;
-    let device = runtime()?.current_device()?;
     let kernel = function.kernel(device)?.clone();
     let layout = &kernel.layout;
     if !params.kernel_params.is_null() && !params.extra.is_null() {
@@ -402,7 +442,7 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
     }
     let bytes = if !params.extra.is_null() {
         // SAFETY: HIP's contract for `extra`.
-        let buffer = unsafe { super::launch::packed_args(params.extra, &kernel.info) }?;
+        let buffer = unsafe { crate::runtime::launch::packed_args(params.extra, &kernel.info) }?;
         if buffer.len() < layout.explicit_extent() {
             return Err(bad(
                 "kernel node: the extra buffer does not cover the arguments",
@@ -437,7 +477,7 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         args: Arc::new(PackedArgs { bytes, pointers }),
         attrs: KernelAttrs::default(),
     };
-    if let Some(refusal) = super::launch::check_configuration(
+    if let Some(refusal) = crate::runtime::launch::check_configuration(
         &kernel.info,
         node.grid,
         node.block,
@@ -446,7 +486,7 @@ pub unsafe fn kernel_node(params: &KernelNodeParams) -> HipResult<KernelNode> {
         device.info.max_grid_size,
     ) {
         tracing::warn!(kernel = %node.function.name, "kernel node: {}", refusal.why());
-        return Err(super::compat::abi().launch_error(refusal, false));
+        return Err(compat::abi().launch_error(refusal, false));
     }
     Ok(node)
 }
@@ -460,7 +500,7 @@ pub fn captured_kernel(
     block: Dim3,
     shared_mem: u32,
     bytes: Box<[u8]>,
-    layout: &super::kernarg::KernargLayout,
+    layout: &kernarg::KernargLayout,
 ) -> KernelNode {
     let base = bytes.as_ptr() as usize;
     let pointers = layout.explicit_offsets().map(|at| base + at).collect();
@@ -597,7 +637,7 @@ pub fn memcpy_1d(
     }
     // The destination must hold the bytes (a source read past its allocation fails when the
     // copy runs, as AMD's runtime lets such a node be made).
-    if let Some(a) = super::memory::lookup(d, 1) {
+    if let Some(a) = crate::runtime::mem::memory::lookup(d, 1) {
         if d.saturating_add(count) > a.start + a.size {
             return Err(bad("memcpy node: more bytes than the destination holds"));
         }
@@ -611,8 +651,9 @@ pub fn memcpy_1d(
 }
 
 /// A memcpy node's copy to (`Towards::Symbol`) or from a device variable: the symbol is
-/// resolved now, on the current device, as `hipMemcpyToSymbol` resolves it.
+/// resolved now, on `device` (the current device), as `hipMemcpyToSymbol` resolves it.
 pub fn memcpy_symbol(
+    device: &Device,
     towards: module::Towards,
     symbol: *const c_void,
     other: *mut c_void,
@@ -630,13 +671,14 @@ pub fn memcpy_symbol(
         return Err(bad("symbol memcpy node: a symbol on both sides"));
     }
     // A device-to-device copy needs device memory on the other side (AMD's check).
-    let device_side = super::memory::lookup(other as usize, 1).is_some_and(|a| !a.kind.is_host());
+    let device_side =
+        crate::runtime::mem::memory::lookup(other as usize, 1).is_some_and(|a| !a.kind.is_host());
     if kind == CopyKind::DeviceToDevice && !device_side {
         return Err(bad(
             "symbol memcpy node: hipMemcpyDeviceToDevice with host memory",
         ));
     }
-    let at = module::symbol_target(towards, symbol, count, offset, kind)?;
+    let at = module::symbol_target(device, towards, symbol, count, offset, kind)?;
     let (dst, src) = match towards {
         module::Towards::Symbol => (at, other as usize),
         module::Towards::Host => (other as usize, at),

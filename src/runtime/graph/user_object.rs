@@ -11,13 +11,15 @@
 //! `hipUserObjectNoDestructorSync`, the only flag): a program that needs to know signals
 //! from the destructor itself.
 
-use super::HostFunction;
 use crate::error::{HipError, HipResult};
-use crate::runtime::handles::HandleTable;
+use crate::runtime::base::handles::HandleTable;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
+
+/// `hipHostFn_t`: a host node's function, a user object's destructor.
+pub type HostFunction = unsafe extern "C" fn(*mut c_void);
 
 static OBJECTS: HandleTable<UserObject> = HandleTable::new("user object", 0x70);
 

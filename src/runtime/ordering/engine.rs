@@ -1,13 +1,13 @@
 //! The ordering engine: streams, their dependencies, markers and gates, legacy null-stream
 //! ordering, and fault containment and reporting (see the module comment in `mod.rs`).
 
-use super::super::runtime;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{self, barrier_and, Doom, Marker, Queue, QueueFactory, BARRIER_DEPS};
 use crate::hsa::signal::{PooledSignal, SignalPool};
 use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
+use crate::runtime::base::device_assert;
 use hsa_abi::*;
 use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
@@ -1328,7 +1328,7 @@ impl Stream {
     /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
     /// caller to release once the lock is dropped.
     fn abandon(&self, st: &mut State, device: &DeviceStreams, doom: Doom) -> Option<Wedged> {
-        let error = crate::runtime::device_assert::fault_error(doom);
+        let error = device_assert::fault_error(doom);
         let queue = st.queue.take();
         if let Some(queue) = &queue {
             device.policy.retire(queue);
@@ -1727,10 +1727,24 @@ impl Operation<'_> {
 pub fn contain(doom: Doom) {
     queue::note_fault();
     tracing::debug!(?doom, "a fault was found; checking every stream");
-    let Ok(rt) = runtime() else { return };
-    for device in &rt.devices {
-        device.streams.after_fault();
+    for device in every_device() {
+        device.after_fault();
     }
+}
+
+/// The streams of every device, handed down once by the runtime when its devices are open:
+/// a fault found while waiting ([`contain`]) and a thread's exit (its per-thread streams) have
+/// no caller to hand them down.
+static EVERY_DEVICE: std::sync::OnceLock<Vec<&'static DeviceStreams>> = std::sync::OnceLock::new();
+
+/// Called once by the runtime with every device's streams, in ordinal order.
+pub fn watch_devices(devices: Vec<&'static DeviceStreams>) {
+    let _ = EVERY_DEVICE.set(devices);
+}
+
+/// Every device's streams (none before the runtime has opened its devices).
+pub fn every_device() -> &'static [&'static DeviceStreams] {
+    EVERY_DEVICE.get().map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ mod engine;
 mod host_task;
 
 pub use engine::{
-    contain, Dep, DepList, DeviceStreams, Keepalive, Operation, Stream, StreamKind, StreamRef,
-    NON_BLOCKING, PER_THREAD_HANDLE,
+    contain, every_device, watch_devices, Dep, DepList, DeviceStreams, Keepalive, Operation,
+    Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use host_task::{enqueue_host_task, HostWork};

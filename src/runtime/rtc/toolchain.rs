@@ -10,7 +10,7 @@
 //! - `XDG_CACHE_HOME`/`HOME`: where `hipshim/rtc-*` holds the headers (and, where the
 //!   bitcode lacks a gfx942 ISA file, the device-library directory that adds it).
 
-use super::{RtcError, RtcResult};
+use super::error::{RtcError, RtcResult};
 use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -316,6 +316,7 @@ pub struct CompileJob<'a> {
     pub headers: &'a [(String, String)],
     pub name_expressions: &'a [String],
     pub options: &'a [&'a str],
+    pub current_arch: CurrentArch,
 }
 
 pub enum Output {
@@ -393,19 +394,11 @@ fn parse_options(options: &[&str]) -> Result<Options, String> {
     Ok(parsed)
 }
 
-/// The architecture to compile for when the options name none: the current device's, as
-/// `hipDeviceProp_t::gcnArchName` reports it (`gfx90a:sramecc+:xnack-`).
-fn current_arch() -> Result<String, String> {
-    crate::runtime::runtime()
-        .and_then(|runtime| runtime.current_device())
-        .map(|device| device.info.gcn_arch_name.clone())
-        .map_err(|e| {
-            format!(
-                "hiprtc: no --gpu-architecture option was given and there is no HIP device to \
-                 take it from ({e:?})\n"
-            )
-        })
-}
+/// The architecture to compile for when the options name none, asked only then (so that
+/// compiling for a named architecture needs no device): the current device's, as
+/// `hipDeviceProp_t::gcnArchName` reports it (`gfx90a:sramecc+:xnack-`), which the C shells
+/// find; the error says why there is none.
+pub type CurrentArch = fn() -> Result<String, String>;
 
 /// Runs the compiler; its diagnostics (stderr, then stdout) are the log.
 fn run(compiler: &Compiler, args: &[OsString], dir: &Path) -> Result<String, (RtcError, String)> {
@@ -448,7 +441,7 @@ pub fn compile(job: &CompileJob) -> Result<Done, Failure> {
         toolchain().map_err(|log| Failure::new(RtcError::Compilation, log))?;
     let arch = match &options.arch {
         Some(arch) => arch.clone(),
-        None => current_arch().map_err(|log| Failure::new(RtcError::InvalidOption, log))?,
+        None => (job.current_arch)().map_err(|log| Failure::new(RtcError::InvalidOption, log))?,
     };
     let headers = headers_dir().map_err(|log| Failure::new(RtcError::InternalError, log))?;
     let internal = |log| Failure::new(RtcError::InternalError, log);
@@ -513,7 +506,7 @@ pub fn compile(job: &CompileJob) -> Result<Done, Failure> {
 
 /// The architecture a link is for: `-march=`/`-mcpu=`/`--offload-arch=` among the
 /// `HIPRTC_JIT_IR_TO_ISA_OPT_EXT` options, else the current device's.
-pub fn link_arch(options: &[String]) -> RtcResult<String> {
+pub fn link_arch(options: &[String], current_arch: CurrentArch) -> RtcResult<String> {
     let named = options.iter().find_map(|o| {
         ["-march=", "-mcpu=", "--offload-arch="]
             .iter()

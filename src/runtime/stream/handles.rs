@@ -1,13 +1,15 @@
 //! The handle table: `hipStream_t` values, the streams they name, per-thread streams and
 //! CU masks.
 
-use super::super::device::Device;
-use super::super::handles::{HandleTable, RecentLookups};
-use super::super::mempool;
-use super::super::ordering::{Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE};
-use super::super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
+use crate::runtime::base::handles::{HandleTable, RecentLookups};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::mempool;
+use crate::runtime::ordering::{
+    every_device, Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
+};
 use hsa_abi::*;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -27,7 +29,7 @@ pub fn spt_stream(handle: *mut c_void) -> *mut c_void {
     }
 }
 
-/// Streams the program created, by handle (`runtime/handles.rs`: never 0, 1 or 2, never
+/// Streams the program created, by handle (`runtime/base/handles.rs`: never 0, 1 or 2, never
 /// reused). The null and per-thread streams have fixed values instead and are not in it.
 static STREAMS: HandleTable<Stream> = HandleTable::new("stream", 0x50);
 
@@ -74,10 +76,10 @@ struct PerThreadStreams(RefCell<Vec<Option<Arc<Stream>>>>);
 impl Drop for PerThreadStreams {
     fn drop(&mut self) {
         // The thread is exiting: its streams are destroyed; their work still completes.
-        let Ok(rt) = runtime() else { return };
+        let devices = every_device();
         for (index, stream) in self.0.get_mut().drain(..).enumerate() {
-            if let (Some(stream), Ok(device)) = (stream, rt.device(index)) {
-                device.streams.unregister(&stream);
+            if let (Some(stream), Some(device)) = (stream, devices.get(index)) {
+                device.unregister(&stream);
             }
         }
     }
@@ -108,29 +110,52 @@ fn per_thread(device: &Device) -> HipResult<Arc<Stream>> {
         .unwrap_or(Err(HipError::INVALID_HANDLE))
 }
 
-/// The stream a `hipStream_t` names on `device` (the launch path's lookup: a map read, no
-/// allocation). 0 and `hipStreamLegacy` are the null stream, `hipStreamPerThread` the calling
-/// thread's stream.
+/// The stream a `hipStream_t` names on `device` (the current device): 0 and `hipStreamLegacy`
+/// are its null stream, `hipStreamPerThread` the calling thread's stream on it; a stream of
+/// another device is hipErrorInvalidHandle. Takes no device list: a named stream carries its
+/// device's ordinal, which is all the check needs (the launch path's one lookup).
 #[inline(always)]
 pub fn resolve(handle: *mut c_void, device: &Device) -> HipResult<StreamRef<'_>> {
-    let (owner, stream) = resolve_any(handle, Some(device))?;
-    if owner.index != device.index {
-        tracing::warn!(
-            stream = %stream.kind,
-            "the stream belongs to device {}, not the current device {}",
-            owner.index,
-            device.index
-        );
-        return Err(HipError::INVALID_HANDLE);
+    match handle as usize {
+        0 | LEGACY_HANDLE => {
+            check_null_stream_use(device)?;
+            Ok(StreamRef::Borrowed(&device.streams.null))
+        }
+        PER_THREAD_HANDLE => Ok(StreamRef::Shared(per_thread(device)?)),
+        value => {
+            let stream = STREAMS.get_via(value, &LAST_STREAM)?;
+            if stream.device != device.index {
+                wrong_device(&stream, device);
+                return Err(HipError::INVALID_HANDLE);
+            }
+            Ok(StreamRef::Shared(stream))
+        }
     }
-    Ok(stream)
 }
 
-/// The stream a `hipStream_t` names and its device (the current device for the null and
-/// per-thread streams).
+#[cold]
+#[inline(never)]
+fn wrong_device(stream: &Stream, device: &Device) {
+    tracing::warn!(
+        stream = %stream.kind,
+        "the stream belongs to device {}, not the current device {}",
+        stream.device,
+        device.index
+    );
+}
+
+/// Whether `handle` names a live stream of any device (the null and per-thread handles name
+/// none of their own).
+pub fn is_live_stream(handle: *mut c_void) -> bool {
+    !matches!(handle as usize, 0 | LEGACY_HANDLE | PER_THREAD_HANDLE)
+        && STREAMS.get(handle as usize).is_ok()
+}
+
+/// The stream a `hipStream_t` names and its device, one of `devices` (the current device for
+/// the null and per-thread streams).
 #[inline(always)]
-pub fn lookup(handle: *mut c_void) -> HipResult<(&'static Device, StreamRef<'static>)> {
-    resolve_any(handle, None)
+pub fn lookup(devices: &[Device], handle: *mut c_void) -> HipResult<(&Device, StreamRef<'_>)> {
+    resolve_any(devices, handle)
 }
 
 /// Streams destroyed so far: a stream looked up by handle while this read the same is still
@@ -147,16 +172,10 @@ thread_local! {
 
 #[inline(always)]
 fn resolve_any<'a>(
+    devices: &'a [Device],
     handle: *mut c_void,
-    current: Option<&'a Device>,
 ) -> HipResult<(&'a Device, StreamRef<'a>)> {
-    let rt = runtime()?;
-    let current = || -> HipResult<&'a Device> {
-        match current {
-            Some(device) => Ok(device),
-            None => rt.current_device(),
-        }
-    };
+    let current = || current::device(devices);
     match handle as usize {
         0 | LEGACY_HANDLE => {
             let device = current()?;
@@ -169,21 +188,24 @@ fn resolve_any<'a>(
         }
         value => {
             let stream = STREAMS.get_via(value, &LAST_STREAM)?;
-            let device = rt.device(stream.device)?;
+            let device = device::nth(devices, stream.device)?;
             Ok((device, StreamRef::Shared(stream)))
         }
     }
 }
 
-/// `hipStreamCreateWithFlags` / `WithPriority` / `hipExtStreamCreateWithCUMask` on the current
-/// device; returns the new handle.
-pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*mut c_void> {
+/// `hipStreamCreateWithFlags` / `WithPriority` / `hipExtStreamCreateWithCUMask` on `device`
+/// (the current device); returns the new handle.
+pub fn create(
+    device: &Device,
+    flags: u32,
+    priority: i32,
+    cu_mask: Option<&[u32]>,
+) -> HipResult<*mut c_void> {
     if flags & !NON_BLOCKING != 0 {
         tracing::warn!(flags, "unknown stream flags");
         return Err(HipError::INVALID_VALUE);
     }
-    let rt = runtime()?;
-    let device = rt.current_device()?;
     let cu_mask = match cu_mask {
         None => None,
         Some(mask) => Some(trim_cu_mask(device, mask)?),
@@ -205,7 +227,7 @@ pub fn create(flags: u32, priority: i32, cu_mask: Option<&[u32]>) -> HipResult<*
 }
 
 /// `hipStreamDestroy`: the handle dies now; work already enqueued still completes.
-pub fn destroy(handle: *mut c_void) -> HipResult {
+pub fn destroy(devices: &[Device], handle: *mut c_void) -> HipResult {
     let value = handle as usize;
     if matches!(value, 0 | LEGACY_HANDLE | PER_THREAD_HANDLE) {
         tracing::warn!("hipStreamDestroy of the null or per-thread stream");
@@ -217,7 +239,7 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
             ended(&stream);
         }
     }
-    let device = runtime()?.device(stream.device)?;
+    let device = device::nth(devices, stream.device)?;
     device.streams.unregister(&stream);
     tracing::debug!(stream = %stream.kind, "stream destroyed");
     Ok(())
@@ -233,8 +255,8 @@ pub fn destroy_created_streams(device: &Device) {
 
 /// `hipStreamSynchronize`.
 #[inline(always)]
-pub fn synchronize(handle: *mut c_void) -> HipResult {
-    let (device, stream) = lookup(handle)?;
+pub fn synchronize(devices: &[Device], handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup(devices, handle)?;
     if stream.kind == StreamKind::Null {
         device.streams.synchronize_null()?;
         // The null stream's synchronisation waits for every blocking stream too.
@@ -248,8 +270,8 @@ pub fn synchronize(handle: *mut c_void) -> HipResult {
 }
 
 /// `hipStreamQuery`; the null stream answers for the blocking streams too.
-pub fn query(handle: *mut c_void) -> HipResult {
-    let (device, stream) = lookup(handle)?;
+pub fn query(devices: &[Device], handle: *mut c_void) -> HipResult {
+    let (device, stream) = lookup(devices, handle)?;
     if stream.kind == StreamKind::Null {
         return device.streams.query_null();
     }
@@ -257,8 +279,8 @@ pub fn query(handle: *mut c_void) -> HipResult {
 }
 
 /// The CU mask a stream runs with: its own, or every CU of the device.
-pub fn cu_mask_of(handle: *mut c_void) -> HipResult<Vec<u32>> {
-    let (device, stream) = lookup(handle)?;
+pub fn cu_mask_of(devices: &[Device], handle: *mut c_void) -> HipResult<Vec<u32>> {
+    let (device, stream) = lookup(devices, handle)?;
     if let Some(mask) = &stream.cu_mask {
         return Ok(mask.to_vec());
     }

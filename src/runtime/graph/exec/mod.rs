@@ -30,10 +30,11 @@ use super::memory::{self, GraphAlloc};
 use super::user_object;
 use super::{bad, node_type, Graph, HostCall, KernelNode, Memcpy1D, Memset, NodeParams};
 use crate::error::{HipError, HipResult};
-use crate::runtime::device::Device;
-use crate::runtime::event::{self, Event};
-use crate::runtime::handles::HandleTable;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::Device;
+use crate::runtime::image::copy3d;
 use crate::runtime::launch::{self, Args, Dispatch, GridSize, LaunchRequest};
+use crate::runtime::stream::event::{self, Event};
 use crate::runtime::{copy, stream};
 use aql::{BatchShape, Prebuilt, Publication};
 use parking_lot::Mutex;
@@ -44,7 +45,7 @@ use std::sync::Arc;
 
 static EXECS: HandleTable<Exec> = HandleTable::new("graph exec", 0x40);
 
-/// `hipGraphInstantiateFlagAutoFreeOnLaunch` (see `memory.rs`), `...Upload`,
+/// `hipGraphInstantiateFlagAutoFreeOnLaunch` (see `mem/memory.rs`), `...Upload`,
 /// `...UseNodePriority` (queues are chosen per stream and branch, not per node priority).
 const KNOWN_FLAGS: u64 = AUTO_FREE_ON_LAUNCH | UPLOAD | 8;
 const AUTO_FREE_ON_LAUNCH: u64 = 1;
@@ -78,7 +79,7 @@ enum Step {
     Host(HostCall),
     Record(Arc<Event>),
     Wait(Arc<Event>),
-    /// Graph memory: allocated or freed when the launch is submitted (see `memory.rs`).
+    /// Graph memory: allocated or freed when the launch is submitted (see `mem/memory.rs`).
     Alloc(Arc<GraphAlloc>),
     Free(Arc<GraphAlloc>),
     Nothing,
@@ -377,8 +378,8 @@ pub fn destroy(handle: *mut c_void) -> HipResult {
 }
 
 /// `hipGraphUpload`: builds the graph's packets for the stream's device ahead of a launch.
-pub fn upload(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
-    let (device, _) = stream::lookup(stream_handle)?;
+pub fn upload(devices: &[Device], exec: &Exec, stream_handle: *mut c_void) -> HipResult {
+    let (device, _) = stream::lookup(devices, stream_handle)?;
     if !exec.batches.is_empty() {
         exec.snapshot(device)?;
     }
@@ -399,17 +400,14 @@ impl Exec {
         Ok((steps, built))
     }
 
-    /// After `at`'s step changed (`None`: every step): patches each device's packets where no
-    /// launch holds them, else a copy; drops those that cannot be patched (the next launch
-    /// builds them anew, and reports what is wrong with them).
-    fn repatch(&self, state: &mut State, at: Option<usize>) {
-        let Ok(rt) = crate::runtime::runtime() else {
-            state.prebuilt.clear();
-            return;
-        };
+    /// After `at`'s step changed (`None`: every step): patches each device's packets (the
+    /// device one of `devices`) where no launch holds them, else a copy; drops those that
+    /// cannot be patched (the next launch builds them anew, and reports what is wrong with
+    /// them).
+    fn repatch(&self, devices: &[Device], state: &mut State, at: Option<usize>) {
         let steps = state.steps.clone();
         state.prebuilt.retain_mut(|prebuilt| {
-            let Some(device) = rt.devices.get(prebuilt.device) else {
+            let Some(device) = devices.get(prebuilt.device) else {
                 return false;
             };
             if Arc::get_mut(prebuilt).is_none() {
@@ -436,8 +434,8 @@ impl Exec {
 /// `hipGraphLaunch`: the segments in order on `stream_handle` (see the module comment). Every
 /// kernel node is checked before anything is submitted; an eager step that fails stops the
 /// launch (what was submitted before it stays submitted).
-pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
-    let (device, stream) = stream::lookup(stream_handle)?;
+pub fn launch(devices: &'static [Device], exec: &Exec, stream_handle: *mut c_void) -> HipResult {
+    let (device, stream) = stream::lookup(devices, stream_handle)?;
     // A handle, looked up again by each operation, never dereferenced.
     let stream_handle = stream_handle as usize as *mut c_void;
     let auto_free = exec.flags & AUTO_FREE_ON_LAUNCH != 0;
@@ -460,7 +458,14 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
         let steps = exec.state.lock().steps.clone();
         for &at in &exec.order {
             if exec.enabled[at].load(Ordering::Relaxed) {
-                eager(device, &stream, stream_handle, &steps[at], auto_free)?;
+                eager(
+                    devices,
+                    device,
+                    &stream,
+                    stream_handle,
+                    &steps[at],
+                    auto_free,
+                )?;
             }
         }
         return Ok(());
@@ -469,7 +474,14 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
     let mut queues_used: Vec<u64> = Vec::new();
     for segment in &exec.segments {
         match *segment {
-            Segment::Eager(at) => eager(device, &stream, stream_handle, &steps[at], auto_free)?,
+            Segment::Eager(at) => eager(
+                devices,
+                device,
+                &stream,
+                stream_handle,
+                &steps[at],
+                auto_free,
+            )?,
             Segment::Batch(b) => {
                 let branch_queues = match prebuilt.branch_lanes(b) {
                     0 => Vec::new(),
@@ -525,6 +537,7 @@ pub fn launch(exec: &Exec, stream_handle: *mut c_void) -> HipResult {
 
 /// Submits one step through the runtime's operations.
 fn eager(
+    devices: &'static [Device],
     device: &'static Device,
     stream: &stream::StreamRef<'static>,
     stream_handle: *mut c_void,
@@ -559,7 +572,7 @@ fn eager(
             // the graph may run; device ranges are checked against the allocations.
             unsafe {
                 copy::memcpy_async(
-                    crate::runtime::runtime()?.copy_devices(),
+                    copy::Devices::of(devices),
                     copy::CopyRequest::linear(
                         m.dst as *mut c_void,
                         m.src as *const c_void,
@@ -572,13 +585,13 @@ fn eager(
         }
         Step::Memcpy3D(m) => {
             // SAFETY: as for a 1D memcpy node; arrays are checked again as the copy runs.
-            unsafe { crate::runtime::copy3d::copy_3d(&m.copy, Some(stream_handle)) }?
+            unsafe { copy3d::copy_3d(copy::Devices::of(devices), &m.copy, Some(stream_handle)) }?
         }
         Step::Memset(m) => {
             for row in 0..m.height {
                 let dst = m.dst + row * m.pitch;
                 copy::memset_async(
-                    crate::runtime::runtime()?.copy_devices(),
+                    copy::Devices::of(devices),
                     dst as *mut c_void,
                     m.value,
                     m.element,
@@ -610,7 +623,12 @@ fn eager(
 
 /// Replaces the parameters of the step made from `node` (a node of the instantiated graph),
 /// which must be of the same type (`hipGraphExec*NodeSetParams`).
-pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResult {
+pub fn set_params(
+    devices: &[Device],
+    exec: &Exec,
+    node: *mut c_void,
+    params: NodeParams,
+) -> HipResult {
     let Some(&at) = exec.by_origin.get(&(node as usize)) else {
         return Err(bad(
             "the node is not in the graph this executable graph was made from",
@@ -639,7 +657,7 @@ pub fn set_params(exec: &Exec, node: *mut c_void, params: NodeParams) -> HipResu
         }
     }
     Arc::make_mut(&mut state.steps)[at] = Step::of(Some(params));
-    exec.repatch(&mut state, Some(at));
+    exec.repatch(devices, &mut state, Some(at));
     Ok(())
 }
 
@@ -693,7 +711,7 @@ pub fn enabled(exec: &Exec, node: *mut c_void) -> HipResult<bool> {
 
 /// `hipGraphExecChildGraphNodeSetParams`: `child`'s parameters for the child graph `node`
 /// embeds, if `child` has the same shape (nodes in the same order, same types and edges).
-pub fn set_child(exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
+pub fn set_child(devices: &[Device], exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
     let begin = flat_index(exec, node)?;
     if exec.shape[begin].type_code != node_type::GRAPH {
         return Err(bad(
@@ -730,7 +748,7 @@ pub fn set_child(exec: &Exec, node: *mut c_void, child: &Graph) -> HipResult {
     for (i, new) in fresh.into_iter().enumerate() {
         steps[base + i] = Step::of(new.params);
     }
-    exec.repatch(&mut state, None);
+    exec.repatch(devices, &mut state, None);
     Ok(())
 }
 
@@ -749,7 +767,7 @@ pub enum UpdateResult {
 /// edges; otherwise nothing changes, and the result says why, with the first node of `graph`
 /// that differs. A kernel node may change its function (AMD's runtime and CUDA since 11.2
 /// allow it); `FunctionChanged` stays in the ABI's enum, unused.
-pub fn update(exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
+pub fn update(devices: &[Device], exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
     let fresh = flatten_graph(graph);
     if fresh.len() != exec.shape.len() {
         return (UpdateResult::TopologyChanged, 0);
@@ -768,7 +786,7 @@ pub fn update(exec: &Exec, graph: &Graph) -> (UpdateResult, usize) {
     for (i, new) in fresh.into_iter().enumerate() {
         steps[i] = Step::of(new.params);
     }
-    exec.repatch(&mut state, None);
+    exec.repatch(devices, &mut state, None);
     (UpdateResult::Success, 0)
 }
 

@@ -26,8 +26,11 @@
 //! own loads only, and the flags that ask for textures or surfaces only change what the
 //! descriptor calls return.
 
-use super::memory;
 use crate::error::{HipError, HipResult};
+use crate::runtime::base::compat;
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -223,7 +226,7 @@ static TABLES: once_cell::sync::Lazy<Mutex<Tables>> = once_cell::sync::Lazy::new
 
 /// Largest dimensions of an array, as AMD's runtime reports them for gfx9 devices with image
 /// support (hipshim's texture limits report these too: programs size arrays by them).
-pub use super::device_props::{MAX_1D, MAX_2D, MAX_3D, MAX_LAYERS};
+pub use crate::runtime::devices::device_props::{MAX_1D, MAX_2D, MAX_3D, MAX_LAYERS};
 
 // ---------------------------------------------------------------------------------------
 // Channel descriptors and formats
@@ -431,10 +434,10 @@ impl ArraySpec {
 }
 
 /// `hipMallocArray`, `hipMalloc3DArray`, `hipArrayCreate`, `hipArray3DCreate`: a new array
-/// on the current device; returns its handle.
-pub fn create(spec: &ArraySpec) -> HipResult<*mut HipArray> {
+/// on `device` (the current device); returns its handle.
+pub fn create(device: &Device, spec: &ArraySpec) -> HipResult<*mut HipArray> {
     let (mut geometry, texture_type) = spec.geometry()?;
-    let data = memory::malloc(geometry.bytes())?;
+    let data = memory::malloc(device, geometry.bytes())?;
     geometry.data = data as usize;
     let (format, num_channels) = format_of(&spec.desc);
     let array = Box::new(HipArray {
@@ -496,8 +499,9 @@ pub fn describe(handle: *const HipArray) -> HipResult<(Geometry, ArraySpec)> {
 }
 
 /// `hipFreeArray` / `hipArrayDestroy`: after the device's work (the memory goes as `hipFree`
-/// lets it go). Arrays that are levels of a mipmapped array go with it, not alone.
-pub fn destroy(handle: *mut HipArray) -> HipResult {
+/// lets it go, after the work of `devices`). Arrays that are levels of a mipmapped array go
+/// with it, not alone.
+pub fn destroy(devices: &[Device], handle: *mut HipArray) -> HipResult {
     if handle.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
@@ -512,11 +516,11 @@ pub fn destroy(handle: *mut HipArray) -> HipResult {
     }
     let Some(array) = tables.arrays.remove(&(handle as usize)) else {
         tracing::warn!(handle = format_args!("{handle:p}"), "not a live hipArray");
-        return Err(super::compat::dead_handle(HipError::INVALID_HANDLE));
+        return Err(compat::dead_handle(HipError::INVALID_HANDLE));
     };
     drop(tables);
     // SAFETY: `data` came from `memory::malloc` and is freed once (the entry is gone).
-    unsafe { memory::free(array.data) }
+    unsafe { memory::free(devices, array.data) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -562,8 +566,13 @@ pub fn descriptor_3d(handle: *const HipArray) -> HipResult<Array3DDescriptor> {
 // Mipmapped arrays
 
 /// `hipMallocMipmappedArray` / `hipMipmappedArrayCreate`: `levels` arrays (at least 1, at most
-/// down to 1x1x1), level `i` with each dimension halved `i` times (at least 1).
-pub fn create_mipmapped(spec: &ArraySpec, levels: u32) -> HipResult<*mut HipMipmappedArray> {
+/// down to 1x1x1), level `i` with each dimension halved `i` times (at least 1), on the
+/// current one of `devices`.
+pub fn create_mipmapped(
+    devices: &[Device],
+    spec: &ArraySpec,
+    levels: u32,
+) -> HipResult<*mut HipMipmappedArray> {
     let Extent {
         width,
         height,
@@ -585,6 +594,7 @@ pub fn create_mipmapped(spec: &ArraySpec, levels: u32) -> HipResult<*mut HipMipm
     }
     // Checks the whole spec before anything is allocated.
     spec.geometry()?;
+    let device = current::device(devices)?;
     let halve = |n: usize, i: u32| if n == 0 { 0 } else { (n >> i).max(1) };
     let mut handles: Vec<usize> = Vec::with_capacity(levels as usize);
     for i in 0..levels {
@@ -596,11 +606,11 @@ pub fn create_mipmapped(spec: &ArraySpec, levels: u32) -> HipResult<*mut HipMipm
             },
             ..*spec
         };
-        match create(&level) {
+        match create(device, &level) {
             Ok(h) => handles.push(h as usize),
             Err(e) => {
                 for &h in &handles {
-                    let _ = destroy(h as *mut HipArray);
+                    let _ = destroy(devices, h as *mut HipArray);
                 }
                 return Err(e);
             }
@@ -664,8 +674,9 @@ pub fn mipmapped_levels(handle: *const HipMipmappedArray) -> HipResult<usize> {
     with_levels(handle, |levels| Ok(levels.len()))
 }
 
-/// `hipFreeMipmappedArray` / `hipMipmappedArrayDestroy`: every level with it.
-pub fn destroy_mipmapped(handle: *mut HipMipmappedArray) -> HipResult {
+/// `hipFreeMipmappedArray` / `hipMipmappedArrayDestroy`: every level with it (after the work
+/// of `devices`).
+pub fn destroy_mipmapped(devices: &[Device], handle: *mut HipMipmappedArray) -> HipResult {
     if handle.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
@@ -678,7 +689,7 @@ pub fn destroy_mipmapped(handle: *mut HipMipmappedArray) -> HipResult {
     };
     let mut result = Ok(());
     for &level in &m.levels {
-        result = result.and(destroy(level as *mut HipArray));
+        result = result.and(destroy(devices, level as *mut HipArray));
     }
     result
 }
@@ -783,8 +794,8 @@ mod tests {
         assert_eq!(geometry(bogus), Err(HipError::INVALID_HANDLE));
         assert_eq!(geometry(std::ptr::null()), Err(HipError::INVALID_VALUE));
         assert_eq!(
-            destroy(0x20 as *mut HipArray),
-            Err(super::super::compat::dead_handle(HipError::INVALID_HANDLE))
+            destroy(&[], 0x20 as *mut HipArray),
+            Err(compat::dead_handle(HipError::INVALID_HANDLE))
         );
         assert_eq!(
             mipmapped_level(0x30 as *const HipMipmappedArray, 0),

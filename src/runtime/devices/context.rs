@@ -3,9 +3,9 @@
 //! `hipCtxCreate` retains the primary context, and a per-thread stack records the pushes. The
 //! deprecated `hipCtx*` calls thereby move the thread's current device.
 
-use super::device::Device;
-use super::{runtime, set_device};
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -23,16 +23,12 @@ pub fn handle_of(device: &Device) -> *mut c_void {
     device as *const Device as *mut c_void
 }
 
-/// The device a `hipCtx_t` names (null or unknown: hipErrorInvalidContext).
-pub fn device_of(ctx: *mut c_void) -> HipResult<&'static Device> {
-    runtime()?
-        .devices
-        .iter()
-        .find(|d| handle_of(d) == ctx)
-        .ok_or_else(|| {
-            tracing::warn!(ctx = format_args!("{ctx:p}"), "not a context");
-            HipError::INVALID_CONTEXT
-        })
+/// The device of `devices` a `hipCtx_t` names (null or unknown: hipErrorInvalidContext).
+pub fn device_of(devices: &[Device], ctx: *mut c_void) -> HipResult<&Device> {
+    devices.iter().find(|d| handle_of(d) == ctx).ok_or_else(|| {
+        tracing::warn!(ctx = format_args!("{ctx:p}"), "not a context");
+        HipError::INVALID_CONTEXT
+    })
 }
 
 fn with_primary<T>(device: usize, f: impl FnOnce(&mut (u32, u32)) -> T) -> T {
@@ -62,7 +58,7 @@ pub fn primary_state(device: &Device) -> (u32, bool) {
 /// `hipDevicePrimaryCtxSetFlags`: only while the context is not active (AMD's runtime keeps
 /// its primary contexts active and always answers hipErrorContextAlreadyInUse).
 pub fn set_primary_flags(device: &Device, flags: u32) -> HipResult {
-    if flags & !super::device::DEVICE_FLAGS_ALL != 0 {
+    if flags & !device::DEVICE_FLAGS_ALL != 0 {
         return Err(HipError::INVALID_VALUE);
     }
     with_primary(device.index, |p| {
@@ -102,11 +98,12 @@ pub fn destroy(device: &Device) {
 /// `hipCtxPushCurrent`: `device` becomes current.
 pub fn push(device: &Device) {
     STACK.with(|s| s.borrow_mut().push(device.index));
-    let _ = set_device(device.index as i32);
+    current::select(device.index);
 }
 
-/// `hipCtxPopCurrent`: the popped context; the one below (if any) becomes current again.
-pub fn pop() -> HipResult<*mut c_void> {
+/// `hipCtxPopCurrent`: the popped context, one of `devices`'; the one below (if any) becomes
+/// current again.
+pub fn pop(devices: &[Device]) -> HipResult<*mut c_void> {
     let (popped, below) = STACK.with(|s| {
         let mut s = s.borrow_mut();
         let popped = s.pop();
@@ -117,9 +114,10 @@ pub fn pop() -> HipResult<*mut c_void> {
         return Err(HipError::INVALID_CONTEXT);
     };
     if let Some(below) = below {
-        set_device(below as i32)?;
+        device::nth(devices, below)?;
+        current::select(below);
     }
-    Ok(handle_of(runtime()?.device(popped)?))
+    Ok(handle_of(device::nth(devices, popped)?))
 }
 
 /// `hipCtxSetCurrent`: replaces the innermost context (null pops it).
@@ -132,11 +130,6 @@ pub fn set_current(device: Option<&Device>) {
         }
     });
     if let Some(device) = device {
-        let _ = set_device(device.index as i32);
+        current::select(device.index);
     }
-}
-
-/// `hipCtxGetCurrent`: the current device's context.
-pub fn current() -> HipResult<*mut c_void> {
-    Ok(handle_of(runtime()?.current_device()?))
 }

@@ -1,14 +1,14 @@
 //! A HIP device: one GPU agent, its memory pools, the queues the policy hands to its streams,
 //! and the staging state for copies from pageable host memory.
 
-use super::device_props::{self, DeviceInfo};
-use super::ordering::DeviceStreams;
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::CopyEngines;
 use crate::hsa::memory::{MemoryPool, PoolBuffer};
 use crate::hsa::signal::Signal;
 use crate::hsa::{self, HsaApi, HsaRuntime, PoolInfo};
+use crate::runtime::devices::device_props::{self, DeviceInfo};
+use crate::runtime::ordering::DeviceStreams;
 use hsa_abi::*;
 use parking_lot::Mutex;
 
@@ -54,9 +54,15 @@ pub struct Device {
     /// The devices that enabled peer access to this device's memory (a bit per device index):
     /// every allocation made here is granted to them too. Held while an allocation is made and
     /// recorded, so that an enable sees every allocation or the allocation sees the enable
-    /// (see `peer.rs`).
+    /// (see `mem/peer.rs`).
     pub peer_readers: Mutex<u64>,
-    /// The queue cooperative launches go to, made at the first one (see `cooperative.rs`).
+    /// Every GPU agent of the process: the agents host memory made through this device is
+    /// granted to (fine-grained host memory every device may reach).
+    pub all_gpus: Vec<hsa_agent_t>,
+    /// Packets per queue (`HIPSHIM_QUEUE_SIZE`), for the queues made after open (the
+    /// cooperative queue).
+    pub queue_size: u32,
+    /// The queue cooperative launches go to, made at the first one (see `kernel/cooperative.rs`).
     pub(in crate::runtime) cooperative_queue: Mutex<Option<std::sync::Arc<hsa::queue::Queue>>>,
 }
 
@@ -202,6 +208,8 @@ impl Device {
             settings: Mutex::new(DeviceSettings::default()),
             cooperative_compute_units,
             peer_readers: Mutex::new(0),
+            all_gpus: hsa.gpus.clone(),
+            queue_size: config.queue_size,
             cooperative_queue: Mutex::new(None),
         })
     }
@@ -259,6 +267,11 @@ impl Device {
     pub fn synchronize(&self) -> HipResult {
         self.streams.synchronize_all()
     }
+}
+
+/// The device at `index` of the process's devices (as the C shells hand them down).
+pub fn nth(devices: &[Device], index: usize) -> HipResult<&Device> {
+    devices.get(index).ok_or(HipError::INVALID_DEVICE)
 }
 
 fn no_pool(index: usize, kind: &str) -> HipError {

@@ -51,14 +51,14 @@
 //!
 //! Device `assert`: the header's `__assert_fail` (ours, or AMD's) prints its message to stderr
 //! through this service, then traps; a message to stderr containing "Device-side assertion" is
-//! noted so that the trap is reported as `hipErrorAssert` (see `device_assert.rs`). The process
-//! goes on (as with ROCm 7); the stream that failed gets a new queue for its next work, as
-//! after any fault.
+//! noted so that the trap is reported as `hipErrorAssert` (see `base/device_assert.rs`). The
+//! process goes on (as with ROCm 7); the stream that failed gets a new queue for its next
+//! work, as after any fault.
 
-use super::device::Device;
-use super::device_assert::note_assertion;
 use crate::error::{HipError, HipResult};
 use crate::hsa::signal::Signal;
+use crate::runtime::base::device_assert::note_assertion;
+use crate::runtime::devices::device::Device;
 use hsa_abi::*;
 use parking_lot::Mutex;
 use std::collections::HashMap;

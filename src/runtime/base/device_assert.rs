@@ -2,7 +2,7 @@
 //!
 //! The device's `__assert_fail` (hipshim's header or AMD's) prints "FILE:LINE: FUNCTION:
 //! Device-side assertion `EXPR' failed." to stderr through the hostcall service
-//! (`hostcall.rs`), then traps. The service remembers such a message ([`note_assertion`]);
+//! (`devices/hostcall.rs`), then traps. The service remembers such a message ([`note_assertion`]);
 //! the next kernel fault that is not a memory fault is matched to it and reported as
 //! `hipErrorAssert` instead of `hipErrorLaunchFailure` ([`fault_error`]), by every stream that
 //! lost work to that fault (they name the same failed queue). A wave prints before it traps

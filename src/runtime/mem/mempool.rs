@@ -35,14 +35,15 @@
 //! A pool's `state` lock may be held while taking a stream's locks (to record a wait); no
 //! stream path takes a pool lock. HSA frees happen after the lock is dropped.
 
-use super::device::Device;
-use super::handles::HandleTable;
-use super::memory;
-use super::ordering::{Dep, Stream};
-use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::PoolBuffer;
 use crate::hsa::queue::Marker;
+use crate::runtime::base::compat;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::ipc;
+use crate::runtime::mem::memory;
+use crate::runtime::ordering::{Dep, Stream};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -320,17 +321,18 @@ struct DevicePools {
 
 static DEVICE_POOLS: Lazy<Mutex<HashMap<usize, DevicePools>>> = Lazy::new(Mutex::default);
 
-fn make_pool(device: usize, is_default: bool) -> HipResult<Arc<MemPool>> {
-    make_pool_of(device, is_default, 0, false)
+/// A pool of `device`'s memory, with an access entry for each of `devices` devices.
+fn make_pool(devices: usize, device: usize, is_default: bool) -> HipResult<Arc<MemPool>> {
+    make_pool_of(devices, device, is_default, 0, false)
 }
 
 fn make_pool_of(
+    devices: usize,
     device: usize,
     is_default: bool,
     handle_types: u32,
     imported: bool,
 ) -> HipResult<Arc<MemPool>> {
-    let devices = runtime()?.devices.len();
     let mut made = None;
     POOLS.insert_with(|handle| {
         let pool = Arc::new(MemPool {
@@ -350,13 +352,17 @@ fn make_pool_of(
     Ok(pool)
 }
 
-fn with_device_pools<T>(device: usize, f: impl FnOnce(&mut DevicePools) -> T) -> HipResult<T> {
-    runtime()?.device(device)?;
+fn with_device_pools<T>(
+    devices: &[Device],
+    device: usize,
+    f: impl FnOnce(&mut DevicePools) -> T,
+) -> HipResult<T> {
+    device::nth(devices, device)?;
     let mut table = DEVICE_POOLS.lock();
     let pools = match table.entry(device) {
         std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
         std::collections::hash_map::Entry::Vacant(entry) => {
-            let default = make_pool(device, true)?;
+            let default = make_pool(devices.len(), device, true)?;
             entry.insert(DevicePools {
                 current: default.clone(),
                 default,
@@ -366,11 +372,11 @@ fn with_device_pools<T>(device: usize, f: impl FnOnce(&mut DevicePools) -> T) ->
     Ok(f(pools))
 }
 
-fn device_ordinal(device: i32) -> HipResult<usize> {
-    let rt = runtime()?;
+/// The ordinal of one of `devices`.
+fn device_ordinal(devices: &[Device], device: i32) -> HipResult<usize> {
     usize::try_from(device)
         .ok()
-        .filter(|&d| d < rt.devices.len())
+        .filter(|&d| d < devices.len())
         .ok_or_else(|| {
             // AMD's runtime answers the pool calls' bad ordinals with an invalid value (as
             // CUDA documents), not hipErrorInvalidDevice.
@@ -385,20 +391,20 @@ pub fn lookup(handle: *mut c_void) -> HipResult<Arc<MemPool>> {
 }
 
 /// `hipDeviceGetDefaultMemPool`.
-pub fn default_pool(device: i32) -> HipResult<*mut c_void> {
-    let device = device_ordinal(device)?;
-    with_device_pools(device, |p| p.default.handle as *mut c_void)
+pub fn default_pool(devices: &[Device], device: i32) -> HipResult<*mut c_void> {
+    let device = device_ordinal(devices, device)?;
+    with_device_pools(devices, device, |p| p.default.handle as *mut c_void)
 }
 
 /// `hipDeviceGetMemPool`.
-pub fn current_pool(device: i32) -> HipResult<*mut c_void> {
-    let device = device_ordinal(device)?;
-    with_device_pools(device, |p| p.current.handle as *mut c_void)
+pub fn current_pool(devices: &[Device], device: i32) -> HipResult<*mut c_void> {
+    let device = device_ordinal(devices, device)?;
+    with_device_pools(devices, device, |p| p.current.handle as *mut c_void)
 }
 
 /// `hipDeviceSetMemPool`: the pool must hold memory of `device`.
-pub fn set_current_pool(device: i32, pool: Arc<MemPool>) -> HipResult {
-    let device = device_ordinal(device)?;
+pub fn set_current_pool(devices: &[Device], device: i32, pool: Arc<MemPool>) -> HipResult {
+    let device = device_ordinal(devices, device)?;
     if pool.imported {
         tracing::warn!("hipDeviceSetMemPool of an imported pool (it cannot allocate)");
         return Err(HipError::INVALID_VALUE);
@@ -411,12 +417,12 @@ pub fn set_current_pool(device: i32, pool: Arc<MemPool>) -> HipResult {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    with_device_pools(device, |p| p.current = pool)
+    with_device_pools(devices, device, |p| p.current = pool)
 }
 
 /// `hipMemPoolCreate`: pinned device memory of one device; of the export handle types only
 /// none and POSIX file descriptors are accepted (see "Sharing pools between processes").
-pub fn create(props: &MemPoolProps) -> HipResult<*mut c_void> {
+pub fn create(devices: &[Device], props: &MemPoolProps) -> HipResult<*mut c_void> {
     if props.alloc_type != ALLOCATION_PINNED
         || props.location.type_ != LOCATION_DEVICE
         || props.handle_types & !HANDLE_TYPES_LINUX != 0
@@ -429,8 +435,8 @@ pub fn create(props: &MemPoolProps) -> HipResult<*mut c_void> {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    let device = device_ordinal(props.location.id)?;
-    let pool = make_pool_of(device, false, props.handle_types, false)?;
+    let device = device_ordinal(devices, props.location.id)?;
+    let pool = make_pool_of(devices.len(), device, false, props.handle_types, false)?;
     tracing::debug!(
         pool = format_args!("{:#x}", pool.handle),
         device,
@@ -478,14 +484,20 @@ fn forget_if_gone(pool: &Arc<MemPool>) {
     }
 }
 
-/// `hipMallocAsync`: from the current pool of the stream's device.
-pub fn malloc_async(size: usize, device: &Device, stream: &Stream) -> HipResult<*mut c_void> {
-    let pool = with_device_pools(device.index, |p| p.current.clone())?;
-    allocate(&pool, size, device, stream)
+/// `hipMallocAsync`: from the current pool of the stream's device (one of `devices`).
+pub fn malloc_async(
+    devices: &[Device],
+    size: usize,
+    device: &Device,
+    stream: &Stream,
+) -> HipResult<*mut c_void> {
+    let pool = with_device_pools(devices, device.index, |p| p.current.clone())?;
+    allocate(devices, &pool, size, device, stream)
 }
 
 /// `hipMallocFromPoolAsync`.
 pub fn malloc_from_pool_async(
+    devices: &[Device],
     size: usize,
     pool: &Arc<MemPool>,
     device: &Device,
@@ -499,13 +511,14 @@ pub fn malloc_from_pool_async(
         );
         return Err(HipError::INVALID_VALUE);
     }
-    allocate(pool, size, device, stream)
+    allocate(devices, pool, size, device, stream)
 }
 
 /// A block of `size` bytes from `pool` for use on `stream` (of `device`), see "When a freed
 /// block may be reused". A zero size is an invalid value, as in AMD's runtime (unlike
 /// `hipMalloc`).
 fn allocate(
+    devices: &[Device],
     pool: &Arc<MemPool>,
     size: usize,
     device: &Device,
@@ -515,8 +528,7 @@ fn allocate(
         tracing::warn!("hipMallocAsync of 0 bytes");
         return Err(HipError::INVALID_VALUE);
     }
-    let rt = runtime()?;
-    let owner = rt.device(pool.device)?;
+    let owner = device::nth(devices, pool.device)?;
     let rounded = size
         .checked_next_multiple_of(GRANULE)
         .filter(|&r| r <= owner.device_pool.size)
@@ -584,7 +596,7 @@ fn grow(st: &mut PoolState, owner: &Device, size: usize) -> HipResult<PoolBuffer
         .iter()
         .enumerate()
         .filter(|&(d, &a)| d != owner.index && a != access::NONE)
-        .filter_map(|(d, _)| runtime().ok()?.device(d).ok().map(|dev| dev.agent))
+        .filter_map(|(d, _)| owner.all_gpus.get(d).copied())
         .collect();
     let attempt = || owner.device_pool.allocate(size, &agents);
     let buffer = match attempt() {
@@ -607,14 +619,19 @@ fn grow(st: &mut PoolState, owner: &Device, size: usize) -> HipResult<PoolBuffer
 ///
 /// # Safety
 /// As [`memory::free`]: `ptr` is any pointer value; only registered ones are freed.
-pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> HipResult {
+pub unsafe fn free_async(
+    devices: &[Device],
+    ptr: *mut c_void,
+    device: &Device,
+    stream: &Stream,
+) -> HipResult {
     if ptr.is_null() {
         // AMD's runtime refuses it too (unlike hipFree).
         tracing::warn!("hipFreeAsync of a null pointer");
         return Err(HipError::INVALID_VALUE);
     }
     let start = ptr as usize;
-    if let Some(freed) = super::ipc::free_pool_import(start) {
+    if let Some(freed) = ipc::free_pool_import(devices, start) {
         // Unmapped once the device's work is done: the stream's work is part of it.
         return freed;
     }
@@ -627,7 +644,7 @@ pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> 
                     "hipFreeAsync of hipMalloc memory: freed after the device's work, as hipFree"
                 );
                 // SAFETY: forwarded contract (`ptr` was just found to be hipMalloc memory).
-                unsafe { memory::free(ptr) }
+                unsafe { memory::free(devices, ptr) }
             }
             _ => {
                 tracing::warn!(
@@ -662,9 +679,9 @@ pub unsafe fn free_async(ptr: *mut c_void, device: &Device, stream: &Stream) -> 
 ///
 /// # Safety
 /// As [`memory::free`]: `ptr` is any pointer value; only registered ones are freed.
-pub unsafe fn free(ptr: *mut c_void) -> HipResult {
+pub unsafe fn free(devices: &[Device], ptr: *mut c_void) -> HipResult {
     let start = ptr as usize;
-    if let Some(freed) = super::ipc::free_pool_import(start) {
+    if let Some(freed) = ipc::free_pool_import(devices, start) {
         return freed;
     }
     let owner = if ptr.is_null() {
@@ -674,12 +691,12 @@ pub unsafe fn free(ptr: *mut c_void) -> HipResult {
     };
     let Some(pool) = owner else {
         // SAFETY: forwarded contract.
-        return unsafe { memory::free(ptr) };
+        return unsafe { memory::free(devices, ptr) };
     };
-    let device = runtime()?.device(pool.device)?;
-    if super::compat::abi() >= super::compat::Abi::Rocm7 {
+    let device = device::nth(devices, pool.device)?;
+    if compat::abi() >= compat::Abi::Rocm7 {
         // SAFETY: forwarded contract.
-        return unsafe { free_async(ptr, device, &device.streams.null) };
+        return unsafe { free_async(devices, ptr, device, &device.streams.null) };
     }
     device.synchronize()?;
     if OWNERS.lock().remove(&start).is_none() || memory::remove_pooled(start).is_none() {
@@ -839,8 +856,8 @@ pub unsafe fn set_attribute(pool: &MemPool, which: u32, value: *mut c_void) -> H
     Ok(())
 }
 
-/// The device ordinal a `hipMemLocation` names.
-fn location_device(location: &MemLocation) -> HipResult<usize> {
+/// The ordinal of the one of `devices` a `hipMemLocation` names.
+fn location_device(devices: &[Device], location: &MemLocation) -> HipResult<usize> {
     if location.type_ != LOCATION_DEVICE {
         tracing::warn!(
             location_type = location.type_,
@@ -848,19 +865,18 @@ fn location_device(location: &MemLocation) -> HipResult<usize> {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    device_ordinal(location.id)
+    device_ordinal(devices, location.id)
 }
 
 /// `hipMemPoolSetAccess`: read or read-write access lets a device reach every block of the pool,
 /// now and later (`hsa_amd_agents_allow_access`). The owner always has read-write access; asking
 /// it for less is an error. Taking access away is recorded but cannot unmap blocks already
 /// granted (HSA has no revoke).
-pub fn set_access(pool: &MemPool, descs: &[MemAccessDesc]) -> HipResult {
-    let rt = runtime()?;
+pub fn set_access(devices: &[Device], pool: &MemPool, descs: &[MemAccessDesc]) -> HipResult {
     // Every descriptor is checked before any takes effect.
     let mut changes = Vec::with_capacity(descs.len());
     for desc in descs {
-        let device = location_device(&desc.location)?;
+        let device = location_device(devices, &desc.location)?;
         if !matches!(desc.flags, access::NONE | access::READ | access::READ_WRITE) {
             tracing::warn!(
                 flags = desc.flags,
@@ -883,7 +899,7 @@ pub fn set_access(pool: &MemPool, descs: &[MemAccessDesc]) -> HipResult {
             continue;
         }
         if flags != access::NONE && st.access[device] == access::NONE {
-            let agent = [rt.device(device)?.agent];
+            let agent = [device::nth(devices, device)?.agent];
             let blocks = st.in_use.values().chain(st.free.iter().map(|b| &b.buffer));
             for buffer in blocks {
                 buffer.allow_access(&agent)?;
@@ -900,8 +916,8 @@ pub fn set_access(pool: &MemPool, descs: &[MemAccessDesc]) -> HipResult {
 }
 
 /// `hipMemPoolGetAccess`.
-pub fn get_access(pool: &MemPool, location: &MemLocation) -> HipResult<u32> {
-    let device = location_device(location)?;
+pub fn get_access(devices: &[Device], pool: &MemPool, location: &MemLocation) -> HipResult<u32> {
+    let device = location_device(devices, location)?;
     if device == pool.device {
         return Ok(access::READ_WRITE);
     }
@@ -980,7 +996,7 @@ pub fn export_pool(pool: &MemPool, handle_type: u32, flags: u32) -> HipResult<i3
 }
 
 fn write_shared(description: &SharedPool) -> std::io::Result<OwnedFd> {
-    let owned = super::ipc::memfd(c"hipshim-mempool")?;
+    let owned = ipc::memfd(c"hipshim-mempool")?;
     let fd = owned.as_raw_fd();
     let bytes = std::mem::size_of::<SharedPool>();
     // SAFETY: writes the `bytes` bytes of a plain `repr(C)` value to the new file.
@@ -994,7 +1010,12 @@ fn write_shared(description: &SharedPool) -> std::io::Result<OwnedFd> {
 /// `hipMemPoolImportFromShareableHandle`: `handle` is the descriptor's number (the C API
 /// passes it as a pointer value). The new pool belongs to the exporter's device where this
 /// process has it, else device 0 (AMD's runtime always uses device 0).
-pub fn import_pool(handle: usize, handle_type: u32, flags: u32) -> HipResult<*mut c_void> {
+pub fn import_pool(
+    devices: &[Device],
+    handle: usize,
+    handle_type: u32,
+    flags: u32,
+) -> HipResult<*mut c_void> {
     let call = "hipMemPoolImportFromShareableHandle";
     if flags != 0 || handle_type != HANDLE_TYPE_POSIX_FD {
         tracing::warn!(
@@ -1019,11 +1040,10 @@ pub fn import_pool(handle: usize, handle_type: u32, flags: u32) -> HipResult<*mu
         );
         return Err(HipError::INVALID_VALUE);
     }
-    let devices = runtime()?.devices.len();
     let device = Some(description.device as usize)
-        .filter(|&d| d < devices)
+        .filter(|&d| d < devices.len())
         .unwrap_or(0);
-    let pool = make_pool_of(device, false, handle_type, true)?;
+    let pool = make_pool_of(devices.len(), device, false, handle_type, true)?;
     {
         let mut st = pool.state.lock();
         let shared = (description.devices as usize).min(SHARED_DEVICES);
@@ -1046,8 +1066,15 @@ pub fn import_pool(handle: usize, handle_type: u32, flags: u32) -> HipResult<*mu
 /// from a pool or from `hipMalloc`, as AMD's runtime accepts).
 /// Anything else is an invalid value, one of the two errors HIP documents for it (AMD's
 /// runtime answers out of memory).
-pub fn export_pointer(ptr: usize) -> HipResult<super::ipc::IpcHandle> {
-    super::ipc::export(
+/// `api` and `devices` are the process's HSA runtime and devices.
+pub fn export_pointer(
+    api: &'static crate::hsa::HsaApi,
+    devices: &[Device],
+    ptr: usize,
+) -> HipResult<ipc::IpcHandle> {
+    ipc::export(
+        api,
+        devices,
         ptr,
         &[memory::MemKind::Pooled, memory::MemKind::Device],
         "hipMemPoolExportPointer",
@@ -1063,10 +1090,14 @@ pub fn export_pointer(ptr: usize) -> HipResult<super::ipc::IpcHandle> {
 
 /// `hipMemPoolImportPointer`: maps what `data` shares into `pool`'s device; `hipFree` or
 /// `hipFreeAsync` unmaps it.
-pub fn import_pointer(pool: &Arc<MemPool>, data: &super::ipc::IpcHandle) -> HipResult<usize> {
+pub fn import_pointer(
+    devices: &[Device],
+    pool: &Arc<MemPool>,
+    data: &ipc::IpcHandle,
+) -> HipResult<usize> {
     let call = "hipMemPoolImportPointer";
-    let device = runtime()?.device(pool.device)?;
-    let ptr = super::ipc::import(data, device, call)?.ok_or_else(|| {
+    let device = device::nth(devices, pool.device)?;
+    let ptr = ipc::import(data, device, call)?.ok_or_else(|| {
         tracing::warn!("{call}: not data hipMemPoolExportPointer made");
         HipError::INVALID_VALUE
     })?;
@@ -1099,7 +1130,7 @@ pub(crate) fn reset_device(device: &Device) {
         .filter(|p| p.device == device.index)
         .cloned()
         .collect();
-    let devices = runtime().map_or(1, |rt| rt.devices.len());
+    let devices = device.all_gpus.len();
     for pool in pools {
         let doomed: Vec<PoolBuffer> = {
             let mut st = pool.state.lock();

@@ -14,10 +14,10 @@
 //! but for blocks larger than the kernel's `max_flat_workgroup_size`: AMD counts them as if
 //! they could run, hipshim answers 0 (such a launch fails) and never proposes them.
 
-use super::code_object::KernelInfo;
-use super::device::Device;
-use super::module::Function;
 use crate::error::{HipError, HipResult};
+use crate::runtime::code_object::KernelInfo;
+use crate::runtime::devices::device::Device;
+use crate::runtime::kernel::module::Function;
 
 const SIMDS_PER_CU: u32 = 4;
 const VGPRS_PER_SIMD_LANE: u32 = 512;

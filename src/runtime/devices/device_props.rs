@@ -57,20 +57,20 @@ pub struct DeviceInfo {
     pub asic_revision: i32,
     /// 16 bytes: the hex digits of the agent's `GPU-xxxxxxxxxxxxxxxx` UUID.
     pub uuid: [u8; 16],
-    /// The HSA runtime has virtual memory management (`runtime/vmm.rs`).
+    /// The HSA runtime has virtual memory management (`runtime/mem/vmm.rs`).
     pub virtual_memory_management: bool,
-    /// The ISA has image instructions: textures and surfaces work (`runtime/texture.rs`).
+    /// The ISA has image instructions: textures and surfaces work (`runtime/image/texture.rs`).
     pub image_support: bool,
 }
 
-/// The largest arrays hipshim makes (`array.rs`): per dimension, and layers (AMD's figures
+/// The largest arrays hipshim makes (`image/array.rs`): per dimension, and layers (AMD's figures
 /// for gfx9 devices with image support).
 pub const MAX_1D: usize = 16384;
 pub const MAX_2D: usize = 16384;
 pub const MAX_3D: usize = 16384;
 pub const MAX_LAYERS: usize = 2048;
 /// The most elements a linear texture may have (`maxTexture1DLinear` on devices with
-/// images; `texture.rs`), AMD's figure.
+/// images; `image/texture.rs`), AMD's figure.
 pub const MAX_LINEAR_ELEMENTS: usize = 1 << 27;
 
 /// The array limits as the texture limits report them (with or without image instructions:

@@ -15,8 +15,8 @@
 //!
 //! After that, reading the profile is one relaxed load of a byte.
 
-use super::kernarg::Refusal;
 use crate::error::HipError;
+use crate::runtime::base::kernarg::Refusal;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
 

@@ -13,7 +13,7 @@
 //! | `hidden_grid_dims`               | [`LaunchGeometry::dimensions`] (u16)                |
 //! | `hidden_dynamic_lds_size`        | dynamic LDS bytes of the launch (u32)               |
 //! | `hidden_global_offset_{x,y,z}`   | 0: HIP has no global offsets (v4 and v5)            |
-//! | `hidden_hostcall_buffer`         | the device's hostcall buffer (`hostcall.rs`), a per-kernel constant set at load ([`KernargLayout::set_hostcall_buffer`]) |
+//! | `hidden_hostcall_buffer`         | the device's hostcall buffer (`devices/hostcall.rs`), a per-kernel constant set at load ([`KernargLayout::set_hostcall_buffer`]) |
 //! | everything else                  | 0 (see below)                                       |
 //!
 //! Left 0, and so "not provided" as far as the kernel can tell: `hidden_printf_buffer`
@@ -34,7 +34,7 @@
 use std::ffi::c_void;
 use std::fmt;
 
-use super::code_object::{ArgKind, HiddenArg, KernelInfo};
+use crate::runtime::code_object::{ArgKind, HiddenArg, KernelInfo};
 
 /// A launch's grid and work-group shape, validated once so the writer cannot fail on it.
 ///
@@ -422,7 +422,7 @@ impl KernargLayout {
 
     /// Writes `value` to `hidden_multigrid_sync_arg` in a segment [`Self::write`] wrote, if
     /// the kernel has that argument: what a cooperative launch passes the device library's
-    /// grid and multi-grid functions (see `runtime/cooperative.rs`).
+    /// grid and multi-grid functions (see `runtime/kernel/cooperative.rs`).
     ///
     /// # Panics
     /// If `out` is shorter than the segment (callers hand in a whole kernarg slot).
@@ -748,9 +748,9 @@ impl LaunchLimits {
 
 #[cfg(test)]
 mod tests {
-    use super::super::code_object::test_support::built;
-    use super::super::code_object::{read_code_object, KernelArg};
     use super::*;
+    use crate::runtime::code_object::test_support::built;
+    use crate::runtime::code_object::{read_code_object, KernelArg};
 
     fn kernel(elf: &[u8], name: &str) -> KernelInfo {
         read_code_object(elf)

@@ -3,11 +3,12 @@
 //! of loaded code objects), allocation and freeing, pointer queries, and [`classify`], the
 //! one bounds check of every copy and fill (which `copy.rs` runs).
 
-use super::compat::Abi;
-use super::device::Device;
-use super::{runtime, Runtime};
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::{HostLock, PoolBuffer};
+use crate::runtime::base::compat::Abi;
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::devices::device_props;
 use hsa_abi::hsa_agent_t;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
@@ -181,9 +182,8 @@ pub fn device_bytes_in_use(device: usize, granule: usize) -> usize {
 // ---------------------------------------------------------------------------------------
 // Allocation
 
-pub fn malloc(size: usize) -> HipResult<*mut c_void> {
-    let rt = runtime()?;
-    let device = rt.current_device()?;
+/// `hipMalloc` on `device` (the current device).
+pub fn malloc(device: &Device, size: usize) -> HipResult<*mut c_void> {
     if size == 0 {
         return Ok(std::ptr::null_mut());
     }
@@ -206,7 +206,7 @@ pub fn malloc(size: usize) -> HipResult<*mut c_void> {
     })?;
     if *readers != 0 {
         buffer
-            .allow_access(&agents_reaching(rt, device.index, *readers))
+            .allow_access(&agents_reaching(&device.all_gpus, device.index, *readers))
             .map_err(|e| {
                 tracing::warn!(size, status = %device.api.describe(e.status), "granting peers access to a new allocation failed");
                 HipError::OUT_OF_MEMORY
@@ -337,7 +337,7 @@ fn contiguous_end(table: &BTreeMap<usize, Entry>, alloc: &Allocation) -> usize {
 }
 
 /// Row pitches are multiples of the texture pitch alignment the device reports.
-pub const PITCH_ALIGNMENT: usize = super::device_props::TEXTURE_ALIGNMENT;
+pub const PITCH_ALIGNMENT: usize = device_props::TEXTURE_ALIGNMENT;
 
 /// The pitch `hipMallocPitch` gives a row of `width` bytes; `None` on overflow.
 pub fn pitch_for(width: usize) -> Option<usize> {
@@ -347,13 +347,17 @@ pub fn pitch_for(width: usize) -> Option<usize> {
 }
 
 /// `hipMallocPitch`: (pointer, pitch); a zero width or height gives (null, 0) as AMD does.
-pub fn malloc_pitch(width: usize, height: usize) -> HipResult<(*mut c_void, usize)> {
+pub fn malloc_pitch(
+    device: &Device,
+    width: usize,
+    height: usize,
+) -> HipResult<(*mut c_void, usize)> {
     if width == 0 || height == 0 {
         return Ok((std::ptr::null_mut(), 0));
     }
     let pitch = pitch_for(width).ok_or(HipError::INVALID_VALUE)?;
     let size = pitch.checked_mul(height).ok_or(HipError::OUT_OF_MEMORY)?;
-    Ok((malloc(size)?, pitch))
+    Ok((malloc(device, size)?, pitch))
 }
 
 /// `hipHostMalloc` flags (AMD's values).
@@ -372,17 +376,21 @@ pub mod host_flags {
     pub const ATTACH_HOST: u32 = 0x2;
 }
 
-/// Fine-grained system memory every device may access (hipHostMalloc, hipMallocManaged).
-fn allocate_host(size: usize, kind: MemKind, flags: u32) -> HipResult<*mut c_void> {
-    let rt = runtime()?;
-    let device = rt.current_device()?;
+/// Fine-grained system memory every device may access (hipHostMalloc, hipMallocManaged),
+/// through `device` (the current device).
+fn allocate_host(
+    device: &Device,
+    size: usize,
+    kind: MemKind,
+    flags: u32,
+) -> HipResult<*mut c_void> {
     // As for hipMalloc, failing to get the memory is out of memory; failing to let every
     // device reach it is the runtime's error (which frees the memory).
     let buffer = device.host_pool.allocate(size, &[]).map_err(|e| {
         tracing::warn!(size, status = %device.api.describe(e.status), "host allocation failed");
         HipError::OUT_OF_MEMORY
     })?;
-    buffer.allow_access(&rt.hsa.gpus)?;
+    buffer.allow_access(&device.all_gpus)?;
     let ptr = buffer.as_ptr() as *mut c_void;
     insert(
         Allocation {
@@ -408,7 +416,7 @@ fn allocate_host(size: usize, kind: MemKind, flags: u32) -> HipResult<*mut c_voi
 
 /// `hipHostMalloc`/`hipHostAlloc`. Every flag combination maps to pinned fine-grained system
 /// memory; coherent together with non-coherent is contradictory.
-pub fn host_malloc(size: usize, flags: u32) -> HipResult<*mut c_void> {
+pub fn host_malloc(device: &Device, size: usize, flags: u32) -> HipResult<*mut c_void> {
     use host_flags::*;
     if flags & !ALL != 0 || flags & (COHERENT | NON_COHERENT) == COHERENT | NON_COHERENT {
         tracing::warn!(flags, "hipHostMalloc: invalid flags");
@@ -417,36 +425,35 @@ pub fn host_malloc(size: usize, flags: u32) -> HipResult<*mut c_void> {
     if size == 0 {
         return Ok(std::ptr::null_mut());
     }
-    allocate_host(size, MemKind::PinnedHost, flags)
+    allocate_host(device, size, MemKind::PinnedHost, flags)
 }
 
 /// `hipMallocManaged`: host-visible memory kernels can use (fine-grained system memory).
-pub fn malloc_managed(size: usize, flags: u32) -> HipResult<*mut c_void> {
+pub fn malloc_managed(device: &Device, size: usize, flags: u32) -> HipResult<*mut c_void> {
     if size == 0 || (flags != host_flags::ATTACH_GLOBAL && flags != host_flags::ATTACH_HOST) {
         tracing::warn!(size, flags, "hipMallocManaged: zero size or invalid flags");
         return Err(HipError::INVALID_VALUE);
     }
-    let rt = runtime()?;
-    if size > rt.current_device()?.device_pool.size {
+    if size > device.device_pool.size {
         return Err(HipError::OUT_OF_MEMORY);
     }
-    allocate_host(size, MemKind::Managed, flags)
+    allocate_host(device, size, MemKind::Managed, flags)
 }
 
 /// Waits for every device (host memory may be in use by kernels on any of them).
-pub(crate) fn synchronize_all() -> HipResult {
-    for device in &runtime()?.devices {
+pub(crate) fn synchronize_all(devices: &[Device]) -> HipResult {
+    for device in devices {
         device.synchronize()?;
     }
     Ok(())
 }
 
-/// Frees a registry entry of one of `kinds` starting exactly at `ptr`.
-fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
+/// Frees a registry entry of one of `kinds` starting exactly at `ptr`, after the work of
+/// the `devices` that may use it.
+fn free_kinds(devices: &[Device], ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
     if ptr.is_null() {
         return Ok(());
     }
-    let rt = runtime()?;
     let alloc = ALLOCATIONS.read().get(&(ptr as usize)).map(|e| e.alloc);
     let Some(alloc) = alloc.filter(|a| kinds.contains(&a.kind)) else {
         tracing::warn!(
@@ -458,15 +465,11 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
     // Freeing memory a queued kernel or copy may still use would be a use-after-free on the
     // device.
     if alloc.kind.is_host() {
-        synchronize_all()?;
+        synchronize_all(devices)?;
     } else {
-        rt.device(alloc.device)?.synchronize()?;
+        device::nth(devices, alloc.device)?.synchronize()?;
         // Devices granted access (peer access, copies) may be using it too.
-        for reader in rt
-            .devices
-            .iter()
-            .filter(|d| alloc.reach & (1 << d.index) != 0)
-        {
+        for reader in devices.iter().filter(|d| alloc.reach & (1 << d.index) != 0) {
             reader.synchronize()?;
         }
     }
@@ -482,8 +485,9 @@ fn free_kinds(ptr: *mut c_void, kinds: &[MemKind], what: &str) -> HipResult {
 /// # Safety
 /// `ptr` is null or any pointer value; only pointers found in the registry are passed on to
 /// the HSA runtime.
-pub unsafe fn free(ptr: *mut c_void) -> HipResult {
+pub unsafe fn free(devices: &[Device], ptr: *mut c_void) -> HipResult {
     free_kinds(
+        devices,
         ptr,
         &[MemKind::Device, MemKind::Managed, MemKind::PinnedHost],
         "hipFree",
@@ -491,23 +495,28 @@ pub unsafe fn free(ptr: *mut c_void) -> HipResult {
 }
 
 /// `hipHostFree`: memory from hipHostMalloc only.
-pub fn host_free(ptr: *mut c_void) -> HipResult {
-    free_kinds(ptr, &[MemKind::PinnedHost], "hipHostFree")
+pub fn host_free(devices: &[Device], ptr: *mut c_void) -> HipResult {
+    free_kinds(devices, ptr, &[MemKind::PinnedHost], "hipHostFree")
 }
 
-/// `hipHostRegister`: locks `[ptr, ptr + size)` for access by every device.
+/// `hipHostRegister`: locks `[ptr, ptr + size)` for access by every one of `devices`, through
+/// the current one.
 ///
 /// # Safety
 /// `[ptr, ptr + size)` must be live host memory of the caller (HIP's contract); it is pinned
 /// by the HSA runtime until [`host_unregister`].
-pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipResult {
+pub unsafe fn host_register(
+    devices: &[Device],
+    ptr: *mut c_void,
+    size: usize,
+    flags: u32,
+) -> HipResult {
     if ptr.is_null() || size == 0 || flags & !host_flags::REGISTER_ALL != 0 {
         return Err(HipError::INVALID_VALUE);
     }
     let start = ptr as usize;
     let end = start.checked_add(size).ok_or(HipError::INVALID_VALUE)?;
-    let rt = runtime()?;
-    let device = rt.current_device()?;
+    let device = current::device(devices)?;
     {
         let table = ALLOCATIONS.read();
         // Known ranges never overlap one another: walking back from `end`, the ones that
@@ -530,7 +539,7 @@ pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipRes
                 size,
                 "hipHostRegister of an address already registered: the new registration replaces the old one"
             );
-            synchronize_all()?;
+            synchronize_all(devices)?;
             if let Some(old) = ALLOCATIONS.write().remove(&start) {
                 old.backing.release()?;
             }
@@ -545,13 +554,13 @@ pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipRes
     }
     // SAFETY: the caller's range is live host memory until hipHostUnregister, which drops
     // the lock.
-    let lock = unsafe { HostLock::lock(rt.hsa.api, ptr, size, &rt.hsa.gpus) }.map_err(|e| {
+    let lock = unsafe { HostLock::lock(device.api, ptr, size, &device.all_gpus) }.map_err(|e| {
         // ROCr fails the lock of memory that is not mapped (the driver cannot pin it), and
         // so does hsasim.
         tracing::warn!(
             ptr = format_args!("{ptr:p}"),
             size,
-            status = %rt.hsa.api.describe(e.status),
+            status = %device.api.describe(e.status),
             "hipHostRegister: hsa_amd_memory_lock failed (is the whole range mapped?)"
         );
         // AMD's answer after ROCm 5.2 (which gave hipErrorOutOfMemory); hip-tests 5.4 check it.
@@ -577,7 +586,7 @@ pub unsafe fn host_register(ptr: *mut c_void, size: usize, flags: u32) -> HipRes
 /// # Safety
 /// `ptr` is any pointer value; only a pointer found registered is passed on to the HSA
 /// runtime.
-pub unsafe fn host_unregister(ptr: *mut c_void) -> HipResult {
+pub unsafe fn host_unregister(devices: &[Device], ptr: *mut c_void) -> HipResult {
     if ptr.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
@@ -592,7 +601,7 @@ pub unsafe fn host_unregister(ptr: *mut c_void) -> HipResult {
         );
         return Err(HipError::HOST_MEMORY_NOT_REGISTERED);
     }
-    synchronize_all()?;
+    synchronize_all(devices)?;
     let Some(entry) = ALLOCATIONS.write().remove(&(ptr as usize)) else {
         return Err(HipError::HOST_MEMORY_NOT_REGISTERED);
     };
@@ -624,9 +633,8 @@ pub fn host_get_flags(ptr: *mut c_void) -> HipResult<u32> {
     }
 }
 
-/// `hipMemGetInfo` for the current device: (free, total).
-pub fn mem_get_info() -> HipResult<(usize, usize)> {
-    let device = runtime()?.current_device()?;
+/// `hipMemGetInfo` for `device` (the current device): (free, total).
+pub fn mem_get_info(device: &Device) -> HipResult<(usize, usize)> {
     let total = device.device_pool.size;
     let ours_free = total.saturating_sub(device_bytes_in_use(
         device.index,
@@ -643,9 +651,9 @@ pub fn mem_get_info() -> HipResult<(usize, usize)> {
     Ok((free, total))
 }
 
-/// `hipMemPtrGetInfo`: the size of the allocation containing `ptr`.
+/// `hipMemPtrGetInfo`: the size of the allocation containing `ptr` (the caller has started
+/// the runtime).
 pub fn mem_ptr_get_info(ptr: *mut c_void) -> HipResult<usize> {
-    runtime()?;
     lookup(ptr as usize, 1)
         .map(|a| a.size)
         .ok_or(HipError::INVALID_VALUE)
@@ -698,20 +706,21 @@ pub(crate) fn free_device_allocations(device: &Device) {
 // ---------------------------------------------------------------------------------------
 // Access of other devices (peer access and copies between devices: `peer.rs`)
 
-/// The agents of `owner` and of the devices in `readers` (a bit per index): the list an HSA
-/// grant of `owner`'s memory names.
-fn agents_reaching(rt: &Runtime, owner: usize, readers: u64) -> Vec<hsa_agent_t> {
-    rt.devices
-        .iter()
-        .filter(|d| d.index == owner || readers & (1 << d.index) != 0)
-        .map(|d| d.agent)
+/// The agents of `owner` and of the devices in `readers` (a bit per index), of `gpus` (every
+/// device's agent, by ordinal: `Device::all_gpus`): the list an HSA grant of `owner`'s memory
+/// names.
+fn agents_reaching(gpus: &[hsa_agent_t], owner: usize, readers: u64) -> Vec<hsa_agent_t> {
+    gpus.iter()
+        .enumerate()
+        .filter(|&(index, _)| index == owner || readers & (1 << index) != 0)
+        .map(|(_, &agent)| agent)
         .collect()
 }
 
 /// Grants `reader` access to `alloc`'s memory (whose entry is `entry`), unless it has it: the
 /// HSA grant names every device that may reach it (the owner and all granted), so a runtime
 /// that maps exactly the agents listed keeps the earlier grants.
-fn grant_entry(entry: &mut Entry, reader: usize) -> HipResult {
+fn grant_entry(gpus: &[hsa_agent_t], entry: &mut Entry, reader: usize) -> HipResult {
     let alloc = &mut entry.alloc;
     let bit = 1u64 << reader;
     if alloc.kind != MemKind::Device || reader == alloc.device || alloc.reach & bit != 0 {
@@ -720,7 +729,7 @@ fn grant_entry(entry: &mut Entry, reader: usize) -> HipResult {
     let Backing::Pool(buffer) = &entry.backing else {
         return Ok(());
     };
-    let agents = agents_reaching(runtime()?, alloc.device, alloc.reach | bit);
+    let agents = agents_reaching(gpus, alloc.device, alloc.reach | bit);
     buffer.allow_access(&agents).map_err(|e| {
         tracing::warn!(
             allocation = format_args!("{:#x}", alloc.start),
@@ -736,8 +745,8 @@ fn grant_entry(entry: &mut Entry, reader: usize) -> HipResult {
 }
 
 /// Lets device `reader` reach the device allocation containing `ptr` (a no-op for its own
-/// memory and for memory every device reaches).
-pub(crate) fn grant_containing(ptr: usize, reader: usize) -> HipResult {
+/// memory and for memory every device reaches); `gpus` as for [`agents_reaching`].
+pub(crate) fn grant_containing(gpus: &[hsa_agent_t], ptr: usize, reader: usize) -> HipResult {
     let mut table = ALLOCATIONS.write();
     let Some((_, entry)) = table.range_mut(..=ptr).next_back() else {
         return Ok(());
@@ -745,15 +754,16 @@ pub(crate) fn grant_containing(ptr: usize, reader: usize) -> HipResult {
     if ptr - entry.alloc.start >= entry.alloc.size.max(1) {
         return Ok(());
     }
-    grant_entry(entry, reader)
+    grant_entry(gpus, entry, reader)
 }
 
 /// Lets device `reader` reach every allocation of device `owner` (hipDeviceEnablePeerAccess);
 /// the caller holds `owner`'s `peer_readers`, so no allocation is being made meanwhile.
-pub(crate) fn grant_all(owner: usize, reader: usize) -> HipResult {
+/// `gpus` as for [`agents_reaching`].
+pub(crate) fn grant_all(gpus: &[hsa_agent_t], owner: usize, reader: usize) -> HipResult {
     let mut table = ALLOCATIONS.write();
     for entry in table.values_mut().filter(|e| e.alloc.device == owner) {
-        grant_entry(entry, reader)?;
+        grant_entry(gpus, entry, reader)?;
     }
     Ok(())
 }
@@ -778,8 +788,8 @@ pub mod memory_type {
     }
 
     /// `type` (ROCm 6 numbering) as the process's ABI numbers it.
-    pub fn for_abi(type_: u32, abi: crate::runtime::compat::Abi) -> u32 {
-        if abi != crate::runtime::compat::Abi::Rocm5 {
+    pub fn for_abi(type_: u32, abi: crate::runtime::base::compat::Abi) -> u32 {
+        if abi != crate::runtime::base::compat::Abi::Rocm5 {
             return type_;
         }
         match type_ {
@@ -816,7 +826,8 @@ const _: () = {
     assert!(std::mem::offset_of!(PointerAttributes, allocation_flags) == 28);
 };
 
-/// `hipPointerGetAttributes` as the process's ABI answers it (`runtime::compat`):
+/// `hipPointerGetAttributes` as the process's ABI answers it (`runtime::compat`; the caller
+/// has started the runtime):
 /// - memory the runtime does not know: ROCm 5 says hipErrorInvalidValue; ROCm 6 and 7 say
 ///   `hipMemoryTypeUnregistered` with device `hipInvalidDeviceId` (success);
 /// - a null pointer: an invalid value up to ROCm 6, unregistered memory from ROCm 7 on (which
@@ -827,7 +838,6 @@ pub fn pointer_attributes(ptr: *const c_void, abi: Abi) -> HipResult<PointerAttr
     if ptr.is_null() && abi < Abi::Rocm7 {
         return Err(HipError::INVALID_VALUE);
     }
-    runtime()?;
     let p = ptr as usize;
     let Some(a) = lookup(p, 1).filter(|_| !ptr.is_null()) else {
         if abi == Abi::Rocm5 {
@@ -894,7 +904,8 @@ pub mod pointer_attribute {
     pub const MEMPOOL_HANDLE: u32 = 17;
 }
 
-/// `hipPointerGetAttribute`: the value of `attribute` for `ptr`, with the result of the query.
+/// `hipPointerGetAttribute`: the value of `attribute` for `ptr`, with the result of the query
+/// (the caller has started the runtime).
 /// As in AMD's runtime, memory the runtime does not know gets the attribute's default value
 /// (0, false, null; device -2) and hipErrorInvalidValue (`hipDrvPointerGetAttributes` writes
 /// those defaults and still succeeds); the attributes AMD does not support are
@@ -906,7 +917,6 @@ pub fn pointer_attribute(
 ) -> HipResult<(Option<PointerValue>, HipResult)> {
     use pointer_attribute::*;
     use PointerValue::*;
-    runtime()?;
     let p = ptr as usize;
     let found = lookup(p, 1);
     let unknown = Err(HipError::INVALID_VALUE);
@@ -972,8 +982,9 @@ pub fn pointer_attribute(
 }
 
 /// `hipPointerSetAttribute`: only `HIP_POINTER_ATTRIBUTE_SYNC_MEMOPS` can be set (AMD's
-/// rule), on memory the runtime knows (else hipErrorInvalidDevicePointer). Setting it changes
-/// nothing: hipshim's synchronous memory operations already are.
+/// rule), on memory the runtime knows (else hipErrorInvalidDevicePointer; the caller has
+/// started the runtime). Setting it changes nothing: hipshim's synchronous memory operations
+/// already are.
 pub fn set_pointer_attribute(attribute: u32, ptr: *const c_void) -> HipResult {
     if attribute != pointer_attribute::SYNC_MEMOPS {
         tracing::warn!(
@@ -982,7 +993,6 @@ pub fn set_pointer_attribute(attribute: u32, ptr: *const c_void) -> HipResult {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    runtime()?;
     lookup(ptr as usize, 1)
         .map(|_| ())
         .ok_or(HipError::INVALID_DEVICE_POINTER)

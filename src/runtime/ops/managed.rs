@@ -1,7 +1,7 @@
-//! Managed memory beyond the allocation (`hipMallocManaged` itself is in `memory.rs`): the
+//! Managed memory beyond the allocation (`hipMallocManaged` itself is in `mem/memory.rs`): the
 //! advice a program gives about ranges of it (`hipMemAdvise`), prefetches
 //! (`hipMemPrefetchAsync`), what `hipMemRangeGetAttribute(s)` reads back, stream attachment
-//! (`hipStreamAttachMemAsync`); `__managed__` variables are `managed_var.rs`'s.
+//! (`hipStreamAttachMemAsync`); `__managed__` variables are `mem/managed_var.rs`'s.
 //!
 //! Managed memory is fine-grained system memory that every device reaches coherently, so no
 //! advice or prefetch changes where data lives or how it is accessed; what they change is
@@ -9,9 +9,9 @@
 //! holds per byte range, a query over a range answers a value only if the whole range has it,
 //! and memory allocated again at a freed allocation's address starts without advice.
 
-use super::memory::{self, MemKind};
-use super::runtime;
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory::{self, MemKind};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -212,9 +212,10 @@ fn managed_range(ptr: *const c_void, count: usize, call: &str) -> HipResult<(usi
     }
 }
 
-/// `device` as a location: a device index, or `hipCpuDeviceId` where `host_allowed`.
-fn location(device: i32, host_allowed: bool, call: &str) -> HipResult<i32> {
-    let count = runtime()?.devices.len() as i32;
+/// `device` as a location: an index of one of `devices`, or `hipCpuDeviceId` where
+/// `host_allowed`.
+fn location(devices: &[Device], device: i32, host_allowed: bool, call: &str) -> HipResult<i32> {
+    let count = devices.len() as i32;
     if (0..count).contains(&device) || (host_allowed && device == CPU_DEVICE_ID) {
         return Ok(device);
     }
@@ -231,26 +232,33 @@ fn location_bit(location: i32) -> u64 {
 }
 
 /// `hipMemAdvise`.
-pub fn advise(ptr: *const c_void, count: usize, advice: u32, device: i32) -> HipResult {
+/// `device` is an ordinal of `devices` or the CPU.
+pub fn advise(
+    devices: &[Device],
+    ptr: *const c_void,
+    count: usize,
+    advice: u32,
+    device: i32,
+) -> HipResult {
     const CALL: &str = "hipMemAdvise";
     let (base, start, end) = managed_range(ptr, count, CALL)?;
     let change: Box<dyn Fn(&mut Advice)> = match advice {
         // The device does not matter to these, but must still name one (AMD checks it).
         advice::SET_READ_MOSTLY | advice::UNSET_READ_MOSTLY => {
-            location(device, true, CALL)?;
+            location(devices, device, true, CALL)?;
             let on = advice == advice::SET_READ_MOSTLY;
             Box::new(move |a| a.read_mostly = on)
         }
         advice::SET_PREFERRED_LOCATION => {
-            let at = location(device, true, CALL)?;
+            let at = location(devices, device, true, CALL)?;
             Box::new(move |a| a.preferred = at)
         }
         advice::UNSET_PREFERRED_LOCATION => {
-            location(device, true, CALL)?;
+            location(devices, device, true, CALL)?;
             Box::new(|a| a.preferred = INVALID_DEVICE_ID)
         }
         advice::SET_ACCESSED_BY | advice::UNSET_ACCESSED_BY => {
-            let bit = location_bit(location(device, true, CALL)?);
+            let bit = location_bit(location(devices, device, true, CALL)?);
             if advice == advice::SET_ACCESSED_BY {
                 Box::new(move |a| a.accessed_by |= bit)
             } else {
@@ -258,7 +266,7 @@ pub fn advise(ptr: *const c_void, count: usize, advice: u32, device: i32) -> Hip
             }
         }
         advice::SET_COARSE_GRAIN | advice::UNSET_COARSE_GRAIN => {
-            location(device, true, CALL)?;
+            location(devices, device, true, CALL)?;
             let on = advice == advice::SET_COARSE_GRAIN;
             Box::new(move |a| a.coarse_grain = on)
         }
@@ -280,12 +288,19 @@ pub fn advise(ptr: *const c_void, count: usize, advice: u32, device: i32) -> Hip
 
 /// `hipMemPrefetchAsync`: the memory is where every device and the host reach it already, so
 /// nothing moves; the range remembers where it was sent (`LastPrefetchLocation`).
-pub fn prefetch(ptr: *const c_void, count: usize, device: i32, stream: *mut c_void) -> HipResult {
+/// `device` is an ordinal of `devices` or the CPU.
+pub fn prefetch(
+    devices: &[Device],
+    ptr: *const c_void,
+    count: usize,
+    device: i32,
+    stream: *mut c_void,
+) -> HipResult {
     const CALL: &str = "hipMemPrefetchAsync";
     let (base, start, end) = managed_range(ptr, count, CALL)?;
-    let at = location(device, true, CALL)?;
-    super::stream::lookup(stream)?;
-    super::graph::capture::refuse_on(stream, CALL)?;
+    let at = location(devices, device, true, CALL)?;
+    crate::runtime::stream::lookup(devices, stream)?;
+    crate::runtime::graph::capture::refuse_on(devices, stream, CALL)?;
     tracing::debug!(
         ptr = format_args!("{ptr:p}"),
         count,
@@ -403,7 +418,14 @@ fn fixed_coherency(ptr: usize, count: usize) -> Option<i32> {
 }
 
 /// `hipStreamAttachMemAsync`: every stream reaches managed memory already; checks the call.
-pub fn attach(stream: *mut c_void, ptr: *const c_void, length: usize, flags: u32) -> HipResult {
+/// `stream` is a stream of one of `devices`.
+pub fn attach(
+    devices: &[Device],
+    stream: *mut c_void,
+    ptr: *const c_void,
+    length: usize,
+    flags: u32,
+) -> HipResult {
     const CALL: &str = "hipStreamAttachMemAsync";
     if !ATTACH_FLAGS.contains(&flags) {
         tracing::warn!(
@@ -412,7 +434,7 @@ pub fn attach(stream: *mut c_void, ptr: *const c_void, length: usize, flags: u32
         );
         return Err(HipError::INVALID_VALUE);
     }
-    super::stream::lookup(stream)?;
+    crate::runtime::stream::lookup(devices, stream)?;
     if ptr.is_null() {
         return Err(HipError::INVALID_VALUE);
     }

@@ -8,16 +8,18 @@
 //! boxed tags, resolved only through live registries: a pointer that was never a handle, or
 //! whose module was unloaded, is `hipErrorInvalidHandle` without ever being dereferenced.
 
-use super::code_object::{self, CodeObjectIndex, KernelInfo, TargetId};
-use super::copy::{self, CopyKind};
-use super::device::Device;
-use super::handles::{AddressMap, HandleTable, RecentLookups};
-use super::kernarg::KernargLayout;
-use super::memory;
-use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::executable::{CodeObjectReader, Executable};
 use crate::hsa::HsaError;
+use crate::runtime::base::compat;
+use crate::runtime::base::handles::{AddressMap, HandleTable, RecentLookups};
+use crate::runtime::base::kernarg::KernargLayout;
+use crate::runtime::code_object::{self, CodeObjectIndex, KernelInfo, TargetId};
+use crate::runtime::copy::{self, CopyKind};
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::devices::hostcall;
+use crate::runtime::mem::managed_var;
+use crate::runtime::mem::memory;
 use hsa_abi::hsa_agent_t;
 use once_cell::sync::{Lazy, OnceCell};
 use parking_lot::Mutex;
@@ -83,7 +85,7 @@ pub struct Kernel {
     /// The kernarg segment as a launch writes it, checked once here.
     pub layout: KernargLayout,
     /// The configurations a launch on this device may have, worked out once here.
-    pub limits: super::kernarg::LaunchLimits,
+    pub limits: crate::runtime::base::kernarg::LaunchLimits,
     /// The kind of kernarg slot a launch writes the segment to; `None` if no slot holds it
     /// (launches are refused).
     pub kernarg_slot: Option<crate::hsa::queue::KernargSlot>,
@@ -213,6 +215,7 @@ pub fn register_variable(fat_binary: Arc<FatBinary>, host_var: usize, name: Stri
 /// # Safety
 /// As for `managed::register_variable`.
 pub unsafe fn register_managed_variable(
+    devices: &[Device],
     fat_binary: &FatBinary,
     host_var: *mut *mut c_void,
     init: *const c_void,
@@ -221,7 +224,7 @@ pub unsafe fn register_managed_variable(
     align: usize,
 ) -> HipResult {
     // SAFETY: forwarded contract.
-    let memory = unsafe { super::managed_var::register_variable(host_var, init, size, align) }?;
+    let memory = unsafe { managed_var::register_variable(devices, host_var, init, size, align) }?;
     tracing::debug!(%name, size, memory = format_args!("{memory:#x}"), "managed variable registered");
     fat_binary.managed.lock().push((name, memory));
     Ok(())
@@ -270,9 +273,10 @@ pub fn is_symbol(host_var: *const c_void) -> bool {
     VARIABLES.contains_key(&(host_var as usize))
 }
 
-/// The (device address, size) of a registered variable on the current device, loading its
-/// code image there if needed. An address nobody registered is `hipErrorInvalidSymbol`.
-pub fn symbol_on_current_device(host_var: *const c_void) -> HipResult<(usize, usize)> {
+/// The (device address, size) of a registered variable on `device` (the current device),
+/// loading its code image there if needed. An address nobody registered is
+/// `hipErrorInvalidSymbol`.
+pub fn symbol_on_device(device: &Device, host_var: *const c_void) -> HipResult<(usize, usize)> {
     let variable = VARIABLES
         .get(&(host_var as usize))
         .map(|v| v.value().clone())
@@ -283,7 +287,6 @@ pub fn symbol_on_current_device(host_var: *const c_void) -> HipResult<(usize, us
             );
             HipError::INVALID_SYMBOL
         })?;
-    let device = runtime()?.current_device()?;
     let loaded = variable.image.load(device)?;
     match loaded.variables.get(&variable.name) {
         Some(&(address, size)) => Ok((address, size.max(variable.size))),
@@ -323,7 +326,7 @@ impl Function {
             .ok_or(HipError::INVALID_DEVICE)?;
         cell.get_or_init(|| {
             let loaded = self.image.load(device)?;
-            loaded.kernel(self.name.as_bytes())?.ok_or_else(|| {
+            loaded.kernel(device, self.name.as_bytes())?.ok_or_else(|| {
                 tracing::error!(kernel = %self.name, "the code object has no such kernel");
                 HipError::INVALID_DEVICE_FUNCTION
             })
@@ -359,19 +362,18 @@ impl CodeImage {
         }
         let loaded = Arc::new(load_for_device(&self.bytes, device)?);
         // Before any kernel of the image can run there.
-        super::managed_var::bind_variables(device, &loaded.variables, &self.managed.lock())?;
+        managed_var::bind_variables(device, &loaded.variables, &self.managed.lock())?;
         *slot.lock() = Some(loaded.clone());
         Ok(loaded)
     }
 
     /// Destroys what the image loaded on every device (after draining their work).
-    /// Waits for the work of every device the image is loaded on (work that may still run
-    /// its code or use its variables).
-    fn quiesce(&self) -> HipResult {
-        let rt = runtime()?;
+    /// Waits for the work of every one of `devices` the image is loaded on (work that may
+    /// still run its code or use its variables).
+    fn quiesce(&self, devices: &[Device]) -> HipResult {
         for (index, slot) in self.loaded.iter().enumerate() {
             if slot.lock().is_some() {
-                if let Ok(device) = rt.device(index) {
+                if let Ok(device) = device::nth(devices, index) {
                     device.synchronize()?;
                 }
             }
@@ -504,7 +506,11 @@ impl LoadedCodeObject {
     /// its metadata decoded, its descriptor found. Metadata that does not decode, or a listed
     /// kernel whose descriptor the executable lacks, is an inconsistent code object:
     /// `hipErrorInvalidImage`.
-    pub fn kernel(&self, name: &[u8]) -> HipResult<Option<Arc<Kernel>>> {
+    pub fn kernel(&self, device: &Device, name: &[u8]) -> HipResult<Option<Arc<Kernel>>> {
+        debug_assert_eq!(
+            device.index, self.device,
+            "the device this object is loaded on"
+        );
         let mut kernels = self.kernels.lock();
         if let Some(kernel) = kernels.get(name) {
             return Ok(Some(kernel.clone()));
@@ -531,13 +537,15 @@ impl LoadedCodeObject {
             tracing::error!(kernel = %info.name, error = %e, "the kernel's metadata describes an impossible kernarg segment");
             HipError::INVALID_IMAGE
         })?;
-        let device = runtime()?.device(self.device)?;
         if layout.wants_hostcall_buffer() {
-            layout.set_hostcall_buffer(super::hostcall::buffer_for(device)?);
+            layout.set_hostcall_buffer(hostcall::buffer_for(device)?);
         }
         tracing::debug!(kernel = %info.name, kernel_object = format_args!("{kernel_object:#x}"), "kernel loaded");
-        let limits =
-            super::kernarg::LaunchLimits::new(&info, device.lds_bytes, device.info.max_grid_size);
+        let limits = crate::runtime::base::kernarg::LaunchLimits::new(
+            &info,
+            device.lds_bytes,
+            device.info.max_grid_size,
+        );
         let kernarg_slot =
             crate::hsa::queue::KernargSlot::for_segment(layout.size(), info.kernarg_align as usize);
         let kernel = Arc::new(Kernel {
@@ -553,9 +561,9 @@ impl LoadedCodeObject {
 
     /// Looks up every kernel the metadata lists (what an explicit module load checks, so that
     /// a bad image fails there rather than at a launch).
-    fn check_kernels(&self) -> HipResult {
+    fn check_kernels(&self, device: &Device) -> HipResult {
         for name in self.index.kernel_names() {
-            self.kernel(name)?;
+            self.kernel(device, name)?;
         }
         Ok(())
     }
@@ -596,7 +604,7 @@ fn select_entry(
 }
 
 // ---------------------------------------------------------------------------------------
-// Handles: fat binaries, hipModule_t, hipFunction_t (all in `runtime/handles.rs` tables)
+// Handles: fat binaries, hipModule_t, hipFunction_t (all in `runtime/base/handles.rs` tables)
 
 /// Fat binaries registered by `__hipRegisterFatBinary`, by the handle it returned.
 static FAT_BINARIES: HandleTable<FatBinary> = HandleTable::new("fat binary", 0xf0);
@@ -633,11 +641,10 @@ static MODULES: HandleTable<Module> = HandleTable::new("module", 0xa0);
 static FUNCTION_HANDLES: HandleTable<Function> = HandleTable::new("function", 0xb0);
 
 /// `hipModuleLoadData(Ex)`: `image` is an offload bundle or an ELF code object. Loaded on
-/// the current device now, on others at first use.
-pub fn load_module(image: Vec<u8>) -> HipResult<*mut c_void> {
-    let device = runtime()?.current_device()?;
+/// `device` (the current device) now, on others at first use.
+pub fn load_module(device: &Device, image: Vec<u8>) -> HipResult<*mut c_void> {
     let image = CodeImage::new(ImageBytes::Owned(image));
-    image.load(device)?.check_kernels()?;
+    image.load(device)?.check_kernels(device)?;
     let handle = MODULES.insert(Arc::new(Module {
         image,
         functions: Mutex::new(HashMap::new()),
@@ -649,7 +656,7 @@ pub fn load_module(image: Vec<u8>) -> HipResult<*mut c_void> {
 /// `hipModuleLoad`: reads the file, then as [`load_module`].
 /// Only regular files are read, and only as many bytes as their size: opening a FIFO would
 /// block, and a device such as `/dev/zero` never ends.
-pub fn load_module_file(path: &std::path::Path) -> HipResult<*mut c_void> {
+pub fn load_module_file(device: &Device, path: &std::path::Path) -> HipResult<*mut c_void> {
     use std::io::Read;
     let fail = |e: std::io::Error| {
         tracing::warn!(path = %path.display(), error = %e, "hipModuleLoad: cannot read the file");
@@ -665,13 +672,13 @@ pub fn load_module_file(path: &std::path::Path) -> HipResult<*mut c_void> {
     }
     if meta.len() == 0 {
         tracing::warn!(path = %path.display(), "hipModuleLoad: the file is empty");
-        return Err(super::compat::empty_module_file());
+        return Err(compat::empty_module_file());
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|file| file.take(meta.len()).read_to_end(&mut bytes))
         .map_err(fail)?;
-    load_module(bytes)
+    load_module(device, bytes)
 }
 
 /// `hipModuleLoadData(Ex)` of an image in memory: an ELF code object, an offload bundle or a
@@ -680,7 +687,7 @@ pub fn load_module_file(path: &std::path::Path) -> HipResult<*mut c_void> {
 ///
 /// # Safety
 /// `image` is null or one of those forms (see `image_from_memory` for what is checked).
-pub unsafe fn load_module_image(image: *const c_void) -> HipResult<*mut c_void> {
+pub unsafe fn load_module_image(device: &Device, image: *const c_void) -> HipResult<*mut c_void> {
     if image.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
@@ -689,7 +696,7 @@ pub unsafe fn load_module_image(image: *const c_void) -> HipResult<*mut c_void> 
         tracing::warn!(error = %e, "unusable code image");
         HipError::INVALID_IMAGE
     })?;
-    load_module(bytes)
+    load_module(device, bytes)
 }
 
 /// The live module a `hipModule_t` names.
@@ -697,8 +704,8 @@ pub fn module(handle: *mut c_void) -> HipResult<Arc<Module>> {
     MODULES.get(handle as usize)
 }
 
-/// `hipModuleUnload`: its function handles die with it.
-pub fn unload_module(handle: *mut c_void) -> HipResult {
+/// `hipModuleUnload`: its function handles die with it, after the work of `devices`.
+pub fn unload_module(devices: &[Device], handle: *mut c_void) -> HipResult {
     // As AMD's runtime: a null module is an invalid handle, any other that names no loaded
     // module (unloaded already, or made up) is not found.
     let live = if handle.is_null() {
@@ -708,7 +715,7 @@ pub fn unload_module(handle: *mut c_void) -> HipResult {
     };
     // A fault reported while waiting leaves the module as it was, so calling again unloads it
     // (a call that reports a fault has not done its own work).
-    live?.image.quiesce()?;
+    live?.image.quiesce(devices)?;
     let module = MODULES.remove(handle as usize)?;
     for (_, f) in module.functions.lock().drain() {
         // Already gone only if a concurrent unload of this module won; nothing to undo.
@@ -717,9 +724,9 @@ pub fn unload_module(handle: *mut c_void) -> HipResult {
     module.image.unload()
 }
 
-/// `hipModuleGetFunction`: one handle per (module, name), reused on repeated calls.
-pub fn module_get_function(module: &Module, name: &str) -> HipResult<*mut c_void> {
-    let device = runtime()?.current_device()?;
+/// `hipModuleGetFunction`: one handle per (module, name), reused on repeated calls; the
+/// module is loaded on `device` (the current device).
+pub fn module_get_function(device: &Device, module: &Module, name: &str) -> HipResult<*mut c_void> {
     let loaded = module.image.load(device)?;
     if !loaded.has_kernel(name.as_bytes()) {
         tracing::warn!(
@@ -741,9 +748,13 @@ pub fn module_get_function(module: &Module, name: &str) -> HipResult<*mut c_void
     Ok(f as *mut c_void)
 }
 
-/// `hipModuleGetGlobal`: (device address, size) of a module variable on the current device.
-pub fn module_get_global(module: &Module, name: &str) -> HipResult<(usize, usize)> {
-    let device = runtime()?.current_device()?;
+/// `hipModuleGetGlobal`: (device address, size) of a module variable on `device` (the
+/// current device).
+pub fn module_get_global(
+    device: &Device,
+    module: &Module,
+    name: &str,
+) -> HipResult<(usize, usize)> {
     let loaded = module.image.load(device)?;
     loaded.variables.get(name).copied().ok_or_else(|| {
         tracing::warn!(name, "hipModuleGetGlobal: no such variable in the module");
@@ -779,10 +790,15 @@ pub fn function_handle(handle: *mut c_void) -> HipResult<Arc<Function>> {
 // ---------------------------------------------------------------------------------------
 // Device symbols (`__device__` / `__constant__` variables registered by __hipRegisterVar)
 
-/// The device range `[symbol + offset, + size)` on the current device, checked against the
-/// variable's size.
-fn symbol_range(symbol: *const c_void, offset: usize, size: usize) -> HipResult<usize> {
-    let (address, bytes) = symbol_on_current_device(symbol)?;
+/// The device range `[symbol + offset, + size)` on `device` (the current device), checked
+/// against the variable's size.
+fn symbol_range(
+    device: &Device,
+    symbol: *const c_void,
+    offset: usize,
+    size: usize,
+) -> HipResult<usize> {
+    let (address, bytes) = symbol_on_device(device, symbol)?;
     match offset.checked_add(size) {
         Some(end) if end <= bytes => Ok(address + offset),
         _ => {
@@ -806,10 +822,11 @@ pub enum Towards {
     Host,
 }
 
-/// The device address a symbol copy of `size` bytes at `offset` reaches, after checking the
-/// kind for the direction and the range against the variable (also for the graph nodes that
-/// copy to or from a symbol).
+/// The device address on `device` (the current device) a symbol copy of `size` bytes at
+/// `offset` reaches, after checking the kind for the direction and the range against the
+/// variable (also for the graph nodes that copy to or from a symbol).
 pub fn symbol_target(
+    device: &Device,
     towards: Towards,
     symbol: *const c_void,
     size: usize,
@@ -823,17 +840,19 @@ pub fn symbol_target(
     if !matches!(kind, CopyKind::DeviceToDevice | CopyKind::Default) && kind != allowed {
         return Err(HipError::INVALID_MEMCPY_DIRECTION);
     }
-    symbol_range(symbol, offset, size)
+    symbol_range(device, symbol, offset, size)
 }
 
 /// Every hipMemcpy{To,From}Symbol{,Async}{,_spt}: checks the kind for the direction,
-/// resolves the symbol's range, then copies synchronously (`stream` None) or on `stream`.
+/// resolves the symbol's range on `device` (the current device), then copies synchronously
+/// (`stream` None) or on `stream`.
 ///
 /// # Safety
 /// HIP's contract: the non-symbol side is valid for `size` bytes (until the copy completes,
 /// for the stream-ordered forms).
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn symbol_copy(
+    devices: copy::Devices<'static>,
     towards: Towards,
     symbol: *const c_void,
     other: *mut c_void,
@@ -842,12 +861,12 @@ pub unsafe fn symbol_copy(
     kind: CopyKind,
     stream: Option<*mut c_void>,
 ) -> HipResult {
-    let at = symbol_target(towards, symbol, size, offset, kind)? as *mut c_void;
+    let device = devices.current?;
+    let at = symbol_target(device, towards, symbol, size, offset, kind)? as *mut c_void;
     let (dst, src) = match towards {
         Towards::Symbol => (at, other as *const c_void),
         Towards::Host => (other, at as *const c_void),
     };
-    let devices = runtime()?.copy_devices();
     // SAFETY: the caller's contract covers `other`; `at` was checked against the symbol's
     // registered size.
     unsafe {
@@ -974,9 +993,14 @@ fn host_function_checked(func: *const c_void) -> HipResult<Arc<Function>> {
 /// `hipErrorInvalidValue`, as in AMD's runtime. Valid: up to the LDS the kernel leaves free
 /// for `hipFuncAttributeMaxDynamicSharedMemorySize`, -1 (default) to 100 percent for
 /// `hipFuncAttributePreferredSharedMemoryCarveout`.
-pub fn set_function_attribute(func: *const c_void, attribute: u32, value: i32) -> HipResult {
+/// The kernel's limits are those on `device` (the current device).
+pub fn set_function_attribute(
+    device: &Device,
+    func: *const c_void,
+    attribute: u32,
+    value: i32,
+) -> HipResult {
     let function = host_function_checked(func)?;
-    let device = runtime()?.current_device()?;
     let valid = match attribute {
         func_attr::MAX_DYNAMIC_SHARED_SIZE_BYTES => {
             let free = function.attributes(device)?.max_dynamic_shared_size_bytes;

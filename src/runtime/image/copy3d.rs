@@ -21,9 +21,10 @@
 //! Synchronous copies follow `hipMemcpy2D`'s rules, stream-ordered ones `hipMemcpy2DAsync`'s
 //! (`copy.rs`).
 
-use super::array::{self, Extent, HipArray, PitchedPtr, Pos};
-use super::copy::{self, CopyKind, Rows};
 use crate::error::{HipError, HipResult};
+use crate::runtime::base::compat;
+use crate::runtime::copy::{self, CopyKind, Rows};
+use crate::runtime::image::array::{self, Extent, HipArray, PitchedPtr, Pos};
 use std::ffi::c_void;
 
 /// `hipMemcpy3DParms` (the same in ROCm 5, 6 and 7).
@@ -132,7 +133,7 @@ impl DrvMemcpy3D {
         if p.is_null() {
             return Err(HipError::INVALID_VALUE);
         }
-        if super::compat::abi() != super::compat::Abi::Rocm5 {
+        if compat::abi() != compat::Abi::Rocm5 {
             // SAFETY: the caller's contract, ROCm 6's layout.
             return Ok(unsafe { p.read() });
         }
@@ -285,11 +286,10 @@ impl Copy3D {
     }
 
     /// A `hipMemcpy3DPeerParms`: the pointers say which devices (unified addressing), so the
-    /// device numbers are only checked.
-    pub fn from_peer(p: &Memcpy3DPeerParms) -> HipResult<Copy3D> {
-        let count = super::runtime()?.devices.len();
+    /// device numbers are only checked (against the `device_count` the process has).
+    pub fn from_peer(device_count: usize, p: &Memcpy3DPeerParms) -> HipResult<Copy3D> {
         for device in [p.src_device, p.dst_device] {
-            if device < 0 || device as usize >= count {
+            if device < 0 || device as usize >= device_count {
                 return Err(HipError::INVALID_DEVICE);
             }
         }
@@ -311,7 +311,7 @@ impl Copy3D {
             tracing::warn!("HIP_MEMCPY3D: level-of-detail copies are not supported");
             return Err(HipError::INVALID_VALUE);
         }
-        let abi = super::compat::abi();
+        let abi = compat::abi();
         let (width, height) = (p.width_in_bytes, p.height);
         let src = driver_side(
             abi,
@@ -359,7 +359,7 @@ impl Copy3D {
 
     /// A `hip_Memcpy2D` (`hipMemcpyParam2D`).
     pub fn from_2d(p: &Memcpy2DParams) -> HipResult<Copy3D> {
-        let abi = super::compat::abi();
+        let abi = compat::abi();
         let src = driver_side(
             abi,
             p.src_memory_type,
@@ -430,7 +430,7 @@ fn packed(given: usize, extent: usize) -> usize {
 /// the host field holds (hip-tests check it). Whether a pointer is host or device memory is
 /// then the memory table's word, not the type's.
 fn driver_side(
-    abi: super::compat::Abi,
+    abi: compat::Abi,
     memory_type: u32,
     host: usize,
     device: usize,
@@ -439,7 +439,7 @@ fn driver_side(
     rows: usize,
 ) -> HipResult<Place> {
     let pitched = |ptr| Place::Pitched { ptr, pitch, rows };
-    let rocm5 = abi == super::compat::Abi::Rocm5;
+    let rocm5 = abi == compat::Abi::Rocm5;
     Ok(match memory_type {
         0 => pitched(host),
         1 if rocm5 => pitched(device),
@@ -616,8 +616,12 @@ impl Copy3D {
 /// # Safety
 /// Host memory in the copies is valid for its rows (until the copy completes, for pinned
 /// memory in a stream-ordered copy); device memory is checked by the copy engine.
-unsafe fn run(copies: &[RowsCopy], kind: CopyKind, stream: Option<*mut c_void>) -> HipResult {
-    let devices = super::runtime()?.copy_devices();
+unsafe fn run(
+    devices: copy::Devices<'static>,
+    copies: &[RowsCopy],
+    kind: CopyKind,
+    stream: Option<*mut c_void>,
+) -> HipResult {
     for c in copies {
         let (dst, src) = (c.dst as *mut c_void, c.src as *const c_void);
         match stream {
@@ -658,10 +662,14 @@ unsafe fn run(copies: &[RowsCopy], kind: CopyKind, stream: Option<*mut c_void>) 
 /// # Safety
 /// Host memory named by `desc` is valid for the box (until the copy completes, for pinned
 /// memory in a stream-ordered copy); device memory and arrays are checked.
-pub unsafe fn copy_3d(desc: &Copy3D, stream: Option<*mut c_void>) -> HipResult {
+pub unsafe fn copy_3d(
+    devices: copy::Devices<'static>,
+    desc: &Copy3D,
+    stream: Option<*mut c_void>,
+) -> HipResult {
     let copies = desc.plan()?;
     // SAFETY: forwarded contract.
-    unsafe { run(&copies, desc.kind, stream) }
+    unsafe { run(devices, &copies, desc.kind, stream) }
 }
 
 /// One side of a 1D-offset copy: memory, or an array addressed as its elements packed row
@@ -771,6 +779,7 @@ fn linear_plan(dst: Linear, src: Linear, count: usize) -> HipResult<Vec<RowsCopy
 /// # Safety
 /// As for [`copy_3d`], for the `count` bytes of host memory.
 pub unsafe fn linear_copy(
+    devices: copy::Devices<'static>,
     dst: Linear,
     src: Linear,
     count: usize,
@@ -784,12 +793,13 @@ pub unsafe fn linear_copy(
     )?;
     let copies = linear_plan(dst, src, count)?;
     // SAFETY: forwarded contract.
-    unsafe { run(&copies, kind, stream) }
+    unsafe { run(devices, &copies, kind, stream) }
 }
 
 /// `hipMemset3D(Async)`: `extent` (bytes, rows, slices) of `value` bytes in pitched device
 /// memory whose slices are `ysize` rows apart; synchronous when `stream` is `None`.
 pub fn memset_3d(
+    devices: copy::Devices<'static>,
     target: &PitchedPtr,
     value: u8,
     extent: &Extent,
@@ -833,7 +843,6 @@ pub fn memset_3d(
     } else {
         (extent.height, extent.depth)
     };
-    let devices = super::runtime()?.copy_devices();
     for z in 0..slices {
         let dst = (target.ptr as usize)
             .checked_add(z * slice_pitch)
@@ -944,7 +953,7 @@ mod tests {
 
     #[test]
     fn driver_memory_types_are_read_in_the_abis_numbering() {
-        use super::super::compat::Abi;
+        use crate::runtime::base::compat::Abi;
         let side = |abi, t, h, d, a| driver_side(abi, t, h, d, a, 64, 0).unwrap();
         let p = |ptr| Place::Pitched {
             ptr,

@@ -20,23 +20,24 @@
 //! `hipExtGetLinkTypeAndHopCount`'s hop count is the links' NUMA distance over one hop's (15
 //! for xGMI, 20 otherwise).
 
-use super::device::Device;
-use super::{runtime, Runtime};
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory;
 use hsa_abi::*;
 
 /// A device ordinal as AMD checks it: negative or past the last device is invalid.
-fn device_at(rt: &Runtime, ordinal: i32) -> HipResult<&Device> {
+fn device_at(devices: &[Device], ordinal: i32) -> HipResult<&Device> {
     usize::try_from(ordinal)
         .ok()
-        .and_then(|i| rt.devices.get(i))
+        .and_then(|i| devices.get(i))
         .ok_or(HipError::INVALID_DEVICE)
 }
 
-/// What the HSA runtime says about each ordered pair of devices, asked once when the runtime
-/// starts: the peer queries then read memory and call nothing, which also lets a child of
-/// `fork()` answer them (`fork_guard`).
+/// The devices and what the HSA runtime says about each ordered pair of them, asked once when
+/// the runtime starts: the peer queries then read memory and call nothing, which also lets a
+/// child of `fork()` answer them (`fork_guard`).
 pub struct PeerTable {
+    devices: &'static [Device],
     count: usize,
     /// Row `from`, column `to`; the diagonal is never asked.
     pairs: Vec<Pair>,
@@ -50,7 +51,7 @@ struct Pair {
 }
 
 impl PeerTable {
-    pub(super) fn survey(devices: &[Device]) -> Self {
+    pub(in crate::runtime) fn survey(devices: &'static [Device]) -> Self {
         let pairs = devices
             .iter()
             .flat_map(|from| devices.iter().map(move |to| (from, to)))
@@ -75,6 +76,7 @@ impl PeerTable {
             })
             .collect();
         Self {
+            devices,
             count: devices.len(),
             pairs,
         }
@@ -86,35 +88,37 @@ impl PeerTable {
 }
 
 /// Whether `device`'s agent may be granted `peer`'s device memory.
-fn reaches(rt: &Runtime, device: &Device, peer: &Device) -> HipResult<bool> {
-    rt.peers.pair(device, peer).reaches
+fn reaches(peers: &PeerTable, device: &Device, peer: &Device) -> HipResult<bool> {
+    peers.pair(device, peer).reaches
 }
 
 /// `hipDeviceCanAccessPeer`: 0 for the device itself (whatever the ordinal, as AMD checks that
 /// first).
-pub fn can_access_peer(device: i32, peer: i32) -> HipResult<bool> {
-    let rt = runtime()?;
+pub fn can_access_peer(peers: &PeerTable, device: i32, peer: i32) -> HipResult<bool> {
     if device == peer {
         return Ok(false);
     }
-    reaches(rt, device_at(rt, device)?, device_at(rt, peer)?)
+    let devices = peers.devices;
+    reaches(
+        peers,
+        device_at(devices, device)?,
+        device_at(devices, peer)?,
+    )
 }
 
-/// `hipDeviceEnablePeerAccess`: the current device may reach `peer`'s memory, existing and
-/// future allocations.
-pub fn enable_peer_access(peer: i32, flags: u32) -> HipResult {
+/// `hipDeviceEnablePeerAccess`: `current` (the current device) may reach `peer`'s memory,
+/// existing and future allocations.
+pub fn enable_peer_access(peers: &PeerTable, current: &Device, peer: i32, flags: u32) -> HipResult {
     if flags != 0 {
         return Err(HipError::INVALID_VALUE);
     }
-    let rt = runtime()?;
-    let current = rt.current_device()?;
-    let peer = peerable(rt, current, peer)?;
+    let peer = peerable(peers, current, peer)?;
     let mut readers = peer.peer_readers.lock();
     let bit = 1u64 << current.index;
     if *readers & bit != 0 {
         return Err(HipError::PEER_ACCESS_ALREADY_ENABLED);
     }
-    super::memory::grant_all(peer.index, current.index)?;
+    memory::grant_all(&current.all_gpus, peer.index, current.index)?;
     *readers |= bit;
     tracing::debug!(
         device = current.index,
@@ -124,12 +128,10 @@ pub fn enable_peer_access(peer: i32, flags: u32) -> HipResult {
     Ok(())
 }
 
-/// `hipDeviceDisablePeerAccess`: `peer`'s allocations made from now on are not granted to the
-/// current device.
-pub fn disable_peer_access(peer: i32) -> HipResult {
-    let rt = runtime()?;
-    let current = rt.current_device()?;
-    let peer = peerable(rt, current, peer)?;
+/// `hipDeviceDisablePeerAccess`: `peer`'s allocations made from now on are not granted to
+/// `current` (the current device).
+pub fn disable_peer_access(peers: &PeerTable, current: &Device, peer: i32) -> HipResult {
+    let peer = peerable(peers, current, peer)?;
     let mut readers = peer.peer_readers.lock();
     let bit = 1u64 << current.index;
     if *readers & bit == 0 {
@@ -146,9 +148,9 @@ pub fn disable_peer_access(peer: i32) -> HipResult {
 
 /// The peer of an enable or disable: AMD reports anything `current` cannot access (itself, a
 /// device that does not exist, one the HSA runtime never lets it reach) as an invalid device.
-fn peerable<'a>(rt: &'a Runtime, current: &Device, peer: i32) -> HipResult<&'a Device> {
-    let peer_device = device_at(rt, peer)?;
-    if peer_device.index == current.index || !reaches(rt, current, peer_device)? {
+fn peerable<'a>(peers: &'a PeerTable, current: &Device, peer: i32) -> HipResult<&'a Device> {
+    let peer_device = device_at(peers.devices, peer)?;
+    if peer_device.index == current.index || !reaches(peers, current, peer_device)? {
         tracing::warn!(
             device = current.index,
             peer,
@@ -170,11 +172,11 @@ pub mod p2p_attr {
 /// The link hops from `from`'s agent to `to`'s memory; at least one (two devices are never one
 /// agent).
 fn links<'a>(
-    rt: &'a Runtime,
+    peers: &'a PeerTable,
     from: &Device,
     to: &Device,
 ) -> HipResult<&'a [hsa_amd_memory_pool_link_info_t]> {
-    let links = rt.peers.pair(from, to).links.as_deref().map_err(|e| *e)?;
+    let links = peers.pair(from, to).links.as_deref().map_err(|e| *e)?;
     if links.is_empty() {
         tracing::warn!(
             from = from.index,
@@ -187,22 +189,24 @@ fn links<'a>(
 }
 
 /// `hipDeviceGetP2PAttribute(attr, src, dst)`.
-pub fn p2p_attribute(attr: u32, src: i32, dst: i32) -> HipResult<i32> {
-    let rt = runtime()?;
+pub fn p2p_attribute(peers: &PeerTable, attr: u32, src: i32, dst: i32) -> HipResult<i32> {
     if src == dst {
         return Err(HipError::INVALID_DEVICE);
     }
-    let (from, to) = (device_at(rt, src)?, device_at(rt, dst)?);
+    let (from, to) = (
+        device_at(peers.devices, src)?,
+        device_at(peers.devices, dst)?,
+    );
     match attr {
-        p2p_attr::PERFORMANCE_RANK => Ok(links(rt, from, to)?[0].link_type as i32),
-        p2p_attr::ACCESS_SUPPORTED => Ok(reaches(rt, from, to)?.into()),
+        p2p_attr::PERFORMANCE_RANK => Ok(links(peers, from, to)?[0].link_type as i32),
+        p2p_attr::ACCESS_SUPPORTED => Ok(reaches(peers, from, to)?.into()),
         p2p_attr::NATIVE_ATOMIC_SUPPORTED => {
-            let first = links(rt, from, to)?[0];
+            let first = links(peers, from, to)?[0];
             Ok((first.atomic_support_32bit || first.atomic_support_64bit).into())
         }
         // Arrays have an opaque layout: only between devices of one architecture.
         p2p_attr::HIP_ARRAY_ACCESS_SUPPORTED => {
-            Ok((from.info.gcn_arch == to.info.gcn_arch && reaches(rt, from, to)?).into())
+            Ok((from.info.gcn_arch == to.info.gcn_arch && reaches(peers, from, to)?).into())
         }
         _ => {
             tracing::warn!(attr, "hipDeviceGetP2PAttribute: unknown attribute");
@@ -213,12 +217,20 @@ pub fn p2p_attribute(attr: u32, src: i32, dst: i32) -> HipResult<i32> {
 
 /// `hipExtGetLinkTypeAndHopCount`: (HSA link type, hop count) from `device1` to `device2`'s
 /// memory.
-pub fn link_type_and_hop_count(device1: i32, device2: i32) -> HipResult<(u32, u32)> {
-    let rt = runtime()?;
+pub fn link_type_and_hop_count(
+    peers: &PeerTable,
+    device1: i32,
+    device2: i32,
+) -> HipResult<(u32, u32)> {
     if device1 == device2 || device1 < 0 || device2 < 0 {
         return Err(HipError::INVALID_VALUE);
     }
-    let links = links(rt, device_at(rt, device1)?, device_at(rt, device2)?)?;
+    let devices = peers.devices;
+    let links = links(
+        peers,
+        device_at(devices, device1)?,
+        device_at(devices, device2)?,
+    )?;
     let link_type = links[0].link_type;
     let distance: u32 = links.iter().map(|l| l.numa_distance).sum();
     let one_hop = if link_type == HSA_AMD_LINK_INFO_TYPE_XGMI {
@@ -231,17 +243,17 @@ pub fn link_type_and_hop_count(device1: i32, device2: i32) -> HipResult<(u32, u3
 
 /// Checks the device ordinals of `hipMemcpyPeer(Async)` (the pointers say where the memory
 /// is; AMD checks no more).
-pub fn check_copy_devices(dst_device: i32, src_device: i32) -> HipResult {
-    let rt = runtime()?;
-    device_at(rt, dst_device)?;
-    device_at(rt, src_device)?;
+pub fn check_copy_devices(devices: &[Device], dst_device: i32, src_device: i32) -> HipResult {
+    device_at(devices, dst_device)?;
+    device_at(devices, src_device)?;
     Ok(())
 }
 
 /// Before a copy between device `dst_device`'s memory at `dst` and device `src_device`'s at
-/// `src`: each device may reach the other's allocation, whichever engine the HSA runtime
-/// copies with.
+/// `src` (`gpus`: every device's agent, by ordinal, as `Device::all_gpus`): each device may reach the other's allocation, whichever
+/// engine the HSA runtime copies with.
 pub(crate) fn grant_for_copy(
+    gpus: &[hsa_agent_t],
     dst: usize,
     dst_device: usize,
     src: usize,
@@ -250,6 +262,6 @@ pub(crate) fn grant_for_copy(
     if dst_device == src_device {
         return Ok(());
     }
-    super::memory::grant_containing(dst, src_device)?;
-    super::memory::grant_containing(src, dst_device)
+    memory::grant_containing(gpus, dst, src_device)?;
+    memory::grant_containing(gpus, src, dst_device)
 }

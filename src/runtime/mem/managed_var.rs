@@ -1,21 +1,24 @@
 //! `__managed__` variables (`__hipRegisterManagedVar`): managed memory each variable gets
 //! before `main`, and the device-side pointer variable that names it wherever the code object
-//! is loaded. Apart from `managed.rs` (advice and prefetch), which builds on streams and
+//! is loaded. Apart from `ops/managed.rs` (advice and prefetch), which builds on streams and
 //! graphs, so that loading a module needs neither.
 
-use super::memory;
 use crate::error::{HipError, HipResult};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory;
 use std::ffi::c_void;
 
 /// `__hipRegisterManagedVar`, run by the program's constructors: the variable's managed
-/// memory, initialised from `init` (`size` bytes) and named by the host-side pointer
-/// `*host_var`, which host code reads directly (so it is set now, not at first use).
-/// Returns the memory's address.
+/// memory (made through the current one of `devices`), initialised from `init` (`size`
+/// bytes) and named by the host-side pointer `*host_var`, which host code reads directly (so
+/// it is set now, not at first use). Returns the memory's address.
 ///
 /// # Safety
 /// `host_var` points to the host-side pointer clang emitted for the variable, `init` to
 /// `size` readable bytes.
 pub unsafe fn register_variable(
+    devices: &[Device],
     host_var: *mut *mut c_void,
     init: *const c_void,
     size: usize,
@@ -25,14 +28,15 @@ pub unsafe fn register_variable(
         tracing::error!("__hipRegisterManagedVar: a null variable or initialiser, or size 0");
         return Err(HipError::INVALID_VALUE);
     }
-    let memory = memory::malloc_managed(size, memory::host_flags::ATTACH_GLOBAL)?;
+    let device = current::device(devices)?;
+    let memory = memory::malloc_managed(device, size, memory::host_flags::ATTACH_GLOBAL)?;
     if align > 1 && !(memory as usize).is_multiple_of(align) {
         tracing::error!(
             align,
             "__hipRegisterManagedVar: managed memory is not aligned enough"
         );
         // SAFETY: `memory` is the allocation just made.
-        let _ = unsafe { memory::free(memory) };
+        let _ = unsafe { memory::free(devices, memory) };
         return Err(HipError::INVALID_VALUE);
     }
     // SAFETY: `memory` is a fresh host-visible allocation of `size` bytes; `init` holds
@@ -48,7 +52,7 @@ pub unsafe fn register_variable(
 /// `device`, where an image with those variables (`variables`: name -> (address, size)) was
 /// just loaded. Two 4-byte fills: they need no stream and no staging buffer.
 pub(crate) fn bind_variables(
-    device: &super::device::Device,
+    device: &Device,
     variables: &std::collections::HashMap<String, (usize, usize)>,
     managed: &[(String, usize)],
 ) -> HipResult {

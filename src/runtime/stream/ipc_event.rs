@@ -18,6 +18,7 @@
 //! process waits until the creator has gone, then fails.
 
 use crate::error::{HipError, HipResult};
+use crate::runtime::mem::ipc;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -86,7 +87,7 @@ impl SharedEvent {
     /// A new shared page, for an event this process creates.
     pub fn create() -> HipResult<Arc<SharedEvent>> {
         let name = CString::new(MEMFD_NAME).expect("no NUL");
-        let fd = super::ipc::memfd(&name).map_err(|_| os_error("memfd_create"))?;
+        let fd = ipc::memfd(&name).map_err(|_| os_error("memfd_create"))?;
         // SAFETY: sizing our own memfd.
         if unsafe { libc::ftruncate(fd.as_raw_fd(), PAGE as libc::off_t) } != 0 {
             return Err(os_error("ftruncate"));

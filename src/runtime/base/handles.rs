@@ -10,7 +10,7 @@
 //! Not a handle we issue: the host address of a kernel stub or a device variable's host
 //! shadow, which the program registers (`__hipRegisterFunction`, `__hipRegisterVar`) and
 //! passes back to `hipLaunchKernel` and the symbol calls. Those stay keyed by that address
-//! in `module.rs`.
+//! in `kernel/module.rs`.
 
 use crate::error::{HipError, HipResult};
 use dashmap::DashMap;

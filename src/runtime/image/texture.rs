@@ -34,11 +34,13 @@
 //! **Handles.** Live objects are kept in a table keyed by their device address; a value that
 //! is not one (never was, or destroyed) is refused without being read.
 
-use super::array::{self, channel_kind, ChannelFormatDesc, HipArray};
-use super::copy::{self, CopyKind};
-use super::device_props::MAX_LINEAR_ELEMENTS;
-use super::{memory, runtime};
 use crate::error::{HipError, HipResult};
+use crate::runtime::copy::{self, CopyKind};
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::Device;
+use crate::runtime::devices::device_props::MAX_LINEAR_ELEMENTS;
+use crate::runtime::image::array::{self, channel_kind, ChannelFormatDesc, HipArray};
+use crate::runtime::mem::memory;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -162,7 +164,7 @@ const IMAGE_DWORDS: usize = 12;
 const OBJECT_DWORDS: usize = IMAGE_DWORDS + 8;
 
 /// Bytes a T# base address and a pitch2D row pitch must be aligned to.
-const ALIGNMENT: usize = super::device_props::TEXTURE_ALIGNMENT;
+const ALIGNMENT: usize = crate::runtime::devices::device_props::TEXTURE_ALIGNMENT;
 
 /// What a live object was made from, for the getters.
 #[derive(Clone, Copy, Debug)]
@@ -180,10 +182,8 @@ unsafe impl Send for Object {}
 static OBJECTS: once_cell::sync::Lazy<Mutex<HashMap<usize, Object>>> =
     once_cell::sync::Lazy::new(|| Mutex::new(HashMap::new()));
 
-/// `hipErrorNotSupported` unless the current device has image instructions.
-pub fn require_images(call: &str) -> HipResult {
-    let rt = runtime()?;
-    let device = rt.current_device()?;
+/// `hipErrorNotSupported` unless `device` (the current device) has image instructions.
+pub fn require_images(device: &Device, call: &str) -> HipResult {
     if device.info.image_support {
         Ok(())
     } else {
@@ -526,22 +526,31 @@ fn sampler_words(t: &TextureDesc) -> HipResult<[u32; 4]> {
 // ---------------------------------------------------------------------------------------
 // Objects
 
-/// Writes `words` to new device memory and records it; returns its address.
-fn publish(words: &[u32; OBJECT_DWORDS], object: Object) -> HipResult<*mut c_void> {
+/// Writes `words` to new memory of `device` (one of `devices`) and records it; returns its
+/// address.
+fn publish(
+    devices: &[Device],
+    device: &Device,
+    words: &[u32; OBJECT_DWORDS],
+    object: Object,
+) -> HipResult<*mut c_void> {
     let bytes = std::mem::size_of_val(words);
-    let ptr = memory::malloc(bytes)?;
+    let ptr = memory::malloc(device, bytes)?;
     let request = copy::CopyRequest::linear(
         ptr,
         words.as_ptr() as *const c_void,
         bytes,
         CopyKind::HostToDevice,
     );
-    let devices = runtime().map(|rt| rt.copy_devices());
+    let copy_devices = copy::Devices {
+        all: devices,
+        current: Ok(device),
+    };
     // SAFETY: `ptr` is a new device allocation of `bytes`; `words` is that many host bytes.
-    let copied = devices.and_then(|devices| unsafe { copy::memcpy(devices, request) });
+    let copied = unsafe { copy::memcpy(copy_devices, request) };
     if let Err(e) = copied {
         // SAFETY: allocated above, freed once.
-        let _ = unsafe { memory::free(ptr) };
+        let _ = unsafe { memory::free(devices, ptr) };
         return Err(e);
     }
     OBJECTS.lock().insert(ptr as usize, object);
@@ -554,13 +563,15 @@ fn publish(words: &[u32; OBJECT_DWORDS], object: Object) -> HipResult<*mut c_voi
     Ok(ptr)
 }
 
-/// `hipCreateTextureObject`.
+/// `hipCreateTextureObject`, on the current one of `devices`.
 pub fn create_texture(
+    devices: &[Device],
     resource: &ResourceDesc,
     texture: &TextureDesc,
     view: Option<&ResourceViewDesc>,
 ) -> HipResult<*mut c_void> {
-    require_images("hipCreateTextureObject")?;
+    let device = current::device(devices)?;
+    require_images(device, "hipCreateTextureObject")?;
     let normalized_float = match texture.read_mode {
         READ_ELEMENT_TYPE => false,
         READ_NORMALIZED_FLOAT => true,
@@ -595,6 +606,8 @@ pub fn create_texture(
     words[..IMAGE_DWORDS].copy_from_slice(&image_words);
     words[IMAGE_DWORDS..IMAGE_DWORDS + 4].copy_from_slice(&sampler);
     publish(
+        devices,
+        device,
         &words,
         Object {
             resource: *resource,
@@ -625,8 +638,9 @@ fn check_view(v: &ResourceViewDesc, extent: [usize; 3]) -> HipResult {
 }
 
 /// `hipCreateSurfaceObject`: an array resource, read and written as its element type.
-pub fn create_surface(resource: &ResourceDesc) -> HipResult<*mut c_void> {
-    require_images("hipCreateSurfaceObject")?;
+pub fn create_surface(devices: &[Device], resource: &ResourceDesc) -> HipResult<*mut c_void> {
+    let device = current::device(devices)?;
+    require_images(device, "hipCreateSurfaceObject")?;
     if resource.res_type != resource_type::ARRAY {
         tracing::warn!(
             res_type = resource.res_type,
@@ -638,6 +652,8 @@ pub fn create_surface(resource: &ResourceDesc) -> HipResult<*mut c_void> {
     let mut words = [0u32; OBJECT_DWORDS];
     words[..IMAGE_DWORDS].copy_from_slice(&image.words()?);
     publish(
+        devices,
+        device,
         &words,
         Object {
             resource: *resource,
@@ -674,14 +690,17 @@ fn lookup(handle: *mut c_void, texture: bool) -> HipResult<Object> {
     find(handle, texture, false)
 }
 
-/// `hipDestroyTextureObject` / `hipDestroySurfaceObject`: after the device's work, as
+/// `hipDestroyTextureObject` / `hipDestroySurfaceObject`: after the work of `devices`, as
 /// `hipFree` lets memory go. Null is a no-op, as in AMD's runtime.
-pub fn destroy(handle: *mut c_void, texture: bool) -> HipResult {
-    require_images(if texture {
-        "hipDestroyTextureObject"
-    } else {
-        "hipDestroySurfaceObject"
-    })?;
+pub fn destroy(devices: &[Device], handle: *mut c_void, texture: bool) -> HipResult {
+    require_images(
+        current::device(devices)?,
+        if texture {
+            "hipDestroyTextureObject"
+        } else {
+            "hipDestroySurfaceObject"
+        },
+    )?;
     if handle.is_null() {
         return Ok(());
     }
@@ -689,27 +708,27 @@ pub fn destroy(handle: *mut c_void, texture: bool) -> HipResult {
     let address = handle as usize;
     // SAFETY: a live object's address is memory `publish` had from `memory::malloc`; it is
     // freed once (its entry is gone).
-    unsafe { memory::free(address as *mut c_void) }
+    unsafe { memory::free(devices, address as *mut c_void) }
 }
 
-/// `hipGetTextureObjectResourceDesc`.
-pub fn texture_resource(handle: *mut c_void) -> HipResult<ResourceDesc> {
-    require_images("hipGetTextureObjectResourceDesc")?;
+/// `hipGetTextureObjectResourceDesc`; `device` is the current device.
+pub fn texture_resource(device: &Device, handle: *mut c_void) -> HipResult<ResourceDesc> {
+    require_images(device, "hipGetTextureObjectResourceDesc")?;
     Ok(lookup(handle, true)?.resource)
 }
 
-/// `hipGetTextureObjectTextureDesc`.
-pub fn texture_desc(handle: *mut c_void) -> HipResult<TextureDesc> {
-    require_images("hipGetTextureObjectTextureDesc")?;
+/// `hipGetTextureObjectTextureDesc`; `device` is the current device.
+pub fn texture_desc(device: &Device, handle: *mut c_void) -> HipResult<TextureDesc> {
+    require_images(device, "hipGetTextureObjectTextureDesc")?;
     Ok(lookup(handle, true)?
         .texture
         .expect("a texture object has a texture descriptor"))
 }
 
 /// `hipGetTextureObjectResourceViewDesc`: the view given at creation; an object made without
-/// one has none (`hipErrorInvalidValue`).
-pub fn texture_view(handle: *mut c_void) -> HipResult<ResourceViewDesc> {
-    require_images("hipGetTextureObjectResourceViewDesc")?;
+/// one has none (`hipErrorInvalidValue`); `device` is the current device.
+pub fn texture_view(device: &Device, handle: *mut c_void) -> HipResult<ResourceViewDesc> {
+    require_images(device, "hipGetTextureObjectResourceViewDesc")?;
     lookup(handle, true)?.view.ok_or_else(|| {
         tracing::warn!("the texture object was created without a resource view");
         HipError::INVALID_VALUE
@@ -821,7 +840,7 @@ impl DrvResourceViewDesc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::array::array_format;
+    use crate::runtime::image::array::array_format;
 
     #[test]
     fn descriptor_layouts_match_rocm_5_2() {

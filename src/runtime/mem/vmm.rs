@@ -16,11 +16,12 @@
 //! memory table (`memory::insert_virtual`) so that copies, fills, kernels and pointer queries
 //! know them; a copy may run through consecutive mappings.
 
-use super::handles::HandleTable;
-use super::mempool::{access, MemAccessDesc, MemLocation};
-use super::{memory, runtime, Runtime};
 use crate::error::{HipError, HipResult};
-use crate::hsa::{vmem as hsa_vmem, HsaApi};
+use crate::hsa::{vmem as hsa_vmem, HsaApi, HsaRuntime};
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::memory;
+use crate::runtime::mem::mempool::{access, MemAccessDesc, MemLocation};
 use hsa_abi::{access_permission, hsa_amd_memory_access_desc_t};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -85,25 +86,21 @@ struct Mapping {
 /// Live mappings by address. Lock order: this, then the memory table.
 static MAPPINGS: Mutex<BTreeMap<usize, Mapping>> = Mutex::new(BTreeMap::new());
 
-/// The runtime, if its HSA runtime has the VMM entry points.
-fn vmm_runtime(call: &str) -> HipResult<&'static Runtime> {
-    let rt = runtime()?;
-    if let Some(absent) = hsa_vmem::missing(rt.hsa.api) {
+/// The HSA entry points, if the HSA runtime has the VMM ones.
+fn vmm_api(hsa: &HsaRuntime, call: &str) -> HipResult<&'static HsaApi> {
+    if let Some(absent) = hsa_vmem::missing(hsa.api) {
         tracing::warn!(
-            hsa = %rt.hsa.api.path.display(),
+            hsa = %hsa.api.path.display(),
             absent,
             "{call}: the HSA runtime has no virtual memory management"
         );
         return Err(HipError::NOT_SUPPORTED);
     }
-    Ok(rt)
+    Ok(hsa.api)
 }
 
-fn device_of(location: &MemLocation, call: &str) -> HipResult<usize> {
-    let rt = runtime()?;
-    if location.type_ != LOCATION_DEVICE
-        || location.id < 0
-        || location.id as usize >= rt.devices.len()
+fn device_of(devices: &[Device], location: &MemLocation, call: &str) -> HipResult<usize> {
+    if location.type_ != LOCATION_DEVICE || location.id < 0 || location.id as usize >= devices.len()
     {
         tracing::warn!(
             location_type = location.type_,
@@ -115,7 +112,7 @@ fn device_of(location: &MemLocation, call: &str) -> HipResult<usize> {
     Ok(location.id as usize)
 }
 
-fn check_prop(prop: &MemAllocationProp, call: &str) -> HipResult<usize> {
+fn check_prop(devices: &[Device], prop: &MemAllocationProp, call: &str) -> HipResult<usize> {
     if prop.type_ != ALLOCATION_PINNED {
         tracing::warn!(
             type_ = prop.type_,
@@ -123,26 +120,33 @@ fn check_prop(prop: &MemAllocationProp, call: &str) -> HipResult<usize> {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    device_of(&prop.location, call)
+    device_of(devices, &prop.location, call)
 }
 
 /// `hipMemGetAllocationGranularity`: the device memory pool's granule.
-pub fn allocation_granularity(prop: &MemAllocationProp, option: u32) -> HipResult<usize> {
+pub fn allocation_granularity(
+    hsa: &HsaRuntime,
+    devices: &[Device],
+    prop: &MemAllocationProp,
+    option: u32,
+) -> HipResult<usize> {
     let call = "hipMemGetAllocationGranularity";
-    let rt = vmm_runtime(call)?;
-    let device = check_prop(prop, call)?;
+    vmm_api(hsa, call)?;
+    let device = check_prop(devices, prop, call)?;
     if !matches!(option, granularity::MINIMUM | granularity::RECOMMENDED) {
         tracing::warn!(option, "{call}: unknown option");
         return Err(HipError::INVALID_VALUE);
     }
-    Ok(rt
-        .device(device)?
+    Ok(device::nth(devices, device)?
         .device_pool
         .granule(option == granularity::RECOMMENDED)?)
 }
 
-fn minimum_granule(rt: &Runtime, device: usize) -> HipResult<usize> {
-    Ok(rt.device(device)?.device_pool.granule(false)?.max(1))
+fn minimum_granule(devices: &[Device], device: usize) -> HipResult<usize> {
+    Ok(device::nth(devices, device)?
+        .device_pool
+        .granule(false)?
+        .max(1))
 }
 
 fn new_handle(hsa: u64, device: usize, prop: MemAllocationProp) -> usize {
@@ -165,10 +169,16 @@ fn allocation(handle: usize, call: &str) -> HipResult<Arc<Allocation>> {
 }
 
 /// `hipMemCreate`: `size` bytes (a multiple of the granularity) of the device's memory.
-pub fn create(size: usize, prop: &MemAllocationProp, flags: u64) -> HipResult<usize> {
+pub fn create(
+    hsa: &HsaRuntime,
+    devices: &[Device],
+    size: usize,
+    prop: &MemAllocationProp,
+    flags: u64,
+) -> HipResult<usize> {
     let call = "hipMemCreate";
-    let rt = vmm_runtime(call)?;
-    let device = check_prop(prop, call)?;
+    let api = vmm_api(hsa, call)?;
+    let device = check_prop(devices, prop, call)?;
     if flags != 0 {
         tracing::warn!(flags, "{call}: flags must be 0");
         return Err(HipError::INVALID_VALUE);
@@ -183,7 +193,7 @@ pub fn create(size: usize, prop: &MemAllocationProp, flags: u64) -> HipResult<us
         );
         return Err(HipError::NOT_SUPPORTED);
     }
-    let granule = minimum_granule(rt, device)?;
+    let granule = minimum_granule(devices, device)?;
     if size == 0 || !size.is_multiple_of(granule) {
         tracing::warn!(
             size,
@@ -192,11 +202,11 @@ pub fn create(size: usize, prop: &MemAllocationProp, flags: u64) -> HipResult<us
         );
         return Err(HipError::INVALID_VALUE);
     }
-    let d = rt.device(device)?;
+    let d = device::nth(devices, device)?;
     if size > d.device_pool.size {
         return Err(HipError::OUT_OF_MEMORY);
     }
-    let hsa = hsa_vmem::create(rt.hsa.api, d.device_pool.handle(), size).map_err(|e| {
+    let hsa = hsa_vmem::create(api, d.device_pool.handle(), size).map_err(|e| {
         tracing::warn!(size, error = %e, "{call}: the allocation failed");
         HipError::OUT_OF_MEMORY
     })?;
@@ -226,9 +236,9 @@ fn drop_use(handle: usize, alloc: &Allocation, reference: bool, api: &HsaApi) ->
 }
 
 /// `hipMemRelease`: gives back one reference; a mapped allocation lives until unmapped.
-pub fn release(handle: usize) -> HipResult {
+pub fn release(hsa: &HsaRuntime, handle: usize) -> HipResult {
     let call = "hipMemRelease";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     let alloc = allocation(handle, call)?;
     if alloc.uses.lock().0 == 0 {
         tracing::warn!(
@@ -237,23 +247,25 @@ pub fn release(handle: usize) -> HipResult {
         );
         return Err(HipError::INVALID_VALUE);
     }
-    drop_use(handle, &alloc, true, rt.hsa.api)
+    drop_use(handle, &alloc, true, api)
 }
 
 /// `hipMemAddressReserve`.
 pub fn address_reserve(
+    hsa: &HsaRuntime,
+    devices: &[Device],
     size: usize,
     alignment: usize,
     addr: usize,
     flags: u64,
 ) -> HipResult<*mut c_void> {
     let call = "hipMemAddressReserve";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     if flags != 0 {
         tracing::warn!(flags, "{call}: flags must be 0");
         return Err(HipError::INVALID_VALUE);
     }
-    let granule = minimum_granule(rt, 0)?;
+    let granule = minimum_granule(devices, 0)?;
     if size == 0
         || !size.is_multiple_of(granule)
         || (alignment != 0 && !alignment.is_power_of_two())
@@ -261,7 +273,7 @@ pub fn address_reserve(
         tracing::warn!(size, alignment, granule, "{call}: the size must be a non-zero multiple of the granularity and the alignment 0 or a power of two");
         return Err(HipError::INVALID_VALUE);
     }
-    let ptr = hsa_vmem::reserve(rt.hsa.api, size, addr, alignment.max(granule)).map_err(|e| {
+    let ptr = hsa_vmem::reserve(api, size, addr, alignment.max(granule)).map_err(|e| {
         tracing::warn!(size, error = %e, "{call}: no address space");
         HipError::OUT_OF_MEMORY
     })?;
@@ -269,13 +281,13 @@ pub fn address_reserve(
 }
 
 /// `hipMemAddressFree`: the whole reservation, with nothing mapped in it.
-pub fn address_free(ptr: usize, size: usize) -> HipResult {
+pub fn address_free(hsa: &HsaRuntime, ptr: usize, size: usize) -> HipResult {
     let call = "hipMemAddressFree";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     if ptr == 0 || size == 0 {
         return Err(HipError::INVALID_VALUE);
     }
-    hsa_vmem::free(rt.hsa.api, ptr, size).map_err(|e| {
+    hsa_vmem::free(api, ptr, size).map_err(|e| {
         tracing::warn!(ptr = format_args!("{ptr:#x}"), size, error = %e, "{call}: not a whole reservation with nothing mapped in it");
         HipError::INVALID_VALUE
     })
@@ -283,11 +295,19 @@ pub fn address_free(ptr: usize, size: usize) -> HipResult {
 
 /// `hipMemMap`: `size` bytes of `handle` from `offset` at `ptr` (all aligned to the
 /// granularity), in a reservation, over nothing mapped.
-pub fn map(ptr: usize, size: usize, offset: usize, handle: usize, flags: u64) -> HipResult {
+pub fn map(
+    hsa: &HsaRuntime,
+    devices: &[Device],
+    ptr: usize,
+    size: usize,
+    offset: usize,
+    handle: usize,
+    flags: u64,
+) -> HipResult {
     let call = "hipMemMap";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     let alloc = allocation(handle, call)?;
-    let granule = minimum_granule(rt, alloc.device)?;
+    let granule = minimum_granule(devices, alloc.device)?;
     if ptr == 0
         || size == 0
         || flags != 0
@@ -306,7 +326,7 @@ pub fn map(ptr: usize, size: usize, offset: usize, handle: usize, flags: u64) ->
         return Err(HipError::INVALID_VALUE);
     }
     let mut mappings = MAPPINGS.lock();
-    hsa_vmem::map(rt.hsa.api, ptr, size, offset, alloc.hsa).map_err(|e| {
+    hsa_vmem::map(api, ptr, size, offset, alloc.hsa).map_err(|e| {
         tracing::warn!(ptr = format_args!("{ptr:#x}"), size, offset, error = %e, "{call}: not a free part of a reservation, or past the allocation's end");
         HipError::INVALID_VALUE
     })?;
@@ -346,26 +366,27 @@ fn whole_mappings(
     Ok(found)
 }
 
-/// `hipMemUnmap`: whole mappings only. Work already queued that may use them finishes first.
-pub fn unmap(ptr: usize, size: usize) -> HipResult {
+/// `hipMemUnmap`: whole mappings only. Work already queued on `devices` that may use them
+/// finishes first.
+pub fn unmap(hsa: &HsaRuntime, devices: &[Device], ptr: usize, size: usize) -> HipResult {
     let call = "hipMemUnmap";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     {
         let mappings = MAPPINGS.lock();
         whole_mappings(&mappings, ptr, size, call)?;
     }
-    memory::synchronize_all()?;
+    memory::synchronize_all(devices)?;
     let mut mappings = MAPPINGS.lock();
     let found = whole_mappings(&mappings, ptr, size, call)?;
     // Out of the memory table first: no new copy may start on memory about to go.
     for (start, _) in &found {
         memory::remove_virtual(*start);
     }
-    hsa_vmem::unmap(rt.hsa.api, ptr, size)?;
+    hsa_vmem::unmap(api, ptr, size)?;
     for (start, handle) in found {
         mappings.remove(&start);
         if let Ok(alloc) = ALLOCATIONS.get(handle) {
-            drop_use(handle, &alloc, false, rt.hsa.api)?;
+            drop_use(handle, &alloc, false, api)?;
         }
     }
     Ok(())
@@ -385,31 +406,42 @@ fn permission(flags: u32) -> HipResult<u32> {
 }
 
 /// `hipMemSetAccess`: each device's access to the mappings of `[ptr, ptr + size)`.
-pub fn set_access(ptr: usize, size: usize, descs: &[MemAccessDesc]) -> HipResult {
+pub fn set_access(
+    hsa: &HsaRuntime,
+    devices: &[Device],
+    ptr: usize,
+    size: usize,
+    descs: &[MemAccessDesc],
+) -> HipResult {
     let call = "hipMemSetAccess";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     let mut hsa_descs = Vec::with_capacity(descs.len());
     for d in descs {
-        let device = device_of(&d.location, call)?;
+        let device = device_of(devices, &d.location, call)?;
         hsa_descs.push(hsa_amd_memory_access_desc_t {
             permissions: permission(d.flags)?,
-            agent_handle: rt.device(device)?.agent,
+            agent_handle: device::nth(devices, device)?.agent,
         });
     }
     let mappings = MAPPINGS.lock();
     whole_mappings(&mappings, ptr, size, call)?;
-    hsa_vmem::set_access(rt.hsa.api, ptr, size, &hsa_descs).map_err(|e| {
+    hsa_vmem::set_access(api, ptr, size, &hsa_descs).map_err(|e| {
         tracing::warn!(error = %e, "{call}: the runtime refused");
         HipError::INVALID_VALUE
     })
 }
 
 /// `hipMemGetAccess`: `location`'s access flags on the mapping holding `ptr`.
-pub fn get_access(location: &MemLocation, ptr: usize) -> HipResult<u32> {
+pub fn get_access(
+    hsa: &HsaRuntime,
+    devices: &[Device],
+    location: &MemLocation,
+    ptr: usize,
+) -> HipResult<u32> {
     let call = "hipMemGetAccess";
-    let rt = vmm_runtime(call)?;
-    let device = device_of(location, call)?;
-    let perms = hsa_vmem::get_access(rt.hsa.api, ptr, rt.device(device)?.agent).map_err(|e| {
+    let api = vmm_api(hsa, call)?;
+    let device = device_of(devices, location, call)?;
+    let perms = hsa_vmem::get_access(api, ptr, device::nth(devices, device)?.agent).map_err(|e| {
         tracing::warn!(ptr = format_args!("{ptr:#x}"), error = %e, "{call}: not a mapped address");
         HipError::INVALID_VALUE
     })?;
@@ -422,17 +454,17 @@ pub fn get_access(location: &MemLocation, ptr: usize) -> HipResult<u32> {
 }
 
 /// `hipMemGetAllocationPropertiesFromHandle`.
-pub fn properties(handle: usize) -> HipResult<MemAllocationProp> {
+pub fn properties(hsa: &HsaRuntime, handle: usize) -> HipResult<MemAllocationProp> {
     let call = "hipMemGetAllocationPropertiesFromHandle";
-    vmm_runtime(call)?;
+    vmm_api(hsa, call)?;
     Ok(allocation(handle, call)?.prop)
 }
 
 /// `hipMemRetainAllocationHandle`: one more reference to the allocation mapped at `ptr`
 /// (the handle it was mapped with).
-pub fn retain(ptr: usize) -> HipResult<usize> {
+pub fn retain(hsa: &HsaRuntime, ptr: usize) -> HipResult<usize> {
     let call = "hipMemRetainAllocationHandle";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     let mappings = MAPPINGS.lock();
     let handle = mappings
         .range(..=ptr)
@@ -447,16 +479,16 @@ pub fn retain(ptr: usize) -> HipResult<usize> {
             HipError::INVALID_VALUE
         })?;
     let alloc = allocation(handle, call)?;
-    hsa_vmem::retain(rt.hsa.api, ptr)?;
+    hsa_vmem::retain(api, ptr)?;
     alloc.uses.lock().0 += 1;
     Ok(handle)
 }
 
 /// `hipMemExportToShareableHandle`: a new file descriptor of the allocation (the caller's to
 /// close), for an allocation made to be shared that way.
-pub fn export(handle: usize, handle_type: u32, flags: u64) -> HipResult<i32> {
+pub fn export(hsa: &HsaRuntime, handle: usize, handle_type: u32, flags: u64) -> HipResult<i32> {
     let call = "hipMemExportToShareableHandle";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     let alloc = allocation(handle, call)?;
     if flags != 0 {
         tracing::warn!(flags, "{call}: flags must be 0");
@@ -468,14 +500,19 @@ pub fn export(handle: usize, handle_type: u32, flags: u64) -> HipResult<i32> {
         tracing::warn!(handle_type, requested = alloc.prop.requested_handle_type, "{call}: only a POSIX file descriptor, for an allocation made with that requestedHandleType");
         return Err(HipError::INVALID_VALUE);
     }
-    Ok(hsa_vmem::export(rt.hsa.api, alloc.hsa)?)
+    Ok(hsa_vmem::export(api, alloc.hsa)?)
 }
 
 /// `hipMemImportFromShareableHandle`: `os_handle` is the file descriptor itself (CUDA's
 /// convention: `(void*)(uintptr_t)fd`). The allocation belongs to the current device.
-pub fn import(os_handle: usize, handle_type: u32) -> HipResult<usize> {
+pub fn import(
+    hsa: &HsaRuntime,
+    current: &Device,
+    os_handle: usize,
+    handle_type: u32,
+) -> HipResult<usize> {
     let call = "hipMemImportFromShareableHandle";
-    let rt = vmm_runtime(call)?;
+    let api = vmm_api(hsa, call)?;
     if handle_type != handle_type::POSIX_FILE_DESCRIPTOR {
         tracing::warn!(handle_type, "{call}: only POSIX file descriptors");
         return Err(HipError::INVALID_VALUE);
@@ -484,11 +521,11 @@ pub fn import(os_handle: usize, handle_type: u32) -> HipResult<usize> {
         tracing::warn!(os_handle, "{call}: not a file descriptor");
         return Err(HipError::INVALID_VALUE);
     };
-    let hsa = hsa_vmem::import(rt.hsa.api, fd).map_err(|e| {
+    let hsa = hsa_vmem::import(api, fd).map_err(|e| {
         tracing::warn!(fd, error = %e, "{call}: not a descriptor of exported memory");
         HipError::INVALID_VALUE
     })?;
-    let device = rt.current_device()?.index;
+    let device = current.index;
     let prop = MemAllocationProp {
         type_: ALLOCATION_PINNED,
         requested_handle_type: handle_type::POSIX_FILE_DESCRIPTOR,

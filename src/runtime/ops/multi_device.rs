@@ -1,7 +1,7 @@
 //! Multi-device cooperative launches (`hipLaunchCooperativeKernelMultiDevice`,
 //! `hipModuleLaunchCooperativeKernelMultiDevice`, [`launch_multi_device`]): one grid per
 //! device (the device of each part's stream), each a cooperative dispatch on its device's
-//! cooperative queue (`cooperative.rs`), and `this_multi_grid().sync()`
+//! cooperative queue (`kernel/cooperative.rs`), and `this_multi_grid().sync()`
 //! (`__ockl_multi_grid_sync`) synchronises all of them.
 //!
 //! How: work-group 0 of each grid adds 1 to a sync word shared by the grids, and the last to
@@ -19,14 +19,14 @@
 //! device are refused (`hipErrorNotSupported`, after the other checks) and
 //! `hipDeviceAttributeCooperativeMultiDeviceLaunch` reads 0.
 
-use super::device::Device;
-use super::launch::{self, Args, Dim3, GridSize, LaunchRequest};
-use super::module::Function;
-use super::runtime;
-use super::stream::{self, Dep};
 use crate::error::{HipError, HipResult};
 use crate::hsa::memory::PoolBuffer;
 use crate::hsa::queue::Marker;
+use crate::runtime::base::compat;
+use crate::runtime::devices::device::Device;
+use crate::runtime::kernel::module::Function;
+use crate::runtime::launch::{self, Args, Dim3, GridSize, LaunchRequest};
+use crate::runtime::stream::{self, Dep};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -148,13 +148,19 @@ pub fn supported(devices: &[Device], devices_run_one_at_a_time: bool) -> bool {
 ///
 /// # Safety
 /// Each part's `args` holds one valid pointer per explicit argument of its kernel.
-pub unsafe fn launch_multi_device(api: &str, parts: &[GridPart], flags: u32) -> HipResult {
-    let rt = runtime()?;
+pub unsafe fn launch_multi_device(
+    devices: &[Device],
+    devices_run_one_at_a_time: bool,
+    api: &str,
+    parts: &[GridPart],
+    flags: u32,
+) -> HipResult {
     if flags & !MULTI_DEVICE_FLAGS != 0 {
         tracing::warn!(flags, "{api}: unknown flags");
         return Err(HipError::INVALID_VALUE);
     }
-    let mut devices: Vec<&'static Device> = Vec::with_capacity(parts.len());
+    let all_devices = devices;
+    let mut devices: Vec<&Device> = Vec::with_capacity(parts.len());
     for (rank, part) in parts.iter().enumerate() {
         if part.stream.is_null() || part.stream as usize == stream::LEGACY_HANDLE {
             tracing::warn!(
@@ -163,11 +169,11 @@ pub unsafe fn launch_multi_device(api: &str, parts: &[GridPart], flags: u32) -> 
             );
             return Err(HipError::INVALID_HANDLE);
         }
-        let (device, stream) = stream::lookup(part.stream)?;
+        let (device, stream) = stream::lookup(all_devices, part.stream)?;
         // A capturing stream refuses the launch in every ABI (`Stream::begin`); ROCm 7 also
         // invalidates the capture.
-        if super::compat::abi() >= super::compat::Abi::Rocm7 {
-            super::graph::capture::refuse_if_capturing(&stream, api)?;
+        if compat::abi() >= compat::Abi::Rocm7 {
+            crate::runtime::graph::capture::refuse_if_capturing(&stream, api)?;
         }
         if devices.iter().any(|d| d.index == device.index) {
             tracing::warn!(
@@ -201,7 +207,7 @@ pub unsafe fn launch_multi_device(api: &str, parts: &[GridPart], flags: u32) -> 
             }
         })
         .collect::<HipResult<Vec<_>>>()?;
-    if parts.len() > 1 && rt.hsa.devices_run_one_at_a_time {
+    if parts.len() > 1 && devices_run_one_at_a_time {
         tracing::warn!(
             devices = parts.len(),
             "{api}: the HSA runtime runs one device's work at a time (hsasim's deterministic \
@@ -217,7 +223,7 @@ pub unsafe fn launch_multi_device(api: &str, parts: &[GridPart], flags: u32) -> 
         .collect::<HipResult<Vec<_>>>()?;
 
     let mut blocks = SYNC_BLOCKS.lock();
-    let block = free_block(&mut blocks, devices[0], rt.devices.len())?;
+    let block = free_block(&mut blocks, devices[0], all_devices.len())?;
     let base = block.as_ptr();
     let total: u64 = checked.iter().map(|c| c.work_items()).sum();
     let mut before = 0;
@@ -327,8 +333,7 @@ fn free_block(
         return Ok(blocks.swap_remove(at).buffer);
     }
     let size = INFO_OFFSET + devices * std::mem::size_of::<MultiGridInfo>();
-    let gpus = &runtime()?.hsa.gpus;
-    device.host_pool.allocate(size, gpus).map_err(|e| {
+    device.host_pool.allocate(size, &device.all_gpus).map_err(|e| {
         tracing::warn!(size, status = %device.api.describe(e.status), "multi-device cooperative launch: no memory for the multi-grid sync block");
         HipError::OUT_OF_MEMORY
     })

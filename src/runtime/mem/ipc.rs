@@ -11,9 +11,13 @@
 //! An opened range is entered in the memory table as memory of the current device
 //! (`memory::insert_imported`), so copies, fills, kernels and pointer queries know it.
 
-use super::{memory, runtime, Runtime};
 use crate::error::{HipError, HipResult};
 use crate::hsa::ipc as hsa_ipc;
+use crate::hsa::HsaApi;
+use crate::runtime::base::compat;
+use crate::runtime::devices::current;
+use crate::runtime::devices::device::{self, Device};
+use crate::runtime::mem::memory;
 use hsa_abi::hsa_amd_ipc_memory_t;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -36,18 +40,20 @@ struct Opened {
     base: usize,
     /// Mapped by `hipMemPoolImportPointer`: `hipFree` unmaps it.
     pool_import: bool,
+    /// The HSA runtime that attached it, which detaches it.
+    api: &'static HsaApi,
 }
 
 /// Ranges opened by this process, by the pointer `hipIpcOpenMemHandle` returned.
 static OPENED: Mutex<Option<HashMap<usize, Opened>>> = Mutex::new(None);
 
-fn ipc_runtime(call: &str) -> HipResult<&'static Runtime> {
-    let rt = runtime()?;
-    if let Some(absent) = hsa_ipc::missing(rt.hsa.api) {
-        tracing::warn!(hsa = %rt.hsa.api.path.display(), absent, "{call}: the HSA runtime has no inter-process memory");
+/// `api`, if the HSA runtime has the inter-process memory entry points.
+fn ipc_api(api: &'static HsaApi, call: &str) -> HipResult<&'static HsaApi> {
+    if let Some(absent) = hsa_ipc::missing(api) {
+        tracing::warn!(hsa = %api.path.display(), absent, "{call}: the HSA runtime has no inter-process memory");
         return Err(HipError::NOT_SUPPORTED);
     }
-    Ok(rt)
+    Ok(api)
 }
 
 fn encode(hsa: &hsa_amd_ipc_memory_t, size: u64, offset: u64) -> IpcHandle {
@@ -90,15 +96,32 @@ pub(crate) fn memfd(name: &std::ffi::CStr) -> std::io::Result<std::os::fd::Owned
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) })
 }
 
-/// `hipIpcGetMemHandle`: a handle for the `hipMalloc` allocation holding `ptr`.
-pub fn get_mem_handle(ptr: usize) -> HipResult<IpcHandle> {
-    export(ptr, &[memory::MemKind::Device], "hipIpcGetMemHandle")
+/// `hipIpcGetMemHandle`: a handle for the `hipMalloc` allocation holding `ptr` (memory of
+/// one of `devices`, exported through `api`).
+pub fn get_mem_handle(
+    api: &'static HsaApi,
+    devices: &[Device],
+    ptr: usize,
+) -> HipResult<IpcHandle> {
+    export(
+        api,
+        devices,
+        ptr,
+        &[memory::MemKind::Device],
+        "hipIpcGetMemHandle",
+    )
 }
 
 /// A handle for the allocation of one of `kinds` holding `ptr` (the whole allocation, rounded
 /// to the device pool's granule, and `ptr`'s offset in it).
-pub(crate) fn export(ptr: usize, kinds: &[memory::MemKind], call: &str) -> HipResult<IpcHandle> {
-    let rt = ipc_runtime(call)?;
+pub(crate) fn export(
+    api: &'static HsaApi,
+    devices: &[Device],
+    ptr: usize,
+    kinds: &[memory::MemKind],
+    call: &str,
+) -> HipResult<IpcHandle> {
+    let api = ipc_api(api, call)?;
     let alloc = memory::lookup(ptr, 1)
         .filter(|a| kinds.contains(&a.kind))
         .ok_or_else(|| {
@@ -113,21 +136,29 @@ pub(crate) fn export(ptr: usize, kinds: &[memory::MemKind], call: &str) -> HipRe
             );
             HipError::INVALID_DEVICE_POINTER
         })?;
-    let granule = rt.device(alloc.device)?.device_pool.granule(false)?.max(1);
+    let granule = device::nth(devices, alloc.device)?
+        .device_pool
+        .granule(false)?
+        .max(1);
     let size = alloc.size.next_multiple_of(granule);
-    let hsa = hsa_ipc::create(rt.hsa.api, alloc.start, size).map_err(|e| {
+    let hsa = hsa_ipc::create(api, alloc.start, size).map_err(|e| {
         tracing::warn!(ptr = format_args!("{ptr:#x}"), error = %e, "{call}: the runtime cannot export it");
         HipError::INVALID_DEVICE_POINTER
     })?;
     Ok(encode(&hsa, size as u64, (ptr - alloc.start) as u64))
 }
 
-/// `hipIpcOpenMemHandle`: maps another process's memory for the current device; returns the
-/// address of the pointer the handle was made for.
-pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
+/// `hipIpcOpenMemHandle`: maps another process's memory for the current one of `devices`;
+/// returns the address of the pointer the handle was made for.
+pub fn open_mem_handle(
+    api: &'static HsaApi,
+    devices: &[Device],
+    handle: &IpcHandle,
+    flags: u32,
+) -> HipResult<usize> {
     let call = "hipIpcOpenMemHandle";
-    let rt = ipc_runtime(call)?;
-    let legacy_flags = super::compat::abi() == super::compat::Abi::Rocm5 && flags == 0;
+    let api = ipc_api(api, call)?;
+    let legacy_flags = compat::abi() == compat::Abi::Rocm5 && flags == 0;
     if flags != LAZY_ENABLE_PEER_ACCESS && !legacy_flags {
         tracing::warn!(flags, "{call}: flags must be hipIpcMemLazyEnablePeerAccess");
         return Err(HipError::INVALID_VALUE);
@@ -149,20 +180,20 @@ pub fn open_mem_handle(handle: &IpcHandle, flags: u32) -> HipResult<usize> {
         tracing::warn!("{call}: the handle was made by this process, which has the memory already");
         return Err(HipError::INVALID_CONTEXT);
     }
-    let device = rt.current_device()?;
-    attach(rt, (hsa, size, offset, pid), device, false, call)
+    let device = current::device(devices)?;
+    attach(api, (hsa, size, offset, pid), device, false, call)
 }
 
 /// A handle that [`encode`] made: attaches its memory for `device`, enters it in the memory
 /// table and in the table of opened ranges; returns the address of the handle's pointer.
 fn attach(
-    rt: &Runtime,
+    api: &'static HsaApi,
     (hsa, size, offset, pid): (hsa_amd_ipc_memory_t, u64, u64, u32),
-    device: &super::device::Device,
+    device: &Device,
     pool_import: bool,
     call: &str,
 ) -> HipResult<usize> {
-    let base = hsa_ipc::attach(rt.hsa.api, &hsa, size as usize, &[device.agent]).map_err(|e| {
+    let base = hsa_ipc::attach(api, &hsa, size as usize, &[device.agent]).map_err(|e| {
         tracing::warn!(pid, error = %e, "{call}: cannot attach the memory (has its process ended?)");
         HipError::INVALID_DEVICE_POINTER
     })?;
@@ -174,42 +205,42 @@ fn attach(
             base = format_args!("{base:#x}"),
             "{call}: this process's own memory, which its device service cannot map twice; import it in another process"
         );
-        let _ = hsa_ipc::detach(rt.hsa.api, base);
+        let _ = hsa_ipc::detach(api, base);
         return Err(HipError::INVALID_VALUE);
     }
     memory::insert_imported(base, size as usize, device.index);
     let ptr = base + offset as usize;
-    OPENED
-        .lock()
-        .get_or_insert_with(HashMap::new)
-        .insert(ptr, Opened { base, pool_import });
+    OPENED.lock().get_or_insert_with(HashMap::new).insert(
+        ptr,
+        Opened {
+            base,
+            pool_import,
+            api,
+        },
+    );
     Ok(ptr)
 }
 
 /// What `hipMemPoolImportPointer` maps: a handle [`export`] made, in this process or another
 /// (AMD's runtime attaches a pool pointer in the process that exported it too), for `device`.
 /// `None` if the bytes are not such a handle.
-pub(crate) fn import(
-    handle: &IpcHandle,
-    device: &super::device::Device,
-    call: &str,
-) -> HipResult<Option<usize>> {
-    let rt = ipc_runtime(call)?;
+pub(crate) fn import(handle: &IpcHandle, device: &Device, call: &str) -> HipResult<Option<usize>> {
+    let api = ipc_api(device.api, call)?;
     let Some(decoded) = decode(handle).filter(|(_, size, offset, _)| *size > 0 && offset < size)
     else {
         return Ok(None);
     };
-    attach(rt, decoded, device, true, call).map(Some)
+    attach(api, decoded, device, true, call).map(Some)
 }
 
-/// `hipFree`/`hipFreeAsync` of `ptr`: unmaps it if `hipMemPoolImportPointer` mapped it
-/// (`None` for any other pointer).
-pub(crate) fn free_pool_import(ptr: usize) -> Option<HipResult> {
-    let imported = OPENED
+/// `hipFree`/`hipFreeAsync` of `ptr`: unmaps it if `hipMemPoolImportPointer` mapped it, after
+/// the work of `devices` (`None` for any other pointer).
+pub(crate) fn free_pool_import(devices: &[Device], ptr: usize) -> Option<HipResult> {
+    let attached_by = OPENED
         .lock()
         .as_ref()
-        .is_some_and(|m| m.get(&ptr).is_some_and(|o| o.pool_import));
-    imported.then(|| close_mem_handle(ptr))
+        .and_then(|m| m.get(&ptr).filter(|o| o.pool_import).map(|o| o.api));
+    attached_by.map(|api| close_mem_handle(api, devices, ptr))
 }
 
 /// Whether `ptr` is what an open or import returned and has not been closed.
@@ -218,10 +249,10 @@ pub(crate) fn is_opened(ptr: usize) -> bool {
 }
 
 /// `hipIpcCloseMemHandle`: `ptr` is what `hipIpcOpenMemHandle` returned. Work already queued
-/// that may use it finishes first.
-pub fn close_mem_handle(ptr: usize) -> HipResult {
+/// on `devices` that may use it finishes first.
+pub fn close_mem_handle(api: &'static HsaApi, devices: &[Device], ptr: usize) -> HipResult {
     let call = "hipIpcCloseMemHandle";
-    let rt = ipc_runtime(call)?;
+    let api = ipc_api(api, call)?;
     // AMD's runtime answers hipErrorInvalidHandle for a pointer it did not open.
     if !is_opened(ptr) {
         tracing::warn!(
@@ -230,7 +261,7 @@ pub fn close_mem_handle(ptr: usize) -> HipResult {
         );
         return Err(HipError::INVALID_HANDLE);
     }
-    memory::synchronize_all()?;
+    memory::synchronize_all(devices)?;
     let (opened, still_open) = {
         let mut table = OPENED.lock();
         let Some(m) = table.as_mut() else {
@@ -247,7 +278,7 @@ pub fn close_mem_handle(ptr: usize) -> HipResult {
     if !still_open {
         memory::remove_imported(opened.base);
     }
-    Ok(hsa_ipc::detach(rt.hsa.api, opened.base)?)
+    Ok(hsa_ipc::detach(api, opened.base)?)
 }
 
 #[cfg(test)]

@@ -21,14 +21,16 @@
 //! issued there and its marker's completion is stored there, and waiting for the event waits,
 //! on the host, for the latest record any of the processes issued.
 
-use super::device::Device;
-use super::handles::HandleTable;
 use super::ipc_event::SharedEvent;
-use super::runtime;
-use super::stream::{self, Dep, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{Doom, Marker};
-use hsa_abi::{hsa_signal_value_t, HSA_SIGNAL_CONDITION_EQ};
+use crate::hsa::HsaApi;
+use crate::runtime::base::device_assert;
+use crate::runtime::base::handles::HandleTable;
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::mempool;
+use crate::runtime::ordering::{self, Dep, Stream};
+use hsa_abi::{hsa_agent_t, hsa_signal_value_t, HSA_SIGNAL_CONDITION_EQ};
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -50,10 +52,14 @@ pub struct Event {
     ipc: Option<Arc<SharedEvent>>,
 }
 
+/// A record and what of its device waiting for it and timing it need, so that neither has to
+/// find the device again.
 #[derive(Clone)]
 struct Record {
     marker: Marker,
-    device: usize,
+    agent: hsa_agent_t,
+    timestamp_hz: u64,
+    api: &'static HsaApi,
 }
 
 static EVENTS: HandleTable<Event> = HandleTable::new("event", 0xe0);
@@ -63,7 +69,7 @@ pub fn lookup(handle: *mut c_void) -> HipResult<Arc<Event>> {
     EVENTS.get(handle as usize)
 }
 
-/// `hipEventCreateWithFlags`.
+/// `hipEventCreateWithFlags` (the caller has started the runtime).
 pub fn create(flags: u32) -> HipResult<*mut c_void> {
     // Unknown bits are a caller error whatever else is asked for.
     if flags & !(BLOCKING_SYNC | DISABLE_TIMING | INTERPROCESS | AMD_FENCE_FLAGS) != 0 {
@@ -82,7 +88,6 @@ pub fn create(flags: u32) -> HipResult<*mut c_void> {
         tracing::warn!(flags, "hipEventInterprocess needs hipEventDisableTiming");
         return Err(HipError::INVALID_VALUE);
     }
-    runtime()?;
     let ipc = if flags & INTERPROCESS != 0 {
         Some(SharedEvent::create()?)
     } else {
@@ -114,9 +119,9 @@ pub fn ipc_handle(event: &Event) -> HipResult<[u8; 64]> {
     }
 }
 
-/// `hipIpcOpenEventHandle`: this process's event for another process's interprocess event.
+/// `hipIpcOpenEventHandle`: this process's event for another process's interprocess event
+/// (the caller has started the runtime).
 pub fn open_ipc_handle(handle: &[u8; 64]) -> HipResult<*mut c_void> {
-    runtime()?;
     let shared = SharedEvent::open(handle)?;
     Ok(insert(INTERPROCESS | DISABLE_TIMING, Some(shared)))
 }
@@ -182,7 +187,9 @@ pub fn record(event: &Event, device: &Device, stream: &Stream) -> HipResult {
     }
     *event.record.lock() = Some(Record {
         marker,
-        device: device.index,
+        agent: device.agent,
+        timestamp_hz: device.timestamp_hz,
+        api: device.api,
     });
     Ok(())
 }
@@ -219,31 +226,27 @@ pub fn synchronize(event: &Event) -> HipResult {
     let Some(record) = event.record.lock().clone() else {
         return event.ipc.as_ref().map_or(Ok(()), |shared| shared.wait());
     };
-    let device = runtime()?.device(record.device)?;
     record
         .marker
         .signal
         .signal()
         .wait_zero_with(
-            device.timestamp_hz,
+            record.timestamp_hz,
             event.flags & BLOCKING_SYNC != 0,
             || record.marker.lost(),
         )
         .map_err(|doom| lost_record(&record, doom))?;
-    super::mempool::after_sync(super::mempool::Synced::Marker(&record.marker));
+    mempool::after_sync(mempool::Synced::Marker(&record.marker));
     // This process's record is done; another process may have recorded since.
     event.ipc.as_ref().map_or(Ok(()), |shared| shared.wait())
 }
 
 /// An event whose record can never complete: the streams that lost work to the fault owe it
-/// (see `stream::contain`), and the event reports it.
+/// (see `ordering::contain`), and the event reports it.
 fn lost_record(record: &Record, doom: Doom) -> HipError {
-    stream::contain(doom);
-    let error = super::device_assert::fault_error(doom);
-    let why = runtime().map_or_else(
-        |_| format!("{:#x}", doom.status),
-        |rt| rt.hsa.api.describe(doom.status),
-    );
+    ordering::contain(doom);
+    let error = device_assert::fault_error(doom);
+    let why = record.api.describe(doom.status);
     // The fault itself was logged as an error where it was found; this is a repeat.
     tracing::debug!(
         "an event recorded on queue {} (packet {}) can never complete: it is behind work of queue {} which failed: {why}; reported as {error:?}",
@@ -290,13 +293,9 @@ pub fn elapsed_ms(start: &Event, stop: &Event) -> HipResult<f32> {
     if !a.marker.signal.is_zero() || !b.marker.signal.is_zero() {
         return Err(HipError::NOT_READY);
     }
-    let rt = runtime()?;
-    let end = |r: &Record| -> HipResult<(u64, &Device)> {
-        let device = rt.device(r.device)?;
-        let time = r.marker.signal.signal().dispatch_time(device.agent)?;
-        Ok((time.end, device))
-    };
-    let ((t0, device), (t1, _)) = (end(&a)?, end(&b)?);
+    let end =
+        |r: &Record| -> HipResult<u64> { Ok(r.marker.signal.signal().dispatch_time(r.agent)?.end) };
+    let (t0, t1) = (end(&a)?, end(&b)?);
     let ticks = t1 as i128 - t0 as i128;
-    Ok((ticks as f64 * 1000.0 / device.timestamp_hz as f64) as f32)
+    Ok((ticks as f64 * 1000.0 / a.timestamp_hz as f64) as f32)
 }

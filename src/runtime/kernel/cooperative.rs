@@ -19,19 +19,18 @@
 //! cooperative launch on one device (`__ockl_grid_is_valid` tests for non-zero,
 //! `__ockl_multi_grid_is_valid` for more than 1), which is what AMD's ROCm 5.2 runtime writes
 //! (its packets on hsasim, `hipshim compare`: 1 and 0), and the address of the grid's
-//! multi-grid block for a multi-device launch (`multi_device.rs`).
+//! multi-grid block for a multi-device launch (`ops/multi_device.rs`).
 
 //!
-//! Multi-device launches (`multi_device.rs`) build on these: one cooperative dispatch per
+//! Multi-device launches (`ops/multi_device.rs`) build on these: one cooperative dispatch per
 //! device.
 
-use super::code_object::KernelInfo;
-use super::device::Device;
-use super::module::Function;
-use super::occupancy::{max_active_blocks, CuLimits};
-use super::runtime;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::Queue;
+use crate::runtime::code_object::KernelInfo;
+use crate::runtime::devices::device::Device;
+use crate::runtime::kernel::module::Function;
+use crate::runtime::kernel::occupancy::{max_active_blocks, CuLimits};
 use std::sync::Arc;
 
 /// Why the cooperative queue was made, in a trace's `QueueCreated` event.
@@ -107,7 +106,7 @@ impl Device {
         if let Some(queue) = slot.as_ref().filter(|q| q.known_fault().is_none()) {
             return Ok(queue.clone());
         }
-        let size = runtime()?.config.queue_size;
+        let size = self.queue_size;
         let queue = Arc::new(self.queue_factory().create_cooperative(size).map_err(|e| {
             tracing::error!(device = self.index, error = %e, "could not create the cooperative queue");
             HipError::from(e)
