@@ -17,7 +17,7 @@ fn null_stream_operations_look_only_at_streams_with_unseen_work() {
         .collect();
     let non_blocking = stream::create(device, NON_BLOCKING, 0, None).expect("non-blocking stream");
     let on = |handle| {
-        stream::lookup_in(rt.devices, handle)
+        stream::lookup(rt.devices, handle)
             .expect("live stream")
             .1
     };

@@ -60,7 +60,7 @@ pub fn info() -> Result<String, String> {
     let _ = writeln!(out, "\nCPU agent: {cpu_name}");
     write_pools(&mut out, api, rt.hsa.cpu);
 
-    for device in &rt.devices {
+    for device in rt.devices {
         let agent = device.agent;
         let _ = writeln!(
             out,
