@@ -38,7 +38,7 @@ pub struct Config {
     /// `HIPSHIM_STATS` = 1 (tables on stderr at exit) | a file path | 0 (default).
     pub stats: StatsOutput,
     /// `HIPSHIM_ABI` = 5 | 6 | 7: the ROCm generation whose behaviour the program gets, where
-    /// ROCm 5, 6 and 7 differ for the same name (`runtime::compat`). Unset: decided from the
+    /// ROCm 5, 6 and 7 differ for the same name (`runtime::base::compat`). Unset: decided from the
     /// name the library was loaded as (`libamdhip64.so.N`), else ROCm 6.
     pub abi: Option<u32>,
 }

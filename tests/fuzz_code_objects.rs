@@ -37,8 +37,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use amdhip64::runtime::base::kernarg::{ArgSource, KernargLayout, LaunchGeometry};
 use amdhip64::runtime::code_object::{parse_bundle, read_code_object, select_code_object};
-use amdhip64::runtime::kernarg::{ArgSource, KernargLayout, LaunchGeometry};
 use common::Fnv;
 
 const DEFAULT_CASES: u64 = 2000;

@@ -16,11 +16,7 @@ fn null_stream_operations_look_only_at_streams_with_unseen_work() {
         .map(|_| stream::create(device, 0, 0, None).expect("blocking stream"))
         .collect();
     let non_blocking = stream::create(device, NON_BLOCKING, 0, None).expect("non-blocking stream");
-    let on = |handle| {
-        stream::lookup(rt.devices, handle)
-            .expect("live stream")
-            .1
-    };
+    let on = |handle| stream::lookup(rt.devices, handle).expect("live stream").1;
     // One null-stream operation first, so the list starts from what it has seen.
     null.record(streams).expect("null-stream record");
     assert_eq!(streams.unseen_len(), 0);

@@ -51,7 +51,7 @@ impl Subscriber for DoorbellCounter {
 /// The tests share the process's one tracing subscriber and count doorbells: one at a time.
 static SERIAL: parking_lot::Mutex<()> = parking_lot::const_mutex(());
 
-fn setup() -> (Queue, &'static amdhip64::runtime::device::Device) {
+fn setup() -> (Queue, &'static amdhip64::runtime::devices::device::Device) {
     // Installed before the runtime, whose own logging then leaves it in place.
     let _ = tracing::subscriber::set_global_default(DoorbellCounter);
     let rt = runtime().expect("hipshim runtime on hsasim");

@@ -13,7 +13,7 @@
 //! `runtime/mod.rs` is above them all: it opens the devices and holds the process's
 //! `Runtime`, and the C shells in `api/` hand down what each call needs of it. A module below
 //! that names it (`runtime()`, `Runtime`, or one of the flat paths it re-exports for the C
-//! shells, such as `runtime::memory`) reaches up; only the modules in [`REACHING_UP`] still do.
+//! shells, such as `runtime::mem::memory`) reaches up; only the modules in [`REACHING_UP`] still do.
 //!
 //! The graph is read from the source by the reader shared with the module-graph tests,
 //! `tests/module_graph/reader.rs`, which says what counts as an edge.

@@ -11,8 +11,8 @@ use super::types::{
     HipArray, HipMipmappedArray, PitchedPtr,
 };
 use crate::error::{HipError, HipResult};
-use crate::runtime::array::{self, ArraySpec};
-use crate::runtime::{self, copy, copy3d, memory};
+use crate::runtime::image::array::{self, ArraySpec};
+use crate::runtime::{self, copy, image::copy3d, mem::memory};
 use std::ffi::c_void;
 
 /// `hipMalloc3D`: pitched device memory for `extent` (bytes, rows, slices).

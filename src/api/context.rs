@@ -7,8 +7,8 @@ use super::convert::{write_if_wanted, Out};
 use super::declare::hip_api;
 use super::types::hipError_t;
 use crate::error::{HipError, HipResult};
-use crate::runtime::device::Device;
-use crate::runtime::{self, context};
+use crate::runtime::devices::device::Device;
+use crate::runtime::{self, devices::context};
 use std::ffi::c_void;
 
 /// `hipFuncCache_t` values (PreferNone .. PreferEqual).
@@ -124,13 +124,13 @@ hip_api! {
     fn hipCtxEnablePeerAccess(peer_ctx: *mut c_void, flags: u32) -> hipError_t {
         let rt = runtime::runtime()?;
         let peer = context::device_of(rt.devices, peer_ctx)?;
-        crate::runtime::peer::enable_peer_access(&rt.peers, rt.current_device()?, peer.index as i32, flags)
+        crate::runtime::mem::peer::enable_peer_access(&rt.peers, rt.current_device()?, peer.index as i32, flags)
     }
 
     fn hipCtxDisablePeerAccess(peer_ctx: *mut c_void) -> hipError_t {
         let rt = runtime::runtime()?;
         let peer = context::device_of(rt.devices, peer_ctx)?;
-        crate::runtime::peer::disable_peer_access(&rt.peers, rt.current_device()?, peer.index as i32)
+        crate::runtime::mem::peer::disable_peer_access(&rt.peers, rt.current_device()?, peer.index as i32)
     }
 
     /// gfx9 has no L1/LDS split to choose: always hipFuncCachePreferNone (as AMD answers).

@@ -7,11 +7,11 @@ use super::types::{
 };
 use crate::error::{HipError, HipResult};
 use crate::runtime::copy::CopyKind;
-use crate::runtime::device::Device;
-use crate::runtime::mempool::MemPool;
-use crate::runtime::module::{Function, Module};
+use crate::runtime::devices::device::Device;
+use crate::runtime::kernel::module::{Function, Module};
+use crate::runtime::mem::mempool::MemPool;
 use crate::runtime::stream::{self, StreamRef};
-use crate::runtime::{event, graph, mempool, module, rtc};
+use crate::runtime::{graph, kernel::module, mem::mempool, rtc, stream::event};
 use std::ffi::{c_char, CStr};
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -168,7 +168,7 @@ impl FromAbi<hipStream_t> for Stream {
     unsafe fn from_abi(raw: hipStream_t, _: &'static str) -> HipResult<Self> {
         let (device, stream) = crate::runtime::devices()
             .and_then(|devices| stream::lookup(devices, raw))
-            .map_err(crate::runtime::compat::dead_handle)?;
+            .map_err(crate::runtime::base::compat::dead_handle)?;
         Ok(Stream { device, stream })
     }
 }

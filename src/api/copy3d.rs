@@ -9,9 +9,9 @@ use super::types::{
     Memcpy3DPeerParms,
 };
 use crate::error::{HipError, HipResult};
-use crate::runtime::array::{self, Pos};
 use crate::runtime::copy::CopyKind;
-use crate::runtime::copy3d::{self, Copy3D, Linear, Place, Side3D};
+use crate::runtime::image::array::{self, Pos};
+use crate::runtime::image::copy3d::{self, Copy3D, Linear, Place, Side3D};
 use std::ffi::c_void;
 
 /// An array side of a 2D copy at (`x` bytes, `y` rows).

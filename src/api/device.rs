@@ -8,8 +8,8 @@ use super::convert::{self, write_if_wanted, Out};
 use super::declare::hip_api;
 use super::types::{hipError_t, hipUUID, DevicePropR0000, DevicePropR0600};
 use crate::error::{HipError, HipResult};
-use crate::runtime::device::Device;
-use crate::runtime::device_props;
+use crate::runtime::devices::device::Device;
+use crate::runtime::devices::device_props;
 use crate::runtime::{self, Runtime};
 use std::ffi::{c_char, c_void, CStr};
 
@@ -125,7 +125,7 @@ hip_api! {
     }
 
     fn hipSetDeviceFlags(flags: u32) -> hipError_t {
-        use crate::runtime::device::DEVICE_FLAGS_ALL;
+        use crate::runtime::devices::device::DEVICE_FLAGS_ALL;
         let d = runtime::runtime()?.current_device()?;
         // More than one scheduling mode at once is contradictory.
         let schedule = flags & 0x7;

@@ -4,7 +4,7 @@ use super::convert::{Out, PerThread, Stream};
 use super::declare::hip_api;
 use super::types::{hipError_t, hipEvent_t, hipStream_t};
 use crate::error::HipResult;
-use crate::runtime::event::{self, Event};
+use crate::runtime::stream::event::{self, Event};
 use std::sync::Arc;
 
 /// `hipEventRecord`: on a capturing stream, the event takes the capture's place instead.

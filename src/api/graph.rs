@@ -16,7 +16,7 @@ use crate::runtime::graph::generic::{self, instantiate_result};
 use crate::runtime::graph::{
     self, exec, kernel_attr, EventRef, Exec, Graph, Node, NodeParams, UpdateResult,
 };
-use crate::runtime::module::Towards;
+use crate::runtime::kernel::module::Towards;
 use crate::runtime::{current_device, devices};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
@@ -355,7 +355,7 @@ hip_api! {
     }
 
     fn hipGraphNodeGetType(node: hipGraphNode_t => Arc<Node>, kind: *mut u32 => Out<u32>) -> hipError_t {
-        kind.write(crate::runtime::compat::graph_node_type(node.params().type_code()))
+        kind.write(crate::runtime::base::compat::graph_node_type(node.params().type_code()))
     }
 
     fn hipGraphNodeGetDependencies(

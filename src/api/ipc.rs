@@ -5,8 +5,8 @@ use super::convert::Out;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipEvent_t, IpcHandle};
 use crate::error::HipError;
-use crate::runtime::event::{self, Event};
-use crate::runtime::{self, ipc};
+use crate::runtime::stream::event::{self, Event};
+use crate::runtime::{self, mem::ipc};
 use std::ffi::c_void;
 use std::sync::Arc;
 

@@ -9,11 +9,11 @@ use super::types::{
     hipError_t, hipEvent_t, hipFunction_t, hipStream_t, Dim3, DrvLaunchConfig, LaunchConfig,
 };
 use crate::error::{HipError, HipResult};
-use crate::runtime::device::Device;
-use crate::runtime::event::Event;
+use crate::runtime::devices::device::Device;
+use crate::runtime::kernel::module::{self, Function};
 use crate::runtime::launch::{self, Args, CallConfiguration, Dispatch, GridSize, LaunchRequest};
-use crate::runtime::module::{self, Function};
-use crate::runtime::{multi_device, runtime};
+use crate::runtime::stream::event::Event;
+use crate::runtime::{ops::multi_device, runtime};
 use std::ffi::c_void;
 use std::sync::Arc;
 

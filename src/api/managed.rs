@@ -4,7 +4,7 @@
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t};
 use crate::error::HipError;
-use crate::runtime::{managed, module};
+use crate::runtime::{kernel::module, ops::managed};
 use std::ffi::{c_char, c_void, CStr};
 
 hip_api! {

@@ -4,9 +4,9 @@ use super::convert::{self, write_if_wanted, Out};
 use super::declare::hip_api;
 use super::types::{hipError_t, PointerAttributes};
 use crate::error::{HipError, HipResult};
-use crate::runtime::compat::{self, Abi};
+use crate::runtime::base::compat::{self, Abi};
 use crate::runtime::graph::capture::refuse_unsafe_call;
-use crate::runtime::{self, array, memory};
+use crate::runtime::{self, image::array, mem::memory};
 use std::ffi::c_void;
 
 hip_api! {
@@ -25,7 +25,7 @@ hip_api! {
         }
         let devices = runtime::devices()?;
         // SAFETY: `free` only dereferences pointers it finds in its allocation table.
-        unsafe { crate::runtime::mempool::free(devices, ptr) }
+        unsafe { crate::runtime::mem::mempool::free(devices, ptr) }
     }
 
     fn hipMallocPitch(
@@ -188,7 +188,7 @@ hip_api! {
         memory::set_pointer_attribute(attribute, ptr)
     }
 
-    /// As the process's ROCm ABI answers (`runtime::compat`, `memory::pointer_attributes`);
+    /// As the process's ROCm ABI answers (`runtime::base::compat`, `memory::pointer_attributes`);
     /// ROCm 7 also accepts a null `attributes` (success, nothing written).
     fn hipPointerGetAttributes(
         attributes: *mut PointerAttributes => Option<Out<PointerAttributes>>,

@@ -11,7 +11,7 @@ use crate::error::HipError;
 use crate::error::HipResult;
 use crate::runtime;
 use crate::runtime::graph::{capture, memory as graph_memory, NodeParams};
-use crate::runtime::mempool::{self, MemPool};
+use crate::runtime::mem::mempool::{self, MemPool};
 use std::ffi::c_void;
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@ use super::types::{hipError_t, hipFunction_t, hipModule_t, hipStream_t, Dim3, Fu
 use crate::error::HipError;
 use crate::runtime;
 use crate::runtime::copy::CopyKind;
-use crate::runtime::module::{self, Function, Module, Towards};
+use crate::runtime::kernel::module::{self, Function, Module, Towards};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 

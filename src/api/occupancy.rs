@@ -4,8 +4,8 @@
 use super::convert::Out;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipFunction_t};
-use crate::runtime::module::{self, Function};
-use crate::runtime::occupancy::{active_blocks_of, potential_block_size_of};
+use crate::runtime::kernel::module::{self, Function};
+use crate::runtime::kernel::occupancy::{active_blocks_of, potential_block_size_of};
 use crate::runtime::runtime;
 use std::ffi::c_void;
 use std::sync::Arc;

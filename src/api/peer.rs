@@ -5,7 +5,7 @@ use super::convert::Out;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t};
 use crate::runtime::copy::{self, CopyKind, CopyRequest};
-use crate::runtime::{self, peer};
+use crate::runtime::{self, mem::peer};
 use std::ffi::c_void;
 
 hip_api! {

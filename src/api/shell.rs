@@ -5,11 +5,11 @@
 
 use super::types::{self, hipError_t};
 use crate::error::{to_code, HipError, HipResult};
-use crate::runtime::compat::Abi;
+use crate::runtime::base::compat::Abi;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 
-/// This thread's last errors, in the two forms the ROCm ABIs read (`runtime::compat`).
+/// This thread's last errors, in the two forms the ROCm ABIs read (`runtime::base::compat`).
 struct LastErrors {
     /// The result of the latest call, success included: what `hipGetLastError` returns up to
     /// ROCm 6 and `hipExtGetLastError` in every version.
@@ -215,7 +215,7 @@ pub(crate) fn failed(error: HipError) -> hipError_t {
 
 /// `hipGetLastError`: the last error as the process's ABI defines it, then success.
 pub(crate) fn take_last_error() -> hipError_t {
-    take_last_error_as(crate::runtime::compat::abi())
+    take_last_error_as(crate::runtime::base::compat::abi())
 }
 
 fn take_last_error_as(abi: Abi) -> hipError_t {
@@ -232,7 +232,7 @@ fn take_last_error_as(abi: Abi) -> hipError_t {
 
 /// `hipPeekAtLastError`: as [`take_last_error`], leaving it in place.
 pub(crate) fn peek_last_error() -> hipError_t {
-    peek_last_error_as(crate::runtime::compat::abi())
+    peek_last_error_as(crate::runtime::base::compat::abi())
 }
 
 fn peek_last_error_as(abi: Abi) -> hipError_t {
@@ -248,7 +248,7 @@ fn peek_last_error_as(abi: Abi) -> hipError_t {
 /// `hipExtGetLastError`: the result of the latest call (ROCm 6's `hipGetLastError`, kept under
 /// this name by ROCm 7), then success. Up to ROCm 6 it is `hipGetLastError` itself.
 pub(crate) fn take_latest_result() -> hipError_t {
-    if crate::runtime::compat::abi().sticky_last_error() {
+    if crate::runtime::base::compat::abi().sticky_last_error() {
         LAST_ERRORS.with(|last| last.latest.replace(0))
     } else {
         take_last_error_as(Abi::Rocm6)
@@ -270,8 +270,8 @@ pub(crate) fn not_supported_value(name: &'static str) -> usize {
 }
 
 fn log_not_supported(name: &'static str) {
-    static REPORTED: once_cell::sync::Lazy<dashmap::DashSet<&'static str>> =
-        once_cell::sync::Lazy::new(dashmap::DashSet::new);
+    static REPORTED: std::sync::LazyLock<dashmap::DashSet<&'static str>> =
+        std::sync::LazyLock::new(dashmap::DashSet::new);
     if REPORTED.insert(name) {
         eprintln!("hipshim: {name} is not supported yet; returning an error");
     }

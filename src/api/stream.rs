@@ -8,7 +8,7 @@ use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t, HostFn, StreamCallback};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
-use crate::runtime::compat::{self, Abi};
+use crate::runtime::base::compat::{self, Abi};
 use crate::runtime::{self, graph, stream};
 use std::ffi::c_void;
 

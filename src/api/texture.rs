@@ -9,7 +9,7 @@ use super::types::{
     hipError_t, DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc,
     ResourceViewDesc, TextureDesc,
 };
-use crate::runtime::{self, texture};
+use crate::runtime::{self, image::texture};
 use std::ffi::c_void;
 
 hip_api! {

@@ -7,28 +7,30 @@
 use std::ffi::c_void;
 
 pub use crate::error::hipError_t;
-pub use crate::runtime::array::{
-    Array3DDescriptor, ArrayDescriptor, ChannelFormatDesc, Extent, HipArray, HipMipmappedArray,
-    PitchedPtr,
-};
-pub use crate::runtime::copy3d::{DrvMemcpy3D, Memcpy2DParams, Memcpy3DParms, Memcpy3DPeerParms};
-pub use crate::runtime::device_props::{DevicePropR0000, DevicePropR0600};
+pub use crate::runtime::devices::device_props::{DevicePropR0000, DevicePropR0600};
 pub use crate::runtime::graph::generic::{GraphNodeParams, InstantiateParams, KernelAttrValue};
 pub use crate::runtime::graph::memory::MemAllocNodeParams;
 pub use crate::runtime::graph::{DrvMemsetParams, HostNodeParams, KernelNodeParams, MemsetParams};
-pub use crate::runtime::ipc::IpcHandle;
+pub use crate::runtime::image::array::{
+    Array3DDescriptor, ArrayDescriptor, ChannelFormatDesc, Extent, HipArray, HipMipmappedArray,
+    PitchedPtr,
+};
+pub use crate::runtime::image::copy3d::{
+    DrvMemcpy3D, Memcpy2DParams, Memcpy3DParms, Memcpy3DPeerParms,
+};
+pub use crate::runtime::mem::ipc::IpcHandle;
 /// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's
 /// (`runtime/mem/mempool.rs`).
 pub type PoolPtrExportData = IpcHandle;
-pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
-pub use crate::runtime::memory::PointerAttributes;
-pub use crate::runtime::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
-pub use crate::runtime::module::FuncAttributes;
-pub use crate::runtime::texture::{
+pub use crate::runtime::image::texture::{
     DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc, ResourceViewDesc,
     TextureDesc,
 };
-pub use crate::runtime::vmm::MemAllocationProp;
+pub use crate::runtime::kernel::module::FuncAttributes;
+pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
+pub use crate::runtime::mem::memory::PointerAttributes;
+pub use crate::runtime::mem::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
+pub use crate::runtime::mem::vmm::MemAllocationProp;
 
 /// Handles: values hipshim issues (`runtime/base/handles.rs`), never dereferenced by anyone.
 pub type hipStream_t = *mut c_void;

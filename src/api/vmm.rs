@@ -7,7 +7,7 @@ use super::types::{
     hipError_t, hipMemGenericAllocationHandle_t, MemAccessDesc, MemAllocationProp, MemLocation,
 };
 use crate::error::HipError;
-use crate::runtime::{runtime, vmm};
+use crate::runtime::{mem::vmm, runtime};
 use std::ffi::c_void;
 
 fn handle_of(raw: hipMemGenericAllocationHandle_t) -> usize {

@@ -31,8 +31,8 @@
 //! classifies it (`Transfer::new`) → the host copies it, or the engines do
 //! (`ordered_copies`), or it goes through pageable memory (`pageable`). Fills follow.
 
-use super::device::{Device, StagingBuffer, STAGING_BYTES};
-use super::memory::{classify, Side};
+use super::devices::device::{Device, StagingBuffer, STAGING_BYTES};
+use super::mem::memory::{classify, Side};
 use super::stream::{self, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::{CopyEngines, EngineCopy};
@@ -256,7 +256,7 @@ impl Transfer {
     fn reach_across_devices(&self, gpus: &[hsa_agent_t]) -> HipResult {
         match (self.dst_side, self.src_side) {
             (Side::Device(d), Side::Device(s)) if d != s => {
-                super::peer::grant_for_copy(gpus, self.dst, d, self.src, s)
+                super::mem::peer::grant_for_copy(gpus, self.dst, d, self.src, s)
             }
             _ => Ok(()),
         }
@@ -1200,7 +1200,7 @@ pub fn memset_2d_async(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::memory::{test_registry, MemKind};
+    use crate::runtime::mem::memory::{test_registry, MemKind};
 
     #[test]
     fn fill_patterns_repeat_per_element_from_the_start() {

@@ -11,12 +11,12 @@
 //! stream's capture). The thread's record of recent launch targets (`RecentLaunches`) and
 //! the launch API before `<<<>>>` come last.
 
+use super::base::kernarg::{ArgSource, LaunchGeometry};
 use super::code_object::KernelInfo;
-use super::device::Device;
-use super::event::{self, Event};
-use super::kernarg::{ArgSource, LaunchGeometry};
-use super::module::{self, Function, Kernel};
+use super::devices::device::Device;
+use super::kernel::module::{self, Function, Kernel};
 use super::ordering::Stream;
+use super::stream::event::{self, Event};
 use super::stream::{self, StreamRef};
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{stream_packet_header, to_bytes, KernargSlot, Queue};
@@ -210,7 +210,7 @@ pub unsafe fn pop_call_configuration(
     }
 }
 
-pub use super::kernarg::{LaunchLimits, Refusal, MAX_BLOCK_THREADS};
+pub use super::base::kernarg::{LaunchLimits, Refusal, MAX_BLOCK_THREADS};
 
 // ---------------------------------------------------------------------------------------
 // What a launch is asked for
@@ -261,7 +261,7 @@ pub enum Dispatch {
 impl Dispatch {
     /// A cooperative launch of one grid (`hipLaunchCooperativeKernel`).
     pub const SINGLE_GRID: Dispatch = Dispatch::Cooperative {
-        multigrid_sync: super::cooperative::SINGLE_GRID,
+        multigrid_sync: super::kernel::cooperative::SINGLE_GRID,
     };
 
     fn is_cooperative(self) -> bool {
@@ -309,7 +309,7 @@ pub unsafe fn launch_kernel(
         }
     };
     // SAFETY: the kernel is the function's on `device`, which lives as long as the function
-    // (a `OnceCell` once set), held here.
+    // (a `OnceLock` once set), held here.
     let kernel = unsafe { &*kernel };
     // SAFETY: forwarded contract.
     let launch = unsafe { CheckedLaunch::check(device, function, kernel, request, stream, false) }?;
@@ -614,7 +614,7 @@ impl<'a> CheckedLaunch<'a> {
                 // to the grid, so only a grid larger than its block is refused).
                 let partial = |items: u32, size: u32| size != 0 && items > size && !items.is_multiple_of(size);
                 if info.uniform_work_group_size
-                    && super::compat::abi().refuses_partial_uniform_groups()
+                    && super::base::compat::abi().refuses_partial_uniform_groups()
                     && (partial(items.x, block.x) || partial(items.y, block.y) || partial(items.z, block.z))
                 {
                     tracing::warn!(kernel = %function.name, ?items, ?block, "the kernel's metadata says uniform_work_group_size: the grid in work-items must be a multiple of the block");
@@ -659,7 +659,7 @@ impl<'a> CheckedLaunch<'a> {
             },
         };
         let cooperative_queue = if cooperative {
-            Some(super::cooperative::prepare(
+            Some(super::kernel::cooperative::prepare(
                 device,
                 function,
                 info,
@@ -749,7 +749,7 @@ fn refuse_configuration(
         return HipError::UNKNOWN;
     };
     tracing::warn!(kernel = %function.name, ?grid, ?block, ?max_grid, shared_mem, lds = device.lds_bytes, max_flat = info.max_flat_workgroup_size, cooperative, "invalid launch: {}", refusal.why());
-    super::compat::abi().launch_error(refusal, cooperative)
+    super::base::compat::abi().launch_error(refusal, cooperative)
 }
 
 /// The error of a launch whose stream `handle` did not resolve: a handle that names no live
@@ -762,7 +762,7 @@ fn refuse_stream(error: HipError, handle: *mut c_void, cooperative: bool) -> Hip
         return error;
     }
     tracing::warn!(stream = ?handle, "launch on a stream handle that names no live stream");
-    super::compat::abi().dead_launch_stream(cooperative)
+    super::base::compat::abi().dead_launch_stream(cooperative)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -891,7 +891,7 @@ pub struct CapturedKernel<'a> {
     pub block: Dim3,
     pub shared_mem: u32,
     pub args: Box<[u8]>,
-    pub layout: &'a super::kernarg::KernargLayout,
+    pub layout: &'a super::base::kernarg::KernargLayout,
 }
 
 /// What a launch on a capturing stream calls instead of submitting (set by

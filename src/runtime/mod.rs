@@ -2,8 +2,7 @@
 //! HSA layer. Functions here take typed arguments and return `HipResult`; the C ABI is in
 //! `api/`, whose shells resolve the process's [`Runtime`] and hand down what each call uses
 //! (the current `&Device`, the `&[Device]`, the HSA runtime): the code below this file does
-//! not reach up for it (`tests/runtime_layers.rs` lists the modules that still do: the
-//! launch and copy paths and the old forms of the three calls they make).
+//! not reach up for it (`tests/runtime_layers.rs` fails if a module below this file names it).
 //!
 //! The folders are layers, top first; a module uses modules of lower layers (and of its own
 //! folder), never of a higher one (`tests/runtime_layers.rs` checks it):
@@ -40,21 +39,11 @@ pub mod ordering;
 pub mod rtc;
 pub mod stream;
 
-// The flat paths the C shells, `launch.rs` and `copy.rs` name (`runtime::memory`, ...); the
-// code is in the folders above.
-pub use base::{compat, device_assert, handles, kernarg};
-pub use devices::{context, current, device, device_props, hostcall};
-pub use image::{array, copy3d, texture};
-pub use kernel::{cooperative, module, occupancy};
-pub use mem::{ipc, managed_var, memory, mempool, peer, vmm};
-pub use ops::{managed, multi_device};
-pub use stream::{event, ipc_event};
-
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::{self, HsaRuntime};
 use devices::device::Device;
-use once_cell::sync::OnceCell;
+use std::sync::OnceLock;
 
 pub struct Runtime {
     pub config: Config,
@@ -94,7 +83,7 @@ impl Runtime {
     }
 }
 
-static RUNTIME: OnceCell<Result<Runtime, HipError>> = OnceCell::new();
+static RUNTIME: OnceLock<Result<Runtime, HipError>> = OnceLock::new();
 
 /// The process-wide runtime, initialised on first use (by `hipInit` or any other call).
 pub fn runtime() -> HipResult<&'static Runtime> {

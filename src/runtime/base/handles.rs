@@ -14,10 +14,10 @@
 
 use crate::error::{HipError, HipResult};
 use dashmap::DashMap;
-use once_cell::sync::Lazy;
 use std::cell::Cell;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::LazyLock;
 use std::sync::{Arc, Weak};
 use std::thread::LocalKey;
 
@@ -145,7 +145,7 @@ pub struct HandleTable<T> {
     /// Low byte of every handle of this kind: a multiple of 16, so handles look aligned like
     /// the pointers C declares them as, and a log line's handle shows its kind.
     tag: u8,
-    live: Lazy<AddressMap<Arc<T>>>,
+    live: LazyLock<AddressMap<Arc<T>>>,
     /// Handles ended so far: a thread's cached lookup is good while this has not moved.
     removals: AtomicU64,
 }
@@ -159,7 +159,7 @@ impl<T> HandleTable<T> {
         HandleTable {
             kind,
             tag,
-            live: Lazy::new(AddressMap::default),
+            live: LazyLock::new(AddressMap::default),
             removals: AtomicU64::new(0),
         }
     }

@@ -22,10 +22,10 @@ use crate::hsa::memory::PoolBuffer;
 use crate::runtime::devices::device::{self, Device};
 use crate::runtime::mem::memory;
 use crate::runtime::mem::mempool::{MemAccessDesc, MemPoolProps, GRANULE};
-use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::LazyLock;
 use std::sync::{Arc, Weak};
 
 /// `hipMemAllocNodeParams` (ROCm 5.5 and later).
@@ -129,7 +129,7 @@ impl State {
     }
 }
 
-static STATE: Lazy<Mutex<State>> = Lazy::new(Mutex::default);
+static STATE: LazyLock<Mutex<State>> = LazyLock::new(Mutex::default);
 
 const LOCATION_DEVICE: u32 = 1;
 const ALLOCATION_PINNED: u32 = 1;

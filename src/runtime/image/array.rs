@@ -217,7 +217,7 @@ struct Tables {
     mipmaps: HashMap<usize, Box<HipMipmappedArray>>,
 }
 
-static TABLES: once_cell::sync::Lazy<Mutex<Tables>> = once_cell::sync::Lazy::new(|| {
+static TABLES: std::sync::LazyLock<Mutex<Tables>> = std::sync::LazyLock::new(|| {
     Mutex::new(Tables {
         arrays: HashMap::new(),
         mipmaps: HashMap::new(),

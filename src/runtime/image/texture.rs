@@ -179,8 +179,8 @@ struct Object {
 // be handed back.
 unsafe impl Send for Object {}
 
-static OBJECTS: once_cell::sync::Lazy<Mutex<HashMap<usize, Object>>> =
-    once_cell::sync::Lazy::new(|| Mutex::new(HashMap::new()));
+static OBJECTS: std::sync::LazyLock<Mutex<HashMap<usize, Object>>> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// `hipErrorNotSupported` unless `device` (the current device) has image instructions.
 pub fn require_images(device: &Device, call: &str) -> HipResult {

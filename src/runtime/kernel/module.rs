@@ -21,13 +21,13 @@ use crate::runtime::devices::hostcall;
 use crate::runtime::mem::managed_var;
 use crate::runtime::mem::memory;
 use hsa_abi::hsa_agent_t;
-use once_cell::sync::{Lazy, OnceCell};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::{LazyLock, OnceLock};
 
 /// Devices a process can address; per-device state lives in fixed arrays of this length.
 pub const MAX_DEVICES: usize = 16;
@@ -96,9 +96,9 @@ pub struct Kernel {
 pub struct Function {
     pub name: KernelName,
     image: Arc<CodeImage>,
-    kernels: [OnceCell<Result<Arc<Kernel>, HipError>>; MAX_DEVICES],
+    kernels: [OnceLock<Result<Arc<Kernel>, HipError>>; MAX_DEVICES],
     /// The name as a C string, for `hipKernelNameRef`, made on first use.
-    c_name: OnceCell<CString>,
+    c_name: OnceLock<CString>,
 }
 
 /// A kernel's (mangled) name as registered: its bytes, stored unchecked (a library registers
@@ -106,14 +106,14 @@ pub struct Function {
 /// UTF-8) for logs and traces, made on first use.
 pub struct KernelName {
     bytes: Box<[u8]>,
-    text: OnceCell<Box<str>>,
+    text: OnceLock<Box<str>>,
 }
 
 impl KernelName {
     pub fn new(bytes: Box<[u8]>) -> KernelName {
         KernelName {
             bytes,
-            text: OnceCell::new(),
+            text: OnceLock::new(),
         }
     }
 
@@ -155,8 +155,8 @@ struct Variable {
 /// `HandleTable`; an address nobody registered is `hipErrorInvalidDeviceFunction`.
 /// Sized for a large library's kernels from the start: registration runs before `main`,
 /// once per kernel, and growing the map there rehashes every kernel registered so far.
-static FUNCTIONS: Lazy<AddressMap<Arc<Function>>> =
-    Lazy::new(|| AddressMap::with_capacity_and_hasher(FUNCTIONS_CAPACITY, Default::default()));
+static FUNCTIONS: LazyLock<AddressMap<Arc<Function>>> =
+    LazyLock::new(|| AddressMap::with_capacity_and_hasher(FUNCTIONS_CAPACITY, Default::default()));
 const FUNCTIONS_CAPACITY: usize = 1 << 12;
 /// Changes to `FUNCTIONS` so far, counted after each is made: a thread's cached lookup is good
 /// while this has not moved (see `RecentLookups`).
@@ -168,7 +168,7 @@ thread_local! {
     static RECENT_FUNCTIONS: RecentLookups<Function, 8> = const { RecentLookups::new() };
 }
 /// Registered device variables by the address of their host shadow.
-static VARIABLES: Lazy<AddressMap<Arc<Variable>>> = Lazy::new(AddressMap::default);
+static VARIABLES: LazyLock<AddressMap<Arc<Variable>>> = LazyLock::new(AddressMap::default);
 
 /// `__hipRegisterFatBinary`: remembers the bundle; nothing is parsed or loaded until a
 /// kernel of it is used (start-up must stay cheap and must not touch the GPU).
@@ -302,8 +302,8 @@ impl Function {
         Arc::new(Function {
             name,
             image,
-            kernels: std::array::from_fn(|_| OnceCell::new()),
-            c_name: OnceCell::new(),
+            kernels: std::array::from_fn(|_| OnceLock::new()),
+            c_name: OnceLock::new(),
         })
     }
 
@@ -765,7 +765,7 @@ pub fn module_get_global(
 /// `hipGetFuncBySymbol`: the `hipFunction_t` of the kernel registered for a host stub; the
 /// same handle on every call for the same stub.
 pub fn function_handle_of_symbol(host_function: *const c_void) -> HipResult<*mut c_void> {
-    static HANDLES: Lazy<Mutex<HashMap<usize, usize>>> = Lazy::new(Default::default);
+    static HANDLES: LazyLock<Mutex<HashMap<usize, usize>>> = LazyLock::new(Default::default);
     let function = host_function_checked(host_function)?;
     let mut handles = HANDLES.lock();
     if let Some(&handle) = handles.get(&(host_function as usize)) {

@@ -826,7 +826,7 @@ const _: () = {
     assert!(std::mem::offset_of!(PointerAttributes, allocation_flags) == 28);
 };
 
-/// `hipPointerGetAttributes` as the process's ABI answers it (`runtime::compat`; the caller
+/// `hipPointerGetAttributes` as the process's ABI answers it (`runtime::base::compat`; the caller
 /// has started the runtime):
 /// - memory the runtime does not know: ROCm 5 says hipErrorInvalidValue; ROCm 6 and 7 say
 ///   `hipMemoryTypeUnregistered` with device `hipInvalidDeviceId` (success);

@@ -44,13 +44,13 @@ use crate::runtime::devices::device::{self, Device};
 use crate::runtime::mem::ipc;
 use crate::runtime::mem::memory;
 use crate::runtime::ordering::{Dep, Stream};
-use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::LazyLock;
 
 /// Block sizes are multiples of this (the HSA runtimes' allocation granule on gfx9).
 pub const GRANULE: usize = 4096;
@@ -308,7 +308,7 @@ static POOLS: HandleTable<MemPool> = HandleTable::new("memory pool", 0x60);
 static ALL: Mutex<Vec<Arc<MemPool>>> = Mutex::new(Vec::new());
 
 /// Which pool a handed-out block belongs to, by start address.
-static OWNERS: Lazy<Mutex<HashMap<usize, Arc<MemPool>>>> = Lazy::new(Mutex::default);
+static OWNERS: LazyLock<Mutex<HashMap<usize, Arc<MemPool>>>> = LazyLock::new(Mutex::default);
 
 /// Free blocks in all pools: 0 lets a synchronisation skip the pools at the cost of one load.
 static FREE_BLOCKS: AtomicUsize = AtomicUsize::new(0);
@@ -319,7 +319,7 @@ struct DevicePools {
     current: Arc<MemPool>,
 }
 
-static DEVICE_POOLS: Lazy<Mutex<HashMap<usize, DevicePools>>> = Lazy::new(Mutex::default);
+static DEVICE_POOLS: LazyLock<Mutex<HashMap<usize, DevicePools>>> = LazyLock::new(Mutex::default);
 
 /// A pool of `device`'s memory, with an access entry for each of `devices` devices.
 fn make_pool(devices: usize, device: usize, is_default: bool) -> HipResult<Arc<MemPool>> {

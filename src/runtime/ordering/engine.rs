@@ -9,13 +9,13 @@ use crate::hsa::{HsaApi, HsaError};
 use crate::policy::{Priority, QueuePolicy, QueueRequest};
 use crate::runtime::base::device_assert;
 use hsa_abi::*;
-use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::sync::{Arc, Weak};
 
 /// `hipStreamNonBlocking`: no implicit ordering with the null stream.
@@ -323,7 +323,7 @@ pub struct Stream {
     /// Blocking streams: listed in the device's `unseen` list (see `DeviceStreams::note_unseen`).
     listed: AtomicBool,
     /// Blocking streams: this stream, for the `unseen` list (set when registered).
-    me: OnceCell<Weak<Stream>>,
+    me: OnceLock<Weak<Stream>>,
     /// Faults this stream owes its callers (see "Faults"); shared with its host tasks.
     pub(in crate::runtime) owed: Arc<OwedReports>,
     /// The one lock a launch takes: it orders this stream's packets on its queue. Never held
@@ -636,7 +636,7 @@ impl Stream {
             seen_by_null: AtomicU64::new(0),
             listed: AtomicBool::new(false),
             capturing: AtomicBool::new(false),
-            me: OnceCell::new(),
+            me: OnceLock::new(),
             owed: Arc::default(),
             state: Mutex::new(State {
                 queue: None,

@@ -5,9 +5,9 @@ use super::engine::{DeviceStreams, OwedReports, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::signal::PooledSignal;
 use hsa_abi::*;
-use once_cell::sync::Lazy;
 use std::ffi::c_void;
 use std::sync::Arc;
+use std::sync::LazyLock;
 
 /// What ends a host task: opening the gate the stream's later work waits for.
 trait Opens: Send + 'static {
@@ -66,18 +66,19 @@ impl<G: Opens> Drop for HostTask<G> {
 
 /// One thread runs every stream's host tasks in the order they become ready. Host tasks must
 /// not wait for other stream work (CUDA's rule for callbacks), or they would wait for it here.
-static CALLBACK_THREAD: Lazy<Result<std::sync::mpsc::Sender<HostTask>, String>> = Lazy::new(|| {
-    let (send, receive) = std::sync::mpsc::channel::<HostTask>();
-    std::thread::Builder::new()
-        .name("hipshim-callbacks".into())
-        .spawn(move || {
-            for task in receive {
-                task.execute();
-            }
-        })
-        .map(|_| send)
-        .map_err(|e| e.to_string())
-});
+static CALLBACK_THREAD: LazyLock<Result<std::sync::mpsc::Sender<HostTask>, String>> =
+    LazyLock::new(|| {
+        let (send, receive) = std::sync::mpsc::channel::<HostTask>();
+        std::thread::Builder::new()
+            .name("hipshim-callbacks".into())
+            .spawn(move || {
+                for task in receive {
+                    task.execute();
+                }
+            })
+            .map(|_| send)
+            .map_err(|e| e.to_string())
+    });
 
 fn send_host_task(task: HostTask) {
     match &*CALLBACK_THREAD {

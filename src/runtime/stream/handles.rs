@@ -40,13 +40,13 @@ pub static ACTIVE_CAPTURES: AtomicUsize = AtomicUsize::new(0);
 /// Set by `graph::capture`: the check of a null-stream operation while captures are in
 /// progress (a blocking stream of the device capturing makes it an implicit synchronisation
 /// with the capture, which fails and invalidates it). Graphs build on streams, not the reverse.
-pub static NULL_STREAM_DURING_CAPTURE: once_cell::sync::OnceCell<fn(&Device) -> HipResult> =
-    once_cell::sync::OnceCell::new();
+pub static NULL_STREAM_DURING_CAPTURE: std::sync::OnceLock<fn(&Device) -> HipResult> =
+    std::sync::OnceLock::new();
 
 /// Set by `graph::capture`: what becomes of a capture when a stream taking part in it is
 /// destroyed.
-pub static ON_CAPTURING_STREAM_DESTROYED: once_cell::sync::OnceCell<fn(&Stream)> =
-    once_cell::sync::OnceCell::new();
+pub static ON_CAPTURING_STREAM_DESTROYED: std::sync::OnceLock<fn(&Stream)> =
+    std::sync::OnceLock::new();
 
 /// An operation on `device`'s null stream, while a capture may be in progress.
 #[inline(always)]
