@@ -85,7 +85,7 @@ enum Class {
     F32,
     F64,
     Dim3,
-    /// Structures passed or returned by value (`runtime/array.rs`): each its own class.
+    /// Structures passed or returned by value (`runtime/image/array.rs`): each its own class.
     Extent,
     PitchedPtr,
     ChannelDesc,

@@ -1,4 +1,4 @@
-//! The ROCm ABI profiles (`runtime/compat.rs`): the HIP programs in `c_tests/compat/`, each run
+//! The ROCm ABI profiles (`runtime/base/compat.rs`): the HIP programs in `c_tests/compat/`, each run
 //! under every profile it checks, on hipshim over hsasim. A program learns which behaviour to
 //! expect from `HIPSHIM_ABI` (the override the run sets) or `EXPECT_ABI` (for the runs whose
 //! profile comes from the name the library was loaded as: `LD_PRELOAD` of

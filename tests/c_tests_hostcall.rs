@@ -1,4 +1,4 @@
-//! Device printf and assert through the hostcall protocol (`src/runtime/hostcall.rs`): the
+//! Device printf and assert through the hostcall protocol (`src/runtime/devices/hostcall.rs`): the
 //! programs in `c_tests/hostcall/` on gfx942 and gfx90a (`unknown_service`: a service the host
 //! does not offer is answered 0 and logged, never a hang), and the exact text and order of
 //! `printf.hip`'s output, device lines between host lines, against `printf.expected`.

@@ -54,7 +54,7 @@ hip_api! {
         unsafe { launch::launch_module_kernel(current_device()?, &function, request, extra) }
     }
 
-    /// A launch whose work-groups may synchronise grid-wide (`runtime/cooperative.rs`): a
+    /// A launch whose work-groups may synchronise grid-wide (`runtime/kernel/cooperative.rs`): a
     /// grid larger than the device holds at once is hipErrorCooperativeLaunchTooLarge.
     fn hipLaunchCooperativeKernel(
         function: *const c_void,
@@ -91,7 +91,7 @@ hip_api! {
     }
 
     /// One grid per device, all co-resident, synchronising with `this_multi_grid().sync()`
-    /// (`runtime/multi_device.rs`). Every part launches the same kernel.
+    /// (`runtime/ops/multi_device.rs`). Every part launches the same kernel.
     fn hipLaunchCooperativeKernelMultiDevice(
         launch_params: *mut c_void,
         num_devices: i32,

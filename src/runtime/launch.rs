@@ -5,7 +5,7 @@
 //!
 //! Read top to bottom, a launch goes: the C shell (`api/launch.rs`) resolves the device and
 //! hands it down with a [`LaunchRequest`] → an entry point here ([`launch_kernel`],
-//! [`launch_function`], ...) finds the kernel → `check_launch` checks everything that can
+//! [`launch_function`], ...) finds the kernel → `CheckedLaunch::check` checks everything that can
 //! fail and returns a `CheckedLaunch` → `CheckedLaunch::submit` publishes its
 //! `DispatchPacket` on the stream's queue (or `CheckedLaunch::capture` adds it to the
 //! stream's capture). The thread's record of recent launch targets (`RecentLaunches`) and
