@@ -4,13 +4,13 @@
 //!
 //! Granularity: a node is a module path cut to `depth` segments; the crate root (`lib.rs` or
 //! `main.rs`) is the node `crate`. At depth 1 the nodes are the top-level modules, at depth 2
-//! also the modules inside them (`runtime::devices::device`, `exec::valu`, ...). An edge A -> B means
+//! also the modules inside them (`runtime::device`, `exec::valu`, ...). An edge A -> B means
 //! a file of A names a path into B: `crate::b::..` (also `$crate::` in macros), `super::..` /
 //! `self::..` resolved against the file's (or inline `mod`'s) position, `use` groups
 //! expanded, and a path that starts with the name of a child module (`dispatch::run` in
 //! `lib.rs`). A path is attributed to the longest module it names, after following the names
 //! that module binds with `use`: `super::Device` from a child of `runtime`, where
-//! `runtime/mod.rs` has `use device::Device`, is an edge to `runtime::devices::device`, while
+//! `runtime/mod.rs` has `use device::Device`, is an edge to `runtime::device`, while
 //! `super::runtime()` (a function `runtime/mod.rs` defines) is an edge to `runtime`. A name
 //! a module binds with `use` is also an edge where that module's own code names it bare
 //! (`Event` in `fn f(e: &Event)` after `pub use model::Event`). Comments, string and char
@@ -138,7 +138,7 @@ pub fn module_graph(src: &Path, depth: usize) -> Graph {
 }
 
 /// `graph` under the rule for parents (see the file comment): without the edges from a
-/// module into its own descendants (`runtime` -> `runtime::devices::device`, `crate` -> anything) that
+/// module into its own descendants (`runtime` -> `runtime::device`, `crate` -> anything) that
 /// only re-exports make. A parent's code that uses a child stays an edge, and so does a
 /// child's use of its parent, so a cycle through a parent is seen.
 pub fn without_edges_into_descendants(graph: &Graph) -> Graph {
@@ -596,7 +596,7 @@ fn bound_names_in_code(file_module: &[String], toks: &[Tok], bindings: &Bindings
 }
 
 /// The module `path` names, following the names modules bind with `use` (`runtime::Device`
-/// after `runtime`'s `use device::Device` is in `runtime::devices::device`).
+/// after `runtime`'s `use device::Device` is in `runtime::device`).
 fn resolve(path: &[String], modules: &BTreeSet<Module>, bindings: &Bindings) -> Module {
     let mut path = path.to_vec();
     // A few steps: re-exports of re-exports, never a loop.
@@ -862,25 +862,16 @@ fn a_childs_use_of_its_parents_global_closes_a_cycle_through_the_parent() {
         ],
     );
     let graph = krate.graph(2);
-    assert!(
-        has_edge(&graph, "runtime::mem::memory", "runtime"),
-        "{graph:?}"
-    );
-    assert!(
-        has_edge(&graph, "runtime", "runtime::mem::peer"),
-        "{graph:?}"
-    );
+    assert!(has_edge(&graph, "runtime::memory", "runtime"), "{graph:?}");
+    assert!(has_edge(&graph, "runtime", "runtime::peer"), "{graph:?}");
     let groups = cyclic_groups(&graph);
     assert_eq!(groups.len(), 1, "{groups:?}");
-    assert_eq!(
-        groups[0].0,
-        ["runtime", "runtime::mem::memory", "runtime::mem::peer"]
-    );
+    assert_eq!(groups[0].0, ["runtime", "runtime::memory", "runtime::peer"]);
     let cycle = find_cycle(&graph).expect("the cycle through runtime/mod.rs");
     assert!(cycle.contains(&"runtime".to_string()), "{cycle:?}");
     // Each edge says where it is.
     assert!(groups[0].1.contains(&(
-        "runtime::mem::memory".into(),
+        "runtime::memory".into(),
         "runtime".into(),
         "src/runtime/memory.rs:2".into()
     )));
@@ -906,7 +897,7 @@ fn a_path_through_a_parents_use_is_an_edge_to_where_the_name_is_defined() {
     );
     let graph = krate.graph(2);
     assert!(
-        has_edge(&graph, "runtime::stream", "runtime::devices::device"),
+        has_edge(&graph, "runtime::stream", "runtime::device"),
         "{graph:?}"
     );
     assert!(!has_edge(&graph, "runtime::stream", "runtime"), "{graph:?}");
