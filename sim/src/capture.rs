@@ -21,6 +21,7 @@
 //! fails is captured too. Writing is serialised and flushed line by line: capture is for
 //! inspection, not for timing.
 
+use crate::copy_shape::CopyShape;
 use hsa_abi::*;
 use parking_lot::Mutex;
 use std::fmt::Write as _;
@@ -138,30 +139,8 @@ pub fn packet(queue: u64, index: u64, bytes: &[u8; 64], dispatch: Option<Dispatc
     write_line(&line);
 }
 
-/// What a copy moves, as its line records it (the copy engine converts its job's shape).
-#[derive(Clone, Copy, Debug)]
-pub enum CopyRecord {
-    Linear {
-        dst: u64,
-        src: u64,
-        size: u64,
-    },
-    /// `range` = (bytes per row, rows, slices).
-    Rect {
-        dst: u64,
-        dst_pitch: u64,
-        dst_slice: u64,
-        src: u64,
-        src_pitch: u64,
-        src_slice: u64,
-        range: [u64; 3],
-    },
-    /// A job that moves nothing, by name (`Prefetch`).
-    Other(&'static str),
-}
-
 /// A copy engine takes a copy.
-pub fn copy(engine: (u32, u32), shape: &CopyRecord, deps: usize, completion: bool) {
+pub fn copy(engine: (u32, u32), shape: &CopyShape, deps: usize, completion: bool) {
     let mut line = serde_json::json!({
         "event": "copy",
         "engine": format!("{}.{}", engine.0, engine.1),
@@ -169,12 +148,12 @@ pub fn copy(engine: (u32, u32), shape: &CopyRecord, deps: usize, completion: boo
         "completion": completion,
     });
     match *shape {
-        CopyRecord::Linear { dst, src, size } => {
+        CopyShape::Linear { dst, src, size } => {
             line["dst"] = serde_json::json!(format!("{dst:#x}"));
             line["src"] = serde_json::json!(format!("{src:#x}"));
             line["size"] = serde_json::json!(size);
         }
-        CopyRecord::Rect {
+        CopyShape::Rect {
             dst,
             dst_pitch,
             dst_slice,
@@ -191,7 +170,7 @@ pub fn copy(engine: (u32, u32), shape: &CopyRecord, deps: usize, completion: boo
                 "range": range,
             });
         }
-        CopyRecord::Other(name) => line["shape"] = serde_json::json!(name),
+        CopyShape::Prefetch => line["shape"] = serde_json::json!("Prefetch"),
     }
     write_line(&line);
 }

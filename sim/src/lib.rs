@@ -44,11 +44,12 @@
 //! 16. `memory`: pools, allocations and the registry of device-accessible ranges (what the
 //!     interpreter translates with);
 //! 17. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
-//!     `logging`, `hide`, `clock`, `host_map`: leaves: packet capture and its record types,
+//!     `logging`, `hide`, `clock`, `host_map`: leaves: packet capture (with its kernel records),
 //!     the SIGSEGV report of CPU touches of device memory, a device service's device memory,
 //!     the hardware queue scheduler model, strict mode's AQL rules, a device thread's idle
 //!     spin, test hooks, logging, hidden exports, the system timestamp, host mappings;
-//! 18. `config`: every knob, read once at `hsa_init`;
+//! 18. `config`, `copy_shape`: every knob, read once at `hsa_init`; what one copy job moves
+//!     (the engines run it, capture records it);
 //! 19. `error`: `HsaError` and the status texts.
 //!
 //! ## Standing in for ROCr
@@ -93,6 +94,7 @@ pub mod cabi;
 pub mod capture;
 pub mod clock;
 pub mod config;
+pub mod copy_shape;
 pub mod cpu_touch;
 pub mod device_memory;
 pub mod error;

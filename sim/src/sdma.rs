@@ -13,57 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// What one job moves. Addresses were checked against the memory registry at submission,
-/// and are checked again when the job runs (the client may have freed the memory since).
-#[derive(Clone, Copy, Debug)]
-pub enum CopyShape {
-    Linear {
-        dst: u64,
-        src: u64,
-        size: u64,
-    },
-    /// `hsa_amd_memory_async_copy_rect`: `range` = (bytes per row, rows, slices).
-    Rect {
-        dst: u64,
-        dst_pitch: u64,
-        dst_slice: u64,
-        src: u64,
-        src_pitch: u64,
-        src_slice: u64,
-        range: [u64; 3],
-    },
-    /// `hsa_amd_svm_prefetch_async`: nothing moves (all memory is already where the
-    /// device reads it); the job orders the completion after the dependencies.
-    Prefetch,
-}
-
-impl CopyShape {
-    /// The shape as the capture file records it.
-    fn record(&self) -> crate::capture::CopyRecord {
-        use crate::capture::CopyRecord;
-        match *self {
-            CopyShape::Linear { dst, src, size } => CopyRecord::Linear { dst, src, size },
-            CopyShape::Rect {
-                dst,
-                dst_pitch,
-                dst_slice,
-                src,
-                src_pitch,
-                src_slice,
-                range,
-            } => CopyRecord::Rect {
-                dst,
-                dst_pitch,
-                dst_slice,
-                src,
-                src_pitch,
-                src_slice,
-                range,
-            },
-            CopyShape::Prefetch => CopyRecord::Other("Prefetch"),
-        }
-    }
-}
+pub use crate::copy_shape::CopyShape;
 
 pub struct CopyJob {
     pub shape: CopyShape,
@@ -301,7 +251,7 @@ impl SdmaEngine {
         if crate::capture::is_on() {
             crate::capture::copy(
                 (self.node, self.index),
-                &job.shape.record(),
+                &job.shape,
                 job.deps.len(),
                 job.completion.is_some(),
             );

@@ -849,7 +849,7 @@ fn a_childs_use_of_its_parents_global_closes_a_cycle_through_the_parent() {
                 "runtime/mod.rs",
                 "pub mod memory;\npub mod peer;\npub use memory::Allocation;\n\
                  pub struct Runtime { peers: peer::PeerTable }\n\
-                 pub fn runtime() -> &'static Runtime { todo!() }\n",
+                 pub fn runtime() -> Option<&'static Runtime> { None }\n",
             ),
             (
                 "runtime/memory.rs",
