@@ -19,6 +19,10 @@
 
 mod common;
 
+#[path = "shared/rust_spelling.rs"]
+mod rust_spelling;
+use rust_spelling::normalise_rust;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -156,26 +160,6 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("StreamCallback", Class::Ptr), // src/api/stream.rs: an `unsafe extern "C" fn`
     ("HostFn", Class::Ptr),         // src/api/stream.rs: an `unsafe extern "C" fn`
 ];
-
-/// `ty` as `stringify!` might write it, with spaces only where they separate two words, so
-/// that `Option < HostFn >` and `Option<HostFn>` read the same.
-fn normalise_rust(ty: &str) -> String {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = String::new();
-    let mut pending_space = false;
-    for ch in ty.chars() {
-        if ch.is_whitespace() {
-            pending_space = true;
-            continue;
-        }
-        if pending_space && out.ends_with(word) && word(ch) {
-            out.push(' ');
-        }
-        pending_space = false;
-        out.push(ch);
-    }
-    out
-}
 
 fn rust_class(ty: &str) -> Result<Class, String> {
     let ty = normalise_rust(ty);

@@ -13,6 +13,10 @@
 //! know fails it with the spelling, so a new type is classified here once rather than
 //! passing unchecked. Without clang-19 or the headers the test says so and passes.
 
+#[path = "../../tests/shared/rust_spelling.rs"]
+mod rust_spelling;
+use rust_spelling::normalise_rust;
+
 use hsa_abi::fns::{Role, ENTRY_POINTS};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,27 +93,8 @@ const FN_POINTER_ALIASES: &[&str] = &[
     "PointerInfoAlloc",
 ];
 
-/// `ty` as `stringify!` wrote it, with spaces only between two words.
-fn normalise(ty: &str) -> String {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = String::new();
-    let mut pending_space = false;
-    for ch in ty.chars() {
-        if ch.is_whitespace() {
-            pending_space = true;
-            continue;
-        }
-        if pending_space && out.ends_with(word) && word(ch) {
-            out.push(' ');
-        }
-        pending_space = false;
-        out.push(ch);
-    }
-    out
-}
-
 fn rust_class(ty: &str) -> Result<Class, String> {
-    let ty = normalise(ty);
+    let ty = normalise_rust(ty);
     let fn_pointer = |t: &str| FN_POINTER_ALIASES.contains(&t) || t.contains("fn(");
     let class = if ty.starts_with('*') || fn_pointer(&ty) {
         Some(Class::Ptr)
