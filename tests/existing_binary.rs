@@ -100,6 +100,56 @@ fn hipcc_vector_add_runs_with_ld_library_path() {
     assert_passed("LD_LIBRARY_PATH run", &cmd, &out);
 }
 
+/// On a machine without an AMD GPU the default device choice (`auto`) falls back to the
+/// software GPU and says so once, in words a user acts on: what is missing and which
+/// setting chooses. Skipped (and says so) where `/dev/kfd` exists, since a GPU there would
+/// rightly be used instead.
+#[test]
+fn no_gpu_notice_says_why_and_how_to_choose() {
+    if Path::new("/dev/kfd").exists() {
+        eprintln!("skipped: this machine has /dev/kfd, so hipshim would use its GPU");
+        return;
+    }
+    let program = vector_add_hipcc();
+    let lib_dir = common::lib_dir();
+    let (cmd, out) = run_on_hipshim(&program, |cmd| {
+        cmd.env("LD_LIBRARY_PATH", lib_dir)
+            .env("HIPSHIM_DEVICE", "auto");
+    });
+    assert_passed("HIPSHIM_DEVICE=auto run", &cmd, &out);
+    let stderr = out.stderr();
+    let notices: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains("software GPU"))
+        .collect();
+    assert_eq!(notices.len(), 1, "one notice\n{}", out.report(&cmd));
+    let notice = notices[0];
+    for words in [
+        "no AMD GPU found",
+        "no /dev/kfd",
+        "HIPSHIM_DEVICE=sim",
+        "HIPSHIM_DEVICE=gpu",
+    ] {
+        assert!(notice.contains(words), "notice lacks `{words}`: {notice}");
+    }
+    assert!(
+        !notice.contains("OUT_OF_RESOURCES") && !notice.contains("0x"),
+        "the notice speaks of the machine, not of status codes: {notice}"
+    );
+
+    // Choosing the software GPU explicitly is silent.
+    let (cmd, out) = run_on_hipshim(&program, |cmd| {
+        cmd.env("LD_LIBRARY_PATH", lib_dir)
+            .env("HIPSHIM_DEVICE", "sim");
+    });
+    assert_passed("HIPSHIM_DEVICE=sim run", &cmd, &out);
+    assert!(
+        !out.stderr().contains("software GPU"),
+        "no notice when chosen\n{}",
+        out.report(&cmd)
+    );
+}
+
 #[test]
 fn hipcc_vector_add_runs_with_ld_preload() {
     let program = vector_add_hipcc();

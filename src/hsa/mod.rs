@@ -60,26 +60,72 @@ pub fn open_runtime(config: &Config) -> Result<HsaRuntime, String> {
     if config.device == DeviceChoice::Sim {
         return init_runtime(&sim_path());
     }
-    let why_not_rocr = match init_runtime(Path::new(ROCR_SONAME)) {
+    let no_gpu = match gpu_runtime() {
         Ok(runtime) => return Ok(runtime),
-        Err(why) => why,
+        Err(no_gpu) => no_gpu,
     };
     if config.device == DeviceChoice::Gpu {
         return Err(format!(
-            "HIPSHIM_DEVICE=gpu but no GPU is usable: {why_not_rocr}"
+            "HIPSHIM_DEVICE=gpu but no AMD GPU is usable: {}",
+            no_gpu.in_words()
         ));
     }
     let path = sim_path();
     let runtime = init_runtime(&path)?;
+    let model = agent_string(runtime.api, runtime.gpus[0], agent_info::NAME).unwrap_or_default();
     eprintln!(
-        "hipshim: using the software GPU hsasim ({}): {why_not_rocr}",
+        "hipshim: {}; using the software GPU hsasim ({model}, {}). \
+         HIPSHIM_DEVICE=sim chooses it without this notice, HIPSHIM_DEVICE=gpu makes a missing GPU an error.",
+        no_gpu.in_words(),
         path.display()
     );
+    if let NoGpu::NoRocr(detail) | NoGpu::RocrFailed(detail) = &no_gpu {
+        tracing::info!("ROCr did not start: {detail}");
+    }
     Ok(runtime)
 }
 
+/// Why no real GPU serves this process, in the words a user acts on.
+enum NoGpu {
+    /// No `/dev/kfd`: the amdgpu kernel driver is not loaded, so no AMD GPU is reachable
+    /// and ROCr is not even tried (it would only fail with an out-of-resources status).
+    NoKfd,
+    /// ROCr (`libhsa-runtime64.so.1`) is not installed or could not be loaded.
+    NoRocr(String),
+    /// ROCr loaded but reported no GPU agent or failed to initialise.
+    RocrFailed(String),
+}
+
+impl NoGpu {
+    fn in_words(&self) -> String {
+        match self {
+            NoGpu::NoKfd => {
+                "no AMD GPU found (no /dev/kfd: the amdgpu driver is not loaded here)".to_string()
+            }
+            NoGpu::NoRocr(_) => {
+                "no AMD GPU runtime found (ROCr, libhsa-runtime64.so.1, is not installed)"
+                    .to_string()
+            }
+            NoGpu::RocrFailed(detail) => format!("ROCr found no usable AMD GPU ({detail})"),
+        }
+    }
+}
+
+/// ROCr with a GPU, when the machine has the driver for one.
+fn gpu_runtime() -> Result<HsaRuntime, NoGpu> {
+    if !Path::new("/dev/kfd").exists() {
+        return Err(NoGpu::NoKfd);
+    }
+    let api = HsaApi::load(Path::new(ROCR_SONAME)).map_err(NoGpu::NoRocr)?;
+    init_loaded(api, Path::new(ROCR_SONAME)).map_err(NoGpu::RocrFailed)
+}
+
 fn init_runtime(path: &Path) -> Result<HsaRuntime, String> {
-    let api: &'static HsaApi = Box::leak(Box::new(HsaApi::load(path)?));
+    init_loaded(HsaApi::load(path)?, path)
+}
+
+fn init_loaded(api: HsaApi, path: &Path) -> Result<HsaRuntime, String> {
+    let api: &'static HsaApi = Box::leak(Box::new(api));
     // SAFETY: hsa_init takes no arguments; the table was resolved from this library.
     let status = unsafe { (api.hsa_init)() };
     if status != status::SUCCESS {
