@@ -76,8 +76,8 @@ fn without_code_spans(line: &str) -> String {
     out
 }
 
-/// The destination of an inline link whose `(` is at the start of `after_paren`'s parent:
-/// up to the matching `)`, without an optional title or angle brackets.
+/// The destination of an inline link, given the text after its `(`: up to the matching `)`,
+/// without an optional title or angle brackets.
 fn destination(after_paren: &str) -> Option<String> {
     let mut depth = 0usize;
     for (i, c) in after_paren.char_indices() {
@@ -109,7 +109,10 @@ fn links_in(text: &str) -> Vec<Link> {
             continue;
         }
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            let marker: String = trimmed.chars().take_while(|&c| c == '`' || c == '~').collect();
+            let marker: String = trimmed
+                .chars()
+                .take_while(|&c| c == '`' || c == '~')
+                .collect();
             fence = Some(marker);
             continue;
         }
@@ -118,10 +121,16 @@ fn links_in(text: &str) -> Vec<Link> {
         let stripped = line.trim_start();
         if stripped.starts_with('[') {
             if let Some(close) = stripped.find("]:") {
-                let target = stripped[close + 2..].split_whitespace().next().unwrap_or("");
+                let target = stripped[close + 2..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("");
                 links.push(Link {
                     line: line_no,
-                    target: target.trim_start_matches('<').trim_end_matches('>').to_string(),
+                    target: target
+                        .trim_start_matches('<')
+                        .trim_end_matches('>')
+                        .to_string(),
                 });
                 continue;
             }
@@ -183,7 +192,10 @@ fn every_relative_link_in_the_documentation_points_to_an_existing_file() {
             }
         }
     }
-    assert!(checked > 0, "no relative links found: is the scanner reading the docs?");
+    assert!(
+        checked > 0,
+        "no relative links found: is the scanner reading the docs?"
+    );
     assert!(
         broken.is_empty(),
         "{} broken relative link(s):\n{}",
