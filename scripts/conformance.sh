@@ -345,7 +345,7 @@ case "$runtime" in
         run_env=(LD_LIBRARY_PATH="$libdir" HIPSHIM_DEVICE=sim)
         ;;
     amd)
-        # AMD's runtime finds hsasim as its libhsa-runtime64.so.1 (README: "hsasim under AMD's
+        # AMD's runtime finds hsasim as its libhsa-runtime64.so.1 (docs/guide/hsasim.md: "hsasim under AMD's
         # own software").
         libdir="${lib_override:-$("$scripts/stage-libs.sh" release)/as-rocr}"
         run_env=(LD_LIBRARY_PATH="$libdir")

@@ -10,7 +10,7 @@
 #   -c CPU      the CPU both run on (default 0)
 #   -k KERNELS  comma-separated benchmark kernels (default: all seven)
 #   -B/-N       prebuilt benchmark binaries (then nothing is built; set
-#               HSASIM_ISA_BENCH_CODE_OBJECT on hosts without clang, as the README says)
+#               HSASIM_ISA_BENCH_CODE_OBJECT on hosts without clang, as docs/dev/benchmarks.md says)
 # Without -B/-N the base is built from BASE_REV (default ae136a0) in a git worktree under
 # target/interp-baseline/ and the working tree's benchmark with `cargo bench --no-run`.
 set -euo pipefail

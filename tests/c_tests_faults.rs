@@ -1,4 +1,4 @@
-//! Faults and the error model (README "Faults and errors"): the HIP programs in
+//! Faults and the error model (docs/guide/faults-and-errors.md): the HIP programs in
 //! `c_tests/faults/`, built with clang-19 against `hip_headers/` and run on hsasim for each
 //! target under the default policy (see `tests/common/ctest.rs`), and on gfx942 under the
 //! other queue policies, where streams share queues differently. A hang fails the test: each

@@ -444,7 +444,7 @@ pub fn hipcc_build(source: &Path, stem: &str, cache: &str) -> PathBuf {
 pub const AMDS_RUNTIME: &str = "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5";
 
 /// `program` set up to run under AMD's own `libamdhip64.so.5` over hsasim's gfx90a model:
-/// hsasim answers to ROCr's soname from a directory of its own (the README's recipe).
+/// hsasim answers to ROCr's soname from a directory of its own (docs/guide/hsasim.md's recipe).
 pub fn amds_runtime(program: &Path) -> Command {
     let lib_dir = lib_dir();
     let rocr = lib_dir.join("as-rocr");
