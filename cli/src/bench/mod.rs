@@ -37,7 +37,7 @@ pub fn exit_code(failed: usize, total: usize) -> i32 {
 pub fn short_reason(reason: &str) -> String {
     let mut lines = reason.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("");
-    match lines.last() {
+    match lines.next_back() {
         Some(last) => format!("{first} {last}"),
         None => first.to_string(),
     }
