@@ -37,6 +37,9 @@ pub struct Config {
     pub trace: Option<PathBuf>,
     /// `HIPSHIM_STATS` = 1 (tables on stderr at exit) | a file path | 0 (default).
     pub stats: StatsOutput,
+    /// `HIPSHIM_STATS_FORMAT` = text | json | csv: how those tables are written (default text;
+    /// the schema of json and csv is `docs/guide/output-formats.md`).
+    pub stats_format: OutputFormat,
     /// `HIPSHIM_ABI` = 5 | 6 | 7: the ROCm generation whose behaviour the program gets, where
     /// ROCm 5, 6 and 7 differ for the same name (`runtime::base::compat`). Unset: decided from the
     /// name the library was loaded as (`libamdhip64.so.N`), else ROCm 6.
@@ -63,6 +66,40 @@ impl StatsOutput {
             _ if t.contains('/') || t.contains('.') => Some(StatsOutput::File(PathBuf::from(t))),
             _ => None,
         }
+    }
+}
+
+/// How a report is written: the table people read, or a document for programs
+/// (`HIPSHIM_STATS_FORMAT`, and the CLI's `--format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    #[default]
+    Text,
+    Json,
+    Csv,
+}
+
+impl OutputFormat {
+    pub const ACCEPTED: &'static str = "text | json | csv";
+
+    /// `None` if malformed.
+    pub fn parse(text: &str) -> Option<OutputFormat> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "" | "text" => Some(OutputFormat::Text),
+            "json" => Some(OutputFormat::Json),
+            "csv" => Some(OutputFormat::Csv),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for OutputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OutputFormat::Text => "text",
+            OutputFormat::Json => "json",
+            OutputFormat::Csv => "csv",
+        })
     }
 }
 
@@ -268,6 +305,18 @@ impl Config {
                 StatsOutput::Off
             }),
         };
+        let stats_format = match lookup("HIPSHIM_STATS_FORMAT") {
+            None => OutputFormat::Text,
+            Some(text) => OutputFormat::parse(&text).unwrap_or_else(|| {
+                warn_malformed(
+                    "HIPSHIM_STATS_FORMAT",
+                    &text,
+                    OutputFormat::ACCEPTED,
+                    "text",
+                );
+                OutputFormat::Text
+            }),
+        };
         let abi = match lookup("HIPSHIM_ABI") {
             None => None,
             Some(text) if text.trim().is_empty() => None,
@@ -288,6 +337,7 @@ impl Config {
             abi,
             trace,
             stats,
+            stats_format,
             queue_policy,
             hsa_lib: lookup("HIPSHIM_HSA_LIB")
                 .filter(|s| !s.is_empty())
@@ -441,6 +491,13 @@ mod tests {
         assert_eq!(config(&[("HIPSHIM_TRACE", "/tmp/")]).trace, None);
         assert_eq!(config(&[("HIPSHIM_STATS", "lots")]).stats, StatsOutput::Off);
         assert_eq!(config(&[("HIPSHIM_STATS", "0")]).stats, StatsOutput::Off);
+        assert_eq!(config(&[]).stats_format, OutputFormat::Text);
+        let json = config(&[("HIPSHIM_STATS_FORMAT", " JSON ")]);
+        assert_eq!(json.stats_format, OutputFormat::Json);
+        let csv = config(&[("HIPSHIM_STATS_FORMAT", "csv")]);
+        assert_eq!(csv.stats_format, OutputFormat::Csv);
+        let typo = config(&[("HIPSHIM_STATS_FORMAT", "yaml")]);
+        assert_eq!(typo.stats_format, OutputFormat::Text);
     }
 
     #[test]

@@ -44,6 +44,7 @@ impl LoadArgs {
             policy: None,
             trace: None,
             stats: None,
+            stats_format: None,
             log: self.log.clone(),
             gfx: self.gfx.clone(),
         })

@@ -10,6 +10,8 @@
 //! work, and `status` prints them as a KFD HQD dump would; each process still executes its
 //! own packets on its own packet processors.
 
+use crate::format::OutputFormat;
+use amdhip64::trace::schema;
 use hsasim_sched::{event_json, Device, Params};
 use std::io::Write;
 use std::path::PathBuf;
@@ -26,7 +28,7 @@ pub enum DeviceCommand {
     /// Stop a device service; attached processes' next packet fails.
     Stop(NameArg),
     /// The service's scheduler parameters, counters and runlist.
-    Status(NameArg),
+    Status(StatusArgs),
     /// Run the service in the foreground (what `start` runs).
     #[command(hide = true)]
     Serve(StartArgs),
@@ -143,8 +145,15 @@ pub fn device(cmd: &DeviceCommand) -> Result<i32, String> {
         }),
         DeviceCommand::Stop(args) => stop(args).map(|()| 0),
         DeviceCommand::Status(args) => {
-            let device = Device::open(&args.name)?;
-            print!("{}", status_text(&device));
+            let device = Device::open(&args.name.name)?;
+            let report = status(&device);
+            match args.format.format {
+                OutputFormat::Text => print!("{report}"),
+                OutputFormat::Json => {
+                    print!("{}", schema::document("device-status", report.to_json()))
+                }
+                OutputFormat::Csv => return Ok(crate::format::no_csv("device status")),
+            }
             Ok(0)
         }
         DeviceCommand::Serve(args) => serve(args).map(|()| 0),
@@ -312,165 +321,365 @@ fn serve(args: &StartArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// What `device status` prints.
-pub fn status_text(device: &Device) -> String {
-    use std::fmt::Write as _;
+/// `device status --format ...`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub name: NameArg,
+    #[command(flatten)]
+    pub format: crate::format::FormatArg,
+}
+
+/// One figure of a `key=value` line; JSON names it with its unit (`size` in bytes is
+/// `size_bytes`).
+#[derive(Clone, Copy, Debug)]
+pub struct Figure {
+    pub name: &'static str,
+    pub value: u64,
+    pub unit: Option<&'static str>,
+    /// An address: hexadecimal in the text.
+    pub hex: bool,
+}
+
+const fn figure(name: &'static str, value: u64) -> Figure {
+    Figure {
+        name,
+        value,
+        unit: None,
+        hex: false,
+    }
+}
+
+const fn bytes(name: &'static str, value: u64) -> Figure {
+    Figure {
+        name,
+        value,
+        unit: Some("bytes"),
+        hex: false,
+    }
+}
+
+/// One runlist row, as a KFD HQD dump shows a hardware queue; the ring's fields are `None`
+/// where the ring could not be read.
+#[derive(Clone, Debug)]
+pub struct QueueStatus {
+    pub pid: u32,
+    pub queue_id: u64,
+    pub doorbell_offset: u64,
+    pub priority: u32,
+    pub state: &'static str,
+    pub slot: Option<u32>,
+    pub pipe: Option<u32>,
+    /// (rptr, wptr, doorbell value, ring base, ring bytes).
+    pub ring: Option<(u64, u64, i64, u64, u64)>,
+    pub work: &'static str,
+}
+
+/// What `device status` reports: one model, rendered as text or a `hipshim.device-status`
+/// document.
+pub struct Status {
+    pub name: String,
+    pub service_pid: u32,
+    pub service_alive: bool,
+    pub params: Params,
+    pub processes: usize,
+    pub queues: usize,
+    pub oversubscribed: bool,
+    /// The `key=value` lines: counters, memory, compute units, queue memory.
+    pub counters: Vec<Figure>,
+    pub memory: Vec<Figure>,
+    pub compute_units: Vec<Figure>,
+    pub queue_memory: Vec<Figure>,
+    pub rows: Vec<QueueStatus>,
+}
+
+pub fn status(device: &Device) -> Status {
     let table = device.lock();
-    let p = table.params;
+    let params = table.params;
     let c = table.counters;
-    let (procs, queues) = table.population();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "device {} (service pid {}{})",
-        device.name().unwrap_or("?"),
-        device.service_pid(),
-        if device.service_alive() { "" } else { ", gone" }
-    );
-    let _ = writeln!(
-        out,
-        "scheduler: {} slots on {} pipes, {} processes per quantum, quantum {} us, map {} us, unmap {} us, runlist update {} us{}{}",
-        p.slots,
-        p.pipes,
-        p.max_procs,
-        p.quantum_ns / 1000,
-        p.map_ns / 1000,
-        p.unmap_ns / 1000,
-        p.update_ns / 1000,
-        if p.serial_updates != 0 { ", updates serialised" } else { "" },
-        if p.skip_idle != 0 { ", idle queues skipped" } else { "" },
-    );
-    let _ = writeln!(
-        out,
-        "runlist: {procs} processes, {queues} queues{}",
-        if table.oversubscribed() {
-            " (oversubscribed)"
-        } else {
-            ""
-        }
-    );
-    let _ = writeln!(
-        out,
-        "counters: slots_in_use={} max_slots_in_use={} runlist_updates={} oversubscribed_updates={} maps={} unmaps={} time_slices={} packets={} waits={} processes_reaped={} queues_registered={} queues_reaped={} work_from_doorbells={}",
-        c.slots_in_use,
-        c.max_slots_in_use,
-        c.runlist_updates,
-        c.oversubscribed_updates,
-        c.maps,
-        c.unmaps,
-        c.time_slices,
-        c.packets_started,
-        c.waits,
-        c.processes_reaped,
-        c.queues_registered,
-        c.queues_reaped,
-        c.work_from_doorbells
-    );
+    let (processes, queues) = table.population();
+    let oversubscribed = table.oversubscribed();
+    let mut live: Vec<_> = table.live_queues().map(|(i, q)| (i, *q)).collect();
     drop(table);
+    let counters = vec![
+        figure("slots_in_use", c.slots_in_use),
+        figure("max_slots_in_use", c.max_slots_in_use),
+        figure("runlist_updates", c.runlist_updates),
+        figure("oversubscribed_updates", c.oversubscribed_updates),
+        figure("maps", c.maps),
+        figure("unmaps", c.unmaps),
+        figure("time_slices", c.time_slices),
+        figure("packets", c.packets_started),
+        figure("waits", c.waits),
+        figure("processes_reaped", c.processes_reaped),
+        figure("queues_registered", c.queues_registered),
+        figure("queues_reaped", c.queues_reaped),
+        figure("work_from_doorbells", c.work_from_doorbells),
+    ];
     let m = device.memory();
     let mc = m.counters;
-    let _ = writeln!(
-        out,
-        "memory: size={} used={} free={} base={:#x} allocations={} allocated={} freed={} reaped={} reaped_bytes={} refused={} ipc_attaches={} ipc_signals={}",
-        m.size,
-        m.used,
-        m.size - m.used,
-        m.base,
-        m.allocations().len() - m.queue_memory().0,
-        mc.allocations,
-        mc.frees,
-        mc.reaped,
-        mc.reaped_bytes,
-        mc.refused,
-        mc.attaches,
-        m.signals.iter().filter(|s| s.serial != 0).count()
-    );
-    let cu = device.cu_status();
-    let _ = writeln!(
-        out,
-        "compute units: cu_budget={} cu_in_use={} cu_max_in_use={} cu_waits={} cu_reaped={}{}",
-        cu.budget,
-        cu.in_use,
-        cu.max_in_use,
-        cu.waits,
-        cu.reaped,
-        if cu.budget == 0 {
-            " (not modelled)"
-        } else {
-            ""
-        }
-    );
     let (rings, ring_bytes) = m.queue_memory();
-    let _ = writeln!(
-        out,
-        "queues: rings={rings} ring_bytes={ring_bytes} doorbells={} rings_allocated={} rings_freed={} rings_reaped={} ring_reaped_bytes={}",
-        device.doorbells_in_use(),
-        mc.queue_allocations,
-        mc.queue_frees,
-        mc.queue_reaped,
-        mc.queue_reaped_bytes
-    );
+    let memory = vec![
+        bytes("size", m.size),
+        bytes("used", m.used),
+        bytes("free", m.size - m.used),
+        Figure {
+            hex: true,
+            ..figure("base", m.base)
+        },
+        figure(
+            "allocations",
+            (m.allocations().len() - m.queue_memory().0) as u64,
+        ),
+        figure("allocated", mc.allocations),
+        figure("freed", mc.frees),
+        figure("reaped", mc.reaped),
+        figure("reaped_bytes", mc.reaped_bytes),
+        figure("refused", mc.refused),
+        figure("ipc_attaches", mc.attaches),
+        figure(
+            "ipc_signals",
+            m.signals.iter().filter(|s| s.serial != 0).count() as u64,
+        ),
+    ];
+    let queue_memory = vec![
+        figure("rings", rings as u64),
+        figure("ring_bytes", ring_bytes),
+        figure("doorbells", device.doorbells_in_use() as u64),
+        figure("rings_allocated", mc.queue_allocations),
+        figure("rings_freed", mc.queue_frees),
+        figure("rings_reaped", mc.queue_reaped),
+        figure("ring_reaped_bytes", mc.queue_reaped_bytes),
+    ];
     drop(m);
-    let table = device.lock();
-    let mut rows: Vec<_> = table.live_queues().map(|(i, q)| (i, *q)).collect();
-    drop(table);
-    if queues > 0 {
-        // Per queue, as a KFD HQD dump shows a hardware queue: the read and write indices
-        // (CP_HQD_PQ_RPTR, _WPTR), the doorbell's value and where the ring is
-        // (CP_HQD_PQ_BASE, its size), read from the device memory and the segment now.
-        let _ = writeln!(
-            out,
-            "{:>8} {:>9} {:>9} {:>8} {:>10} {:>5} {:>5} {:>8} {:>8} {:>8} {:>16} {:>10}  work",
-            "pid",
-            "queue_id",
-            "doorbell",
-            "priority",
-            "state",
-            "slot",
-            "pipe",
-            "rptr",
-            "wptr",
-            "db_value",
-            "ring",
-            "ring_bytes"
-        );
-        rows.sort_by_key(|(_, q)| (q.pid, q.queue_id));
-        for (index, q) in rows {
-            let hqd = match device.ring_state(index, &q.hqd) {
-                Some((read, write, doorbell)) => [
-                    read.to_string(),
-                    write.to_string(),
-                    doorbell.to_string(),
-                    format!("{:#x}", q.hqd.ring_base),
-                    q.hqd.ring_bytes.to_string(),
-                ],
-                None => std::array::from_fn(|_| "-".to_string()),
-            };
-            let (slot, pipe) = if q.slot >= 0 {
-                (q.slot.to_string(), p.pipe_of(q.slot as u32).to_string())
-            } else {
-                ("-".into(), "-".into())
-            };
-            let [rptr, wptr, db_value, ring, ring_bytes] = hqd;
-            let _ = writeln!(
-                out,
-                "{:>8} {:>9} {:>#9x} {:>8} {:>10} {:>5} {:>5} {rptr:>8} {wptr:>8} {db_value:>8} {ring:>16} {ring_bytes:>10}  {}",
-                q.pid,
-                q.queue_id,
-                q.doorbell_offset,
-                q.priority,
-                q.state().label(),
+    let cu = device.cu_status();
+    let compute_units = vec![
+        figure("cu_budget", cu.budget.into()),
+        figure("cu_in_use", cu.in_use.into()),
+        figure("cu_max_in_use", cu.max_in_use.into()),
+        figure("cu_waits", cu.waits),
+        figure("cu_reaped", cu.reaped),
+    ];
+    live.sort_by_key(|(_, q)| (q.pid, q.queue_id));
+    let rows = live
+        .into_iter()
+        .map(|(index, q)| {
+            let slot = u32::try_from(q.slot).ok();
+            QueueStatus {
+                pid: q.pid,
+                queue_id: q.queue_id,
+                doorbell_offset: q.doorbell_offset,
+                priority: q.priority,
+                state: q.state().label(),
                 slot,
-                pipe,
-                if q.busy != 0 {
+                pipe: slot.map(|s| params.pipe_of(s)),
+                ring: device
+                    .ring_state(index, &q.hqd)
+                    .map(|(read, write, db)| (read, write, db, q.hqd.ring_base, q.hqd.ring_bytes)),
+                work: if q.busy != 0 {
                     "running"
                 } else if q.pending != 0 {
                     "ready"
                 } else {
                     "idle"
-                }
-            );
-        }
+                },
+            }
+        })
+        .collect();
+    Status {
+        name: device.name().unwrap_or("?").to_string(),
+        service_pid: device.service_pid(),
+        service_alive: device.service_alive(),
+        params,
+        processes,
+        queues,
+        oversubscribed,
+        counters,
+        memory,
+        compute_units,
+        queue_memory,
+        rows,
     }
-    out
+}
+
+impl Status {
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{json, Map, Value};
+        let figures = |list: &[Figure]| -> Value {
+            let mut map = Map::new();
+            for f in list {
+                let name = match f.unit {
+                    Some(unit) if !f.name.ends_with(unit) => format!("{}_{unit}", f.name),
+                    _ => f.name.to_string(),
+                };
+                map.insert(name, Value::from(f.value));
+            }
+            Value::Object(map)
+        };
+        let p = &self.params;
+        let queues: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|q| {
+                let (rptr, wptr, db_value, ring_base, ring_bytes) = match q.ring {
+                    Some((r, w, d, b, n)) => (json!(r), json!(w), json!(d), json!(b), json!(n)),
+                    None => (
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                    ),
+                };
+                json!({
+                    "pid": q.pid,
+                    "queue_id": q.queue_id,
+                    "doorbell_offset": q.doorbell_offset,
+                    "priority": q.priority,
+                    "state": q.state,
+                    "slot": q.slot,
+                    "pipe": q.pipe,
+                    "rptr": rptr,
+                    "wptr": wptr,
+                    "doorbell_value": db_value,
+                    "ring_base": ring_base,
+                    "ring_bytes": ring_bytes,
+                    "work": q.work,
+                })
+            })
+            .collect();
+        json!({
+            "device": self.name,
+            "service_pid": self.service_pid,
+            "service_alive": self.service_alive,
+            "scheduler": {
+                "slots": p.slots,
+                "pipes": p.pipes,
+                "max_procs": p.max_procs,
+                "quantum_ns": p.quantum_ns,
+                "map_ns": p.map_ns,
+                "unmap_ns": p.unmap_ns,
+                "update_ns": p.update_ns,
+                "serial_updates": p.serial_updates != 0,
+                "skip_idle": p.skip_idle != 0,
+                "cu_budget": p.cu_budget,
+            },
+            "runlist": {
+                "processes": self.processes,
+                "queues": self.queues,
+                "oversubscribed": self.oversubscribed,
+            },
+            "counters": figures(&self.counters),
+            "memory": figures(&self.memory),
+            "compute_units": figures(&self.compute_units),
+            "queue_memory": figures(&self.queue_memory),
+            "queues": queues,
+        })
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let line = |out: &mut std::fmt::Formatter<'_>, title: &str, list: &[Figure], tail: &str| {
+            let fields: Vec<String> = list
+                .iter()
+                .map(|f| {
+                    if f.hex {
+                        format!("{}={:#x}", f.name, f.value)
+                    } else {
+                        format!("{}={}", f.name, f.value)
+                    }
+                })
+                .collect();
+            writeln!(out, "{title}: {}{tail}", fields.join(" "))
+        };
+        let p = self.params;
+        writeln!(
+            out,
+            "device {} (service pid {}{})",
+            self.name,
+            self.service_pid,
+            if self.service_alive { "" } else { ", gone" }
+        )?;
+        writeln!(
+            out,
+            "scheduler: {} slots on {} pipes, {} processes per quantum, quantum {} us, map {} us, unmap {} us, runlist update {} us{}{}",
+            p.slots,
+            p.pipes,
+            p.max_procs,
+            p.quantum_ns / 1000,
+            p.map_ns / 1000,
+            p.unmap_ns / 1000,
+            p.update_ns / 1000,
+            if p.serial_updates != 0 { ", updates serialised" } else { "" },
+            if p.skip_idle != 0 { ", idle queues skipped" } else { "" },
+        )?;
+        writeln!(
+            out,
+            "runlist: {} processes, {} queues{}",
+            self.processes,
+            self.queues,
+            if self.oversubscribed {
+                " (oversubscribed)"
+            } else {
+                ""
+            }
+        )?;
+        line(out, "counters", &self.counters, "")?;
+        line(out, "memory", &self.memory, "")?;
+        let not_modelled = if self.compute_units[0].value == 0 {
+            " (not modelled)"
+        } else {
+            ""
+        };
+        line(out, "compute units", &self.compute_units, not_modelled)?;
+        line(out, "queues", &self.queue_memory, "")?;
+        if self.queues > 0 {
+            // Per queue, as a KFD HQD dump shows a hardware queue: the read and write indices
+            // (CP_HQD_PQ_RPTR, _WPTR), the doorbell's value and where the ring is
+            // (CP_HQD_PQ_BASE, its size), read from the device memory and the segment now.
+            writeln!(
+                out,
+                "{:>8} {:>9} {:>9} {:>8} {:>10} {:>5} {:>5} {:>8} {:>8} {:>8} {:>16} {:>10}  work",
+                "pid",
+                "queue_id",
+                "doorbell",
+                "priority",
+                "state",
+                "slot",
+                "pipe",
+                "rptr",
+                "wptr",
+                "db_value",
+                "ring",
+                "ring_bytes"
+            )?;
+            let dash = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+            for q in &self.rows {
+                let [rptr, wptr, db_value, ring, ring_bytes] = match q.ring {
+                    Some((read, write, doorbell, base, bytes)) => [
+                        read.to_string(),
+                        write.to_string(),
+                        doorbell.to_string(),
+                        format!("{base:#x}"),
+                        bytes.to_string(),
+                    ],
+                    None => std::array::from_fn(|_| "-".to_string()),
+                };
+                writeln!(
+                    out,
+                    "{:>8} {:>9} {:>#9x} {:>8} {:>10} {:>5} {:>5} {rptr:>8} {wptr:>8} {db_value:>8} {ring:>16} {ring_bytes:>10}  {}",
+                    q.pid,
+                    q.queue_id,
+                    q.doorbell_offset,
+                    q.priority,
+                    q.state,
+                    dash(q.slot),
+                    dash(q.pipe),
+                    q.work
+                )?;
+            }
+        }
+        Ok(())
+    }
 }

@@ -3,15 +3,88 @@
 //! limits, and the effective configuration with where each value came from.
 
 use amdhip64::config::PolicySpec;
-use amdhip64::config::{Config, DeviceChoice, StatsOutput};
+use amdhip64::config::{Config, DeviceChoice, OutputFormat, StatsOutput};
 use amdhip64::hsa::{self, HsaApi, PoolInfo};
 use amdhip64::runtime;
+use amdhip64::trace::schema;
 use hsa_abi::*;
+use serde::Serialize;
 use std::ffi::c_void;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-pub fn info() -> Result<String, String> {
+/// What `hipshim info` found: one model, rendered as text or as a `hipshim.info` document.
+#[derive(Serialize)]
+pub struct Report {
+    hsa_runtime: HsaRuntime,
+    cpu_agent: CpuAgent,
+    gpu_agents: Vec<GpuAgent>,
+    configuration: Vec<ConfigRow>,
+}
+
+#[derive(Serialize)]
+struct HsaRuntime {
+    library: PathBuf,
+    /// The file the loader mapped, where it differs from `library` (a soname resolved).
+    loaded_from: Option<PathBuf>,
+    simulator: bool,
+    /// Optional HSA entry points the runtime lacks (fallbacks in use).
+    lacks: Vec<&'static str>,
+    timestamp_hz: u64,
+}
+
+#[derive(Serialize)]
+struct CpuAgent {
+    name: String,
+    pools: Vec<Pool>,
+}
+
+#[derive(Serialize)]
+struct GpuAgent {
+    index: usize,
+    name: String,
+    product_name: String,
+    isas: Vec<String>,
+    compute_units: i64,
+    wavefront_size: i64,
+    queues_max: Option<u32>,
+    queue_min_packets: Option<u32>,
+    queue_max_packets: Option<u32>,
+    pools: Vec<Pool>,
+}
+
+#[derive(Serialize)]
+struct Pool {
+    segment: &'static str,
+    size_bytes: usize,
+    /// coarse-grained, fine-grained, kernarg, allocatable.
+    flags: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+struct ConfigRow {
+    name: &'static str,
+    value: String,
+    /// `default` or `environment`.
+    source: &'static str,
+    /// The environment's text, where set.
+    raw: Option<String>,
+}
+
+pub fn info(format: OutputFormat) -> Result<i32, String> {
+    let text = match format {
+        OutputFormat::Text => report()?.to_string(),
+        OutputFormat::Json => schema::document(
+            "info",
+            serde_json::to_value(report()?).map_err(|e| e.to_string())?,
+        ),
+        OutputFormat::Csv => return Ok(crate::format::no_csv("info")),
+    };
+    print!("{text}");
+    Ok(0)
+}
+
+pub fn report() -> Result<Report, String> {
     let rt = runtime::runtime().map_err(|e| {
         let mut why = format!("the HIP runtime did not initialise ({e:?}); see the message above");
         // Linked into this executable, the runtime looks for hsasim beside it; `cargo test`
@@ -28,76 +101,123 @@ pub fn info() -> Result<String, String> {
         why
     })?;
     let api = rt.hsa.api;
-    let mut out = String::new();
-
-    let _ = writeln!(out, "HSA runtime");
-    let file = loaded_from(api.hsa_init as *const c_void);
-    row(&mut out, "library", api.path.display());
-    if let Some(file) = file.filter(|f| *f != api.path) {
-        row(&mut out, "loaded from", file.display());
-    }
-    let kind = if rt.hsa.is_simulator {
-        "hsasim (software GPU)"
-    } else {
-        "hardware (ROCr)"
+    let hsa_runtime = HsaRuntime {
+        library: api.path.clone(),
+        loaded_from: loaded_from(api.hsa_init as *const c_void).filter(|f| *f != api.path),
+        simulator: rt.hsa.is_simulator,
+        lacks: api.absent_optional(),
+        timestamp_hz: rt.hsa.timestamp_hz,
     };
-    row(&mut out, "kind", kind);
-    let absent = api.absent_optional();
-    if !absent.is_empty() {
-        row(
-            &mut out,
-            "lacks",
-            format!("{} (fallbacks in use)", absent.join(", ")),
-        );
-    }
-    row(
-        &mut out,
-        "timestamps",
-        format!("{} Hz", group_digits(rt.hsa.timestamp_hz)),
-    );
+    let cpu_agent = CpuAgent {
+        name: hsa::agent_string(api, rt.hsa.cpu, agent_info::NAME).unwrap_or_default(),
+        pools: pools(api, rt.hsa.cpu),
+    };
+    let gpu_agents = rt
+        .devices
+        .iter()
+        .map(|device| {
+            let agent = device.agent;
+            GpuAgent {
+                index: device.index,
+                name: device.name.clone(),
+                product_name: device.product_name.clone(),
+                isas: device.isas.iter().map(|i| i.to_string()).collect(),
+                compute_units: i64::from(device.info.compute_units),
+                wavefront_size: i64::from(device.info.warp_size),
+                queues_max: hsa::agent_value::<u32>(api, agent, agent_info::QUEUES_MAX),
+                queue_min_packets: hsa::agent_value::<u32>(api, agent, agent_info::QUEUE_MIN_SIZE),
+                queue_max_packets: hsa::agent_value::<u32>(api, agent, agent_info::QUEUE_MAX_SIZE),
+                pools: pools(api, agent),
+            }
+        })
+        .collect();
+    let configuration = settings(&rt.config)
+        .into_iter()
+        .map(|setting| ConfigRow {
+            name: setting.name,
+            source: if setting.raw.is_some() {
+                "environment"
+            } else {
+                "default"
+            },
+            value: setting.value,
+            raw: setting.raw,
+        })
+        .collect();
+    Ok(Report {
+        hsa_runtime,
+        cpu_agent,
+        gpu_agents,
+        configuration,
+    })
+}
 
-    let cpu_name = hsa::agent_string(api, rt.hsa.cpu, agent_info::NAME).unwrap_or_default();
-    let _ = writeln!(out, "\nCPU agent: {cpu_name}");
-    write_pools(&mut out, api, rt.hsa.cpu);
-
-    for device in rt.devices {
-        let agent = device.agent;
-        let _ = writeln!(
-            out,
-            "\nGPU agent {}: {} ({})",
-            device.index, device.name, device.product_name
-        );
-        for isa in &device.isas {
-            row(&mut out, "ISA", isa);
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = String::new();
+        let rt = &self.hsa_runtime;
+        let _ = writeln!(out, "HSA runtime");
+        row(&mut out, "library", rt.library.display());
+        if let Some(file) = &rt.loaded_from {
+            row(&mut out, "loaded from", file.display());
         }
-        row(&mut out, "compute units", device.info.compute_units);
-        row(&mut out, "wavefront", device.info.warp_size);
-        let queues_max = hsa::agent_value::<u32>(api, agent, agent_info::QUEUES_MAX);
-        let min_size = hsa::agent_value::<u32>(api, agent, agent_info::QUEUE_MIN_SIZE);
-        let max_size = hsa::agent_value::<u32>(api, agent, agent_info::QUEUE_MAX_SIZE);
+        let kind = if rt.simulator {
+            "hsasim (software GPU)"
+        } else {
+            "hardware (ROCr)"
+        };
+        row(&mut out, "kind", kind);
+        if !rt.lacks.is_empty() {
+            row(
+                &mut out,
+                "lacks",
+                format!("{} (fallbacks in use)", rt.lacks.join(", ")),
+            );
+        }
         row(
             &mut out,
-            "queues",
-            format!(
-                "QUEUES_MAX {}, size {} .. {} packets",
-                show(queues_max),
-                show(min_size),
-                show(max_size)
-            ),
+            "timestamps",
+            format!("{} Hz", group_digits(rt.timestamp_hz)),
         );
-        write_pools(&mut out, api, agent);
-    }
 
-    let _ = writeln!(out, "\nConfiguration (effective value, source)");
-    for setting in settings(&rt.config) {
-        let source = match &setting.raw {
-            None => "default".to_string(),
-            Some(raw) if raw == &setting.value => "environment".to_string(),
-            Some(raw) => format!("environment ({raw:?})"),
-        };
-        let _ = writeln!(out, "  {:<22} {:<28} {source}", setting.name, setting.value);
+        let _ = writeln!(out, "\nCPU agent: {}", self.cpu_agent.name);
+        write_pools(&mut out, &self.cpu_agent.pools);
+
+        for gpu in &self.gpu_agents {
+            let _ = writeln!(
+                out,
+                "\nGPU agent {}: {} ({})",
+                gpu.index, gpu.name, gpu.product_name
+            );
+            for isa in &gpu.isas {
+                row(&mut out, "ISA", isa);
+            }
+            row(&mut out, "compute units", gpu.compute_units);
+            row(&mut out, "wavefront", gpu.wavefront_size);
+            row(
+                &mut out,
+                "queues",
+                format!(
+                    "QUEUES_MAX {}, size {} .. {} packets",
+                    show(gpu.queues_max),
+                    show(gpu.queue_min_packets),
+                    show(gpu.queue_max_packets)
+                ),
+            );
+            write_pools(&mut out, &gpu.pools);
+        }
+
+        let _ = writeln!(out, "\nConfiguration (effective value, source)");
+        for setting in &self.configuration {
+            let source = match &setting.raw {
+                None => "default".to_string(),
+                Some(raw) if raw == &setting.value => "environment".to_string(),
+                Some(raw) => format!("environment ({raw:?})"),
+            };
+            let _ = writeln!(out, "  {:<22} {:<28} {source}", setting.name, setting.value);
+        }
+        f.write_str(&out)
     }
-    Ok(out)
 }
 
 /// One indented `label  value` line.
@@ -109,13 +229,23 @@ fn show(value: Option<u32>) -> String {
     value.map_or_else(|| "?".into(), |v| v.to_string())
 }
 
-fn write_pools(out: &mut String, api: &HsaApi, agent: hsa_agent_t) {
-    for (i, pool) in hsa::agent_pools(api, agent).iter().enumerate() {
-        row(out, &format!("pool {i}"), describe_pool(pool));
+fn pools(api: &HsaApi, agent: hsa_agent_t) -> Vec<Pool> {
+    hsa::agent_pools(api, agent).iter().map(pool).collect()
+}
+
+fn write_pools(out: &mut String, pools: &[Pool]) {
+    for (i, pool) in pools.iter().enumerate() {
+        let text = format!(
+            "{:<8} {:>12}  {}",
+            pool.segment,
+            bytes(pool.size_bytes),
+            pool.flags.join(", ")
+        );
+        row(out, &format!("pool {i}"), text.trim_end());
     }
 }
 
-fn describe_pool(pool: &PoolInfo) -> String {
+fn pool(pool: &PoolInfo) -> Pool {
     let segment = match pool.segment {
         HSA_AMD_SEGMENT_GLOBAL => "global",
         HSA_AMD_SEGMENT_READONLY => "readonly",
@@ -139,13 +269,11 @@ fn describe_pool(pool: &PoolInfo) -> String {
     if pool.alloc_allowed {
         flags.push("allocatable");
     }
-    format!(
-        "{segment:<8} {:>12}  {}",
-        bytes(pool.size),
-        flags.join(", ")
-    )
-    .trim_end()
-    .to_string()
+    Pool {
+        segment,
+        size_bytes: pool.size,
+        flags,
+    }
 }
 
 /// Sizes as people read them (pools range from 64 KiB of LDS to many GiB).
@@ -196,6 +324,7 @@ pub fn settings(config: &Config) -> Vec<Setting> {
         graph_queues,
         trace,
         stats,
+        stats_format,
         abi,
     } = config;
     let raw = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
@@ -236,6 +365,7 @@ pub fn settings(config: &Config) -> Vec<Setting> {
                 StatsOutput::File(path) => path.display().to_string(),
             },
         ),
+        setting("HIPSHIM_STATS_FORMAT", stats_format.to_string()),
         setting(
             "HIPSHIM_ABI",
             abi.map_or("(from the loaded soname, else 6)".into(), |n| n.to_string()),

@@ -8,6 +8,7 @@ mod args;
 mod bench;
 mod compare;
 mod device;
+mod format;
 mod info;
 mod libdir;
 mod run;
@@ -34,7 +35,7 @@ struct Cli {
 enum Command {
     /// The HSA runtime in use, its agents, ISAs, memory pools, queue limits and the
     /// effective configuration.
-    Info,
+    Info(format::FormatArg),
     /// Run a HIP program on hipshim with the given settings.
     Run(RunArgs),
     /// Work with trace files written by HIPSHIM_TRACE / `hipshim run --trace`.
@@ -60,6 +61,8 @@ enum TraceCommand {
     Summarize {
         /// A trace written by HIPSHIM_TRACE.
         file: PathBuf,
+        #[command(flatten)]
+        format: format::FormatArg,
     },
     /// Several processes' traces on one timeline (CLOCK_MONOTONIC), each process's host
     /// threads, queues and copy engines side by side, and the hardware queue slots from a
@@ -112,6 +115,10 @@ struct RunArgs {
     /// --stats=FILE.
     #[arg(long, value_name = "FILE", num_args = 0..=1, require_equals = true)]
     stats: Option<Option<PathBuf>>,
+    /// How --stats writes the tables (HIPSHIM_STATS_FORMAT): text, json (a `hipshim.stats`
+    /// document) or csv (`table,row,field,value` records).
+    #[arg(long, value_name = "FORMAT", requires = "stats", value_parser = format::parse_format)]
+    stats_format: Option<format::OutputFormat>,
     #[command(flatten)]
     load: LoadArgs,
     /// The program and its arguments (after `--`).
@@ -122,15 +129,14 @@ struct RunArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Info => info::info().map(|text| {
-            print!("{text}");
-            0
-        }),
+        Command::Info(args) => info::info(args.format),
         Command::Run(args) => run_program(args),
-        Command::Trace(TraceCommand::Summarize { file }) => summarize::summarize(&file).map(|t| {
-            print!("{t}");
-            0
-        }),
+        Command::Trace(TraceCommand::Summarize { file, format }) => {
+            summarize::summarize(&file, format.format).map(|t| {
+                print!("{t}");
+                0
+            })
+        }
         Command::Trace(TraceCommand::Merge {
             files,
             output,
@@ -139,13 +145,9 @@ fn main() -> ExitCode {
             print!("{t}");
             0
         }),
-        Command::Bench(BenchCommand::Policies(args)) => {
-            bench::policies::policies(&args).map(|()| 0)
-        }
-        Command::Bench(BenchCommand::Ops(args)) => bench::ops::ops(&args).map(|()| 0),
-        Command::Bench(BenchCommand::Processes(args)) => {
-            bench::processes::processes(&args).map(|()| 0)
-        }
+        Command::Bench(BenchCommand::Policies(args)) => bench::policies::policies(&args),
+        Command::Bench(BenchCommand::Ops(args)) => bench::ops::ops(&args),
+        Command::Bench(BenchCommand::Processes(args)) => bench::processes::processes(&args),
         Command::Compare(args) => compare::compare(&args),
         Command::Device(cmd) => device::device(&cmd),
         Command::LibDir(args) => libdir::resolve(args.lib_dir.as_deref()).map(|dir| {
@@ -167,6 +169,7 @@ fn run_program(args: RunArgs) -> Result<i32, String> {
     launch.policy = args.policy;
     launch.trace = args.trace;
     launch.stats = args.stats;
+    launch.stats_format = args.stats_format;
     let (program, rest) = args
         .command
         .split_first()

@@ -2,6 +2,7 @@
 //! its experiment program through the same [`Launch`], so both set the environment the
 //! same way.
 
+use crate::format::OutputFormat;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
@@ -26,6 +27,8 @@ pub struct Launch {
     pub trace: Option<PathBuf>,
     /// HIPSHIM_STATS: `Some(None)` for stderr (`1`), `Some(Some(path))` for a file.
     pub stats: Option<Option<PathBuf>>,
+    /// HIPSHIM_STATS_FORMAT.
+    pub stats_format: Option<OutputFormat>,
     /// HIPSHIM_LOG.
     pub log: Option<String>,
     /// HSASIM_GFX: the model hsasim simulates (ignored on a GPU).
@@ -86,6 +89,9 @@ impl Launch {
             None => {}
             Some(None) => env.push(("HIPSHIM_STATS", "1".into())),
             Some(Some(path)) => env.push(("HIPSHIM_STATS", absolute(path).into_os_string())),
+        }
+        if let Some(format) = self.stats_format {
+            env.push(("HIPSHIM_STATS_FORMAT", format.to_string().into()));
         }
         if let Some(log) = &self.log {
             env.push(("HIPSHIM_LOG", log.into()));
@@ -190,6 +196,7 @@ mod tests {
             policy: Some("pool:2:rr".into()),
             trace: Some(PathBuf::from("/tmp/t.json")),
             stats: Some(None),
+            stats_format: Some(OutputFormat::Json),
             log: Some("debug".into()),
             gfx: Some("gfx90a".into()),
         }
@@ -205,6 +212,7 @@ mod tests {
         assert_eq!(value(&env, "HIPSHIM_QUEUE_POLICY").unwrap(), "pool:2:rr");
         assert_eq!(value(&env, "HIPSHIM_TRACE").unwrap(), "/tmp/t.json");
         assert_eq!(value(&env, "HIPSHIM_STATS").unwrap(), "1");
+        assert_eq!(value(&env, "HIPSHIM_STATS_FORMAT").unwrap(), "json");
         assert_eq!(value(&env, "HIPSHIM_LOG").unwrap(), "debug");
         assert_eq!(value(&env, "HSASIM_GFX").unwrap(), "gfx90a");
         assert!(value(&env, "LD_PRELOAD").is_none());
@@ -229,6 +237,7 @@ mod tests {
             policy: None,
             trace: None,
             stats: None,
+            stats_format: None,
             log: None,
             gfx: None,
             ..launch(LoadMode::Libpath)

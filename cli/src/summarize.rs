@@ -1,12 +1,15 @@
 //! `hipshim trace summarize` / `merge`: the stats tables of a trace file, computed by the runtime's
 //! own trace code (`amdhip64::trace`): the same tables HIPSHIM_STATS prints at exit.
 
+use crate::format::OutputFormat;
 use amdhip64::trace;
 use std::path::Path;
 
-pub fn summarize(file: &Path) -> Result<String, String> {
+/// The tables in `format`; json is a `hipshim.trace-summary` document with the fields of
+/// `hipshim.stats` (the same computation).
+pub fn summarize(file: &Path, format: OutputFormat) -> Result<String, String> {
     let events = trace::read_trace(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    Ok(trace::summarize(&events).to_string())
+    Ok(trace::summarize(&events).render(format, "trace-summary"))
 }
 
 /// `hipshim trace merge`: writes the merged trace to `output`; returns the per-process tables.

@@ -19,6 +19,7 @@
 pub mod json;
 pub mod merge;
 pub mod record;
+pub mod schema;
 pub mod stats;
 
 pub use crate::probe::recording;

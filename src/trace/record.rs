@@ -44,7 +44,7 @@
 use super::json::{write_trace, TraceInfo};
 use super::stats::summarize;
 use super::*;
-use crate::config::{Config, StatsOutput};
+use crate::config::{Config, OutputFormat, StatsOutput};
 use crate::hsa::signal::PooledSignal;
 use crate::hsa::HsaApi;
 pub use crate::probe::now_ns;
@@ -73,6 +73,7 @@ fn rel(host_ns: u64) -> u64 {
 struct Output {
     trace: Option<(PathBuf, File)>,
     stats: StatsOutput,
+    stats_format: OutputFormat,
     stats_file: Option<File>,
 }
 
@@ -130,6 +131,7 @@ fn start(config: &Config) {
     *OUTPUT.lock() = Some(Output {
         trace,
         stats,
+        stats_format: config.stats_format,
         stats_file,
     });
     EPOCH.store(now_ns(), Ordering::Relaxed);
@@ -729,7 +731,7 @@ pub fn finish() {
         }
     }
     if output.stats != StatsOutput::Off {
-        let text = summarize(&events).to_string();
+        let text = summarize(&events).render(output.stats_format, "stats");
         match output.stats_file {
             Some(mut f) => {
                 let _ = f.write_all(text.as_bytes());

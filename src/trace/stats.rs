@@ -1,12 +1,15 @@
 //! The tables of `HIPSHIM_STATS` and `hipshim trace summarize`: computed in one place from
 //! [`TraceEvent`]s, whether they were just recorded or read from a trace file.
 
+use super::schema;
 use super::*;
+use crate::config::OutputFormat;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// Calls and time of one function (a HIP API or an HSA call).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CallRow {
     pub name: String,
     pub calls: u64,
@@ -15,7 +18,7 @@ pub struct CallRow {
     pub errors: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct QueueRow {
     pub queue: u64,
     pub device: u32,
@@ -37,7 +40,7 @@ pub struct QueueRow {
     pub reason: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EngineRow {
     pub engine: String,
     pub device: u32,
@@ -62,7 +65,7 @@ impl EngineRow {
 }
 
 /// One executable graph's launches.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct GraphRow {
     pub graph: u64,
     pub launches: u64,
@@ -74,7 +77,7 @@ pub struct GraphRow {
 }
 
 /// One memory pool's stream-ordered allocations.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct PoolRow {
     pub pool: u64,
     pub device: u32,
@@ -87,7 +90,7 @@ pub struct PoolRow {
     pub reserved_high: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct WaitRow {
     pub waits: u64,
     pub total_ns: u64,
@@ -99,7 +102,7 @@ pub struct WaitRow {
     pub blocked_ns: u64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Stats {
     /// From the first to the last recorded moment.
     pub span_ns: u64,
@@ -111,6 +114,62 @@ pub struct Stats {
     pub pools: Vec<PoolRow>,
     pub graphs: Vec<GraphRow>,
     pub waits: WaitRow,
+}
+
+impl Stats {
+    /// The tables in `format`: text as [`fmt::Display`] prints them; json as one
+    /// `hipshim.<kind>` document with these structs' fields (ns and bytes as integers); csv
+    /// as one `table,row,field,value` record per figure, since the tables differ in shape.
+    /// `kind` is `stats` at exit and `trace-summary` for `hipshim trace summarize`.
+    pub fn render(&self, format: OutputFormat, kind: &str) -> String {
+        match format {
+            OutputFormat::Text => self.to_string(),
+            OutputFormat::Json => schema::document(kind, self.to_json()),
+            OutputFormat::Csv => self.to_csv(),
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    fn to_csv(&self) -> String {
+        let mut records: Vec<Vec<String>> = Vec::new();
+        let serde_json::Value::Object(fields) = self.to_json() else {
+            return String::new();
+        };
+        let mut put_row = |table: &str, row: usize, value: &serde_json::Value| {
+            if let serde_json::Value::Object(cells) = value {
+                for (field, cell) in cells {
+                    records.push(vec![
+                        table.to_string(),
+                        row.to_string(),
+                        field.clone(),
+                        schema::csv_cell(cell),
+                    ]);
+                }
+            }
+        };
+        // The scalars (span, threads) first, as one row of their own.
+        let scalars: serde_json::Map<String, serde_json::Value> = fields
+            .iter()
+            .filter(|(_, v)| !v.is_array() && !v.is_object())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        put_row("recording", 0, &serde_json::Value::Object(scalars));
+        for (table, value) in &fields {
+            match value {
+                serde_json::Value::Array(rows) => {
+                    for (i, row) in rows.iter().enumerate() {
+                        put_row(table, i, row);
+                    }
+                }
+                serde_json::Value::Object(_) => put_row(table, 0, value),
+                _ => {}
+            }
+        }
+        schema::csv_table(&["table", "row", "field", "value"], &records)
+    }
 }
 
 /// Union length of intervals.
@@ -651,5 +710,28 @@ mod tests {
         );
         let text = s.to_string();
         assert!(text.contains("hipMalloc"), "{text}");
+        assert_eq!(s.render(OutputFormat::Text, "stats"), text);
+
+        let json: serde_json::Value =
+            serde_json::from_str(&s.render(OutputFormat::Json, "stats")).unwrap();
+        assert_eq!(json["schema"], "hipshim.stats");
+        assert_eq!(json["schema_version"], schema::SCHEMA_VERSION);
+        assert_eq!(json["api"][0]["name"], "hipMalloc");
+        assert_eq!(json["api"][0]["total_ns"], 400);
+        assert_eq!(json["queues"][0]["busy_ns"], 20);
+        assert_eq!(json["engines"][0]["bytes"], 2000);
+        assert_eq!(json["waits"]["blocked_ns"], 400);
+
+        let csv = s.render(OutputFormat::Csv, "stats");
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "table,row,field,value");
+        assert!(lines.contains(&"api,0,name,hipMalloc"), "{csv}");
+        assert!(lines.contains(&"api,0,errors,1"), "{csv}");
+        assert!(lines.contains(&"queues,1,trace_barriers,1"), "{csv}");
+        assert!(lines.contains(&"waits,0,spin_ns,100"), "{csv}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("recording,0,span_ns,")),
+            "{csv}"
+        );
     }
 }

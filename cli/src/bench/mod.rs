@@ -4,6 +4,10 @@
 //! - [`policies`]: the stream→queue policy experiment;
 //! - [`ops`]: instructions and time per submission operation, optionally beside AMD's runtime;
 //! - [`processes`]: several processes on one simulated GPU's hardware queue scheduler.
+//!
+//! Each bench's table is one model rendered as text, json or csv (`--format`). A row that
+//! fails is kept as failed with its reason and the other rows still run and print; the exit
+//! status is then 1.
 
 pub mod callgrind;
 mod measure;
@@ -16,6 +20,28 @@ use crate::libdir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
+
+/// The exit code after printing a table of `total` rows of which `failed` failed: 1 if any
+/// did, with a line on stderr, so scripts see it while every figure still prints.
+pub fn exit_code(failed: usize, total: usize) -> i32 {
+    if failed == 0 {
+        0
+    } else {
+        eprintln!("hipshim bench: {failed} of {total} rows failed (marked FAILED above)");
+        1
+    }
+}
+
+/// A failure's reason on one line, for a table cell: its first line (what failed) and its
+/// last (usually the program's own last word); stderr and json have all of it.
+pub fn short_reason(reason: &str) -> String {
+    let mut lines = reason.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    match lines.next_back() {
+        Some(last) => format!("{first} {last}"),
+        None => first.to_string(),
+    }
+}
 
 /// Where the CLI builds its programs, under its own profile dir.
 const BUILD_DIR: &str = "hipshim-bench";

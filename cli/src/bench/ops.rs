@@ -12,7 +12,10 @@
 use super::callgrind;
 use super::Compiler;
 use crate::args::LoadArgs;
+use crate::format::{FormatArg, OutputFormat};
 use crate::run::Launch;
+use amdhip64::trace::schema;
+use serde_json::json;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -104,6 +107,8 @@ pub struct OpsArgs {
     profiles: Option<PathBuf>,
     #[command(flatten)]
     load: LoadArgs,
+    #[command(flatten)]
+    format: FormatArg,
 }
 
 fn parse_op(text: &str) -> Result<String, String> {
@@ -143,6 +148,9 @@ impl Runtime {
 pub struct Row {
     pub op: String,
     pub runtime: String,
+    /// Why the operation has no figures (the runtime failed it); the fields below are then
+    /// zero or `None`.
+    pub failure: Option<String>,
     /// Best round's ns per operation.
     pub ns: f64,
     /// Median round's (older programs print none).
@@ -249,7 +257,7 @@ fn is_hsa_runtime(object: &str) -> bool {
     object.ends_with("/libhsasim.so") || object.contains("/libhsa-runtime64.so")
 }
 
-pub fn ops(args: &OpsArgs) -> Result<(), String> {
+pub fn ops(args: &OpsArgs) -> Result<i32, String> {
     let callgrind = !args.no_callgrind && callgrind::available();
     if !args.no_callgrind && !callgrind {
         eprintln!("hipshim bench: valgrind not found: time only (scripts/setup.sh installs it)");
@@ -276,15 +284,116 @@ pub fn ops(args: &OpsArgs) -> Result<(), String> {
     if args.profiles.is_none() {
         let _ = std::fs::remove_dir_all(&scratch);
     }
-    let rows = result?;
-    // Which build was measured matters: a debug build (opt-level 1, debug assertions) costs
-    // about 1.6x the instructions of a release build on the launch path.
-    println!("measured build: {}", base.lib_dir.display());
-    print!(
-        "{}",
-        format_table(&rows, args.count, args.rounds, callgrind)
-    );
-    Ok(())
+    let rows = result;
+    let table = Table {
+        build: base.lib_dir.display().to_string(),
+        count: args.count,
+        rounds: args.rounds,
+        callgrind,
+        rows,
+    };
+    print!("{}", table.render(args.format.format));
+    let failed = table.rows.iter().filter(|r| r.failure.is_some()).count();
+    Ok(super::exit_code(failed, table.rows.len()))
+}
+
+/// What `bench ops` prints, in any format.
+pub struct Table {
+    /// The lib dir measured: a debug build (opt-level 1, debug assertions) costs about 1.6x
+    /// the instructions of a release build on the launch path.
+    pub build: String,
+    pub count: u32,
+    pub rounds: u32,
+    pub callgrind: bool,
+    pub rows: Vec<Row>,
+}
+
+const CSV_COLUMNS: [&str; 12] = [
+    "operation",
+    "runtime",
+    "status",
+    "best_ns",
+    "median_ns",
+    "gb_per_s",
+    "calling_instructions",
+    "runtime_instructions",
+    "hsa_instructions",
+    "simulator_instructions",
+    "goal",
+    "reason",
+];
+
+impl Table {
+    pub fn render(&self, format: OutputFormat) -> String {
+        match format {
+            OutputFormat::Text => format!(
+                "measured build: {}\n{}",
+                self.build,
+                format_table(&self.rows, self.count, self.rounds, self.callgrind)
+            ),
+            OutputFormat::Json => schema::document(
+                "bench-ops",
+                json!({
+                    "measured_build": self.build,
+                    "operations_per_round": self.count,
+                    "rounds": self.rounds,
+                    "callgrind": self.callgrind,
+                    "rows": self.rows.iter().map(row_json).collect::<Vec<_>>(),
+                }),
+            ),
+            OutputFormat::Csv => {
+                let records: Vec<Vec<String>> = self
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let v = row_json(r);
+                        CSV_COLUMNS
+                            .iter()
+                            .map(|c| schema::csv_cell(&v[*c]))
+                            .collect()
+                    })
+                    .collect();
+                schema::csv_table(&CSV_COLUMNS, &records)
+            }
+        }
+    }
+}
+
+/// A row's JSON object (also the source of its CSV record).
+fn row_json(row: &Row) -> serde_json::Value {
+    let mut v = json!({
+        "operation": row.op,
+        "label": label(&row.op),
+        "runtime": row.runtime,
+        "goal": goal(&row.op),
+    });
+    match &row.failure {
+        Some(reason) => {
+            v["status"] = json!("failed");
+            v["reason"] = json!(reason);
+        }
+        None => {
+            v["status"] = json!("ok");
+            v["best_ns"] = json!(row.ns);
+            v["median_ns"] = json!(row.median_ns);
+            v["gb_per_s"] = json!(row.gb_per_s);
+            if let Some(c) = row.counts {
+                v["calling_instructions"] = json!(c.calling);
+                v["runtime_instructions"] = json!(c.runtime);
+                v["hsa_instructions"] = json!(c.hsa);
+                v["simulator_instructions"] = json!(c.simulator);
+            }
+        }
+    }
+    v
+}
+
+fn label(op: &str) -> &str {
+    OPERATIONS
+        .iter()
+        .find(|(n, _)| *n == op)
+        .map(|(_, l)| *l)
+        .unwrap_or(op)
 }
 
 fn measure_all(
@@ -294,18 +403,32 @@ fn measure_all(
     runtimes: &[Runtime],
     callgrind: bool,
     scratch: &Path,
-) -> Result<Vec<Row>, String> {
+) -> Vec<Row> {
     let mut rows = Vec::new();
     for op in &args.ops {
         for &runtime in runtimes {
             eprint!("hipshim bench: {op:<10} {:<8}...", runtime.label());
-            let row = measure(args, base, program, runtime, op, callgrind, scratch)
-                .inspect_err(|_| eprintln!(" failed"))?;
-            eprintln!(" {:.0} ns", row.ns);
+            // A runtime failing one operation (AMD's fails some graph calls on hsasim)
+            // costs that row only: the figures measured before and after it still print.
+            let row = match measure(args, base, program, runtime, op, callgrind, scratch) {
+                Ok(row) => {
+                    eprintln!(" {:.0} ns", row.ns);
+                    row
+                }
+                Err(reason) => {
+                    eprintln!(" failed: {reason}");
+                    Row {
+                        op: op.clone(),
+                        runtime: runtime.label().to_string(),
+                        failure: Some(reason),
+                        ..Row::default()
+                    }
+                }
+            };
             rows.push(row);
         }
     }
-    Ok(rows)
+    rows
 }
 
 fn measure(
@@ -373,6 +496,7 @@ fn measure(
     Ok(Row {
         op: op.to_string(),
         runtime: runtime.label().to_string(),
+        failure: None,
         ns: timing.best_ns,
         median_ns: timing.median_ns,
         gb_per_s: timing.gb_per_s,
@@ -452,12 +576,18 @@ pub fn format_table(rows: &[Row], count: u32, rounds: u32, callgrind: bool) -> S
         let label = if row.op == last_op {
             ""
         } else {
-            OPERATIONS
-                .iter()
-                .find(|(n, _)| *n == row.op)
-                .map(|(_, l)| *l)
-                .unwrap_or(&row.op)
+            label(&row.op)
         };
+        if let Some(reason) = &row.failure {
+            let _ = writeln!(
+                out,
+                "{label:<29} {:<8} FAILED: {}",
+                row.runtime,
+                super::short_reason(reason)
+            );
+            last_op = &row.op;
+            continue;
+        }
         let time = match row.gb_per_s {
             Some(g) => format!("{:.0} ({g:.1} GB/s)", row.ns),
             None => format!("{:.0}", row.ns),
@@ -569,6 +699,7 @@ mod tests {
             Row {
                 op: "launch".into(),
                 runtime: "hipshim".into(),
+                failure: None,
                 ns: 120.0,
                 median_ns: Some(131.0),
                 gb_per_s: None,
@@ -582,6 +713,7 @@ mod tests {
             Row {
                 op: "launch".into(),
                 runtime: "AMD CLR".into(),
+                failure: None,
                 ns: 400.0,
                 median_ns: None,
                 gb_per_s: None,
@@ -602,6 +734,64 @@ mod tests {
         );
         assert!(lines[3].contains(" - "), "{table}");
         assert!(!lines[3].contains("<= 600"), "{table}");
+    }
+
+    /// A runtime failing one operation keeps every other row, in every format.
+    #[test]
+    fn a_failed_row_is_marked_and_the_others_still_print() {
+        let ok = |op: &str, ns: f64| Row {
+            op: op.into(),
+            runtime: "AMD CLR".into(),
+            ns,
+            ..Row::default()
+        };
+        let table = Table {
+            build: "/lib".into(),
+            count: 200,
+            rounds: 10,
+            callgrind: false,
+            rows: vec![
+                ok("launch", 400.0),
+                Row {
+                    op: "graph".into(),
+                    runtime: "AMD CLR".into(),
+                    failure: Some(
+                        "ops graph on AMD CLR exited with exit status: 1:\nhipGraphAddKernelNode failed"
+                            .into(),
+                    ),
+                    ..Row::default()
+                },
+                ok("sync", 90.0),
+            ],
+        };
+        let text = table.render(OutputFormat::Text);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[3].starts_with("launch (async, 3 args)"), "{text}");
+        assert!(lines[4].contains("FAILED"), "{text}");
+        assert!(lines[4].contains("hipGraphAddKernelNode failed"), "{text}");
+        assert!(lines[5].starts_with("idle hipStreamSynchronize"), "{text}");
+
+        let json: serde_json::Value =
+            serde_json::from_str(&table.render(OutputFormat::Json)).unwrap();
+        assert_eq!(json["schema"], "hipshim.bench-ops");
+        let rows = json["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0]["status"], "ok");
+        assert_eq!(rows[0]["best_ns"], 400.0);
+        assert_eq!(rows[1]["status"], "failed");
+        assert!(rows[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("hipGraphAddKernelNode"));
+        assert!(rows[1].get("best_ns").is_none());
+        assert_eq!(rows[2]["best_ns"], 90.0);
+
+        let csv = table.render(OutputFormat::Csv);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], CSV_COLUMNS.join(","));
+        assert!(lines[1].starts_with("launch,AMD CLR,ok,400.0,"), "{csv}");
+        assert!(lines[2].starts_with("graph,AMD CLR,failed,,"), "{csv}");
+        assert_eq!(lines.len(), 4, "a quoted reason stays on its record: {csv}");
     }
 
     #[test]

@@ -21,8 +21,11 @@
 use super::measure::{metrics, parse_output, Metrics, RunOutput};
 use super::plot;
 use crate::args::LoadArgs;
+use crate::format::{FormatArg, OutputFormat};
 use crate::run::Launch;
+use amdhip64::trace::schema;
 use amdhip64::trace::{PacketKind, TraceEvent};
+use serde_json::json;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -64,22 +67,112 @@ pub struct BenchArgs {
     trace_dir: Option<PathBuf>,
     #[command(flatten)]
     load: LoadArgs,
+    #[command(flatten)]
+    format: FormatArg,
 }
 
-pub fn format_table(config: &RunOutput, rows: &[(String, Metrics)]) -> String {
+/// One policy's figures, or why its run gave none.
+pub type PolicyRow = (String, Result<Metrics, String>);
+
+/// What `bench policies` prints, in any format. `config` is the first successful run's
+/// (`None` when every policy failed).
+pub struct Table<'a> {
+    pub config: Option<&'a RunOutput>,
+    pub rows: &'a [PolicyRow],
+}
+
+const CSV_COLUMNS: [&str; 10] = [
+    "policy",
+    "status",
+    "kernels_per_s",
+    "makespan_ms",
+    "overlap",
+    "peak_streams",
+    "vs_serial",
+    "host_ms",
+    "queues",
+    "reason",
+];
+
+impl Table<'_> {
+    pub fn render(&self, format: OutputFormat) -> String {
+        match format {
+            OutputFormat::Text => format_table(self.config, self.rows),
+            OutputFormat::Json => {
+                let config = self.config.map(|c| {
+                    json!({
+                        "streams": c.streams,
+                        "kernels_per_stream": c.kernels,
+                        "work_us": c.work_us,
+                        "churn": c.churn,
+                        "clock_hz": c.clock_hz,
+                    })
+                });
+                schema::document(
+                    "bench-policies",
+                    json!({
+                        "config": config,
+                        "rows": self.rows.iter().map(row_json).collect::<Vec<_>>(),
+                    }),
+                )
+            }
+            OutputFormat::Csv => {
+                let records: Vec<Vec<String>> = self
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let v = row_json(r);
+                        CSV_COLUMNS
+                            .iter()
+                            .map(|c| schema::csv_cell(&v[*c]))
+                            .collect()
+                    })
+                    .collect();
+                schema::csv_table(&CSV_COLUMNS, &records)
+            }
+        }
+    }
+}
+
+fn row_json((policy, result): &PolicyRow) -> serde_json::Value {
+    match result {
+        Ok(m) => json!({
+            "policy": policy,
+            "status": "ok",
+            "kernels": m.kernels,
+            "kernels_per_s": m.throughput,
+            "makespan_ms": m.makespan_s * 1e3,
+            "overlap": m.overlap,
+            "peak_streams": m.peak,
+            "vs_serial": m.vs_serial,
+            "host_ms": m.host_s * 1e3,
+            "queues": m.queues,
+        }),
+        Err(reason) => json!({"policy": policy, "status": "failed", "reason": reason}),
+    }
+}
+
+pub fn format_table(config: Option<&RunOutput>, rows: &[PolicyRow]) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} streams{} x {} kernels x {} us (serial {:.1} ms, fully parallel {:.1} ms); device clock {:.1} MHz measured",
-        config.streams,
-        if config.churn { " (churned)" } else { "" },
-        config.kernels,
-        config.work_us,
-        (config.streams * config.kernels) as f64 * config.work_us as f64 * 1e-3,
-        config.kernels as f64 * config.work_us as f64 * 1e-3,
-        config.clock_hz * 1e-6,
-    );
-    let traced = rows.iter().any(|(_, m)| m.queues.is_some());
+    match config {
+        Some(config) => {
+            let _ = writeln!(
+                out,
+                "{} streams{} x {} kernels x {} us (serial {:.1} ms, fully parallel {:.1} ms); device clock {:.1} MHz measured",
+                config.streams,
+                if config.churn { " (churned)" } else { "" },
+                config.kernels,
+                config.work_us,
+                (config.streams * config.kernels) as f64 * config.work_us as f64 * 1e-3,
+                config.kernels as f64 * config.work_us as f64 * 1e-3,
+                config.clock_hz * 1e-6,
+            );
+        }
+        None => out.push_str("no policy ran to the end\n"),
+    }
+    let traced = rows
+        .iter()
+        .any(|(_, m)| m.as_ref().is_ok_and(|m| m.queues.is_some()));
     let _ = write!(
         out,
         "{:<12} {:>10} {:>12} {:>8} {:>5} {:>10} {:>9}",
@@ -87,6 +180,13 @@ pub fn format_table(config: &RunOutput, rows: &[(String, Metrics)]) -> String {
     );
     out.push_str(if traced { "  queues\n" } else { "\n" });
     for (policy, m) in rows {
+        let m = match m {
+            Ok(m) => m,
+            Err(reason) => {
+                let _ = writeln!(out, "{policy:<12} FAILED: {}", super::short_reason(reason));
+                continue;
+            }
+        };
         let _ = write!(
             out,
             "{:<12} {:>10.1} {:>12.1} {:>8.2} {:>5} {:>10.2} {:>9.1}",
@@ -107,7 +207,7 @@ pub fn format_table(config: &RunOutput, rows: &[(String, Metrics)]) -> String {
     out
 }
 
-pub fn policies(args: &BenchArgs) -> Result<(), String> {
+pub fn policies(args: &BenchArgs) -> Result<i32, String> {
     let program = match &args.program {
         Some(path) => path.clone(),
         None => super::bundled_program(SOURCE, super::Compiler::Ours)?,
@@ -128,7 +228,7 @@ pub fn policies(args: &BenchArgs) -> Result<(), String> {
     if args.churn {
         bench_args.push("--churn".into());
     }
-    let mut rows: Vec<(String, Metrics)> = Vec::new();
+    let mut rows: Vec<PolicyRow> = Vec::new();
     let mut first_run: Option<RunOutput> = None;
     for policy in &args.policies {
         let launch = Launch {
@@ -140,51 +240,78 @@ pub fn policies(args: &BenchArgs) -> Result<(), String> {
             ..base.clone()
         };
         eprint!("hipshim bench: {policy:<10} ...");
-        let output = launch
-            .command(program.as_os_str(), &bench_args)
-            .output()
-            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-        if !output.status.success() {
-            eprintln!(" failed");
-            return Err(format!(
-                "{} under policy {policy} exited with {}:\n{}",
-                program.display(),
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim_end()
-            ));
+        // A policy whose run fails costs its own row only.
+        let result = run_policy(&launch, &program, &bench_args, policy);
+        match &result {
+            Ok((run, m)) => {
+                eprintln!(
+                    " makespan {:.1} ms, overlap {:.2}",
+                    m.makespan_s * 1e3,
+                    m.overlap
+                );
+                first_run.get_or_insert(run.clone());
+            }
+            Err(reason) => eprintln!(" failed: {reason}"),
         }
-        let run = parse_output(&String::from_utf8_lossy(&output.stdout))
-            .map_err(|e| format!("policy {policy}: unexpected output: {e}"))?;
-        let mut m = metrics(&run);
-        if let Some(trace) = &launch.trace {
-            m.queues = queues_used(trace);
-        }
-        eprintln!(
-            " makespan {:.1} ms, overlap {:.2}",
-            m.makespan_s * 1e3,
-            m.overlap
-        );
-        rows.push((policy.clone(), m));
-        first_run.get_or_insert(run);
+        rows.push((policy.clone(), result.map(|(_, m)| m)));
     }
-    let Some(config) = first_run else {
+    if rows.is_empty() {
         return Err("no policy given".into());
-    };
-    let attr_hz = config.clock_attr_khz as f64 * 1e3;
-    if attr_hz > 0.0 && (attr_hz / config.clock_hz - 1.0).abs() > 0.1 {
-        eprintln!(
-            "hipshim bench: note: hipDeviceAttributeWallClockRate says {} kHz, the clock runs at {:.0} kHz; figures use the measured rate",
-            config.clock_attr_khz,
-            config.clock_hz * 1e-3
-        );
     }
-    print!("{}", format_table(&config, &rows));
-    if let Some(path) = &args.plot {
-        let svg = plot::makespan_svg(&config, &rows);
+    if let Some(config) = &first_run {
+        let attr_hz = config.clock_attr_khz as f64 * 1e3;
+        if attr_hz > 0.0 && (attr_hz / config.clock_hz - 1.0).abs() > 0.1 {
+            eprintln!(
+                "hipshim bench: note: hipDeviceAttributeWallClockRate says {} kHz, the clock runs at {:.0} kHz; figures use the measured rate",
+                config.clock_attr_khz,
+                config.clock_hz * 1e-3
+            );
+        }
+    }
+    let table = Table {
+        config: first_run.as_ref(),
+        rows: &rows,
+    };
+    print!("{}", table.render(args.format.format));
+    let measured: Vec<(String, Metrics)> = rows
+        .iter()
+        .filter_map(|(p, m)| Some((p.clone(), m.as_ref().ok()?.clone())))
+        .collect();
+    if let (Some(path), Some(config)) = (&args.plot, &first_run) {
+        let svg = plot::makespan_svg(config, &measured);
         std::fs::write(path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         eprintln!("hipshim bench: plot written to {}", path.display());
     }
-    Ok(())
+    let failed = rows.len() - measured.len();
+    Ok(super::exit_code(failed, rows.len()))
+}
+
+/// One policy's run of the program and its figures.
+fn run_policy(
+    launch: &Launch,
+    program: &Path,
+    bench_args: &[std::ffi::OsString],
+    policy: &str,
+) -> Result<(RunOutput, Metrics), String> {
+    let output = launch
+        .command(program.as_os_str(), bench_args)
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} under policy {policy} exited with {}:\n{}",
+            program.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        ));
+    }
+    let run = parse_output(&String::from_utf8_lossy(&output.stdout))
+        .map_err(|e| format!("policy {policy}: unexpected output: {e}"))?;
+    let mut m = metrics(&run);
+    if let Some(trace) = &launch.trace {
+        m.queues = queues_used(trace);
+    }
+    Ok((run, m))
 }
 
 /// How many HSA queues ran kernel dispatches, from a trace (`None` if it cannot be read:
@@ -218,14 +345,58 @@ mod tests {
             queues: Some(3),
             ..plain.clone()
         };
-        let table = format_table(&r, &[("single".into(), plain.clone())]);
+        let table = format_table(Some(&r), &[("single".into(), Ok(plain.clone()))]);
         assert!(!table.contains("queues"), "{table}");
-        let table = format_table(&r, &[("a".into(), traced), ("b".into(), plain)]);
+        let table = format_table(
+            Some(&r),
+            &[("a".into(), Ok(traced)), ("b".into(), Ok(plain))],
+        );
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[1].ends_with("queues"), "{table}");
         assert!(
             lines[2].ends_with(" 3") && lines[3].ends_with(" ?"),
             "{table}"
+        );
+    }
+
+    #[test]
+    fn a_failed_policy_is_marked_and_the_others_still_print() {
+        let r = two_stream_run(10, &[(0, 0, 10), (1, 10, 20)]);
+        let rows = vec![
+            ("single".to_string(), Ok(metrics(&r))),
+            (
+                "pool:2".to_string(),
+                Err("prog under policy pool:2 exited with 1:\nhipStreamCreate failed".into()),
+            ),
+            ("dedicated".to_string(), Ok(metrics(&r))),
+        ];
+        let table = Table {
+            config: Some(&r),
+            rows: &rows,
+        };
+        let text = table.render(OutputFormat::Text);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[2].starts_with("single "), "{text}");
+        assert!(lines[3].starts_with("pool:2       FAILED:"), "{text}");
+        assert!(lines[3].ends_with("hipStreamCreate failed"), "{text}");
+        assert!(lines[4].starts_with("dedicated "), "{text}");
+
+        let json: serde_json::Value =
+            serde_json::from_str(&table.render(OutputFormat::Json)).unwrap();
+        assert_eq!(json["schema"], "hipshim.bench-policies");
+        assert_eq!(json["config"]["streams"], 2);
+        assert_eq!(json["rows"][0]["status"], "ok");
+        assert_eq!(json["rows"][0]["peak_streams"], 1);
+        assert_eq!(json["rows"][1]["status"], "failed");
+        assert_eq!(json["rows"][2]["policy"], "dedicated");
+
+        let csv = table.render(OutputFormat::Csv);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 4, "{csv}");
+        assert!(lines[2].starts_with("pool:2,failed,,"), "{csv}");
+        assert!(
+            lines[2].ends_with("exited with 1: | hipStreamCreate failed"),
+            "{csv}"
         );
     }
 }

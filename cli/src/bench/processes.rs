@@ -29,7 +29,10 @@
 use super::measure::{metrics, parse_output, RunOutput};
 use crate::args::LoadArgs;
 use crate::device::{NameArg, SchedArgs, StartArgs};
+use crate::format::{FormatArg, OutputFormat};
+use amdhip64::trace::schema;
 use hsasim_sched::{Counters, Device};
+use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -78,6 +81,8 @@ pub struct ProcessesArgs {
     trace_dir: Option<PathBuf>,
     #[command(flatten)]
     load: LoadArgs,
+    #[command(flatten)]
+    format: FormatArg,
 }
 
 /// A `--sched` item as device-service settings.
@@ -119,11 +124,13 @@ pub fn parse_sched(spec: &str) -> Result<SchedArgs, String> {
 }
 
 /// One configuration's result.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Row {
     pub sched: String,
     pub procs: u32,
     pub ids: String,
+    /// Why the configuration has no figures (the rest of the row is then empty).
+    pub failure: Option<String>,
     /// Kernels per second of each process's own makespan.
     pub per_process: Vec<f64>,
     /// Each process's share of its queues' time with work that they held a slot for
@@ -144,7 +151,7 @@ impl Row {
     }
 }
 
-pub fn processes(args: &ProcessesArgs) -> Result<(), String> {
+pub fn processes(args: &ProcessesArgs) -> Result<i32, String> {
     let program = match &args.program {
         Some(path) => path.clone(),
         None => super::bundled_program(SOURCE, super::Compiler::Ours)?,
@@ -165,23 +172,122 @@ pub fn processes(args: &ProcessesArgs) -> Result<(), String> {
         for &n in &procs {
             for ids in &args.queue_ids {
                 eprint!("hipshim bench: {label:<28} {n:>2} processes, {ids:<11} ids ...");
-                let row = run_config(args, &program, label, sched, n, ids)?;
-                eprintln!(
-                    " {:.1} kernels/s per process, {} time slices",
-                    row.mean(),
-                    row.counters.time_slices
-                );
+                // A configuration that fails costs its own row only.
+                let row = match run_config(args, &program, label, sched, n, ids) {
+                    Ok(row) => {
+                        eprintln!(
+                            " {:.1} kernels/s per process, {} time slices",
+                            row.mean(),
+                            row.counters.time_slices
+                        );
+                        row
+                    }
+                    Err(reason) => {
+                        eprintln!(" failed: {reason}");
+                        Row {
+                            sched: label.clone(),
+                            procs: n,
+                            ids: ids.clone(),
+                            failure: Some(reason),
+                            ..Row::default()
+                        }
+                    }
+                };
                 rows.push(row);
             }
         }
     }
-    print!("{}", format_table(args, &rows));
+    print!("{}", render(args, &rows, args.format.format));
     if let Some(path) = &args.plot {
         std::fs::write(path, svg(&rows))
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         eprintln!("hipshim bench: plot written to {}", path.display());
     }
-    Ok(())
+    let failed = rows.iter().filter(|r| r.failure.is_some()).count();
+    Ok(super::exit_code(failed, rows.len()))
+}
+
+const CSV_COLUMNS: [&str; 15] = [
+    "scheduler",
+    "processes",
+    "queue_ids",
+    "status",
+    "run_share",
+    "run_share_vs_1p",
+    "kernels_per_s_per_process",
+    "kernels_per_s_vs_1p",
+    "queues",
+    "max_slots_in_use",
+    "oversubscribed",
+    "runlist_updates",
+    "time_slices",
+    "unmaps",
+    "reason",
+];
+
+/// The table in `format` (one model: these rows and the run's sizes).
+pub fn render(args: &ProcessesArgs, rows: &[Row], format: OutputFormat) -> String {
+    match format {
+        OutputFormat::Text => format_table(args, rows),
+        OutputFormat::Json => schema::document(
+            "bench-processes",
+            json!({
+                "streams_per_process": args.streams,
+                "kernels_per_stream": args.kernels,
+                "work_us": args.work,
+                "rows": rows.iter().map(|r| row_json(rows, r)).collect::<Vec<_>>(),
+            }),
+        ),
+        OutputFormat::Csv => {
+            let records: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    let v = row_json(rows, r);
+                    CSV_COLUMNS
+                        .iter()
+                        .map(|c| schema::csv_cell(&v[*c]))
+                        .collect()
+                })
+                .collect();
+            schema::csv_table(&CSV_COLUMNS, &records)
+        }
+    }
+}
+
+/// A ratio to the one-process row, `null` where there is none (JSON has no NaN).
+fn ratio(value: f64, base: Option<f64>) -> serde_json::Value {
+    match base {
+        Some(b) if b != 0.0 && (value / b).is_finite() => json!(value / b),
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn row_json(rows: &[Row], r: &Row) -> serde_json::Value {
+    let mut v = json!({
+        "scheduler": r.sched,
+        "processes": r.procs,
+        "queue_ids": r.ids,
+    });
+    if let Some(reason) = &r.failure {
+        v["status"] = json!("failed");
+        v["reason"] = json!(reason);
+        return v;
+    }
+    let b = baseline(rows, r);
+    v["status"] = json!("ok");
+    v["run_share"] = json!(r.mean_share());
+    v["run_share_vs_1p"] = ratio(r.mean_share(), b.map(Row::mean_share));
+    v["kernels_per_s_per_process"] = json!(r.mean());
+    v["kernels_per_s_vs_1p"] = ratio(r.mean(), b.map(Row::mean));
+    v["per_process_run_share"] = json!(r.run_share);
+    v["per_process_kernels_per_s"] = json!(r.per_process);
+    v["queues"] = json!(r.queues);
+    v["max_slots_in_use"] = json!(r.counters.max_slots_in_use);
+    v["oversubscribed"] = json!(r.oversubscribed);
+    v["runlist_updates"] = json!(r.counters.runlist_updates);
+    v["time_slices"] = json!(r.counters.time_slices);
+    v["unmaps"] = json!(r.counters.unmaps);
+    v
 }
 
 fn run_config(
@@ -235,6 +341,7 @@ fn run_config(
         sched: label.to_string(),
         procs: n,
         ids: ids.to_string(),
+        failure: None,
         per_process: runs.iter().map(|r| metrics(r).throughput).collect(),
         run_share,
         counters,
@@ -363,7 +470,7 @@ fn run_copies(
 
 fn baseline<'a>(rows: &'a [Row], r: &Row) -> Option<&'a Row> {
     rows.iter()
-        .find(|b| b.procs == 1 && b.sched == r.sched && b.ids == r.ids)
+        .find(|b| b.procs == 1 && b.sched == r.sched && b.ids == r.ids && b.failure.is_none())
 }
 
 pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
@@ -399,6 +506,17 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
         "unmaps"
     );
     for r in rows {
+        if let Some(reason) = &r.failure {
+            let _ = writeln!(
+                out,
+                "{:<28} {:>5} {:<11} FAILED: {}",
+                r.sched,
+                r.procs,
+                r.ids,
+                super::short_reason(reason)
+            );
+            continue;
+        }
         let b = baseline(rows, r);
         let rel = b.map_or(f64::NAN, |b| r.mean() / b.mean());
         let rel_share = b.map_or(f64::NAN, |b| r.mean_share() / b.mean_share());
@@ -482,7 +600,7 @@ pub fn svg(rows: &[Row]) -> String {
         let dash = if ids == "per-process" { "6,3" } else { "none" };
         let points: Vec<String> = rows
             .iter()
-            .filter(|r| &r.sched == sched && &r.ids == ids)
+            .filter(|r| &r.sched == sched && &r.ids == ids && r.failure.is_none())
             .filter_map(|r| {
                 let b = baseline(rows, r)?;
                 Some(format!(
@@ -527,11 +645,69 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_configuration_is_marked_and_the_others_still_print() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: ProcessesArgs,
+        }
+        let args = Cli::parse_from(["x", "--streams", "2"]).args;
+        let ok = |procs, per: f64| Row {
+            sched: "default".into(),
+            procs,
+            ids: "shared".into(),
+            per_process: vec![per; procs as usize],
+            run_share: vec![1.0 / f64::from(procs); procs as usize],
+            ..Row::default()
+        };
+        let rows = vec![
+            ok(1, 100.0),
+            Row {
+                sched: "default".into(),
+                procs: 2,
+                ids: "shared".into(),
+                failure: Some("a copy exited with 1:\nout of memory".into()),
+                ..Row::default()
+            },
+            ok(6, 50.0),
+        ];
+        let text = render(&args, &rows, OutputFormat::Text);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[5].contains("FAILED: a copy exited with 1: out of memory"),
+            "{text}"
+        );
+        assert!(
+            lines[6].starts_with("default") && lines[6].contains(" 0.50 "),
+            "{text}"
+        );
+
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&args, &rows, OutputFormat::Json)).unwrap();
+        assert_eq!(json["schema"], "hipshim.bench-processes");
+        assert_eq!(json["streams_per_process"], 2);
+        assert_eq!(json["rows"][1]["status"], "failed");
+        assert_eq!(json["rows"][2]["kernels_per_s_vs_1p"], 0.5);
+
+        let csv = render(&args, &rows, OutputFormat::Csv);
+        assert_eq!(csv.lines().count(), 4, "{csv}");
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("default,2,shared,failed,"),
+            "{csv}"
+        );
+    }
+
+    #[test]
     fn the_plot_has_one_line_per_setting_and_numbering() {
         let row = |sched: &str, procs, ids: &str, share| Row {
             sched: sched.into(),
             procs,
             ids: ids.into(),
+            failure: None,
             per_process: vec![1.0],
             run_share: vec![share],
             counters: Counters::default(),
