@@ -34,7 +34,7 @@ pub fn hidden() -> &'static [String] {
 /// Run by the dynamic loader when the library is loaded: hiding must be done before the
 /// client's first `dlsym`, which can come before `hsa_init`.
 extern "C" fn hide_at_load() {
-    let Ok(list) = std::env::var("HSASIM_HIDE") else {
+    let Ok(list) = std::env::var(crate::config::HIDE.name) else {
         return;
     };
     // A panic must not unwind into the dynamic loader.
