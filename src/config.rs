@@ -1,7 +1,12 @@
-//! Every `HIPSHIM_*` setting, read once from the environment. A malformed value is reported
+//! Every hipshim setting, read once from the environment. A malformed value is reported
 //! on stderr with the accepted forms and the default is used: a typo must never stop a
 //! program that would otherwise run.
+//!
+//! [`SETTINGS`] describes each variable once: the parser reads it by that name and words its
+//! warning from that entry, `hipshim info` lists the effective values in its order, and
+//! `hipshim config reference` prints it as `docs/reference/configuration.md`.
 
+pub use config_doc::{Accepted, SettingDoc};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -28,6 +33,9 @@ pub struct Config {
     /// `HIPSHIM_QUEUE_POLICY`: which HSA queue serves each stream (default `pool:4`; AMD's
     /// `GPU_MAX_HW_QUEUES` sets the pool size when the policy does not name one).
     pub queue_policy: PolicySpec,
+    /// `GPU_MAX_HW_QUEUES`: the size of a pool whose policy names none (default
+    /// [`PolicySpec::DEFAULT_POOL`]).
+    pub max_hw_queues: u32,
     /// `HIPSHIM_GRAPH_QUEUES`: queues a graph launch may spread independent branches of
     /// kernel nodes over (default 1: the launching stream's own queue; at most
     /// [`Config::MAX_GRAPH_QUEUES`]); 0 submits every node through the runtime's eager
@@ -44,7 +52,169 @@ pub struct Config {
     /// ROCm 5, 6 and 7 differ for the same name (`runtime::base::compat`). Unset: decided from the
     /// name the library was loaded as (`libamdhip64.so.N`), else ROCm 6.
     pub abi: Option<u32>,
+    /// `HIPSHIM_RTC_CLANG`: the compiler hiprtc runs instead of searching for one
+    /// (`runtime::rtc::toolchain`).
+    pub rtc_clang: Option<PathBuf>,
+    /// `HIPSHIM_BITCODE_DIR`: the ROCm device libraries hiprtc links instead of searching
+    /// for them.
+    pub bitcode_dir: Option<PathBuf>,
 }
+
+/// `HIPSHIM_HSA_LIB`.
+pub const HSA_LIB: SettingDoc = SettingDoc {
+    name: "HIPSHIM_HSA_LIB",
+    accepted: Accepted::Forms("a path of an HSA runtime library"),
+    default: "the library HIPSHIM_DEVICE picks",
+    meaning: "The HSA runtime to load (`libhsa-runtime64.so.1`, `libhsasim.so`, ...), whatever \
+              `HIPSHIM_DEVICE` says.",
+    run_flag: None,
+};
+
+/// `HIPSHIM_DEVICE`.
+pub const DEVICE: SettingDoc = SettingDoc {
+    name: "HIPSHIM_DEVICE",
+    accepted: Accepted::Forms("auto | gpu | sim"),
+    default: "auto",
+    meaning: "Which GPU the program gets. `auto`: AMD's HSA runtime (ROCr) when it finds a GPU, \
+              else the bundled software GPU (hsasim); `gpu`: ROCr with a GPU, or every HIP call \
+              fails saying why; `sim`: hsasim.",
+    run_flag: None,
+};
+
+/// `HIPSHIM_LOG`.
+pub const LOG: SettingDoc = SettingDoc {
+    name: "HIPSHIM_LOG",
+    accepted: Accepted::Forms("a tracing filter, e.g. debug, hipshim=trace"),
+    default: "warn",
+    meaning: "What hipshim logs on stderr: `debug` shows every HIP call, `trace` every packet, \
+              doorbell and wait; targets such as `hipshim::policy=info` select one kind of \
+              event. Set, it also adds timestamps.",
+    run_flag: Some("--log"),
+};
+
+/// `HIPSHIM_QUEUE_SIZE`.
+pub const QUEUE_SIZE: SettingDoc = SettingDoc {
+    name: "HIPSHIM_QUEUE_SIZE",
+    accepted: Accepted::Forms("a power of two from 64 to 1048576"),
+    default: "1024",
+    meaning: "Packets per AQL queue hipshim creates.",
+    run_flag: None,
+};
+
+/// `HIPSHIM_QUEUE_POLICY`.
+pub const QUEUE_POLICY: SettingDoc = SettingDoc {
+    name: "HIPSHIM_QUEUE_POLICY",
+    accepted: Accepted::Forms(PolicySpec::ACCEPTED),
+    default: "pool:4, or pool:N with N from GPU_MAX_HW_QUEUES",
+    meaning: "Which HSA queue serves each stream: `dedicated` gives every stream its own queue, \
+              `single` puts all streams of a device on one queue, `pool:N` shares N queues per \
+              priority, each stream taking the least-loaded one (`ll`, the default) or the next \
+              in turn (`rr`). A pool without N takes its size from `GPU_MAX_HW_QUEUES`.",
+    run_flag: Some("--policy"),
+};
+
+/// `GPU_MAX_HW_QUEUES`: AMD's variable, read for the same meaning.
+pub const MAX_HW_QUEUES: SettingDoc = SettingDoc {
+    name: "GPU_MAX_HW_QUEUES",
+    accepted: Accepted::Integer {
+        min: 1,
+        max: PolicySpec::MAX_POOL as u64,
+    },
+    default: "4",
+    meaning: "AMD's runtime variable for the number of hardware queues streams share: here the \
+              size of a pool whose policy names none (`pool`, `pool:rr`, and the default \
+              policy).",
+    run_flag: None,
+};
+
+/// `HIPSHIM_GRAPH_QUEUES`.
+pub const GRAPH_QUEUES: SettingDoc = SettingDoc {
+    name: "HIPSHIM_GRAPH_QUEUES",
+    accepted: Accepted::Integer {
+        min: 0,
+        max: Config::MAX_GRAPH_QUEUES as u64,
+    },
+    default: "1",
+    meaning: "Queues one graph launch may spread independent branches of kernel nodes over; 1 \
+              keeps a launch on its stream's queue. 0 submits every node through the ordinary \
+              stream operations instead of prebuilt packets, for comparison.",
+    run_flag: None,
+};
+
+/// `HIPSHIM_TRACE`.
+pub const TRACE: SettingDoc = SettingDoc {
+    name: "HIPSHIM_TRACE",
+    accepted: Accepted::Forms("a file path (not a directory), or 0 | off"),
+    default: "off",
+    meaning: "Write a Chrome/Perfetto JSON timeline of API calls, queues, packets, copies and \
+              waits to this file when the program exits (`hipshim trace summarize` reads it).",
+    run_flag: Some("--trace"),
+};
+
+/// `HIPSHIM_STATS`.
+pub const STATS: SettingDoc = SettingDoc {
+    name: "HIPSHIM_STATS",
+    accepted: Accepted::Forms(StatsOutput::ACCEPTED),
+    default: "0",
+    meaning: "Print the stats tables (API calls, queues, copy engines, waits) at exit: `1` on \
+              stderr, a path to that file.",
+    run_flag: Some("--stats"),
+};
+
+/// `HIPSHIM_STATS_FORMAT`.
+pub const STATS_FORMAT: SettingDoc = SettingDoc {
+    name: "HIPSHIM_STATS_FORMAT",
+    accepted: Accepted::Forms("text | json | csv"),
+    default: "text",
+    meaning: "The format of the `HIPSHIM_STATS` output: tables for people, or one JSON \
+              document or CSV for programs (schema in `docs/guide/output-formats.md`).",
+    run_flag: Some("--stats-format"),
+};
+
+/// `HIPSHIM_ABI`.
+pub const ABI: SettingDoc = SettingDoc {
+    name: "HIPSHIM_ABI",
+    accepted: Accepted::Forms("5 | 6 | 7"),
+    default: "the N of the libamdhip64.so.N name the library was loaded as, else 6",
+    meaning: "The ROCm generation whose behaviour the program gets where ROCm 5, 6 and 7 differ \
+              for the same name (error numbering, struct layouts, defaults).",
+    run_flag: None,
+};
+
+/// `HIPSHIM_RTC_CLANG`.
+pub const RTC_CLANG: SettingDoc = SettingDoc {
+    name: "HIPSHIM_RTC_CLANG",
+    accepted: Accepted::Forms("a path of a clang++ that targets amdgcn"),
+    default: "searched: clang 19 first, on PATH, then in LLVM's and ROCm's directories",
+    meaning: "The compiler hiprtc runs for HIP source compiled at run time.",
+    run_flag: None,
+};
+
+/// `HIPSHIM_BITCODE_DIR`.
+pub const BITCODE_DIR: SettingDoc = SettingDoc {
+    name: "HIPSHIM_BITCODE_DIR",
+    accepted: Accepted::Forms("a directory holding ockl.bc, ocml.bc, ..."),
+    default: "searched: Debian's, then ROCm's bitcode directories",
+    meaning: "The ROCm device libraries hiprtc links programs compiled at run time with.",
+    run_flag: None,
+};
+
+/// Every setting hipshim reads, in the order `hipshim info` and the reference list them.
+pub const SETTINGS: &[SettingDoc] = &[
+    DEVICE,
+    HSA_LIB,
+    QUEUE_POLICY,
+    MAX_HW_QUEUES,
+    QUEUE_SIZE,
+    GRAPH_QUEUES,
+    TRACE,
+    STATS,
+    STATS_FORMAT,
+    LOG,
+    ABI,
+    RTC_CLANG,
+    BITCODE_DIR,
+];
 
 /// Where `HIPSHIM_STATS` sends the tables printed at exit.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,15 +356,15 @@ impl fmt::Display for PolicySpec {
     }
 }
 
-/// `HIPSHIM_TRACE`: a file path, or off. `Err` if malformed (a flag value instead of a path,
-/// or a directory).
-fn parse_trace(text: &str) -> Result<Option<PathBuf>, ()> {
+/// `HIPSHIM_TRACE`: `Some(None)` for off, `None` if malformed (a flag value instead of a
+/// path, or a directory).
+fn parse_trace(text: &str) -> Option<Option<PathBuf>> {
     let t = text.trim();
     match t.to_ascii_lowercase().as_str() {
-        "" | "0" | "off" | "false" | "no" => Ok(None),
-        "1" | "on" | "true" | "yes" => Err(()),
-        _ if t.ends_with('/') || std::path::Path::new(t).is_dir() => Err(()),
-        _ => Ok(Some(PathBuf::from(t))),
+        "" | "0" | "off" | "false" | "no" => Some(None),
+        "1" | "on" | "true" | "yes" => None,
+        _ if t.ends_with('/') || std::path::Path::new(t).is_dir() => None,
+        _ => Some(Some(PathBuf::from(t))),
     }
 }
 
@@ -208,152 +378,159 @@ impl Config {
     /// Most queues one graph launch spreads over.
     pub const MAX_GRAPH_QUEUES: u32 = 16;
 
+    /// Reads the environment; a value that is not UTF-8 is reported and treated as unset.
     pub fn from_env() -> Config {
-        Config::from_lookup(|name| std::env::var(name).ok())
+        Config::from_lookup(|name| match std::env::var(name) {
+            Ok(value) => Some(value),
+            Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(raw)) => {
+                let doc = SETTINGS.iter().find(|doc| doc.name == name)?;
+                eprintln!("hipshim: {}", doc.malformed(&raw.to_string_lossy()));
+                None
+            }
+        })
     }
 
-    /// Reads settings through `lookup` (the environment, or a map in tests).
+    /// Reads settings through `lookup` (the environment, or a map in tests); each malformed
+    /// value is reported on stderr.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
-        let device = match lookup("HIPSHIM_DEVICE").as_deref().map(str::trim) {
-            None | Some("") | Some("auto") => DeviceChoice::Auto,
-            Some("gpu") => DeviceChoice::Gpu,
-            Some("sim") => DeviceChoice::Sim,
-            Some(other) => {
-                warn_malformed("HIPSHIM_DEVICE", other, "auto | gpu | sim", "auto");
-                DeviceChoice::Auto
-            }
+        let (config, warnings) = Config::read(lookup);
+        for warning in warnings {
+            eprintln!("hipshim: {warning}");
+        }
+        config
+    }
+
+    /// The configuration `lookup` describes, and a warning per malformed value.
+    fn read(lookup: impl Fn(&str) -> Option<String>) -> (Config, Vec<String>) {
+        let mut vars = Vars {
+            lookup,
+            warnings: Vec::new(),
         };
-        let queue_size = match lookup("HIPSHIM_QUEUE_SIZE") {
-            None => 1024,
-            Some(text) => match text.trim().parse::<u32>() {
-                Ok(n) if n.is_power_of_two() && (64..=1 << 20).contains(&n) => n,
-                _ => {
-                    warn_malformed(
-                        "HIPSHIM_QUEUE_SIZE",
-                        &text,
-                        "a power of two from 64 to 1048576",
-                        "1024",
-                    );
-                    1024
-                }
-            },
-        };
-        let pool_size = match lookup("GPU_MAX_HW_QUEUES") {
-            None => PolicySpec::DEFAULT_POOL,
-            Some(text) => match text.trim().parse::<u32>() {
-                Ok(n) if (1..=PolicySpec::MAX_POOL).contains(&n) => n,
-                _ => {
-                    warn_malformed(
-                        "GPU_MAX_HW_QUEUES",
-                        &text,
-                        "a queue count from 1 to 1024",
-                        "4",
-                    );
-                    PolicySpec::DEFAULT_POOL
-                }
-            },
-        };
-        let queue_policy = match lookup("HIPSHIM_QUEUE_POLICY") {
-            None => PolicySpec::pool(pool_size),
-            Some(text) if text.trim().is_empty() => PolicySpec::pool(pool_size),
-            Some(text) => PolicySpec::parse(&text, pool_size).unwrap_or_else(|| {
-                warn_malformed(
-                    "HIPSHIM_QUEUE_POLICY",
-                    &text,
-                    PolicySpec::ACCEPTED,
-                    &PolicySpec::pool(pool_size).to_string(),
-                );
-                PolicySpec::pool(pool_size)
+        let max_hw_queues = vars.parse(&MAX_HW_QUEUES, PolicySpec::DEFAULT_POOL, |text| {
+            MAX_HW_QUEUES.integer(text)
+        });
+        let config = Config {
+            hsa_lib: vars.path(&HSA_LIB),
+            device: vars.parse(&DEVICE, DeviceChoice::Auto, |text| match text.trim() {
+                "auto" => Some(DeviceChoice::Auto),
+                "gpu" => Some(DeviceChoice::Gpu),
+                "sim" => Some(DeviceChoice::Sim),
+                _ => None,
             }),
-        };
-        let graph_queues = match lookup("HIPSHIM_GRAPH_QUEUES") {
-            None => 1,
-            Some(text) => match text.trim().parse::<u32>() {
-                Ok(n) if n <= Config::MAX_GRAPH_QUEUES => n,
-                _ => {
-                    warn_malformed(
-                        "HIPSHIM_GRAPH_QUEUES",
-                        &text,
-                        "a queue count from 1 to 16, or 0 (no prebuilt packets)",
-                        "1",
-                    );
-                    1
-                }
-            },
-        };
-        let trace = match lookup("HIPSHIM_TRACE") {
-            None => None,
-            Some(text) => parse_trace(&text).unwrap_or_else(|()| {
-                warn_malformed(
-                    "HIPSHIM_TRACE",
-                    &text,
-                    "a path of a file to write, e.g. HIPSHIM_TRACE=trace.json",
-                    "no trace",
-                );
-                None
+            log: vars.text(&LOG),
+            queue_size: vars.parse(&QUEUE_SIZE, 1024, |text| {
+                text.trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| n.is_power_of_two() && (64..=1 << 20).contains(n))
             }),
-        };
-        let stats = match lookup("HIPSHIM_STATS") {
-            None => StatsOutput::Off,
-            Some(text) => StatsOutput::parse(&text).unwrap_or_else(|| {
-                warn_malformed(
-                    "HIPSHIM_STATS",
-                    &text,
-                    StatsOutput::ACCEPTED,
-                    "0 (no stats)",
-                );
-                StatsOutput::Off
+            queue_policy: vars.parse(&QUEUE_POLICY, PolicySpec::pool(max_hw_queues), |text| {
+                PolicySpec::parse(text, max_hw_queues)
             }),
-        };
-        let stats_format = match lookup("HIPSHIM_STATS_FORMAT") {
-            None => OutputFormat::Text,
-            Some(text) => OutputFormat::parse(&text).unwrap_or_else(|| {
-                warn_malformed(
-                    "HIPSHIM_STATS_FORMAT",
-                    &text,
-                    OutputFormat::ACCEPTED,
-                    "text",
-                );
-                OutputFormat::Text
+            max_hw_queues,
+            graph_queues: vars.parse(&GRAPH_QUEUES, 1, |text| GRAPH_QUEUES.integer(text)),
+            trace: vars.parse(&TRACE, None, parse_trace),
+            stats: vars.parse(&STATS, StatsOutput::Off, StatsOutput::parse),
+            stats_format: vars.parse(&STATS_FORMAT, OutputFormat::Text, OutputFormat::parse),
+            abi: vars.parse(&ABI, None, |text| match text.trim().parse::<u32>() {
+                Ok(n @ 5..=7) => Some(Some(n)),
+                _ => None,
             }),
+            rtc_clang: vars.path(&RTC_CLANG),
+            bitcode_dir: vars.path(&BITCODE_DIR),
         };
-        let abi = match lookup("HIPSHIM_ABI") {
-            None => None,
-            Some(text) if text.trim().is_empty() => None,
-            Some(text) => match text.trim().parse::<u32>() {
-                Ok(n @ 5..=7) => Some(n),
-                _ => {
-                    warn_malformed(
-                        "HIPSHIM_ABI",
-                        &text,
-                        "5 | 6 | 7",
-                        "the version the library was loaded as",
-                    );
-                    None
-                }
-            },
-        };
-        Config {
-            abi,
+        (config, vars.warnings)
+    }
+
+    /// Each setting this configuration holds, with its effective value as `hipshim info`
+    /// shows it, in [`SETTINGS`] order.
+    pub fn effective_values(&self) -> Vec<(&'static SettingDoc, String)> {
+        // Destructured whole, so that a new field cannot be left out of `hipshim info`.
+        let Config {
+            hsa_lib,
+            device,
+            log,
+            queue_size,
+            queue_policy,
+            max_hw_queues,
+            graph_queues,
             trace,
             stats,
             stats_format,
-            queue_policy,
-            hsa_lib: lookup("HIPSHIM_HSA_LIB")
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from),
-            device,
-            log: lookup("HIPSHIM_LOG").filter(|s| !s.is_empty()),
-            queue_size,
-            graph_queues,
-        }
+            abi,
+            rtc_clang,
+            bitcode_dir,
+        } = self;
+        let path_or = |path: &Option<PathBuf>, unset: &str| {
+            path.as_ref()
+                .map_or_else(|| unset.to_string(), |p| p.display().to_string())
+        };
+        let values = [
+            (
+                &DEVICE,
+                match device {
+                    DeviceChoice::Auto => "auto",
+                    DeviceChoice::Gpu => "gpu",
+                    DeviceChoice::Sim => "sim",
+                }
+                .to_string(),
+            ),
+            (&HSA_LIB, path_or(hsa_lib, "(unset)")),
+            (&QUEUE_POLICY, queue_policy.to_string()),
+            (&MAX_HW_QUEUES, max_hw_queues.to_string()),
+            (&QUEUE_SIZE, queue_size.to_string()),
+            (&GRAPH_QUEUES, graph_queues.to_string()),
+            (&TRACE, path_or(trace, "off")),
+            (
+                &STATS,
+                match stats {
+                    StatsOutput::Off => "0".into(),
+                    StatsOutput::Stderr => "1".into(),
+                    StatsOutput::File(path) => path.display().to_string(),
+                },
+            ),
+            (&STATS_FORMAT, stats_format.to_string()),
+            (&LOG, log.clone().unwrap_or_else(|| LOG.default.into())),
+            (
+                &ABI,
+                abi.map_or_else(
+                    || "(from the loaded name, else 6)".into(),
+                    |n| n.to_string(),
+                ),
+            ),
+            (&RTC_CLANG, path_or(rtc_clang, "(searched)")),
+            (&BITCODE_DIR, path_or(bitcode_dir, "(searched)")),
+        ];
+        Vec::from(values)
     }
 }
 
-fn warn_malformed(variable: &str, value: &str, accepted: &str, default: &str) {
-    eprintln!(
-        "hipshim: ignoring {variable}={value:?}: accepted values are {accepted}; using {default}"
-    );
+/// Settings read by their [`SettingDoc`] through a lookup: unset or blank gives the default,
+/// a malformed value the default and a warning.
+struct Vars<L> {
+    lookup: L,
+    warnings: Vec<String>,
+}
+
+impl<L: Fn(&str) -> Option<String>> Vars<L> {
+    fn text(&self, doc: &SettingDoc) -> Option<String> {
+        (self.lookup)(doc.name).filter(|v| !v.trim().is_empty())
+    }
+
+    fn path(&self, doc: &SettingDoc) -> Option<PathBuf> {
+        self.text(doc).map(PathBuf::from)
+    }
+
+    fn parse<T>(&mut self, doc: &SettingDoc, default: T, parse: impl Fn(&str) -> Option<T>) -> T {
+        match self.text(doc) {
+            None => default,
+            Some(text) => parse(&text).unwrap_or_else(|| {
+                self.warnings.push(doc.malformed(&text));
+                default
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -507,6 +684,96 @@ mod tests {
         assert_eq!(config(&[("HIPSHIM_ABI", " 7 ")]).abi, Some(7));
         assert_eq!(config(&[("HIPSHIM_ABI", "8")]).abi, None);
         assert_eq!(config(&[("HIPSHIM_ABI", "rocm6")]).abi, None);
+    }
+
+    #[test]
+    fn every_setting_is_documented_once_and_read_by_its_documented_name() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        Config::read(|name| {
+            asked.borrow_mut().push(name.to_string());
+            None
+        });
+        let mut asked = asked.into_inner();
+        asked.sort();
+        let mut documented: Vec<String> = SETTINGS
+            .iter()
+            .map(|doc| doc.name.to_string())
+            .collect();
+        documented.sort();
+        assert_eq!(asked, documented, "read vs documented in SETTINGS");
+    }
+
+    #[test]
+    fn every_setting_shows_an_effective_value_in_table_order() {
+        let shown: Vec<&str> = config(&[])
+            .effective_values()
+            .iter()
+            .map(|(doc, _)| doc.name)
+            .collect();
+        let documented: Vec<&str> = SETTINGS.iter().map(|doc| doc.name).collect();
+        assert_eq!(shown, documented);
+    }
+
+    #[test]
+    fn documented_defaults_are_the_values_used_when_unset() {
+        // Defaults given in words rather than as a value the variable takes.
+        let in_words = [
+            HSA_LIB.name,
+            QUEUE_POLICY.name,
+            ABI.name,
+            RTC_CLANG.name,
+            BITCODE_DIR.name,
+        ];
+        let unset = config(&[]).effective_values();
+        for doc in SETTINGS.iter().filter(|doc| !in_words.contains(&doc.name)) {
+            let Some((_, value)) = unset.iter().find(|(d, _)| d.name == doc.name) else {
+                continue; // awaiting its parser
+            };
+            let (set, warnings) =
+                Config::read(|name| (name == doc.name).then(|| doc.default.into()));
+            assert!(warnings.is_empty(), "{warnings:?}");
+            let set = set.effective_values();
+            let (_, set_value) = set.iter().find(|(d, _)| d.name == doc.name).unwrap();
+            assert_eq!(set_value, value, "{}={:?}", doc.name, doc.default);
+        }
+        assert_eq!(
+            config(&[]).queue_policy.to_string(),
+            "pool:4",
+            "QUEUE_POLICY.default says pool:4"
+        );
+    }
+
+    #[test]
+    fn a_malformed_value_is_reported_with_the_documented_forms_and_default() {
+        let (c, warnings) = Config::read(|name| (name == "HIPSHIM_DEVICE").then(|| "tpu".into()));
+        assert_eq!(c.device, DeviceChoice::Auto);
+        assert_eq!(
+            warnings,
+            ["ignoring HIPSHIM_DEVICE=\"tpu\": expected auto | gpu | sim; using the default (auto)"]
+        );
+    }
+
+    #[test]
+    fn blank_values_take_the_default() {
+        let c = config(&[
+            ("HIPSHIM_DEVICE", " "),
+            ("HIPSHIM_QUEUE_SIZE", ""),
+            ("HIPSHIM_LOG", ""),
+            ("HIPSHIM_RTC_CLANG", ""),
+        ]);
+        assert_eq!(c.device, DeviceChoice::Auto);
+        assert_eq!(c.queue_size, 1024);
+        assert_eq!((c.log, c.rtc_clang), (None, None));
+    }
+
+    #[test]
+    fn the_compiler_and_bitcode_paths_are_taken_as_given() {
+        let c = config(&[
+            ("HIPSHIM_RTC_CLANG", "/opt/clang/bin/clang++"),
+            ("HIPSHIM_BITCODE_DIR", "/opt/bitcode"),
+        ]);
+        assert_eq!(c.rtc_clang, Some(PathBuf::from("/opt/clang/bin/clang++")));
+        assert_eq!(c.bitcode_dir, Some(PathBuf::from("/opt/bitcode")));
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! picks (same choice, same code: `runtime::runtime()`), its agents, ISAs, pools and queue
 //! limits, and the effective configuration with where each value came from.
 
-use amdhip64::config::PolicySpec;
-use amdhip64::config::{Config, DeviceChoice, OutputFormat, StatsOutput};
+use amdhip64::config::{Config, OutputFormat};
 use amdhip64::hsa::{self, HsaApi, PoolInfo};
 use amdhip64::runtime;
 use amdhip64::trace::schema;
+use config_doc::SettingDoc;
 use hsa_abi::*;
 use serde::Serialize;
 use std::ffi::c_void;
@@ -208,13 +208,23 @@ impl std::fmt::Display for Report {
         }
 
         let _ = writeln!(out, "\nConfiguration (effective value, source)");
+        let width = self
+            .configuration
+            .iter()
+            .map(|s| s.name.len())
+            .max()
+            .unwrap_or(0);
         for setting in &self.configuration {
             let source = match &setting.raw {
                 None => "default".to_string(),
                 Some(raw) if raw == &setting.value => "environment".to_string(),
                 Some(raw) => format!("environment ({raw:?})"),
             };
-            let _ = writeln!(out, "  {:<22} {:<28} {source}", setting.name, setting.value);
+            let _ = writeln!(
+                out,
+                "  {:<width$} {:<28} {source}",
+                setting.name, setting.value
+            );
         }
         f.write_str(&out)
     }
@@ -312,116 +322,36 @@ pub struct Setting {
     pub raw: Option<String>,
 }
 
-/// Every variable hipshim reads, with the effective value from `config` (the runtime's own,
-/// parsed once); the destructuring is exhaustive so a new Config field must be listed here.
+/// Every setting of hipshim and hsasim, in their tables' order (`config_reference`), with the
+/// effective value each library's own parser gives: hipshim's from `config` (the runtime's,
+/// parsed once), hsasim's parsed here from the same environment (its warnings were printed by
+/// the library itself). A setting no configuration holds (read when hsasim is loaded) shows
+/// the environment's text, else its documented default.
 pub fn settings(config: &Config) -> Vec<Setting> {
-    let Config {
-        hsa_lib,
-        device,
-        log,
-        queue_size,
-        queue_policy,
-        graph_queues,
-        trace,
-        stats,
-        stats_format,
-        abi,
-    } = config;
-    let raw = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let setting = |name: &'static str, value: String| Setting {
-        name,
-        value,
-        raw: raw(name),
-    };
-    let device = match device {
-        DeviceChoice::Auto => "auto",
-        DeviceChoice::Gpu => "gpu",
-        DeviceChoice::Sim => "sim",
-    };
-    vec![
-        setting(
-            "HIPSHIM_HSA_LIB",
-            hsa_lib
-                .as_ref()
-                .map_or("(unset)".into(), |p: &PathBuf| p.display().to_string()),
-        ),
-        setting("HIPSHIM_DEVICE", device.into()),
-        setting("HIPSHIM_LOG", log.clone().unwrap_or_else(|| "warn".into())),
-        setting("HIPSHIM_QUEUE_SIZE", queue_size.to_string()),
-        setting("HIPSHIM_QUEUE_POLICY", queue_policy.to_string()),
-        setting("GPU_MAX_HW_QUEUES", default_pool_size().to_string()),
-        setting("HIPSHIM_GRAPH_QUEUES", graph_queues.to_string()),
-        setting(
-            "HIPSHIM_TRACE",
-            trace
-                .as_ref()
-                .map_or("(off)".into(), |p| p.display().to_string()),
-        ),
-        setting(
-            "HIPSHIM_STATS",
-            match stats {
-                StatsOutput::Off => "0".into(),
-                StatsOutput::Stderr => "1".into(),
-                StatsOutput::File(path) => path.display().to_string(),
-            },
-        ),
-        setting("HIPSHIM_STATS_FORMAT", stats_format.to_string()),
-        setting(
-            "HIPSHIM_ABI",
-            abi.map_or("(from the loaded soname, else 6)".into(), |n| n.to_string()),
-        ),
-        setting(
-            "HSASIM_GFX",
-            raw("HSASIM_GFX").unwrap_or_else(|| "gfx942".into()),
-        ),
-        setting(
-            "HSASIM_STRICT",
-            raw("HSASIM_STRICT").unwrap_or_else(|| "0".into()),
-        ),
-        setting(
-            "HSASIM_LARGE_BAR",
-            raw("HSASIM_LARGE_BAR").unwrap_or_else(|| {
-                // hsasim's default follows strict mode: hardware-like means no large BAR.
-                let strict = raw("HSASIM_STRICT").is_some_and(|v| v.trim() == "1");
-                (if strict { "0 (strict default)" } else { "1" }).into()
-            }),
-        ),
-        setting("HSASIM_HIDE", raw("HSASIM_HIDE").unwrap_or_default()),
-        setting(
-            "HSASIM_GPUS",
-            raw("HSASIM_GPUS").unwrap_or_else(|| "1".into()),
-        ),
-        setting(
-            "HSASIM_GPU_LINK",
-            raw("HSASIM_GPU_LINK").unwrap_or_else(|| "xgmi".into()),
-        ),
-        // hiprtc looks for these only when a program compiles at run time.
-        setting(
-            "HIPSHIM_RTC_CLANG",
-            raw("HIPSHIM_RTC_CLANG").unwrap_or_else(|| "(search: clang++-19 on PATH, ...)".into()),
-        ),
-        setting(
-            "HIPSHIM_BITCODE_DIR",
-            raw("HIPSHIM_BITCODE_DIR").unwrap_or_else(|| {
-                "(search: /usr/lib/x86_64-linux-gnu/amdgcn/bitcode, ...)".into()
-            }),
-        ),
-    ]
-}
-
-/// The pool size `GPU_MAX_HW_QUEUES` gives a policy that names none (`pool`, `pool:rr`),
-/// read through the runtime's own parser rather than a second copy of its rules.
-fn default_pool_size() -> u32 {
-    // With no policy named, the runtime's policy is `pool:<GPU_MAX_HW_QUEUES>`.
-    let config = Config::from_lookup(|name| {
-        (name == "GPU_MAX_HW_QUEUES")
-            .then(|| std::env::var(name).ok())
-            .flatten()
-    });
-    match config.queue_policy {
-        PolicySpec::Pool { size, .. } => size,
-        _ => PolicySpec::DEFAULT_POOL,
-    }
+    let (sim, _warnings) = hsasim::config::Config::from_vars(&|name| std::env::var(name));
+    let values: Vec<(&SettingDoc, String)> = config
+        .effective_values()
+        .into_iter()
+        .chain(sim.effective_values())
+        .collect();
+    crate::config_reference::all_settings()
+        .map(|doc| {
+            let raw = std::env::var(doc.name)
+                .ok()
+                .filter(|v| !v.trim().is_empty());
+            let value = values
+                .iter()
+                .find(|(d, _)| d.name == doc.name)
+                .map(|(_, value)| value.clone())
+                .or_else(|| raw.clone())
+                .unwrap_or_else(|| doc.default.to_string());
+            Setting {
+                name: doc.name,
+                value,
+                raw,
+            }
+        })
+        .collect()
 }
 
 /// The file the dynamic loader mapped `address` from (resolves a soname like

@@ -7,6 +7,7 @@
 mod args;
 mod bench;
 mod compare;
+mod config_reference;
 mod device;
 mod format;
 mod info;
@@ -15,7 +16,7 @@ mod run;
 mod summarize;
 
 use args::{parse_policy, LoadArgs};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +54,9 @@ enum Command {
     /// hipshim, both on hsasim, and print where the kernel dispatch packets they submit
     /// differ (HSASIM_CAPTURE, addresses normalised).
     Compare(compare::CompareArgs),
+    /// The settings hipshim and hsasim read from the environment.
+    #[command(subcommand)]
+    Config(config_reference::ConfigCommand),
 }
 
 #[derive(Subcommand)]
@@ -149,6 +153,15 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Ops(args)) => bench::ops::ops(&args),
         Command::Bench(BenchCommand::Processes(args)) => bench::processes::processes(&args),
         Command::Compare(args) => compare::compare(&args),
+        Command::Config(config_reference::ConfigCommand::Reference) => {
+            let cli = Cli::command();
+            cli.find_subcommand("run")
+                .ok_or_else(|| "no `run` command to describe".to_string())
+                .map(|run| {
+                    print!("{}", config_reference::reference(run));
+                    0
+                })
+        }
         Command::Device(cmd) => device::device(&cmd),
         Command::LibDir(args) => libdir::resolve(args.lib_dir.as_deref()).map(|dir| {
             println!("{}", dir.display());

@@ -34,9 +34,12 @@ pub fn hidden() -> &'static [String] {
 /// Run by the dynamic loader when the library is loaded: hiding must be done before the
 /// client's first `dlsym`, which can come before `hsa_init`.
 extern "C" fn hide_at_load() {
-    let Ok(list) = std::env::var("HSASIM_HIDE") else {
+    let Ok(list) = std::env::var(crate::config::HIDE.name) else {
         return;
     };
+    if linked_into_the_program() {
+        return;
+    }
     // A panic must not unwind into the dynamic loader.
     match std::panic::catch_unwind(|| hide_in_this_library(&list)) {
         Ok(Ok(report)) => {
@@ -50,9 +53,23 @@ extern "C" fn hide_at_load() {
     }
 }
 
-// The loader calls every function in `.init_array` when the object is loaded. In test
-// executables that link the rlib, the executable exports no `hsa_*` names and the report
-// says so.
+/// Whether this code is part of the program itself (a test executable, or the `hipshim`
+/// command, which links the rlib for its settings table) rather than of the loaded library:
+/// then there are no exports to hide, and the library the program loads hides its own.
+fn linked_into_the_program() -> bool {
+    let base = |address: *const c_void| {
+        // SAFETY: Dl_info is plain data; all-zero is a valid value.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: dladdr only reads the loader's tables; `info` is a valid out-pointer.
+        (unsafe { libc::dladdr(address, &mut info) } != 0).then_some(info.dli_fbase)
+    };
+    // SAFETY: getauxval only reads the auxiliary vector the kernel gave the process.
+    let program_entry = unsafe { libc::getauxval(libc::AT_ENTRY) } as *const c_void;
+    let here = base(hide_at_load as *const c_void);
+    here.is_some() && here == base(program_entry)
+}
+
+// The loader calls every function in `.init_array` when the object is loaded.
 #[used]
 #[link_section = ".init_array"]
 static HIDE_AT_LOAD: extern "C" fn() = hide_at_load;

@@ -99,8 +99,8 @@ pub fn init() -> HsaResult {
         return Err(HsaError::REFCOUNT_OVERFLOW);
     }
     if g.refcount == 0 {
-        crate::logging::init();
         let config = Config::from_env();
+        crate::logging::init(config.log.as_deref());
         let sched = crate::sched::Scheduler::start(&config)?;
         let vram = match sched.as_ref().and_then(|s| s.service()) {
             None => None,

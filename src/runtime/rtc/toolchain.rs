@@ -2,7 +2,7 @@
 //! the library at build time, written to a cache directory at first use) and the ROCm device
 //! libraries, run as a child process in a private work directory per compilation.
 //!
-//! Environment:
+//! Settings (read by [`Config`]) and environment:
 //! - `HIPSHIM_RTC_CLANG`: the clang (C++ driver) to run; otherwise the first of
 //!   [`CANDIDATES`] that exists (on `PATH`, or in `/usr/lib/llvm-N/bin`).
 //! - `HIPSHIM_BITCODE_DIR`: the ROCm device-library bitcode (`ockl.bc`, ...), as for
@@ -11,6 +11,7 @@
 //!   bitcode lacks a gfx942 ISA file, the device-library directory that adds it).
 
 use super::error::{RtcError, RtcResult};
+use crate::config::Config;
 use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -69,8 +70,8 @@ fn is_executable(path: &Path) -> bool {
 
 /// The compiler to run (see the module documentation for the search).
 pub fn find_compiler() -> Result<Compiler, NoCompiler> {
-    if let Some(chosen) = std::env::var_os("HIPSHIM_RTC_CLANG") {
-        let path = PathBuf::from(&chosen);
+    if let Some(chosen) = &Config::global().rtc_clang {
+        let path = chosen.clone();
         return if is_executable(&path) {
             Ok(Compiler { path })
         } else {
@@ -229,8 +230,8 @@ fn headers_dir() -> Result<PathBuf, String> {
 /// gfx942 code needs): then a cached directory of links adds it, as `scripts/hip-devlibs.sh`
 /// does for the build.
 fn device_libs_dir() -> Result<PathBuf, String> {
-    let source = match std::env::var_os("HIPSHIM_BITCODE_DIR") {
-        Some(dir) => PathBuf::from(dir),
+    let source = match &Config::global().bitcode_dir {
+        Some(dir) => dir.clone(),
         None => BITCODE_DIRS
             .iter()
             .map(PathBuf::from)
