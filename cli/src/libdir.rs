@@ -56,8 +56,9 @@ fn is_cargo_profile_dir(dir: &Path) -> bool {
         && (dir.join("libamdhip64.so").is_file() || dir.join("deps/libamdhip64.so").is_file())
 }
 
-/// Lib dirs of an installed hipshim, relative to the directory holding the executable.
-const INSTALLED: &[&str] = &["../lib/hipshim", "../lib/x86_64-linux-gnu/hipshim"];
+/// Lib dirs of an installed hipshim, relative to the directory holding the executable (the
+/// runtime linked into this executable finds hsasim there too).
+const INSTALLED: [&str; 2] = amdhip64::hsa::INSTALLED_LIB_DIRS;
 
 /// Where the lib dir of a hipshim in `exe_dir` is, before anything is checked or staged.
 #[derive(Debug, PartialEq, Eq)]

@@ -390,3 +390,25 @@ fn hipcc_binary_runs_with_the_tarballs_lib_dir_on_ld_library_path() {
     };
     run_with_ld_library_path(&install_tarball(&packages), "tarball: LD_LIBRARY_PATH");
 }
+
+/// `hipshim info` runs the runtime inside the installed executable: it finds hsasim in the
+/// installation's lib dir, not beside itself in `bin/`.
+#[test]
+fn installed_hipshim_info_uses_the_installed_hsasim() {
+    let Some(packages) = package_dir("installed_hipshim_info_uses_the_installed_hsasim") else {
+        return;
+    };
+    for installed in [install_deb(&packages), install_tarball(&packages)] {
+        let mut cmd = clean_command(&installed.hipshim, &installed.scratch.0);
+        cmd.arg("info");
+        let out = common::run(&mut cmd, Duration::from_secs(120));
+        assert!(out.status.success(), "{}", out.report());
+        let sim = installed.lib_dir.join("libhsasim.so");
+        assert!(
+            out.stdout.contains(&sim.display().to_string()),
+            "hipshim info does not name {}\n{}",
+            sim.display(),
+            out.report()
+        );
+    }
+}
