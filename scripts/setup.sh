@@ -26,8 +26,10 @@
 # - creates the device-library directory with the gfx942 workaround
 #   (scripts/hip-devlibs.sh -> target/hip-devlibs), owned by the invoking
 #   user, so tests later run without root;
-# - checks for a Rust toolchain (cargo, rustc >= 1.74), which it does not
-#   install.
+# - checks for a Rust toolchain (cargo, and rustc at least the workspace's
+#   `rust-version` in Cargo.toml), which it does not install;
+# - installs cargo-deb (pinned, from crates.io; skipped when that version is
+#   present) for scripts/package.sh.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -89,6 +91,32 @@ script. Install it for your user with rustup, then open a new shell:
 MSG
     exit 1
 fi
-echo "setup: $("${as_owner[@]}" bash -lc 'rustc --version')"
+# The oldest rustc the workspace builds with is declared once, in Cargo.toml.
+rust_needed="$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "$repo/Cargo.toml" | head -1)"
+rustc_version="$("${as_owner[@]}" bash -lc 'rustc --version')"
+rust_have="$(echo "$rustc_version" | awk '{print $2}')"
+rust_have="${rust_have%%-*}"
+if [[ -z "$rust_needed" ]]; then
+    echo "setup: Cargo.toml declares no rust-version" >&2
+    exit 1
+fi
+if [[ "$(printf '%s\n%s\n' "$rust_needed" "$rust_have" | sort -V | head -1)" != "$rust_needed" ]]; then
+    cat >&2 <<MSG
+setup: $rustc_version is older than this workspace's rust-version ($rust_needed).
+Update the toolchain (rustup keeps it for your user), then run setup again:
+    rustup update stable
+MSG
+    exit 1
+fi
+echo "setup: $rustc_version (workspace needs >= $rust_needed)"
+
+# cargo-deb makes the .deb in scripts/package.sh. Pinned: its output is part of the release.
+cargo_deb_version=3.8.0
+if [[ "$("${as_owner[@]}" bash -lc 'cargo deb --version 2>/dev/null' || true)" == *" $cargo_deb_version"* ]]; then
+    echo "setup: cargo-deb $cargo_deb_version already installed"
+else
+    echo "setup: installing cargo-deb $cargo_deb_version (cargo install, a few minutes)"
+    "${as_owner[@]}" bash -lc "cargo install cargo-deb --version $cargo_deb_version --locked"
+fi
 echo "setup: done. Next: scripts/demo.sh (vector_add on the software GPU)" \
     "or 'cargo test --workspace'"

@@ -5,6 +5,7 @@
 #     libamdhip64.so, libamdhip64.so.5, .6, .7  -> ../libamdhip64.so
 #     libhiprtc.so, libhiprtc.so.5, .6, .7      -> ../libamdhip64.so
 #     libhsasim.so                              -> ../libhsasim.so
+#     as-rocr/libhsa-runtime64.so.1             -> ../libhsasim.so
 #   (or ../deps/..., where `cargo test` leaves the cdylibs)
 #
 # Programs linked with -lamdhip64 record NEEDED libamdhip64.so.6 (ours) or
@@ -15,6 +16,10 @@
 # node), and an unversioned reference binds to our default-versioned
 # definitions, so the same library answers. The loader maps it once: both
 # names lead to one file.
+#
+# AMD's own libamdhip64 over hsasim (`hipshim compare`, `bench ops --amd`) loads ROCr by
+# its soname: as-rocr/ answers to it. Staged here so that an installed, read-only lib dir
+# (scripts/package.sh ships this directory) has it too.
 #
 # Usage: scripts/stage-libs.sh [PROFILE]     (PROFILE defaults to debug)
 #   The target dir is $CARGO_TARGET_DIR, else <repo>/target. Build first
@@ -58,4 +63,6 @@ for name in libamdhip64.so libamdhip64.so.5 libamdhip64.so.6 libamdhip64.so.7 \
     link "$name" "$hip_lib"
 done
 link libhsasim.so "$sim_lib"
+[[ -d "$lib_dir/as-rocr" ]] || mkdir -p "$lib_dir/as-rocr"
+link as-rocr/libhsa-runtime64.so.1 ../libhsasim.so
 echo "$lib_dir"

@@ -28,6 +28,10 @@ use std::path::{Path, PathBuf};
 const ROCR_SONAME: &str = "libhsa-runtime64.so.1";
 /// The software GPU shipped next to this library.
 const HSASIM_FILE: &str = "libhsasim.so";
+/// An installed hipshim's lib dir relative to its `bin/` (the release tarball, the .deb):
+/// where the `hipshim` executable, which links this runtime in, finds hsasim, and where it
+/// finds the lib dir it gives programs (cli/src/libdir.rs).
+pub const INSTALLED_LIB_DIRS: [&str; 2] = ["../lib/hipshim", "../lib/x86_64-linux-gnu/hipshim"];
 
 /// An initialised HSA runtime with at least one GPU agent.
 pub struct HsaRuntime {
@@ -54,7 +58,7 @@ pub fn open_runtime(config: &Config) -> Result<HsaRuntime, String> {
     }
     let sim_path = || {
         own_directory()
-            .map(|dir| dir.join(HSASIM_FILE))
+            .map(|dir| sim_near(&dir))
             .unwrap_or_else(|| PathBuf::from(HSASIM_FILE))
     };
     if config.device == DeviceChoice::Sim {
@@ -266,6 +270,27 @@ pub fn agent_isa_names(api: &HsaApi, agent: hsa_agent_t) -> Vec<String> {
         (api.hsa_agent_iterate_isas)(agent, Some(collect), &mut ctx as *mut _ as *mut c_void)
     };
     names
+}
+
+/// hsasim beside this code (next to libamdhip64.so), else in the lib dir of an installed
+/// `hipshim` whose `bin/` is `dir`; the path beside it when neither exists (for the message).
+fn sim_near(dir: &Path) -> PathBuf {
+    let beside = dir.join(HSASIM_FILE);
+    if beside.is_file() {
+        return beside;
+    }
+    INSTALLED_LIB_DIRS
+        .iter()
+        .map(|rel| dir.join(rel).join(HSASIM_FILE))
+        .find(|path| path.is_file())
+        // `/usr/lib/...`, not `/usr/bin/../lib/...`, in messages and `hipshim info`.
+        .map(
+            |path| match path.parent().and_then(|d| d.canonicalize().ok()) {
+                Some(dir) => dir.join(HSASIM_FILE),
+                None => path,
+            },
+        )
+        .unwrap_or(beside)
 }
 
 /// The directory of the file this library was loaded from (the path ld.so used, so a
