@@ -103,7 +103,11 @@ pub fn init(config: &Config) {
 
 fn start(config: &Config) {
     let trace = config.trace.as_ref().and_then(|path| {
-        match File::create(path) {
+        // The trace is written beside its path and renamed onto it when complete, so a process
+        // killed at any moment leaves the path as it was (absent, or an earlier whole trace),
+        // never half a trace. Opened now so an unwritable place is said at start-up.
+        let partial = partial_trace_path(path);
+        match File::create(&partial) {
             Ok(file) => Some((path.clone(), file)),
             Err(e) => {
                 eprintln!(
@@ -791,6 +795,15 @@ fn collect_with_totals() -> (Vec<TraceEvent>, ApiTotals) {
     (events, totals)
 }
 
+/// Where the trace for `path` is written until it is complete: beside it (the rename stays
+/// on one file system), named for this process.
+fn partial_trace_path(path: &std::path::Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    // SAFETY: getpid has no preconditions.
+    name.push(format!(".{}.partial", unsafe { libc::getpid() }));
+    path.with_file_name(name)
+}
+
 /// Writes the trace and prints the stats (once; at exit).
 pub fn finish() {
     // A forked child inherited the parent's handler and a copy of its events: the parent
@@ -817,8 +830,14 @@ pub fn finish() {
                 .map_or_else(|| "no HSA runtime".to_string(), |a| a.clock.clone()),
             origin_ns: EPOCH.load(Ordering::Relaxed),
         };
+        let partial = partial_trace_path(&path);
         let mut out = std::io::BufWriter::new(file);
-        if let Err(e) = write_trace(&mut out, &events, &info).and_then(|_| out.flush()) {
+        let written = write_trace(&mut out, &events, &info)
+            .and_then(|_| out.flush())
+            .and_then(|_| out.get_ref().sync_all())
+            .and_then(|_| std::fs::rename(&partial, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&partial);
             eprintln!(
                 "hipshim: writing the trace HIPSHIM_TRACE={} failed: {e}",
                 path.display()
