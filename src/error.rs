@@ -92,6 +92,11 @@ hip_errors! {
     HOST_MEMORY_NOT_REGISTERED = 713, c"hipErrorHostMemoryNotRegistered", c"host memory is not registered";
     LAUNCH_FAILURE = 719, c"hipErrorLaunchFailure", c"a kernel failed on the device";
     COOPERATIVE_LAUNCH_TOO_LARGE = 720, c"hipErrorCooperativeLaunchTooLarge", c"too many blocks for a cooperative launch";
+    // CUDA's cudaErrorNotPermitted. AMD's headers up to ROCm 6 have no such enumerator and
+    // their runtime blocks forever where hipshim returns it (a wait inside a stream callback
+    // for that callback); every ABI profile gets the same value, a program built for ROCm 5
+    // or 6 sees an error it can print (hipGetErrorName) instead of a hang.
+    NOT_PERMITTED = 800, c"hipErrorNotPermitted", c"the operation is not permitted here: a stream callback may not wait for its own stream or device";
     NOT_SUPPORTED = 801, c"hipErrorNotSupported", c"this HIP function is not supported by hipshim yet";
     STREAM_CAPTURE_UNSUPPORTED = 900, c"hipErrorStreamCaptureUnsupported", c"not permitted while capturing";
     STREAM_CAPTURE_INVALIDATED = 901, c"hipErrorStreamCaptureInvalidated", c"stream capture invalidated";

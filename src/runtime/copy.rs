@@ -319,6 +319,12 @@ fn agents(
 /// streams, which a program uses precisely so that unrelated copies do not wait for them.
 fn after_legacy_work(device: &Device) -> HipResult {
     stream::check_null_stream_use(device)?;
+    stream::refuse_wait_in_host_task(
+        "a synchronous copy or fill",
+        stream::Wait::Legacy {
+            device: device.index,
+        },
+    )?;
     device.streams.settle_legacy()
 }
 

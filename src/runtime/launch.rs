@@ -14,7 +14,7 @@
 use super::base::kernarg::{ArgSource, LaunchGeometry};
 use super::code_object::KernelInfo;
 use super::devices::device::Device;
-use super::kernel::module::{self, Function, Kernel};
+use super::kernel::module::{self, Function, Kernel, LaunchAdmission};
 use super::ordering::Stream;
 use super::stream::event::{self, Event};
 use super::stream::{self, StreamRef};
@@ -311,8 +311,12 @@ pub unsafe fn launch_kernel(
     // SAFETY: the kernel is the function's on `device`, which lives as long as the function
     // (a `OnceLock` once set), held here.
     let kernel = unsafe { &*kernel };
+    // A registered kernel's (never unloaded): a test of its image's kind.
+    let admission = function.admit_launch()?;
     // SAFETY: forwarded contract.
-    let launch = unsafe { CheckedLaunch::check(device, function, kernel, request, stream, false) }?;
+    let launch = unsafe {
+        CheckedLaunch::check(device, function, kernel, request, stream, false, admission)
+    }?;
     if found_here {
         RecentLaunches::remember(key, device, seen, function, kernel, &launch.stream);
     }
@@ -335,11 +339,22 @@ pub unsafe fn launch_function(
     request: LaunchRequest<'_>,
     dispatch: Dispatch,
 ) -> HipResult {
+    // Before the kernel is looked up: that may load the module on `device`.
+    let admission = function.admit_launch()?;
     let kernel = function.kernel(device)?;
     let cooperative = dispatch.is_cooperative();
     // SAFETY: forwarded contract.
-    let launch =
-        unsafe { CheckedLaunch::check(device, function, kernel, request, None, cooperative) }?;
+    let launch = unsafe {
+        CheckedLaunch::check(
+            device,
+            function,
+            kernel,
+            request,
+            None,
+            cooperative,
+            admission,
+        )
+    }?;
     match dispatch {
         Dispatch::Stream => {
             let result = launch.submit_or_capture(function);
@@ -531,9 +546,20 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     request: LaunchRequest<'a>,
     cooperative: bool,
 ) -> HipResult<CheckedLaunch<'a>> {
+    let admission = function.admit_launch()?;
     let kernel = function.kernel(device)?;
     // SAFETY: forwarded contract.
-    unsafe { CheckedLaunch::check(device, function, kernel, request, None, cooperative) }
+    unsafe {
+        CheckedLaunch::check(
+            device,
+            function,
+            kernel,
+            request,
+            None,
+            cooperative,
+            admission,
+        )
+    }
 }
 
 /// A launch checked on its device: everything that can fail before its packets are published
@@ -545,6 +571,9 @@ pub(in crate::runtime) struct CheckedLaunch<'a> {
     packet: DispatchPacket<'a>,
     /// The device's cooperative queue, for a cooperative launch.
     cooperative_queue: Option<Arc<Queue>>,
+    /// Held until the launch is published or dropped (an unload of the kernel's module waits
+    /// for it).
+    admission: LaunchAdmission<'a>,
 }
 
 impl<'a> CheckedLaunch<'a> {
@@ -563,6 +592,7 @@ impl<'a> CheckedLaunch<'a> {
         request: LaunchRequest<'a>,
         resolved_stream: Option<StreamRef<'a>>,
         cooperative: bool,
+        admission: LaunchAdmission<'a>,
     ) -> HipResult<CheckedLaunch<'a>> {
         let info = &kernel.info;
         let LaunchRequest {
@@ -681,6 +711,7 @@ impl<'a> CheckedLaunch<'a> {
                 kernarg_slot,
             },
             cooperative_queue,
+            admission,
         })
     }
 }
@@ -839,32 +870,37 @@ impl CheckedLaunch<'_> {
             stream,
             packet,
             cooperative_queue,
+            admission,
         } = self;
         let Some(queue) = cooperative_queue else {
             tracing::error!(kernel = %packet.function.name, "internal error: a cooperative submit of a launch not checked as cooperative");
             return Err(HipError::UNKNOWN);
         };
         packet.note_in_trace();
-        stream.submit_elsewhere(
+        let published = stream.submit_elsewhere(
             &device.streams,
             &queue,
             also_after,
             |queue, completion_signal| {
                 packet.publish(queue, completion_signal, Some(multigrid_sync))
             },
-        )
+        );
+        drop(admission);
+        published
     }
-    /// Drops the launch. Only these two fields need dropping, which then happens here rather
+    /// Drops the launch. Only these fields need dropping, which then happens here rather
     /// than in an out-of-line drop of the whole launch.
     #[inline(always)]
     fn end(self) {
         let CheckedLaunch {
             stream,
             cooperative_queue,
+            admission,
             ..
         } = self;
         drop(stream);
         drop(cooperative_queue);
+        drop(admission);
     }
 
     /// Work-items of the grid.

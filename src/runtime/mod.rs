@@ -191,6 +191,12 @@ pub fn get_device() -> HipResult<i32> {
 /// Waits for all work on every stream of the current device.
 pub fn device_synchronize() -> HipResult {
     let device = runtime()?.current_device()?;
+    ordering::refuse_wait_in_host_task(
+        "hipDeviceSynchronize",
+        ordering::Wait::Device {
+            device: device.index,
+        },
+    )?;
     device.synchronize()?;
     mem::mempool::after_sync(mem::mempool::Synced::Device(device.index));
     Ok(())

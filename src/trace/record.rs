@@ -42,7 +42,7 @@
 //! completed is marked incomplete and drawn up to the exit.
 
 use super::json::{write_trace, TraceInfo};
-use super::stats::summarize;
+use super::stats::{summarize, CallRow, Stats};
 use super::*;
 use crate::config::{Config, OutputFormat, StatsOutput};
 use crate::hsa::signal::PooledSignal;
@@ -61,6 +61,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 static FINISHED: AtomicBool = AtomicBool::new(false);
+/// Whether each API call is kept as an event: only for the trace (`HIPSHIM_TRACE`), which
+/// draws every call. The stats alone need per-function totals, kept in a structure whose size
+/// is the number of functions called ([`ApiTotals`]), so a long run with `HIPSHIM_STATS` does
+/// not grow with its number of calls.
+static KEEP_API_EVENTS: AtomicBool = AtomicBool::new(false);
 
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
@@ -99,7 +104,11 @@ pub fn init(config: &Config) {
 
 fn start(config: &Config) {
     let trace = config.trace.as_ref().and_then(|path| {
-        match File::create(path) {
+        // The trace is written beside its path and renamed onto it when complete, so a process
+        // killed at any moment leaves the path as it was (absent, or an earlier whole trace),
+        // never half a trace. Opened now so an unwritable place is said at start-up.
+        let partial = partial_trace_path(path);
+        match File::create(&partial) {
             Ok(file) => Some((path.clone(), file)),
             Err(e) => {
                 eprintln!(
@@ -128,6 +137,7 @@ fn start(config: &Config) {
     if trace.is_none() && stats == StatsOutput::Off {
         return;
     }
+    KEEP_API_EVENTS.store(trace.is_some(), Ordering::Relaxed);
     *OUTPUT.lock() = Some(Output {
         trace,
         stats,
@@ -240,6 +250,8 @@ enum InFlight {
 struct Buffer {
     tid: u64,
     events: Vec<TraceEvent>,
+    /// The thread's API calls by function, when they are not kept as events.
+    api_totals: ApiTotals,
     in_flight: VecDeque<InFlight>,
     /// Length of `in_flight` at which the next full scan happens (a packet on a failed queue
     /// never completes and must not stop the harvest of the ones behind it).
@@ -279,6 +291,7 @@ fn new_buffer() -> Shared<Buffer> {
     let buffer = std::sync::Arc::new(Mutex::new(Buffer {
         tid,
         events: vec![TraceEvent::Thread { tid, name }],
+        api_totals: ApiTotals::default(),
         in_flight: VecDeque::new(),
         next_scan: 256,
         free: Vec::new(),
@@ -324,15 +337,96 @@ pub fn api_started_late() -> (u64, u64) {
 pub fn api_exit(name: &'static str, (id, outer): (u64, u64), start: u64, dur: u64, result: u32) {
     let _ = CURRENT_API.try_with(|c| c.set(outer));
     with_buffer(|b| {
-        b.events.push(TraceEvent::Api(ApiEvent {
-            tid: b.tid,
-            name: name.into(),
-            start_ns: rel(start),
-            dur_ns: dur,
-            result,
-            id,
-        }))
+        if KEEP_API_EVENTS.load(Ordering::Relaxed) {
+            b.events.push(TraceEvent::Api(ApiEvent {
+                tid: b.tid,
+                name: name.into(),
+                start_ns: rel(start),
+                dur_ns: dur,
+                result,
+                id,
+            }))
+        } else {
+            b.api_totals.add(name, rel(start), dur, result);
+        }
     });
+}
+
+/// API calls by function: what the stats show of them (calls, time, errors) and the first
+/// and last moment they cover. One entry per function name, whatever the number of calls.
+#[derive(Default)]
+pub struct ApiTotals {
+    rows: HashMap<&'static str, CallRow>,
+    /// (first start, last end) of the calls, relative to the epoch.
+    window: Option<(u64, u64)>,
+}
+
+impl ApiTotals {
+    pub fn add(&mut self, name: &'static str, start_ns: u64, dur_ns: u64, result: u32) {
+        let row = self.rows.entry(name).or_insert_with(|| CallRow {
+            name: name.to_owned(),
+            ..CallRow::default()
+        });
+        row.calls += 1;
+        row.total_ns += dur_ns;
+        row.errors += u64::from(result != 0);
+        let end = start_ns + dur_ns;
+        self.window = Some(match self.window {
+            Some((first, last)) => (first.min(start_ns), last.max(end)),
+            None => (start_ns, end),
+        });
+    }
+
+    /// Functions with an entry.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Takes `other`'s calls into these.
+    fn merge(&mut self, other: &mut ApiTotals) {
+        for (name, row) in other.rows.drain() {
+            let into = self.rows.entry(name).or_insert_with(|| CallRow {
+                name: row.name.clone(),
+                ..CallRow::default()
+            });
+            into.calls += row.calls;
+            into.total_ns += row.total_ns;
+            into.errors += row.errors;
+        }
+        if let Some((first, last)) = other.window.take() {
+            self.window = Some(match self.window {
+                Some((f, l)) => (f.min(first), l.max(last)),
+                None => (first, last),
+            });
+        }
+    }
+
+    /// Adds the calls to `stats` (made from the other events by `summarize`): the API table,
+    /// in `summarize`'s order (most time first), and the span the calls cover.
+    fn add_to(self, stats: &mut Stats) {
+        let Some((first, last)) = self.window else {
+            return;
+        };
+        for row in self.rows.into_values() {
+            match stats.api.iter_mut().find(|r| r.name == row.name) {
+                Some(into) => {
+                    into.calls += row.calls;
+                    into.total_ns += row.total_ns;
+                    into.errors += row.errors;
+                }
+                None => stats.api.push(row),
+            }
+        }
+        stats
+            .api
+            .sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        // The calls bracket the work they submit, so their window is the run's in practice.
+        stats.span_ns = stats.span_ns.max(last - first);
+    }
 }
 
 fn current_api() -> Option<u64> {
@@ -679,12 +773,19 @@ fn harvest(b: &mut Buffer, all: bool) {
 
 /// Everything recorded so far (completed work harvested first), for the exit hook and tests.
 pub fn collect() -> Vec<TraceEvent> {
+    collect_with_totals().0
+}
+
+/// [`collect`], and the API calls not kept as events.
+fn collect_with_totals() -> (Vec<TraceEvent>, ApiTotals) {
     let buffers: Vec<Shared<Buffer>> = BUFFERS.lock().clone();
     let mut events = Vec::new();
+    let mut totals = ApiTotals::default();
     for buffer in buffers {
         let mut b = buffer.lock();
         harvest(&mut b, true);
         events.append(&mut b.events);
+        totals.merge(&mut b.api_totals);
     }
     for (name, calls, ns) in probe::hsa_calls() {
         events.push(TraceEvent::HsaCall {
@@ -693,7 +794,16 @@ pub fn collect() -> Vec<TraceEvent> {
             total_ns: ns,
         });
     }
-    events
+    (events, totals)
+}
+
+/// Where the trace for `path` is written until it is complete: beside it (the rename stays
+/// on one file system), named for this process.
+fn partial_trace_path(path: &std::path::Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    // SAFETY: getpid has no preconditions.
+    name.push(format!(".{}.partial", unsafe { libc::getpid() }));
+    path.with_file_name(name)
 }
 
 /// Writes the trace and prints the stats (once; at exit).
@@ -707,7 +817,7 @@ pub fn finish() {
         return;
     }
     let end_ns = rel(now_ns());
-    let events = collect();
+    let (events, api_totals) = collect_with_totals();
     probe::stop();
     let Some(output) = OUTPUT.lock().take() else {
         return;
@@ -722,8 +832,14 @@ pub fn finish() {
                 .map_or_else(|| "no HSA runtime".to_string(), |a| a.clock.clone()),
             origin_ns: EPOCH.load(Ordering::Relaxed),
         };
+        let partial = partial_trace_path(&path);
         let mut out = std::io::BufWriter::new(file);
-        if let Err(e) = write_trace(&mut out, &events, &info).and_then(|_| out.flush()) {
+        let written = write_trace(&mut out, &events, &info)
+            .and_then(|_| out.flush())
+            .and_then(|_| out.get_ref().sync_all())
+            .and_then(|_| std::fs::rename(&partial, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&partial);
             eprintln!(
                 "hipshim: writing the trace HIPSHIM_TRACE={} failed: {e}",
                 path.display()
@@ -731,12 +847,75 @@ pub fn finish() {
         }
     }
     if output.stats != StatsOutput::Off {
-        let text = summarize(&events).render(output.stats_format, "stats");
+        let mut stats = summarize(&events);
+        api_totals.add_to(&mut stats);
+        let text = stats.render(output.stats_format, "stats");
         match output.stats_file {
             Some(mut f) => {
                 let _ = f.write_all(text.as_bytes());
             }
             None => eprint!("{text}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_totals_stay_one_entry_per_function_however_many_calls() {
+        const NAMES: [&str; 3] = ["hipMemcpy", "hipLaunchKernel", "hipStreamSynchronize"];
+        let mut totals = ApiTotals::default();
+        let mut after_first_round = 0;
+        for call in 0..200_000u64 {
+            let name = NAMES[(call % 3) as usize];
+            totals.add(name, call * 10, 5, u32::from(call % 1000 == 0));
+            if call == 2 {
+                after_first_round = totals.len();
+            }
+        }
+        assert_eq!(after_first_round, 3);
+        assert_eq!(totals.len(), 3, "one entry per function, not per call");
+        assert!(
+            totals.rows.capacity() < 64,
+            "the map did not grow with the calls"
+        );
+
+        let mut stats = Stats::default();
+        totals.add_to(&mut stats);
+        assert_eq!(stats.api.iter().map(|r| r.calls).sum::<u64>(), 200_000);
+        assert_eq!(stats.api.iter().map(|r| r.total_ns).sum::<u64>(), 1_000_000);
+        assert_eq!(stats.api.iter().map(|r| r.errors).sum::<u64>(), 200);
+        assert_eq!(stats.span_ns, 199_999 * 10 + 5);
+    }
+
+    #[test]
+    fn api_totals_of_threads_add_up_with_rows_made_from_events() {
+        let mut a = ApiTotals::default();
+        let mut b = ApiTotals::default();
+        a.add("hipMalloc", 100, 10, 0);
+        b.add("hipMalloc", 50, 20, 2);
+        b.add("hipFree", 300, 5, 0);
+        a.merge(&mut b);
+        assert!(b.is_empty());
+        let mut stats = Stats {
+            api: vec![CallRow {
+                name: "hipFree".into(),
+                calls: 1,
+                total_ns: 100,
+                errors: 0,
+            }],
+            span_ns: 10,
+            ..Stats::default()
+        };
+        a.add_to(&mut stats);
+        let rows: Vec<(&str, u64, u64, u64)> = stats
+            .api
+            .iter()
+            .map(|r| (r.name.as_str(), r.calls, r.total_ns, r.errors))
+            .collect();
+        assert_eq!(rows, [("hipFree", 2, 105, 0), ("hipMalloc", 2, 30, 1)]);
+        assert_eq!(stats.span_ns, 305 - 50);
     }
 }

@@ -71,6 +71,7 @@ typedef enum HIPSHIM_NODISCARD hipError_t {
     hipErrorHostMemoryNotRegistered = 713,
     hipErrorLaunchFailure = 719,
     hipErrorCooperativeLaunchTooLarge = 720,
+    hipErrorNotPermitted = 800, // a stream callback waited for its own stream or device
     hipErrorNotSupported = 801,
     hipErrorStreamCaptureUnsupported = 900,
     hipErrorStreamCaptureInvalidated = 901,

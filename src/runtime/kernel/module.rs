@@ -46,6 +46,37 @@ pub struct CodeImage {
     /// The image's `__managed__` variables: (device-side name, the managed memory), each
     /// pointed at by its device-side variable when the image is loaded on a device.
     managed: Mutex<Vec<(String, usize)>>,
+    /// A module's unload against its launches: [`UNLOADING`] once `hipModuleUnload` has begun,
+    /// plus [`ADMITTED`] for each launch admitted and not yet submitted (see
+    /// [`Function::admit_launch`]). Only modules count (a fat binary is never unloaded).
+    launches: AtomicU64,
+}
+
+/// The bit of [`CodeImage::launches`] an unload sets.
+const UNLOADING: u64 = 1;
+/// What one launch being submitted adds to [`CodeImage::launches`].
+const ADMITTED: u64 = 2;
+
+/// A launch admitted by [`Function::admit_launch`], until its packets are published: while one
+/// is held, an unload of its module does not start waiting for the module's work.
+#[must_use]
+pub struct LaunchAdmission<'a>(Option<&'a CodeImage>);
+
+impl LaunchAdmission<'_> {
+    /// Whether it holds a module's unload back (a fat binary's kernel holds nothing).
+    pub fn is_of_module(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Drop for LaunchAdmission<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(image) = self.0 {
+            // Release: the unload that sees the count drop sees what the launch published.
+            image.launches.fetch_sub(ADMITTED, Ordering::Release);
+        }
+    }
 }
 
 /// Kept for the name the fat-binary hooks already use.
@@ -317,6 +348,32 @@ impl Function {
         })
     }
 
+    /// Lets a launch of this function go ahead unless its module is being unloaded (then
+    /// `hipErrorInvalidHandle`): the unload waits for the launches admitted before it began to
+    /// be published, then for the work queued, and no later launch is admitted, so a thread
+    /// launching in a loop cannot keep it waiting. Held until the launch's packets are
+    /// published. A fat binary's kernel costs a test of the image's kind; a module's, two
+    /// atomic additions.
+    #[inline(always)]
+    pub fn admit_launch(&self) -> HipResult<LaunchAdmission<'_>> {
+        let image = &*self.image;
+        if !matches!(image.bytes, ImageBytes::Owned(_)) {
+            return Ok(LaunchAdmission(None));
+        }
+        if image.launches.fetch_add(ADMITTED, Ordering::Acquire) & UNLOADING != 0 {
+            image.launches.fetch_sub(ADMITTED, Ordering::Relaxed);
+            return Err(self.refuse_unloading());
+        }
+        Ok(LaunchAdmission(Some(image)))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refuse_unloading(&self) -> HipError {
+        tracing::warn!(kernel = %self.name, "launch of a kernel whose module is being unloaded (hipModuleUnload)");
+        HipError::INVALID_HANDLE
+    }
+
     /// This kernel on `device`, loading its code object there on first use.
     #[inline(always)]
     pub fn kernel(&self, device: &Device) -> HipResult<&Arc<Kernel>> {
@@ -344,7 +401,23 @@ impl CodeImage {
             load_lock: Mutex::new(()),
             registered: Mutex::new(Vec::new()),
             managed: Mutex::new(Vec::new()),
+            launches: AtomicU64::new(0),
         })
+    }
+
+    /// Starts an unload: no launch is admitted from now on, and those admitted before have
+    /// been published when this returns (a submission waits for nothing but queue room).
+    fn begin_unload(&self) {
+        self.launches.fetch_or(UNLOADING, Ordering::AcqRel);
+        // Acquire: pairs with each admission's release, so the work they queued is waited for.
+        while self.launches.load(Ordering::Acquire) & !UNLOADING != 0 {
+            std::thread::yield_now();
+        }
+    }
+
+    /// An unload that did not happen (a fault reported while waiting): launches go on.
+    fn cancel_unload(&self) {
+        self.launches.fetch_and(!UNLOADING, Ordering::AcqRel);
     }
 
     /// This image loaded on `device`, loading it on first use.
@@ -713,9 +786,17 @@ pub fn unload_module(devices: &[Device], handle: *mut c_void) -> HipResult {
     } else {
         module(handle).map_err(|_| HipError::NOT_FOUND)
     };
+    let unloading = live?;
+    let image = &unloading.image;
+    // From here launches of its kernels are refused, so the wait below is for the work
+    // queued so far, not for whatever another thread keeps launching.
+    image.begin_unload();
     // A fault reported while waiting leaves the module as it was, so calling again unloads it
     // (a call that reports a fault has not done its own work).
-    live?.image.quiesce(devices)?;
+    if let Err(error) = image.quiesce(devices) {
+        image.cancel_unload();
+        return Err(error);
+    }
     let module = MODULES.remove(handle as usize)?;
     for (_, f) in module.functions.lock().drain() {
         // Already gone only if a concurrent unload of this module won; nothing to undo.

@@ -1,10 +1,11 @@
 //! Host tasks (callbacks, host functions, fills): run on hipshim's callback thread, in
 //! stream order.
 
-use super::engine::{DeviceStreams, OwedReports, Stream};
+use super::engine::{DeviceStreams, OwedReports, Stream, StreamKind};
 use crate::error::{HipError, HipResult};
 use crate::hsa::signal::PooledSignal;
 use hsa_abi::*;
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::LazyLock;
@@ -37,6 +38,97 @@ struct HostTask<G: Opens = PooledSignal> {
     owed: Arc<OwedReports>,
     /// The marker the task waited for, kept until the task has run.
     _after: Option<PooledSignal>,
+    /// Whose task it is, for the waits it may not make while it runs.
+    origin: TaskOrigin,
+}
+
+/// The stream a host task belongs to, as the waits refused inside it need it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskOrigin {
+    /// The stream's address (an identity only, never dereferenced).
+    stream: usize,
+    /// Its device's ordinal.
+    device: usize,
+    /// Whether it is the null stream or a blocking stream: what null-stream synchronisation
+    /// and synchronous copies wait for.
+    legacy: bool,
+}
+
+impl TaskOrigin {
+    fn of(device: &DeviceStreams, stream: &Stream) -> TaskOrigin {
+        TaskOrigin {
+            stream: stream_identity(stream),
+            device: stream.device_index(device),
+            legacy: stream.kind == StreamKind::Null || stream.is_blocking(),
+        }
+    }
+}
+
+/// A stream's identity while it lives: its address (a created stream is an `Arc`, the null
+/// stream lives in its device).
+pub fn stream_identity(stream: &Stream) -> usize {
+    std::ptr::from_ref(stream) as usize
+}
+
+thread_local! {
+    /// The host task this thread is running (only ever set on the callback thread).
+    static RUNNING: Cell<Option<TaskOrigin>> = const { Cell::new(None) };
+}
+
+/// What a blocking call is about to wait for.
+#[derive(Clone, Copy, Debug)]
+pub enum Wait {
+    /// One stream's work (`hipStreamSynchronize`): the stream's identity, whether it is a
+    /// null stream, and its device.
+    Stream {
+        stream: usize,
+        null: bool,
+        device: usize,
+    },
+    /// The null stream and the blocking streams of a device (synchronous copies and fills).
+    Legacy { device: usize },
+    /// Every stream of a device (`hipDeviceSynchronize`).
+    Device { device: usize },
+    /// A record on a stream not complete yet (`hipEventSynchronize`): the stream's identity.
+    Record { stream: usize },
+}
+
+impl Wait {
+    /// Whether the wait includes the work behind `task`'s gate: it could only end after the
+    /// task, which is waiting for it.
+    fn waits_behind(self, task: TaskOrigin) -> bool {
+        match self {
+            Wait::Stream {
+                stream,
+                null,
+                device,
+            } => stream == task.stream || (null && device == task.device && task.legacy),
+            Wait::Legacy { device } => device == task.device && task.legacy,
+            Wait::Device { device } => device == task.device,
+            Wait::Record { stream } => stream == task.stream,
+        }
+    }
+}
+
+/// Refuses a wait made inside a host task (a stream callback or host function) that would
+/// wait for that task itself, with `hipErrorNotPermitted` and a log line: the task's stream
+/// cannot go on until the task returns, so such a wait would never end. CUDA forbids API
+/// calls in callbacks altogether; hipshim refuses only the waits that cannot end, and lets a
+/// callback make calls that do not block (recording events, queueing async work, queries).
+#[inline]
+pub fn refuse_wait_in_host_task(api: &str, wait: Wait) -> HipResult {
+    match RUNNING.with(Cell::get) {
+        Some(task) if wait.waits_behind(task) => {
+            tracing::error!(
+                ?wait,
+                "{api} inside a stream callback or host function would wait for that callback \
+                 itself (a deadlock): refused with hipErrorNotPermitted; CUDA allows no API \
+                 call that waits for work inside a callback"
+            );
+            Err(HipError::NOT_PERMITTED)
+        }
+        _ => Ok(()),
+    }
 }
 
 impl<G: Opens> HostTask<G> {
@@ -44,8 +136,10 @@ impl<G: Opens> HostTask<G> {
     /// is owed by the stream.
     fn execute(mut self) {
         if let Some(run) = self.run.take() {
+            let outer = RUNNING.with(|running| running.replace(Some(self.origin)));
             let outcome =
                 crate::hsa::callback::guarded("a stream host task", Err(HipError::UNKNOWN), run);
+            RUNNING.with(|running| running.set(outer));
             if let Err(error) = outcome {
                 self.owed.owe(error);
             }
@@ -114,6 +208,7 @@ pub fn enqueue_host_task(device: &DeviceStreams, stream: &Stream, run: HostWork)
             done: done.clone(),
             owed: stream.owed.clone(),
             _after: after.cloned(),
+            origin: TaskOrigin::of(device, stream),
         };
         let Some(after) = after else {
             send_host_task(task);
@@ -147,6 +242,12 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    const ORIGIN: TaskOrigin = TaskOrigin {
+        stream: 0x1000,
+        device: 0,
+        legacy: true,
+    };
+
     /// A gate that counts how often it was opened.
     struct CountingGate(Arc<AtomicUsize>);
 
@@ -164,6 +265,7 @@ mod tests {
             done: CountingGate(opened.clone()),
             owed: owed.clone(),
             _after: None,
+            origin: ORIGIN,
         };
         (task, opened, owed)
     }
@@ -227,5 +329,90 @@ mod tests {
         drop(task);
         assert_eq!(opened.load(Ordering::SeqCst), 1);
         assert!(owed.take_stream().is_none());
+    }
+
+    #[test]
+    fn inside_a_host_task_only_the_waits_that_include_it_are_refused() {
+        let nonblocking = TaskOrigin {
+            legacy: false,
+            ..ORIGIN
+        };
+        let cases = [
+            // (the task, the wait, refused)
+            (
+                ORIGIN,
+                Wait::Stream {
+                    stream: 0x1000,
+                    null: false,
+                    device: 0,
+                },
+                true,
+            ),
+            (
+                ORIGIN,
+                Wait::Stream {
+                    stream: 0x2000,
+                    null: false,
+                    device: 0,
+                },
+                false,
+            ),
+            (
+                ORIGIN,
+                Wait::Stream {
+                    stream: 0x2000,
+                    null: true,
+                    device: 0,
+                },
+                true,
+            ),
+            (
+                ORIGIN,
+                Wait::Stream {
+                    stream: 0x2000,
+                    null: true,
+                    device: 1,
+                },
+                false,
+            ),
+            (
+                nonblocking,
+                Wait::Stream {
+                    stream: 0x2000,
+                    null: true,
+                    device: 0,
+                },
+                false,
+            ),
+            (ORIGIN, Wait::Legacy { device: 0 }, true),
+            (nonblocking, Wait::Legacy { device: 0 }, false),
+            (ORIGIN, Wait::Legacy { device: 1 }, false),
+            (nonblocking, Wait::Device { device: 0 }, true),
+            (ORIGIN, Wait::Device { device: 1 }, false),
+            (ORIGIN, Wait::Record { stream: 0x1000 }, true),
+            (ORIGIN, Wait::Record { stream: 0x2000 }, false),
+        ];
+        for (task, wait, refused) in cases {
+            assert_eq!(wait.waits_behind(task), refused, "{task:?} {wait:?}");
+        }
+        // Outside a host task nothing is refused.
+        assert!(refuse_wait_in_host_task("test", Wait::Device { device: 0 }).is_ok());
+    }
+
+    #[test]
+    fn a_running_host_task_is_known_to_its_thread_until_it_returns() {
+        let seen = Arc::new(std::sync::Mutex::new(None));
+        let inside = seen.clone();
+        let (task, _, owed) = task(Some(Box::new(move || {
+            *inside.lock().unwrap() = Some(refuse_wait_in_host_task(
+                "test",
+                Wait::Record { stream: 0x1000 },
+            ));
+            Ok(())
+        })));
+        task.execute();
+        assert_eq!(*seen.lock().unwrap(), Some(Err(HipError::NOT_PERMITTED)));
+        assert!(owed.take_stream().is_none());
+        assert!(refuse_wait_in_host_task("test", Wait::Record { stream: 0x1000 }).is_ok());
     }
 }

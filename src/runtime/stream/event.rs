@@ -57,6 +57,9 @@ pub struct Event {
 #[derive(Clone)]
 struct Record {
     marker: Marker,
+    /// The stream it was recorded on (`ordering::stream_identity`), for the waits a stream
+    /// callback may not make.
+    stream: usize,
     agent: hsa_agent_t,
     timestamp_hz: u64,
     api: &'static HsaApi,
@@ -187,6 +190,7 @@ pub fn record(event: &Event, device: &Device, stream: &Stream) -> HipResult {
     }
     *event.record.lock() = Some(Record {
         marker,
+        stream: ordering::stream_identity(stream),
         agent: device.agent,
         timestamp_hz: device.timestamp_hz,
         api: device.api,
@@ -226,6 +230,14 @@ pub fn synchronize(event: &Event) -> HipResult {
     let Some(record) = event.record.lock().clone() else {
         return event.ipc.as_ref().map_or(Ok(()), |shared| shared.wait());
     };
+    if !record.marker.signal.is_zero() {
+        ordering::refuse_wait_in_host_task(
+            "hipEventSynchronize",
+            ordering::Wait::Record {
+                stream: record.stream,
+            },
+        )?;
+    }
     record
         .marker
         .signal

@@ -8,7 +8,7 @@ use crate::runtime::devices::current;
 use crate::runtime::devices::device::{self, Device};
 use crate::runtime::mem::mempool;
 use crate::runtime::ordering::{
-    every_device, Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
+    self, every_device, Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
 };
 use hsa_abi::*;
 use std::cell::RefCell;
@@ -257,6 +257,14 @@ pub fn destroy_created_streams(device: &Device) {
 #[inline(always)]
 pub fn synchronize(devices: &[Device], handle: *mut c_void) -> HipResult {
     let (device, stream) = lookup(devices, handle)?;
+    ordering::refuse_wait_in_host_task(
+        "hipStreamSynchronize",
+        ordering::Wait::Stream {
+            stream: ordering::stream_identity(&stream),
+            null: stream.kind == StreamKind::Null,
+            device: device.index,
+        },
+    )?;
     if stream.kind == StreamKind::Null {
         device.streams.synchronize_null()?;
         // The null stream's synchronisation waits for every blocking stream too.

@@ -471,6 +471,17 @@ pub fn launch(devices: &'static [Device], exec: &Exec, stream_handle: *mut c_voi
         return Ok(());
     }
     let (steps, prebuilt) = exec.snapshot(device)?;
+    // A kernel node of a module being unloaded refuses the launch before anything is
+    // submitted; the unload waits until the packets of this one are published.
+    let mut admitted = Vec::new();
+    for step in steps.iter() {
+        if let Step::Kernel(k) = step {
+            let admission = k.function.admit_launch()?;
+            if admission.is_of_module() {
+                admitted.push(admission);
+            }
+        }
+    }
     let mut queues_used: Vec<u64> = Vec::new();
     for segment in &exec.segments {
         match *segment {
@@ -516,6 +527,7 @@ pub fn launch(devices: &'static [Device], exec: &Exec, stream_handle: *mut c_voi
             }
         }
     }
+    drop(admitted);
     if crate::trace::recording() {
         queues_used.sort_unstable();
         queues_used.dedup();
