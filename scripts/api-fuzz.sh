@@ -2,7 +2,7 @@
 # The long run of the API-sequence fuzzer (tests/api_fuzz.rs): random HIP call sequences
 # through the built libamdhip64.so on hsasim, every return code and buffer checked.
 #
-#   scripts/api-fuzz.sh [--calls N] [--seed S] [--threads T] [--runs R] [--no-faults] [--release]
+#   scripts/api-fuzz.sh [--calls N] [--seed S] [--threads T] [--runs R] [--without faults,pool,unload] [--release]
 #
 # N calls in all (split over T threads, 1..4) per run; R runs with seeds S, S+1, ...
 # (default 1). A finding prints the replay file; copy its `-finding.replay` into
@@ -14,7 +14,7 @@ calls=1000000
 seed=1
 threads=1
 runs=1
-faults=1
+without=
 profile=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -22,7 +22,7 @@ while [[ $# -gt 0 ]]; do
         --seed) seed="$2"; shift 2 ;;
         --threads) threads="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
-        --no-faults) faults=0; shift ;;
+        --without) without="$2"; shift 2 ;;
         --release) profile=(--release); shift ;;
         -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "api-fuzz.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -37,6 +37,6 @@ for ((i = 0; i < runs; i++)); do
     s=$((seed + i))
     echo "api-fuzz: run $((i + 1))/$runs: seed $s, $calls calls, $threads thread(s)"
     HIPSHIM_API_FUZZ_CALLS="$calls" HIPSHIM_API_FUZZ_SEED="$s" \
-        HIPSHIM_API_FUZZ_THREADS="$threads" HIPSHIM_API_FUZZ_FAULTS="$faults" \
+        HIPSHIM_API_FUZZ_THREADS="$threads" HIPSHIM_API_FUZZ_WITHOUT="$without" \
         cargo test -q "${profile[@]}" -p hipshim --test api_fuzz api_fuzz_runs -- --nocapture
 done

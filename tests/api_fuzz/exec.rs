@@ -286,7 +286,14 @@ impl<'a> Thread<'a> {
         }
     }
 
-    fn launch(&mut self, what: &str, f: Ptr, n: u32, s: u32, args: &mut [Ptr]) -> Result<(), Finding> {
+    fn launch(
+        &mut self,
+        what: &str,
+        f: Ptr,
+        n: u32,
+        s: u32,
+        args: &mut [Ptr],
+    ) -> Result<(), Finding> {
         let stream = self.stream(s);
         let grid = n.div_ceil(BLOCK).max(1);
         self.call(what, false, false, |hip| {
@@ -414,7 +421,11 @@ impl<'a> Thread<'a> {
         match *op {
             Op::StreamCreate { s, nonblocking } => {
                 let mut ptr = null_mut();
-                let flags = if nonblocking == 1 { hip::STREAM_NON_BLOCKING } else { 0 };
+                let flags = if nonblocking == 1 {
+                    hip::STREAM_NON_BLOCKING
+                } else {
+                    0
+                };
                 self.call("hipStreamCreateWithFlags", false, false, |hip| {
                     // SAFETY: a valid out-pointer.
                     unsafe { (hip.stream_create_with_flags)(&mut ptr, flags) }
@@ -459,7 +470,11 @@ impl<'a> Thread<'a> {
                     })?;
                 }
                 let mut ptr = null_mut();
-                let flags = if timing == 1 { 0 } else { hip::EVENT_DISABLE_TIMING };
+                let flags = if timing == 1 {
+                    0
+                } else {
+                    hip::EVENT_DISABLE_TIMING
+                };
                 self.call("hipEventCreateWithFlags", false, false, |hip| {
                     // SAFETY: a valid out-pointer.
                     unsafe { (hip.event_create_with_flags)(&mut ptr, flags) }
@@ -474,6 +489,7 @@ impl<'a> Thread<'a> {
                     unsafe { (hip.event_destroy)(event) }
                 })?;
                 self.events[e as usize] = None;
+                self.tainted_events[e as usize] = false;
             }
             Op::EventRecord { e, s } => {
                 let (event, stream) = (self.event(e), self.stream(s));
@@ -488,7 +504,11 @@ impl<'a> Thread<'a> {
                 let event = self.event(e);
                 let tainted = self.tainted_events[e as usize];
                 let query = matches!(op, Op::EventQuery { .. });
-                let name = if query { "hipEventQuery" } else { "hipEventSynchronize" };
+                let name = if query {
+                    "hipEventQuery"
+                } else {
+                    "hipEventSynchronize"
+                };
                 self.call_event(name, query, tainted, |hip| {
                     // SAFETY: a live event.
                     unsafe {
@@ -613,7 +633,10 @@ impl<'a> Thread<'a> {
                 let (f, what) = if trap == 1 {
                     (module.trap, "hipModuleLaunchKernel(fuzz_trap)")
                 } else {
-                    (module.store_to_nowhere, "hipModuleLaunchKernel(fuzz_store_to_nowhere)")
+                    (
+                        module.store_to_nowhere,
+                        "hipModuleLaunchKernel(fuzz_store_to_nowhere)",
+                    )
                 };
                 let mut value = 7u32;
                 let mut args: Vec<Ptr> = if trap == 1 {
@@ -673,11 +696,19 @@ impl<'a> Thread<'a> {
             }
             Op::ModuleUnload { m } => {
                 let handle = self.module(m).handle;
-                self.call("hipModuleUnload", false, false, |hip| {
-                    // SAFETY: a loaded module.
-                    unsafe { (hip.module_unload)(handle) }
-                })?;
-                self.modules[m as usize] = None;
+                // The unload waits for queued launches of the module, and so may report a
+                // fault; then it did not unload: call it again.
+                for _ in 0..16 {
+                    let rc = self.call("hipModuleUnload", true, false, |hip| {
+                        // SAFETY: a loaded module.
+                        unsafe { (hip.module_unload)(handle) }
+                    })?;
+                    if rc == hip::SUCCESS {
+                        self.modules[m as usize] = None;
+                        return Ok(());
+                    }
+                }
+                return Err(self.finding("hipModuleUnload kept reporting faults 16 times".into()));
             }
             Op::BeginCapture { s } => {
                 let stream = self.stream(s);

@@ -166,8 +166,41 @@ struct Shadow {
     graphs: [Option<GraphShadow>; GRAPHS as usize],
 }
 
-/// Writes `calls` operations for one thread. `faults` allows faulting kernels.
-pub fn generate(seed: u64, thread: u32, calls: usize, faults: bool) -> Vec<Op> {
+/// What a run's sequences may contain beyond the basics.
+#[derive(Clone, Copy, Debug)]
+pub struct Features {
+    /// Faulting kernels.
+    pub faults: bool,
+    /// Stream-ordered (pool) allocations.
+    pub pool: bool,
+    /// Module unloads.
+    pub unload: bool,
+}
+
+impl Features {
+    pub const ALL: Features = Features {
+        faults: true,
+        pool: true,
+        unload: true,
+    };
+
+    /// `ALL` less the features named in `without` (comma-separated).
+    pub fn without(without: &str) -> Features {
+        let mut f = Features::ALL;
+        for name in without.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name {
+                "faults" => f.faults = false,
+                "pool" => f.pool = false,
+                "unload" => f.unload = false,
+                _ => panic!("unknown api_fuzz feature `{name}` (faults, pool, unload)"),
+            }
+        }
+        f
+    }
+}
+
+/// Writes `calls` operations for one thread.
+pub fn generate(seed: u64, thread: u32, calls: usize, features: Features) -> Vec<Op> {
     let mut g = Generator {
         rng: Rng::new(seed ^ (u64::from(thread) + 1).wrapping_mul(0xa076_1d64_78bd_642f)),
         w: Shadow {
@@ -182,9 +215,10 @@ pub fn generate(seed: u64, thread: u32, calls: usize, faults: bool) -> Vec<Op> {
         },
         ops: Vec::with_capacity(calls + 16),
         recover_in: None,
+        features,
     };
     while g.ops.len() < calls {
-        g.step(faults);
+        g.step();
     }
     // Leave the world quiet: a replay ends with everything checked.
     g.push(Op::Recover {});
@@ -204,6 +238,7 @@ struct Generator {
     ops: Vec<Op>,
     /// Operations left before the `Recover` that ends a fault episode.
     recover_in: Option<u32>,
+    features: Features,
 }
 
 impl Generator {
@@ -278,7 +313,9 @@ impl Generator {
     }
 
     fn module(&mut self) -> u32 {
-        let live: Vec<u32> = (0..MODULES).filter(|&m| self.w.modules[m as usize]).collect();
+        let live: Vec<u32> = (0..MODULES)
+            .filter(|&m| self.w.modules[m as usize])
+            .collect();
         match self.pick(&live) {
             Some(m) => m,
             None => {
@@ -315,8 +352,13 @@ impl Generator {
             Some(b) => b,
             None => {
                 let b = (0..BUFFERS).find(|&b| Some(b) != avoid).unwrap();
-                let b = if avoid.is_none() { self.rng.below(BUFFERS) } else { b };
-                let kind = [DEVICE, PINNED, MANAGED, POOL][self.rng.below(4) as usize];
+                let b = if avoid.is_none() {
+                    self.rng.below(BUFFERS)
+                } else {
+                    b
+                };
+                let kinds = if self.features.pool { 4 } else { 3 };
+                let kind = [DEVICE, PINNED, MANAGED, POOL][self.rng.below(kinds) as usize];
                 self.alloc(b, kind);
                 b
             }
@@ -339,7 +381,11 @@ impl Generator {
             self.free(b);
         }
         let n = SIZES[self.rng.below(SIZES.len() as u32) as usize];
-        let s = if kind == POOL { self.any_stream() } else { NULL };
+        let s = if kind == POOL {
+            self.any_stream()
+        } else {
+            NULL
+        };
         self.push(Op::Alloc { b, kind, n, s });
         self.w.buffers[b as usize] = Some(BufShadow {
             kind,
@@ -435,7 +481,7 @@ impl Generator {
         self.w.buffers[b as usize].as_ref().unwrap().kind
     }
 
-    fn step(&mut self, faults: bool) {
+    fn step(&mut self) {
         if let Some(left) = self.recover_in {
             if left == 0 {
                 self.push(Op::Recover {});
@@ -510,7 +556,9 @@ impl Generator {
             }
             27..=33 => {
                 let b = self.rng.below(BUFFERS);
-                let kind = self.rng.below(KINDS);
+                let kind = self
+                    .rng
+                    .below(if self.features.pool { KINDS } else { KINDS - 1 });
                 self.alloc(b, kind);
             }
             34..=37 => {
@@ -548,7 +596,7 @@ impl Generator {
                 self.used_on(dst, s);
                 self.used_on(src, s);
             }
-            72 if faults && self.recover_in.is_none() => {
+            72 if self.features.faults && self.recover_in.is_none() => {
                 let s = self.any_stream();
                 let m = self.module();
                 let trap = self.rng.below(2);
@@ -572,12 +620,11 @@ impl Generator {
                     self.w.modules[m as usize] = true;
                 }
             }
-            84 => {
+            84 if self.features.unload => {
                 let m = self.rng.below(MODULES);
                 if self.w.modules[m as usize] {
                     for g in 0..GRAPHS {
-                        if matches!(&self.w.graphs[g as usize], Some(x) if x.modules.contains(&m))
-                        {
+                        if matches!(&self.w.graphs[g as usize], Some(x) if x.modules.contains(&m)) {
                             self.push(Op::GraphExecDestroy { g });
                             self.w.graphs[g as usize] = None;
                         }
@@ -734,7 +781,9 @@ impl Replay {
             } else if let Some(rest) = line.strip_prefix('T') {
                 let (t, op) = rest.split_once(' ').ok_or_else(|| at("bad line".into()))?;
                 let t: usize = t.parse().map_err(|_| at("bad thread".into()))?;
-                let list = ops.get_mut(t).ok_or_else(|| at("thread out of range".into()))?;
+                let list = ops
+                    .get_mut(t)
+                    .ok_or_else(|| at("thread out of range".into()))?;
                 list.push(Op::parse(op).map_err(at)?);
             } else {
                 return Err(at(format!("unknown line `{line}`")));
