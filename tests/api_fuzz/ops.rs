@@ -284,19 +284,6 @@ impl Generator {
         }
     }
 
-    /// A created stream (made if there is none).
-    fn created_stream(&mut self) -> u32 {
-        let live = Self::live(&self.w.streams);
-        match self.pick(&live) {
-            Some(s) => s,
-            None => {
-                let s = self.rng.below(STREAMS);
-                self.create_stream(s);
-                s
-            }
-        }
-    }
-
     fn create_stream(&mut self, s: u32) {
         if self.w.streams[s as usize].is_some() {
             self.destroy_stream(s);
@@ -696,7 +683,25 @@ impl Generator {
             self.push(Op::GraphExecDestroy { g });
             self.w.graphs[g as usize] = None;
         }
-        let s = self.created_stream();
+        // A non-blocking stream: the null stream's implicit synchronisation with a blocking
+        // stream that captures (from any thread) is an error by design (906, and the
+        // capture is invalidated).
+        let nonblocking: Vec<u32> = (0..STREAMS)
+            .filter(|&s| self.w.streams[s as usize] == Some(1))
+            .collect();
+        let s = match self.pick(&nonblocking) {
+            Some(s) => s,
+            None => {
+                let s = self.rng.below(STREAMS);
+                if self.w.streams[s as usize].is_some() {
+                    self.destroy_stream(s);
+                }
+                self.push(Op::StreamCreate { s, nonblocking: 1 });
+                self.w.streams[s as usize] = Some(1);
+                self.w.generations[s as usize] += 1;
+                s
+            }
+        };
         let m = self.module();
         // Make every buffer first: nothing but capturable work may happen inside.
         let a = self.device_buffer(None);
