@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The long run of the API-sequence fuzzer (tests/api_fuzz.rs): random HIP call sequences
+# through the built libamdhip64.so on hsasim, every return code and buffer checked.
+#
+#   scripts/api-fuzz.sh [--calls N] [--seed S] [--threads T] [--runs R] [--without faults,pool,unload] [--release]
+#
+# N calls in all (split over T threads, 1..4) per run; R runs with seeds S, S+1, ...
+# (default 1). A finding prints the replay file; copy its `-finding.replay` into
+# tests/api_fuzz/corpus/ to keep it as a regression. Replay one file with
+#   HIPSHIM_API_FUZZ_REPLAY=FILE cargo test -p hipshim --test api_fuzz api_fuzz_runs -- --nocapture
+set -euo pipefail
+
+calls=1000000
+seed=1
+threads=1
+runs=1
+without=
+profile=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --calls) calls="$2"; shift 2 ;;
+        --seed) seed="$2"; shift 2 ;;
+        --threads) threads="$2"; shift 2 ;;
+        --runs) runs="$2"; shift 2 ;;
+        --without) without="$2"; shift 2 ;;
+        --release) profile=(--release); shift ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        *) echo "api-fuzz.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+cd "$(dirname "$0")/.."
+export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}"
+# The test stages the libraries it loads; make sure the simulator library is current too.
+cargo build -q "${profile[@]}" -p hsasim
+for ((i = 0; i < runs; i++)); do
+    s=$((seed + i))
+    echo "api-fuzz: run $((i + 1))/$runs: seed $s, $calls calls, $threads thread(s)"
+    HIPSHIM_API_FUZZ_CALLS="$calls" HIPSHIM_API_FUZZ_SEED="$s" \
+        HIPSHIM_API_FUZZ_THREADS="$threads" HIPSHIM_API_FUZZ_WITHOUT="$without" \
+        cargo test -q "${profile[@]}" -p hipshim --test api_fuzz api_fuzz_runs -- --nocapture
+done
