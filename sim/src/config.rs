@@ -74,6 +74,15 @@ pub struct Config {
     /// `HSASIM_QUEUE_ID_BASE` (default 0): the first queue id this process hands out (ids, and
     /// the doorbell offsets derived from them, are per process, as KFD's are).
     pub queue_id_base: u64,
+    /// `HSASIM_FAIL=POINT[,POINT...][:p=P][:seed=N][:after=K][:count=N]`: make HSA calls fail
+    /// on purpose, with the status ROCr returns when the resource runs out (see `fail.rs`).
+    /// POINT is `queue_create`, `pool_allocate`, `signal_create`, `async_copy`,
+    /// `executable_load`, `interrupt_signal` (a new CPU-waitable signal gets no interrupt
+    /// event: a polling signal, as ROCr makes when KFD's events run out) or `all`; each call
+    /// at a chosen point, after the first K (0), fails with probability P (1), drawn from
+    /// its number and the seed N (0), until `count` (unlimited) have failed. Each failure is
+    /// logged at warn level. Default off.
+    pub fail: Option<crate::fail::FailPlan>,
 }
 
 impl Config {
@@ -164,6 +173,14 @@ impl Config {
                 },
             ),
             queue_id_base: vars.num("HSASIM_QUEUE_ID_BASE", 0u64, 0, 1 << 40),
+            fail: vars.read(
+                "HSASIM_FAIL",
+                "POINT[,POINT...][:p=P][:seed=N][:after=K][:count=N] (POINT: queue_create, \
+                 pool_allocate, signal_create, async_copy, executable_load, interrupt_signal \
+                 or all)",
+                None,
+                |s| crate::fail::FailPlan::parse(s).map(Some),
+            ),
         };
         let mut config = config;
         if vars.num("HSASIM_SCHED", 0u32, 0, 1) != 0 {
