@@ -695,10 +695,7 @@ mod tests {
         });
         let mut asked = asked.into_inner();
         asked.sort();
-        let mut documented: Vec<String> = SETTINGS
-            .iter()
-            .map(|doc| doc.name.to_string())
-            .collect();
+        let mut documented: Vec<String> = SETTINGS.iter().map(|doc| doc.name.to_string()).collect();
         documented.sort();
         assert_eq!(asked, documented, "read vs documented in SETTINGS");
     }

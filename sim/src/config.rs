@@ -80,6 +80,8 @@ pub struct Config {
     pub queue_id_base: u64,
     /// `HSASIM_LOG`: a `tracing` filter for hsasim's own log (`logging.rs`); unset, none.
     pub log: Option<String>,
+    /// `HSASIM_FAIL`: HSA calls that fail on purpose (see [`FAIL`] and `fail.rs`); default off.
+    pub fail: Option<crate::fail::FailPlan>,
 }
 
 /// An integer setting's bounds, for the table below.
@@ -322,6 +324,24 @@ pub const LOG: SettingDoc = SettingDoc {
     run_flag: None,
 };
 
+/// `HSASIM_FAIL`.
+pub const FAIL: SettingDoc = SettingDoc {
+    name: "HSASIM_FAIL",
+    accepted: Accepted::Forms(
+        "POINT[,POINT...][:p=P][:seed=N][:after=K][:count=N]; POINT: queue_create, \
+         pool_allocate, signal_create, async_copy, executable_load, interrupt_signal or all",
+    ),
+    default: "off",
+    meaning: "Make HSA calls fail on purpose, to test a client's error paths. Each call at a \
+              chosen point, after the first K (0), fails with probability P (1), drawn from its \
+              call number and the seed N (0), until `count` (unlimited) have failed; the same \
+              calls in the same order fail the same way on every run. A failing call returns \
+              what ROCr returns when the resource runs out (out of resources); \
+              `interrupt_signal` instead makes a new CPU-waitable signal a polling one, as ROCr \
+              does when KFD's events run out. Each failure is logged at warn level.",
+    run_flag: None,
+};
+
 /// Every setting hsasim reads, in the order `hipshim info` and the reference list them.
 pub const SETTINGS: &[SettingDoc] = &[
     GFX,
@@ -353,6 +373,7 @@ pub const SETTINGS: &[SettingDoc] = &[
     QUEUE_ID_BASE,
     HIDE,
     LOG,
+    FAIL,
 ];
 
 impl Config {
@@ -437,6 +458,7 @@ impl Config {
             }),
             queue_id_base: vars.num(&QUEUE_ID_BASE, 0u64),
             log: vars.read(&LOG, None, |s| Some(Some(s.to_string()))),
+            fail: vars.read(&FAIL, None, |s| crate::fail::FailPlan::parse(s).map(Some)),
         };
         (config, vars.warnings)
     }
@@ -466,6 +488,7 @@ impl Config {
             device_service,
             queue_id_base,
             log,
+            fail,
         } = self;
         let switch = |on: bool| u32::from(on).to_string();
         let path_or = |path: &Option<std::path::PathBuf>, unset: &str| {
@@ -521,6 +544,11 @@ impl Config {
             ),
             (&QUEUE_ID_BASE, queue_id_base.to_string()),
             (&LOG, log.clone().unwrap_or_else(|| LOG.default.to_string())),
+            (
+                &FAIL,
+                fail.as_ref()
+                    .map_or_else(|| FAIL.default.to_string(), |plan| plan.to_string()),
+            ),
         ]
     }
 }

@@ -12,11 +12,27 @@ pub fn map_anon(len: u64) -> HsaResult<*mut u8> {
     map_private(len, libc::PROT_READ | libc::PROT_WRITE, 0)
 }
 
-/// An anonymous private mapping with every page already backed: what ROCr's system-memory
-/// pools give (the driver pins their pages at allocation), so the program's first touch of
-/// each page is not a page fault (a kernarg ring otherwise faults once per slot).
-pub fn map_anon_backed(len: u64) -> HsaResult<*mut u8> {
-    map_private(len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_POPULATE)
+/// An anonymous private mapping whose first `backed` bytes are backed at once, the rest as
+/// they are touched: a pinned pool allocation's memory, without paying for pages nothing
+/// touches (see `memory::BACKED_AT_ALLOCATION_BYTES`).
+pub fn map_anon_backed_prefix(len: u64, backed: u64) -> HsaResult<*mut u8> {
+    let p = map_anon(len)?;
+    let backed = backed.min(len);
+    if backed != 0 {
+        // SAFETY: `[p, p + backed)` is inside the mapping just made; populating a private
+        // anonymous range only allocates its (zeroed) pages and changes no byte.
+        let populated =
+            unsafe { libc::madvise(p.cast(), backed as usize, libc::MADV_POPULATE_WRITE) };
+        if populated != 0 {
+            // A kernel before 5.14 has no MADV_POPULATE_WRITE: write each page instead.
+            for page in (0..backed).step_by(PAGE as usize) {
+                // SAFETY: inside the fresh mapping, which nothing else sees yet; it already
+                // reads 0.
+                unsafe { p.add(page as usize).write_volatile(0) };
+            }
+        }
+    }
+    Ok(p)
 }
 
 /// Address space the CPU cannot touch (`PROT_NONE`, nothing behind it): what the program

@@ -50,7 +50,8 @@
 //!     spin, test hooks, logging, hidden exports, the system timestamp, host mappings;
 //! 18. `config`, `copy_shape`: every knob, read once at `hsa_init`; what one copy job moves
 //!     (the engines run it, capture records it);
-//! 19. `error`: `HsaError` and the status texts.
+//! 19. `fail`: `HSASIM_FAIL`, HSA calls failed on purpose (the shells ask it);
+//! 20. `error`: `HsaError` and the status texts.
 //!
 //! ## Standing in for ROCr
 //! The library's soname is `libhsa-runtime64.so.1` and every `hsa_*` export carries ROCr's
@@ -98,6 +99,7 @@ pub mod copy_shape;
 pub mod cpu_touch;
 pub mod device_memory;
 pub mod error;
+pub mod fail;
 mod handles;
 pub mod hide;
 pub mod host_map;

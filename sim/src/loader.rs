@@ -14,13 +14,13 @@ use crate::memory::{MemoryRegistry, Region, RegionKind};
 use hsa_abi::msgpack;
 use hsa_abi::*;
 use hsasim_isa::GfxModel;
-use object::elf::{FileHeader64, PT_LOAD, PT_NOTE};
+use object::elf::{FileHeader64, PF_X, PT_LOAD, PT_NOTE};
 use object::read::elf::{FileHeader, ProgramHeader};
 use object::{
     LittleEndian, Object, ObjectSymbol, ObjectSymbolTable, RelocationFlags, RelocationTarget,
 };
 use parking_lot::{Mutex, RwLock};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub const EM_AMDGPU: u16 = 224;
@@ -148,9 +148,10 @@ pub struct LoaderState {
     readers: Mutex<HashMap<u64, Arc<CodeObjectReader>>>,
     executables: Mutex<HashMap<u64, Arc<Executable>>>,
     symbols: Mutex<HashMap<u64, Arc<Symbol>>>,
-    /// Addresses of the kernel descriptors of every loaded code object: what a dispatch
-    /// packet's `kernel_object` may name.
-    kernel_objects: RwLock<HashSet<u64>>,
+    /// Addresses of the kernel descriptors of every loaded code object (what a dispatch
+    /// packet's `kernel_object` may name), each with its code object's executable segment
+    /// `[start, end)`, where its waves' program counters must stay.
+    kernel_objects: RwLock<HashMap<u64, (u64, u64)>>,
 }
 
 fn isa_of_mach(mach: u32) -> Option<GfxModel> {
@@ -254,7 +255,12 @@ impl LoaderState {
 
     /// True when `address` is the kernel descriptor of a kernel in a loaded code object.
     pub fn is_kernel_object(&self, address: u64) -> bool {
-        self.kernel_objects.read().contains(&address)
+        self.kernel_objects.read().contains_key(&address)
+    }
+
+    /// The code `[start, end)` of the loaded kernel whose descriptor is at `address`.
+    pub fn kernel_code(&self, address: u64) -> Option<(u64, u64)> {
+        self.kernel_objects.read().get(&address).copied()
     }
 
     /// `hsa_executable_load_agent_code_object`.
@@ -292,6 +298,15 @@ impl LoaderState {
                 "PT_LOAD span of {span:#x} bytes is empty or absurd"
             )));
         }
+        // The executable segments' span: the code a kernel of this object may run (data
+        // segments, which follow it, are not).
+        let text = file
+            .elf_program_headers()
+            .iter()
+            .filter(|ph| ph.p_type(endian) == PT_LOAD && ph.p_flags(endian) & PF_X != 0)
+            .map(|ph| (ph.p_vaddr(endian), ph.p_vaddr(endian) + ph.p_memsz(endian)))
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+            .unwrap_or((0, span));
         let image = round_up(span, SEGMENT_ALIGN).ok_or(HsaError::OUT_OF_RESOURCES)?;
         let map_len = image + SEGMENT_ALIGN;
         let map_base = map_anon(map_len)?;
@@ -359,7 +374,7 @@ impl LoaderState {
         let mut kernels = self.kernel_objects.write();
         for s in &symbols {
             if s.kernel.is_some() {
-                kernels.insert(s.address);
+                kernels.insert(s.address, (base + text.0, base + text.1));
             }
             tracing::debug!(target: "hsasim", name = %s.name, address = format_args!("{:#x}", s.address), kernel = s.kernel.is_some(), "symbol loaded");
             reg.insert(Arc::as_ptr(s) as u64, s.clone());

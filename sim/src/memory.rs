@@ -7,14 +7,14 @@
 //! cannot touch, while hsasim reaches its bytes through a second, private mapping
 //! ([`Region::host`]). Every allocation is backed by an
 //! anonymous host mapping (`MAP_NORESERVE`, so a 16 GiB device costs nothing until touched;
-//! system-memory pools' allocations are populated when made, as ROCr pins them, so their
-//! first touches are not page faults), and every range the simulated GPU may touch is recorded in [`MemoryRegistry`], which is
+//! system-memory pools' allocations have their first MiB populated when made, as ROCr pins
+//! them, so a kernarg ring's first touches are not page faults), and every range the simulated GPU may touch is recorded in [`MemoryRegistry`], which is
 //! what the interpreter's [`GuestMemory`] translates with and what `hsa_amd_pointer_info`
 //! answers from.
 
 use crate::error::{HsaError, HsaResult};
 use crate::host_map::{
-    host_range_mapped, map_anon, map_anon_backed, reserve_unmapped, round_up, unmap, PAGE,
+    host_range_mapped, map_anon, map_anon_backed_prefix, reserve_unmapped, round_up, unmap, PAGE,
 };
 use hsa_abi::hsa_agent_t;
 use hsasim_isa::{GuestMemory, Span};
@@ -649,12 +649,16 @@ pub unsafe fn unmap_pool_allocation(region: &Region) {
     }
 }
 
-/// System-memory allocations up to this size are backed when made, as ROCr's pinned pools
-/// are (kernarg rings and staging buffers then never fault on first touch); larger ones are
-/// backed page by page as they are touched, so that a program asking for tens of GiB of
-/// host or managed memory (hip-tests size managed ranges by the device's free memory) does
-/// not wait for, or run the host out of, memory it never touches.
-const BACKED_AT_ALLOCATION_LIMIT: u64 = 64 << 20;
+/// How much of a system-memory allocation is backed when it is made. ROCr pins a pool
+/// allocation's pages (a first touch never faults), but ROCr's own per-queue memory is small
+/// (a ring of `size * 64` bytes, the `amd_queue_t`, a 4 KiB PM4 buffer and a signal; scratch
+/// only once a dispatch needs it) and AMD's HIP runtime gives each stream a kernarg pool of
+/// `HSA_KERNARG_POOL_SIZE`, 1 MiB by default. Backing every page of a 9 MiB kernarg ring
+/// made each queue cost 9 MiB of resident memory, most of it never touched; backing the
+/// first 1 MiB keeps a ring's hot slots from faulting on their first pass and the rest costs
+/// what is used. (Over 64 MiB, a managed range sized by the device's free memory, nothing
+/// was ever backed up front, as it is now for all but the first 1 MiB.)
+pub const BACKED_AT_ALLOCATION_BYTES: u64 = 1 << 20;
 
 /// Allocates `size` bytes from `pool` (handle `pool_handle`) and records the region.
 /// Unless `large_bar`, a GPU pool's memory is given to the program at an address the CPU
@@ -680,11 +684,7 @@ pub fn pool_allocate(
     pool.reserve(mapped)?;
     let mapped_views = || -> HsaResult<(*mut u8, *mut u8)> {
         if pool.kind != PoolKind::Device {
-            let host = if mapped <= BACKED_AT_ALLOCATION_LIMIT {
-                map_anon_backed(mapped)?
-            } else {
-                map_anon(mapped)?
-            };
+            let host = map_anon_backed_prefix(mapped, BACKED_AT_ALLOCATION_BYTES)?;
             return Ok((host, host));
         }
         let host = map_anon(mapped)?;

@@ -833,6 +833,7 @@ impl Queue {
             packet_address: slot as u64,
             queue_address: self.address(),
             dispatch_id: index,
+            code: cx.loader.kernel_code(packet.kernel_object),
         };
         tracing::trace!(target: "hsasim", queue = self.id, index, kernel_object = format_args!("{:#x}", packet.kernel_object),
             grid = ?[packet.grid_size_x, packet.grid_size_y, packet.grid_size_z],
@@ -919,8 +920,11 @@ impl Queue {
             Err(e) => Err((
                 e.hsa_status(),
                 format!(
-                    "dispatch {index} (packet at {:#x}) failed: {e}",
-                    slot as u64
+                    "dispatch {index} (packet at {:#x}) of kernel {} failed: {e}",
+                    slot as u64,
+                    cx.loader
+                        .kernel_at(packet.kernel_object)
+                        .map_or_else(|| format!("{:#x}", packet.kernel_object), |(name, _)| name)
                 ),
             )),
         }

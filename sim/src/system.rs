@@ -120,6 +120,7 @@ pub fn init() -> HsaResult {
         let rt = Arc::new(Runtime::new(config, sched, vram));
         tracing::info!(target: "hsasim", config = ?rt.config, "hsa_init");
         DETERMINISTIC.store(!rt.config.threaded, Ordering::Relaxed);
+        crate::fail::arm(rt.config.fail.clone());
         if let Some(path) = rt.config.capture.as_deref() {
             if !crate::capture::is_on() {
                 crate::capture::open(path);

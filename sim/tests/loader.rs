@@ -139,3 +139,88 @@ fn deeply_nested_metadata_loads_on_a_small_stack() {
     // The kernel descriptors still describe the kernels: the image loads without its note.
     assert_eq!(loaded, Ok(status::SUCCESS));
 }
+
+/// A kernel whose `s_setpc_b64` jumps into its code object's data (16 KiB of words that
+/// all decode as `s_nop`, in a writable PT_LOAD after the code): the wave faults at the
+/// jump target, naming the address, the code's range and the kernel, before it decodes a
+/// word of data. It used to run the data as code, growing the decode cache by hundreds
+/// of bytes an instruction (13 GB for a fuzzed code object).
+#[test]
+fn a_kernel_that_jumps_into_its_data_faults_naming_the_address_and_kernel() {
+    let source = r#"
+.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+.text
+.globl jump_into_data
+.p2align 8
+.type jump_into_data,@function
+jump_into_data:
+  s_getpc_b64 s[0:1]
+  s_add_u32 s0, s0, table@rel32@lo+4
+  s_addc_u32 s1, s1, table@rel32@hi+12
+  s_setpc_b64 s[0:1]
+  s_endpgm
+.rodata
+.p2align 6
+.amdhsa_kernel jump_into_data
+  .amdhsa_next_free_vgpr 1
+  .amdhsa_next_free_sgpr 8
+  .amdhsa_accum_offset 4
+.end_amdhsa_kernel
+.data
+.local table
+.p2align 8
+table:
+  .fill 4096, 4, 0xbf800000
+"#;
+    let dir = std::env::temp_dir().join(format!("hsasim-jump-into-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (asm, obj, co) = (dir.join("k.s"), dir.join("k.o"), dir.join("k.co"));
+    std::fs::write(&asm, source).unwrap();
+    let run = |tool: &str, args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(tool)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{tool}: {e}"));
+        assert!(
+            out.status.success(),
+            "{tool}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(
+        "llvm-mc-19",
+        &[
+            "-triple=amdgcn-amd-amdhsa".as_ref(),
+            "-mcpu=gfx942".as_ref(),
+            "-filetype=obj".as_ref(),
+            asm.as_os_str(),
+            "-o".as_ref(),
+            obj.as_os_str(),
+        ],
+    );
+    run(
+        "ld.lld-19",
+        &[
+            "-shared".as_ref(),
+            obj.as_os_str(),
+            "-o".as_ref(),
+            co.as_os_str(),
+        ],
+    );
+    let bytes = std::fs::read(&co).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let _h = Hsa::init();
+    let exec = load_executable(&bytes).expect("the code object loads");
+    let kd = kernel_object(exec, "jump_into_data.kd");
+    let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+    let done = signal(1);
+    // SAFETY: `q` is live; the packet is a 64-byte dispatch packet.
+    unsafe { publish(q, dispatch(kd, std::ptr::null(), 64, 64, done)) };
+    assert_eq!(queue_error(q), status::AMD_ERROR_ILLEGAL_INSTRUCTION);
+    let message =
+        hsasim::testing::queue_failure(q as u64).expect("the queue's failure is recorded");
+    assert!(message.contains("left the kernel's code"), "{message}");
+    assert!(message.contains("jump_into_data"), "{message}");
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+}

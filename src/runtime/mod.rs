@@ -84,52 +84,79 @@ impl Runtime {
 }
 
 static RUNTIME: OnceLock<Result<Runtime, HipError>> = OnceLock::new();
+/// Held while the runtime is being opened (one opener at a time).
+static OPENING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The process-wide runtime, initialised on first use (by `hipInit` or any other call).
+/// Without an HSA runtime the answer is the same for the life of the process; a device that
+/// could not be opened for want of resources (a queue, a signal or memory the HSA runtime
+/// refused) is tried again by the next call, so a program that meets such a failure at its
+/// first call keeps working once the resources are there.
 pub fn runtime() -> HipResult<&'static Runtime> {
-    RUNTIME
-        .get_or_init(|| {
-            let config = Config::global().clone();
-            crate::logging::init(config.log.as_deref());
-            // Recording starts before the HSA runtime is loaded (its HSA calls are counted
-            // from the first one) and learns its clock once it is initialised, whether or not
-            // that worked.
-            crate::trace::record::init(&config);
-            let hsa = hsa::open_runtime(&config);
-            crate::trace::record::attach(
-                hsa.as_ref().ok().map(|r| r.api),
-                hsa.as_ref().map_or(1, |r| r.timestamp_hz),
-            );
-            let hsa = hsa.map_err(|why| {
-                eprintln!("hipshim: no HSA runtime could be initialised: {why}");
-                HipError::NO_DEVICE
-            })?;
-            let mut devices = hsa
+    match RUNTIME.get() {
+        Some(opened) => opened.as_ref().map_err(|e| *e),
+        None => open_runtime(),
+    }
+}
+
+#[cold]
+fn open_runtime() -> HipResult<&'static Runtime> {
+    let _one_opener = OPENING.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(opened) = RUNTIME.get() {
+        return opened.as_ref().map_err(|e| *e);
+    }
+    let config = Config::global().clone();
+    crate::logging::init(config.log.as_deref());
+    // Recording starts before the HSA runtime is loaded (its HSA calls are counted
+    // from the first one) and learns its clock once it is initialised, whether or not
+    // that worked.
+    crate::trace::record::init(&config);
+    let hsa = hsa::open_runtime(&config);
+    crate::trace::record::attach(
+        hsa.as_ref().ok().map(|r| r.api),
+        hsa.as_ref().map_or(1, |r| r.timestamp_hz),
+    );
+    let opened = match hsa {
+        Err(why) => {
+            eprintln!("hipshim: no HSA runtime could be initialised: {why}");
+            Err(HipError::NO_DEVICE)
+        }
+        Ok(hsa) => {
+            let devices = hsa
                 .gpus
                 .iter()
                 .enumerate()
                 .map(|(index, &agent)| Device::open(index, agent, &hsa, &config))
-                .collect::<HipResult<Vec<_>>>()?;
-            let multi_device_launch =
-                ops::multi_device::supported(&devices, hsa.devices_run_one_at_a_time);
-            for device in &mut devices {
-                device.info.cooperative_multi_device_launch = multi_device_launch;
+                .collect::<HipResult<Vec<_>>>();
+            match devices {
+                Err(e) => {
+                    tracing::error!(error = ?e, "a device could not be opened; the next HIP call tries again");
+                    return Err(e);
+                }
+                Ok(devices) => Ok(finish_opening(config, hsa, devices)),
             }
-            // Open for the life of the process: the runtime that owns them is never dropped.
-            let devices: &'static [Device] = Vec::leak(devices);
-            ordering::watch_devices(devices.iter().map(|d| &d.streams).collect());
-            let peers = mem::peer::PeerTable::survey(devices);
-            tracing::info!(devices = devices.len(), "hipshim runtime ready");
-            crate::fork_guard::watch();
-            Ok(Runtime {
-                config,
-                hsa,
-                devices,
-                peers,
-            })
-        })
-        .as_ref()
-        .map_err(|e| *e)
+        }
+    };
+    RUNTIME.get_or_init(|| opened).as_ref().map_err(|e| *e)
+}
+
+fn finish_opening(config: Config, hsa: HsaRuntime, mut devices: Vec<Device>) -> Runtime {
+    let multi_device_launch = ops::multi_device::supported(&devices, hsa.devices_run_one_at_a_time);
+    for device in &mut devices {
+        device.info.cooperative_multi_device_launch = multi_device_launch;
+    }
+    // Open for the life of the process: the runtime that owns them is never dropped.
+    let devices: &'static [Device] = Vec::leak(devices);
+    ordering::watch_devices(devices.iter().map(|d| &d.streams).collect());
+    let peers = mem::peer::PeerTable::survey(devices);
+    tracing::info!(devices = devices.len(), "hipshim runtime ready");
+    crate::fork_guard::watch();
+    Runtime {
+        config,
+        hsa,
+        devices,
+        peers,
+    }
 }
 
 impl Runtime {

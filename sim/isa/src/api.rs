@@ -97,6 +97,11 @@ pub struct Dispatch {
     pub queue_address: u64,
     /// The packet's index in its queue (the dispatch-id user SGPR).
     pub dispatch_id: u64,
+    /// The kernel's code, `[start, end)` (its code object's executable segment), when the
+    /// runtime knows it: a wave whose program counter leaves it (a jump into a data array)
+    /// faults there, before it decodes data as instructions. `None` checks only that the
+    /// program counter is in readable memory.
+    pub code: Option<(u64, u64)>,
 }
 
 /// The scheduling priority of the queue a dispatch came from (`HSA_AMD_QUEUE_PRIORITY_*`).

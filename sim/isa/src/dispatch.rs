@@ -42,6 +42,8 @@ pub(crate) struct Plan {
     pub(crate) packet_address: u64,
     pub(crate) queue_address: u64,
     pub(crate) dispatch_id: u64,
+    /// Where the kernel's code is ([`Dispatch::code`]).
+    pub(crate) code: Option<(u64, u64)>,
     /// Watchdog: instructions one wave may execute.
     pub(crate) max_wave_instructions: u64,
     /// Wall-clock limit of the dispatch, and when it passes.
@@ -161,6 +163,7 @@ pub(crate) fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, Dispatch
         packet_address: d.packet_address,
         queue_address: d.queue_address,
         dispatch_id: d.dispatch_id,
+        code: d.code,
         max_wave_instructions: u64::MAX,
         timeout: None,
         cooperative: false,
@@ -175,6 +178,13 @@ const PAGE_WORDS: usize = 1024;
 const CACHE_WINDOW_WORDS: u64 = 4 << 20;
 /// Decode caches a worker keeps (one per kernel entry it ran recently).
 const CACHES_PER_WORKER: usize = 32;
+/// The most memory one decode cache may hold (about 100,000 decoded instructions, some
+/// 400 KiB of distinct code run by one kernel on one host thread: far more than real
+/// kernels run). A wave that reaches more new code than that is decoding something that is
+/// not its kernel's code (a program counter run off into data, where most words decode as
+/// something): its dispatch faults instead of growing the cache ~650 bytes per instruction
+/// until the host runs out of memory.
+pub const MAX_DECODE_CACHE_BYTES: usize = 64 << 20;
 
 /// Decoded instructions of one kernel by address, filled when execution first reaches an
 /// address (with the straight-line code after it: [`DecodeCache::fill`]) and kept across
@@ -203,6 +213,8 @@ pub(crate) struct DecodeCache {
     /// `sources` merged into contiguous runs (start, words); rebuilt when stale.
     ranges: Vec<(u64, Vec<u32>)>,
     ranges_cover: usize,
+    /// Where the kernel's code is, when known ([`Dispatch::code`]).
+    code: Option<(u64, u64)>,
 }
 
 impl DecodeCache {
@@ -220,7 +232,65 @@ impl DecodeCache {
             sources: Vec::new(),
             ranges: Vec::new(),
             ranges_cover: 0,
+            code: None,
         }
+    }
+
+    /// The bytes the cache holds on the heap (what [`MAX_DECODE_CACHE_BYTES`] bounds): its
+    /// vectors' capacities, the page table's pages and the far map's entries.
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.insts.capacity() * size_of::<CachedInst>()
+            + self.sources.capacity() * size_of::<(u64, [u32; 3], u8)>()
+            + self.pages.capacity() * size_of::<Option<Box<[u32; PAGE_WORDS]>>>()
+            + self.pages.iter().flatten().count() * size_of::<[u32; PAGE_WORDS]>()
+            + self.far.capacity() * (size_of::<(u64, u32)>() + 8)
+            + self
+                .ranges
+                .iter()
+                .map(|(_, w)| 32 + 4 * w.capacity())
+                .sum::<usize>()
+    }
+
+    /// Room for one more instruction: the vectors grow (by at most the room left under
+    /// [`MAX_DECODE_CACHE_BYTES`]) without aborting when the host has no memory left.
+    fn make_room(&mut self, pc: u64) -> Result<(), DispatchError> {
+        let used = self.bytes();
+        let decoded = self.insts.len();
+        let full = |what: &str| DispatchError::Illegal {
+            pc,
+            reason: format!(
+                "the wave reached more new code than any kernel runs: its decode cache holds \
+                 {used} bytes ({decoded} instructions), and {what} (limit \
+                 {MAX_DECODE_CACHE_BYTES} bytes); its program counter most likely ran off \
+                 into data"
+            ),
+        };
+        if used >= MAX_DECODE_CACHE_BYTES {
+            return Err(full("it may not grow further"));
+        }
+        let room = MAX_DECODE_CACHE_BYTES - used;
+        fn grow<T>(v: &mut Vec<T>, room: usize) -> Result<(), bool> {
+            if v.len() < v.capacity() {
+                return Ok(());
+            }
+            let each = std::mem::size_of::<T>().max(1);
+            let more = v.capacity().max(16).min(room / each);
+            if more == 0 {
+                return Err(true);
+            }
+            v.try_reserve_exact(more).map_err(|_| false)
+        }
+        let grown = grow(&mut self.insts, room).and_then(|()| {
+            let room = MAX_DECODE_CACHE_BYTES.saturating_sub(self.bytes());
+            grow(&mut self.sources, room)
+        });
+        match grown {
+            Ok(()) => {}
+            Err(true) => return Err(full("it may not grow further")),
+            Err(false) => return Err(full("the host has no memory for more")),
+        }
+        Ok(())
     }
 
     #[inline(always)]
@@ -345,6 +415,15 @@ impl DecodeCache {
                 reason: "the program counter is not 4-byte aligned".into(),
             });
         }
+        if let Some((start, end)) = self.code.filter(|&(start, end)| pc < start || pc >= end) {
+            return Err(DispatchError::Illegal {
+                pc,
+                reason: format!(
+                    "the program counter left the kernel's code [{start:#x}, {end:#x}) (a \
+                     branch, return or s_setpc_b64 into data or past the code)"
+                ),
+            });
+        }
         if !mem.is_accessible(pc, 4) {
             return Err(DispatchError::Illegal {
                 pc,
@@ -353,9 +432,11 @@ impl DecodeCache {
                         .into(),
             });
         }
+        let code_end = self.code.map_or(u64::MAX, |(_, end)| end);
         let first = self.insts.len();
         let mut at = pc;
         loop {
+            self.make_room(at)?;
             let decoded = self.decode_at(at, model, mem);
             let inst = match decoded {
                 Ok(inst) => inst,
@@ -369,8 +450,12 @@ impl DecodeCache {
             let ends = ends_straight_code(&inst.inst);
             let next_pc = at.wrapping_add(inst.inst.len as u64);
             self.insts.push(CachedInst::new(at, next_pc, inst));
-            self.index(at, id as u32);
-            if ends || self.insts.len() - first >= MAX_FILL || self.lookup(next_pc).is_some() {
+            self.index(at, id as u32)?;
+            if ends
+                || self.insts.len() - first >= MAX_FILL
+                || next_pc >= code_end
+                || self.lookup(next_pc).is_some()
+            {
                 break;
             }
             at = next_pc;
@@ -406,20 +491,46 @@ impl DecodeCache {
         Ok(inst)
     }
 
-    /// Enters instruction `id` at `pc` in the page table (or the far map).
-    fn index(&mut self, pc: u64, id: u32) {
+    /// Enters instruction `id` at `pc` in the page table (or the far map); a host out of
+    /// memory is the dispatch's error, not an abort.
+    fn index(&mut self, pc: u64, id: u32) -> Result<(), DispatchError> {
+        let held = self.bytes();
+        let no_memory = || {
+            DispatchError::Internal(format!(
+                "no host memory to index the instruction at pc {pc:#x} in the decode cache \
+                 ({held} bytes)"
+            ))
+        };
         let idx = pc.wrapping_sub(self.base) / 4;
         if pc >= self.base && idx < CACHE_WINDOW_WORDS {
             let idx = idx as usize;
             let page = idx / PAGE_WORDS;
             if self.pages.len() <= page {
+                self.pages
+                    .try_reserve(page + 1 - self.pages.len())
+                    .map_err(|_| no_memory())?;
                 self.pages.resize_with(page + 1, || None);
             }
-            let slots = self.pages[page].get_or_insert_with(|| Box::new([0; PAGE_WORDS]));
-            slots[idx % PAGE_WORDS] = id + 1;
+            if self.pages[page].is_none() {
+                let mut slots = Vec::new();
+                slots
+                    .try_reserve_exact(PAGE_WORDS)
+                    .map_err(|_| no_memory())?;
+                slots.resize(PAGE_WORDS, 0u32);
+                let slots: Box<[u32; PAGE_WORDS]> = slots
+                    .into_boxed_slice()
+                    .try_into()
+                    .map_err(|_| no_memory())?;
+                self.pages[page] = Some(slots);
+            }
+            if let Some(slots) = self.pages[page].as_mut() {
+                slots[idx % PAGE_WORDS] = id + 1;
+            }
         } else {
+            self.far.try_reserve(1).map_err(|_| no_memory())?;
             self.far.insert(pc, id);
         }
+        Ok(())
     }
 }
 
@@ -525,7 +636,8 @@ impl Worker {
         let kept = found
             .map(|i| worker.caches.remove(i))
             .and_then(|mut cache| cache.still_valid(mem).then_some(cache));
-        let cache = kept.unwrap_or_else(|| DecodeCache::new(plan.model, plan.entry));
+        let mut cache = kept.unwrap_or_else(|| DecodeCache::new(plan.model, plan.entry));
+        cache.code = plan.code;
         if worker.caches.len() >= CACHES_PER_WORKER {
             worker.caches.remove(0);
         }

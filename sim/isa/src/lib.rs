@@ -61,7 +61,7 @@ pub mod wave;
 pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, QueuePriority, Span};
 pub use arbiter::waiting_workers;
 pub use decode::{decode, DecodeError};
-pub use dispatch::{panic_message, DispatchStats};
+pub use dispatch::{panic_message, DispatchStats, MAX_DECODE_CACHE_BYTES};
 pub use gws::Gws;
 pub use inst::{Enc, Inst};
 

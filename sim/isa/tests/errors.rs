@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use hsasim_isa::{run_dispatch, DispatchError, ExecConfig, GfxModel};
+use hsasim_isa::{run_dispatch, DispatchError, ExecConfig, GfxModel, MAX_DECODE_CACHE_BYTES};
 
 const CFG: ExecConfig = ExecConfig {
     worker_threads: 2,
@@ -261,4 +261,79 @@ fn loops_run_their_instructions_exactly_and_the_watchdog_counts_them() {
             }
         }
     }
+}
+
+/// A kernel that jumps (`s_setpc_b64`) to `target`: `s_mov_b32 s0, lo; s_mov_b32 s1, hi;
+/// s_setpc_b64 s[0:1]` (encodings from `llvm-mc-19 -mcpu=gfx942 -show-encoding`).
+fn jump_to(target: u64) -> [u32; 6] {
+    [
+        0xbe80_00ff,
+        target as u32,
+        0xbe81_00ff,
+        (target >> 32) as u32,
+        0xbe80_1d00,
+        0xbf81_0000,
+    ]
+}
+
+/// A data array of `words` words that all decode (as `s_nop 0`): the worst case for a
+/// program counter run off into data, as nothing in it stops the wave.
+fn nop_data(words: usize, mem: &Ranges) -> Aligned {
+    let mut data = Aligned::new(4 * words, 4096);
+    for w in data.bytes().chunks_exact_mut(4) {
+        w.copy_from_slice(&0xbf80_0000u32.to_le_bytes());
+    }
+    mem.add(data.addr(), 4 * words as u64);
+    data
+}
+
+#[test]
+fn a_jump_out_of_the_kernels_code_faults_at_the_jump_target() {
+    for model in MODELS {
+        let mem = Ranges::default();
+        let data = nop_data(1024, &mem);
+        let (_buf, kd) = handmade(&jump_to(data.addr() + 64), &mem);
+        let (mut d, _p) = packet(model, kd, 0, [64, 1, 1], [64, 1, 1], 0, &mem);
+        let code = (kd + 256, kd + 256 + 4 * 6);
+        d.code = Some(code);
+        let e = run_dispatch(&d, &mem, &CFG).expect_err("the jump into data must fault");
+        match &e {
+            DispatchError::Illegal { pc, reason } => {
+                assert_eq!(*pc, data.addr() + 64);
+                assert!(reason.contains("left the kernel's code"), "{reason}");
+                assert!(reason.contains(&format!("{:#x}", code.0)), "{reason}");
+            }
+            e => panic!("expected Illegal, got {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_program_counter_run_off_into_data_stops_at_the_decode_cache_bound() {
+    // No code range known (a runtime that does not say): 4 MiB of data that decodes, more
+    // than the bound lets one cache hold. The wave faults once the cache is full, with its
+    // size, instead of growing it until the host runs out of memory.
+    let mem = Ranges::default();
+    let data = nop_data(1 << 20, &mem);
+    let (_buf, kd) = handmade(&jump_to(data.addr()), &mem);
+    let (d, _p) = packet(GfxModel::Gfx942, kd, 0, [64, 1, 1], [64, 1, 1], 0, &mem);
+    let e = run_dispatch(&d, &mem, &CFG).expect_err("the run into data must fault");
+    let DispatchError::Illegal { pc, reason } = &e else {
+        panic!("expected Illegal, got {e}");
+    };
+    assert!(reason.contains("decode cache holds"), "{reason}");
+    let held: usize = reason
+        .split("holds ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no size in {reason}"));
+    assert!(
+        held <= MAX_DECODE_CACHE_BYTES,
+        "{held} > {MAX_DECODE_CACHE_BYTES}"
+    );
+    assert!(
+        *pc > data.addr() && *pc < data.addr() + (4 << 20),
+        "pc {pc:#x}"
+    );
 }

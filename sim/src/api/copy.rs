@@ -126,6 +126,10 @@ fn linear_copy(
     engine: Option<u32>,
 ) -> HsaResult {
     let rt = rt()?;
+    crate::fail::check(
+        crate::fail::FailPoint::AsyncCopy,
+        "hsa_amd_memory_async_copy",
+    )?;
     let gpu = copy_gpu(&rt, dst_agent, src_agent)?;
     let engines = &gpu.sdma;
     check_range(&rt, "destination", dst as u64, size as u64)?;
@@ -276,6 +280,10 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
         {
             return Err(HsaError::INVALID_ARGUMENT);
         }
+        crate::fail::check(
+            crate::fail::FailPoint::AsyncCopy,
+            "hsa_amd_memory_async_copy_rect",
+        )?;
         // SAFETY: all non-null and valid per the caller.
         let (d, dof, s, sof, r) = unsafe { (*dst, *dst_offset, *src, *src_offset, *range) };
         // (first byte, bytes to the last one); any overflow is a range that cannot exist.

@@ -133,6 +133,10 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
         let rt = rt()?;
         let a = rt.agent(agent)?;
         let r = rt.loader.reader(reader)?;
+        crate::fail::check(
+            crate::fail::FailPoint::ExecutableLoad,
+            "hsa_executable_load_agent_code_object",
+        )?;
         let lco = rt.loader.load(&rt.memory, executable, a, &r)?;
         if !loaded_code_object.is_null() {
             // SAFETY: non-null and valid per the caller.

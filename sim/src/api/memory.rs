@@ -169,6 +169,10 @@ pub unsafe extern "C" fn hsa_amd_memory_pool_allocate(
         if ptr.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
+        crate::fail::check(
+            crate::fail::FailPoint::PoolAllocate,
+            "hsa_amd_memory_pool_allocate",
+        )?;
         let a = pool_allocate(&rt.memory, p, pool.handle, size as u64, rt.config.large_bar)?;
         // SAFETY: checked non-null; valid per the caller.
         unsafe { out(ptr, a.cast::<c_void>()) }

@@ -38,6 +38,7 @@ pub unsafe extern "C" fn hsa_queue_create(
         if !a.is_gpu() {
             return Err(HsaError::INVALID_AGENT);
         }
+        crate::fail::check(crate::fail::FailPoint::QueueCreate, "hsa_queue_create")?;
         if a.queue_count.fetch_add(1, Ordering::SeqCst) >= a.max_queues {
             a.queue_count.fetch_sub(1, Ordering::SeqCst);
             tracing::error!(target: "hsasim", limit = a.max_queues, "hsa_queue_create: per-agent queue limit reached (HSASIM_MAX_QUEUES)");

@@ -148,6 +148,7 @@ pub unsafe extern "C" fn hsa_memory_allocate(
         if ptr.is_null() {
             return Err(HsaError::INVALID_ARGUMENT);
         }
+        crate::fail::check(crate::fail::FailPoint::PoolAllocate, "hsa_memory_allocate")?;
         let a = pool_allocate(
             &rt.memory,
             &p,

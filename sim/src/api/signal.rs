@@ -39,6 +39,7 @@ fn user_signal(
         tracing::error!(target: "hsasim", "signal creation names an agent twice among the consumers");
         return Err(HsaError::INVALID_ARGUMENT);
     }
+    crate::fail::check(crate::fail::FailPoint::SignalCreate, "hsa_signal_create")?;
     let s = rt
         .signals
         .create(AMD_SIGNAL_KIND_USER, initial, consumers, attributes)?;
@@ -46,7 +47,9 @@ fn user_signal(
         rt.agent(hsa_agent_t { handle: agent })
             .is_ok_and(|a| !a.is_gpu())
     };
-    if crate::signal::wants_event(attributes, &s.consumers, is_cpu) {
+    if crate::signal::wants_event(attributes, &s.consumers, is_cpu)
+        && !crate::fail::should_fail(crate::fail::FailPoint::InterruptSignal, "hsa_signal_create")
+    {
         s.attach_event();
     }
     Ok(s)

@@ -250,6 +250,7 @@ pub fn packet(
             packet_address: addr,
             queue_address: 0,
             dispatch_id: 7,
+            code: None,
         },
         p,
     )

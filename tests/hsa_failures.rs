@@ -1,0 +1,122 @@
+//! HIP programs on hsasim with HSA calls failing on purpose (`HSASIM_FAIL`, see
+//! sim/src/fail.rs): every failure reaches the program as a HIP error, never as a crash, a
+//! hang or a success with wrong data, and a program that retries gets right results once
+//! the failures stop.
+
+mod common;
+
+use common::ctest;
+use std::process::Command;
+use std::time::Duration;
+
+/// What one run under `HSASIM_FAIL=spec` did.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    report: String,
+}
+
+fn run_under(program: &std::path::Path, spec: &str) -> Run {
+    let mut cmd = Command::new(program);
+    common::clear_loader_env(&mut cmd);
+    common::use_simulator(&mut cmd, "gfx942");
+    cmd.env("HSASIM_FAIL", spec)
+        .env("HSASIM_LOG", "hsasim=warn")
+        .env("HIPSHIM_LOG", "warn");
+    let out = common::run(&mut cmd, Duration::from_secs(120));
+    let report = out.report(&cmd);
+    assert!(
+        !out.timed_out,
+        "HSASIM_FAIL={spec}: the program hung\n{report}"
+    );
+    Run {
+        code: out.status.code(),
+        stdout: out.stdout(),
+        stderr: out.stderr(),
+        report,
+    }
+}
+
+/// Failures hsasim made on purpose in a run.
+fn injected(run: &Run) -> usize {
+    run.stderr.matches("HSASIM_FAIL: failing this call").count()
+}
+
+/// Corpus programs that check every HIP call, launches included (`hipGetLastError`), and
+/// their results; each exits 1 through its CHECK macro, which prints "CALL failed:
+/// hipErrorNAME", on the first failing call. (A program that does not check its launches,
+/// like `matmul_tiled`, reads zeros after a refused launch, as with CUDA.) Under random failures
+/// of every kind: each run either succeeds (its own check passed: right data) or stops at a
+/// call that returned a HIP error; never a signal, a hang or a wrong result.
+#[test]
+fn corpus_programs_under_random_hsa_failures_fail_cleanly_or_succeed() {
+    let mut outcomes = Vec::new();
+    for name in ["saxpy", "packed_int_dot", "rounding_modes"] {
+        let (program, _) = ctest::build_area_program("corpus", name);
+        for seed in 1..=4 {
+            let spec = format!("all:p=0.1:seed={seed}");
+            let run = run_under(&program, &spec);
+            let label = format!("{name} under HSASIM_FAIL={spec}");
+            assert!(
+                run.code.is_some(),
+                "{label}: killed by a signal\n{}",
+                run.report
+            );
+            assert!(
+                !run.stderr.contains("panicked"),
+                "{label}: a panic\n{}",
+                run.report
+            );
+            if run.code != Some(0) {
+                assert_eq!(run.code, Some(1), "{label}\n{}", run.report);
+                assert!(
+                    run.stderr.contains(" failed: hipError"),
+                    "{label}: exited {:?} without a HIP error\n{}",
+                    run.code,
+                    run.report
+                );
+            }
+            outcomes.push((label, run.code, injected(&run)));
+        }
+    }
+    // The mode did something: some runs met failures.
+    assert!(
+        outcomes.iter().any(|(_, _, n)| *n > 0),
+        "no run met an injected failure: {outcomes:?}"
+    );
+    for (label, code, n) in &outcomes {
+        println!("{label}: exit {code:?}, {n} injected failures");
+    }
+}
+
+/// A program that retries every HIP call until it succeeds: with a bounded number of
+/// failures (`count`), the failures surface as HIP errors and the results are right.
+#[test]
+fn a_program_that_retries_gets_right_results_once_failures_stop() {
+    let (program, _) = ctest::build_area_program("hsa_failures", "retry");
+    for spec in [
+        "all:count=3:seed=1",
+        "pool_allocate,async_copy,signal_create:p=0.5:count=6:seed=2",
+        "queue_create,interrupt_signal:p=0.5:count=4:seed=3",
+        "all:p=0.3:after=4:count=8:seed=4",
+    ] {
+        let run = run_under(&program, spec);
+        assert_eq!(
+            run.code,
+            Some(0),
+            "retry under HSASIM_FAIL={spec}\n{}",
+            run.report
+        );
+        assert!(
+            run.stdout.contains("results right"),
+            "HSASIM_FAIL={spec}\n{}",
+            run.report
+        );
+        println!(
+            "HSASIM_FAIL={spec}: {} injected, {}",
+            injected(&run),
+            run.stdout.trim()
+        );
+    }
+}
