@@ -251,18 +251,22 @@ impl DeviceStreams {
         });
     }
 
-    /// Drops destroyed streams whose work has finished and whose faults were reported.
+    /// Drops destroyed streams whose work has finished and whose faults were reported, and
+    /// destroys the signals the pool no longer needs (a destroyed stream's come back to it).
     fn reap(&self) {
-        let mut retiring = self.retiring.lock();
-        if !retiring.is_empty() {
-            retiring.retain(|s| {
-                let done = s.is_quiescent();
-                if done {
-                    s.retire();
-                }
-                !done
-            });
+        {
+            let mut retiring = self.retiring.lock();
+            if !retiring.is_empty() {
+                retiring.retain(|s| {
+                    let done = s.is_quiescent();
+                    if done {
+                        s.retire();
+                    }
+                    !done
+                });
+            }
         }
+        self.signals.trim();
     }
 
     /// Streams listed for legacy ordering and device-wide calls, and the room kept for them
