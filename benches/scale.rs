@@ -138,9 +138,10 @@ fn main() {
     );
     for (what, n) in rounds {
         let r = run(&program, &what, n);
+        let label = format!("{n} {what}");
         println!(
             "{:<18} {:>10.1} {:>10.1} {:>8.2} {:>8.1}M {:>8.1}M {:>8.1}M {:>8.2}",
-            format!("{n} {what}"),
+            label,
             r.create_ms,
             r.destroy_ms,
             r.destroy_ms / r.create_ms,
