@@ -14,6 +14,8 @@
 //   roundtrip  launch of an empty kernel followed by hipStreamSynchronize
 //   create     hipStreamCreate followed by hipStreamDestroy
 //   copy4k     hipMemcpy of 4 KiB from pinned host memory to the device
+//   copy4k_pageable  hipMemcpy of 4 KiB from pageable host memory (a heap buffer) to the
+//              device
 //   pageable   hipMemcpy of 64 MiB from pageable host memory to the device (prints GB/s too)
 //   pageable_d2h  hipMemcpy of 64 MiB from the device to pageable host memory (GB/s too)
 //   graph      hipGraphLaunch of an executable graph of GRAPH_NODES empty-kernel nodes in a
@@ -57,6 +59,7 @@ struct Fixture {
     void* device = nullptr;
     void* pinned = nullptr;
     std::vector<char> pageable;
+    std::vector<char> pageable4k = std::vector<char>(4096, 4);
     size_t pageable_bytes = size_t(64) << 20;
     hipGraphExec_t graph = nullptr;
 };
@@ -109,6 +112,9 @@ double round_of(const char* op, int n, Fixture& f) {
     } else if (!std::strcmp(op, "copy4k")) {
         for (int i = 0; i < n; ++i)
             CHECK(hipMemcpy(f.device, f.pinned, 4096, hipMemcpyHostToDevice));
+    } else if (!std::strcmp(op, "copy4k_pageable")) {
+        for (int i = 0; i < n; ++i)
+            CHECK(hipMemcpy(f.device, f.pageable4k.data(), 4096, hipMemcpyHostToDevice));
     } else if (!std::strcmp(op, "pageable")) {
         for (int i = 0; i < n; ++i)
             CHECK(hipMemcpy(f.device, f.pageable.data(), f.pageable_bytes,

@@ -607,11 +607,16 @@ impl SignalRegistry {
         }
     }
     pub fn destroy(&self, h: hsa_signal_t) -> HsaResult {
-        self.map
-            .write()
-            .remove(&h.handle)
-            .map(|_| ())
-            .ok_or(HsaError::INVALID_SIGNAL)
+        let mut map = self.map.write();
+        let removed = map.remove(&h.handle);
+        // A map grown for a million signals gives that room back once most are gone
+        // (amortised: the rehash follows capacity * 3/4 removals).
+        if map.capacity() > 1024 && map.len() < map.capacity() / 4 {
+            let keep = map.len() * 2;
+            map.shrink_to(keep);
+        }
+        drop(map);
+        removed.map(drop).ok_or(HsaError::INVALID_SIGNAL)
     }
     pub fn len(&self) -> usize {
         self.map.read().len()

@@ -202,15 +202,22 @@ fn ticks(duration: Duration, hz: u64) -> u64 {
 /// A slot is handed out with one reference ([`PooledSignal`]); clones share it and the last
 /// drop returns it to the free list. Whoever publishes a packet or copy naming a pooled signal
 /// keeps a clone until that packet or copy is known to be complete, so a signal is never
-/// reused while the device may still touch it. Slots live for the rest of the process (the
-/// pool is leaked with its device), which is what makes `&'static` references sound.
+/// reused while the device may still touch it, and for the same reason a free slot may be
+/// destroyed: [`SignalPool::trim`] does so for the free slots beyond what the pool may need
+/// again soon, so that 100,000 streams or a million event records, once gone, do not keep
+/// their signals for the rest of the process. The pool itself is leaked with its device.
 pub struct SignalPool {
     api: &'static HsaApi,
     /// Slots ready for reuse. Locked only to take or return a slot, never while waiting.
-    free: Mutex<Vec<&'static PoolSlot>>,
-    /// Slots ever created.
+    /// Its capacity never falls below `total`, so returning a slot never allocates.
+    free: Mutex<Vec<SlotRef>>,
+    /// Slots alive (in use or free).
     total: AtomicUsize,
 }
+
+/// Free slots [`SignalPool::trim`] always keeps, whatever is in use: a burst of markers and
+/// copies after a quiet spell finds its signals made.
+const KEEP_FREE: usize = 256;
 
 struct PoolSlot {
     signal: Signal,
@@ -218,8 +225,28 @@ struct PoolSlot {
     pool: &'static SignalPool,
 }
 
+/// A slot, from `Box::into_raw`; freed only by [`SignalPool::trim`], once no reference to it
+/// is left (it is on the free list).
+#[derive(Clone, Copy)]
+struct SlotRef(std::ptr::NonNull<PoolSlot>);
+
+// SAFETY: a slot holds a `Signal` (Send + Sync), an atomic and a shared reference to a Sync
+// pool; the pointer is shared as an `Arc` would be.
+unsafe impl Send for SlotRef {}
+// SAFETY: as above.
+unsafe impl Sync for SlotRef {}
+
+impl SlotRef {
+    fn get(&self) -> &PoolSlot {
+        // SAFETY: a slot is freed only from the free list by `trim`, and no `SlotRef` outside
+        // the free list exists then (its `PooledSignal`s are all dropped); so a slot reached
+        // through a live `PooledSignal` or the locked free list is alive.
+        unsafe { self.0.as_ref() }
+    }
+}
+
 /// A counted reference to a pooled signal.
-pub struct PooledSignal(&'static PoolSlot);
+pub struct PooledSignal(SlotRef);
 
 impl SignalPool {
     /// A new, empty pool that lives for the rest of the process.
@@ -237,11 +264,11 @@ impl SignalPool {
         let slot = match recycled {
             Some(slot) => slot,
             None => {
-                let slot: &'static PoolSlot = Box::leak(Box::new(PoolSlot {
+                let slot = SlotRef(std::ptr::NonNull::from(Box::leak(Box::new(PoolSlot {
                     signal: Signal::new(self.api, initial)?,
                     refs: AtomicUsize::new(0),
                     pool: self,
-                }));
+                }))));
                 // Grow the free list with the pool so returning a slot never allocates.
                 let total = self.total.fetch_add(1, Ordering::Relaxed) + 1;
                 let mut free = self.free.lock();
@@ -252,32 +279,69 @@ impl SignalPool {
                 slot
             }
         };
-        slot.refs.store(1, Ordering::Relaxed);
-        slot.signal.store(initial);
+        slot.get().refs.store(1, Ordering::Relaxed);
+        slot.get().signal.store(initial);
         Ok(PooledSignal(slot))
     }
-}
 
-impl SignalPool {
-    /// Signals this pool has created so far (in use or free): bounded by the most ever in use
-    /// at once, unless something holds on to them.
+    /// Destroys the free signals beyond those the pool keeps: as many as are in use, and at
+    /// least [`KEEP_FREE`]. Called where many signals may just have come back (a stream or an
+    /// event destroyed, a device synchronised), never on the launch path; each signal it
+    /// destroys was made by a `get` before, so the work is O(1) per operation over time.
+    pub fn trim(&self) {
+        let surplus = {
+            let mut free = self.free.lock();
+            let total = self.total.load(Ordering::Relaxed);
+            let in_use = total.saturating_sub(free.len());
+            let keep = in_use.max(KEEP_FREE);
+            if free.len() <= keep {
+                return;
+            }
+            let surplus = free.split_off(keep);
+            let left = self.total.fetch_sub(surplus.len(), Ordering::Relaxed) - surplus.len();
+            // Room for every slot still alive, and no more than twice that.
+            if free.capacity() > 2 * left.max(KEEP_FREE) {
+                free.shrink_to(left.max(KEEP_FREE));
+            }
+            surplus
+        };
+        // Destroyed without the lock: each is an HSA call.
+        for slot in surplus {
+            // SAFETY: the slot was on the free list (no `PooledSignal` names it) and is no
+            // longer: this is the one reference left, from `Box::leak` in `get`.
+            drop(unsafe { Box::from_raw(slot.0.as_ptr()) });
+        }
+    }
+
+    /// Signals this pool has alive now (in use or free): bounded by the most ever in use at
+    /// once, and after a [`SignalPool::trim`] by what is in use now (or [`KEEP_FREE`]).
     pub fn created(&self) -> usize {
         self.total.load(Ordering::Relaxed)
+    }
+
+    /// Free signals kept for reuse (for tests of what the pool gives back).
+    pub fn free_len(&self) -> usize {
+        self.free.lock().len()
     }
 }
 
 impl PooledSignal {
     pub fn handle(&self) -> hsa_signal_t {
-        self.0.signal.handle
+        self.0.get().signal.handle
     }
 
     pub fn signal(&self) -> &Signal {
-        &self.0.signal
+        &self.0.get().signal
+    }
+
+    /// The pool the signal goes back to.
+    pub fn pool(&self) -> &'static SignalPool {
+        self.0.get().pool
     }
 
     /// True once the signal reads 0 (acquire: the work it reports is visible).
     pub fn is_zero(&self) -> bool {
-        self.0.signal.load_acquire() == 0
+        self.0.get().signal.load_acquire() == 0
     }
 
     /// Gives up this reference without ever returning the slot to the pool: for signals a
@@ -289,18 +353,19 @@ impl PooledSignal {
 
 impl Clone for PooledSignal {
     fn clone(&self) -> Self {
-        self.0.refs.fetch_add(1, Ordering::Relaxed);
+        self.0.get().refs.fetch_add(1, Ordering::Relaxed);
         PooledSignal(self.0)
     }
 }
 
 impl Drop for PooledSignal {
     fn drop(&mut self) {
-        if self.0.refs.fetch_sub(1, Ordering::Release) == 1 {
+        let slot = self.0.get();
+        if slot.refs.fetch_sub(1, Ordering::Release) == 1 {
             // Pairs with the Release above in other holders: their last uses happen before
             // the slot is reused.
             fence(Ordering::Acquire);
-            self.0.pool.free.lock().push(self.0);
+            slot.pool.free.lock().push(self.0);
         }
     }
 }

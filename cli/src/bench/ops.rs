@@ -30,6 +30,7 @@ pub const OPERATIONS: &[(&str, &str)] = &[
     ("roundtrip", "launch + sync round trip"),
     ("create", "stream create + destroy"),
     ("copy4k", "hipMemcpy 4 KiB pinned"),
+    ("copy4k_pageable", "hipMemcpy 4 KiB pageable"),
     ("pageable", "hipMemcpy 64 MiB pageable"),
     ("pageable_d2h", "hipMemcpy 64 MiB to pageable"),
     ("graph", "graph replay, per kernel node"),
@@ -76,7 +77,10 @@ fn api_functions(op: &str) -> &'static [&'static str] {
 /// Whether hsasim's own threads do work for the operation worth a column: dispatches and
 /// copies. (A launch's dispatches also run there, but after the timed loop.)
 fn has_simulator_work(op: &str) -> bool {
-    matches!(op, "roundtrip" | "copy4k" | "pageable" | "pageable_d2h")
+    matches!(
+        op,
+        "roundtrip" | "copy4k" | "copy4k_pageable" | "pageable" | "pageable_d2h"
+    )
 }
 
 const DEFAULT_OPS: &str = "launch,sync,record,roundtrip,create,copy4k,pageable";
@@ -84,7 +88,8 @@ const DEFAULT_OPS: &str = "launch,sync,record,roundtrip,create,copy4k,pageable";
 #[derive(clap::Args, Debug)]
 pub struct OpsArgs {
     /// Comma-separated operations: launch, sync, record, roundtrip, create, copy4k,
-    /// pageable, pageable_d2h, graph, graph_eager (the last three not run unless named;
+    /// pageable, copy4k_pageable, pageable_d2h, graph, graph_eager (the last four not run
+    /// unless named;
     /// `graph` replays a chain of 100 empty-kernel nodes, `graph_eager` the same through the
     /// eager executor, HIPSHIM_GRAPH_QUEUES=0; both report per kernel node).
     #[arg(long, value_delimiter = ',', default_value = DEFAULT_OPS, value_parser = parse_op)]

@@ -1,6 +1,7 @@
 //! The ordering engine: streams, their dependencies, markers and gates, legacy null-stream
 //! ordering, and fault containment and reporting (see the module comment in `mod.rs`).
 
+use super::stream_list::{Slot, SlotList, Slotted};
 use crate::config::Config;
 use crate::error::{HipError, HipResult};
 use crate::hsa::queue::{self, barrier_and, Doom, Marker, Queue, QueueFactory, BARRIER_DEPS};
@@ -36,8 +37,9 @@ pub struct DeviceStreams {
     /// Markers, gates and event records draw their signals from here.
     pub signals: &'static SignalPool,
     pub(in crate::runtime) null: Stream,
-    /// Created and per-thread streams of this device, for legacy ordering and device sync.
-    others: RwLock<Vec<Arc<Stream>>>,
+    /// Created and per-thread streams of this device, for legacy ordering and device sync
+    /// (a stream leaves in O(1): `stream_list.rs`).
+    others: RwLock<SlotList<Stream>>,
     /// How many of `others` are blocking: 0 lets null-stream work skip legacy ordering.
     blocking: AtomicUsize,
     /// Blocking streams that may have work the null stream has not waited for yet: what a
@@ -77,7 +79,7 @@ impl DeviceStreams {
                 Priority::Normal,
                 None,
             )?,
-            others: RwLock::new(Vec::new()),
+            others: RwLock::new(SlotList::new()),
             blocking: AtomicUsize::new(0),
             unseen: Mutex::new(Vec::new()),
             retiring: Mutex::new(Vec::new()),
@@ -91,7 +93,7 @@ impl DeviceStreams {
 
     /// Every stream of the device but the null stream, destroyed ones still kept included.
     fn shared_streams(&self) -> Vec<Arc<Stream>> {
-        let mut all = self.others.read().clone();
+        let mut all = self.others.read().to_vec();
         all.extend(self.retiring.lock().iter().cloned());
         all
     }
@@ -191,13 +193,10 @@ impl DeviceStreams {
 
     /// Forgets `stream`; its outstanding work still completes (it is kept until idle).
     pub(in crate::runtime) fn unregister(&self, stream: &Arc<Stream>) {
-        let mut others = self.others.write();
-        let before = others.len();
-        others.retain(|s| !Arc::ptr_eq(s, stream));
-        if others.len() != before && stream.is_blocking() {
+        let removed = self.others.write().remove(stream);
+        if removed && stream.is_blocking() {
             self.blocking.fetch_sub(1, Ordering::AcqRel);
         }
-        drop(others);
         if stream.is_quiescent() {
             stream.retire();
         } else {
@@ -252,18 +251,30 @@ impl DeviceStreams {
         });
     }
 
-    /// Drops destroyed streams whose work has finished and whose faults were reported.
+    /// Drops destroyed streams whose work has finished and whose faults were reported, and
+    /// destroys the signals the pool no longer needs (a destroyed stream's come back to it).
     fn reap(&self) {
-        let mut retiring = self.retiring.lock();
-        if !retiring.is_empty() {
-            retiring.retain(|s| {
-                let done = s.is_quiescent();
-                if done {
-                    s.retire();
-                }
-                !done
-            });
+        {
+            let mut retiring = self.retiring.lock();
+            if !retiring.is_empty() {
+                retiring.retain(|s| {
+                    let done = s.is_quiescent();
+                    if done {
+                        s.retire();
+                    }
+                    !done
+                });
+            }
         }
+        self.signals.trim();
+    }
+
+    /// Streams listed for legacy ordering and device-wide calls, and the room kept for them
+    /// (for tests of what destroying streams gives back).
+    #[doc(hidden)]
+    pub fn listed_streams(&self) -> (usize, usize) {
+        let others = self.others.read();
+        (others.len(), others.capacity())
     }
 }
 
@@ -340,6 +351,14 @@ pub struct Stream {
     /// Set while the stream takes part in a stream capture (`graph/capture.rs`): the launch
     /// path's one check, a load of a line it touches anyway.
     pub(in crate::runtime) capturing: AtomicBool,
+    /// Where the stream is in its device's list of streams (`DeviceStreams::others`).
+    slot: Slot,
+}
+
+impl Slotted for Stream {
+    fn slot(&self) -> &Slot {
+        &self.slot
+    }
 }
 
 /// Where [`Stream::serial`] values come from.
@@ -651,6 +670,7 @@ impl Stream {
             }),
             serial: NEXT_SERIAL.fetch_add(1, Ordering::Relaxed),
             waited: Mutex::new(Vec::new()),
+            slot: Slot::new(),
         })
     }
 

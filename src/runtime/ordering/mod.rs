@@ -55,10 +55,12 @@
 //!
 //! ## Files
 //! `engine.rs` is the ordering engine above (streams, dependencies, markers, gates, legacy
-//! ordering, faults); `host_task.rs` runs host tasks on the callback thread.
+//! ordering, faults); `host_task.rs` runs host tasks on the callback thread; `stream_list.rs` is
+//! the list of a device's streams that a stream leaves in O(1).
 
 mod engine;
 mod host_task;
+mod stream_list;
 
 pub use engine::{
     contain, every_device, watch_devices, Dep, DepList, DeviceStreams, Keepalive, Operation,

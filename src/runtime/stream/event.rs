@@ -179,7 +179,18 @@ fn share_record(shared: &Arc<SharedEvent>, marker: &Marker, device: &Device) -> 
 /// `hipEventDestroy`: an outstanding record still completes (its marker's signal is held by
 /// the stream until then).
 pub fn destroy(handle: *mut c_void) -> HipResult {
-    EVENTS.remove(handle as usize).map(drop)
+    let event = EVENTS.remove(handle as usize)?;
+    // Held elsewhere too (a graph node, another thread's call): it goes when they let go.
+    let Ok(event) = Arc::try_unwrap(event) else {
+        return Ok(());
+    };
+    if let Some(record) = event.record.into_inner() {
+        let pool = record.marker.signal.pool();
+        drop(record);
+        // The record's signal may have gone back to its pool just now.
+        pool.trim();
+    }
+    Ok(())
 }
 
 /// `hipEventRecord` on `stream`, which runs on `device`.
