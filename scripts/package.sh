@@ -15,7 +15,7 @@
 # The lib dir is what scripts/stage-libs.sh stages for the release build (the one place that
 # knows its names), with each library stored once and every other name a relative symlink.
 # `hipshim` finds it relative to itself (cli/src/libdir.rs).
-# Needs cargo-deb (scripts/setup.sh installs it), strip and tar.
+# Needs cargo-deb ('scripts/setup.sh --package' installs it), strip and tar.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +28,7 @@ if [[ "$(uname -m)" != x86_64 ]]; then
     exit 1
 fi
 if ! cargo deb --version >/dev/null 2>&1; then
-    echo "package: cargo-deb is missing: run scripts/setup.sh (or 'cargo install cargo-deb --locked')" >&2
+    echo "package: cargo-deb is missing: run 'scripts/setup.sh --package'" >&2
     exit 1
 fi
 

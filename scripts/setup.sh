@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-time set-up of a Debian 12 (bookworm) machine for hipshim. Idempotent.
 #
-#   sudo scripts/setup.sh      (or as root)
+#   sudo scripts/setup.sh [--package]      (or as root)
 #
 # - installs the toolchain from Debian's own archive (skipped when present):
 #     clang-19 lld-19 llvm-19 clang-tools-19  stock clang that compiles HIP
@@ -28,9 +28,17 @@
 #   user, so tests later run without root;
 # - checks for a Rust toolchain (cargo, and rustc at least the workspace's
 #   `rust-version` in Cargo.toml), which it does not install;
-# - installs cargo-deb (pinned, from crates.io; skipped when that version is
-#   present) for scripts/package.sh.
+# - with --package, installs cargo-deb (pinned, from crates.io; skipped when
+#   that version is present) for scripts/package.sh.
 set -euo pipefail
+
+with_packaging=0
+for arg in "$@"; do
+    case "$arg" in
+        --package) with_packaging=1 ;;
+        *) echo "usage: $0 [--package]" >&2; exit 2 ;;
+    esac
+done
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(clang-19 lld-19 llvm-19 clang-tools-19 rocm-device-libs
@@ -111,12 +119,15 @@ fi
 echo "setup: $rustc_version (workspace needs >= $rust_needed)"
 
 # cargo-deb makes the .deb in scripts/package.sh. Pinned: its output is part of the release.
+# Only with --package: the demo and the tests do not need it, and building it takes minutes.
 cargo_deb_version=3.8.0
-if [[ "$("${as_owner[@]}" bash -lc 'cargo deb --version 2>/dev/null' || true)" == *" $cargo_deb_version"* ]]; then
+if [[ $with_packaging -eq 0 ]]; then
+    echo "setup: cargo-deb (for scripts/package.sh) not checked: run 'scripts/setup.sh --package' to install it"
+elif [[ "$("${as_owner[@]}" bash -lc 'cargo deb --version 2>/dev/null' || true)" == *" $cargo_deb_version"* ]]; then
     echo "setup: cargo-deb $cargo_deb_version already installed"
 else
     echo "setup: installing cargo-deb $cargo_deb_version (cargo install, a few minutes)"
     "${as_owner[@]}" bash -lc "cargo install cargo-deb --version $cargo_deb_version --locked"
 fi
-echo "setup: done. Next: scripts/demo.sh (vector_add on the software GPU)" \
+echo "setup: done. Next: scripts/demo.sh (a four-stream program under two queue policies)" \
     "or 'cargo test --workspace'"
