@@ -9,50 +9,12 @@
 //! reports the best round (least disturbed by the simulator's threads on a small machine) and
 //! the mean.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"))
-}
-
-fn check(what: &str, status: std::io::Result<std::process::ExitStatus>) {
-    match status {
-        Ok(s) if s.success() => {}
-        Ok(s) => panic!("{what} failed: {s}"),
-        Err(e) => panic!("{what} could not start: {e}"),
-    }
-}
-
-fn build_program(out: &Path) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    check(
-        "cargo build --release",
-        Command::new(cargo)
-            .args(["build", "--release", "-p", "hipshim", "-p", "hsasim"])
-            .current_dir(repo())
-            .status(),
-    );
-    check(
-        "scripts/build-hip.sh",
-        Command::new("bash")
-            .arg(repo().join("scripts/build-hip.sh"))
-            .arg(repo().join("c_tests/bench/ops.hip"))
-            .arg(out)
-            .arg("gfx942")
-            .env("CARGO_TARGET_DIR", target_dir())
-            .env("HIPSHIM_PROFILE", "release")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status(),
-    );
-}
+#[path = "shared/program.rs"]
+mod program;
+use program::{build_release_program, target_dir};
 
 /// Runs the benchmark program with `env`; returns its report line.
 fn run(program: &Path, args: &[String], env: &[(&str, &str)]) -> String {
@@ -87,7 +49,7 @@ fn main() {
         .collect();
     let program = target_dir().join("bench").join("ops");
     std::fs::create_dir_all(program.parent().unwrap()).unwrap();
-    build_program(&program);
+    build_release_program("c_tests/bench/ops.hip", &program);
     let trace = target_dir().join("bench").join("launch-trace.json");
     let trace_env = trace.to_string_lossy().into_owned();
     println!("ns per asynchronous hipLaunchKernel (3 arguments, hsasim gfx942, release build)");

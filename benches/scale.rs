@@ -8,50 +8,12 @@
 //! and destroyed. Each round prints the resident set size after start-up, at its peak and
 //! after everything was destroyed, and that last one against the start.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target"))
-}
-
-fn check(what: &str, status: std::io::Result<std::process::ExitStatus>) {
-    match status {
-        Ok(s) if s.success() => {}
-        Ok(s) => panic!("{what} failed: {s}"),
-        Err(e) => panic!("{what} could not start: {e}"),
-    }
-}
-
-fn build_program(out: &Path) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    check(
-        "cargo build --release",
-        Command::new(cargo)
-            .args(["build", "--release", "-p", "hipshim", "-p", "hsasim"])
-            .current_dir(repo())
-            .status(),
-    );
-    check(
-        "scripts/build-hip.sh",
-        Command::new("bash")
-            .arg(repo().join("scripts/build-hip.sh"))
-            .arg(repo().join("c_tests/bench/scale.hip"))
-            .arg(out)
-            .arg("gfx942")
-            .env("CARGO_TARGET_DIR", target_dir())
-            .env("HIPSHIM_PROFILE", "release")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status(),
-    );
-}
+#[path = "shared/program.rs"]
+mod program;
+use program::{build_release_program, target_dir};
 
 /// One round's line: `<what> N create_ms C destroy_ms D rss_start_kb S rss_peak_kb P
 /// rss_after_kb A`, as fields by name.
@@ -130,7 +92,7 @@ fn main() {
     }
     let program = target_dir().join("bench").join("scale");
     std::fs::create_dir_all(program.parent().unwrap()).unwrap();
-    build_program(&program);
+    build_release_program("c_tests/bench/scale.hip", &program);
     println!("create then destroy, one process per round (hsasim gfx942, release build)");
     println!(
         "{:<18} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9} {:>8}",
