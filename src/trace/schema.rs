@@ -57,6 +57,16 @@ pub fn csv_table<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
     out
 }
 
+/// A CSV table of JSON rows: one record per row, the cells of `columns` read by name (what
+/// every bench's csv output is: the same rows as its JSON document, flattened).
+pub fn csv_of_json_rows(columns: &[&str], rows: impl IntoIterator<Item = Value>) -> String {
+    let records: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|row| columns.iter().map(|c| csv_cell(&row[*c])).collect())
+        .collect();
+    csv_table(columns, &records)
+}
+
 /// A cell of a CSV record: numbers as written in JSON, nothing for an absent value, and text
 /// on one line (a multi-line reason's lines joined by ` | `), so that every record is one
 /// line for line-oriented tools.

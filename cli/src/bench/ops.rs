@@ -347,18 +347,7 @@ impl Table {
                 }),
             ),
             OutputFormat::Csv => {
-                let records: Vec<Vec<String>> = self
-                    .rows
-                    .iter()
-                    .map(|r| {
-                        let v = row_json(r);
-                        CSV_COLUMNS
-                            .iter()
-                            .map(|c| schema::csv_cell(&v[*c]))
-                            .collect()
-                    })
-                    .collect();
-                schema::csv_table(&CSV_COLUMNS, &records)
+                schema::csv_of_json_rows(&CSV_COLUMNS, self.rows.iter().map(row_json))
             }
         }
     }

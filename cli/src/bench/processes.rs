@@ -239,17 +239,7 @@ pub fn render(args: &ProcessesArgs, rows: &[Row], format: OutputFormat) -> Strin
             }),
         ),
         OutputFormat::Csv => {
-            let records: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| {
-                    let v = row_json(rows, r);
-                    CSV_COLUMNS
-                        .iter()
-                        .map(|c| schema::csv_cell(&v[*c]))
-                        .collect()
-                })
-                .collect();
-            schema::csv_table(&CSV_COLUMNS, &records)
+            schema::csv_of_json_rows(&CSV_COLUMNS, rows.iter().map(|r| row_json(rows, r)))
         }
     }
 }
