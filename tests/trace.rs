@@ -393,7 +393,7 @@ fn malformed_trace_and_stats_values_are_reported() {
     let (ok, _, stderr) = run(&program("known"), &[("HIPSHIM_TRACE", "1")]);
     assert!(ok, "{stderr}");
     assert!(
-        stderr.contains("HIPSHIM_TRACE=\"1\"") && stderr.contains("a path of a file"),
+        stderr.contains("HIPSHIM_TRACE=\"1\"") && stderr.contains("a file path"),
         "{stderr}"
     );
 }
