@@ -329,7 +329,8 @@ pub const FAIL: SettingDoc = SettingDoc {
     name: "HSASIM_FAIL",
     accepted: Accepted::Forms(
         "POINT[,POINT...][:p=P][:seed=N][:after=K][:count=N]; POINT: queue_create, \
-         pool_allocate, signal_create, async_copy, executable_load, interrupt_signal or all",
+         pool_allocate, signal_create, async_copy, executable_load, interrupt_signal or all; \
+         or off",
     ),
     default: "off",
     meaning: "Make HSA calls fail on purpose, to test a client's error paths. Each call at a \
@@ -458,7 +459,10 @@ impl Config {
             }),
             queue_id_base: vars.num(&QUEUE_ID_BASE, 0u64),
             log: vars.read(&LOG, None, |s| Some(Some(s.to_string()))),
-            fail: vars.read(&FAIL, None, |s| crate::fail::FailPlan::parse(s).map(Some)),
+            fail: vars.read(&FAIL, None, |s| match s.trim() {
+                "off" | "0" => Some(None),
+                plan => crate::fail::FailPlan::parse(plan).map(Some),
+            }),
         };
         (config, vars.warnings)
     }
