@@ -40,8 +40,9 @@ use ops::{Op, Replay};
 
 /// The CI runs: (seed, threads, calls per thread, features left out). Single-threaded and
 /// without faulting kernels and pool allocations while the open findings of those
-/// (`tests/api_fuzz/open/`, replayed by the ignored `api_fuzz_open_findings`) stand: each
-/// would fail or hang a CI run. `scripts/api-fuzz.sh` runs everything.
+/// (`tests/api_fuzz/open/README.md`; files there are replayed by the ignored
+/// `api_fuzz_open_findings`) stand: with either on, these seeds still fail or hang a run.
+/// `scripts/api-fuzz.sh` runs everything.
 const CI_RUNS: &[(u64, usize, usize, &str)] = &[
     (0x5eed_0001, 1, 100_000, "faults,pool"),
     (0x5eed_0002, 1, 100_000, "faults,pool"),

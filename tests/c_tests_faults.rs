@@ -18,6 +18,8 @@ c_tests! {
     chain_gfx90a => "chain" on "gfx90a";
     shared_gfx942 => "shared" on "gfx942";
     shared_gfx90a => "shared" on "gfx90a";
+    engine_behind_barrier_gfx942 => "engine_behind_barrier" on "gfx942";
+    engine_behind_barrier_gfx90a => "engine_behind_barrier" on "gfx90a";
 }
 
 /// Besides the default `pool:4` of the runs above: a queue per stream, one queue for all,

@@ -5,7 +5,8 @@
 //! never while it is pending behind a busy stream); `pools` the attributes, used/reserved
 //! amounts and high-water marks, release threshold and trimming, explicit pools, access and
 //! bad input, also with two devices; `oom` the internal-dependency reuse when the device is
-//! out of memory.
+//! out of memory; `null_sync` that `hipStreamSynchronize(0)` gives back no block a busy
+//! non-blocking stream freed.
 
 mod common;
 
@@ -48,6 +49,8 @@ mempool_tests! {
     oom_gfx942_deterministic => "oom" on "gfx942", true, [];
     oom_gfx90a => "oom" on "gfx90a", false, [];
     oom_gfx90a_deterministic => "oom" on "gfx90a", true, [];
+    null_sync_gfx942 => "null_sync" on "gfx942", false, [];
+    null_sync_gfx942_deterministic => "null_sync" on "gfx942", true, [];
 }
 
 /// A traced run records each stream-ordered allocation, and the stats count the reuses.

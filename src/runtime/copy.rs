@@ -946,10 +946,13 @@ impl Fill {
 
     /// Fills device memory of `device`, synchronously: the engine fills each row's aligned
     /// middle, the staging buffer the unaligned ends (batched on one signal).
+    ///
+    /// The device's copy lock is taken only for unaligned ends: a stream fill runs as a host
+    /// task, and a staged copy of another thread may hold that lock while it waits for its
+    /// engine, whose earlier jobs may wait for this very host task (through a marker of a
+    /// stream that queued a copy after the fill): an aligned fill must not join that cycle.
     fn on_device(&self, device: &Device) -> HipResult {
-        let copy = device.copy.lock();
-        let fills = &copy.staging[0];
-        let staging = fills.memory.as_ptr() as usize;
+        let mut copy = None;
         let mut ends: Vec<EngineCopy> = Vec::new();
         let mut used = 0;
         for r in 0..self.height {
@@ -969,6 +972,8 @@ impl Fill {
                 if len == 0 {
                     continue;
                 }
+                let fills = &copy.get_or_insert_with(|| device.copy.lock()).staging[0];
+                let staging = fills.memory.as_ptr() as usize;
                 for k in 0..len {
                     // SAFETY: staging holds STAGING_BYTES (more than MAX_BATCH ends of at most
                     // 3 bytes) and is ours under `copy`.
@@ -988,7 +993,10 @@ impl Fill {
                 }
             }
         }
-        staged_copies(device, &fills.signal, ends)
+        match &copy {
+            Some(copy) => staged_copies(device, &copy.staging[0].signal, ends),
+            None => Ok(()),
+        }
     }
 
     /// Fills host memory (pinned, registered or managed) with the CPU.

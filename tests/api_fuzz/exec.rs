@@ -92,6 +92,9 @@ enum Effect {
 struct Graph {
     exec: Ptr,
     effects: Vec<Effect>,
+    /// Holds a copy the CPU makes (see `Op::Copy`): launching the graph waits for its stream
+    /// on the host there, as `hipMemcpyAsync` of such a copy does, and may report its fault.
+    waits: bool,
 }
 
 struct Callback {
@@ -126,6 +129,8 @@ pub struct Thread<'a> {
     modules: [Option<Module>; MODULES as usize],
     graphs: [Option<Graph>; GRAPHS as usize],
     capture: Option<(u32, Vec<Effect>)>,
+    /// The capture in progress holds a copy the CPU makes (`Graph::waits`).
+    capture_waits: bool,
     /// Callbacks queued while trusted, by stream slot (NULL at index STREAMS, destroyed
     /// streams at ORPHANED), not yet seen to run.
     callbacks: Vec<Vec<Arc<Callback>>>,
@@ -154,6 +159,7 @@ impl<'a> Thread<'a> {
             modules: Default::default(),
             graphs: Default::default(),
             capture: None,
+            capture_waits: false,
             callbacks: vec![Vec::new(); ORPHANED + 1],
             all_callbacks: Vec::new(),
             errors_since: BTreeSet::new(),
@@ -379,6 +385,9 @@ impl<'a> Thread<'a> {
                     })?
                 } else {
                     let waits = on_host && self.capture.is_none();
+                    if on_host && matches!(self.capture, Some((c, _)) if c == s) {
+                        self.capture_waits = true;
+                    }
                     self.call("hipMemcpyAsync", waits, false, |hip| {
                         // SAFETY: as above.
                         unsafe { (hip.memcpy_async)(d, sp, n * 4, hip::MEMCPY_DEFAULT, stream) }
@@ -717,6 +726,7 @@ impl<'a> Thread<'a> {
                     unsafe { (hip.stream_begin_capture)(stream, hip::CAPTURE_MODE_THREAD_LOCAL) }
                 })?;
                 self.capture = Some((s, Vec::new()));
+                self.capture_waits = false;
             }
             Op::EndCapture { s, g } => {
                 let stream = self.stream(s);
@@ -736,14 +746,19 @@ impl<'a> Thread<'a> {
                     // SAFETY: a live graph.
                     unsafe { (hip.graph_destroy)(graph) }
                 })?;
-                self.graphs[g as usize] = Some(Graph { exec, effects });
+                let waits = std::mem::take(&mut self.capture_waits);
+                self.graphs[g as usize] = Some(Graph {
+                    exec,
+                    effects,
+                    waits,
+                });
             }
             Op::GraphLaunch { g, s } => {
                 let stream = self.stream(s);
                 let graph = self.graphs[g as usize].as_ref().unwrap();
-                let (exec, effects) = (graph.exec, graph.effects.clone());
+                let (exec, effects, waits) = (graph.exec, graph.effects.clone(), graph.waits);
                 let trusted = self.trusted();
-                self.call("hipGraphLaunch", false, false, |hip| {
+                self.call("hipGraphLaunch", waits, false, |hip| {
                     // SAFETY: a live exec and stream.
                     unsafe { (hip.graph_launch)(exec, stream) }
                 })?;

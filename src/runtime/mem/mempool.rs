@@ -43,7 +43,7 @@ use crate::runtime::base::handles::HandleTable;
 use crate::runtime::devices::device::{self, Device};
 use crate::runtime::mem::ipc;
 use crate::runtime::mem::memory;
-use crate::runtime::ordering::{Dep, Stream};
+use crate::runtime::ordering::{Dep, Stream, StreamKind};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -177,6 +177,9 @@ struct PendingFree {
     stream: u64,
     /// That stream's device.
     device: usize,
+    /// That stream is the null stream or a blocking one: what `hipStreamSynchronize(0)` waits
+    /// for (a non-blocking stream's free is not covered by it).
+    legacy: bool,
     /// "That stream so far", recorded by the free.
     marker: Marker,
 }
@@ -664,6 +667,7 @@ pub unsafe fn free_async(
     let pending = PendingFree {
         stream: stream.serial,
         device: device.index,
+        legacy: stream.kind == StreamKind::Null || stream.is_blocking(),
         marker,
     };
     pool.state.lock().put_back(start, Some(pending));
@@ -713,6 +717,9 @@ pub enum Synced<'a> {
     Stream(u64),
     /// All work of a device.
     Device(usize),
+    /// The null stream's and every blocking stream's work of a device, not that of its
+    /// non-blocking streams (`hipStreamSynchronize(0)`).
+    Legacy(usize),
     /// Work up to an event's marker.
     Marker(&'a Marker),
 }
@@ -742,6 +749,7 @@ fn release_after_sync(synced: Synced<'_>) {
                 let covered = block.pending.as_ref().is_some_and(|p| match synced {
                     Synced::Stream(serial) => p.stream == serial,
                     Synced::Device(device) => p.device == device,
+                    Synced::Legacy(device) => p.device == device && p.legacy,
                     Synced::Marker(m) => {
                         p.marker.queue.id == m.queue.id && p.marker.index <= m.index
                     }

@@ -454,6 +454,10 @@ struct Held {
     /// Memory the packets point to (a batch's kernarg images, see [`Stream::submit_batch`]),
     /// kept as long as the signal.
     keep: Option<Keepalive>,
+    /// The signal is that of the marker a copy-engine job waits for, whose gate a barrier
+    /// has since taken over: the stream no longer has a gate that names the job, and
+    /// `abandon` still has to let the job go if the marker is lost (see `Wedged`).
+    engine_waits: Option<Marker>,
 }
 
 impl Held {
@@ -463,6 +467,7 @@ impl Held {
             signal,
             completes_itself,
             keep: None,
+            engine_waits: None,
         }
     }
 
@@ -866,6 +871,7 @@ impl Stream {
                 signal: st.pending.clone(),
                 completes_itself: false,
                 keep: Some(keep),
+                engine_waits: None,
             });
             for signal in hold {
                 st.held.push_back(Held::of(st.counted, signal, false));
@@ -1295,16 +1301,16 @@ impl Stream {
             Some(doom) => self.abandon(&mut st, device, doom),
             None => {
                 self.leave_if_failed(&mut st, device);
-                None
+                Vec::new()
             }
         };
         drop(st);
-        if let Some(wedged) = wedged {
+        for job in wedged {
             tracing::warn!(
                 stream = %self.kind,
                 "a copy queued behind the fault is let go so that its copy engine goes on; what it copies is undefined"
             );
-            wedged.release();
+            job.release();
         }
     }
 
@@ -1345,22 +1351,26 @@ impl Stream {
     /// Gives up the stream's work after a fault: retires its queue (the policy stops handing
     /// it out; the stream's next operation gets a new one), leaks every pooled signal a stuck
     /// packet may still name, and owes the fault to the stream's next call and the next
-    /// device-wide call. Returns a copy-engine job that waits for a lost marker, for the
+    /// device-wide call. Returns the copy-engine jobs that wait for a lost marker, for the
     /// caller to release once the lock is dropped.
-    fn abandon(&self, st: &mut State, device: &DeviceStreams, doom: Doom) -> Option<Wedged> {
+    fn abandon(&self, st: &mut State, device: &DeviceStreams, doom: Doom) -> Vec<Wedged> {
         let error = device_assert::fault_error(doom);
         let queue = st.queue.take();
         if let Some(queue) = &queue {
             device.policy.retire(queue);
         }
+        let mut wedged = Vec::new();
         for held in st.held.drain(..) {
+            // A job an engine runs in order holds up every later copy there, of any stream.
+            if let Some(after) = held.engine_waits.as_ref().filter(|m| m.lost().is_some()) {
+                wedged.push(Wedged(after.signal.clone()));
+            }
             held.leak();
         }
         // Out-of-queue work that will still finish stays the stream's gate, so that its next
         // work waits for it. So does a copy-engine job that waits for a lost marker: it is let
         // go (only this stream's own packets, on the queue given up now, wait for the job
         // itself; see `tail_dep`). A host task that waits for a lost marker never runs.
-        let mut wedged = None;
         if let Some(Gate {
             signal,
             after,
@@ -1372,7 +1382,7 @@ impl Stream {
                 || completed_by.as_ref().is_some_and(|m| m.lost().is_some());
             if let Some(after) = after {
                 if lost && on_engine {
-                    wedged = Some(Wedged(after.signal));
+                    wedged.push(Wedged(after.signal));
                 } else {
                     // Still named by its packet or by the work: never reused.
                     after.signal.leak();
@@ -1567,13 +1577,13 @@ impl Stream {
 
     #[inline(never)]
     fn publish_waits(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) {
-        type Entry = (PooledSignal, Option<Marker>, Option<PooledSignal>);
+        type Entry = (PooledSignal, Option<Marker>, Option<(Marker, bool)>);
         // The gate's marker is on this queue, or on one the stream left with it complete; a
         // gate completed by a packet of another queue is a cross-queue wait like any other.
         let gate = st
             .gate
             .take()
-            .map(|g| (g.signal, g.completed_by, g.after.map(|m| m.signal)));
+            .map(|g| (g.signal, g.completed_by, g.after.map(|m| (m, g.on_engine))));
         let mut all = gate
             .into_iter()
             .chain(deps.drain().map(|d| (d.signal, d.producer, None)))
@@ -1595,8 +1605,11 @@ impl Stream {
                     queue.add_blocker(at, &producer);
                 }
                 st.held.push_back(Held::of(release_at, signal, false));
-                if let Some(after) = after {
-                    st.held.push_back(Held::of(release_at, after, false));
+                if let Some((after, on_engine)) = after {
+                    st.held.push_back(Held {
+                        engine_waits: on_engine.then(|| after.clone()),
+                        ..Held::of(release_at, after.signal, false)
+                    });
                 }
             }
         }

@@ -267,8 +267,9 @@ pub fn synchronize(devices: &[Device], handle: *mut c_void) -> HipResult {
     )?;
     if stream.kind == StreamKind::Null {
         device.streams.synchronize_null()?;
-        // The null stream's synchronisation waits for every blocking stream too.
-        mempool::after_sync(mempool::Synced::Device(device.index));
+        // The null stream's synchronisation waits for every blocking stream too, never for a
+        // non-blocking one: blocks those freed may still be in use.
+        mempool::after_sync(mempool::Synced::Legacy(device.index));
     } else {
         stream.wait_for_null_first(&device.streams)?;
         stream.synchronize(&device.streams)?;
