@@ -72,22 +72,9 @@ fn csv_of_a_report_that_is_not_a_table_is_a_usage_error() {
 #[test]
 fn stats_and_trace_summary_as_json_and_csv() {
     let program = common::build_hip(VECTOR_ADD, "vector_add");
-    let dir = common::profile_dir().join("cli-tests");
     let stem = format!("formats-{}", std::process::id());
-    let trace = dir.join(format!("{stem}.json"));
-    let stats = dir.join(format!("{stem}.stats.json"));
-    let mut stats_arg = OsString::from("--stats=");
-    stats_arg.push(&stats);
-    let out = hipshim_output([
-        "run".into(),
-        "--trace".into(),
-        trace.clone().into_os_string(),
-        stats_arg,
-        "--stats-format".into(),
-        "json".into(),
-        "--".into(),
-        program.into_os_string(),
-    ]);
+    let (trace, stats, out) =
+        common::traced_run(&program, &stem, "stats.json", &["--stats-format", "json"]);
     assert_eq!(out.code(), Some(0), "{}", out.report());
     assert!(
         out.stderr.contains("HIPSHIM_STATS_FORMAT=json"),

@@ -13,22 +13,8 @@ const VECTOR_ADD: &str = "c_tests/vector_add.hip";
 #[test]
 fn trace_summarize_prints_the_stats_the_run_wrote() {
     let program = common::build_hip(VECTOR_ADD, "vector_add");
-    let dir = common::profile_dir().join("cli-tests");
     let stem = format!("vector_add-{}", std::process::id());
-    let trace = dir.join(format!("{stem}.json"));
-    let stats = dir.join(format!("{stem}.stats.txt"));
-    let _ = std::fs::remove_file(&trace);
-    let _ = std::fs::remove_file(&stats);
-    let mut stats_arg = std::ffi::OsString::from("--stats=");
-    stats_arg.push(&stats);
-    let out = hipshim_output([
-        "run".into(),
-        "--trace".into(),
-        trace.clone().into_os_string(),
-        stats_arg,
-        "--".into(),
-        program.into_os_string(),
-    ]);
+    let (trace, stats, out) = common::traced_run(&program, &stem, "stats.txt", &[]);
     assert_eq!(out.code(), Some(0), "{}", out.report());
     assert!(trace.is_file(), "no trace written\n{}", out.report());
     let written = std::fs::read_to_string(&stats)

@@ -252,3 +252,32 @@ pub fn status_counter(status: &str, name: &str) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no {name} in\n{status}"))
 }
+
+/// Runs `program` under `hipshim run --trace T --stats=S EXTRA... --`, where T is
+/// `<stem>.json` and S `<stem>.<stats_ext>` in the tests' directory (removed first, so what is
+/// there afterwards was written by this run); returns T, S and the run's output.
+pub fn traced_run(
+    program: &Path,
+    stem: &str,
+    stats_ext: &str,
+    extra: &[&str],
+) -> (PathBuf, PathBuf, Output) {
+    let dir = profile_dir().join("cli-tests");
+    let trace = dir.join(format!("{stem}.json"));
+    let stats = dir.join(format!("{stem}.{stats_ext}"));
+    let _ = std::fs::remove_file(&trace);
+    let _ = std::fs::remove_file(&stats);
+    let mut stats_arg = std::ffi::OsString::from("--stats=");
+    stats_arg.push(&stats);
+    let mut args = vec![
+        "run".into(),
+        "--trace".into(),
+        trace.clone().into_os_string(),
+        stats_arg,
+    ];
+    args.extend(extra.iter().map(std::ffi::OsString::from));
+    args.push("--".into());
+    args.push(program.as_os_str().to_owned());
+    let out = hipshim_output(args);
+    (trace, stats, out)
+}
