@@ -1,7 +1,8 @@
 //! A program that ends with work in flight and a trace open (`c_tests/lifetime/`): returning
 //! from main, `exit()` from another thread, or SIGKILL. The trace at `HIPSHIM_TRACE` is then
 //! a whole trace or absent (never half written: it is written beside the path and renamed
-//! onto it), and the process leaves nothing of its own in /dev/shm when it exits.
+//! onto it), and the process leaves nothing of its own in /dev/shm when it exits, IPC handles
+//! included. With a device service: `cli/tests/device_lifetime.rs`.
 
 mod common;
 
@@ -136,7 +137,10 @@ fn a_killed_process_leaves_no_partial_trace_at_the_path() {
 fn a_process_that_exits_leaves_nothing_of_its_own_in_dev_shm() {
     let dir = scratch("shm");
     let trace = dir.join("trace.json");
+    // Holding an exported allocation and an interprocess event to the end (their shared
+    // bytes are memfds, which go with the process).
     let mut cmd = command("normal", &trace);
+    cmd.arg("ipc");
     let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())

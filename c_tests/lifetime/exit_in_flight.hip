@@ -2,6 +2,9 @@
 //   normal       queue slow kernels and return from main without waiting for them
 //   thread-exit  another thread calls exit() while this one keeps launching
 //   kill         print READY once work is queued, then keep launching until killed
+// A second argument `ipc` also exports an allocation (hipIpcGetMemHandle) and an interprocess
+// event, recorded behind the queued work, and keeps both to the end (cli/tests/
+// device_lifetime.rs runs it attached to a device service, where both live in the service).
 #include "../check.h"
 
 #include <cstring>
@@ -18,6 +21,7 @@ static const unsigned long long ONE_MS = 100000ull; // of the 100 MHz real-time 
 
 int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "normal";
+    const bool ipc = argc > 2 && std::strcmp(argv[2], "ipc") == 0;
     int* out = nullptr;
     CHECK(hipMalloc(&out, sizeof(int)));
     CHECK(hipMemset(out, 0, sizeof(int)));
@@ -28,6 +32,17 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 8; ++i) {
         hipLaunchKernelGGL(spin, dim3(1), dim3(64), 0, stream, 20 * ONE_MS, out);
         CHECK(hipMemcpyAsync(pinned, out, sizeof(int), hipMemcpyDeviceToHost, stream));
+    }
+    if (ipc) {
+        void* exported = nullptr;
+        CHECK(hipMalloc(&exported, 1 << 20));
+        hipIpcMemHandle_t mem_handle;
+        CHECK(hipIpcGetMemHandle(&mem_handle, exported));
+        hipEvent_t event;
+        CHECK(hipEventCreateWithFlags(&event, hipEventInterprocess | hipEventDisableTiming));
+        CHECK(hipEventRecord(event, stream));
+        hipIpcEventHandle_t event_handle;
+        CHECK(hipIpcGetEventHandle(&event_handle, event));
     }
     if (std::strcmp(mode, "normal") == 0) return 0;
     if (std::strcmp(mode, "thread-exit") == 0) {
