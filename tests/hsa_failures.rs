@@ -90,6 +90,66 @@ fn corpus_programs_under_random_hsa_failures_fail_cleanly_or_succeed() {
     }
 }
 
+/// Every program of the c_tests corpus under random failures of every kind (one seed each,
+/// two programs a seed, so the runs differ): most do not check their launches, so a refused
+/// launch shows as a wrong result, but then hipshim must have said so: a run that fails has
+/// met an injected failure and logged a HIP error for it (never a silent failure). No run
+/// may crash, panic or hang.
+#[test]
+fn every_corpus_program_under_random_hsa_failures_fails_only_with_a_reported_error() {
+    let mut names: Vec<String> = std::fs::read_dir(ctest::c_tests_dir("corpus"))
+        .unwrap()
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            (path.extension()? == "hip").then(|| path.file_stem()?.to_str().map(str::to_owned))?
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 19, "{names:?}");
+    let mut failed = 0;
+    let mut met = 0;
+    for (k, name) in names.iter().enumerate() {
+        let source = ctest::c_tests_dir("corpus").join(format!("{name}.hip"));
+        let text = std::fs::read_to_string(&source).unwrap();
+        let targets = ctest::Spec::parse(&text, &source).targets;
+        let program = ctest::build(&source, name, &targets);
+        let spec = format!("all:p=0.05:seed={}", 100 + k / 2);
+        let run = run_under(&program, &spec);
+        let label = format!("{name} under HSASIM_FAIL={spec}");
+        assert!(
+            run.code.is_some(),
+            "{label}: killed by a signal\n{}",
+            run.report
+        );
+        assert!(
+            !run.stderr.contains("panicked"),
+            "{label}: a panic\n{}",
+            run.report
+        );
+        let n = injected(&run);
+        met += usize::from(n > 0);
+        if run.code != Some(0) {
+            failed += 1;
+            assert!(
+                n > 0,
+                "{label}: failed with no injected failure\n{}",
+                run.report
+            );
+            assert!(
+                run.stderr.contains("hipError") || run.stderr.contains(" failed: "),
+                "{label}: failed without a HIP error reported\n{}",
+                run.report
+            );
+        }
+        println!("{label}: exit {:?}, {n} injected failures", run.code);
+    }
+    println!(
+        "{} programs, {met} met injected failures, {failed} failed",
+        names.len()
+    );
+    assert!(met > 0, "no run met an injected failure");
+}
+
 /// A program that retries every HIP call until it succeeds: with a bounded number of
 /// failures (`count`), the failures surface as HIP errors and the results are right.
 #[test]
