@@ -14,7 +14,7 @@ mod common;
 use common::{hipshim_output, status_counter as counter, wait_device_status as wait_status};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const PROGRAM: &str = "c_tests/lifetime/exit_in_flight.hip";
@@ -49,14 +49,26 @@ fn leftovers(status: &str, pid: u32) -> Vec<String> {
     left
 }
 
+/// A program that runs until killed: killed when the test is done with it, or fails.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn ends_clean(exe: &Path, service: &str, mode: &str) {
     let mut cmd = attached(exe, service, mode);
     let pid = if mode == "kill" {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the program");
+        let mut child = Killed(
+            cmd.stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start the program"),
+        );
+        let child = &mut child.0;
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
