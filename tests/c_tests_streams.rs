@@ -37,6 +37,8 @@ c_tests! {
     priority_order_gfx90a => "priority_order" on "gfx90a";
     kernarg_slots_gfx942 => "kernarg_slots" on "gfx942";
     queue_release_gfx942 => "queue_release" on "gfx942";
+    fill_ends_behind_copies_gfx942 => "fill_ends_behind_copies" on "gfx942";
+    fill_ends_behind_copies_gfx90a => "fill_ends_behind_copies" on "gfx90a";
 }
 
 /// `priority_order` in hsasim's deterministic mode, where one thread runs the queues' work
@@ -48,6 +50,18 @@ fn priority_order_deterministic(target: &str) {
         cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
     });
     assert!(out.contains("priority_order: PASSED"), "{out}");
+}
+
+/// `fill_ends_behind_copies` in hsasim's deterministic mode, where the thread that waits runs
+/// the copy engines' jobs in their order.
+#[test]
+fn fill_ends_behind_copies_gfx942_deterministic() {
+    let (program, spec) = common::ctest::build_area_program("streams", "fill_ends_behind_copies");
+    let out =
+        common::ctest::run_in_mode(&program, "fill_ends_behind_copies", "gfx942", true, |cmd| {
+            cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        });
+    assert!(out.contains("fill_ends_behind_copies: PASSED"), "{out}");
 }
 
 #[test]

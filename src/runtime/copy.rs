@@ -466,8 +466,8 @@ const MAX_BATCH: usize = 256;
 
 /// The engine a copy prefers: host-to-device on one, the rest on another, so that the two
 /// directions overlap.
-fn preferred_engine(device: &Device, copy: &EngineCopy) -> u32 {
-    if copy.src_agent.handle == device.cpu_agent.handle {
+fn preferred_engine(cpu_agent: hsa_agent_t, copy: &EngineCopy) -> u32 {
+    if copy.src_agent.handle == cpu_agent.handle {
         1
     } else {
         2
@@ -484,14 +484,14 @@ fn preferred_engine(device: &Device, copy: &EngineCopy) -> u32 {
 /// copy is done; `deps` and `completion` are live signals until then.
 unsafe fn issue(
     engines: &CopyEngines,
-    device: &Device,
+    cpu_agent: hsa_agent_t,
     copies: &[EngineCopy],
     deps: &[hsa_signal_t],
     completion: &Signal,
 ) -> HipResult<Option<u32>> {
     let mut engine = None;
     for (issued, copy) in copies.iter().enumerate() {
-        let preferred = Some(preferred_engine(device, copy));
+        let preferred = Some(preferred_engine(cpu_agent, copy));
         // SAFETY: per this function's contract.
         match unsafe { engines.start(copy, deps, completion.handle, preferred) } {
             Ok(used) => engine = used,
@@ -506,19 +506,19 @@ unsafe fn issue(
 
 /// What the trace and the debug log say about a batch of copies.
 fn copy_info(
-    device: &Device,
+    (device, cpu_agent): (usize, hsa_agent_t),
     copies: &[EngineCopy],
     engine: Option<u32>,
     staged: bool,
     submit_ns: u64,
 ) -> crate::trace::record::CopyInfo {
-    let is_host = |agent: hsa_agent_t| agent.handle == device.cpu_agent.handle;
+    let is_host = |agent: hsa_agent_t| agent.handle == cpu_agent.handle;
     let direction =
         crate::trace::Direction::of(is_host(copies[0].src_agent), is_host(copies[0].dst_agent));
     let bytes: usize = copies.iter().map(|c| c.len).sum();
     tracing::debug!(
         target: "hipshim::copy",
-        device = device.index,
+        device,
         engine = engine.map_or(-1, |e| e.trailing_zeros() as i64),
         bytes,
         pieces = copies.len(),
@@ -528,7 +528,7 @@ fn copy_info(
     );
     crate::trace::record::CopyInfo {
         engine,
-        device: device.index as u32,
+        device: device as u32,
         bytes: bytes as u64,
         pieces: copies.len() as u32,
         direction,
@@ -548,6 +548,12 @@ fn trace_now() -> u64 {
 /// Enqueues `copies` (engine-reachable on both sides) in `stream`'s order on `device`'s
 /// engines, with one completion signal counting them down. Returns that signal and whether the
 /// copies wait for earlier work of the stream (`None` if nothing was started), and the result.
+///
+/// Copies that must wait for the stream's earlier work reach an engine only once that work is
+/// done ([`WaitingCopies`]): an engine runs its jobs in order, so one waiting there would hold
+/// up every later job on it, and the host waits for some of those (staged copies, the ends of
+/// a stream fill on the callback thread) while the work waited for may itself wait for the
+/// host (a stream fill or callback, a later host task on the callback thread).
 fn ordered_copies(
     device: &Device,
     stream: &Stream,
@@ -556,20 +562,124 @@ fn ordered_copies(
     let mut out = None;
     let result = stream.enqueue_external(&device.streams, copies.len() as i64, |after, done| {
         out = Some((done.clone(), after.is_some()));
-        let marker = after.map(|m| [m.handle()]);
-        let deps: &[hsa_signal_t] = marker.as_ref().map_or(&[], |m| m.as_slice());
-        let submit_ns = trace_now();
-        // SAFETY: both ranges are engine-reachable and cover `len` bytes (classified by the
-        // caller) until the copies complete; `deps` and `done` are pooled signals the stream
-        // keeps until then.
-        let engine = unsafe { issue(&device.engines, device, copies, deps, done.signal()) }?;
-        let info = copy_info(device, copies, engine, false, submit_ns);
-        if crate::trace::recording() {
-            crate::trace::record::copy_submitted(info, done);
+        let engine_device = (device.index, device.cpu_agent);
+        let Some(after) = after.filter(|m| !m.is_zero()) else {
+            // SAFETY: both ranges are engine-reachable and cover `len` bytes (classified by
+            // the caller) until the copies complete; `done` is a pooled signal the stream
+            // keeps until then.
+            return unsafe { start_copies(&device.engines, engine_device, copies, &[], done) };
+        };
+        let owed = stream.owed.clone();
+        let waiting = Box::new(WaitingCopies {
+            engines: device.engines,
+            device: engine_device,
+            copies: copies.to_vec(),
+            done: done.clone(),
+            _after: after.clone(),
+            owe: Box::new(move |error| owed.owe(error)),
+        });
+        let arg = Box::into_raw(waiting);
+        // SAFETY: the marker is live (the job holds a clone); the handler takes ownership of
+        // `arg` when it runs.
+        let status = unsafe {
+            (device.api.hsa_amd_signal_async_handler)(
+                after.handle(),
+                HSA_SIGNAL_CONDITION_EQ,
+                0,
+                Some(start_waiting_copies),
+                arg as *mut c_void,
+            )
+        };
+        if let Err(error) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
+            // SAFETY: the handler was not registered, so `arg` is still ours.
+            let mut waiting = unsafe { Box::from_raw(arg) };
+            let copies = std::mem::take(&mut waiting.copies);
+            tracing::debug!(target: "hipshim::copy", ?error, "no handler for a marker: the copies wait for it on their engine");
+            // SAFETY: as above; the stream keeps the marker until the copies complete.
+            return unsafe {
+                start_copies(&device.engines, engine_device, &copies, &[after.handle()], done)
+            };
         }
         Ok(())
     });
     (out, result)
+}
+
+/// Issues `copies` on `engines` (of the device `(index, CPU agent)`) once `deps` are
+/// complete, counted on `done`, and records them in the trace.
+///
+/// # Safety
+/// Both ranges of every copy are engine-reachable and cover `len` bytes until the copies
+/// complete; `deps` and `done` are live signals until then.
+unsafe fn start_copies(
+    engines: &CopyEngines,
+    device: (usize, hsa_agent_t),
+    copies: &[EngineCopy],
+    deps: &[hsa_signal_t],
+    done: &PooledSignal,
+) -> HipResult {
+    let submit_ns = trace_now();
+    // SAFETY: forwarded contract.
+    let engine = unsafe { issue(engines, device.1, copies, deps, done.signal()) }?;
+    let info = copy_info(device, copies, engine, false, submit_ns);
+    if crate::trace::recording() {
+        crate::trace::record::copy_submitted(info, done);
+    }
+    Ok(())
+}
+
+/// Stream-ordered copies waiting for their stream's earlier work (`after`), off the engines;
+/// an HSA signal handler starts them when it is done. A failure to start them then is owed by
+/// the stream, like a failed stream fill. Dropped without starting them (a panic in the
+/// handler), it takes them off `done`, so nothing waits for them forever, and the stream owes
+/// `hipErrorUnknown`.
+struct WaitingCopies {
+    engines: CopyEngines,
+    /// The device's index and CPU agent.
+    device: (usize, hsa_agent_t),
+    copies: Vec<EngineCopy>,
+    done: PooledSignal,
+    /// Kept until the handler has run: it names the signal.
+    _after: PooledSignal,
+    owe: Box<dyn Fn(HipError) + Send>,
+}
+
+impl WaitingCopies {
+    fn start(mut self) {
+        let copies = std::mem::take(&mut self.copies);
+        // SAFETY: the caller of `ordered_copies` classified both ranges as engine-reachable,
+        // covering `len` bytes until the copies complete; `done` is held here and by the
+        // stream until then.
+        let started = unsafe { start_copies(&self.engines, self.device, &copies, &[], &self.done) };
+        if let Err(error) = started {
+            tracing::error!(?error, "a stream-ordered copy could not be started once its stream's earlier work was done; its stream reports the error");
+            (self.owe)(error);
+        }
+    }
+}
+
+impl Drop for WaitingCopies {
+    fn drop(&mut self) {
+        if !self.copies.is_empty() {
+            tracing::error!("internal error: stream-ordered copies were dropped without starting; their stream reports hipErrorUnknown");
+            self.done
+                .signal()
+                .subtract_release(self.copies.len() as i64);
+            (self.owe)(HipError::UNKNOWN);
+        }
+    }
+}
+
+/// Called by the HSA runtime's async-handler thread when the marker [`WaitingCopies`] wait
+/// for completes. Guarded: a panic here drops them, which still counts them off.
+unsafe extern "C" fn start_waiting_copies(_value: hsa_signal_value_t, arg: *mut c_void) -> bool {
+    crate::hsa::callback::guarded("the stream-ordered copy signal handler", false, || {
+        // SAFETY: `arg` is the `Box<WaitingCopies>` leaked when the handler was registered;
+        // the HSA runtime calls a handler that returns false exactly once.
+        let waiting = unsafe { Box::from_raw(arg as *mut WaitingCopies) };
+        waiting.start();
+        false
+    })
 }
 
 /// Issues `copies` (one side the staging buffer) and waits for them on the device's copy
@@ -883,7 +993,7 @@ impl InFlight {
         let submit_ns = trace_now();
         signal.store(copies.len() as i64);
         // SAFETY: forwarded contract; no dependencies.
-        let issued = unsafe { issue(&device.engines, device, &copies, &[], signal) };
+        let issued = unsafe { issue(&device.engines, device.cpu_agent, &copies, &[], signal) };
         Some(InFlight {
             copies,
             issued,
@@ -900,7 +1010,13 @@ impl InFlight {
             .map_err(|_| HipError::UNKNOWN);
         let engine = self.issued?;
         waited?;
-        let info = copy_info(device, &self.copies, engine, self.staged, self.submit_ns);
+        let info = copy_info(
+            (device.index, device.cpu_agent),
+            &self.copies,
+            engine,
+            self.staged,
+            self.submit_ns,
+        );
         if crate::trace::recording() {
             crate::trace::record::copy_completed(info, signal.handle);
         }
