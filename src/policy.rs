@@ -172,6 +172,9 @@ struct Shared {
     /// order: what a stream shares when no new queue can be made. Weak, so a private queue
     /// still goes away with its stream.
     known: Vec<Known>,
+    /// Queues retired and perhaps still alive (held by a stream's last work, an event, another
+    /// queue's wait): their settled waits are dropped at each retirement.
+    retired: Vec<Weak<Queue>>,
     /// A fallback was logged at warn since the device last made a queue; later ones are
     /// logged at info (over the queue limit, every new stream falls back).
     fallback_warned: bool,
@@ -467,7 +470,29 @@ impl QueuePolicy {
 
     /// Stops handing out `queue` (it failed); streams that use it get a new one next time.
     pub fn retire(&self, queue: &Arc<Queue>) {
-        self.shared.lock().forget(queue);
+        let alive: Vec<Arc<Queue>> = {
+            let mut shared = self.shared.lock();
+            shared.forget(queue);
+            shared.retired.retain(|q| q.strong_count() > 0);
+            if !shared
+                .retired
+                .iter()
+                .any(|q| q.as_ptr() == Arc::as_ptr(queue))
+            {
+                shared.retired.push(Arc::downgrade(queue));
+            }
+            let known = shared.known.iter().map(|k| &k.queue);
+            known
+                .chain(&shared.retired)
+                .filter_map(Weak::upgrade)
+                .collect()
+        };
+        // Each wait a queue records holds the queue it waits for: waits that completed are
+        // dropped here, in every queue still alive, so that retired queues do not keep one
+        // another alive (see `Queue::forget_settled_waits`).
+        for q in &alive {
+            q.forget_settled_waits();
+        }
     }
 }
 

@@ -327,6 +327,7 @@ impl Queue {
         let mut health = health;
         health.queue_id = id;
         tracing::debug!(target: "hipshim::queue", queue = id, device, size, queue_type, "created AQL queue");
+        LIVE_QUEUES.fetch_add(1, Ordering::Relaxed);
         Ok(Queue {
             api,
             raw,
@@ -403,6 +404,32 @@ impl Queue {
             at,
             upstream: upstream.clone(),
         });
+    }
+
+    /// Drops the cross-queue waits that can tell nothing any more: completed ones, every one
+    /// once the queue failed, and those at or behind the barrier it is stuck from. Each wait
+    /// holds its upstream queue, and that queue its own waits: a long-lived queue's stale
+    /// waits kept every queue retired since alive, a chain that grew with each fault until no
+    /// queue could be created. Called when a queue is retired (see `QueuePolicy::retire`).
+    pub fn forget_settled_waits(&self) {
+        let failed = self.error().is_some();
+        let dropped: Vec<Blocker> = {
+            let mut waits = self.waits.lock();
+            let stuck_at = waits.stuck.map(|(at, _)| at);
+            let (keep, drop): (VecDeque<Blocker>, VecDeque<Blocker>) =
+                std::mem::take(&mut waits.blockers)
+                    .into_iter()
+                    .partition(|b| {
+                        !failed
+                            && stuck_at.is_none_or(|at| b.at < at)
+                            && !b.upstream.signal.is_zero()
+                    });
+            waits.blockers = keep;
+            waits.swept = waits.blockers.len();
+            drop.into_iter().collect()
+        };
+        // Dropped without the lock: the last reference to an upstream queue destroys it.
+        drop(dropped);
     }
 
     /// Why the packet at `index` can never complete, if it cannot: this queue failed, or the
@@ -875,7 +902,17 @@ impl Drop for Queue {
         // health record and kernarg ring (fields) go, so its error callback cannot run and the
         // packet processor cannot read kernargs afterwards.
         unsafe { (self.api.hsa_queue_destroy)(self.raw) };
+        LIVE_QUEUES.fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// Queues created and not destroyed yet, of every device: what a fault episode must give back
+/// once its retired queues are unreachable (checked by `tests/fault_episodes.rs`).
+static LIVE_QUEUES: AtomicU64 = AtomicU64::new(0);
+
+/// See [`LIVE_QUEUES`].
+pub fn live_queues() -> u64 {
+    LIVE_QUEUES.load(Ordering::Relaxed)
 }
 
 /// Makes the queues of one GPU agent as the runtime uses them: what the queue policy needs of

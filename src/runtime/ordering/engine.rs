@@ -118,13 +118,7 @@ impl DeviceStreams {
     /// blocking stream too (not ready while one of them has work pending).
     pub fn query_null(&self) -> HipResult {
         self.null.query(self)?;
-        let blocking: Vec<Arc<Stream>> = self
-            .others
-            .read()
-            .iter()
-            .filter(|s| s.is_blocking())
-            .cloned()
-            .collect();
+        let blocking = self.legacy_streams();
         if blocking.iter().any(|s| s.busy()) {
             return Err(HipError::NOT_READY);
         }
@@ -135,15 +129,26 @@ impl DeviceStreams {
     /// wait for before they touch memory outside stream order: the null stream and every
     /// blocking stream, never a non-blocking one. Reports, like a device-wide call, the faults
     /// of the streams it waited for.
+    ///
+    /// Destroyed blocking streams whose work still runs count too: their work was queued
+    /// before this call, and what it waited for was trusted to be done (a block such a stream
+    /// freed went back to the HSA runtime while a kernel it had waited for still wrote it).
     pub fn settle_legacy(&self) -> HipResult {
-        let blocking: Vec<Arc<Stream>> = self
+        self.settle_with(&self.legacy_streams())
+    }
+
+    /// The blocking streams of the device, destroyed ones still running included.
+    fn legacy_streams(&self) -> Vec<Arc<Stream>> {
+        let mut blocking: Vec<Arc<Stream>> = self
             .others
             .read()
             .iter()
             .filter(|s| s.is_blocking())
             .cloned()
             .collect();
-        self.settle_with(&blocking)
+        let retiring = self.retiring.lock();
+        blocking.extend(retiring.iter().filter(|s| s.is_blocking()).cloned());
+        blocking
     }
 
     /// Waits for the null stream and `others`, then takes the faults they owe device-wide
