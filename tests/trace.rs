@@ -90,7 +90,14 @@ fn process_names(json: &Value) -> HashMap<u64, String> {
 
 #[test]
 fn every_trace_program_has_a_test() {
-    check_declared("trace", &[("known", "gfx942"), ("no_sync", "gfx942")]);
+    check_declared(
+        "trace",
+        &[
+            ("known", "gfx942"),
+            ("no_sync", "gfx942"),
+            ("stats_bounded", "gfx942"),
+        ],
+    );
 }
 
 /// The known program: process and thread metadata, a track per queue and per copy engine,
@@ -360,6 +367,50 @@ fn a_program_that_exits_without_synchronizing_still_writes_trace_and_stats() {
         "{stderr}"
     );
     assert!(stderr.contains("hipLaunchKernel"), "{stderr}");
+}
+
+/// `HIPSHIM_STATS` without a trace keeps no event per call: a program of 30,000 rounds of
+/// a launch, two copies and a synchronisation keeps its resident memory within 2 MiB of what
+/// it was after the first 6,000 (it checks that itself), and the stats still count every call
+/// and packet.
+#[test]
+fn stats_alone_keep_memory_flat_over_a_long_run_and_count_every_call() {
+    let dir = scratch("bounded");
+    let stats_file = dir.join("stats.json");
+    let (ok, stdout, stderr) = run(
+        &program("stats_bounded"),
+        &[
+            ("HIPSHIM_STATS", stats_file.to_str().unwrap()),
+            ("HIPSHIM_STATS_FORMAT", "json"),
+        ],
+    );
+    assert!(
+        ok && stdout.contains("stats_bounded: PASSED"),
+        "{stdout}{stderr}"
+    );
+    let stats = load_json(&stats_file);
+    let calls = |name: &str| {
+        stats["api"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["calls"].as_u64().unwrap())
+    };
+    const ROUNDS: u64 = 30_000;
+    assert_eq!(calls("hipLaunchKernel"), Some(ROUNDS));
+    assert_eq!(calls("hipMemcpyAsync"), Some(ROUNDS));
+    assert_eq!(calls("hipMemcpy"), Some(ROUNDS + 1));
+    assert_eq!(calls("hipStreamSynchronize"), Some(ROUNDS));
+    let queues = stats["queues"].as_array().unwrap();
+    let sum = |rows: &[Value], field: &str| -> u64 {
+        rows.iter().map(|r| r[field].as_u64().unwrap()).sum()
+    };
+    assert_eq!(sum(queues, "kernels"), ROUNDS, "{queues:?}");
+    assert_eq!(sum(queues, "incomplete"), 0, "{queues:?}");
+    let engines = stats["engines"].as_array().unwrap();
+    assert_eq!(sum(engines, "copies"), 2 * ROUNDS + 1, "{engines:?}");
+    assert!(stats["waits"]["waits"].as_u64().unwrap() >= ROUNDS);
 }
 
 /// An unwritable trace path is reported with the variable's name and the program runs on.

@@ -13,6 +13,10 @@
 //! the exit hook once), registered in a global list the first time the thread records. HSA
 //! call counts are per-thread atomics in the probe, outside that mutex, because the recorder
 //! itself calls the HSA runtime (to read completion timestamps) while holding its buffer.
+//! Without a trace (`HIPSHIM_STATS` alone) a buffer keeps no events: each is added to the
+//! thread's [`Tally`] (the same code `summarize` runs over a trace), packets and copies once
+//! their times are read, and the exit hook merges the threads' tallies. So a long run with
+//! stats on holds a row per function, queue and engine, not an event per call.
 //!
 //! ## Per-packet completion times
 //! A stream's kernels share one counting completion signal (see `runtime/ordering/`), which
@@ -42,7 +46,7 @@
 //! completed is marked incomplete and drawn up to the exit.
 
 use super::json::{write_trace, TraceInfo};
-use super::stats::{summarize, CallRow, Stats};
+use super::stats::Tally;
 use super::*;
 use crate::config::{Config, OutputFormat, StatsOutput};
 use crate::hsa::signal::PooledSignal;
@@ -61,11 +65,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 static FINISHED: AtomicBool = AtomicBool::new(false);
-/// Whether each API call is kept as an event: only for the trace (`HIPSHIM_TRACE`), which
-/// draws every call. The stats alone need per-function totals, kept in a structure whose size
-/// is the number of functions called ([`ApiTotals`]), so a long run with `HIPSHIM_STATS` does
-/// not grow with its number of calls.
-static KEEP_API_EVENTS: AtomicBool = AtomicBool::new(false);
+/// Whether what is recorded is kept as events: only for the trace (`HIPSHIM_TRACE`), which
+/// draws every call, packet, copy and wait. The stats alone need totals: each thread adds its
+/// events to a [`Tally`] as they complete and keeps none, so a long run with `HIPSHIM_STATS`
+/// grows with the functions, queues and engines it used, not with its number of calls.
+static KEEP_EVENTS: AtomicBool = AtomicBool::new(false);
 
 static EPOCH: AtomicU64 = AtomicU64::new(0);
 
@@ -137,7 +141,7 @@ fn start(config: &Config) {
     if trace.is_none() && stats == StatsOutput::Off {
         return;
     }
-    KEEP_API_EVENTS.store(trace.is_some(), Ordering::Relaxed);
+    KEEP_EVENTS.store(trace.is_some(), Ordering::Relaxed);
     *OUTPUT.lock() = Some(Output {
         trace,
         stats,
@@ -236,22 +240,31 @@ fn device_time(ticks: u64) -> Option<u64> {
 
 enum InFlight {
     Packet {
-        event: usize,
-        barrier_event: usize,
+        /// The packet's event, then its trace barrier's.
+        events: Held<[PacketEvent; 2]>,
         signal: hsa_signal_t,
         agent: hsa_agent_t,
     },
     Copy {
-        event: usize,
+        event: Held<CopyEvent>,
         signal: PooledSignal,
     },
 }
 
+/// Where the event of work in flight waits for the work's times.
+enum Held<T> {
+    /// In the buffer's events, at this index (the trace keeps every event).
+    Kept(usize),
+    /// Here, to be tallied once the work completes (the stats alone keep no events).
+    Pending(T),
+}
+
 struct Buffer {
     tid: u64,
+    /// What is kept for the trace; without one, only the thread's track.
     events: Vec<TraceEvent>,
-    /// The thread's API calls by function, when they are not kept as events.
-    api_totals: ApiTotals,
+    /// What the thread recorded, when events are not kept.
+    tally: Tally,
     in_flight: VecDeque<InFlight>,
     /// Length of `in_flight` at which the next full scan happens (a packet on a failed queue
     /// never completes and must not stop the harvest of the ones behind it).
@@ -291,13 +304,40 @@ fn new_buffer() -> Shared<Buffer> {
     let buffer = std::sync::Arc::new(Mutex::new(Buffer {
         tid,
         events: vec![TraceEvent::Thread { tid, name }],
-        api_totals: ApiTotals::default(),
+        tally: Tally::bounded(),
         in_flight: VecDeque::new(),
         next_scan: 256,
         free: Vec::new(),
     }));
     BUFFERS.lock().push(buffer.clone());
     buffer
+}
+
+fn keep_events() -> bool {
+    KEEP_EVENTS.load(Ordering::Relaxed)
+}
+
+impl Buffer {
+    /// Keeps `event` for the trace, or adds it to the thread's tally.
+    fn record(&mut self, event: TraceEvent) {
+        if keep_events() {
+            self.events.push(event);
+        } else {
+            self.tally.add(&event);
+        }
+    }
+
+    /// Keeps the events of work in flight for the trace (`keep` pushes them), or holds them
+    /// until the work is done.
+    fn hold<T>(&mut self, events: T, keep: impl FnOnce(T, &mut Vec<TraceEvent>)) -> Held<T> {
+        if keep_events() {
+            let at = self.events.len();
+            keep(events, &mut self.events);
+            Held::Kept(at)
+        } else {
+            Held::Pending(events)
+        }
+    }
 }
 
 /// Runs `f` on this thread's buffer (`None` if not recording or the thread is exiting).
@@ -337,96 +377,15 @@ pub fn api_started_late() -> (u64, u64) {
 pub fn api_exit(name: &'static str, (id, outer): (u64, u64), start: u64, dur: u64, result: u32) {
     let _ = CURRENT_API.try_with(|c| c.set(outer));
     with_buffer(|b| {
-        if KEEP_API_EVENTS.load(Ordering::Relaxed) {
-            b.events.push(TraceEvent::Api(ApiEvent {
-                tid: b.tid,
-                name: name.into(),
-                start_ns: rel(start),
-                dur_ns: dur,
-                result,
-                id,
-            }))
-        } else {
-            b.api_totals.add(name, rel(start), dur, result);
-        }
+        b.record(TraceEvent::Api(ApiEvent {
+            tid: b.tid,
+            name: name.into(),
+            start_ns: rel(start),
+            dur_ns: dur,
+            result,
+            id,
+        }))
     });
-}
-
-/// API calls by function: what the stats show of them (calls, time, errors) and the first
-/// and last moment they cover. One entry per function name, whatever the number of calls.
-#[derive(Default)]
-pub struct ApiTotals {
-    rows: HashMap<&'static str, CallRow>,
-    /// (first start, last end) of the calls, relative to the epoch.
-    window: Option<(u64, u64)>,
-}
-
-impl ApiTotals {
-    pub fn add(&mut self, name: &'static str, start_ns: u64, dur_ns: u64, result: u32) {
-        let row = self.rows.entry(name).or_insert_with(|| CallRow {
-            name: name.to_owned(),
-            ..CallRow::default()
-        });
-        row.calls += 1;
-        row.total_ns += dur_ns;
-        row.errors += u64::from(result != 0);
-        let end = start_ns + dur_ns;
-        self.window = Some(match self.window {
-            Some((first, last)) => (first.min(start_ns), last.max(end)),
-            None => (start_ns, end),
-        });
-    }
-
-    /// Functions with an entry.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
-    /// Takes `other`'s calls into these.
-    fn merge(&mut self, other: &mut ApiTotals) {
-        for (name, row) in other.rows.drain() {
-            let into = self.rows.entry(name).or_insert_with(|| CallRow {
-                name: row.name.clone(),
-                ..CallRow::default()
-            });
-            into.calls += row.calls;
-            into.total_ns += row.total_ns;
-            into.errors += row.errors;
-        }
-        if let Some((first, last)) = other.window.take() {
-            self.window = Some(match self.window {
-                Some((f, l)) => (f.min(first), l.max(last)),
-                None => (first, last),
-            });
-        }
-    }
-
-    /// Adds the calls to `stats` (made from the other events by `summarize`): the API table,
-    /// in `summarize`'s order (most time first), and the span the calls cover.
-    fn add_to(self, stats: &mut Stats) {
-        let Some((first, last)) = self.window else {
-            return;
-        };
-        for row in self.rows.into_values() {
-            match stats.api.iter_mut().find(|r| r.name == row.name) {
-                Some(into) => {
-                    into.calls += row.calls;
-                    into.total_ns += row.total_ns;
-                    into.errors += row.errors;
-                }
-                None => stats.api.push(row),
-            }
-        }
-        stats
-            .api
-            .sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-        // The calls bracket the work they submit, so their window is the run's in practice.
-        stats.span_ns = stats.span_ns.max(last - first);
-    }
 }
 
 fn current_api() -> Option<u64> {
@@ -508,8 +467,7 @@ fn packet_published(p: Published<'_>) {
     with_buffer(|b| {
         let tid = b.tid;
         let submit_ns = rel(p.submit_ns);
-        let event = b.events.len();
-        b.events.push(TraceEvent::Packet(PacketEvent {
+        let packet = PacketEvent {
             queue: p.queue,
             device: p.device,
             index: p.index,
@@ -528,8 +486,8 @@ fn packet_published(p: Published<'_>) {
             start_ns: None,
             end_ns: None,
             api,
-        }));
-        b.events.push(TraceEvent::Packet(PacketEvent {
+        };
+        let trace_barrier = PacketEvent {
             queue: p.queue,
             device: p.device,
             index: p.index + 1,
@@ -548,10 +506,12 @@ fn packet_published(p: Published<'_>) {
             start_ns: None,
             end_ns: None,
             api: None,
-        }));
+        };
+        let events = b.hold([packet, trace_barrier], |pair, kept| {
+            kept.extend(pair.map(TraceEvent::Packet));
+        });
         b.in_flight.push_back(InFlight::Packet {
-            event,
-            barrier_event: event + 1,
+            events,
             signal: p.signal,
             agent: p.agent,
         });
@@ -592,8 +552,9 @@ fn copy_event(info: &CopyInfo, tid: u64) -> CopyEvent {
 /// A stream-ordered copy was handed to the copy engines; `signal` reads 0 when it is done.
 pub fn copy_submitted(info: CopyInfo, signal: &PooledSignal) {
     with_buffer(|b| {
-        let event = b.events.len();
-        b.events.push(TraceEvent::Copy(copy_event(&info, b.tid)));
+        let event = b.hold(copy_event(&info, b.tid), |copy, kept| {
+            kept.push(TraceEvent::Copy(copy));
+        });
         b.in_flight.push_back(InFlight::Copy {
             event,
             signal: signal.clone(),
@@ -610,7 +571,7 @@ pub fn copy_completed(info: CopyInfo, signal: hsa_signal_t) {
             event.start_ns = Some(piece_start(&event, s));
             event.end_ns = Some(e);
         }
-        b.events.push(TraceEvent::Copy(event));
+        b.record(TraceEvent::Copy(event));
     });
 }
 
@@ -638,7 +599,7 @@ fn copy_times(signal: hsa_signal_t) -> Option<(u64, u64)> {
 /// A host wait on `signal` finished.
 fn wait_done(signal: u64, start: u64, end: u64, spin_ns: u64, blocked: bool) {
     with_buffer(|b| {
-        b.events.push(TraceEvent::Wait(WaitEvent {
+        b.record(TraceEvent::Wait(WaitEvent {
             tid: b.tid,
             signal,
             condition: "== 0".into(),
@@ -653,7 +614,7 @@ fn wait_done(signal: u64, start: u64, end: u64, spin_ns: u64, blocked: bool) {
 pub fn queue_created(queue: u64, device: u32, size: u32, reason: &str) {
     let ts = now_ns();
     with_buffer(|b| {
-        b.events.push(TraceEvent::QueueCreated {
+        b.record(TraceEvent::QueueCreated {
             tid: b.tid,
             ts_ns: rel(ts),
             queue,
@@ -667,7 +628,7 @@ pub fn queue_created(queue: u64, device: u32, size: u32, reason: &str) {
 pub fn stream_assigned(stream: &dyn std::fmt::Display, queue: u64, device: u32, reason: &str) {
     let ts = now_ns();
     with_buffer(|b| {
-        b.events.push(TraceEvent::StreamAssigned {
+        b.record(TraceEvent::StreamAssigned {
             tid: b.tid,
             ts_ns: rel(ts),
             stream: stream.to_string(),
@@ -682,7 +643,7 @@ pub fn stream_assigned(stream: &dyn std::fmt::Display, queue: u64, device: u32, 
 pub fn graph_launch(graph: u64, device: u32, kernels: u32, eager: u32, queues: &[u64]) {
     let ts = now_ns();
     with_buffer(|b| {
-        b.events.push(TraceEvent::GraphLaunch {
+        b.record(TraceEvent::GraphLaunch {
             tid: b.tid,
             ts_ns: rel(ts),
             graph,
@@ -698,7 +659,7 @@ pub fn graph_launch(graph: u64, device: u32, kernels: u32, eager: u32, queues: &
 pub fn pool_alloc(pool: u64, device: u32, bytes: u64, reused: bool, used: u64, reserved: u64) {
     let ts = now_ns();
     with_buffer(|b| {
-        b.events.push(TraceEvent::PoolAlloc {
+        b.record(TraceEvent::PoolAlloc {
             tid: b.tid,
             ts_ns: rel(ts),
             pool,
@@ -724,8 +685,7 @@ fn harvest(b: &mut Buffer, all: bool) {
     };
     let complete = |b: &mut Buffer, entry: InFlight| match entry {
         InFlight::Packet {
-            event,
-            barrier_event,
+            events,
             signal,
             agent,
         } => {
@@ -736,11 +696,27 @@ fn harvest(b: &mut Buffer, all: bool) {
             let times = (status == status::SUCCESS)
                 .then(|| Some((device_time(t.start)?, device_time(t.end)?)))
                 .flatten();
-            if let Some((s, e)) = times {
-                for (i, (s, e)) in [(event, (s, e)), (barrier_event, (e, e))] {
-                    if let Some(TraceEvent::Packet(p)) = b.events.get_mut(i) {
-                        p.start_ns = Some(s);
-                        p.end_ns = Some(e);
+            // The trace barrier completes the moment its packet does.
+            let set_times = |p: &mut PacketEvent, (s, e): (u64, u64)| {
+                p.start_ns = Some(s);
+                p.end_ns = Some(e);
+            };
+            match events {
+                Held::Kept(at) => {
+                    if let Some((s, e)) = times {
+                        for (i, span) in [(at, (s, e)), (at + 1, (e, e))] {
+                            if let Some(TraceEvent::Packet(p)) = b.events.get_mut(i) {
+                                set_times(p, span);
+                            }
+                        }
+                    }
+                }
+                Held::Pending(pair) => {
+                    for (i, mut p) in pair.into_iter().enumerate() {
+                        if let Some((s, e)) = times {
+                            set_times(&mut p, if i == 0 { (s, e) } else { (e, e) });
+                        }
+                        b.tally.add(&TraceEvent::Packet(p));
                     }
                 }
             }
@@ -748,9 +724,22 @@ fn harvest(b: &mut Buffer, all: bool) {
         }
         InFlight::Copy { event, signal } => {
             let times = copy_times(signal.handle());
-            if let (Some((s, e)), Some(TraceEvent::Copy(c))) = (times, b.events.get_mut(event)) {
-                c.start_ns = Some(piece_start(c, s));
-                c.end_ns = Some(e);
+            let set_times = |c: &mut CopyEvent| {
+                if let Some((s, e)) = times {
+                    c.start_ns = Some(piece_start(c, s));
+                    c.end_ns = Some(e);
+                }
+            };
+            match event {
+                Held::Kept(at) => {
+                    if let Some(TraceEvent::Copy(c)) = b.events.get_mut(at) {
+                        set_times(c);
+                    }
+                }
+                Held::Pending(mut c) => {
+                    set_times(&mut c);
+                    b.tally.add(&TraceEvent::Copy(c));
+                }
             }
         }
     };
@@ -771,21 +760,38 @@ fn harvest(b: &mut Buffer, all: bool) {
     }
 }
 
-/// Everything recorded so far (completed work harvested first), for the exit hook and tests.
+/// Everything kept so far (completed work harvested first), for the exit hook and tests.
 pub fn collect() -> Vec<TraceEvent> {
-    collect_with_totals().0
+    collect_with_tally().0
 }
 
-/// [`collect`], and the API calls not kept as events.
-fn collect_with_totals() -> (Vec<TraceEvent>, ApiTotals) {
+/// [`collect`], and the tally of what was not kept as events: work still in flight counts
+/// as incomplete.
+fn collect_with_tally() -> (Vec<TraceEvent>, Tally) {
     let buffers: Vec<Shared<Buffer>> = BUFFERS.lock().clone();
     let mut events = Vec::new();
-    let mut totals = ApiTotals::default();
+    let mut tally = Tally::bounded();
     for buffer in buffers {
         let mut b = buffer.lock();
         harvest(&mut b, true);
         events.append(&mut b.events);
-        totals.merge(&mut b.api_totals);
+        let mut thread = std::mem::replace(&mut b.tally, Tally::bounded());
+        for entry in &b.in_flight {
+            match entry {
+                InFlight::Packet {
+                    events: Held::Pending(pair),
+                    ..
+                } => pair
+                    .iter()
+                    .for_each(|p| thread.add(&TraceEvent::Packet(p.clone()))),
+                InFlight::Copy {
+                    event: Held::Pending(c),
+                    ..
+                } => thread.add(&TraceEvent::Copy(c.clone())),
+                _ => {}
+            }
+        }
+        tally.merge(thread);
     }
     for (name, calls, ns) in probe::hsa_calls() {
         events.push(TraceEvent::HsaCall {
@@ -794,7 +800,7 @@ fn collect_with_totals() -> (Vec<TraceEvent>, ApiTotals) {
             total_ns: ns,
         });
     }
-    (events, totals)
+    (events, tally)
 }
 
 /// Where the trace for `path` is written until it is complete: beside it (the rename stays
@@ -817,7 +823,7 @@ pub fn finish() {
         return;
     }
     let end_ns = rel(now_ns());
-    let (events, api_totals) = collect_with_totals();
+    let (events, mut tally) = collect_with_tally();
     probe::stop();
     let Some(output) = OUTPUT.lock().take() else {
         return;
@@ -847,8 +853,10 @@ pub fn finish() {
         }
     }
     if output.stats != StatsOutput::Off {
-        let mut stats = summarize(&events);
-        api_totals.add_to(&mut stats);
+        for event in &events {
+            tally.add(event);
+        }
+        let stats = tally.into_stats();
         let text = stats.render(output.stats_format, "stats");
         match output.stats_file {
             Some(mut f) => {
@@ -856,66 +864,5 @@ pub fn finish() {
             }
             None => eprint!("{text}"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn api_totals_stay_one_entry_per_function_however_many_calls() {
-        const NAMES: [&str; 3] = ["hipMemcpy", "hipLaunchKernel", "hipStreamSynchronize"];
-        let mut totals = ApiTotals::default();
-        let mut after_first_round = 0;
-        for call in 0..200_000u64 {
-            let name = NAMES[(call % 3) as usize];
-            totals.add(name, call * 10, 5, u32::from(call % 1000 == 0));
-            if call == 2 {
-                after_first_round = totals.len();
-            }
-        }
-        assert_eq!(after_first_round, 3);
-        assert_eq!(totals.len(), 3, "one entry per function, not per call");
-        assert!(
-            totals.rows.capacity() < 64,
-            "the map did not grow with the calls"
-        );
-
-        let mut stats = Stats::default();
-        totals.add_to(&mut stats);
-        assert_eq!(stats.api.iter().map(|r| r.calls).sum::<u64>(), 200_000);
-        assert_eq!(stats.api.iter().map(|r| r.total_ns).sum::<u64>(), 1_000_000);
-        assert_eq!(stats.api.iter().map(|r| r.errors).sum::<u64>(), 200);
-        assert_eq!(stats.span_ns, 199_999 * 10 + 5);
-    }
-
-    #[test]
-    fn api_totals_of_threads_add_up_with_rows_made_from_events() {
-        let mut a = ApiTotals::default();
-        let mut b = ApiTotals::default();
-        a.add("hipMalloc", 100, 10, 0);
-        b.add("hipMalloc", 50, 20, 2);
-        b.add("hipFree", 300, 5, 0);
-        a.merge(&mut b);
-        assert!(b.is_empty());
-        let mut stats = Stats {
-            api: vec![CallRow {
-                name: "hipFree".into(),
-                calls: 1,
-                total_ns: 100,
-                errors: 0,
-            }],
-            span_ns: 10,
-            ..Stats::default()
-        };
-        a.add_to(&mut stats);
-        let rows: Vec<(&str, u64, u64, u64)> = stats
-            .api
-            .iter()
-            .map(|r| (r.name.as_str(), r.calls, r.total_ns, r.errors))
-            .collect();
-        assert_eq!(rows, [("hipFree", 2, 105, 0), ("hipMalloc", 2, 30, 1)]);
-        assert_eq!(stats.span_ns, 305 - 50);
     }
 }

@@ -5,7 +5,7 @@ use super::schema;
 use super::*;
 use crate::config::OutputFormat;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 /// Calls and time of one function (a HIP API or an HSA call).
@@ -172,52 +172,173 @@ impl Stats {
     }
 }
 
-/// Union length of intervals.
-fn busy(mut spans: Vec<(u64, u64)>) -> u64 {
-    spans.sort_unstable();
-    let (mut total, mut cur): (u64, Option<(u64, u64)>) = (0, None);
-    for (s, e) in spans {
-        cur = match cur {
-            Some((cs, ce)) if s <= ce => Some((cs, ce.max(e))),
-            Some((cs, ce)) => {
-                total += ce - cs;
-                Some((s, e))
-            }
-            None => Some((s, e)),
-        };
-    }
-    total + cur.map_or(0, |(s, e)| e - s)
+/// The union length of time spans, kept as disjoint spans merged as they come, so the tables
+/// can be made from events one at a time (a live recording) or all at once (a trace file).
+///
+/// Unbounded, it is exact. Bounded (a live recording that keeps no events), it keeps at most
+/// [`SPANS_KEPT`] spans: past that, the older half is added up and dropped, and a span that
+/// arrives later reaching back before them counts only from where they end. A queue's or an
+/// engine's work completes nearly in order, and the recorder hands spans over within a few
+/// hundred of each other, so in practice the sum is still the union.
+#[derive(Clone, Debug, Default)]
+struct BusySpans {
+    /// start -> end, disjoint.
+    spans: BTreeMap<u64, u64>,
+    /// Time of the spans added up and dropped, and where the last of them ends.
+    settled_ns: u64,
+    settled_until: u64,
 }
 
-/// Computes the stats tables from `events`.
-pub fn summarize(events: &[TraceEvent]) -> Stats {
-    let mut stats = Stats::default();
-    let (mut first, mut last) = (u64::MAX, 0u64);
-    let mut seen = |t: u64| {
-        first = first.min(t);
-        last = last.max(t);
-    };
-    let mut api: BTreeMap<&str, CallRow> = BTreeMap::new();
-    let mut hsa: BTreeMap<&str, CallRow> = BTreeMap::new();
-    let mut queues: BTreeMap<u64, (QueueRow, Vec<(u64, u64)>)> = BTreeMap::new();
-    let mut pools: BTreeMap<u64, PoolRow> = BTreeMap::new();
-    let mut graphs: BTreeMap<u64, GraphRow> = BTreeMap::new();
-    type EngineKey = (String, u32, Direction);
-    let mut engines: BTreeMap<EngineKey, (EngineRow, Vec<(u64, u64)>)> = BTreeMap::new();
-    let mut threads = std::collections::BTreeSet::new();
-    for e in events {
-        match e {
+/// Spans a bounded [`BusySpans`] keeps before settling the older half.
+const SPANS_KEPT: usize = 1024;
+
+impl BusySpans {
+    fn add(&mut self, start: u64, end: u64, bounded: bool) {
+        let start = start.max(self.settled_until);
+        if end < start {
+            return;
+        }
+        self.insert(start, end);
+        if bounded {
+            self.settle();
+        }
+    }
+
+    /// Adds `start..end`, joining the spans it overlaps or touches.
+    fn insert(&mut self, mut start: u64, mut end: u64) {
+        if let Some((&s, &e)) = self.spans.range(..=start).next_back() {
+            if e >= start {
+                start = s;
+                end = end.max(e);
+                self.spans.remove(&s);
+            }
+        }
+        while let Some((&s, &e)) = self.spans.range(start..=end).next() {
+            end = end.max(e);
+            self.spans.remove(&s);
+        }
+        self.spans.insert(start, end);
+    }
+
+    fn settle(&mut self) {
+        if self.spans.len() <= SPANS_KEPT {
+            return;
+        }
+        for _ in 0..SPANS_KEPT / 2 {
+            let Some((s, e)) = self.spans.pop_first() else {
+                break;
+            };
+            self.settled_ns += e - s;
+            self.settled_until = e;
+        }
+    }
+
+    /// Takes in another thread's spans. Those it settled are added to these as they are: a
+    /// queue's packets of two threads do not overlap while recording (each is followed by a
+    /// trace barrier, which holds the queue until the packets before it are done), and an
+    /// engine's copies run one after another.
+    fn merge(&mut self, other: BusySpans, bounded: bool) {
+        self.settled_ns += other.settled_ns;
+        self.settled_until = self.settled_until.max(other.settled_until);
+        for (s, e) in other.spans {
+            self.insert(s, e);
+        }
+        if bounded {
+            self.settle();
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.settled_ns + self.spans.iter().map(|(s, e)| e - s).sum::<u64>()
+    }
+}
+
+/// The tables being made: [`TraceEvent`]s added one at a time, tallies of several threads
+/// merged, then [`Tally::into_stats`]. What [`summarize`] runs over a whole trace, and what a
+/// recording that keeps no events (`HIPSHIM_STATS` without `HIPSHIM_TRACE`) keeps instead of
+/// them, so its memory grows with the queues, engines and functions it saw, not with the calls.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Busy times kept in bounded memory (see [`BusySpans`]).
+    bounded: bool,
+    /// The first and last recorded moments.
+    window: Option<(u64, u64)>,
+    threads: BTreeSet<u64>,
+    api: BTreeMap<String, CallRow>,
+    hsa: BTreeMap<String, CallRow>,
+    queues: BTreeMap<u64, (QueueRow, BusySpans)>,
+    engines: BTreeMap<(String, u32, Direction), (EngineRow, BusySpans)>,
+    pools: BTreeMap<u64, PoolRow>,
+    graphs: BTreeMap<u64, GraphRow>,
+    waits: WaitRow,
+}
+
+/// Adds a call to its function's row, making the row on the function's first call.
+fn call_row<'a>(rows: &'a mut BTreeMap<String, CallRow>, name: &str) -> &'a mut CallRow {
+    if !rows.contains_key(name) {
+        let row = CallRow {
+            name: name.to_owned(),
+            ..Default::default()
+        };
+        rows.insert(name.to_owned(), row);
+    }
+    rows.get_mut(name).expect("inserted above")
+}
+
+fn queue_row(
+    queues: &mut BTreeMap<u64, (QueueRow, BusySpans)>,
+    queue: u64,
+    device: u32,
+) -> &mut (QueueRow, BusySpans) {
+    queues.entry(queue).or_insert_with(|| {
+        (
+            QueueRow {
+                queue,
+                device,
+                ..Default::default()
+            },
+            BusySpans::default(),
+        )
+    })
+}
+
+impl Tally {
+    /// A tally that keeps its busy times in bounded memory (see [`BusySpans`]).
+    pub fn bounded() -> Tally {
+        Tally {
+            bounded: true,
+            ..Tally::default()
+        }
+    }
+
+    fn seen(&mut self, t: u64) {
+        self.window = Some(match self.window {
+            Some((first, last)) => (first.min(t), last.max(t)),
+            None => (t, t),
+        });
+    }
+
+    /// Queues, engines, functions, pools and graphs with a row.
+    pub fn rows(&self) -> usize {
+        self.api.len()
+            + self.hsa.len()
+            + self.queues.len()
+            + self.engines.len()
+            + self.pools.len()
+            + self.graphs.len()
+    }
+
+    pub fn add(&mut self, event: &TraceEvent) {
+        let bounded = self.bounded;
+        match event {
             TraceEvent::Thread { tid, .. } => {
-                threads.insert(*tid);
+                self.threads.insert(*tid);
             }
             TraceEvent::Api(a) => {
-                threads.insert(a.tid);
-                seen(a.start_ns);
-                seen(a.start_ns + a.dur_ns);
-                let row = api.entry(&a.name).or_insert_with(|| CallRow {
-                    name: a.name.to_string(),
-                    ..Default::default()
-                });
+                self.threads.insert(a.tid);
+                self.seen(a.start_ns);
+                self.seen(a.start_ns + a.dur_ns);
+                let row = call_row(&mut self.api, &a.name);
                 row.calls += 1;
                 row.total_ns += a.dur_ns;
                 row.errors += u64::from(a.result != 0);
@@ -227,25 +348,16 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 calls,
                 total_ns,
             } => {
-                let row = hsa.entry(name).or_insert_with(|| CallRow {
-                    name: name.clone(),
-                    ..Default::default()
-                });
+                let row = call_row(&mut self.hsa, name);
                 row.calls += calls;
                 row.total_ns += total_ns;
             }
             TraceEvent::Packet(p) => {
-                seen(p.submit_ns);
-                let (row, spans) = queues.entry(p.queue).or_insert_with(|| {
-                    (
-                        QueueRow {
-                            queue: p.queue,
-                            device: p.device,
-                            ..Default::default()
-                        },
-                        Vec::new(),
-                    )
-                });
+                self.seen(p.submit_ns);
+                if let (Some(_), Some(e)) = (p.start_ns, p.end_ns) {
+                    self.seen(e);
+                }
+                let (row, spans) = queue_row(&mut self.queues, p.queue, p.device);
                 row.packets += 1;
                 match p.kind {
                     PacketKind::KernelDispatch => row.kernels += 1,
@@ -256,42 +368,38 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 row.doorbells += u64::from(p.doorbell);
                 row.max_depth = row.max_depth.max(p.depth + 1);
                 match (p.start_ns, p.end_ns) {
-                    (Some(s), Some(e)) => {
-                        seen(e);
-                        spans.push((s, e.max(s)));
-                    }
+                    (Some(s), Some(e)) => spans.add(s, e.max(s), bounded),
                     _ => row.incomplete += 1,
                 }
             }
             TraceEvent::Copy(c) => {
-                seen(c.submit_ns);
-                let (row, spans) = engines
-                    .entry((c.engine.clone(), c.device, c.direction))
-                    .or_insert_with(|| {
-                        (
-                            EngineRow {
-                                engine: c.engine.clone(),
-                                device: c.device,
-                                direction: c.direction.label().to_string(),
-                                ..Default::default()
-                            },
-                            Vec::new(),
-                        )
-                    });
+                self.seen(c.submit_ns);
+                if let (Some(_), Some(e)) = (c.start_ns, c.end_ns) {
+                    self.seen(e);
+                }
+                let key = (c.engine.clone(), c.device, c.direction);
+                let (row, spans) = self.engines.entry(key).or_insert_with(|| {
+                    (
+                        EngineRow {
+                            engine: c.engine.clone(),
+                            device: c.device,
+                            direction: c.direction.label().to_string(),
+                            ..Default::default()
+                        },
+                        BusySpans::default(),
+                    )
+                });
                 row.copies += 1;
                 row.bytes += c.bytes;
                 row.staged += u64::from(c.staged);
                 match (c.start_ns, c.end_ns) {
-                    (Some(s), Some(e)) => {
-                        seen(e);
-                        spans.push((s, e.max(s)));
-                    }
+                    (Some(s), Some(e)) => spans.add(s, e.max(s), bounded),
                     _ => row.incomplete += 1,
                 }
             }
             TraceEvent::Wait(w) => {
-                threads.insert(w.tid);
-                let r = &mut stats.waits;
+                self.threads.insert(w.tid);
+                let r = &mut self.waits;
                 r.waits += 1;
                 r.total_ns += w.dur_ns;
                 r.spin_ns += w.spin_ns;
@@ -309,18 +417,8 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 ts_ns,
                 ..
             } => {
-                seen(*ts_ns);
-                let (row, _) = queues.entry(*queue).or_insert_with(|| {
-                    (
-                        QueueRow {
-                            queue: *queue,
-                            device: *device,
-                            ..Default::default()
-                        },
-                        Vec::new(),
-                    )
-                });
-                row.reason = reason.clone();
+                self.seen(*ts_ns);
+                queue_row(&mut self.queues, *queue, *device).0.reason = reason.clone();
             }
             TraceEvent::PoolAlloc {
                 tid,
@@ -332,9 +430,9 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 used,
                 reserved,
             } => {
-                threads.insert(*tid);
-                seen(*ts_ns);
-                let row = pools.entry(*pool).or_insert_with(|| PoolRow {
+                self.threads.insert(*tid);
+                self.seen(*ts_ns);
+                let row = self.pools.entry(*pool).or_insert_with(|| PoolRow {
                     pool: *pool,
                     device: *device,
                     ..Default::default()
@@ -354,9 +452,9 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 queues,
                 ..
             } => {
-                threads.insert(*tid);
-                seen(*ts_ns);
-                let row = graphs.entry(*graph).or_insert_with(|| GraphRow {
+                self.threads.insert(*tid);
+                self.seen(*ts_ns);
+                let row = self.graphs.entry(*graph).or_insert_with(|| GraphRow {
                     graph: *graph,
                     ..Default::default()
                 });
@@ -370,46 +468,139 @@ pub fn summarize(events: &[TraceEvent]) -> Stats {
                 }
             }
             TraceEvent::StreamAssigned { queue, device, .. } => {
-                let (row, _) = queues.entry(*queue).or_insert_with(|| {
-                    (
-                        QueueRow {
-                            queue: *queue,
-                            device: *device,
-                            ..Default::default()
-                        },
-                        Vec::new(),
-                    )
-                });
-                row.streams += 1;
+                queue_row(&mut self.queues, *queue, *device).0.streams += 1;
             }
         }
     }
-    stats.span_ns = last.saturating_sub(first.min(last));
-    stats.threads = threads.len() as u64;
-    let by_time = |rows: &mut Vec<CallRow>| {
-        rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)))
-    };
-    stats.api = api.into_values().collect();
-    by_time(&mut stats.api);
-    stats.hsa = hsa.into_values().collect();
-    by_time(&mut stats.hsa);
-    stats.queues = queues
-        .into_values()
-        .map(|(mut row, spans)| {
-            row.busy_ns = busy(spans);
-            row
-        })
-        .collect();
-    stats.engines = engines
-        .into_values()
-        .map(|(mut row, spans)| {
-            row.busy_ns = busy(spans);
-            row
-        })
-        .collect();
-    stats.pools = pools.into_values().collect();
-    stats.graphs = graphs.into_values().collect();
-    stats
+
+    /// Takes in `other`'s events, as if they had been added here after these.
+    pub fn merge(&mut self, other: Tally) {
+        let bounded = self.bounded;
+        if let Some((first, last)) = other.window {
+            self.seen(first);
+            self.seen(last);
+        }
+        self.threads.extend(other.threads);
+        for (into, from) in [(&mut self.api, other.api), (&mut self.hsa, other.hsa)] {
+            for (name, row) in from {
+                let into = call_row(into, &name);
+                into.calls += row.calls;
+                into.total_ns += row.total_ns;
+                into.errors += row.errors;
+            }
+        }
+        for (queue, (row, spans)) in other.queues {
+            let (into, into_spans) = queue_row(&mut self.queues, queue, row.device);
+            into.packets += row.packets;
+            into.kernels += row.kernels;
+            into.barriers += row.barriers;
+            into.trace_barriers += row.trace_barriers;
+            into.doorbells += row.doorbells;
+            into.max_depth = into.max_depth.max(row.max_depth);
+            into.incomplete += row.incomplete;
+            into.streams += row.streams;
+            if !row.reason.is_empty() {
+                into.reason = row.reason;
+            }
+            into_spans.merge(spans, bounded);
+        }
+        for (key, (row, spans)) in other.engines {
+            match self.engines.get_mut(&key) {
+                Some((into, into_spans)) => {
+                    into.copies += row.copies;
+                    into.bytes += row.bytes;
+                    into.staged += row.staged;
+                    into.incomplete += row.incomplete;
+                    into_spans.merge(spans, bounded);
+                }
+                None => {
+                    self.engines.insert(key, (row, spans));
+                }
+            }
+        }
+        for (pool, row) in other.pools {
+            match self.pools.get_mut(&pool) {
+                Some(into) => {
+                    into.allocations += row.allocations;
+                    into.reused += row.reused;
+                    into.bytes += row.bytes;
+                    into.used_high = into.used_high.max(row.used_high);
+                    into.reserved_high = into.reserved_high.max(row.reserved_high);
+                }
+                None => {
+                    self.pools.insert(pool, row);
+                }
+            }
+        }
+        for (graph, row) in other.graphs {
+            match self.graphs.get_mut(&graph) {
+                Some(into) => {
+                    into.launches += row.launches;
+                    into.kernels += row.kernels;
+                    into.eager += row.eager;
+                    for q in row.queues {
+                        if !into.queues.contains(&q) {
+                            into.queues.push(q);
+                        }
+                    }
+                }
+                None => {
+                    self.graphs.insert(graph, row);
+                }
+            }
+        }
+        let (w, o) = (&mut self.waits, other.waits);
+        w.waits += o.waits;
+        w.total_ns += o.total_ns;
+        w.spin_only += o.spin_only;
+        w.spin_ns += o.spin_ns;
+        w.blocked += o.blocked;
+        w.blocked_ns += o.blocked_ns;
+    }
+
+    pub fn into_stats(self) -> Stats {
+        let by_time = |rows: &mut Vec<CallRow>| {
+            rows.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)))
+        };
+        let mut api: Vec<CallRow> = self.api.into_values().collect();
+        by_time(&mut api);
+        let mut hsa: Vec<CallRow> = self.hsa.into_values().collect();
+        by_time(&mut hsa);
+        Stats {
+            span_ns: self.window.map_or(0, |(first, last)| last - first),
+            threads: self.threads.len() as u64,
+            api,
+            hsa,
+            queues: self
+                .queues
+                .into_values()
+                .map(|(mut row, spans)| {
+                    row.busy_ns = spans.total();
+                    row
+                })
+                .collect(),
+            engines: self
+                .engines
+                .into_values()
+                .map(|(mut row, spans)| {
+                    row.busy_ns = spans.total();
+                    row
+                })
+                .collect(),
+            pools: self.pools.into_values().collect(),
+            graphs: self.graphs.into_values().collect(),
+            waits: self.waits,
+        }
+    }
+}
+
+/// Computes the stats tables from `events`.
+pub fn summarize(events: &[TraceEvent]) -> Stats {
+    let mut tally = Tally::default();
+    for event in events {
+        tally.add(event);
+    }
+    tally.into_stats()
 }
 
 fn ms(ns: u64) -> String {
@@ -733,5 +924,142 @@ mod tests {
             lines.iter().any(|l| l.starts_with("recording,0,span_ns,")),
             "{csv}"
         );
+    }
+
+    /// A long run's events, made the same way each time they are asked for: per round an API
+    /// call, a kernel and its trace barrier on one of two queues, a copy and a wait, with
+    /// idle gaps between them (so every packet is a busy span of its own), from `offset` on.
+    fn long_run(rounds: u64, tid: u64, offset: u64) -> impl Iterator<Item = TraceEvent> {
+        (0..rounds).flat_map(move |r| {
+            let t = offset + r * 1_000;
+            let queue = r % 2;
+            let mut kernel = packet(
+                queue,
+                2 * r,
+                PacketKind::KernelDispatch,
+                Some((t + 10, t + 60)),
+            );
+            let mut barrier = packet(
+                queue,
+                2 * r + 1,
+                PacketKind::TraceBarrier,
+                Some((t + 60, t + 60)),
+            );
+            for p in [&mut kernel, &mut barrier] {
+                if let TraceEvent::Packet(p) = p {
+                    p.tid = tid;
+                    p.submit_ns = t;
+                    p.depth = r % 7;
+                }
+            }
+            [
+                TraceEvent::Api(ApiEvent {
+                    tid,
+                    name: if r % 3 == 0 {
+                        "hipMemcpy"
+                    } else {
+                        "hipLaunchKernel"
+                    }
+                    .into(),
+                    start_ns: t,
+                    dur_ns: 5 + r % 4,
+                    result: u32::from(r % 100 == 0),
+                    id: r,
+                }),
+                kernel,
+                barrier,
+                TraceEvent::Copy(CopyEvent {
+                    engine: "sdma0".into(),
+                    device: 0,
+                    bytes: 4096,
+                    pieces: 1,
+                    direction: Direction::HostToDevice,
+                    staged: r % 2 == 0,
+                    tid,
+                    submit_ns: t + 100,
+                    start_ns: Some(t + 110),
+                    end_ns: Some(t + 150 + r % 5),
+                    api: None,
+                }),
+                TraceEvent::Wait(WaitEvent {
+                    tid,
+                    signal: 7,
+                    condition: "== 0".into(),
+                    start_ns: t + 100,
+                    dur_ns: 60,
+                    spin_ns: 20,
+                    blocked: r % 2 == 1,
+                }),
+            ]
+        })
+    }
+
+    /// A recording that keeps no events adds them to a bounded tally: its rows and spans
+    /// stay as few as the queues, engines and functions, and its tables are those
+    /// `summarize` makes from every event.
+    #[test]
+    fn a_bounded_tally_stays_small_and_makes_the_tables_summarize_makes() {
+        const ROUNDS: u64 = 100_000;
+        let mut tally = Tally::bounded();
+        let mut rows_after_a_round = 0;
+        for (i, event) in long_run(ROUNDS, 1, 0).enumerate() {
+            tally.add(&event);
+            if i == 4 * 5 {
+                rows_after_a_round = tally.rows();
+            }
+        }
+        assert_eq!(tally.rows(), rows_after_a_round);
+        assert_eq!(tally.rows(), 2 + 2 + 1, "2 functions, 2 queues, 1 engine");
+        let kept = |spans: &BusySpans| spans.spans.len();
+        for (_, spans) in tally.queues.values() {
+            assert!(kept(spans) <= SPANS_KEPT, "{} spans kept", kept(spans));
+        }
+        assert!(kept(&tally.engines.values().next().unwrap().1) <= SPANS_KEPT);
+
+        let every_event: Vec<TraceEvent> = long_run(ROUNDS, 1, 0).collect();
+        let want = summarize(&every_event);
+        assert_eq!(tally.into_stats(), want);
+        assert_eq!(want.queues[0].busy_ns, ROUNDS / 2 * 50);
+        assert_eq!(want.api.iter().map(|r| r.calls).sum::<u64>(), ROUNDS);
+        assert_eq!(want.waits.waits, ROUNDS);
+    }
+
+    /// Threads' tallies merged make the tables of all their events, also where one thread's
+    /// spans settled and the other's (on the same queues, between them) came in any order.
+    #[test]
+    fn merged_tallies_make_the_tables_of_all_their_events() {
+        let a: Vec<_> = long_run(3_000, 1, 0).collect();
+        let b: Vec<_> = long_run(50, 2, 500).collect();
+        let mut left = Tally::bounded();
+        a.iter().for_each(|e| left.add(e));
+        let mut right = Tally::bounded();
+        b.iter().rev().for_each(|e| right.add(e));
+        left.merge(right);
+        let all: Vec<TraceEvent> = a.into_iter().chain(b).collect();
+        let merged = left.into_stats();
+        let want = summarize(&all);
+        assert_eq!(merged.api, want.api);
+        assert_eq!(merged.queues, want.queues.clone());
+        assert_eq!((merged.threads, merged.span_ns), (2, want.span_ns));
+        assert_eq!(merged, want);
+    }
+
+    #[test]
+    fn busy_spans_join_what_overlaps_or_touches_in_any_order() {
+        let mut spans = BusySpans::default();
+        for (s, e) in [
+            (50, 60),
+            (0, 10),
+            (10, 20),
+            (5, 7),
+            (30, 40),
+            (35, 55),
+            (70, 70),
+        ] {
+            spans.add(s, e, true);
+        }
+        let kept: Vec<(u64, u64)> = spans.spans.iter().map(|(&s, &e)| (s, e)).collect();
+        assert_eq!(kept, [(0, 20), (30, 60), (70, 70)]);
+        assert_eq!(spans.total(), 20 + 30);
     }
 }
