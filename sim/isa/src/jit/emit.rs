@@ -1,16 +1,16 @@
 //! Native code for the instructions the translator handles itself: which ones
 //! ([`Native::of`]) and their Cranelift IR ([`Emitter::emit`]). Each one does what its
 //! interpreter handler does on the handler's fast path (MODE as [`Native::is_float`] says
-//! the region checked on entry): the 64 lanes as sixteen 4 x 32-bit vectors, results written
-//! under EXEC (all at once when EXEC is all ones), `lane_ops` counted by the active lanes.
-//! Registers are read from and written to the wave at every instruction; keeping them in
-//! host registers across a region is for a later step.
+//! the region checked on entry): runs of vector instructions as a loop over 4-lane chunks
+//! ([`Emitter::valu_run`]), results written under EXEC (without blending when EXEC is all
+//! ones), `lane_ops` counted by the active lanes; scalar instructions on the wave's
+//! registers in memory.
 
 use crate::exec::Ctx;
 use crate::inst::{Enc, Inst};
 use crate::wave::{Wave, EXEC_LO, LANES};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Endianness, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
 pub(super) const S_OFFSET: usize = std::mem::offset_of!(Wave, s);
@@ -23,8 +23,6 @@ pub(super) const CTX_PC_OFFSET: usize = std::mem::offset_of!(Ctx<'static>, pc);
 
 /// Bytes of one VGPR (64 lanes of 4 bytes) in the register file.
 const ROW_BYTES: i32 = (LANES * 4) as i32;
-/// 4-lane vectors per register.
-const CHUNKS: usize = LANES / 4;
 
 /// A 32-bit source as the translation sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,11 +100,39 @@ pub(super) enum SOp {
     Cmp(IntCC),
 }
 
+/// What a conditional branch tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Cond {
+    Always,
+    SccZero,
+    SccSet,
+    VccZero,
+    VccNonZero,
+    ExecZero,
+    ExecNonZero,
+}
+
 /// One instruction's native form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Native {
-    Valu { op: VOp, dst: u32, src: [Src; 3] },
-    Salu { op: SOp, dst: u16, src: [Src; 2] },
+    Valu {
+        op: VOp,
+        dst: u32,
+        src: [Src; 3],
+    },
+    Salu {
+        op: SOp,
+        dst: u16,
+        src: [Src; 2],
+    },
+    /// Nothing to do in this in-order model (`s_nop`, `s_waitcnt`, `s_setprio`).
+    Nop,
+    /// A branch by `offset` bytes from the next instruction when `cond` holds: always the
+    /// last instruction of its region ([`ends_region`](super::ends_region)).
+    Branch {
+        cond: Cond,
+        offset: i64,
+    },
 }
 
 impl Native {
@@ -115,6 +141,7 @@ impl Native {
         match i.enc {
             Enc::Vop1 | Enc::Vop2 | Enc::Vop3 => Self::valu(i, w, fma),
             Enc::Sop1 | Enc::Sop2 | Enc::Sopc => Self::salu(i, w),
+            Enc::Sopp => Self::sopp(i),
             _ => None,
         }
     }
@@ -143,6 +170,9 @@ impl Native {
             "v_mul_f32" => (VOp::MulF, 2),
             "v_fma_f32" | "v_fmac_f32" if fma => (VOp::Fma, 3),
             "v_mac_f32" => (VOp::Mac, 3),
+            // The literal K: fmamk/madmk src0 * K + vsrc1, fmaak/madak src0 * vsrc1 + K.
+            "v_fmamk_f32" | "v_fmaak_f32" if fma => (VOp::Fma, 0),
+            "v_madmk_f32" | "v_madak_f32" => (VOp::Mac, 0),
             "v_add_u32" => (VOp::AddU, 2),
             "v_sub_u32" => (VOp::SubU, 2),
             "v_subrev_u32" => (VOp::SubrevU, 2),
@@ -165,6 +195,18 @@ impl Native {
         for (n, s) in src.iter_mut().enumerate().take(sources) {
             *s = Src::of(i.src[n], i, w)?;
         }
+        if sources == 0 {
+            let (a, b, k) = (
+                Src::of(i.src[0], i, w)?,
+                Src::of(i.src[1], i, w)?,
+                Src::Const(i.lit),
+            );
+            src = if i.info.name.ends_with("mk_f32") {
+                [a, k, b]
+            } else {
+                [a, b, k]
+            };
+        }
         // Host vectors shift by one amount for all lanes: a per-lane amount stays a call-out.
         if matches!(op, VOp::Lshl | VOp::Lshr | VOp::Ashr) && matches!(src[0], Src::Row(_)) {
             return None;
@@ -173,6 +215,25 @@ impl Native {
             op,
             dst: u32::from(i.dst - 256) & 511,
             src,
+        })
+    }
+
+    fn sopp(i: &Inst) -> Option<Native> {
+        let cond = match i.info.name {
+            "s_nop" | "s_waitcnt" | "s_setprio" => return Some(Native::Nop),
+            "s_branch" => Cond::Always,
+            "s_cbranch_scc0" => Cond::SccZero,
+            "s_cbranch_scc1" => Cond::SccSet,
+            "s_cbranch_vccz" => Cond::VccZero,
+            "s_cbranch_vccnz" => Cond::VccNonZero,
+            "s_cbranch_execz" => Cond::ExecZero,
+            "s_cbranch_execnz" => Cond::ExecNonZero,
+            _ => return None,
+        };
+        // As the handler: the target is the next instruction + simm16 words.
+        Some(Native::Branch {
+            cond,
+            offset: i64::from(i.imm) * 4,
         })
     }
 
@@ -215,6 +276,20 @@ impl Native {
     }
 }
 
+/// A vector instruction of a run, with the scalar values it reads, captured at its place.
+struct Capture {
+    op: VOp,
+    dst: u32,
+    src: [Src; 3],
+    exec: Value,
+    /// Scalar operands, splat.
+    scalars: [Option<Value>; 3],
+    /// `v_cndmask_b32`'s mask.
+    sel: Option<Value>,
+    /// A shift's amount, masked to 5 bits.
+    amount: Option<Value>,
+}
+
 /// Emits native instructions into a region's function.
 pub(super) struct Emitter<'a, 'b> {
     pub(super) b: &'a mut FunctionBuilder<'b>,
@@ -234,10 +309,30 @@ fn lanes_as_is() -> MemFlagsData {
 }
 
 impl Emitter<'_, '_> {
-    pub(super) fn emit(&mut self, n: &Native) {
-        match *n {
-            Native::Valu { op, dst, src } => self.valu(op, dst, src),
-            Native::Salu { op, dst, src } => self.salu(op, dst, src),
+    /// Whether a branch on `cond` is taken: an i8, 0 or 1.
+    pub(super) fn taken(&mut self, cond: Cond) -> Value {
+        let zero64 = |e: &mut Self, code: usize, cc: IntCC| {
+            let v = e.sgpr64(code as u8);
+            e.b.ins().icmp_imm_u(cc, v, 0)
+        };
+        match cond {
+            Cond::Always => self.b.ins().iconst(types::I8, 1),
+            Cond::SccZero | Cond::SccSet => {
+                let scc = self
+                    .b
+                    .ins()
+                    .load(types::I8, trusted(), self.wave, SCC_OFFSET as i32);
+                let cc = if cond == Cond::SccSet {
+                    IntCC::NotEqual
+                } else {
+                    IntCC::Equal
+                };
+                self.b.ins().icmp_imm_u(cc, scc, 0)
+            }
+            Cond::VccZero => zero64(self, crate::wave::VCC_LO, IntCC::Equal),
+            Cond::VccNonZero => zero64(self, crate::wave::VCC_LO, IntCC::NotEqual),
+            Cond::ExecZero => zero64(self, EXEC_LO, IntCC::Equal),
+            Cond::ExecNonZero => zero64(self, EXEC_LO, IntCC::NotEqual),
         }
     }
 
@@ -259,24 +354,10 @@ impl Emitter<'_, '_> {
         }
     }
 
-    /// The 16 chunks of a vector source (a scalar one splat once).
-    fn chunks(&mut self, s: Src) -> [Value; CHUNKS] {
-        match s {
-            Src::Row(r) => std::array::from_fn(|j| {
-                let off = r as i32 * ROW_BYTES + 16 * j as i32;
-                self.b.ins().load(types::I32X4, trusted(), self.vbase, off)
-            }),
-            _ => {
-                let v = self.scalar(s);
-                let splat = self.b.ins().splat(types::I32X4, v);
-                [splat; CHUNKS]
-            }
-        }
-    }
-
-    /// A lane mask (all ones where set) for lanes 4j..4j+3 of a 64-bit mask.
-    fn lane_mask(&mut self, mask: Value, j: usize) -> Value {
-        let bits = self.b.ins().ushr_imm_u(mask, 4 * j as i64);
+    /// A lane mask (all ones where set) for the 4 lanes of a 64-bit mask at `lane` (an i64
+    /// multiple of 4, the first lane of the chunk).
+    fn lane_mask(&mut self, mask: Value, lane: Value) -> Value {
+        let bits = self.b.ins().ushr(mask, lane);
         let bits = self.b.ins().ireduce(types::I32, bits);
         let bits = self.b.ins().splat(types::I32X4, bits);
         let weights = self.weights();
@@ -302,37 +383,141 @@ impl Emitter<'_, '_> {
         self.b.ins().bitcast(types::I32X4, lanes_as_is(), v)
     }
 
-    fn valu(&mut self, op: VOp, dst: u32, src: [Src; 3]) {
-        let a = self.chunks(src[0]);
-        let bb = match op {
-            VOp::Mov => a,
-            _ => self.chunks(src[1]),
-        };
-        let c = match op {
-            VOp::Fma | VOp::Mac => Some(self.chunks(src[2])),
-            _ => None,
-        };
-        let sel = match op {
-            VOp::Cndmask(code) => Some(self.sgpr64(code)),
-            _ => None,
-        };
-        // Scalar shift amounts: the low 5 bits (Cranelift masks vector shifts by the lane
-        // width too, but say it here as the handler does).
-        let amount = match (op, src[0]) {
-            (VOp::Lshl | VOp::Lshr | VOp::Ashr, s) => {
-                let v = self.scalar(s);
-                Some(self.b.ins().band_imm_u(v, 31))
+    /// A run of consecutive native instructions other than branches. The scalar ones run
+    /// first, in order; each vector one captures, at its place among them, the scalar
+    /// values it reads (EXEC, scalar operands, masks, shift amounts). Then the vector ones
+    /// run 4 lanes at a time: a loop over the 16 chunks of the registers whose body runs
+    /// every vector instruction of the run on one chunk, keeping registers in host
+    /// registers within the chunk (each register read is loaded once, each one written is
+    /// stored once). This order gives what running them one after the other gives: lanes do
+    /// not interact in these vector instructions, none of them writes a scalar register or
+    /// SCC, and no scalar one reads a vector register. With EXEC all ones for every vector
+    /// instruction, a second copy of the loop stores without blending.
+    pub(super) fn run(&mut self, run: &[Native]) {
+        let mut caps: Vec<Capture> = Vec::new();
+        let mut active = self.b.ins().iconst(types::I64, 0);
+        let mut full = self.b.ins().iconst(types::I8, 1);
+        for n in run {
+            let (op, dst, src) = match *n {
+                Native::Salu { op, dst, src } => {
+                    self.salu(op, dst, src);
+                    continue;
+                }
+                Native::Nop | Native::Branch { .. } => continue,
+                Native::Valu { op, dst, src } => (op, dst, src),
+            };
+            let exec = self.sgpr64(EXEC_LO as u8);
+            let lanes = self.b.ins().popcnt(exec);
+            active = self.b.ins().iadd(active, lanes);
+            let all = self.b.ins().icmp_imm_s(IntCC::Equal, exec, -1);
+            full = self.b.ins().band(full, all);
+            let sources = match op {
+                VOp::Mov => 1,
+                VOp::Fma | VOp::Mac => 3,
+                _ => 2,
+            };
+            let mut scalars = [None; 3];
+            for (k, s) in src.iter().enumerate().take(sources) {
+                if !matches!(s, Src::Row(_)) {
+                    let v = self.scalar(*s);
+                    scalars[k] = Some(self.b.ins().splat(types::I32X4, v));
+                }
             }
-            _ => None,
+            let sel = match op {
+                VOp::Cndmask(code) => Some(self.sgpr64(code)),
+                _ => None,
+            };
+            let amount = match op {
+                VOp::Lshl | VOp::Lshr | VOp::Ashr => {
+                    let v = self.scalar(src[0]);
+                    Some(self.b.ins().band_imm_u(v, 31))
+                }
+                _ => None,
+            };
+            caps.push(Capture {
+                op,
+                dst,
+                src,
+                exec,
+                scalars,
+                sel,
+                amount,
+            });
+        }
+        if caps.is_empty() {
+            return;
+        }
+        let ops = self
+            .b
+            .ins()
+            .load(types::I64, trusted(), self.wave, LANE_OPS_OFFSET as i32);
+        let ops = self.b.ins().iadd(ops, active);
+        self.b
+            .ins()
+            .store(trusted(), ops, self.wave, LANE_OPS_OFFSET as i32);
+        let (unmasked, masked, after) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().brif(
+            full,
+            unmasked,
+            &[BlockArg::Value(zero)],
+            masked,
+            &[BlockArg::Value(zero)],
+        );
+        for (block, blend) in [(unmasked, false), (masked, true)] {
+            let lane = self.b.append_block_param(block, types::I64);
+            self.b.switch_to_block(block);
+            self.chunk(&caps, lane, blend);
+            let next = self.b.ins().iadd_imm_s(lane, 4);
+            let more = self
+                .b
+                .ins()
+                .icmp_imm_u(IntCC::UnsignedLessThan, next, LANES as i64);
+            self.b
+                .ins()
+                .brif(more, block, &[BlockArg::Value(next)], after, &[]);
+        }
+        self.b.switch_to_block(after);
+    }
+
+    /// One chunk (4 lanes from `lane`) of every vector instruction of a run; `blend`: EXEC
+    /// is not all ones somewhere, so results blend with the registers' old values.
+    fn chunk(&mut self, caps: &[Capture], lane: Value, blend: bool) {
+        // The chunk's address in row 0; rows are ROW_BYTES apart.
+        let lane_bytes = self.b.ins().ishl_imm_u(lane, 2);
+        let at = self.b.ins().iadd(self.vbase, lane_bytes);
+        // Current value of each register touched, and whether it was written.
+        let mut rows: Vec<(u32, Value, bool)> = Vec::new();
+        let read = |e: &mut Self, rows: &mut Vec<(u32, Value, bool)>, r: u32| -> Value {
+            if let Some(&(_, v, _)) = rows.iter().find(|(row, _, _)| *row == r) {
+                return v;
+            }
+            let v =
+                e.b.ins()
+                    .load(types::I32X4, trusted(), at, r as i32 * ROW_BYTES);
+            rows.push((r, v, false));
+            v
         };
-        let mut d = [a[0]; CHUNKS];
-        for j in 0..CHUNKS {
-            let (x, y) = (a[j], bb[j]);
-            d[j] = match op {
+        for c in caps {
+            let operand =
+                |e: &mut Self, rows: &mut Vec<(u32, Value, bool)>, k: usize| match c.src[k] {
+                    Src::Row(r) => read(e, rows, r),
+                    _ => c.scalars[k].expect("scalar operands are splat before the loop"),
+                };
+            let x = operand(self, &mut rows, 0);
+            let y = match c.op {
+                VOp::Mov => x,
+                _ => operand(self, &mut rows, 1),
+            };
+            let d = match c.op {
                 VOp::Mov => x,
                 VOp::AddF | VOp::SubF | VOp::SubrevF | VOp::MulF => {
                     let (fx, fy) = (self.float(x), self.float(y));
-                    let r = match op {
+                    let r = match c.op {
                         VOp::AddF => self.b.ins().fadd(fx, fy),
                         VOp::SubF => self.b.ins().fsub(fx, fy),
                         VOp::SubrevF => self.b.ins().fsub(fy, fx),
@@ -341,9 +526,9 @@ impl Emitter<'_, '_> {
                     self.int(r)
                 }
                 VOp::Fma | VOp::Mac => {
-                    let z = c.expect("three sources")[j];
+                    let z = operand(self, &mut rows, 2);
                     let (fx, fy, fz) = (self.float(x), self.float(y), self.float(z));
-                    let r = if op == VOp::Fma {
+                    let r = if c.op == VOp::Fma {
                         self.b.ins().fma(fx, fy, fz)
                     } else {
                         let p = self.b.ins().fmul(fx, fy);
@@ -362,55 +547,31 @@ impl Emitter<'_, '_> {
                 VOp::MaxU => self.b.ins().umax(x, y),
                 VOp::MinI => self.b.ins().smin(x, y),
                 VOp::MaxI => self.b.ins().smax(x, y),
-                VOp::Lshl => self.b.ins().ishl(y, amount.expect("shift amount")),
-                VOp::Lshr => self.b.ins().ushr(y, amount.expect("shift amount")),
-                VOp::Ashr => self.b.ins().sshr(y, amount.expect("shift amount")),
+                VOp::Lshl => self.b.ins().ishl(y, c.amount.expect("shift amount")),
+                VOp::Lshr => self.b.ins().ushr(y, c.amount.expect("shift amount")),
+                VOp::Ashr => self.b.ins().sshr(y, c.amount.expect("shift amount")),
                 VOp::Cndmask(_) => {
-                    let m = self.lane_mask(sel.expect("mask"), j);
+                    let m = self.lane_mask(c.sel.expect("mask"), lane);
                     self.b.ins().bitselect(m, y, x)
                 }
             };
+            let d = if blend {
+                let m = self.lane_mask(c.exec, lane);
+                let old = read(self, &mut rows, c.dst);
+                self.b.ins().bitselect(m, d, old)
+            } else {
+                d
+            };
+            match rows.iter_mut().find(|(row, _, _)| *row == c.dst) {
+                Some(slot) => *slot = (c.dst, d, true),
+                None => rows.push((c.dst, d, true)),
+            }
         }
-        self.write_row(dst, &d);
-    }
-
-    /// Writes `d` to row `dst` under EXEC and counts the active lanes.
-    fn write_row(&mut self, dst: u32, d: &[Value; CHUNKS]) {
-        let exec = self.sgpr64(EXEC_LO as u8);
-        let ops = self
-            .b
-            .ins()
-            .load(types::I64, trusted(), self.wave, LANE_OPS_OFFSET as i32);
-        let active = self.b.ins().popcnt(exec);
-        let ops = self.b.ins().iadd(ops, active);
-        self.b
-            .ins()
-            .store(trusted(), ops, self.wave, LANE_OPS_OFFSET as i32);
-        let full = self.b.ins().icmp_imm_s(IntCC::Equal, exec, -1);
-        let (all, some, join) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        self.b.ins().brif(full, all, &[], some, &[]);
-        let row = dst as i32 * ROW_BYTES;
-        self.b.switch_to_block(all);
-        for (j, &v) in d.iter().enumerate() {
-            self.b
-                .ins()
-                .store(trusted(), v, self.vbase, row + 16 * j as i32);
+        for &(r, v, written) in &rows {
+            if written {
+                self.b.ins().store(trusted(), v, at, r as i32 * ROW_BYTES);
+            }
         }
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(some);
-        for (j, &v) in d.iter().enumerate() {
-            let off = row + 16 * j as i32;
-            let old = self.b.ins().load(types::I32X4, trusted(), self.vbase, off);
-            let m = self.lane_mask(exec, j);
-            let v = self.b.ins().bitselect(m, v, old);
-            self.b.ins().store(trusted(), v, self.vbase, off);
-        }
-        self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
     }
 
     fn set_scc(&mut self, bit: Value) {

@@ -104,8 +104,9 @@ pub(crate) struct RegionExit {
     pub(crate) called_out: u64,
 }
 
-/// `fn(wave, ctx, exit) -> instructions run` (0: the entry check failed, nothing ran).
-type RegionFn = unsafe extern "C" fn(*mut Wave, *mut Ctx<'_>, *mut RegionExit) -> u32;
+/// `fn(wave, ctx, exit, budget) -> instructions run` (0: the entry check failed, nothing
+/// ran). A region that loops on itself runs trips while the count stays within `budget`.
+type RegionFn = unsafe extern "C" fn(*mut Wave, *mut Ctx<'_>, *mut RegionExit, u32) -> u32;
 
 /// The call-out: runs `ri`'s handler as `run_wave` would (the wave's PC past it, the
 /// context's at it). 0 to go on; 1 to leave the region with `exit` saying why.
@@ -166,10 +167,13 @@ impl Region {
         }
     }
 
-    /// Runs the region on `w`: the instructions run (0 when its entry check failed) and
-    /// why it stopped. A handler's panic continues here, as if from the run loop.
+    /// Runs the region on `w`, at most `budget` instructions (at least its length): the
+    /// instructions run (0 when its entry check failed) and why it stopped. A handler's
+    /// panic continues here, as if from the run loop.
     #[inline(always)]
-    pub(crate) fn run(&mut self, w: &mut Wave, ctx: &mut Ctx) -> (u64, RegionExit) {
+    pub(crate) fn run(&mut self, w: &mut Wave, ctx: &mut Ctx, budget: u64) -> (u64, RegionExit) {
+        debug_assert!(budget >= self.len());
+        let budget = budget.min(u64::from(u32::MAX)) as u32;
         let mut exit = RegionExit {
             leave: Leave::Ran,
             called_out: 0,
@@ -178,7 +182,7 @@ impl Region {
         // it reads and writes the wave and context through the pointers only in ways the
         // handlers do (registers in range, fields at their offsets), and its call-outs
         // get the same pointers and this region's own instructions, alive while `self` is.
-        let n = unsafe { (self.code)(w, ctx, &mut exit) };
+        let n = unsafe { (self.code)(w, ctx, &mut exit, budget) };
         if matches!(exit.leave, Leave::Panic(_)) {
             if let Leave::Panic(payload) = std::mem::replace(&mut exit.leave, Leave::Ran) {
                 std::panic::resume_unwind(payload);
@@ -305,6 +309,7 @@ impl Jit {
         for _ in 0..3 {
             sig.params.push(AbiParam::new(ptr));
         }
+        sig.params.push(AbiParam::new(types::I32));
         sig.returns.push(AbiParam::new(types::I32));
         let mut callout_sig = module.make_signature();
         for _ in 0..4 {
@@ -318,41 +323,108 @@ impl Jit {
             .map(|ri| emit::Native::of(&ri.inst, w, self.fma))
             .collect();
         let needs_mode = plans.iter().flatten().any(|n| n.is_float());
+        let n = insts.len() as i64;
 
         let mut b = FunctionBuilder::new(&mut self.cl.func, &mut self.fctx);
         let callout_ref = b.import_signature(callout_sig);
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
+        // `done(count)` returns the count; `trip(base)` runs the region once more, `base`
+        // instructions having run in the trips before (a region ending in a branch back to
+        // its own entry loops inside the function while the budget allows a whole trip).
         let done = b.create_block();
         let count = b.append_block_param(done, types::I32);
+        let trip = b.create_block();
+        let base = b.append_block_param(trip, types::I32);
         b.switch_to_block(entry);
         let params = b.block_params(entry).to_vec();
-        let (wave, ctx, exit) = (params[0], params[1], params[2]);
+        let (wave, ctx, exit, budget) = (params[0], params[1], params[2], params[3]);
         let trusted = MemFlagsData::trusted();
         let vbase = b.ins().load(ptr, trusted, wave, emit::V_OFFSET as i32);
+        let callout_addr = b.ins().iconst(ptr, call_out as *const () as usize as i64);
+        let zero = b.ins().iconst(types::I32, 0);
         if needs_mode {
             let mode = b
                 .ins()
                 .load(types::I32, trusted, wave, emit::MODE_OFFSET as i32);
             let bits = b.ins().band_imm_u(mode, 0x3f);
             let ok = b.ins().icmp_imm_u(IntCC::Equal, bits, 0x30);
-            let zero = b.ins().iconst(types::I32, 0);
-            let body = b.create_block();
-            b.ins().brif(ok, body, &[], done, &[BlockArg::Value(zero)]);
-            b.switch_to_block(body);
+            b.ins().brif(
+                ok,
+                trip,
+                &[BlockArg::Value(zero)],
+                done,
+                &[BlockArg::Value(zero)],
+            );
+        } else {
+            b.ins().jump(trip, &[BlockArg::Value(zero)]);
         }
-        let callout_addr = b.ins().iconst(ptr, call_out as *const () as usize as i64);
-        let n = insts.len();
-        for (k, (ri, plan)) in insts.iter_mut().zip(&plans).enumerate() {
+        b.switch_to_block(trip);
+        let entry_pc = insts.first().map_or(0, |ri| ri.pc);
+        let last = insts.len() - 1;
+        let mut k = 0;
+        while k < insts.len() {
+            if matches!(plans[k], Some(n) if !matches!(n, emit::Native::Branch { .. })) {
+                // Native instructions other than a branch go by runs (vector ones as one
+                // loop over lane chunks).
+                let mut run = Vec::new();
+                while let Some(Some(n)) = plans.get(k) {
+                    if matches!(n, emit::Native::Branch { .. }) {
+                        break;
+                    }
+                    run.push(*n);
+                    k += 1;
+                }
+                emit::Emitter {
+                    b: &mut b,
+                    wave,
+                    vbase,
+                }
+                .run(&run);
+                if k > last {
+                    let ri = &insts[last];
+                    let ran = b.ins().iadd_imm_s(base, n);
+                    let next_pc = b.ins().iconst(types::I64, ri.next_pc as i64);
+                    b.ins()
+                        .store(trusted, next_pc, wave, emit::PC_OFFSET as i32);
+                    let pc = b.ins().iconst(types::I64, ri.pc as i64);
+                    b.ins().store(trusted, pc, ctx, emit::CTX_PC_OFFSET as i32);
+                    b.ins().jump(done, &[BlockArg::Value(ran)]);
+                }
+                continue;
+            }
+            let (ri, plan) = (&mut insts[k], &plans[k]);
+            // Instructions run when this one is done: the trips before, and k + 1.
+            let ran = b.ins().iadd_imm_s(base, k as i64 + 1);
             match plan {
-                Some(op) => {
-                    let mut e = emit::Emitter {
+                Some(emit::Native::Branch { cond, offset }) => {
+                    debug_assert_eq!(k, last, "a branch ends its region");
+                    let taken = emit::Emitter {
                         b: &mut b,
                         wave,
                         vbase,
-                    };
-                    e.emit(op);
+                    }
+                    .taken(*cond);
+                    let target = ri.next_pc.wrapping_add(*offset as u64);
+                    if target == entry_pc {
+                        // Another trip when taken and a whole one fits the budget.
+                        let after = b.ins().iadd_imm_s(ran, n);
+                        let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, after, budget);
+                        let again = b.ins().band(taken, fits);
+                        let leave = b.create_block();
+                        b.ins()
+                            .brif(again, trip, &[BlockArg::Value(ran)], leave, &[]);
+                        b.switch_to_block(leave);
+                    }
+                    let to = b.ins().iconst(types::I64, target as i64);
+                    let fall = b.ins().iconst(types::I64, ri.next_pc as i64);
+                    let pc = b.ins().select(taken, to, fall);
+                    b.ins().store(trusted, pc, wave, emit::PC_OFFSET as i32);
+                    let at = b.ins().iconst(types::I64, ri.pc as i64);
+                    b.ins().store(trusted, at, ctx, emit::CTX_PC_OFFSET as i32);
+                    b.ins().jump(done, &[BlockArg::Value(ran)]);
                 }
+                Some(_) => unreachable!("runs take every other native instruction"),
                 None => {
                     let next_pc = b.ins().iconst(types::I64, ri.next_pc as i64);
                     b.ins()
@@ -366,23 +438,17 @@ impl Jit {
                         &[wave, ctx, ri_addr, exit],
                     );
                     let left = b.inst_results(call)[0];
-                    let ran = b.ins().iconst(types::I32, k as i64 + 1);
-                    let next = b.create_block();
-                    b.ins().brif(left, done, &[BlockArg::Value(ran)], next, &[]);
-                    b.switch_to_block(next);
+                    if k == last {
+                        b.ins().jump(done, &[BlockArg::Value(ran)]);
+                    } else {
+                        let next = b.create_block();
+                        b.ins().brif(left, done, &[BlockArg::Value(ran)], next, &[]);
+                        b.switch_to_block(next);
+                    }
                 }
             }
+            k += 1;
         }
-        if let (Some(last), Some(Some(_))) = (insts.last(), plans.last()) {
-            // A native last instruction: the program counters as the run loop leaves them.
-            let next_pc = b.ins().iconst(types::I64, last.next_pc as i64);
-            b.ins()
-                .store(trusted, next_pc, wave, emit::PC_OFFSET as i32);
-            let pc = b.ins().iconst(types::I64, last.pc as i64);
-            b.ins().store(trusted, pc, ctx, emit::CTX_PC_OFFSET as i32);
-        }
-        let all = b.ins().iconst(types::I32, n as i64);
-        b.ins().jump(done, &[BlockArg::Value(all)]);
         b.switch_to_block(done);
         b.ins().return_(&[count]);
         b.seal_all_blocks();
@@ -399,7 +465,7 @@ impl Jit {
             .map_err(|e| format!("finalize: {e}"))?;
         let addr = module.get_finalized_function(id);
         // SAFETY: `addr` is the entry of the function just compiled with `sig`, which is
-        // RegionFn's C signature (three pointers in, a u32 out).
+        // RegionFn's C signature (three pointers and a u32 in, a u32 out).
         let code: RegionFn = unsafe { std::mem::transmute::<*const u8, RegionFn>(addr) };
         Ok(Region { code, insts })
     }

@@ -104,6 +104,8 @@ fn words(enc: Enc, op: u32, r: &mut Rng) -> Vec<u32> {
                 | scalar_source(r),
         ],
         Enc::Sopc => vec![0xbf00_0000 | op << 16 | scalar_source(r) << 8 | scalar_source(r)],
+        // Branch offsets around the instruction itself (-1: to itself).
+        Enc::Sopp => vec![0xbf80_0000 | op << 16 | (r.below(5) as u32).wrapping_sub(2) & 0xffff],
         _ => unreachable!(),
     };
     w.push(lit);
@@ -171,13 +173,14 @@ fn copy_wave(w: &Wave) -> Wave {
 }
 
 /// Opcode ranges per encoding (VOP3 covers the promoted VOP1/VOP2 ops and VOP3-only ones).
-const ENCODINGS: [(Enc, u32); 6] = [
+const ENCODINGS: [(Enc, u32); 7] = [
     (Enc::Vop1, 128),
     (Enc::Vop2, 64),
     (Enc::Vop3, 0x200),
     (Enc::Sop1, 64),
     (Enc::Sop2, 64),
     (Enc::Sopc, 32),
+    (Enc::Sopp, 16),
 ];
 
 #[test]
@@ -232,7 +235,7 @@ fn every_native_instruction_matches_its_handler() {
                     ctx.pc = w.pc;
                     let step = run(&mut by_handler, &d.inst, &mut ctx).expect("handler");
                     assert_eq!(step, Step::Continue);
-                    let (n, exit) = jit.region(id).run(&mut by_region, &mut ctx);
+                    let (n, exit) = jit.region(id).run(&mut by_region, &mut ctx, 1);
                     assert_eq!(exit.called_out, 0, "{what}");
                     let refused = native.is_float() && w.mode & 0x3f != 0x30;
                     if refused {
@@ -257,6 +260,8 @@ fn every_native_instruction_matches_its_handler() {
         "v_fma_f32",
         "v_fmac_f32",
         "v_mac_f32",
+        "v_fmamk_f32",
+        "v_fmaak_f32",
         "v_add_u32",
         "v_lshlrev_b32",
         "v_cndmask_b32",
@@ -268,6 +273,11 @@ fn every_native_instruction_matches_its_handler() {
         "s_cselect_b32",
         "s_cmp_lt_i32",
         "s_cmp_ge_u32",
+        "s_waitcnt",
+        "s_branch",
+        "s_cbranch_scc0",
+        "s_cbranch_vccnz",
+        "s_cbranch_execz",
     ] {
         assert!(covered.contains(name), "{name} not exercised: {covered:?}");
     }
@@ -289,11 +299,11 @@ fn call_outs_leave_the_region_with_their_outcome() {
     let mut jit = Jit::new().expect("a translator for this host");
     let model = GfxModel::Gfx942;
     let decode = |words: &[u32]| decode_for_exec(model, words).expect("decodes");
-    // v_add_u32 v1, v2, v3; s_nop (a call-out); global_load_dword v0, v[0:1], off
-    // (a call-out that faults: nothing is mapped); v_mov_b32 v4, v1.
+    // v_add_u32 v1, v2, v3; s_movk_i32 s5, 7 (a call-out); global_load_dword v0, v[0:1],
+    // off (a call-out that faults: nothing is mapped); v_mov_b32 v4, v1.
     let code: [&[u32]; 4] = [
         &[0x6802_0702],
-        &[0xbf80_0000],
+        &[0xb005_0007],
         &[0xdc50_8000, 0x007f_0000],
         &[0x7e08_0301],
     ];
@@ -322,8 +332,9 @@ fn call_outs_leave_the_region_with_their_outcome() {
     }
     let mem = NoMemory;
     let mut ctx = Ctx::new(&mem, &tlb, &mut lds, &info, [0; 3], 0);
-    let (n, exit) = jit.region(id).run(&mut w, &mut ctx);
-    assert_eq!(n, 3, "the add, the nop and the faulting load ran");
+    let (n, exit) = jit.region(id).run(&mut w, &mut ctx, 4);
+    assert_eq!(n, 3, "the add, the move and the faulting load ran");
+    assert_eq!(w.s[5], 7);
     assert_eq!(exit.called_out, 2);
     match exit.leave {
         Leave::Error(e) => match *e {
@@ -343,4 +354,74 @@ fn call_outs_leave_the_region_with_their_outcome() {
         w.lane_ops, 64,
         "lanes of the add (the load faulted before counting)"
     );
+}
+
+/// Runs of native instructions go scalar ones first, then the vector ones chunk by chunk
+/// (all of them on 4 lanes before the next 4): random runs of both over a few registers
+/// (so that they read what earlier ones wrote, in place too, vector ones the SGPRs and
+/// EXEC that scalar ones wrote) must leave what the handlers leave one after the other.
+#[test]
+fn native_runs_match_their_handlers_in_order() {
+    let info = DispatchInfo {
+        model: GfxModel::Gfx942,
+        compute_units: 80,
+        private_segment_size: 0,
+        cooperative: false,
+    };
+    let tlb = Tlb::default();
+    let mut lds = [0u8; 16];
+    let mut jit = Jit::new().expect("a translator for this host");
+    let mut r = Rng(0x1234_5678_9abc_def1);
+    let model = GfxModel::Gfx942;
+    for trial in 0..300 {
+        let mut w = random_wave(&mut r);
+        w.mode = 0x3f0;
+        let len = 2 + r.below(7) as usize;
+        let mut insts = Vec::new();
+        let mut pc = w.pc;
+        while insts.len() < len {
+            let (enc, ops) = ENCODINGS[r.below(6) as usize];
+            let words = words(enc, r.below(u64::from(ops)) as u32, &mut r);
+            let Ok(mut d) = decode_for_exec(model, &words) else {
+                continue;
+            };
+            if matches!(d.inst.enc, Enc::Sop1 | Enc::Sop2) && r.below(4) == 0 {
+                // Now and then a scalar result goes to EXEC, which later vector
+                // instructions must see.
+                d.inst.dst = 126 + r.below(2) as u16;
+            }
+            if !matches!(
+                Native::of(&d.inst, &w, jit.fma),
+                Some(Native::Valu { .. } | Native::Salu { .. })
+            ) {
+                continue;
+            }
+            let next_pc = pc + u64::from(d.inst.len);
+            insts.push(RegionInst {
+                run: d.exec.expect("a handler"),
+                inst: d.inst,
+                pc,
+                next_pc,
+                called_out: 0,
+            });
+            pc = next_pc;
+        }
+        let listing: Vec<String> = insts.iter().map(|ri| ri.inst.to_string()).collect();
+        let what = format!("trial {trial}: {}", listing.join("; "));
+        let mut by_handler = copy_wave(&w);
+        let mem = NoMemory;
+        let mut ctx = Ctx::new(&mem, &tlb, &mut lds, &info, [0; 3], 0);
+        for ri in &insts {
+            by_handler.pc = ri.next_pc;
+            ctx.pc = ri.pc;
+            (ri.run)(&mut by_handler, &ri.inst, &mut ctx).expect("handler");
+        }
+        let id = jit
+            .translate(insts, &w)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut by_region = copy_wave(&w);
+        let (n, exit) = jit.region(id).run(&mut by_region, &mut ctx, len as u64);
+        assert_eq!((n, exit.called_out), (len as u64, 0), "{what}");
+        same_wave(&by_region, &by_handler, &what);
+    }
 }
