@@ -42,6 +42,8 @@ pub struct Config {
     /// stopped, all its waves, with a queue error. Only a dispatch that runs this long is
     /// affected, so deterministic mode stays deterministic for every other kernel.
     pub dispatch_timeout: Duration,
+    /// `HSASIM_JIT=1`: translate hot kernel code into host code (default 0: interpret).
+    pub jit: bool,
     /// `HSASIM_THREADS=0` selects deterministic mode: no packet-processor, SDMA or
     /// async-handler threads; the work runs on whichever thread waits for it (an HSA wait,
     /// or a loop of polls: see `Runtime::poll`). A single poll only observes. Default 1
@@ -157,6 +159,16 @@ pub const DISPATCH_TIMEOUT: SettingDoc = SettingDoc {
     default: "300",
     meaning: "Seconds a dispatch may run: one still running after this long is stopped, all its \
               waves, with a queue error. What bounds every hang, whatever the kernel executes.",
+    run_flag: None,
+};
+pub const JIT: SettingDoc = SettingDoc {
+    name: "HSASIM_JIT",
+    accepted: SWITCH,
+    default: "0",
+    meaning: "1 translates kernel code that runs often into host code (Cranelift) instead of \
+              interpreting it one instruction at a time; instructions without a translation \
+              yet run in the interpreter from inside the translated code. Results, faults and \
+              the watchdog are the interpreter's. Being built up: off by default.",
     run_flag: None,
 };
 pub const THREADS: SettingDoc = SettingDoc {
@@ -354,6 +366,7 @@ pub const SETTINGS: &[SettingDoc] = &[
     WORKERS,
     MAX_WAVE_INSTRUCTIONS,
     DISPATCH_TIMEOUT,
+    JIT,
     THREADS,
     STRICT,
     LARGE_BAR,
@@ -438,6 +451,7 @@ impl Config {
             dispatch_timeout: Duration::from_secs(
                 vars.num(&DISPATCH_TIMEOUT, DEFAULT_DISPATCH_TIMEOUT_S),
             ),
+            jit: vars.num(&JIT, 0u32) != 0,
             threaded: vars.num(&THREADS, 1u32) != 0,
             strict,
             large_bar: vars.num(&LARGE_BAR, u32::from(!strict)) != 0,
@@ -482,6 +496,7 @@ impl Config {
             workers,
             max_wave_instructions,
             dispatch_timeout,
+            jit,
             threaded,
             strict,
             large_bar,
@@ -521,6 +536,7 @@ impl Config {
             (&WORKERS, workers.to_string()),
             (&MAX_WAVE_INSTRUCTIONS, max_wave_instructions.to_string()),
             (&DISPATCH_TIMEOUT, dispatch_timeout.as_secs().to_string()),
+            (&JIT, switch(*jit)),
             (&THREADS, switch(*threaded)),
             (&STRICT, switch(*strict)),
             (&LARGE_BAR, switch(*large_bar)),

@@ -901,6 +901,7 @@ impl Queue {
                 priority: QueuePriority::from_hsa(self.priority.load(Ordering::Relaxed))
                     .unwrap_or(QueuePriority::Normal),
                 device: self.agent.node,
+                jit: cx.config.jit,
             };
             // The kernel sees memory as its agent does: another GPU's memory faults unless
             // it was granted to this one.

@@ -152,6 +152,13 @@ pub struct ExecConfig {
     /// The device whose workgroup dispatcher runs the dispatch (hsasim: the agent's node):
     /// dispatches compete by priority only with those of the same device.
     pub device: u32,
+    /// Translate hot code into host code (hsasim: `HSASIM_JIT`): straight-line runs of
+    /// instructions that ran before become host functions, with the instructions the
+    /// translator has no native code for called out to the interpreter. Results, faults,
+    /// the watchdog and the counts are the interpreter's. The environment variable
+    /// `HSASIM_JIT=1` turns it on for every dispatch of the process whatever this says
+    /// (how this crate's own tests run with the translator).
+    pub jit: bool,
 }
 
 impl ExecConfig {
@@ -164,6 +171,7 @@ impl ExecConfig {
         timeout: None,
         priority: QueuePriority::Normal,
         device: 0,
+        jit: false,
     };
 }
 

@@ -345,13 +345,7 @@ fn work(sh: &Shared, me: usize) {
     if let Err(e) = result {
         sh.record(e);
     }
-    let mut t = sh.totals.lock().unwrap_or_else(|p| p.into_inner());
-    t.workgroups += worker.stats.workgroups;
-    t.waves += worker.stats.waves;
-    t.instructions += worker.stats.instructions;
-    t.lane_ops += worker.stats.lane_ops;
-    drop(t);
-    worker.give_back();
+    worker.finish(sh.plan, &sh.totals);
 }
 
 /// Whether every workgroup of the grid fits on the compute units at once.
@@ -382,8 +376,9 @@ pub fn run(
     mem: &dyn GuestMemory,
     config: &ExecConfig,
     gws: &Gws,
+    count_ops: bool,
 ) -> Result<DispatchStats, DispatchError> {
-    let (plan, info) = prepare(d, mem, config, true)?;
+    let (plan, info) = prepare(d, mem, config, true, count_ops)?;
     let [cx, cy, cz] = plan.wg_count;
     let total = cx as u64 * cy as u64 * cz as u64;
     check_residency(&plan, info.compute_units, total)?;

@@ -9,6 +9,7 @@ use crate::cache_line::{CacheLine, LineBytes};
 use crate::decode::{decode_for_exec, Decoded};
 use crate::exec::{self, tlb::Tlb, Ctx, DispatchInfo, Handler, Outcome, Step};
 use crate::inst::{Form, Inst};
+use crate::jit::{self, Jit, Leave, RegionInst};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Figures of one dispatch, for benchmarks and traces.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct DispatchStats {
     pub workgroups: u64,
     pub waves: u64,
@@ -26,6 +27,46 @@ pub struct DispatchStats {
     pub instructions: u64,
     /// VALU/VMEM lane-operations (active lanes summed over vector instructions).
     pub lane_ops: u64,
+    /// Of `instructions`, those run as translated native code ([`ExecConfig::jit`]).
+    pub translated: u64,
+    /// Of `instructions`, those run inside translated regions as call-outs to their
+    /// interpreter handlers; the rest (`instructions - translated - called_out`) ran in
+    /// the interpreter's own loop.
+    pub called_out: u64,
+    /// Regions translated during the dispatch (translations are kept with the kernel's
+    /// decode cache: a later dispatch of the same kernel on the same worker reuses them).
+    pub regions_compiled: u64,
+    /// Host time spent translating, summed over workers.
+    pub translate_time: Duration,
+    /// Wave-instructions run by interpreter handlers (in the loop or as call-outs), by
+    /// opcode: filled by [`run_dispatch_with_stats`](crate::run_dispatch_with_stats) only.
+    pub interpreted_ops: HashMap<&'static str, u64>,
+}
+
+impl DispatchStats {
+    /// Adds another worker's figures.
+    pub(crate) fn add(&mut self, o: &DispatchStats) {
+        self.workgroups += o.workgroups;
+        self.waves += o.waves;
+        self.instructions += o.instructions;
+        self.lane_ops += o.lane_ops;
+        self.translated += o.translated;
+        self.called_out += o.called_out;
+        self.regions_compiled += o.regions_compiled;
+        self.translate_time += o.translate_time;
+        for (&name, &n) in &o.interpreted_ops {
+            *self.interpreted_ops.entry(name).or_default() += n;
+        }
+    }
+
+    /// The `n` opcodes that ran most often in interpreter handlers, most first.
+    pub fn top_interpreted(&self, n: usize) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> =
+            self.interpreted_ops.iter().map(|(&k, &c)| (k, c)).collect();
+        v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v.truncate(n);
+        v
+    }
 }
 
 /// Everything fixed for the whole dispatch.
@@ -50,6 +91,10 @@ pub(crate) struct Plan {
     pub(crate) timeout: Option<(Duration, Instant)>,
     /// From a cooperative queue: waves yield now and then (see `coop`).
     pub(crate) cooperative: bool,
+    /// Translate hot code ([`ExecConfig::jit`]).
+    pub(crate) jit: bool,
+    /// Count interpreted instructions by opcode ([`DispatchStats::interpreted_ops`]).
+    pub(crate) count_ops: bool,
 }
 
 /// Waves look at the stop flag and the clock whenever their instruction count crosses a
@@ -167,6 +212,8 @@ pub(crate) fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, Dispatch
         max_wave_instructions: u64::MAX,
         timeout: None,
         cooperative: false,
+        jit: false,
+        count_ops: false,
     })
 }
 
@@ -215,6 +262,11 @@ pub(crate) struct DecodeCache {
     ranges_cover: usize,
     /// Where the kernel's code is, when known ([`Dispatch::code`]).
     code: Option<(u64, u64)>,
+    /// Translations of this cache's code, made when a dispatch with the translator on first
+    /// runs hot code; discarded with the cache (so when its code changes).
+    jit: Option<Jit>,
+    /// The host has no translator (Cranelift could not target it): interpret.
+    no_jit: bool,
 }
 
 impl DecodeCache {
@@ -233,6 +285,65 @@ impl DecodeCache {
             ranges: Vec::new(),
             ranges_cover: 0,
             code: None,
+            jit: None,
+            no_jit: false,
+        }
+    }
+
+    /// The region entered at instruction `id`, translating it now if it is not yet;
+    /// `None` when it is not worth translating (no native instruction) or cannot be.
+    #[cold]
+    fn translate(&mut self, id: usize, w: &Wave) -> Option<u32> {
+        if self.no_jit {
+            return None;
+        }
+        if self.jit.is_none() {
+            match Jit::new() {
+                Ok(j) => self.jit = Some(j),
+                Err(_) => {
+                    self.no_jit = true;
+                    return None;
+                }
+            }
+        }
+        let jit = self.jit.as_mut()?;
+        let mut insts = Vec::new();
+        let mut k = id;
+        loop {
+            let c = &self.insts[k];
+            insts.push(RegionInst {
+                run: c.run,
+                inst: c.inst,
+                pc: c.pc,
+                next_pc: c.next_pc,
+                called_out: 0,
+            });
+            if jit::ends_region(&c.inst) || !c.falls_through || insts.len() >= jit::MAX_REGION {
+                break;
+            }
+            k += 1;
+        }
+        let region = if jit.worth_translating(&insts, w) {
+            jit.translate(insts, w).ok()
+        } else {
+            None
+        };
+        self.insts[id].region = region.unwrap_or(REGION_NEVER);
+        region
+    }
+
+    /// Adds the instructions interpreted since the last call to `ops`, by opcode.
+    fn count_interpreted(&mut self, ops: &mut HashMap<&'static str, u64>) {
+        for c in &mut self.insts {
+            if c.runs != c.reported {
+                *ops.entry(c.inst.info.name).or_default() += c.runs - c.reported;
+                c.reported = c.runs;
+            }
+        }
+        if let Some(jit) = self.jit.as_mut() {
+            for r in jit.regions_mut() {
+                r.take_called_out(|name, n| *ops.entry(name).or_default() += n);
+            }
         }
     }
 
@@ -551,6 +662,11 @@ fn may_jump(i: &Inst) -> bool {
     i.info.form == Form::Branch || matches!(i.info.name, "s_setpc_b64" | "s_swappc_b64")
 }
 
+/// [`CachedInst::region`] before its entry was translated.
+const REGION_NONE: u32 = u32::MAX;
+/// [`CachedInst::region`] of an entry not to translate.
+const REGION_NEVER: u32 = u32::MAX - 1;
+
 /// A decoded instruction as the run loop keeps it.
 struct CachedInst {
     /// The handler: the opcode's, or one that reports it unimplemented.
@@ -566,6 +682,12 @@ struct CachedInst {
     /// `straight` (a branch's target), 0 before any: a loop's back edge then finds its
     /// target without the page table.
     jump: u32,
+    /// Times the run loop interpreted it (the translator's heat, and the interpreted
+    /// opcode counts), and how many of those the counts have taken.
+    runs: u64,
+    reported: u64,
+    /// The translated region entered here ([`REGION_NONE`], [`REGION_NEVER`] or its id).
+    region: u32,
     inst: Inst,
 }
 
@@ -578,6 +700,9 @@ impl CachedInst {
             straight: false,
             falls_through: false,
             jump: 0,
+            runs: 0,
+            reported: 0,
+            region: REGION_NONE,
             inst: d.inst,
         }
     }
@@ -654,8 +779,29 @@ impl Worker {
         (cache, &self.tlb, &mut self.stats)
     }
 
+    /// Adds this worker's figures to the dispatch's and goes back to the idle list.
+    pub(crate) fn finish(mut self, plan: &Plan, totals: &Mutex<DispatchStats>) {
+        if let Some(cache) = self.caches.last_mut() {
+            if plan.count_ops {
+                cache.count_interpreted(&mut self.stats.interpreted_ops);
+            }
+            if let Some(jit) = cache.jit.as_mut() {
+                self.stats.regions_compiled = jit.compiled;
+                self.stats.translate_time = jit.translate_time;
+                // Counted per dispatch: the translations stay with the cache.
+                jit.compiled = 0;
+                jit.translate_time = Duration::ZERO;
+            }
+        }
+        totals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(&self.stats);
+        self.give_back();
+    }
+
     /// Back to the idle list for the next dispatch.
-    pub(crate) fn give_back(self) {
+    fn give_back(self) {
         let mut idle = IDLE_WORKERS.lock().unwrap_or_else(|p| p.into_inner());
         if idle.len() < MAX_IDLE_WORKERS {
             idle.push(self);
@@ -761,14 +907,15 @@ pub(crate) fn run_wave(
     let mut left = look_at;
     // The instruction at the wave's PC, as a pointer into `cache.insts` (null with no
     // allowance left: the watchdog stops the wave before it would run one).
-    let mut at: *const CachedInst = if budget == 0 {
-        std::ptr::null()
+    let mut at: *mut CachedInst = if budget == 0 {
+        std::ptr::null_mut()
     } else {
         match cache.find_start(w.pc, model, ctx.mem) {
-            Ok(id) => &cache.insts[id],
+            Ok(id) => &mut cache.insts[id],
             Err(e) => return Err(e),
         }
     };
+    let jit = plan.jit;
     let result = loop {
         if left == 0 {
             let count = look_at;
@@ -795,9 +942,47 @@ pub(crate) fn run_wave(
             look_at = periodic_after(count).min(budget);
             left = look_at - count;
         }
-        // SAFETY: `at` points at an element of `cache.insts`, which only `successor` changes
-        // (it may push and reallocate), and `at` is set again from its answer after it runs.
-        let d = unsafe { &*at };
+        // SAFETY: `at` points at an element of `cache.insts`, which only `successor` and
+        // `translate` change (they may push and reallocate), and `at` is set again from
+        // their answers after they run.
+        if jit && unsafe { (*at).runs } >= jit::HOT_AFTER {
+            // SAFETY: as above; the offset is its index.
+            let id = unsafe { at.offset_from(cache.insts.as_ptr()) } as usize;
+            let region = match cache.insts[id].region {
+                REGION_NONE => cache.translate(id, w),
+                REGION_NEVER => None,
+                r => Some(r),
+            };
+            if let (Some(r), Some(translated)) = (region, cache.jit.as_mut()) {
+                let region = translated.region(r);
+                // Only when the whole region fits before the next look beyond the
+                // instruction stream: the watchdog and the periodic check stay exact.
+                if left >= region.len() {
+                    let (n, exit) = region.run(w, ctx);
+                    if n > 0 {
+                        left -= n;
+                        stats.translated += n - exit.called_out;
+                        stats.called_out += exit.called_out;
+                        match exit.leave {
+                            Leave::Ran => {}
+                            Leave::Step(s) => break Ok(s),
+                            Leave::Error(e) => break Err(*e),
+                            // Region::run resumed it.
+                            Leave::Panic(_) => unreachable!("a region's panic is resumed"),
+                        }
+                        match cache.successor(id + n as usize - 1, w.pc, model, ctx.mem) {
+                            Ok(next) => at = &mut cache.insts[next],
+                            Err(e) => break Err(e),
+                        }
+                        continue;
+                    }
+                }
+            }
+            at = &mut cache.insts[id];
+        }
+        // SAFETY: as above.
+        let d = unsafe { &mut *at };
+        d.runs += 1;
         w.pc = d.next_pc;
         ctx.pc = d.pc;
         left -= 1;
@@ -815,7 +1000,7 @@ pub(crate) fn run_wave(
             // SAFETY: `at` points into `cache.insts` (above), so the offset is its index.
             let id = unsafe { at.offset_from(cache.insts.as_ptr()) } as usize;
             match cache.successor(id, w.pc, model, ctx.mem) {
-                Ok(next) => at = &cache.insts[next],
+                Ok(next) => at = &mut cache.insts[next],
                 Err(e) => break Err(e),
             }
         }
@@ -1031,8 +1216,11 @@ pub(crate) fn prepare(
     mem: &dyn GuestMemory,
     config: &ExecConfig,
     cooperative: bool,
+    count_ops: bool,
 ) -> Result<(Plan, DispatchInfo), DispatchError> {
     let mut plan = plan(d, mem)?;
+    plan.jit = config.jit || jit::forced_on();
+    plan.count_ops = count_ops;
     plan.max_wave_instructions = config.max_wave_instructions.max(1);
     plan.timeout = config
         .timeout
@@ -1047,12 +1235,14 @@ pub(crate) fn prepare(
     Ok((plan, info))
 }
 
+/// Runs a dispatch; `count_ops` fills [`DispatchStats::interpreted_ops`].
 pub fn run(
     d: &Dispatch,
     mem: &dyn GuestMemory,
     config: &ExecConfig,
+    count_ops: bool,
 ) -> Result<DispatchStats, DispatchError> {
-    let (plan, info) = prepare(d, mem, config, false)?;
+    let (plan, info) = prepare(d, mem, config, false, count_ops)?;
     let [cx, cy, cz] = plan.wg_count;
     let total = cx as u64 * cy as u64 * cz as u64;
     let threads = config.worker_threads.max(1).min(total.min(256) as usize);
@@ -1129,13 +1319,7 @@ pub fn run(
             }
         }
         finished.0.fetch_add(done, Ordering::Relaxed);
-        let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
-        t.workgroups += worker.stats.workgroups;
-        t.waves += worker.stats.waves;
-        t.instructions += worker.stats.instructions;
-        t.lane_ops += worker.stats.lane_ops;
-        drop(t);
-        worker.give_back();
+        worker.finish(&plan, &totals);
     };
     // A panic in the interpreter fails this dispatch only; the caller's queue, and the
     // process, go on.

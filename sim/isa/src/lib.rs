@@ -55,6 +55,7 @@ mod dispatch;
 pub mod exec;
 pub mod gws;
 pub mod inst;
+mod jit;
 mod pool;
 pub mod wave;
 
@@ -73,7 +74,7 @@ pub fn run_dispatch(
     memory: &dyn GuestMemory,
     config: &ExecConfig,
 ) -> Result<(), DispatchError> {
-    dispatch::run(dispatch, memory, config).map(|_| ())
+    dispatch::run(dispatch, memory, config, false).map(|_| ())
 }
 
 /// [`run_dispatch`], returning counts of what ran (for benchmarks and traces).
@@ -82,7 +83,7 @@ pub fn run_dispatch_with_stats(
     memory: &dyn GuestMemory,
     config: &ExecConfig,
 ) -> Result<DispatchStats, DispatchError> {
-    dispatch::run(dispatch, memory, config)
+    dispatch::run(dispatch, memory, config, true)
 }
 
 /// Runs a dispatch from a cooperative queue: every workgroup resident at once, `ds_gws_*`
@@ -94,7 +95,7 @@ pub fn run_cooperative_dispatch(
     config: &ExecConfig,
     gws: &Gws,
 ) -> Result<(), DispatchError> {
-    coop::run(dispatch, memory, config, gws).map(|_| ())
+    coop::run(dispatch, memory, config, gws, false).map(|_| ())
 }
 
 /// [`run_cooperative_dispatch`], returning counts of what ran.
@@ -104,5 +105,5 @@ pub fn run_cooperative_dispatch_with_stats(
     config: &ExecConfig,
     gws: &Gws,
 ) -> Result<DispatchStats, DispatchError> {
-    coop::run(dispatch, memory, config, gws)
+    coop::run(dispatch, memory, config, gws, true)
 }

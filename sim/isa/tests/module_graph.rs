@@ -37,6 +37,22 @@ fn check(depth: usize) {
             .is_some_and(|to| to.contains_key("exec")),
         "decode should use exec; graph:\n{listing}"
     );
+    if depth == 1 {
+        // The translator is a layer between the decoder and the run loop: the run loop uses
+        // it, and it never reaches back into the run loop.
+        assert!(
+            graph
+                .get("dispatch")
+                .is_some_and(|to| to.contains_key("jit")),
+            "dispatch should use jit; graph:\n{listing}"
+        );
+        assert!(
+            !graph
+                .get("jit")
+                .is_some_and(|to| to.contains_key("dispatch") || to.contains_key("coop")),
+            "jit must not use the run loop; graph:\n{listing}"
+        );
+    }
     if let Some(cycle) = find_cycle(&graph) {
         let mut text = String::new();
         for pair in cycle.windows(2) {
