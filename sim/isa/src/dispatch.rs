@@ -958,7 +958,8 @@ pub(crate) fn run_wave(
                 // Only when the whole region fits before the next look beyond the
                 // instruction stream: the watchdog and the periodic check stay exact.
                 if left >= region.len() {
-                    let (n, exit) = region.run(w, ctx);
+                    let len = region.len() as usize;
+                    let (n, exit) = region.run(w, ctx, left);
                     if n > 0 {
                         left -= n;
                         stats.translated += n - exit.called_out;
@@ -970,7 +971,8 @@ pub(crate) fn run_wave(
                             // Region::run resumed it.
                             Leave::Panic(_) => unreachable!("a region's panic is resumed"),
                         }
-                        match cache.successor(id + n as usize - 1, w.pc, model, ctx.mem) {
+                        // It ran to its end (perhaps several trips round).
+                        match cache.successor(id + len - 1, w.pc, model, ctx.mem) {
                             Ok(next) => at = &mut cache.insts[next],
                             Err(e) => break Err(e),
                         }

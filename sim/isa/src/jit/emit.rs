@@ -9,7 +9,7 @@
 use crate::exec::Ctx;
 use crate::inst::{Enc, Inst};
 use crate::wave::{Wave, EXEC_LO, LANES};
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
@@ -100,6 +100,59 @@ pub(super) enum SOp {
     Cmp(IntCC),
 }
 
+/// What a vector compare tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Test {
+    Int(IntCC),
+    Float(FloatCC),
+    /// The always-false and always-true conditions.
+    Never,
+    Always,
+}
+
+/// 64-bit scalar operations (`s_*_b64`), on operand codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SOp64 {
+    Mov,
+    And,
+    Or,
+    Xor,
+    Andn2,
+    Orn2,
+    Cselect,
+    /// `s_*_saveexec_b64`: dst = EXEC, EXEC = f(src, EXEC), SCC = EXEC != 0.
+    SaveExec(Logic64),
+}
+
+/// The logic of a saveexec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Logic64 {
+    And,
+    Or,
+    Xor,
+    Andn2,
+    Orn2,
+}
+
+/// A 64-bit scalar source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Src64 {
+    /// The pair at this operand code (below 127).
+    Sgpr(u8),
+    Const(u64),
+}
+
+impl Src64 {
+    fn of(code: u16, i: &Inst, w: &Wave) -> Option<Src64> {
+        match code {
+            0..=126 => Some(Src64::Sgpr(code as u8)),
+            127 | 251..=253 | 256.. => None,
+            // As for 32-bit sources: the interpreter's reader gives the fixed value.
+            _ => Some(Src64::Const(w.sread64(code, i.lit, i.info.fk))),
+        }
+    }
+}
+
 /// What a conditional branch tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Cond {
@@ -125,6 +178,18 @@ pub(super) enum Native {
         dst: u16,
         src: [Src; 2],
     },
+    Salu64 {
+        op: SOp64,
+        dst: u16,
+        src: [Src64; 2],
+    },
+    /// A 32-bit vector compare (not the `v_cmpx` forms): the lanes where `test` holds,
+    /// of the active ones, to the SGPR pair `dst`.
+    Cmp {
+        test: Test,
+        dst: u16,
+        src: [Src; 2],
+    },
     /// Nothing to do in this in-order model (`s_nop`, `s_waitcnt`, `s_setprio`).
     Nop,
     /// A branch by `offset` bytes from the next instruction when `cond` holds: always the
@@ -138,6 +203,9 @@ pub(super) enum Native {
 impl Native {
     /// The native form of `i`, or `None` (a call-out). `fma`: the host has FMA.
     pub(super) fn of(i: &Inst, w: &Wave, fma: bool) -> Option<Native> {
+        if i.enc == Enc::Vopc || (i.enc == Enc::Vop3 && i.vop3_of == Enc::Vopc) {
+            return Self::compare(i, w);
+        }
         match i.enc {
             Enc::Vop1 | Enc::Vop2 | Enc::Vop3 => Self::valu(i, w, fma),
             Enc::Sop1 | Enc::Sop2 | Enc::Sopc => Self::salu(i, w),
@@ -218,6 +286,57 @@ impl Native {
         })
     }
 
+    fn compare(i: &Inst, w: &Wave) -> Option<Native> {
+        if !i.plain || i.sdst >= 127 {
+            return None;
+        }
+        let op = u32::from(i.op);
+        let cond = op & 7;
+        let int = |signed: bool| match cond {
+            0 => Test::Never,
+            1 if signed => Test::Int(IntCC::SignedLessThan),
+            1 => Test::Int(IntCC::UnsignedLessThan),
+            2 => Test::Int(IntCC::Equal),
+            3 if signed => Test::Int(IntCC::SignedLessThanOrEqual),
+            3 => Test::Int(IntCC::UnsignedLessThanOrEqual),
+            4 if signed => Test::Int(IntCC::SignedGreaterThan),
+            4 => Test::Int(IntCC::UnsignedGreaterThan),
+            5 => Test::Int(IntCC::NotEqual),
+            6 if signed => Test::Int(IntCC::SignedGreaterThanOrEqual),
+            6 => Test::Int(IntCC::UnsignedGreaterThanOrEqual),
+            _ => Test::Always,
+        };
+        let test = match op {
+            0xc0..=0xc7 => int(true),
+            0xc8..=0xcf => int(false),
+            // As the handlers' `fcmp`: the negated conditions hold for unordered operands.
+            0x40..=0x4f => match op & 15 {
+                0 => Test::Never,
+                1 => Test::Float(FloatCC::LessThan),
+                2 => Test::Float(FloatCC::Equal),
+                3 => Test::Float(FloatCC::LessThanOrEqual),
+                4 => Test::Float(FloatCC::GreaterThan),
+                5 => Test::Float(FloatCC::OrderedNotEqual),
+                6 => Test::Float(FloatCC::GreaterThanOrEqual),
+                7 => Test::Float(FloatCC::Ordered),
+                8 => Test::Float(FloatCC::Unordered),
+                9 => Test::Float(FloatCC::UnorderedOrLessThan),
+                10 => Test::Float(FloatCC::UnorderedOrEqual),
+                11 => Test::Float(FloatCC::UnorderedOrLessThanOrEqual),
+                12 => Test::Float(FloatCC::UnorderedOrGreaterThan),
+                13 => Test::Float(FloatCC::NotEqual),
+                14 => Test::Float(FloatCC::UnorderedOrGreaterThanOrEqual),
+                _ => Test::Always,
+            },
+            _ => return None,
+        };
+        Some(Native::Cmp {
+            test,
+            dst: i.sdst,
+            src: [Src::of(i.src[0], i, w)?, Src::of(i.src[1], i, w)?],
+        })
+    }
+
     fn sopp(i: &Inst) -> Option<Native> {
         let cond = match i.info.name {
             "s_nop" | "s_waitcnt" | "s_setprio" => return Some(Native::Nop),
@@ -237,7 +356,40 @@ impl Native {
         })
     }
 
+    fn salu64(i: &Inst, w: &Wave) -> Option<Native> {
+        let op = match i.info.name {
+            "s_mov_b64" => SOp64::Mov,
+            "s_and_b64" => SOp64::And,
+            "s_or_b64" => SOp64::Or,
+            "s_xor_b64" => SOp64::Xor,
+            "s_andn2_b64" => SOp64::Andn2,
+            "s_orn2_b64" => SOp64::Orn2,
+            "s_cselect_b64" => SOp64::Cselect,
+            "s_and_saveexec_b64" => SOp64::SaveExec(Logic64::And),
+            "s_or_saveexec_b64" => SOp64::SaveExec(Logic64::Or),
+            "s_xor_saveexec_b64" => SOp64::SaveExec(Logic64::Xor),
+            "s_andn2_saveexec_b64" => SOp64::SaveExec(Logic64::Andn2),
+            "s_orn2_saveexec_b64" => SOp64::SaveExec(Logic64::Orn2),
+            _ => return None,
+        };
+        let two = !matches!(op, SOp64::Mov | SOp64::SaveExec(_));
+        let a = Src64::of(i.src[0], i, w)?;
+        let b = if two {
+            Src64::of(i.src[1], i, w)?
+        } else {
+            Src64::Const(0)
+        };
+        Some(Native::Salu64 {
+            op,
+            dst: i.dst,
+            src: [a, b],
+        })
+    }
+
     fn salu(i: &Inst, w: &Wave) -> Option<Native> {
+        if i.info.name.ends_with("_b64") {
+            return Self::salu64(i, w);
+        }
         let (op, sources) = match i.info.name {
             "s_mov_b32" => (SOp::Mov, 1),
             "s_add_u32" => (SOp::AddU, 2),
@@ -403,6 +555,19 @@ impl Emitter<'_, '_> {
                     self.salu(op, dst, src);
                     continue;
                 }
+                Native::Salu64 { op, dst, src } => {
+                    self.salu64(op, dst, src);
+                    continue;
+                }
+                Native::Cmp { test, dst, src } => {
+                    // It reads what the vector instructions before it wrote: they run
+                    // first. Later ones read its result through their own captures.
+                    self.vector_loops(std::mem::take(&mut caps), active, full);
+                    active = self.b.ins().iconst(types::I64, 0);
+                    full = self.b.ins().iconst(types::I8, 1);
+                    self.compare(test, dst, src);
+                    continue;
+                }
                 Native::Nop | Native::Branch { .. } => continue,
                 Native::Valu { op, dst, src } => (op, dst, src),
             };
@@ -444,6 +609,12 @@ impl Emitter<'_, '_> {
                 amount,
             });
         }
+        self.vector_loops(caps, active, full);
+    }
+
+    /// The chunk loops of captured vector instructions (`active`: their active lanes
+    /// summed; `full`: EXEC was all ones for each).
+    fn vector_loops(&mut self, caps: Vec<Capture>, active: Value, full: Value) {
         if caps.is_empty() {
             return;
         }
@@ -482,6 +653,177 @@ impl Emitter<'_, '_> {
                 .brif(more, block, &[BlockArg::Value(next)], after, &[]);
         }
         self.b.switch_to_block(after);
+    }
+
+    /// A vector compare: a loop over the chunks gathering each one's 4 result bits.
+    fn compare(&mut self, test: Test, dst: u16, src: [Src; 2]) {
+        let exec = self.sgpr64(EXEC_LO as u8);
+        let active = self.b.ins().popcnt(exec);
+        let ops = self
+            .b
+            .ins()
+            .load(types::I64, trusted(), self.wave, LANE_OPS_OFFSET as i32);
+        let ops = self.b.ins().iadd(ops, active);
+        self.b
+            .ins()
+            .store(trusted(), ops, self.wave, LANE_OPS_OFFSET as i32);
+        let bits = match test {
+            Test::Never => self.b.ins().iconst(types::I64, 0),
+            Test::Always => self.b.ins().iconst(types::I64, -1),
+            Test::Int(_) | Test::Float(_) => {
+                let scalars: Vec<Option<Value>> = src
+                    .iter()
+                    .map(|s| match s {
+                        Src::Row(_) => None,
+                        _ => {
+                            let v = self.scalar(*s);
+                            Some(self.b.ins().splat(types::I32X4, v))
+                        }
+                    })
+                    .collect();
+                let (body, after) = (self.b.create_block(), self.b.create_block());
+                let lane = self.b.append_block_param(body, types::I64);
+                let acc = self.b.append_block_param(body, types::I64);
+                let result = self.b.append_block_param(after, types::I64);
+                let zero = self.b.ins().iconst(types::I64, 0);
+                self.b
+                    .ins()
+                    .jump(body, &[BlockArg::Value(zero), BlockArg::Value(zero)]);
+                self.b.switch_to_block(body);
+                let lane_bytes = self.b.ins().ishl_imm_u(lane, 2);
+                let at = self.b.ins().iadd(self.vbase, lane_bytes);
+                let operand = |e: &mut Self, k: usize| match (src[k], scalars[k]) {
+                    (Src::Row(r), _) => {
+                        e.b.ins()
+                            .load(types::I32X4, trusted(), at, r as i32 * ROW_BYTES)
+                    }
+                    (_, Some(v)) => v,
+                    _ => unreachable!("scalar operands are splat before the loop"),
+                };
+                let (x, y) = (operand(self, 0), operand(self, 1));
+                let m = match test {
+                    Test::Int(cc) => self.b.ins().icmp(cc, x, y),
+                    Test::Float(cc) => {
+                        let (fx, fy) = (self.float(x), self.float(y));
+                        let m = self.fcmp4(cc, fx, fy);
+                        self.int(m)
+                    }
+                    Test::Never | Test::Always => unreachable!("constant tests have no loop"),
+                };
+                let four = self.b.ins().vhigh_bits(types::I64, m);
+                let placed = self.b.ins().ishl(four, lane);
+                let acc = self.b.ins().bor(acc, placed);
+                let next = self.b.ins().iadd_imm_s(lane, 4);
+                let more = self
+                    .b
+                    .ins()
+                    .icmp_imm_u(IntCC::UnsignedLessThan, next, LANES as i64);
+                self.b.ins().brif(
+                    more,
+                    body,
+                    &[BlockArg::Value(next), BlockArg::Value(acc)],
+                    after,
+                    &[BlockArg::Value(acc)],
+                );
+                self.b.switch_to_block(after);
+                result
+            }
+        };
+        let bits = self.b.ins().band(bits, exec);
+        self.store_sgpr64(dst, bits);
+    }
+
+    /// A 4-lane float compare. Cranelift's x86 backend has the conditions that one SSE
+    /// compare gives; the others are their complements or pairs of them.
+    fn fcmp4(&mut self, cc: FloatCC, x: Value, y: Value) -> Value {
+        let not = |e: &mut Self, cc: FloatCC| {
+            let m = e.b.ins().fcmp(cc, x, y);
+            e.b.ins().bnot(m)
+        };
+        match cc {
+            FloatCC::OrderedNotEqual => {
+                let ordered = self.b.ins().fcmp(FloatCC::Ordered, x, y);
+                let ne = self.b.ins().fcmp(FloatCC::NotEqual, x, y);
+                self.b.ins().band(ordered, ne)
+            }
+            FloatCC::UnorderedOrEqual => {
+                let unordered = self.b.ins().fcmp(FloatCC::Unordered, x, y);
+                let eq = self.b.ins().fcmp(FloatCC::Equal, x, y);
+                self.b.ins().bor(unordered, eq)
+            }
+            FloatCC::UnorderedOrLessThan => not(self, FloatCC::GreaterThanOrEqual),
+            FloatCC::UnorderedOrLessThanOrEqual => not(self, FloatCC::GreaterThan),
+            FloatCC::UnorderedOrGreaterThan => not(self, FloatCC::LessThanOrEqual),
+            FloatCC::UnorderedOrGreaterThanOrEqual => not(self, FloatCC::LessThan),
+            _ => self.b.ins().fcmp(cc, x, y),
+        }
+    }
+
+    fn store_sgpr64(&mut self, code: u16, v: Value) {
+        // As `write_s64`: pairs from 127 up are not writable.
+        if code < 127 {
+            let off = S_OFFSET as i32 + 4 * i32::from(code);
+            self.b.ins().store(trusted(), v, self.wave, off);
+        }
+    }
+
+    fn scalar64(&mut self, s: Src64) -> Value {
+        match s {
+            Src64::Sgpr(code) => self.sgpr64(code),
+            Src64::Const(v) => self.b.ins().iconst(types::I64, v as i64),
+        }
+    }
+
+    fn salu64(&mut self, op: SOp64, dst: u16, src: [Src64; 2]) {
+        let a = self.scalar64(src[0]);
+        let logic = |e: &mut Self, l: Logic64, a: Value, b: Value| match l {
+            Logic64::And => e.b.ins().band(a, b),
+            Logic64::Or => e.b.ins().bor(a, b),
+            Logic64::Xor => e.b.ins().bxor(a, b),
+            Logic64::Andn2 => {
+                let nb = e.b.ins().bnot(b);
+                e.b.ins().band(a, nb)
+            }
+            Logic64::Orn2 => {
+                let nb = e.b.ins().bnot(b);
+                e.b.ins().bor(a, nb)
+            }
+        };
+        let nonzero = |e: &mut Self, d: Value| e.b.ins().icmp_imm_u(IntCC::NotEqual, d, 0);
+        match op {
+            SOp64::SaveExec(l) => {
+                let exec = self.sgpr64(EXEC_LO as u8);
+                let new = logic(self, l, a, exec);
+                self.store_sgpr64(dst, exec);
+                self.store_sgpr64(EXEC_LO as u16, new);
+                let scc = nonzero(self, new);
+                self.set_scc(scc);
+            }
+            SOp64::Mov => self.store_sgpr64(dst, a),
+            SOp64::Cselect => {
+                let b = self.scalar64(src[1]);
+                let scc = self
+                    .b
+                    .ins()
+                    .uload8(types::I32, trusted(), self.wave, SCC_OFFSET as i32);
+                let d = self.b.ins().select(scc, a, b);
+                self.store_sgpr64(dst, d);
+            }
+            SOp64::And | SOp64::Or | SOp64::Xor | SOp64::Andn2 | SOp64::Orn2 => {
+                let b = self.scalar64(src[1]);
+                let l = match op {
+                    SOp64::And => Logic64::And,
+                    SOp64::Or => Logic64::Or,
+                    SOp64::Xor => Logic64::Xor,
+                    SOp64::Andn2 => Logic64::Andn2,
+                    _ => Logic64::Orn2,
+                };
+                let d = logic(self, l, a, b);
+                self.store_sgpr64(dst, d);
+                let scc = nonzero(self, d);
+                self.set_scc(scc);
+            }
+        }
     }
 
     /// One chunk (4 lanes from `lane`) of every vector instruction of a run; `blend`: EXEC

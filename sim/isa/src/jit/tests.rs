@@ -85,6 +85,7 @@ fn words(enc: Enc, op: u32, r: &mut Rng) -> Vec<u32> {
     let mut w = match enc {
         Enc::Vop1 => vec![0x7e00_0000 | vdst << 17 | op << 9 | source(r)],
         Enc::Vop2 => vec![op << 25 | vdst << 17 | (r.below(8) as u32) << 9 | source(r)],
+        Enc::Vopc => vec![0x7c00_0000 | op << 17 | (r.below(8) as u32) << 9 | source(r)],
         Enc::Vop3 => {
             // Literals are not allowed in VOP3 on GFX9: registers and constants only.
             let s = |r: &mut Rng| loop {
@@ -173,13 +174,14 @@ fn copy_wave(w: &Wave) -> Wave {
 }
 
 /// Opcode ranges per encoding (VOP3 covers the promoted VOP1/VOP2 ops and VOP3-only ones).
-const ENCODINGS: [(Enc, u32); 7] = [
+const ENCODINGS: [(Enc, u32); 8] = [
     (Enc::Vop1, 128),
     (Enc::Vop2, 64),
     (Enc::Vop3, 0x200),
     (Enc::Sop1, 64),
     (Enc::Sop2, 64),
     (Enc::Sopc, 32),
+    (Enc::Vopc, 256),
     (Enc::Sopp, 16),
 ];
 
@@ -274,6 +276,14 @@ fn every_native_instruction_matches_its_handler() {
         "s_cmp_lt_i32",
         "s_cmp_ge_u32",
         "s_waitcnt",
+        "v_cmp_lt_u32",
+        "v_cmp_ge_i32",
+        "v_cmp_gt_f32",
+        "v_cmp_nlt_f32",
+        "s_and_saveexec_b64",
+        "s_or_b64",
+        "s_andn2_b64",
+        "s_cselect_b64",
         "s_branch",
         "s_cbranch_scc0",
         "s_cbranch_vccnz",
@@ -380,7 +390,7 @@ fn native_runs_match_their_handlers_in_order() {
         let mut insts = Vec::new();
         let mut pc = w.pc;
         while insts.len() < len {
-            let (enc, ops) = ENCODINGS[r.below(6) as usize];
+            let (enc, ops) = ENCODINGS[r.below(ENCODINGS.len() as u64) as usize];
             let words = words(enc, r.below(u64::from(ops)) as u32, &mut r);
             let Ok(mut d) = decode_for_exec(model, &words) else {
                 continue;
@@ -392,7 +402,12 @@ fn native_runs_match_their_handlers_in_order() {
             }
             if !matches!(
                 Native::of(&d.inst, &w, jit.fma),
-                Some(Native::Valu { .. } | Native::Salu { .. })
+                Some(
+                    Native::Valu { .. }
+                        | Native::Salu { .. }
+                        | Native::Salu64 { .. }
+                        | Native::Cmp { .. }
+                )
             ) {
                 continue;
             }
