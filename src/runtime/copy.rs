@@ -1063,10 +1063,9 @@ impl Fill {
     /// Fills device memory of `device`, synchronously: the engine fills each row's aligned
     /// middle, the staging buffer the unaligned ends (batched on one signal).
     ///
-    /// The device's copy lock is taken only for unaligned ends: a stream fill runs as a host
-    /// task, and a staged copy of another thread may hold that lock while it waits for its
-    /// engine, whose earlier jobs may wait for this very host task (through a marker of a
-    /// stream that queued a copy after the fill): an aligned fill must not join that cycle.
+    /// The device's copy lock is taken only for unaligned ends (an aligned fill needs no
+    /// staging). A stream fill runs as a host task and waits here for its end copies: that
+    /// wait ends because no engine holds a job waiting for other work (see `ordered_copies`).
     fn on_device(&self, device: &Device) -> HipResult {
         let mut copy = None;
         let mut ends: Vec<EngineCopy> = Vec::new();

@@ -429,9 +429,11 @@ struct Gate {
     /// packet, whose completion signal is `signal`. It also answers for `after`, which its
     /// queue records as a wait (see [`Stream::submit_elsewhere`]).
     completed_by: Option<Marker>,
-    /// The work is a copy-engine job. An engine runs its jobs in order, so one waiting for a
-    /// lost marker would hold up every later copy on that engine, of any stream: when the
-    /// stream gives up its work, such a job is released instead (see `Stream::abandon`).
+    /// The work is a copy-engine job, started once `after` completes (`copy::ordered_copies`
+    /// hands it to an engine then; given to an engine at once, it would hold up every later
+    /// copy there, as an engine runs its jobs in order). Waiting for a lost marker it would
+    /// never start and its gate never complete: when the stream gives up its work, such a
+    /// job is released instead (see `Stream::abandon`).
     on_engine: bool,
 }
 
