@@ -38,16 +38,60 @@ use std::time::{Duration, Instant};
 
 use ops::{Op, Replay};
 
-/// The CI runs: (seed, threads, calls per thread, features left out). Single-threaded and
-/// without faulting kernels and pool allocations while the open findings of those
-/// (`tests/api_fuzz/open/README.md`; files there are replayed by the ignored
-/// `api_fuzz_open_findings`) stand: with either on, these seeds still fail or hang a run.
-/// `scripts/api-fuzz.sh` runs everything.
-const CI_RUNS: &[(u64, usize, usize, &str)] = &[
-    (0x5eed_0001, 1, 100_000, "faults,pool"),
-    (0x5eed_0002, 1, 100_000, "faults,pool"),
-    (0x5eed_0003, 1, 100_000, "faults,pool"),
+/// One CI run: its seed, threads, calls per thread, the features left out and the
+/// `HSASIM_FAIL` plan it runs under ("" for none).
+struct CiRun {
+    seed: u64,
+    threads: usize,
+    calls: usize,
+    without: &'static str,
+    fail: &'static str,
+}
+
+/// The CI runs, 1,000,000 calls (under a minute on 2 loaded cores): everything on (faulting
+/// kernels, pool allocations) on one thread, two threads with pool allocations (frees racing
+/// synchronisations) and one run under failing HSA calls. Two threads with faulting kernels
+/// still fail (`tests/api_fuzz/open/README.md`). `scripts/api-fuzz.sh` makes the long runs.
+const CI_RUNS: &[CiRun] = &[
+    CiRun {
+        seed: 0x5eed_0001,
+        threads: 1,
+        calls: 200_000,
+        without: "",
+        fail: "",
+    },
+    CiRun {
+        seed: 0x5eed_0002,
+        threads: 2,
+        calls: 150_000,
+        without: "faults",
+        fail: "",
+    },
+    CiRun {
+        seed: 0x5eed_0003,
+        threads: 2,
+        calls: 100_000,
+        without: "faults",
+        fail: "",
+    },
+    CiRun {
+        seed: 0x5eed_0004,
+        threads: 1,
+        calls: 200_000,
+        without: "",
+        fail: "",
+    },
+    CiRun {
+        seed: 0x5eed_0005,
+        threads: 1,
+        calls: 100_000,
+        without: "",
+        fail: CI_FAIL_PLAN,
+    },
 ];
+
+/// The CI's run under failing HSA calls: every failure point, 1 call in 50 from the 200th.
+const CI_FAIL_PLAN: &str = "all:p=0.02:after=200:seed=5";
 
 fn env_u64(name: &str) -> Option<u64> {
     let v = std::env::var(name).ok()?;
@@ -82,8 +126,9 @@ fn kernels() -> PathBuf {
     )
 }
 
-/// Runs `replay` in a child process; panics with its output when it finds something.
-fn run_child(replay: &Path, label: &str) {
+/// Runs `replay` in a child process (under `HSASIM_FAIL=fail` unless empty; else under the
+/// caller's `HSASIM_FAIL`, if any); panics with its output when it finds something.
+fn run_child(replay: &Path, label: &str, fail: &str) {
     let calls: usize = Replay::parse(&std::fs::read_to_string(replay).unwrap())
         .unwrap_or_else(|e| panic!("{}: {e}", replay.display()))
         .ops
@@ -104,6 +149,9 @@ fn run_child(replay: &Path, label: &str) {
         .env("HIPSHIM_API_FUZZ_LIB_DIR", common::lib_dir())
         .env("HIPSHIM_API_FUZZ_KERNELS", kernels())
         .env("RUST_BACKTRACE", "0");
+    if !fail.is_empty() {
+        cmd.env("HSASIM_FAIL", fail);
+    }
     if std::env::var_os("HIPSHIM_LOG").is_none() {
         cmd.env("HIPSHIM_LOG", "error");
     }
@@ -133,7 +181,7 @@ fn write_replay(replay: &Replay, name: &str) -> PathBuf {
     path
 }
 
-fn fuzz_run(seed: u64, threads: usize, calls: usize, without: &str) {
+fn fuzz_run(seed: u64, threads: usize, calls: usize, without: &str, fail: &str) {
     let features = ops::Features::without(without);
     let ops = (0..threads)
         .map(|t| ops::generate(seed, t as u32, calls, features))
@@ -145,9 +193,15 @@ fn fuzz_run(seed: u64, threads: usize, calls: usize, without: &str) {
         without.replace(',', "-")
     );
     let path = write_replay(&replay, &name);
+    let under = if fail.is_empty() {
+        String::new()
+    } else {
+        format!(", HSASIM_FAIL={fail}")
+    };
     run_child(
         &path,
-        &format!("seed {seed:#x}, {threads} thread(s), {calls} calls each"),
+        &format!("seed {seed:#x}, {threads} thread(s), {calls} calls each{under}"),
+        fail,
     );
 }
 
@@ -158,18 +212,18 @@ fn api_fuzz_runs() {
         return;
     }
     if let Some(path) = std::env::var_os("HIPSHIM_API_FUZZ_REPLAY") {
-        run_child(Path::new(&path), "replay");
+        run_child(Path::new(&path), "replay", "");
         return;
     }
     if let Some(calls) = env_u64("HIPSHIM_API_FUZZ_CALLS") {
         let seed = env_u64("HIPSHIM_API_FUZZ_SEED").unwrap_or(1);
         let threads = env_u64("HIPSHIM_API_FUZZ_THREADS").unwrap_or(1).clamp(1, 4) as usize;
         let without = std::env::var("HIPSHIM_API_FUZZ_WITHOUT").unwrap_or_default();
-        fuzz_run(seed, threads, calls as usize / threads, &without);
+        fuzz_run(seed, threads, calls as usize / threads, &without, "");
         return;
     }
-    for &(seed, threads, calls, without) in CI_RUNS {
-        fuzz_run(seed, threads, calls, without);
+    for run in CI_RUNS {
+        fuzz_run(run.seed, run.threads, run.calls, run.without, run.fail);
     }
 }
 
@@ -194,7 +248,7 @@ fn replay_all(dir: &Path) {
     files.sort();
     for file in files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
-        run_child(&file, &name);
+        run_child(&file, &name, "");
     }
 }
 
@@ -263,8 +317,9 @@ fn api_fuzz_child() {
     });
     let secs = start.elapsed().as_secs_f64();
     let calls = shared.calls.load(Ordering::Relaxed);
+    let failed = shared.failed_calls.load(Ordering::Relaxed);
     println!(
-        "api_fuzz: {calls} calls in {secs:.1} s ({:.0} calls/s), {threads} thread(s), {} finding(s)",
+        "api_fuzz: {calls} calls in {secs:.1} s ({:.0} calls/s), {threads} thread(s), {} finding(s), {failed} HSA failure(s) seen",
         calls as f64 / secs,
         findings.len()
     );

@@ -165,11 +165,11 @@ fn fault_episodes_leave_no_queue_behind() {
             SUCCESS
         );
         assert_eq!(
-            hipModuleGetFunction(&mut fill, module, b"fuzz_fill\0".as_ptr()),
+            hipModuleGetFunction(&mut fill, module, c"fuzz_fill".as_ptr().cast()),
             SUCCESS
         );
         assert_eq!(
-            hipModuleGetFunction(&mut trap, module, b"fuzz_trap\0".as_ptr()),
+            hipModuleGetFunction(&mut trap, module, c"fuzz_trap".as_ptr().cast()),
             SUCCESS
         );
         assert_eq!(hipStreamCreateWithFlags(&mut streams[0], 0), SUCCESS);

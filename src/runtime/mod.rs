@@ -224,7 +224,8 @@ pub fn device_synchronize() -> HipResult {
             device: device.index,
         },
     )?;
+    let issued = mem::mempool::frees_issued();
     device.synchronize()?;
-    mem::mempool::after_sync(mem::mempool::Synced::Device(device.index));
+    mem::mempool::after_sync(mem::mempool::Synced::Device(device.index, issued));
     Ok(())
 }

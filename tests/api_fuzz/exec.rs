@@ -41,6 +41,11 @@ pub struct Shared {
     /// Episodes begun so far.
     fault_generation: AtomicU64,
     pub calls: AtomicU64,
+    /// hsasim fails chosen HSA calls on purpose (`HSASIM_FAIL` is set): a call may return
+    /// what such a failure becomes ([`HSA_FAILURE_ERRORS`]).
+    hsa_failures: bool,
+    /// Calls that returned such an error.
+    pub failed_calls: AtomicU64,
 }
 
 impl Shared {
@@ -51,6 +56,9 @@ impl Shared {
             open_faults: AtomicU32::new(0),
             fault_generation: AtomicU64::new(0),
             calls: AtomicU64::new(0),
+            hsa_failures: std::env::var("HSASIM_FAIL")
+                .is_ok_and(|spec| !spec.trim().is_empty() && spec.trim() != "off"),
+            failed_calls: AtomicU64::new(0),
         }
     }
 }
@@ -113,6 +121,13 @@ unsafe extern "C" fn stream_callback(_stream: Ptr, _status: i32, data: Ptr) {
 }
 
 const FAULTS: [i32; 2] = [hip::ILLEGAL_ADDRESS, hip::LAUNCH_FAILURE];
+/// What an HSA call hsasim fails on purpose becomes (`HSASIM_FAIL` makes it return
+/// `HSA_STATUS_ERROR_OUT_OF_RESOURCES`, which hipshim reports as `hipErrorOutOfMemory`, from
+/// the call itself or from the next call that waits for the work it belonged to).
+const HSA_FAILURE_ERRORS: [i32; 1] = [hip::OUT_OF_MEMORY];
+/// Tries of a call that keeps returning an HSA failure (each fails with the plan's
+/// probability).
+const FAILURE_RETRIES: usize = 64;
 const BLOCK: u32 = 256;
 /// `Thread::callbacks` index of callbacks queued on streams destroyed since.
 const ORPHANED: usize = STREAMS as usize + 1;
@@ -185,16 +200,34 @@ impl<'a> Thread<'a> {
 
     /// Makes one call and checks its code. `waits`: the call waits for queued work (so it
     /// may report a fault while the thread is not trusted); `may_be_not_ready`: a query.
+    ///
+    /// Under `HSASIM_FAIL`, a call that returns an HSA failure's error is made again, as a
+    /// program that retries would, until it returns something else; what the failed tries
+    /// would have written is unknown from then on (every buffer's model is forgotten).
     fn call(
         &mut self,
         what: &str,
         waits: bool,
         may_be_not_ready: bool,
-        f: impl FnOnce(&Hip) -> i32,
+        mut f: impl FnMut(&Hip) -> i32,
     ) -> Result<i32, Finding> {
         let before = self.trusted();
         self.shared.calls.fetch_add(1, Ordering::Relaxed);
-        let rc = f(&self.shared.hip);
+        let mut rc = f(&self.shared.hip);
+        let mut tries = 1;
+        while self.shared.hsa_failures && HSA_FAILURE_ERRORS.contains(&rc) {
+            self.shared.failed_calls.fetch_add(1, Ordering::Relaxed);
+            self.errors_since.insert(rc);
+            self.forget_models();
+            if tries == FAILURE_RETRIES {
+                return Err(self.finding(format!(
+                    "{what} returned {rc} {FAILURE_RETRIES} times in a row under HSASIM_FAIL"
+                )));
+            }
+            tries += 1;
+            self.shared.calls.fetch_add(1, Ordering::Relaxed);
+            rc = f(&self.shared.hip);
+        }
         let after = self.trusted();
         let fault_possible = waits && !(before && after);
         let ok = rc == hip::SUCCESS
@@ -211,6 +244,17 @@ impl<'a> Thread<'a> {
             )));
         }
         Ok(rc)
+    }
+
+    /// After an HSA failure: the work a failed call belonged to may have been done in part.
+    fn forget_models(&mut self) {
+        for buf in self.buffers.iter_mut().flatten() {
+            buf.model.iter_mut().for_each(|m| *m = None);
+        }
+        // Host functions queued behind the failed work may never run.
+        for list in &mut self.callbacks {
+            list.clear();
+        }
     }
 
     fn stream(&self, s: u32) -> Ptr {
@@ -801,17 +845,22 @@ impl<'a> Thread<'a> {
         what: &str,
         may_be_not_ready: bool,
         tainted: bool,
-        f: impl FnOnce(&Hip) -> i32,
+        f: impl FnMut(&Hip) -> i32,
     ) -> Result<i32, Finding> {
         if !tainted {
             return self.call(what, true, may_be_not_ready, f);
         }
+        let mut f = f;
         self.shared.calls.fetch_add(1, Ordering::Relaxed);
         let rc = f(&self.shared.hip);
         if rc != hip::SUCCESS {
             self.errors_since.insert(rc);
         }
-        if rc == hip::SUCCESS || FAULTS.contains(&rc) || (may_be_not_ready && rc == hip::NOT_READY)
+        let hsa_failure = self.shared.hsa_failures && HSA_FAILURE_ERRORS.contains(&rc);
+        if rc == hip::SUCCESS
+            || FAULTS.contains(&rc)
+            || (may_be_not_ready && rc == hip::NOT_READY)
+            || hsa_failure
         {
             Ok(rc)
         } else {

@@ -11,6 +11,7 @@ pub const SUCCESS: i32 = 0;
 pub const NOT_READY: i32 = 600;
 pub const ILLEGAL_ADDRESS: i32 = 700;
 pub const LAUNCH_FAILURE: i32 = 719;
+pub const OUT_OF_MEMORY: i32 = 2;
 pub const MEMCPY_DEFAULT: i32 = 4;
 pub const STREAM_NON_BLOCKING: u32 = 1;
 pub const EVENT_DISABLE_TIMING: u32 = 2;

@@ -48,7 +48,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::sync::LazyLock;
 
@@ -182,6 +182,9 @@ struct PendingFree {
     legacy: bool,
     /// "That stream so far", recorded by the free.
     marker: Marker,
+    /// Its number in [`FREES_ISSUED`]: a synchronisation covers only frees issued before it
+    /// began (another thread may free while it waits).
+    seq: u64,
 }
 
 impl PendingFree {
@@ -315,6 +318,16 @@ static OWNERS: LazyLock<Mutex<HashMap<usize, Arc<MemPool>>>> = LazyLock::new(Mut
 
 /// Free blocks in all pools: 0 lets a synchronisation skip the pools at the cost of one load.
 static FREE_BLOCKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Stream-ordered frees issued so far (each numbered after its marker is recorded).
+static FREES_ISSUED: AtomicU64 = AtomicU64::new(0);
+
+/// Read before a synchronisation begins and handed to [`after_sync`]: the frees it may
+/// cover. A free another thread issues while the synchronisation waits is not waited for.
+#[inline(always)]
+pub fn frees_issued() -> u64 {
+    FREES_ISSUED.load(Ordering::SeqCst)
+}
 
 /// Each device's default and current pool, made at first use.
 struct DevicePools {
@@ -669,6 +682,7 @@ pub unsafe fn free_async(
         device: device.index,
         legacy: stream.kind == StreamKind::Null || stream.is_blocking(),
         marker,
+        seq: FREES_ISSUED.fetch_add(1, Ordering::SeqCst),
     };
     pool.state.lock().put_back(start, Some(pending));
     Ok(())
@@ -702,24 +716,26 @@ pub unsafe fn free(devices: &[Device], ptr: *mut c_void) -> HipResult {
         // SAFETY: forwarded contract.
         return unsafe { free_async(devices, ptr, device, &device.streams.null) };
     }
+    let issued = frees_issued();
     device.synchronize()?;
     if OWNERS.lock().remove(&start).is_none() || memory::remove_pooled(start).is_none() {
         return Err(HipError::INVALID_VALUE);
     }
     pool.state.lock().put_back(start, None);
-    after_sync(Synced::Device(pool.device));
+    after_sync(Synced::Device(pool.device, issued));
     Ok(())
 }
 
-/// What a synchronisation the host just completed covered.
+/// What a synchronisation the host just completed covered. The `u64` of each is
+/// [`frees_issued`] read before it began: frees issued since are not covered.
 pub enum Synced<'a> {
     /// All work of a stream so far (by `Stream::serial`).
-    Stream(u64),
+    Stream(u64, u64),
     /// All work of a device.
-    Device(usize),
+    Device(usize, u64),
     /// The null stream's and every blocking stream's work of a device, not that of its
     /// non-blocking streams (`hipStreamSynchronize(0)`).
-    Legacy(usize),
+    Legacy(usize, u64),
     /// Work up to an event's marker.
     Marker(&'a Marker),
 }
@@ -747,9 +763,11 @@ fn release_after_sync(synced: Synced<'_>) {
                 // may lag: a stream synchronisation waits for the stream's work, not for its
                 // markers, and a later barrier completes only after the earlier packets).
                 let covered = block.pending.as_ref().is_some_and(|p| match synced {
-                    Synced::Stream(serial) => p.stream == serial,
-                    Synced::Device(device) => p.device == device,
-                    Synced::Legacy(device) => p.device == device && p.legacy,
+                    Synced::Stream(serial, issued) => p.stream == serial && p.seq < issued,
+                    Synced::Device(device, issued) => p.device == device && p.seq < issued,
+                    Synced::Legacy(device, issued) => {
+                        p.device == device && p.legacy && p.seq < issued
+                    }
                     Synced::Marker(m) => {
                         p.marker.queue.id == m.queue.id && p.marker.index <= m.index
                     }

@@ -52,6 +52,11 @@ pub struct DeviceStreams {
     /// Destroyed streams whose work may still be running, or whose fault no device-wide call
     /// has reported yet; dropped once neither holds.
     retiring: Mutex<Vec<Arc<Stream>>>,
+    /// Copy-engine jobs let go after a fault (see `Wedged`) whose stream no longer names them:
+    /// the completion signals of those copies, which still run. A device-wide synchronise
+    /// waits for them, so that no copy given up in a fault episode writes memory after the
+    /// program has recovered from it.
+    released: Mutex<Vec<PooledSignal>>,
 }
 
 impl DeviceStreams {
@@ -83,6 +88,7 @@ impl DeviceStreams {
             blocking: AtomicUsize::new(0),
             unseen: Mutex::new(Vec::new()),
             retiring: Mutex::new(Vec::new()),
+            released: Mutex::new(Vec::new()),
         })
     }
 
@@ -102,8 +108,21 @@ impl DeviceStreams {
     /// A device-wide call: reports the faults no device-wide call has reported yet.
     pub fn synchronize_all(&self) -> HipResult {
         let result = self.settle_with(&self.shared_streams());
+        self.settle_released();
         self.reap();
         result
+    }
+
+    /// Waits for the copies let go after faults (see `released`); each completes once its
+    /// engine gets to it.
+    fn settle_released(&self) {
+        let released = std::mem::take(&mut *self.released.lock());
+        for done in released {
+            // Nothing can make the copy lost: it waits for nothing any more.
+            let _ = done
+                .signal()
+                .wait_zero(self.timestamp_hz, || None::<std::convert::Infallible>);
+        }
     }
 
     /// `hipStreamSynchronize(0)`: AMD's runtime waits for the null stream and every blocking
@@ -465,6 +484,9 @@ struct Held {
     /// has since taken over: the stream no longer has a gate that names the job, and
     /// `abandon` still has to let the job go if the marker is lost (see `Wedged`).
     engine_waits: Option<Marker>,
+    /// With `engine_waits`: the job's own completion signal (its gate's), which the device
+    /// waits for once the job is let go (see `DeviceStreams::released`).
+    engine_done: Option<PooledSignal>,
 }
 
 impl Held {
@@ -475,6 +497,7 @@ impl Held {
             completes_itself,
             keep: None,
             engine_waits: None,
+            engine_done: None,
         }
     }
 
@@ -879,6 +902,7 @@ impl Stream {
                 completes_itself: false,
                 keep: Some(keep),
                 engine_waits: None,
+                engine_done: None,
             });
             for signal in hold {
                 st.held.push_back(Held::of(st.counted, signal, false));
@@ -1367,10 +1391,13 @@ impl Stream {
             device.policy.retire(queue);
         }
         let mut wedged = Vec::new();
-        for held in st.held.drain(..) {
+        for mut held in st.held.drain(..) {
             // A job an engine runs in order holds up every later copy there, of any stream.
             if let Some(after) = held.engine_waits.as_ref().filter(|m| m.lost().is_some()) {
                 wedged.push(Wedged(after.signal.clone()));
+                if let Some(done) = held.engine_done.take() {
+                    device.released.lock().push(done);
+                }
             }
             held.leak();
         }
@@ -1611,10 +1638,15 @@ impl Stream {
                 if let Some(producer) = producer.filter(|p| !Arc::ptr_eq(&p.queue, queue)) {
                     queue.add_blocker(at, &producer);
                 }
+                let engine_done = after
+                    .as_ref()
+                    .is_some_and(|(_, on_engine)| *on_engine)
+                    .then(|| signal.clone());
                 st.held.push_back(Held::of(release_at, signal, false));
                 if let Some((after, on_engine)) = after {
                     st.held.push_back(Held {
                         engine_waits: on_engine.then(|| after.clone()),
+                        engine_done,
                         ..Held::of(release_at, after.signal, false)
                     });
                 }

@@ -265,15 +265,16 @@ pub fn synchronize(devices: &[Device], handle: *mut c_void) -> HipResult {
             device: device.index,
         },
     )?;
+    let issued = mempool::frees_issued();
     if stream.kind == StreamKind::Null {
         device.streams.synchronize_null()?;
         // The null stream's synchronisation waits for every blocking stream too, never for a
         // non-blocking one: blocks those freed may still be in use.
-        mempool::after_sync(mempool::Synced::Legacy(device.index));
+        mempool::after_sync(mempool::Synced::Legacy(device.index, issued));
     } else {
         stream.wait_for_null_first(&device.streams)?;
         stream.synchronize(&device.streams)?;
-        mempool::after_sync(mempool::Synced::Stream(stream.serial));
+        mempool::after_sync(mempool::Synced::Stream(stream.serial, issued));
     }
     Ok(())
 }
