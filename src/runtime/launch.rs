@@ -311,12 +311,10 @@ pub unsafe fn launch_kernel(
     // SAFETY: the kernel is the function's on `device`, which lives as long as the function
     // (a `OnceLock` once set), held here.
     let kernel = unsafe { &*kernel };
-    // A registered kernel's (never unloaded): a test of its image's kind.
-    let admission = function.admit_launch()?;
+    // A registered kernel's, never unloaded: nothing to hold, and the launch carries nothing.
+    let _admission = function.admit_registered_launch();
     // SAFETY: forwarded contract.
-    let launch = unsafe {
-        CheckedLaunch::check(device, function, kernel, request, stream, false, admission)
-    }?;
+    let launch = unsafe { CheckedLaunch::check(device, function, kernel, request, stream, false) }?;
     if found_here {
         RecentLaunches::remember(key, device, seen, function, kernel, &launch.stream);
     }
@@ -344,18 +342,9 @@ pub unsafe fn launch_function(
     let kernel = function.kernel(device)?;
     let cooperative = dispatch.is_cooperative();
     // SAFETY: forwarded contract.
-    let launch = unsafe {
-        CheckedLaunch::check(
-            device,
-            function,
-            kernel,
-            request,
-            None,
-            cooperative,
-            admission,
-        )
-    }?;
-    match dispatch {
+    let launch =
+        unsafe { CheckedLaunch::check(device, function, kernel, request, None, cooperative) }?;
+    let result = match dispatch {
         Dispatch::Stream => {
             let result = launch.submit_or_capture(function);
             launch.end();
@@ -364,7 +353,10 @@ pub unsafe fn launch_function(
         Dispatch::Cooperative { multigrid_sync } => {
             launch.submit_cooperative(multigrid_sync, &[]).map(drop)
         }
-    }
+    };
+    // Held until the packets are published (an unload of the module waits for it).
+    drop(admission);
+    result
 }
 
 /// `hipLaunchCooperativeKernel`: `hipLaunchKernel` of a kernel whose work-groups may
@@ -545,20 +537,43 @@ pub(in crate::runtime) unsafe fn check_launch<'a>(
     function: &'a Function,
     request: LaunchRequest<'a>,
     cooperative: bool,
-) -> HipResult<CheckedLaunch<'a>> {
+) -> HipResult<AdmittedLaunch<'a>> {
     let admission = function.admit_launch()?;
     let kernel = function.kernel(device)?;
     // SAFETY: forwarded contract.
-    unsafe {
-        CheckedLaunch::check(
-            device,
-            function,
-            kernel,
-            request,
-            None,
-            cooperative,
-            admission,
-        )
+    let launch =
+        unsafe { CheckedLaunch::check(device, function, kernel, request, None, cooperative) }?;
+    Ok(AdmittedLaunch { launch, admission })
+}
+
+/// A launch checked by [`check_launch`], with its admission: held until the launch is
+/// published or dropped, so that an unload of the kernel's module waits for it. (The launch
+/// itself carries none: `hipLaunchKernel`'s kernels are never unloaded, and its path pays
+/// nothing for modules.)
+pub(in crate::runtime) struct AdmittedLaunch<'a> {
+    launch: CheckedLaunch<'a>,
+    admission: LaunchAdmission<'a>,
+}
+
+impl<'a> std::ops::Deref for AdmittedLaunch<'a> {
+    type Target = CheckedLaunch<'a>;
+
+    fn deref(&self) -> &CheckedLaunch<'a> {
+        &self.launch
+    }
+}
+
+impl AdmittedLaunch<'_> {
+    /// [`CheckedLaunch::submit_cooperative`], then the admission is given back.
+    pub(in crate::runtime) fn submit_cooperative(
+        self,
+        multigrid_sync: u64,
+        also_after: &[stream::Dep],
+    ) -> HipResult<crate::hsa::queue::Marker> {
+        let AdmittedLaunch { launch, admission } = self;
+        let published = launch.submit_cooperative(multigrid_sync, also_after);
+        drop(admission);
+        published
     }
 }
 
@@ -571,9 +586,6 @@ pub(in crate::runtime) struct CheckedLaunch<'a> {
     packet: DispatchPacket<'a>,
     /// The device's cooperative queue, for a cooperative launch.
     cooperative_queue: Option<Arc<Queue>>,
-    /// Held until the launch is published or dropped (an unload of the kernel's module waits
-    /// for it).
-    admission: LaunchAdmission<'a>,
 }
 
 impl<'a> CheckedLaunch<'a> {
@@ -592,7 +604,6 @@ impl<'a> CheckedLaunch<'a> {
         request: LaunchRequest<'a>,
         resolved_stream: Option<StreamRef<'a>>,
         cooperative: bool,
-        admission: LaunchAdmission<'a>,
     ) -> HipResult<CheckedLaunch<'a>> {
         let info = &kernel.info;
         let LaunchRequest {
@@ -711,7 +722,6 @@ impl<'a> CheckedLaunch<'a> {
                 kernarg_slot,
             },
             cooperative_queue,
-            admission,
         })
     }
 }
@@ -870,23 +880,20 @@ impl CheckedLaunch<'_> {
             stream,
             packet,
             cooperative_queue,
-            admission,
         } = self;
         let Some(queue) = cooperative_queue else {
             tracing::error!(kernel = %packet.function.name, "internal error: a cooperative submit of a launch not checked as cooperative");
             return Err(HipError::UNKNOWN);
         };
         packet.note_in_trace();
-        let published = stream.submit_elsewhere(
+        stream.submit_elsewhere(
             &device.streams,
             &queue,
             also_after,
             |queue, completion_signal| {
                 packet.publish(queue, completion_signal, Some(multigrid_sync))
             },
-        );
-        drop(admission);
-        published
+        )
     }
     /// Drops the launch. Only these fields need dropping, which then happens here rather
     /// than in an out-of-line drop of the whole launch.
@@ -895,12 +902,10 @@ impl CheckedLaunch<'_> {
         let CheckedLaunch {
             stream,
             cooperative_queue,
-            admission,
             ..
         } = self;
         drop(stream);
         drop(cooperative_queue);
-        drop(admission);
     }
 
     /// Work-items of the grid.

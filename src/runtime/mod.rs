@@ -94,7 +94,8 @@ static OPENING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// first call keeps working once the resources are there.
 pub fn runtime() -> HipResult<&'static Runtime> {
     match RUNTIME.get() {
-        Some(opened) => opened.as_ref().map_err(|e| *e),
+        Some(Ok(runtime)) => Ok(runtime),
+        Some(Err(e)) => Err(*e),
         None => open_runtime(),
     }
 }

@@ -367,6 +367,18 @@ impl Function {
         Ok(LaunchAdmission(Some(image)))
     }
 
+    /// [`Function::admit_launch`] for a function found by its host address (`hipLaunchKernel`,
+    /// `<<<>>>`): only `__hipRegisterFunction` registers those, always with a fat binary, which
+    /// `hipModuleUnload` never unloads, so there is nothing to hold and nothing to test.
+    #[inline(always)]
+    pub fn admit_registered_launch(&self) -> LaunchAdmission<'_> {
+        debug_assert!(
+            !matches!(self.image.bytes, ImageBytes::Owned(_)),
+            "a module's function found by a host address"
+        );
+        LaunchAdmission(None)
+    }
+
     #[cold]
     #[inline(never)]
     fn refuse_unloading(&self) -> HipError {
