@@ -10,6 +10,13 @@
 //! count's CPU time over this one's (below 100%: each instruction cost more, e.g. from
 //! something the workers contend on), and the minor page faults of the timed run.
 //!
+//! First, for one worker, the interpreter and the translator (`ExecConfig::jit`) side by
+//! side: each timed run of one is followed by one of the other (alternated, so that both
+//! see the same host conditions), with their ratio, the share of wave-instructions that ran
+//! as translated native code and as call-outs to the interpreter, the regions translated
+//! and the translation time (in the warm-up run, which translates), and the opcodes most
+//! often interpreted. The geometric mean of the ratios closes the table.
+//!
 //! `cargo bench -p hsasim-isa --bench interp`
 //!
 //! Environment:
@@ -35,6 +42,8 @@
 //!   share a physical core, caches or a power budget slow each other down): the ceiling
 //!   for the workers' figure above it, which the line prints as a share of it. Builds N
 //!   copies of every kernel's data.
+//! - `HSASIM_ISA_BENCH_TOP=N`: interpreted opcodes listed per kernel under the translator
+//!   (default 5).
 //! - `HSASIM_ISA_BENCH_CLOCK=cpu`: time 1-worker runs by the CPU time of the thread that
 //!   runs them (Linux `/proc/thread-self/schedstat`) rather than by the wall clock, for
 //!   comparisons on a host busy with other work; runs with more workers keep the wall
@@ -45,7 +54,9 @@ mod common;
 
 use common::*;
 use hsa_abi::hsa_kernel_dispatch_packet_t;
-use hsasim_isa::{run_dispatch_with_stats, Dispatch, ExecConfig, GfxModel, GuestMemory, Span};
+use hsasim_isa::{
+    run_dispatch_with_stats, Dispatch, DispatchStats, ExecConfig, GfxModel, GuestMemory, Span,
+};
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
@@ -458,6 +469,96 @@ fn process_minor_faults() -> Option<u64> {
     rest.split_whitespace().nth(7)?.parse().ok()
 }
 
+/// Times one 1-worker run of `d`: seconds (thread CPU time with `cpu_clock`) and its figures.
+fn timed(
+    d: &Dispatch,
+    mem: &FixedRanges,
+    cfg: &ExecConfig,
+    cpu_clock: bool,
+) -> (f64, DispatchStats) {
+    let cpu = cpu_clock.then(thread_cpu_seconds).flatten();
+    let t = Instant::now();
+    let s = run_dispatch_with_stats(d, mem, cfg).expect("dispatch");
+    let secs = match (cpu, thread_cpu_seconds()) {
+        (Some(start), Some(end)) => end - start,
+        _ => t.elapsed().as_secs_f64(),
+    };
+    (secs, s)
+}
+
+/// The interpreter and the translator on one worker, alternated run by run.
+fn side_by_side(cases: &[(Case, Prepared)], mem: &FixedRanges, reps: usize, cpu_clock: bool) {
+    let top: usize = std::env::var("HSASIM_ISA_BENCH_TOP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    let cfg = |jit| ExecConfig {
+        worker_threads: 1,
+        compute_units: 80,
+        jit,
+        ..ExecConfig::BASE
+    };
+    println!("interpreter vs translator, 1 worker, alternated runs, best of {reps}:");
+    println!(
+        "  kernel           interp  translated   ratio  native  call-out  regions  translate  (warm-up)"
+    );
+    let mut log_sum = 0.0;
+    let mut count = 0;
+    for (c, (d, _packet)) in cases {
+        let (mut best_i, mut best_t) = (f64::INFINITY, f64::INFINITY);
+        let mut warm = None;
+        let mut last = None;
+        for rep in 0..=reps {
+            let (ti, si) = timed(d, mem, &cfg(false), cpu_clock);
+            let (tt, st) = timed(d, mem, &cfg(true), cpu_clock);
+            if let Err(e) = (c.check)() {
+                panic!("wrong result: {e}");
+            }
+            assert_eq!(
+                si.instructions, st.instructions,
+                "{}: counts differ",
+                c.name
+            );
+            assert_eq!(si.lane_ops, st.lane_ops, "{}: lane-ops differ", c.name);
+            if rep == 0 {
+                warm = Some(st.clone());
+            } else {
+                best_i = best_i.min(ti);
+                best_t = best_t.min(tt);
+            }
+            last = Some(st);
+        }
+        let (warm, st) = (warm.unwrap(), last.unwrap());
+        let share = |n: u64| 100.0 * n as f64 / st.instructions.max(1) as f64;
+        let ratio = best_i / best_t;
+        log_sum += ratio.ln();
+        count += 1;
+        println!(
+            "  {:<14} {:>8.4}s {:>9.4}s {:>7.2}x {:>6.1}% {:>8.1}% {:>8} {:>8.2}ms",
+            c.name,
+            best_i,
+            best_t,
+            ratio,
+            share(st.translated),
+            share(st.called_out),
+            warm.regions_compiled,
+            warm.translate_time.as_secs_f64() * 1e3,
+        );
+        let ops: Vec<String> = st
+            .top_interpreted(top)
+            .iter()
+            .map(|(name, n)| format!("{name} {:.1}%", share(*n)))
+            .collect();
+        println!("      interpreted: {}", ops.join(", "));
+    }
+    if count > 0 {
+        println!(
+            "  geometric mean of the ratios: {:.2}x over {count} kernels",
+            (log_sum / count as f64).exp()
+        );
+    }
+}
+
 fn main() {
     let model = match std::env::var("HSASIM_ISA_BENCH_MODEL").as_deref() {
         Ok("gfx90a") => GfxModel::Gfx90a,
@@ -534,6 +635,7 @@ fn main() {
         model.processor(),
         if cpu_clock { ", 1 worker timed by thread CPU time" } else { "" }
     );
+    side_by_side(&prepared[0], &mem, reps, cpu_clock);
     let mut summary = Vec::new();
     for (k, (c, (d, _packet))) in prepared[0].iter().enumerate() {
         println!("{}:", c.name);

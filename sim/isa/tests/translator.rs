@@ -122,8 +122,8 @@ fn translated_vector_add_matches_the_interpreter() {
             let mut c = vec![-1.0f32; n + 1];
             k.mem.add_slice(&c);
             let stats = k.run(model, c.as_mut_ptr() as u64, jit).expect("runs");
-            for i in 0..n {
-                assert_eq!(c[i], k.a[i] + k.b[i], "jit {jit} element {i}");
+            for (i, got) in c[..n].iter().enumerate() {
+                assert_eq!(*got, k.a[i] + k.b[i], "jit {jit} element {i}");
             }
             assert_eq!(c[n], -1.0, "store past the end");
             if jit {
