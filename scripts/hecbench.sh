@@ -184,13 +184,51 @@ missing_inputs() {
     done < <(run_commands "$dir")
 }
 
-# dvc_source FILE: the DVC pointer (src/data/*/*.dvc) that holds FILE, if any.
+# dvc_source DIR FILE: the DVC pointer that holds FILE (named relative to DIR), if any:
+# one beside it or in a directory above it (HeCBench packs a folder into one tarball), else
+# one under src/data that names it.
 dvc_source() {
-    local base
-    base="$(basename "$1")"
-    [[ -n "$checkout" ]] || return 0
-    grep -lsE "path: *${base%%.*}" "$checkout"/src/data/*/*.dvc | head -1 |
-        sed "s|^$checkout/||" || true
+    local where pointer base
+    where="$(dirname "$(realpath -m -s "$1/$2")")"
+    while [[ "$where" == "$srcdir"/* ]]; do
+        pointer="$(compgen -G "$where/*.dvc" | head -1 || true)"
+        if [[ -n "$pointer" ]]; then
+            echo "src/${pointer#"$srcdir"/}"
+            return
+        fi
+        where="$(dirname "$where")"
+    done
+    base="$(basename "$2")"
+    grep -lsE "path: *${base%%.*}" "$srcdir"/data/*/*.dvc | head -1 |
+        sed "s|^$srcdir/|src/|" || true
+}
+
+# provide_input DIR FILE: make FILE (named relative to DIR) where the collection holds it
+# compressed beside it (FILE.bz2, .gz, .xz), as its READMEs ask users to do. The directory
+# it lies in becomes a copy in OUT/src first, so that the checkout is not written to.
+# Fails if it cannot.
+provide_input() {
+    local path packed tool top target
+    path="$(realpath -m -s "$1/$2")"
+    [[ "$path" == "$srcdir"/* ]] || return 1
+    for packed in "$path.bz2:bzip2" "$path.gz:gzip" "$path.xz:xz"; do
+        tool="${packed##*:}"
+        packed="${packed%:*}"
+        [[ -f "$packed" ]] || continue
+        top="${path#"$srcdir"/}"
+        top="$srcdir/${top%%/*}"
+        if [[ -L "$top" ]]; then
+            target="$(readlink "$top")"
+            rm "$top"
+            cp -a "$target" "$top"
+        fi
+        if "$tool" -dc "$packed" > "$path"; then
+            echo "$2 (from $(basename "$packed"))"
+            return 0
+        fi
+        rm -f "$path"
+    done
+    return 1
 }
 
 # ---------------------------------------------------------------------------------------
@@ -301,14 +339,18 @@ build_program() {
     [[ $status == BUILT ]] || compiler=-
     PATH="$out/tools/no-rebuild:$PATH" run_commands "$dir" > "$dir/hecbench.run"
     if [[ $status == BUILT ]]; then
-        missing="$(missing_inputs "$dir" | tr '\n' ' ')"
-        if [[ -n "$missing" ]]; then
-            local file dvc notes=()
-            for file in $missing; do
-                dvc="$(dvc_source "$file")"
-                notes+=("$file${dvc:+ (DVC: $dvc)}")
-            done
-            reason="missing input: ${notes[*]}"
+        local file dvc made notes=()
+        for file in $(missing_inputs "$dir"); do
+            if made="$(provide_input "$dir" "$file")"; then
+                echo "made input $made" >> "$dir/hecbench.inputs"
+                continue
+            fi
+            dvc="$(dvc_source "$dir" "$file")"
+            notes+=("$file${dvc:+ (DVC: $dvc)}")
+        done
+        if [[ ${#notes[@]} -gt 0 ]]; then
+            reason="$(printf '%s, ' "${notes[@]}")"
+            reason="missing input: ${reason%, }"
         fi
     fi
     echo "$status|$compiler|$reason" > "$dir/hecbench.build"
@@ -323,6 +365,7 @@ if [[ $build == 1 ]]; then
         printf 'hecbench: building %s ... ' "$name" >&2
         build_program "$name"
         cut -d'|' -f1,2 "$srcdir/$name/hecbench.build" | tr '|' ' ' >&2
+        [[ ! -f "$srcdir/$name/hecbench.inputs" ]] || sed 's/^/  /' "$srcdir/$name/hecbench.inputs" >&2
     done
 elif [[ -n "$checkout" ]]; then
     link_collection
