@@ -11,7 +11,7 @@
 #   HECBENCH_DIR     a HeCBench checkout (a directory with src/); optional with --run-only
 #   --list FILE      program names (src/ directory names, e.g. adjacent-hip), one a line,
 #                    `#` comments allowed (default: ../shared/hecbench-dev.txt beside the repo)
-#   --only A,B       just these programs (names as in the list, `-hip` may be left off)
+#   --only A,B       just these programs of the list (`-hip` may be left off)
 #   --arch ARCH      the GPU the programs are built for and hsasim models: gfx90a (default;
 #                    Debian's hipcc first, clang++-19 where that fails) or gfx942 (clang++-19
 #                    only: ROCm 5.2's hipcc does not know it)
@@ -109,6 +109,16 @@ fi
 for i in "${!programs[@]}"; do
     [[ "${programs[$i]}" == *-hip ]] || programs[i]="${programs[$i]}-hip"
 done
+# With the list file there, --only picks from it: the programs it leaves out are held out
+# (issue 39), so a name outside it is refused rather than built.
+if [[ -n "$only" && -f "$list" ]]; then
+    for name in "${programs[@]}"; do
+        if ! grep -qxF "$name" "$list"; then
+            echo "hecbench: $name is not in $list (held out?): give --list FILE to choose" >&2
+            exit 2
+        fi
+    done
+fi
 
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -167,14 +177,17 @@ make_var() {
         tail -1
 }
 
-# Files a run reads that HeCBench keeps outside git: DVC-tracked tarballs under src/data.
+# HeCBench keeps many inputs outside git (DVC-tracked tarballs, downloads a README names).
 # missing_inputs DIR: each argument of the run commands that names a file (a path with a
 # `/`, or a name with a data-file suffix) that does not exist, relative to DIR.
 missing_inputs() {
     local dir="$1" line word
+    local -a words
     while read -r line; do
-        # The first word is the program (or a shell builtin such as ulimit).
-        for word in ${line#* }; do
+        # The first word is the program (or a shell builtin such as ulimit); read -a, not
+        # word splitting, so that a `*` in an argument is not expanded here.
+        read -r -a words <<< "${line#* }"
+        for word in "${words[@]}"; do
             word="${word%\"}"; word="${word#\"}"; word="${word%\'}"; word="${word#\'}"
             [[ "$word" == -* || "$word" == *'$'* || "$word" == *'>'* ]] && continue
             if [[ "$word" == */* || "$word" =~ \.(txt|dat|bin|mtx|ppm|pgm|bmp|png|jpg|csv|in|su|egr|gr|graph|raw|fa|fasta|fastq|json|xyz|pdb|tar|gz|bz2|bz|h5|obj|ply|vtk|ll|tsv|wav|net|grd|data)$ ]]; then
