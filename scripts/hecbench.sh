@@ -319,7 +319,7 @@ first_error() {
 # build_program NAME: one program, hipcc first (gfx90a) then clang++-19. Writes
 # OUT/src/NAME/hecbench.build: "STATUS|COMPILER|REASON" (STATUS: BUILT, BUILD-FAIL, SKIP).
 build_program() {
-    local name="$1" dir="$srcdir/$1" program missing needs compiler path status=BUILD-FAIL
+    local name="$1" dir="$srcdir/$1" program needs compiler path status=BUILD-FAIL
     local reason="" first=""
     rm -rf "$dir"
     if [[ ! -d "$checkout/src/$name" ]]; then
