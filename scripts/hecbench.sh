@@ -35,7 +35,8 @@
 # Skipped, with the reason, and counted: programs that need a library that is not installed
 # (hipBLAS, rocBLAS, hipCUB, rocThrust, hipFFT, hipRAND, hipSPARSE, MPI, ...: Debian 12 ships
 # some of them, the table below says which), and runs that fail when an input file their
-# arguments name is missing (HeCBench keeps many outside git: DVC data, downloads).
+# arguments name is missing (HeCBench keeps many outside git: DVC data, downloads); an
+# input the collection holds compressed beside it (FILE.bz2, .gz, .xz) is unpacked into OUT.
 # Results: OUT/src/NAME (the build), OUT/results/RUNTIME/NAME.log (its output) and the
 # table on stdout and in OUT/summary.md (with the date and the command).
 set -euo pipefail
