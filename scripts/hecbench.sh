@@ -11,7 +11,7 @@
 #   HECBENCH_DIR     a HeCBench checkout (a directory with src/); optional with --run-only
 #   --list FILE      program names (src/ directory names, e.g. adjacent-hip), one a line,
 #                    `#` comments allowed (default: ../shared/hecbench-dev.txt beside the repo)
-#   --only A,B       just these programs (names as in the list, `-hip` may be left off)
+#   --only A,B       just these programs of the list (`-hip` may be left off)
 #   --arch ARCH      the GPU the programs are built for and hsasim models: gfx90a (default;
 #                    Debian's hipcc first, clang++-19 where that fails) or gfx942 (clang++-19
 #                    only: ROCm 5.2's hipcc does not know it)
@@ -35,7 +35,8 @@
 # Skipped, with the reason, and counted: programs that need a library that is not installed
 # (hipBLAS, rocBLAS, hipCUB, rocThrust, hipFFT, hipRAND, hipSPARSE, MPI, ...: Debian 12 ships
 # some of them, the table below says which), and runs that fail when an input file their
-# arguments name is missing (HeCBench keeps many outside git: DVC data, downloads).
+# arguments name is missing (HeCBench keeps many outside git: DVC data, downloads); an
+# input the collection holds compressed beside it (FILE.bz2, .gz, .xz) is unpacked into OUT.
 # Results: OUT/src/NAME (the build), OUT/results/RUNTIME/NAME.log (its output) and the
 # table on stdout and in OUT/summary.md (with the date and the command).
 set -euo pipefail
@@ -109,6 +110,16 @@ fi
 for i in "${!programs[@]}"; do
     [[ "${programs[$i]}" == *-hip ]] || programs[i]="${programs[$i]}-hip"
 done
+# With the list file there, --only picks from it: the programs it leaves out are held out
+# (issue 39), so a name outside it is refused rather than built.
+if [[ -n "$only" && -f "$list" ]]; then
+    for name in "${programs[@]}"; do
+        if ! grep -qxF "$name" "$list"; then
+            echo "hecbench: $name is not in $list (held out?): give --list FILE to choose" >&2
+            exit 2
+        fi
+    done
+fi
 
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -167,14 +178,17 @@ make_var() {
         tail -1
 }
 
-# Files a run reads that HeCBench keeps outside git: DVC-tracked tarballs under src/data.
+# HeCBench keeps many inputs outside git (DVC-tracked tarballs, downloads a README names).
 # missing_inputs DIR: each argument of the run commands that names a file (a path with a
 # `/`, or a name with a data-file suffix) that does not exist, relative to DIR.
 missing_inputs() {
     local dir="$1" line word
+    local -a words
     while read -r line; do
-        # The first word is the program (or a shell builtin such as ulimit).
-        for word in ${line#* }; do
+        # The first word is the program (or a shell builtin such as ulimit); read -a, not
+        # word splitting, so that a `*` in an argument is not expanded here.
+        read -r -a words <<< "${line#* }"
+        for word in "${words[@]}"; do
             word="${word%\"}"; word="${word#\"}"; word="${word%\'}"; word="${word#\'}"
             [[ "$word" == -* || "$word" == *'$'* || "$word" == *'>'* ]] && continue
             if [[ "$word" == */* || "$word" =~ \.(txt|dat|bin|mtx|ppm|pgm|bmp|png|jpg|csv|in|su|egr|gr|graph|raw|fa|fasta|fastq|json|xyz|pdb|tar|gz|bz2|bz|h5|obj|ply|vtk|ll|tsv|wav|net|grd|data)$ ]]; then
@@ -184,13 +198,51 @@ missing_inputs() {
     done < <(run_commands "$dir")
 }
 
-# dvc_source FILE: the DVC pointer (src/data/*/*.dvc) that holds FILE, if any.
+# dvc_source DIR FILE: the DVC pointer that holds FILE (named relative to DIR), if any:
+# one beside it or in a directory above it (HeCBench packs a folder into one tarball), else
+# one under src/data that names it.
 dvc_source() {
-    local base
-    base="$(basename "$1")"
-    [[ -n "$checkout" ]] || return 0
-    grep -lsE "path: *${base%%.*}" "$checkout"/src/data/*/*.dvc | head -1 |
-        sed "s|^$checkout/||" || true
+    local where pointer base
+    where="$(dirname "$(realpath -m -s "$1/$2")")"
+    while [[ "$where" == "$srcdir"/* ]]; do
+        pointer="$(compgen -G "$where/*.dvc" | head -1 || true)"
+        if [[ -n "$pointer" ]]; then
+            echo "src/${pointer#"$srcdir"/}"
+            return
+        fi
+        where="$(dirname "$where")"
+    done
+    base="$(basename "$2")"
+    grep -lsE "path: *${base%%.*}" "$srcdir"/data/*/*.dvc | head -1 |
+        sed "s|^$srcdir/|src/|" || true
+}
+
+# provide_input DIR FILE: make FILE (named relative to DIR) where the collection holds it
+# compressed beside it (FILE.bz2, .gz, .xz), as its READMEs ask users to do. The directory
+# it lies in becomes a copy in OUT/src first, so that the checkout is not written to.
+# Fails if it cannot.
+provide_input() {
+    local path packed tool top target
+    path="$(realpath -m -s "$1/$2")"
+    [[ "$path" == "$srcdir"/* ]] || return 1
+    for packed in "$path.bz2:bzip2" "$path.gz:gzip" "$path.xz:xz"; do
+        tool="${packed##*:}"
+        packed="${packed%:*}"
+        [[ -f "$packed" ]] || continue
+        top="${path#"$srcdir"/}"
+        top="$srcdir/${top%%/*}"
+        if [[ -L "$top" ]]; then
+            target="$(readlink "$top")"
+            rm "$top"
+            cp -a "$target" "$top"
+        fi
+        if "$tool" -dc "$packed" > "$path"; then
+            echo "$2 (from $(basename "$packed"))"
+            return 0
+        fi
+        rm -f "$path"
+    done
+    return 1
 }
 
 # ---------------------------------------------------------------------------------------
@@ -268,7 +320,7 @@ first_error() {
 # build_program NAME: one program, hipcc first (gfx90a) then clang++-19. Writes
 # OUT/src/NAME/hecbench.build: "STATUS|COMPILER|REASON" (STATUS: BUILT, BUILD-FAIL, SKIP).
 build_program() {
-    local name="$1" dir="$srcdir/$1" program missing needs compiler path status=BUILD-FAIL
+    local name="$1" dir="$srcdir/$1" program needs compiler path status=BUILD-FAIL
     local reason="" first=""
     rm -rf "$dir"
     if [[ ! -d "$checkout/src/$name" ]]; then
@@ -301,14 +353,18 @@ build_program() {
     [[ $status == BUILT ]] || compiler=-
     PATH="$out/tools/no-rebuild:$PATH" run_commands "$dir" > "$dir/hecbench.run"
     if [[ $status == BUILT ]]; then
-        missing="$(missing_inputs "$dir" | tr '\n' ' ')"
-        if [[ -n "$missing" ]]; then
-            local file dvc notes=()
-            for file in $missing; do
-                dvc="$(dvc_source "$file")"
-                notes+=("$file${dvc:+ (DVC: $dvc)}")
-            done
-            reason="missing input: ${notes[*]}"
+        local file dvc made notes=()
+        for file in $(missing_inputs "$dir"); do
+            if made="$(provide_input "$dir" "$file")"; then
+                echo "made input $made" >> "$dir/hecbench.inputs"
+                continue
+            fi
+            dvc="$(dvc_source "$dir" "$file")"
+            notes+=("$file${dvc:+ (DVC: $dvc)}")
+        done
+        if [[ ${#notes[@]} -gt 0 ]]; then
+            reason="$(printf '%s, ' "${notes[@]}")"
+            reason="missing input: ${reason%, }"
         fi
     fi
     echo "$status|$compiler|$reason" > "$dir/hecbench.build"
@@ -323,6 +379,7 @@ if [[ $build == 1 ]]; then
         printf 'hecbench: building %s ... ' "$name" >&2
         build_program "$name"
         cut -d'|' -f1,2 "$srcdir/$name/hecbench.build" | tr '|' ' ' >&2
+        [[ ! -f "$srcdir/$name/hecbench.inputs" ]] || sed 's/^/  /' "$srcdir/$name/hecbench.inputs" >&2
     done
 elif [[ -n "$checkout" ]]; then
     link_collection
