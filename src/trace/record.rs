@@ -562,6 +562,9 @@ pub fn copy_submitted(info: CopyInfo, signal: &PooledSignal) {
             event,
             signal: signal.clone(),
         });
+        // A thread may record only copies (the HSA handler thread starts the stream-ordered
+        // copies that waited for earlier work), so its completed ones are harvested here too.
+        harvest(b, false);
     });
 }
 
