@@ -8,7 +8,8 @@
 #   object for each).
 # Env:   CARGO_TARGET_DIR (default <repo>/target), HIPSHIM_PROFILE (default
 #   debug): where the built libamdhip64.so/libhsasim.so are; CLANGXX (default
-#   clang++-19).
+#   clang++-19), HIP_BUILD_FLAGS (more flags, split on spaces, after the others:
+#   an MPI program's `mpicxx --showme:compile` and `--showme:link`).
 # The program gets NEEDED libamdhip64.so.6 and an rpath to the staged lib dir,
 # so it runs on hipshim with no environment.
 set -euo pipefail
@@ -41,6 +42,10 @@ cmd+=(-O3 -nogpuinc -no-hip-rt -mcode-object-version=5 -Wall
     "$source_file"
     "-L$lib_dir" -lamdhip64 "-Wl,-rpath,$lib_dir"
     -o "$output")
+if [[ -n "${HIP_BUILD_FLAGS:-}" ]]; then
+    read -r -a extra <<<"$HIP_BUILD_FLAGS"
+    cmd+=("${extra[@]}")
+fi
 
 echo "+ ${cmd[*]}" >&2
 mkdir -p "$(dirname "$output")"

@@ -21,6 +21,8 @@
 #     librocprim-dev libgtest-dev             rocPRIM's headers and googletest:
 #                                             rocPRIM's own tests as a conformance
 #                                             suite (scripts/rocprim-conformance.sh)
+#     openmpi-bin libopenmpi-dev              mpirun and mpicxx: HIP programs under MPI
+#                                             (cli/tests/mpi.rs)
 # - creates target/hip-python-venv with AMD's hip-python from PyPI
 #   (scripts/hip-python.sh), owned by the invoking user;
 # - creates the device-library directory with the gfx942 workaround
@@ -44,7 +46,7 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(clang-19 lld-19 llvm-19 clang-tools-19 rocm-device-libs
     libamdhip64-dev libhsa-runtime-dev hipcc rocminfo binutils valgrind
     librocsparse0 librocrand1 librocsparse-dev librocrand-dev python3-venv
-    librocprim-dev libgtest-dev)
+    librocprim-dev libgtest-dev openmpi-bin libopenmpi-dev)
 
 installed() {
     [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]

@@ -190,6 +190,11 @@ fn build(
 /// A c_test program built by `scripts/build-hip.sh` (linked to hipshim, with an rpath to
 /// the staged lib dir), for gfx942.
 pub fn build_hip(source: &str, stem: &str) -> PathBuf {
+    build_hip_with(source, stem, "")
+}
+
+/// As [`build_hip`], with more compiler and linker flags (`HIP_BUILD_FLAGS`).
+pub fn build_hip_with(source: &str, stem: &str, flags: &str) -> PathBuf {
     let repo = repo_root();
     let profile = profile_dir();
     let inputs = [repo.join("hip_headers"), repo.join("scripts/build-hip.sh")];
@@ -200,7 +205,8 @@ pub fn build_hip(source: &str, stem: &str) -> PathBuf {
             .arg(out)
             .arg("gfx942")
             .env("CARGO_TARGET_DIR", profile.parent().unwrap())
-            .env("HIPSHIM_PROFILE", profile.file_name().unwrap());
+            .env("HIPSHIM_PROFILE", profile.file_name().unwrap())
+            .env("HIP_BUILD_FLAGS", flags);
         cmd
     })
 }
