@@ -236,8 +236,10 @@ fn bench_ops_prints_time_and_instructions_per_operation() {
             out.report()
         );
     }
+    // The runtime's own code, for the reason above (seen on a loaded host: launch calling 544
+    // with HSA -394, idle sync calling 791 with HSA 431; their runtime columns 938 and 359).
     assert!(
-        number(1, 2) < number(0, 2),
+        number(1, 3) < number(0, 3),
         "an idle sync cost more than a launch\n{}",
         out.report()
     );
