@@ -180,3 +180,15 @@ fn a_program_that_retries_gets_right_results_once_failures_stop() {
         );
     }
 }
+
+/// A stream-ordered copy that waited behind a kernel, on a stream destroyed meanwhile, fails
+/// to start: the next `hipDeviceSynchronize` reports it every time (it used to return
+/// `hipSuccess` now and then, the copy missing: the stream counted as done, and was dropped,
+/// just before the failure was recorded).
+#[test]
+fn a_copy_failing_on_a_destroyed_stream_is_reported_by_the_device() {
+    let (program, _) = ctest::build_area_program("hsa_failures", "destroyed_stream_copy");
+    let run = run_under(&program, "async_copy:p=1");
+    assert_eq!(run.code, Some(0), "{}", run.report);
+    assert!(run.stdout.contains("reported 12 of 12"), "{}", run.report);
+}

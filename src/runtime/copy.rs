@@ -476,7 +476,8 @@ fn preferred_engine(cpu_agent: hsa_agent_t, copy: &EngineCopy) -> u32 {
 
 /// Issues `copies` on `device`'s engines once `deps` are complete; each decrements
 /// `completion` once. When one cannot be issued, those not issued are taken off `completion`
-/// (so it still reaches 0 for the ones that were) and the error is returned. Returns the
+/// (so it still reaches 0 for the ones that were), after `owe` (if any) is given the error,
+/// and the error is returned. Returns the
 /// engine of the last copy (its bit), or `None` where the runtime chose.
 ///
 /// # Safety
@@ -488,6 +489,7 @@ unsafe fn issue(
     copies: &[EngineCopy],
     deps: &[hsa_signal_t],
     completion: &Signal,
+    owe: Option<&dyn Fn(HipError)>,
 ) -> HipResult<Option<u32>> {
     let mut engine = None;
     for (issued, copy) in copies.iter().enumerate() {
@@ -496,8 +498,14 @@ unsafe fn issue(
         match unsafe { engines.start(copy, deps, completion.handle, preferred) } {
             Ok(used) => engine = used,
             Err(e) => {
+                let error = HipError::from(e);
+                // Owed before the copies are counted off: once `completion` reads 0 the
+                // stream may count as done (and, destroyed, be dropped) with nothing owed.
+                if let Some(owe) = owe {
+                    owe(error);
+                }
                 completion.add(-((copies.len() - issued) as i64));
-                return Err(e.into());
+                return Err(error);
             }
         }
     }
@@ -567,7 +575,9 @@ fn ordered_copies(
             // SAFETY: both ranges are engine-reachable and cover `len` bytes (classified by
             // the caller) until the copies complete; `done` is a pooled signal the stream
             // keeps until then.
-            return unsafe { start_copies(&device.engines, engine_device, copies, &[], done) };
+            return unsafe {
+                start_copies(&device.engines, engine_device, copies, &[], done, None)
+            };
         };
         let owed = stream.owed.clone();
         let waiting = Box::new(WaitingCopies {
@@ -597,7 +607,14 @@ fn ordered_copies(
             tracing::debug!(target: "hipshim::copy", ?error, "no handler for a marker: the copies wait for it on their engine");
             // SAFETY: as above; the stream keeps the marker until the copies complete.
             return unsafe {
-                start_copies(&device.engines, engine_device, &copies, &[after.handle()], done)
+                start_copies(
+                    &device.engines,
+                    engine_device,
+                    &copies,
+                    &[after.handle()],
+                    done,
+                    None,
+                )
             };
         }
         Ok(())
@@ -617,10 +634,11 @@ unsafe fn start_copies(
     copies: &[EngineCopy],
     deps: &[hsa_signal_t],
     done: &PooledSignal,
+    owe: Option<&dyn Fn(HipError)>,
 ) -> HipResult {
     let submit_ns = trace_now();
     // SAFETY: forwarded contract.
-    let engine = unsafe { issue(engines, device.1, copies, deps, done.signal()) }?;
+    let engine = unsafe { issue(engines, device.1, copies, deps, done.signal(), owe) }?;
     let info = copy_info(device, copies, engine, false, submit_ns);
     if crate::trace::recording() {
         crate::trace::record::copy_submitted(info, done);
@@ -647,14 +665,23 @@ struct WaitingCopies {
 impl WaitingCopies {
     fn start(mut self) {
         let copies = std::mem::take(&mut self.copies);
-        // SAFETY: the caller of `ordered_copies` classified both ranges as engine-reachable,
-        // covering `len` bytes until the copies complete; `done` is held here and by the
-        // stream until then.
-        let started = unsafe { start_copies(&self.engines, self.device, &copies, &[], &self.done) };
-        if let Err(error) = started {
+        let owe = |error| {
             tracing::error!(?error, "a stream-ordered copy could not be started once its stream's earlier work was done; its stream reports the error");
             (self.owe)(error);
-        }
+        };
+        // SAFETY: the caller of `ordered_copies` classified both ranges as engine-reachable,
+        // covering `len` bytes until the copies complete; `done` is held here and by the
+        // stream until then. The error is owed (above), not returned.
+        let _ = unsafe {
+            start_copies(
+                &self.engines,
+                self.device,
+                &copies,
+                &[],
+                &self.done,
+                Some(&owe),
+            )
+        };
     }
 }
 
@@ -662,10 +689,11 @@ impl Drop for WaitingCopies {
     fn drop(&mut self) {
         if !self.copies.is_empty() {
             tracing::error!("internal error: stream-ordered copies were dropped without starting; their stream reports hipErrorUnknown");
+            // Owed first, as in `issue`.
+            (self.owe)(HipError::UNKNOWN);
             self.done
                 .signal()
                 .subtract_release(self.copies.len() as i64);
-            (self.owe)(HipError::UNKNOWN);
         }
     }
 }
@@ -993,7 +1021,16 @@ impl InFlight {
         let submit_ns = trace_now();
         signal.store(copies.len() as i64);
         // SAFETY: forwarded contract; no dependencies.
-        let issued = unsafe { issue(&device.engines, device.cpu_agent, &copies, &[], signal) };
+        let issued = unsafe {
+            issue(
+                &device.engines,
+                device.cpu_agent,
+                &copies,
+                &[],
+                signal,
+                None,
+            )
+        };
         Some(InFlight {
             copies,
             issued,
