@@ -157,6 +157,11 @@ pub struct Thread<'a> {
     /// Fault episodes this thread opened and has not recovered from.
     my_open_faults: u32,
     seen_generation: u64,
+    /// A wait returned a fault in this episode. A stream that lost work stops waiting for
+    /// what its lost work waited for (events of other streams), so such a synchronise may
+    /// return before work it covers through those events is done: until the episode ends,
+    /// reads compare nothing (the work may still land; the recovery waits for all of it).
+    waits_cut_short: bool,
     step: usize,
     op_line: String,
 }
@@ -180,6 +185,7 @@ impl<'a> Thread<'a> {
             errors_since: BTreeSet::new(),
             my_open_faults: 0,
             seen_generation: 0,
+            waits_cut_short: false,
             step: 0,
             op_line: String::new(),
         }
@@ -235,6 +241,9 @@ impl<'a> Thread<'a> {
             || (fault_possible && FAULTS.contains(&rc));
         if rc != hip::SUCCESS {
             self.errors_since.insert(rc);
+        }
+        if waits && FAULTS.contains(&rc) {
+            self.waits_cut_short = true;
         }
         if !ok {
             return Err(self.finding(format!(
@@ -931,6 +940,7 @@ impl<'a> Thread<'a> {
             && self.shared.fault_generation.load(Ordering::SeqCst) == generation
         {
             self.seen_generation = generation;
+            self.waits_cut_short = false;
         }
         Ok(())
     }
@@ -983,6 +993,9 @@ impl<'a> Thread<'a> {
         } else {
             // SAFETY: host-accessible memory of `n` u32s that no queued work touches.
             unsafe { std::ptr::copy_nonoverlapping(ptr.cast::<u32>(), seen.as_mut_ptr(), n) };
+        }
+        if self.waits_cut_short {
+            return Ok(());
         }
         let model = &self.buffer(b).model;
         let wrong: Vec<usize> = (0..n)
