@@ -20,6 +20,8 @@ c_tests! {
     shared_gfx90a => "shared" on "gfx90a";
     engine_behind_barrier_gfx942 => "engine_behind_barrier" on "gfx942";
     engine_behind_barrier_gfx90a => "engine_behind_barrier" on "gfx90a";
+    copy_behind_fault_gfx942 => "copy_behind_fault" on "gfx942";
+    copy_behind_fault_gfx90a => "copy_behind_fault" on "gfx90a";
 }
 
 /// Besides the default `pool:4` of the runs above: a queue per stream, one queue for all,
@@ -61,4 +63,10 @@ fn a_fault_reaches_every_stream_through_any_chain_of_waits_under_every_policy() 
 #[test]
 fn no_work_is_lost_silently_under_every_policy() {
     run_under_each_policy("shared");
+}
+
+/// A copy queued behind a fault never runs, whichever queue its stream shares.
+#[test]
+fn a_copy_behind_a_fault_never_runs_under_every_policy() {
+    run_under_each_policy("copy_behind_fault");
 }

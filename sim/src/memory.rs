@@ -769,6 +769,7 @@ pub fn pool_free(
             tracing::error!(target: "hsasim", ptr = format_args!("{ptr:#x}"), "hsa_amd_memory_pool_free of a pointer no pool allocated");
             HsaError::INVALID_ARGUMENT
         })?;
+    tracing::debug!(target: "hsasim", ptr = format_args!("{ptr:#x}"), size = region.mapped_len, "pool free");
     if let RegionKind::PoolAllocation { pool, .. } = region.kind {
         if let Some(p) = pool_of(pool) {
             if let Some(vram) = &p.shared {

@@ -33,7 +33,7 @@
 
 use super::devices::device::{Device, StagingBuffer, STAGING_BYTES};
 use super::mem::memory::{classify, Side};
-use super::stream::{self, Stream};
+use super::stream::{self, OutOfQueue, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::{CopyEngines, EngineCopy};
 use crate::hsa::memory::HostLock;
@@ -575,9 +575,10 @@ fn ordered_copies(
             // SAFETY: both ranges are engine-reachable and cover `len` bytes (classified by
             // the caller) until the copies complete; `done` is a pooled signal the stream
             // keeps until then.
-            return unsafe {
-                start_copies(&device.engines, engine_device, copies, &[], done, None)
-            };
+            let started =
+                unsafe { start_copies(&device.engines, engine_device, copies, &[], done, None) };
+            // They wait for nothing.
+            return (OutOfQueue::OnEngine, started);
         };
         let owed = stream.owed.clone();
         let waiting = Box::new(WaitingCopies {
@@ -606,7 +607,7 @@ fn ordered_copies(
             let copies = std::mem::take(&mut waiting.copies);
             tracing::debug!(target: "hipshim::copy", ?error, "no handler for a marker: the copies wait for it on their engine");
             // SAFETY: as above; the stream keeps the marker until the copies complete.
-            return unsafe {
+            let started = unsafe {
                 start_copies(
                     &device.engines,
                     engine_device,
@@ -616,8 +617,12 @@ fn ordered_copies(
                     None,
                 )
             };
+            return (OutOfQueue::OnEngine, started);
         }
-        Ok(())
+        // Behind a fault the marker never completes and the copies never start, as the
+        // stream's other lost work never runs (the program may free their memory as soon as
+        // the fault is reported).
+        (OutOfQueue::OffEngine, Ok(()))
     });
     (out, result)
 }

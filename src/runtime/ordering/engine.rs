@@ -456,6 +456,18 @@ struct Gate {
     on_engine: bool,
 }
 
+/// Where work enqueued out of the stream's queue ([`Stream::enqueue_external`]) waits for
+/// the stream's earlier work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutOfQueue {
+    /// On a copy engine, which runs its jobs in order: after a fault the job is let go (see
+    /// [`Wedged`]), or it would hold up every later copy there.
+    OnEngine,
+    /// Off the engines (an HSA signal handler starts it): after a fault it never runs, like
+    /// the rest of the stream's lost work.
+    OffEngine,
+}
+
 /// A copy-engine job waiting for a lost marker, to be released once no stream lock is held.
 struct Wedged(PooledSignal);
 
@@ -949,23 +961,24 @@ impl Stream {
     /// Enqueues copy-engine work: `start` is called (under the stream lock) with the signal
     /// the work must wait for (none if the stream is idle) and a completion signal holding
     /// `completions`; the work decrements it once per part. The stream's later work waits for
-    /// it to reach 0.
+    /// it to reach 0. `start` also says whether the work waits for that signal on a copy
+    /// engine ([`OutOfQueue::OnEngine`]: let go after a fault, see [`Wedged`]) or off the
+    /// engines ([`OutOfQueue::OffEngine`]: it never runs if the signal is lost).
     pub fn enqueue_external(
         &self,
         device: &DeviceStreams,
         completions: i64,
-        start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
+        start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> (OutOfQueue, HipResult),
     ) -> HipResult {
-        self.enqueue_out_of_queue(device, completions, true, start)
+        self.enqueue_out_of_queue(device, completions, start)
     }
 
-    /// [`Stream::enqueue_external`] for copy-engine jobs (`on_engine`) and host tasks alike.
+    /// [`Stream::enqueue_external`] for copy-engine jobs and host tasks alike.
     pub(in crate::runtime) fn enqueue_out_of_queue(
         &self,
         device: &DeviceStreams,
         completions: i64,
-        on_engine: bool,
-        start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> HipResult,
+        start: impl FnOnce(Option<&PooledSignal>, &PooledSignal) -> (OutOfQueue, HipResult),
     ) -> HipResult {
         let mut op = self.begin(device, None)?;
         let before = if op.deps.is_empty() && self.idle(&op.st) {
@@ -974,7 +987,8 @@ impl Stream {
             Some(op.marker()?)
         };
         let done = self.signals.get(completions)?;
-        let started = start(before.as_ref().map(|m| &m.signal), &done);
+        let (waits, started) = start(before.as_ref().map(|m| &m.signal), &done);
+        let on_engine = waits == OutOfQueue::OnEngine;
         // An earlier gate was covered by the marker (or already complete). The gate is kept
         // even when `start` failed part-way: the parts it issued still name `done` and the
         // marker, which must not go back to the pool while an engine may write them (`start`

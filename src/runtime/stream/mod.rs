@@ -11,8 +11,8 @@ pub mod ipc_event;
 
 pub use crate::runtime::ordering::{
     contain, enqueue_host_task, refuse_wait_in_host_task, stream_identity, Dep, DepList,
-    DeviceStreams, HostWork, Operation, Stream, StreamKind, StreamRef, Wait, NON_BLOCKING,
-    PER_THREAD_HANDLE,
+    DeviceStreams, HostWork, Operation, OutOfQueue, Stream, StreamKind, StreamRef, Wait,
+    NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use handles::{
     check_null_stream_use, create, cu_mask_of, destroy, destroy_created_streams, is_live_stream,
