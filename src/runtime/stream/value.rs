@@ -16,6 +16,11 @@
 //! on the memory; a spinning kernel would hold a compute queue, and hsasim's deterministic
 //! mode would run it forever on the waiting thread.)
 //!
+//! The packet holds its whole queue: streams the policy put on the same queue wait behind
+//! it too, and if one of them is what writes the value, they deadlock (as under AMD's runtime
+//! when streams share a hardware queue). The guide says so; giving a waiting stream a queue of
+//! its own would be the policy's job.
+//!
 //! The packet reads 8 bytes, 8-byte aligned. A 32-bit value in the upper half of its 8-byte
 //! word is waited on as that word's upper half (value and mask shifted up), so the read never
 //! leaves the page the value is in. The packet's conditions are EQ, NE, LT and GTE on the
