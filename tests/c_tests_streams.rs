@@ -39,6 +39,19 @@ c_tests! {
     queue_release_gfx942 => "queue_release" on "gfx942";
     fill_ends_behind_copies_gfx942 => "fill_ends_behind_copies" on "gfx942";
     fill_ends_behind_copies_gfx90a => "fill_ends_behind_copies" on "gfx90a";
+    stream_values_gfx942 => "stream_values" on "gfx942";
+    stream_values_gfx90a => "stream_values" on "gfx90a";
+}
+
+/// `stream_values` in hsasim's deterministic mode, where a barrier-value packet waiting on
+/// memory is looked at again only when a waiting thread pumps the queues.
+#[test]
+fn stream_values_gfx942_deterministic() {
+    let (program, spec) = common::ctest::build_area_program("streams", "stream_values");
+    let out = common::ctest::run_in_mode(&program, "stream_values", "gfx942", true, |cmd| {
+        cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    });
+    assert!(out.contains("stream_values: PASSED"), "{out}");
 }
 
 /// `priority_order` in hsasim's deterministic mode, where one thread runs the queues' work

@@ -451,6 +451,29 @@ pub struct hsa_agent_dispatch_packet_t {
     pub completion_signal: hsa_signal_t,
 }
 
+/// `hsa_amd_packet_type_t`: the `amd_format` byte of an AMD vendor-specific packet.
+pub const HSA_AMD_PACKET_TYPE_BARRIER_VALUE: u8 = 2;
+
+/// AMD's vendor-specific barrier-value packet (`hsa_ext_amd.h`): holds its queue until
+/// `(value of signal & mask) cond value` holds. `header`, `amd_format` and `reserved` are the
+/// C struct's nested `hsa_amd_vendor_packet_header_t` (`header.header`, `header.AmdFormat`).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct hsa_amd_barrier_value_packet_t {
+    pub header: u16,
+    pub amd_format: u8,
+    pub reserved: u8,
+    pub reserved0: u32,
+    pub signal: hsa_signal_t,
+    pub value: i64,
+    pub mask: i64,
+    pub cond: u32,
+    pub reserved1: u32,
+    pub reserved2: u64,
+    pub reserved3: u64,
+    pub completion_signal: hsa_signal_t,
+}
+
 /// Any 64-byte AQL packet slot.
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
@@ -615,6 +638,7 @@ const _: () = {
     assert!(std::mem::size_of::<hsa_kernel_dispatch_packet_t>() == 64);
     assert!(std::mem::size_of::<hsa_barrier_and_packet_t>() == 64);
     assert!(std::mem::size_of::<hsa_agent_dispatch_packet_t>() == 64);
+    assert!(std::mem::size_of::<hsa_amd_barrier_value_packet_t>() == 64);
     assert!(std::mem::size_of::<hsa_queue_t>() == 40);
     assert!(std::mem::size_of::<amd_queue_t>() == 256);
     assert!(std::mem::offset_of!(amd_queue_t, write_dispatch_id) == 56);

@@ -71,6 +71,10 @@ const DELIBERATE: &[(&str, &str)] = &[
         "_Alignof(hsa_agent_dispatch_packet_t)",
         "aligned to its 64-byte queue slot",
     ),
+    (
+        "_Alignof(hsa_amd_barrier_value_packet_t)",
+        "aligned to its 64-byte queue slot",
+    ),
 ];
 
 /// One number both sides must agree on: `c` is a C expression, `name` the C identifier it
@@ -195,6 +199,20 @@ fn facts() -> Vec<Fact> {
             "return_address" = return_address,
             "arg" = arg,
             "reserved2" = reserved2,
+            "completion_signal" = completion_signal,
+        }
+        "hsa_amd_barrier_value_packet_t" = hsa_amd_barrier_value_packet_t {
+            "header.header" = header,
+            "header.AmdFormat" = amd_format,
+            "header.reserved" = reserved,
+            "reserved0" = reserved0,
+            "signal" = signal,
+            "value" = value,
+            "mask" = mask,
+            "cond" = cond,
+            "reserved1" = reserved1,
+            "reserved2" = reserved2,
+            "reserved3" = reserved3,
             "completion_signal" = completion_signal,
         }
         "hsa_queue_t" = hsa_queue_t {
@@ -487,6 +505,7 @@ fn facts() -> Vec<Fact> {
         HSA_PACKET_TYPE_BARRIER_AND = HSA_PACKET_TYPE_BARRIER_AND,
         HSA_PACKET_TYPE_AGENT_DISPATCH = HSA_PACKET_TYPE_AGENT_DISPATCH,
         HSA_PACKET_TYPE_BARRIER_OR = HSA_PACKET_TYPE_BARRIER_OR,
+        HSA_AMD_PACKET_TYPE_BARRIER_VALUE = HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
         HSA_FENCE_SCOPE_NONE = HSA_FENCE_SCOPE_NONE,
         HSA_FENCE_SCOPE_AGENT = HSA_FENCE_SCOPE_AGENT,
         HSA_FENCE_SCOPE_SYSTEM = HSA_FENCE_SCOPE_SYSTEM,

@@ -28,7 +28,9 @@ use hsa_abi::*;
 use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory, Gws, QueuePriority};
 use parking_lot::Mutex;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -46,6 +48,9 @@ pub enum Peek {
     Empty,
     /// A barrier packet whose dependencies are not met yet.
     Blocked,
+    /// A barrier-value packet waiting on plain memory, whose writes announce nothing: the
+    /// processor looks again soon instead of sleeping until a signal changes.
+    Polling,
     /// A packet that can be processed now.
     Ready,
 }
@@ -520,9 +525,14 @@ impl Queue {
                     );
                     idle.woke();
                 } else {
+                    let max_sleep = if self.peek(cx) == Peek::Polling {
+                        MEMORY_POLL
+                    } else {
+                        Duration::from_millis(50)
+                    };
                     HUB.sleep_unless(
                         &mut || !self.is_active() || self.peek(cx) == Peek::Ready,
-                        Duration::from_millis(50),
+                        max_sleep,
                     );
                 }
             }
@@ -592,8 +602,107 @@ impl Queue {
                     }
                 }
             }
+            HSA_PACKET_TYPE_VENDOR_SPECIFIC => match self.barrier_value(cx, read) {
+                Ok((BarrierValue::Waiting, on_memory)) => {
+                    if on_memory {
+                        Peek::Polling
+                    } else {
+                        Peek::Blocked
+                    }
+                }
+                // Satisfied, or an error the step reports.
+                _ => Peek::Ready,
+            },
             _ => Peek::Ready,
         }
+    }
+
+    fn read_barrier_value(&self, index: u64) -> hsa_amd_barrier_value_packet_t {
+        // SAFETY: as in `read_barrier`: a published, 64-byte aligned packet slot.
+        unsafe {
+            std::ptr::read_volatile(self.slot(index).cast::<hsa_amd_barrier_value_packet_t>())
+        }
+    }
+
+    /// Whether the AMD vendor packet at `index` (only the barrier-value format exists) may
+    /// complete now, and whether the value it waits on is plain memory rather than a signal.
+    ///
+    /// The value is that of `signal` when it names a signal of this runtime. Otherwise it is
+    /// the 8 bytes where a signal's value would be (`handle + offsetof(amd_signal_t, value)`),
+    /// which must be memory this queue's agent reaches: a GPU's packet processor reads the
+    /// value from there whatever the handle is, and HIP's stream waits
+    /// (`hipStreamWaitValue32/64`) use that to wait on a program's own memory.
+    fn barrier_value(
+        &self,
+        cx: &QueueContext<'_>,
+        index: u64,
+    ) -> Result<(BarrierValue, bool), (hsa_status_t, String)> {
+        let p = self.read_barrier_value(index);
+        if p.amd_format != HSA_AMD_PACKET_TYPE_BARRIER_VALUE {
+            return Err((
+                status::ERROR_INVALID_PACKET_FORMAT,
+                format!(
+                    "packet {index} at {:#x} is an AMD vendor packet of format {}, which this packet processor does not execute (only {HSA_AMD_PACKET_TYPE_BARRIER_VALUE}, barrier-value)",
+                    self.slot(index) as u64,
+                    p.amd_format
+                ),
+            ));
+        }
+        if p.signal.handle == 0 {
+            // hsa_ext_amd.h: a null signal is a satisfied dependency.
+            return Ok((BarrierValue::Satisfied, false));
+        }
+        let (current, on_memory) = match cx.signals.get(p.signal) {
+            Ok(signal) => (signal.load(Ordering::Acquire), false),
+            Err(_) => (self.value_in_memory(cx, index, p.signal.handle)?, true),
+        };
+        let holds = barrier_value_holds(p.cond, current, p.mask, p.value).ok_or_else(|| {
+            (
+                status::ERROR_INVALID_PACKET_FORMAT,
+                format!(
+                    "barrier-value packet {index} has condition {}, which is not an hsa_signal_condition_t",
+                    p.cond
+                ),
+            )
+        })?;
+        let state = if holds {
+            BarrierValue::Satisfied
+        } else {
+            BarrierValue::Waiting
+        };
+        Ok((state, on_memory))
+    }
+
+    /// The 64-bit value at `handle + 8` in memory this queue's agent reaches.
+    fn value_in_memory(
+        &self,
+        cx: &QueueContext<'_>,
+        index: u64,
+        handle: u64,
+    ) -> Result<i64, (hsa_status_t, String)> {
+        let at = handle.wrapping_add(std::mem::offset_of!(amd_signal_t, value) as u64);
+        let memory = AgentMemory {
+            registry: cx.memory,
+            agent: self.agent.handle(),
+            bit: node_bit(self.agent.node),
+        };
+        let host = if at.is_multiple_of(8) {
+            hsasim_isa::GuestMemory::translate(&memory, at, 8)
+        } else {
+            None
+        };
+        let Some(host) = host else {
+            return Err((
+                status::ERROR_INVALID_SIGNAL,
+                format!(
+                    "barrier-value packet {index} waits on {handle:#x}, which is neither a signal nor 8-byte aligned memory (at {at:#x}) this agent reaches"
+                ),
+            ));
+        };
+        // SAFETY: the registry says [at, at + 8) is mapped memory this agent may access and
+        // `host` is where it lives; it is 8-byte aligned (same page offset as `at`), and
+        // other agents and the host write it concurrently, hence an atomic load.
+        Ok(unsafe { &*(host as *const AtomicI64) }.load(Ordering::Acquire))
     }
 
     /// The packet at the read index if it can run now: its type and completion signal
@@ -807,6 +916,18 @@ impl Queue {
                 }
                 .map(|()| tracing::trace!(target: "hsasim", queue = self.id, index = read, and = (t == HSA_PACKET_TYPE_BARRIER_AND), "barrier done"))
             }
+            HSA_PACKET_TYPE_VENDOR_SPECIFIC => {
+                let p = self.read_barrier_value(read);
+                if cx.config.strict {
+                    crate::strict::barrier_value(&p).map_err(|v| invalid_packet(read, v))?;
+                }
+                // `step` runs this only after `peek` saw the condition hold: that look is the
+                // one that counts, even if the value has moved on since (as a GPU's processor
+                // goes on once it saw it). Here only the errors are reported.
+                self.barrier_value(cx, read)?;
+                self.complete(cx, p.completion_signal, read, None)
+                .map(|()| tracing::trace!(target: "hsasim", queue = self.id, index = read, "barrier-value done"))
+            }
             other => Err((
                 status::ERROR_INVALID_PACKET_FORMAT,
                 format!(
@@ -981,6 +1102,31 @@ fn invalid_packet(index: u64, violation: crate::strict::Violation) -> (hsa_statu
         status::ERROR_INVALID_PACKET_FORMAT,
         format!("packet {index}: {violation}"),
     )
+}
+
+/// How long a processor whose front packet waits on plain memory sleeps between looks.
+const MEMORY_POLL: Duration = Duration::from_micros(200);
+
+/// What a barrier-value packet's condition says now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BarrierValue {
+    Satisfied,
+    Waiting,
+}
+
+/// `(current & mask) cond value`; `None` for a condition that is not one. The comparison is
+/// unsigned: hsa_ext_amd.h does not say, and HIP's stream waits (this packet's user, in
+/// hipshim as in AMD's runtime) define `hipStreamWaitValueGte` on unsigned values, which a
+/// 32-bit wait in the upper half of a 64-bit word keeps only when compared unsigned.
+fn barrier_value_holds(cond: u32, current: i64, mask: i64, value: i64) -> Option<bool> {
+    let (masked, value) = ((current & mask) as u64, value as u64);
+    Some(match cond {
+        HSA_SIGNAL_CONDITION_EQ => masked == value,
+        HSA_SIGNAL_CONDITION_NE => masked != value,
+        HSA_SIGNAL_CONDITION_LT => masked < value,
+        HSA_SIGNAL_CONDITION_GTE => masked >= value,
+        _ => return None,
+    })
 }
 
 fn barrier_satisfied(packet_type: u16, deps: &[Arc<Signal>]) -> bool {

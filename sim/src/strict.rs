@@ -214,6 +214,26 @@ pub fn barrier(p: &hsa_barrier_and_packet_t) -> Result<(), Violation> {
     Ok(())
 }
 
+/// AMD's barrier-value packet: the header rules, and reserved fields 0 (hsa_ext_amd.h).
+pub fn barrier_value(p: &hsa_amd_barrier_value_packet_t) -> Result<(), Violation> {
+    header(p.header)?;
+    if p.reserved != 0
+        || p.reserved0 != 0
+        || p.reserved1 != 0
+        || p.reserved2 != 0
+        || p.reserved3 != 0
+    {
+        return broken(
+            "barrier-value-reserved",
+            format!(
+                "reserved fields are {:#x}, {:#x}, {:#x}, {:#x} and {:#x}, not 0",
+                p.reserved, p.reserved0, p.reserved1, p.reserved2, p.reserved3
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// What strict mode leaves in the body (bytes 8-63) of every free ring slot: no packet holds
 /// it (as an address it is non-canonical; as sizes, a grid of billions twice over), so a
 /// packet seen with a valid header and this pattern in its body was published before its

@@ -1,7 +1,7 @@
 mod common;
 use common::*;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 #[test]
@@ -232,4 +232,162 @@ fn vendor_packet_type_is_rejected_through_error_callback() {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
     hsa_queue_destroy(q);
+}
+
+fn barrier_value(
+    signal: hsa_signal_t,
+    value: i64,
+    mask: i64,
+    cond: u32,
+    completion: hsa_signal_t,
+) -> hsa_amd_barrier_value_packet_t {
+    hsa_amd_barrier_value_packet_t {
+        header: packet_header(
+            HSA_PACKET_TYPE_VENDOR_SPECIFIC,
+            true,
+            HSA_FENCE_SCOPE_SYSTEM,
+            HSA_FENCE_SCOPE_SYSTEM,
+        ),
+        amd_format: HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
+        signal,
+        value,
+        mask,
+        cond,
+        completion_signal: completion,
+        ..Default::default()
+    }
+}
+
+/// Waits briefly and says whether `done` is still 1 (the packet still holds its queue).
+fn still_waiting(done: hsa_signal_t) -> bool {
+    wait_eq(done, 0, 20_000_000) == 1
+}
+
+#[test]
+fn barrier_value_packet_waits_for_its_signal_under_the_mask() {
+    let _h = Hsa::init();
+    let q = queue(64, None, std::ptr::null_mut());
+    let s = signal(0);
+    let done = signal(1);
+    let after = signal(1);
+    // Waits until the low byte is >= 5; the high bits are masked away.
+    // SAFETY (publish calls in these tests): live queues, 64-byte packets.
+    unsafe { publish(q, barrier_value(s, 5, 0xff, HSA_SIGNAL_CONDITION_GTE, done)) };
+    unsafe { publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], after)) };
+    assert!(still_waiting(done));
+    hsa_signal_store_screlease(s, 0x7700);
+    assert!(still_waiting(done), "masked-away bits do not satisfy it");
+    assert_eq!(hsa_signal_load_acquire(after), 1, "later packets wait");
+    hsa_signal_store_screlease(s, 0x7706);
+    assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
+    assert_eq!(wait_eq(after, 0, 10 * SECOND), 0);
+    hsa_queue_destroy(q);
+}
+
+#[test]
+fn barrier_value_packet_on_memory_reads_the_value_where_a_signal_keeps_it() {
+    let _h = Hsa::init();
+    let q = queue(64, None, std::ptr::null_mut());
+    let words = pool_alloc(host_visible_pool(), 4096).unwrap() as *mut u64;
+    // SAFETY (this test's accesses of `words`): 4096 bytes of host-visible memory.
+    unsafe { words.write_volatile(0) };
+    unsafe { words.add(1).write_volatile(0) };
+    // The handle is where an amd_signal_t would start for its value to be `words[1]`.
+    let at = |i: usize| hsa_signal_t {
+        handle: words as u64 + 8 * i as u64 - 8,
+    };
+    let (eq, ne, lt, gte) = (signal(1), signal(1), signal(1), signal(1));
+    unsafe { publish(q, barrier_value(at(1), 3, -1, HSA_SIGNAL_CONDITION_EQ, eq)) };
+    unsafe { publish(q, barrier_value(at(1), 3, -1, HSA_SIGNAL_CONDITION_NE, ne)) };
+    // Unsigned: u64::MAX is not below 4.
+    unsafe { publish(q, barrier_value(at(1), 4, -1, HSA_SIGNAL_CONDITION_LT, lt)) };
+    // The upper 32 bits only, compared unsigned: 0x8000_0000 there is >= 0x7fff_ffff.
+    let upper = 0xffff_ffff_0000_0000u64 as i64;
+    unsafe {
+        publish(
+            q,
+            barrier_value(
+                at(1),
+                0x7fff_ffff << 32,
+                upper,
+                HSA_SIGNAL_CONDITION_GTE,
+                gte,
+            ),
+        )
+    };
+    assert!(still_waiting(eq));
+    unsafe { AtomicU64::from_ptr(words.add(1)).store(3, Ordering::Release) };
+    assert_eq!(wait_eq(eq, 0, 10 * SECOND), 0);
+    assert!(
+        still_waiting(ne),
+        "NE holds only once the value moves off 3"
+    );
+    unsafe { AtomicU64::from_ptr(words.add(1)).store(u64::MAX, Ordering::Release) };
+    assert_eq!(wait_eq(ne, 0, 10 * SECOND), 0);
+    assert!(
+        still_waiting(lt),
+        "compared unsigned, u64::MAX is not below 4"
+    );
+    unsafe { AtomicU64::from_ptr(words.add(1)).store(2, Ordering::Release) };
+    assert_eq!(wait_eq(lt, 0, 10 * SECOND), 0);
+    assert!(still_waiting(gte));
+    unsafe { AtomicU64::from_ptr(words.add(1)).store(0x8000_0000_0000_0001, Ordering::Release) };
+    assert_eq!(wait_eq(gte, 0, 10 * SECOND), 0);
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    assert_eq!(hsa_amd_memory_pool_free(words.cast()), status::SUCCESS);
+}
+
+#[test]
+fn barrier_value_packets_that_cannot_be_run_fail_their_queue() {
+    let _h = Hsa::init();
+    let words = pool_alloc(host_visible_pool(), 4096).unwrap() as u64;
+    let stack_value = 0u64;
+    let bad = [
+        // An AMD format other than barrier-value.
+        {
+            let mut p = barrier_value(signal(0), 0, -1, HSA_SIGNAL_CONDITION_EQ, signal(1));
+            p.amd_format = 7;
+            (p, status::ERROR_INVALID_PACKET_FORMAT)
+        },
+        // A condition that is not one.
+        (
+            barrier_value(signal(0), 0, -1, 9, signal(1)),
+            status::ERROR_INVALID_PACKET_FORMAT,
+        ),
+        // Memory the device does not reach (the host stack).
+        (
+            barrier_value(
+                hsa_signal_t {
+                    handle: &stack_value as *const u64 as u64 - 8,
+                },
+                0,
+                -1,
+                HSA_SIGNAL_CONDITION_EQ,
+                signal(1),
+            ),
+            status::ERROR_INVALID_SIGNAL,
+        ),
+        // A value that is not 8-byte aligned.
+        (
+            barrier_value(
+                hsa_signal_t { handle: words - 4 },
+                0,
+                -1,
+                HSA_SIGNAL_CONDITION_EQ,
+                signal(1),
+            ),
+            status::ERROR_INVALID_SIGNAL,
+        ),
+    ];
+    for (i, (packet, want)) in bad.into_iter().enumerate() {
+        let q = queue(64, Some(record_queue_error), std::ptr::null_mut());
+        // SAFETY: a live queue and a 64-byte packet.
+        unsafe { publish(q, packet) };
+        assert_eq!(queue_error(q), want, "bad packet {i}");
+        hsa_queue_destroy(q);
+    }
+    assert_eq!(
+        hsa_amd_memory_pool_free(words as *mut c_void),
+        status::SUCCESS
+    );
 }

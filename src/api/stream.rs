@@ -9,7 +9,7 @@ use super::types::{hipError_t, hipStream_t, HostFn, StreamCallback};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
 use crate::runtime::base::compat::{self, Abi};
-use crate::runtime::{self, graph, stream};
+use crate::runtime::{self, copy, graph, stream};
 use std::ffi::c_void;
 
 hip_api! {
@@ -150,6 +150,27 @@ hip_api! {
         launch_host_func(stream, function, user_data)
     }
     alias hipLaunchHostFunc_spt = hipLaunchHostFunc with stream: PerThread;
+
+    /// The stream's later work waits on the device until the value at `ptr` meets the
+    /// condition `flags` names (`runtime/stream/value.rs`).
+    fn hipStreamWaitValue32(stream: hipStream_t, ptr: *mut c_void, value: u32, flags: u32, mask: u32) -> hipError_t {
+        stream::value::wait_value(runtime::devices()?, stream, ptr, value.into(), flags, mask.into(), 4)
+    }
+
+    fn hipStreamWaitValue64(stream: hipStream_t, ptr: *mut c_void, value: u64, flags: u32, mask: u64) -> hipError_t {
+        stream::value::wait_value(runtime::devices()?, stream, ptr, value, flags, mask, 8)
+    }
+
+    /// `flags` are reserved and ignored, as AMD documents.
+    fn hipStreamWriteValue32(stream: hipStream_t, ptr: *mut c_void, value: u32, flags: u32) -> hipError_t {
+        let _ = flags;
+        copy::write_value_async(super::copy::devices(), stream, ptr, value.into(), 4)
+    }
+
+    fn hipStreamWriteValue64(stream: hipStream_t, ptr: *mut c_void, value: u64, flags: u32) -> hipError_t {
+        let _ = flags;
+        copy::write_value_async(super::copy::devices(), stream, ptr, value, 8)
+    }
 
 }
 

@@ -1104,6 +1104,31 @@ pub fn barrier_and(deps: &[hsa_signal_t], completion: hsa_signal_t) -> AqlPacket
     })
 }
 
+/// AMD's barrier-value packet: completes (decrementing `completion`) once
+/// `(value of signal & mask) cond value` holds and, through the barrier bit, every earlier
+/// packet of its queue has completed. `signal` may be a handle whose value field
+/// (`handle + offsetof(amd_signal_t, value)`) is memory the device reaches rather than a
+/// signal: the packet processor reads the value there, whatever the handle (see
+/// `runtime/stream/value.rs`).
+pub fn barrier_value(
+    signal: hsa_signal_t,
+    value: u64,
+    mask: u64,
+    cond: u32,
+    completion: hsa_signal_t,
+) -> AqlPacket {
+    to_bytes(&hsa_amd_barrier_value_packet_t {
+        header: stream_packet_header(HSA_PACKET_TYPE_VENDOR_SPECIFIC),
+        amd_format: HSA_AMD_PACKET_TYPE_BARRIER_VALUE,
+        signal,
+        value: value as i64,
+        mask: mask as i64,
+        cond,
+        completion_signal: completion,
+        ..Default::default()
+    })
+}
+
 /// Serialises a typed packet into the 64 raw bytes `submit` publishes.
 #[inline(always)]
 pub fn to_bytes<T: Copy>(packet: &T) -> AqlPacket {

@@ -1368,6 +1368,75 @@ pub fn memset_2d_async(
     }
 }
 
+/// `hipStreamWriteValue32/64`: writes the low `bytes` (4 or 8) bytes of `value` at `dst`,
+/// naturally aligned device memory or host memory the devices reach, after `stream`'s earlier
+/// work and before its later work: a host task in the stream, as a stream fill is. Device
+/// memory is written by a copy engine from the staging buffer (the host may not touch it),
+/// reachable host memory by one atomic store, so a wait on it never sees half a value.
+pub fn write_value_async(
+    devices: Devices<'static>,
+    stream: *mut c_void,
+    dst: *mut c_void,
+    value: u64,
+    bytes: usize,
+) -> HipResult {
+    let at = stream::value::checked_target(dst, bytes, "hipStreamWriteValue")?;
+    let (device, stream) = stream::lookup(devices.all, stream)?;
+    let value_bytes = value.to_le_bytes();
+    match classify(at, bytes, None, "stream write value")? {
+        Side::Device(i) => {
+            let owner = devices.get(i)?;
+            stream::enqueue_host_task(
+                &device.streams,
+                &stream,
+                Box::new(move || {
+                    let copy = owner.copy.lock();
+                    let staging = &copy.staging[0];
+                    let src = staging.memory.as_ptr() as usize;
+                    // SAFETY: the staging buffer holds STAGING_BYTES (more than 8) and is
+                    // ours under `copy`.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(value_bytes.as_ptr(), src as *mut u8, bytes)
+                    };
+                    let write = EngineCopy {
+                        dst: at,
+                        dst_agent: owner.agent,
+                        src,
+                        src_agent: owner.cpu_agent,
+                        len: bytes,
+                    };
+                    staged_copies(owner, &staging.signal, vec![write]).inspect_err(|e| {
+                        tracing::error!(error = ?e, "a stream value write failed; its stream reports the error")
+                    })
+                }),
+            )
+        }
+        Side::Pinned(_) => stream::enqueue_host_task(
+            &device.streams,
+            &stream,
+            Box::new(move || {
+                // SAFETY: the registry says `[at, at + bytes)` is live host memory, naturally
+                // aligned (checked above); the program may not free it while the write is
+                // pending, and device work may read it meanwhile, hence atomics.
+                unsafe {
+                    if bytes == 4 {
+                        std::sync::atomic::AtomicU32::from_ptr(at as *mut u32)
+                            .store(value as u32, std::sync::atomic::Ordering::Release);
+                    } else {
+                        std::sync::atomic::AtomicU64::from_ptr(at as *mut u64)
+                            .store(value, std::sync::atomic::Ordering::Release);
+                    }
+                }
+                Ok(())
+            }),
+        ),
+        Side::Pageable => Err(stream::value::not_device_accessible(
+            "hipStreamWriteValue",
+            at,
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

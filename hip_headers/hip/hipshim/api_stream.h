@@ -51,6 +51,22 @@ hipError_t hipStreamGetDevice(hipStream_t stream, hipDevice_t* device);
 hipError_t hipStreamGetId(hipStream_t stream, unsigned long long* streamId);
 int hipGetStreamDeviceId(hipStream_t stream);
 
+// Stream memory operations. A wait holds the stream's later work, on the device, until the
+// value at ptr (device memory or pinned/registered host memory, naturally aligned) meets the
+// condition: Gte (*ptr & mask) >= value, Eq (*ptr & mask) == value, And (*ptr & mask & value)
+// != 0, Nor: some bit of mask is clear in both *ptr and value. A write stores value at ptr
+// after the stream's earlier work and before its later work; its flags are ignored.
+#define hipStreamWaitValueGte 0x0
+#define hipStreamWaitValueEq 0x1
+#define hipStreamWaitValueAnd 0x2
+#define hipStreamWaitValueNor 0x3
+hipError_t hipStreamWaitValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags,
+                                uint32_t mask = 0xFFFFFFFF);
+hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags,
+                                uint64_t mask = 0xFFFFFFFFFFFFFFFF);
+hipError_t hipStreamWriteValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags);
+hipError_t hipStreamWriteValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags);
+
 // Per-thread-default-stream variants: a null stream means hipStreamPerThread.
 hipError_t hipStreamSynchronize_spt(hipStream_t stream);
 hipError_t hipStreamQuery_spt(hipStream_t stream);

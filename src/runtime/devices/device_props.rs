@@ -708,7 +708,8 @@ pub fn attribute(d: &DeviceInfo, attribute: u32) -> Option<i32> {
         }
         IS_LARGE_BAR => p.is_large_bar,
         ASIC_REVISION => p.asic_revision,
-        CAN_USE_STREAM_WAIT_VALUE => 0,
+        // `runtime/stream/value.rs`: a barrier-value packet, which the GPUs hipshim targets run.
+        CAN_USE_STREAM_WAIT_VALUE => 1,
         IMAGE_SUPPORT => i32::from(d.image_support),
         PHYSICAL_MULTI_PROCESSOR_COUNT => p.multi_processor_count,
         FINE_GRAIN_SUPPORT => 1,

@@ -949,6 +949,23 @@ impl Stream {
         Ok(())
     }
 
+    /// Publishes `packet` (a barrier-value packet: `hipStreamWaitValue32/64`) as one counted
+    /// packet of the stream, after its waits: the stream's later work runs after it completes,
+    /// and its synchronisation waits for it as for a kernel.
+    pub fn submit_counted_barrier(
+        &self,
+        device: &DeviceStreams,
+        packet: impl FnOnce(hsa_signal_t) -> AqlPacket,
+    ) -> HipResult {
+        let mut op = self.begin(device, None)?;
+        let queue = op.queue_after_waits()?;
+        let completion = op.st.count_packet();
+        op.st.last = queue.publish(&packet(completion));
+        tracing::trace!(target: "hipshim::packet", stream = %self.kind, queue = queue.id, index = op.st.last, "barrier-value packet");
+        op.finish();
+        Ok(())
+    }
+
     /// `hipEventRecord`: a marker after all work so far.
     pub fn record(&self, device: &DeviceStreams) -> HipResult<Marker> {
         let mut op = self.begin(device, None)?;

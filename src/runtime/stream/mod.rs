@@ -8,6 +8,7 @@
 pub mod event;
 mod handles;
 pub mod ipc_event;
+pub mod value;
 
 pub use crate::runtime::ordering::{
     contain, enqueue_host_task, refuse_wait_in_host_task, stream_identity, Dep, DepList,

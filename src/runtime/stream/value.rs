@@ -1,0 +1,180 @@
+//! Stream waits on a value in memory (`hipStreamWaitValue32/64`): the stream's later work
+//! waits, on the device, until a 32- or 64-bit value the program's other work (another
+//! stream, the host, another process) writes meets a condition. Writes in stream order
+//! (`hipStreamWriteValue32/64`) are copies of a value and live with them (`copy.rs`).
+//!
+//! ## Design
+//! A wait is one AMD barrier-value packet on the stream's queue, counted like a kernel: the
+//! packet processor holds the queue until `(value & mask) cond reference` holds, so later
+//! packets (and, through the stream's markers, other streams and events that wait for it)
+//! wait on the device and the host never does. The packet names a signal; the value waited on
+//! is the program's memory, so the packet names the "signal" whose value field
+//! (`amd_signal_t::value`, 8 bytes in) is that memory: a GPU's packet processor reads the
+//! value at that address whatever the handle, and hsasim does the same for memory its agent
+//! reaches. (AMD's runtime waits with this packet only on memory allocated with
+//! `hipMallocSignalMemory`, which is a signal's value, and otherwise with a kernel that spins
+//! on the memory; a spinning kernel would hold a compute queue, and hsasim's deterministic
+//! mode would run it forever on the waiting thread.)
+//!
+//! The packet holds its whole queue: streams the policy put on the same queue wait behind
+//! it too, and if one of them is what writes the value, they deadlock (as under AMD's runtime
+//! when streams share a hardware queue). The guide says so; giving a waiting stream a queue of
+//! its own would be the policy's job.
+//!
+//! The packet reads 8 bytes, 8-byte aligned. A 32-bit value in the upper half of its 8-byte
+//! word is waited on as that word's upper half (value and mask shifted up), so the read never
+//! leaves the page the value is in. The packet's conditions are EQ, NE, LT and GTE on the
+//! masked value, compared unsigned; HIP's four map onto them as AMD's runtime maps them:
+//!
+//! | flag | holds when | packet |
+//! | --- | --- | --- |
+//! | `hipStreamWaitValueGte` | `(*ptr & mask) >= value` | GTE `value`, `mask` |
+//! | `hipStreamWaitValueEq` | `(*ptr & mask) == value` | EQ `value`, `mask` |
+//! | `hipStreamWaitValueAnd` | `(*ptr & mask & value) != 0` | NE 0, mask `value & mask` |
+//! | `hipStreamWaitValueNor` | a bit of `mask` is clear in both `*ptr` and `value` | NE `m`, mask `m = !value & mask` |
+
+use crate::error::{HipError, HipResult};
+use crate::hsa::queue::barrier_value;
+use crate::runtime::devices::device::Device;
+use crate::runtime::mem::memory::{classify, Side};
+use hsa_abi::*;
+use std::ffi::c_void;
+
+/// `hipStreamWaitValueGte`, `Eq`, `And`, `Nor` (hip_runtime_api.h).
+pub const WAIT_GTE: u32 = 0;
+pub const WAIT_EQ: u32 = 1;
+pub const WAIT_AND: u32 = 2;
+pub const WAIT_NOR: u32 = 3;
+
+/// The packet a wait is: (reference value, mask, condition) on the value's 8-byte word.
+fn condition(flags: u32, value: u64, mask: u64) -> Option<(u64, u64, u32)> {
+    Some(match flags {
+        WAIT_GTE => (value, mask, HSA_SIGNAL_CONDITION_GTE),
+        WAIT_EQ => (value, mask, HSA_SIGNAL_CONDITION_EQ),
+        WAIT_AND => (0, value & mask, HSA_SIGNAL_CONDITION_NE),
+        WAIT_NOR => {
+            let clear = !value & mask;
+            (clear, clear, HSA_SIGNAL_CONDITION_NE)
+        }
+        _ => return None,
+    })
+}
+
+/// `hipStreamWaitValue32` (`bytes` 4) and `hipStreamWaitValue64` (`bytes` 8): `stream`'s later
+/// work waits until the value at `ptr` meets `flags`' condition under `mask`. `ptr` must be
+/// naturally aligned device memory or host memory the devices reach (pinned, registered,
+/// managed).
+pub fn wait_value(
+    devices: &[Device],
+    stream: *mut c_void,
+    ptr: *mut c_void,
+    value: u64,
+    flags: u32,
+    mask: u64,
+    bytes: usize,
+) -> HipResult {
+    let width_mask = if bytes == 4 {
+        u32::MAX as u64
+    } else {
+        u64::MAX
+    };
+    let Some((reference, mask, cond)) = condition(flags, value & width_mask, mask & width_mask)
+    else {
+        tracing::warn!(
+            flags,
+            "hipStreamWaitValue: flags are not a hipStreamWaitValue condition"
+        );
+        return Err(HipError::INVALID_VALUE);
+    };
+    let at = checked_target(ptr, bytes, "hipStreamWaitValue")?;
+    let (device, s) = super::lookup(devices, stream)?;
+    let address = match classify(at, bytes, None, "stream wait value")? {
+        Side::Device(_) => at,
+        // Registered memory is reached at the address its lock returned.
+        Side::Pinned(agent_address) => agent_address,
+        Side::Pageable => return Err(not_device_accessible("hipStreamWaitValue", at)),
+    };
+    // The value's 8-byte word, and where the value sits in it.
+    let shift = (address % 8) * 8;
+    let word = (address - address % 8) as u64;
+    let signal = hsa_signal_t {
+        handle: word.wrapping_sub(std::mem::offset_of!(amd_signal_t, value) as u64),
+    };
+    let (reference, mask) = (reference << shift, mask << shift);
+    s.submit_counted_barrier(&device.streams, |completion| {
+        barrier_value(signal, reference, mask, cond, completion)
+    })
+}
+
+/// `ptr` as an address, if it is not null and is aligned to `bytes`.
+pub fn checked_target(ptr: *mut c_void, bytes: usize, call: &str) -> HipResult<usize> {
+    let at = ptr as usize;
+    if at == 0 || !at.is_multiple_of(bytes) {
+        tracing::warn!(
+            ptr = format_args!("{ptr:p}"),
+            bytes,
+            "{call}: the pointer is null or not aligned to its {bytes}-byte value"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(at)
+}
+
+/// Memory no device reaches: a stream memory operation on it is hipErrorInvalidValue.
+#[cold]
+pub fn not_device_accessible(call: &str, at: usize) -> HipError {
+    tracing::warn!(
+        ptr = format_args!("{at:#x}"),
+        "{call}: the memory is neither device memory nor host memory the devices reach (pinned, registered or managed)"
+    );
+    HipError::INVALID_VALUE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the packet processor checks: `(x & mask) cond reference`, unsigned.
+    fn holds(x: u64, (reference, mask, cond): (u64, u64, u32)) -> bool {
+        let masked = x & mask;
+        match cond {
+            HSA_SIGNAL_CONDITION_EQ => masked == reference,
+            HSA_SIGNAL_CONDITION_NE => masked != reference,
+            HSA_SIGNAL_CONDITION_GTE => masked >= reference,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn each_condition_holds_exactly_where_hip_says() {
+        let samples = [
+            0u64,
+            1,
+            2,
+            3,
+            5,
+            0x0f,
+            0xf0,
+            0xff,
+            0x100,
+            u32::MAX as u64,
+            u64::MAX,
+        ];
+        for &mask in &[u64::MAX, 0xff, 0x0f, 0xf0] {
+            for &value in &samples {
+                for &x in &samples {
+                    let c = |flags| condition(flags, value, mask).unwrap();
+                    assert_eq!(holds(x, c(WAIT_GTE)), x & mask >= value);
+                    assert_eq!(holds(x, c(WAIT_EQ)), x & mask == value);
+                    assert_eq!(holds(x, c(WAIT_AND)), (x & mask) & value != 0);
+                    assert_eq!(
+                        holds(x, c(WAIT_NOR)),
+                        !((x & mask) | (value & mask)) & mask != 0,
+                        "x {x:#x} value {value:#x} mask {mask:#x}"
+                    );
+                }
+            }
+        }
+        assert_eq!(condition(4, 0, 0), None);
+    }
+}
