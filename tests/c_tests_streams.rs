@@ -15,6 +15,8 @@ c_tests! {
     streams_gfx90a => "streams" on "gfx90a";
     events_gfx942 => "events" on "gfx942";
     events_gfx90a => "events" on "gfx90a";
+    stream_attributes_gfx942 => "stream_attributes" on "gfx942";
+    stream_attributes_gfx90a => "stream_attributes" on "gfx90a";
     memory_async_gfx942 => "memory_async" on "gfx942";
     memory_async_gfx90a => "memory_async" on "gfx90a";
     legacy_stream_gfx942 => "legacy_stream" on "gfx942";

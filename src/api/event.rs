@@ -3,7 +3,8 @@
 use super::convert::{Out, PerThread, Stream};
 use super::declare::hip_api;
 use super::types::{hipError_t, hipEvent_t, hipStream_t};
-use crate::error::HipResult;
+use crate::error::{HipError, HipResult};
+use crate::runtime::graph::{EventRef, NodeParams};
 use crate::runtime::stream::event::{self, Event};
 use std::sync::Arc;
 
@@ -22,6 +23,10 @@ fn stream_wait(stream: &Stream, event: &Event, flags: u32) -> HipResult {
     }
     event::stream_wait(stream.device, &stream.stream, event, flags)
 }
+
+/// `hipEventRecordWithFlags` flags.
+const RECORD_DEFAULT: u32 = 0;
+const RECORD_EXTERNAL: u32 = 1;
 
 hip_api! {
     fn hipEventCreate(event: *mut hipEvent_t => Out<hipEvent_t>) -> hipError_t {
@@ -42,6 +47,27 @@ hip_api! {
         record(&event, &stream)
     }
     alias hipEventRecord_spt = hipEventRecord with stream: PerThread;
+
+    /// `hipEventRecordExternal` on a capturing stream records the event as a node of the
+    /// graph (an event record node), as CUDA's external record does; otherwise, and with
+    /// `hipEventRecordDefault`, it is `hipEventRecord`.
+    fn hipEventRecordWithFlags(event: hipEvent_t, stream: hipStream_t => Stream, flags: u32) -> hipError_t {
+        let recorded = event::lookup(event)?;
+        match flags {
+            RECORD_DEFAULT => record(&recorded, &stream),
+            RECORD_EXTERNAL => {
+                let node = || Ok(NodeParams::EventRecord(EventRef::new(event)?));
+                if crate::runtime::graph::capture::add(&stream.stream, node)? {
+                    return Ok(());
+                }
+                record(&recorded, &stream)
+            }
+            _ => {
+                tracing::error!(flags, "hipEventRecordWithFlags: unknown flags (0: default, 1: external)");
+                Err(HipError::INVALID_VALUE)
+            }
+        }
+    }
 
     fn hipEventSynchronize(event: hipEvent_t => Arc<Event>) -> hipError_t {
         event::synchronize(&event)

@@ -172,6 +172,19 @@ hip_api! {
         copy::write_value_async(super::copy::devices(), stream, ptr, value, 8)
     }
 
+    /// `value` is a `hipStreamAttrValue`; its first word (`syncPolicy`) is what can be set.
+    fn hipStreamSetAttribute(stream: hipStream_t => Stream, attr: u32, value: *const u32 => &u32) -> hipError_t {
+        stream::attributes::set(&stream.stream, attr, *value)
+    }
+
+    fn hipStreamGetAttribute(stream: hipStream_t => Stream, attr: u32, value_out: *mut i32 => Out<i32>) -> hipError_t {
+        value_out.write(stream::attributes::get(&stream.stream, attr)?)
+    }
+
+    fn hipStreamCopyAttributes(dst: hipStream_t => Stream, src: hipStream_t => Stream) -> hipError_t {
+        stream::attributes::copy(&dst.stream, &src.stream);
+        Ok(())
+    }
 }
 
 /// A C pointer carried into a host task (the program vouches for its thread safety).

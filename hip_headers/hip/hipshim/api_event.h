@@ -25,6 +25,11 @@ hipError_t hipEventCreateWithFlags(hipEvent_t* event, unsigned flags);
 // A marker after all earlier work of `stream` (0 is the null stream).
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream);
 hipError_t hipEventRecord_spt(hipEvent_t event, hipStream_t stream);
+// ROCm 6.4: hipEventRecordExternal on a capturing stream adds an event record node to the
+// graph; otherwise, and with hipEventRecordDefault, this is hipEventRecord.
+#define hipEventRecordDefault 0x0
+#define hipEventRecordExternal 0x1
+hipError_t hipEventRecordWithFlags(hipEvent_t event, hipStream_t stream, unsigned int flags);
 hipError_t hipEventSynchronize(hipEvent_t event);
 // hipSuccess when complete (or never recorded), hipErrorNotReady when not.
 hipError_t hipEventQuery(hipEvent_t event);

@@ -5,6 +5,7 @@
 #include "api_event.h"
 #include "hip_error.h"
 #include "hip_types.h"
+#include "launch.h"
 
 // Stream creation flags.
 #define hipStreamDefault 0x00     // ordered with the null stream (legacy semantics)
@@ -66,6 +67,13 @@ hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint64_t value, u
                                 uint64_t mask = 0xFFFFFFFFFFFFFFFF);
 hipError_t hipStreamWriteValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags);
 hipError_t hipStreamWriteValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags);
+
+// Stream attributes (ROCm 7.1; hipStreamCopyAttributes 7.2): see hipStreamAttrID in launch.h.
+hipError_t hipStreamSetAttribute(hipStream_t stream, hipStreamAttrID attr,
+                                 const hipStreamAttrValue* value);
+hipError_t hipStreamGetAttribute(hipStream_t stream, hipStreamAttrID attr,
+                                 hipStreamAttrValue* value_out);
+hipError_t hipStreamCopyAttributes(hipStream_t dst, hipStream_t src);
 
 // Per-thread-default-stream variants: a null stream means hipStreamPerThread.
 hipError_t hipStreamSynchronize_spt(hipStream_t stream);

@@ -62,13 +62,30 @@ typedef enum hipLaunchAttributeID {
     hipLaunchAttributeMax
 } hipLaunchAttributeID;
 
+// How a host thread waits for a stream (hipStreamSetAttribute): BlockingSync sleeps at once,
+// the others spin for a while first.
+typedef enum hipSynchronizationPolicy {
+    hipSyncPolicyAuto = 1,
+    hipSyncPolicySpin = 2,
+    hipSyncPolicyYield = 3,
+    hipSyncPolicyBlockingSync = 4,
+} hipSynchronizationPolicy;
+
 // 64 bytes whatever the attribute, so the list has a fixed stride.
 typedef union hipLaunchAttributeValue {
     char pad[64];
     hipAccessPolicyWindow accessPolicyWindow;
     int cooperative;
+    hipSynchronizationPolicy syncPolicy;
     int priority;
 } hipLaunchAttributeValue;
+
+// Stream attributes are launch attributes: the synchronization policy can be set and read,
+// the priority read.
+typedef hipLaunchAttributeID hipStreamAttrID;
+typedef hipLaunchAttributeValue hipStreamAttrValue;
+#define hipStreamAttributeSynchronizationPolicy hipLaunchAttributeSynchronizationPolicy
+#define hipStreamAttributePriority hipLaunchAttributePriority
 
 typedef struct hipLaunchAttribute_st {
     hipLaunchAttributeID id;

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::sync::{Arc, Weak};
 
@@ -375,8 +375,33 @@ pub struct Stream {
     /// Set while the stream takes part in a stream capture (`graph/capture.rs`): the launch
     /// path's one check, a load of a line it touches anyway.
     pub(in crate::runtime) capturing: AtomicBool,
+    /// How a host thread waits for the stream ([`SyncPolicy`], `hipStreamSetAttribute`).
+    sync_policy: AtomicU32,
     /// Where the stream is in its device's list of streams (`DeviceStreams::others`).
     slot: Slot,
+}
+
+/// `hipSynchronizationPolicy`: how a host thread waits for a stream's work (AMD's and CUDA's
+/// values). Every policy but `BlockingSync` spins for a while before it sleeps in the HSA
+/// runtime's blocked wait; `BlockingSync` sleeps at once, as `hipEventBlockingSync` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncPolicy {
+    Auto = 1,
+    Spin = 2,
+    Yield = 3,
+    BlockingSync = 4,
+}
+
+impl SyncPolicy {
+    pub fn from_hip(value: u32) -> Option<SyncPolicy> {
+        Some(match value {
+            1 => SyncPolicy::Auto,
+            2 => SyncPolicy::Spin,
+            3 => SyncPolicy::Yield,
+            4 => SyncPolicy::BlockingSync,
+            _ => return None,
+        })
+    }
 }
 
 impl Slotted for Stream {
@@ -680,6 +705,14 @@ impl Deref for StreamRef<'_> {
 }
 
 impl Stream {
+    pub fn sync_policy(&self) -> SyncPolicy {
+        SyncPolicy::from_hip(self.sync_policy.load(Ordering::Relaxed)).unwrap_or(SyncPolicy::Auto)
+    }
+
+    pub fn set_sync_policy(&self, policy: SyncPolicy) {
+        self.sync_policy.store(policy as u32, Ordering::Relaxed);
+    }
+
     pub(in crate::runtime) fn new(
         signals: &'static SignalPool,
         kind: StreamKind,
@@ -702,6 +735,7 @@ impl Stream {
             seen_by_null: AtomicU64::new(0),
             listed: AtomicBool::new(false),
             capturing: AtomicBool::new(false),
+            sync_policy: AtomicU32::new(SyncPolicy::Auto as u32),
             me: OnceLock::new(),
             owed: Arc::default(),
             state: Mutex::new(State {
@@ -1263,7 +1297,8 @@ impl Stream {
             self.lost(&st).map(Some)
         };
         let hz = device.timestamp_hz;
-        let mut result = pending.signal().wait_zero(hz, interrupted);
+        let block = self.sync_policy() == SyncPolicy::BlockingSync;
+        let mut result = pending.signal().wait_zero_with(hz, block, interrupted);
         if let (Ok(()), Some(signal)) = (&result, &gate) {
             result = signal.signal().wait_zero(hz, interrupted);
         }

@@ -64,6 +64,6 @@ mod stream_list;
 
 pub use engine::{
     contain, every_device, watch_devices, Dep, DepList, DeviceStreams, Keepalive, Operation,
-    OutOfQueue, Stream, StreamKind, StreamRef, NON_BLOCKING, PER_THREAD_HANDLE,
+    OutOfQueue, Stream, StreamKind, StreamRef, SyncPolicy, NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use host_task::{enqueue_host_task, refuse_wait_in_host_task, stream_identity, HostWork, Wait};

@@ -5,6 +5,7 @@
 //! (`event`, and `ipc_event` for those shared between processes) are markers recorded into
 //! streams.
 
+pub mod attributes;
 pub mod event;
 mod handles;
 pub mod ipc_event;
@@ -12,8 +13,8 @@ pub mod value;
 
 pub use crate::runtime::ordering::{
     contain, enqueue_host_task, refuse_wait_in_host_task, stream_identity, Dep, DepList,
-    DeviceStreams, HostWork, Operation, OutOfQueue, Stream, StreamKind, StreamRef, Wait,
-    NON_BLOCKING, PER_THREAD_HANDLE,
+    DeviceStreams, HostWork, Operation, OutOfQueue, Stream, StreamKind, StreamRef, SyncPolicy,
+    Wait, NON_BLOCKING, PER_THREAD_HANDLE,
 };
 pub use handles::{
     check_null_stream_use, create, cu_mask_of, destroy, destroy_created_streams, is_live_stream,
