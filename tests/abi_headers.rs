@@ -147,6 +147,8 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("hipEvent_t", Class::Ptr),
     ("hipModule_t", Class::Ptr),
     ("hipFunction_t", Class::Ptr),
+    ("hipKernel_t", Class::Ptr),
+    ("hipLibrary_t", Class::Ptr),
     ("hipMemPool_t", Class::Ptr),
     ("hipGraph_t", Class::Ptr),
     ("hipGraphNode_t", Class::Ptr),

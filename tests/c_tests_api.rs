@@ -1,7 +1,7 @@
 //! The HIP API breadth programs in `c_tests/api/` (memory, device, errors, symbols, launch
 //! variants), run on
-//! hipshim over hsasim for gfx942 and gfx90a, and the module tests in `c_tests/api/modules/`,
-//! which load a code object and an offload bundle the test builds from
+//! hipshim over hsasim for gfx942 and gfx90a, and the module and library tests in
+//! `c_tests/api/modules/`, which load a code object and an offload bundle the test builds from
 //! `c_tests/api/modules/kernels.hip` with clang-19 and passes in the environment.
 
 mod common;
@@ -30,11 +30,11 @@ c_tests! {
     launch_variants_gfx90a => "launch_variants" on "gfx90a";
 }
 
-/// Runs `c_tests/api/modules/modules.hip` on `target` with the module files it loads.
-fn run_modules(target: &str) {
-    let source = c_tests_dir("api").join("modules/modules.hip");
+/// Runs `c_tests/api/modules/<name>.hip` on `target` with the module files it loads.
+fn run_modules(name: &str, target: &str) {
+    let source = c_tests_dir("api").join(format!("modules/{name}.hip"));
     let targets: Vec<String> = DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect();
-    let program = build(&source, "modules", &targets);
+    let program = build(&source, name, &targets);
     let code_object = build_kernels(&[target], false);
     let bundle = build_kernels(DEFAULT_TARGETS, true);
     let mut cmd = Command::new(&program);
@@ -44,13 +44,10 @@ fn run_modules(target: &str) {
         .env("HIPSHIM_TEST_BUNDLE", &bundle);
     let out = common::run(&mut cmd, common::program_timeout());
     let report = out.report(&cmd);
-    assert!(
-        !out.timed_out,
-        "modules ({target}) did not finish\n{report}"
-    );
+    assert!(!out.timed_out, "{name} ({target}) did not finish\n{report}");
     assert!(
         out.status.success(),
-        "modules ({target}) failed: {}\n{report}",
+        "{name} ({target}) failed: {}\n{report}",
         out.status
     );
     print!("{}", out.stdout());
@@ -58,10 +55,20 @@ fn run_modules(target: &str) {
 
 #[test]
 fn modules_gfx942() {
-    run_modules("gfx942");
+    run_modules("modules", "gfx942");
 }
 
 #[test]
 fn modules_gfx90a() {
-    run_modules("gfx90a");
+    run_modules("modules", "gfx90a");
+}
+
+#[test]
+fn library_gfx942() {
+    run_modules("library", "gfx942");
+}
+
+#[test]
+fn library_gfx90a() {
+    run_modules("library", "gfx90a");
 }

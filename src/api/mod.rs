@@ -26,6 +26,7 @@ mod graph;
 mod graph_memory;
 mod ipc;
 mod launch;
+mod library;
 mod managed;
 mod memory;
 mod mempool;
@@ -71,6 +72,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     graph_memory::SIGNATURES,
     ipc::SIGNATURES,
     launch::SIGNATURES,
+    library::SIGNATURES,
     managed::SIGNATURES,
     memory::SIGNATURES,
     mempool::SIGNATURES,

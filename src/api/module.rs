@@ -112,6 +112,11 @@ hip_api! {
         function.write(module::module_get_function(runtime::current_device()?, &module, name)?)
     }
 
+    /// The kernels the module's code object for the current device lists.
+    fn hipModuleGetFunctionCount(count: *mut u32 => Out<u32>, module: hipModule_t => Arc<Module>) -> hipError_t {
+        count.write(module::module_function_count(runtime::current_device()?, &module)?)
+    }
+
     /// Either out-pointer may be null, not both.
     fn hipModuleGetGlobal(
         dptr: *mut *mut c_void => Option<Out<*mut c_void>>,

@@ -37,6 +37,9 @@ pub type hipStream_t = *mut c_void;
 pub type hipEvent_t = *mut c_void;
 pub type hipModule_t = *mut c_void;
 pub type hipFunction_t = *mut c_void;
+/// A library's kernel is one of its module's functions (`runtime/kernel/library.rs`).
+pub type hipKernel_t = *mut c_void;
+pub type hipLibrary_t = *mut c_void;
 pub type hipMemPool_t = *mut c_void;
 pub type hipGraph_t = *mut c_void;
 pub type hipGraphNode_t = *mut c_void;
@@ -73,6 +76,8 @@ pub const VOCABULARY: &[&str] = &[
     "hipEvent_t",
     "hipModule_t",
     "hipFunction_t",
+    "hipKernel_t",
+    "hipLibrary_t",
     "hipMemPool_t",
     "hipGraph_t",
     "hipGraphNode_t",
@@ -112,6 +117,8 @@ pub const VOCABULARY: &[&str] = &[
     "*mut hipEvent_t",
     "*mut hipModule_t",
     "*mut hipFunction_t",
+    "*mut hipKernel_t",
+    "*mut hipLibrary_t",
     "*mut hipMemPool_t",
     "*mut hipGraph_t",
     "*mut hipGraphNode_t",

@@ -79,6 +79,33 @@ hipError_t hipModuleUnload(hipModule_t module);
 hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname);
 hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod,
                               const char* name);
+// How many kernels the module's code object lists.
+hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t mod);
+
+// Libraries: a code object or offload bundle loaded for every device (on the current one now,
+// on others at first use). JIT options are refused (numJitOptions must be 0); library options
+// are accepted and ignored.
+typedef enum hipLibraryOption_e {
+    hipLibraryHostUniversalFunctionAndDataTable = 0,
+    hipLibraryBinaryIsPreserved = 1
+} hipLibraryOption;
+hipError_t hipLibraryLoadData(hipLibrary_t* library, const void* code, hipJitOption* jitOptions,
+                              void** jitOptionsValues, unsigned int numJitOptions,
+                              hipLibraryOption* libraryOptions, void** libraryOptionValues,
+                              unsigned int numLibraryOptions);
+hipError_t hipLibraryLoadFromFile(hipLibrary_t* library, const char* fileName,
+                                  hipJitOption* jitOptions, void** jitOptionsValues,
+                                  unsigned int numJitOptions, hipLibraryOption* libraryOptions,
+                                  void** libraryOptionValues, unsigned int numLibraryOptions);
+hipError_t hipLibraryUnload(hipLibrary_t library);
+hipError_t hipLibraryGetKernel(hipKernel_t* pKernel, hipLibrary_t library, const char* name);
+hipError_t hipLibraryGetKernelCount(unsigned int* count, hipLibrary_t library);
+// Writes at most numKernels handles: the first kernels when the array is smaller.
+hipError_t hipLibraryEnumerateKernels(hipKernel_t* kernels, unsigned int numKernels,
+                                      hipLibrary_t library);
+hipError_t hipKernelGetLibrary(hipLibrary_t* library, hipKernel_t kernel);
+// The name is valid while the kernel's library is loaded.
+hipError_t hipKernelGetName(const char** name, hipKernel_t kernel);
 // Grid dimensions in blocks. Either kernelParams (one pointer per argument) or extra.
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gridDimX, unsigned int gridDimY,
                                  unsigned int gridDimZ, unsigned int blockDimX,

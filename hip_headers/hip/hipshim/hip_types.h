@@ -34,6 +34,10 @@ typedef int hipDevice_t;
 typedef struct ihipStream_t* hipStream_t;
 typedef struct ihipModule_t* hipModule_t;
 typedef struct ihipModuleSymbol_t* hipFunction_t;
+// A library (hipLibraryLoad*) and one of its kernels; hipshim accepts a hipKernel_t wherever
+// a hipFunction_t is taken (hipModuleLaunchKernel, hipFuncGetAttribute), as AMD's runtime does.
+typedef struct ihipLibrary_t* hipLibrary_t;
+typedef struct ihipKernel_t* hipKernel_t;
 
 // A device address as the driver-style API (hipMemcpyHtoD, hipModuleGetGlobal) takes it.
 typedef void* hipDeviceptr_t;

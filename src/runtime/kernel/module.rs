@@ -715,11 +715,12 @@ pub fn unregister_fat_binary_handle(handle: *mut *mut c_void) -> HipResult {
     Ok(())
 }
 
-/// A module loaded by `hipModuleLoad*`.
+/// A module loaded by `hipModuleLoad*`, or the module behind a library (`hipLibraryLoad*`,
+/// `runtime/kernel/library.rs`).
 pub struct Module {
     image: Arc<CodeImage>,
-    /// Function handles handed out for it (invalidated when it is unloaded).
-    functions: Mutex<HashMap<String, usize>>,
+    /// Function handles handed out for it, by kernel name (invalidated when it is unloaded).
+    functions: Mutex<HashMap<Box<[u8]>, usize>>,
 }
 
 static MODULES: HandleTable<Module> = HandleTable::new("module", 0xa0);
@@ -728,23 +729,79 @@ static FUNCTION_HANDLES: HandleTable<Function> = HandleTable::new("function", 0x
 /// `hipModuleLoadData(Ex)`: `image` is an offload bundle or an ELF code object. Loaded on
 /// `device` (the current device) now, on others at first use.
 pub fn load_module(device: &Device, image: Vec<u8>) -> HipResult<*mut c_void> {
-    let image = CodeImage::new(ImageBytes::Owned(image));
-    image.load(device)?.check_kernels(device)?;
-    let handle = MODULES.insert(Arc::new(Module {
-        image,
-        functions: Mutex::new(HashMap::new()),
-    }));
+    let handle = MODULES.insert(Arc::new(Module::load(device, image)?));
     tracing::debug!(module = format_args!("{handle:#x}"), "module loaded");
     Ok(handle as *mut c_void)
 }
 
-/// `hipModuleLoad`: reads the file, then as [`load_module`].
-/// Only regular files are read, and only as many bytes as their size: opening a FIFO would
-/// block, and a device such as `/dev/zero` never ends.
+impl Module {
+    /// Loads `image` on `device` and looks up every kernel it lists, so that a bad image
+    /// fails here rather than at a launch; other devices load it at first use.
+    pub fn load(device: &Device, image: Vec<u8>) -> HipResult<Module> {
+        let image = CodeImage::new(ImageBytes::Owned(image));
+        image.load(device)?.check_kernels(device)?;
+        Ok(Module {
+            image,
+            functions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The names of the kernels its code object for `device` lists, in the metadata's order.
+    pub fn kernel_names(&self, device: &Device) -> HipResult<Vec<Box<[u8]>>> {
+        let loaded = self.image.load(device)?;
+        Ok(loaded.index.kernel_names().map(Box::from).collect())
+    }
+
+    /// The function handle of its kernel `name`, loaded on `device`: one handle per name,
+    /// the same on every call. A name the code object does not list is `None`.
+    pub fn function_named(&self, device: &Device, name: &[u8]) -> HipResult<Option<usize>> {
+        let loaded = self.image.load(device)?;
+        if !loaded.has_kernel(name) {
+            return Ok(None);
+        }
+        let mut functions = self.functions.lock();
+        if let Some(&f) = functions.get(name) {
+            return Ok(Some(f));
+        }
+        let kernel_name = KernelName::new(name.into());
+        let f = FUNCTION_HANDLES.insert(Function::new(self.image.clone(), kernel_name));
+        functions.insert(name.into(), f);
+        Ok(Some(f))
+    }
+
+    /// Waits for the work of `devices` that may still run its code, then calls `end` (which
+    /// ends the handle the program knows it by), ends its function handles and destroys what
+    /// it loaded. A fault reported while waiting leaves it loaded, so calling again unloads it
+    /// (a call that reports a fault has not done its own work).
+    pub fn unload(&self, devices: &[Device], end: impl FnOnce() -> HipResult) -> HipResult {
+        // From here launches of its kernels are refused, so the wait below is for the work
+        // queued so far, not for whatever another thread keeps launching.
+        self.image.begin_unload();
+        if let Err(error) = self.image.quiesce(devices) {
+            self.image.cancel_unload();
+            return Err(error);
+        }
+        end()?;
+        for (_, f) in self.functions.lock().drain() {
+            // Already gone only if a concurrent unload of this module won; nothing to undo.
+            let _ = FUNCTION_HANDLES.remove(f);
+        }
+        self.image.unload()
+    }
+}
+
+/// `hipModuleLoad`: reads the file ([`read_image_file`]), then as [`load_module`].
 pub fn load_module_file(device: &Device, path: &std::path::Path) -> HipResult<*mut c_void> {
+    load_module(device, read_image_file(path)?)
+}
+
+/// The bytes of a code-object file (`hipModuleLoad`, `hipLibraryLoadFromFile`): a missing
+/// file is `hipErrorFileNotFound`. Only regular files are read, and only as many bytes as
+/// their size: opening a FIFO would block, and a device such as `/dev/zero` never ends.
+pub fn read_image_file(path: &std::path::Path) -> HipResult<Vec<u8>> {
     use std::io::Read;
     let fail = |e: std::io::Error| {
-        tracing::warn!(path = %path.display(), error = %e, "hipModuleLoad: cannot read the file");
+        tracing::warn!(path = %path.display(), error = %e, "cannot read the code-object file");
         match e.kind() {
             std::io::ErrorKind::NotFound => HipError::FILE_NOT_FOUND,
             _ => HipError::INVALID_VALUE,
@@ -752,18 +809,18 @@ pub fn load_module_file(device: &Device, path: &std::path::Path) -> HipResult<*m
     };
     let meta = std::fs::metadata(path).map_err(fail)?;
     if !meta.is_file() {
-        tracing::warn!(path = %path.display(), file_type = ?meta.file_type(), "hipModuleLoad: not a regular file");
+        tracing::warn!(path = %path.display(), file_type = ?meta.file_type(), "the code-object file is not a regular file");
         return Err(HipError::INVALID_VALUE);
     }
     if meta.len() == 0 {
-        tracing::warn!(path = %path.display(), "hipModuleLoad: the file is empty");
+        tracing::warn!(path = %path.display(), "the code-object file is empty");
         return Err(compat::empty_module_file());
     }
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|file| file.take(meta.len()).read_to_end(&mut bytes))
         .map_err(fail)?;
-    load_module(device, bytes)
+    Ok(bytes)
 }
 
 /// `hipModuleLoadData(Ex)` of an image in memory: an ELF code object, an offload bundle or a
@@ -773,15 +830,24 @@ pub fn load_module_file(device: &Device, path: &std::path::Path) -> HipResult<*m
 /// # Safety
 /// `image` is null or one of those forms (see `image_from_memory` for what is checked).
 pub unsafe fn load_module_image(device: &Device, image: *const c_void) -> HipResult<*mut c_void> {
+    // SAFETY: forwarded contract.
+    load_module(device, unsafe { image_bytes(image) }?)
+}
+
+/// A copy of the code image at `image` (`hipModuleLoadData*`, `hipLibraryLoadData`), its
+/// length read from its own headers; null is `hipErrorInvalidValue`.
+///
+/// # Safety
+/// As [`load_module_image`].
+pub unsafe fn image_bytes(image: *const c_void) -> HipResult<Vec<u8>> {
     if image.is_null() {
         return Err(HipError::INVALID_VALUE);
     }
     // SAFETY: forwarded contract.
-    let bytes = unsafe { code_object::image_from_memory(image) }.map_err(|e| {
+    unsafe { code_object::image_from_memory(image) }.map_err(|e| {
         tracing::warn!(error = %e, "unusable code image");
         HipError::INVALID_IMAGE
-    })?;
-    load_module(device, bytes)
+    })
 }
 
 /// The live module a `hipModule_t` names.
@@ -798,47 +864,29 @@ pub fn unload_module(devices: &[Device], handle: *mut c_void) -> HipResult {
     } else {
         module(handle).map_err(|_| HipError::NOT_FOUND)
     };
-    let unloading = live?;
-    let image = &unloading.image;
-    // From here launches of its kernels are refused, so the wait below is for the work
-    // queued so far, not for whatever another thread keeps launching.
-    image.begin_unload();
-    // A fault reported while waiting leaves the module as it was, so calling again unloads it
-    // (a call that reports a fault has not done its own work).
-    if let Err(error) = image.quiesce(devices) {
-        image.cancel_unload();
-        return Err(error);
-    }
-    let module = MODULES.remove(handle as usize)?;
-    for (_, f) in module.functions.lock().drain() {
-        // Already gone only if a concurrent unload of this module won; nothing to undo.
-        let _ = FUNCTION_HANDLES.remove(f);
-    }
-    module.image.unload()
+    live?.unload(devices, || MODULES.remove(handle as usize).map(drop))
+}
+
+/// `hipModuleGetFunctionCount`: how many kernels the module's code object for `device` (the
+/// current device) lists.
+pub fn module_function_count(device: &Device, module: &Module) -> HipResult<u32> {
+    let count = module.image.load(device)?.index.kernel_names().count();
+    Ok(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
 /// `hipModuleGetFunction`: one handle per (module, name), reused on repeated calls; the
 /// module is loaded on `device` (the current device).
 pub fn module_get_function(device: &Device, module: &Module, name: &str) -> HipResult<*mut c_void> {
-    let loaded = module.image.load(device)?;
-    if !loaded.has_kernel(name.as_bytes()) {
-        tracing::warn!(
-            kernel = name,
-            "hipModuleGetFunction: no such kernel in the module"
-        );
-        return Err(HipError::NOT_FOUND);
-    }
-    let mut functions = module.functions.lock();
-    let f = match functions.get(name) {
-        Some(&f) => f,
+    match module.function_named(device, name.as_bytes())? {
+        Some(f) => Ok(f as *mut c_void),
         None => {
-            let kernel_name = KernelName::new(name.as_bytes().into());
-            let f = FUNCTION_HANDLES.insert(Function::new(module.image.clone(), kernel_name));
-            functions.insert(name.to_owned(), f);
-            f
+            tracing::warn!(
+                kernel = name,
+                "hipModuleGetFunction: no such kernel in the module"
+            );
+            Err(HipError::NOT_FOUND)
         }
-    };
-    Ok(f as *mut c_void)
+    }
 }
 
 /// `hipModuleGetGlobal`: (device address, size) of a module variable on `device` (the
