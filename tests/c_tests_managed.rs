@@ -33,6 +33,9 @@ managed_tests! {
     advise_gfx942_deterministic => "advise" on "gfx942", true;
     advise_gfx90a => "advise" on "gfx90a", false;
     advise_gfx90a_deterministic => "advise" on "gfx90a", true;
+    location_v2_gfx942 => "location_v2" on "gfx942", false;
+    location_v2_gfx942_deterministic => "location_v2" on "gfx942", true;
+    location_v2_gfx90a => "location_v2" on "gfx90a", false;
     managed_vars_gfx942 => "managed_vars" on "gfx942", false;
     managed_vars_gfx942_deterministic => "managed_vars" on "gfx942", true;
     managed_vars_gfx90a => "managed_vars" on "gfx90a", false;

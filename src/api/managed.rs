@@ -2,7 +2,7 @@
 //! variables (`runtime/ops/managed.rs`; `hipMallocManaged` is in `runtime/mem/memory.rs`).
 
 use super::declare::hip_api;
-use super::types::{hipError_t, hipStream_t};
+use super::types::{hipError_t, hipStream_t, MemLocation};
 use crate::error::HipError;
 use crate::runtime::{kernel::module, ops::managed};
 use std::ffi::{c_char, c_void, CStr};
@@ -14,6 +14,29 @@ hip_api! {
     }
 
     fn hipMemPrefetchAsync(dev_ptr: *const c_void, count: usize, device: i32, stream: hipStream_t) -> hipError_t {
+        managed::prefetch(crate::runtime::devices()?, dev_ptr, count, device, stream)
+    }
+
+    /// `hipMemAdvise` with the location as a `hipMemLocation`.
+    fn hipMemAdvise_v2(dev_ptr: *const c_void, count: usize, advice: u32, location: MemLocation) -> hipError_t {
+        crate::runtime::graph::capture::refuse_unsafe_call_from_rocm7("hipMemAdvise_v2")?;
+        let device = managed::device_of_location(location)?;
+        managed::advise(crate::runtime::devices()?, dev_ptr, count, advice, device)
+    }
+
+    /// `hipMemPrefetchAsync` with the destination as a `hipMemLocation`; `flags` must be 0.
+    fn hipMemPrefetchAsync_v2(
+        dev_ptr: *const c_void,
+        count: usize,
+        location: MemLocation,
+        flags: u32,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        if flags != 0 {
+            tracing::error!(flags, "hipMemPrefetchAsync_v2: flags must be 0");
+            return Err(HipError::INVALID_VALUE);
+        }
+        let device = managed::device_of_location(location)?;
         managed::prefetch(crate::runtime::devices()?, dev_ptr, count, device, stream)
     }
 

@@ -41,6 +41,18 @@ hip_api! {
         num_blocks.write(active_blocks_of(&function, runtime()?.current_device()?, block_size, dynamic_lds)?)
     }
 
+    /// The flags (`hipOccupancyDefault`, `hipOccupancyDisableCachingOverride`) change nothing
+    /// on AMD's GPUs, as for `hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`.
+    fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        num_blocks: *mut i32 => Out<i32>,
+        function: hipFunction_t => Arc<Function>,
+        block_size: i32,
+        dynamic_lds: usize,
+        _flags: u32,
+    ) -> hipError_t {
+        num_blocks.write(active_blocks_of(&function, runtime()?.current_device()?, block_size, dynamic_lds)?)
+    }
+
     fn hipOccupancyMaxPotentialBlockSize(
         grid_size: *mut i32 => Out<i32>,
         block_size: *mut i32 => Out<i32>,

@@ -136,6 +136,7 @@ pub const VOCABULARY: &[&str] = &[
     "*mut MemsetParams",
     "*mut HostNodeParams",
     "*mut MemLocation",
+    "MemLocation",
     "*mut hiprtcProgram",
     "*mut hiprtcLinkState",
     "*mut DevicePropR0000",

@@ -134,6 +134,15 @@ static void exercise(hipModule_t module, const char* how) {
     EXPECT_TRUE(blocks >= 1);
     EXPECT_OK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, reverse, 256, 0));
     EXPECT_EQ(blocks, 0); // over the kernel's limit
+    // The flags change nothing on AMD's GPUs.
+    int plain = -1, flagged = -2;
+    EXPECT_OK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&plain, scale, 64, 0));
+    EXPECT_OK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        &flagged, scale, 64, 0, hipOccupancyDisableCachingOverride));
+    EXPECT_EQ(flagged, plain);
+    EXPECT_ERR(hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(nullptr, scale, 64, 0,
+                                                                           hipOccupancyDefault),
+               hipErrorInvalidValue);
     int grid = 0, block = 0;
     EXPECT_OK(hipModuleOccupancyMaxPotentialBlockSize(&grid, &block, reverse, 0, 0));
     EXPECT_TRUE(block > 0 && block <= 128 && grid > 0);

@@ -20,13 +20,27 @@ typedef enum hipMemPoolAttr {
 
 typedef enum hipMemLocationType {
     hipMemLocationTypeInvalid = 0,
-    hipMemLocationTypeDevice = 1
+    hipMemLocationTypeDevice = 1,
+    // The host locations: hipMemPrefetchAsync_v2 and hipMemAdvise_v2 only (hsasim's host is
+    // one NUMA node, so every one of them means the host).
+    hipMemLocationTypeHost = 2,
+    hipMemLocationTypeHostNuma = 3,
+    hipMemLocationTypeHostNumaCurrent = 4
 } hipMemLocationType;
 
 typedef struct hipMemLocation {
     hipMemLocationType type;
     int id;
 } hipMemLocation;
+
+// Managed memory advice and prefetch (api_managed.h) with the location as a hipMemLocation
+// (ROCm 7.1); prefetch flags must be 0.
+extern "C" {
+hipError_t hipMemAdvise_v2(const void* dev_ptr, size_t count, hipMemoryAdvise advice,
+                           hipMemLocation location);
+hipError_t hipMemPrefetchAsync_v2(const void* dev_ptr, size_t count, hipMemLocation location,
+                                  unsigned int flags, hipStream_t stream = 0);
+}
 
 typedef enum hipMemAccessFlags {
     hipMemAccessFlagsProtNone = 0,

@@ -12,6 +12,7 @@
 use crate::error::{HipError, HipResult};
 use crate::runtime::devices::device::Device;
 use crate::runtime::mem::memory::{self, MemKind};
+use crate::runtime::mem::mempool::MemLocation;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -233,6 +234,29 @@ fn location_bit(location: i32) -> u64 {
 
 /// `hipMemAdvise`.
 /// `device` is an ordinal of `devices` or the CPU.
+/// `hipMemLocation` as the device argument of [`advise`] and [`prefetch`] (the `_v2` calls):
+/// a device by ordinal, or the host. hsasim's host is one NUMA node, so a host NUMA node
+/// (`hipMemLocationTypeHostNuma`, `...HostNumaCurrent`) is the host.
+pub fn device_of_location(location: MemLocation) -> HipResult<i32> {
+    match location.type_ {
+        LOCATION_DEVICE => Ok(location.id),
+        LOCATION_HOST | LOCATION_HOST_NUMA | LOCATION_HOST_NUMA_CURRENT => Ok(CPU_DEVICE_ID),
+        other => {
+            tracing::error!(
+                location_type = other,
+                "not a hipMemLocationType for advice or prefetch (1 device, 2 host, 3 host NUMA node, 4 the calling thread's NUMA node)"
+            );
+            Err(HipError::INVALID_VALUE)
+        }
+    }
+}
+
+/// `hipMemLocationType` values.
+const LOCATION_DEVICE: u32 = 1;
+const LOCATION_HOST: u32 = 2;
+const LOCATION_HOST_NUMA: u32 = 3;
+const LOCATION_HOST_NUMA_CURRENT: u32 = 4;
+
 pub fn advise(
     devices: &[Device],
     ptr: *const c_void,
