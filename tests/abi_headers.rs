@@ -95,6 +95,8 @@ enum Class {
     ChannelDesc,
     /// `hipIpcMemHandle_t`, `hipIpcEventHandle_t`: 64 bytes by value.
     IpcHandle,
+    /// `hipMemLocation`: 8 bytes by value (`hipMemAdvise_v2`, `hipMemPrefetchAsync_v2`).
+    MemLocation,
     Void,
 }
 
@@ -189,6 +191,7 @@ fn rust_class(ty: &str) -> Result<Class, String> {
             "PitchedPtr" => Some(Class::PitchedPtr),
             "ChannelFormatDesc" => Some(Class::ChannelDesc),
             "IpcHandle" => Some(Class::IpcHandle),
+            "MemLocation" => Some(Class::MemLocation),
             "usize" | "c_ulong" | "c_ulonglong" => Some(Class::U64),
             "isize" | "c_long" | "c_longlong" => Some(Class::I64),
             "c_int" => Some(Class::I32),
@@ -392,6 +395,7 @@ impl Header {
             "hipExtent" => Some(Class::Extent),
             "hipPitchedPtr" => Some(Class::PitchedPtr),
             "hipChannelFormatDesc" => Some(Class::ChannelDesc),
+            "hipMemLocation" => Some(Class::MemLocation),
             "hipIpcMemHandle_st"
             | "hipIpcMemHandle_t"
             | "hipIpcEventHandle_st"
