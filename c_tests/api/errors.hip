@@ -139,6 +139,25 @@ int main() {
     EXPECT_ERR(hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void*)junk, 64, 0),
                hipErrorInvalidDeviceFunction);
 
+    // The dynamic LDS that still lets N blocks run on one CU: with it N fit, with a byte more
+    // fewer; bad counts, sizes and functions are refused.
+    const void* plain = reinterpret_cast<const void*>(&bounded);
+    size_t avail = 0;
+    EXPECT_OK(hipOccupancyAvailableDynamicSMemPerBlock(&avail, plain, 2, 64));
+    EXPECT_TRUE(avail > 0 && avail <= 32768);
+    int fit = 0;
+    EXPECT_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&fit, plain, 64, avail));
+    EXPECT_TRUE(fit >= 2);
+    EXPECT_OK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&fit, plain, 64, avail + 1));
+    EXPECT_TRUE(fit < 2);
+    EXPECT_ERR(hipOccupancyAvailableDynamicSMemPerBlock(nullptr, plain, 2, 64), hipErrorInvalidValue);
+    EXPECT_ERR(hipOccupancyAvailableDynamicSMemPerBlock(&avail, plain, 0, 64), hipErrorInvalidValue);
+    EXPECT_ERR(hipOccupancyAvailableDynamicSMemPerBlock(&avail, plain, 2, 0), hipErrorInvalidValue);
+    EXPECT_ERR(hipOccupancyAvailableDynamicSMemPerBlock(&avail, plain, 2, 1 << 20),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipOccupancyAvailableDynamicSMemPerBlock(&avail, (const void*)junk, 2, 64),
+               hipErrorInvalidDeviceFunction);
+
     // Invalid launch configurations.
     const void* k = reinterpret_cast<const void*>(&bounded);
     // An argument array with a null entry, or none at all, for a kernel that takes one: an

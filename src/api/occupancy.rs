@@ -5,7 +5,9 @@ use super::convert::Out;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipFunction_t};
 use crate::runtime::kernel::module::{self, Function};
-use crate::runtime::kernel::occupancy::{active_blocks_of, potential_block_size_of};
+use crate::runtime::kernel::occupancy::{
+    active_blocks_of, available_dynamic_lds_of, potential_block_size_of,
+};
 use crate::runtime::runtime;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -30,6 +32,18 @@ hip_api! {
     ) -> hipError_t {
         let f = module::host_function(func)?;
         num_blocks.write(active_blocks_of(&f, runtime()?.current_device()?, block_size, dynamic_lds)?)
+    }
+
+    /// The most dynamic shared memory per block that still lets `num_blocks` blocks of
+    /// `block_size` threads run on one compute unit at once.
+    fn hipOccupancyAvailableDynamicSMemPerBlock(
+        dynamic_smem_size: *mut usize => Out<usize>,
+        func: *const c_void,
+        num_blocks: i32,
+        block_size: i32,
+    ) -> hipError_t {
+        let f = module::host_function(func)?;
+        dynamic_smem_size.write(available_dynamic_lds_of(&f, runtime()?.current_device()?, num_blocks, block_size)?)
     }
 
     fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(

@@ -133,6 +133,51 @@ pub fn active_blocks_of(
     Ok(blocks as i32)
 }
 
+/// The most dynamic LDS each of `blocks` work-groups of `block_threads` threads may ask for
+/// while all of them still fit on one compute unit at once; 0 when they do not fit whatever
+/// they ask for (too many waves, registers, or the kernel's own LDS).
+pub fn available_dynamic_lds(
+    info: &KernelInfo,
+    limits: CuLimits,
+    blocks: u32,
+    block_threads: u32,
+) -> usize {
+    if blocks == 0 || max_active_blocks(info, limits, block_threads, 0) < blocks {
+        return 0;
+    }
+    // `blocks` groups fit by LDS while each takes at most an equal share of it.
+    (limits.lds_bytes / blocks).saturating_sub(info.group_segment_fixed_size) as usize
+}
+
+/// `hipOccupancyAvailableDynamicSMemPerBlock` for `function` on `device`. As in AMD's
+/// runtime, a count or block size of 0 or less, or a block larger than a compute unit holds,
+/// is `hipErrorInvalidValue`.
+pub fn available_dynamic_lds_of(
+    function: &Function,
+    device: &Device,
+    blocks: i32,
+    block_size: i32,
+) -> HipResult<usize> {
+    let limits = CuLimits::of(device);
+    let cu_threads = limits.max_waves_per_cu.saturating_mul(limits.wave_size);
+    if blocks <= 0 || block_size <= 0 || block_size as u32 > cu_threads {
+        tracing::error!(
+            blocks,
+            block_size,
+            cu_threads,
+            "hipOccupancyAvailableDynamicSMemPerBlock: the block count and size must be positive and a block at most what a compute unit holds"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    let info = &function.kernel(device)?.info;
+    Ok(available_dynamic_lds(
+        info,
+        limits,
+        blocks as u32,
+        block_size as u32,
+    ))
+}
+
 /// `hipOccupancyMaxPotentialBlockSize` for `function` on `device`: (grid, block).
 pub fn potential_block_size_of(
     function: &Function,
@@ -168,6 +213,21 @@ mod tests {
         max_waves_per_cu: 32,
         lds_bytes: 64 << 10,
     };
+
+    #[test]
+    fn available_dynamic_lds_is_an_equal_share_of_the_cu_less_the_kernels_own() {
+        let k = kernel(16, 0, 16, 1024, 1024);
+        // Two blocks: 32 KiB each, less the kernel's 1 KiB.
+        assert_eq!(available_dynamic_lds(&k, CDNA, 2, 256), (32 << 10) - 1024);
+        // Whatever each asks, the blocks fit by LDS exactly then, and not with a byte more.
+        let d = available_dynamic_lds(&k, CDNA, 3, 256);
+        assert_eq!(max_active_blocks(&k, CDNA, 256, d), 3);
+        assert!(max_active_blocks(&k, CDNA, 256, d + 1) < 3);
+        // Nine 256-thread blocks are 36 waves: more than a CU's 32 slots, so nothing.
+        assert_eq!(available_dynamic_lds(&k, CDNA, 9, 256), 0);
+        // The kernel's own LDS already too large for 64 blocks of 64 threads.
+        assert_eq!(available_dynamic_lds(&k, CDNA, 64, 64), 0);
+    }
 
     #[test]
     fn light_kernels_are_limited_by_wave_slots() {
