@@ -199,45 +199,48 @@ unsafe extern "C" fn on_marker_done(_value: hsa_signal_value_t, arg: *mut c_void
     })
 }
 
-/// Enqueues `run` as host work in `stream` (see [`HostTask`]).
+/// Enqueues `run` as host work in `stream` (see [`HostTask`]); it waits for the stream's
+/// earlier work off the engines, in an HSA signal handler.
 pub fn enqueue_host_task(device: &DeviceStreams, stream: &Stream, run: HostWork) -> HipResult {
     let mut run = Some(run);
     stream.enqueue_out_of_queue(device, 1, |after, done| {
-        let started = (|| {
-            let task = HostTask {
-                run: run.take(),
-                done: done.clone(),
-                owed: stream.owed.clone(),
-                _after: after.cloned(),
-                origin: TaskOrigin::of(device, stream),
-            };
-            let Some(after) = after else {
-                send_host_task(task);
-                return Ok(());
-            };
-            let arg = Box::into_raw(Box::new(task));
-            // SAFETY: the marker signal is live (held by the task and the stream); the handler
-            // takes ownership of `arg` when it runs.
-            let status = unsafe {
-                (device.api.hsa_amd_signal_async_handler)(
-                    after.handle(),
-                    HSA_SIGNAL_CONDITION_EQ,
-                    0,
-                    Some(on_marker_done),
-                    arg as *mut c_void,
-                )
-            };
-            if let Err(e) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
-                // SAFETY: the handler was not registered, so `arg` is still ours.
-                let mut task = unsafe { Box::from_raw(arg) };
-                // It never runs: this call fails instead (dropping it opens the gate).
-                task.run = None;
-                return Err(e.into());
-            }
-            Ok(())
-        })();
-        (OutOfQueue::OffEngine, started)
+        let task = HostTask {
+            run: run.take(),
+            done: done.clone(),
+            owed: stream.owed.clone(),
+            _after: after.cloned(),
+            origin: TaskOrigin::of(device, stream),
+        };
+        (OutOfQueue::OffEngine, start_after(device, task, after))
     })
+}
+
+/// Hands `task` to the callback thread now, or once `after` completes.
+fn start_after(device: &DeviceStreams, task: HostTask, after: Option<&PooledSignal>) -> HipResult {
+    let Some(after) = after else {
+        send_host_task(task);
+        return Ok(());
+    };
+    let arg = Box::into_raw(Box::new(task));
+    // SAFETY: the marker signal is live (held by the task and the stream); the handler takes
+    // ownership of `arg` when it runs.
+    let status = unsafe {
+        (device.api.hsa_amd_signal_async_handler)(
+            after.handle(),
+            HSA_SIGNAL_CONDITION_EQ,
+            0,
+            Some(on_marker_done),
+            arg as *mut c_void,
+        )
+    };
+    if let Err(e) = crate::hsa::check("hsa_amd_signal_async_handler", status) {
+        // SAFETY: the handler was not registered, so `arg` is still ours.
+        let mut task = unsafe { Box::from_raw(arg) };
+        // It never runs: this call fails instead (dropping it opens the gate).
+        task.run = None;
+        return Err(e.into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
