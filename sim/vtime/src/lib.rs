@@ -101,3 +101,22 @@ impl WorkgroupCost {
         self.bytes += wave.bytes;
     }
 }
+
+/// The linear part of the wave model: cycles and global-memory bytes per executed
+/// instruction of each class, for one device. A wave's cost is its [`Mix`] weighted by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaveCostTable {
+    pub cycles: [u32; Class::COUNT],
+    pub bytes: [u32; Class::COUNT],
+}
+
+impl WaveCostTable {
+    pub fn cost(&self, mix: &Mix) -> WaveCost {
+        let mut cost = WaveCost::default();
+        for (c, &n) in mix.count.iter().enumerate() {
+            cost.cycles += n * self.cycles[c] as u64;
+            cost.bytes += n * self.bytes[c] as u64;
+        }
+        cost
+    }
+}
