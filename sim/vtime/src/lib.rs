@@ -78,6 +78,9 @@ pub struct WaveCost {
     pub cycles: u64,
     /// Bytes it moved to or from global memory (the shared L2/HBM bandwidth model).
     pub bytes: u64,
+    /// The part of `cycles` during which the wave holds its SIMD's issue port; only this
+    /// part slows the other waves on the same SIMD (latency overlaps, issue does not).
+    pub issue: u64,
 }
 
 /// The waves of one workgroup, or of a run of consecutive workgroups (`workgroups` > 1:
@@ -91,14 +94,28 @@ pub struct WorkgroupCost {
     /// The longest wave's cycles (a workgroup ends with its last wave).
     pub cycles_max: u64,
     pub bytes: u64,
+    /// Sum of the waves' issue cycles ([`WaveCost::issue`]).
+    pub issue_sum: u64,
 }
 
 impl WorkgroupCost {
     pub fn add_wave(&mut self, wave: WaveCost) {
-        self.waves += 1;
-        self.cycles_sum += wave.cycles;
+        self.waves = self.waves.saturating_add(1);
+        self.cycles_sum = self.cycles_sum.saturating_add(wave.cycles);
         self.cycles_max = self.cycles_max.max(wave.cycles);
-        self.bytes += wave.bytes;
+        self.bytes = self.bytes.saturating_add(wave.bytes);
+        self.issue_sum = self.issue_sum.saturating_add(wave.issue);
+    }
+
+    /// Folds another record (a workgroup or a bucket) into this one, as the bucketing of
+    /// large grids does.
+    pub fn merge(&mut self, other: &WorkgroupCost) {
+        self.workgroups = self.workgroups.saturating_add(other.workgroups);
+        self.waves = self.waves.saturating_add(other.waves);
+        self.cycles_sum = self.cycles_sum.saturating_add(other.cycles_sum);
+        self.cycles_max = self.cycles_max.max(other.cycles_max);
+        self.bytes = self.bytes.saturating_add(other.bytes);
+        self.issue_sum = self.issue_sum.saturating_add(other.issue_sum);
     }
 }
 
@@ -108,15 +125,37 @@ impl WorkgroupCost {
 pub struct WaveCostTable {
     pub cycles: [u32; Class::COUNT],
     pub bytes: [u32; Class::COUNT],
+    /// Cycles of each class that occupy the SIMD's issue port (see [`WaveCost::issue`]).
+    pub issue: [u32; Class::COUNT],
 }
 
 impl WaveCostTable {
     pub fn cost(&self, mix: &Mix) -> WaveCost {
         let mut cost = WaveCost::default();
         for (c, &n) in mix.count.iter().enumerate() {
-            cost.cycles += n * self.cycles[c] as u64;
-            cost.bytes += n * self.bytes[c] as u64;
+            cost.cycles = cost
+                .cycles
+                .saturating_add(n.saturating_mul(self.cycles[c] as u64));
+            cost.bytes = cost
+                .bytes
+                .saturating_add(n.saturating_mul(self.bytes[c] as u64));
+            cost.issue = cost
+                .issue
+                .saturating_add(n.saturating_mul(self.issue[c] as u64));
         }
         cost
     }
 }
+
+mod gpu;
+mod model;
+mod occupancy;
+mod sdma;
+
+pub use gpu::{CuBusy, Gpu, Placement};
+pub use model::{
+    by_name, default_for, names, Compute, DeviceModel, FrontEnd, HostCosts, Hqd, Memory, SdmaModel,
+    MI250X_GCD, MI300X, MI308X,
+};
+pub use occupancy::{occupancy, DispatchShape, Limiter, Occupancy};
+pub use sdma::{CopyTiming, Direction, Sdma};
