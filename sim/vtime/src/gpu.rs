@@ -270,11 +270,12 @@ impl Gpu {
         if allowed.is_empty() {
             allowed = (0..cu_count).collect();
         }
+        // Mask bit i belongs to XCD i mod xcds: KFD spreads a queue's CU mask over the XCCs
+        // that way (mqd_symmetrically_map_cu_mask steps by the XCC count).
         let xcds = c.xcds.clamp(1, cu_count);
-        let per_xcd = cu_count.div_ceil(xcds);
         let mut groups: Vec<Vec<u32>> = vec![Vec::new(); xcds as usize];
         for &cu in &allowed {
-            groups[((cu / per_xcd).min(xcds - 1)) as usize].push(cu);
+            groups[(cu % xcds) as usize].push(cu);
         }
         groups.retain(|g| !g.is_empty());
 
@@ -412,5 +413,271 @@ impl Gpu {
             });
         }
         placement
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Class, Mix, MI300X, MI308X};
+
+    fn wave(model: &DeviceModel, counts: &[(Class, u64)]) -> crate::WaveCost {
+        let mut mix = Mix::default();
+        for &(c, n) in counts {
+            mix.count[c as usize] = n;
+        }
+        model.wave_costs.cost(&mix)
+    }
+
+    /// `n` workgroups of `waves` identical waves.
+    fn grid(
+        model: &DeviceModel,
+        n: u32,
+        waves: u32,
+        counts: &[(Class, u64)],
+    ) -> (DispatchShape, Vec<WorkgroupCost>) {
+        let w = wave(model, counts);
+        let mut wg = WorkgroupCost {
+            workgroups: 1,
+            ..Default::default()
+        };
+        for _ in 0..waves {
+            wg.add_wave(w);
+        }
+        let shape = DispatchShape {
+            workgroups: n as u64,
+            waves_per_workgroup: waves,
+            vgprs: 16,
+            sgprs: 32,
+            ..Default::default()
+        };
+        (shape, vec![wg; n as usize])
+    }
+
+    const ALU: &[(Class, u64)] = &[(Class::Valu, 1000)];
+
+    #[test]
+    fn a_known_mix_takes_a_known_time() {
+        // 100 VALU (4 cycles each) and one exposed wait (1300 cycles): 1700 cycles alone,
+        // 400 of them issue. At 2.1 GHz: 1700 / 2.1 = 809.5 -> 810 ns.
+        let (shape, costs) = grid(&MI300X, 1, 1, &[(Class::Valu, 100), (Class::Waitcnt, 1)]);
+        assert_eq!(costs[0].cycles_max, 1700);
+        assert_eq!(costs[0].issue_sum, 400);
+        let mut gpu = Gpu::new(&MI300X);
+        let p = gpu.place(5_000, &shape, &costs, None);
+        assert_eq!((p.start_ns, p.end_ns, p.cus_used), (5_000, 5_810, 1));
+        assert_eq!(
+            p.cu_busy,
+            vec![CuBusy {
+                cu: 0,
+                start_ns: 5_000,
+                end_ns: 5_810,
+                workgroups: 1
+            }]
+        );
+        assert!(!p.memory_bound);
+        // Eight such waves on each SIMD: issue (8 x 400 = 3200 cycles) now binds.
+        let (shape, costs) = grid(
+            &MI300X,
+            304 * 8,
+            4,
+            &[(Class::Valu, 100), (Class::Waitcnt, 1)],
+        );
+        let p = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        assert_eq!(p.occupancy.workgroups_per_cu, 8);
+        let last_launch = MI300X.cycles_to_ns(4 * (304 * 8 / 8 - 1)) - 1;
+        assert!(
+            p.end_ns >= 1524 && p.end_ns <= 1524 + last_launch + 1,
+            "{}",
+            p.end_ns
+        );
+    }
+
+    #[test]
+    fn dispatches_sharing_cus_take_longer() {
+        // One workgroup of 4 waves per CU: alone each is issue-bound at 4000 cycles.
+        let (shape, costs) = grid(&MI300X, 304, 4, ALU);
+        let alone = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        let mut gpu = Gpu::new(&MI300X);
+        let a = gpu.place(0, &shape, &costs, None);
+        let b = gpu.place(0, &shape, &costs, None);
+        assert_eq!(
+            a,
+            Placement {
+                id: 0,
+                ..alone.clone()
+            }
+        );
+        // B's waves share every SIMD with A's: twice the issue time.
+        assert!(
+            b.duration_ns() > alone.duration_ns() * 19 / 10,
+            "{} vs {}",
+            b.duration_ns(),
+            alone.duration_ns()
+        );
+        // Saturating dispatches queue for slots instead.
+        let (shape, costs) = grid(&MI300X, 304 * 8 * 4, 4, ALU);
+        let alone = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        let mut gpu = Gpu::new(&MI300X);
+        gpu.place(0, &shape, &costs, None);
+        let b = gpu.place(0, &shape, &costs, None);
+        assert!(
+            b.end_ns > alone.end_ns * 19 / 10,
+            "{} vs {}",
+            b.end_ns,
+            alone.end_ns
+        );
+    }
+
+    #[test]
+    fn a_cu_mask_matters_only_once_the_cus_are_full() {
+        let half: Vec<u32> = (0..10)
+            .map(|w| if w % 2 == 0 { u32::MAX } else { 0 })
+            .collect();
+        let run = |n: u32, mask: Option<&[u32]>| {
+            let (shape, costs) = grid(&MI300X, n, 4, ALU);
+            Gpu::new(&MI300X).place(0, &shape, &costs, mask)
+        };
+        // 100 workgroups fit on 160 CUs one each: same time.
+        let (full, masked) = (run(100, None), run(100, Some(&half)));
+        assert_eq!(full.duration_ns(), masked.duration_ns());
+        assert!(masked.cu_busy.iter().all(|c| (c.cu / 32) % 2 == 0));
+        // Eight rounds of 304 x 8 workgroups: half the CUs, about twice the time.
+        let (full, masked) = (run(304 * 8 * 8, None), run(304 * 8 * 8, Some(&half)));
+        assert_eq!(masked.cus_used, 160);
+        let ratio = masked.duration_ns() as f64 / full.duration_ns() as f64;
+        assert!((1.7..2.1).contains(&ratio), "{ratio}");
+        // A mask naming no CU of the device means all of them.
+        assert_eq!(run(100, Some(&[0, 0])).duration_ns(), full_small());
+        fn full_small() -> u64 {
+            let (shape, costs) = grid(&MI300X, 100, 4, ALU);
+            Gpu::new(&MI300X)
+                .place(0, &shape, &costs, None)
+                .duration_ns()
+        }
+    }
+
+    #[test]
+    fn streaming_is_bound_by_hbm_bandwidth() {
+        // float4 copy: 16 + 16 bytes per lane; 64 MiB each way.
+        let mix = &[
+            (Class::Load16, 1),
+            (Class::Store16, 1),
+            (Class::Valu, 8),
+            (Class::Waitcnt, 2),
+        ];
+        let (shape, costs) = grid(&MI300X, 16_384, 4, mix);
+        let p = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        assert!(p.memory_bound);
+        assert_eq!(p.bytes, 128 << 20);
+        // 128 MiB at 80% of 5.3 TB/s is 31.7 us.
+        let ideal = (p.bytes as f64 / 4.24e3) as u64;
+        assert!(
+            p.duration_ns() >= ideal && p.duration_ns() < ideal * 11 / 10,
+            "{} vs {ideal}",
+            p.duration_ns()
+        );
+        // A second stream running at the same time gets half the bandwidth at most.
+        let mut gpu = Gpu::new(&MI308X);
+        let a = gpu.place(0, &shape, &costs, None);
+        let b = gpu.place(0, &shape, &costs, None);
+        assert!(
+            b.duration_ns() > a.duration_ns() * 3 / 2,
+            "{} vs {}",
+            b.duration_ns(),
+            a.duration_ns()
+        );
+    }
+
+    #[test]
+    fn backfill_uses_only_what_earlier_calls_left() {
+        let (big, big_costs) = grid(&MI300X, 304 * 8, 4, ALU);
+        let (small, small_costs) = grid(&MI300X, 304, 4, &[(Class::Valu, 10)]);
+        let mut gpu = Gpu::new(&MI300X);
+        let late = gpu.place(1_000_000, &big, &big_costs, None);
+        assert_eq!(late.start_ns, 1_000_000);
+        // Ready earlier, placed later, short: it runs before.
+        let early = gpu.place(0, &small, &small_costs, None);
+        assert_eq!(early.start_ns, 0);
+        assert!(early.end_ns < 1_000_000);
+        // Ready just before, too long for the gap: it waits for the slots the earlier call
+        // holds, and that call's times do not move.
+        let (long, long_costs) = grid(&MI300X, 304 * 8, 4, ALU);
+        let after = gpu.place(999_000, &long, &long_costs, None);
+        assert!(
+            after.end_ns > late.end_ns,
+            "{} vs {}",
+            after.end_ns,
+            late.end_ns
+        );
+        assert!(after.start_ns >= 999_000);
+    }
+
+    #[test]
+    fn identical_call_sequences_give_identical_results() {
+        let run = || {
+            let mut gpu = Gpu::new(&MI308X);
+            let mut out = Vec::new();
+            for k in 0..20u64 {
+                let n = 1 + (k * 37 % 500) as u32;
+                let (shape, costs) = grid(
+                    &MI308X,
+                    n,
+                    1 + (k % 4) as u32,
+                    &[
+                        (Class::Valu, 10 * k),
+                        (Class::Load4, k),
+                        (Class::Waitcnt, 1),
+                    ],
+                );
+                let mask: Vec<u32> = vec![(0x5555_5555u32).rotate_left(k as u32); 3];
+                let ready = (k * 7_919) % 20_000;
+                out.push(gpu.place(ready, &shape, &costs, (k % 3 == 0).then_some(&mask[..])));
+            }
+            out
+        };
+        assert_eq!(run(), run());
+    }
+
+    #[test]
+    fn history_is_bounded_and_odd_input_is_harmless() {
+        let mut gpu = Gpu::new(&MI300X);
+        let (shape, costs) = grid(&MI300X, 5_000, 4, ALU);
+        let mut t = 0;
+        for _ in 0..50 {
+            let p = gpu.place(t, &shape, &costs, None);
+            t = p.end_ns;
+            gpu.retire_before(p.start_ns);
+        }
+        // Back-to-back workgroups on a slot merge: a few intervals per lane, not per workgroup.
+        assert!(gpu.history_len() < 304 * 32 * 4, "{}", gpu.history_len());
+        gpu.retire_before(u64::MAX);
+        assert_eq!(gpu.history_len(), 0);
+
+        let p = gpu.place(42, &DispatchShape::default(), &[], None);
+        assert_eq!(
+            (p.start_ns, p.end_ns, p.cus_used, p.workgroups),
+            (42, 42, 0, 0)
+        );
+        // Nothing fits (too much LDS), costs at the limits, a clock at the end of time.
+        let huge = WorkgroupCost {
+            workgroups: 0,
+            waves: u32::MAX,
+            cycles_sum: u64::MAX,
+            cycles_max: u64::MAX,
+            bytes: u64::MAX,
+            issue_sum: u64::MAX,
+        };
+        let shape = DispatchShape {
+            workgroups: 3,
+            waves_per_workgroup: 64,
+            lds_bytes: u32::MAX,
+            ..Default::default()
+        };
+        let p = gpu.place(u64::MAX - 5, &shape, &[huge, huge], Some(&[]));
+        assert_eq!(p.end_ns, u64::MAX);
+        let p = gpu.place(0, &shape, &[], None);
+        assert_eq!(p.workgroups, 3);
+        assert!(p.end_ns > 0);
     }
 }

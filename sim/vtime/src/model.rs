@@ -255,7 +255,7 @@ const CDNA2_SOURCES: &[(&str, &str)] = &[
     ("sdma.*", CAL_SDMA),
 ];
 
-const MI300X_LATENCY: u32 = 1800;
+const MI300X_LATENCY: u32 = 1300;
 
 /// MI300X (gfx942, CDNA3): 8 XCDs of 38 CUs, 8 stacks of HBM3.
 pub const MI300X: DeviceModel = DeviceModel {
@@ -308,7 +308,7 @@ pub const MI300X: DeviceModel = DeviceModel {
     },
     host: HostCosts {
         host_submit_ns: 5_000,
-        host_wake_ns: 8_000,
+        host_wake_ns: 7_000,
     },
     sources: CDNA3_SOURCES,
 };
@@ -330,7 +330,7 @@ pub const MI308X: DeviceModel = DeviceModel {
     ..MI300X
 };
 
-const MI250X_LATENCY: u32 = 1450;
+const MI250X_LATENCY: u32 = 1050;
 
 /// One GCD of an MI250X (gfx90a, CDNA2), as ROCm shows it: a GPU of its own.
 pub const MI250X_GCD: DeviceModel = DeviceModel {
