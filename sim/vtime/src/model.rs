@@ -123,6 +123,16 @@ impl DeviceModel {
         ns.min(u64::MAX as u128) as u64
     }
 
+    /// A kernel's launch-to-completion time on an idle queue: the doorbell, its packet,
+    /// the `kernel_ns` that [`crate::Gpu::place`] gave it, and the completion signal.
+    pub fn launch_to_completion_ns(&self, kernel_ns: u64) -> u64 {
+        let f = &self.front_end;
+        f.doorbell_to_dispatch_ns
+            .saturating_add(f.packet_ns)
+            .saturating_add(kernel_ns)
+            .saturating_add(f.completion_signal_ns)
+    }
+
     /// The HBM bandwidth a streaming dispatch achieves, MB/s.
     pub fn effective_hbm_mb_per_s(&self) -> u64 {
         let bw = self.memory.hbm_mb_per_s as u128 * self.memory.hbm_efficiency_pct.min(100) as u128;

@@ -63,11 +63,6 @@ fn report(what: &str, model_value: f64, published: f64, unit: &str, source: &str
     );
 }
 
-fn launch_to_completion_ns(m: &DeviceModel, kernel_ns: u64) -> u64 {
-    let f = &m.front_end;
-    f.doorbell_to_dispatch_ns + f.packet_ns + kernel_ns + f.completion_signal_ns
-}
-
 #[test]
 fn published_figures() {
     println!("| check | model | published | deviation | source |");
@@ -89,7 +84,7 @@ fn published_figures() {
     let m = model("mi300x");
     let (shape, costs) = dispatch(m, 256, 4, &[(Class::Other, 1)]);
     let p = Gpu::new(m).place(0, &shape, &costs, None);
-    let device = launch_to_completion_ns(m, p.duration_ns());
+    let device = m.launch_to_completion_ns(p.duration_ns());
     report(
         "empty kernel launch to completion, MI300X",
         device as f64 / 1000.0,
@@ -103,7 +98,7 @@ fn published_figures() {
     let (shape, costs) = dispatch(m, 1, 1, VECTOR_ADD);
     let p = Gpu::new(m).place(0, &shape, &costs, None);
     let round =
-        m.host.host_submit_ns + launch_to_completion_ns(m, p.duration_ns()) + m.host.host_wake_ns;
+        m.host.host_submit_ns + m.launch_to_completion_ns(p.duration_ns()) + m.host.host_wake_ns;
     report(
         "small kernel launch + synchronize (MI300X model, MI325X figure)",
         round as f64 / 1000.0,
