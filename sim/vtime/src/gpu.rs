@@ -310,7 +310,7 @@ impl Gpu {
             .max(1);
         let concurrency = (slots as u64 * allowed.len() as u64).min(total).max(1);
 
-        let launch_ps = c.wave_launch_cycles as u128 * waves_wg as u128 * 1_000_000
+        let launch_ps = (c.wave_launch_cycles as u128 * waves_wg as u128).saturating_mul(1_000_000)
             / c.shader_clock_mhz.max(1) as u128;
         let foreign_end: Vec<u64> = self.cus.iter().map(|cu| cu.max_end).collect();
 
@@ -322,7 +322,7 @@ impl Gpu {
 
         for (i, wg) in workgroups(costs, shape.workgroups, waves_wg).enumerate() {
             let g = i % groups.len();
-            let launch = (i / groups.len()) as u128 * launch_ps / 1000;
+            let launch = ((i / groups.len()) as u128).saturating_mul(launch_ps) / 1000;
             let earliest = ready_ns.saturating_add(launch.min(u64::MAX as u128) as u64);
             loop {
                 // Untouched slots are free at `ready_ns`, before any slot a workgroup has used.
@@ -360,7 +360,8 @@ impl Gpu {
                 let issue = (wg.issue_per_wave as u128 * k_milli as u128 / 1000)
                     .min(u64::MAX as u128) as u64;
                 let compute_ns = model.cycles_to_ns(wg.cycles.max(issue));
-                let mem_ns = (wg.bytes as u128 * concurrency as u128 * 1000 / available as u128)
+                let mem_ns = ((wg.bytes as u128 * concurrency as u128).saturating_mul(1000)
+                    / available as u128)
                     .min(u64::MAX as u128) as u64;
                 let d = compute_ns.max(mem_ns).max(1);
                 let first = j as usize * lanes_per_slot;
@@ -409,7 +410,7 @@ impl Gpu {
         placement.end_ns = end_max;
         placement.cu_busy = per_cu.into_iter().flatten().collect();
         placement.cus_used = placement.cu_busy.len() as u32;
-        placement.memory_bound = mem_bound * 2 > total;
+        placement.memory_bound = mem_bound.saturating_mul(2) > total;
         let span = placement.duration_ns().max(1);
         if bytes_total > 0 {
             let rate = (bytes_total as u128 * 1000 / span as u128).min(u64::MAX as u128) as u64;

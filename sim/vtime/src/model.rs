@@ -231,6 +231,8 @@ const CDNA3_SOURCES: &[(&str, &str)] = &[
     ("memory.lds_latency_cycles 64", "calibrated: CDNA3 LDS load-to-use latency of the order of 64 cycles (guess)"),
     ("memory.hbm_efficiency_pct", CAL_EFF),
     ("compute.wave_launch_cycles", CAL_LAUNCH),
+    ("workgroup i goes to XCD i mod xcds", "Modular docs, chiplet_transform_chunked (MI300X: WG0 to XCD0, WG1 to XCD1, ...)"),
+    ("CU mask bit i is on XCD i mod xcds", "Linux amdkfd kfd_mqd_manager.c, mqd_symmetrically_map_cu_mask (steps by the XCC count)"),
     ("front_end.*", CAL_FRONT),
     ("host.*", CAL_HOST),
     ("sdma.*_mb_per_s, sdma.copy_latency_ns", CAL_SDMA),
