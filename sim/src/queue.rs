@@ -1023,6 +1023,7 @@ impl Queue {
                     .unwrap_or(QueuePriority::Normal),
                 device: self.agent.node,
                 jit: cx.config.jit,
+                timing: None,
             };
             // The kernel sees memory as its agent does: another GPU's memory faults unless
             // it was granted to this one.

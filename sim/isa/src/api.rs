@@ -159,6 +159,40 @@ pub struct ExecConfig {
     /// `HSASIM_JIT=1` turns it on for every dispatch of the process whatever this says
     /// (how this crate's own tests run with the translator).
     pub jit: bool,
+    /// Virtual time (issue 42): each wave's [`Mix`](hsasim_vtime::Mix) is priced when it
+    /// ends and summed per workgroup into [`DispatchStats::costs`](crate::DispatchStats),
+    /// and the clocks kernels read (`s_memtime`, `s_memrealtime`) follow the wave's own
+    /// virtual cycles instead of the host clock. `None`: host clocks, no costs.
+    pub timing: Option<Timing>,
+}
+
+/// What virtual time needs of a dispatch ([`ExecConfig::timing`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Cycles and global-memory bytes per executed instruction of each class.
+    pub costs: &'static hsasim_vtime::WaveCostTable,
+    /// The dispatch's start in virtual nanoseconds since the device was created: every wave
+    /// starts its clocks here.
+    pub start_ns: u64,
+    /// The shader clock `s_memtime` counts at (and cycles are converted to time at).
+    pub clock_mhz: u32,
+}
+
+impl Timing {
+    /// The wave-local shader clock (`s_memtime`) after `cycles` of the wave's own cycles:
+    /// the start converted to cycles, plus them. Wraps as the 64-bit counter does.
+    pub fn shader_clock(&self, cycles: u64) -> u64 {
+        let start = u128::from(self.start_ns) * u128::from(self.clock_mhz) / 1000;
+        (start as u64).wrapping_add(cycles)
+    }
+
+    /// The wave-local 100 MHz clock (`s_memrealtime`) after `cycles` of the wave's own
+    /// cycles: the start plus those cycles in nanoseconds, in 10 ns ticks. A clock of 0 MHz
+    /// (no time passes per cycle to speak of) counts as 1 MHz rather than dividing by zero.
+    pub fn real_time(&self, cycles: u64) -> u64 {
+        let ns = u128::from(cycles) * 1000 / u128::from(self.clock_mhz.max(1));
+        ((u128::from(self.start_ns) + ns) / 10) as u64
+    }
 }
 
 impl ExecConfig {
@@ -172,6 +206,7 @@ impl ExecConfig {
         priority: QueuePriority::Normal,
         device: 0,
         jit: false,
+        timing: None,
     };
 }
 

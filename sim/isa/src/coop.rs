@@ -22,8 +22,8 @@
 use crate::api::{Dispatch, DispatchError, ExecConfig, GuestMemory};
 use crate::cache_line::LineBytes;
 use crate::dispatch::{
-    init_wave, panic_message, prepare, run_wave, timed_out, DecodeCache, DispatchStats, Plan,
-    Worker,
+    empty_costs, end_workgroup, init_wave, panic_message, prepare, run_wave, timed_out, CostLog,
+    DecodeCache, DispatchStats, Plan, Worker,
 };
 use crate::exec::{tlb::Tlb, Ctx, DispatchInfo, Step};
 use crate::gws::{Arrival, Gws, GwsOp};
@@ -152,6 +152,7 @@ impl Resident {
         cache: &mut DecodeCache,
         tlb: &Tlb,
         stats: &mut DispatchStats,
+        log: &mut CostLog,
     ) -> Result<Progress, DispatchError> {
         let mut ctx = Ctx::new(
             sh.mem,
@@ -204,10 +205,7 @@ impl Resident {
             }
             let live = waves.iter().filter(|w| w.state != WaveState::Ended).count();
             if live == 0 {
-                for w in waves.iter_mut() {
-                    stats.lane_ops += w.lane_ops;
-                    w.lane_ops = 0;
-                }
+                end_workgroup(sh.plan, self.index, waves, stats, log);
                 return Ok(Progress::Finished);
             }
             let at_gws = waves.iter().filter(|w| w.state == WaveState::AtGws).count();
@@ -295,7 +293,7 @@ fn work(sh: &Shared, me: usize) {
     let mut spare: Vec<Resident> = Vec::new();
     let mut next = me as u64;
     let mut body = || -> Result<(), DispatchError> {
-        let (cache, tlb, stats) = worker.parts();
+        let (cache, tlb, stats, log) = worker.parts();
         loop {
             if sh.stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -313,7 +311,7 @@ fn work(sh: &Shared, me: usize) {
             }
             let mut i = 0;
             while i < active.len() {
-                match active[i].run_slice(sh, cache, tlb, stats)? {
+                match active[i].run_slice(sh, cache, tlb, stats, log)? {
                     Progress::Finished => {
                         if !sh.stop.load(Ordering::Relaxed) {
                             sh.finished.fetch_add(1, Ordering::Relaxed);
@@ -394,7 +392,10 @@ pub fn run(
         stop: AtomicBool::new(false),
         finished: AtomicU64::new(0),
         first_error: Mutex::new(None),
-        totals: Mutex::new(DispatchStats::default()),
+        totals: Mutex::new(DispatchStats {
+            costs: empty_costs(&plan, total),
+            ..DispatchStats::default()
+        }),
     };
     // A panic in the interpreter fails this dispatch only.
     let guarded = |me: usize| {

@@ -3,7 +3,7 @@
 //! per-thread decoded-instruction cache.
 
 use crate::aperture::PRIVATE_BASE;
-use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory};
+use crate::api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, Timing};
 use crate::arbiter::Entry;
 use crate::cache_line::{CacheLine, LineBytes};
 use crate::decode::{decode_for_exec, Decoded};
@@ -12,6 +12,7 @@ use crate::inst::{Form, Inst};
 use crate::jit::{self, Jit, Leave, RegionInst};
 use crate::wave::{Wave, WaveState, EXEC_LO, FLAT_SCRATCH_LO, LANES};
 use hsa_abi::{kernel_code_properties as kcp, KernelDescriptor};
+use hsasim_vtime::{Class, Mix, WorkgroupCost};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -41,6 +42,15 @@ pub struct DispatchStats {
     /// Wave-instructions run by interpreter handlers (in the loop or as call-outs), by
     /// opcode: filled by [`run_dispatch_with_stats`](crate::run_dispatch_with_stats) only.
     pub interpreted_ops: HashMap<&'static str, u64>,
+    /// Wave-instructions executed, by virtual-time class (the sum of every wave's
+    /// [`Wave::mix`]); the same whether they ran interpreted or translated.
+    pub mix: Mix,
+    /// Under virtual time ([`ExecConfig::timing`]), the priced waves of each workgroup in
+    /// linear order (x fastest); a grid of more than [`MAX_COST_ENTRIES`] workgroups has
+    /// runs of consecutive workgroups summed into one entry (`workgroups` says how many), so
+    /// that the record stays bounded. The same whatever the worker count or the order
+    /// workers took workgroups in. Empty without virtual time.
+    pub costs: Vec<WorkgroupCost>,
 }
 
 impl DispatchStats {
@@ -57,6 +67,7 @@ impl DispatchStats {
         for (&name, &n) in &o.interpreted_ops {
             *self.interpreted_ops.entry(name).or_default() += n;
         }
+        add_mix(&mut self.mix, &o.mix);
     }
 
     /// The `n` opcodes that ran most often in interpreter handlers, most first.
@@ -66,6 +77,87 @@ impl DispatchStats {
         v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v.truncate(n);
         v
+    }
+}
+
+/// Entries a dispatch's [`DispatchStats::costs`] holds at most.
+pub const MAX_COST_ENTRIES: u64 = 65_536;
+
+fn add_mix(into: &mut Mix, o: &Mix) {
+    for (a, b) in into.count.iter_mut().zip(&o.count) {
+        *a += b;
+    }
+}
+
+/// Adds the waves of `o` to `into`, whose workgroup count is already set.
+fn merge_cost(into: &mut WorkgroupCost, o: &WorkgroupCost) {
+    into.waves += o.waves;
+    into.cycles_sum += o.cycles_sum;
+    into.cycles_max = into.cycles_max.max(o.cycles_max);
+    into.bytes += o.bytes;
+}
+
+/// The workgroups of the costs entries of a grid of `total` workgroups: each entry
+/// covers this many consecutive ones (1 up to [`MAX_COST_ENTRIES`] workgroups).
+fn cost_bucket(total: u64) -> u64 {
+    total.div_ceil(MAX_COST_ENTRIES).max(1)
+}
+
+/// The empty costs record of a dispatch: one entry per bucket of `bucket` workgroups (the
+/// last may hold fewer), nothing without virtual time.
+pub(crate) fn empty_costs(plan: &Plan, total: u64) -> Vec<WorkgroupCost> {
+    if plan.timing.is_none() {
+        return Vec::new();
+    }
+    let bucket = plan.cost_bucket;
+    (0..total.div_ceil(bucket))
+        .map(|b| WorkgroupCost {
+            workgroups: bucket.min(total - b * bucket) as u32,
+            ..WorkgroupCost::default()
+        })
+        .collect()
+}
+
+/// A worker's costs of the workgroups it ran, by bucket in the order it finished them
+/// (consecutive ones of a bucket merged), until the dispatch's record takes them.
+#[derive(Default)]
+pub(crate) struct CostLog(Vec<(u64, WorkgroupCost)>);
+
+impl CostLog {
+    /// Moves the entries into the dispatch's record ([`empty_costs`]).
+    fn drain_into(&mut self, costs: &mut [WorkgroupCost]) {
+        for (b, c) in self.0.drain(..) {
+            if let Some(slot) = costs.get_mut(b as usize) {
+                merge_cost(slot, &c);
+            }
+        }
+    }
+}
+
+/// The end of workgroup `k` (its `waves` all ended): their counts join the worker's
+/// figures and, under virtual time, their priced costs its log.
+pub(crate) fn end_workgroup(
+    plan: &Plan,
+    k: u64,
+    waves: &mut [Wave],
+    stats: &mut DispatchStats,
+    log: &mut CostLog,
+) {
+    let mut cost = WorkgroupCost::default();
+    for w in waves.iter_mut() {
+        stats.lane_ops += w.lane_ops;
+        w.lane_ops = 0;
+        add_mix(&mut stats.mix, &w.mix);
+        if let Some(t) = &plan.timing {
+            cost.add_wave(t.costs.cost(&w.mix));
+        }
+    }
+    if plan.timing.is_some() {
+        let b = k / plan.cost_bucket;
+        match log.0.last_mut() {
+            Some((last, into)) if *last == b => merge_cost(into, &cost),
+            _ => log.0.push((b, cost)),
+        }
     }
 }
 
@@ -95,6 +187,10 @@ pub(crate) struct Plan {
     pub(crate) jit: bool,
     /// Count interpreted instructions by opcode ([`DispatchStats::interpreted_ops`]).
     pub(crate) count_ops: bool,
+    /// Virtual time ([`ExecConfig::timing`]).
+    pub(crate) timing: Option<Timing>,
+    /// Workgroups per entry of [`DispatchStats::costs`].
+    pub(crate) cost_bucket: u64,
 }
 
 /// Waves look at the stop flag and the clock whenever their instruction count crosses a
@@ -214,6 +310,10 @@ pub(crate) fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, Dispatch
         cooperative: false,
         jit: false,
         count_ops: false,
+        timing: None,
+        cost_bucket: cost_bucket(
+            u64::from(wg_count[0]) * u64::from(wg_count[1]) * u64::from(wg_count[2]),
+        ),
     })
 }
 
@@ -313,6 +413,7 @@ impl DecodeCache {
             let c = &self.insts[k];
             insts.push(RegionInst {
                 run: c.run,
+                class: c.class,
                 inst: c.inst,
                 pc: c.pc,
                 next_pc: c.next_pc,
@@ -688,6 +789,8 @@ struct CachedInst {
     reported: u64,
     /// The translated region entered here ([`REGION_NONE`], [`REGION_NEVER`] or its id).
     region: u32,
+    /// What it counts as in the wave's [`Mix`] (found here, once, not per execution).
+    class: Class,
     inst: Inst,
 }
 
@@ -703,6 +806,7 @@ impl CachedInst {
             runs: 0,
             reported: 0,
             region: REGION_NONE,
+            class: crate::mix::class_of(&d.inst),
             inst: d.inst,
         }
     }
@@ -729,6 +833,8 @@ pub(crate) struct Worker {
     /// Translations of the dispatch's guest memory (emptied when it begins).
     tlb: Tlb,
     pub(crate) stats: DispatchStats,
+    /// Costs of the workgroups it ran, under virtual time.
+    costs: CostLog,
 }
 
 /// Workers not running a dispatch. A handful suffices: one per worker thread ever used at
@@ -747,8 +853,10 @@ impl Worker {
             caches: Vec::new(),
             tlb: Tlb::default(),
             stats: DispatchStats::default(),
+            costs: CostLog::default(),
         });
         worker.stats = DispatchStats::default();
+        worker.costs.0.clear();
         worker.tlb.clear();
         if worker.lds.len() != plan.lds_bytes {
             // At most 64 KiB (checked by `plan`).
@@ -771,12 +879,12 @@ impl Worker {
     }
 
     /// The decode cache of the dispatch's kernel, the kept translations and the figures.
-    pub(crate) fn parts(&mut self) -> (&mut DecodeCache, &Tlb, &mut DispatchStats) {
+    pub(crate) fn parts(&mut self) -> (&mut DecodeCache, &Tlb, &mut DispatchStats, &mut CostLog) {
         let cache = self
             .caches
             .last_mut()
             .expect("Worker::take leaves the dispatch's cache last");
-        (cache, &self.tlb, &mut self.stats)
+        (cache, &self.tlb, &mut self.stats, &mut self.costs)
     }
 
     /// Adds this worker's figures to the dispatch's and goes back to the idle list.
@@ -793,10 +901,10 @@ impl Worker {
                 jit.translate_time = Duration::ZERO;
             }
         }
-        totals
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .add(&self.stats);
+        let mut totals = totals.lock().unwrap_or_else(|p| p.into_inner());
+        totals.add(&self.stats);
+        self.costs.drain_into(&mut totals.costs);
+        drop(totals);
         self.give_back();
     }
 
@@ -871,10 +979,13 @@ impl Worker {
                 }
             }
         }
-        for w in &mut self.waves[..nwaves] {
-            self.stats.lane_ops += w.lane_ops;
-            w.lane_ops = 0;
-        }
+        end_workgroup(
+            plan,
+            wg_index,
+            &mut self.waves[..nwaves],
+            &mut self.stats,
+            &mut self.costs,
+        );
         Ok(())
     }
 }
@@ -985,6 +1096,7 @@ pub(crate) fn run_wave(
         // SAFETY: as above.
         let d = unsafe { &mut *at };
         d.runs += 1;
+        w.mix.add(d.class);
         w.pc = d.next_pc;
         ctx.pc = d.pc;
         left -= 1;
@@ -1048,6 +1160,7 @@ pub(crate) fn init_wave(
     w.id = id;
     w.lane_ops = 0;
     w.executed = 0;
+    w.mix = Mix::default();
     let mut n = 0usize;
     let mut push = |w: &mut Wave, v: u32| {
         if n < 106 {
@@ -1228,7 +1341,9 @@ pub(crate) fn prepare(
         .timeout
         .and_then(|t| Some((t, Instant::now().checked_add(t)?)));
     plan.cooperative = cooperative;
+    plan.timing = config.timing;
     let info = DispatchInfo {
+        timing: config.timing,
         model: plan.model,
         compute_units: config.compute_units.max(1),
         private_segment_size: plan.private_per_lane as u32,
@@ -1258,7 +1373,10 @@ pub fn run(
     let finished = CacheLine(AtomicU64::new(0));
     let stop = CacheLine(AtomicBool::new(false));
     let first_error: Mutex<Option<DispatchError>> = Mutex::new(None);
-    let totals: Mutex<DispatchStats> = Mutex::new(DispatchStats::default());
+    let totals: Mutex<DispatchStats> = Mutex::new(DispatchStats {
+        costs: empty_costs(&plan, total),
+        ..DispatchStats::default()
+    });
     // Slots: the host threads a dispatch may use (not fewer for a small grid).
     let arbitration = Entry::enter(config.device, config.priority, config.worker_threads.max(1));
     let deadline = plan.timeout.map(|(_, at)| at);

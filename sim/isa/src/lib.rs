@@ -56,14 +56,18 @@ pub mod exec;
 pub mod gws;
 pub mod inst;
 mod jit;
+mod mix;
 mod pool;
 pub mod wave;
 
-pub use api::{Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, QueuePriority, Span};
+pub use api::{
+    Dispatch, DispatchError, ExecConfig, GfxModel, GuestMemory, QueuePriority, Span, Timing,
+};
 pub use arbiter::waiting_workers;
 pub use decode::{decode, DecodeError};
-pub use dispatch::{panic_message, DispatchStats, MAX_DECODE_CACHE_BYTES};
+pub use dispatch::{panic_message, DispatchStats, MAX_COST_ENTRIES, MAX_DECODE_CACHE_BYTES};
 pub use gws::Gws;
+pub use hsasim_vtime::{Class, Mix, WaveCost, WaveCostTable, WorkgroupCost};
 pub use inst::{Enc, Inst};
 
 /// Runs every workgroup of `dispatch` to completion, or stops at the first error.

@@ -3,6 +3,7 @@
 pub use crate::cache_line::LineBytes;
 use crate::gws::GwsRequest;
 use crate::inst::FloatKind;
+use hsasim_vtime::Mix;
 
 /// Operand codes of the special scalar registers (GFX9 source encoding).
 pub const VCC_LO: usize = 106;
@@ -89,6 +90,9 @@ pub struct Wave {
     pub lane_ops: u64,
     /// Instructions this wave has executed (for the watchdog).
     pub executed: u64,
+    /// What it executed, by virtual-time class (issue 42): the run loop and translated
+    /// regions add each instruction before it runs, so a handler sees itself counted.
+    pub mix: Mix,
     /// The `ds_gws_*` operation of the last [`Step::Gws`](crate::exec::Step::Gws).
     pub gws: GwsRequest,
 }
@@ -108,6 +112,7 @@ impl Wave {
             scratch_per_lane: 0,
             lane_ops: 0,
             executed: 0,
+            mix: Mix::default(),
             gws: GwsRequest::default(),
         }
     }

@@ -852,6 +852,7 @@ mod tests {
             compute_units: 1,
             private_segment_size: 0,
             cooperative: false,
+            timing: None,
         };
         let mut lds = [0u8; 0];
         let mut checked = 0;

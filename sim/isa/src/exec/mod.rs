@@ -60,6 +60,9 @@ pub struct DispatchInfo {
     /// The dispatch came from a cooperative queue: all its workgroups are resident and the
     /// queue's GWS unit is there.
     pub cooperative: bool,
+    /// Virtual time: the clocks follow the wave's own cycles ([`ExecConfig::timing`]
+    /// (crate::ExecConfig::timing)).
+    pub timing: Option<crate::api::Timing>,
 }
 
 /// The environment an instruction runs in: memory, the workgroup's LDS, identity for

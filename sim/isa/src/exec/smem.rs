@@ -124,13 +124,26 @@ fn shader_cycles(model: GfxModel) -> u64 {
 /// `s_memtime`: the free-running shader clock counter HIP's `clock64()` reads. It counts at
 /// the peak clock the agent reports (`clockRate`), as programs assume when they turn cycle
 /// deltas into milliseconds with it.
+///
+/// Under virtual time it is the wave's own clock: the dispatch's start in cycles plus the
+/// cycles of what the wave ran so far (this instruction included), so it is the same in
+/// every run and on every worker.
 pub fn s_memtime(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
-    w.write_s64(i.dst, shader_cycles(c.info.model));
+    let now = match &c.info.timing {
+        Some(t) => t.shader_clock(t.costs.cost(&w.mix).cycles),
+        None => shader_cycles(c.info.model),
+    };
+    w.write_s64(i.dst, now);
     Ok(Step::Continue)
 }
 
-/// `s_memrealtime`: the 100 MHz "real time" clock the HSA agent reports.
-pub fn s_memrealtime(w: &mut Wave, i: &Inst, _c: &mut Ctx) -> R {
-    w.write_s64(i.dst, now_ns() / 10);
+/// `s_memrealtime`: the 100 MHz "real time" clock the HSA agent reports; under virtual
+/// time the dispatch's start plus the wave's cycles so far, in 10 ns ticks.
+pub fn s_memrealtime(w: &mut Wave, i: &Inst, c: &mut Ctx) -> R {
+    let now = match &c.info.timing {
+        Some(t) => t.real_time(t.costs.cost(&w.mix).cycles),
+        None => now_ns() / 10,
+    };
+    w.write_s64(i.dst, now);
     Ok(Step::Continue)
 }

@@ -19,6 +19,9 @@ pub(super) const PC_OFFSET: usize = std::mem::offset_of!(Wave, pc);
 pub(super) const SCC_OFFSET: usize = std::mem::offset_of!(Wave, scc);
 pub(super) const MODE_OFFSET: usize = std::mem::offset_of!(Wave, mode);
 pub(super) const LANE_OPS_OFFSET: usize = std::mem::offset_of!(Wave, lane_ops);
+/// The wave's class counts ([`Wave::mix`]), one u64 per class.
+pub(super) const MIX_OFFSET: usize =
+    std::mem::offset_of!(Wave, mix) + std::mem::offset_of!(hsasim_vtime::Mix, count);
 pub(super) const CTX_PC_OFFSET: usize = std::mem::offset_of!(Ctx<'static>, pc);
 
 /// Bytes of one VGPR (64 lanes of 4 bytes) in the register file.

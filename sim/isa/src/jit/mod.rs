@@ -38,6 +38,7 @@ use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::Module;
+use hsasim_vtime::Class;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -79,6 +80,8 @@ pub(crate) fn forced_on() -> bool {
 /// One instruction of a region, owned by it.
 pub(crate) struct RegionInst {
     pub(crate) run: Handler,
+    /// What it counts as in the wave's class counts (the decode cache's, copied).
+    pub(crate) class: Class,
     pub(crate) inst: Inst,
     pub(crate) pc: u64,
     pub(crate) next_pc: u64,
@@ -144,6 +147,34 @@ unsafe extern "C" fn call_out(
             exit.leave = Leave::Panic(payload);
             1
         }
+    }
+}
+
+/// Emits the additions to the wave's class counts ([`Wave::mix`]) of the instructions
+/// from `from` to the next call-out (included) or the region's end.
+fn count_segment(
+    b: &mut FunctionBuilder,
+    wave: cranelift_codegen::ir::Value,
+    classes: &[Class],
+    callout: &[bool],
+    from: usize,
+) {
+    let mut n = [0i64; Class::COUNT];
+    for (class, &call) in classes.iter().zip(callout).skip(from) {
+        n[*class as usize] += 1;
+        if call {
+            break;
+        }
+    }
+    let trusted = MemFlagsData::trusted();
+    for (c, &k) in n.iter().enumerate() {
+        if k == 0 {
+            continue;
+        }
+        let off = (emit::MIX_OFFSET + 8 * c) as i32;
+        let v = b.ins().load(types::I64, trusted, wave, off);
+        let v = b.ins().iadd_imm_s(v, k);
+        b.ins().store(trusted, v, wave, off);
     }
 }
 
@@ -360,6 +391,14 @@ impl Jit {
             b.ins().jump(trip, &[BlockArg::Value(zero)]);
         }
         b.switch_to_block(trip);
+        // The class counts go up by segments: at the start of each trip, and after each
+        // call-out that lets the region go on, by every instruction up to and including the
+        // next call-out (only a call-out can leave early). So a call-out's handler sees the
+        // wave's counts exactly as in the run loop, which counts each instruction before
+        // its handler runs, and a region left early has counted what ran and no more.
+        let classes: Vec<Class> = insts.iter().map(|ri| ri.class).collect();
+        let callout: Vec<bool> = plans.iter().map(Option::is_none).collect();
+        count_segment(&mut b, wave, &classes, &callout, 0);
         let entry_pc = insts.first().map_or(0, |ri| ri.pc);
         let last = insts.len() - 1;
         let mut k = 0;
@@ -444,6 +483,7 @@ impl Jit {
                         let next = b.create_block();
                         b.ins().brif(left, done, &[BlockArg::Value(ran)], next, &[]);
                         b.switch_to_block(next);
+                        count_segment(&mut b, wave, &classes, &callout, k + 1);
                     }
                 }
             }

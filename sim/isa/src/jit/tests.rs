@@ -192,6 +192,7 @@ fn every_native_instruction_matches_its_handler() {
         compute_units: 80,
         private_segment_size: 0,
         cooperative: false,
+        timing: None,
     };
     let tlb = Tlb::default();
     let mut lds = [0u8; 16];
@@ -221,6 +222,7 @@ fn every_native_instruction_matches_its_handler() {
                         .translate(
                             vec![RegionInst {
                                 run,
+                                class: crate::mix::class_of(&d.inst),
                                 inst: d.inst,
                                 pc: w.pc,
                                 next_pc,
@@ -303,6 +305,7 @@ fn call_outs_leave_the_region_with_their_outcome() {
         compute_units: 80,
         private_segment_size: 0,
         cooperative: false,
+        timing: None,
     };
     let tlb = Tlb::default();
     let mut lds = [0u8; 16];
@@ -324,6 +327,7 @@ fn call_outs_leave_the_region_with_their_outcome() {
         let next_pc = pc + u64::from(d.inst.len);
         insts.push(RegionInst {
             run: d.exec.expect("a handler"),
+            class: crate::mix::class_of(&d.inst),
             inst: d.inst,
             pc,
             next_pc,
@@ -377,6 +381,7 @@ fn native_runs_match_their_handlers_in_order() {
         compute_units: 80,
         private_segment_size: 0,
         cooperative: false,
+        timing: None,
     };
     let tlb = Tlb::default();
     let mut lds = [0u8; 16];
@@ -414,6 +419,7 @@ fn native_runs_match_their_handlers_in_order() {
             let next_pc = pc + u64::from(d.inst.len);
             insts.push(RegionInst {
                 run: d.exec.expect("a handler"),
+                class: crate::mix::class_of(&d.inst),
                 inst: d.inst,
                 pc,
                 next_pc,
