@@ -26,6 +26,34 @@ struct Busy {
 struct Cu {
     lanes: Vec<Vec<Busy>>,
     max_end: u64,
+    /// The placement that last committed here, and `max_end` before it did: what that
+    /// placement sees of its neighbours without a per-call snapshot of every CU.
+    last_id: Option<u64>,
+    max_end_before_last: u64,
+    /// Index of this CU's entry in the current placement's `cu_busy`.
+    trace_index: usize,
+    /// Intervals on all lanes, so that retiring skips idle CUs.
+    kept: usize,
+}
+
+impl Cu {
+    /// The end of the last work on this CU not belonging to placement `id`.
+    fn foreign_end(&self, id: u64) -> u64 {
+        if self.last_id == Some(id) {
+            self.max_end_before_last
+        } else {
+            self.max_end
+        }
+    }
+}
+
+/// A CU mask resolved to the XCD groups the dispatcher walks, kept for the next call with the
+/// same mask (queues keep their mask for many dispatches).
+#[derive(Clone, Debug, Default)]
+struct MaskGroups {
+    mask: Option<Vec<u32>>,
+    groups: Vec<Vec<u32>>,
+    allowed: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,6 +105,7 @@ pub struct Gpu {
     cus: Vec<Cu>,
     bandwidth: Vec<BandwidthUse>,
     next_id: u64,
+    mask_groups: MaskGroups,
 }
 
 /// One workgroup's cost, unpacked from a (possibly bucketed) [`WorkgroupCost`].
@@ -158,7 +187,8 @@ fn earliest_free(lanes: &[Vec<Busy>], mut t: u64, d: u64) -> u64 {
 /// Intervals a lane keeps before one dispatch's gaps are merged away.
 const MAX_GAPS_PER_LANE: usize = 16;
 
-fn insert(lane: &mut Vec<Busy>, b: Busy) {
+/// Records `b` on `lane`; false when it extended an interval already there.
+fn insert(lane: &mut Vec<Busy>, b: Busy) -> bool {
     let lane_len = lane.len();
     let pos = lane.partition_point(|x| x.start < b.start);
     if pos > 0 {
@@ -170,10 +200,11 @@ fn insert(lane: &mut Vec<Busy>, b: Busy) {
         let contiguous = prev.end == b.start || lane_len >= MAX_GAPS_PER_LANE;
         if contiguous && prev.id == b.id && prev.milliwaves == b.milliwaves && prev.end <= b.start {
             prev.end = b.end;
-            return;
+            return false;
         }
     }
     lane.insert(pos, b);
+    true
 }
 
 impl Gpu {
@@ -183,13 +214,43 @@ impl Gpu {
         let cu = Cu {
             lanes: vec![Vec::new(); lanes],
             max_end: 0,
+            last_id: None,
+            max_end_before_last: 0,
+            trace_index: 0,
+            kept: 0,
         };
         Gpu {
             model,
             cus: vec![cu; c.compute_units.max(1) as usize],
             bandwidth: Vec::new(),
             next_id: 0,
+            mask_groups: MaskGroups::default(),
         }
+    }
+
+    /// The allowed CUs of `mask`, by XCD, without the empty XCDs.
+    fn resolve_mask(&mut self, mask: Option<&[u32]>) {
+        if self.mask_groups.allowed > 0 && self.mask_groups.mask.as_deref() == mask {
+            return;
+        }
+        let cu_count = self.cus.len() as u32;
+        let mut allowed: Vec<u32> = (0..cu_count).filter(|&i| cu_allowed(mask, i)).collect();
+        if allowed.is_empty() {
+            allowed = (0..cu_count).collect();
+        }
+        // Mask bit i belongs to XCD i mod xcds: KFD spreads a queue's CU mask over the XCCs
+        // that way (mqd_symmetrically_map_cu_mask steps by the XCC count).
+        let xcds = self.model.compute.xcds.clamp(1, cu_count);
+        let mut groups: Vec<Vec<u32>> = vec![Vec::new(); xcds as usize];
+        for &cu in &allowed {
+            groups[(cu % xcds) as usize].push(cu);
+        }
+        groups.retain(|g| !g.is_empty());
+        self.mask_groups = MaskGroups {
+            mask: mask.map(<[u32]>::to_vec),
+            groups,
+            allowed: allowed.len(),
+        };
     }
 
     pub fn model(&self) -> &'static DeviceModel {
@@ -215,10 +276,16 @@ impl Gpu {
     /// before `ns` would see those CUs idle: call it with the earliest time any queue can
     /// still place work at.
     pub fn retire_before(&mut self, ns: u64) {
-        for cu in &mut self.cus {
+        for cu in self.cus.iter_mut().filter(|cu| cu.kept > 0) {
+            if cu.max_end <= ns {
+                cu.lanes.iter_mut().for_each(Vec::clear);
+                cu.kept = 0;
+                continue;
+            }
             for lane in &mut cu.lanes {
                 let k = lane.partition_point(|b| b.end <= ns);
                 lane.drain(..k);
+                cu.kept = cu.kept.saturating_sub(k);
             }
         }
         self.bandwidth.retain(|b| b.end > ns);
@@ -272,24 +339,14 @@ impl Gpu {
         let waves_wg = shape.waves_per_workgroup.max(1);
         let simds = c.simds_per_cu.max(1) as u64;
 
-        let cu_count = self.cus.len() as u32;
-        let mut allowed: Vec<u32> = (0..cu_count).filter(|&i| cu_allowed(cu_mask, i)).collect();
-        if allowed.is_empty() {
-            allowed = (0..cu_count).collect();
-        }
-        // Mask bit i belongs to XCD i mod xcds: KFD spreads a queue's CU mask over the XCCs
-        // that way (mqd_symmetrically_map_cu_mask steps by the XCC count).
-        let xcds = c.xcds.clamp(1, cu_count);
-        let mut groups: Vec<Vec<u32>> = vec![Vec::new(); xcds as usize];
-        for &cu in &allowed {
-            groups[(cu % xcds) as usize].push(cu);
-        }
-        groups.retain(|g| !g.is_empty());
+        self.resolve_mask(cu_mask);
+        let groups = std::mem::take(&mut self.mask_groups.groups);
+        let allowed = self.mask_groups.allowed as u64;
 
         // Waves of this dispatch per SIMD in steady state: what its own workgroups share
         // issue with. Taken for the whole dispatch so the first workgroup on a CU is not
         // timed as if it stayed alone there.
-        let resident = (slots as u64).min(total.div_ceil(allowed.len() as u64));
+        let resident = (slots as u64).min(total.div_ceil(allowed));
         let own_milli = resident * waves_wg as u64 * 1000 / simds;
 
         // The HBM share: what dispatches already running at `ready_ns` leave, but never less
@@ -308,16 +365,15 @@ impl Gpu {
             .saturating_sub(foreign_bw)
             .max(effective / (sharers + 1))
             .max(1);
-        let concurrency = (slots as u64 * allowed.len() as u64).min(total).max(1);
+        let concurrency = (slots as u64 * allowed).min(total).max(1);
 
         let launch_ps = (c.wave_launch_cycles as u128 * waves_wg as u128).saturating_mul(1_000_000)
             / c.shader_clock_mhz.max(1) as u128;
-        let foreign_end: Vec<u64> = self.cus.iter().map(|cu| cu.max_end).collect();
 
         let mut fresh: Vec<(usize, usize)> = vec![(0, 0); groups.len()];
         let mut heaps: Vec<BinaryHeap<Reverse<(u64, u32, u32)>>> =
             vec![BinaryHeap::new(); groups.len()];
-        let mut per_cu: Vec<Option<CuBusy>> = vec![None; self.cus.len()];
+        let mut cu_busy: Vec<CuBusy> = Vec::new();
         let (mut start_min, mut end_max, mut mem_bound) = (u64::MAX, 0u64, 0u64);
 
         for (i, wg) in workgroups(costs, shape.workgroups, waves_wg).enumerate() {
@@ -344,7 +400,7 @@ impl Gpu {
                 };
                 let start = t.max(earliest);
                 let unit = &self.cus[cu as usize];
-                let neighbours = start < foreign_end[cu as usize];
+                let neighbours = start < unit.foreign_end(id);
                 let foreign_milli: u64 = if neighbours {
                     unit.lanes
                         .iter()
@@ -377,25 +433,29 @@ impl Gpu {
                 let milliwaves =
                     (wg.waves as u64 * 1000 / lanes_per_slot as u64).min(u32::MAX as u64) as u32;
                 let unit = &mut self.cus[cu as usize];
+                let busy = Busy {
+                    start,
+                    end,
+                    id,
+                    milliwaves,
+                };
                 for lane in &mut unit.lanes[lanes] {
-                    insert(
-                        lane,
-                        Busy {
-                            start,
-                            end,
-                            id,
-                            milliwaves,
-                        },
-                    );
+                    unit.kept += usize::from(insert(lane, busy));
+                }
+                if unit.last_id != Some(id) {
+                    unit.last_id = Some(id);
+                    unit.max_end_before_last = unit.max_end;
+                    unit.trace_index = cu_busy.len();
+                    cu_busy.push(CuBusy {
+                        cu,
+                        start_ns: start,
+                        end_ns: end,
+                        workgroups: 0,
+                    });
                 }
                 unit.max_end = unit.max_end.max(end);
                 heaps[g].push(Reverse((end, j, cu)));
-                let entry = per_cu[cu as usize].get_or_insert(CuBusy {
-                    cu,
-                    start_ns: start,
-                    end_ns: end,
-                    workgroups: 0,
-                });
+                let entry = &mut cu_busy[unit.trace_index];
                 entry.start_ns = entry.start_ns.min(start);
                 entry.end_ns = entry.end_ns.max(end);
                 entry.workgroups += 1;
@@ -408,7 +468,9 @@ impl Gpu {
 
         placement.start_ns = start_min.min(end_max);
         placement.end_ns = end_max;
-        placement.cu_busy = per_cu.into_iter().flatten().collect();
+        cu_busy.sort_unstable_by_key(|b| b.cu);
+        placement.cu_busy = cu_busy;
+        self.mask_groups.groups = groups;
         placement.cus_used = placement.cu_busy.len() as u32;
         placement.memory_bound = mem_bound.saturating_mul(2) > total;
         let span = placement.duration_ns().max(1);

@@ -204,4 +204,17 @@ fn model_cost_is_small() {
     let per_wg = started.elapsed().as_nanos() as f64 / (16.0 * 65_536.0);
     println!("placement cost: {per_wg:.0} ns of host time per workgroup");
     assert!(per_wg < 20_000.0);
+
+    // Many one-workgroup dispatches from two queues: the per-call overhead.
+    let (shape, costs) = dispatch(m, 1, 1, VECTOR_ADD);
+    let started = std::time::Instant::now();
+    for k in 0..20_000u64 {
+        let p = gpu.place(t + k * 1_000, &shape, &costs, None);
+        if k % 64 == 0 {
+            gpu.retire_before(p.start_ns.saturating_sub(100_000));
+        }
+    }
+    let per_call = started.elapsed().as_nanos() as f64 / 20_000.0;
+    println!("placement cost: {per_call:.0} ns of host time per one-workgroup dispatch");
+    assert!(per_call < 100_000.0);
 }
