@@ -86,8 +86,13 @@ impl AsyncHandlers {
             let mut kept = Vec::with_capacity(count);
             for h in ready {
                 let value = h.signal.load(Ordering::Acquire);
-                // SAFETY: the client registered this function and argument for this call.
-                if unsafe { (h.handler)(value, h.arg as *mut c_void) } {
+                // Under virtual time the handler runs when the write that woke it happened.
+                let at = h.signal.virtual_time();
+                let keep = crate::virtual_time::in_handler(at, || {
+                    // SAFETY: the client registered this function and argument for this call.
+                    unsafe { (h.handler)(value, h.arg as *mut c_void) }
+                });
+                if keep {
                     kept.push(h);
                 }
             }

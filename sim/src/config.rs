@@ -44,6 +44,9 @@ pub struct Config {
     pub dispatch_timeout: Duration,
     /// `HSASIM_JIT=1`: translate hot kernel code into host code (default 0: interpret).
     pub jit: bool,
+    /// `HSASIM_TIME=virtual`: the device model whose virtual clock every duration follows
+    /// (`HSASIM_TIME_MODEL`, default the one for `HSASIM_GFX`); `None`: host time.
+    pub virtual_time: Option<&'static hsasim_vtime::DeviceModel>,
     /// `HSASIM_THREADS=0` selects deterministic mode: no packet-processor, SDMA or
     /// async-handler threads; the work runs on whichever thread waits for it (an HSA wait,
     /// or a loop of polls: see `Runtime::poll`). A single poll only observes. Default 1
@@ -169,6 +172,25 @@ pub const JIT: SettingDoc = SettingDoc {
               interpreting it one instruction at a time; instructions without a translation \
               yet run in the interpreter from inside the translated code. Results, faults and \
               the watchdog are the interpreter's. Being built up: off by default.",
+    run_flag: None,
+};
+pub const TIME: SettingDoc = SettingDoc {
+    name: "HSASIM_TIME",
+    accepted: Accepted::Forms("host | virtual"),
+    default: "host",
+    meaning: "virtual gives the simulated GPU a clock of its own: kernels, copies and packets \
+              take the time a model of the device (`HSASIM_TIME_MODEL`) says, not the time the \
+              host took to simulate them, and every timestamp (profiling, events, \
+              `clock64()`, `wall_clock64()`, the system timestamp) reads that clock. Results are \
+              the same; the times are the same on every run, in both modes of `HSASIM_THREADS`.",
+    run_flag: None,
+};
+pub const TIME_MODEL: SettingDoc = SettingDoc {
+    name: "HSASIM_TIME_MODEL",
+    accepted: Accepted::Forms("mi300x | mi308x | mi250x-gcd"),
+    default: "mi300x for gfx942, mi250x-gcd for gfx90a",
+    meaning: "With `HSASIM_TIME=virtual`: the device whose model gives the times (see the \
+              virtual time guide for each model's figures and their sources).",
     run_flag: None,
 };
 pub const THREADS: SettingDoc = SettingDoc {
@@ -367,6 +389,8 @@ pub const SETTINGS: &[SettingDoc] = &[
     MAX_WAVE_INSTRUCTIONS,
     DISPATCH_TIMEOUT,
     JIT,
+    TIME,
+    TIME_MODEL,
     THREADS,
     STRICT,
     LARGE_BAR,
@@ -452,6 +476,20 @@ impl Config {
                 vars.num(&DISPATCH_TIMEOUT, DEFAULT_DISPATCH_TIMEOUT_S),
             ),
             jit: vars.num(&JIT, 0u32) != 0,
+            virtual_time: {
+                let virtual_on = vars.read(&TIME, false, |s| {
+                    match s.trim().to_ascii_lowercase().as_str() {
+                        "host" => Some(false),
+                        "virtual" => Some(true),
+                        _ => None,
+                    }
+                });
+                let default_model = hsasim_vtime::default_for(model.processor());
+                let device = vars.read(&TIME_MODEL, default_model, |s| {
+                    hsasim_vtime::by_name(s.trim())
+                });
+                virtual_on.then_some(device)
+            },
             threaded: vars.num(&THREADS, 1u32) != 0,
             strict,
             large_bar: vars.num(&LARGE_BAR, u32::from(!strict)) != 0,
@@ -497,6 +535,7 @@ impl Config {
             max_wave_instructions,
             dispatch_timeout,
             jit,
+            virtual_time,
             threaded,
             strict,
             large_bar,
@@ -537,6 +576,19 @@ impl Config {
             (&MAX_WAVE_INSTRUCTIONS, max_wave_instructions.to_string()),
             (&DISPATCH_TIMEOUT, dispatch_timeout.as_secs().to_string()),
             (&JIT, switch(*jit)),
+            (
+                &TIME,
+                if virtual_time.is_some() {
+                    "virtual"
+                } else {
+                    "host"
+                }
+                .to_string(),
+            ),
+            (
+                &TIME_MODEL,
+                virtual_time.map_or_else(|| "(host time)".to_string(), |m| m.name.to_string()),
+            ),
             (&THREADS, switch(*threaded)),
             (&STRICT, switch(*strict)),
             (&LARGE_BAR, switch(*large_bar)),

@@ -39,19 +39,21 @@
 //! 12. `sdma`: copy engines;
 //! 13. `async_handler`, `ipc_signal`: `hsa_amd_signal_async_handler`'s handlers; a device
 //!     service's IPC signals (installed into `signal` as its shared signals);
-//! 14. `signal`: `amd_signal_t` signals, their registry and the wake-up hub;
-//! 15. `handles`: handle maps and slabs;
-//! 16. `memory`: pools, allocations and the registry of device-accessible ranges (what the
+//! 14. `virtual_time`: the virtual clock (`HSASIM_TIME=virtual`): entries committed in
+//!     submission order onto the device model, the host's clock;
+//! 15. `signal`: `amd_signal_t` signals, their registry and the wake-up hub;
+//! 16. `handles`: handle maps and slabs;
+//! 17. `memory`: pools, allocations and the registry of device-accessible ranges (what the
 //!     interpreter translates with);
-//! 17. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
+//! 18. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
 //!     `logging`, `hide`, `clock`, `host_map`: leaves: packet capture (with its kernel records),
 //!     the SIGSEGV report of CPU touches of device memory, a device service's device memory,
 //!     the hardware queue scheduler model, strict mode's AQL rules, a device thread's idle
 //!     spin, test hooks, logging, hidden exports, the system timestamp, host mappings;
-//! 18. `config`, `copy_shape`: every knob, read once at `hsa_init`; what one copy job moves
+//! 19. `config`, `copy_shape`: every knob, read once at `hsa_init`; what one copy job moves
 //!     (the engines run it, capture records it);
-//! 19. `fail`: `HSASIM_FAIL`, HSA calls failed on purpose (the shells ask it);
-//! 20. `error`: `HsaError` and the status texts.
+//! 20. `fail`: `HSASIM_FAIL`, HSA calls failed on purpose (the shells ask it);
+//! 21. `error`: `HsaError` and the status texts.
 //!
 //! ## Standing in for ROCr
 //! The library's soname is `libhsa-runtime64.so.1` and every `hsa_*` export carries ROCr's
@@ -119,4 +121,5 @@ pub mod svm;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;
+pub mod virtual_time;
 pub mod vmem;

@@ -24,8 +24,10 @@ use crate::loader::LoaderState;
 use crate::memory::{node_bit, AgentMemory, MemoryRegistry, Region};
 use crate::sched::Scheduler;
 use crate::signal::{Signal, SignalRegistry, HUB};
+use crate::virtual_time::{Completion, VirtualTime, Work};
 use hsa_abi::*;
 use hsasim_isa::{Dispatch, DispatchError, ExecConfig, GuestMemory, Gws, QueuePriority};
+use hsasim_vtime::DispatchShape;
 use parking_lot::Mutex;
 use std::ffi::c_void;
 use std::sync::atomic::{
@@ -307,6 +309,8 @@ pub struct QueueContext<'a> {
     pub vram: Option<&'a Arc<SharedVram>>,
     /// The hardware queue scheduler model, when configured.
     pub sched: Option<&'a Arc<Scheduler>>,
+    /// The virtual clock (`HSASIM_TIME=virtual`).
+    pub vtime: Option<&'a Arc<VirtualTime>>,
 }
 
 /// Whoever owns what a [`QueueContext`] lends (the runtime): a packet processor thread holds
@@ -459,6 +463,14 @@ impl Queue {
         unsafe { AtomicU16::from_ptr(self.slot(index).cast::<u16>()) }
     }
 
+    /// The completion signal handle of the packet at `index` (both packet formats keep it
+    /// at byte 56), as it is in the ring now.
+    pub fn completion_of(&self, index: u64) -> u64 {
+        // SAFETY: a 64-byte aligned slot of the live ring; bytes 56..64 are in it. A slot a
+        // producer is still writing reads as whatever it holds, which is then not used.
+        unsafe { std::ptr::read_volatile(self.slot(index).add(56).cast::<u64>()) }
+    }
+
     /// Its place in the hardware scheduler's runlist (scheduler model on).
     pub fn sched_slot(&self) -> Option<&crate::sched::QueueSlot> {
         self.slot.as_ref()
@@ -574,6 +586,19 @@ impl Queue {
     }
 
     pub fn peek(&self, cx: &QueueContext<'_>) -> Peek {
+        if let Some(v) = cx.vtime {
+            // Virtual time orders work by submission: a packet is not taken before its
+            // doorbell, or that order would depend on how fast this thread looked.
+            let read = self.read_index().load(Ordering::Acquire);
+            if !v.submitted(self.address(), read) {
+                return Peek::Empty;
+            }
+        }
+        self.peek_packet(cx)
+    }
+
+    /// [`Queue::peek`] without virtual time's doorbell rule (what virtual time itself asks).
+    pub fn peek_packet(&self, cx: &QueueContext<'_>) -> Peek {
         if !self.is_active() {
             return Peek::Empty;
         }
@@ -912,7 +937,11 @@ impl Queue {
                         status::ERROR_INVALID_SIGNAL,
                         format!("barrier packet {read} names a dependency signal that does not exist"),
                     )),
-                    Ok(_) => self.complete(cx, p.completion_signal, read, None),
+                    Ok(deps) => self.complete(cx, p.completion_signal, read, None, || Work::Barrier {
+                        barrier: header.barrier(),
+                        deps,
+                        any: t == HSA_PACKET_TYPE_BARRIER_OR,
+                    }),
                 }
                 .map(|()| tracing::trace!(target: "hsasim", queue = self.id, index = read, and = (t == HSA_PACKET_TYPE_BARRIER_AND), "barrier done"))
             }
@@ -925,7 +954,11 @@ impl Queue {
                 // one that counts, even if the value has moved on since (as a GPU's processor
                 // goes on once it saw it). Here only the errors are reported.
                 self.barrier_value(cx, read)?;
-                self.complete(cx, p.completion_signal, read, None)
+                self.complete(cx, p.completion_signal, read, None, || Work::Barrier {
+                    barrier: header.barrier(),
+                    deps: cx.signals.get(p.signal).into_iter().collect(),
+                    any: false,
+                })
                 .map(|()| tracing::trace!(target: "hsasim", queue = self.id, index = read, "barrier-value done"))
             }
             other => Err((
@@ -1023,7 +1056,11 @@ impl Queue {
                     .unwrap_or(QueuePriority::Normal),
                 device: self.agent.node,
                 jit: cx.config.jit,
-                timing: None,
+                timing: cx.vtime.map(|v| hsasim_isa::Timing {
+                    costs: &v.model.wave_costs,
+                    start_ns: v.estimated_start(self.address(), index),
+                    clock_mhz: v.model.compute.shader_clock_mhz,
+                }),
             };
             // The kernel sees memory as its agent does: another GPU's memory faults unless
             // it was granted to this one.
@@ -1033,13 +1070,33 @@ impl Queue {
                 bit: node_bit(self.agent.node),
             };
             match &self.gws {
-                None => hsasim_isa::run_dispatch(&dispatch, &memory, &config),
-                Some(gws) => hsasim_isa::run_cooperative_dispatch(&dispatch, &memory, &config, gws),
+                None => hsasim_isa::run_dispatch_costed(&dispatch, &memory, &config),
+                Some(gws) => {
+                    hsasim_isa::run_cooperative_dispatch_costed(&dispatch, &memory, &config, gws)
+                }
             }
         };
         let end = now_ns();
         match outcome {
-            Ok(()) => self.complete(cx, packet.completion_signal, index, Some((start, end))),
+            Ok(costs) => self.complete(
+                cx,
+                packet.completion_signal,
+                index,
+                Some((start, end)),
+                || {
+                    // SAFETY: a loaded kernel descriptor (the dispatch ran, so it was checked).
+                    let kd = unsafe {
+                        std::ptr::read_unaligned(packet.kernel_object as *const KernelDescriptor)
+                    };
+                    Work::Dispatch {
+                        node: self.agent.node,
+                        shape: dispatch_shape(&packet, &kd),
+                        costs,
+                        barrier: PacketHeader(packet.header).barrier(),
+                        cu_mask: Some(self.cu_mask.lock().clone()).filter(|m| !m.is_empty()),
+                    }
+                },
+            ),
             Err(e) => Err((
                 e.hsa_status(),
                 format!(
@@ -1053,12 +1110,15 @@ impl Queue {
         }
     }
 
+    /// Writes the completion signal of packet `index` (after virtual time commits it, under
+    /// `HSASIM_TIME=virtual`, with the times `work` gets on the model).
     fn complete(
         &self,
         cx: &QueueContext<'_>,
         signal: hsa_signal_t,
         index: u64,
         times: Option<(u64, u64)>,
+        work: impl FnOnce() -> Work,
     ) -> Result<(), (hsa_status_t, String)> {
         let sig = cx.signals.get_opt(signal).map_err(|_| {
             (
@@ -1069,6 +1129,20 @@ impl Queue {
                 ),
             )
         })?;
+        if let Some(v) = cx.vtime {
+            let entry = v.packet_entry(self.address(), index);
+            std::sync::atomic::fence(Ordering::Release);
+            v.finish(
+                entry,
+                work(),
+                Completion {
+                    signal: sig,
+                    timestamps: true,
+                },
+                cx.config.threaded,
+            );
+            return Ok(());
+        }
         if let Some(s) = sig {
             let (start, end) = times.unwrap_or_else(|| {
                 let t = now_ns();
@@ -1094,6 +1168,33 @@ impl Queue {
             // hsa_queue_create for exactly this use; the queue pointer is live.
             unsafe { cb(code, self.amd.cast(), self.callback_data as *mut c_void) };
         }
+    }
+}
+
+/// What the device model needs of a dispatch: its size and the resources each workgroup
+/// holds (AMDGPUUsage's kernel descriptor fields for GFX90A/GFX942: VGPRs in granules of 8,
+/// arch and accumulation registers split at ACCUM_OFFSET; SGPRs in granules of 16).
+fn dispatch_shape(p: &hsa_kernel_dispatch_packet_t, kd: &KernelDescriptor) -> DispatchShape {
+    let count = |grid: u32, group: u16| u64::from(grid).div_ceil(u64::from(group.max(1)));
+    let workgroups = count(p.grid_size_x, p.workgroup_size_x)
+        * count(p.grid_size_y, p.workgroup_size_y)
+        * count(p.grid_size_z, p.workgroup_size_z);
+    let lanes = u32::from(p.workgroup_size_x.max(1))
+        * u32::from(p.workgroup_size_y.max(1))
+        * u32::from(p.workgroup_size_z.max(1));
+    let total_vgprs = ((kd.compute_pgm_rsrc1 & 0x3f) + 1) * 8;
+    let arch_vgprs = (((kd.compute_pgm_rsrc3 & 0x3f) + 1) * 4).min(total_vgprs);
+    let sgprs = (((kd.compute_pgm_rsrc1 >> 6) & 0xf) / 2 + 1) * 16;
+    DispatchShape {
+        workgroups,
+        waves_per_workgroup: lanes.div_ceil(64),
+        vgprs: arch_vgprs,
+        agprs: total_vgprs - arch_vgprs,
+        sgprs,
+        lds_bytes: kd
+            .group_segment_fixed_size
+            .saturating_add(p.group_segment_size),
+        scratch_per_lane: kd.private_segment_fixed_size.max(p.private_segment_size),
     }
 }
 

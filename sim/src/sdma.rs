@@ -6,6 +6,8 @@ use crate::error::catch_panic;
 use crate::idle_spin::IdleSpin;
 use crate::memory::MemoryRegistry;
 use crate::signal::{Bell, Signal, HUB};
+use crate::virtual_time::{Completion, VirtualTime, Work};
+use hsasim_vtime::Direction;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +22,8 @@ pub struct CopyJob {
     pub deps: Vec<Arc<Signal>>,
     pub completion: Option<Arc<Signal>>,
     pub profile: bool,
+    /// Its entry on the virtual time line (`HSASIM_TIME=virtual`), given at submission.
+    pub virtual_entry: Option<u64>,
 }
 
 /// The bytes from `base` a pitched copy touches: the last row of the last slice ends
@@ -133,6 +137,39 @@ impl CopyJob {
         Ok(())
     }
 
+    /// The bytes the job moves, for the copy engine model.
+    fn bytes(&self) -> u64 {
+        match self.shape {
+            CopyShape::Linear { size, .. } => size,
+            CopyShape::Rect { range, .. } => {
+                range[0].saturating_mul(range[1]).saturating_mul(range[2])
+            }
+            CopyShape::Prefetch => 0,
+        }
+    }
+
+    /// Which way it moves bytes, by where its two sides live.
+    fn direction(&self, memory: &MemoryRegistry) -> Direction {
+        let (src, dst) = match self.shape {
+            CopyShape::Linear { dst, src, .. } | CopyShape::Rect { dst, src, .. } => (src, dst),
+            CopyShape::Prefetch => return Direction::HostToDevice,
+        };
+        let on_gpu = |address: u64| {
+            memory.find(address, 1).is_some_and(|r| {
+                matches!(
+                    r.kind,
+                    crate::memory::RegionKind::PoolAllocation { peers: Some(_), .. }
+                )
+            })
+        };
+        match (on_gpu(src), on_gpu(dst)) {
+            (false, true) => Direction::HostToDevice,
+            (true, false) => Direction::DeviceToHost,
+            (true, true) => Direction::DeviceToDevice,
+            (false, false) => Direction::HostToHost,
+        }
+    }
+
     /// Decrements the completion signal (with timestamps when profiling).
     fn complete(&self, start: u64) {
         std::sync::atomic::fence(Ordering::Release);
@@ -163,6 +200,8 @@ pub struct SdmaEngine {
     /// What the engine's thread sleeps on while it has no job: a submission or the stop
     /// wakes it, and signal changes (the hub's) do not.
     idle: Bell,
+    /// The virtual clock, under `HSASIM_TIME=virtual`.
+    vtime: std::sync::OnceLock<Arc<VirtualTime>>,
 }
 
 impl SdmaEngine {
@@ -176,14 +215,27 @@ impl SdmaEngine {
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
             idle: Bell::new(),
+            vtime: std::sync::OnceLock::new(),
         }
+    }
+
+    pub fn use_virtual_time(&self, vtime: Arc<VirtualTime>) {
+        let _ = self.vtime.set(vtime);
+    }
+
+    /// Whether the job at the front waits on a dependency (virtual time passes over it).
+    pub fn front_waits(&self) -> bool {
+        self.jobs.lock().front().is_some_and(|j| !j.ready())
     }
 
     pub fn is_idle(&self) -> bool {
         self.jobs.lock().is_empty()
     }
 
-    pub fn submit(self: &Arc<Self>, job: CopyJob, threaded: bool) {
+    pub fn submit(self: &Arc<Self>, mut job: CopyJob, threaded: bool) {
+        if let Some(v) = self.vtime.get() {
+            job.virtual_entry = Some(v.submit_copy(self.node, self.index, job.completion_handle()));
+        }
         self.jobs.lock().push_back(job);
         if threaded {
             self.ensure_thread();
@@ -269,7 +321,27 @@ impl SdmaEngine {
                 self.node, self.index
             );
         }
-        job.complete(start);
+        match (self.vtime.get(), job.virtual_entry) {
+            (Some(v), Some(entry)) => {
+                std::sync::atomic::fence(Ordering::Release);
+                v.finish(
+                    entry,
+                    Work::Copy {
+                        node: self.node,
+                        engine: self.index,
+                        bytes: job.bytes(),
+                        direction: job.direction(&self.memory),
+                        deps: job.deps.clone(),
+                    },
+                    Completion {
+                        signal: job.completion.clone(),
+                        timestamps: job.profile,
+                    },
+                    self.thread.lock().is_some(),
+                );
+            }
+            _ => job.complete(start),
+        }
     }
 
     fn serve(&self) {

@@ -282,6 +282,22 @@ impl SignalMemory {
         self.field(offset_of!(amd_signal_t, reserved3))
     }
 
+    /// Under virtual time: when (virtual ns) the value last changed. Kept in `reserved3`,
+    /// which only doorbells use otherwise (for their fall-back record), and doorbells have no
+    /// virtual time.
+    pub fn virtual_time(&self) -> u64 {
+        self.fell_back_field().load(Ordering::Acquire) as u64
+    }
+
+    pub fn set_virtual_time(&self, at: u64) {
+        self.fell_back_field().store(at as i64, Ordering::Release);
+    }
+
+    /// For a doorbell: the `amd_queue_t` address of its queue.
+    pub fn doorbell_queue(&self) -> u64 {
+        self.queue_ptr().load(Ordering::Acquire) as u64
+    }
+
     /// For a doorbell: the value it was rung with before a later store went lower, if any.
     pub fn doorbell_fell_back_from(&self) -> Option<i64> {
         match self.fell_back_field().load(Ordering::Relaxed) {

@@ -16,6 +16,7 @@ use crate::memory::{MemoryRegistry, Pool};
 use crate::platform::Platform;
 use crate::queue::{Queue, QueueContext, QueueHost};
 use crate::signal::{condition_holds, Signal, SignalRegistry, HUB};
+use crate::virtual_time::{Origin, VirtualTime};
 use hsa_abi::*;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
@@ -56,6 +57,8 @@ pub struct Runtime {
     pub ipc_signals: Option<crate::ipc_signal::IpcSignals>,
     /// The hardware queue scheduler model, when configured (`sched.rs`).
     pub sched: Option<Arc<crate::sched::Scheduler>>,
+    /// The virtual clock (`HSASIM_TIME=virtual`).
+    pub vtime: Option<Arc<VirtualTime>>,
     handlers: AsyncHandlers,
     handler_thread: Mutex<Option<JoinHandle<()>>>,
     stopping: AtomicBool,
@@ -170,6 +173,35 @@ fn device_interrupt(_data: u32) {
     }
 }
 
+/// Virtual time's question (see [`crate::virtual_time`]): whether the work at `origin` cannot
+/// run now, so the entries after it may commit first. A packet cannot while its queue is
+/// stopped, or its front packet waits on a signal or on memory; a copy while its engine's
+/// front job waits on a dependency.
+fn virtual_entry_blocked(origin: Origin) -> bool {
+    let Some(rt) = CURRENT.try_read().and_then(|c| c.clone()) else {
+        return false;
+    };
+    match origin {
+        Origin::Packet { queue, .. } => match rt.queue(queue) {
+            Err(_) => true,
+            Ok(q) => {
+                let cx = rt.queue_context();
+                !q.is_active()
+                    || matches!(
+                        q.peek_packet(&cx),
+                        crate::queue::Peek::Blocked | crate::queue::Peek::Polling
+                    )
+            }
+        },
+        Origin::Copy { node, engine } => rt
+            .agents
+            .iter()
+            .find(|a| a.node == node)
+            .and_then(|a| a.sdma.get(engine as usize))
+            .is_none_or(|e| e.front_waits()),
+    }
+}
+
 fn host_memory_bytes() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let (pages, page) = unsafe {
@@ -229,8 +261,20 @@ impl Runtime {
         let ipc_signals = sched.as_ref().and_then(|s| s.service()).map(|device| {
             crate::ipc_signal::IpcSignals::new(device.clone(), &memory, agents[0].handle())
         });
+        let vtime = config
+            .virtual_time
+            .map(|model| Arc::new(VirtualTime::new(model)));
+        if let Some(v) = &vtime {
+            for a in &agents {
+                for e in &a.sdma {
+                    e.use_virtual_time(v.clone());
+                }
+            }
+            v.install_blocked_check(Box::new(virtual_entry_blocked));
+        }
         Runtime {
             ipc_signals,
+            vtime,
             config,
             agents,
             memory,
@@ -252,6 +296,9 @@ impl Runtime {
 
     fn tear_down(&self) {
         self.stopping.store(true, Ordering::SeqCst);
+        if let Some(v) = &self.vtime {
+            v.retire();
+        }
         HUB.notify();
         let queues: Vec<_> = self.queues.write().drain().map(|(_, q)| q).collect();
         for q in queues {
@@ -294,6 +341,7 @@ impl Runtime {
             loader: &self.loader,
             vram: self.vram.as_ref(),
             sched: self.sched.as_ref(),
+            vtime: self.vtime.as_ref(),
         }
     }
 
@@ -336,6 +384,9 @@ impl Runtime {
     /// Unregisters and stops a queue that was already removed from `queues`.
     pub fn release_queue(&self, q: &Arc<Queue>) {
         q.stop();
+        if let Some(v) = &self.vtime {
+            v.forget_queue(q.address());
+        }
         if crate::capture::is_on() {
             crate::capture::queue_destroyed(q.id);
         }
@@ -392,6 +443,9 @@ impl Runtime {
         if self.run_ready_handlers() {
             return true;
         }
+        if let Some(v) = &self.vtime {
+            return self.pump_virtual(v, target, any_kernel);
+        }
         for a in &self.agents {
             for e in &a.sdma {
                 if e.ready_front().is_some() && e.step() {
@@ -415,6 +469,37 @@ impl Runtime {
             return true;
         }
         any_kernel && queues.iter().any(|q| q.step(&cx))
+    }
+
+    /// Deterministic mode under virtual time: the one unit of progress is the work virtual
+    /// time commits next (entries commit in submission order, and work run out of that order
+    /// would be committed out of it). A kernel runs only where [`Runtime::pump_step`]'s rules
+    /// let a kernel run (`any_kernel`, or the kernel of `target`).
+    fn pump_virtual(&self, v: &VirtualTime, target: Option<u64>, any_kernel: bool) -> bool {
+        match v.next_to_run() {
+            None => false,
+            Some(Origin::Copy { node, engine }) => self
+                .agents
+                .iter()
+                .find(|a| a.node == node)
+                .and_then(|a| a.sdma.get(engine as usize))
+                .is_some_and(|e| e.step()),
+            Some(Origin::Packet { queue, .. }) => {
+                let Ok(q) = self.queue(queue) else {
+                    return false;
+                };
+                let cx = self.queue_context();
+                let allowed = match q.ready_front(&cx) {
+                    None => false,
+                    Some((t, _)) if t != HSA_PACKET_TYPE_KERNEL_DISPATCH => true,
+                    Some((_, completion)) => {
+                        any_kernel
+                            || target.is_some_and(|t| t != 0 && (t == completion || t == queue))
+                    }
+                };
+                allowed && q.step(&cx)
+            }
+        }
     }
 
     /// A non-blocking observation of `key` (a signal or queue address) that saw `value`.

@@ -90,6 +90,16 @@ pub fn run_dispatch_with_stats(
     dispatch::run(dispatch, memory, config, true)
 }
 
+/// [`run_dispatch`], returning the per-workgroup costs virtual time places on the device
+/// model (empty unless [`ExecConfig::timing`] is set); no per-opcode counting.
+pub fn run_dispatch_costed(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+) -> Result<Vec<WorkgroupCost>, DispatchError> {
+    dispatch::run(dispatch, memory, config, false).map(|s| s.costs)
+}
+
 /// Runs a dispatch from a cooperative queue: every workgroup resident at once, `ds_gws_*`
 /// on `gws`, the queue's Global Wave Sync unit (one per queue, kept across its dispatches).
 /// A grid larger than the agent can hold at once is `InvalidDispatch`.
@@ -100,6 +110,17 @@ pub fn run_cooperative_dispatch(
     gws: &Gws,
 ) -> Result<(), DispatchError> {
     coop::run(dispatch, memory, config, gws, false).map(|_| ())
+}
+
+/// [`run_cooperative_dispatch`], returning the per-workgroup costs (see
+/// [`run_dispatch_costed`]).
+pub fn run_cooperative_dispatch_costed(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+    gws: &Gws,
+) -> Result<Vec<WorkgroupCost>, DispatchError> {
+    coop::run(dispatch, memory, config, gws, false).map(|s| s.costs)
 }
 
 /// [`run_cooperative_dispatch`], returning counts of what ran.

@@ -107,6 +107,7 @@ fn submit(
             deps,
             completion,
             profile: rt.async_copy_profiling.load(Ordering::Relaxed),
+            virtual_entry: None,
         },
         rt.config.threaded,
     );

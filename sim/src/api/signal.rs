@@ -161,6 +161,9 @@ pub unsafe extern "C" fn hsa_amd_signal_value_pointer(
 fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal_value_t {
     guard_value(name, 0, || {
         let s = signal::live(signal)?;
+        if crate::virtual_time::on() {
+            return virtual_load(signal, s, order);
+        }
         let v = s.load(order);
         // Deterministic mode: a polling loop (not a single query) makes queued work progress.
         if crate::system::deterministic() && rt()?.poll(signal.handle, v) {
@@ -170,10 +173,55 @@ fn load(name: &'static str, signal: hsa_signal_t, order: Ordering) -> hsa_signal
     })
 }
 
+/// A host load under virtual time: the value as of the thread's virtual time (see
+/// `virtual_time`), after the work that will write the signal is committed.
+#[cold]
+fn virtual_load(
+    signal: hsa_signal_t,
+    s: &signal::SignalMemory,
+    order: Ordering,
+) -> crate::error::HsaResult<i64> {
+    let rt = rt()?;
+    let Some(v) = rt.vtime.as_ref() else {
+        return Ok(s.load(order));
+    };
+    let deterministic = !rt.config.threaded;
+    Ok(
+        v.host_load(signal.handle, &|| s.load(order), deterministic, &mut || {
+            rt.pump_step(Some(signal.handle), true)
+        }),
+    )
+}
+
+/// Under virtual time: a host write happens at the thread's virtual time; a doorbell submits
+/// the packets up to its value. Done before the write, so that a packet processor woken by
+/// a doorbell finds its packets submitted.
+#[cold]
+fn virtual_write(signal: hsa_signal_t, s: &signal::SignalMemory, value: i64) {
+    let Ok(rt) = rt() else {
+        return;
+    };
+    let Some(v) = rt.vtime.as_ref() else {
+        return;
+    };
+    if s.kind() == AMD_SIGNAL_KIND_DOORBELL {
+        if let Ok(q) = rt.queue(s.doorbell_queue()) {
+            v.doorbell(q.address(), value, &|index| q.completion_of(index));
+        }
+    } else {
+        s.set_virtual_time(crate::virtual_time::host_now());
+        v.host_wrote(signal.handle);
+    }
+}
+
 #[inline(always)]
 fn store(name: &'static str, signal: hsa_signal_t, value: i64, order: Ordering) {
     guard_value(name, (), || {
-        signal::live(signal)?.store(value, order);
+        let s = signal::live(signal)?;
+        if crate::virtual_time::on() {
+            virtual_write(signal, s, value);
+        }
+        s.store(value, order);
         Ok(())
     })
 }
@@ -184,7 +232,13 @@ fn rmw(
     order: Ordering,
     f: impl Fn(&std::sync::atomic::AtomicI64, Ordering) -> i64,
 ) -> hsa_signal_value_t {
-    guard_value(name, 0, || Ok(signal::live(signal)?.rmw(order, f)))
+    guard_value(name, 0, || {
+        let s = signal::live(signal)?;
+        if crate::virtual_time::on() && s.kind() != AMD_SIGNAL_KIND_DOORBELL {
+            virtual_write(signal, s, 0);
+        }
+        Ok(s.rmw(order, f))
+    })
 }
 
 macro_rules! loads {
@@ -339,9 +393,12 @@ fn wait(
         let s = rt.signals.get(signal)?;
         condition_holds(cond, 0, 0)?;
         let deadline = deadline_after(timeout);
-        rt.wait_for(Some(signal.handle), deadline, &mut || {
+        let met = rt.wait_for(Some(signal.handle), deadline, &mut || {
             condition_holds(cond, s.load(Ordering::Relaxed), compare).unwrap_or(true)
         });
+        if met && crate::virtual_time::on() {
+            crate::virtual_time::host_observe(s.virtual_time());
+        }
         Ok(s.load(order))
     })
 }
@@ -409,6 +466,9 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(
             });
             hit.is_some()
         });
+        if let (Some((i, _)), true) = (hit, crate::virtual_time::on()) {
+            crate::virtual_time::host_observe(sigs[i].virtual_time());
+        }
         match hit {
             Some((i, v)) => {
                 if !satisfying_value.is_null() {
@@ -537,6 +597,9 @@ unsafe fn group_wait_any(
             hit.is_some()
         });
         let (i, v) = hit.ok_or(HsaError::GENERIC)?;
+        if crate::virtual_time::on() {
+            crate::virtual_time::host_observe(group[i].virtual_time());
+        }
         // SAFETY: both checked non-null; valid per the caller.
         unsafe {
             out(signal, group[i].handle())?;

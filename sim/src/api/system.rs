@@ -62,7 +62,14 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
             match attr {
                 VERSION_MAJOR => put(value, 1u16),
                 VERSION_MINOR => put(value, 1u16),
-                TIMESTAMP => put(value, now_ns()),
+                TIMESTAMP => put(
+                    value,
+                    if crate::virtual_time::on() {
+                        crate::virtual_time::host_now()
+                    } else {
+                        now_ns()
+                    },
+                ),
                 TIMESTAMP_FREQUENCY => put(value, 1_000_000_000u64),
                 SIGNAL_MAX_WAIT => put(value, u64::MAX),
                 ENDIANNESS => put(value, HSA_ENDIANNESS_LITTLE),

@@ -1,0 +1,734 @@
+//! Virtual time (`HSASIM_TIME=virtual`): the clock of a modelled GPU instead of the host's.
+//!
+//! The functional simulation runs as always. What changes is when its results become
+//! visible and what time they carry: every packet and copy is an *entry*, numbered in the
+//! order it was submitted (a doorbell, an async copy call). When its functional work is done
+//! it waits to be *committed*: entries commit in submission order, each placed on the device
+//! model (`hsasim_vtime`: compute units shared by all queues, SDMA engines) at the virtual
+//! time it becomes ready, and only then is its completion signal written, with its virtual
+//! timestamps. So the order in which host threads happened to finish the work changes
+//! nothing: the same program gets the same virtual times in deterministic and threaded mode,
+//! however loaded the host.
+//!
+//! An entry that cannot run yet (a barrier waiting on a signal that nothing committed has
+//! written, or work queued behind it) is passed over rather than waited for: it is committed
+//! when it is done, after everything submitted before it that could run.
+//!
+//! The host has a virtual clock too ([`host_now`]): it moves when the host submits work
+//! (the model's submission cost) and when it sees a completion (a wait or a load that
+//! observes a signal written at a later virtual time moves it there). A load of a signal
+//! whose last write lies in the host's virtual future reads the value from before that write:
+//! a query right after a launch says "not ready", as on a GPU. A thread that keeps loading
+//! the same signal is waiting for it; after [`LOADS_BEFORE_SKIP`] such loads its clock moves
+//! to the write.
+
+use crate::signal::{Signal, HUB};
+use hsasim_vtime::{DeviceModel, Direction, DispatchShape, Gpu, Sdma, WorkgroupCost};
+use parking_lot::Mutex;
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Whether the runtime keeps virtual time: read on every signal operation, so a plain flag.
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// The host's virtual clock, shared by all its threads (the model has one host).
+static HOST_NS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// While an async signal handler runs: its own clock, which starts at the virtual time of
+    /// the signal write that made it run (plus the host's wake-up cost), not the host's.
+    static HANDLER_NS: Cell<Option<u64>> = const { Cell::new(None) };
+    /// (signal handle, consecutive loads of it that read a value from before a write in
+    /// this thread's virtual future).
+    static HELD_BACK: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
+}
+
+/// Loads in a row by one thread of a signal whose last write it may not see yet after which
+/// the thread is taken to be waiting for it, and its clock moves to the write.
+pub const LOADS_BEFORE_SKIP: u32 = 64;
+
+/// How long (host time) a finished entry waits for the entries submitted before it to finish
+/// before it gives up the order and commits anyway (with a warning): the case of a kernel that
+/// spins on a flag the host sets only after waiting on later work. Never reached by programs
+/// whose work only waits on signals.
+const COMMIT_PATIENCE: Duration = Duration::from_secs(20);
+
+/// Commits between two trims of the models' history.
+const RETIRE_EVERY: u64 = 256;
+
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// The calling thread's virtual time (ns).
+pub fn host_now() -> u64 {
+    HANDLER_NS
+        .with(Cell::get)
+        .unwrap_or_else(|| HOST_NS.load(Ordering::Acquire))
+}
+
+/// The calling thread saw something that happened at virtual time `at`.
+pub fn host_observe(at: u64) {
+    match HANDLER_NS.with(Cell::get) {
+        Some(t) => HANDLER_NS.with(|h| h.set(Some(t.max(at)))),
+        None => {
+            HOST_NS.fetch_max(at, Ordering::AcqRel);
+        }
+    }
+}
+
+/// The calling thread spent `ns` of virtual time (a submission).
+fn host_spend(ns: u64) {
+    match HANDLER_NS.with(Cell::get) {
+        Some(t) => HANDLER_NS.with(|h| h.set(Some(t.saturating_add(ns)))),
+        None => {
+            HOST_NS.fetch_add(ns, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Runs an async signal handler on a clock of its own that starts at `at`; what it submits
+/// is submitted then. The host's clock does not follow it: when a handler runs in host time
+/// (on its thread, or on a waiting thread in deterministic mode) differs between runs; the
+/// host sees the handler's work through the signals that work writes.
+pub fn in_handler<R>(at: u64, f: impl FnOnce() -> R) -> R {
+    if !on() {
+        return f();
+    }
+    let outer = HANDLER_NS.with(|h| h.replace(Some(at)));
+    let result = f();
+    HANDLER_NS.with(|h| h.set(outer));
+    result
+}
+
+/// Where an entry's work is done, so that the frontier can tell whether it may run now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Packet `index` of the queue whose `amd_queue_t` is at `queue`.
+    Packet { queue: u64, index: u64 },
+    /// A job of copy engine `engine` of GPU `node`.
+    Copy { node: u32, engine: u32 },
+}
+
+/// What a finished entry asks of the model.
+pub enum Work {
+    Dispatch {
+        node: u32,
+        shape: DispatchShape,
+        costs: Vec<WorkgroupCost>,
+        /// The packet's barrier bit: it starts only after everything before it on its queue
+        /// completed.
+        barrier: bool,
+        cu_mask: Option<Vec<u32>>,
+    },
+    /// A barrier-AND/OR or barrier-value packet: done when its last (AND) or first (OR)
+    /// dependency was written. The signals are read at commit, when their writes are final.
+    Barrier {
+        barrier: bool,
+        deps: Vec<Arc<Signal>>,
+        any: bool,
+    },
+    Copy {
+        node: u32,
+        engine: u32,
+        bytes: u64,
+        direction: Direction,
+        deps: Vec<Arc<Signal>>,
+    },
+}
+
+/// The signal a committed entry writes.
+pub struct Completion {
+    pub signal: Option<Arc<Signal>>,
+    /// Write the start and end timestamps into it (every packet; copies when profiling).
+    pub timestamps: bool,
+}
+
+/// An entry's virtual start and end (ns), once committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Times {
+    pub start: u64,
+    pub end: u64,
+}
+
+enum State {
+    Submitted,
+    Done(Work, Completion),
+    Committed(Times),
+}
+
+struct Entry {
+    origin: Origin,
+    submitted_at: u64,
+    state: State,
+    /// The handle of the signal it writes (0: none), for loads that must wait for it.
+    completes: u64,
+}
+
+/// A queue's front end on the virtual time line.
+#[derive(Default)]
+struct QueueLine {
+    /// Packets up to this index (exclusive) were submitted by a doorbell.
+    submitted_to: u64,
+    /// When its packet processor can take the next packet.
+    front_free: u64,
+    /// When everything it started so far completes (what a barrier bit waits for).
+    all_done: u64,
+}
+
+struct Inner {
+    next_seq: u64,
+    entries: BTreeMap<u64, Entry>,
+    packets: HashMap<(u64, u64), u64>,
+    queues: HashMap<u64, QueueLine>,
+    gpus: HashMap<u32, Gpu>,
+    engines: HashMap<u32, Sdma>,
+    /// Per signal handle: the virtual time of its last device write and the value before it.
+    last_write: HashMap<u64, (u64, i64)>,
+    /// Entries not yet committed, by the signal they will write.
+    pending_writes: HashMap<u64, u32>,
+    commits: u64,
+}
+
+/// The device side of virtual time: entries, the frontier that commits them, the model.
+pub struct VirtualTime {
+    pub model: &'static DeviceModel,
+    inner: Mutex<Inner>,
+    /// Whether an entry at `Origin` cannot run now (installed by the runtime, which sees the
+    /// queues and engines).
+    blocked: OnceLock<Box<dyn Fn(Origin) -> bool + Send + Sync>>,
+}
+
+impl VirtualTime {
+    pub fn new(model: &'static DeviceModel) -> VirtualTime {
+        HOST_NS.store(0, Ordering::Release);
+        ON.store(true, Ordering::Release);
+        VirtualTime {
+            model,
+            inner: Mutex::new(Inner {
+                next_seq: 0,
+                entries: BTreeMap::new(),
+                packets: HashMap::new(),
+                queues: HashMap::new(),
+                gpus: HashMap::new(),
+                engines: HashMap::new(),
+                last_write: HashMap::new(),
+                pending_writes: HashMap::new(),
+                commits: 0,
+            }),
+            blocked: OnceLock::new(),
+        }
+    }
+
+    pub fn install_blocked_check(&self, check: Box<dyn Fn(Origin) -> bool + Send + Sync>) {
+        let _ = self.blocked.set(check);
+    }
+
+    /// The end of virtual time for this process (`hsa_shut_down`).
+    pub fn retire(&self) {
+        ON.store(false, Ordering::Release);
+    }
+
+    fn is_blocked(&self, origin: Origin) -> bool {
+        self.blocked.get().is_some_and(|check| check(origin))
+    }
+
+    /// A producer rang `queue`'s doorbell with `value`: the packets up to it are submitted now.
+    /// `completion_of(index)` reads a packet's completion signal handle (0: none), so that a
+    /// host load of that signal waits for the packet's commit.
+    pub fn doorbell(&self, queue: u64, value: i64, completion_of: &dyn Fn(u64) -> u64) {
+        if value < 0 {
+            return;
+        }
+        let now = host_now();
+        let mut inner = self.inner.lock();
+        let from = inner.queues.entry(queue).or_default().submitted_to;
+        let to = value as u64 + 1;
+        if to <= from {
+            return;
+        }
+        for index in from..to {
+            let seq = inner.next_seq;
+            inner.next_seq += 1;
+            inner.entries.insert(
+                seq,
+                Entry {
+                    origin: Origin::Packet { queue, index },
+                    submitted_at: now,
+                    state: State::Submitted,
+                    completes: 0,
+                },
+            );
+            inner.packets.insert((queue, index), seq);
+            let handle = completion_of(index);
+            if handle != 0 {
+                if let Some(e) = inner.entries.get_mut(&seq) {
+                    e.completes = handle;
+                }
+                *inner.pending_writes.entry(handle).or_default() += 1;
+            }
+        }
+        if let Some(line) = inner.queues.get_mut(&queue) {
+            line.submitted_to = to;
+        }
+        drop(inner);
+        host_spend(self.model.host.host_submit_ns);
+    }
+
+    /// Whether packet `index` of `queue` was submitted (a packet processor takes no packet
+    /// before its doorbell, or the order of entries would depend on thread timing).
+    pub fn submitted(&self, queue: u64, index: u64) -> bool {
+        self.inner
+            .lock()
+            .queues
+            .get(&queue)
+            .is_some_and(|l| index < l.submitted_to)
+    }
+
+    /// When the dispatch at packet `index` of `queue` can start at the earliest (its queue's
+    /// packets before it are committed by now, so this is exact but for the wait for compute
+    /// units): the start of the clocks its waves read.
+    pub fn estimated_start(&self, queue: u64, index: u64) -> u64 {
+        let inner = self.inner.lock();
+        let submitted = inner
+            .packets
+            .get(&(queue, index))
+            .and_then(|seq| inner.entries.get(seq))
+            .map_or(0, |e| e.submitted_at);
+        let (front_free, all_done) = inner
+            .queues
+            .get(&queue)
+            .map_or((0, 0), |l| (l.front_free, l.all_done));
+        (submitted + self.model.front_end.doorbell_to_dispatch_ns)
+            .max(front_free)
+            .max(all_done)
+    }
+
+    /// An async copy submitted now on `engine` of `node`: its entry's number.
+    pub fn submit_copy(&self, node: u32, engine: u32, completes: u64) -> u64 {
+        let now = host_now();
+        let mut inner = self.inner.lock();
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        inner.entries.insert(
+            seq,
+            Entry {
+                origin: Origin::Copy { node, engine },
+                submitted_at: now,
+                state: State::Submitted,
+                completes,
+            },
+        );
+        if completes != 0 {
+            *inner.pending_writes.entry(completes).or_default() += 1;
+        }
+        drop(inner);
+        host_spend(self.model.host.host_submit_ns);
+        seq
+    }
+
+    /// The entry of packet `index` of `queue`; one is made now for a packet that no doorbell
+    /// submitted (a producer that never rings: its order is then the processor's).
+    pub fn packet_entry(&self, queue: u64, index: u64) -> u64 {
+        let mut inner = self.inner.lock();
+        if let Some(&seq) = inner.packets.get(&(queue, index)) {
+            return seq;
+        }
+        tracing::warn!(target: "hsasim", queue = format_args!("{queue:#x}"), index,
+            "virtual time: packet taken without a doorbell for it; its place in virtual time follows the packet processor");
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        let now = host_now();
+        inner.entries.insert(
+            seq,
+            Entry {
+                origin: Origin::Packet { queue, index },
+                submitted_at: now,
+                state: State::Submitted,
+                completes: 0,
+            },
+        );
+        inner.packets.insert((queue, index), seq);
+        seq
+    }
+
+    /// Entry `seq` finished its functional work. Returns its times once committed (the
+    /// completion signal is then written): at once if everything submitted before it is
+    /// committed or cannot run; otherwise, with `wait`, after those commit (threaded mode:
+    /// other threads do them). Without `wait` (deterministic mode, which must not wait for
+    /// work only this thread can do) it is committed at once, out of turn. `None`: the entry
+    /// is unknown (its queue was forgotten).
+    pub fn finish(
+        &self,
+        seq: u64,
+        work: Work,
+        completion: Completion,
+        wait: bool,
+    ) -> Option<Times> {
+        {
+            let mut inner = self.inner.lock();
+            let handle = completion.signal.as_ref().map_or(0, |s| s.handle().handle);
+            let entry = inner.entries.get_mut(&seq)?;
+            if handle != 0 && entry.completes == 0 {
+                entry.completes = handle;
+                *inner.pending_writes.entry(handle).or_default() += 1;
+            }
+            if let Some(entry) = inner.entries.get_mut(&seq) {
+                entry.state = State::Done(work, completion);
+            }
+            self.advance(&mut inner);
+            if let Some(t) = self.take_committed(&mut inner, seq) {
+                return Some(t);
+            }
+        }
+        if !wait {
+            // Deterministic mode runs entries in the frontier's order (`next_to_run`), so this
+            // is work run out of turn by some other path: commit it now rather than leave its
+            // completion unwritten.
+            let mut inner = self.inner.lock();
+            tracing::debug!(target: "hsasim", seq, "virtual time: entry committed out of turn");
+            self.commit(&mut inner, seq);
+            let t = self.take_committed(&mut inner, seq);
+            drop(inner);
+            HUB.notify();
+            return t;
+        }
+        let since = Instant::now();
+        loop {
+            HUB.sleep_unless(
+                &mut || {
+                    matches!(
+                        self.inner.lock().entries.get(&seq).map(|e| &e.state),
+                        Some(State::Committed(_)) | None
+                    )
+                },
+                Duration::from_millis(10),
+            );
+            let mut inner = self.inner.lock();
+            self.advance(&mut inner);
+            if let Some(t) = self.take_committed(&mut inner, seq) {
+                return Some(t);
+            }
+            if !inner.entries.contains_key(&seq) {
+                return None;
+            }
+            if since.elapsed() > COMMIT_PATIENCE {
+                let ahead = inner
+                    .entries
+                    .iter()
+                    .take_while(|(&s, _)| s < seq)
+                    .find(|(_, e)| matches!(e.state, State::Submitted))
+                    .map(|(_, e)| e.origin);
+                tracing::warn!(target: "hsasim", ?ahead,
+                    "virtual time: work submitted earlier has not finished for {} s; committing entry {seq} out of order (virtual times of this run may differ from another run's)",
+                    COMMIT_PATIENCE.as_secs());
+                self.commit(&mut inner, seq);
+                return self.take_committed(&mut inner, seq);
+            }
+        }
+    }
+
+    /// In deterministic mode: the entry the frontier waits for, if it can run (what the
+    /// pump runs next).
+    pub fn next_to_run(&self) -> Option<Origin> {
+        let inner = self.inner.lock();
+        inner
+            .entries
+            .values()
+            .filter(|e| matches!(e.state, State::Submitted))
+            .map(|e| e.origin)
+            .find(|&o| !self.is_blocked(o))
+    }
+
+    /// A queue went away or failed: its packets that were not done will never be; the
+    /// frontier stops waiting for them.
+    pub fn forget_queue(&self, queue: u64) {
+        let mut inner = self.inner.lock();
+        let gone: Vec<u64> = inner
+            .entries
+            .iter()
+            .filter(|(_, e)| {
+                matches!(e.origin, Origin::Packet { queue: q, .. } if q == queue)
+                    && !matches!(e.state, State::Done(..))
+            })
+            .map(|(&s, _)| s)
+            .collect();
+        for seq in gone {
+            if let Some(e) = inner.entries.remove(&seq) {
+                Self::unpend(&mut inner, e.completes);
+                if let Origin::Packet { queue, index } = e.origin {
+                    inner.packets.remove(&(queue, index));
+                }
+            }
+        }
+        if !inner.packets.keys().any(|&(q, _)| q == queue) {
+            inner.queues.remove(&queue);
+        }
+        self.advance(&mut inner);
+        drop(inner);
+        HUB.notify();
+    }
+
+    fn unpend(inner: &mut Inner, handle: u64) {
+        if handle == 0 {
+            return;
+        }
+        if let Some(n) = inner.pending_writes.get_mut(&handle) {
+            *n -= 1;
+            if *n == 0 {
+                inner.pending_writes.remove(&handle);
+            }
+        }
+    }
+
+    fn take_committed(&self, inner: &mut Inner, seq: u64) -> Option<Times> {
+        match inner.entries.get(&seq).map(|e| &e.state) {
+            Some(State::Committed(t)) => {
+                let t = *t;
+                if let Some(e) = inner.entries.remove(&seq) {
+                    if let Origin::Packet { queue, index } = e.origin {
+                        inner.packets.remove(&(queue, index));
+                    }
+                }
+                Some(t)
+            }
+            _ => None,
+        }
+    }
+
+    /// The frontier: commits finished entries in submission order, passing over those that
+    /// cannot run now, and stops at the first that can run but has not finished.
+    fn advance(&self, inner: &mut Inner) {
+        let mut committed = false;
+        let seqs: Vec<u64> = inner
+            .entries
+            .iter()
+            .filter(|(_, e)| !matches!(e.state, State::Committed(_)))
+            .map(|(&s, _)| s)
+            .collect();
+        for seq in seqs {
+            let Some(entry) = inner.entries.get(&seq) else {
+                continue;
+            };
+            match entry.state {
+                State::Done(..) => {
+                    self.commit(inner, seq);
+                    committed = true;
+                }
+                State::Submitted => {
+                    if !self.is_blocked(entry.origin) {
+                        break;
+                    }
+                }
+                State::Committed(_) => {}
+            }
+        }
+        if committed {
+            HUB.notify();
+        }
+    }
+
+    /// Places a finished entry on the model and writes its completion signal.
+    fn commit(&self, inner: &mut Inner, seq: u64) {
+        let Some(entry) = inner.entries.get_mut(&seq) else {
+            return;
+        };
+        let State::Done(work, completion) = std::mem::replace(&mut entry.state, State::Submitted)
+        else {
+            return;
+        };
+        let (origin, submitted_at, completes) = (entry.origin, entry.submitted_at, entry.completes);
+        let front = &self.model.front_end;
+        let times = match &work {
+            Work::Dispatch {
+                node,
+                shape,
+                costs,
+                barrier,
+                cu_mask,
+            } => {
+                let line = self.line(inner, origin);
+                let mut ready = (submitted_at + front.doorbell_to_dispatch_ns).max(line.0);
+                if *barrier {
+                    ready = ready.max(line.1);
+                }
+                let gpu = inner
+                    .gpus
+                    .entry(*node)
+                    .or_insert_with(|| Gpu::new(self.model));
+                let placed = gpu.place(ready, shape, costs, cu_mask.as_deref());
+                let times = Times {
+                    start: placed.start_ns,
+                    end: placed.end_ns + front.completion_signal_ns,
+                };
+                self.advance_line(inner, origin, ready + front.packet_ns, times.end);
+                times
+            }
+            Work::Barrier { barrier, deps, any } => {
+                let line = self.line(inner, origin);
+                let mut ready = (submitted_at + front.doorbell_to_dispatch_ns).max(line.0);
+                if *barrier {
+                    ready = ready.max(line.1);
+                }
+                let written: Vec<u64> = deps.iter().map(|s| s.virtual_time()).collect();
+                let deps_at = if *any {
+                    written.iter().copied().min().unwrap_or(0)
+                } else {
+                    written.iter().copied().max().unwrap_or(0)
+                };
+                let start = ready.max(deps_at);
+                let times = Times {
+                    start,
+                    end: start + front.barrier_ns + front.completion_signal_ns,
+                };
+                self.advance_line(inner, origin, start + front.packet_ns, times.end);
+                times
+            }
+            Work::Copy {
+                node,
+                engine,
+                bytes,
+                direction,
+                deps,
+            } => {
+                let deps_at = deps.iter().map(|s| s.virtual_time()).max().unwrap_or(0);
+                let engines = inner
+                    .engines
+                    .entry(*node)
+                    .or_insert_with(|| Sdma::new(self.model));
+                let t = engines.copy(submitted_at.max(deps_at), *bytes, *direction, Some(*engine));
+                Times {
+                    start: t.start_ns,
+                    end: t.end_ns,
+                }
+            }
+        };
+        if let Some(signal) = &completion.signal {
+            if completion.timestamps {
+                signal.set_timestamps(times.start, times.end);
+            }
+            signal.set_virtual_time(times.end);
+            let before = signal.rmw(Ordering::Release, |v, o| v.fetch_sub(1, o));
+            inner
+                .last_write
+                .insert(signal.handle().handle, (times.end, before));
+        }
+        Self::unpend(inner, completes);
+        if let Some(entry) = inner.entries.get_mut(&seq) {
+            entry.state = State::Committed(times);
+        }
+        inner.commits += 1;
+        if inner.commits.is_multiple_of(RETIRE_EVERY) {
+            // Nothing submitted from now on can be ready before the host's clock, nor anything
+            // already submitted before its submission: the models may forget what ended earlier.
+            let horizon = inner
+                .entries
+                .values()
+                .filter(|e| !matches!(e.state, State::Committed(_)))
+                .map(|e| e.submitted_at)
+                .min()
+                .unwrap_or(u64::MAX)
+                .min(HOST_NS.load(Ordering::Acquire));
+            for gpu in inner.gpus.values_mut() {
+                gpu.retire_before(horizon);
+            }
+            for engines in inner.engines.values_mut() {
+                engines.retire_before(horizon);
+            }
+        }
+    }
+
+    /// (front free, all done) of the queue a packet came from.
+    fn line(&self, inner: &mut Inner, origin: Origin) -> (u64, u64) {
+        match origin {
+            Origin::Packet { queue, .. } => {
+                let l = inner.queues.entry(queue).or_default();
+                (l.front_free, l.all_done)
+            }
+            Origin::Copy { .. } => (0, 0),
+        }
+    }
+
+    fn advance_line(&self, inner: &mut Inner, origin: Origin, front_free: u64, done: u64) {
+        if let Origin::Packet { queue, .. } = origin {
+            let l = inner.queues.entry(queue).or_default();
+            l.front_free = l.front_free.max(front_free);
+            l.all_done = l.all_done.max(done);
+        }
+    }
+
+    /// A host thread read `value` from the signal `handle`: the value it may see at its
+    /// virtual time. Waits first for work that will write the signal and is not committed
+    /// (`settle`: threaded mode sleeps, deterministic mode runs work), so that the answer does
+    /// not depend on how far the host's threads got.
+    pub fn host_load(
+        &self,
+        handle: u64,
+        load: &dyn Fn() -> i64,
+        deterministic: bool,
+        settle: &mut dyn FnMut() -> bool,
+    ) -> i64 {
+        let since = Instant::now();
+        while self.write_coming(handle) {
+            if since.elapsed() > COMMIT_PATIENCE {
+                break;
+            }
+            if deterministic {
+                if !settle() {
+                    break;
+                }
+            } else {
+                HUB.sleep_unless(
+                    &mut || !self.write_coming(handle),
+                    Duration::from_millis(10),
+                );
+            }
+        }
+        let value = load();
+        let last = self.inner.lock().last_write.get(&handle).copied();
+        match last {
+            Some((at, before)) if at > host_now() => {
+                let (key, n) = HELD_BACK.with(Cell::get);
+                let n = if key == handle { n + 1 } else { 1 };
+                if n >= LOADS_BEFORE_SKIP {
+                    HELD_BACK.with(|h| h.set((0, 0)));
+                    host_observe(at);
+                    value
+                } else {
+                    HELD_BACK.with(|h| h.set((handle, n)));
+                    before
+                }
+            }
+            _ => {
+                HELD_BACK.with(|h| h.set((0, 0)));
+                value
+            }
+        }
+    }
+
+    /// Whether work that will write the signal `handle` is submitted, not committed, and
+    /// able to run (work that waits on something, say a value the host has yet to write, is
+    /// not waited for).
+    fn write_coming(&self, handle: u64) -> bool {
+        let inner = self.inner.lock();
+        if !inner.pending_writes.contains_key(&handle) {
+            return false;
+        }
+        inner.entries.values().any(|e| {
+            e.completes == handle
+                && match e.state {
+                    State::Done(..) => true,
+                    State::Submitted => !self.is_blocked(e.origin),
+                    State::Committed(_) => false,
+                }
+        })
+    }
+
+    /// The host wrote the signal `handle` (its value is the host's from now on).
+    pub fn host_wrote(&self, handle: u64) {
+        self.inner.lock().last_write.remove(&handle);
+    }
+}
