@@ -25,6 +25,10 @@ pub struct LoadArgs {
     /// HIPSHIM_LOG filter, e.g. `debug`, `hipshim=info`, `trace`.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
+    /// hsasim's clock (HSASIM_TIME): `virtual` times kernels, copies and packets on a model
+    /// of the GPU, the same on every run, instead of by the host's time (no effect on a GPU).
+    #[arg(long, value_parser = ["host", "virtual"])]
+    time: Option<String>,
 }
 
 impl LoadArgs {
@@ -47,6 +51,7 @@ impl LoadArgs {
             stats_format: None,
             log: self.log.clone(),
             gfx: self.gfx.clone(),
+            time: self.time.clone(),
         })
     }
 }

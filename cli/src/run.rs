@@ -33,6 +33,8 @@ pub struct Launch {
     pub log: Option<String>,
     /// HSASIM_GFX: the model hsasim simulates (ignored on a GPU).
     pub gfx: Option<String>,
+    /// HSASIM_TIME: `virtual` gives hsasim's GPU its own clock (ignored on a GPU).
+    pub time: Option<String>,
 }
 
 impl Launch {
@@ -98,6 +100,9 @@ impl Launch {
         }
         if let Some(gfx) = &self.gfx {
             env.push(("HSASIM_GFX", gfx.into()));
+        }
+        if let Some(time) = &self.time {
+            env.push(("HSASIM_TIME", time.into()));
         }
         env
     }
@@ -199,6 +204,7 @@ mod tests {
             stats_format: Some(OutputFormat::Json),
             log: Some("debug".into()),
             gfx: Some("gfx90a".into()),
+            time: Some("virtual".into()),
         }
     }
 
@@ -215,6 +221,7 @@ mod tests {
         assert_eq!(value(&env, "HIPSHIM_STATS_FORMAT").unwrap(), "json");
         assert_eq!(value(&env, "HIPSHIM_LOG").unwrap(), "debug");
         assert_eq!(value(&env, "HSASIM_GFX").unwrap(), "gfx90a");
+        assert_eq!(value(&env, "HSASIM_TIME").unwrap(), "virtual");
         assert!(value(&env, "LD_PRELOAD").is_none());
         let path = value(&env, "LD_LIBRARY_PATH").unwrap().to_string_lossy();
         assert!(path.starts_with("/opt/hipshim-lib"), "{path}");
@@ -240,6 +247,7 @@ mod tests {
             stats_format: None,
             log: None,
             gfx: None,
+            time: None,
             ..launch(LoadMode::Libpath)
         };
         let names: Vec<&str> = bare.environment().iter().map(|(n, _)| *n).collect();

@@ -83,6 +83,9 @@ pub struct Queue {
     /// `hsa_amd_queue_set_priority`).
     pub priority: AtomicU32,
     pub cu_mask: Mutex<Vec<u32>>,
+    /// Under virtual time: packets below this index were submitted by a doorbell (see
+    /// `virtual_time`); the processor takes none beyond.
+    pub virtual_submitted: AtomicU64,
     pub profiling: AtomicBool,
     stalled_warned: AtomicBool,
     stall_since: Mutex<Option<Instant>>,
@@ -428,6 +431,7 @@ impl Queue {
             thread: Mutex::new(None),
             priority: AtomicU32::new(HSA_AMD_QUEUE_PRIORITY_NORMAL),
             cu_mask: Mutex::new(Vec::new()),
+            virtual_submitted: AtomicU64::new(0),
             profiling: AtomicBool::new(false),
             stalled_warned: AtomicBool::new(false),
             stall_since: Mutex::new(None),
@@ -586,11 +590,11 @@ impl Queue {
     }
 
     pub fn peek(&self, cx: &QueueContext<'_>) -> Peek {
-        if let Some(v) = cx.vtime {
+        if cx.vtime.is_some() {
             // Virtual time orders work by submission: a packet is not taken before its
             // doorbell, or that order would depend on how fast this thread looked.
             let read = self.read_index().load(Ordering::Acquire);
-            if !v.submitted(self.address(), read) {
+            if read >= self.virtual_submitted.load(Ordering::Acquire) {
                 return Peek::Empty;
             }
         }

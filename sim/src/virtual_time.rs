@@ -239,16 +239,15 @@ impl VirtualTime {
     /// A producer rang `queue`'s doorbell with `value`: the packets up to it are submitted now.
     /// `completion_of(index)` reads a packet's completion signal handle (0: none), so that a
     /// host load of that signal waits for the packet's commit.
-    pub fn doorbell(&self, queue: u64, value: i64, completion_of: &dyn Fn(u64) -> u64) {
-        if value < 0 {
-            return;
-        }
+    /// Returns how many packets of the queue are submitted now (the processor takes packets
+    /// below that).
+    pub fn doorbell(&self, queue: u64, value: i64, completion_of: &dyn Fn(u64) -> u64) -> u64 {
         let now = host_now();
         let mut inner = self.inner.lock();
         let from = inner.queues.entry(queue).or_default().submitted_to;
-        let to = value as u64 + 1;
+        let to = u64::try_from(value).map_or(0, |v| v + 1);
         if to <= from {
-            return;
+            return from;
         }
         for index in from..to {
             let seq = inner.next_seq;
@@ -276,16 +275,7 @@ impl VirtualTime {
         }
         drop(inner);
         host_spend(self.model.host.host_submit_ns);
-    }
-
-    /// Whether packet `index` of `queue` was submitted (a packet processor takes no packet
-    /// before its doorbell, or the order of entries would depend on thread timing).
-    pub fn submitted(&self, queue: u64, index: u64) -> bool {
-        self.inner
-            .lock()
-            .queues
-            .get(&queue)
-            .is_some_and(|l| index < l.submitted_to)
+        to
     }
 
     /// When the dispatch at packet `index` of `queue` can start at the earliest (its queue's
@@ -398,12 +388,16 @@ impl VirtualTime {
         }
         let since = Instant::now();
         loop {
+            // The hub calls this under its lock, and a commit notifies the hub under ours:
+            // only a look that does not wait for our lock is safe here.
             HUB.sleep_unless(
                 &mut || {
-                    matches!(
-                        self.inner.lock().entries.get(&seq).map(|e| &e.state),
-                        Some(State::Committed(_)) | None
-                    )
+                    self.inner.try_lock().is_some_and(|inner| {
+                        matches!(
+                            inner.entries.get(&seq).map(|e| &e.state),
+                            Some(State::Committed(_)) | None
+                        )
+                    })
                 },
                 Duration::from_millis(10),
             );
@@ -443,17 +437,14 @@ impl VirtualTime {
             .find(|&o| !self.is_blocked(o))
     }
 
-    /// A queue went away or failed: its packets that were not done will never be; the
-    /// frontier stops waiting for them.
+    /// A queue went away: its packets will never be done (or written), and the frontier
+    /// stops waiting for them.
     pub fn forget_queue(&self, queue: u64) {
         let mut inner = self.inner.lock();
         let gone: Vec<u64> = inner
             .entries
             .iter()
-            .filter(|(_, e)| {
-                matches!(e.origin, Origin::Packet { queue: q, .. } if q == queue)
-                    && !matches!(e.state, State::Done(..))
-            })
+            .filter(|(_, e)| matches!(e.origin, Origin::Packet { queue: q, .. } if q == queue))
             .map(|(&s, _)| s)
             .collect();
         for seq in gone {
@@ -464,9 +455,8 @@ impl VirtualTime {
                 }
             }
         }
-        if !inner.packets.keys().any(|&(q, _)| q == queue) {
-            inner.queues.remove(&queue);
-        }
+        // A queue created later may get the same address: it starts a line of its own.
+        inner.queues.remove(&queue);
         self.advance(&mut inner);
         drop(inner);
         HUB.notify();
@@ -681,8 +671,13 @@ impl VirtualTime {
                     break;
                 }
             } else {
+                // As in `finish`: no waiting for our lock under the hub's.
                 HUB.sleep_unless(
-                    &mut || !self.write_coming(handle),
+                    &mut || {
+                        self.inner
+                            .try_lock()
+                            .is_some_and(|i| !i.pending_writes.contains_key(&handle))
+                    },
                     Duration::from_millis(10),
                 );
             }

@@ -217,6 +217,11 @@ pub fn policies(args: &BenchArgs) -> Result<i32, String> {
     if args.churn {
         bench_args.push("--churn".into());
     }
+    if base.time.as_deref() == Some("virtual") {
+        // The virtual clock does not follow the host's: the program cannot measure its rate
+        // against the host clock, and takes the rate the device reports.
+        bench_args.push("--attr-clock".into());
+    }
     let mut rows: Vec<PolicyRow> = Vec::new();
     let mut first_run: Option<RunOutput> = None;
     for policy in &args.policies {

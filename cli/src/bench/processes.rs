@@ -365,7 +365,7 @@ fn run_copies(
             trace: keep.map(|d| d.join(format!("proc{k}.json"))),
             ..base.clone()
         };
-        let bench_args: Vec<std::ffi::OsString> = vec![
+        let mut bench_args: Vec<std::ffi::OsString> = vec![
             "--streams".into(),
             args.streams.to_string().into(),
             "--kernels".into(),
@@ -375,6 +375,10 @@ fn run_copies(
             "--go".into(),
             go.clone().into(),
         ];
+        if base.time.as_deref() == Some("virtual") {
+            // As in `bench policies`: the virtual clock's rate is the reported one.
+            bench_args.push("--attr-clock".into());
+        }
         let mut cmd = launch.command(program.as_os_str(), &bench_args);
         cmd.env("HSASIM_DEVICE_SERVICE", device)
             // Several queues running at once is the point: the threaded model.

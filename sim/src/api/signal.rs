@@ -206,7 +206,8 @@ fn virtual_write(signal: hsa_signal_t, s: &signal::SignalMemory, value: i64) {
     };
     if s.kind() == AMD_SIGNAL_KIND_DOORBELL {
         if let Ok(q) = rt.queue(s.doorbell_queue()) {
-            v.doorbell(q.address(), value, &|index| q.completion_of(index));
+            let submitted = v.doorbell(q.address(), value, &|index| q.completion_of(index));
+            q.virtual_submitted.fetch_max(submitted, Ordering::AcqRel);
         }
     } else {
         s.set_virtual_time(crate::virtual_time::host_now());
