@@ -37,6 +37,12 @@
 //!   finish), and then go on only as the higher one's workers free host threads; a higher
 //!   dispatch stuck inside its workgroups for 200 ms lets the others on (see `arbiter`).
 //!   Cooperative dispatches take no part.
+//! - Virtual time ([`ExecConfig::timing`], issue 42): every wave counts what it executes by
+//!   instruction class ([`Mix`], the class found once per decoded instruction; translated
+//!   code counts exactly as the interpreter does). With timing on, each wave's counts are
+//!   priced when it ends and summed per workgroup ([`DispatchStats::costs`], from
+//!   [`run_dispatch_timed`]), and `s_memtime`/`s_memrealtime` read the wave's own virtual
+//!   clock instead of the host's.
 //! - Other ISAs: wave32 code and descriptors with gfx10+ RSRC1 bits are refused before
 //!   running; unknown encodings are `UnknownInstruction` naming family and opcode.
 
@@ -90,6 +96,17 @@ pub fn run_dispatch_with_stats(
     dispatch::run(dispatch, memory, config, true)
 }
 
+/// [`run_dispatch`], returning its figures without the per-opcode counts (which
+/// [`run_dispatch_with_stats`] gathers at some cost): what a caller under virtual time
+/// ([`ExecConfig::timing`]) needs, [`DispatchStats::costs`] and [`DispatchStats::mix`].
+pub fn run_dispatch_timed(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+) -> Result<DispatchStats, DispatchError> {
+    dispatch::run(dispatch, memory, config, false)
+}
+
 /// Runs a dispatch from a cooperative queue: every workgroup resident at once, `ds_gws_*`
 /// on `gws`, the queue's Global Wave Sync unit (one per queue, kept across its dispatches).
 /// A grid larger than the agent can hold at once is `InvalidDispatch`.
@@ -110,4 +127,15 @@ pub fn run_cooperative_dispatch_with_stats(
     gws: &Gws,
 ) -> Result<DispatchStats, DispatchError> {
     coop::run(dispatch, memory, config, gws, true)
+}
+
+/// [`run_cooperative_dispatch`], returning its figures without the per-opcode counts (see
+/// [`run_dispatch_timed`]).
+pub fn run_cooperative_dispatch_timed(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+    gws: &Gws,
+) -> Result<DispatchStats, DispatchError> {
+    coop::run(dispatch, memory, config, gws, false)
 }

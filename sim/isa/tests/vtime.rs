@@ -6,9 +6,9 @@ mod common;
 
 use common::*;
 use hsasim_isa::{
-    run_cooperative_dispatch_with_stats, run_dispatch_with_stats, Class, DispatchError,
-    DispatchStats, ExecConfig, GfxModel, Gws, Mix, Timing, WaveCostTable, WorkgroupCost,
-    MAX_COST_ENTRIES,
+    run_cooperative_dispatch_timed, run_dispatch_timed, run_dispatch_with_stats, Class,
+    DispatchError, DispatchStats, ExecConfig, GfxModel, Gws, Mix, Timing, WaveCostTable,
+    WorkgroupCost, MAX_COST_ENTRIES,
 };
 
 /// Distinct cycles per class, so that every count shows in a cost: scalar ALU 2, VALU 5,
@@ -94,8 +94,8 @@ fn run_loop_on(
     let grid = [workgroups * u32::from(wg), 1, 1];
     let (d, _p) = packet(model, kd, 0, grid, [wg, 1, 1], 0, &mem);
     match gws {
-        None => run_dispatch_with_stats(&d, &mem, cfg),
-        Some(gws) => run_cooperative_dispatch_with_stats(&d, &mem, cfg, gws),
+        None => run_dispatch_timed(&d, &mem, cfg),
+        Some(gws) => run_cooperative_dispatch_timed(&d, &mem, cfg, gws),
     }
 }
 
