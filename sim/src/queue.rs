@@ -1074,11 +1074,12 @@ impl Queue {
                 bit: node_bit(self.agent.node),
             };
             match &self.gws {
-                None => hsasim_isa::run_dispatch_costed(&dispatch, &memory, &config),
+                None => hsasim_isa::run_dispatch_timed(&dispatch, &memory, &config),
                 Some(gws) => {
-                    hsasim_isa::run_cooperative_dispatch_costed(&dispatch, &memory, &config, gws)
+                    hsasim_isa::run_cooperative_dispatch_timed(&dispatch, &memory, &config, gws)
                 }
             }
+            .map(|stats| stats.costs)
         };
         let end = now_ns();
         match outcome {

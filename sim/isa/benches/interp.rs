@@ -17,6 +17,10 @@
 //! and the translation time (in the warm-up run, which translates), and the opcodes most
 //! often interpreted. The geometric mean of the ratios closes the table.
 //!
+//! Then virtual time's cost (`ExecConfig::timing`, issue 42): each kernel on one worker
+//! with timing off and on, alternated, interpreted and translated, with the on/off ratios
+//! and their geometric means.
+//!
 //! `cargo bench -p hsasim-isa --bench interp`
 //!
 //! Environment:
@@ -55,7 +59,8 @@ mod common;
 use common::*;
 use hsa_abi::hsa_kernel_dispatch_packet_t;
 use hsasim_isa::{
-    run_dispatch_with_stats, Dispatch, DispatchStats, ExecConfig, GfxModel, GuestMemory, Span,
+    run_dispatch_with_stats, Class, Dispatch, DispatchStats, ExecConfig, GfxModel, GuestMemory,
+    Span, Timing, WaveCostTable,
 };
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
@@ -559,6 +564,74 @@ fn side_by_side(cases: &[(Case, Prepared)], mem: &FixedRanges, reps: usize, cpu_
     }
 }
 
+/// Virtual time's cost: each kernel on one worker without and with
+/// [`ExecConfig::timing`] (alternated run by run), interpreted and translated.
+fn timing_side_by_side(
+    cases: &[(Case, Prepared)],
+    mem: &FixedRanges,
+    reps: usize,
+    cpu_clock: bool,
+) {
+    static COSTS: WaveCostTable = WaveCostTable {
+        cycles: [4; Class::COUNT],
+        bytes: [0; Class::COUNT],
+    };
+    let cfg = |jit, timed: bool| ExecConfig {
+        worker_threads: 1,
+        compute_units: 80,
+        jit,
+        timing: timed.then_some(Timing {
+            costs: &COSTS,
+            start_ns: 0,
+            clock_mhz: 2100,
+        }),
+        ..ExecConfig::BASE
+    };
+    println!("virtual time off vs on, 1 worker, alternated runs, best of {reps}:");
+    println!("  kernel         interp: off        on  on/off   translated: off        on  on/off");
+    let mut logs = [0.0f64; 2];
+    let mut count = 0;
+    for (c, (d, _packet)) in cases {
+        let mut best = [[f64::INFINITY; 2]; 2];
+        for rep in 0..=reps {
+            for (j, jit) in [false, true].into_iter().enumerate() {
+                let (off, so) = timed(d, mem, &cfg(jit, false), cpu_clock);
+                let (on, st) = timed(d, mem, &cfg(jit, true), cpu_clock);
+                assert_eq!(so.mix, st.mix, "{}: class counts differ", c.name);
+                assert!(so.costs.is_empty() && !st.costs.is_empty());
+                if rep > 0 {
+                    best[j][0] = best[j][0].min(off);
+                    best[j][1] = best[j][1].min(on);
+                }
+            }
+        }
+        if let Err(e) = (c.check)() {
+            panic!("wrong result: {e}");
+        }
+        for j in 0..2 {
+            logs[j] += (best[j][1] / best[j][0]).ln();
+        }
+        count += 1;
+        println!(
+            "  {:<14} {:>10.4}s {:>8.4}s {:>6.3}x {:>15.4}s {:>8.4}s {:>6.3}x",
+            c.name,
+            best[0][0],
+            best[0][1],
+            best[0][1] / best[0][0],
+            best[1][0],
+            best[1][1],
+            best[1][1] / best[1][0],
+        );
+    }
+    if count > 0 {
+        println!(
+            "  geometric mean of on/off: interpreted {:.3}x, translated {:.3}x over {count} kernels",
+            (logs[0] / count as f64).exp(),
+            (logs[1] / count as f64).exp()
+        );
+    }
+}
+
 fn main() {
     let model = match std::env::var("HSASIM_ISA_BENCH_MODEL").as_deref() {
         Ok("gfx90a") => GfxModel::Gfx90a,
@@ -636,6 +709,7 @@ fn main() {
         if cpu_clock { ", 1 worker timed by thread CPU time" } else { "" }
     );
     side_by_side(&prepared[0], &mem, reps, cpu_clock);
+    timing_side_by_side(&prepared[0], &mem, reps, cpu_clock);
     let mut summary = Vec::new();
     for (k, (c, (d, _packet))) in prepared[0].iter().enumerate() {
         println!("{}:", c.name);

@@ -37,6 +37,12 @@
 //!   finish), and then go on only as the higher one's workers free host threads; a higher
 //!   dispatch stuck inside its workgroups for 200 ms lets the others on (see `arbiter`).
 //!   Cooperative dispatches take no part.
+//! - Virtual time ([`ExecConfig::timing`], issue 42): every wave counts what it executes by
+//!   instruction class ([`Mix`], the class found once per decoded instruction; translated
+//!   code counts exactly as the interpreter does). With timing on, each wave's counts are
+//!   priced when it ends and summed per workgroup ([`DispatchStats::costs`], from
+//!   [`run_dispatch_timed`]), and `s_memtime`/`s_memrealtime` read the wave's own virtual
+//!   clock instead of the host's.
 //! - Other ISAs: wave32 code and descriptors with gfx10+ RSRC1 bits are refused before
 //!   running; unknown encodings are `UnknownInstruction` naming family and opcode.
 
@@ -90,14 +96,15 @@ pub fn run_dispatch_with_stats(
     dispatch::run(dispatch, memory, config, true)
 }
 
-/// [`run_dispatch`], returning the per-workgroup costs virtual time places on the device
-/// model (empty unless [`ExecConfig::timing`] is set); no per-opcode counting.
-pub fn run_dispatch_costed(
+/// [`run_dispatch`], returning its figures without the per-opcode counts (which
+/// [`run_dispatch_with_stats`] gathers at some cost): what a caller under virtual time
+/// ([`ExecConfig::timing`]) needs, [`DispatchStats::costs`] and [`DispatchStats::mix`].
+pub fn run_dispatch_timed(
     dispatch: &Dispatch,
     memory: &dyn GuestMemory,
     config: &ExecConfig,
-) -> Result<Vec<WorkgroupCost>, DispatchError> {
-    dispatch::run(dispatch, memory, config, false).map(|s| s.costs)
+) -> Result<DispatchStats, DispatchError> {
+    dispatch::run(dispatch, memory, config, false)
 }
 
 /// Runs a dispatch from a cooperative queue: every workgroup resident at once, `ds_gws_*`
@@ -112,17 +119,6 @@ pub fn run_cooperative_dispatch(
     coop::run(dispatch, memory, config, gws, false).map(|_| ())
 }
 
-/// [`run_cooperative_dispatch`], returning the per-workgroup costs (see
-/// [`run_dispatch_costed`]).
-pub fn run_cooperative_dispatch_costed(
-    dispatch: &Dispatch,
-    memory: &dyn GuestMemory,
-    config: &ExecConfig,
-    gws: &Gws,
-) -> Result<Vec<WorkgroupCost>, DispatchError> {
-    coop::run(dispatch, memory, config, gws, false).map(|s| s.costs)
-}
-
 /// [`run_cooperative_dispatch`], returning counts of what ran.
 pub fn run_cooperative_dispatch_with_stats(
     dispatch: &Dispatch,
@@ -131,4 +127,15 @@ pub fn run_cooperative_dispatch_with_stats(
     gws: &Gws,
 ) -> Result<DispatchStats, DispatchError> {
     coop::run(dispatch, memory, config, gws, true)
+}
+
+/// [`run_cooperative_dispatch`], returning its figures without the per-opcode counts (see
+/// [`run_dispatch_timed`]).
+pub fn run_cooperative_dispatch_timed(
+    dispatch: &Dispatch,
+    memory: &dyn GuestMemory,
+    config: &ExecConfig,
+    gws: &Gws,
+) -> Result<DispatchStats, DispatchError> {
+    coop::run(dispatch, memory, config, gws, false)
 }

@@ -57,6 +57,10 @@ fn the_watchdog_stops_translated_loops_where_the_interpreter_does() {
                     (Ok(i), Ok(t)) => {
                         assert_eq!(i.instructions, total);
                         assert_eq!(t.instructions, total);
+                        // The class counts too, whether trips ran translated (several
+                        // inside one region call), interpreted near a periodic check, or
+                        // through the call-out of the branch.
+                        assert_eq!(i.mix, t.mix, "limit {limit}");
                         // Near the periodic checks a region that would cross one is
                         // interpreted instead, so not every trip runs translated.
                         assert!(t.translated >= iterations as u64, "{t:?}");
@@ -133,9 +137,13 @@ fn translated_vector_add_matches_the_interpreter() {
             }
             let interpreted: u64 = stats.interpreted_ops.values().sum();
             assert_eq!(interpreted, stats.instructions - stats.translated);
-            outputs.push((stats.instructions, stats.lane_ops));
+            outputs.push((stats.instructions, stats.lane_ops, stats.mix));
         }
-        assert_eq!(outputs[0], outputs[1], "instructions and lane-ops");
+        // The class counts of the loads and stores (call-outs) and the native arithmetic.
+        assert_eq!(
+            outputs[0], outputs[1],
+            "instructions, lane-ops and class counts"
+        );
     }
 }
 

@@ -60,8 +60,8 @@ pub struct DispatchInfo {
     /// The dispatch came from a cooperative queue: all its workgroups are resident and the
     /// queue's GWS unit is there.
     pub cooperative: bool,
-    /// Virtual time: the clocks follow the wave's own cycles ([`ExecConfig::timing`]
-    /// (crate::ExecConfig::timing)).
+    /// Virtual time: the clocks follow the wave's own cycles
+    /// ([`ExecConfig::timing`](crate::ExecConfig::timing)).
     pub timing: Option<crate::api::Timing>,
 }
 
