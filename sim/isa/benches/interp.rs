@@ -59,8 +59,8 @@ mod common;
 use common::*;
 use hsa_abi::hsa_kernel_dispatch_packet_t;
 use hsasim_isa::{
-    run_dispatch_with_stats, Class, Dispatch, DispatchStats, ExecConfig, GfxModel, GuestMemory,
-    Span, Timing, WaveCostTable,
+    run_dispatch_timed, run_dispatch_with_stats, Class, Dispatch, DispatchError, DispatchStats,
+    ExecConfig, GfxModel, GuestMemory, Mix, Span, Timing, WaveCostTable,
 };
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
@@ -481,9 +481,22 @@ fn timed(
     cfg: &ExecConfig,
     cpu_clock: bool,
 ) -> (f64, DispatchStats) {
+    timed_by(run_dispatch_with_stats, d, mem, cfg, cpu_clock)
+}
+
+type Runner = fn(&Dispatch, &dyn GuestMemory, &ExecConfig) -> Result<DispatchStats, DispatchError>;
+
+/// [`timed`], running the dispatch with `run`.
+fn timed_by(
+    run: Runner,
+    d: &Dispatch,
+    mem: &FixedRanges,
+    cfg: &ExecConfig,
+    cpu_clock: bool,
+) -> (f64, DispatchStats) {
     let cpu = cpu_clock.then(thread_cpu_seconds).flatten();
     let t = Instant::now();
-    let s = run_dispatch_with_stats(d, mem, cfg).expect("dispatch");
+    let s = run(d, mem, cfg).expect("dispatch");
     let secs = match (cpu, thread_cpu_seconds()) {
         (Some(start), Some(end)) => end - start,
         _ => t.elapsed().as_secs_f64(),
@@ -565,7 +578,8 @@ fn side_by_side(cases: &[(Case, Prepared)], mem: &FixedRanges, reps: usize, cpu_
 }
 
 /// Virtual time's cost: each kernel on one worker without and with
-/// [`ExecConfig::timing`] (alternated run by run), interpreted and translated.
+/// [`ExecConfig::timing`] (alternated run by run), interpreted and translated, run as
+/// hsasim runs them ([`run_dispatch_timed`]: without timing nothing is counted).
 fn timing_side_by_side(
     cases: &[(Case, Prepared)],
     mem: &FixedRanges,
@@ -593,12 +607,14 @@ fn timing_side_by_side(
     let mut count = 0;
     for (c, (d, _packet)) in cases {
         let mut best = [[f64::INFINITY; 2]; 2];
+        let mut mixes = [Mix::default(); 2];
         for rep in 0..=reps {
             for (j, jit) in [false, true].into_iter().enumerate() {
-                let (off, so) = timed(d, mem, &cfg(jit, false), cpu_clock);
-                let (on, st) = timed(d, mem, &cfg(jit, true), cpu_clock);
-                assert_eq!(so.mix, st.mix, "{}: class counts differ", c.name);
+                let (off, so) = timed_by(run_dispatch_timed, d, mem, &cfg(jit, false), cpu_clock);
+                let (on, st) = timed_by(run_dispatch_timed, d, mem, &cfg(jit, true), cpu_clock);
                 assert!(so.costs.is_empty() && !st.costs.is_empty());
+                assert_eq!(so.mix, Mix::default());
+                mixes[j] = st.mix;
                 if rep > 0 {
                     best[j][0] = best[j][0].min(off);
                     best[j][1] = best[j][1].min(on);
@@ -608,6 +624,7 @@ fn timing_side_by_side(
         if let Err(e) = (c.check)() {
             panic!("wrong result: {e}");
         }
+        assert_eq!(mixes[0], mixes[1], "{}: class counts differ", c.name);
         for j in 0..2 {
             logs[j] += (best[j][1] / best[j][0]).ln();
         }

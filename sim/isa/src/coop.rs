@@ -313,6 +313,7 @@ fn work(sh: &Shared, me: usize) {
             while i < active.len() {
                 match active[i].run_slice(sh, cache, tlb, stats, log)? {
                     Progress::Finished => {
+                        log.flush_if_full(&sh.totals);
                         if !sh.stop.load(Ordering::Relaxed) {
                             sh.finished.fetch_add(1, Ordering::Relaxed);
                         }

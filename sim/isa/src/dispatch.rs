@@ -43,7 +43,10 @@ pub struct DispatchStats {
     /// opcode: filled by [`run_dispatch_with_stats`](crate::run_dispatch_with_stats) only.
     pub interpreted_ops: HashMap<&'static str, u64>,
     /// Wave-instructions executed, by virtual-time class (the sum of every wave's
-    /// [`Wave::mix`]); the same whether they ran interpreted or translated.
+    /// [`Wave::mix`]); the same whether they ran interpreted or translated. Counted under
+    /// virtual time ([`ExecConfig::timing`]) and by
+    /// [`run_dispatch_with_stats`](crate::run_dispatch_with_stats); all zero otherwise, as
+    /// the count costs the interpreter an increment per instruction.
     pub mix: Mix,
     /// Under virtual time ([`ExecConfig::timing`]), the priced waves of each workgroup in
     /// linear order (x fastest); a grid of more than [`MAX_COST_ENTRIES`] workgroups has
@@ -124,7 +127,21 @@ pub(crate) fn empty_costs(plan: &Plan, total: u64) -> Vec<WorkgroupCost> {
 #[derive(Default)]
 pub(crate) struct CostLog(Vec<(u64, WorkgroupCost)>);
 
+/// Entries a worker's [`CostLog`] holds before it hands them to the dispatch's record: a
+/// grid of many short workgroups then neither grows one log per worker as long as the grid
+/// nor takes the record's lock more than once per this many workgroups.
+const COST_LOG_FLUSH: usize = 1024;
+
 impl CostLog {
+    /// Hands the entries to the dispatch's record once there are [`COST_LOG_FLUSH`].
+    #[inline]
+    pub(crate) fn flush_if_full(&mut self, totals: &Mutex<DispatchStats>) {
+        if self.0.len() >= COST_LOG_FLUSH {
+            let mut totals = totals.lock().unwrap_or_else(|p| p.into_inner());
+            self.drain_into(&mut totals.costs);
+        }
+    }
+
     /// Moves the entries into the dispatch's record ([`empty_costs`]).
     fn drain_into(&mut self, costs: &mut [WorkgroupCost]) {
         for (b, c) in self.0.drain(..) {
@@ -148,13 +165,20 @@ pub(crate) fn end_workgroup(
     for w in waves.iter_mut() {
         stats.lane_ops += w.lane_ops;
         w.lane_ops = 0;
-        add_mix(&mut stats.mix, &w.mix);
+        if plan.count_mix {
+            add_mix(&mut stats.mix, &w.mix);
+        }
         if let Some(t) = &plan.timing {
             cost.add_wave(t.costs.cost(&w.mix));
         }
     }
     if plan.timing.is_some() {
-        let b = k / plan.cost_bucket;
+        // Most grids have an entry per workgroup: no 64-bit division for them.
+        let b = if plan.cost_bucket == 1 {
+            k
+        } else {
+            k / plan.cost_bucket
+        };
         match log.0.last_mut() {
             Some((last, into)) if *last == b => merge_cost(into, &cost),
             _ => log.0.push((b, cost)),
@@ -190,6 +214,9 @@ pub(crate) struct Plan {
     pub(crate) count_ops: bool,
     /// Virtual time ([`ExecConfig::timing`]).
     pub(crate) timing: Option<Timing>,
+    /// Count each wave's instructions by class ([`Wave::mix`], [`DispatchStats::mix`]):
+    /// under virtual time, or when the caller asked for the figures.
+    pub(crate) count_mix: bool,
     /// Workgroups per entry of [`DispatchStats::costs`].
     pub(crate) cost_bucket: u64,
 }
@@ -312,6 +339,7 @@ pub(crate) fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, Dispatch
         jit: false,
         count_ops: false,
         timing: None,
+        count_mix: false,
         cost_bucket: cost_bucket(
             u64::from(wg_count[0]) * u64::from(wg_count[1]) * u64::from(wg_count[2]),
         ),
@@ -993,8 +1021,27 @@ impl Worker {
 
 /// Runs one wave until it ends or reaches a barrier (or, in a cooperative dispatch, a
 /// GWS operation or a point to yield at).
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn run_wave(
+    w: &mut Wave,
+    cache: &mut DecodeCache,
+    ctx: &mut Ctx,
+    plan: &Plan,
+    stop: &AtomicBool,
+    stats: &mut DispatchStats,
+) -> Result<Step, DispatchError> {
+    // Two copies of the loop: counting classes costs an increment per instruction that a
+    // dispatch nobody reads the counts of (hsasim's without virtual time) need not pay.
+    if plan.count_mix {
+        run_wave_loop::<true>(w, cache, ctx, plan, stop, stats)
+    } else {
+        run_wave_loop::<false>(w, cache, ctx, plan, stop, stats)
+    }
+}
+
+/// [`run_wave`]; `COUNT`: add each instruction to the wave's class counts.
+#[inline(never)]
+fn run_wave_loop<const COUNT: bool>(
     w: &mut Wave,
     cache: &mut DecodeCache,
     ctx: &mut Ctx,
@@ -1097,7 +1144,9 @@ pub(crate) fn run_wave(
         // SAFETY: as above.
         let d = unsafe { &mut *at };
         d.runs += 1;
-        w.mix.add(d.class);
+        if COUNT {
+            w.mix.add(d.class);
+        }
         w.pc = d.next_pc;
         ctx.pc = d.pc;
         left -= 1;
@@ -1343,6 +1392,7 @@ pub(crate) fn prepare(
         .and_then(|t| Some((t, Instant::now().checked_add(t)?)));
     plan.cooperative = cooperative;
     plan.timing = config.timing;
+    plan.count_mix = config.timing.is_some() || count_ops;
     let info = DispatchInfo {
         timing: config.timing,
         model: plan.model,
@@ -1432,6 +1482,7 @@ pub fn run(
                 record(e);
                 break;
             }
+            worker.costs.flush_if_full(&totals);
             k += 1;
             // Its waves may have ended early because another worker's error stopped the
             // dispatch: count it only if not.

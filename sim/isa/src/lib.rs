@@ -98,7 +98,8 @@ pub fn run_dispatch_with_stats(
 
 /// [`run_dispatch`], returning its figures without the per-opcode counts (which
 /// [`run_dispatch_with_stats`] gathers at some cost): what a caller under virtual time
-/// ([`ExecConfig::timing`]) needs, [`DispatchStats::costs`] and [`DispatchStats::mix`].
+/// ([`ExecConfig::timing`]) needs, [`DispatchStats::costs`] and [`DispatchStats::mix`]
+/// (both empty without virtual time, when nothing is counted).
 pub fn run_dispatch_timed(
     dispatch: &Dispatch,
     memory: &dyn GuestMemory,

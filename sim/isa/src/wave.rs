@@ -91,7 +91,9 @@ pub struct Wave {
     /// Instructions this wave has executed (for the watchdog).
     pub executed: u64,
     /// What it executed, by virtual-time class (issue 42): the run loop and translated
-    /// regions add each instruction before it runs, so a handler sees itself counted.
+    /// regions add each instruction before it runs, so a handler sees itself counted. The
+    /// run loop counts only when the dispatch wants the counts (virtual time, or figures
+    /// asked for); translated regions always do (they serve every dispatch of a kernel).
     pub mix: Mix,
     /// The `ds_gws_*` operation of the last [`Step::Gws`](crate::exec::Step::Gws).
     pub gws: GwsRequest,
