@@ -21,7 +21,12 @@ static COSTS: WaveCostTable = {
     cycles[Class::Smem as usize] = 40;
     let mut bytes = [0u32; Class::COUNT];
     bytes[Class::Valu as usize] = 3;
-    WaveCostTable { cycles, bytes }
+    // Issue cycles as the cycles: a wave that never waits on memory.
+    WaveCostTable {
+        cycles,
+        bytes,
+        issue: cycles,
+    }
 };
 
 const TIMING: Timing = Timing {
@@ -134,6 +139,7 @@ fn loop_costs(total: u64, waves: u32) -> Vec<WorkgroupCost> {
                 let t = (k & 7) + 1;
                 c.waves += waves;
                 c.cycles_sum += u64::from(waves) * loop_wave_cycles(k);
+                c.issue_sum += u64::from(waves) * loop_wave_cycles(k);
                 c.cycles_max = c.cycles_max.max(loop_wave_cycles(k));
                 c.bytes += u64::from(waves) * 3 * t;
             }
@@ -316,6 +322,7 @@ fn clocks_follow_the_waves_own_cycles() {
                     cycles_sum: cycles,
                     cycles_max: cycles,
                     bytes: 12 * 3,
+                    issue_sum: cycles,
                 }]
             );
             counts.push(stats.mix);
