@@ -31,6 +31,7 @@ pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::mem::memory::PointerAttributes;
 pub use crate::runtime::mem::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
 pub use crate::runtime::mem::vmm::MemAllocationProp;
+pub use crate::runtime::stream::value::BatchMemOpParams;
 
 /// Handles: values hipshim issues (`runtime/base/handles.rs`), never dereferenced by anyone.
 pub type hipStream_t = *mut c_void;
@@ -92,6 +93,7 @@ pub const VOCABULARY: &[&str] = &[
     "*const *const c_char",
     "*const c_void",
     "*const u32",
+    "*mut BatchMemOpParams",
     "*const DevicePropR0000",
     "*const DevicePropR0600",
     "*const LaunchConfig",

@@ -33,6 +33,7 @@
 
 use super::devices::device::{Device, StagingBuffer, STAGING_BYTES};
 use super::mem::memory::{classify, Side};
+use super::stream::value::MemOp;
 use super::stream::{self, OutOfQueue, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::{CopyEngines, EngineCopy};
@@ -1380,15 +1381,59 @@ pub fn write_value_async(
     value: u64,
     bytes: usize,
 ) -> HipResult {
-    let at = stream::value::checked_target(dst, bytes, "hipStreamWriteValue")?;
+    let write = ValueWrite::check(devices, dst as usize, value, bytes)?;
     let (device, stream) = stream::lookup(devices.all, stream)?;
-    let value_bytes = value.to_le_bytes();
-    match classify(at, bytes, None, "stream write value")? {
-        Side::Device(i) => {
-            let owner = devices.get(i)?;
-            stream::enqueue_host_task(
+    write.submit(device, &stream)
+}
+
+/// A stream value write whose arguments are checked, not yet enqueued.
+#[derive(Clone, Copy)]
+struct ValueWrite {
+    at: usize,
+    value: u64,
+    bytes: usize,
+    /// The device whose memory is written, or none for host memory the devices reach.
+    owner: Option<&'static Device>,
+}
+
+impl ValueWrite {
+    fn check(
+        devices: Devices<'static>,
+        at: usize,
+        value: u64,
+        bytes: usize,
+    ) -> HipResult<ValueWrite> {
+        let at = stream::value::checked_target(at as *mut c_void, bytes, "hipStreamWriteValue")?;
+        let owner = match classify(at, bytes, None, "stream write value")? {
+            Side::Device(i) => Some(devices.get(i)?),
+            Side::Pinned(_) => None,
+            Side::Pageable => {
+                return Err(stream::value::not_device_accessible(
+                    "hipStreamWriteValue",
+                    at,
+                ))
+            }
+        };
+        Ok(ValueWrite {
+            at,
+            value,
+            bytes,
+            owner,
+        })
+    }
+
+    fn submit(self, device: &Device, stream: &Stream) -> HipResult {
+        let ValueWrite {
+            at,
+            value,
+            bytes,
+            owner,
+        } = self;
+        let value_bytes = value.to_le_bytes();
+        match owner {
+            Some(owner) => stream::enqueue_host_task(
                 &device.streams,
-                &stream,
+                stream,
                 Box::new(move || {
                     let copy = owner.copy.lock();
                     let staging = &copy.staging[0];
@@ -1409,32 +1454,61 @@ pub fn write_value_async(
                         tracing::error!(error = ?e, "a stream value write failed; its stream reports the error")
                     })
                 }),
-            )
-        }
-        Side::Pinned(_) => stream::enqueue_host_task(
-            &device.streams,
-            &stream,
-            Box::new(move || {
-                // SAFETY: the registry says `[at, at + bytes)` is live host memory, naturally
-                // aligned (checked above); the program may not free it while the write is
-                // pending, and device work may read it meanwhile, hence atomics.
-                unsafe {
-                    if bytes == 4 {
-                        std::sync::atomic::AtomicU32::from_ptr(at as *mut u32)
-                            .store(value as u32, std::sync::atomic::Ordering::Release);
-                    } else {
-                        std::sync::atomic::AtomicU64::from_ptr(at as *mut u64)
-                            .store(value, std::sync::atomic::Ordering::Release);
+            ),
+            None => stream::enqueue_host_task(
+                &device.streams,
+                stream,
+                Box::new(move || {
+                    // SAFETY: the registry said `[at, at + bytes)` is live host memory, naturally
+                    // aligned (checked); the program may not free it while the write is
+                    // pending, and device work may read it meanwhile, hence atomics.
+                    unsafe {
+                        if bytes == 4 {
+                            std::sync::atomic::AtomicU32::from_ptr(at as *mut u32)
+                                .store(value as u32, std::sync::atomic::Ordering::Release);
+                        } else {
+                            std::sync::atomic::AtomicU64::from_ptr(at as *mut u64)
+                                .store(value, std::sync::atomic::Ordering::Release);
+                        }
                     }
-                }
-                Ok(())
-            }),
-        ),
-        Side::Pageable => Err(stream::value::not_device_accessible(
-            "hipStreamWriteValue",
-            at,
-        )),
+                    Ok(())
+                }),
+            ),
+        }
     }
+}
+
+/// `hipStreamBatchMemOp`: the operations in `ops`, in order, on `stream`, as the single
+/// `hipStreamWaitValue*` and `hipStreamWriteValue*` calls would enqueue them. Every operation
+/// is checked before the first is enqueued, so a refused batch leaves the stream as it was.
+pub fn batch_mem_op(devices: Devices<'static>, stream: *mut c_void, ops: &[MemOp]) -> HipResult {
+    enum Checked {
+        Wait(stream::value::Wait),
+        Write(ValueWrite),
+    }
+    let checked = ops
+        .iter()
+        .map(|op| match *op {
+            MemOp::Wait {
+                ptr,
+                value,
+                flags,
+                bytes,
+            } => stream::value::Wait::check(ptr as *mut c_void, value, flags, u64::MAX, bytes)
+                .map(Checked::Wait),
+            MemOp::Write { ptr, value, bytes } => {
+                ValueWrite::check(devices, ptr, value, bytes).map(Checked::Write)
+            }
+        })
+        .collect::<HipResult<Vec<_>>>()?;
+    let (device, stream) = stream::lookup(devices.all, stream)?;
+    for op in checked {
+        match op {
+            Checked::Wait(wait) => wait.submit(device, &stream)?,
+            Checked::Write(write) => write.submit(device, &stream)?,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
