@@ -45,6 +45,8 @@ c_tests! {
     stream_values_gfx90a => "stream_values" on "gfx90a";
     batch_mem_op_gfx942 => "batch_mem_op" on "gfx942";
     batch_mem_op_gfx90a => "batch_mem_op" on "gfx90a";
+    memcpy_batch_gfx942 => "memcpy_batch" on "gfx942";
+    memcpy_batch_gfx90a => "memcpy_batch" on "gfx90a";
 }
 
 /// `stream_values` in hsasim's deterministic mode, where a barrier-value packet waiting on

@@ -22,6 +22,7 @@ pub use crate::runtime::mem::ipc::IpcHandle;
 /// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's
 /// (`runtime/mem/mempool.rs`).
 pub type PoolPtrExportData = IpcHandle;
+pub use crate::runtime::copy::MemcpyAttributes;
 pub use crate::runtime::image::texture::{
     DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc, ResourceViewDesc,
     TextureDesc,
@@ -94,6 +95,7 @@ pub const VOCABULARY: &[&str] = &[
     "*const c_void",
     "*const u32",
     "*mut BatchMemOpParams",
+    "*mut MemcpyAttributes",
     "*const DevicePropR0000",
     "*const DevicePropR0600",
     "*const LaunchConfig",

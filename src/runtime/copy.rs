@@ -33,6 +33,7 @@
 
 use super::devices::device::{Device, StagingBuffer, STAGING_BYTES};
 use super::mem::memory::{classify, Side};
+use super::mem::mempool::MemLocation;
 use super::stream::value::MemOp;
 use super::stream::{self, OutOfQueue, Stream};
 use crate::error::{HipError, HipResult};
@@ -425,6 +426,83 @@ pub unsafe fn memcpy_async(
             Ok(())
         }
     }
+}
+
+/// `hipMemcpyAttributes` (hip_runtime_api.h, ROCm 7.1; CUDA's `cudaMemcpyAttributes`): how the
+/// copies of a `hipMemcpyBatchAsync` from one index on may be done.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemcpyAttributes {
+    /// `hipMemcpySrcAccessOrder`.
+    pub src_access_order: u32,
+    pub src_loc_hint: MemLocation,
+    pub dst_loc_hint: MemLocation,
+    /// `hipMemcpyFlags`.
+    pub flags: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<MemcpyAttributes>() == 24);
+
+/// `hipMemcpySrcAccessOrder` values.
+pub mod src_access_order {
+    pub const STREAM: u32 = 1;
+    pub const DURING_API_CALL: u32 = 2;
+    pub const ANY: u32 = 3;
+}
+
+/// `hipMemcpyFlags` a batch copy honours: the overlap preference and AMD's copy-engine
+/// preference (hints; every copy here goes to the engines or the staging path anyway).
+/// AMD's swap and indirect operations are other operations, not copies, and are refused.
+const BATCH_HINT_FLAGS: u32 = 0x1 | 0x100;
+
+/// A batch copy refused: the error, and the copy it is about (`None`: the whole batch).
+pub type BatchFailure = (Option<usize>, HipError);
+
+/// The checks of `hipMemcpyBatchAsync`'s attributes: `attrs[k]` holds for the copies from
+/// `idxs[k]` up to the next index (the last to the end), so the indices start at 0, rise, and
+/// stay below `count`. Returns whether a copy's source must be read before the call returns
+/// (`hipMemcpySrcAccessOrderDuringApiCall`).
+pub fn check_batch_attributes(
+    count: usize,
+    attrs: &[MemcpyAttributes],
+    idxs: &[usize],
+) -> Result<bool, BatchFailure> {
+    let mut during_call = false;
+    for (k, (attr, &first)) in attrs.iter().zip(idxs).enumerate() {
+        let rises = k == 0 && first == 0 || k > 0 && first > idxs[k - 1];
+        if !rises || first >= count {
+            tracing::warn!(
+                k,
+                first,
+                count,
+                "hipMemcpyBatchAsync: attrsIdxs must start at 0, rise and stay below count"
+            );
+            return Err((None, HipError::INVALID_VALUE));
+        }
+        match attr.src_access_order {
+            src_access_order::STREAM | src_access_order::ANY => {}
+            src_access_order::DURING_API_CALL => during_call = true,
+            order => {
+                tracing::warn!(
+                    k,
+                    order,
+                    "hipMemcpyBatchAsync: not a hipMemcpySrcAccessOrder"
+                );
+                return Err((Some(first), HipError::INVALID_VALUE));
+            }
+        }
+        if attr.flags & !BATCH_HINT_FLAGS != 0 {
+            tracing::warn!(k, flags = attr.flags, "hipMemcpyBatchAsync: only the hint flags are supported (not AMD's swap or indirect operations)");
+            return Err((Some(first), HipError::NOT_SUPPORTED));
+        }
+    }
+    Ok(during_call)
+}
+
+/// The checks `memcpy_async` makes of a stream-ordered copy, without making it (a batch checks
+/// every copy before it makes the first).
+pub fn check_stream_copy(copy: CopyRequest) -> HipResult {
+    stream_transfer(copy).map(|_| ())
 }
 
 /// The checks of a stream-ordered copy: those of every copy, and explicit kinds whose device
