@@ -17,6 +17,7 @@ c_tests! {
     ext_malloc_gfx942 => "ext_malloc" on "gfx942";
     ext_malloc_gfx90a => "ext_malloc" on "gfx90a";
     driver_entry_point_gfx942 => "driver_entry_point" on "gfx942";
+    driver_entry_point_gfx90a => "driver_entry_point" on "gfx90a";
     device_gfx942 => "device" on "gfx942";
     device_gfx90a => "device" on "gfx90a";
     symbols_gfx942 => "symbols" on "gfx942";
