@@ -16,7 +16,7 @@ pub use crate::runtime::image::array::{
     PitchedPtr,
 };
 pub use crate::runtime::image::copy3d::{
-    DrvMemcpy3D, Memcpy2DParams, Memcpy3DParms, Memcpy3DPeerParms,
+    DrvMemcpy3D, Memcpy2DParams, Memcpy3DBatchOp, Memcpy3DParms, Memcpy3DPeerParms,
 };
 pub use crate::runtime::mem::ipc::IpcHandle;
 /// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's
@@ -96,6 +96,7 @@ pub const VOCABULARY: &[&str] = &[
     "*const u32",
     "*mut BatchMemOpParams",
     "*mut MemcpyAttributes",
+    "*mut Memcpy3DBatchOp",
     "*const DevicePropR0000",
     "*const DevicePropR0600",
     "*const LaunchConfig",

@@ -479,22 +479,31 @@ pub fn check_batch_attributes(
             );
             return Err((None, HipError::INVALID_VALUE));
         }
-        match attr.src_access_order {
-            src_access_order::STREAM | src_access_order::ANY => {}
-            src_access_order::DURING_API_CALL => during_call = true,
-            order => {
-                tracing::warn!(
-                    k,
-                    order,
-                    "hipMemcpyBatchAsync: not a hipMemcpySrcAccessOrder"
-                );
-                return Err((Some(first), HipError::INVALID_VALUE));
-            }
+        during_call |= check_order_and_flags(attr.src_access_order, attr.flags)
+            .map_err(|e| (Some(first), e))?;
+    }
+    Ok(during_call)
+}
+
+/// The access order and flags of batch copies (`hipMemcpyBatchAsync`'s attributes,
+/// `hipMemcpy3DBatchAsync`'s operations): whether the source must be read before the call
+/// returns. An order that is not one of the three is hipErrorInvalidValue; AMD's swap and
+/// indirect operations are hipErrorNotSupported.
+pub fn check_order_and_flags(order: u32, flags: u32) -> HipResult<bool> {
+    let during_call = match order {
+        src_access_order::STREAM | src_access_order::ANY => false,
+        src_access_order::DURING_API_CALL => true,
+        order => {
+            tracing::warn!(order, "batch copy: not a hipMemcpySrcAccessOrder");
+            return Err(HipError::INVALID_VALUE);
         }
-        if attr.flags & !BATCH_HINT_FLAGS != 0 {
-            tracing::warn!(k, flags = attr.flags, "hipMemcpyBatchAsync: only the hint flags are supported (not AMD's swap or indirect operations)");
-            return Err((Some(first), HipError::NOT_SUPPORTED));
-        }
+    };
+    if flags & !BATCH_HINT_FLAGS != 0 {
+        tracing::warn!(
+            flags,
+            "batch copy: only the hint flags are supported (not AMD's swap or indirect operations)"
+        );
+        return Err(HipError::NOT_SUPPORTED);
     }
     Ok(during_call)
 }
