@@ -319,4 +319,48 @@ mod tests {
         }
         assert_eq!(condition(4, 0, 0), None);
     }
+
+    #[test]
+    fn batch_operations_read_their_union_member() {
+        let params = |operation, value, flags| BatchMemOpParams {
+            operation,
+            address: 0x1000,
+            value,
+            flags,
+            ..Default::default()
+        };
+        // A 32-bit operation takes the low half of the value union only.
+        assert_eq!(
+            MemOp::read(&params(MEM_OP_WAIT_VALUE_32, 0xdead_0000_0007, WAIT_EQ), 0),
+            Ok(MemOp::Wait {
+                ptr: 0x1000,
+                value: 7,
+                flags: WAIT_EQ,
+                bytes: 4
+            })
+        );
+        assert_eq!(
+            MemOp::read(&params(MEM_OP_WRITE_VALUE_64, u64::MAX, 0), 0),
+            Ok(MemOp::Write {
+                ptr: 0x1000,
+                value: u64::MAX,
+                bytes: 8
+            })
+        );
+        assert_eq!(
+            MemOp::read(&params(MEM_OP_WRITE_VALUE_32, 0x1_0000_0002, 0), 0),
+            Ok(MemOp::Write {
+                ptr: 0x1000,
+                value: 2,
+                bytes: 4
+            })
+        );
+        for refused in [MEM_OP_FLUSH_REMOTE_WRITES, MEM_OP_BARRIER, 0, 7, u32::MAX] {
+            assert_eq!(
+                MemOp::read(&params(refused, 0, 0), 3),
+                Err(HipError::INVALID_VALUE),
+                "operation {refused}"
+            );
+        }
+    }
 }
