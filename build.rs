@@ -13,8 +13,6 @@ use std::path::PathBuf;
 /// AMD exports that do not return `hipError_t`. Their stubs return 0 (a null pointer, an
 /// empty value) instead of an error code that the caller would misread as a pointer.
 const NON_STATUS_RETURNS: &[&str] = &[
-    "hipApiName",
-    "hipGetCmdName",
     "hipKernelNameRef",
     "hipKernelNameRefByPtr",
     "amd_dbgapi_get_build_name",

@@ -14,6 +14,10 @@ c_tests! {
     dir "api";
     memory_gfx942 => "memory" on "gfx942";
     memory_gfx90a => "memory" on "gfx90a";
+    ext_malloc_gfx942 => "ext_malloc" on "gfx942";
+    ext_malloc_gfx90a => "ext_malloc" on "gfx90a";
+    driver_entry_point_gfx942 => "driver_entry_point" on "gfx942";
+    driver_entry_point_gfx90a => "driver_entry_point" on "gfx90a";
     device_gfx942 => "device" on "gfx942";
     device_gfx90a => "device" on "gfx90a";
     symbols_gfx942 => "symbols" on "gfx942";

@@ -5,7 +5,8 @@
 //! handle, descriptors, mipmapped level sizes and AMD's error codes for bad input;
 //! `pitched_3d` checks hipMalloc3D, hipMemcpy3D(Async) with sub-box positions, hipMemset3D,
 //! hipMemset2DAsync, hipMemsetD2D*, hipMemcpyParam2D, hipDrvMemcpy3D(Async), and the order of
-//! stream-ordered array copies with kernels that read and write the array's memory.
+//! stream-ordered array copies with kernels that read and write the array's memory;
+//! `memcpy_3d_batch` checks hipMemcpy3DBatchAsync.
 
 mod common;
 
@@ -59,4 +60,15 @@ fn pitched_3d_gfx90a() {
 #[test]
 fn pitched_3d_gfx90a_deterministic() {
     run("pitched_3d", "gfx90a", true);
+}
+
+/// `hipMemcpy3DBatchAsync`: pointer and array boxes, the refusals and failIdx.
+#[test]
+fn memcpy_3d_batch_gfx90a() {
+    run("memcpy_3d_batch", "gfx90a", false);
+}
+
+#[test]
+fn memcpy_3d_batch_gfx942() {
+    run("memcpy_3d_batch", "gfx942", false);
 }

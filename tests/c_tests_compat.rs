@@ -15,6 +15,7 @@
 //! `memset_params`: hipMemsetParams in each ABI's layout, every call that takes it.
 //! `capture_calls`: the calls ROCm 7 refuses during a stream capture.
 //! `empty_module`: hipModuleLoad of an empty file.
+//! `profiler_names`: hipApiName, hipGetCmdName, and hipProfilerStart/Stop (ROCm 7: success).
 
 mod common;
 
@@ -318,4 +319,14 @@ fn param2d_rocm6() {
 #[test]
 fn param2d_rocm7_deterministic() {
     run("param2d", true, &[("HIPSHIM_ABI", "7")]);
+}
+
+#[test]
+fn profiler_names_rocm6() {
+    run("profiler_names", false, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn profiler_names_rocm7() {
+    run("profiler_names", false, &[("HIPSHIM_ABI", "7")]);
 }

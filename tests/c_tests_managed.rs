@@ -40,4 +40,6 @@ managed_tests! {
     managed_vars_gfx942_deterministic => "managed_vars" on "gfx942", true;
     managed_vars_gfx90a => "managed_vars" on "gfx90a", false;
     managed_vars_gfx90a_deterministic => "managed_vars" on "gfx90a", true;
+    prefetch_batch_gfx942 => "prefetch_batch" on "gfx942", false;
+    prefetch_batch_gfx90a => "prefetch_batch" on "gfx90a", false;
 }

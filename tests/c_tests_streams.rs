@@ -43,6 +43,10 @@ c_tests! {
     fill_ends_behind_copies_gfx90a => "fill_ends_behind_copies" on "gfx90a";
     stream_values_gfx942 => "stream_values" on "gfx942";
     stream_values_gfx90a => "stream_values" on "gfx90a";
+    batch_mem_op_gfx942 => "batch_mem_op" on "gfx942";
+    batch_mem_op_gfx90a => "batch_mem_op" on "gfx90a";
+    memcpy_batch_gfx942 => "memcpy_batch" on "gfx942";
+    memcpy_batch_gfx90a => "memcpy_batch" on "gfx90a";
 }
 
 /// `stream_values` in hsasim's deterministic mode, where a barrier-value packet waiting on

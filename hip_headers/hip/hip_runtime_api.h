@@ -26,6 +26,7 @@
 #include "hipshim/api_module.h"
 #include "hipshim/api_context.h"
 #include "hipshim/api_graph.h"
+#include "hipshim/api_profile.h"
 
 // Per-thread default stream: with HIP_API_PER_THREAD_DEFAULT_STREAM defined (clang defines it
 // under -fgpu-default-stream=per-thread, which also makes <<<>>> call hipLaunchKernel_spt),

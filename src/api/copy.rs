@@ -5,9 +5,9 @@
 //! calling thread's stream; the synchronous copies and fills already wait for every stream of
 //! the device, which includes it, so they are the plain forms under their own names.
 
-use super::convert::PerThread;
+use super::convert::{self, write_if_wanted, Out, PerThread};
 use super::declare::hip_api;
-use super::types::{hipError_t, hipStream_t};
+use super::types::{hipError_t, hipStream_t, MemcpyAttributes};
 use crate::error::HipResult;
 use crate::runtime::copy::{self, CopyKind, CopyRequest, Devices, Rows};
 use crate::runtime::graph::{self, capture, NodeParams};
@@ -65,6 +65,64 @@ unsafe fn memcpy_async(
     }
     // SAFETY: forwarded contract.
     unsafe { memcpy_on_stream(CopyRequest::linear(dst, src, size, kind), stream) }
+}
+
+/// `hipMemcpyBatchAsync` without its `failIdx`: what failed, and which copy it was.
+///
+/// # Safety
+/// `dsts`, `srcs` and `sizes` hold `count` elements and `attrs`, `attrs_idxs` `num_attrs`
+/// (or are null); each copy's host-side ranges are valid for its size.
+#[allow(clippy::too_many_arguments)]
+unsafe fn memcpy_batch(
+    dsts: *mut *mut c_void,
+    srcs: *mut *mut c_void,
+    sizes: *mut usize,
+    count: usize,
+    attrs: *mut MemcpyAttributes,
+    attrs_idxs: *mut usize,
+    num_attrs: usize,
+    stream: hipStream_t,
+) -> Result<(), copy::BatchFailure> {
+    let whole = |error| (None, error);
+    // SAFETY: the caller's contract; null or empty is hipErrorInvalidValue, as AMD answers.
+    let (dsts, srcs, sizes) = unsafe {
+        (
+            convert::slice(dsts.cast_const(), count, "dsts").map_err(whole)?,
+            convert::slice(srcs.cast_const(), count, "srcs").map_err(whole)?,
+            convert::slice(sizes.cast_const(), count, "sizes").map_err(whole)?,
+        )
+    };
+    // No attributes is allowed (AMD's runtime takes the batch as stream-ordered copies).
+    let (attrs, attrs_idxs) = if num_attrs == 0 {
+        (&[][..], &[][..])
+    } else {
+        // SAFETY: the caller's contract, as above.
+        unsafe {
+            (
+                convert::slice(attrs.cast_const(), num_attrs, "attrs").map_err(whole)?,
+                convert::slice(attrs_idxs.cast_const(), num_attrs, "attrsIdxs").map_err(whole)?,
+            )
+        }
+    };
+    let during_call = copy::check_batch_attributes(count, attrs, attrs_idxs)?;
+    let all = crate::runtime::devices().map_err(whole)?;
+    stream::lookup(all, stream).map_err(whole)?;
+    let copies: Vec<CopyRequest> = (0..count)
+        .map(|i| CopyRequest::linear(dsts[i], srcs[i], sizes[i], CopyKind::Default))
+        .collect();
+    for (i, &c) in copies.iter().enumerate() {
+        copy::check_stream_copy(c).map_err(|e| (Some(i), e))?;
+    }
+    for (i, c) in copies.iter().enumerate() {
+        // SAFETY: the caller's contract for each copy.
+        unsafe { memcpy_async(c.dst, c.src, c.rows.width, CopyKind::Default, stream) }
+            .map_err(|e| (Some(i), e))?;
+    }
+    // A source read "during the API call" may be reused once the call returns.
+    if during_call {
+        stream::synchronize(all, stream).map_err(whole)?;
+    }
+    Ok(())
 }
 
 /// `copy::memset_async`, or a memset node of the capture `stream` takes part in.
@@ -164,6 +222,30 @@ hip_api! {
         unsafe { memcpy_async(dst, src, size, kind, stream) }
     }
     alias hipMemcpyAsync_spt = hipMemcpyAsync with stream: PerThread;
+
+    /// The copies in order on `stream`, each as `hipMemcpyAsync` with `hipMemcpyDefault`, all
+    /// checked before the first is enqueued; `*fail_idx` is the refused copy's index, or
+    /// `SIZE_MAX` (also on success) when the failure is the whole batch's (`memcpy_batch`).
+    fn hipMemcpyBatchAsync(
+        dsts: *mut *mut c_void,
+        srcs: *mut *mut c_void,
+        sizes: *mut usize,
+        count: usize,
+        attrs: *mut MemcpyAttributes,
+        attrs_idxs: *mut usize,
+        num_attrs: usize,
+        fail_idx: *mut usize => Option<Out<usize>>,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract for the arrays, as `memcpy_batch` states it.
+        let result = unsafe { memcpy_batch(dsts, srcs, sizes, count, attrs, attrs_idxs, num_attrs, stream) };
+        let failed_at = match result {
+            Err((Some(i), _)) => i,
+            _ => usize::MAX,
+        };
+        write_if_wanted(fail_idx, failed_at)?;
+        result.map_err(|(_, error)| error)
+    }
 
     fn hipMemcpyHtoDAsync(dst: *mut c_void, src: *const c_void, size: usize, stream: hipStream_t) -> hipError_t {
         // SAFETY: HIP's contract, as for hipMemcpyAsync.

@@ -2,10 +2,10 @@
 //! (`runtime/image/copy3d.rs`). A `stream` of `None` is a synchronous copy (`hipMemcpy2D`'s rules);
 //! the synchronous `_spt` forms are their plain forms (see `copy.rs` in this directory).
 
-use super::convert::{Out, PerThread};
+use super::convert::{self, write_if_wanted, Out, PerThread};
 use super::declare::hip_api;
 use super::types::{
-    hipError_t, hipStream_t, DrvMemcpy3D, HipArray, Memcpy2DParams, Memcpy3DParms,
+    hipError_t, hipStream_t, DrvMemcpy3D, HipArray, Memcpy2DParams, Memcpy3DBatchOp, Memcpy3DParms,
     Memcpy3DPeerParms,
 };
 use crate::error::{HipError, HipResult};
@@ -125,6 +125,27 @@ hip_api! {
         unsafe { copy3d::copy_3d(super::copy::devices(), &Copy3D::from_abi(p)?, Some(stream)) }
     }
     alias hipMemcpy3DAsync_spt = hipMemcpy3DAsync with stream: PerThread;
+
+    /// The copies in order on `stream`, each as `hipMemcpy3DAsync` would make it, all checked
+    /// before the first is enqueued; `*fail_idx` is the refused copy's index, or `SIZE_MAX`
+    /// (also on success) when the failure is the whole batch's.
+    fn hipMemcpy3DBatchAsync(
+        num_ops: usize,
+        op_list: *mut Memcpy3DBatchOp,
+        fail_idx: *mut usize => Option<Out<usize>>,
+        flags: u64,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: `op_list` holds `num_ops` operations, whose host memory is
+        // valid for their boxes until the copies complete.
+        let result = unsafe { copy_3d_batch(num_ops, op_list, flags, stream) };
+        let failed_at = match result {
+            Err((Some(i), _)) => i,
+            _ => usize::MAX,
+        };
+        write_if_wanted(fail_idx, failed_at)?;
+        result.map_err(|(_, error)| error)
+    }
 
     fn hipMemcpy3DPeer(p: *mut Memcpy3DPeerParms => Out<Memcpy3DPeerParms>) -> hipError_t {
         // SAFETY: an input structure (non-const only in the declaration).
@@ -342,6 +363,46 @@ hip_api! {
         // SAFETY: as for hipMemcpyHtoA, until the copy completes.
         unsafe { linear(dst, memory(src)?, count, CopyKind::HostToDevice, Some(stream)) }
     }
+}
+
+/// `hipMemcpy3DBatchAsync` without its `failIdx`.
+///
+/// # Safety
+/// As `hipMemcpy3DBatchAsync` states it.
+unsafe fn copy_3d_batch(
+    num_ops: usize,
+    op_list: *mut Memcpy3DBatchOp,
+    flags: u64,
+    stream: hipStream_t,
+) -> Result<(), crate::runtime::copy::BatchFailure> {
+    let whole = |error| (None, error);
+    if flags != 0 {
+        tracing::warn!(flags, "hipMemcpy3DBatchAsync: flags must be 0");
+        return Err(whole(HipError::INVALID_VALUE));
+    }
+    // SAFETY: the caller's contract; null or empty is hipErrorInvalidValue, as AMD answers.
+    let ops = unsafe { convert::slice(op_list.cast_const(), num_ops, "opList") }.map_err(whole)?;
+    let all = crate::runtime::devices().map_err(whole)?;
+    crate::runtime::stream::lookup(all, stream).map_err(whole)?;
+    let mut copies = Vec::with_capacity(ops.len());
+    let mut during_call = false;
+    for (i, op) in ops.iter().enumerate() {
+        let desc = Copy3D::from_batch_op(op).map_err(|e| (Some(i), e))?;
+        desc.check().map_err(|e| (Some(i), e))?;
+        during_call |=
+            op.src_access_order == crate::runtime::copy::src_access_order::DURING_API_CALL;
+        copies.push(desc);
+    }
+    for (i, desc) in copies.iter().enumerate() {
+        // SAFETY: the caller's contract for each copy.
+        unsafe { copy3d::copy_3d(super::copy::devices(), desc, Some(stream)) }
+            .map_err(|e| (Some(i), e))?;
+    }
+    // A source read "during the API call" may be reused once the call returns.
+    if during_call {
+        crate::runtime::stream::synchronize(all, stream).map_err(whole)?;
+    }
+    Ok(())
 }
 
 #[cfg(not(test))]

@@ -198,6 +198,28 @@ hip_api! {
         }
         pfn.write(found)
     }
+
+    /// `hipGetDriverEntryPoint` (ROCm 7.1, CUDA's `cudaGetDriverEntryPoint`): the address of
+    /// our own export `symbol`, per `flags` (`driver_entry_point`).
+    fn hipGetDriverEntryPoint(
+        symbol: *const c_char => &CStr,
+        func: *mut *mut c_void => Out<*mut c_void>,
+        flags: u64,
+        status: *mut i32 => Option<Out<i32>>,
+    ) -> hipError_t {
+        driver_entry_point(symbol, func, flags, status)
+    }
+
+    // Written out, not an alias: a per-thread caller's default search is the per-thread one.
+    fn hipGetDriverEntryPoint_spt(
+        symbol: *const c_char => &CStr,
+        func: *mut *mut c_void => Out<*mut c_void>,
+        flags: u64,
+        status: *mut i32 => Option<Out<i32>>,
+    ) -> hipError_t {
+        let flags = if flags == entry_point::DEFAULT { entry_point::PER_THREAD } else { flags };
+        driver_entry_point(symbol, func, flags, status)
+    }
 }
 
 /// The device with ordinal `device` (negative or too large: hipErrorInvalidDevice).
@@ -205,6 +227,58 @@ fn device(device: i32) -> HipResult<&'static Device> {
     let rt: &'static Runtime = runtime::runtime()?;
     let index = usize::try_from(device).map_err(|_| HipError::INVALID_DEVICE)?;
     rt.device(index)
+}
+
+/// `hipGetDriverEntryPoint` flags and its `hipDriverEntryPointQueryResult` values
+/// (hip_runtime_api.h, CUDA's numbers).
+mod entry_point {
+    pub const DEFAULT: u64 = 0;
+    pub const LEGACY_STREAM: u64 = 1;
+    pub const PER_THREAD: u64 = 2;
+    pub const SUCCESS: i32 = 0;
+    pub const SYMBOL_NOT_FOUND: i32 = 1;
+}
+
+/// The address of the export `symbol`: under `hipEnablePerThreadDefaultStream` its `_spt`
+/// form where there is one, else the name itself. As AMD's runtime answers: an empty name or
+/// other flags are hipErrorInvalidValue; an unknown name is hipErrorInvalidValue with
+/// `*status = hipDriverEntryPointSymbolNotFound`.
+fn driver_entry_point(
+    symbol: &CStr,
+    func: Out<*mut c_void>,
+    flags: u64,
+    status: Option<Out<i32>>,
+) -> HipResult {
+    let name = symbol.to_string_lossy();
+    if name.is_empty() {
+        tracing::warn!("hipGetDriverEntryPoint: the symbol name is empty");
+        return Err(HipError::INVALID_VALUE);
+    }
+    let found = match flags {
+        entry_point::DEFAULT | entry_point::LEGACY_STREAM => proc_address(&name),
+        entry_point::PER_THREAD => {
+            let per_thread = proc_address(&format!("{name}_spt"));
+            if per_thread.is_null() {
+                proc_address(&name)
+            } else {
+                per_thread
+            }
+        }
+        _ => {
+            tracing::warn!(
+                flags,
+                "hipGetDriverEntryPoint: not a hipEnable* search flag"
+            );
+            return Err(HipError::INVALID_VALUE);
+        }
+    };
+    if found.is_null() {
+        write_if_wanted(status, entry_point::SYMBOL_NOT_FOUND)?;
+        tracing::warn!(symbol = %name, "hipGetDriverEntryPoint: not a HIP export");
+        return Err(HipError::INVALID_VALUE);
+    }
+    write_if_wanted(status, entry_point::SUCCESS)?;
+    func.write(found)
 }
 
 /// AMD's export list, which is also ours (build.rs exports every name in it).

@@ -1,6 +1,7 @@
 //! Managed memory: advice, prefetch, range attributes, stream attachment and `__managed__`
 //! variables (`runtime/ops/managed.rs`; `hipMallocManaged` is in `runtime/mem/memory.rs`).
 
+use super::convert;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipStream_t, MemLocation};
 use crate::error::HipError;
@@ -38,6 +39,32 @@ hip_api! {
         }
         let device = managed::device_of_location(location)?;
         managed::prefetch(crate::runtime::devices()?, dev_ptr, count, device, stream)
+    }
+
+    /// Each range to the location `prefetch_loc_idxs` assigns it (`managed::prefetch_batch`).
+    fn hipMemPrefetchBatchAsync(
+        dev_ptrs: *mut *mut c_void,
+        sizes: *mut usize,
+        count: usize,
+        prefetch_locs: *mut MemLocation,
+        prefetch_loc_idxs: *mut usize,
+        num_prefetch_locs: usize,
+        flags: u64,
+        stream: hipStream_t,
+    ) -> hipError_t {
+        // SAFETY: HIP's contract: the first two arrays hold `count` elements, the last two
+        // `num_prefetch_locs` (null or empty is hipErrorInvalidValue).
+        let (ptrs, sizes, locations, first_of) = unsafe {
+            (
+                convert::slice(dev_ptrs.cast_const(), count, "dev_ptrs")?,
+                convert::slice(sizes.cast_const(), count, "sizes")?,
+                convert::slice(prefetch_locs.cast_const(), num_prefetch_locs, "prefetch_locs")?,
+                convert::slice(prefetch_loc_idxs.cast_const(), num_prefetch_locs, "prefetch_loc_idxs")?,
+            )
+        };
+        let ranges: Vec<(*const c_void, usize)> =
+            ptrs.iter().zip(sizes).map(|(&p, &n)| (p.cast_const(), n)).collect();
+        managed::prefetch_batch(crate::runtime::devices()?, &ranges, locations, first_of, flags, stream)
     }
 
     /// `data` receives the attribute: 4 bytes, or for `hipMemRangeAttributeAccessedBy` one

@@ -17,6 +17,13 @@ hip_api! {
         ptr.write(memory::malloc(runtime::current_device()?, size)?)
     }
 
+    /// Device memory of the current device, coarse- or fine-grained or signal memory as
+    /// `flags` says (`memory::malloc_with_flags`).
+    fn hipExtMallocWithFlags(ptr: *mut *mut c_void => Out<*mut c_void>, size: usize, flags: u32) -> hipError_t {
+        refuse_unsafe_call("hipExtMallocWithFlags")?;
+        ptr.write(memory::malloc_with_flags(runtime::current_device()?, size, flags)?)
+    }
+
     /// Also frees stream-ordered memory (`runtime/mem/mempool.rs`), after the device's work.
     /// Graph memory a launch allocated is freed (for its graph to launch again).
     fn hipFree(ptr: *mut c_void) -> hipError_t {

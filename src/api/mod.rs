@@ -36,6 +36,7 @@ mod peer;
 mod rtc;
 mod stream;
 mod texture;
+mod trace;
 mod user_object;
 mod vmm;
 
@@ -82,6 +83,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     rtc::SIGNATURES,
     stream::SIGNATURES,
     texture::SIGNATURES,
+    trace::SIGNATURES,
     user_object::SIGNATURES,
     vmm::SIGNATURES,
 ];

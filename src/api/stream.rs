@@ -5,7 +5,7 @@
 
 use super::convert::{self, write_if_wanted, Out, PerThread, Stream};
 use super::declare::hip_api;
-use super::types::{hipError_t, hipStream_t, HostFn, StreamCallback};
+use super::types::{hipError_t, hipStream_t, BatchMemOpParams, HostFn, StreamCallback};
 use crate::error::{HipError, HipResult};
 use crate::policy::Priority;
 use crate::runtime::base::compat::{self, Abi};
@@ -170,6 +170,28 @@ hip_api! {
     fn hipStreamWriteValue64(stream: hipStream_t, ptr: *mut c_void, value: u64, flags: u32) -> hipError_t {
         let _ = flags;
         copy::write_value_async(super::copy::devices(), stream, ptr, value, 8)
+    }
+
+    /// The operations of `params` in order, all checked before the first is enqueued
+    /// (`copy::batch_mem_op`); `flags` must be 0 and `count` 1 to 256, as AMD requires.
+    fn hipStreamBatchMemOp(
+        stream: hipStream_t,
+        count: u32,
+        params: *mut BatchMemOpParams,
+        flags: u32,
+    ) -> hipError_t {
+        if flags != 0 || count == 0 || count as usize > stream::value::BATCH_MAX {
+            tracing::warn!(count, flags, "hipStreamBatchMemOp: flags must be 0 and count 1 to {}", stream::value::BATCH_MAX);
+            return Err(HipError::INVALID_VALUE);
+        }
+        // SAFETY: HIP's contract: `params` holds `count` operations.
+        let params = unsafe { convert::slice(params.cast_const(), count as usize, "paramArray") }?;
+        let ops = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| stream::value::MemOp::read(p, i))
+            .collect::<HipResult<Vec<_>>>()?;
+        copy::batch_mem_op(super::copy::devices(), stream, &ops)
     }
 
     /// `value` is a `hipStreamAttrValue`; its first word (`syncPolicy`) is what can be set.

@@ -16,12 +16,13 @@ pub use crate::runtime::image::array::{
     PitchedPtr,
 };
 pub use crate::runtime::image::copy3d::{
-    DrvMemcpy3D, Memcpy2DParams, Memcpy3DParms, Memcpy3DPeerParms,
+    DrvMemcpy3D, Memcpy2DParams, Memcpy3DBatchOp, Memcpy3DParms, Memcpy3DPeerParms,
 };
 pub use crate::runtime::mem::ipc::IpcHandle;
 /// `hipMemPoolPtrExportData`: 64 bytes, the same as an IPC memory handle's
 /// (`runtime/mem/mempool.rs`).
 pub type PoolPtrExportData = IpcHandle;
+pub use crate::runtime::copy::MemcpyAttributes;
 pub use crate::runtime::image::texture::{
     DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc, ResourceViewDesc,
     TextureDesc,
@@ -31,6 +32,7 @@ pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::mem::memory::PointerAttributes;
 pub use crate::runtime::mem::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
 pub use crate::runtime::mem::vmm::MemAllocationProp;
+pub use crate::runtime::stream::value::BatchMemOpParams;
 
 /// Handles: values hipshim issues (`runtime/base/handles.rs`), never dereferenced by anyone.
 pub type hipStream_t = *mut c_void;
@@ -92,6 +94,9 @@ pub const VOCABULARY: &[&str] = &[
     "*const *const c_char",
     "*const c_void",
     "*const u32",
+    "*mut BatchMemOpParams",
+    "*mut MemcpyAttributes",
+    "*mut Memcpy3DBatchOp",
     "*const DevicePropR0000",
     "*const DevicePropR0600",
     "*const LaunchConfig",

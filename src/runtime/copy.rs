@@ -33,6 +33,8 @@
 
 use super::devices::device::{Device, StagingBuffer, STAGING_BYTES};
 use super::mem::memory::{classify, Side};
+use super::mem::mempool::MemLocation;
+use super::stream::value::MemOp;
 use super::stream::{self, OutOfQueue, Stream};
 use crate::error::{HipError, HipResult};
 use crate::hsa::copy::{CopyEngines, EngineCopy};
@@ -424,6 +426,92 @@ pub unsafe fn memcpy_async(
             Ok(())
         }
     }
+}
+
+/// `hipMemcpyAttributes` (hip_runtime_api.h, ROCm 7.1; CUDA's `cudaMemcpyAttributes`): how the
+/// copies of a `hipMemcpyBatchAsync` from one index on may be done.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemcpyAttributes {
+    /// `hipMemcpySrcAccessOrder`.
+    pub src_access_order: u32,
+    pub src_loc_hint: MemLocation,
+    pub dst_loc_hint: MemLocation,
+    /// `hipMemcpyFlags`.
+    pub flags: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<MemcpyAttributes>() == 24);
+
+/// `hipMemcpySrcAccessOrder` values.
+pub mod src_access_order {
+    pub const STREAM: u32 = 1;
+    pub const DURING_API_CALL: u32 = 2;
+    pub const ANY: u32 = 3;
+}
+
+/// `hipMemcpyFlags` a batch copy honours: the overlap preference and AMD's copy-engine
+/// preference (hints; every copy here goes to the engines or the staging path anyway).
+/// AMD's swap and indirect operations are other operations, not copies, and are refused.
+const BATCH_HINT_FLAGS: u32 = 0x1 | 0x100;
+
+/// A batch copy refused: the error, and the copy it is about (`None`: the whole batch).
+pub type BatchFailure = (Option<usize>, HipError);
+
+/// The checks of `hipMemcpyBatchAsync`'s attributes: `attrs[k]` holds for the copies from
+/// `idxs[k]` up to the next index (the last to the end), so the indices start at 0, rise, and
+/// stay below `count`. Returns whether a copy's source must be read before the call returns
+/// (`hipMemcpySrcAccessOrderDuringApiCall`).
+pub fn check_batch_attributes(
+    count: usize,
+    attrs: &[MemcpyAttributes],
+    idxs: &[usize],
+) -> Result<bool, BatchFailure> {
+    let mut during_call = false;
+    for (k, (attr, &first)) in attrs.iter().zip(idxs).enumerate() {
+        let rises = k == 0 && first == 0 || k > 0 && first > idxs[k - 1];
+        if !rises || first >= count {
+            tracing::warn!(
+                k,
+                first,
+                count,
+                "hipMemcpyBatchAsync: attrsIdxs must start at 0, rise and stay below count"
+            );
+            return Err((None, HipError::INVALID_VALUE));
+        }
+        during_call |= check_order_and_flags(attr.src_access_order, attr.flags)
+            .map_err(|e| (Some(first), e))?;
+    }
+    Ok(during_call)
+}
+
+/// The access order and flags of batch copies (`hipMemcpyBatchAsync`'s attributes,
+/// `hipMemcpy3DBatchAsync`'s operations): whether the source must be read before the call
+/// returns. An order that is not one of the three is hipErrorInvalidValue; AMD's swap and
+/// indirect operations are hipErrorNotSupported.
+pub fn check_order_and_flags(order: u32, flags: u32) -> HipResult<bool> {
+    let during_call = match order {
+        src_access_order::STREAM | src_access_order::ANY => false,
+        src_access_order::DURING_API_CALL => true,
+        order => {
+            tracing::warn!(order, "batch copy: not a hipMemcpySrcAccessOrder");
+            return Err(HipError::INVALID_VALUE);
+        }
+    };
+    if flags & !BATCH_HINT_FLAGS != 0 {
+        tracing::warn!(
+            flags,
+            "batch copy: only the hint flags are supported (not AMD's swap or indirect operations)"
+        );
+        return Err(HipError::NOT_SUPPORTED);
+    }
+    Ok(during_call)
+}
+
+/// The checks `memcpy_async` makes of a stream-ordered copy, without making it (a batch checks
+/// every copy before it makes the first).
+pub fn check_stream_copy(copy: CopyRequest) -> HipResult {
+    stream_transfer(copy).map(|_| ())
 }
 
 /// The checks of a stream-ordered copy: those of every copy, and explicit kinds whose device
@@ -1380,15 +1468,59 @@ pub fn write_value_async(
     value: u64,
     bytes: usize,
 ) -> HipResult {
-    let at = stream::value::checked_target(dst, bytes, "hipStreamWriteValue")?;
+    let write = ValueWrite::check(devices, dst as usize, value, bytes)?;
     let (device, stream) = stream::lookup(devices.all, stream)?;
-    let value_bytes = value.to_le_bytes();
-    match classify(at, bytes, None, "stream write value")? {
-        Side::Device(i) => {
-            let owner = devices.get(i)?;
-            stream::enqueue_host_task(
+    write.submit(device, &stream)
+}
+
+/// A stream value write whose arguments are checked, not yet enqueued.
+#[derive(Clone, Copy)]
+struct ValueWrite {
+    at: usize,
+    value: u64,
+    bytes: usize,
+    /// The device whose memory is written, or none for host memory the devices reach.
+    owner: Option<&'static Device>,
+}
+
+impl ValueWrite {
+    fn check(
+        devices: Devices<'static>,
+        at: usize,
+        value: u64,
+        bytes: usize,
+    ) -> HipResult<ValueWrite> {
+        let at = stream::value::checked_target(at as *mut c_void, bytes, "hipStreamWriteValue")?;
+        let owner = match classify(at, bytes, None, "stream write value")? {
+            Side::Device(i) => Some(devices.get(i)?),
+            Side::Pinned(_) => None,
+            Side::Pageable => {
+                return Err(stream::value::not_device_accessible(
+                    "hipStreamWriteValue",
+                    at,
+                ))
+            }
+        };
+        Ok(ValueWrite {
+            at,
+            value,
+            bytes,
+            owner,
+        })
+    }
+
+    fn submit(self, device: &Device, stream: &Stream) -> HipResult {
+        let ValueWrite {
+            at,
+            value,
+            bytes,
+            owner,
+        } = self;
+        let value_bytes = value.to_le_bytes();
+        match owner {
+            Some(owner) => stream::enqueue_host_task(
                 &device.streams,
-                &stream,
+                stream,
                 Box::new(move || {
                     let copy = owner.copy.lock();
                     let staging = &copy.staging[0];
@@ -1409,32 +1541,61 @@ pub fn write_value_async(
                         tracing::error!(error = ?e, "a stream value write failed; its stream reports the error")
                     })
                 }),
-            )
-        }
-        Side::Pinned(_) => stream::enqueue_host_task(
-            &device.streams,
-            &stream,
-            Box::new(move || {
-                // SAFETY: the registry says `[at, at + bytes)` is live host memory, naturally
-                // aligned (checked above); the program may not free it while the write is
-                // pending, and device work may read it meanwhile, hence atomics.
-                unsafe {
-                    if bytes == 4 {
-                        std::sync::atomic::AtomicU32::from_ptr(at as *mut u32)
-                            .store(value as u32, std::sync::atomic::Ordering::Release);
-                    } else {
-                        std::sync::atomic::AtomicU64::from_ptr(at as *mut u64)
-                            .store(value, std::sync::atomic::Ordering::Release);
+            ),
+            None => stream::enqueue_host_task(
+                &device.streams,
+                stream,
+                Box::new(move || {
+                    // SAFETY: the registry said `[at, at + bytes)` is live host memory, naturally
+                    // aligned (checked); the program may not free it while the write is
+                    // pending, and device work may read it meanwhile, hence atomics.
+                    unsafe {
+                        if bytes == 4 {
+                            std::sync::atomic::AtomicU32::from_ptr(at as *mut u32)
+                                .store(value as u32, std::sync::atomic::Ordering::Release);
+                        } else {
+                            std::sync::atomic::AtomicU64::from_ptr(at as *mut u64)
+                                .store(value, std::sync::atomic::Ordering::Release);
+                        }
                     }
-                }
-                Ok(())
-            }),
-        ),
-        Side::Pageable => Err(stream::value::not_device_accessible(
-            "hipStreamWriteValue",
-            at,
-        )),
+                    Ok(())
+                }),
+            ),
+        }
     }
+}
+
+/// `hipStreamBatchMemOp`: the operations in `ops`, in order, on `stream`, as the single
+/// `hipStreamWaitValue*` and `hipStreamWriteValue*` calls would enqueue them. Every operation
+/// is checked before the first is enqueued, so a refused batch leaves the stream as it was.
+pub fn batch_mem_op(devices: Devices<'static>, stream: *mut c_void, ops: &[MemOp]) -> HipResult {
+    enum Checked {
+        Wait(stream::value::Wait),
+        Write(ValueWrite),
+    }
+    let checked = ops
+        .iter()
+        .map(|op| match *op {
+            MemOp::Wait {
+                ptr,
+                value,
+                flags,
+                bytes,
+            } => stream::value::Wait::check(ptr as *mut c_void, value, flags, u64::MAX, bytes)
+                .map(Checked::Wait),
+            MemOp::Write { ptr, value, bytes } => {
+                ValueWrite::check(devices, ptr, value, bytes).map(Checked::Write)
+            }
+        })
+        .collect::<HipResult<Vec<_>>>()?;
+    let (device, stream) = stream::lookup(devices.all, stream)?;
+    for op in checked {
+        match op {
+            Checked::Wait(wait) => wait.submit(device, &stream)?,
+            Checked::Write(write) => write.submit(device, &stream)?,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

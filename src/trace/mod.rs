@@ -18,6 +18,7 @@
 
 pub mod json;
 pub mod merge;
+pub mod names;
 pub mod record;
 pub mod schema;
 pub mod stats;

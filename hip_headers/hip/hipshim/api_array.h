@@ -7,6 +7,7 @@
 #define HIPSHIM_API_ARRAY_H
 
 #include "api_memory.h"
+#include "api_mempool.h"
 #include "hip_error.h"
 #include "hip_types.h"
 
@@ -242,6 +243,45 @@ hipError_t hipMemcpy3DAsync_spt(const struct hipMemcpy3DParms* p,
                                 hipStream_t stream = 0);
 hipError_t hipMemcpy3DPeer(hipMemcpy3DPeerParms* p);
 hipError_t hipMemcpy3DPeerAsync(hipMemcpy3DPeerParms* p, hipStream_t stream = 0);
+// Batched 3D copies (ROCm 7.1): each as hipMemcpy3DAsync with hipMemcpyDefault, in order on
+// the stream, all checked before the first is enqueued; *failIdx is the refused copy, or
+// SIZE_MAX. The extent is in elements of the array taking part, in bytes between two pointers;
+// a pointer's rowLength and layerHeight are in the same elements (0: packed as the extent).
+// numOps >= 1, flags 0; each operation's srcAccessOrder and flags as hipMemcpyBatchAsync's.
+typedef enum hipMemcpy3DOperandType {
+    hipMemcpyOperandTypePointer = 0x1,
+    hipMemcpyOperandTypeArray = 0x2,
+    hipMemcpyOperandTypeMax = 0x7FFFFFFF
+} hipMemcpy3DOperandType;
+typedef struct hipOffset3D {
+    size_t x;
+    size_t y;
+    size_t z;
+} hipOffset3D;
+typedef struct hipMemcpy3DOperand {
+    hipMemcpy3DOperandType type;
+    union {
+        struct {
+            void* ptr;
+            size_t rowLength;
+            size_t layerHeight;
+            hipMemLocation locHint;
+        } ptr;
+        struct {
+            hipArray_t array;
+            hipOffset3D offset;
+        } array;
+    } op;
+} hipMemcpy3DOperand;
+typedef struct hipMemcpy3DBatchOp {
+    hipMemcpy3DOperand src;
+    hipMemcpy3DOperand dst;
+    hipExtent extent;
+    hipMemcpySrcAccessOrder srcAccessOrder;
+    unsigned int flags;
+} hipMemcpy3DBatchOp;
+hipError_t hipMemcpy3DBatchAsync(size_t numOps, struct hipMemcpy3DBatchOp* opList, size_t* failIdx,
+                                 unsigned long long flags, hipStream_t stream = 0);
 hipError_t hipDrvMemcpy3D(const HIP_MEMCPY3D* pCopy);
 hipError_t hipDrvMemcpy3DAsync(const HIP_MEMCPY3D* pCopy, hipStream_t stream);
 hipError_t hipMemcpyParam2D(const hip_Memcpy2D* pCopy);

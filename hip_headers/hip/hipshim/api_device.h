@@ -277,6 +277,16 @@ typedef enum hipDriverProcAddressQueryResult {
     HIP_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
 } hipDriverProcAddressQueryResult;
 
+// hipGetDriverEntryPoint: which form of a call to find, and whether it was found.
+#define hipEnableDefault 0x0
+#define hipEnableLegacyStream 0x1
+#define hipEnablePerThreadDefaultStream 0x2
+typedef enum hipDriverEntryPointQueryResult {
+    hipDriverEntryPointSuccess = 0,
+    hipDriverEntryPointSymbolNotFound = 1,
+    hipDriverEntryPointVersionNotSufficent = 2
+} hipDriverEntryPointQueryResult;
+
 extern "C" {
 
 hipError_t hipInit(unsigned int flags);
@@ -314,6 +324,13 @@ hipError_t hipExtGetLinkTypeAndHopCount(int device1, int device2, uint32_t* link
 // The address of a HIP export by name (hipVersion >= 600 selects the R0600 forms).
 hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hipVersion, uint64_t flags,
                              hipDriverProcAddressQueryResult* symbolStatus);
+// The address of a HIP export by name; hipEnablePerThreadDefaultStream finds its _spt form
+// where there is one (the _spt call's default). Unknown names: hipErrorInvalidValue and
+// *driverStatus = hipDriverEntryPointSymbolNotFound.
+hipError_t hipGetDriverEntryPoint(const char* symbol, void** funcPtr, unsigned long long flags,
+                                  hipDriverEntryPointQueryResult* driverStatus);
+hipError_t hipGetDriverEntryPoint_spt(const char* symbol, void** funcPtr, unsigned long long flags,
+                                      hipDriverEntryPointQueryResult* driverStatus);
 
 } // extern "C"
 

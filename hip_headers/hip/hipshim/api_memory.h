@@ -82,9 +82,19 @@ typedef enum hipPointer_attribute {
 // overloads below take its address).
 #define HIP_SYMBOL(X) X
 
+// hipExtMallocWithFlags flags: one value each, not a bit set. Fine-grained (and uncached)
+// memory is coherent between the host and the devices while kernels run; signal memory is 8
+// zeroed bytes of it, for hipStreamWaitValue*. Contiguous is plain device memory.
+#define hipDeviceMallocDefault 0x0
+#define hipDeviceMallocFinegrained 0x1
+#define hipMallocSignalMemory 0x2
+#define hipDeviceMallocUncached 0x3
+#define hipDeviceMallocContiguous 0x4
+
 extern "C" {
 
 hipError_t hipMalloc(void** ptr, size_t size);
+hipError_t hipExtMallocWithFlags(void** ptr, size_t sizeBytes, unsigned int flags);
 hipError_t hipFree(void* ptr);
 hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height);
 hipError_t hipMemAllocPitch(hipDeviceptr_t* dptr, size_t* pitch, size_t widthInBytes,

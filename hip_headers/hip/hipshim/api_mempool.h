@@ -40,6 +40,42 @@ hipError_t hipMemAdvise_v2(const void* dev_ptr, size_t count, hipMemoryAdvise ad
                            hipMemLocation location);
 hipError_t hipMemPrefetchAsync_v2(const void* dev_ptr, size_t count, hipMemLocation location,
                                   unsigned int flags, hipStream_t stream = 0);
+// Prefetches of several ranges (ROCm 7.2): range i goes to prefetchLocs[k] for the last k with
+// prefetchLocIdxs[k] <= i (the indices start at 0 and rise). flags 0; not the null stream.
+hipError_t hipMemPrefetchBatchAsync(void** dev_ptrs, size_t* sizes, size_t count,
+                                    hipMemLocation* prefetch_locs, size_t* prefetch_loc_idxs,
+                                    size_t num_prefetch_locs, unsigned long long flags,
+                                    hipStream_t stream);
+
+// Batched copies (ROCm 7.1): each as hipMemcpyAsync with hipMemcpyDefault, in order on the
+// stream, all checked before the first is enqueued; *failIdx is the refused copy, or SIZE_MAX.
+// attrs[k] applies from attrsIdxs[k] (starting at 0, rising); numAttrs may be 0. A source
+// accessed "during the API call" is read before the call returns. The flags are hints; AMD's
+// swap and indirect operations are hipErrorNotSupported.
+typedef enum hipMemcpyFlags {
+    hipMemcpyFlagDefault = 0x0,
+    hipMemcpyFlagPreferOverlapWithCompute = 0x1,
+    hipMemcpyFlagExtPreferCE = 0x100,
+    hipMemcpyFlagExtOpSwap = 0x200,
+    hipMemcpyFlagExtOpIndirectSrc = 0x400,
+    hipMemcpyFlagExtOpIndirectDst = 0x800
+} hipMemcpyFlags;
+typedef enum hipMemcpySrcAccessOrder {
+    hipMemcpySrcAccessOrderInvalid = 0x0,
+    hipMemcpySrcAccessOrderStream = 0x1,
+    hipMemcpySrcAccessOrderDuringApiCall = 0x2,
+    hipMemcpySrcAccessOrderAny = 0x3,
+    hipMemcpySrcAccessOrderMax = 0x7FFFFFFF
+} hipMemcpySrcAccessOrder;
+typedef struct hipMemcpyAttributes {
+    hipMemcpySrcAccessOrder srcAccessOrder;
+    hipMemLocation srcLocHint;
+    hipMemLocation dstLocHint;
+    unsigned int flags;
+} hipMemcpyAttributes;
+hipError_t hipMemcpyBatchAsync(void** dsts, void** srcs, size_t* sizes, size_t count,
+                               hipMemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs,
+                               size_t* failIdx, hipStream_t stream = 0);
 }
 
 typedef enum hipMemAccessFlags {

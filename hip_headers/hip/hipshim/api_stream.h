@@ -68,6 +68,54 @@ hipError_t hipStreamWaitValue64(hipStream_t stream, void* ptr, uint64_t value, u
 hipError_t hipStreamWriteValue32(hipStream_t stream, void* ptr, uint32_t value, unsigned int flags);
 hipError_t hipStreamWriteValue64(hipStream_t stream, void* ptr, uint64_t value, unsigned int flags);
 
+// A batch of the operations above (ROCm 6.4), enqueued in order; every operation is checked
+// before any is enqueued. A batch's waits compare the whole value (no mask). count is 1 to 256
+// and flags 0. The flush and barrier operations are refused with hipErrorInvalidValue, as AMD's
+// runtime refuses them.
+typedef enum hipStreamBatchMemOpType {
+    hipStreamMemOpWaitValue32 = 0x1,
+    hipStreamMemOpWriteValue32 = 0x2,
+    hipStreamMemOpWaitValue64 = 0x4,
+    hipStreamMemOpWriteValue64 = 0x5,
+    hipStreamMemOpBarrier = 0x6,
+    hipStreamMemOpFlushRemoteWrites = 0x3
+} hipStreamBatchMemOpType;
+// 48 bytes; the wait and write forms: address at 8, value at 16, flags at 24.
+typedef union hipStreamBatchMemOpParams_union {
+    hipStreamBatchMemOpType operation;
+    struct hipStreamMemOpWaitValueParams_t {
+        hipStreamBatchMemOpType operation;
+        hipDeviceptr_t address;
+        union {
+            uint32_t value;
+            uint64_t value64;
+        };
+        unsigned int flags; // a hipStreamWaitValue condition
+        hipDeviceptr_t alias; // unused
+    } waitValue;
+    struct hipStreamMemOpWriteValueParams_t {
+        hipStreamBatchMemOpType operation;
+        hipDeviceptr_t address;
+        union {
+            uint32_t value;
+            uint64_t value64;
+        };
+        unsigned int flags; // ignored
+        hipDeviceptr_t alias; // unused
+    } writeValue;
+    struct hipStreamMemOpFlushRemoteWritesParams_t {
+        hipStreamBatchMemOpType operation;
+        unsigned int flags;
+    } flushRemoteWrites;
+    struct hipStreamMemOpMemoryBarrierParams_t {
+        hipStreamBatchMemOpType operation;
+        unsigned int flags;
+    } memoryBarrier;
+    uint64_t pad[6];
+} hipStreamBatchMemOpParams;
+hipError_t hipStreamBatchMemOp(hipStream_t stream, unsigned int count,
+                               hipStreamBatchMemOpParams* paramArray, unsigned int flags);
+
 // Stream attributes (ROCm 7.1; hipStreamCopyAttributes 7.2): see hipStreamAttrID in launch.h.
 hipError_t hipStreamSetAttribute(hipStream_t stream, hipStreamAttrID attr,
                                  const hipStreamAttrValue* value);

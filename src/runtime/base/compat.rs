@@ -15,7 +15,7 @@
 //!
 //! After that, reading the profile is one relaxed load of a byte.
 
-use crate::error::HipError;
+use crate::error::{HipError, HipResult};
 use crate::runtime::base::kernarg::Refusal;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -136,6 +136,17 @@ pub fn empty_module_file() -> HipError {
         Abi::Rocm5 => HipError::INVALID_KERNEL_FILE,
         Abi::Rocm6 => HipError::INVALID_VALUE,
         Abi::Rocm7 => HipError::INVALID_IMAGE,
+    }
+}
+
+/// `hipProfilerStart`/`hipProfilerStop`: ROCm 7 answers success (its runtime switches its own
+/// profiler on and off, in the rocm-systems sources of 2025); up to ROCm 6 they were
+/// unimplemented in AMD's runtime and answered hipErrorNotSupported (clr of ROCm 6.3).
+pub fn profiler_calls() -> HipResult {
+    if abi() >= Abi::Rocm7 {
+        Ok(())
+    } else {
+        Err(HipError::NOT_SUPPORTED)
     }
 }
 

@@ -35,6 +35,9 @@ pub struct Device {
     pub kernarg_pool: MemoryPool,
     /// Fine-grained system memory every device may access (`hipHostMalloc`, staging).
     pub host_pool: MemoryPool,
+    /// Fine-grained device memory (`hipExtMallocWithFlags`), where the HSA runtime offers it
+    /// (ROCr does on MI200 and MI300; hsasim does not).
+    pub fine_pool: Option<MemoryPool>,
     pub api: &'static HsaApi,
     pub engines: CopyEngines,
     pub timestamp_hz: u64,
@@ -156,6 +159,15 @@ impl Device {
             .map(|info| MemoryPool::new(api, info))
             .ok_or_else(|| no_pool(index, "fine-grained host"))?;
 
+        let fine_pool = gpu_pools
+            .iter()
+            .find(|p| {
+                p.segment == HSA_AMD_SEGMENT_GLOBAL
+                    && p.alloc_allowed
+                    && p.global_flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED != 0
+            })
+            .map(|info| MemoryPool::new(api, info));
+
         let staging_buffer = || -> HipResult<StagingBuffer> {
             Ok(StagingBuffer {
                 memory: host_pool.allocate(STAGING_BYTES, &[agent])?,
@@ -198,6 +210,7 @@ impl Device {
             device_pool,
             kernarg_pool,
             host_pool,
+            fine_pool,
             api,
             engines: CopyEngines::new(api),
             timestamp_hz: hsa.timestamp_hz,

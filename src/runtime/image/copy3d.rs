@@ -221,6 +221,128 @@ pub struct Copy3D {
     pub kind: CopyKind,
 }
 
+/// `hipMemcpy3DOperand` (ROCm 7.1): a type word, then a 32-byte union: a pointer operand
+/// (`ptr`, `rowLength` and `layerHeight` in elements, a location hint) or an array operand
+/// (`array`, the offset in elements).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3DOperand {
+    /// `hipMemcpy3DOperandType`: 1 a pointer, 2 an array.
+    pub type_: u32,
+    pub _pad: u32,
+    /// `ptr.ptr` or `array.array`.
+    pub base: usize,
+    /// `ptr.rowLength` or `array.offset.x`.
+    pub a: usize,
+    /// `ptr.layerHeight` or `array.offset.y`.
+    pub b: usize,
+    /// `ptr.locHint` (a hint, unused) or `array.offset.z`.
+    pub c: usize,
+}
+
+/// `hipMemcpy3DBatchOp`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Memcpy3DBatchOp {
+    pub src: Memcpy3DOperand,
+    pub dst: Memcpy3DOperand,
+    pub extent: Extent,
+    /// `hipMemcpySrcAccessOrder`.
+    pub src_access_order: u32,
+    /// `hipMemcpyFlags`.
+    pub flags: u32,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<Memcpy3DOperand>() == 40);
+    assert!(std::mem::size_of::<Memcpy3DBatchOp>() == 112);
+    assert!(std::mem::offset_of!(Memcpy3DBatchOp, extent) == 80);
+};
+
+const OPERAND_POINTER: u32 = 1;
+const OPERAND_ARRAY: u32 = 2;
+
+impl Memcpy3DOperand {
+    /// The side this operand is, with `extent` for a pointer's defaults: a `rowLength` or
+    /// `layerHeight` of 0 means rows and layers packed as the extent is.
+    fn side(&self, extent: &Extent, element: usize, what: &str) -> HipResult<Side3D> {
+        match self.type_ {
+            OPERAND_POINTER if self.base != 0 => {
+                let row_length = if self.a == 0 { extent.width } else { self.a };
+                let rows = if self.b == 0 { extent.height } else { self.b };
+                Ok(Side3D {
+                    place: Place::Pitched {
+                        ptr: self.base,
+                        pitch: row_length
+                            .checked_mul(element)
+                            .ok_or(HipError::INVALID_VALUE)?,
+                        rows,
+                    },
+                    pos: Pos { x: 0, y: 0, z: 0 },
+                })
+            }
+            OPERAND_ARRAY if self.base != 0 => {
+                let array = Place::Array(self.base);
+                let own = element_of(&Side3D {
+                    place: array,
+                    pos: Pos { x: 0, y: 0, z: 0 },
+                })?;
+                Ok(Side3D {
+                    place: array,
+                    pos: Pos {
+                        x: self.a.checked_mul(own).ok_or(HipError::INVALID_VALUE)?,
+                        y: self.b,
+                        z: self.c,
+                    },
+                })
+            }
+            kind => {
+                tracing::warn!(
+                    kind,
+                    "hipMemcpy3DBatchAsync: the {what} is not a pointer or an array, or is null"
+                );
+                Err(HipError::INVALID_VALUE)
+            }
+        }
+    }
+}
+
+impl Copy3D {
+    /// A `hipMemcpy3DBatchOp`: the extent is in elements of the array taking part (the
+    /// source's if both are arrays), in bytes between two pointers. Whether the source is read
+    /// during the call is the caller's to honour (`copy::check_order_and_flags` says).
+    pub fn from_batch_op(op: &Memcpy3DBatchOp) -> HipResult<Copy3D> {
+        copy::check_order_and_flags(op.src_access_order, op.flags)?;
+        let array_element = |o: &Memcpy3DOperand| -> HipResult<Option<usize>> {
+            if o.type_ == OPERAND_ARRAY && o.base != 0 {
+                Ok(Some(array::geometry(o.base as *const HipArray)?.element))
+            } else {
+                Ok(None)
+            }
+        };
+        let element = match (array_element(&op.src)?, array_element(&op.dst)?) {
+            (Some(e), _) | (None, Some(e)) => e,
+            (None, None) => 1,
+        };
+        let width = op
+            .extent
+            .width
+            .checked_mul(element)
+            .ok_or(HipError::INVALID_VALUE)?;
+        Ok(Copy3D {
+            src: op.src.side(&op.extent, element, "source")?,
+            dst: op.dst.side(&op.extent, element, "destination")?,
+            extent: Extent { width, ..op.extent },
+            kind: CopyKind::Default,
+        })
+    }
+
+    /// The checks `copy_3d` makes before the first byte moves, without moving any.
+    pub fn check(&self) -> HipResult {
+        self.plan().map(|_| ())
+    }
+}
+
 /// The one side of a runtime-API structure: exactly one of the array and the pointer.
 fn runtime_side(array: *mut HipArray, ptr: &PitchedPtr, pos: Pos, what: &str) -> HipResult<Side3D> {
     let place = match (array.is_null(), ptr.ptr.is_null()) {

@@ -230,6 +230,95 @@ pub fn malloc(device: &Device, size: usize) -> HipResult<*mut c_void> {
     Ok(ptr)
 }
 
+/// `hipExtMallocWithFlags` flags (hip_runtime_api.h): one value each, not a bit set.
+pub mod ext_malloc_flags {
+    pub const DEFAULT: u32 = 0;
+    pub const FINE_GRAINED: u32 = 1;
+    pub const SIGNAL_MEMORY: u32 = 2;
+    pub const UNCACHED: u32 = 3;
+    pub const CONTIGUOUS: u32 = 4;
+}
+
+/// `hipExtMallocWithFlags`: device memory of `device`, as `flags` asks.
+///
+/// - `hipDeviceMallocDefault`, `hipDeviceMallocContiguous`: `hipMalloc`'s coarse-grained
+///   memory (a software GPU has no physical pages whose contiguity could matter; on ROCr the
+///   pool's allocations are what hipshim can offer).
+/// - `hipDeviceMallocFinegrained`, `hipDeviceMallocUncached`: fine-grained memory, coherent
+///   between the host and the devices while kernels run: the device's fine-grained pool where
+///   the HSA runtime has one, else fine-grained system memory granted to the device (said once
+///   in the log). Either way it is this device's memory to the registry and to pointer
+///   queries, as AMD reports it.
+/// - `hipMallocSignalMemory`: 8 bytes of fine-grained memory, zeroed (the value a new signal
+///   starts at), for `hipStreamWaitValue*`; any other size is `hipErrorInvalidValue`, as AMD
+///   answers.
+///
+/// Other flags are `hipErrorInvalidValue`.
+pub fn malloc_with_flags(device: &Device, size: usize, flags: u32) -> HipResult<*mut c_void> {
+    use ext_malloc_flags::*;
+    match flags {
+        DEFAULT | CONTIGUOUS => return malloc(device, size),
+        FINE_GRAINED | UNCACHED => {}
+        SIGNAL_MEMORY if size == 8 => {}
+        SIGNAL_MEMORY => {
+            tracing::warn!(size, "hipExtMallocWithFlags: signal memory is 8 bytes");
+            return Err(HipError::INVALID_VALUE);
+        }
+        _ => {
+            tracing::warn!(flags, "hipExtMallocWithFlags: not a hipDeviceMalloc flag");
+            return Err(HipError::INVALID_VALUE);
+        }
+    }
+    if size == 0 {
+        return Ok(std::ptr::null_mut());
+    }
+    let pool = match &device.fine_pool {
+        Some(pool) => pool,
+        None => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                tracing::info!("the HSA runtime offers no fine-grained device memory: hipExtMallocWithFlags gives fine-grained system memory instead");
+            });
+            &device.host_pool
+        }
+    };
+    if size > pool.size {
+        tracing::warn!(size, pool = pool.size, "allocation larger than the pool");
+        return Err(HipError::OUT_OF_MEMORY);
+    }
+    let readers = device.peer_readers.lock();
+    let agents = agents_reaching(&device.all_gpus, device.index, *readers);
+    let buffer = pool.allocate(size, &agents).map_err(|e| {
+        tracing::warn!(size, status = %device.api.describe(e.status), "fine-grained allocation failed");
+        HipError::OUT_OF_MEMORY
+    })?;
+    let ptr = buffer.as_ptr() as *mut c_void;
+    if flags == SIGNAL_MEMORY {
+        // SAFETY: fine-grained memory the host reaches, 8 bytes, just allocated and ours.
+        unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, size) };
+    }
+    insert(
+        Allocation {
+            start: ptr as usize,
+            size,
+            device: device.index,
+            kind: MemKind::Device,
+            flags,
+            device_address: ptr as usize,
+            reach: *readers,
+        },
+        Backing::Pool(buffer),
+    );
+    drop(readers);
+    tracing::debug!(
+        size,
+        flags,
+        ptr = format_args!("{ptr:p}"),
+        "hipExtMallocWithFlags"
+    );
+    Ok(ptr)
+}
+
 /// Records a block a stream-ordered pool hands out: `size` bytes at `start` on `device`.
 pub(crate) fn insert_pooled(start: usize, size: usize, device: usize) {
     insert(

@@ -335,6 +335,66 @@ pub fn prefetch(
     Ok(())
 }
 
+/// `hipMemPrefetchBatchAsync` (ROCm 7.2): `ranges[i]` is prefetched to the location whose
+/// `first_of` entry is the last at or before `i` (so `first_of` starts at 0 and rises below the
+/// number of ranges). Every range and location is checked before any is recorded; AMD's checks:
+/// `flags` 0, a stream other than the null stream, at most as many locations as ranges, a
+/// device location naming a device (hipErrorInvalidValue for each).
+pub fn prefetch_batch(
+    devices: &[Device],
+    ranges: &[(*const c_void, usize)],
+    locations: &[MemLocation],
+    first_of: &[usize],
+    flags: u64,
+    stream: *mut c_void,
+) -> HipResult {
+    const CALL: &str = "hipMemPrefetchBatchAsync";
+    let refuse = |why: &str| {
+        tracing::warn!(
+            flags,
+            ranges = ranges.len(),
+            locations = locations.len(),
+            "{CALL}: {why}"
+        );
+        Err(HipError::INVALID_VALUE)
+    };
+    if locations.is_empty() || locations.len() > ranges.len() {
+        return refuse("there must be 1 to count locations");
+    }
+    if flags != 0 {
+        return refuse("flags must be 0");
+    }
+    if stream.is_null() {
+        return refuse("the null stream is not allowed");
+    }
+    let rises = first_of
+        .iter()
+        .enumerate()
+        .all(|(k, &i)| i < ranges.len() && if k == 0 { i == 0 } else { i > first_of[k - 1] });
+    if !rises {
+        return refuse("prefetchLocIdxs must start at 0, rise and stay below count");
+    }
+    let mut checked = Vec::with_capacity(ranges.len());
+    for (i, &(ptr, count)) in ranges.iter().enumerate() {
+        let k = first_of.partition_point(|&first| first <= i) - 1;
+        let at = locations[k];
+        if at.type_ == LOCATION_DEVICE && !(0..devices.len() as i32).contains(&at.id) {
+            return refuse("a device location names no device");
+        }
+        let device = location(devices, device_of_location(at)?, true, CALL)?;
+        checked.push((managed_range(ptr, count, CALL)?, device));
+    }
+    crate::runtime::stream::lookup(devices, stream)?;
+    crate::runtime::graph::capture::refuse_on(devices, stream, CALL)?;
+    // Nothing moves (coherent system memory): what changes is the last prefetch location each
+    // range reports.
+    let mut advice = ADVICE.lock();
+    for ((base, start, end), at) in checked {
+        advice_for_update(&mut advice, base).update(start, end, |a| a.last_prefetch = at);
+    }
+    Ok(())
+}
+
 /// `hipMemRangeGetAttribute`: writes `attribute` of `[ptr, ptr + count)` into `data`.
 ///
 /// # Safety

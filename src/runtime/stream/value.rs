@@ -73,37 +73,179 @@ pub fn wait_value(
     mask: u64,
     bytes: usize,
 ) -> HipResult {
-    let width_mask = if bytes == 4 {
-        u32::MAX as u64
-    } else {
-        u64::MAX
-    };
-    let Some((reference, mask, cond)) = condition(flags, value & width_mask, mask & width_mask)
-    else {
-        tracing::warn!(
-            flags,
-            "hipStreamWaitValue: flags are not a hipStreamWaitValue condition"
-        );
-        return Err(HipError::INVALID_VALUE);
-    };
-    let at = checked_target(ptr, bytes, "hipStreamWaitValue")?;
+    let wait = Wait::check(ptr, value, flags, mask, bytes)?;
     let (device, s) = super::lookup(devices, stream)?;
-    let address = match classify(at, bytes, None, "stream wait value")? {
-        Side::Device(_) => at,
-        // Registered memory is reached at the address its lock returned.
-        Side::Pinned(agent_address) => agent_address,
-        Side::Pageable => return Err(not_device_accessible("hipStreamWaitValue", at)),
-    };
-    // The value's 8-byte word, and where the value sits in it.
-    let shift = (address % 8) * 8;
-    let word = (address - address % 8) as u64;
-    let signal = hsa_signal_t {
-        handle: word.wrapping_sub(std::mem::offset_of!(amd_signal_t, value) as u64),
-    };
-    let (reference, mask) = (reference << shift, mask << shift);
-    s.submit_counted_barrier(&device.streams, |completion| {
-        barrier_value(signal, reference, mask, cond, completion)
-    })
+    wait.submit(device, &s)
+}
+
+/// A wait whose arguments are checked: the barrier-value packet it becomes, less its
+/// completion signal. Checking apart from submitting lets a batch refuse a bad operation
+/// before any of its operations is enqueued.
+#[derive(Clone, Copy, Debug)]
+pub struct Wait {
+    signal: hsa_signal_t,
+    reference: u64,
+    mask: u64,
+    cond: u32,
+}
+
+impl Wait {
+    /// Checks a wait as `wait_value` describes it.
+    pub fn check(
+        ptr: *mut c_void,
+        value: u64,
+        flags: u32,
+        mask: u64,
+        bytes: usize,
+    ) -> HipResult<Wait> {
+        let width_mask = if bytes == 4 {
+            u32::MAX as u64
+        } else {
+            u64::MAX
+        };
+        let Some((reference, mask, cond)) = condition(flags, value & width_mask, mask & width_mask)
+        else {
+            tracing::warn!(
+                flags,
+                "hipStreamWaitValue: flags are not a hipStreamWaitValue condition"
+            );
+            return Err(HipError::INVALID_VALUE);
+        };
+        let at = checked_target(ptr, bytes, "hipStreamWaitValue")?;
+        let address = match classify(at, bytes, None, "stream wait value")? {
+            Side::Device(_) => at,
+            // Registered memory is reached at the address its lock returned.
+            Side::Pinned(agent_address) => agent_address,
+            Side::Pageable => return Err(not_device_accessible("hipStreamWaitValue", at)),
+        };
+        // The value's 8-byte word, and where the value sits in it.
+        let shift = (address % 8) * 8;
+        let word = (address - address % 8) as u64;
+        Ok(Wait {
+            signal: hsa_signal_t {
+                handle: word.wrapping_sub(std::mem::offset_of!(amd_signal_t, value) as u64),
+            },
+            reference: reference << shift,
+            mask: mask << shift,
+            cond,
+        })
+    }
+
+    /// Publishes the wait on `stream` of `device`.
+    pub fn submit(self, device: &Device, stream: &super::Stream) -> HipResult {
+        stream.submit_counted_barrier(&device.streams, |completion| {
+            barrier_value(
+                self.signal,
+                self.reference,
+                self.mask,
+                self.cond,
+                completion,
+            )
+        })
+    }
+}
+
+/// `hipStreamBatchMemOpParams` (hip_runtime_api.h, ROCm 6.4 on): a 48-byte union whose first
+/// word is the operation. The wait and write forms share one layout (`address` at 8, the value
+/// at 16 as a 32- or 64-bit union member, `flags` at 24, `alias` at 32, unused on AMD GPUs);
+/// the flush and barrier forms keep their flags in the word at 4.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BatchMemOpParams {
+    pub operation: u32,
+    /// `flushRemoteWrites.flags` / `memoryBarrier.flags`.
+    pub short_flags: u32,
+    pub address: u64,
+    /// `value` (the low 4 bytes) or `value64`.
+    pub value: u64,
+    pub flags: u32,
+    pub _pad: u32,
+    pub alias: u64,
+    pub _rest: u64,
+}
+
+// The layout of AMD's union, as its members place the fields.
+const _: () = {
+    assert!(std::mem::size_of::<BatchMemOpParams>() == 48);
+    assert!(std::mem::align_of::<BatchMemOpParams>() == 8);
+    assert!(std::mem::offset_of!(BatchMemOpParams, short_flags) == 4);
+    assert!(std::mem::offset_of!(BatchMemOpParams, address) == 8);
+    assert!(std::mem::offset_of!(BatchMemOpParams, value) == 16);
+    assert!(std::mem::offset_of!(BatchMemOpParams, flags) == 24);
+    assert!(std::mem::offset_of!(BatchMemOpParams, alias) == 32);
+};
+
+/// `hipStreamBatchMemOpType`.
+pub const MEM_OP_WAIT_VALUE_32: u32 = 1;
+pub const MEM_OP_WRITE_VALUE_32: u32 = 2;
+pub const MEM_OP_FLUSH_REMOTE_WRITES: u32 = 3;
+pub const MEM_OP_WAIT_VALUE_64: u32 = 4;
+pub const MEM_OP_WRITE_VALUE_64: u32 = 5;
+pub const MEM_OP_BARRIER: u32 = 6;
+
+/// At most this many operations in one `hipStreamBatchMemOp` (AMD's limit, as CUDA's).
+pub const BATCH_MAX: usize = 256;
+
+/// One operation of a batch, read from its C form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemOp {
+    /// A wait on the whole value (a batch's wait has no mask).
+    Wait {
+        ptr: usize,
+        value: u64,
+        flags: u32,
+        bytes: usize,
+    },
+    Write {
+        ptr: usize,
+        value: u64,
+        bytes: usize,
+    },
+}
+
+impl MemOp {
+    /// The operation `params` describes. AMD's runtime refuses the flush and barrier
+    /// operations (its header marks them unsupported), and so does hipshim, so that a program
+    /// does not rely on a flush that AMD's runtime would not do.
+    pub fn read(params: &BatchMemOpParams, index: usize) -> HipResult<MemOp> {
+        let (ptr, value) = (params.address as usize, params.value);
+        match params.operation {
+            MEM_OP_WAIT_VALUE_32 => Ok(MemOp::Wait {
+                ptr,
+                value: value & u32::MAX as u64,
+                flags: params.flags,
+                bytes: 4,
+            }),
+            MEM_OP_WAIT_VALUE_64 => Ok(MemOp::Wait {
+                ptr,
+                value,
+                flags: params.flags,
+                bytes: 8,
+            }),
+            MEM_OP_WRITE_VALUE_32 => Ok(MemOp::Write {
+                ptr,
+                value: value & u32::MAX as u64,
+                bytes: 4,
+            }),
+            MEM_OP_WRITE_VALUE_64 => Ok(MemOp::Write {
+                ptr,
+                value,
+                bytes: 8,
+            }),
+            op @ (MEM_OP_FLUSH_REMOTE_WRITES | MEM_OP_BARRIER) => {
+                tracing::warn!(index, operation = op, "hipStreamBatchMemOp: the flush and barrier operations are not supported (as in AMD's runtime)");
+                Err(HipError::INVALID_VALUE)
+            }
+            op => {
+                tracing::warn!(
+                    index,
+                    operation = op,
+                    "hipStreamBatchMemOp: not a hipStreamBatchMemOpType"
+                );
+                Err(HipError::INVALID_VALUE)
+            }
+        }
+    }
 }
 
 /// `ptr` as an address, if it is not null and is aligned to `bytes`.
@@ -176,5 +318,49 @@ mod tests {
             }
         }
         assert_eq!(condition(4, 0, 0), None);
+    }
+
+    #[test]
+    fn batch_operations_read_their_union_member() {
+        let params = |operation, value, flags| BatchMemOpParams {
+            operation,
+            address: 0x1000,
+            value,
+            flags,
+            ..Default::default()
+        };
+        // A 32-bit operation takes the low half of the value union only.
+        assert_eq!(
+            MemOp::read(&params(MEM_OP_WAIT_VALUE_32, 0xdead_0000_0007, WAIT_EQ), 0),
+            Ok(MemOp::Wait {
+                ptr: 0x1000,
+                value: 7,
+                flags: WAIT_EQ,
+                bytes: 4
+            })
+        );
+        assert_eq!(
+            MemOp::read(&params(MEM_OP_WRITE_VALUE_64, u64::MAX, 0), 0),
+            Ok(MemOp::Write {
+                ptr: 0x1000,
+                value: u64::MAX,
+                bytes: 8
+            })
+        );
+        assert_eq!(
+            MemOp::read(&params(MEM_OP_WRITE_VALUE_32, 0x1_0000_0002, 0), 0),
+            Ok(MemOp::Write {
+                ptr: 0x1000,
+                value: 2,
+                bytes: 4
+            })
+        );
+        for refused in [MEM_OP_FLUSH_REMOTE_WRITES, MEM_OP_BARRIER, 0, 7, u32::MAX] {
+            assert_eq!(
+                MemOp::read(&params(refused, 0, 0), 3),
+                Err(HipError::INVALID_VALUE),
+                "operation {refused}"
+            );
+        }
     }
 }
