@@ -72,3 +72,15 @@ fn memcpy_3d_batch_gfx90a() {
 fn memcpy_3d_batch_gfx942() {
     run("memcpy_3d_batch", "gfx942", false);
 }
+
+/// A 3D box that runs past the end of its device allocation is refused, not copied slice by
+/// slice with the slices beyond the end taken for host memory (which the CPU then touched).
+#[test]
+fn copy3d_overrun_gfx942() {
+    run("copy3d_overrun", "gfx942", false);
+}
+
+#[test]
+fn copy3d_overrun_gfx90a_deterministic() {
+    run("copy3d_overrun", "gfx90a", true);
+}

@@ -827,6 +827,7 @@ mod tests {
             DEVICE_SERVICE.name,
             HIDE.name,
             LOG.name,
+            TIME_MODEL.name,
         ];
         let sched_on = (SCHED.name, "1");
         let unset = parse(&[sched_on]).0.effective_values();

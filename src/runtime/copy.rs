@@ -330,6 +330,14 @@ fn after_legacy_work(device: &Device) -> HipResult {
     device.streams.settle_legacy()
 }
 
+/// Checks that `[ptr, ptr + len)`, the whole span a multi-part copy touches on its `what`
+/// side, is one allocation's memory or host memory (see [`classify`]) before the parts are
+/// planned one by one: a part that starts past the end of an allocation would otherwise be
+/// taken for host memory on its own.
+pub(crate) fn check_span(ptr: usize, len: usize, what: &str) -> HipResult {
+    classify(ptr, len, None, what).map(|_| ())
+}
+
 /// `hipMemcpy`, `hipMemcpy2D`: a copy synchronous with respect to the host.
 ///
 /// # Safety

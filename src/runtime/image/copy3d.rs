@@ -694,6 +694,17 @@ impl Copy3D {
         let dst = resolve(&self.dst, &e, "destination")?;
         let src = resolve(&self.src, &e, "source")?;
         check_array_kind(self.kind, dst.is_array, src.is_array)?;
+        // Slices are copied one by one below: the box as a whole must stay inside its memory.
+        for (side, what) in [(&dst, "destination"), (&src, "source")] {
+            if !side.is_array && e.depth > 1 {
+                let span = (e.depth - 1)
+                    .checked_mul(side.slice_pitch)
+                    .and_then(|s| s.checked_add((e.height - 1).checked_mul(side.pitch)?))
+                    .and_then(|s| s.checked_add(e.width))
+                    .ok_or(HipError::INVALID_VALUE)?;
+                copy::check_span(side.base, span, what)?;
+            }
+        }
         // Slices whose rows continue where the previous slice's ended make one copy.
         let merged = e.depth == 1
             || (dst.slice_pitch == dst.pitch * e.height && src.slice_pitch == src.pitch * e.height);
