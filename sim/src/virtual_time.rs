@@ -193,6 +193,31 @@ struct Inner {
     commits: u64,
 }
 
+impl Inner {
+    /// A new entry, submitted at `submitted_at`, that will write the signal `completes` (0:
+    /// none): its number.
+    fn add(&mut self, origin: Origin, submitted_at: u64, completes: u64) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.entries.insert(
+            seq,
+            Entry {
+                origin,
+                submitted_at,
+                state: State::Submitted,
+                completes,
+            },
+        );
+        if let Origin::Packet { queue, index } = origin {
+            self.packets.insert((queue, index), seq);
+        }
+        if completes != 0 {
+            *self.pending_writes.entry(completes).or_default() += 1;
+        }
+        seq
+    }
+}
+
 /// The device side of virtual time: entries, the frontier that commits them, the model.
 pub struct VirtualTime {
     pub model: &'static DeviceModel,
@@ -250,25 +275,7 @@ impl VirtualTime {
             return from;
         }
         for index in from..to {
-            let seq = inner.next_seq;
-            inner.next_seq += 1;
-            inner.entries.insert(
-                seq,
-                Entry {
-                    origin: Origin::Packet { queue, index },
-                    submitted_at: now,
-                    state: State::Submitted,
-                    completes: 0,
-                },
-            );
-            inner.packets.insert((queue, index), seq);
-            let handle = completion_of(index);
-            if handle != 0 {
-                if let Some(e) = inner.entries.get_mut(&seq) {
-                    e.completes = handle;
-                }
-                *inner.pending_writes.entry(handle).or_default() += 1;
-            }
+            inner.add(Origin::Packet { queue, index }, now, completion_of(index));
         }
         if let Some(line) = inner.queues.get_mut(&queue) {
             line.submitted_to = to;
@@ -300,22 +307,10 @@ impl VirtualTime {
     /// An async copy submitted now on `engine` of `node`: its entry's number.
     pub fn submit_copy(&self, node: u32, engine: u32, completes: u64) -> u64 {
         let now = host_now();
-        let mut inner = self.inner.lock();
-        let seq = inner.next_seq;
-        inner.next_seq += 1;
-        inner.entries.insert(
-            seq,
-            Entry {
-                origin: Origin::Copy { node, engine },
-                submitted_at: now,
-                state: State::Submitted,
-                completes,
-            },
-        );
-        if completes != 0 {
-            *inner.pending_writes.entry(completes).or_default() += 1;
-        }
-        drop(inner);
+        let seq = self
+            .inner
+            .lock()
+            .add(Origin::Copy { node, engine }, now, completes);
         host_spend(self.model.host.host_submit_ns);
         seq
     }
@@ -329,20 +324,7 @@ impl VirtualTime {
         }
         tracing::warn!(target: "hsasim", queue = format_args!("{queue:#x}"), index,
             "virtual time: packet taken without a doorbell for it; its place in virtual time follows the packet processor");
-        let seq = inner.next_seq;
-        inner.next_seq += 1;
-        let now = host_now();
-        inner.entries.insert(
-            seq,
-            Entry {
-                origin: Origin::Packet { queue, index },
-                submitted_at: now,
-                state: State::Submitted,
-                completes: 0,
-            },
-        );
-        inner.packets.insert((queue, index), seq);
-        seq
+        inner.add(Origin::Packet { queue, index }, host_now(), 0)
     }
 
     /// Entry `seq` finished its functional work. Returns its times once committed (the

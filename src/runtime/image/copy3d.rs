@@ -337,9 +337,33 @@ impl Copy3D {
         })
     }
 
+    /// The memory of each pointer side holds the whole box: the slices are copied one by one,
+    /// and a slice that starts past the end of its allocation would on its own be taken for
+    /// host memory (`plan` computes addresses only).
+    fn check_memory(&self) -> HipResult {
+        let e = self.extent;
+        if e.width == 0 || e.height == 0 || e.depth <= 1 {
+            return Ok(());
+        }
+        for (side, what) in [(&self.dst, "destination"), (&self.src, "source")] {
+            let side = resolve(side, &e, what)?;
+            if side.is_array {
+                continue;
+            }
+            let span = (e.depth - 1)
+                .checked_mul(side.slice_pitch)
+                .and_then(|s| s.checked_add((e.height - 1).checked_mul(side.pitch)?))
+                .and_then(|s| s.checked_add(e.width))
+                .ok_or(HipError::INVALID_VALUE)?;
+            copy::check_span(side.base, span, what)?;
+        }
+        Ok(())
+    }
+
     /// The checks `copy_3d` makes before the first byte moves, without moving any.
     pub fn check(&self) -> HipResult {
-        self.plan().map(|_| ())
+        self.plan()?;
+        self.check_memory()
     }
 }
 
@@ -694,17 +718,6 @@ impl Copy3D {
         let dst = resolve(&self.dst, &e, "destination")?;
         let src = resolve(&self.src, &e, "source")?;
         check_array_kind(self.kind, dst.is_array, src.is_array)?;
-        // Slices are copied one by one below: the box as a whole must stay inside its memory.
-        for (side, what) in [(&dst, "destination"), (&src, "source")] {
-            if !side.is_array && e.depth > 1 {
-                let span = (e.depth - 1)
-                    .checked_mul(side.slice_pitch)
-                    .and_then(|s| s.checked_add((e.height - 1).checked_mul(side.pitch)?))
-                    .and_then(|s| s.checked_add(e.width))
-                    .ok_or(HipError::INVALID_VALUE)?;
-                copy::check_span(side.base, span, what)?;
-            }
-        }
         // Slices whose rows continue where the previous slice's ended make one copy.
         let merged = e.depth == 1
             || (dst.slice_pitch == dst.pitch * e.height && src.slice_pitch == src.pitch * e.height);
@@ -801,6 +814,7 @@ pub unsafe fn copy_3d(
     stream: Option<*mut c_void>,
 ) -> HipResult {
     let copies = desc.plan()?;
+    desc.check_memory()?;
     // SAFETY: forwarded contract.
     unsafe { run(devices, &copies, desc.kind, stream) }
 }
