@@ -299,9 +299,20 @@ impl VirtualTime {
             .queues
             .get(&queue)
             .map_or((0, 0), |l| (l.front_free, l.all_done));
-        (submitted + self.model.front_end.doorbell_to_dispatch_ns)
-            .max(front_free)
-            .max(all_done)
+        // hipshim sets the barrier bit on its dispatches: assume it (the commit uses the
+        // packet's own bit).
+        self.packet_ready(submitted, (front_free, all_done), true)
+    }
+
+    /// When a packet submitted at `submitted_at` reaches its queue's packet processor, given
+    /// the queue's (front free, all done) line and the packet's barrier bit.
+    fn packet_ready(&self, submitted_at: u64, line: (u64, u64), barrier: bool) -> u64 {
+        let ready = (submitted_at + self.model.front_end.doorbell_to_dispatch_ns).max(line.0);
+        if barrier {
+            ready.max(line.1)
+        } else {
+            ready
+        }
     }
 
     /// An async copy submitted now on `engine` of `node`: its entry's number.
@@ -523,10 +534,7 @@ impl VirtualTime {
                 cu_mask,
             } => {
                 let line = self.line(inner, origin);
-                let mut ready = (submitted_at + front.doorbell_to_dispatch_ns).max(line.0);
-                if *barrier {
-                    ready = ready.max(line.1);
-                }
+                let ready = self.packet_ready(submitted_at, line, *barrier);
                 let gpu = inner
                     .gpus
                     .entry(*node)
@@ -541,10 +549,7 @@ impl VirtualTime {
             }
             Work::Barrier { barrier, deps, any } => {
                 let line = self.line(inner, origin);
-                let mut ready = (submitted_at + front.doorbell_to_dispatch_ns).max(line.0);
-                if *barrier {
-                    ready = ready.max(line.1);
-                }
+                let ready = self.packet_ready(submitted_at, line, *barrier);
                 let written: Vec<u64> = deps.iter().map(|s| s.virtual_time()).collect();
                 let deps_at = if *any {
                     written.iter().copied().min().unwrap_or(0)
