@@ -22,6 +22,8 @@ c_tests! {
     engine_behind_barrier_gfx90a => "engine_behind_barrier" on "gfx90a";
     copy_behind_fault_gfx942 => "copy_behind_fault" on "gfx942";
     copy_behind_fault_gfx90a => "copy_behind_fault" on "gfx90a";
+    ahead_of_stuck_gfx942 => "ahead_of_stuck" on "gfx942";
+    ahead_of_stuck_gfx90a => "ahead_of_stuck" on "gfx90a";
 }
 
 /// Besides the default `pool:4` of the runs above: a queue per stream, one queue for all,
@@ -69,4 +71,11 @@ fn no_work_is_lost_silently_under_every_policy() {
 #[test]
 fn a_copy_behind_a_fault_never_runs_under_every_policy() {
     run_under_each_policy("copy_behind_fault");
+}
+
+/// Work queued ahead of a wait that can never complete still runs, and every wait that
+/// reports the fault waits for it first, whichever queue its stream shares.
+#[test]
+fn work_ahead_of_a_stuck_wait_is_waited_for_under_every_policy() {
+    run_under_each_policy("ahead_of_stuck");
 }

@@ -453,6 +453,54 @@ impl Queue {
         self.waits.lock().stuck.map(|(_, doom)| doom)
     }
 
+    /// For a queue stuck (not failed) at or before packet `last`: how many packets from the
+    /// stuck barrier up to `last` name `completion` as their completion signal, the ones
+    /// that will never decrement it. The packets ahead of the stuck barrier still run, and a
+    /// counter shared by packets on both sides of it settles at this number once they are
+    /// done. None when the queue failed (nothing more runs on it) or is not stuck there.
+    ///
+    /// Before counting, the waits ahead of the known stuck barrier are walked again: a wait
+    /// found doomed later than a barrier behind it moves the stuck point forward in the ring,
+    /// and the packets between would otherwise be counted as still running.
+    pub fn stranded_completions(&self, last: u64, completion: hsa_signal_t) -> Option<u64> {
+        if self.error().is_some() {
+            return None;
+        }
+        let mut at = self.waits.lock().stuck.map(|(at, _)| at)?;
+        while at > 0 && self.doomed_at(at - 1).is_some() {
+            let earlier = self.waits.lock().stuck.map(|(at, _)| at)?;
+            if earlier >= at {
+                break;
+            }
+            at = earlier;
+        }
+        if self.error().is_some() || at > last {
+            return None;
+        }
+        Some(
+            (at..=last)
+                .filter(|&index| self.completion_at(index) == Some(completion.handle))
+                .count() as u64,
+        )
+    }
+
+    /// The completion signal of the packet in the slot of `index`, if the slot holds a
+    /// published packet. Only for indices at or behind where the packet processor stopped:
+    /// slots ahead of the read index still hold their packets of this lap of the ring.
+    fn completion_at(&self, index: u64) -> Option<u64> {
+        // SAFETY: the slot lies in the ring, which lives as long as `self`; the header is
+        // read atomically (a producer may be publishing it), and the completion signal field
+        // of every AQL packet type sits at byte 56 of its 64-byte slot.
+        unsafe {
+            let slot = self.ring.add((index & (self.size - 1)) as usize) as *const u8;
+            let header = (*(slot as *const AtomicU32)).load(Ordering::Acquire) as u16;
+            if PacketHeader(header).packet_type() == HSA_PACKET_TYPE_INVALID {
+                return None;
+            }
+            Some(std::ptr::read_volatile(slot.add(56) as *const u64))
+        }
+    }
+
     /// Signals are read only once a fault is found: a thread polling a stream or event
     /// (hsasim's deterministic mode runs the device for a thread that keeps polling one
     /// signal) sees the same single signal read on every poll.

@@ -524,6 +524,11 @@ struct Held {
     /// With `engine_waits`: the job's own completion signal (its gate's), which the device
     /// waits for once the job is let go (see `DeviceStreams::released`).
     engine_done: Option<PooledSignal>,
+    /// The signal is a gate's, the completion of out-of-queue work (a host task, a copy),
+    /// which a barrier took over; that work starts once this marker completes (at once
+    /// without one). Unless the marker is lost the work still runs after a fault, and the
+    /// stream gives its work up only once it is done (see `Stream::out_of_queue_running`).
+    gate: Option<Option<Marker>>,
 }
 
 impl Held {
@@ -535,6 +540,7 @@ impl Held {
             keep: None,
             engine_waits: None,
             engine_done: None,
+            gate: None,
         }
     }
 
@@ -943,12 +949,8 @@ impl Stream {
     ) -> HipResult {
         self.submit_one_counted(device, Sweep::Always, publish, |st| {
             st.held.push_back(Held {
-                release_at: st.counted,
-                signal: st.pending.clone(),
-                completes_itself: false,
                 keep: Some(keep),
-                engine_waits: None,
-                engine_done: None,
+                ..Held::of(st.counted, st.pending.clone(), false)
             });
             for signal in hold {
                 st.held.push_back(Held::of(st.counted, signal, false));
@@ -1379,15 +1381,40 @@ impl Stream {
     /// signal every time unless a fault is found (see `Queue::walk`).
     fn lost(&self, st: &State) -> Option<Doom> {
         if !st.pending.is_zero() {
-            let doom = st.queue.as_ref()?.doomed_at(st.last)?;
-            // Read after the fault became visible (see `Marker::lost`).
-            return (!st.pending.is_zero()).then_some(doom);
+            let queue = st.queue.as_ref()?;
+            let doom = queue.doomed_at(st.last)?;
+            // A queue stuck behind a barrier still runs what is ahead of that barrier: the
+            // work is given up only once that is done, so that nothing of it runs after the
+            // fault was reported (or after a device-wide wait, or a hipFree, that trusted
+            // the report).
+            if let Some(stranded) = queue.stranded_completions(st.last, st.pending.handle()) {
+                if st.pending.signal().load() > stranded as i64 {
+                    return None;
+                }
+            } else if st.pending.is_zero() {
+                // Read after the fault became visible (see `Marker::lost`).
+                return None;
+            }
+            // Nor while out-of-queue work a barrier waits for still runs.
+            return (!Self::out_of_queue_running(st)).then_some(doom);
         }
         let gate = st.gate.as_ref().filter(|g| !g.signal.is_zero())?;
         if let Some(packet) = &gate.completed_by {
             return packet.lost();
         }
         gate.after.as_ref()?.lost()
+    }
+
+    /// Out-of-queue work of the stream (a host task, a copy) that a published barrier waits
+    /// for, and that will still run: its marker is complete, or will be. A fault leaves it
+    /// running (the barrier that waits for it may never be processed), so it must be done
+    /// before the stream reports the fault and drops its record of it.
+    fn out_of_queue_running(st: &State) -> bool {
+        st.held.iter().any(|held| {
+            held.gate.as_ref().is_some_and(|after| {
+                !held.signal.is_zero() && after.as_ref().is_none_or(|m| m.lost().is_none())
+            })
+        })
     }
 
     /// After a fault was found somewhere: gives up the queue and owes the fault if this stream
@@ -1677,17 +1704,24 @@ impl Stream {
 
     #[inline(never)]
     fn publish_waits(&self, st: &mut State, queue: &Arc<Queue>, deps: &mut DepList) {
-        type Entry = (PooledSignal, Option<Marker>, Option<(Marker, bool)>);
+        // (signal, the packet completing it, the gate's marker and whether it is a job on an
+        // engine, whether it is the gate).
+        type Entry = (PooledSignal, Option<Marker>, Option<(Marker, bool)>, bool);
         // The gate's marker is on this queue, or on one the stream left with it complete; a
         // gate completed by a packet of another queue is a cross-queue wait like any other.
-        let gate = st
-            .gate
-            .take()
-            .map(|g| (g.signal, g.completed_by, g.after.map(|m| (m, g.on_engine))));
+        let gate = st.gate.take().map(|g| {
+            let is_out_of_queue = g.completed_by.is_none();
+            (
+                g.signal,
+                g.completed_by,
+                g.after.map(|m| (m, g.on_engine)),
+                is_out_of_queue,
+            )
+        });
         let mut all = gate
             .into_iter()
-            .chain(deps.drain().map(|d| (d.signal, d.producer, None)))
-            .filter(|(signal, _, _)| !signal.is_zero())
+            .chain(deps.drain().map(|d| (d.signal, d.producer, None, false)))
+            .filter(|(signal, _, _, _)| !signal.is_zero())
             .peekable();
         while all.peek().is_some() {
             let mut batch: [Option<Entry>; BARRIER_DEPS] = Default::default();
@@ -1700,7 +1734,7 @@ impl Stream {
             let completion = st.count_packet();
             st.last = queue.publish(&barrier_and(&handles, completion));
             let (release_at, at) = (st.counted, st.last);
-            for (signal, producer, after) in batch.into_iter().flatten() {
+            for (signal, producer, after, out_of_queue) in batch.into_iter().flatten() {
                 if let Some(producer) = producer.filter(|p| !Arc::ptr_eq(&p.queue, queue)) {
                     queue.add_blocker(at, &producer);
                 }
@@ -1708,7 +1742,10 @@ impl Stream {
                     .as_ref()
                     .is_some_and(|(_, on_engine)| *on_engine)
                     .then(|| signal.clone());
-                st.held.push_back(Held::of(release_at, signal, false));
+                st.held.push_back(Held {
+                    gate: out_of_queue.then(|| after.as_ref().map(|(m, _)| m.clone())),
+                    ..Held::of(release_at, signal, false)
+                });
                 if let Some((after, on_engine)) = after {
                     st.held.push_back(Held {
                         engine_waits: on_engine.then(|| after.clone()),
