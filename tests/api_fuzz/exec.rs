@@ -13,8 +13,13 @@
 //! while a fault may stop the work).
 //!
 //! Faults: launching a faulting kernel opens a *fault episode* (process-wide). A thread is
-//! *trusted* when no episode is open and it has recovered (synchronised its streams and the
-//! device) since the last one began. While a thread is not trusted, calls that wait for
+//! *trusted* when no episode is open and **every** thread has recovered (synchronised its
+//! streams and the device, and recorded again the events it recorded in the episode) since
+//! the last one began: a thread that has not caught up yet may still make its streams wait
+//! for an event whose record was lost, and that loss reaches every thread (device-wide
+//! calls report it, and through the null stream it spreads to other threads' work). So
+//! once the episodes are over each thread recovers and then waits for the others to have
+//! recovered too before it goes on. While a thread is not trusted, calls that wait for
 //! work may also return the fault (`hipErrorIllegalAddress`, `hipErrorLaunchFailure`, as
 //! README's "Faults and errors" lists them: synchronise and query calls, hipFree/hipHostFree,
 //! synchronous and pageable copies), writes it issues make their destination unknown, and
@@ -40,25 +45,43 @@ pub struct Shared {
     open_faults: AtomicU32,
     /// Episodes begun so far.
     fault_generation: AtomicU64,
+    /// The episode count each thread last recovered at ([`RETIRED`] for a thread that has
+    /// finished, or that this run does not have).
+    recovered: [AtomicU64; MAX_THREADS],
     pub calls: AtomicU64,
     /// hsasim fails chosen HSA calls on purpose (`HSASIM_FAIL` is set): a call may return
     /// what such a failure becomes ([`HSA_FAILURE_ERRORS`]).
     hsa_failures: bool,
     /// Calls that returned such an error.
     pub failed_calls: AtomicU64,
+    /// `HIPSHIM_API_FUZZ_LOG` is set: every call is written to stderr as it returns, in the
+    /// order hipshim's and hsasim's own log lines appear there (to see which thread's work a
+    /// late fault report came from).
+    log: bool,
 }
 
+/// Threads a run may have.
+pub const MAX_THREADS: usize = 4;
+
+/// What [`Shared::recovered`] holds for a thread that takes no part any more.
+const RETIRED: u64 = u64::MAX;
+
 impl Shared {
-    pub fn new(hip: Hip, image: Vec<u8>) -> Shared {
+    pub fn new(hip: Hip, image: Vec<u8>, threads: usize) -> Shared {
+        assert!((1..=MAX_THREADS).contains(&threads));
         Shared {
             hip,
             image,
             open_faults: AtomicU32::new(0),
             fault_generation: AtomicU64::new(0),
+            recovered: std::array::from_fn(|t| {
+                AtomicU64::new(if t < threads { 0 } else { RETIRED })
+            }),
             calls: AtomicU64::new(0),
             hsa_failures: std::env::var("HSASIM_FAIL")
                 .is_ok_and(|spec| !spec.trim().is_empty() && spec.trim() != "off"),
             failed_calls: AtomicU64::new(0),
+            log: std::env::var_os("HIPSHIM_API_FUZZ_LOG").is_some(),
         }
     }
 }
@@ -192,8 +215,57 @@ impl<'a> Thread<'a> {
     }
 
     fn trusted(&self) -> bool {
+        let generation = self.shared.fault_generation.load(Ordering::SeqCst);
         self.shared.open_faults.load(Ordering::SeqCst) == 0
-            && self.shared.fault_generation.load(Ordering::SeqCst) == self.seen_generation
+            && generation == self.seen_generation
+            && self.all_recovered(generation)
+    }
+
+    /// Every thread has recovered since episode `generation` began.
+    fn all_recovered(&self, generation: u64) -> bool {
+        self.shared.recovered.iter().all(|r| {
+            let r = r.load(Ordering::SeqCst);
+            r == generation || r == RETIRED
+        })
+    }
+
+    /// Once this thread has recovered: waits until every other thread has too, or a new
+    /// episode begins (then this thread goes on untrusted and recovers again later).
+    fn await_others(&self) {
+        loop {
+            let generation = self.shared.fault_generation.load(Ordering::SeqCst);
+            if generation != self.seen_generation
+                || self.shared.open_faults.load(Ordering::SeqCst) != 0
+                || self.all_recovered(generation)
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+
+    /// This thread takes no part any more: the others stop waiting for it to recover.
+    pub fn retire(&self) {
+        self.shared.recovered[self.index].store(RETIRED, Ordering::SeqCst);
+    }
+
+    /// After the last step: ends this thread's own episodes and, once no episode is open,
+    /// recovers from the others' (so that nothing it did in one is left for the others to
+    /// find), before its world is torn down.
+    pub fn finish(&mut self) -> Result<(), Finding> {
+        if self.capture.is_some() {
+            return Ok(());
+        }
+        if self.my_open_faults > 0 {
+            self.recover()?;
+        }
+        while self.shared.open_faults.load(Ordering::SeqCst) != 0 {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        if self.shared.fault_generation.load(Ordering::SeqCst) != self.seen_generation {
+            self.recover()?;
+        }
+        Ok(())
     }
 
     fn finding(&self, message: String) -> Finding {
@@ -235,6 +307,12 @@ impl<'a> Thread<'a> {
             rc = f(&self.shared.hip);
         }
         let after = self.trusted();
+        if self.shared.log {
+            eprintln!(
+                "api_fuzz: thread {} step {}: {what} -> {rc} (trusted {before} -> {after}) | {}",
+                self.index, self.step, self.op_line
+            );
+        }
         let fault_possible = waits && !(before && after);
         let ok = rc == hip::SUCCESS
             || (may_be_not_ready && rc == hip::NOT_READY)
@@ -464,14 +542,16 @@ impl<'a> Thread<'a> {
             self.step = step;
             self.progress.store(step as u64, Ordering::Relaxed);
             self.op_line = op.to_line();
-            // Another thread's fault episode is over: catch up before going on (a thread
-            // that stays untrusted would check nothing).
+            // The episodes are over: catch up, then wait for the others to (a thread that
+            // stays untrusted would check nothing).
             if self.capture.is_none()
-                && !self.trusted()
                 && self.my_open_faults == 0
                 && self.shared.open_faults.load(Ordering::SeqCst) == 0
             {
-                self.recover()?;
+                if self.shared.fault_generation.load(Ordering::SeqCst) != self.seen_generation {
+                    self.recover()?;
+                }
+                self.await_others();
             }
             self.one(op)?;
         }
@@ -492,6 +572,12 @@ impl<'a> Thread<'a> {
                     // SAFETY: a valid out-pointer.
                     unsafe { (hip.stream_create_with_flags)(&mut ptr, flags) }
                 })?;
+                if shared.log {
+                    eprintln!(
+                        "api_fuzz: thread {} step {}: stream slot {s} is {ptr:?}",
+                        self.index, self.step
+                    );
+                }
                 self.streams[s as usize] = Some(ptr);
             }
             Op::StreamDestroy { s } => {
@@ -913,16 +999,7 @@ impl<'a> Thread<'a> {
         self.sync_streams_until_clean()?;
         for e in 0..EVENTS {
             if self.tainted_events[e as usize] {
-                let event = self.event(e);
-                self.call("hipEventRecord", false, false, |hip| {
-                    // SAFETY: a live event, on the null stream.
-                    unsafe { (hip.event_record)(event, null_mut()) }
-                })?;
-                self.call("hipEventSynchronize", true, false, |hip| {
-                    // SAFETY: a live event.
-                    unsafe { (hip.event_synchronize)(event) }
-                })?;
-                self.tainted_events[e as usize] = false;
+                self.record_again(e)?;
             }
         }
         // Callbacks queued in the episode may never run: forget them.
@@ -940,9 +1017,35 @@ impl<'a> Thread<'a> {
             && self.shared.fault_generation.load(Ordering::SeqCst) == generation
         {
             self.seen_generation = generation;
+            self.shared.recovered[self.index].store(generation, Ordering::SeqCst);
             self.waits_cut_short = false;
         }
         Ok(())
+    }
+
+    /// Records event `e` again on the null stream until that record completes. A record
+    /// made while another thread's fault episode is open may itself be lost (the null stream
+    /// gives up its work behind that fault), and an event whose latest record was lost never
+    /// completes: a stream made to wait for it later loses its own work.
+    fn record_again(&mut self, e: u32) -> Result<(), Finding> {
+        let event = self.event(e);
+        for _ in 0..16 {
+            self.call("hipEventRecord", false, false, |hip| {
+                // SAFETY: a live event, on the null stream.
+                unsafe { (hip.event_record)(event, null_mut()) }
+            })?;
+            let rc = self.call("hipEventSynchronize", true, false, |hip| {
+                // SAFETY: a live event.
+                unsafe { (hip.event_synchronize)(event) }
+            })?;
+            if rc == hip::SUCCESS {
+                self.tainted_events[e as usize] = false;
+                return Ok(());
+            }
+        }
+        Err(self.finding(format!(
+            "event slot {e}: its record kept reporting faults 16 times"
+        )))
     }
 
     fn sync_streams_until_clean(&mut self) -> Result<(), Finding> {
