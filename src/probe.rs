@@ -26,8 +26,46 @@ pub fn recording() -> bool {
     RECORDING.load(Ordering::Relaxed)
 }
 
-/// `CLOCK_MONOTONIC` in ns (the clock of every host time in the trace).
+/// The device's clock, once the HSA runtime said its timestamps are not the host's (hsasim's
+/// virtual time): every time on the trace's timeline is read from it from then on.
+static DEVICE_CLOCK: OnceLock<fns::hsa_system_get_info> = OnceLock::new();
+
+/// The clock of every time on the trace's timeline: `CLOCK_MONOTONIC` in ns, or, on a device
+/// with a virtual clock ([`use_device_clock`]), the HSA system timestamp (ns on hsasim),
+/// which that device advances for the host too (submissions, waits), so host spans and
+/// device spans share one time line and repeat exactly from run to run.
+#[inline]
 pub fn now_ns() -> u64 {
+    match DEVICE_CLOCK.get() {
+        Some(system_get_info) => device_ns(*system_get_info),
+        None => host_ns(),
+    }
+}
+
+#[cold]
+fn device_ns(system_get_info: fns::hsa_system_get_info) -> u64 {
+    let mut ns: u64 = 0;
+    // SAFETY: the runtime's `hsa_system_get_info`; TIMESTAMP is a u64 attribute and the
+    // out-pointer is valid.
+    unsafe {
+        system_get_info(
+            system_info::TIMESTAMP,
+            &mut ns as *mut u64 as *mut std::ffi::c_void,
+        )
+    };
+    ns
+}
+
+/// Puts the timeline on the device's clock (see [`now_ns`]): called once, by the recorder,
+/// when the runtime says its clock is virtual (`HSASIM_VIRTUAL_TIME`); its timestamps are
+/// then ns.
+pub fn use_device_clock(system_get_info: fns::hsa_system_get_info) {
+    let _ = DEVICE_CLOCK.set(system_get_info);
+}
+
+/// `CLOCK_MONOTONIC` in ns: what host work costs (the HSA calls' own durations), whatever
+/// clock the timeline follows.
+pub fn host_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -121,7 +159,7 @@ pub fn name_hsa_calls(names: &'static [&'static str]) {
 /// Counts one call of HSA table entry `id` that started at `started` (called by the counting
 /// wrappers in `hsa/api.rs`, installed only when recording).
 pub fn count_hsa(id: usize, started: u64) {
-    let elapsed = now_ns().saturating_sub(started);
+    let elapsed = host_ns().saturating_sub(started);
     let _ = LOCAL_HSA.try_with(|cell| {
         let counts = cell.get_or_init(|| {
             let n = HSA_NAMES.get().map_or(0, |names| names.len());

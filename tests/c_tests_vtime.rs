@@ -34,3 +34,68 @@ fn virtual_times_are_the_same_in_every_mode_gfx942() {
 fn virtual_times_are_the_same_in_every_mode_gfx90a() {
     runs_agree("gfx90a");
 }
+
+/// The spans of a trace that say when things happened: API calls, packets and copies, as
+/// (category, name, start, duration), in order. Waits are left out: whether a wait spun or
+/// blocked is the host's doing.
+fn timeline(trace: &std::path::Path) -> Vec<(String, String, String, String)> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let clock = doc["hipshim"]["clock"].as_str().unwrap_or_default();
+    assert!(
+        clock.contains("virtual"),
+        "the trace is not on the virtual clock: {clock}"
+    );
+    let mut spans: Vec<_> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["ph"] == "X" && ["api", "packet", "copy"].contains(&e["cat"].as_str().unwrap_or(""))
+        })
+        .map(|e| {
+            (
+                e["cat"].to_string(),
+                e["name"].to_string(),
+                e["ts"].to_string(),
+                e["dur"].to_string(),
+            )
+        })
+        .collect();
+    spans.sort();
+    spans
+}
+
+/// Under virtual time a trace puts host calls and device work on the one virtual time line,
+/// and it is the same on every run, threaded or deterministic.
+#[test]
+fn traces_are_on_the_virtual_clock_and_repeat_exactly() {
+    let (program, spec) = common::ctest::build_area_program("vtime", "virtual_clock");
+    let dir = common::target_dir().join("vtime-traces");
+    std::fs::create_dir_all(&dir).unwrap();
+    let traced = |deterministic: bool| {
+        let path = dir.join(format!("trace-{deterministic}.json"));
+        let _ = std::fs::remove_file(&path);
+        common::ctest::run_in_mode(&program, "virtual_clock", "gfx942", deterministic, |cmd| {
+            cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+            cmd.env("HSASIM_TIME", "virtual")
+                .env("HIPSHIM_TRACE", &path);
+        });
+        timeline(&path)
+    };
+    let first = traced(false);
+    assert!(
+        first.iter().any(|s| s.0 == "\"packet\"") && first.iter().any(|s| s.0 == "\"api\""),
+        "the trace has no packets or no API calls"
+    );
+    for deterministic in [false, true] {
+        let again = traced(deterministic);
+        let differing = first.iter().zip(&again).find(|(a, b)| a != b);
+        assert!(
+            again.len() == first.len() && differing.is_none(),
+            "the trace differs (deterministic {deterministic}): {} vs {} spans, first difference {differing:?}",
+            first.len(),
+            again.len()
+        );
+    }
+}

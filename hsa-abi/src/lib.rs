@@ -145,6 +145,10 @@ pub mod system_info {
     pub const AMD_SVM_ACCESSIBLE_BY_DEFAULT: u32 = 0x202;
     pub const AMD_MWAITX_ENABLED: u32 = 0x203;
     pub const AMD_DMABUF_SUPPORTED: u32 = 0x204;
+    /// hsasim's own attribute (bool): whether `TIMESTAMP` and every profiling timestamp are
+    /// on its virtual device clock (`HSASIM_TIME=virtual`) rather than the host's. Outside
+    /// every vendor range HSA defines; ROCr answers `HSA_STATUS_ERROR_INVALID_ARGUMENT`.
+    pub const HSASIM_VIRTUAL_TIME: u32 = 0x4853_0001;
 }
 
 pub const HSA_DEVICE_TYPE_CPU: u32 = 0;

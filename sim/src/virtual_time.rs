@@ -35,7 +35,11 @@ use std::time::{Duration, Instant};
 static ON: AtomicBool = AtomicBool::new(false);
 
 /// The host's virtual clock, shared by all its threads (the model has one host).
-static HOST_NS: AtomicU64 = AtomicU64::new(0);
+static HOST_NS: AtomicU64 = AtomicU64::new(ORIGIN_NS);
+
+/// Where the virtual clock starts: not at 0, which profiling interfaces read as "no
+/// timestamp" (ROCr's never is 0, and hipshim's recorder drops such a copy as incomplete).
+pub const ORIGIN_NS: u64 = 1_000_000_000;
 
 thread_local! {
     /// While an async signal handler runs: its own clock, which starts at the virtual time of
@@ -229,7 +233,7 @@ pub struct VirtualTime {
 
 impl VirtualTime {
     pub fn new(model: &'static DeviceModel) -> VirtualTime {
-        HOST_NS.store(0, Ordering::Release);
+        HOST_NS.store(ORIGIN_NS, Ordering::Release);
         ON.store(true, Ordering::Release);
         VirtualTime {
             model,

@@ -23,7 +23,7 @@ macro_rules! counted_fn {
                 // signature, stored by `HsaApi::load` before this wrapper was put in the table.
                 let real: fns::$name =
                     unsafe { std::mem::transmute::<usize, _>(REAL.load(Ordering::Relaxed)) };
-                let started = crate::probe::now_ns();
+                let started = crate::probe::host_ns();
                 // SAFETY: the caller's contract for the HSA function.
                 let result = unsafe { real($($arg),*) };
                 crate::probe::count_hsa($id as usize, started);
@@ -144,6 +144,20 @@ macro_rules! hsa_table {
 hsa_abi::hsa_entry_points!(hsa_table);
 
 impl HsaApi {
+    /// `hsa_system_get_info` itself, never its counting wrapper: the recorder reads the
+    /// device's clock through it for every event on a virtual time line, and those reads are
+    /// not the program's HSA calls.
+    pub fn system_get_info_uncounted(&self) -> fns::hsa_system_get_info {
+        let real = counted::hsa_system_get_info::REAL.load(std::sync::atomic::Ordering::Relaxed);
+        if real == 0 {
+            self.hsa_system_get_info
+        } else {
+            // SAFETY: REAL holds the runtime's `hsa_system_get_info`, stored by `load` with
+            // exactly this signature.
+            unsafe { std::mem::transmute::<usize, fns::hsa_system_get_info>(real) }
+        }
+    }
+
     /// The runtime's own text for a status, for log lines.
     pub fn describe(&self, status: hsa_status_t) -> String {
         let mut text: *const std::ffi::c_char = std::ptr::null();

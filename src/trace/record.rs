@@ -178,6 +178,22 @@ pub fn attach(api: Option<&'static HsaApi>, hz: u64) {
     }
     if let Some(api) = api {
         let hz = hz.max(1);
+        let mut virtual_time = false;
+        // SAFETY: a bool attribute and a valid out-pointer; a runtime that does not know it
+        // (ROCr) returns an error and leaves the value alone.
+        unsafe {
+            (api.hsa_system_get_info)(
+                system_info::HSASIM_VIRTUAL_TIME,
+                &mut virtual_time as *mut bool as *mut c_void,
+            )
+        };
+        if virtual_time && hz == 1_000_000_000 {
+            // The timeline moves to the device's clock and starts where it is now (nothing
+            // was put on it before the runtime was up: the first call's span starts at the
+            // epoch).
+            probe::use_device_clock(api.system_get_info_uncounted());
+            EPOCH.store(now_ns(), Ordering::Relaxed);
+        }
         let (mut best, mut offset) = (u64::MAX, 0i128);
         for _ in 0..5 {
             let mut ticks: u64 = 0;
@@ -204,9 +220,13 @@ pub fn attach(api: Option<&'static HsaApi>, hz: u64) {
                 "copy timestamps unavailable; copies will show as incomplete"
             );
         }
-        let clock = format!(
-            "host CLOCK_MONOTONIC ns since recording started; device ns = HSA system timestamp * 1e9 / {hz} Hz + {offset} ns (aligned within {best} ns)"
-        );
+        let clock = if virtual_time {
+            "hsasim's virtual clock (HSASIM_TIME=virtual) in ns since recording started, for host and device events alike".to_string()
+        } else {
+            format!(
+                "host CLOCK_MONOTONIC ns since recording started; device ns = HSA system timestamp * 1e9 / {hz} Hz + {offset} ns (aligned within {best} ns)"
+            )
+        };
         let _ = ATTACHED.set(Attached {
             api,
             hz,

@@ -71,6 +71,7 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
                     },
                 ),
                 TIMESTAMP_FREQUENCY => put(value, 1_000_000_000u64),
+                HSASIM_VIRTUAL_TIME => put(value, crate::virtual_time::on()),
                 SIGNAL_MAX_WAIT => put(value, u64::MAX),
                 ENDIANNESS => put(value, HSA_ENDIANNESS_LITTLE),
                 MACHINE_MODEL => put(value, HSA_MACHINE_MODEL_LARGE),
