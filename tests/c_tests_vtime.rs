@@ -99,3 +99,16 @@ fn traces_are_on_the_virtual_clock_and_repeat_exactly() {
         );
     }
 }
+
+/// A kernel that spins until the host writes memory, while the host only queries its
+/// stream: the queries answer at once (threaded mode: see `c_tests/vtime/host_handshake.hip`).
+#[test]
+fn queries_of_a_kernel_waiting_for_the_host_answer_at_once() {
+    for target in ["gfx942", "gfx90a"] {
+        let (program, spec) = common::ctest::build_area_program("vtime", "host_handshake");
+        let out = common::ctest::run_in_mode(&program, "host_handshake", target, false, |cmd| {
+            cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        });
+        assert!(out.contains("host_handshake: PASSED"), "{out}");
+    }
+}

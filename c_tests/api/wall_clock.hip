@@ -1,7 +1,10 @@
+// hipshim-test: env=HSASIM_TIME=host
+//
 // wall_clock: wall_clock64() ticks at the rate hipDeviceAttributeWallClockRate reports.
 // Two kernels read the device's wall clock 200 ms of host time apart; converted with the
 // reported rate, the device must have seen at least most of those 200 ms (a rate that is
-// too high, e.g. the shader clock's, makes the interval look ten times shorter).
+// too high, e.g. the shader clock's, makes the interval look ten times shorter). On host
+// time only: under virtual time a host sleep moves no device time.
 #include <hip/hip_runtime.h>
 
 #include <chrono>

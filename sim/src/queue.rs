@@ -1031,11 +1031,7 @@ impl Queue {
             let lease = match &self.slot {
                 None => None,
                 Some(slot) => {
-                    let size =
-                        |grid: u32, group: u16| u64::from(grid).div_ceil(u64::from(group.max(1)));
-                    let workgroups = size(packet.grid_size_x, packet.workgroup_size_x)
-                        * size(packet.grid_size_y, packet.workgroup_size_y)
-                        * size(packet.grid_size_z, packet.workgroup_size_z);
+                    let workgroups = workgroups_of(&packet);
                     let give_up = || !self.is_active() || slot.service_gone();
                     slot.compute_units(workgroups, &give_up).map_err(|_| {
                         (
@@ -1064,6 +1060,9 @@ impl Queue {
                     costs: &v.model.wave_costs,
                     start_ns: v.estimated_start(self.address(), index),
                     clock_mhz: v.model.compute.shader_clock_mhz,
+                }),
+                progress: cx.vtime.and_then(|v| {
+                    v.dispatch_running(self.address(), index, workgroups_of(&packet))
                 }),
             };
             // The kernel sees memory as its agent does: another GPU's memory faults unless
@@ -1180,10 +1179,7 @@ impl Queue {
 /// holds (AMDGPUUsage's kernel descriptor fields for GFX90A/GFX942: VGPRs in granules of 8,
 /// arch and accumulation registers split at ACCUM_OFFSET; SGPRs in granules of 16).
 fn dispatch_shape(p: &hsa_kernel_dispatch_packet_t, kd: &KernelDescriptor) -> DispatchShape {
-    let count = |grid: u32, group: u16| u64::from(grid).div_ceil(u64::from(group.max(1)));
-    let workgroups = count(p.grid_size_x, p.workgroup_size_x)
-        * count(p.grid_size_y, p.workgroup_size_y)
-        * count(p.grid_size_z, p.workgroup_size_z);
+    let workgroups = workgroups_of(p);
     let lanes = u32::from(p.workgroup_size_x.max(1))
         * u32::from(p.workgroup_size_y.max(1))
         * u32::from(p.workgroup_size_z.max(1));
@@ -1270,4 +1266,12 @@ unsafe fn fill_stale_body(slot: *mut u8) {
             std::ptr::write_volatile(slot.cast::<u64>().add(word), crate::strict::STALE_BODY)
         };
     }
+}
+
+/// The workgroups of a dispatch packet's grid.
+fn workgroups_of(packet: &hsa_kernel_dispatch_packet_t) -> u64 {
+    let size = |grid: u32, group: u16| u64::from(grid).div_ceil(u64::from(group.max(1)));
+    size(packet.grid_size_x, packet.workgroup_size_x)
+        * size(packet.grid_size_y, packet.workgroup_size_y)
+        * size(packet.grid_size_z, packet.workgroup_size_z)
 }

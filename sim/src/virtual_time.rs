@@ -170,6 +170,8 @@ struct Entry {
     state: State,
     /// The handle of the signal it writes (0: none), for loads that must wait for it.
     completes: u64,
+    /// A dispatch running now: its [`ExecConfig::progress`](hsasim_isa::ExecConfig::progress).
+    progress: Option<Arc<AtomicU64>>,
 }
 
 /// A queue's front end on the virtual time line.
@@ -210,6 +212,7 @@ impl Inner {
                 submitted_at,
                 state: State::Submitted,
                 completes,
+                progress: None,
             },
         );
         if let Origin::Packet { queue, index } = origin {
@@ -306,6 +309,40 @@ impl VirtualTime {
         // hipshim sets the barrier bit on its dispatches: assume it (the commit uses the
         // packet's own bit).
         self.packet_ready(submitted, (front_free, all_done), true)
+    }
+
+    /// The dispatch of packet `index` of `queue` starts running: a counter of the most
+    /// instructions one of its waves has executed, which it keeps up to date, so that loads
+    /// of its signal know how late it ends at the earliest (see [`VirtualTime::host_load`]).
+    /// None for a dispatch whose costs are bucketed (many workgroups share an entry's mean
+    /// wave, so no one wave's count bounds the time).
+    pub fn dispatch_running(
+        &self,
+        queue: u64,
+        index: u64,
+        workgroups: u64,
+    ) -> Option<Arc<AtomicU64>> {
+        if workgroups > hsasim_isa::MAX_COST_ENTRIES as u64 {
+            return None;
+        }
+        let progress = Arc::new(AtomicU64::new(0));
+        let mut inner = self.inner.lock();
+        let seq = *inner.packets.get(&(queue, index))?;
+        inner.entries.get_mut(&seq)?.progress = Some(progress.clone());
+        Some(progress)
+    }
+
+    /// The earliest virtual time entry `e` can write its signal, from what is known while it
+    /// has not finished: a packet reaches its processor no sooner than the doorbell latency
+    /// after its submission, and a running dispatch ends no sooner than its busiest wave's
+    /// instructions at their cheapest.
+    fn earliest_write(&self, e: &Entry) -> u64 {
+        let fe = &self.model.front_end;
+        let ran = e.progress.as_ref().map_or(0, |p| {
+            let cycles = p.load(Ordering::Relaxed) * self.model.wave_costs.min_cycles();
+            cycles * 1000 / u64::from(self.model.compute.shader_clock_mhz.max(1))
+        });
+        e.submitted_at + fe.doorbell_to_dispatch_ns + ran
     }
 
     /// When a packet submitted at `submitted_at` reaches its queue's packet processor, given
@@ -653,7 +690,7 @@ impl VirtualTime {
         settle: &mut dyn FnMut() -> bool,
     ) -> i64 {
         let since = Instant::now();
-        while self.write_coming(handle) {
+        while self.write_coming(handle, host_now()) {
             if since.elapsed() > COMMIT_PATIENCE {
                 break;
             }
@@ -695,10 +732,65 @@ impl VirtualTime {
         }
     }
 
+    /// Whether copy engine `engine` of GPU `node` is idle at the calling thread's virtual
+    /// time (what `hsa_amd_memory_copy_engine_status` answers under virtual time: which
+    /// engines the host's own simulation threads happen to have finished with differs from
+    /// run to run). Waits first, as [`VirtualTime::host_load`] does, for the engine's copies
+    /// that may end before then to be committed.
+    pub fn engine_idle(
+        &self,
+        node: u32,
+        engine: u32,
+        deterministic: bool,
+        settle: &mut dyn FnMut() -> bool,
+    ) -> bool {
+        let on_engine = |e: &Entry| matches!(e.origin, Origin::Copy { node: n, engine: g } if n == node && g == engine);
+        let since = Instant::now();
+        loop {
+            let now = host_now();
+            let coming = self.inner.lock().entries.values().any(|e| {
+                on_engine(e)
+                    && match e.state {
+                        State::Done(..) => true,
+                        State::Submitted => {
+                            !self.is_blocked(e.origin) && self.earliest_write(e) <= now
+                        }
+                        State::Committed(_) => false,
+                    }
+            });
+            if !coming || since.elapsed() > COMMIT_PATIENCE {
+                break;
+            }
+            if deterministic {
+                if !settle() {
+                    break;
+                }
+            } else {
+                HUB.sleep_unless(&mut || false, Duration::from_millis(1));
+            }
+        }
+        let now = host_now();
+        let inner = self.inner.lock();
+        let queued = inner
+            .entries
+            .values()
+            .any(|e| on_engine(e) && !matches!(e.state, State::Committed(_)));
+        let copying = inner
+            .engines
+            .get(&node)
+            .is_some_and(|s| s.busy_at(engine, now));
+        !queued && !copying
+    }
+
     /// Whether work that will write the signal `handle` is submitted, not committed, and
     /// able to run (work that waits on something, say a value the host has yet to write, is
     /// not waited for).
-    fn write_coming(&self, handle: u64) -> bool {
+    ///
+    /// Nor is work that certainly writes it after the host's virtual time `now`: a kernel
+    /// still running (one that spins until the host writes memory, say) once its waves have
+    /// run long enough. The host then reads the value from before that write, as it would
+    /// after waiting, without waiting.
+    fn write_coming(&self, handle: u64, now: u64) -> bool {
         let inner = self.inner.lock();
         if !inner.pending_writes.contains_key(&handle) {
             return false;
@@ -707,7 +799,7 @@ impl VirtualTime {
             e.completes == handle
                 && match e.state {
                     State::Done(..) => true,
-                    State::Submitted => !self.is_blocked(e.origin),
+                    State::Submitted => !self.is_blocked(e.origin) && self.earliest_write(e) <= now,
                     State::Committed(_) => false,
                 }
         })

@@ -131,7 +131,7 @@ impl QueuePriority {
 }
 
 /// How to run a dispatch.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ExecConfig {
     /// Host threads that run workgroups in parallel; 1 runs them in order on the caller.
     pub worker_threads: usize,
@@ -164,6 +164,14 @@ pub struct ExecConfig {
     /// and the clocks kernels read (`s_memtime`, `s_memrealtime`) follow the wave's own
     /// virtual cycles instead of the host clock. `None`: host clocks, no costs.
     pub timing: Option<Timing>,
+    /// Under virtual time: the most instructions any one wave of the dispatch has executed
+    /// so far, kept up to date while it runs (every 4096 instructions of a wave). Each
+    /// instruction costs a wave at least [`WaveCostTable::min_cycles`] of its own time, so
+    /// this says how late the dispatch ends at the earliest while it still runs (a host
+    /// asking for its signal need not wait for a kernel that spins on host memory).
+    ///
+    /// [`WaveCostTable::min_cycles`]: hsasim_vtime::WaveCostTable::min_cycles
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// What virtual time needs of a dispatch ([`ExecConfig::timing`]).
@@ -207,6 +215,7 @@ impl ExecConfig {
         device: 0,
         jit: false,
         timing: None,
+        progress: None,
     };
 }
 

@@ -219,6 +219,8 @@ pub(crate) struct Plan {
     pub(crate) count_mix: bool,
     /// Workgroups per entry of [`DispatchStats::costs`].
     pub(crate) cost_bucket: u64,
+    /// [`ExecConfig::progress`].
+    pub(crate) progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// Waves look at the stop flag and the clock whenever their instruction count crosses a
@@ -343,6 +345,7 @@ pub(crate) fn plan(d: &Dispatch, mem: &dyn GuestMemory) -> Result<Plan, Dispatch
         cost_bucket: cost_bucket(
             u64::from(wg_count[0]) * u64::from(wg_count[1]) * u64::from(wg_count[2]),
         ),
+        progress: None,
     })
 }
 
@@ -1083,6 +1086,9 @@ fn run_wave_loop<const COUNT: bool>(
                 if stop.load(Ordering::Relaxed) {
                     break Ok(Step::End);
                 }
+                if let Some(progress) = &plan.progress {
+                    progress.fetch_max(base + count, Ordering::Relaxed);
+                }
                 if let Some(e) = timed_out(plan) {
                     break Err(e);
                 }
@@ -1392,6 +1398,7 @@ pub(crate) fn prepare(
         .and_then(|t| Some((t, Instant::now().checked_add(t)?)));
     plan.cooperative = cooperative;
     plan.timing = config.timing;
+    plan.progress = config.progress.clone();
     plan.count_mix = config.timing.is_some() || count_ops;
     let info = DispatchInfo {
         timing: config.timing,

@@ -241,10 +241,16 @@ pub unsafe extern "C" fn hsa_amd_memory_copy_engine_status(
     guard("hsa_amd_memory_copy_engine_status", || {
         let rt = rt()?;
         let engines = engines_for(&rt, dst_agent, src_agent)?;
+        let idle = |e: &Arc<SdmaEngine>| match rt.vtime.as_ref() {
+            None => e.is_idle(),
+            Some(v) => v.engine_idle(e.node, e.index, !rt.config.threaded, &mut || {
+                rt.pump_step(None, true)
+            }),
+        };
         let mask = engines
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.is_idle())
+            .filter(|(_, e)| idle(e))
             .fold(0u32, |m, (i, _)| m | (1 << i));
         if mask == 0 {
             return Err(HsaError::OUT_OF_RESOURCES);

@@ -130,6 +130,12 @@ pub struct WaveCostTable {
 }
 
 impl WaveCostTable {
+    /// The fewest cycles of a wave's own time any one instruction costs: a wave that has
+    /// executed `n` instructions has taken at least `n` times this.
+    pub fn min_cycles(&self) -> u64 {
+        self.cycles.iter().copied().min().unwrap_or(0) as u64
+    }
+
     pub fn cost(&self, mix: &Mix) -> WaveCost {
         let mut cost = WaveCost::default();
         for (c, &n) in mix.count.iter().enumerate() {

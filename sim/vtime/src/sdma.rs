@@ -91,6 +91,14 @@ impl Sdma {
         }
     }
 
+    /// Whether `engine` (taken modulo the engine count) is copying at `ns`.
+    pub fn busy_at(&self, engine: u32, ns: u64) -> bool {
+        let n = self.engines.len() as u32;
+        self.engines[(engine % n) as usize]
+            .iter()
+            .any(|&(start, end)| start <= ns && ns < end)
+    }
+
     /// Forgets copies that ended at or before `ns` (see [`crate::Gpu::retire_before`]).
     pub fn retire_before(&mut self, ns: u64) {
         for timeline in &mut self.engines {
