@@ -322,7 +322,7 @@ impl VirtualTime {
         index: u64,
         workgroups: u64,
     ) -> Option<Arc<AtomicU64>> {
-        if workgroups > hsasim_isa::MAX_COST_ENTRIES as u64 {
+        if workgroups > hsasim_isa::MAX_COST_ENTRIES {
             return None;
         }
         let progress = Arc::new(AtomicU64::new(0));
