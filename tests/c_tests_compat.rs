@@ -19,14 +19,7 @@
 
 mod common;
 
-use common::ctest::{build_area_program, run_in_mode};
-
-/// For a deterministic run of a program whose kernel spins until the host writes memory while
-/// the host only queries: on host time. In deterministic mode the device runs only for a
-/// host that waits, and under virtual time (`HSASIM_TIME=virtual`, which the whole suite
-/// also runs under) a query of unfinished work runs it to its end first, which such a
-/// kernel never reaches (docs/guide/virtual-time.md, "Limits").
-const KERNEL_WAITS_FOR_HOST: (&str, &str) = ("HSASIM_TIME", "host");
+use common::ctest::{build_area_program, run_in_mode, KERNEL_WAITS_FOR_HOST};
 
 /// Builds `c_tests/compat/NAME.hip` and runs it on hsasim (gfx942), deterministic or threaded,
 /// with `env`; fails unless it passes.

@@ -30,7 +30,13 @@ fn run(program: &Path, target: &str, deterministic: bool, env: &[(&str, &str)]) 
 }
 
 fn grid_sync(target: &str, deterministic: bool) {
-    let out = run(&program("grid_sync"), target, deterministic, &[]);
+    // Its stream-order case holds the stream with a kernel that waits for the host.
+    let env: &[(&str, &str)] = if deterministic {
+        &[common::ctest::KERNEL_WAITS_FOR_HOST]
+    } else {
+        &[]
+    };
+    let out = run(&program("grid_sync"), target, deterministic, env);
     assert!(out.contains("grid_sync: PASSED"), "{out}");
     assert!(
         out.contains("8 work-groups of 64, 6 rounds, 0 wrong"),

@@ -112,3 +112,121 @@ fn queries_of_a_kernel_waiting_for_the_host_answer_at_once() {
         assert!(out.contains("host_handshake: PASSED"), "{out}");
     }
 }
+
+/// A trace's spans of category `cat` whose name contains `name`, as (start, duration) in µs.
+fn spans_named(trace: &serde_json::Value, cat: &str, name: &str) -> Vec<(f64, f64)> {
+    trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == cat)
+        .filter(|e| e["name"].as_str().is_some_and(|n| n.contains(name)))
+        .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+        .collect()
+}
+
+/// The published figures of docs/guide/virtual-time-models.md, measured end to end: HIP
+/// programs compiled for gfx942 run through hipshim on the MI300X and MI308X models, timed by
+/// the trace (the profiling timestamps of their packets and copies) and by the program's own
+/// events. Each must be within ±30% of the published figure (the table is printed).
+#[test]
+fn published_figures_hold_end_to_end() {
+    let (program, spec) = common::ctest::build_area_program("vtime", "validation");
+    let dir = common::target_dir().join("vtime-traces");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Traced, for the packets' and copies' own times (tracing adds a timing barrier after
+    // each packet, which the events would include), and untraced, for the events.
+    let run = |model: &str, traced: bool| {
+        let path = dir.join(format!("validation-{model}.json"));
+        let _ = std::fs::remove_file(&path);
+        let out = common::ctest::run_in_mode(&program, "validation", "gfx942", false, |cmd| {
+            cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+            cmd.env("HSASIM_TIME", "virtual")
+                .env("HSASIM_TIME_MODEL", model);
+            if traced {
+                cmd.env("HIPSHIM_TRACE", &path);
+            }
+        });
+        let trace = traced.then(|| {
+            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&path).unwrap())
+                .unwrap()
+        });
+        (out, trace.unwrap_or_default())
+    };
+    let printed = |out: &str, what: &str| -> f64 {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(what))
+            .unwrap_or_else(|| panic!("{what}: {out}"));
+        line.rsplit(": ")
+            .next()
+            .unwrap()
+            .trim_end_matches(" us")
+            .parse()
+            .unwrap()
+    };
+    let last = |spans: Vec<(f64, f64)>| *spans.last().expect("no such span");
+    let (_, trace300) = run("mi300x", true);
+    let (_, trace308) = run("mi308x", true);
+    let (mi300x, _) = run("mi300x", false);
+    const MIB256: f64 = (256u64 << 20) as f64;
+
+    // (check, end to end, published, unit, source)
+    let mut rows: Vec<(&str, f64, f64, &str, &str)> = Vec::new();
+    let vector_add = last(spans_named(&trace308, "packet", "vector_add")).1;
+    rows.push((
+        "vectorAdd 1M floats, MI308X kernel time",
+        vector_add,
+        13.52,
+        "µs",
+        "issue 42 (the seed's measurement)",
+    ));
+    rows.push((
+        "empty kernel 256 x 256, event to event, MI300X",
+        printed(&mi300x, "empty kernel, event to event"),
+        4.04,
+        "µs",
+        "ROCm/TransferBench PR 297 (EvtMin, batch 1)",
+    ));
+    let launch = spans_named(&trace300, "api", "hipLaunchKernel")[0].0;
+    let sync = spans_named(&trace300, "api", "hipDeviceSynchronize")[0];
+    rows.push((
+        "small kernel launch + synchronize, MI300X",
+        sync.0 + sync.1 - launch,
+        16.9,
+        "µs",
+        "pytorch/FBGEMM PR 6219 (bare-metal MI325X)",
+    ));
+    let copy = last(spans_named(&trace300, "packet", "stream_copy")).1;
+    rows.push((
+        "stream copy 256 MiB, MI300X bandwidth",
+        MIB256 / (copy * 1e-6) / 1e12,
+        5.3,
+        "TB/s",
+        "AMD MI300X data sheet (peak)",
+    ));
+    let h2d = last(spans_named(&trace300, "copy", "H2D 256 MiB")).1;
+    rows.push((
+        "SDMA host to device 256 MiB, MI300X",
+        MIB256 / (h2d * 1e-6) / 1e9,
+        64.0,
+        "GB/s",
+        "PCIe 5.0 x16 link peak",
+    ));
+
+    let mut table = String::from(
+        "| check | end to end | published | deviation | source |\n|---|---|---|---|---|\n",
+    );
+    let mut outside = Vec::new();
+    for (check, model, published, unit, source) in &rows {
+        let deviation = (model / published - 1.0) * 100.0;
+        table.push_str(&format!(
+            "| {check} | {model:.2} {unit} | {published} {unit} | {deviation:+.0}% | {source} |\n"
+        ));
+        if deviation.abs() > 30.0 {
+            outside.push(*check);
+        }
+    }
+    println!("{table}");
+    assert!(outside.is_empty(), "outside ±30%: {outside:?}\n{table}");
+}

@@ -467,6 +467,18 @@ impl Queue {
         unsafe { AtomicU16::from_ptr(self.slot(index).cast::<u16>()) }
     }
 
+    /// What virtual time reads of the packet at `index` when its doorbell rings, as it is in
+    /// the ring now: its completion signal, its barrier bit (it starts only once every packet
+    /// before it on the queue completed) and whether it is a kernel dispatch.
+    pub fn submitted_packet(&self, index: u64) -> crate::virtual_time::SubmittedPacket {
+        let header = PacketHeader(self.header(index).load(Ordering::Acquire));
+        crate::virtual_time::SubmittedPacket {
+            completes: self.completion_of(index),
+            barrier: header.barrier(),
+            dispatch: header.packet_type() == HSA_PACKET_TYPE_KERNEL_DISPATCH,
+        }
+    }
+
     /// The completion signal handle of the packet at `index` (both packet formats keep it
     /// at byte 56), as it is in the ring now.
     pub fn completion_of(&self, index: u64) -> u64 {

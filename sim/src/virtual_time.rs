@@ -41,6 +41,18 @@ static HOST_NS: AtomicU64 = AtomicU64::new(ORIGIN_NS);
 /// timestamp" (ROCr's never is 0, and hipshim's recorder drops such a copy as incomplete).
 pub const ORIGIN_NS: u64 = 1_000_000_000;
 
+/// The model's host wake-up cost (see [`host_waited`]).
+static WAKE_NS: AtomicU64 = AtomicU64::new(0);
+
+/// What the runtime reads of a packet when its doorbell rings.
+pub struct SubmittedPacket {
+    /// The handle of its completion signal (0: none).
+    pub completes: u64,
+    pub barrier: bool,
+    /// A kernel dispatch (its submission is a launch).
+    pub dispatch: bool,
+}
+
 thread_local! {
     /// While an async signal handler runs: its own clock, which starts at the virtual time of
     /// the signal write that made it run (plus the host's wake-up cost), not the host's.
@@ -81,6 +93,17 @@ pub fn host_observe(at: u64) {
         None => {
             HOST_NS.fetch_max(at, Ordering::AcqRel);
         }
+    }
+}
+
+/// A host thread's wait ended on a write at virtual time `at`: a write in its future it
+/// sees only after waking up ([`HostCosts::host_wake_ns`](hsasim_vtime::HostCosts)).
+pub fn host_waited(at: u64) {
+    let now = host_now();
+    if at > now {
+        host_observe(at.saturating_add(WAKE_NS.load(Ordering::Relaxed)));
+    } else {
+        host_observe(at);
     }
 }
 
@@ -172,6 +195,9 @@ struct Entry {
     completes: u64,
     /// A dispatch running now: its [`ExecConfig::progress`](hsasim_isa::ExecConfig::progress).
     progress: Option<Arc<AtomicU64>>,
+    /// A packet with the barrier bit: it starts only once every packet before it on its
+    /// queue completed.
+    barrier: bool,
 }
 
 /// A queue's front end on the virtual time line.
@@ -213,6 +239,7 @@ impl Inner {
                 state: State::Submitted,
                 completes,
                 progress: None,
+                barrier: false,
             },
         );
         if let Origin::Packet { queue, index } = origin {
@@ -237,6 +264,7 @@ pub struct VirtualTime {
 impl VirtualTime {
     pub fn new(model: &'static DeviceModel) -> VirtualTime {
         HOST_NS.store(ORIGIN_NS, Ordering::Release);
+        WAKE_NS.store(model.host.host_wake_ns, Ordering::Relaxed);
         ON.store(true, Ordering::Release);
         VirtualTime {
             model,
@@ -269,26 +297,41 @@ impl VirtualTime {
     }
 
     /// A producer rang `queue`'s doorbell with `value`: the packets up to it are submitted now.
-    /// `completion_of(index)` reads a packet's completion signal handle (0: none), so that a
-    /// host load of that signal waits for the packet's commit.
+    /// `packet_of(index)` reads a packet's completion signal handle (0: none), so that a
+    /// host load of that signal waits for the packet's commit, and its barrier bit.
     /// Returns how many packets of the queue are submitted now (the processor takes packets
     /// below that).
-    pub fn doorbell(&self, queue: u64, value: i64, completion_of: &dyn Fn(u64) -> u64) -> u64 {
-        let now = host_now();
+    pub fn doorbell(
+        &self,
+        queue: u64,
+        value: i64,
+        packet_of: &dyn Fn(u64) -> SubmittedPacket,
+    ) -> u64 {
         let mut inner = self.inner.lock();
         let from = inner.queues.entry(queue).or_default().submitted_to;
         let to = u64::try_from(value).map_or(0, |v| v + 1);
         if to <= from {
             return from;
         }
-        for index in from..to {
-            inner.add(Origin::Packet { queue, index }, now, completion_of(index));
+        let packets: Vec<SubmittedPacket> = (from..to).map(packet_of).collect();
+        // The host's cost of the call that rang: up to the doorbell, so before the packets
+        // reach the device.
+        let host = &self.model.host;
+        host_spend(if packets.iter().any(|p| p.dispatch) {
+            host.host_launch_ns
+        } else {
+            host.host_submit_ns
+        });
+        let now = host_now();
+        for (index, packet) in (from..to).zip(packets) {
+            let seq = inner.add(Origin::Packet { queue, index }, now, packet.completes);
+            if let Some(e) = inner.entries.get_mut(&seq) {
+                e.barrier = packet.barrier;
+            }
         }
         if let Some(line) = inner.queues.get_mut(&queue) {
             line.submitted_to = to;
         }
-        drop(inner);
-        host_spend(self.model.host.host_submit_ns);
         to
     }
 
@@ -358,13 +401,11 @@ impl VirtualTime {
 
     /// An async copy submitted now on `engine` of `node`: its entry's number.
     pub fn submit_copy(&self, node: u32, engine: u32, completes: u64) -> u64 {
-        let now = host_now();
-        let seq = self
-            .inner
-            .lock()
-            .add(Origin::Copy { node, engine }, now, completes);
         host_spend(self.model.host.host_submit_ns);
-        seq
+        let now = host_now();
+        self.inner
+            .lock()
+            .add(Origin::Copy { node, engine }, now, completes)
     }
 
     /// The entry of packet `index` of `queue`; one is made now for a packet that no doorbell
@@ -795,14 +836,32 @@ impl VirtualTime {
         if !inner.pending_writes.contains_key(&handle) {
             return false;
         }
-        inner.entries.values().any(|e| {
-            e.completes == handle
+        // Entries in submission order, which on one queue is packet order: a packet with the
+        // barrier bit ends no sooner than the packets before it on its queue, so a kernel
+        // that runs on and on bounds the packets queued behind it too.
+        let mut queue_bound: HashMap<u64, u64> = HashMap::new();
+        for e in inner.entries.values() {
+            let bound = match e.origin {
+                Origin::Packet { queue, .. } if !matches!(e.state, State::Committed(_)) => {
+                    let ahead = queue_bound.get(&queue).copied().unwrap_or(0);
+                    let own = self.earliest_write(e);
+                    let bound = if e.barrier { own.max(ahead) } else { own };
+                    queue_bound.insert(queue, ahead.max(bound));
+                    bound
+                }
+                _ => self.earliest_write(e),
+            };
+            let coming = e.completes == handle
                 && match e.state {
                     State::Done(..) => true,
-                    State::Submitted => !self.is_blocked(e.origin) && self.earliest_write(e) <= now,
+                    State::Submitted => !self.is_blocked(e.origin) && bound <= now,
                     State::Committed(_) => false,
-                }
-        })
+                };
+            if coming {
+                return true;
+            }
+        }
+        false
     }
 
     /// The host wrote the signal `handle` (its value is the host's from now on).

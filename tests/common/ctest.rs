@@ -31,6 +31,13 @@ use super::Fnv;
 use crate::common;
 
 pub const CLANG: &str = "clang++-19";
+
+/// For a deterministic run of a program whose kernel spins until the host writes memory while
+/// the host only queries: on host time. In deterministic mode the device runs only for a
+/// host that waits, and under virtual time (`HSASIM_TIME=virtual`, which the whole suite
+/// also runs under) a query of unfinished work runs it to its end first, which such a
+/// kernel never reaches (docs/guide/virtual-time.md, "Limits").
+pub const KERNEL_WAITS_FOR_HOST: (&str, &str) = ("HSASIM_TIME", "host");
 pub const DEFAULT_TARGETS: &[&str] = &["gfx942", "gfx90a"];
 
 /// One test function per (program, target) of a c_test directory, and the list

@@ -206,7 +206,7 @@ fn virtual_write(signal: hsa_signal_t, s: &signal::SignalMemory, value: i64) {
     };
     if s.kind() == AMD_SIGNAL_KIND_DOORBELL {
         if let Ok(q) = rt.queue(s.doorbell_queue()) {
-            let submitted = v.doorbell(q.address(), value, &|index| q.completion_of(index));
+            let submitted = v.doorbell(q.address(), value, &|index| q.submitted_packet(index));
             q.virtual_submitted.fetch_max(submitted, Ordering::AcqRel);
         }
     } else {
@@ -398,7 +398,7 @@ fn wait(
             condition_holds(cond, s.load(Ordering::Relaxed), compare).unwrap_or(true)
         });
         if met && crate::virtual_time::on() {
-            crate::virtual_time::host_observe(s.virtual_time());
+            crate::virtual_time::host_waited(s.virtual_time());
         }
         Ok(s.load(order))
     })
@@ -468,7 +468,7 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(
             hit.is_some()
         });
         if let (Some((i, _)), true) = (hit, crate::virtual_time::on()) {
-            crate::virtual_time::host_observe(sigs[i].virtual_time());
+            crate::virtual_time::host_waited(sigs[i].virtual_time());
         }
         match hit {
             Some((i, v)) => {
@@ -599,7 +599,7 @@ unsafe fn group_wait_any(
         });
         let (i, v) = hit.ok_or(HsaError::GENERIC)?;
         if crate::virtual_time::on() {
-            crate::virtual_time::host_observe(group[i].virtual_time());
+            crate::virtual_time::host_waited(group[i].virtual_time());
         }
         // SAFETY: both checked non-null; valid per the caller.
         unsafe {

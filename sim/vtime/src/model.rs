@@ -88,7 +88,10 @@ pub struct SdmaModel {
 /// What the host side costs, for a virtual clock of the application's view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostCosts {
-    /// One API submission (a kernel launch through the HIP runtime, up to the doorbell).
+    /// A kernel launch through the HIP runtime, up to its doorbell.
+    pub host_launch_ns: u64,
+    /// Any other submission (an event record or a wait: barrier packets; an async copy), up
+    /// to its doorbell.
     pub host_submit_ns: u64,
     /// A waiting host thread seeing a completion (interrupt, wake-up, return).
     pub host_wake_ns: u64,
@@ -319,8 +322,9 @@ pub const MI300X: DeviceModel = DeviceModel {
         copy_latency_ns: 2_000,
     },
     host: HostCosts {
-        host_submit_ns: 5_000,
-        host_wake_ns: 7_000,
+        host_launch_ns: 1_000,
+        host_submit_ns: 1_000,
+        host_wake_ns: 10_000,
     },
     sources: CDNA3_SOURCES,
 };

@@ -98,7 +98,7 @@ fn published_figures() {
     let (shape, costs) = dispatch(m, 1, 1, VECTOR_ADD);
     let p = Gpu::new(m).place(0, &shape, &costs, None);
     let round =
-        m.host.host_submit_ns + m.launch_to_completion_ns(p.duration_ns()) + m.host.host_wake_ns;
+        m.host.host_launch_ns + m.launch_to_completion_ns(p.duration_ns()) + m.host.host_wake_ns;
     report(
         "small kernel launch + synchronize (MI300X model, MI325X figure)",
         round as f64 / 1000.0,
