@@ -230,3 +230,20 @@ fn published_figures_hold_end_to_end() {
     println!("{table}");
     assert!(outside.is_empty(), "outside ±30%: {outside:?}\n{table}");
 }
+
+/// A fault behind finished work on one stream: the event recorded before the faulting kernel
+/// completed, so waiting for it succeeds, threaded and deterministic
+/// (`c_tests/vtime/fault_order.hip`; the fault reaches the host in virtual-time order).
+#[test]
+fn work_finished_before_a_fault_is_not_taken_for_lost() {
+    let (program, spec) = common::ctest::build_area_program("vtime", "fault_order");
+    for target in ["gfx942", "gfx90a"] {
+        for deterministic in [false, true] {
+            let out =
+                common::ctest::run_in_mode(&program, "fault_order", target, deterministic, |cmd| {
+                    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+                });
+            assert!(out.contains("fault_order: PASSED"), "{out}");
+        }
+    }
+}

@@ -55,6 +55,30 @@ impl AsyncHandlers {
         self.state.lock().waiting.push(handler);
     }
 
+    /// The handlers waiting, as (signal handle, its value, the value awaited), for a log
+    /// line about a stall.
+    pub fn describe(&self) -> String {
+        let state = self.state.lock();
+        let waiting: Vec<String> = state
+            .waiting
+            .iter()
+            .map(|h| {
+                format!(
+                    "{:#x}={} (awaits {} {})",
+                    h.signal.handle().handle,
+                    h.signal.load(Ordering::Acquire),
+                    h.condition,
+                    h.value
+                )
+            })
+            .collect();
+        format!(
+            "{} running, waiting: [{}]",
+            state.running,
+            waiting.join(", ")
+        )
+    }
+
     /// Whether some waiting handler's condition holds.
     pub fn any_ready(&self) -> bool {
         self.state.lock().waiting.iter().any(AsyncHandler::ready)

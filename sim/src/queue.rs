@@ -518,6 +518,7 @@ impl Queue {
             // (its producers would wait forever).
             let stepped = catch_panic(|| self.step(cx)).unwrap_or_else(|why| {
                 self.fail(
+                    cx,
                     status::ERROR,
                     &format!("internal error in the packet processor: {why}"),
                 );
@@ -529,6 +530,7 @@ impl Queue {
                     // scheduler to map it.
                     if !slot.wait() {
                         self.fail(
+                            cx,
                             status::ERROR,
                             &format!("device service {} is gone", slot.service_name()),
                         );
@@ -592,6 +594,39 @@ impl Queue {
             .filter(|s| s.handle != 0)
             .map(|s| cx.signals.get(*s))
             .collect()
+    }
+
+    /// The packet at the read index and, for a barrier, what it waits for: for a log line
+    /// saying why the queue does not move.
+    pub fn describe_head(&self, cx: &QueueContext<'_>) -> String {
+        let read = self.read_index().load(Ordering::Acquire);
+        let header = PacketHeader(self.header(read).load(Ordering::Acquire));
+        let state = if self.is_active() { "active" } else { "failed" };
+        match header.packet_type() {
+            t @ (HSA_PACKET_TYPE_BARRIER_AND | HSA_PACKET_TYPE_BARRIER_OR) => {
+                let p = self.read_barrier(read);
+                let deps: Vec<String> = p
+                    .dep_signal
+                    .iter()
+                    .filter(|s| s.handle != 0)
+                    .map(|s| match cx.signals.get(*s) {
+                        Ok(sig) => format!("{:#x}={}", s.handle, sig.load(Ordering::Acquire)),
+                        Err(_) => format!("{:#x} (no such signal)", s.handle),
+                    })
+                    .collect();
+                format!(
+                    "queue {} ({state}) packet {read}: barrier-{} on [{}]",
+                    self.id,
+                    if t == HSA_PACKET_TYPE_BARRIER_AND {
+                        "and"
+                    } else {
+                        "or"
+                    },
+                    deps.join(", ")
+                )
+            }
+            t => format!("queue {} ({state}) packet {read}: type {t}", self.id),
+        }
     }
 
     fn read_barrier(&self, index: u64) -> hsa_barrier_and_packet_t {
@@ -810,7 +845,7 @@ impl Queue {
             return match self.doorbell_check() {
                 Err(violation) => {
                     let (code, message) = invalid_packet(read, violation);
-                    self.fail(code, &message);
+                    self.fail(cx, code, &message);
                     true
                 }
                 Ok(()) => false,
@@ -825,7 +860,7 @@ impl Queue {
             let history = self.doorbell.doorbell_fell_back_from();
             if let Err(violation) = crate::strict::doorbell_monotonic(history, rung) {
                 let (code, message) = invalid_packet(read, violation);
-                self.fail(code, &message);
+                self.fail(cx, code, &message);
                 return true;
             }
         }
@@ -835,7 +870,7 @@ impl Queue {
             let words = unsafe { std::ptr::read_volatile(self.slot(read).cast::<[u64; 8]>()) };
             if let Err(violation) = crate::strict::body_written(&words) {
                 let (code, message) = invalid_packet(read, violation);
-                self.fail(code, &message);
+                self.fail(cx, code, &message);
                 return true;
             }
         }
@@ -844,6 +879,7 @@ impl Queue {
             // Without its service nothing maps or unmaps queues any more: stop loudly.
             if slot.service_gone() {
                 self.fail(
+                    cx,
                     status::ERROR,
                     &format!("device service {} is gone", slot.service_name()),
                 );
@@ -879,7 +915,7 @@ impl Queue {
                 self.read_index().store(read + 1, Ordering::Release);
                 HUB.notify();
             }
-            Err((code, message)) => self.fail(code, &message),
+            Err((code, message)) => self.fail(cx, code, &message),
         }
         true
     }
@@ -1173,16 +1209,32 @@ impl Queue {
     /// Puts the queue in the error state (as hardware does: nothing after the failing packet
     /// runs, its completion signal is not touched), reports once, and calls the client's
     /// error callback on this thread.
-    fn fail(&self, code: hsa_status_t, message: &str) {
+    ///
+    /// Under virtual time the client hears of it in virtual-time order: once everything
+    /// submitted before the failing packet has completed or cannot run, and on the host's
+    /// clock at the failure (see [`VirtualTime::fault`]). Hearing earlier, it would take
+    /// work that completed before the failure, whose completion the host's clock does not
+    /// show yet, for work the failure stopped.
+    fn fail(&self, cx: &QueueContext<'_>, code: hsa_status_t, message: &str) {
         crate::testing::note_queue_failure(self.address(), message);
         self.state.store(ERROR, Ordering::SeqCst);
         HUB.notify();
         tracing::error!(target: "hsasim", queue = self.id, status = format_args!("{code:#x}"), "{message}");
         eprintln!("hsasim: queue {} error {code:#x}: {message}", self.id);
+        let at = cx.vtime.map(|v| {
+            let index = self.read_index().load(Ordering::Acquire);
+            v.fault(self.address(), index, cx.config.threaded)
+        });
         if let Some(cb) = self.error_callback {
-            // SAFETY: the callback and its data were supplied by the client at
-            // hsa_queue_create for exactly this use; the queue pointer is live.
-            unsafe { cb(code, self.amd.cast(), self.callback_data as *mut c_void) };
+            let report = || {
+                // SAFETY: the callback and its data were supplied by the client at
+                // hsa_queue_create for exactly this use; the queue pointer is live.
+                unsafe { cb(code, self.amd.cast(), self.callback_data as *mut c_void) };
+            };
+            match at {
+                Some(at) => crate::virtual_time::in_handler(at, report),
+                None => report(),
+            }
         }
     }
 }

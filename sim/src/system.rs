@@ -177,6 +177,59 @@ fn device_interrupt(_data: u32) {
 /// run now, so the entries after it may commit first. A packet cannot while its queue is
 /// stopped, or its front packet waits on a signal or on memory; a copy while its engine's
 /// front job waits on a dependency.
+/// How long a host wait lasts before virtual time says what its frontier waits for.
+const STALL_REPORT_AFTER: Duration = Duration::from_secs(10);
+
+thread_local! {
+    /// The signal this thread last waited for, since when, and whether that was reported.
+    static WAITING_ON: std::cell::Cell<(u64, Option<Instant>, bool)> =
+        const { std::cell::Cell::new((0, None, false)) };
+}
+
+/// A host thread that keeps waiting for one signal (clients wait in slices, checking for
+/// faults between them) longer than [`STALL_REPORT_AFTER`]: says once what virtual time's
+/// frontier waits for.
+fn report_long_wait(v: &VirtualTime, target: Option<u64>) {
+    let Some(target) = target else { return };
+    let now = Instant::now();
+    let (signal, since, reported) = WAITING_ON.with(std::cell::Cell::get);
+    if signal != target {
+        WAITING_ON.with(|w| w.set((target, Some(now), false)));
+        return;
+    }
+    let since = since.unwrap_or(now);
+    if !reported && now.duration_since(since) > STALL_REPORT_AFTER {
+        WAITING_ON.with(|w| w.set((target, Some(since), true)));
+        tracing::warn!(target: "hsasim", signal = format_args!("{target:#x}"),
+            "a host wait has lasted {} s; virtual time: {}",
+            STALL_REPORT_AFTER.as_secs(), v.stall_report(&describe_entry));
+        if let Some(rt) = CURRENT.try_read().and_then(|c| c.clone()) {
+            tracing::warn!(target: "hsasim", "async signal handlers: {}", rt.handlers.describe());
+        }
+    }
+}
+
+fn describe_entry(origin: Origin) -> String {
+    let Some(rt) = CURRENT.try_read().and_then(|c| c.clone()) else {
+        return String::new();
+    };
+    match origin {
+        Origin::Packet { queue, .. } => match rt.queue(queue) {
+            Err(_) => "queue gone".into(),
+            Ok(q) => q.describe_head(&rt.queue_context()),
+        },
+        Origin::Copy { node, engine } => rt
+            .agents
+            .iter()
+            .find(|a| a.node == node)
+            .and_then(|a| a.sdma.get(engine as usize))
+            .map_or_else(
+                || "no such engine".into(),
+                |e| format!("engine front waits: {}", e.front_waits()),
+            ),
+    }
+}
+
 fn virtual_entry_blocked(origin: Origin) -> bool {
     let Some(rt) = CURRENT.try_read().and_then(|c| c.clone()) else {
         return false;
@@ -554,9 +607,16 @@ impl Runtime {
         done: &mut dyn FnMut() -> bool,
     ) -> bool {
         let spin_until = Instant::now() + Duration::from_micros(50);
+        let mut checked = false;
         loop {
             if done() {
                 return true;
+            }
+            if !checked {
+                checked = true;
+                if let Some(v) = &self.vtime {
+                    report_long_wait(v, target);
+                }
             }
             if self.pump_step(target, false) || self.pump_step(target, true) {
                 continue;

@@ -218,8 +218,11 @@ struct Inner {
     queues: HashMap<u64, QueueLine>,
     gpus: HashMap<u32, Gpu>,
     engines: HashMap<u32, Sdma>,
-    /// Per signal handle: the virtual time of its last device write and the value before it.
-    last_write: HashMap<u64, (u64, i64)>,
+    /// Per signal handle: the virtual times of its device writes (each a decrement by 1) that
+    /// may lie in the host's virtual future. Counted rather than remembered as the value
+    /// before them: the host also adds to such a signal directly in memory (a stream's count
+    /// of packets in flight), and an earlier value would undo those adds.
+    future_writes: HashMap<u64, Vec<u64>>,
     /// Entries not yet committed, by the signal they will write.
     pending_writes: HashMap<u64, u32>,
     commits: u64,
@@ -275,7 +278,7 @@ impl VirtualTime {
                 queues: HashMap::new(),
                 gpus: HashMap::new(),
                 engines: HashMap::new(),
-                last_write: HashMap::new(),
+                future_writes: HashMap::new(),
                 pending_writes: HashMap::new(),
                 commits: 0,
             }),
@@ -500,6 +503,66 @@ impl VirtualTime {
         }
     }
 
+    /// Packet `index` of `queue` failed: when the client may hear of it. The failure takes
+    /// the packet's place in the commit order (so everything submitted before it that can
+    /// complete has completed, with its signals written) and happens once the packets ahead
+    /// of it on its queue are done. The host's clock moves there: what the host does after
+    /// hearing of the failure it does after it, and may rely on every completion before it
+    /// being visible. `wait` as for [`VirtualTime::finish`].
+    pub fn fault(&self, queue: u64, index: u64, wait: bool) -> u64 {
+        let seq = self.packet_entry(queue, index);
+        let work = Work::Barrier {
+            barrier: true,
+            deps: Vec::new(),
+            any: false,
+        };
+        let completion = Completion {
+            signal: None,
+            timestamps: false,
+        };
+        let at = self
+            .finish(seq, work, completion, wait)
+            .map_or_else(host_now, |t| t.start);
+        host_observe(at);
+        at
+    }
+
+    /// What the frontier waits for, for a log line when a host wait lasts long: the first
+    /// entries not committed, with whether each can run now.
+    pub fn stall_report(&self, describe: &dyn Fn(Origin) -> String) -> String {
+        let inner = self.inner.lock();
+        let mut lines = Vec::new();
+        for (seq, e) in inner
+            .entries
+            .iter()
+            .filter(|(_, e)| !matches!(e.state, State::Committed(_)))
+            .take(8)
+        {
+            let state = match e.state {
+                State::Submitted if self.is_blocked(e.origin) => "cannot run",
+                State::Submitted => "not finished",
+                State::Done(..) => "finished",
+                State::Committed(_) => "committed",
+            };
+            lines.push(format!(
+                "entry {seq} {:?} {state}, writes signal {:#x} ({})",
+                e.origin,
+                e.completes,
+                describe(e.origin)
+            ));
+        }
+        let pending = inner.entries.len();
+        format!(
+            "{pending} entries kept, host clock {} ns: {}",
+            host_now(),
+            if lines.is_empty() {
+                "none waiting".to_string()
+            } else {
+                lines.join("; ")
+            }
+        )
+    }
+
     /// In deterministic mode: the entry the frontier waits for, if it can run (what the
     /// pump runs next).
     pub fn next_to_run(&self) -> Option<Origin> {
@@ -670,10 +733,14 @@ impl VirtualTime {
                 signal.set_timestamps(times.start, times.end);
             }
             signal.set_virtual_time(times.end);
-            let before = signal.rmw(Ordering::Release, |v, o| v.fetch_sub(1, o));
-            inner
-                .last_write
-                .insert(signal.handle().handle, (times.end, before));
+            signal.rmw(Ordering::Release, |v, o| v.fetch_sub(1, o));
+            let host = HOST_NS.load(Ordering::Acquire);
+            let writes = inner
+                .future_writes
+                .entry(signal.handle().handle)
+                .or_default();
+            writes.retain(|&at| at > host);
+            writes.push(times.end);
         }
         Self::unpend(inner, completes);
         if let Some(entry) = inner.entries.get_mut(&seq) {
@@ -752,9 +819,24 @@ impl VirtualTime {
             }
         }
         let value = load();
-        let last = self.inner.lock().last_write.get(&handle).copied();
+        let now = host_now();
+        let (unseen, last) = {
+            let mut inner = self.inner.lock();
+            match inner.future_writes.get_mut(&handle) {
+                Some(writes) => {
+                    let host = HOST_NS.load(Ordering::Acquire);
+                    writes.retain(|&at| at > host);
+                    let unseen: Vec<u64> = writes.iter().copied().filter(|&at| at > now).collect();
+                    if writes.is_empty() {
+                        inner.future_writes.remove(&handle);
+                    }
+                    (unseen.len() as i64, unseen.into_iter().max())
+                }
+                None => (0, None),
+            }
+        };
         match last {
-            Some((at, before)) if at > host_now() => {
+            Some(at) => {
                 let (key, n) = HELD_BACK.with(Cell::get);
                 let n = if key == handle { n + 1 } else { 1 };
                 if n >= LOADS_BEFORE_SKIP {
@@ -763,7 +845,8 @@ impl VirtualTime {
                     value
                 } else {
                     HELD_BACK.with(|h| h.set((handle, n)));
-                    before
+                    // Each unseen write took 1 off.
+                    value + unseen
                 }
             }
             _ => {
@@ -864,8 +947,8 @@ impl VirtualTime {
         false
     }
 
-    /// The host wrote the signal `handle` (its value is the host's from now on).
+    /// The host replaced the value of the signal `handle` (it is the host's from now on).
     pub fn host_wrote(&self, handle: u64) {
-        self.inner.lock().last_write.remove(&handle);
+        self.inner.lock().future_writes.remove(&handle);
     }
 }

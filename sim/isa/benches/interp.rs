@@ -141,10 +141,11 @@ fn independent(dispatches: &[&Dispatch], mem: &FixedRanges, reps: usize) -> (f64
                 .iter()
                 .map(|&d| {
                     let start = &start;
+                    let cfg = &cfg;
                     s.spawn(move || {
                         start.wait();
                         let t = Instant::now();
-                        let st = run_dispatch_with_stats(d, mem, &cfg).expect("dispatch");
+                        let st = run_dispatch_with_stats(d, mem, cfg).expect("dispatch");
                         (t.elapsed().as_secs_f64(), st.lane_ops)
                     })
                 })

@@ -197,7 +197,9 @@ fn virtual_load(
 /// the packets up to its value. Done before the write, so that a packet processor woken by
 /// a doorbell finds its packets submitted.
 #[cold]
-fn virtual_write(signal: hsa_signal_t, s: &signal::SignalMemory, value: i64) {
+/// `relative`: the write adds to the value (add, subtract), so device writes in the host's
+/// virtual future still apply on top of it; any other write replaces the value.
+fn virtual_write(signal: hsa_signal_t, s: &signal::SignalMemory, value: i64, relative: bool) {
     let Ok(rt) = rt() else {
         return;
     };
@@ -211,7 +213,9 @@ fn virtual_write(signal: hsa_signal_t, s: &signal::SignalMemory, value: i64) {
         }
     } else {
         s.set_virtual_time(crate::virtual_time::host_now());
-        v.host_wrote(signal.handle);
+        if !relative {
+            v.host_wrote(signal.handle);
+        }
     }
 }
 
@@ -220,7 +224,7 @@ fn store(name: &'static str, signal: hsa_signal_t, value: i64, order: Ordering) 
     guard_value(name, (), || {
         let s = signal::live(signal)?;
         if crate::virtual_time::on() {
-            virtual_write(signal, s, value);
+            virtual_write(signal, s, value, false);
         }
         s.store(value, order);
         Ok(())
@@ -229,6 +233,7 @@ fn store(name: &'static str, signal: hsa_signal_t, value: i64, order: Ordering) 
 
 fn rmw(
     name: &'static str,
+    relative: bool,
     signal: hsa_signal_t,
     order: Ordering,
     f: impl Fn(&std::sync::atomic::AtomicI64, Ordering) -> i64,
@@ -236,7 +241,7 @@ fn rmw(
     guard_value(name, 0, || {
         let s = signal::live(signal)?;
         if crate::virtual_time::on() && s.kind() != AMD_SIGNAL_KIND_DOORBELL {
-            virtual_write(signal, s, 0);
+            virtual_write(signal, s, 0, relative);
         }
         Ok(s.rmw(order, f))
     })
@@ -278,7 +283,7 @@ macro_rules! exchanges {
     ($($name:ident => $ord:expr;)*) => {$(
         #[no_mangle]
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) -> hsa_signal_value_t {
-            rmw(stringify!($name), signal, $ord, |a, o| a.swap(value, o))
+            rmw(stringify!($name), false, signal, $ord, |a, o| a.swap(value, o))
         }
         crate::api::shell::rocr_symver!($name);
     )*};
@@ -286,15 +291,15 @@ macro_rules! exchanges {
 
 /// The HSA add/subtract/and/or/xor functions return nothing; exchange returns the old value.
 macro_rules! void_rmws {
-    ($atomic:ident: $($name:ident => $ord:expr;)*) => {$(
+    ($atomic:ident, $relative:literal: $($name:ident => $ord:expr;)*) => {$(
         #[no_mangle]
         pub extern "C" fn $name(signal: hsa_signal_t, value: hsa_signal_value_t) {
-            rmw(stringify!($name), signal, $ord, |a, o| a.$atomic(value, o));
+            rmw(stringify!($name), $relative, signal, $ord, |a, o| a.$atomic(value, o));
         }
         crate::api::shell::rocr_symver!($name);
     )*};
 }
-void_rmws! { fetch_add:
+void_rmws! { fetch_add, true:
     hsa_signal_add_relaxed => Ordering::Relaxed;
     hsa_signal_add_acquire => Ordering::Acquire;
     hsa_signal_add_scacquire => Ordering::Acquire;
@@ -303,7 +308,7 @@ void_rmws! { fetch_add:
     hsa_signal_add_acq_rel => Ordering::AcqRel;
     hsa_signal_add_scacq_screl => Ordering::AcqRel;
 }
-void_rmws! { fetch_sub:
+void_rmws! { fetch_sub, true:
     hsa_signal_subtract_relaxed => Ordering::Relaxed;
     hsa_signal_subtract_acquire => Ordering::Acquire;
     hsa_signal_subtract_scacquire => Ordering::Acquire;
@@ -312,7 +317,7 @@ void_rmws! { fetch_sub:
     hsa_signal_subtract_acq_rel => Ordering::AcqRel;
     hsa_signal_subtract_scacq_screl => Ordering::AcqRel;
 }
-void_rmws! { fetch_and:
+void_rmws! { fetch_and, false:
     hsa_signal_and_relaxed => Ordering::Relaxed;
     hsa_signal_and_acquire => Ordering::Acquire;
     hsa_signal_and_scacquire => Ordering::Acquire;
@@ -321,7 +326,7 @@ void_rmws! { fetch_and:
     hsa_signal_and_acq_rel => Ordering::AcqRel;
     hsa_signal_and_scacq_screl => Ordering::AcqRel;
 }
-void_rmws! { fetch_or:
+void_rmws! { fetch_or, false:
     hsa_signal_or_relaxed => Ordering::Relaxed;
     hsa_signal_or_acquire => Ordering::Acquire;
     hsa_signal_or_scacquire => Ordering::Acquire;
@@ -330,7 +335,7 @@ void_rmws! { fetch_or:
     hsa_signal_or_acq_rel => Ordering::AcqRel;
     hsa_signal_or_scacq_screl => Ordering::AcqRel;
 }
-void_rmws! { fetch_xor:
+void_rmws! { fetch_xor, false:
     hsa_signal_xor_relaxed => Ordering::Relaxed;
     hsa_signal_xor_acquire => Ordering::Acquire;
     hsa_signal_xor_scacquire => Ordering::Acquire;

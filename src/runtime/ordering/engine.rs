@@ -1040,6 +1040,9 @@ impl Stream {
             Some(op.marker()?)
         };
         let done = self.signals.get(completions)?;
+        if let Some(m) = &before {
+            tracing::debug!(stream = %self.kind, after = ?m, gate = ?done, "out-of-queue work waits for a marker");
+        }
         let (waits, started) = start(before.as_ref().map(|m| &m.signal), &done);
         let on_engine = waits == OutOfQueue::OnEngine;
         // An earlier gate was covered by the marker (or already complete). The gate is kept
