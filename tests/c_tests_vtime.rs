@@ -247,3 +247,25 @@ fn work_finished_before_a_fault_is_not_taken_for_lost() {
         }
     }
 }
+
+/// A stream that waits for lost work while its own copy completes in the host's virtual
+/// future: the host call that polls it reports the fault instead of polling for ever
+/// (`c_tests/vtime/poll_behind_fault.hip`; found by the API fuzzer under virtual time).
+#[test]
+fn polling_a_stream_behind_a_fault_ends() {
+    let (program, spec) = common::ctest::build_area_program("vtime", "poll_behind_fault");
+    for target in ["gfx942", "gfx90a"] {
+        for deterministic in [false, true] {
+            let out = common::ctest::run_in_mode(
+                &program,
+                "poll_behind_fault",
+                target,
+                deterministic,
+                |cmd| {
+                    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+                },
+            );
+            assert!(out.contains("poll_behind_fault: PASSED"), "{out}");
+        }
+    }
+}

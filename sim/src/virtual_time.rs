@@ -17,10 +17,10 @@
 //! The host has a virtual clock too ([`host_now`]): it moves when the host submits work
 //! (the model's submission cost) and when it sees a completion (a wait or a load that
 //! observes a signal written at a later virtual time moves it there). A load of a signal
-//! whose last write lies in the host's virtual future reads the value from before that write:
-//! a query right after a launch says "not ready", as on a GPU. A thread that keeps loading
-//! the same signal is waiting for it; after [`LOADS_BEFORE_SKIP`] such loads its clock moves
-//! to the write.
+//! whose device writes lie in the host's virtual future reads the value without them: a query
+//! right after a launch says "not ready", as on a GPU. A thread that keeps loading signals
+//! without its clock moving is polling; after [`LOADS_BEFORE_SKIP`] loads that did not show
+//! a write, its clock moves to the earliest such write.
 
 use crate::signal::{Signal, HUB};
 use hsasim_vtime::{DeviceModel, Direction, DispatchShape, Gpu, Sdma, WorkgroupCost};
@@ -57,13 +57,16 @@ thread_local! {
     /// While an async signal handler runs: its own clock, which starts at the virtual time of
     /// the signal write that made it run (plus the host's wake-up cost), not the host's.
     static HANDLER_NS: Cell<Option<u64>> = const { Cell::new(None) };
-    /// (signal handle, consecutive loads of it that read a value from before a write in
-    /// this thread's virtual future).
+    /// (the thread's virtual time, loads since it last moved that did not show a write in
+    /// the thread's virtual future).
     static HELD_BACK: Cell<(u64, u32)> = const { Cell::new((0, 0)) };
 }
 
-/// Loads in a row by one thread of a signal whose last write it may not see yet after which
-/// the thread is taken to be waiting for it, and its clock moves to the write.
+/// Loads by one thread that did not show a device write in its virtual future, with its clock
+/// standing still, after which the thread is taken to be polling for it, and its clock moves
+/// to the earliest such write. Counted over all signals: a thread polling a stream reads
+/// several in turn (its packet count, the signals of work it waits for), and one that
+/// showed nothing new must not restart the count, or a poll could spin for ever.
 pub const LOADS_BEFORE_SKIP: u32 = 64;
 
 /// How long (host time) a finished entry waits for the entries submitted before it to finish
@@ -820,39 +823,34 @@ impl VirtualTime {
         }
         let value = load();
         let now = host_now();
-        let (unseen, last) = {
+        let unseen: Vec<u64> = {
             let mut inner = self.inner.lock();
             match inner.future_writes.get_mut(&handle) {
                 Some(writes) => {
                     let host = HOST_NS.load(Ordering::Acquire);
                     writes.retain(|&at| at > host);
-                    let unseen: Vec<u64> = writes.iter().copied().filter(|&at| at > now).collect();
+                    let unseen = writes.iter().copied().filter(|&at| at > now).collect();
                     if writes.is_empty() {
                         inner.future_writes.remove(&handle);
                     }
-                    (unseen.len() as i64, unseen.into_iter().max())
+                    unseen
                 }
-                None => (0, None),
+                None => Vec::new(),
             }
         };
-        match last {
-            Some(at) => {
-                let (key, n) = HELD_BACK.with(Cell::get);
-                let n = if key == handle { n + 1 } else { 1 };
-                if n >= LOADS_BEFORE_SKIP {
-                    HELD_BACK.with(|h| h.set((0, 0)));
-                    host_observe(at);
-                    value
-                } else {
-                    HELD_BACK.with(|h| h.set((handle, n)));
-                    // Each unseen write took 1 off.
-                    value + unseen
-                }
-            }
-            _ => {
-                HELD_BACK.with(|h| h.set((0, 0)));
-                value
-            }
+        let Some(&earliest) = unseen.iter().min() else {
+            return value;
+        };
+        let (since, n) = HELD_BACK.with(Cell::get);
+        let n = if since == now { n + 1 } else { 1 };
+        if n >= LOADS_BEFORE_SKIP {
+            host_observe(earliest);
+            HELD_BACK.with(|h| h.set((host_now(), 0)));
+            // Each write still unseen took 1 off.
+            value + unseen.iter().filter(|&&at| at > earliest).count() as i64
+        } else {
+            HELD_BACK.with(|h| h.set((now, n)));
+            value + unseen.len() as i64
         }
     }
 
