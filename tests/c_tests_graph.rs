@@ -18,7 +18,11 @@
 
 mod common;
 
-use common::ctest::{build_area_program, run_in_mode};
+use common::ctest::{build_area_program, run_in_mode, KERNEL_WAITS_FOR_HOST};
+
+/// Programs whose kernels spin until the host writes memory: their deterministic runs are on
+/// host time (see [`KERNEL_WAITS_FOR_HOST`]).
+const WAIT_FOR_THE_HOST: &[&str] = &["replay", "replay_spread"];
 
 /// Builds `c_tests/graph/NAME.hip` and runs it on hsasim as `target`, deterministic or
 /// threaded, in a directory of its own (the DOT file goes where the program runs); fails
@@ -30,6 +34,9 @@ fn run(name: &str, target: &str, deterministic: bool) -> String {
     run_in_mode(&program, name, target, deterministic, |cmd| {
         cmd.current_dir(&dir)
             .envs(spec.env.iter().map(|(k, v)| (k, v)));
+        if deterministic && WAIT_FOR_THE_HOST.contains(&name) {
+            cmd.env(KERNEL_WAITS_FOR_HOST.0, KERNEL_WAITS_FOR_HOST.1);
+        }
     })
 }
 

@@ -1210,11 +1210,10 @@ impl Queue {
     /// runs, its completion signal is not touched), reports once, and calls the client's
     /// error callback on this thread.
     ///
-    /// Under virtual time the client hears of it in virtual-time order: once everything
-    /// submitted before the failing packet has completed or cannot run, and on the host's
-    /// clock at the failure (see [`VirtualTime::fault`]). Hearing earlier, it would take
-    /// work that completed before the failure, whose completion the host's clock does not
-    /// show yet, for work the failure stopped.
+    /// Under virtual time the client hears of it on the host's clock at the failure, after
+    /// the packets ahead of it on the queue (see [`VirtualTime::fault`]). Hearing of it
+    /// earlier, it would take work that completed before the failure, whose completion the
+    /// host's clock does not show yet, for work the failure stopped.
     fn fail(&self, cx: &QueueContext<'_>, code: hsa_status_t, message: &str) {
         crate::testing::note_queue_failure(self.address(), message);
         self.state.store(ERROR, Ordering::SeqCst);
@@ -1223,7 +1222,7 @@ impl Queue {
         eprintln!("hsasim: queue {} error {code:#x}: {message}", self.id);
         let at = cx.vtime.map(|v| {
             let index = self.read_index().load(Ordering::Acquire);
-            v.fault(self.address(), index, cx.config.threaded)
+            v.fault(self.address(), index)
         });
         if let Some(cb) = self.error_callback {
             let report = || {

@@ -506,13 +506,15 @@ impl VirtualTime {
         }
     }
 
-    /// Packet `index` of `queue` failed: when the client may hear of it. The failure takes
-    /// the packet's place in the commit order (so everything submitted before it that can
-    /// complete has completed, with its signals written) and happens once the packets ahead
-    /// of it on its queue are done. The host's clock moves there: what the host does after
-    /// hearing of the failure it does after it, and may rely on every completion before it
-    /// being visible. `wait` as for [`VirtualTime::finish`].
-    pub fn fault(&self, queue: u64, index: u64, wait: bool) -> u64 {
+    /// Packet `index` of `queue` failed: when the client may hear of it, once the packets
+    /// ahead of it on its queue are done (they are placed already: a queue's processor waits
+    /// for each packet's placement before it takes the next). The failure is placed at once,
+    /// out of turn: waiting for everything submitted before it could wait for a kernel that
+    /// spins until the host acts on the failure. The host's clock moves there: what the host
+    /// does after hearing of the failure it does after it, and every completion on the queue
+    /// before the failure is visible to it. Where other queues' work stands then depends on
+    /// the host's threads, so a faulting program's virtual times may differ between runs.
+    pub fn fault(&self, queue: u64, index: u64) -> u64 {
         let seq = self.packet_entry(queue, index);
         let work = Work::Barrier {
             barrier: true,
@@ -524,7 +526,7 @@ impl VirtualTime {
             timestamps: false,
         };
         let at = self
-            .finish(seq, work, completion, wait)
+            .finish(seq, work, completion, false)
             .map_or_else(host_now, |t| t.start);
         host_observe(at);
         at
