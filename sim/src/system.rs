@@ -173,10 +173,6 @@ fn device_interrupt(_data: u32) {
     }
 }
 
-/// Virtual time's question (see [`crate::virtual_time`]): whether the work at `origin` cannot
-/// run now, so the entries after it may commit first. A packet cannot while its queue is
-/// stopped, or its front packet waits on a signal or on memory; a copy while its engine's
-/// front job waits on a dependency.
 /// How long a host wait lasts before virtual time says what its frontier waits for.
 const STALL_REPORT_AFTER: Duration = Duration::from_secs(10);
 
@@ -209,6 +205,7 @@ fn report_long_wait(v: &VirtualTime, target: Option<u64>) {
     }
 }
 
+/// What the work at `origin` waits for, for [`report_long_wait`].
 fn describe_entry(origin: Origin) -> String {
     let Some(rt) = CURRENT.try_read().and_then(|c| c.clone()) else {
         return String::new();
@@ -218,18 +215,17 @@ fn describe_entry(origin: Origin) -> String {
             Err(_) => "queue gone".into(),
             Ok(q) => q.describe_head(&rt.queue_context()),
         },
-        Origin::Copy { node, engine } => rt
-            .agents
-            .iter()
-            .find(|a| a.node == node)
-            .and_then(|a| a.sdma.get(engine as usize))
-            .map_or_else(
-                || "no such engine".into(),
-                |e| format!("engine front waits: {}", e.front_waits()),
-            ),
+        Origin::Copy { node, engine } => copy_engine(&rt, node, engine).map_or_else(
+            || "no such engine".into(),
+            |e| format!("engine front waits: {}", e.front_waits()),
+        ),
     }
 }
 
+/// Virtual time's question (see [`crate::virtual_time`]): whether the work at `origin` cannot
+/// run now, so the entries after it may commit first. A packet cannot while its queue is
+/// stopped, or its front packet waits on a signal or on memory; a copy while its engine's
+/// front job waits on a dependency.
 fn virtual_entry_blocked(origin: Origin) -> bool {
     let Some(rt) = CURRENT.try_read().and_then(|c| c.clone()) else {
         return false;
@@ -246,13 +242,18 @@ fn virtual_entry_blocked(origin: Origin) -> bool {
                     )
             }
         },
-        Origin::Copy { node, engine } => rt
-            .agents
-            .iter()
-            .find(|a| a.node == node)
-            .and_then(|a| a.sdma.get(engine as usize))
-            .is_none_or(|e| e.front_waits()),
+        Origin::Copy { node, engine } => {
+            copy_engine(&rt, node, engine).is_none_or(|e| e.front_waits())
+        }
     }
+}
+
+/// Copy engine `engine` of the GPU with node id `node`.
+fn copy_engine(rt: &Runtime, node: u32, engine: u32) -> Option<&Arc<crate::sdma::SdmaEngine>> {
+    rt.agents
+        .iter()
+        .find(|a| a.node == node)
+        .and_then(|a| a.sdma.get(engine as usize))
 }
 
 fn host_memory_bytes() -> u64 {
