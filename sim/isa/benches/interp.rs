@@ -591,6 +591,7 @@ fn timing_side_by_side(
         cycles: [4; Class::COUNT],
         bytes: [0; Class::COUNT],
         issue: [4; Class::COUNT],
+        matrix: [0; Class::COUNT],
     };
     let cfg = |jit, timed: bool| ExecConfig {
         worker_threads: 1,

@@ -99,6 +99,7 @@ fn merge_cost(into: &mut WorkgroupCost, o: &WorkgroupCost) {
     into.cycles_max = into.cycles_max.max(o.cycles_max);
     into.bytes += o.bytes;
     into.issue_sum += o.issue_sum;
+    into.matrix_sum += o.matrix_sum;
 }
 
 /// The workgroups of the costs entries of a grid of `total` workgroups: each entry

@@ -26,6 +26,7 @@ static COSTS: WaveCostTable = {
         cycles,
         bytes,
         issue: cycles,
+        matrix: [0; Class::COUNT],
     }
 };
 
@@ -323,6 +324,7 @@ fn clocks_follow_the_waves_own_cycles() {
                     cycles_max: cycles,
                     bytes: 12 * 3,
                     issue_sum: cycles,
+                    matrix_sum: 0,
                 }]
             );
             counts.push(stats.mix);

@@ -114,6 +114,7 @@ struct WgWork {
     waves: u32,
     cycles: u64,
     issue_per_wave: u64,
+    matrix_per_wave: u64,
     bytes: u64,
 }
 
@@ -128,6 +129,7 @@ fn workgroups(
         waves,
         cycles: 0,
         issue_per_wave: 0,
+        matrix_per_wave: 0,
         bytes: 0,
     };
     let listed = costs.iter().flat_map(|r| {
@@ -143,11 +145,13 @@ fn workgroups(
             per_wave(r.cycles_sum)
         };
         let issue_per_wave = per_wave(r.issue_sum);
+        let matrix_per_wave = per_wave(r.matrix_sum);
         let (share, extra) = (r.bytes / n, r.bytes % n);
         (0..n).map(move |i| WgWork {
             waves,
             cycles,
             issue_per_wave,
+            matrix_per_wave,
             bytes: share + u64::from(i < extra),
         })
     });
@@ -343,11 +347,21 @@ impl Gpu {
         let groups = std::mem::take(&mut self.mask_groups.groups);
         let allowed = self.mask_groups.allowed as u64;
 
-        // Waves of this dispatch per SIMD in steady state: what its own workgroups share
-        // issue with. Taken for the whole dispatch so the first workgroup on a CU is not
-        // timed as if it stayed alone there.
-        let resident = (slots as u64).min(total.div_ceil(allowed));
-        let own_milli = resident * waves_wg as u64 * 1000 / simds;
+        // The dispatch runs in rounds of up to `slots` workgroups on every allowed CU: what
+        // one of its workgroups shares its SIMDs and the memory bandwidth with is the rest
+        // of its round. A full round shares with `slots` workgroups per CU, even the first
+        // workgroup placed on a CU (the others arrive within the launch time, not after it
+        // ends); the last, partial round only with the workgroups left for it, so a grid
+        // one workgroup per CU larger than the CUs hold ends with a round that runs as fast
+        // as its waves alone allow, as on the hardware, not at the crowded rate.
+        let per_round = (slots as u64).saturating_mul(allowed).max(1);
+        let round_of = |i: u64| {
+            let in_round = total
+                .saturating_sub(i / per_round * per_round)
+                .min(per_round);
+            let resident = (slots as u64).min(in_round.div_ceil(allowed));
+            (in_round.max(1), resident * waves_wg as u64 * 1000 / simds)
+        };
 
         // The HBM share: what dispatches already running at `ready_ns` leave, but never less
         // than an equal split with them.
@@ -365,7 +379,6 @@ impl Gpu {
             .saturating_sub(foreign_bw)
             .max(effective / (sharers + 1))
             .max(1);
-        let concurrency = (slots as u64 * allowed).min(total).max(1);
 
         let launch_ps = (c.wave_launch_cycles as u128 * waves_wg as u128).saturating_mul(1_000_000)
             / c.shader_clock_mhz.max(1) as u128;
@@ -377,6 +390,7 @@ impl Gpu {
         let (mut start_min, mut end_max, mut mem_bound) = (u64::MAX, 0u64, 0u64);
 
         for (i, wg) in workgroups(costs, shape.workgroups, waves_wg).enumerate() {
+            let (concurrency, own_milli) = round_of(i as u64);
             let g = i % groups.len();
             let launch = ((i / groups.len()) as u128).saturating_mul(launch_ps) / 1000;
             let earliest = ready_ns.saturating_add(launch.min(u64::MAX as u128) as u64);
@@ -413,8 +427,10 @@ impl Gpu {
                     0
                 };
                 let k_milli = (own_milli + foreign_milli / simds).max(1000);
-                let issue = (wg.issue_per_wave as u128 * k_milli as u128 / 1000)
-                    .min(u64::MAX as u128) as u64;
+                // The issue port and the matrix core are separate pipes: the SIMD's waves
+                // are held up by the busier one.
+                let busy = wg.issue_per_wave.max(wg.matrix_per_wave);
+                let issue = (busy as u128 * k_milli as u128 / 1000).min(u64::MAX as u128) as u64;
                 let compute_ns = model.cycles_to_ns(wg.cycles.max(issue));
                 let mem_ns = ((wg.bytes as u128 * concurrency as u128).saturating_mul(1000)
                     / available as u128)
@@ -559,6 +575,74 @@ mod tests {
         assert!(
             p.end_ns >= 1524 && p.end_ns <= 1524 + last_launch + 1,
             "{}",
+            p.end_ns
+        );
+    }
+
+    #[test]
+    fn the_last_partial_round_shares_its_cus_only_with_itself() {
+        // 68 VGPRs leave 7 waves per SIMD (72 of 512 per lane): 8 workgroups of 4 waves per
+        // CU run as a round of 7 and a round of 1. Issue-bound waves (1000 VALU, 4000
+        // cycles): the full round takes 7 x 4000 cycles, the last one 4000 (its waves are
+        // alone on their SIMDs), 32000 in all; timed at the full round's 7 waves per SIMD
+        // the last round took 28000 more.
+        let (mut shape, costs) = grid(&MI300X, 304 * 8, 4, ALU);
+        shape.vgprs = 68;
+        let p = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        assert_eq!(p.occupancy.workgroups_per_cu, 7);
+        let ideal = MI300X.cycles_to_ns(8 * 4000);
+        let last_launch = MI300X.cycles_to_ns(4 * (304 * 7 / 8));
+        assert!(
+            p.end_ns >= ideal && p.end_ns <= ideal + last_launch,
+            "{} vs {ideal}",
+            p.end_ns
+        );
+        // Memory-bound workgroups: the last round's 304 share the bandwidth among
+        // themselves, not as if the full round's 2128 still ran.
+        let copy = &[
+            (Class::Load16, 16),
+            (Class::Store16, 16),
+            (Class::Waitcnt, 2),
+        ];
+        let (mut shape, costs) = grid(&MI300X, 304 * 8, 4, copy);
+        shape.vgprs = 68;
+        let p = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        assert!(p.memory_bound);
+        let ideal = p.bytes * 1000 / MI300X.effective_hbm_mb_per_s();
+        assert!(
+            p.duration_ns() >= ideal && p.duration_ns() < ideal * 11 / 10,
+            "{} vs {ideal}",
+            p.duration_ns()
+        );
+    }
+
+    #[test]
+    fn mfma_overlaps_the_vector_work_of_other_waves() {
+        // Each wave: 100 MFMAs of 8 passes (3200 cycles on the matrix core, 400 of issue)
+        // and 700 VALU (2800 cycles of issue): 6000 cycles alone. Eight waves per SIMD are
+        // bound by the matrix core, 8 x 3200 cycles, not by the sum of both pipes
+        // (8 x 6000).
+        let mix = &[(Class::Mfma8, 100), (Class::Valu, 700)];
+        let (shape, costs) = grid(&MI300X, 304 * 8, 4, mix);
+        assert_eq!(costs[0].cycles_max, 6000);
+        assert_eq!(costs[0].matrix_sum, 4 * 3200);
+        assert_eq!(costs[0].issue_sum, 4 * 3200);
+        let p = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        let ideal = MI300X.cycles_to_ns(8 * 3200);
+        let last_launch = MI300X.cycles_to_ns(4 * (304 * 8 / 8));
+        assert!(
+            p.end_ns >= ideal && p.end_ns <= ideal + last_launch,
+            "{} vs {ideal}",
+            p.end_ns
+        );
+        // One wave per SIMD waits for its own MFMAs and VALU in turn: 6000 cycles.
+        let (shape, costs) = grid(&MI300X, 304, 4, mix);
+        let p = Gpu::new(&MI300X).place(0, &shape, &costs, None);
+        let alone = MI300X.cycles_to_ns(6000);
+        let last_launch = MI300X.cycles_to_ns(4 * (304 / 8));
+        assert!(
+            p.end_ns >= alone && p.end_ns <= alone + last_launch,
+            "{} vs {alone}",
             p.end_ns
         );
     }
@@ -747,6 +831,7 @@ mod tests {
             cycles_max: u64::MAX,
             bytes: u64::MAX,
             issue_sum: u64::MAX,
+            matrix_sum: u64::MAX,
         };
         let shape = DispatchShape {
             workgroups: 3,

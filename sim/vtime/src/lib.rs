@@ -81,6 +81,11 @@ pub struct WaveCost {
     /// The part of `cycles` during which the wave holds its SIMD's issue port; only this
     /// part slows the other waves on the same SIMD (latency overlaps, issue does not).
     pub issue: u64,
+    /// Cycles the wave holds its SIMD's matrix core (MFMA passes × 4). The matrix core is a
+    /// pipe of its own: while one wave's MFMA runs there, the SIMD issues other waves' (and
+    /// this wave's independent) VALU, scalar and memory instructions, so the SIMD's waves
+    /// are bound by the busier of the two, not by their sum.
+    pub matrix: u64,
 }
 
 /// The waves of one workgroup, or of a run of consecutive workgroups (`workgroups` > 1:
@@ -96,6 +101,8 @@ pub struct WorkgroupCost {
     pub bytes: u64,
     /// Sum of the waves' issue cycles ([`WaveCost::issue`]).
     pub issue_sum: u64,
+    /// Sum of the waves' matrix-core cycles ([`WaveCost::matrix`]).
+    pub matrix_sum: u64,
 }
 
 impl WorkgroupCost {
@@ -105,6 +112,7 @@ impl WorkgroupCost {
         self.cycles_max = self.cycles_max.max(wave.cycles);
         self.bytes = self.bytes.saturating_add(wave.bytes);
         self.issue_sum = self.issue_sum.saturating_add(wave.issue);
+        self.matrix_sum = self.matrix_sum.saturating_add(wave.matrix);
     }
 
     /// Folds another record (a workgroup or a bucket) into this one, as the bucketing of
@@ -116,6 +124,7 @@ impl WorkgroupCost {
         self.cycles_max = self.cycles_max.max(other.cycles_max);
         self.bytes = self.bytes.saturating_add(other.bytes);
         self.issue_sum = self.issue_sum.saturating_add(other.issue_sum);
+        self.matrix_sum = self.matrix_sum.saturating_add(other.matrix_sum);
     }
 }
 
@@ -127,6 +136,8 @@ pub struct WaveCostTable {
     pub bytes: [u32; Class::COUNT],
     /// Cycles of each class that occupy the SIMD's issue port (see [`WaveCost::issue`]).
     pub issue: [u32; Class::COUNT],
+    /// Cycles of each class that occupy the SIMD's matrix core (see [`WaveCost::matrix`]).
+    pub matrix: [u32; Class::COUNT],
 }
 
 impl WaveCostTable {
@@ -148,6 +159,9 @@ impl WaveCostTable {
             cost.issue = cost
                 .issue
                 .saturating_add(n.saturating_mul(self.issue[c] as u64));
+            cost.matrix = cost
+                .matrix
+                .saturating_add(n.saturating_mul(self.matrix[c] as u64));
         }
         cost
     }

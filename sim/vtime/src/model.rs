@@ -150,18 +150,31 @@ const fn wave_bytes(bytes_per_lane: u32) -> u32 {
 
 /// The per-class table of a CDNA2/CDNA3 SIMD. The issue cycles follow the CU's cadence: a
 /// wave64 VALU op occupies a 16-lane SIMD for 4 cycles; transcendentals run at quarter rate;
-/// an MFMA of P passes holds the matrix core for 4·P cycles; a vector-memory op spends a
-/// cycle per 64 bytes in the texture addresser. Scalar work co-issues with vector work (the
-/// CU issues one instruction of each kind per SIMD turn), so it costs the SIMD little.
-/// Latency is charged once, where a wave waits for it (`s_waitcnt`).
+/// a vector-memory op spends a cycle per 64 bytes in the texture addresser. Scalar work
+/// co-issues with vector work (the CU issues one instruction of each kind per SIMD turn), so
+/// it costs the SIMD little. An MFMA of P passes takes one VALU issue turn (4 cycles) and
+/// holds the SIMD's matrix core for 4·P cycles: the matrix core is a resource of its own
+/// (LLVM's SISchedule.td gives MAI writes the `HWXDL` resource for their passes, apart from
+/// `HWVALU`; LLVM's gfx942 co-execution rules, llvm/llvm-project PR 233721, let a VALU
+/// instruction issue a cycle or two after an XDL MFMA while its passes run), so a wave alone
+/// still waits for its MFMAs one after the other (`cycles` 4·P) but other waves' vector work
+/// overlaps them. Latency is charged once, where a wave waits for it (`s_waitcnt`).
 const fn cdna_wave_costs(latency: u32, lds_latency: u32, f64_cycles: u32) -> WaveCostTable {
     let mut cycles = [0u32; Class::COUNT];
     let mut issue = [0u32; Class::COUNT];
     let mut bytes = [0u32; Class::COUNT];
+    let mut matrix = [0u32; Class::COUNT];
     macro_rules! set {
         ($c:expr, $alone:expr, $busy:expr) => {
             cycles[$c as usize] = $alone;
             issue[$c as usize] = $busy;
+        };
+    }
+    macro_rules! mfma {
+        ($c:expr, $passes:expr) => {
+            cycles[$c as usize] = 4 * $passes;
+            issue[$c as usize] = 4;
+            matrix[$c as usize] = 4 * $passes;
         };
     }
     set!(Class::Salu, 4, 1);
@@ -174,10 +187,10 @@ const fn cdna_wave_costs(latency: u32, lds_latency: u32, f64_cycles: u32) -> Wav
     set!(Class::Valu, 4, 4);
     set!(Class::ValuF64, f64_cycles, f64_cycles);
     set!(Class::ValuTrans, 16, 16);
-    set!(Class::Mfma2, 8, 8);
-    set!(Class::Mfma4, 16, 16);
-    set!(Class::Mfma8, 32, 32);
-    set!(Class::Mfma16, 64, 64);
+    mfma!(Class::Mfma2, 2);
+    mfma!(Class::Mfma4, 4);
+    mfma!(Class::Mfma8, 8);
+    mfma!(Class::Mfma16, 16);
     set!(Class::Lds, lds_latency, 4);
     set!(Class::Load4, 4, 4);
     set!(Class::Load8, 8, 8);
@@ -200,6 +213,7 @@ const fn cdna_wave_costs(latency: u32, lds_latency: u32, f64_cycles: u32) -> Wav
         cycles,
         bytes,
         issue,
+        matrix,
     }
 }
 
@@ -222,6 +236,10 @@ const CAL_HOST: &str = "calibrated: with the front end, 16.9 us launch+synchroni
 const CAL_SDMA: &str = "calibrated: PCIe achieved rate ~80% of the link's 64 GB/s (Gen5 x16) or \
      32 GB/s (Gen4 x16) per direction; D2D and latency are guesses";
 const CAL_LAUNCH: &str = "calibrated: one wave launched per cycle per XCD (guess)";
+const MFMA_PIPE: &str = "LLVM SISchedule.td: MAI writes hold HWXDL (the matrix core), a resource \
+     apart from HWVALU, for their passes; gfx940 model: 32x32x8 f16 8 passes, 16x16x16 f16 4 \
+     (gfx90a: 16 and 8); llvm/llvm-project PR 233721, getVALUIssueCycle (on gfx942 a VALU \
+     issues a cycle or two after an XDL MFMA, while its passes run)";
 const CAL_EFF: &str = "calibrated: streaming kernels reach ~80% of peak HBM bandwidth (guess)";
 
 const CDNA3_SOURCES: &[(&str, &str)] = &[
@@ -234,6 +252,7 @@ const CDNA3_SOURCES: &[(&str, &str)] = &[
     ("memory.lds_latency_cycles 64", "calibrated: CDNA3 LDS load-to-use latency of the order of 64 cycles (guess)"),
     ("memory.hbm_efficiency_pct", CAL_EFF),
     ("compute.wave_launch_cycles", CAL_LAUNCH),
+    ("wave_costs MFMA: 4 x passes cycles on the matrix core, one 4-cycle issue turn", MFMA_PIPE),
     ("workgroup i goes to XCD i mod xcds", "Modular docs, chiplet_transform_chunked (MI300X: WG0 to XCD0, WG1 to XCD1, ...)"),
     ("CU mask bit i is on XCD i mod xcds", "Linux amdkfd kfd_mqd_manager.c, mqd_symmetrically_map_cu_mask (steps by the XCC count)"),
     ("front_end.*", CAL_FRONT),
@@ -266,6 +285,7 @@ const CDNA2_SOURCES: &[(&str, &str)] = &[
     ("memory.latency_cycles", "calibrated: as MI300X in nanoseconds, scaled to 1.7 GHz (guess)"),
     ("memory.hbm_efficiency_pct", CAL_EFF),
     ("compute.wave_launch_cycles", CAL_LAUNCH),
+    ("wave_costs MFMA: 4 x passes cycles on the matrix core, one 4-cycle issue turn", MFMA_PIPE),
     ("front_end.*, host.*", "calibrated: as MI300X (same firmware family; guess)"),
     ("sdma.*", CAL_SDMA),
 ];
