@@ -67,6 +67,8 @@ fn priority_order_deterministic(target: &str) {
     let (program, spec) = common::ctest::build_area_program("streams", "priority_order");
     let out = common::ctest::run_in_mode(&program, "priority_order", target, true, |cmd| {
         cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        let (name, value) = common::ctest::KERNELS_WAIT_FOR_LATER_ONES;
+        cmd.env(name, value);
     });
     assert!(out.contains("priority_order: PASSED"), "{out}");
 }

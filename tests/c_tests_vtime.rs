@@ -113,6 +113,27 @@ fn queries_of_a_kernel_waiting_for_the_host_answer_at_once() {
     }
 }
 
+/// A single-workgroup kernel that waits for the host while the host synchronizes a stream
+/// whose kernel was launched after it: the later kernel passes it on the time line, and the
+/// host goes on (`c_tests/vtime/host_waits_for_later_work.hip`; threaded mode, as the kernel
+/// waits for the host).
+#[test]
+fn later_work_passes_a_kernel_waiting_for_the_host() {
+    let (program, spec) = common::ctest::build_area_program("vtime", "host_waits_for_later_work");
+    for target in ["gfx942", "gfx90a"] {
+        let out = common::ctest::run_in_mode(
+            &program,
+            "host_waits_for_later_work",
+            target,
+            false,
+            |cmd| {
+                cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+            },
+        );
+        assert!(out.contains("host_waits_for_later_work: PASSED"), "{out}");
+    }
+}
+
 /// A trace's spans of category `cat` whose name contains `name`, as (start, duration) in µs.
 fn spans_named(trace: &serde_json::Value, cat: &str, name: &str) -> Vec<(f64, f64)> {
     trace["traceEvents"]

@@ -642,6 +642,11 @@ impl Queue {
             // doorbell, or that order would depend on how fast this thread looked.
             let read = self.read_index().load(Ordering::Acquire);
             if read >= self.virtual_submitted.load(Ordering::Acquire) {
+                // A doorbell that broke strict mode's rules submitted nothing, but the
+                // violation is the step's to report all the same.
+                if cx.config.strict && self.doorbell_check().is_err() {
+                    return Peek::Ready;
+                }
                 return Peek::Empty;
             }
         }

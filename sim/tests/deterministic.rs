@@ -56,9 +56,34 @@ fn deterministic_mode_runs_barriers_and_copies_on_the_waiting_thread() {
     hsa_queue_destroy(q);
 }
 
+/// [`init`] with hsasim's clock set to `time` (`HSASIM_TIME`) for this runtime only.
+fn init_on_clock(time: &str) -> (Hsa, std::sync::MutexGuard<'static, ()>) {
+    let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let before = std::env::var("HSASIM_TIME").ok();
+    std::env::set_var("HSASIM_THREADS", "0");
+    std::env::set_var("HSASIM_TIME", time);
+    let hsa = Hsa::init();
+    match before {
+        Some(v) => std::env::set_var("HSASIM_TIME", v),
+        None => std::env::remove_var("HSASIM_TIME"),
+    }
+    (hsa, turn)
+}
+
 #[test]
 fn deterministic_single_poll_only_observes_and_a_polling_loop_makes_progress() {
-    let _h = init();
+    single_poll_then_polling_loop(init());
+}
+
+/// The same on the virtual clock: a poll of work not yet run counts towards the loop that
+/// runs it, and the loop then moves the host's clock to the write (a loop that never ran
+/// the work polled for ever before).
+#[test]
+fn on_the_virtual_clock_a_polling_loop_makes_progress_too() {
+    single_poll_then_polling_loop(init_on_clock("virtual"));
+}
+
+fn single_poll_then_polling_loop(_h: (Hsa, std::sync::MutexGuard<'static, ()>)) {
     let q = queue(64, None, std::ptr::null_mut());
     let done = signal(1);
     // SAFETY (publish): live queue, 64-byte packet.

@@ -38,6 +38,12 @@ pub const CLANG: &str = "clang++-19";
 /// also runs under) a query of unfinished work runs it to its end first, which such a
 /// kernel never reaches (docs/guide/virtual-time.md, "Limits").
 pub const KERNEL_WAITS_FOR_HOST: (&str, &str) = ("HSASIM_TIME", "host");
+/// For a deterministic run of a program whose kernels spin until a kernel launched after them
+/// starts, and which counts on the device's one thread taking the highest-priority kernel
+/// first: on host time. Under virtual time deterministic mode runs work in the order it was
+/// submitted (the order virtual time commits it in, so that both modes give the same
+/// times), so priorities do not choose which kernel runs first.
+pub const KERNELS_WAIT_FOR_LATER_ONES: (&str, &str) = ("HSASIM_TIME", "host");
 pub const DEFAULT_TARGETS: &[&str] = &["gfx942", "gfx90a"];
 
 /// One test function per (program, target) of a c_test directory, and the list

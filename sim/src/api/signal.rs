@@ -186,11 +186,18 @@ fn virtual_load(
         return Ok(s.load(order));
     };
     let deterministic = !rt.config.threaded;
-    Ok(
+    let load = || {
         v.host_load(signal.handle, &|| s.load(order), deterministic, &mut || {
             rt.pump_step(Some(signal.handle), true)
-        }),
-    )
+        })
+    };
+    let value = load();
+    // As without virtual time: in deterministic mode a polling loop (not a single query)
+    // runs the queued work it polls for.
+    if deterministic && rt.poll(signal.handle, value) {
+        return Ok(load());
+    }
+    Ok(value)
 }
 
 /// Under virtual time: a host write happens at the thread's virtual time; a doorbell submits
