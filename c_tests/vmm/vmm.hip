@@ -2,8 +2,9 @@
 // contiguously, kernels, copies and fills across chunk boundaries, the data moving with the
 // physical memory when a chunk is unmapped and mapped elsewhere (and one chunk mapped at two
 // addresses showing the same bytes), a POSIX fd export/import, handles released while mapped
-// (the memory lives until unmapped), the granularity rules and the errors of bad input, and a
-// kernel touching an unmapped part of the reservation faulting with a named error.
+// (the memory lives until unmapped), the granularity rules and the errors of bad input, a
+// kernel touching an unmapped part of the reservation faulting with a named error, and the
+// checks of hipMemGetHandleForAddressRange and hipMemMapArrayAsync (both not supported).
 #include "../check.h"
 
 #include <cstdint>
@@ -225,6 +226,49 @@ int main() {
     EXPECT_EQ(first[63], 1065);
     EXPECT_ERR(hipMemRelease(h[0]), hipErrorInvalidValue);
     EXPECT_ERR(hipMemRelease(nullptr), hipErrorInvalidValue);
+
+    // hipMemGetHandleForAddressRange: the arguments and the range are checked, then there is no
+    // dma-buf to give (hsasim has no kernel driver to make one): hipErrorNotSupported, and the
+    // handle is left alone.
+    int fd_out = -7;
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, va, chunk, hipMemRangeHandleTypeDmaBufFd, 0),
+               hipErrorNotSupported);
+    EXPECT_EQ(fd_out, -7);
+    int* dev_words = nullptr;
+    CHECK(hipMalloc(&dev_words, 4096));
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, dev_words, 4096, hipMemRangeHandleTypeDmaBufFd,
+                                              hipMemRangeFlagDmaBufMappingTypePcie),
+               hipErrorNotSupported);
+    EXPECT_EQ(fd_out, -7);
+    EXPECT_ERR(hipMemGetHandleForAddressRange(nullptr, dev_words, 4096, hipMemRangeHandleTypeDmaBufFd, 0),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, dev_words, 0, hipMemRangeHandleTypeDmaBufFd, 0),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, nullptr, 4096, hipMemRangeHandleTypeDmaBufFd, 0),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, dev_words, 8192, hipMemRangeHandleTypeDmaBufFd, 0),
+               hipErrorInvalidValue); // past the allocation
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, dev_words, 4096,
+                                              static_cast<hipMemRangeHandleType>(2), 0),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, dev_words, 4096, hipMemRangeHandleTypeDmaBufFd, 2),
+               hipErrorInvalidValue);
+    int* pinned = nullptr;
+    CHECK(hipHostMalloc(&pinned, 4096, 0));
+    EXPECT_ERR(hipMemGetHandleForAddressRange(&fd_out, pinned, 4096, hipMemRangeHandleTypeDmaBufFd, 0),
+               hipErrorInvalidValue); // host memory
+    EXPECT_EQ(fd_out, -7);
+    CHECK(hipHostFree(pinned));
+    CHECK(hipFree(dev_words));
+
+    // hipMemMapArrayAsync: sparse arrays are not supported (AMD's runtime has none either);
+    // an empty list is invalid.
+    hipArrayMapInfo map_info = {};
+    map_info.resourceType = hipResourceTypeArray;
+    map_info.memOperationType = hipMemOperationTypeMap;
+    EXPECT_ERR(hipMemMapArrayAsync(&map_info, 1, nullptr), hipErrorNotSupported);
+    EXPECT_ERR(hipMemMapArrayAsync(nullptr, 1, nullptr), hipErrorInvalidValue);
+    EXPECT_ERR(hipMemMapArrayAsync(&map_info, 0, nullptr), hipErrorInvalidValue);
 
     // A kernel touching an unmapped part of the reservation faults, and the device recovers.
     CHECK(hipMemUnmap(at(va, 2 * chunk), chunk));

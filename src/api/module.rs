@@ -87,6 +87,14 @@ hip_api! {
         module.write(unsafe { module::load_module_image(device, image) }?)
     }
 
+    /// A clang offload bundle (or a code object): AMD's runtime loads it as `hipModuleLoadData`
+    /// does, and so does hipshim.
+    fn hipModuleLoadFatBinary(module: *mut hipModule_t => Out<hipModule_t>, fatbin: *const c_void) -> hipError_t {
+        let device = runtime::current_device()?;
+        // SAFETY: HIP's contract for `fatbin`, as for `hipModuleLoadData`'s image.
+        module.write(unsafe { module::load_module_image(device, fatbin) }?)
+    }
+
     /// JIT options do not apply: hipshim loads finished code objects only.
     fn hipModuleLoadDataEx(
         module: *mut hipModule_t => Out<hipModule_t>,

@@ -1,9 +1,11 @@
 //! Occupancy (`runtime/kernel/occupancy.rs`). The flags of the `WithFlags` forms
-//! (hipOccupancyDefault / DisableCachingOverride) do not change the model.
+//! (hipOccupancyDefault / DisableCachingOverride) do not change the model; any other value is
+//! `hipErrorInvalidValue`, as in AMD's runtime.
 
 use super::convert::Out;
 use super::declare::hip_api;
 use super::types::{hipError_t, hipFunction_t};
+use crate::error::{HipError, HipResult};
 use crate::runtime::kernel::module::{self, Function};
 use crate::runtime::kernel::occupancy::{
     active_blocks_of, available_dynamic_lds_of, potential_block_size_of,
@@ -11,6 +13,20 @@ use crate::runtime::kernel::occupancy::{
 use crate::runtime::runtime;
 use std::ffi::c_void;
 use std::sync::Arc;
+
+/// `hipOccupancyDefault`, `hipOccupancyDisableCachingOverride`: the only flags AMD takes.
+const OCCUPANCY_FLAGS: [u32; 2] = [0, 1];
+
+fn check_flags(flags: u32) -> HipResult {
+    if OCCUPANCY_FLAGS.contains(&flags) {
+        return Ok(());
+    }
+    tracing::warn!(
+        flags,
+        "occupancy flags are hipOccupancyDefault (0) or hipOccupancyDisableCachingOverride (1)"
+    );
+    Err(HipError::INVALID_VALUE)
+}
 
 hip_api! {
     fn hipOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -28,8 +44,9 @@ hip_api! {
         func: *const c_void,
         block_size: i32,
         dynamic_lds: usize,
-        _flags: u32,
+        flags: u32,
     ) -> hipError_t {
+        check_flags(flags)?;
         let f = module::host_function(func)?;
         num_blocks.write(active_blocks_of(&f, runtime()?.current_device()?, block_size, dynamic_lds)?)
     }
@@ -62,8 +79,9 @@ hip_api! {
         function: hipFunction_t => Arc<Function>,
         block_size: i32,
         dynamic_lds: usize,
-        _flags: u32,
+        flags: u32,
     ) -> hipError_t {
+        check_flags(flags)?;
         num_blocks.write(active_blocks_of(&function, runtime()?.current_device()?, block_size, dynamic_lds)?)
     }
 
@@ -88,6 +106,22 @@ hip_api! {
         dynamic_lds: usize,
         block_limit: i32,
     ) -> hipError_t {
+        let device = runtime()?.current_device()?;
+        let (grid, block) = potential_block_size_of(&function, device, dynamic_lds, block_limit)?;
+        grid_size.write(grid)?;
+        block_size.write(block)
+    }
+
+    /// `hipModuleOccupancyMaxPotentialBlockSize` with flags that change nothing (see above).
+    fn hipModuleOccupancyMaxPotentialBlockSizeWithFlags(
+        grid_size: *mut i32 => Out<i32>,
+        block_size: *mut i32 => Out<i32>,
+        function: hipFunction_t => Arc<Function>,
+        dynamic_lds: usize,
+        block_limit: i32,
+        flags: u32,
+    ) -> hipError_t {
+        check_flags(flags)?;
         let device = runtime()?.current_device()?;
         let (grid, block) = potential_block_size_of(&function, device, dynamic_lds, block_limit)?;
         grid_size.write(grid)?;

@@ -4,7 +4,8 @@
 use super::convert::{slice, Out};
 use super::declare::hip_api;
 use super::types::{
-    hipError_t, hipMemGenericAllocationHandle_t, MemAccessDesc, MemAllocationProp, MemLocation,
+    hipError_t, hipMemGenericAllocationHandle_t, hipStream_t, MemAccessDesc, MemAllocationProp,
+    MemLocation,
 };
 use crate::error::HipError;
 use crate::runtime::{mem::vmm, runtime};
@@ -128,6 +129,37 @@ hip_api! {
     ) -> hipError_t {
         let rt = runtime()?;
         handle.write(to_raw(vmm::import(&rt.hsa, rt.current_device()?, os_handle as usize, sh_handle_type)?))
+    }
+
+    /// Sparse arrays: AMD's runtime checks the list and the count and answers
+    /// `hipErrorNotSupported` (it has no sparse arrays); so does hipshim. The stream is not
+    /// used.
+    fn hipMemMapArrayAsync(map_info_list: *mut c_void, count: u32, stream: hipStream_t) -> hipError_t {
+        let _ = stream;
+        if map_info_list.is_null() || count == 0 {
+            tracing::warn!(count, "hipMemMapArrayAsync: no mapping to make");
+            return Err(HipError::INVALID_VALUE);
+        }
+        tracing::warn!(count, "hipMemMapArrayAsync: sparse arrays are not supported (nor by AMD's runtime)");
+        Err(HipError::NOT_SUPPORTED)
+    }
+
+    /// Checked, then `hipErrorNotSupported` (`vmm::range_handle` says why).
+    fn hipMemGetHandleForAddressRange(
+        handle: *mut c_void,
+        dptr: *mut c_void,
+        size: usize,
+        handle_type: u32,
+        flags: u64,
+    ) -> hipError_t {
+        if handle.is_null() {
+            tracing::warn!("hipMemGetHandleForAddressRange: nowhere to write the handle");
+            return Err(HipError::INVALID_VALUE);
+        }
+        let fd = vmm::range_handle(dptr as usize, size, handle_type, flags)?;
+        // SAFETY: HIP's contract: a dma-buf handle is an int at `handle`, checked non-null.
+        unsafe { handle.cast::<i32>().write_unaligned(fd) };
+        Ok(())
     }
 }
 

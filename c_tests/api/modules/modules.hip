@@ -1,5 +1,5 @@
-// modules: hipModuleLoad (file), hipModuleLoadData/Ex (bytes: a raw code object and an
-// offload bundle), hipModuleGetFunction, hipModuleGetGlobal, hipModuleLaunchKernel with
+// modules: hipModuleLoad (file), hipModuleLoadData/Ex and hipModuleLoadFatBinary (bytes: a raw
+// code object and an offload bundle), hipModuleGetFunction, hipModuleGetGlobal, hipModuleLaunchKernel with
 // kernelParams and with the HIP_LAUNCH_PARAM_* extra buffer, function attributes,
 // occupancy, hipModuleUnload and what becomes invalid after it.
 // Run by tests/c_tests_api.rs with HIPSHIM_TEST_CODE_OBJECT (for the running target) and
@@ -143,9 +143,26 @@ static void exercise(hipModule_t module, const char* how) {
     EXPECT_ERR(hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(nullptr, scale, 64, 0,
                                                                            hipOccupancyDefault),
                hipErrorInvalidValue);
+    // Any other flag is refused, as AMD's runtime refuses it.
+    EXPECT_ERR(hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&flagged, scale, 64, 0, 2),
+               hipErrorInvalidValue);
     int grid = 0, block = 0;
     EXPECT_OK(hipModuleOccupancyMaxPotentialBlockSize(&grid, &block, reverse, 0, 0));
     EXPECT_TRUE(block > 0 && block <= 128 && grid > 0);
+    int flagged_grid = -1, flagged_block = -1;
+    EXPECT_OK(hipModuleOccupancyMaxPotentialBlockSizeWithFlags(
+        &flagged_grid, &flagged_block, reverse, 0, 0, hipOccupancyDisableCachingOverride));
+    EXPECT_EQ(flagged_grid, grid);
+    EXPECT_EQ(flagged_block, block);
+    EXPECT_OK(hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&flagged_grid, &flagged_block, scale,
+                                                               0, 64, hipOccupancyDefault));
+    EXPECT_TRUE(flagged_block > 0 && flagged_block <= 64);
+    EXPECT_ERR(hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&flagged_grid, &flagged_block,
+                                                                reverse, 0, 0, 4),
+               hipErrorInvalidValue);
+    EXPECT_ERR(hipModuleOccupancyMaxPotentialBlockSizeWithFlags(nullptr, &flagged_block, reverse,
+                                                                0, 0, hipOccupancyDefault),
+               hipErrorInvalidValue);
 
     EXPECT_OK(hipFree(data));
     EXPECT_OK(hipFree(out));
@@ -176,6 +193,14 @@ int main() {
     exercise(from_data, "hipModuleLoadData(code object)");
     EXPECT_OK(hipModuleLoadDataEx(&from_data_ex, bundle.data(), 0, nullptr, nullptr));
     exercise(from_data_ex, "hipModuleLoadDataEx(bundle)");
+    // hipModuleLoadFatBinary takes what hipModuleLoadData takes: an offload bundle here.
+    hipModule_t from_fat_binary = nullptr;
+    EXPECT_OK(hipModuleLoadFatBinary(&from_fat_binary, bundle.data()));
+    exercise(from_fat_binary, "hipModuleLoadFatBinary(bundle)");
+    EXPECT_OK(hipModuleUnload(from_fat_binary));
+    hipModule_t no_module = nullptr;
+    EXPECT_ERR(hipModuleLoadFatBinary(&no_module, nullptr), hipErrorInvalidValue);
+    EXPECT_ERR(hipModuleLoadFatBinary(nullptr, bundle.data()), hipErrorInvalidValue);
 
     // Each module has its own copy of the global.
     hipDeviceptr_t a = nullptr, b = nullptr;
@@ -212,6 +237,13 @@ int main() {
     EXPECT_TRUE(blocks >= 1);
     EXPECT_OK(hipOccupancyMaxPotentialBlockSize(&grid, &block, local_kernel, 0, 0));
     EXPECT_TRUE(block >= 64 && block <= 1024 && grid > 0);
+    EXPECT_OK(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        &blocks, reinterpret_cast<const void*>(&local_kernel), 256, 0,
+        hipOccupancyDisableCachingOverride));
+    EXPECT_TRUE(blocks >= 1);
+    EXPECT_ERR(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                   &blocks, reinterpret_cast<const void*>(&local_kernel), 256, 0, 3),
+               hipErrorInvalidValue);
 
     // Not code: a text file and garbage bytes.
     const char text[] = "this is not a code object, not even close......................";

@@ -75,6 +75,8 @@ hipError_t hipModuleLoad(hipModule_t* module, const char* fname);
 hipError_t hipModuleLoadData(hipModule_t* module, const void* image);
 hipError_t hipModuleLoadDataEx(hipModule_t* module, const void* image, unsigned int numOptions,
                                hipJitOption* options, void** optionValues);
+// ROCm 7.1: an offload bundle (or a code object), loaded as hipModuleLoadData loads it.
+hipError_t hipModuleLoadFatBinary(hipModule_t* module, const void* fatbin);
 hipError_t hipModuleUnload(hipModule_t module);
 hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname);
 hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod,
@@ -193,6 +195,12 @@ hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     unsigned int flags = hipOccupancyDefault);
 hipError_t hipModuleOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize, hipFunction_t f,
                                                    size_t dynSharedMemPerBlk, int blockSizeLimit);
+// The flags (hipOccupancyDefault, hipOccupancyDisableCachingOverride) change nothing; any
+// other value is hipErrorInvalidValue, as for every WithFlags form.
+hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int* gridSize, int* blockSize,
+                                                            hipFunction_t f,
+                                                            size_t dynSharedMemPerBlk,
+                                                            int blockSizeLimit, unsigned int flags);
 
 } // extern "C"
 

@@ -3,7 +3,9 @@
 #ifndef HIPSHIM_API_VMM_H
 #define HIPSHIM_API_VMM_H
 
+#include "api_array.h"
 #include "api_mempool.h"
+#include "api_texture.h"
 #include "hip_error.h"
 #include "hip_types.h"
 
@@ -29,6 +31,56 @@ typedef struct hipMemAllocationProp {
         unsigned short usage;
     } allocFlags;
 } hipMemAllocationProp;
+
+// hipMemMapArrayAsync: map or unmap memory to a sparse array's tiles (CUDA's model).
+typedef enum hipMemOperationType {
+    hipMemOperationTypeMap = 0x1,
+    hipMemOperationTypeUnmap = 0x2
+} hipMemOperationType;
+typedef enum hipArraySparseSubresourceType {
+    hipArraySparseSubresourceTypeSparseLevel = 0x0,
+    hipArraySparseSubresourceTypeMiptail = 0x1
+} hipArraySparseSubresourceType;
+typedef struct hipArrayMapInfo {
+    hipResourceType resourceType;
+    union {
+        hipMipmappedArray_t mipmap;
+        hipArray_t array;
+    } resource;
+    hipArraySparseSubresourceType subresourceType;
+    union {
+        struct {
+            unsigned int level;
+            unsigned int layer;
+            unsigned int offsetX, offsetY, offsetZ;
+            unsigned int extentWidth, extentHeight, extentDepth;
+        } sparseLevel;
+        struct {
+            unsigned int layer;
+            unsigned long long offset;
+            unsigned long long size;
+        } miptail;
+    } subresource;
+    hipMemOperationType memOperationType;
+    hipMemHandleType memHandleType;
+    union {
+        hipMemGenericAllocationHandle_t memHandle;
+    } memHandle;
+    unsigned long long offset;
+    unsigned int deviceBitMask;
+    unsigned int flags;
+    unsigned int reserved[2];
+} hipArrayMapInfo;
+
+// hipMemGetHandleForAddressRange (ROCm 6.5).
+typedef enum hipMemRangeHandleType {
+    hipMemRangeHandleTypeDmaBufFd = 0x1,
+    hipMemRangeHandleTypeMax = 0x7fffffff
+} hipMemRangeHandleType;
+typedef enum hipMemRangeFlags {
+    hipMemRangeFlagDmaBufMappingTypePcie = 0x1,
+    hipMemRangeFlagsMax = 0x7fffffff
+} hipMemRangeFlags;
 
 extern "C" {
 
@@ -58,6 +110,17 @@ hipError_t hipMemExportToShareableHandle(void* shareableHandle,
                                          unsigned long long flags);
 hipError_t hipMemImportFromShareableHandle(hipMemGenericAllocationHandle_t* handle, void* osHandle,
                                            hipMemAllocationHandleType shHandleType);
+
+// Sparse arrays: checked (a list and a count), then hipErrorNotSupported, as in AMD's runtime,
+// which has no sparse arrays either.
+hipError_t hipMemMapArrayAsync(hipArrayMapInfo* mapInfoList, unsigned int count,
+                               hipStream_t stream);
+// A dma-buf file descriptor for a range of device memory (hipMalloc'd, pooled or mapped):
+// the range and arguments are checked, then hipErrorNotSupported: hipshim does not ask ROCr
+// for a dma-buf (hsa_amd_portable_export_dmabuf), and hsasim has no kernel driver to make one.
+hipError_t hipMemGetHandleForAddressRange(void* handle, hipDeviceptr_t dptr, size_t size,
+                                          hipMemRangeHandleType handleType,
+                                          unsigned long long flags);
 
 }  // extern "C"
 

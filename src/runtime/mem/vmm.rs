@@ -503,6 +503,61 @@ pub fn export(hsa: &HsaRuntime, handle: usize, handle_type: u32, flags: u64) -> 
     Ok(hsa_vmem::export(api, alloc.hsa)?)
 }
 
+/// `hipMemRangeHandleTypeDmaBufFd`, the one handle type of `hipMemGetHandleForAddressRange`.
+pub const RANGE_HANDLE_DMA_BUF_FD: u32 = 1;
+/// `hipMemRangeFlagDmaBufMappingTypePcie`, its one flag.
+pub const RANGE_FLAG_DMA_BUF_MAPPING_PCIE: u64 = 1;
+
+/// `hipMemGetHandleForAddressRange`: a dma-buf file descriptor for a range of device memory
+/// (`hipMalloc`, a pool's, or a mapping of a physical allocation). The arguments and the
+/// range are checked as AMD's runtime checks them; a good request is then
+/// `hipErrorNotSupported`: on a GPU the dma-buf comes from ROCr's
+/// `hsa_amd_portable_export_dmabuf`, which hipshim's HSA table does not take (hsasim, with no
+/// kernel driver behind its memory, has nothing a dma-buf could describe).
+pub fn range_handle(ptr: usize, size: usize, handle_type: u32, flags: u64) -> HipResult<i32> {
+    let call = "hipMemGetHandleForAddressRange";
+    if ptr == 0 || size == 0 {
+        tracing::warn!(ptr, size, "{call}: a null pointer or an empty range");
+        return Err(HipError::INVALID_VALUE);
+    }
+    if handle_type != RANGE_HANDLE_DMA_BUF_FD {
+        tracing::warn!(
+            handle_type,
+            "{call}: the handle type is hipMemRangeHandleTypeDmaBufFd (1)"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    if flags & !RANGE_FLAG_DMA_BUF_MAPPING_PCIE != 0 {
+        tracing::warn!(
+            flags,
+            "{call}: the only flag is hipMemRangeFlagDmaBufMappingTypePcie (1)"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    let device_memory = memory::lookup(ptr, size).is_some_and(|a| {
+        matches!(
+            a.kind,
+            memory::MemKind::Device | memory::MemKind::Pooled | memory::MemKind::Virtual
+        )
+    });
+    if !device_memory {
+        tracing::warn!(
+            ptr = format_args!("{ptr:#x}"),
+            size,
+            "{call}: the range is not inside one allocation of device memory"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    tracing::warn!(
+        ptr = format_args!("{ptr:#x}"),
+        size,
+        "{call}: dma-buf export is not supported: hipshim does not call ROCr's \
+         hsa_amd_portable_export_dmabuf, and hsasim's device memory has no kernel driver to \
+         export it"
+    );
+    Err(HipError::NOT_SUPPORTED)
+}
+
 /// `hipMemImportFromShareableHandle`: `os_handle` is the file descriptor itself (CUDA's
 /// convention: `(void*)(uintptr_t)fd`). The allocation belongs to the current device.
 pub fn import(
