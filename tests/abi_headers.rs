@@ -161,6 +161,7 @@ const RUST_ALIASES: &[(&str, Class)] = &[
     ("hiprtcResult", Class::U32), // src/api/types.rs: `pub type hiprtcResult = u32`
     ("hiprtcProgram", Class::Ptr),
     ("hiprtcLinkState", Class::Ptr),
+    ("hipLinkState_t", Class::Ptr),
     ("StreamCallback", Class::Ptr), // src/api/stream.rs: an `unsafe extern "C" fn`
     ("HostFn", Class::Ptr),         // src/api/stream.rs: an `unsafe extern "C" fn`
 ];

@@ -2,8 +2,9 @@
 // through a name expression, a header passed to hiprtcCreateProgram, -DVALUE=3, the default
 // architecture and --gpu-architecture), loads the code object with hipModuleLoadData and
 // launches it with hipModuleLaunchKernel; compiles two -fgpu-rdc programs to bitcode and
-// links them with hiprtcLink*; and the errors: a syntax error (the log names the line), bad
-// handles, calls in the wrong order, inputs that are not bitcode.
+// links them with hiprtcLink*, and three with the module API's hipLink*; and the errors: a
+// syntax error (the log names the line), bad handles, calls in the wrong order, inputs that are
+// not bitcode.
 // With the argument `no-compiler` (run with HIPSHIM_RTC_CLANG naming a missing file) it
 // checks instead that compiling fails with a log saying what is missing.
 // Run by tests/c_tests_rtc.rs, which skips it when no clang-19 is installed.
@@ -11,6 +12,7 @@
 
 #include <hip/hiprtc.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -311,6 +313,153 @@ static void bitcode_and_link() {
     EXPECT_RTC(hiprtcLinkDestroy(link), HIPRTC_ERROR_INVALID_INPUT);
 }
 
+// An offload bundle of one entry, `bitcode` for `arch`, as clang -fgpu-rdc --gpu-bundle-output
+// writes one: the magic, the entry count, each entry's offset, size and id, then the data.
+static std::vector<char> bundle_of(const std::vector<char>& bitcode, const std::string& arch) {
+    const std::string id = "hip-amdgcn-amd-amdhsa--" + arch;
+    std::vector<char> out;
+    auto put = [&out](const void* p, size_t n) {
+        out.insert(out.end(), static_cast<const char*>(p), static_cast<const char*>(p) + n);
+    };
+    auto put_u64 = [&put](uint64_t v) { put(&v, sizeof v); };
+    put("__CLANG_OFFLOAD_BUNDLE__", 24);
+    put_u64(1);
+    const uint64_t header = 24 + 8 + 3 * 8 + id.size();
+    put_u64(header);
+    put_u64(bitcode.size());
+    put_u64(id.size());
+    put(id.data(), id.size());
+    put(bitcode.data(), bitcode.size());
+    return out;
+}
+
+// The module API's linker: hipJitInputSpirv inputs holding LLVM bitcode (bare, from a file and
+// in an offload bundle) linked into a code object that loads and runs; an empty link; and
+// AMD's answers to bad input (null data: hipErrorInvalidImage; any other input type:
+// hipErrorInvalidValue; an unreadable file or a failed link: hipErrorInvalidConfiguration),
+// with hipshim's to SPIR-V, which it cannot read (hipErrorNotSupported).
+static void hip_link() {
+    std::vector<char> caller = rdc_bitcode(
+        "__device__ int thrice(int x);\n"
+        "__device__ int bias();\n"
+        "__device__ int link_global = 7;\n"
+        "extern \"C\" __global__ void hip_linked(int* out, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] = thrice(i) + bias() + link_global;\n"
+        "}\n",
+        "hip_caller.hip");
+    std::vector<char> callee =
+        rdc_bitcode("__device__ int thrice(int x) { return 3 * x; }\n", "thrice.hip");
+    hipDeviceProp_t props;
+    CHECK(hipGetDeviceProperties(&props, 0));
+    std::string arch = props.gcnArchName;
+    arch = arch.substr(0, arch.find(':'));
+    std::vector<char> bundled =
+        bundle_of(rdc_bitcode("__device__ int bias() { return 5; }\n", "bias.hip"), arch);
+    char path[] = "/tmp/hipshim-link-test-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0 ? hipSuccess : hipErrorUnknown);
+    FILE* file = fdopen(fd, "wb");
+    std::fwrite(callee.data(), 1, callee.size(), file);
+    std::fclose(file);
+
+    const char* isa_options[] = {"-O3"};
+    hipJitOption options[] = {hipJitOptionIRtoISAOptExt, hipJitOptionIRtoISAOptCountExt};
+    void* values[] = {reinterpret_cast<void*>(isa_options), reinterpret_cast<void*>(1)};
+    hipLinkState_t link = nullptr;
+    EXPECT_ERR(hipLinkCreate(2, options, values, nullptr), hipErrorInvalidValue);
+    CHECK(hipLinkCreate(2, options, values, &link));
+    CHECK(hipLinkAddData(link, hipJitInputSpirv, caller.data(), caller.size(), "caller", 0, nullptr,
+                         nullptr));
+    CHECK(hipLinkAddFile(link, hipJitInputSpirv, path, 0, nullptr, nullptr));
+    CHECK(hipLinkAddData(link, hipJitInputSpirv, bundled.data(), bundled.size(), nullptr, 0,
+                         nullptr, nullptr));
+    void* binary = nullptr;
+    size_t size = 0;
+    CHECK(hipLinkComplete(link, &binary, &size));
+    std::remove(path);
+    EXPECT_TRUE(binary != nullptr && size > 4 && std::memcmp(binary, "\x7f" "ELF", 4) == 0);
+    hipModule_t module = nullptr;
+    CHECK(hipModuleLoadData(&module, binary));
+    unsigned int kernels = 0;
+    EXPECT_OK(hipModuleGetFunctionCount(&kernels, module));
+    EXPECT_EQ(kernels, 1u);
+    hipDeviceptr_t global = nullptr;
+    size_t global_size = 0;
+    EXPECT_OK(hipModuleGetGlobal(&global, &global_size, module, "link_global"));
+    EXPECT_EQ(global_size, sizeof(int));
+    hipFunction_t kernel = nullptr;
+    CHECK(hipModuleGetFunction(&kernel, module, "hip_linked"));
+    std::vector<int> out = run_int_kernel(kernel, 100);
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(out[i], 3 * i + 5 + 7);
+    CHECK(hipModuleUnload(module));
+    CHECK(hipLinkDestroy(link));
+    EXPECT_ERR(hipLinkDestroy(link), hipErrorInvalidValue);
+    EXPECT_ERR(hipLinkDestroy(nullptr), hipErrorInvalidValue);
+
+    // Bad input, in AMD's order of checks.
+    CHECK(hipLinkCreate(0, nullptr, nullptr, &link));
+    EXPECT_ERR(hipLinkAddData(link, hipJitInputSpirv, nullptr, 4, "none", 0, nullptr, nullptr),
+               hipErrorInvalidImage);
+    EXPECT_ERR(hipLinkAddData(link, hipJitInputSpirv, caller.data(), 0, "none", 0, nullptr, nullptr),
+               hipErrorInvalidImage);
+    EXPECT_ERR(hipLinkAddData(nullptr, hipJitInputSpirv, caller.data(), caller.size(), "x", 0,
+                              nullptr, nullptr),
+               hipErrorInvalidHandle);
+    const hipJitInputType not_amds[] = {
+        hipJitInputCubin,  hipJitInputPtx,         hipJitInputFatBinary,
+        hipJitInputObject, hipJitInputLibrary,     hipJitInputNvvm,
+        hipJitInputLLVMBitcode, hipJitInputLLVMBundledBitcode,
+        hipJitInputLLVMArchivesOfBundledBitcode};
+    for (hipJitInputType type : not_amds) {
+        EXPECT_ERR(hipLinkAddData(link, type, caller.data(), caller.size(), "x", 0, nullptr, nullptr),
+                   hipErrorInvalidValue);
+        EXPECT_ERR(hipLinkAddFile(link, type, "/nonexistent/x.bc", 0, nullptr, nullptr),
+                   hipErrorInvalidValue);
+    }
+    EXPECT_ERR(hipLinkAddFile(nullptr, hipJitInputSpirv, "/nonexistent/x.bc", 0, nullptr, nullptr),
+               hipErrorInvalidHandle);
+    EXPECT_ERR(hipLinkAddFile(link, hipJitInputSpirv, "/nonexistent/x.bc", 0, nullptr, nullptr),
+               hipErrorInvalidConfiguration);
+    unsigned char spirv[] = {0x03, 0x02, 0x23, 0x07, 0x00, 0x06, 0x01, 0x00};
+    EXPECT_ERR(hipLinkAddData(link, hipJitInputSpirv, spirv, sizeof spirv, "spirv", 0, nullptr,
+                              nullptr),
+               hipErrorNotSupported);
+    char text[] = "__global__ void k() {}";
+    EXPECT_ERR(hipLinkAddData(link, hipJitInputSpirv, text, sizeof text, "text", 0, nullptr, nullptr),
+               hipErrorInvalidConfiguration);
+    EXPECT_ERR(hipLinkComplete(nullptr, &binary, &size), hipErrorInvalidValue);
+    EXPECT_ERR(hipLinkComplete(link, nullptr, &size), hipErrorInvalidValue);
+    EXPECT_ERR(hipLinkComplete(link, &binary, nullptr), hipErrorInvalidValue);
+    // Nothing was added: a code object without kernels, as AMD's linker makes.
+    CHECK(hipLinkComplete(link, &binary, &size));
+    CHECK(hipModuleLoadData(&module, binary));
+    EXPECT_OK(hipModuleGetFunctionCount(&kernels, module));
+    EXPECT_EQ(kernels, 0u);
+    CHECK(hipModuleUnload(module));
+    CHECK(hipLinkDestroy(link));
+
+    // Options: CUDA's are refused, and options need their values.
+    hipJitOption cuda[] = {hipJitOptionInfoLogBuffer, hipJitOptionErrorLogBufferSizeBytes};
+    void* cuda_values[2] = {};
+    EXPECT_ERR(hipLinkCreate(2, cuda, cuda_values, &link), hipErrorInvalidValue);
+    EXPECT_ERR(hipLinkCreate(2, options, nullptr, &link), hipErrorInvalidValue);
+    EXPECT_ERR(hipLinkCreate(2, nullptr, values, &link), hipErrorInvalidValue);
+}
+
+// Without a compiler a hipLink* link fails at hipLinkComplete, AMD's code for a failed link.
+static void hip_link_no_compiler() {
+    hipLinkState_t link = nullptr;
+    CHECK(hipLinkCreate(0, nullptr, nullptr, &link));
+    char not_really_bitcode[] = "BC\xc0\xde";
+    CHECK(hipLinkAddData(link, hipJitInputSpirv, not_really_bitcode, 4, nullptr, 0, nullptr,
+                         nullptr));
+    void* binary = nullptr;
+    size_t size = 0;
+    EXPECT_ERR(hipLinkComplete(link, &binary, &size), hipErrorInvalidConfiguration);
+    CHECK(hipLinkDestroy(link));
+}
+
 static void no_compiler() {
     hiprtcProgram prog = nullptr;
     CHECK_RTC(hiprtcCreateProgram(&prog, "__global__ void k() {}\n", "k.hip", 0, nullptr,
@@ -339,6 +488,7 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "no-compiler") == 0) {
         no_compiler();
         EXPECT_ERR(hipGetLastError(), hipSuccess);
+        hip_link_no_compiler();
         return finish("rtc (no compiler)");
     }
     handle_errors();
@@ -348,5 +498,6 @@ int main(int argc, char** argv) {
     bitcode_and_link();
     // hiprtc's failures are not HIP errors.
     EXPECT_ERR(hipGetLastError(), hipSuccess);
+    hip_link();
     return finish("rtc");
 }

@@ -27,6 +27,7 @@ mod graph_memory;
 mod ipc;
 mod launch;
 mod library;
+mod link;
 mod managed;
 mod memory;
 mod mempool;
@@ -74,6 +75,7 @@ const SIGNATURE_PARTS: &[&[AbiSignature]] = &[
     ipc::SIGNATURES,
     launch::SIGNATURES,
     library::SIGNATURES,
+    link::SIGNATURES,
     managed::SIGNATURES,
     memory::SIGNATURES,
     mempool::SIGNATURES,

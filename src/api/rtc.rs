@@ -176,7 +176,7 @@ hip_api! {
 
 /// `rtc::CurrentArch`: the current device's architecture, as `hipDeviceProp_t::gcnArchName`
 /// reports it (`gfx90a:sramecc+:xnack-`), for a compile or link whose options name none.
-fn current_arch() -> Result<String, String> {
+pub(super) fn current_arch() -> Result<String, String> {
     crate::runtime::current_device()
         .map(|device| device.info.gcn_arch_name.clone())
         .map_err(|e| {
@@ -202,7 +202,7 @@ fn utf8<'a>(text: &'a CStr, parameter: &str, error: RtcError) -> RtcResult<&'a s
 ///
 /// # Safety
 /// `raw` is null or NUL-terminated.
-unsafe fn optional_str<'a>(raw: *const c_char) -> RtcResult<Option<&'a str>> {
+pub(super) unsafe fn optional_str<'a>(raw: *const c_char) -> RtcResult<Option<&'a str>> {
     if raw.is_null() {
         return Ok(None);
     }
@@ -267,7 +267,7 @@ unsafe fn copy_out(bytes: &[u8], out: *mut u8) -> RtcResult {
 /// With `count` > 0, `options` and `values` are null or hold `count` entries, and the
 /// value of `HIPRTC_JIT_IR_TO_ISA_OPT_EXT` points to as many C strings as the value of
 /// `HIPRTC_JIT_IR_TO_ISA_OPT_COUNT_EXT` says.
-unsafe fn link_options(
+pub(super) unsafe fn link_options(
     count: u32,
     options: *mut u32,
     values: *mut *mut c_void,

@@ -50,6 +50,8 @@ pub type hipUserObject_t = *mut c_void;
 pub type hipMemGenericAllocationHandle_t = *mut c_void;
 pub type hiprtcProgram = *mut c_void;
 pub type hiprtcLinkState = *mut c_void;
+/// The module API's linker (`runtime/rtc/link.rs`), apart from hiprtc's.
+pub type hipLinkState_t = *mut c_void;
 
 /// hiprtc's status codes (`runtime::rtc::RtcError`), apart from HIP's.
 pub type hiprtcResult = u32;
@@ -88,6 +90,7 @@ pub const VOCABULARY: &[&str] = &[
     "hiprtcResult",
     "hiprtcProgram",
     "hiprtcLinkState",
+    "hipLinkState_t",
     "Option<HostFn>",
     "Option<StreamCallback>",
     "*const c_char",
@@ -144,6 +147,7 @@ pub const VOCABULARY: &[&str] = &[
     "MemLocation",
     "*mut hiprtcProgram",
     "*mut hiprtcLinkState",
+    "*mut hipLinkState_t",
     "*mut DevicePropR0000",
     "*mut DevicePropR0600",
     "*mut FuncAttributes",

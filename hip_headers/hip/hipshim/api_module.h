@@ -14,7 +14,8 @@
 #define HIP_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)
 #define HIP_LAUNCH_PARAM_END ((void*)0x03)
 
-// JIT options of hipModuleLoadDataEx (accepted and ignored: code objects are final).
+// JIT options: hipModuleLoadDataEx accepts and ignores them (code objects are final);
+// hipLinkCreate takes the two _Ext ones and refuses CUDA's.
 typedef enum hipJitOption {
     hipJitOptionMaxRegisters = 0,
     hipJitOptionThreadsPerBlock,
@@ -33,8 +34,43 @@ typedef enum hipJitOption {
     hipJitOptionCacheMode,
     hipJitOptionSm3xOpt,
     hipJitOptionFastCompile,
-    hipJitOptionNumOptions
+    hipJitOptionGlobalSymbolNames,
+    hipJitOptionGlobalSymbolAddresses,
+    hipJitOptionGlobalSymbolCount,
+    hipJitOptionLto,
+    hipJitOptionFtz,
+    hipJitOptionPrecDiv,
+    hipJitOptionPrecSqrt,
+    hipJitOptionFma,
+    hipJitOptionPositionIndependentCode,
+    hipJitOptionMinCTAPerSM,
+    hipJitOptionMaxThreadsPerBlock,
+    hipJitOptionOverrideDirectiveValues,
+    hipJitOptionNumOptions,
+    // The linker's own (hipLinkCreate): compiler options for the link, and their number.
+    hipJitOptionIRtoISAOptExt = 10000,
+    hipJitOptionIRtoISAOptCountExt
 } hipJitOption;
+
+// What a hipLinkAddData/AddFile input is. AMD's linker takes hipJitInputSpirv only (the others
+// are hipErrorInvalidValue); hipshim's reads what such an input holds: LLVM bitcode for an AMD
+// GPU, bare or in an offload bundle, is linked; SPIR-V is hipErrorNotSupported (hipshim has no
+// SPIR-V reader).
+typedef enum hipJitInputType {
+    hipJitInputCubin = 0,
+    hipJitInputPtx,
+    hipJitInputFatBinary,
+    hipJitInputObject,
+    hipJitInputLibrary,
+    hipJitInputNvvm,
+    hipJitNumLegacyInputTypes,
+    hipJitInputLLVMBitcode = 100,
+    hipJitInputLLVMBundledBitcode = 101,
+    hipJitInputLLVMArchivesOfBundledBitcode = 102,
+    hipJitInputSpirv = 103,
+    hipJitNumInputTypes = 10
+} hipJitInputType;
+typedef struct ihipLinkState_t* hipLinkState_t;
 
 // hipFuncGetAttributes (56 bytes on LP64).
 typedef struct hipFuncAttributes {
@@ -83,6 +119,21 @@ hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t h
                               const char* name);
 // How many kernels the module's code object lists.
 hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t mod);
+
+// The linker (ROCm 6.4): inputs linked into one code object for hipModuleLoadData, valid until
+// the link is destroyed or completed again. Options: hipJitOptionIRtoISAOptExt (an array of
+// compiler options, e.g. "-mcpu=gfx90a") with hipJitOptionIRtoISAOptCountExt (their number);
+// CUDA's options are hipErrorInvalidValue. A link of nothing makes a code object without
+// kernels; a failed link is hipErrorInvalidConfiguration (the log has the diagnostics).
+hipError_t hipLinkCreate(unsigned int numOptions, hipJitOption* options, void** optionValues,
+                         hipLinkState_t* stateOut);
+hipError_t hipLinkAddData(hipLinkState_t state, hipJitInputType type, void* data, size_t size,
+                          const char* name, unsigned int numOptions, hipJitOption* options,
+                          void** optionValues);
+hipError_t hipLinkAddFile(hipLinkState_t state, hipJitInputType type, const char* path,
+                          unsigned int numOptions, hipJitOption* options, void** optionValues);
+hipError_t hipLinkComplete(hipLinkState_t state, void** hipBinOut, size_t* sizeOut);
+hipError_t hipLinkDestroy(hipLinkState_t state);
 
 // Libraries: a code object or offload bundle loaded for every device (on the current one now,
 // on others at first use). JIT options are refused (numJitOptions must be 0); library options

@@ -1,5 +1,6 @@
 //! hiprtc: runtime compilation of HIP source into code objects that `hipModuleLoadData`
-//! takes, and linking of LLVM bitcode into one.
+//! takes, and linking of LLVM bitcode into one (`link.rs`, for `hiprtcLink*` and the module
+//! API's `hipLink*`).
 //!
 //! hipshim has no compiler of its own: it runs one found at run time (`toolchain.rs`: clang
 //! from the system, with hipshim's own HIP headers and the ROCm device libraries) as a child
@@ -15,6 +16,7 @@
 //! HIP runtime's last error alone, as AMD's hiprtc does.
 
 mod error;
+mod link;
 mod names;
 mod toolchain;
 
@@ -24,6 +26,11 @@ use std::ffi::CString;
 use std::sync::Arc;
 
 pub use error::{result_name, RtcError, RtcResult};
+pub use link::{
+    hip_link_check_input_type, hip_link_check_options, hip_link_create, hip_link_destroy,
+    hip_link_state, link_create, link_destroy, link_state, HipLinkState, LinkState,
+    JIT_IR_TO_ISA_OPT_COUNT_EXT, JIT_IR_TO_ISA_OPT_EXT,
+};
 pub use toolchain::{Compiler, CurrentArch, NoCompiler};
 
 // ---- Programs --------------------------------------------------------------------------
@@ -246,112 +253,5 @@ impl Program {
                 );
                 RtcError::NameExpressionNotValid
             })
-    }
-}
-
-// ---- Linking ---------------------------------------------------------------------------
-
-/// `hiprtcJIT_option` values the linker takes (the CUDA-only options are accepted and
-/// ignored, as AMD's hiprtc does).
-pub const JIT_IR_TO_ISA_OPT_EXT: u32 = 10000;
-pub const JIT_IR_TO_ISA_OPT_COUNT_EXT: u32 = 10001;
-
-/// `hiprtcJITInputType`.
-pub const JIT_INPUT_LLVM_BITCODE: u32 = 100;
-pub const JIT_INPUT_LLVM_BUNDLED_BITCODE: u32 = 101;
-pub const JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE: u32 = 102;
-
-/// A `hiprtcLinkState`: bitcode modules gathered for one link.
-pub struct LinkState {
-    /// Options for the compiler (from `HIPRTC_JIT_IR_TO_ISA_OPT_EXT`).
-    options: Vec<String>,
-    inner: Mutex<LinkInner>,
-}
-
-#[derive(Default)]
-struct LinkInner {
-    /// (name for the log, bitcode or bundled bitcode as given).
-    inputs: Vec<(String, LinkInput)>,
-    /// The linked code object; `hiprtcLinkComplete` hands out a pointer into it.
-    linked: Option<Vec<u8>>,
-}
-
-enum LinkInput {
-    Bitcode(Vec<u8>),
-    Bundled(Vec<u8>),
-}
-
-static LINK_STATES: HandleTable<LinkState> = HandleTable::new("hiprtc link state", 0xd0);
-
-/// `hiprtcLinkCreate` with its `HIPRTC_JIT_IR_TO_ISA_OPT_EXT` options already read.
-pub fn link_create(options: Vec<String>) -> usize {
-    LINK_STATES.insert(Arc::new(LinkState {
-        options,
-        inner: Mutex::new(LinkInner::default()),
-    }))
-}
-
-pub fn link_state(handle: usize) -> RtcResult<Arc<LinkState>> {
-    LINK_STATES.get(handle).map_err(|_| RtcError::InvalidInput)
-}
-
-/// `hiprtcLinkDestroy`: the linked code object dies with it.
-pub fn link_destroy(handle: usize) -> RtcResult {
-    LINK_STATES
-        .remove(handle)
-        .map(drop)
-        .map_err(|_| RtcError::InvalidInput)
-}
-
-impl LinkState {
-    /// `hiprtcLinkAddData`/`AddFile`: LLVM bitcode, plain or in an offload bundle.
-    pub fn add(&self, input_type: u32, name: String, data: Vec<u8>) -> RtcResult {
-        let input = match input_type {
-            JIT_INPUT_LLVM_BITCODE => LinkInput::Bitcode(data),
-            JIT_INPUT_LLVM_BUNDLED_BITCODE => LinkInput::Bundled(data),
-            JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE => {
-                tracing::warn!(
-                    name,
-                    "hiprtcLink: archives of bundled bitcode are not supported by hipshim; \
-                     extract the members and add them as HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE"
-                );
-                return Err(RtcError::InvalidInput);
-            }
-            other => {
-                tracing::warn!(
-                    name,
-                    input_type = other,
-                    "hiprtcLink: an AMD GPU links LLVM bitcode only \
-                     (HIPRTC_JIT_INPUT_LLVM_BITCODE or _LLVM_BUNDLED_BITCODE); \
-                     CUBIN, PTX, fat binaries, objects, libraries and NVVM are CUDA's"
-                );
-                return Err(RtcError::InvalidInput);
-            }
-        };
-        let mut inner = self.inner.lock();
-        inner.inputs.push((name, input));
-        Ok(())
-    }
-
-    /// `hiprtcLinkComplete`: links everything added into a code object for the current
-    /// device (or the architecture an option names). Returns its address and size, valid
-    /// until the state is destroyed or completed again.
-    pub fn complete(&self, current_arch: CurrentArch) -> RtcResult<(*const u8, usize)> {
-        let mut inner = self.inner.lock();
-        if inner.inputs.is_empty() {
-            tracing::warn!("hiprtcLinkComplete: nothing was added to link");
-            return Err(RtcError::InvalidInput);
-        }
-        let arch = toolchain::link_arch(&self.options, current_arch)?;
-        let mut modules = Vec::with_capacity(inner.inputs.len());
-        for (name, input) in &inner.inputs {
-            modules.push(match input {
-                LinkInput::Bitcode(bytes) => bytes.clone(),
-                LinkInput::Bundled(bytes) => toolchain::unbundle_bitcode(bytes, &arch, name)?,
-            });
-        }
-        let code = toolchain::link(&modules, &arch, &self.options)?;
-        let linked = inner.linked.insert(code);
-        Ok((linked.as_ptr(), linked.len()))
     }
 }

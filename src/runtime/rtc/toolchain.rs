@@ -538,7 +538,8 @@ pub fn unbundle_bitcode(bundle: &[u8], arch: &str, name: &str) -> RtcResult<Vec<
 }
 
 /// Links LLVM bitcode modules into one code object for `arch` (clang driving lld, with
-/// link-time optimisation so that calls between the modules resolve).
+/// link-time optimisation so that calls between the modules resolve); no module makes a code
+/// object without kernels.
 pub fn link(modules: &[Vec<u8>], arch: &str, options: &[String]) -> RtcResult<Vec<u8>> {
     let fail = |error: RtcError, log: String| {
         tracing::warn!(?error, "hiprtcLinkComplete failed: {}", log.trim_end());
@@ -569,6 +570,12 @@ pub fn link(modules: &[Vec<u8>], arch: &str, options: &[String]) -> RtcResult<Ve
         work.write(&name, module)
             .map_err(|log| fail(RtcError::InternalError, log))?;
         args.push(name.into());
+    }
+    if modules.is_empty() {
+        // An empty module in LLVM's text form: a code object without kernels.
+        work.write("empty.ll", b"")
+            .map_err(|log| fail(RtcError::InternalError, log))?;
+        args.push("empty.ll".into());
     }
     args.extend(["-o", "linked.co"].map(OsString::from));
     run(&compiler, &args, &work.0).map_err(|(_, log)| fail(RtcError::Linking, log))?;
