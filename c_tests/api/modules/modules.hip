@@ -244,6 +244,13 @@ int main() {
     EXPECT_ERR(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
                    &blocks, reinterpret_cast<const void*>(&local_kernel), 256, 0, 3),
                hipErrorInvalidValue);
+    // The typed forms of the headers.
+    int typed = -1, typed_grid = -1, typed_block = -1;
+    EXPECT_OK(hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&typed, local_kernel, 256, 0));
+    EXPECT_EQ(typed, blocks);
+    EXPECT_OK(hipOccupancyMaxPotentialBlockSizeWithFlags(&typed_grid, &typed_block, local_kernel));
+    EXPECT_EQ(typed_grid, grid);
+    EXPECT_EQ(typed_block, block);
 
     // Not code: a text file and garbage bytes.
     const char text[] = "this is not a code object, not even close......................";

@@ -284,5 +284,22 @@ static inline hipError_t hipOccupancyMaxPotentialBlockSize(int* gridSize, int* b
                                              reinterpret_cast<const void*>(kernel),
                                              dynSharedMemPerBlk, blockSizeLimit);
 }
+// As AMD's header: no exported function takes these flags, and they change nothing anyway.
+template <class T>
+static inline hipError_t hipOccupancyMaxPotentialBlockSizeWithFlags(
+    int* gridSize, int* blockSize, T* kernel, size_t dynSharedMemPerBlk = 0,
+    int blockSizeLimit = 0, unsigned int flags = hipOccupancyDefault) {
+    (void)flags;
+    return hipOccupancyMaxPotentialBlockSize(gridSize, blockSize,
+                                             reinterpret_cast<const void*>(kernel),
+                                             dynSharedMemPerBlk, blockSizeLimit);
+}
+template <class T>
+static inline hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* numBlocks, T* kernel, int blockSize, size_t dynSharedMemPerBlk,
+    unsigned int flags = hipOccupancyDefault) {
+    return hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        numBlocks, reinterpret_cast<const void*>(kernel), blockSize, dynSharedMemPerBlk, flags);
+}
 
 #endif // HIPSHIM_API_MODULE_H
