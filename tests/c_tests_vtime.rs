@@ -51,14 +51,21 @@ fn timeline(trace: &std::path::Path) -> Vec<(String, String, String, String)> {
         .unwrap()
         .iter()
         .filter(|e| {
-            e["ph"] == "X" && ["api", "packet", "copy"].contains(&e["cat"].as_str().unwrap_or(""))
+            let cat = e["cat"].as_str().unwrap_or("");
+            (e["ph"] == "X" && ["api", "packet", "copy"].contains(&cat))
+                || (e["ph"] == "C" && cat == "cus")
         })
         .map(|e| {
             (
                 e["cat"].to_string(),
                 e["name"].to_string(),
                 e["ts"].to_string(),
-                e["dur"].to_string(),
+                // A counter's value where a slice has its duration.
+                if e["ph"] == "C" {
+                    e["args"]["cus"].to_string()
+                } else {
+                    e["dur"].to_string()
+                },
             )
         })
         .collect();
@@ -87,6 +94,21 @@ fn traces_are_on_the_virtual_clock_and_repeat_exactly() {
     assert!(
         first.iter().any(|s| s.0 == "\"packet\"") && first.iter().any(|s| s.0 == "\"api\""),
         "the trace has no packets or no API calls"
+    );
+    // The counter of compute units in use: up to the device's 304 (MI300X), and 0 while the
+    // device is idle.
+    let cus: Vec<u32> = first
+        .iter()
+        .filter(|s| s.0 == "\"cus\"")
+        .map(|s| s.3.parse().unwrap())
+        .collect();
+    assert!(
+        cus.iter().any(|&n| n > 0) && cus.iter().all(|&n| n <= 304) && cus.contains(&0),
+        "the compute-unit counter: {cus:?}"
+    );
+    assert!(
+        cus.contains(&304),
+        "saxpy of 1 M floats fills every CU at some point: {cus:?}"
     );
     for deterministic in [false, true] {
         let again = traced(deterministic);

@@ -149,6 +149,32 @@ pub mod system_info {
     /// on its virtual device clock (`HSASIM_TIME=virtual`) rather than the host's. Outside
     /// every vendor range HSA defines; ROCr answers `HSA_STATUS_ERROR_INVALID_ARGUMENT`.
     pub const HSASIM_VIRTUAL_TIME: u32 = 0x4853_0001;
+    /// hsasim's own attribute ([`crate::hsasim_cu_use_t`], read and written): how many compute
+    /// units had work over the virtual time line (`HSASIM_TIME=virtual`), for traces. ROCr
+    /// answers `HSA_STATUS_ERROR_INVALID_ARGUMENT` and leaves the value alone.
+    pub const HSASIM_CU_USE: u32 = 0x4853_0003;
+}
+
+/// One step of [`system_info::HSASIM_CU_USE`]: from `at_ns` (virtual ns on the HSA system
+/// timestamp's clock) until the node's next step, `cus` compute units of GPU `node` have work.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hsasim_cu_step_t {
+    pub node: u32,
+    pub cus: u32,
+    pub at_ns: u64,
+}
+
+/// The value of [`system_info::HSASIM_CU_USE`]: the caller sets `steps` (room for `capacity`
+/// entries, or null with 0); the runtime writes up to `capacity` of them, sets `count` to how
+/// many there are and `truncated` to 1 if it stopped recording (a bound on its memory).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hsasim_cu_use_t {
+    pub capacity: u64,
+    pub count: u64,
+    pub truncated: u64,
+    pub steps: *mut hsasim_cu_step_t,
 }
 
 pub const HSA_DEVICE_TYPE_CPU: u32 = 0;

@@ -23,7 +23,7 @@
 //! a write, its clock moves to the earliest such write.
 
 use crate::signal::{Signal, HUB};
-use hsasim_vtime::{DeviceModel, Direction, DispatchShape, Gpu, Sdma, WorkgroupCost};
+use hsasim_vtime::{CuUse, DeviceModel, Direction, DispatchShape, Gpu, Sdma, WorkgroupCost};
 use parking_lot::Mutex;
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
@@ -231,6 +231,8 @@ struct Inner {
     packets: HashMap<(u64, u64), u64>,
     queues: HashMap<u64, QueueLine>,
     gpus: HashMap<u32, Gpu>,
+    /// Per GPU: which compute units had work when, for traces (see [`VirtualTime::cu_use`]).
+    cu_use: HashMap<u32, CuUse>,
     engines: HashMap<u32, Sdma>,
     /// Per signal handle: the virtual times of its device writes (each a decrement by 1) that
     /// may lie in the host's virtual future. Counted rather than remembered as the value
@@ -292,6 +294,7 @@ impl VirtualTime {
                 packets: HashMap::new(),
                 queues: HashMap::new(),
                 gpus: HashMap::new(),
+                cu_use: HashMap::new(),
                 engines: HashMap::new(),
                 future_writes: HashMap::new(),
                 pending_writes: HashMap::new(),
@@ -751,6 +754,11 @@ impl VirtualTime {
                     .entry(*node)
                     .or_insert_with(|| Gpu::new(self.model));
                 let placed = gpu.place(ready, shape, costs, cu_mask.as_deref());
+                inner
+                    .cu_use
+                    .entry(*node)
+                    .or_default()
+                    .record(&placed.cu_busy);
                 let times = Times {
                     start: placed.start_ns,
                     end: placed.end_ns + front.completion_signal_ns,
@@ -1014,6 +1022,22 @@ impl VirtualTime {
             }
         }
         false
+    }
+
+    /// The number of compute units with work over virtual time, per GPU node, for traces:
+    /// `(node, time, CUs)` steps in time order per node, each holding until the node's next
+    /// (the last is 0), of the dispatches committed so far; and whether recording stopped at
+    /// its bound ([`hsasim_vtime::MAX_CU_INTERVALS`]).
+    pub fn cu_use(&self) -> (Vec<(u32, u64, u32)>, bool) {
+        let inner = self.inner.lock();
+        let mut nodes: Vec<_> = inner.cu_use.iter().collect();
+        nodes.sort_by_key(|(node, _)| **node);
+        let truncated = nodes.iter().any(|(_, u)| u.truncated);
+        let steps = nodes
+            .into_iter()
+            .flat_map(|(&node, u)| u.samples().into_iter().map(move |(at, n)| (node, at, n)))
+            .collect();
+        (steps, truncated)
     }
 
     /// The host replaced the value of the signal `handle` (it is the host's from now on).

@@ -30,6 +30,8 @@ use std::path::Path;
 pub const HOST_PID: u64 = 1;
 pub const QUEUE_PID: u64 = 2;
 pub const COPY_PID: u64 = 3;
+/// Counters of the compute units in use on the virtual time line ([`TraceEvent::CusInUse`]).
+pub const CU_PID: u64 = 5;
 
 /// Facts about the run the writer adds to the file.
 #[derive(Clone, Debug, Default)]
@@ -253,6 +255,16 @@ impl<'a, A: Serialize> Record<'a, A> {
         }
     }
 
+    /// A counter track's value from `ts_ns` on ("C": the track is the process's `name`).
+    fn counter(cat: &'static str, name: &'a str, pid: u64, ts_ns: u64, args: A) -> Self {
+        Record {
+            ph: "C",
+            cat: Some(cat),
+            ts: Some(Micros(ts_ns)),
+            ..Record::metadata(name, pid, 0, args)
+        }
+    }
+
     /// A host thread's instant event.
     fn instant(cat: &'static str, name: &'a str, tid: u64, ts_ns: u64, args: A) -> Self {
         Record {
@@ -283,6 +295,12 @@ impl Record<'static, ()> {
 #[derive(Serialize)]
 struct Name<'a> {
     name: &'a str,
+}
+
+#[derive(Serialize)]
+struct CuArgs {
+    cus: u32,
+    node: u32,
 }
 
 #[derive(Serialize)]
@@ -501,6 +519,7 @@ pub fn write_trace(
         let times = |c: &CopyEvent| (c.submit_ns, c.start_ns, c.end_ns);
         drawn_copies.extend(tracks.draw(COPY_PID, &track, list, times, info.end_ns));
     }
+    write_cus_in_use(&mut w, events)?;
     for (pid, tid, name) in &tracks.names {
         w.write(&Record::metadata("thread_name", *pid, *tid, Name { name }))?;
         w.write(&Record::metadata(
@@ -736,6 +755,44 @@ pub fn write_trace(
 }
 
 /// Bytes for a slice name: `4 KiB`, `1.5 MiB`.
+/// The counters of compute units in use, one per GPU, when the runtime reported them (hsasim
+/// under virtual time).
+fn write_cus_in_use(w: &mut Records<'_, impl Write>, events: &[TraceEvent]) -> io::Result<()> {
+    let steps: Vec<(u32, u64, u32)> = events
+        .iter()
+        .filter_map(|e| match *e {
+            TraceEvent::CusInUse { node, at_ns, cus } => Some((node, at_ns, cus)),
+            _ => None,
+        })
+        .collect();
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let name = "compute units (virtual time)";
+    w.write(&Record::metadata("process_name", CU_PID, 0, Name { name }))?;
+    w.write(&Record::metadata(
+        "process_sort_index",
+        CU_PID,
+        0,
+        SortIndex { sort_index: 4 },
+    ))?;
+    for (node, at_ns, cus) in steps {
+        let name = cu_counter_name(node);
+        w.write(&Record::counter(
+            "cus",
+            &name,
+            CU_PID,
+            at_ns,
+            CuArgs { cus, node },
+        ))?;
+    }
+    Ok(())
+}
+
+fn cu_counter_name(node: u32) -> String {
+    format!("CUs in use (HSA node {node})")
+}
+
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = bytes as f64;
@@ -852,6 +909,11 @@ pub fn parse_trace(value: &Value) -> Result<Vec<TraceEvent>, TraceError> {
                     name: s(&args, "name").unwrap_or_default(),
                 });
             }
+            ("C", "cus") if u(e, "pid") == Some(CU_PID) => events.push(TraceEvent::CusInUse {
+                node: need(&args, "node")? as u32,
+                at_ns: ns(e, "ts")?,
+                cus: need(&args, "cus")? as u32,
+            }),
             ("X", "api") => events.push(TraceEvent::Api(ApiEvent {
                 tid,
                 name: s(e, "name").unwrap_or_default().into(),
@@ -1111,6 +1173,16 @@ mod tests {
                 name: "hsa_signal_create".into(),
                 calls: 3,
                 total_ns: 999,
+            },
+            TraceEvent::CusInUse {
+                node: 1,
+                at_ns: 1_500,
+                cus: 304,
+            },
+            TraceEvent::CusInUse {
+                node: 1,
+                at_ns: 9_500,
+                cus: 0,
             },
         ]
     }

@@ -86,6 +86,10 @@ pub enum TraceEvent {
         eager: u32,
         queues: Vec<u64>,
     },
+    /// From `at_ns` until the node's next such event, `cus` compute units of the GPU with HSA
+    /// node id `node` had work, on hsasim's virtual time line (`HSASIM_TIME=virtual`; read at
+    /// exit through its `HSASIM_CU_USE` attribute, which ROCr lacks).
+    CusInUse { node: u32, at_ns: u64, cus: u32 },
     /// Calls made through hipshim's HSA function table (totals for the whole run).
     HsaCall {
         name: String,

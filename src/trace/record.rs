@@ -838,6 +838,61 @@ fn partial_trace_path(path: &std::path::Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// The compute units in use over the runtime's virtual time line, as trace events: hsasim
+/// answers `HSASIM_CU_USE` under `HSASIM_TIME=virtual`; ROCr (and hsasim on host time) has
+/// none to give, and the trace then has no counter of them.
+fn cus_in_use() -> Vec<TraceEvent> {
+    let Some(a) = ATTACHED.get() else {
+        return Vec::new();
+    };
+    let get_info = a.api.system_get_info_uncounted();
+    let mut query = hsasim_cu_use_t {
+        capacity: 0,
+        count: 0,
+        truncated: 0,
+        steps: std::ptr::null_mut(),
+    };
+    // SAFETY: the attribute's value is an `hsasim_cu_use_t` with no room for steps; a runtime
+    // that does not know it leaves it alone.
+    let asked = unsafe {
+        get_info(
+            system_info::HSASIM_CU_USE,
+            (&mut query as *mut hsasim_cu_use_t).cast(),
+        )
+    };
+    if asked != status::SUCCESS || query.count == 0 {
+        return Vec::new();
+    }
+    let mut steps = vec![hsasim_cu_step_t::default(); query.count as usize];
+    query.capacity = steps.len() as u64;
+    query.steps = steps.as_mut_ptr();
+    // SAFETY: as above, with room for `capacity` steps at `steps`.
+    let asked = unsafe {
+        get_info(
+            system_info::HSASIM_CU_USE,
+            (&mut query as *mut hsasim_cu_use_t).cast(),
+        )
+    };
+    if asked != status::SUCCESS {
+        return Vec::new();
+    }
+    if query.truncated != 0 {
+        tracing::warn!(target: "hipshim::trace",
+            "the runtime stopped recording compute-unit use (its bound); the counter covers the start of the run");
+    }
+    steps.truncate(query.count.min(query.capacity) as usize);
+    steps
+        .iter()
+        .filter_map(|s| {
+            Some(TraceEvent::CusInUse {
+                node: s.node,
+                at_ns: device_time(s.at_ns)?,
+                cus: s.cus,
+            })
+        })
+        .collect()
+}
+
 /// Writes the trace and prints the stats (once; at exit).
 pub fn finish() {
     // A forked child inherited the parent's handler and a copy of its events: the parent
@@ -849,7 +904,10 @@ pub fn finish() {
         return;
     }
     let end_ns = rel(now_ns());
-    let (events, mut tally) = collect_with_tally();
+    let (mut events, mut tally) = collect_with_tally();
+    if KEEP_EVENTS.load(Ordering::Relaxed) {
+        events.extend(cus_in_use());
+    }
     probe::stop();
     let Some(output) = OUTPUT.lock().take() else {
         return;

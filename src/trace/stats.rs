@@ -352,6 +352,9 @@ impl Tally {
                 row.calls += calls;
                 row.total_ns += total_ns;
             }
+            // A device-wide counter for the trace's tracks; the stats' queue and engine rows
+            // already say how busy the device was.
+            TraceEvent::CusInUse { .. } => {}
             TraceEvent::Packet(p) => {
                 self.seen(p.submit_ns);
                 if let (Some(_), Some(e)) = (p.start_ns, p.end_ns) {

@@ -72,6 +72,7 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
                 ),
                 TIMESTAMP_FREQUENCY => put(value, 1_000_000_000u64),
                 HSASIM_VIRTUAL_TIME => put(value, crate::virtual_time::on()),
+                HSASIM_CU_USE => cu_use(value.cast()),
                 SIGNAL_MAX_WAIT => put(value, u64::MAX),
                 ENDIANNESS => put(value, HSA_ENDIANNESS_LITTLE),
                 MACHINE_MODEL => put(value, HSA_MACHINE_MODEL_LARGE),
@@ -97,6 +98,38 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
             }
         }
     })
+}
+
+/// [`system_info::HSASIM_CU_USE`]: the compute units in use over the virtual time line
+/// (none on host time).
+///
+/// # Safety
+/// `value` must be null or point to a valid `hsasim_cu_use_t` whose `steps` has room for
+/// `capacity` entries (or is null).
+unsafe fn cu_use(value: *mut hsa_abi::hsasim_cu_use_t) -> HsaResult {
+    if value.is_null() {
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    let (steps, truncated) = rt()?
+        .vtime
+        .as_ref()
+        .map_or_else(Default::default, |v| v.cu_use());
+    // SAFETY: a valid `hsasim_cu_use_t` per the caller.
+    let query = unsafe { &mut *value };
+    if !query.steps.is_null() {
+        for (i, &(node, at_ns, cus)) in steps.iter().take(query.capacity as usize).enumerate() {
+            // SAFETY: `i` < `capacity`, the room the caller gave.
+            unsafe {
+                query
+                    .steps
+                    .add(i)
+                    .write(hsa_abi::hsasim_cu_step_t { node, cus, at_ns })
+            };
+        }
+    }
+    query.count = steps.len() as u64;
+    query.truncated = u64::from(truncated);
+    Ok(())
 }
 
 /// Only `HSA_EXTENSION_AMD_LOADER` v1.0..1.3 is supported (see `api::extension`).

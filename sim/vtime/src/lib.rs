@@ -167,11 +167,13 @@ impl WaveCostTable {
     }
 }
 
+mod cu_use;
 mod gpu;
 mod model;
 mod occupancy;
 mod sdma;
 
+pub use cu_use::{CuUse, MAX_INTERVALS as MAX_CU_INTERVALS};
 pub use gpu::{CuBusy, Gpu, Placement};
 pub use model::{
     by_name, default_for, names, Compute, DeviceModel, FrontEnd, HostCosts, Hqd, Memory, SdmaModel,
