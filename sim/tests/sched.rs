@@ -15,6 +15,12 @@ use std::sync::atomic::Ordering;
 const CASE: &str = "HSASIM_SCHED_TEST_CASE";
 
 fn run_child(case: &str, env: &[(&str, &str)]) {
+    run_child_output(case, env);
+}
+
+/// [`run_child`], returning each mode's standard output (threaded, then deterministic).
+fn run_child_output(case: &str, env: &[(&str, &str)]) -> Vec<String> {
+    let mut outputs = Vec::new();
     for threads in ["1", "0"] {
         let exe = std::env::current_exe().expect("test executable path");
         let mut cmd = Command::new(exe);
@@ -34,7 +40,75 @@ fn run_child(case: &str, env: &[(&str, &str)]) {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        outputs.push(String::from_utf8_lossy(&out.stdout).into_owned());
     }
+    outputs
+}
+
+/// The `NAME=VALUE` a child printed.
+fn printed(output: &str, name: &str) -> u64 {
+    let key = format!("{name}=");
+    output
+        .lines()
+        .find_map(|l| l.split_once(&key))
+        .and_then(|(_, v)| {
+            let digits: String = v.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no {name} in {output}"))
+}
+
+/// Under virtual time three queues on one HQD slot take turns of a quantum on the virtual
+/// time line: the last queue's packets start two turns (two quanta and two switches, an
+/// unmap and a map each) after the runlist is in place, where with a slot for every queue
+/// they start once submitted, a few microseconds after it (the host's submissions and the
+/// doorbell's latency, well under 20 µs); and a run says so the same in threaded and
+/// deterministic mode.
+#[test]
+fn oversubscription_lengthens_the_virtual_makespan_by_the_modelled_turns() {
+    let (quantum_us, map_us, unmap_us) = (1000u64, 20u64, 50u64);
+    let (q, m, u) = (
+        quantum_us.to_string(),
+        map_us.to_string(),
+        unmap_us.to_string(),
+    );
+    let run = |slots: &str| {
+        run_child_output(
+            "makespan",
+            &[
+                ("HSASIM_TIME", "virtual"),
+                ("HSASIM_SCHED", "1"),
+                ("HSASIM_SCHED_SLOTS", slots),
+                ("HSASIM_SCHED_PIPES", "1"),
+                ("HSASIM_SCHED_QUANTUM_US", &q),
+                ("HSASIM_SCHED_MAP_US", &m),
+                ("HSASIM_SCHED_UNMAP_US", &u),
+            ],
+        )
+        .iter()
+        .map(|out| printed(out, "makespan_ns"))
+        .collect::<Vec<u64>>()
+    };
+    let fits = run("3");
+    let over = run("1");
+    assert_eq!(
+        fits[0], fits[1],
+        "threaded and deterministic agree: {fits:?}"
+    );
+    assert_eq!(
+        over[0], over[1],
+        "threaded and deterministic agree: {over:?}"
+    );
+    eprintln!(
+        "virtual makespan: {} ns with a slot per queue, {} ns with one slot",
+        fits[0], over[0]
+    );
+    let turns = 2 * (quantum_us + map_us + unmap_us) * 1_000;
+    let later = over[0].saturating_sub(fits[0]);
+    assert!(
+        (turns - 20_000..=turns).contains(&later),
+        "two turns later ({turns} ns, less the submissions): {over:?} vs {fits:?}"
+    );
 }
 
 #[test]
@@ -117,16 +191,58 @@ fn child() {
                 }
             }
             assert_eq!(wait_eq(done, 0, 20 * SECOND), 0, "every packet ran");
-            let c = sched.counters();
-            assert_eq!(c.oversubscribed, 1, "{c:?}");
-            assert!(c.max_slots_in_use <= 1, "{c:?}");
-            assert!(c.runlist_updates >= 3, "{c:?}");
-            assert!(c.time_slices >= 2, "three queues each had a turn: {c:?}");
-            assert_eq!(c.packets_started, 6, "{c:?}");
+            match rt.vtime.as_ref() {
+                // Under virtual time the turns are taken on the virtual time line.
+                Some(v) => {
+                    let c = v.slots().expect("virtual slots").counters();
+                    assert_eq!(c.oversubscribed, 1, "{c:?}");
+                    assert!(c.max_slots_in_use <= 1, "{c:?}");
+                    assert!(c.runlist_updates >= 3, "{c:?}");
+                    assert!(c.time_slices >= 2, "three queues each had a turn: {c:?}");
+                    assert_eq!(c.packets_started, 6, "{c:?}");
+                }
+                None => {
+                    let c = sched.counters();
+                    assert_eq!(c.oversubscribed, 1, "{c:?}");
+                    assert!(c.max_slots_in_use <= 1, "{c:?}");
+                    assert!(c.runlist_updates >= 3, "{c:?}");
+                    assert!(c.time_slices >= 2, "three queues each had a turn: {c:?}");
+                    assert_eq!(c.packets_started, 6, "{c:?}");
+                }
+            }
             for q in queues {
                 hsa_queue_destroy(q);
             }
             assert!(sched.runlist().is_empty());
+        }
+        "makespan" => {
+            let queues: Vec<_> = (0..3)
+                .map(|_| queue(64, None, std::ptr::null_mut()))
+                .collect();
+            let now = || {
+                let mut t = 0u64;
+                assert_eq!(
+                    // SAFETY: TIMESTAMP is a u64 attribute; the out-pointer is valid.
+                    unsafe {
+                        hsa_system_get_info(system_info::TIMESTAMP, (&mut t as *mut u64).cast())
+                    },
+                    status::SUCCESS
+                );
+                t
+            };
+            let from = now();
+            let done = signal(6);
+            for &q in &queues {
+                for _ in 0..2 {
+                    // SAFETY (publish): live queue, 64-byte packet.
+                    unsafe { publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], done)) };
+                }
+            }
+            assert_eq!(wait_eq(done, 0, 20 * SECOND), 0, "every packet ran");
+            println!("makespan_ns={}", now() - from);
+            for q in queues {
+                hsa_queue_destroy(q);
+            }
         }
         "service" => {
             const K: u64 = 3;

@@ -69,6 +69,20 @@ pub struct Hqd {
     pub queues_per_pipe: u32,
 }
 
+/// What the hardware scheduler's work costs on the virtual time line (queues beyond the HQD
+/// slots, runlist updates; see `hsasim_sched::timeline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedCosts {
+    /// How long a process keeps its slots while the runlist is oversubscribed.
+    pub quantum_ns: u64,
+    /// Mapping a queue into a slot (loading its descriptor).
+    pub map_ns: u64,
+    /// Unmapping a queue (preempting and saving it).
+    pub unmap_ns: u64,
+    /// Building and sending a new runlist.
+    pub update_ns: u64,
+}
+
 /// SDMA copy engines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SdmaModel {
@@ -112,6 +126,7 @@ pub struct DeviceModel {
     pub hqd: Hqd,
     /// VMIDs the kernel driver gives to compute processes (KFD).
     pub vmids: u32,
+    pub sched: SchedCosts,
     pub sdma: SdmaModel,
     pub host: HostCosts,
     /// (field, public source or "calibrated: why") for every number above.
@@ -222,6 +237,9 @@ const CAL_HOST: &str = "calibrated: with the front end, 16.9 us launch+synchroni
 const CAL_SDMA: &str = "calibrated: PCIe achieved rate ~80% of the link's 64 GB/s (Gen5 x16) or \
      32 GB/s (Gen4 x16) per direction; D2D and latency are guesses";
 const CAL_LAUNCH: &str = "calibrated: one wave launched per cycle per XCD (guess)";
+const GUESS_SCHED: &str = "guess: 10 ms process quantum (the MES scheduler's documented default \
+     quantum per process); map 20 us, unmap 50 us, runlist update 200 us are assumptions of the \
+     order of a few HIQ packets and a queue preemption, no public measurement";
 const CAL_EFF: &str = "calibrated: streaming kernels reach ~80% of peak HBM bandwidth (guess)";
 
 const CDNA3_SOURCES: &[(&str, &str)] = &[
@@ -229,6 +247,7 @@ const CDNA3_SOURCES: &[(&str, &str)] = &[
     ("shader_clock_mhz 2100 (1307.4 TFLOPS = 304 CU x 2048 FLOPS/clk x 2.1 GHz), hbm 5.3 TB/s, MFMA rate 2048 FP16 FLOPS/clk/CU, FP64 vector 128 FLOPS/clk/CU", ROCM_MI300),
     ("simds_per_cu, max_waves_per_simd, vgprs_per_simd_lane, vgpr_granule, sgprs_per_simd, sgpr_granule, lds_granule", LLVM_USAGE),
     ("hqd pipes/queues_per_pipe, vmids, sdma engines/xgmi_engines", KFD),
+    ("sched.*", GUESS_SCHED),
     ("scratch_limit_bytes", ROCR_SCRATCH),
     ("memory.latency_cycles", CAL_LATENCY),
     ("memory.lds_latency_cycles 64", "calibrated: CDNA3 LDS load-to-use latency of the order of 64 cycles (guess)"),
@@ -262,6 +281,7 @@ const CDNA2_SOURCES: &[(&str, &str)] = &[
     ("shader_clock_mhz 1700, hbm 3.2 TB/s per MI250X (1.6 TB/s per GCD), 383 FP16 matrix TFLOPS per MI250X (1024 FLOPS/clk/CU), FP64 vector 47.9 TFLOPS (128 FLOPS/clk/CU)", "AMD Instinct MI250X data sheet; ROCm docs, conceptual/gpu-arch/mi250"),
     ("simds_per_cu, max_waves_per_simd, vgprs_per_simd_lane, granules", LLVM_USAGE),
     ("hqd, vmids, sdma engines", KFD),
+    ("sched.*", GUESS_SCHED),
     ("scratch_limit_bytes", ROCR_SCRATCH),
     ("memory.latency_cycles", "calibrated: as MI300X in nanoseconds, scaled to 1.7 GHz (guess)"),
     ("memory.hbm_efficiency_pct", CAL_EFF),
@@ -312,6 +332,12 @@ pub const MI300X: DeviceModel = DeviceModel {
         queues_per_pipe: 8,
     },
     vmids: 8,
+    sched: SchedCosts {
+        quantum_ns: 10_000_000,
+        map_ns: 20_000,
+        unmap_ns: 50_000,
+        update_ns: 200_000,
+    },
     sdma: SdmaModel {
         engines: 2,
         xgmi_engines: 14,
@@ -383,6 +409,7 @@ pub const MI250X_GCD: DeviceModel = DeviceModel {
         queues_per_pipe: 8,
     },
     vmids: 8,
+    sched: MI300X.sched,
     sdma: SdmaModel {
         engines: 2,
         xgmi_engines: 3,
