@@ -39,10 +39,13 @@ struct Slots {
     seen: u64,
 }
 
-/// The scheduler's parameters the model's tables give: all its HQDs, its VMIDs, its costs.
+/// The scheduler's parameters the model's tables give: the HQDs the driver leaves to user
+/// queues, its VMIDs, its costs.
 pub fn params_of(model: &DeviceModel) -> Params {
     Params {
-        slots: model.hqd.pipes * model.hqd.queues_per_pipe,
+        slots: (model.hqd.pipes * model.hqd.queues_per_pipe)
+            .saturating_sub(model.sched.driver_queues)
+            .max(1),
         pipes: model.hqd.pipes,
         max_procs: model.vmids,
         quantum_ns: model.sched.quantum_ns,
@@ -60,6 +63,12 @@ impl VirtualSlots {
     pub fn new(params: Params, shared: Option<Arc<Device>>) -> VirtualSlots {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u32;
+        if let Some(device) = &shared {
+            // A process joins the service's time line where its runlist is: its clock starts
+            // no earlier than the last update (a process of a long-lived service would
+            // otherwise wait for that update with its first packet).
+            crate::virtual_time::host_observe(device.lock().virtual_runlist.open_ns);
+        }
         VirtualSlots {
             inner: Mutex::new(Slots {
                 timeline: Timeline::new(params),

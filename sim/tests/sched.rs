@@ -154,6 +154,100 @@ fn a_services_queues_live_in_its_memory_and_segment() {
     assert_eq!(device.lock().population(), (0, 0));
 }
 
+/// Two processes attached to one device service with one HQD slot, on the virtual clock: they
+/// take turns on one virtual time line, so the second to create its queue starts its packets a
+/// turn after the first (each alone would start at once), the same in threaded and
+/// deterministic mode. The first process waits for the runlist update the second one's queue
+/// caused (the runlist became oversubscribed), then has the first turn.
+#[test]
+fn processes_of_a_device_service_take_turns_on_one_virtual_time_line() {
+    let quantum_us = 1000u64;
+    let params = hsasim_sched::Params {
+        slots: 1,
+        pipes: 1,
+        quantum_ns: quantum_us * 1000,
+        ..Default::default()
+    };
+    let pairs = ["1", "0"].map(|threads| {
+        // A service of its own each time: a time line starts with its service.
+        let name = format!("schedvt-{}-{threads}", std::process::id());
+        let device = hsasim_sched::Device::create(&name, params, 4 << 20).unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let outcome = std::thread::scope(|scope| {
+            scope.spawn(|| device.run(true, &|| done.load(Ordering::SeqCst), &mut |_| {}));
+            let outcome = std::panic::catch_unwind(|| two_processes(&name, threads));
+            done.store(true, Ordering::SeqCst);
+            device.kick();
+            outcome
+        });
+        outcome.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    eprintln!("virtual makespans of the two processes (threaded, deterministic): {pairs:?}");
+    assert_eq!(pairs[0], pairs[1], "threaded and deterministic agree");
+    let [first, second] = pairs[0];
+    let update = params.unmap_ns + params.update_ns + params.map_ns;
+    let next_turn = quantum_us * 1000 + params.unmap_ns + params.map_ns;
+    assert!(
+        (update..update + 50_000).contains(&first),
+        "the first process starts once the runlist is in place: {pairs:?}"
+    );
+    assert!(
+        (next_turn..next_turn + 50_000).contains(&second),
+        "the second waits for the next turn: {pairs:?}"
+    );
+}
+
+/// Runs two children of case `shared_turns` on the device service `name`: the second creates
+/// its queue once the first has; both submit once both have. Their makespans, in that order.
+fn two_processes(name: &str, threads: &str) -> [u64; 2] {
+    let dir = std::env::temp_dir().join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = std::env::current_exe().expect("test executable path");
+    let children: Vec<_> = (0..2)
+        .map(|k: u32| {
+            Command::new(&exe)
+                .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+                .env(CASE, "shared_turns")
+                .env("HSASIM_SCHED_TEST_INDEX", k.to_string())
+                .env("HSASIM_THREADS", threads)
+                .env("HSASIM_TIME", "virtual")
+                .env("HSASIM_DEVICE_SERVICE", name)
+                .env("HSASIM_SCHED_TEST_DIR", &dir)
+                .env_remove("HSASIM_SCHED")
+                .env_remove("HSASIM_QUEUE_ID_BASE")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start a child")
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::read_dir(&dir).unwrap().count() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the children never got ready"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::fs::write(dir.join("go"), b"").unwrap();
+    let spans: Vec<u64> = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "HSASIM_THREADS={threads}: {stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            printed(&stdout, "makespan_ns")
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    [spans[0], spans[1]]
+}
+
 #[test]
 fn without_the_model_no_scheduler_exists() {
     run_child("off", &[]);
@@ -215,10 +309,27 @@ fn child() {
             }
             assert!(sched.runlist().is_empty());
         }
-        "makespan" => {
-            let queues: Vec<_> = (0..3)
+        "makespan" | "shared_turns" => {
+            let shared = case == "shared_turns";
+            let wait_for = |path: std::path::PathBuf| {
+                while !path.exists() {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            };
+            let dir = std::env::var("HSASIM_SCHED_TEST_DIR").map(std::path::PathBuf::from);
+            let index = std::env::var("HSASIM_SCHED_TEST_INDEX").unwrap_or_default();
+            if let (true, "1", Ok(dir)) = (shared, index.as_str(), &dir) {
+                // The order the processes join the runlist in is the order of their turns.
+                wait_for(dir.join("ready.0"));
+            }
+            let queues: Vec<_> = (0..if shared { 1 } else { 3 })
                 .map(|_| queue(64, None, std::ptr::null_mut()))
                 .collect();
+            if let (true, Ok(dir)) = (shared, &dir) {
+                // Both processes have their queue before either submits.
+                std::fs::write(dir.join(format!("ready.{index}")), b"").unwrap();
+                wait_for(dir.join("go"));
+            }
             let now = || {
                 let mut t = 0u64;
                 assert_eq!(
@@ -231,7 +342,7 @@ fn child() {
                 t
             };
             let from = now();
-            let done = signal(6);
+            let done = signal(2 * queues.len() as i64);
             for &q in &queues {
                 for _ in 0..2 {
                     // SAFETY (publish): live queue, 64-byte packet.
@@ -240,6 +351,11 @@ fn child() {
             }
             assert_eq!(wait_eq(done, 0, 20 * SECOND), 0, "every packet ran");
             println!("makespan_ns={}", now() - from);
+            if let (true, Ok(dir)) = (shared, &dir) {
+                // Neither leaves the runlist (an update) before both ran their packets.
+                std::fs::write(dir.join(format!("done.{index}")), b"").unwrap();
+                wait_for(dir.join(if index == "0" { "done.1" } else { "done.0" }));
+            }
             for q in queues {
                 hsa_queue_destroy(q);
             }

@@ -73,6 +73,9 @@ pub struct Hqd {
 /// slots, runlist updates; see `hsasim_sched::timeline`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedCosts {
+    /// HQDs of the first MEC the graphics driver keeps for its own kernel compute queues:
+    /// user queues get the rest of `hqd`.
+    pub driver_queues: u32,
     /// How long a process keeps its slots while the runlist is oversubscribed.
     pub quantum_ns: u64,
     /// Mapping a queue into a slot (loading its descriptor).
@@ -237,6 +240,9 @@ const CAL_HOST: &str = "calibrated: with the front end, 16.9 us launch+synchroni
 const CAL_SDMA: &str = "calibrated: PCIe achieved rate ~80% of the link's 64 GB/s (Gen5 x16) or \
      32 GB/s (Gen4 x16) per direction; D2D and latency are guesses";
 const CAL_LAUNCH: &str = "calibrated: one wave launched per cycle per XCD (guess)";
+const AMDGPU_KCQ: &str = "Linux amdgpu: amdgpu_drv.c num_kcq (8 kernel compute queues by \
+     default) on the first MEC; amdgpu_amdkfd.c gives KFD the complement of those queues in the \
+     first MEC (cp_queue_bitmap): 32 - 8 = 24 HQDs for user queues";
 const GUESS_SCHED: &str = "guess: 10 ms process quantum (the MES scheduler's documented default \
      quantum per process); map 20 us, unmap 50 us, runlist update 200 us are assumptions of the \
      order of a few HIQ packets and a queue preemption, no public measurement";
@@ -247,7 +253,8 @@ const CDNA3_SOURCES: &[(&str, &str)] = &[
     ("shader_clock_mhz 2100 (1307.4 TFLOPS = 304 CU x 2048 FLOPS/clk x 2.1 GHz), hbm 5.3 TB/s, MFMA rate 2048 FP16 FLOPS/clk/CU, FP64 vector 128 FLOPS/clk/CU", ROCM_MI300),
     ("simds_per_cu, max_waves_per_simd, vgprs_per_simd_lane, vgpr_granule, sgprs_per_simd, sgpr_granule, lds_granule", LLVM_USAGE),
     ("hqd pipes/queues_per_pipe, vmids, sdma engines/xgmi_engines", KFD),
-    ("sched.*", GUESS_SCHED),
+    ("sched.driver_queues 8", AMDGPU_KCQ),
+    ("sched.quantum_ns, map_ns, unmap_ns, update_ns", GUESS_SCHED),
     ("scratch_limit_bytes", ROCR_SCRATCH),
     ("memory.latency_cycles", CAL_LATENCY),
     ("memory.lds_latency_cycles 64", "calibrated: CDNA3 LDS load-to-use latency of the order of 64 cycles (guess)"),
@@ -281,7 +288,8 @@ const CDNA2_SOURCES: &[(&str, &str)] = &[
     ("shader_clock_mhz 1700, hbm 3.2 TB/s per MI250X (1.6 TB/s per GCD), 383 FP16 matrix TFLOPS per MI250X (1024 FLOPS/clk/CU), FP64 vector 47.9 TFLOPS (128 FLOPS/clk/CU)", "AMD Instinct MI250X data sheet; ROCm docs, conceptual/gpu-arch/mi250"),
     ("simds_per_cu, max_waves_per_simd, vgprs_per_simd_lane, granules", LLVM_USAGE),
     ("hqd, vmids, sdma engines", KFD),
-    ("sched.*", GUESS_SCHED),
+    ("sched.driver_queues 8", AMDGPU_KCQ),
+    ("sched.quantum_ns, map_ns, unmap_ns, update_ns", GUESS_SCHED),
     ("scratch_limit_bytes", ROCR_SCRATCH),
     ("memory.latency_cycles", "calibrated: as MI300X in nanoseconds, scaled to 1.7 GHz (guess)"),
     ("memory.hbm_efficiency_pct", CAL_EFF),
@@ -333,6 +341,7 @@ pub const MI300X: DeviceModel = DeviceModel {
     },
     vmids: 8,
     sched: SchedCosts {
+        driver_queues: 8,
         quantum_ns: 10_000_000,
         map_ns: 20_000,
         unmap_ns: 50_000,
