@@ -334,8 +334,11 @@ impl Timeline {
                     if held.iter().any(|h| h.0 == m) {
                         continue;
                     }
+                    // A free slot on the pipe with the fewest queues, as the table maps them.
+                    let load = |pipe: u32| held.iter().filter(|h| p.pipe_of(h.1) == pipe).count();
                     let slot = (0..p.slots)
-                        .find(|s| !held.iter().any(|h| h.1 == *s))
+                        .filter(|s| !held.iter().any(|h| h.1 == *s))
+                        .min_by_key(|&s| (load(p.pipe_of(s)), s))
                         .unwrap_or(0);
                     held.push((m, slot, arrive));
                 }
