@@ -172,6 +172,15 @@ impl VirtualSlots {
         }
     }
 
+    /// No packet from entry `min_seq` on is ready before `horizon_ns`: the runlists before
+    /// then are forgotten (their slots stay for traces).
+    pub fn retire_before(&self, horizon_ns: u64, min_seq: u64) {
+        self.inner
+            .lock()
+            .timeline
+            .retire_before(horizon_ns, min_seq);
+    }
+
     pub fn counters(&self) -> TimelineCounters {
         self.inner.lock().timeline.counters()
     }

@@ -828,6 +828,14 @@ impl VirtualTime {
             for engines in inner.engines.values_mut() {
                 engines.retire_before(horizon);
             }
+            if let Some(slots) = self.slots.get() {
+                let min_seq = inner
+                    .entries
+                    .iter()
+                    .find(|(_, e)| !matches!(e.state, State::Committed(_)))
+                    .map_or(inner.next_seq, |(&s, _)| s);
+                slots.retire_before(horizon, min_seq);
+            }
         }
     }
 

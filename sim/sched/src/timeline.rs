@@ -86,7 +86,8 @@ pub struct TimelineCounters {
     pub wait_ns: u64,
 }
 
-/// Where a packet starts: the time, and the runlist and turn it starts in.
+/// Where a packet starts: the time, and the runlist (an index among those kept) and turn it
+/// starts in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Start {
     pub at_ns: u64,
@@ -111,7 +112,13 @@ pub struct Timeline {
     params: Params,
     epochs: Vec<Epoch>,
     counters: TimelineCounters,
+    /// The slots held in runlists no packet can be placed in any more
+    /// ([`Timeline::retire_before`]), for traces; the last [`MAX_HISTORY`] spans.
+    history: std::collections::VecDeque<Mapped>,
 }
+
+/// Spans of retired runlists kept for traces.
+const MAX_HISTORY: usize = 1 << 20;
 
 /// Longest run of distinct turns looked for before a rotation repeats (it repeats within a
 /// few turns per process; this only bounds a pathological runlist).
@@ -123,7 +130,34 @@ impl Timeline {
             params: params.clamped(),
             epochs: Vec::new(),
             counters: TimelineCounters::default(),
+            history: std::collections::VecDeque::new(),
         }
+    }
+
+    /// Forgets the runlists no packet can be placed in any more: those followed by a runlist
+    /// that began by `horizon_ns` (no packet is ready before it from now on) and that every
+    /// entry from `min_seq` on sees. Their slots stay for [`Timeline::mapped`].
+    pub fn retire_before(&mut self, horizon_ns: u64, min_seq: u64) {
+        let gone = self
+            .epochs
+            .iter()
+            .skip(1)
+            .take_while(|e| e.begin_ns <= horizon_ns && e.after_seq <= min_seq)
+            .count();
+        for i in 0..gone {
+            let end = self.epochs[i + 1].begin_ns;
+            let spans = self.epoch_spans(i, end);
+            self.history.extend(spans);
+        }
+        while self.history.len() > MAX_HISTORY {
+            self.history.pop_front();
+        }
+        self.epochs.drain(..gone);
+    }
+
+    /// Runlists kept (for tests of [`Timeline::retire_before`]).
+    pub fn runlists(&self) -> usize {
+        self.epochs.len()
     }
 
     pub fn params(&self) -> Params {
@@ -163,6 +197,8 @@ impl Timeline {
     /// A runlist that another process put in place: its update began at `begin_ns` and
     /// ended at `open_ns` (both on the time line all processes share).
     pub fn adopt(&mut self, begin_ns: u64, open_ns: u64, members: Vec<Member>, after_seq: u64) {
+        // Updates begin in order (each after the last one's end); kept so for the search.
+        let begin_ns = begin_ns.max(self.epochs.last().map_or(0, |e| e.begin_ns));
         self.push(begin_ns, open_ns.max(begin_ns), members, after_seq);
     }
 
@@ -260,11 +296,11 @@ impl Timeline {
         if usable == 0 {
             return None;
         }
-        // The runlist in force at `ready_ns` (or the first one, for a packet ready before any).
+        // The runlist in force at `ready_ns` (or the first one, for a packet ready before any):
+        // updates begin in order, so a binary search finds it.
         let mut e = self.epochs[..usable]
-            .iter()
-            .rposition(|e| e.begin_ns <= ready_ns)
-            .unwrap_or(0);
+            .partition_point(|e| e.begin_ns <= ready_ns)
+            .saturating_sub(1);
         let mut t = ready_ns.max(self.epochs[e].begin_ns);
         loop {
             let next_begin = self.epochs[..usable].get(e + 1).map(|n| n.begin_ns);
@@ -290,73 +326,89 @@ impl Timeline {
     /// the last one a packet started in (turns nobody used are left out, or an idle program
     /// would fill its trace with them).
     pub fn mapped(&self, until_ns: u64) -> Vec<Mapped> {
-        let p = self.params;
-        let mut out = Vec::new();
-        for (i, e) in self.epochs.iter().enumerate() {
+        let mut out: Vec<Mapped> = self
+            .history
+            .iter()
+            .filter(|m| m.from_ns < until_ns)
+            .map(|m| Mapped {
+                to_ns: m.to_ns.min(until_ns),
+                ..*m
+            })
+            .collect();
+        for i in 0..self.epochs.len() {
             let end = self
                 .epochs
                 .get(i + 1)
                 .map_or(until_ns, |n| n.begin_ns)
                 .min(until_ns);
-            if e.open_ns >= end || e.members.is_empty() {
-                continue;
-            }
-            let last = if e.oversubscribed {
-                e.last_turn_used
-            } else {
-                0
-            };
-            // Slots stay with a queue while it stays mapped; arrivals take the lowest free.
-            let mut held: Vec<(usize, u32, u64)> = Vec::new(); // (member, slot, since)
-            for k in 0..=last {
-                let (turn_from, turn_to) = e.turn_span(&p, k);
-                if turn_from >= end {
-                    break;
-                }
-                let sel = e.selected(k);
-                let mut kept = Vec::new();
-                for &(m, slot, since) in &held {
-                    if sel.binary_search(&m).is_ok() {
-                        kept.push((m, slot, since));
-                    } else {
-                        out.push(e.mapped(&p, m, slot, since, turn_from + p.unmap_ns));
-                    }
-                }
-                held = kept;
-                // Arrivals are mapped at the end of the update or of the switch.
-                let arrive = if k == 0 {
-                    // (An update that cost nothing mapped nothing anew.)
-                    e.open_ns.saturating_sub(p.map_ns).max(e.begin_ns)
-                } else {
-                    turn_from + p.unmap_ns
-                };
-                for &m in sel {
-                    if held.iter().any(|h| h.0 == m) {
-                        continue;
-                    }
-                    // A free slot on the pipe with the fewest queues, as the table maps them.
-                    let load = |pipe: u32| held.iter().filter(|h| p.pipe_of(h.1) == pipe).count();
-                    let slot = (0..p.slots)
-                        .filter(|s| !held.iter().any(|h| h.1 == *s))
-                        .min_by_key(|&s| (load(p.pipe_of(s)), s))
-                        .unwrap_or(0);
-                    held.push((m, slot, arrive));
-                }
-                if k == last || !e.oversubscribed {
-                    // The last turn's queues leave at the next switch (or stay to the end).
-                    let to = if e.oversubscribed {
-                        (turn_to + p.unmap_ns).min(end)
-                    } else {
-                        end
-                    };
-                    for &(m, slot, since) in &held {
-                        out.push(e.mapped(&p, m, slot, since, to));
-                    }
-                }
-            }
+            out.extend(self.epoch_spans(i, end));
         }
         out.retain(|m| m.to_ns > m.from_ns);
         out.sort_by_key(|m| (m.from_ns, m.slot));
+        out
+    }
+
+    /// The slots held in runlist `i` until `end`.
+    fn epoch_spans(&self, i: usize, end: u64) -> Vec<Mapped> {
+        let p = self.params;
+        let e = &self.epochs[i];
+        let mut out = Vec::new();
+        if e.open_ns >= end || e.members.is_empty() {
+            return out;
+        }
+        let last = if e.oversubscribed {
+            e.last_turn_used
+        } else {
+            0
+        };
+        // Slots stay with a queue while it stays mapped; arrivals take a free one.
+        let mut held: Vec<(usize, u32, u64)> = Vec::new(); // (member, slot, since)
+        for k in 0..=last {
+            let (turn_from, turn_to) = e.turn_span(&p, k);
+            if turn_from >= end {
+                break;
+            }
+            let sel = e.selected(k);
+            let mut kept = Vec::new();
+            for &(m, slot, since) in &held {
+                if sel.binary_search(&m).is_ok() {
+                    kept.push((m, slot, since));
+                } else {
+                    out.push(e.mapped(&p, m, slot, since, turn_from + p.unmap_ns));
+                }
+            }
+            held = kept;
+            // Arrivals are mapped at the end of the update or of the switch.
+            let arrive = if k == 0 {
+                // (An update that cost nothing mapped nothing anew.)
+                e.open_ns.saturating_sub(p.map_ns).max(e.begin_ns)
+            } else {
+                turn_from + p.unmap_ns
+            };
+            for &m in sel {
+                if held.iter().any(|h| h.0 == m) {
+                    continue;
+                }
+                // A free slot on the pipe with the fewest queues, as the table maps them.
+                let load = |pipe: u32| held.iter().filter(|h| p.pipe_of(h.1) == pipe).count();
+                let slot = (0..p.slots)
+                    .filter(|s| !held.iter().any(|h| h.1 == *s))
+                    .min_by_key(|&s| (load(p.pipe_of(s)), s))
+                    .unwrap_or(0);
+                held.push((m, slot, arrive));
+            }
+            if k == last || !e.oversubscribed {
+                // The last turn's queues leave at the next switch (or stay to the end).
+                let to = if e.oversubscribed {
+                    (turn_to + p.unmap_ns).min(end)
+                } else {
+                    end
+                };
+                for &(m, slot, since) in &held {
+                    out.push(e.mapped(&p, m, slot, since, to));
+                }
+            }
+        }
         out
     }
 }
@@ -637,6 +689,35 @@ mod tests {
             .map(|m| (m.slot, m.from_ns, m.to_ns))
             .collect();
         assert_eq!(slots, [(0, 5_000, 6_000), (1, 5_000, 6_000)]);
+    }
+
+    #[test]
+    fn retired_runlists_keep_their_slots_for_traces_and_change_no_start() {
+        let build = || {
+            let mut t = Timeline::new(params(1, 8));
+            for n in 1..=6u64 {
+                let at = n * 5_000_000;
+                t.change(at, (0..1 + n % 3).map(|q| member(1, q)).collect(), n);
+                t.start(1, 0, at + 1, n);
+                t.start(1, n % 3, at + 2, n);
+            }
+            t
+        };
+        let kept = build();
+        let mut retired = build();
+        let later = 40_000_000;
+        retired.retire_before(later, 6);
+        assert_eq!(
+            retired.runlists(),
+            1,
+            "one runlist is in force from the horizon on"
+        );
+        assert_eq!(retired.mapped(later * 2), kept.mapped(later * 2));
+        for q in 0..3 {
+            let (mut a, mut b) = (kept.clone(), retired.clone());
+            let (x, y) = (a.start(1, q, later, 7), b.start(1, q, later, 7));
+            assert_eq!((x.at_ns, x.turn), (y.at_ns, y.turn));
+        }
     }
 
     #[test]
