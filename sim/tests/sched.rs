@@ -248,6 +248,26 @@ fn two_processes(name: &str, threads: &str) -> [u64; 2] {
     [spans[0], spans[1]]
 }
 
+/// Under virtual time priorities order the runlist: of two queues on one slot, the one given
+/// a high priority has the first turn after the update its priority caused, though created
+/// second; without it the first-created goes first. Threaded and deterministic.
+#[test]
+fn a_high_priority_queue_has_the_first_turn_in_virtual_time() {
+    for prioritise in ["0", "1"] {
+        run_child(
+            "priority",
+            &[
+                ("HSASIM_TIME", "virtual"),
+                ("HSASIM_SCHED", "1"),
+                ("HSASIM_SCHED_SLOTS", "1"),
+                ("HSASIM_SCHED_PIPES", "1"),
+                ("HSASIM_SCHED_QUANTUM_US", "1000"),
+                ("HSASIM_SCHED_TEST_PRIORITY", prioritise),
+            ],
+        );
+    }
+}
+
 #[test]
 fn without_the_model_no_scheduler_exists() {
     run_child("off", &[]);
@@ -357,6 +377,48 @@ fn child() {
                 wait_for(dir.join(if index == "0" { "done.1" } else { "done.0" }));
             }
             for q in queues {
+                hsa_queue_destroy(q);
+            }
+        }
+        "priority" => {
+            let prioritise = std::env::var("HSASIM_SCHED_TEST_PRIORITY").as_deref() == Ok("1");
+            let (first, second) = (
+                queue(64, None, std::ptr::null_mut()),
+                queue(64, None, std::ptr::null_mut()),
+            );
+            if prioritise {
+                assert_eq!(
+                    hsa_amd_queue_set_priority(second, HSA_AMD_QUEUE_PRIORITY_HIGH),
+                    status::SUCCESS
+                );
+            }
+            let (a, b) = (signal(1), signal(1));
+            // SAFETY (publish): live queues, 64-byte packets.
+            unsafe {
+                publish(first, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], a));
+                publish(second, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], b));
+            }
+            for s in [a, b] {
+                assert_eq!(wait_eq(s, 0, 20 * SECOND), 0, "the packet ran");
+            }
+            let at = |s| rt.signals.get(s).unwrap().virtual_time();
+            let (a_at, b_at) = (at(a), at(b));
+            eprintln!("priority {prioritise}: first queue done at {a_at}, second at {b_at}");
+            let (early, late) = if prioritise {
+                (b_at, a_at)
+            } else {
+                (a_at, b_at)
+            };
+            assert!(
+                late >= early + 1_000_000,
+                "a turn apart, the {} queue first: {a_at} {b_at}",
+                if prioritise {
+                    "high-priority"
+                } else {
+                    "first-created"
+                }
+            );
+            for q in [first, second] {
                 hsa_queue_destroy(q);
             }
         }
