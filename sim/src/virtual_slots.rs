@@ -129,7 +129,7 @@ impl VirtualSlots {
             changed |= m.priority != priority;
             m.priority = priority;
         }
-        if changed || s.shared.is_some() {
+        if changed {
             s.update(at_ns, after_seq, None)
         } else {
             at_ns
