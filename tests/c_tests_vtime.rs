@@ -35,8 +35,8 @@ fn virtual_times_are_the_same_in_every_mode_gfx90a() {
     runs_agree("gfx90a");
 }
 
-/// The spans of a trace that say when things happened: API calls, packets and copies, as
-/// (category, name, start, duration), in order. Waits are left out: whether a wait spun or
+/// The spans of a trace that say when things happened: API calls, packets, copies and the
+/// queues' times in hardware queue slots, as (category, name, start, duration), in order. Waits are left out: whether a wait spun or
 /// blocked is the host's doing.
 fn timeline(trace: &std::path::Path) -> Vec<(String, String, String, String)> {
     let text = std::fs::read_to_string(trace).unwrap();
@@ -52,7 +52,7 @@ fn timeline(trace: &std::path::Path) -> Vec<(String, String, String, String)> {
         .iter()
         .filter(|e| {
             let cat = e["cat"].as_str().unwrap_or("");
-            (e["ph"] == "X" && ["api", "packet", "copy"].contains(&cat))
+            (e["ph"] == "X" && ["api", "packet", "copy", "slot"].contains(&cat))
                 || (e["ph"] == "C" && cat == "cus")
         })
         .map(|e| {
@@ -73,8 +73,8 @@ fn timeline(trace: &std::path::Path) -> Vec<(String, String, String, String)> {
     spans
 }
 
-/// Under virtual time a trace puts host calls and device work on the one virtual time line,
-/// and it is the same on every run, threaded or deterministic.
+/// Under virtual time a trace puts host calls, device work and the queues' hardware slots on
+/// the one virtual time line, and it is the same on every run, threaded or deterministic.
 #[test]
 fn traces_are_on_the_virtual_clock_and_repeat_exactly() {
     let (program, spec) = common::ctest::build_area_program("vtime", "virtual_clock");
@@ -110,6 +110,9 @@ fn traces_are_on_the_virtual_clock_and_repeat_exactly() {
         cus.contains(&304),
         "saxpy of 1 M floats fills every CU at some point: {cus:?}"
     );
+    // hsasim's slots (`HSASIM_HQD_SLOTS`): a track per slot, a span per queue that held it.
+    let slots = first.iter().filter(|s| s.0 == "\"slot\"").count();
+    assert!(slots >= 2, "the trace has no hardware queue slots: {slots}");
     for deterministic in [false, true] {
         let again = traced(deterministic);
         let differing = first.iter().zip(&again).find(|(a, b)| a != b);

@@ -17,7 +17,7 @@ fn rows(stdout: &str) -> Vec<(String, u32, String, f64, bool, u64)> {
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            if f.len() != 13 {
+            if f.len() != 15 {
                 return None;
             }
             Some((
@@ -25,8 +25,8 @@ fn rows(stdout: &str) -> Vec<(String, u32, String, f64, bool, u64)> {
                 f[1].parse().ok()?,
                 f[2].to_string(),
                 f[3].parse().ok()?,
-                f[9] == "yes",
-                f[11].parse().ok()?,
+                f[11] == "yes",
+                f[13].parse().ok()?,
             ))
         })
         .collect()
@@ -118,4 +118,47 @@ fn copies_on_one_service_are_time_sliced_and_their_traces_merge() {
         "two processes x 3 tracks and the slots: {names:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// On the virtual clock the copies take turns for the HQD slots on one virtual time line: with
+/// one process mapped at a time, two copies each keep well under their alone throughput in
+/// virtual time, and the table gives virtual makespans next to the host's times.
+#[test]
+fn copies_on_the_virtual_clock_take_turns_on_one_time_line() {
+    let mut cmd = hipshim([
+        "bench",
+        "processes",
+        "--time",
+        "virtual",
+        "--procs",
+        "1,2",
+        "--streams",
+        "2",
+        "--kernels",
+        "6",
+        "--work",
+        "1000",
+        "--sched",
+        "max-procs=1+quantum-us=2000",
+        "--queue-ids",
+        "shared",
+    ]);
+    let out = common::run(&mut cmd, Duration::from_secs(600));
+    assert_eq!(out.code(), Some(0), "{}", out.report());
+    assert!(out.stdout.contains("virtual ms"), "{}", out.stdout);
+    // (procs, kernels/s vs 1 process, virtual makespan ms)
+    let rows: Vec<(u32, f64, f64)> = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 15 && f[0].starts_with("max-procs")).then_some(())?;
+            Some((f[1].parse().ok()?, f[6].parse().ok()?, f[7].parse().ok()?))
+        })
+        .collect();
+    assert_eq!(rows.len(), 2, "{}", out.stdout);
+    let (alone, two) = (rows[0], rows[1]);
+    // 2 streams x 6 kernels of 1 ms alone: 6 ms of virtual time.
+    assert!((6.0..6.5).contains(&alone.2), "{}", out.stdout);
+    assert!(two.1 < 0.8, "two copies took turns: {}", out.stdout);
 }

@@ -149,6 +149,11 @@ pub mod system_info {
     /// on its virtual device clock (`HSASIM_TIME=virtual`) rather than the host's. Outside
     /// every vendor range HSA defines; ROCr answers `HSA_STATUS_ERROR_INVALID_ARGUMENT`.
     pub const HSASIM_VIRTUAL_TIME: u32 = 0x4853_0001;
+    /// hsasim's own attribute ([`crate::hsasim_hqd_slots_t`], read and written): which queue
+    /// held which hardware queue slot when, on the virtual time line
+    /// (`HSASIM_TIME=virtual`). ROCr answers `HSA_STATUS_ERROR_INVALID_ARGUMENT` and leaves
+    /// the value alone, so `count` stays 0.
+    pub const HSASIM_HQD_SLOTS: u32 = 0x4853_0002;
     /// hsasim's own attribute ([`crate::hsasim_cu_use_t`], read and written): how many compute
     /// units had work over the virtual time line (`HSASIM_TIME=virtual`), for traces. ROCr
     /// answers `HSA_STATUS_ERROR_INVALID_ARGUMENT` and leaves the value alone.
@@ -175,6 +180,33 @@ pub struct hsasim_cu_use_t {
     pub count: u64,
     pub truncated: u64,
     pub steps: *mut hsasim_cu_step_t,
+}
+
+/// One queue's time in a hardware queue slot ([`system_info::HSASIM_HQD_SLOTS`]): virtual ns
+/// on the HSA system timestamp's clock, its mapping included.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct hsasim_hqd_slot_t {
+    /// The process the queue belongs to (several share the slots under a device service).
+    pub pid: u32,
+    pub slot: u32,
+    pub pipe: u32,
+    pub reserved: u32,
+    /// The queue's `hsa_queue_t::id`.
+    pub queue_id: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// The value of [`system_info::HSASIM_HQD_SLOTS`]: the caller sets `slots` (room for
+/// `capacity` entries, or null with 0) and the runtime writes up to `capacity` of them and
+/// sets `count` to how many there are.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct hsasim_hqd_slots_t {
+    pub capacity: u64,
+    pub count: u64,
+    pub slots: *mut hsasim_hqd_slot_t,
 }
 
 pub const HSA_DEVICE_TYPE_CPU: u32 = 0;

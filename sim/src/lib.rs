@@ -121,5 +121,6 @@ pub mod svm;
 pub mod system;
 #[doc(hidden)]
 pub mod testing;
+pub mod virtual_slots;
 pub mod virtual_time;
 pub mod vmem;

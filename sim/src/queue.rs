@@ -890,7 +890,11 @@ impl Queue {
                 );
                 return true;
             }
-            if !slot.begin() {
+            // Under virtual time the slots act on the virtual time line (`virtual_slots`),
+            // not here: the host-time scheduler's turns follow the host's threads, and a queue
+            // holding the slot while its finished packet waits for an earlier entry of an
+            // unmapped queue to commit would hold it for ever.
+            if cx.vtime.is_none() && !slot.begin() {
                 return false;
             }
         }
@@ -902,7 +906,7 @@ impl Queue {
                 format!("internal error while processing packet {read}: {why}"),
             ))
         });
-        if let Some(slot) = &self.slot {
+        if let Some(slot) = self.slot.as_ref().filter(|_| cx.vtime.is_none()) {
             slot.end();
         }
         std::sync::atomic::fence(Ordering::SeqCst);

@@ -325,6 +325,15 @@ impl Runtime {
                 }
             }
             v.install_blocked_check(Box::new(virtual_entry_blocked));
+            // The slots: a device service's runlist and parameters, HSASIM_SCHED's, or the
+            // model's HQDs.
+            let shared = sched.as_ref().and_then(|s| s.service()).cloned();
+            let params = match (&shared, config.sched) {
+                (Some(device), _) => device.lock().params,
+                (None, Some(params)) => params,
+                (None, None) => crate::virtual_slots::params_of(v.model),
+            };
+            v.install_slots(crate::virtual_slots::VirtualSlots::new(params, shared));
         }
         Runtime {
             ipc_signals,
@@ -440,6 +449,7 @@ impl Runtime {
         q.stop();
         if let Some(v) = &self.vtime {
             v.forget_queue(q.address());
+            v.queue_removed(q.address());
         }
         if crate::capture::is_on() {
             crate::capture::queue_destroyed(q.id);

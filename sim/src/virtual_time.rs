@@ -279,6 +279,8 @@ pub struct VirtualTime {
     /// Whether an entry at `Origin` cannot run now (installed by the runtime, which sees the
     /// queues and engines).
     blocked: OnceLock<Box<dyn Fn(Origin) -> bool + Send + Sync>>,
+    /// The queues' hardware slots on the time line (installed by the runtime).
+    slots: OnceLock<crate::virtual_slots::VirtualSlots>,
 }
 
 impl VirtualTime {
@@ -301,6 +303,54 @@ impl VirtualTime {
                 commits: 0,
             }),
             blocked: OnceLock::new(),
+            slots: OnceLock::new(),
+        }
+    }
+
+    pub fn install_slots(&self, slots: crate::virtual_slots::VirtualSlots) {
+        let _ = self.slots.set(slots);
+    }
+
+    /// The queues' hardware slots on the time line.
+    pub fn slots(&self) -> Option<&crate::virtual_slots::VirtualSlots> {
+        self.slots.get()
+    }
+
+    /// Queue `queue_id` (its `amd_queue_t` at `address`) was created: a runlist update at the
+    /// host's virtual time, seen by the entries submitted from now on. The host waits for it,
+    /// as KFD's queue creation returns once the new runlist is mapped.
+    pub fn queue_created(&self, address: u64, queue_id: u64, priority: u32) {
+        if let Some(slots) = self.slots.get() {
+            let inner = self.inner.lock();
+            let done = slots.queue_created(address, queue_id, priority, host_now(), inner.next_seq);
+            host_observe(done);
+        }
+    }
+
+    /// The queue at `address` is being destroyed: a runlist update the host waits for.
+    pub fn queue_removed(&self, address: u64) {
+        if let Some(slots) = self.slots.get() {
+            let inner = self.inner.lock();
+            let done = slots.queue_removed(address, host_now(), inner.next_seq);
+            host_observe(done);
+        }
+    }
+
+    /// The queue at `address` got a new priority: a runlist update the host waits for.
+    pub fn queue_priority(&self, address: u64, priority: u32) {
+        if let Some(slots) = self.slots.get() {
+            let inner = self.inner.lock();
+            let done = slots.queue_priority(address, priority, host_now(), inner.next_seq);
+            host_observe(done);
+        }
+    }
+
+    /// When a packet of `origin`, entry `seq`, ready at `ready`, can start: once its queue
+    /// holds a hardware slot.
+    fn slot_start(&self, origin: Origin, seq: u64, ready: u64) -> u64 {
+        match (origin, self.slots.get()) {
+            (Origin::Packet { queue, .. }, Some(slots)) => slots.start(queue, ready, seq),
+            _ => ready,
         }
     }
 
@@ -329,6 +379,10 @@ impl VirtualTime {
         packet_of: &dyn Fn(u64) -> SubmittedPacket,
     ) -> u64 {
         let mut inner = self.inner.lock();
+        if let Some(slots) = self.slots.get() {
+            // Runlist updates other processes of a device service made are seen from here on.
+            slots.sync(inner.next_seq);
+        }
         let from = inner.queues.entry(queue).or_default().submitted_to;
         let to = u64::try_from(value).map_or(0, |v| v + 1);
         if to <= from {
@@ -361,10 +415,9 @@ impl VirtualTime {
     /// units): the start of the clocks its waves read.
     pub fn estimated_start(&self, queue: u64, index: u64) -> u64 {
         let inner = self.inner.lock();
-        let submitted = inner
-            .packets
-            .get(&(queue, index))
-            .and_then(|seq| inner.entries.get(seq))
+        let seq = inner.packets.get(&(queue, index)).copied();
+        let submitted = seq
+            .and_then(|seq| inner.entries.get(&seq))
             .map_or(0, |e| e.submitted_at);
         let (front_free, all_done) = inner
             .queues
@@ -372,7 +425,11 @@ impl VirtualTime {
             .map_or((0, 0), |l| (l.front_free, l.all_done));
         // hipshim sets the barrier bit on its dispatches: assume it (the commit uses the
         // packet's own bit).
-        self.packet_ready(submitted, (front_free, all_done), true)
+        let ready = self.packet_ready(submitted, (front_free, all_done), true);
+        match (self.slots.get(), seq) {
+            (Some(slots), Some(seq)) => slots.peek_start(queue, ready, seq),
+            _ => ready,
+        }
     }
 
     /// The dispatch of packet `index` of `queue` starts running: a counter of the most
@@ -749,6 +806,7 @@ impl VirtualTime {
             } => {
                 let line = self.line(inner, origin);
                 let ready = self.packet_ready(submitted_at, line, *barrier);
+                let ready = self.slot_start(origin, seq, ready);
                 let gpu = inner
                     .gpus
                     .entry(*node)
@@ -775,7 +833,8 @@ impl VirtualTime {
                 } else {
                     written.iter().copied().max().unwrap_or(0)
                 };
-                let start = ready.max(deps_at);
+                // Its queue must hold a slot when the barrier can complete.
+                let start = self.slot_start(origin, seq, ready.max(deps_at));
                 let times = Times {
                     start,
                     end: start + front.barrier_ns + front.completion_signal_ns,
@@ -837,6 +896,14 @@ impl VirtualTime {
             }
             for engines in inner.engines.values_mut() {
                 engines.retire_before(horizon);
+            }
+            if let Some(slots) = self.slots.get() {
+                let min_seq = inner
+                    .entries
+                    .iter()
+                    .find(|(_, e)| !matches!(e.state, State::Committed(_)))
+                    .map_or(inner.next_seq, |(&s, _)| s);
+                slots.retire_before(horizon, min_seq);
             }
         }
     }

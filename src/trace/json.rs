@@ -30,6 +30,8 @@ use std::path::Path;
 pub const HOST_PID: u64 = 1;
 pub const QUEUE_PID: u64 = 2;
 pub const COPY_PID: u64 = 3;
+/// The hardware queue slots on the virtual time line ([`TraceEvent::HqdSlot`]).
+pub const SLOTS_PID: u64 = 4;
 /// Counters of the compute units in use on the virtual time line ([`TraceEvent::CusInUse`]).
 pub const CU_PID: u64 = 5;
 
@@ -309,6 +311,14 @@ struct SortIndex {
 }
 
 #[derive(Serialize)]
+struct SlotArgs {
+    pid: u32,
+    queue_id: u64,
+    slot: u32,
+    pipe: u32,
+}
+
+#[derive(Serialize)]
 struct ApiArgs {
     result: u32,
     id: u64,
@@ -520,6 +530,45 @@ pub fn write_trace(
         drawn_copies.extend(tracks.draw(COPY_PID, &track, list, times, info.end_ns));
     }
     write_cus_in_use(&mut w, events)?;
+    // Slots, one track each, when the runtime reported any (hsasim under virtual time).
+    let mut slots: BTreeMap<u32, u32> = BTreeMap::new();
+    for e in events {
+        if let TraceEvent::HqdSlot { slot, pipe, .. } = e {
+            slots.insert(*slot, *pipe);
+        }
+    }
+    if !slots.is_empty() {
+        let name = "hardware queue slots (virtual time)";
+        w.write(&Record::metadata(
+            "process_name",
+            SLOTS_PID,
+            0,
+            Name { name },
+        ))?;
+        w.write(&Record::metadata(
+            "process_sort_index",
+            SLOTS_PID,
+            0,
+            SortIndex { sort_index: 3 },
+        ))?;
+        for (slot, pipe) in &slots {
+            let name = format!("slot {slot} (pipe {pipe})");
+            w.write(&Record::metadata(
+                "thread_name",
+                SLOTS_PID,
+                u64::from(*slot),
+                Name { name: &name },
+            ))?;
+            w.write(&Record::metadata(
+                "thread_sort_index",
+                SLOTS_PID,
+                u64::from(*slot),
+                SortIndex {
+                    sort_index: u64::from(*slot),
+                },
+            ))?;
+        }
+    }
     for (pid, tid, name) in &tracks.names {
         w.write(&Record::metadata("thread_name", *pid, *tid, Name { name }))?;
         w.write(&Record::metadata(
@@ -647,6 +696,37 @@ pub fn write_trace(
                 },
             ))?,
             _ => {}
+        }
+    }
+    for e in events {
+        if let TraceEvent::HqdSlot {
+            pid,
+            slot,
+            pipe,
+            queue_id,
+            start_ns,
+            end_ns,
+        } = e
+        {
+            // Other processes' queues (a device service's slots are shared) say whose.
+            let name = if *pid == info.pid {
+                format!("queue {queue_id}")
+            } else {
+                format!("queue {queue_id} (pid {pid})")
+            };
+            w.write(&Record::slice(
+                "slot",
+                &name,
+                SLOTS_PID,
+                u64::from(*slot),
+                (*start_ns, (*end_ns).max(*start_ns)),
+                SlotArgs {
+                    pid: *pid,
+                    queue_id: *queue_id,
+                    slot: *slot,
+                    pipe: *pipe,
+                },
+            ))?;
         }
     }
     let mut flow = 0u64;
@@ -914,6 +994,17 @@ pub fn parse_trace(value: &Value) -> Result<Vec<TraceEvent>, TraceError> {
                 at_ns: ns(e, "ts")?,
                 cus: need(&args, "cus")? as u32,
             }),
+            ("X", "slot") if u(e, "pid") == Some(SLOTS_PID) => {
+                let start_ns = ns(e, "ts")?;
+                events.push(TraceEvent::HqdSlot {
+                    pid: u(&args, "pid").unwrap_or(0) as u32,
+                    slot: u(&args, "slot").unwrap_or(tid) as u32,
+                    pipe: u(&args, "pipe").unwrap_or(0) as u32,
+                    queue_id: need(&args, "queue_id")?,
+                    start_ns,
+                    end_ns: start_ns + ns(e, "dur")?,
+                });
+            }
             ("X", "api") => events.push(TraceEvent::Api(ApiEvent {
                 tid,
                 name: s(e, "name").unwrap_or_default().into(),
@@ -1168,6 +1259,22 @@ mod tests {
                 kernels: 100,
                 eager: 1,
                 queues: vec![3, 9],
+            },
+            TraceEvent::HqdSlot {
+                pid: 1,
+                slot: 2,
+                pipe: 1,
+                queue_id: 3,
+                start_ns: 1_000,
+                end_ns: 9_000,
+            },
+            TraceEvent::HqdSlot {
+                pid: 77,
+                slot: 2,
+                pipe: 1,
+                queue_id: 0,
+                start_ns: 9_000,
+                end_ns: 12_000,
             },
             TraceEvent::HsaCall {
                 name: "hsa_signal_create".into(),

@@ -90,6 +90,18 @@ pub enum TraceEvent {
     /// node id `node` had work, on hsasim's virtual time line (`HSASIM_TIME=virtual`; read at
     /// exit through its `HSASIM_CU_USE` attribute, which ROCr lacks).
     CusInUse { node: u32, at_ns: u64, cus: u32 },
+    /// A queue's time in a hardware queue slot, on hsasim's virtual time line
+    /// (`HSASIM_TIME=virtual`; read at exit through its `HSASIM_HQD_SLOTS` attribute, which
+    /// ROCr lacks). `pid` is the queue's process: under a device service the slots are shared.
+    HqdSlot {
+        pid: u32,
+        slot: u32,
+        pipe: u32,
+        /// The queue's `hsa_queue_t::id`.
+        queue_id: u64,
+        start_ns: u64,
+        end_ns: u64,
+    },
     /// Calls made through hipshim's HSA function table (totals for the whole run).
     HsaCall {
         name: String,

@@ -95,6 +95,8 @@ struct Attached {
     /// host ns = device ns + offset.
     offset_ns: i128,
     clock: String,
+    /// The runtime is hsasim on its virtual clock.
+    virtual_time: bool,
 }
 
 static ATTACHED: OnceLock<Attached> = OnceLock::new();
@@ -232,6 +234,7 @@ pub fn attach(api: Option<&'static HsaApi>, hz: u64) {
             hz,
             offset_ns: offset,
             clock,
+            virtual_time,
         });
     }
     extern "C" fn at_exit() {
@@ -893,6 +896,60 @@ fn cus_in_use() -> Vec<TraceEvent> {
         .collect()
 }
 
+/// The hardware queue slots the runtime held on its virtual time line, as trace events: hsasim
+/// answers `HSASIM_HQD_SLOTS` under `HSASIM_TIME=virtual`; ROCr (and hsasim on host time) has
+/// none to give, and the trace then has no slot tracks.
+fn hqd_slots() -> Vec<TraceEvent> {
+    let Some(a) = ATTACHED.get().filter(|a| a.virtual_time) else {
+        return Vec::new();
+    };
+    let get_info = a.api.system_get_info_uncounted();
+    let mut query = hsasim_hqd_slots_t {
+        capacity: 0,
+        count: 0,
+        slots: std::ptr::null_mut(),
+    };
+    // SAFETY: the attribute's value is an `hsasim_hqd_slots_t` with no room for entries; a
+    // runtime that does not know it leaves it alone.
+    if unsafe {
+        get_info(
+            system_info::HSASIM_HQD_SLOTS,
+            (&mut query as *mut hsasim_hqd_slots_t).cast(),
+        )
+    } != status::SUCCESS
+        || query.count == 0
+    {
+        return Vec::new();
+    }
+    let mut slots = vec![hsasim_hqd_slot_t::default(); query.count as usize];
+    query.capacity = slots.len() as u64;
+    query.slots = slots.as_mut_ptr();
+    // SAFETY: as above, with room for `capacity` entries at `slots`.
+    if unsafe {
+        get_info(
+            system_info::HSASIM_HQD_SLOTS,
+            (&mut query as *mut hsasim_hqd_slots_t).cast(),
+        )
+    } != status::SUCCESS
+    {
+        return Vec::new();
+    }
+    slots.truncate(query.count.min(query.capacity) as usize);
+    slots
+        .iter()
+        .filter_map(|s| {
+            Some(TraceEvent::HqdSlot {
+                pid: s.pid,
+                slot: s.slot,
+                pipe: s.pipe,
+                queue_id: s.queue_id,
+                start_ns: device_time(s.start_ns)?,
+                end_ns: device_time(s.end_ns)?,
+            })
+        })
+        .collect()
+}
+
 /// Writes the trace and prints the stats (once; at exit).
 pub fn finish() {
     // A forked child inherited the parent's handler and a copy of its events: the parent
@@ -907,6 +964,7 @@ pub fn finish() {
     let (mut events, mut tally) = collect_with_tally();
     if KEEP_EVENTS.load(Ordering::Relaxed) {
         events.extend(cus_in_use());
+        events.extend(hqd_slots());
     }
     probe::stop();
     let Some(output) = OUTPUT.lock().take() else {

@@ -473,6 +473,8 @@ impl Tally {
             TraceEvent::StreamAssigned { queue, device, .. } => {
                 queue_row(&mut self.queues, *queue, *device).0.streams += 1;
             }
+            // A track of the timeline only.
+            TraceEvent::HqdSlot { .. } => {}
         }
     }
 

@@ -25,6 +25,14 @@
 //!
 //! Kernels of fixed work instead of fixed time would make the host's speed part of every
 //! figure; fixed time keeps the device length independent of it.
+//!
+//! **On the virtual clock** (`--time virtual`) the copies' kernels, makespans and kernels/s
+//! are on the modelled GPU's clock, and the processes take turns for the HQD slots on one
+//! virtual time line (`hsasim::virtual_slots`): the run share and the scheduler's counters,
+//! which come from the device service's host-time scheduler, then say nothing about the
+//! device (that scheduler gates no packet under virtual time) and are printed as `-`. Each row
+//! also gives the device makespan and the host's time per process, so the two clocks stand
+//! side by side.
 
 use super::measure::{metrics, parse_output, RunOutput};
 use crate::args::LoadArgs;
@@ -139,6 +147,12 @@ pub struct Row {
     pub counters: Counters,
     pub queues: usize,
     pub oversubscribed: bool,
+    /// Each process's makespan on the device's clock (the virtual one under `--time virtual`).
+    pub makespan_s: Vec<f64>,
+    /// Each process's host time for the whole run.
+    pub host_s: Vec<f64>,
+    /// The copies ran on the virtual clock.
+    pub virtual_time: bool,
 }
 
 impl Row {
@@ -148,6 +162,14 @@ impl Row {
 
     pub fn mean_share(&self) -> f64 {
         self.run_share.iter().sum::<f64>() / self.run_share.len().max(1) as f64
+    }
+
+    pub fn mean_makespan_s(&self) -> f64 {
+        self.makespan_s.iter().sum::<f64>() / self.makespan_s.len().max(1) as f64
+    }
+
+    pub fn mean_host_s(&self) -> f64 {
+        self.host_s.iter().sum::<f64>() / self.host_s.len().max(1) as f64
     }
 }
 
@@ -207,15 +229,18 @@ pub fn processes(args: &ProcessesArgs) -> Result<i32, String> {
     Ok(super::exit_code(failed, rows.len()))
 }
 
-const CSV_COLUMNS: [&str; 15] = [
+const CSV_COLUMNS: [&str; 18] = [
     "scheduler",
     "processes",
     "queue_ids",
     "status",
+    "clock",
     "run_share",
     "run_share_vs_1p",
     "kernels_per_s_per_process",
     "kernels_per_s_vs_1p",
+    "makespan_ms",
+    "host_ms",
     "queues",
     "max_slots_in_use",
     "oversubscribed",
@@ -265,12 +290,18 @@ fn row_json(rows: &[Row], r: &Row) -> serde_json::Value {
     }
     let b = baseline(rows, r);
     v["status"] = json!("ok");
-    v["run_share"] = json!(r.mean_share());
-    v["run_share_vs_1p"] = ratio(r.mean_share(), b.map(Row::mean_share));
+    v["clock"] = json!(if r.virtual_time { "virtual" } else { "host" });
+    if !r.virtual_time {
+        v["run_share"] = json!(r.mean_share());
+        v["run_share_vs_1p"] = ratio(r.mean_share(), b.map(Row::mean_share));
+        v["per_process_run_share"] = json!(r.run_share);
+    }
     v["kernels_per_s_per_process"] = json!(r.mean());
     v["kernels_per_s_vs_1p"] = ratio(r.mean(), b.map(Row::mean));
-    v["per_process_run_share"] = json!(r.run_share);
+    v["makespan_ms"] = json!(r.mean_makespan_s() * 1e3);
+    v["host_ms"] = json!(r.mean_host_s() * 1e3);
     v["per_process_kernels_per_s"] = json!(r.per_process);
+    v["per_process_makespan_ms"] = json!(r.makespan_s.iter().map(|s| s * 1e3).collect::<Vec<_>>());
     v["queues"] = json!(r.queues);
     v["max_slots_in_use"] = json!(r.counters.max_slots_in_use);
     v["oversubscribed"] = json!(r.oversubscribed);
@@ -337,6 +368,9 @@ fn run_config(
         counters,
         queues,
         oversubscribed,
+        makespan_s: runs.iter().map(|r| metrics(r).makespan_s).collect(),
+        host_s: runs.iter().map(|r| metrics(r).host_s).collect(),
+        virtual_time: args.load.launch()?.time.as_deref() == Some("virtual"),
     })
 }
 
@@ -478,13 +512,25 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
         out,
         "  run share: of its queues' time with a packet ready, the part they held a slot (the scheduler's effect);"
     );
+    let virtual_time = rows.iter().any(|r| r.virtual_time);
+    if virtual_time {
+        let _ = writeln!(
+            out,
+            "  kernels/s/p and makespan: on the modelled GPU's virtual clock, where the processes take turns for the HQD slots;"
+        );
+        let _ = writeln!(
+            out,
+            "  host ms: the host's time per process; run share and scheduler counters (host time, gating nothing): -"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  kernels/s/p: kernels per second of its device makespan (also the host's cores, shared by all copies)"
+        );
+    }
     let _ = writeln!(
         out,
-        "  kernels/s/p: kernels per second of its device makespan (also the host's cores, shared by all copies)"
-    );
-    let _ = writeln!(
-        out,
-        "{:<28} {:>5} {:<11} {:>9} {:>9} {:>11} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
+        "{:<28} {:>5} {:<11} {:>9} {:>9} {:>11} {:>7} {:>11} {:>9} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
         "scheduler",
         "procs",
         "queue ids",
@@ -492,6 +538,8 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
         "vs 1p",
         "kernels/s/p",
         "vs 1p",
+        if virtual_time { "virtual ms" } else { "makespan ms" },
+        "host ms",
         "queues",
         "slots",
         "over",
@@ -514,22 +562,26 @@ pub fn format_table(args: &ProcessesArgs, rows: &[Row]) -> String {
         let b = baseline(rows, r);
         let rel = b.map_or(f64::NAN, |b| r.mean() / b.mean());
         let rel_share = b.map_or(f64::NAN, |b| r.mean_share() / b.mean_share());
+        // Under virtual time the host-time scheduler's figures describe no device.
+        let host_only = |v: String| if r.virtual_time { "-".to_string() } else { v };
         let _ = writeln!(
             out,
-            "{:<28} {:>5} {:<11} {:>9.3} {:>9.2} {:>11.1} {:>7.2} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
+            "{:<28} {:>5} {:<11} {:>9} {:>9} {:>11.1} {:>7.2} {:>11.3} {:>9.1} {:>6} {:>6} {:>6} {:>7} {:>7} {:>7}",
             r.sched,
             r.procs,
             r.ids,
-            r.mean_share(),
-            rel_share,
+            host_only(format!("{:.3}", r.mean_share())),
+            host_only(format!("{rel_share:.2}")),
             r.mean(),
             rel,
+            r.mean_makespan_s() * 1e3,
+            r.mean_host_s() * 1e3,
             r.queues,
-            r.counters.max_slots_in_use,
-            if r.oversubscribed { "yes" } else { "no" },
-            r.counters.runlist_updates,
-            r.counters.time_slices,
-            r.counters.unmaps
+            host_only(r.counters.max_slots_in_use.to_string()),
+            host_only((if r.oversubscribed { "yes" } else { "no" }).to_string()),
+            host_only(r.counters.runlist_updates.to_string()),
+            host_only(r.counters.time_slices.to_string()),
+            host_only(r.counters.unmaps.to_string())
         );
     }
     out
@@ -707,6 +759,7 @@ mod tests {
             counters: Counters::default(),
             queues: 0,
             oversubscribed: false,
+            ..Row::default()
         };
         let rows = [
             row("a", 1, "shared", 1.0),

@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"HSASIMDV");
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// The shared block.
 #[repr(C)]

@@ -12,13 +12,16 @@ pub mod clock;
 pub mod device;
 pub mod memory;
 pub mod model;
+pub mod timeline;
 
 pub use clock::now_ns;
 pub use device::{process_alive, CuGrant, CuStatus, Device};
 pub use memory::{Allocation, MemCounters, MemError, MemTable, Use};
 pub use model::{
     ring_has_work, Counters, Event, Hqd, Ledger, Params, QueueEntry, QueueState, Table,
+    VirtualRunlist,
 };
+pub use timeline::{Mapped, Member, Start, Timeline, TimelineCounters};
 
 /// One event as a JSON line (the device service's `--log` file, read by
 /// `hipshim trace merge --sched`). Times are CLOCK_MONOTONIC ns, the clock of hipshim traces.

@@ -339,6 +339,22 @@ pub struct Table {
     slot_owner: [i32; MAX_SLOTS],
     ledger: [Ledger; MAX_PROCS],
     ledger_next: u64,
+    /// The runlist on the virtual time line ([`crate::timeline`]) of the processes that run
+    /// under virtual time.
+    pub virtual_runlist: VirtualRunlist,
+}
+
+/// The last runlist update on the virtual time line shared by the processes attached to a
+/// device service: written, under the table's lock, by the process whose queue change caused
+/// it; the others adopt it ([`crate::timeline::Timeline::adopt`]) with the runlist the table
+/// holds then.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VirtualRunlist {
+    /// Bumped at every update (0: none yet).
+    pub generation: u64,
+    pub begin_ns: u64,
+    pub open_ns: u64,
 }
 
 /// Why a queue could not be registered.
@@ -364,6 +380,23 @@ impl Table {
         self.slot_owner = [-1; MAX_SLOTS];
         self.ledger = [Ledger::default(); MAX_PROCS];
         self.ledger_next = 0;
+        self.virtual_runlist = VirtualRunlist::default();
+    }
+
+    /// The runlist as [`crate::timeline`] orders it: every live queue, with its process's
+    /// arrival and its own.
+    pub fn members(&self) -> Vec<crate::timeline::Member> {
+        self.live_queues()
+            .map(|(_, q)| crate::timeline::Member {
+                pid: q.pid,
+                queue_id: q.queue_id,
+                priority: q.priority,
+                proc_seq: self
+                    .proc_index(q.pid)
+                    .map_or(u64::MAX, |p| self.procs[p].seq),
+                seq: q.seq,
+            })
+            .collect()
     }
 
     fn seq(&mut self) -> u64 {

@@ -61,6 +61,9 @@ pub unsafe extern "C" fn hsa_queue_create(
             }
         };
         rt.queues.write().insert(q.address(), q.clone());
+        if let Some(v) = &rt.vtime {
+            v.queue_created(q.address(), q.id, HSA_AMD_QUEUE_PRIORITY_NORMAL);
+        }
         if rt.config.threaded {
             if let Err(e) = q.start_thread(rt.clone()) {
                 rt.queues.write().remove(&q.address());
@@ -213,6 +216,9 @@ pub extern "C" fn hsa_amd_queue_set_priority(
         q.priority.store(priority, Ordering::Relaxed);
         if let Some(slot) = q.sched_slot() {
             slot.set_priority(priority);
+        }
+        if let Some(v) = &rt()?.vtime {
+            v.queue_priority(q.address(), priority);
         }
         tracing::info!(target: "hsasim", queue = q.id, priority, "queue priority set");
         Ok(())

@@ -55,7 +55,7 @@ pub unsafe extern "C" fn hsa_status_string(
 #[no_mangle]
 pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> hsa_status_t {
     guard("hsa_system_get_info", || {
-        let _rt = rt()?;
+        let runtime = rt()?;
         use system_info::*;
         // SAFETY (all calls): `value` is valid for the attribute's type per the caller.
         unsafe {
@@ -73,6 +73,7 @@ pub unsafe extern "C" fn hsa_system_get_info(attr: u32, value: *mut c_void) -> h
                 TIMESTAMP_FREQUENCY => put(value, 1_000_000_000u64),
                 HSASIM_VIRTUAL_TIME => put(value, crate::virtual_time::on()),
                 HSASIM_CU_USE => cu_use(value.cast()),
+                HSASIM_HQD_SLOTS => hqd_slots(&runtime, value),
                 SIGNAL_MAX_WAIT => put(value, u64::MAX),
                 ENDIANNESS => put(value, HSA_ENDIANNESS_LITTLE),
                 MACHINE_MODEL => put(value, HSA_MACHINE_MODEL_LARGE),
@@ -129,6 +130,44 @@ unsafe fn cu_use(value: *mut hsa_abi::hsasim_cu_use_t) -> HsaResult {
     }
     query.count = steps.len() as u64;
     query.truncated = u64::from(truncated);
+    Ok(())
+}
+
+/// [`system_info::HSASIM_HQD_SLOTS`]: the slots held on the virtual time line up to the
+/// host's virtual time (none on host time).
+///
+/// # Safety
+/// `value` must be null or point to a valid `hsasim_hqd_slots_t` whose `slots` has room for
+/// `capacity` entries (or is null).
+unsafe fn hqd_slots(rt: &crate::system::Runtime, value: *mut c_void) -> HsaResult {
+    if value.is_null() {
+        return Err(HsaError::INVALID_ARGUMENT);
+    }
+    let mapped = rt
+        .vtime
+        .as_ref()
+        .and_then(|v| v.slots())
+        .map(|s| s.mapped(crate::virtual_time::host_now()))
+        .unwrap_or_default();
+    // SAFETY: valid per the caller.
+    let query = unsafe { &mut *value.cast::<hsasim_hqd_slots_t>() };
+    if !query.slots.is_null() {
+        for (i, m) in mapped.iter().take(query.capacity as usize).enumerate() {
+            // SAFETY: i < capacity, which the caller made room for.
+            unsafe {
+                query.slots.add(i).write(hsasim_hqd_slot_t {
+                    pid: m.pid,
+                    slot: m.slot,
+                    pipe: m.pipe,
+                    reserved: 0,
+                    queue_id: m.queue_id,
+                    start_ns: m.from_ns,
+                    end_ns: m.to_ns,
+                })
+            };
+        }
+    }
+    query.count = mapped.len() as u64;
     Ok(())
 }
 

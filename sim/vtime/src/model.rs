@@ -69,6 +69,23 @@ pub struct Hqd {
     pub queues_per_pipe: u32,
 }
 
+/// What the hardware scheduler's work costs on the virtual time line (queues beyond the HQD
+/// slots, runlist updates; see `hsasim_sched::timeline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchedCosts {
+    /// HQDs of the first MEC the graphics driver keeps for its own kernel compute queues:
+    /// user queues get the rest of `hqd`.
+    pub driver_queues: u32,
+    /// How long a process keeps its slots while the runlist is oversubscribed.
+    pub quantum_ns: u64,
+    /// Mapping a queue into a slot (loading its descriptor).
+    pub map_ns: u64,
+    /// Unmapping a queue (preempting and saving it).
+    pub unmap_ns: u64,
+    /// Building and sending a new runlist.
+    pub update_ns: u64,
+}
+
 /// SDMA copy engines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SdmaModel {
@@ -112,6 +129,7 @@ pub struct DeviceModel {
     pub hqd: Hqd,
     /// VMIDs the kernel driver gives to compute processes (KFD).
     pub vmids: u32,
+    pub sched: SchedCosts,
     pub sdma: SdmaModel,
     pub host: HostCosts,
     /// (field, public source or "calibrated: why") for every number above.
@@ -240,6 +258,12 @@ const MFMA_PIPE: &str = "LLVM SISchedule.td: MAI writes hold HWXDL (the matrix c
      apart from HWVALU, for their passes; gfx940 model: 32x32x8 f16 8 passes, 16x16x16 f16 4 \
      (gfx90a: 16 and 8); llvm/llvm-project PR 233721, getVALUIssueCycle (on gfx942 a VALU \
      issues a cycle or two after an XDL MFMA, while its passes run)";
+const AMDGPU_KCQ: &str = "Linux amdgpu: amdgpu_drv.c num_kcq (8 kernel compute queues by \
+     default) on the first MEC; amdgpu_amdkfd.c gives KFD the complement of those queues in the \
+     first MEC (cp_queue_bitmap): 32 - 8 = 24 HQDs for user queues";
+const GUESS_SCHED: &str = "guess: 10 ms process quantum (the MES scheduler's documented default \
+     quantum per process); map 20 us, unmap 50 us, runlist update 200 us are assumptions of the \
+     order of a few HIQ packets and a queue preemption, no public measurement";
 const CAL_EFF: &str = "calibrated: streaming kernels reach ~80% of peak HBM bandwidth (guess)";
 
 const CDNA3_SOURCES: &[(&str, &str)] = &[
@@ -247,6 +271,8 @@ const CDNA3_SOURCES: &[(&str, &str)] = &[
     ("shader_clock_mhz 2100 (1307.4 TFLOPS = 304 CU x 2048 FLOPS/clk x 2.1 GHz), hbm 5.3 TB/s, MFMA rate 2048 FP16 FLOPS/clk/CU, FP64 vector 128 FLOPS/clk/CU", ROCM_MI300),
     ("simds_per_cu, max_waves_per_simd, vgprs_per_simd_lane, vgpr_granule, sgprs_per_simd, sgpr_granule, lds_granule", LLVM_USAGE),
     ("hqd pipes/queues_per_pipe, vmids, sdma engines/xgmi_engines", KFD),
+    ("sched.driver_queues 8", AMDGPU_KCQ),
+    ("sched.quantum_ns, map_ns, unmap_ns, update_ns", GUESS_SCHED),
     ("scratch_limit_bytes", ROCR_SCRATCH),
     ("memory.latency_cycles", CAL_LATENCY),
     ("memory.lds_latency_cycles 64", "calibrated: CDNA3 LDS load-to-use latency of the order of 64 cycles (guess)"),
@@ -281,6 +307,8 @@ const CDNA2_SOURCES: &[(&str, &str)] = &[
     ("shader_clock_mhz 1700, hbm 3.2 TB/s per MI250X (1.6 TB/s per GCD), 383 FP16 matrix TFLOPS per MI250X (1024 FLOPS/clk/CU), FP64 vector 47.9 TFLOPS (128 FLOPS/clk/CU)", "AMD Instinct MI250X data sheet; ROCm docs, conceptual/gpu-arch/mi250"),
     ("simds_per_cu, max_waves_per_simd, vgprs_per_simd_lane, granules", LLVM_USAGE),
     ("hqd, vmids, sdma engines", KFD),
+    ("sched.driver_queues 8", AMDGPU_KCQ),
+    ("sched.quantum_ns, map_ns, unmap_ns, update_ns", GUESS_SCHED),
     ("scratch_limit_bytes", ROCR_SCRATCH),
     ("memory.latency_cycles", "calibrated: as MI300X in nanoseconds, scaled to 1.7 GHz (guess)"),
     ("memory.hbm_efficiency_pct", CAL_EFF),
@@ -332,6 +360,13 @@ pub const MI300X: DeviceModel = DeviceModel {
         queues_per_pipe: 8,
     },
     vmids: 8,
+    sched: SchedCosts {
+        driver_queues: 8,
+        quantum_ns: 10_000_000,
+        map_ns: 20_000,
+        unmap_ns: 50_000,
+        update_ns: 200_000,
+    },
     sdma: SdmaModel {
         engines: 2,
         xgmi_engines: 14,
@@ -403,6 +438,7 @@ pub const MI250X_GCD: DeviceModel = DeviceModel {
         queues_per_pipe: 8,
     },
     vmids: 8,
+    sched: MI300X.sched,
     sdma: SdmaModel {
         engines: 2,
         xgmi_engines: 3,
