@@ -18,6 +18,8 @@ pub enum Watcher {
     ApiLog = 2,
     /// This is a child forked after the runtime started: calls are refused.
     ForkedChild = 4,
+    /// A tool registered AMD's API or activity callbacks (`runtime::base::callbacks`).
+    Callbacks = 16,
     /// A unit test collects the API log on its own thread (`api::testing::ApiLog`). Its own
     /// bit: `logging::init`, which another test may run at any moment, sets `ApiLog` from the
     /// global subscriber and would turn a shared bit off under it.

@@ -12,18 +12,29 @@
 
 use hsa_abi::*;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::sync::OnceLock;
 
 static RECORDING: AtomicBool = AtomicBool::new(false);
 static SINK: OnceLock<&'static dyn Sink> = OnceLock::new();
+/// Who wants the published packets timed: bit 1 the recorder, bit 2 the activity callbacks
+/// (AMD's tracing interface, [`start_activity`]), so the queues ask one word.
+static TIMING: AtomicU8 = AtomicU8::new(0);
+static ACTIVITY_SINK: OnceLock<&'static dyn Sink> = OnceLock::new();
 
 /// True while hipshim records events (`HIPSHIM_TRACE` or `HIPSHIM_STATS` is set): the one
 /// check every hook makes when it is off.
 #[inline(always)]
 pub fn recording() -> bool {
     RECORDING.load(Ordering::Relaxed)
+}
+
+/// True while some sink wants the packets the queues publish timed (the recorder, or a
+/// tool's activity callbacks): the queues' one check when none does.
+#[inline(always)]
+pub fn timing_packets() -> bool {
+    TIMING.load(Ordering::Relaxed) != 0
 }
 
 /// The device's clock, once the HSA runtime said its timestamps are not the host's (hsasim's
@@ -90,13 +101,39 @@ pub trait Sink: Sync {
 pub fn start(sink: &'static dyn Sink) {
     let _ = SINK.set(sink);
     RECORDING.store(true, Ordering::Release);
+    TIMING.fetch_or(1, Ordering::Release);
     crate::observed::set(crate::observed::Watcher::Recorder, true);
 }
 
 /// Stops recording: the hooks go quiet from now on.
 pub fn stop() {
     RECORDING.store(false, Ordering::Release);
+    TIMING.fetch_and(!1, Ordering::Release);
     crate::observed::set(crate::observed::Watcher::Recorder, false);
+}
+
+/// Times the published packets for `sink` too (AMD's activity callbacks): it gets them while
+/// the recorder does not record (once per process: later calls only set the flag again).
+pub fn start_activity(sink: &'static dyn Sink) {
+    let _ = ACTIVITY_SINK.set(sink);
+    TIMING.fetch_or(2, Ordering::Release);
+}
+
+/// The activity callbacks want no more packets timed.
+pub fn stop_activity() {
+    TIMING.fetch_and(!2, Ordering::Release);
+}
+
+/// The sink a packet published now goes to: the recorder while it records, else the activity
+/// callbacks' while they want packets.
+fn timing_sink() -> Option<&'static dyn Sink> {
+    if recording() {
+        SINK.get().copied()
+    } else if TIMING.load(Ordering::Relaxed) & 2 != 0 {
+        ACTIVITY_SINK.get().copied()
+    } else {
+        None
+    }
 }
 
 /// What a `Reservation` (`hsa/queue.rs`) knows about a packet it published while recording.
@@ -116,12 +153,12 @@ pub struct Published<'a> {
 
 /// See [`Sink::packet_signal`].
 pub fn packet_signal() -> Option<hsa_signal_t> {
-    SINK.get()?.packet_signal()
+    timing_sink()?.packet_signal()
 }
 
 /// See [`Sink::packet_published`].
 pub fn packet_published(packet: Published<'_>) {
-    if let Some(sink) = SINK.get() {
+    if let Some(sink) = timing_sink() {
         sink.packet_published(packet);
     }
 }

@@ -16,6 +16,8 @@
 //! `capture_calls`: the calls ROCm 7 refuses during a stream capture.
 //! `empty_module`: hipModuleLoad of an empty file.
 //! `profiler_names`: hipApiName, hipGetCmdName, and hipProfilerStart/Stop (ROCm 7: success).
+//! `api_callbacks`: AMD's callback interface for tracing tools (ROCm 5: 5.2's table and
+//! hipRegisterTracerCallback; ROCm 6 and 7: the table refused, the tracer callback).
 
 mod common;
 
@@ -345,4 +347,21 @@ fn profiler_names_rocm6() {
 #[test]
 fn profiler_names_rocm7() {
     run("profiler_names", false, &[("HIPSHIM_ABI", "7")]);
+}
+
+/// The API and activity callbacks tracing tools register: ids, phases, correlation ids and
+/// the device's times of each dispatch and copy, as the profile's runtime reports them.
+#[test]
+fn api_callbacks_rocm5() {
+    run("api_callbacks", false, &[("HIPSHIM_ABI", "5")]);
+}
+
+#[test]
+fn api_callbacks_rocm6_gfx90a_deterministic() {
+    run_on("api_callbacks", "gfx90a", true, &[("HIPSHIM_ABI", "6")]);
+}
+
+#[test]
+fn api_callbacks_rocm7() {
+    run("api_callbacks", false, &[("HIPSHIM_ABI", "7")]);
 }

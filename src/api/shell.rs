@@ -98,8 +98,11 @@ fn call_observed(name: &'static str, body: impl FnOnce() -> HipResult) -> hipErr
     } else {
         (0, None)
     };
+    // AMD's API callbacks (a tool's), around the call as AMD's runtime makes them.
+    let scope = crate::runtime::base::callbacks::api_enter(name);
     let result = run_caught(name, body);
     record(to_code(result));
+    crate::runtime::base::callbacks::api_exit(scope);
     report_call(name, result, started, token, logging);
     to_code(result)
 }

@@ -68,6 +68,7 @@ pub type HostFn = unsafe extern "C" fn(*mut c_void);
 /// `api::ABI_SIGNATURES` holds); a test keeps the declarations inside it.
 pub const VOCABULARY: &[&str] = &[
     "()",
+    "bool",
     "u8",
     "u16",
     "u32",

@@ -570,7 +570,7 @@ impl Queue {
     #[inline(always)]
     pub fn reserve(&self, count: u64) -> Reservation<'_> {
         // One relaxed load when not recording.
-        let traced = crate::probe::recording().then(crate::probe::now_ns);
+        let traced = crate::probe::timing_packets().then(crate::probe::now_ns);
         let stride = if traced.is_some() { 2 } else { 1 };
         let slots = count * stride;
         // SAFETY: `raw` is live for the lifetime of `self`.
@@ -608,7 +608,7 @@ impl Queue {
         slot: KernargSlot,
         build: impl FnOnce(&mut [u8]) -> hsa_kernel_dispatch_packet_t,
     ) -> u64 {
-        if crate::probe::recording() {
+        if crate::probe::timing_packets() {
             return self.publish_with_kernargs_recorded(slot, build);
         }
         // SAFETY: `raw` is live for the lifetime of `self`.

@@ -741,6 +741,10 @@ unsafe fn start_copies(
     // SAFETY: forwarded contract.
     let engine = unsafe { issue(engines, device.1, copies, deps, done.signal(), owe) }?;
     let info = copy_info(device, copies, engine, false, submit_ns);
+    if super::base::callbacks::watching() {
+        let kind = super::base::callbacks::copy_kind(info.direction);
+        super::base::callbacks::copy_submitted(info.device, kind, info.bytes, done);
+    }
     if crate::trace::recording() {
         crate::trace::record::copy_submitted(info, done);
     }
@@ -1155,6 +1159,10 @@ impl InFlight {
             self.staged,
             self.submit_ns,
         );
+        if super::base::callbacks::watching() {
+            let kind = super::base::callbacks::copy_kind(info.direction);
+            super::base::callbacks::copy_completed(info.device, kind, info.bytes, signal.handle);
+        }
         if crate::trace::recording() {
             crate::trace::record::copy_completed(info, signal.handle);
         }

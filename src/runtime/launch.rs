@@ -966,11 +966,22 @@ impl DispatchPacket<'_> {
 
     /// Names the kernel of the dispatch packet about to be published in the trace (the packet
     /// itself only has the code address).
+    /// The one check while nothing times packets: the recorder and the activity callbacks
+    /// both want them timed (`probe::timing_packets`).
     #[inline(always)]
     fn note_in_trace(&self) {
+        if crate::probe::timing_packets() {
+            self.note_timed();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_timed(&self) {
         if crate::trace::recording() {
             crate::trace::record::note_kernel(&self.function.name, self.kernel.info.kernarg_size);
         }
+        super::base::callbacks::note_kernel(&self.function.name);
     }
 
     /// Writes the kernargs (with `hidden_multigrid_sync_arg` if given) and the packet on

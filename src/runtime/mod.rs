@@ -117,6 +117,9 @@ fn open_runtime() -> HipResult<&'static Runtime> {
         hsa.as_ref().ok().map(|r| r.api),
         hsa.as_ref().map_or(1, |r| r.timestamp_hz),
     );
+    if let Ok(r) = &hsa {
+        base::callbacks::attach(r.api, r.timestamp_hz);
+    }
     let opened = match hsa {
         Err(why) => {
             eprintln!("hipshim: no HSA runtime could be initialised: {why}");

@@ -3,6 +3,7 @@
 //! differs between the ROCm ABIs a program may be built for (`compat`), and which kernel
 //! faults are failed device-side assertions (`device_assert`).
 
+pub mod callbacks;
 pub mod compat;
 pub mod device_assert;
 pub mod handles;
