@@ -106,10 +106,10 @@ mod tests {
     use crate::error::HipError;
     #[test]
     fn unimplemented_exports_say_not_supported() {
-        assert!(NOT_SUPPORTED.contains(&"hipBindTexture"));
+        assert!(NOT_SUPPORTED.contains(&"hipImportExternalMemory"));
         assert!(!NOT_SUPPORTED.contains(&"hipLaunchKernel"));
         assert_eq!(
-            not_supported("hipBindTexture"),
+            not_supported("hipImportExternalMemory"),
             HipError::NOT_SUPPORTED.code()
         );
     }

@@ -23,6 +23,7 @@ pub use crate::runtime::mem::ipc::IpcHandle;
 /// (`runtime/mem/mempool.rs`).
 pub type PoolPtrExportData = IpcHandle;
 pub use crate::runtime::copy::MemcpyAttributes;
+pub use crate::runtime::image::texref::TextureReference;
 pub use crate::runtime::image::texture::{
     DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc, ResourceViewDesc,
     TextureDesc,
@@ -190,6 +191,12 @@ pub const VOCABULARY: &[&str] = &[
     "*mut DrvTextureDesc",
     "*const DrvResourceViewDesc",
     "*mut DrvResourceViewDesc",
+    // Texture references (`runtime/image/texref.rs`).
+    "*const TextureReference",
+    "*mut TextureReference",
+    "*mut *mut TextureReference",
+    "*mut *const TextureReference",
+    "f32",
     // Virtual memory management (`runtime/mem/vmm.rs`).
     "hipMemGenericAllocationHandle_t",
     "*mut hipMemGenericAllocationHandle_t",

@@ -162,6 +162,29 @@ typedef struct HIP_RESOURCE_VIEW_DESC_st {
     unsigned int reserved[16];
 } HIP_RESOURCE_VIEW_DESC;
 
+// Texture references (ROCm 5 and 6; AMD removed them in ROCm 7, where hipShim answers
+// hipErrorNotSupported): a `texture<T, dim, mode>` global is a textureReference the device
+// code reads the textureObject of. This header declares the host API; the texture<> template
+// and its device-side functions come with AMD's headers.
+#define HIP_TRSA_OVERRIDE_FORMAT 0x01
+
+typedef struct textureReference {
+    int normalized;
+    enum hipTextureReadMode readMode;
+    enum hipTextureFilterMode filterMode;
+    enum hipTextureAddressMode addressMode[3];
+    struct hipChannelFormatDesc channelDesc;
+    int sRGB;
+    unsigned int maxAnisotropy;
+    enum hipTextureFilterMode mipmapFilterMode;
+    float mipmapLevelBias;
+    float minMipmapLevelClamp;
+    float maxMipmapLevelClamp;
+    hipTextureObject_t textureObject;
+    int numChannels;
+    enum hipArray_Format format;
+} textureReference;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -184,6 +207,64 @@ hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC* pResDesc, hipTextureOb
 hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC* pTexDesc, hipTextureObject_t texObject);
 hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC* pResViewDesc,
                                            hipTextureObject_t texObject);
+
+hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements,
+                                               const struct hipChannelFormatDesc* fmtDesc,
+                                               int device);
+
+// ---- texture references (ROCm 5 and 6) ----
+void __hipRegisterTexture(void** modules, void* var, char* hostVar, char* deviceVar, int type,
+                          int norm, int ext);
+hipError_t hipBindTexture(size_t* offset, const textureReference* tex, const void* devPtr,
+                          const struct hipChannelFormatDesc* desc, size_t size);
+hipError_t hipBindTexture2D(size_t* offset, const textureReference* tex, const void* devPtr,
+                            const struct hipChannelFormatDesc* desc, size_t width, size_t height,
+                            size_t pitch);
+hipError_t hipBindTextureToArray(const textureReference* tex, hipArray_const_t array,
+                                 const struct hipChannelFormatDesc* desc);
+hipError_t hipBindTextureToMipmappedArray(const textureReference* tex,
+                                          hipMipmappedArray_const_t mipmappedArray,
+                                          const struct hipChannelFormatDesc* desc);
+hipError_t hipUnbindTexture(const textureReference* tex);
+hipError_t hipGetTextureAlignmentOffset(size_t* offset, const textureReference* texref);
+hipError_t hipGetTextureReference(const textureReference** texref, const void* symbol);
+hipError_t hipModuleGetTexRef(textureReference** texRef, hipModule_t hmod, const char* name);
+hipError_t hipTexRefSetAddressMode(textureReference* texRef, int dim,
+                                   enum hipTextureAddressMode am);
+hipError_t hipTexRefSetArray(textureReference* tex, hipArray_const_t array, unsigned int flags);
+hipError_t hipTexRefSetFilterMode(textureReference* texRef, enum hipTextureFilterMode fm);
+hipError_t hipTexRefSetFlags(textureReference* texRef, unsigned int Flags);
+hipError_t hipTexRefSetFormat(textureReference* texRef, hipArray_Format fmt,
+                              int NumPackedComponents);
+hipError_t hipTexRefSetAddress(size_t* ByteOffset, textureReference* texRef, hipDeviceptr_t dptr,
+                               size_t bytes);
+hipError_t hipTexRefSetAddress2D(textureReference* texRef, const HIP_ARRAY_DESCRIPTOR* desc,
+                                 hipDeviceptr_t dptr, size_t Pitch);
+hipError_t hipTexRefSetBorderColor(textureReference* texRef, float* pBorderColor);
+hipError_t hipTexRefSetMaxAnisotropy(textureReference* texRef, unsigned int maxAniso);
+hipError_t hipTexRefSetMipmapFilterMode(textureReference* texRef, enum hipTextureFilterMode fm);
+hipError_t hipTexRefSetMipmapLevelBias(textureReference* texRef, float bias);
+hipError_t hipTexRefSetMipmapLevelClamp(textureReference* texRef, float minMipMapLevelClamp,
+                                        float maxMipMapLevelClamp);
+hipError_t hipTexRefSetMipmappedArray(textureReference* texRef,
+                                      struct hipMipmappedArray* mipmappedArray,
+                                      unsigned int Flags);
+hipError_t hipTexRefGetAddress(hipDeviceptr_t* dev_ptr, const textureReference* texRef);
+hipError_t hipTexRefGetAddressMode(enum hipTextureAddressMode* pam,
+                                   const textureReference* texRef, int dim);
+hipError_t hipTexRefGetArray(hipArray_t* pArray, const textureReference* texRef);
+hipError_t hipTexRefGetBorderColor(float* pBorderColor, const textureReference* texRef);
+hipError_t hipTexRefGetFilterMode(enum hipTextureFilterMode* pfm, const textureReference* texRef);
+hipError_t hipTexRefGetFlags(unsigned int* pFlags, const textureReference* texRef);
+hipError_t hipTexRefGetFormat(hipArray_Format* pFormat, int* pNumChannels,
+                              const textureReference* texRef);
+hipError_t hipTexRefGetMaxAnisotropy(int* pmaxAnsio, const textureReference* texRef);
+hipError_t hipTexRefGetMipmapFilterMode(enum hipTextureFilterMode* pfm,
+                                        const textureReference* texRef);
+hipError_t hipTexRefGetMipmapLevelBias(float* pbias, const textureReference* texRef);
+hipError_t hipTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp,
+                                        const textureReference* texRef);
+hipError_t hipTexRefGetMipMappedArray(hipMipmappedArray_t* pArray, const textureReference* texRef);
 
 #ifdef __cplusplus
 }
