@@ -288,7 +288,7 @@ hip_api! {
         Ok(())
     }
 
-    /// hipShim keeps the colour beside the reference (`textureReference` has no field for
+    /// hipshim keeps the colour beside the reference (`textureReference` has no field for
     /// it); the next bind uses it.
     fn hipTexRefSetBorderColor(texref: *mut TextureReference, colour: *mut f32) -> hipError_t {
         let device = runtime::current_device()?;

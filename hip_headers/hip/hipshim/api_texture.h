@@ -162,7 +162,7 @@ typedef struct HIP_RESOURCE_VIEW_DESC_st {
     unsigned int reserved[16];
 } HIP_RESOURCE_VIEW_DESC;
 
-// Texture references (ROCm 5 and 6; AMD removed them in ROCm 7, where hipShim answers
+// Texture references (ROCm 5 and 6; AMD removed them in ROCm 7, where hipshim answers
 // hipErrorNotSupported): a `texture<T, dim, mode>` global is a textureReference the device
 // code reads the textureObject of. This header declares the host API; the texture<> template
 // and its device-side functions come with AMD's headers.

@@ -16,7 +16,7 @@
 //! takes effect at the next bind, as in AMD's runtime. A bind that fails leaves the earlier
 //! binding in place.
 //!
-//! **Beyond the struct.** `textureReference` has no border colour: hipShim keeps the one
+//! **Beyond the struct.** `textureReference` has no border colour: hipshim keeps the one
 //! `hipTexRefSetBorderColor` sets beside the reference and uses it at the next bind (AMD's
 //! runtime asserts there). The alignment offset of the last bind is kept the same way; memory
 //! from `hipMalloc` is page aligned, and a linear binding needs no alignment at all, so it is
