@@ -448,6 +448,52 @@ pub fn set_address_2d(
     )
 }
 
+/// Which call binds an array: the runtime form (no flags; an unknown reference is
+/// hipErrorInvalidSymbol) or the driver form (flags; hipErrorNotFound).
+fn array_call(
+    flags: Option<u32>,
+    runtime: &'static str,
+    driver: &'static str,
+) -> (&'static str, HipError) {
+    match flags {
+        None => (runtime, HipError::INVALID_SYMBOL),
+        Some(_) => (driver, HipError::NOT_FOUND),
+    }
+}
+
+/// The checks an array binding starts with, and the resource it binds: `handle` of type
+/// `res_type`, a channel descriptor that is given when `desc` is `Some`, and the driver
+/// form's flags, which must be `HIP_TRSA_OVERRIDE_FORMAT`.
+fn array_resource(
+    device: &Device,
+    texref: *const TextureReference,
+    (res_type, handle): (u32, *const c_void),
+    desc: Option<Option<&ChannelFormatDesc>>,
+    flags: Option<u32>,
+    call: &str,
+) -> HipResult<ResourceDesc> {
+    reference(device, texref, call)?;
+    if handle.is_null() || desc == Some(None) {
+        tracing::warn!("{call}: null array or channel descriptor");
+        return Err(HipError::INVALID_VALUE);
+    }
+    if let Some(f) = flags.filter(|&f| f != OVERRIDE_FORMAT) {
+        tracing::warn!(
+            flags = f,
+            "{call}: the flags must be HIP_TRSA_OVERRIDE_FORMAT"
+        );
+        return Err(HipError::INVALID_VALUE);
+    }
+    Ok(ResourceDesc {
+        res_type,
+        ptr: handle as *mut c_void,
+        desc: ChannelFormatDesc::default(),
+        width: 0,
+        height: 0,
+        pitch: 0,
+    })
+}
+
 /// `hipBindTextureToArray` / `hipTexRefSetArray`: `desc` must describe the array's elements
 /// when given (hipshim reads an array as what it holds).
 pub fn bind_array(
@@ -457,25 +503,10 @@ pub fn bind_array(
     desc: Option<Option<&ChannelFormatDesc>>,
     flags: Option<u32>,
 ) -> HipResult {
-    let (call, missing) = match flags {
-        None => ("hipBindTextureToArray", HipError::INVALID_SYMBOL),
-        Some(_) => ("hipTexRefSetArray", HipError::NOT_FOUND),
-    };
+    let (call, missing) = array_call(flags, "hipBindTextureToArray", "hipTexRefSetArray");
     let device = current::device(devices)?;
-    reference(device, texref, call)?;
-    if handle.is_null() || desc == Some(None) {
-        tracing::warn!("{call}: null array or channel descriptor");
-        return Err(HipError::INVALID_VALUE);
-    }
-    if let Some(f) = flags {
-        if f != OVERRIDE_FORMAT {
-            tracing::warn!(
-                flags = f,
-                "{call}: the flags must be HIP_TRSA_OVERRIDE_FORMAT"
-            );
-            return Err(HipError::INVALID_VALUE);
-        }
-    }
+    let target = (resource_type::ARRAY, handle as *const c_void);
+    let resource = array_resource(device, texref, target, desc, flags, call)?;
     let (_, spec) = array::describe(handle)?;
     if let Some(Some(d)) = desc {
         if array::element_size(d)? != array::element_size(&spec.desc)? {
@@ -483,14 +514,6 @@ pub fn bind_array(
             return Err(HipError::INVALID_VALUE);
         }
     }
-    let resource = ResourceDesc {
-        res_type: resource_type::ARRAY,
-        ptr: handle as *mut c_void,
-        desc: ChannelFormatDesc::default(),
-        width: 0,
-        height: 0,
-        pitch: 0,
-    };
     let texref = texref as *mut TextureReference;
     bind(devices, texref, resource, 0, missing, call)?;
     if flags.is_some() {
@@ -510,33 +533,14 @@ pub fn bind_mipmapped_array(
     desc: Option<Option<&ChannelFormatDesc>>,
     flags: Option<u32>,
 ) -> HipResult {
-    let (call, missing) = match flags {
-        None => ("hipBindTextureToMipmappedArray", HipError::INVALID_SYMBOL),
-        Some(_) => ("hipTexRefSetMipmappedArray", HipError::NOT_FOUND),
-    };
+    let (call, missing) = array_call(
+        flags,
+        "hipBindTextureToMipmappedArray",
+        "hipTexRefSetMipmappedArray",
+    );
     let device = current::device(devices)?;
-    reference(device, texref, call)?;
-    if handle.is_null() || desc == Some(None) {
-        tracing::warn!("{call}: null mipmapped array or channel descriptor");
-        return Err(HipError::INVALID_VALUE);
-    }
-    if let Some(f) = flags {
-        if f != OVERRIDE_FORMAT {
-            tracing::warn!(
-                flags = f,
-                "{call}: the flags must be HIP_TRSA_OVERRIDE_FORMAT"
-            );
-            return Err(HipError::INVALID_VALUE);
-        }
-    }
-    let resource = ResourceDesc {
-        res_type: resource_type::MIPMAPPED_ARRAY,
-        ptr: handle as *mut c_void,
-        desc: ChannelFormatDesc::default(),
-        width: 0,
-        height: 0,
-        pitch: 0,
-    };
+    let target = (resource_type::MIPMAPPED_ARRAY, handle as *const c_void);
+    let resource = array_resource(device, texref, target, desc, flags, call)?;
     bind(
         devices,
         texref as *mut TextureReference,
