@@ -231,3 +231,34 @@ pub fn hsa_calls() -> Vec<(&'static str, u64, u64)> {
         .map(|(name, (calls, ns))| (*name, calls, ns))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct TestSink;
+
+    impl Sink for TestSink {
+        fn packet_signal(&self) -> Option<hsa_signal_t> {
+            Some(hsa_signal_t { handle: 0x5157 })
+        }
+        fn packet_published(&self, _: Published<'_>) {}
+        fn wait_done(&self, _: u64, _: u64, _: u64, _: u64, _: bool) {}
+    }
+
+    static TEST_SINK: TestSink = TestSink;
+
+    #[test]
+    fn the_activity_sink_times_the_packets_while_the_recorder_does_not_record() {
+        start_activity(&TEST_SINK);
+        assert!(timing_packets());
+        if !recording() {
+            assert_eq!(packet_signal().map(|s| s.handle), Some(0x5157));
+        }
+        stop_activity();
+        if !recording() {
+            assert!(!timing_packets(), "one word says nobody times packets");
+            assert!(packet_signal().is_none());
+        }
+    }
+}

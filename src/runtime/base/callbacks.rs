@@ -187,36 +187,36 @@ fn legacy_profile() -> HipResult {
 /// `hipRegisterApiCallback` / `hipRemoveApiCallback` (null `fun`): ids outside AMD's range
 /// are hipErrorInvalidValue.
 pub fn set_api_callback(id: u32, fun: *mut c_void, arg: *mut c_void) -> HipResult {
-    legacy_profile()?;
-    let mut table = TABLE.write();
-    let entry = table
-        .get_mut(id as usize)
-        .filter(|_| id >= 1)
-        .ok_or(HipError::INVALID_VALUE)?;
-    entry.fun = fun as usize;
-    entry.arg = if fun.is_null() { 0 } else { arg as usize };
-    Ok(())
+    update_entry(id, |entry| {
+        entry.fun = fun as usize;
+        entry.arg = if fun.is_null() { 0 } else { arg as usize };
+    })
 }
 
 /// `hipRegisterActivityCallback` / `hipRemoveActivityCallback` (null `act`).
 pub fn set_activity_callback(id: u32, act: *mut c_void, arg: *mut c_void) -> HipResult {
+    update_entry(id, |entry| {
+        entry.act = act as usize;
+        entry.act_arg = if act.is_null() { 0 } else { arg as usize };
+    })
+}
+
+/// Changes the 5.2 table's entry for `id` (ROCm 5 profile; AMD's range of ids), keeping the
+/// count of ids with an activity callback.
+fn update_entry(id: u32, change: impl FnOnce(&mut Entry)) -> HipResult {
     legacy_profile()?;
     let mut table = TABLE.write();
     let entry = table
         .get_mut(id as usize)
         .filter(|_| id >= 1)
         .ok_or(HipError::INVALID_VALUE)?;
-    match (entry.act != 0, !act.is_null()) {
-        (false, true) => {
-            LEGACY_IDS_ON.fetch_add(1, Ordering::Relaxed);
-        }
-        (true, false) => {
-            LEGACY_IDS_ON.fetch_sub(1, Ordering::Relaxed);
-        }
-        _ => {}
-    }
-    entry.act = act as usize;
-    entry.act_arg = if act.is_null() { 0 } else { arg as usize };
+    let was_on = entry.act != 0;
+    change(entry);
+    match (was_on, entry.act != 0) {
+        (false, true) => LEGACY_IDS_ON.fetch_add(1, Ordering::Relaxed),
+        (true, false) => LEGACY_IDS_ON.fetch_sub(1, Ordering::Relaxed),
+        _ => 0,
+    };
     drop(table);
     update_watch();
     Ok(())
