@@ -6,7 +6,10 @@
 //! `pitched_3d` checks hipMalloc3D, hipMemcpy3D(Async) with sub-box positions, hipMemset3D,
 //! hipMemset2DAsync, hipMemsetD2D*, hipMemcpyParam2D, hipDrvMemcpy3D(Async), and the order of
 //! stream-ordered array copies with kernels that read and write the array's memory;
-//! `memcpy_3d_batch` checks hipMemcpy3DBatchAsync.
+//! `memcpy_3d_batch` checks hipMemcpy3DBatchAsync; `texref_registration` checks that a
+//! `texture<>` global clang-19 registers through hipshim's headers is bound on the device
+//! (a kernel reads the reference's device copy) and the reference calls' errors (gfx942: all
+//! hipErrorNotSupported).
 
 mod common;
 
@@ -83,4 +86,19 @@ fn copy3d_overrun_gfx942() {
 #[test]
 fn copy3d_overrun_gfx90a_deterministic() {
     run("copy3d_overrun", "gfx90a", true);
+}
+
+#[test]
+fn texref_registration_gfx90a() {
+    run("texref_registration", "gfx90a", false);
+}
+
+#[test]
+fn texref_registration_gfx90a_deterministic() {
+    run("texref_registration", "gfx90a", true);
+}
+
+#[test]
+fn texref_registration_gfx942() {
+    run("texref_registration", "gfx942", false);
 }
