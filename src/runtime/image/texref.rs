@@ -292,6 +292,20 @@ fn bind_linear(
     Ok(())
 }
 
+/// The channel descriptor a runtime-API bind (`hipBindTexture`, `hipBindTexture2D`) is given,
+/// after the ABI and device checks; null is hipErrorInvalidValue.
+fn runtime_desc(
+    devices: &[Device],
+    desc: Option<&ChannelFormatDesc>,
+    call: &str,
+) -> HipResult<ChannelFormatDesc> {
+    require_references(current::device(devices)?, call)?;
+    desc.copied().ok_or_else(|| {
+        tracing::warn!("{call}: null channel descriptor");
+        HipError::INVALID_VALUE
+    })
+}
+
 /// `hipBindTexture`.
 pub fn bind_texture(
     devices: &[Device],
@@ -302,19 +316,14 @@ pub fn bind_texture(
     bytes: usize,
 ) -> HipResult {
     let call = "hipBindTexture";
-    let device = current::device(devices)?;
-    require_references(device, call)?;
-    let Some(desc) = desc else {
-        tracing::warn!("{call}: null channel descriptor");
-        return Err(HipError::INVALID_VALUE);
-    };
+    let desc = runtime_desc(devices, desc, call)?;
     let texref = texref as *mut TextureReference;
     bind_linear(
         devices,
         offset,
         texref,
         ptr,
-        Some(*desc),
+        Some(desc),
         bytes,
         HipError::INVALID_SYMBOL,
         call,
@@ -401,18 +410,14 @@ pub fn bind_texture_2d(
     pitch: usize,
 ) -> HipResult {
     let call = "hipBindTexture2D";
-    require_references(current::device(devices)?, call)?;
-    let Some(desc) = desc else {
-        tracing::warn!("{call}: null channel descriptor");
-        return Err(HipError::INVALID_VALUE);
-    };
+    let desc = runtime_desc(devices, desc, call)?;
     let texref = texref as *mut TextureReference;
     bind_pitch(
         devices,
         offset,
         texref,
         ptr,
-        *desc,
+        desc,
         (width, height, pitch),
         HipError::INVALID_SYMBOL,
         call,
