@@ -58,17 +58,21 @@ pub fn params_of(model: &DeviceModel) -> Params {
 }
 
 impl VirtualSlots {
+    /// Where a process joins a device service's time line: at its runlist's last update (a
+    /// process of a long-lived service would otherwise wait for that update with its first
+    /// packet). None without a service.
+    pub fn joins_at(&self) -> Option<u64> {
+        let inner = self.inner.lock();
+        let device = inner.shared.as_ref()?;
+        let open_ns = device.lock().virtual_runlist.open_ns;
+        Some(open_ns)
+    }
+
     /// Slots with `params`; `shared`: the device service whose runlist all attached processes
     /// share.
     pub fn new(params: Params, shared: Option<Arc<Device>>) -> VirtualSlots {
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u32;
-        if let Some(device) = &shared {
-            // A process joins the service's time line where its runlist is: its clock starts
-            // no earlier than the last update (a process of a long-lived service would
-            // otherwise wait for that update with its first packet).
-            crate::virtual_time::host_observe(device.lock().virtual_runlist.open_ns);
-        }
         VirtualSlots {
             inner: Mutex::new(Slots {
                 timeline: Timeline::new(params),

@@ -308,6 +308,10 @@ impl VirtualTime {
     }
 
     pub fn install_slots(&self, slots: crate::virtual_slots::VirtualSlots) {
+        // The host's clock starts no earlier than the shared runlist's last update.
+        if let Some(at) = slots.joins_at() {
+            host_observe(at);
+        }
         let _ = self.slots.set(slots);
     }
 

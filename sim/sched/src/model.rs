@@ -292,6 +292,18 @@ const UPDATE_IDLE: u32 = 0;
 const UPDATE_DRAINING: u32 = 1;
 const UPDATE_SENDING: u32 = 2;
 
+/// One queue of a runlist, with what orders it ([`crate::timeline`] orders runlists by it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub pid: u32,
+    pub queue_id: u64,
+    pub priority: u32,
+    /// Arrival of its process (smaller first).
+    pub proc_seq: u64,
+    /// Arrival of the queue (smaller first).
+    pub seq: u64,
+}
+
 /// Something the scheduler did, for the timeline (`hipshim trace merge --sched`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -385,9 +397,9 @@ impl Table {
 
     /// The runlist as [`crate::timeline`] orders it: every live queue, with its process's
     /// arrival and its own.
-    pub fn members(&self) -> Vec<crate::timeline::Member> {
+    pub fn members(&self) -> Vec<Member> {
         self.live_queues()
-            .map(|(_, q)| crate::timeline::Member {
+            .map(|(_, q)| Member {
                 pid: q.pid,
                 queue_id: q.queue_id,
                 priority: q.priority,

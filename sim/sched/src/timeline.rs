@@ -35,19 +35,8 @@
 //! end even past its turn (hardware would preempt a dispatch by saving its waves: not
 //! modelled, so a long kernel overlaps the next turn).
 
+pub use crate::model::Member;
 use crate::model::Params;
-
-/// One queue of a runlist, with what orders it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Member {
-    pub pid: u32,
-    pub queue_id: u64,
-    pub priority: u32,
-    /// Arrival of its process (smaller first).
-    pub proc_seq: u64,
-    /// Arrival of the queue (smaller first).
-    pub seq: u64,
-}
 
 /// A runlist in force from `begin_ns`: its members in runlist order and its turns.
 #[derive(Clone, Debug)]
