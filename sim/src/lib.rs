@@ -45,11 +45,12 @@
 //! 16. `handles`: handle maps and slabs;
 //! 17. `memory`: pools, allocations and the registry of device-accessible ranges (what the
 //!     interpreter translates with);
-//! 18. `capture`, `cpu_touch`, `device_memory`, `sched`, `strict`, `idle_spin`, `testing`,
-//!     `logging`, `hide`, `clock`, `host_map`: leaves: packet capture (with its kernel records),
-//!     the SIGSEGV report of CPU touches of device memory, a device service's device memory,
-//!     the hardware queue scheduler model, strict mode's AQL rules, a device thread's idle
-//!     spin, test hooks, logging, hidden exports, the system timestamp, host mappings;
+//! 18. `capture`, `cpu_touch`, `device_memory`, `sched`, `virtual_slots`, `strict`,
+//!     `idle_spin`, `testing`, `logging`, `hide`, `clock`, `host_map`: leaves: packet capture
+//!     (with its kernel records), the SIGSEGV report of CPU touches of device memory, a device
+//!     service's device memory, the hardware queue scheduler model on the host's clock and on
+//!     the virtual time line, strict mode's AQL rules, a device thread's idle spin, test
+//!     hooks, logging, hidden exports, the system timestamp, host mappings;
 //! 19. `config`, `copy_shape`: every knob, read once at `hsa_init`; what one copy job moves
 //!     (the engines run it, capture records it);
 //! 20. `fail`: `HSASIM_FAIL`, HSA calls failed on purpose (the shells ask it);

@@ -1,5 +1,5 @@
 //! Texture and surface objects (`runtime/image/texture.rs`), and texture references
-//! (`runtime/image/texref.rs`: ROCm 5 and 6; under the ROCm 7 ABI every reference call
+//! (`runtime/ops/texref.rs`: ROCm 5 and 6; under the ROCm 7 ABI every reference call
 //! answers hipErrorNotSupported, as AMD's ROCm 7 library has none of them).
 //!
 //! ROCm 5.2 declares the surface calls C++ only, so programs import them by their mangled
@@ -16,7 +16,7 @@ use crate::error::HipError;
 use crate::runtime::devices::device_props::MAX_LINEAR_ELEMENTS;
 use crate::runtime::image::texture::resource_type;
 use crate::runtime::kernel::module::{self, Module};
-use crate::runtime::{self, image::texref, image::texture};
+use crate::runtime::{self, image::texture, ops::texref};
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 

@@ -23,7 +23,7 @@ pub use crate::runtime::mem::ipc::IpcHandle;
 /// (`runtime/mem/mempool.rs`).
 pub type PoolPtrExportData = IpcHandle;
 pub use crate::runtime::copy::MemcpyAttributes;
-pub use crate::runtime::image::texref::TextureReference;
+pub use crate::runtime::ops::texref::TextureReference;
 pub use crate::runtime::image::texture::{
     DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc, ResourceViewDesc,
     TextureDesc,
@@ -191,7 +191,7 @@ pub const VOCABULARY: &[&str] = &[
     "*mut DrvTextureDesc",
     "*const DrvResourceViewDesc",
     "*mut DrvResourceViewDesc",
-    // Texture references (`runtime/image/texref.rs`).
+    // Texture references (`runtime/ops/texref.rs`).
     "*const TextureReference",
     "*mut TextureReference",
     "*mut *mut TextureReference",

@@ -5,5 +5,4 @@
 
 pub mod array;
 pub mod copy3d;
-pub mod texref;
 pub mod texture;
