@@ -23,7 +23,6 @@ pub use crate::runtime::mem::ipc::IpcHandle;
 /// (`runtime/mem/mempool.rs`).
 pub type PoolPtrExportData = IpcHandle;
 pub use crate::runtime::copy::MemcpyAttributes;
-pub use crate::runtime::ops::texref::TextureReference;
 pub use crate::runtime::image::texture::{
     DrvResourceDesc, DrvResourceViewDesc, DrvTextureDesc, ResourceDesc, ResourceViewDesc,
     TextureDesc,
@@ -33,6 +32,7 @@ pub use crate::runtime::launch::{Dim3, DrvLaunchConfig, LaunchConfig};
 pub use crate::runtime::mem::memory::PointerAttributes;
 pub use crate::runtime::mem::mempool::{MemAccessDesc, MemLocation, MemPoolProps};
 pub use crate::runtime::mem::vmm::MemAllocationProp;
+pub use crate::runtime::ops::texref::TextureReference;
 pub use crate::runtime::stream::value::BatchMemOpParams;
 
 /// Handles: values hipshim issues (`runtime/base/handles.rs`), never dereferenced by anyone.
