@@ -30,6 +30,9 @@ fn program(exe: &Path, service: &str, id_base: u64, threads: &str, go: &Path) ->
         .env("HSASIM_DEVICE_SERVICE", service)
         .env("HSASIM_QUEUE_ID_BASE", id_base.to_string())
         .env("HSASIM_THREADS", threads)
+        // The service's status shows the scheduler on the host's clock; under virtual time the
+        // slots are taken on the time line instead (sim/tests/sched.rs tests those).
+        .env("HSASIM_TIME", "host")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
