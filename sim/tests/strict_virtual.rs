@@ -9,6 +9,9 @@ use common::*;
 fn strict_virtual_hsa() -> Hsa {
     std::env::set_var("HSASIM_STRICT", "1");
     std::env::set_var("HSASIM_TIME", "virtual");
+    // Threaded: in deterministic mode under virtual time the device runs the time line's
+    // entries, and a doorbell that submitted nothing made none to run.
+    std::env::remove_var("HSASIM_THREADS");
     Hsa::init()
 }
 
