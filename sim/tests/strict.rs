@@ -246,50 +246,9 @@ fn a_header_published_before_its_body_fails_the_queue() {
 #[test]
 fn a_single_producer_doorbell_that_goes_back_fails_the_queue_and_a_multi_producer_one_may() {
     let _h = strict_hsa();
-    let done = signal(1);
     for queue_type in [HSA_QUEUE_TYPE_SINGLE, HSA_QUEUE_TYPE_MULTI] {
-        let mut q = std::ptr::null_mut();
-        // SAFETY: out-pointer to a local; the callback is a plain function.
-        let s = unsafe {
-            hsa_queue_create(
-                gpu(),
-                64,
-                queue_type,
-                Some(record_queue_error),
-                std::ptr::null_mut(),
-                0,
-                0,
-                &mut q,
-            )
-        };
-        assert_eq!(s, status::SUCCESS);
-        for _ in 0..2 {
-            hsa_signal_store_relaxed(done, 1);
-            // SAFETY: a live queue and a 64-byte packet.
-            unsafe { publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], done)) };
-            assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
-        }
-        // Packets 0 and 1 ran; the doorbell now says 0 again (a stale index).
-        // SAFETY: a live queue.
-        hsa_signal_store_screlease(unsafe { (*q).doorbell_signal }, 0);
-        if queue_type == HSA_QUEUE_TYPE_SINGLE {
-            assert_eq!(queue_error(q), status::ERROR_INVALID_PACKET_FORMAT);
-            let message = hsasim::testing::queue_failure(q as u64).expect("a logged failure");
-            assert!(
-                message.contains("strict rule `doorbell-monotonic`"),
-                "{message}"
-            );
-            assert!(message.contains("rung with 1"), "{message}");
-        } else {
-            // Several producers ring in any order: the queue goes on.
-            hsa_signal_store_relaxed(done, 1);
-            // SAFETY: as above.
-            unsafe { publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], done)) };
-            assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
-        }
-        assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+        ring_a_doorbell_back(queue_type);
     }
-    hsa_signal_destroy(done);
 }
 
 /// Strict mode gives locked host memory an agent address of the device's own, as a discrete

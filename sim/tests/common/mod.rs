@@ -378,3 +378,50 @@ pub fn queue_error(q: *mut hsa_queue_t) -> hsa_status_t {
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
 }
+
+/// Strict mode (`HSASIM_STRICT=1`): a queue of `queue_type` runs two barriers, then its
+/// doorbell is rung back to 0. A single-producer queue fails naming `doorbell-monotonic`;
+/// several producers ring in any order, so a multi-producer queue goes on.
+pub fn ring_a_doorbell_back(queue_type: u32) {
+    let done = signal(1);
+    let mut q = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local; the callback is a plain function.
+    let s = unsafe {
+        hsa_queue_create(
+            gpu(),
+            64,
+            queue_type,
+            Some(record_queue_error),
+            std::ptr::null_mut(),
+            0,
+            0,
+            &mut q,
+        )
+    };
+    assert_eq!(s, status::SUCCESS);
+    for _ in 0..2 {
+        hsa_signal_store_relaxed(done, 1);
+        // SAFETY: a live queue and a 64-byte packet.
+        unsafe { publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], done)) };
+        assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
+    }
+    // Packets 0 and 1 ran; the doorbell now says 0 again (a stale index).
+    // SAFETY: a live queue.
+    hsa_signal_store_screlease(unsafe { (*q).doorbell_signal }, 0);
+    if queue_type == HSA_QUEUE_TYPE_SINGLE {
+        assert_eq!(queue_error(q), status::ERROR_INVALID_PACKET_FORMAT);
+        let message = hsasim::testing::queue_failure(q as u64).expect("a logged failure");
+        assert!(
+            message.contains("strict rule `doorbell-monotonic`"),
+            "{message}"
+        );
+        assert!(message.contains("rung with 1"), "{message}");
+    } else {
+        hsa_signal_store_relaxed(done, 1);
+        // SAFETY: as above.
+        unsafe { publish(q, barrier(HSA_PACKET_TYPE_BARRIER_AND, &[], done)) };
+        assert_eq!(wait_eq(done, 0, 10 * SECOND), 0);
+    }
+    assert_eq!(hsa_queue_destroy(q), status::SUCCESS);
+    hsa_signal_destroy(done);
+}
